@@ -1,0 +1,362 @@
+//! Splits robots.txt bytes into lines and lines into key and value.
+//!
+//! This is the one tokenizer of the crate: the parse tree, the compiled
+//! matcher and lint all read its output. It reproduces the line handling of
+//! Google's reference parser byte for byte, because verdicts depend on it:
+//!
+//! - a line ends at LF, CR or CRLF (a CRLF counts as one line end);
+//! - a prefix of the UTF-8 byte order mark at the very start is skipped,
+//!   even a partial one;
+//! - a line is cut at its first NUL byte and after [`MAX_LINE_LEN`] bytes;
+//! - everything from the first `#` is a comment;
+//! - key and value are split at the first `:`, or, when there is no colon,
+//!   at whitespace if the line holds exactly two words;
+//! - leading and trailing ASCII whitespace is stripped from key and value.
+
+use memchr::{memchr, memchr2};
+
+/// Longest line the matcher reads, in bytes; the rest of a longer line is
+/// ignored (the limit of Google's reference parser: 8 × 2083 − 1).
+pub const MAX_LINE_LEN: usize = 2083 * 8 - 1;
+
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// One physical line of the input.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawLine<'a> {
+    /// 1-based line number, counted the way Google's parser counts.
+    pub number: u32,
+    /// The line without its terminator.
+    pub bytes: &'a [u8],
+}
+
+/// Number of leading bytes that are (a prefix of) a UTF-8 BOM and are skipped.
+pub(crate) fn bom_len(input: &[u8]) -> usize {
+    input.iter().zip(BOM.iter()).take_while(|(a, b)| a == b).count()
+}
+
+/// Calls `f` for every line of `input`, including empty ones and the final
+/// line (which may be empty). Returns the number of lines.
+pub(crate) fn for_each_line<'a>(input: &'a [u8], mut f: impl FnMut(RawLine<'a>)) -> u32 {
+    let mut pos = bom_len(input);
+    let mut number = 0u32;
+    let mut last_was_cr = false;
+    loop {
+        let rest = &input[pos..];
+        match memchr2(b'\n', b'\r', rest) {
+            Some(i) => {
+                let end = rest[i];
+                // The LF of a CRLF pair ends nothing: it only completes the CR.
+                let crlf_continuation = i == 0 && last_was_cr && end == b'\n';
+                if !crlf_continuation {
+                    number = number.saturating_add(1);
+                    f(RawLine { number, bytes: &rest[..i] });
+                }
+                last_was_cr = end == b'\r';
+                pos += i + 1;
+            }
+            None => {
+                number = number.saturating_add(1);
+                f(RawLine { number, bytes: rest });
+                return number;
+            }
+        }
+    }
+}
+
+/// Number of line ends in `bytes`, counting a CRLF pair once.
+pub(crate) fn count_line_ends(bytes: &[u8]) -> usize {
+    let mut n = 0;
+    let mut last_cr = false;
+    for &b in bytes {
+        match b {
+            b'\n' if last_cr => last_cr = false,
+            b'\n' => n += 1,
+            b'\r' => {
+                n += 1;
+                last_cr = true;
+            }
+            _ => last_cr = false,
+        }
+    }
+    n
+}
+
+/// What happened to a line before it was split into key and value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LineFlags {
+    /// A NUL byte cut the line short.
+    pub nul: bool,
+    /// The line was longer than [`MAX_LINE_LEN`] and was cut.
+    pub too_long: bool,
+    /// Key and value were separated by whitespace instead of a colon.
+    pub no_colon: bool,
+}
+
+/// A line split into key and value. Offsets are relative to the line start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeyValue<'a> {
+    pub key: &'a [u8],
+    pub key_start: usize,
+    pub value: &'a [u8],
+    pub value_start: usize,
+    pub flags: LineFlags,
+}
+
+/// Why a non-blank line yielded no key/value pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineShape<'a> {
+    /// Nothing but whitespace and comments.
+    Blank { comment: bool },
+    /// A key and a value.
+    Pair(KeyValue<'a>),
+    /// Text that is not `key: value` (no separator, or an empty key).
+    Junk { flags: LineFlags },
+}
+
+/// ASCII whitespace as `absl::ascii_isspace` defines it.
+#[inline]
+pub(crate) fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+}
+
+/// Returns `(start, end)` of `s[start..end]` without surrounding whitespace.
+#[inline]
+fn trim_range(s: &[u8], mut start: usize, mut end: usize) -> (usize, usize) {
+    while start < end && is_space(s[start]) {
+        start += 1;
+    }
+    while end > start && is_space(s[end - 1]) {
+        end -= 1;
+    }
+    (start, end)
+}
+
+/// Splits one line into key and value the way Google's parser does.
+pub(crate) fn split_line(line: &[u8]) -> LineShape<'_> {
+    let mut flags = LineFlags::default();
+    let mut end = line.len();
+    if let Some(nul) = memchr(0, line) {
+        end = nul;
+        flags.nul = true;
+    }
+    if end > MAX_LINE_LEN {
+        end = MAX_LINE_LEN;
+        flags.too_long = true;
+    }
+    let mut comment = false;
+    if let Some(hash) = memchr(b'#', &line[..end]) {
+        end = hash;
+        comment = true;
+    }
+    let (start, end) = trim_range(line, 0, end);
+    if start == end {
+        return if flags.nul || flags.too_long {
+            LineShape::Junk { flags }
+        } else {
+            LineShape::Blank { comment }
+        };
+    }
+    let body = &line[start..end];
+    let sep = match memchr(b':', body) {
+        Some(i) => start + i,
+        None => {
+            // Whitespace is accepted in place of the colon only when the
+            // line is exactly two words.
+            let Some(i) = body.iter().position(|&b| b == b' ' || b == b'\t') else {
+                return LineShape::Junk { flags };
+            };
+            let after = &body[i..];
+            let val = after.iter().position(|&b| b != b' ' && b != b'\t').unwrap_or(after.len());
+            if after[val..].iter().any(|&b| b == b' ' || b == b'\t') {
+                return LineShape::Junk { flags };
+            }
+            flags.no_colon = true;
+            start + i
+        }
+    };
+    let (ks, ke) = trim_range(line, start, sep);
+    if ks == ke {
+        return LineShape::Junk { flags };
+    }
+    let (vs, ve) = trim_range(line, sep + 1, end);
+    LineShape::Pair(KeyValue {
+        key: &line[ks..ke],
+        key_start: ks,
+        value: &line[vs..ve],
+        value_start: vs,
+        flags,
+    })
+}
+
+/// The keys the parser knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyKind {
+    /// `User-agent`: starts a group.
+    UserAgent,
+    /// `Allow`: a rule.
+    Allow,
+    /// `Disallow`: a rule.
+    Disallow,
+    /// `Sitemap`: a sitemap URL, valid anywhere in the file.
+    Sitemap,
+    /// `Crawl-delay`: seconds between requests (not read by Google).
+    CrawlDelay,
+    /// `Request-rate`: requests per time span (not read by Google).
+    RequestRate,
+    /// `Visit-time`: hours in which to crawl (not read by Google).
+    VisitTime,
+    /// `Host`: the preferred host name (Yandex).
+    Host,
+    /// `Clean-param`: query parameters to ignore (Yandex).
+    CleanParam,
+    /// `Noindex`: never supported by RFC 9309; Google dropped it in 2019.
+    Noindex,
+    /// Any other key.
+    Unknown,
+}
+
+impl KeyKind {
+    /// The canonical spelling of the key.
+    pub fn canonical(self) -> &'static str {
+        match self {
+            KeyKind::UserAgent => "User-agent",
+            KeyKind::Allow => "Allow",
+            KeyKind::Disallow => "Disallow",
+            KeyKind::Sitemap => "Sitemap",
+            KeyKind::CrawlDelay => "Crawl-delay",
+            KeyKind::RequestRate => "Request-rate",
+            KeyKind::VisitTime => "Visit-time",
+            KeyKind::Host => "Host",
+            KeyKind::CleanParam => "Clean-param",
+            KeyKind::Noindex => "Noindex",
+            KeyKind::Unknown => "",
+        }
+    }
+
+    /// True for the keys Google's parser treats as unknown (no effect on
+    /// groups or matching).
+    pub fn is_extension(self) -> bool {
+        !matches!(self, KeyKind::UserAgent | KeyKind::Allow | KeyKind::Disallow | KeyKind::Sitemap)
+    }
+}
+
+#[inline]
+fn starts_with_ci(s: &[u8], prefix: &[u8]) -> bool {
+    s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+/// Classifies a key. The second value is true when the spelling is not the
+/// canonical one but Google accepts it anyway (a prefix match or a frequent
+/// typo such as `Dissallow`).
+pub(crate) fn classify_key(key: &[u8]) -> (KeyKind, bool) {
+    const UA: [&[u8]; 3] = [b"user-agent", b"useragent", b"user agent"];
+    const DISALLOW: [&[u8]; 6] =
+        [b"disallow", b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw"];
+    const SITEMAP: [&[u8]; 2] = [b"sitemap", b"site-map"];
+    let exact = |canon: &[u8]| key.eq_ignore_ascii_case(canon);
+    if UA.iter().any(|p| starts_with_ci(key, p)) {
+        return (KeyKind::UserAgent, !exact(b"user-agent"));
+    }
+    if starts_with_ci(key, b"allow") {
+        return (KeyKind::Allow, !exact(b"allow"));
+    }
+    if DISALLOW.iter().any(|p| starts_with_ci(key, p)) {
+        return (KeyKind::Disallow, !exact(b"disallow"));
+    }
+    if SITEMAP.iter().any(|p| starts_with_ci(key, p)) {
+        return (KeyKind::Sitemap, !exact(b"sitemap"));
+    }
+    let ext: &[(&[u8], KeyKind)] = &[
+        (b"crawl-delay", KeyKind::CrawlDelay),
+        (b"crawl_delay", KeyKind::CrawlDelay),
+        (b"crawldelay", KeyKind::CrawlDelay),
+        (b"request-rate", KeyKind::RequestRate),
+        (b"visit-time", KeyKind::VisitTime),
+        (b"host", KeyKind::Host),
+        (b"clean-param", KeyKind::CleanParam),
+        (b"noindex", KeyKind::Noindex),
+    ];
+    for (spelling, kind) in ext {
+        if key.eq_ignore_ascii_case(spelling) {
+            return (*kind, !key.eq_ignore_ascii_case(kind.canonical().as_bytes()));
+        }
+    }
+    (KeyKind::Unknown, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8]) -> Vec<(u32, Vec<u8>)> {
+        let mut out = Vec::new();
+        for_each_line(input, |l| out.push((l.number, l.bytes.to_vec())));
+        out
+    }
+
+    #[test]
+    fn line_endings_cr_lf_crlf() {
+        let got = lines(b"a\nb\rc\r\nd\n\re");
+        let want: Vec<(u32, Vec<u8>)> = vec![
+            (1, b"a".to_vec()),
+            (2, b"b".to_vec()),
+            (3, b"c".to_vec()),
+            (4, b"d".to_vec()),
+            (5, b"".to_vec()),
+            (6, b"e".to_vec()),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn partial_bom_is_skipped() {
+        assert_eq!(bom_len(b"\xEF\xBB\xBFx"), 3);
+        assert_eq!(bom_len(b"\xEF\xBBx"), 2);
+        assert_eq!(bom_len(b"\xEFx"), 1);
+        assert_eq!(bom_len(b"x\xEF"), 0);
+        assert_eq!(lines(b"\xEF\xBBUA")[0].1, b"UA".to_vec());
+    }
+
+    fn pair(line: &[u8]) -> Option<(Vec<u8>, Vec<u8>, bool)> {
+        match split_line(line) {
+            LineShape::Pair(kv) => Some((kv.key.to_vec(), kv.value.to_vec(), kv.flags.no_colon)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn separators() {
+        assert_eq!(pair(b"  Disallow :  /x  # c"), Some((b"Disallow".to_vec(), b"/x".to_vec(), false)));
+        assert_eq!(pair(b"disallow /x"), Some((b"disallow".to_vec(), b"/x".to_vec(), true)));
+        assert_eq!(pair(b"disallow /x /y"), None);
+        assert_eq!(pair(b"disallow"), None);
+        assert_eq!(pair(b": /x"), None);
+        assert_eq!(pair(b"Disallow: /a\0/b"), Some((b"Disallow".to_vec(), b"/a".to_vec(), false)));
+        assert!(matches!(split_line(b"   # only a comment"), LineShape::Blank { comment: true }));
+        assert!(matches!(split_line(b""), LineShape::Blank { comment: false }));
+    }
+
+    #[test]
+    fn long_lines_are_cut() {
+        let mut line = b"Disallow: /".to_vec();
+        line.extend(std::iter::repeat_n(b'a', 20_000));
+        let LineShape::Pair(kv) = split_line(&line) else { panic!("not a pair") };
+        assert!(kv.flags.too_long);
+        assert_eq!(kv.value.len(), MAX_LINE_LEN - b"Disallow: ".len());
+    }
+
+    #[test]
+    fn keys_and_typos() {
+        assert_eq!(classify_key(b"USER-AGENT"), (KeyKind::UserAgent, false));
+        assert_eq!(classify_key(b"useragent"), (KeyKind::UserAgent, true));
+        assert_eq!(classify_key(b"user agent"), (KeyKind::UserAgent, true));
+        assert_eq!(classify_key(b"Dissallow"), (KeyKind::Disallow, true));
+        assert_eq!(classify_key(b"allowed"), (KeyKind::Allow, true));
+        assert_eq!(classify_key(b"Site-map"), (KeyKind::Sitemap, true));
+        assert_eq!(classify_key(b"crawl-Delay"), (KeyKind::CrawlDelay, false));
+        assert_eq!(classify_key(b"crawldelay"), (KeyKind::CrawlDelay, true));
+        assert_eq!(classify_key(b"foo"), (KeyKind::Unknown, false));
+    }
+}

@@ -1,0 +1,48 @@
+//! robots.txt for crawlers, webmasters and researchers: parse, match,
+//! fetch policy, lint, and robots meta tags. No I/O: bytes in, values out.
+//!
+//! Parsing never fails. Every input, however broken, gives a value and a
+//! list of diagnostics. One tokenizer feeds everything: the parse tree
+//! ([`Robots`]), the compiled [`Matcher`], and [`lint`].
+//!
+//! ```
+//! use botscope_robotstxt::{Matcher, Robots, Semantics, ParseOptions, lint};
+//!
+//! let body = b"User-agent: *\nDisallow: /search\nAllow: /search/about\n\nUser-agent: GPTBot\nDisallow: /\n";
+//!
+//! // Crawler: compile once, ask many times.
+//! let m = Matcher::new(body);
+//! assert!(!m.is_allowed("Googlebot", "https://example.com/search?q=1"));
+//! assert!(m.is_allowed("Googlebot", "https://example.com/search/about"));
+//! assert!(!m.is_allowed("Mozilla/5.0 (compatible; GPTBot/1.2)", "https://example.com/"));
+//!
+//! // The 1996 draft: first match in file order wins.
+//! let old = Matcher::compile(body, Semantics::Draft1996, &ParseOptions::default());
+//! assert!(!old.is_allowed("somebot", "/search/about"));
+//!
+//! // Webmaster: what is in the file, and what is wrong with it.
+//! let robots = Robots::parse(body);
+//! assert_eq!(robots.groups.len(), 2);
+//! assert!(lint(&robots).iter().all(|d| d.severity < botscope_robotstxt::Severity::Error));
+//! ```
+
+mod agent;
+mod diagnostic;
+mod lexer;
+mod matcher;
+mod parse;
+mod scan;
+mod url;
+
+pub use agent::{is_product_token, product_token};
+pub use diagnostic::{Code, Diagnostic, Severity};
+pub use lexer::{KeyKind, MAX_LINE_LEN};
+pub use matcher::{GroupMatch, MatchedRule, Matcher, Semantics, Verdict};
+pub use parse::{Group, Located, OtherLine, RequestRate, Robots, Rule, RuleKind, UserAgent};
+pub use scan::{DEFAULT_PARSE_CAP, ParseOptions};
+pub use url::{escape_pattern, path_of};
+
+/// Placeholder until lint lands.
+pub fn lint(robots: &Robots) -> Vec<Diagnostic> {
+    robots.diagnostics.clone()
+}

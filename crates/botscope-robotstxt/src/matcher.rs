@@ -1,0 +1,600 @@
+//! The compiled matcher: parse once, answer many queries without
+//! allocating.
+
+use std::borrow::Cow;
+
+use crate::agent::product_token;
+use crate::lexer::KeyKind;
+use crate::parse::{RuleKind, parse_seconds};
+use crate::scan::{self, Event, Grouper, ParseOptions};
+use crate::url::{DraftBytes, draft_canonical, escape_pattern, path_of};
+
+/// Which reading of robots.txt to apply.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Semantics {
+    /// RFC 9309 as Google's reference parser implements it: longest match
+    /// wins, Allow wins a tie, `*` and `$` wildcards, product-token
+    /// user-agent match, all groups for an agent merged.
+    #[default]
+    Google,
+    /// The 1996 draft: the first record whose User-agent value is a
+    /// case-insensitive substring of the robot's name (else the `*`
+    /// record), the first matching rule in file order, `%XX` decoded
+    /// except `%2F`, no wildcards.
+    Draft1996,
+}
+
+impl Semantics {
+    /// `google` or `draft1996`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Semantics::Google => "google",
+            Semantics::Draft1996 => "draft1996",
+        }
+    }
+}
+
+impl std::str::FromStr for Semantics {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "google" | "rfc9309" => Ok(Semantics::Google),
+            "draft1996" | "1996" => Ok(Semantics::Draft1996),
+            _ => Err(format!("unknown semantics `{s}` (expected google or draft1996)")),
+        }
+    }
+}
+
+/// Which group decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupMatch {
+    /// One or more groups naming the agent.
+    Specific,
+    /// The `*` group(s).
+    Global,
+    /// No group applies: everything is allowed.
+    None,
+}
+
+/// The rule that decided a verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatchedRule<'m> {
+    /// 1-based line number of the rule.
+    pub line: u32,
+    /// Allow or Disallow.
+    pub kind: RuleKind,
+    /// The pattern as matched (normalised: `%xx` in upper case, non-ASCII
+    /// percent-encoded under Google's semantics, `%XX` decoded under the
+    /// 1996 draft).
+    pub pattern: &'m [u8],
+}
+
+impl MatchedRule<'_> {
+    /// The pattern as text.
+    pub fn pattern_str(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(self.pattern)
+    }
+}
+
+/// The answer to "may this agent fetch this URL?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict<'m> {
+    /// True when the URL may be fetched.
+    pub allowed: bool,
+    /// The rule that decided, if any matched. An allowed verdict can name
+    /// a rule: an Allow, or an empty Disallow (which allows everything).
+    pub rule: Option<MatchedRule<'m>>,
+    /// Which group applied.
+    pub group: GroupMatch,
+}
+
+const F_ALLOW: u8 = 1;
+const F_EXACT: u8 = 2;
+const F_GLOB: u8 = 4;
+/// Google's `index.html` rule: an Allow of `/dir/index.htm…` also allows
+/// exactly `/dir/`.
+const F_DIR: u8 = 8;
+
+#[derive(Debug, Clone, Copy)]
+struct CRule {
+    off: u32,
+    line: u32,
+    len: u16,
+    priority: u16,
+    flags: u8,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CGroup {
+    rules_start: u32,
+    crawl_delay: f32,
+    global: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CAgent {
+    off: u32,
+    len: u16,
+    group: u32,
+}
+
+/// A robots.txt file compiled for matching.
+///
+/// ```
+/// use botscope_robotstxt::{Matcher, Semantics};
+/// let m = Matcher::new(b"User-agent: *\nDisallow: /private\nAllow: /private/ok\n");
+/// assert!(!m.is_allowed("Googlebot", "https://example.com/private/x"));
+/// let v = m.check("Mozilla/5.0 (compatible; Googlebot/2.1)", "https://example.com/private/ok/1");
+/// assert!(v.allowed);
+/// assert_eq!(v.rule.map(|r| r.line), Some(3));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Matcher {
+    semantics: Semantics,
+    arena: Box<[u8]>,
+    rules: Box<[CRule]>,
+    groups: Box<[CGroup]>,
+    agents: Box<[CAgent]>,
+}
+
+struct Compiler {
+    semantics: Semantics,
+    arena: Vec<u8>,
+    rules: Vec<CRule>,
+    groups: Vec<CGroup>,
+    agents: Vec<CAgent>,
+    grouper: Grouper,
+    // 1996 draft: records end at blank lines.
+    in_record: bool,
+    record_has_rule: bool,
+}
+
+fn to_u16(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl Compiler {
+    fn push_bytes(&mut self, b: &[u8]) -> (u32, u16) {
+        let off = to_u32(self.arena.len());
+        let b = &b[..b.len().min(usize::from(u16::MAX))];
+        self.arena.extend_from_slice(b);
+        (off, to_u16(b.len()))
+    }
+
+    fn new_group(&mut self) {
+        self.groups.push(CGroup { rules_start: to_u32(self.rules.len()), crawl_delay: f32::NAN, global: false });
+    }
+
+    fn user_agent(&mut self, value: &[u8]) {
+        let (global, text) = match self.semantics {
+            Semantics::Google => scan::user_agent_token(value),
+            Semantics::Draft1996 => (value == b"*", value),
+        };
+        let group = to_u32(self.groups.len().saturating_sub(1));
+        if global {
+            if let Some(g) = self.groups.last_mut() {
+                g.global = true;
+            }
+        } else {
+            let (off, len) = self.push_bytes(text);
+            self.agents.push(CAgent { off, len, group });
+        }
+    }
+
+    fn rule(&mut self, line: u32, allow: bool, value: &[u8]) {
+        let pattern: Cow<'_, [u8]> = match self.semantics {
+            Semantics::Google => escape_pattern(value),
+            Semantics::Draft1996 => Cow::Owned(draft_canonical(value)),
+        };
+        let (off, len) = self.push_bytes(&pattern);
+        let mut flags = if allow { F_ALLOW } else { 0 };
+        if self.semantics == Semantics::Google {
+            let p = &pattern[..usize::from(len)];
+            if p.contains(&b'*') {
+                flags |= F_GLOB;
+            } else if p.last() == Some(&b'$') {
+                flags |= F_EXACT;
+            }
+        }
+        self.rules.push(CRule { off, line, len, priority: len, flags });
+        // Google: an Allow ending in `/index.htm…` also allows its directory
+        // (`/dir/index.html` allows `/dir/`), with the priority of `/dir/$`.
+        if allow
+            && self.semantics == Semantics::Google
+            && let Some(slash) = memchr::memrchr(b'/', &pattern)
+            && pattern[slash..].starts_with(b"/index.htm")
+        {
+            // The derived rule keeps the whole pattern for reporting and
+            // matches the directory part, whose length is `priority - 1`.
+            let dir_len = to_u16(slash + 1);
+            self.rules.push(CRule { off, line, len, priority: dir_len.saturating_add(1), flags: F_ALLOW | F_EXACT | F_DIR });
+        }
+    }
+
+    fn event_google(&mut self, ev: Event<'_>) {
+        let Event::Pair { line, kind, kv, .. } = ev else { return };
+        match kind {
+            KeyKind::UserAgent => {
+                if self.grouper.user_agent() {
+                    self.new_group();
+                }
+                self.user_agent(kv.value);
+            }
+            KeyKind::Allow | KeyKind::Disallow => {
+                if self.grouper.rule() {
+                    self.rule(line, kind == KeyKind::Allow, kv.value);
+                }
+            }
+            KeyKind::CrawlDelay => self.crawl_delay(kv.value),
+            _ => {}
+        }
+    }
+
+    fn crawl_delay(&mut self, value: &[u8]) {
+        let in_group = match self.semantics {
+            Semantics::Google => self.grouper.in_group(),
+            Semantics::Draft1996 => self.in_record,
+        };
+        if in_group
+            && let Some(g) = self.groups.last_mut()
+            && g.crawl_delay.is_nan()
+            && let Some(v) = std::str::from_utf8(value).ok().and_then(parse_seconds)
+        {
+            #[allow(clippy::cast_possible_truncation)]
+            let v = v as f32;
+            g.crawl_delay = v;
+        }
+    }
+
+    fn event_draft(&mut self, ev: Event<'_>) {
+        match ev {
+            Event::Blank { comment: false, .. } => self.in_record = false,
+            Event::Blank { .. } | Event::Junk { .. } => {}
+            Event::Pair { line, kind, kv, .. } => match kind {
+                KeyKind::UserAgent => {
+                    if !self.in_record || self.record_has_rule {
+                        self.new_group();
+                        self.in_record = true;
+                        self.record_has_rule = false;
+                    }
+                    self.user_agent(kv.value);
+                }
+                KeyKind::Allow | KeyKind::Disallow if self.in_record => {
+                    self.record_has_rule = true;
+                    self.rule(line, kind == KeyKind::Allow, kv.value);
+                }
+                KeyKind::CrawlDelay => self.crawl_delay(kv.value),
+                _ => {}
+            },
+        }
+    }
+
+    fn finish(mut self) -> Matcher {
+        if self.semantics == Semantics::Google {
+            // Within a group, order rules so that the first match is the
+            // best one: longest pattern first, Allow before Disallow on a
+            // tie, then file order.
+            for gi in 0..self.groups.len() {
+                let start = self.groups[gi].rules_start as usize;
+                let end = self.groups.get(gi + 1).map_or(self.rules.len(), |g| g.rules_start as usize);
+                self.rules[start..end]
+                    .sort_by_key(|r| (std::cmp::Reverse(r.priority), r.flags & F_ALLOW == 0, r.line));
+            }
+        }
+        Matcher {
+            semantics: self.semantics,
+            arena: self.arena.into_boxed_slice(),
+            rules: self.rules.into_boxed_slice(),
+            groups: self.groups.into_boxed_slice(),
+            agents: self.agents.into_boxed_slice(),
+        }
+    }
+}
+
+/// Google's pattern match: anchored at the start, `*` matches any run of
+/// bytes, `$` at the very end anchors the end, and elsewhere `$` is a plain
+/// character.
+#[inline]
+fn glob_matches(path: &[u8], pat: &[u8]) -> bool {
+    let (pat, anchored) = match pat.split_last() {
+        Some((b'$', rest)) => (rest, true),
+        _ => (pat, false),
+    };
+    let mut segs = pat.split(|&b| b == b'*');
+    let first = segs.next().unwrap_or_default();
+    if !path.starts_with(first) {
+        return false;
+    }
+    let mut pos = first.len();
+    let mut segs = segs.peekable();
+    while let Some(seg) = segs.next() {
+        let is_last = segs.peek().is_none();
+        if is_last && anchored {
+            return path.len() >= pos + seg.len() && path.ends_with(seg);
+        }
+        if seg.is_empty() {
+            continue;
+        }
+        match memchr::memmem::find(&path[pos..], seg) {
+            Some(i) => pos += i + seg.len(),
+            None => return false,
+        }
+    }
+    !anchored || pos == path.len()
+}
+
+/// Case-insensitive ASCII substring test.
+fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// The 1996 draft's prefix match, decoding `%XX` in the path on the fly.
+fn draft_prefix(path: &[u8], pat: &[u8]) -> bool {
+    let mut p = DraftBytes::new(path);
+    pat.iter().all(|&b| p.next() == Some(b))
+}
+
+#[derive(Clone, Copy)]
+struct Best {
+    priority: u16,
+    allow: bool,
+    line: u32,
+    idx: u32,
+}
+
+impl Best {
+    fn beats(&self, other: &Best) -> bool {
+        (self.priority, self.allow, std::cmp::Reverse(self.line))
+            > (other.priority, other.allow, std::cmp::Reverse(other.line))
+    }
+}
+
+impl Matcher {
+    /// Compiles `input` under Google's semantics with the default parse cap.
+    pub fn new(input: &[u8]) -> Matcher {
+        Matcher::compile(input, Semantics::Google, &ParseOptions::default())
+    }
+
+    /// Compiles `input` under the given semantics and options.
+    pub fn compile(input: &[u8], semantics: Semantics, opts: &ParseOptions) -> Matcher {
+        let mut c = Compiler {
+            semantics,
+            arena: Vec::with_capacity(input.len() / 2),
+            rules: Vec::new(),
+            groups: Vec::new(),
+            agents: Vec::new(),
+            grouper: Grouper::default(),
+            in_record: false,
+            record_has_rule: false,
+        };
+        scan::scan(input, opts, |ev| match semantics {
+            Semantics::Google => c.event_google(ev),
+            Semantics::Draft1996 => c.event_draft(ev),
+        });
+        c.finish()
+    }
+
+    /// The semantics this matcher applies.
+    pub fn semantics(&self) -> Semantics {
+        self.semantics
+    }
+
+    /// Heap bytes held by the compiled form.
+    pub fn heap_size(&self) -> usize {
+        self.arena.len()
+            + size_of_val(&*self.rules)
+            + size_of_val(&*self.groups)
+            + size_of_val(&*self.agents)
+    }
+
+    fn group_rules(&self, gi: usize) -> &[CRule] {
+        let start = self.groups[gi].rules_start as usize;
+        let end = self.groups.get(gi + 1).map_or(self.rules.len(), |g| g.rules_start as usize);
+        &self.rules[start..end]
+    }
+
+    fn pattern(&self, r: &CRule) -> &[u8] {
+        &self.arena[r.off as usize..r.off as usize + usize::from(r.len)]
+    }
+
+    fn token(&self, a: &CAgent) -> &[u8] {
+        &self.arena[a.off as usize..a.off as usize + usize::from(a.len)]
+    }
+
+    /// May `agent` fetch `url`? `agent` is a product token (`Googlebot`) or
+    /// a whole User-Agent header, which is reduced to its product token.
+    /// `url` is an absolute URL, a scheme-less one, or a path.
+    pub fn is_allowed(&self, agent: &str, url: &str) -> bool {
+        self.check(agent, url).allowed
+    }
+
+    /// Like [`Matcher::is_allowed`], with the deciding rule.
+    pub fn check(&self, agent: &str, url: &str) -> Verdict<'_> {
+        self.check_path(agent, &path_of(url.as_bytes()))
+    }
+
+    /// Like [`Matcher::check`] for a path that starts with `/` (path,
+    /// params and query, as [`crate::path_of`] returns it).
+    pub fn check_path(&self, agent: &str, path: &[u8]) -> Verdict<'_> {
+        match self.semantics {
+            Semantics::Google => self.check_google(product_token(agent).as_bytes(), path),
+            Semantics::Draft1996 => self.check_draft(agent.as_bytes(), path),
+        }
+    }
+
+    fn best_in_group(&self, gi: usize, path: &[u8]) -> Option<Best> {
+        let start = self.groups[gi].rules_start;
+        for (i, r) in self.group_rules(gi).iter().enumerate() {
+            let pat = self.pattern(r);
+            let hit = if r.flags & F_GLOB != 0 {
+                glob_matches(path, pat)
+            } else if r.flags & F_EXACT != 0 {
+                let n = if r.flags & F_DIR != 0 { usize::from(r.priority) - 1 } else { pat.len() - 1 };
+                path == &pat[..n]
+            } else {
+                path.starts_with(pat)
+            };
+            if hit {
+                return Some(Best { priority: r.priority, allow: r.flags & F_ALLOW != 0, line: r.line, idx: start + to_u32(i) });
+            }
+        }
+        None
+    }
+
+    fn check_google(&self, agent: &[u8], path: &[u8]) -> Verdict<'_> {
+        let mut best: Option<Best> = None;
+        let mut consider = |b: Option<Best>| {
+            if let Some(b) = b
+                && best.is_none_or(|cur| b.beats(&cur))
+            {
+                best = Some(b);
+            }
+        };
+        let mut specific = false;
+        for a in self.agents.iter() {
+            if self.token(a).eq_ignore_ascii_case(agent) {
+                specific = true;
+                consider(self.best_in_group(a.group as usize, path));
+            }
+        }
+        let group = if specific {
+            GroupMatch::Specific
+        } else {
+            let mut any = false;
+            for gi in 0..self.groups.len() {
+                if self.groups[gi].global {
+                    any = true;
+                    consider(self.best_in_group(gi, path));
+                }
+            }
+            if any { GroupMatch::Global } else { GroupMatch::None }
+        };
+        let rule = best.map(|b| self.matched(b.idx));
+        let allowed = match best {
+            Some(b) if b.priority > 0 => b.allow,
+            _ => true,
+        };
+        Verdict { allowed, rule, group }
+    }
+
+    fn matched(&self, idx: u32) -> MatchedRule<'_> {
+        let r = &self.rules[idx as usize];
+        let pattern = self.pattern(r);
+        MatchedRule { line: r.line, kind: if r.flags & F_ALLOW != 0 { RuleKind::Allow } else { RuleKind::Disallow }, pattern }
+    }
+
+    fn draft_record(&self, agent: &[u8]) -> (Option<usize>, GroupMatch) {
+        for a in self.agents.iter() {
+            let tok = self.token(a);
+            if !tok.is_empty() && contains_ignore_case(agent, tok) {
+                return (Some(a.group as usize), GroupMatch::Specific);
+            }
+        }
+        match self.groups.iter().position(|g| g.global) {
+            Some(gi) => (Some(gi), GroupMatch::Global),
+            None => (None, GroupMatch::None),
+        }
+    }
+
+    fn check_draft(&self, agent: &[u8], path: &[u8]) -> Verdict<'_> {
+        let (gi, group) = self.draft_record(agent);
+        let Some(gi) = gi else { return Verdict { allowed: true, rule: None, group } };
+        let start = self.groups[gi].rules_start;
+        for (i, r) in self.group_rules(gi).iter().enumerate() {
+            let pat = self.pattern(r);
+            if draft_prefix(path, pat) {
+                let m = self.matched(start + to_u32(i));
+                let allowed = m.kind == RuleKind::Allow || pat.is_empty();
+                return Verdict { allowed, rule: Some(m), group };
+            }
+        }
+        Verdict { allowed: true, rule: None, group }
+    }
+
+    /// The Crawl-delay, in seconds, that applies to `agent`: from the first
+    /// group naming it that has one, else from the `*` groups.
+    pub fn crawl_delay(&self, agent: &str) -> Option<f64> {
+        let pick = |gi: usize| Some(self.groups[gi].crawl_delay).filter(|d| !d.is_nan()).map(f64::from);
+        match self.semantics {
+            Semantics::Google => {
+                let agent = product_token(agent).as_bytes();
+                let named: Vec<usize> =
+                    self.agents.iter().filter(|a| self.token(a).eq_ignore_ascii_case(agent)).map(|a| a.group as usize).collect();
+                if named.is_empty() {
+                    (0..self.groups.len()).filter(|&g| self.groups[g].global).find_map(pick)
+                } else {
+                    named.into_iter().find_map(pick)
+                }
+            }
+            Semantics::Draft1996 => self.draft_record(agent.as_bytes()).0.and_then(pick),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_semantics() {
+        assert!(glob_matches(b"/foo/bar/qux", b"/foo/*/qux"));
+        assert!(!glob_matches(b"/foo/quz", b"/foo/*/qux"));
+        assert!(glob_matches(b"/a.php", b"/*.php$"));
+        assert!(!glob_matches(b"/a.php?x", b"/*.php$"));
+        assert!(glob_matches(b"/a.php.php", b"/*.php$"));
+        assert!(glob_matches(b"/anything", b"*"));
+        assert!(glob_matches(b"/x", b"*$"));
+        assert!(glob_matches(b"/a$b/c", b"/a$*/c"));
+        assert!(glob_matches(b"/fish.php", b"/fish*.php"));
+        assert!(!glob_matches(b"/Fish.PHP", b"/fish*.php"));
+    }
+
+    #[test]
+    fn longest_match_and_ties() {
+        let m = Matcher::new(b"User-agent: *\nDisallow: /a\nAllow: /a\nDisallow: /ab\n");
+        let v = m.check("x", "/a");
+        assert!(v.allowed);
+        assert_eq!(v.rule.map(|r| (r.line, r.kind)), Some((3, RuleKind::Allow)));
+        let v = m.check("x", "/abc");
+        assert!(!v.allowed);
+        assert_eq!(v.rule.map(|r| r.line), Some(4));
+    }
+
+    #[test]
+    fn groups_merge_and_specific_beats_global() {
+        let m = Matcher::new(b"User-agent: foo\nDisallow: /a\n\nUser-agent: *\nDisallow: /\n\nUser-agent: FOO\nDisallow: /b\n");
+        assert!(!m.is_allowed("foo", "/a"));
+        assert!(!m.is_allowed("foo", "/b"));
+        assert!(m.is_allowed("foo", "/c"));
+        assert!(!m.is_allowed("bar", "/c"));
+        assert_eq!(m.check("bar", "/c").group, GroupMatch::Global);
+    }
+
+    #[test]
+    fn draft_first_match_and_substring_agents() {
+        let m = Matcher::compile(
+            b"User-agent: bot\nDisallow: /tmp\nAllow: /tmp/ok\n\nUser-agent: *\nDisallow:\n",
+            Semantics::Draft1996,
+            &ParseOptions::default(),
+        );
+        assert!(!m.is_allowed("Spambot/1.0", "/tmp/ok"), "first match wins, not longest");
+        assert!(m.is_allowed("Crawler", "/tmp/ok"));
+        let v = m.check("Crawler", "/tmp");
+        assert!(v.allowed, "an empty Disallow allows everything");
+        assert_eq!(v.rule.map(|r| r.line), Some(6));
+    }
+
+    #[test]
+    fn crawl_delay_per_agent() {
+        let m = Matcher::new(b"User-agent: *\nCrawl-delay: 5\nUser-agent: slow\nDisallow:\n\nUser-agent: fast\nCrawl-delay: 0.5\nDisallow:\n");
+        assert_eq!(m.crawl_delay("fast"), Some(0.5));
+        assert_eq!(m.crawl_delay("other"), Some(5.0));
+        assert_eq!(m.crawl_delay("slow"), Some(5.0), "slow joined the * group");
+    }
+}

@@ -1,0 +1,193 @@
+//! URL paths and pattern normalisation.
+
+use std::borrow::Cow;
+
+/// Extracts the part of a URL that robots.txt rules are matched against:
+/// path, params and query, without scheme, authority and fragment. The
+/// result always starts with `/`; a URL without a path, or one that cannot
+/// be read, gives `/`.
+///
+/// This reproduces `GetPathParamsQuery` of Google's reference parser,
+/// including its treatment of scheme-less (`example.com/a`) and relative
+/// (`/a`, `//host/a`) input. The URL is taken as it is: percent-encoding is
+/// not changed, since crawlers request URLs in their encoded form.
+///
+/// ```
+/// use botscope_robotstxt::path_of;
+/// assert_eq!(&*path_of(b"https://example.com/a/b?c=d#frag"), b"/a/b?c=d");
+/// assert_eq!(&*path_of(b"example.com?q"), b"/?q");
+/// assert_eq!(&*path_of(b"https://example.com"), b"/");
+/// ```
+pub fn path_of(url: &[u8]) -> Cow<'_, [u8]> {
+    const ROOT: &[u8] = b"/";
+    let search_start = if url.starts_with(b"//") { 2 } else { 0 };
+    let find_any = |from: usize| {
+        url.get(from..)
+            .and_then(|s| s.iter().position(|b| matches!(b, b'/' | b'?' | b';')))
+            .map(|i| i + from)
+    };
+    let early_path = find_any(search_start);
+    let mut protocol_end = memchr::memmem::find(&url[search_start..], b"://").map(|i| i + search_start);
+    if let (Some(e), Some(p)) = (early_path, protocol_end)
+        && e < p
+    {
+        protocol_end = None;
+    }
+    let protocol_end = protocol_end.map_or(search_start, |p| p + 3);
+    let Some(path_start) = find_any(protocol_end) else {
+        return Cow::Borrowed(ROOT);
+    };
+    let hash = memchr::memchr(b'#', &url[search_start..]).map(|i| i + search_start);
+    if let Some(h) = hash
+        && h < path_start
+    {
+        return Cow::Borrowed(ROOT);
+    }
+    let path_end = hash.unwrap_or(url.len());
+    let path = &url[path_start..path_end];
+    if path[0] != b'/' {
+        let mut owned = Vec::with_capacity(path.len() + 1);
+        owned.push(b'/');
+        owned.extend_from_slice(path);
+        return Cow::Owned(owned);
+    }
+    Cow::Borrowed(path)
+}
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+#[inline]
+fn hex_val(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Normalises an Allow/Disallow pattern the way Google does before
+/// matching: `%xx` escapes get upper-case hex digits and every byte outside
+/// ASCII is percent-encoded (`/SanJoséSellers` becomes
+/// `/SanJos%C3%A9Sellers`). Returns the input unchanged when nothing needs
+/// doing.
+///
+/// ```
+/// use botscope_robotstxt::escape_pattern;
+/// assert_eq!(&*escape_pattern("/á%aa".as_bytes()), b"/%C3%A1%AA");
+/// ```
+pub fn escape_pattern(src: &[u8]) -> Cow<'_, [u8]> {
+    let is_escape = |i: usize| {
+        src[i] == b'%'
+            && src.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+            && src.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+    };
+    let mut needs = false;
+    let mut extra = 0usize;
+    let mut i = 0;
+    while i < src.len() {
+        if is_escape(i) {
+            needs |= src[i + 1].is_ascii_lowercase() || src[i + 2].is_ascii_lowercase();
+            i += 3;
+            continue;
+        }
+        if src[i] & 0x80 != 0 {
+            needs = true;
+            extra += 2;
+        }
+        i += 1;
+    }
+    if !needs {
+        return Cow::Borrowed(src);
+    }
+    let mut out = Vec::with_capacity(src.len() + extra);
+    let mut i = 0;
+    while i < src.len() {
+        if is_escape(i) {
+            out.extend_from_slice(&[b'%', src[i + 1].to_ascii_uppercase(), src[i + 2].to_ascii_uppercase()]);
+            i += 3;
+            continue;
+        }
+        let b = src[i];
+        if b & 0x80 != 0 {
+            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xF)]]);
+        } else {
+            out.push(b);
+        }
+        i += 1;
+    }
+    Cow::Owned(out)
+}
+
+/// Iterates over the bytes of a path in the 1996 draft's canonical form:
+/// every `%XX` escape is decoded except `%2F`, which stays an escape (in
+/// upper case) because an encoded slash must match exactly.
+#[derive(Clone)]
+pub(crate) struct DraftBytes<'a> {
+    src: &'a [u8],
+    pos: usize,
+    pending: [u8; 2],
+    npending: u8,
+}
+
+impl<'a> DraftBytes<'a> {
+    pub(crate) fn new(src: &'a [u8]) -> Self {
+        DraftBytes { src, pos: 0, pending: [0; 2], npending: 0 }
+    }
+}
+
+impl Iterator for DraftBytes<'_> {
+    type Item = u8;
+    #[inline]
+    fn next(&mut self) -> Option<u8> {
+        if self.npending > 0 {
+            let b = self.pending[2 - usize::from(self.npending)];
+            self.npending -= 1;
+            return Some(b);
+        }
+        let b = *self.src.get(self.pos)?;
+        self.pos += 1;
+        if b == b'%'
+            && let (Some(h), Some(l)) = (
+                self.src.get(self.pos).copied().and_then(hex_val),
+                self.src.get(self.pos + 1).copied().and_then(hex_val),
+            )
+        {
+            self.pos += 2;
+            let v = (h << 4) | l;
+            if v == b'/' {
+                self.pending = [b'2', b'F'];
+                self.npending = 2;
+                return Some(b'%');
+            }
+            return Some(v);
+        }
+        Some(b)
+    }
+}
+
+/// The 1996 draft's canonical form of a path, as a vector.
+pub(crate) fn draft_canonical(src: &[u8]) -> Vec<u8> {
+    DraftBytes::new(src).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draft_decoding_keeps_encoded_slash() {
+        assert_eq!(draft_canonical(b"/%7efred/hi%2fthere%41"), b"/~fred/hi%2FthereA".to_vec());
+        assert_eq!(draft_canonical(b"/100%"), b"/100%".to_vec());
+        assert_eq!(draft_canonical(b"/%zz"), b"/%zz".to_vec());
+    }
+
+    #[test]
+    fn path_edge_cases() {
+        assert_eq!(&*path_of(b"http://a.b/x#y"), b"/x");
+        assert_eq!(&*path_of(b"http://a.b#y/x"), b"/");
+        assert_eq!(&*path_of(b"http://[::1]:80/x?y"), b"/x?y");
+        assert_eq!(&*path_of(b"a;b"), b"/;b");
+        assert_eq!(&*path_of(b"\xff\xfe/\xff"), b"/\xff");
+    }
+}

@@ -1,0 +1,113 @@
+//! RFC 9309 cases, each citing its section.
+
+use botscope_robotstxt::{GroupMatch, Matcher, ParseOptions, Robots, RuleKind, Semantics};
+
+fn allowed(body: &str, agent: &str, url: &str) -> bool {
+    Matcher::new(body.as_bytes()).is_allowed(agent, url)
+}
+
+/// 2.1: the product token is matched case-insensitively.
+#[test]
+fn s2_1_user_agent_case_insensitive() {
+    assert!(!allowed("User-agent: ExampleBot\nDisallow: /\n", "examplebot", "/"));
+    assert!(!allowed("user-agent: EXAMPLEBOT\nDisallow: /\n", "ExampleBot", "/"));
+}
+
+/// 2.2.1: groups naming the same agent are combined into one.
+#[test]
+fn s2_2_1_groups_combined() {
+    let body = "User-agent: ExampleBot\nDisallow: /foo\n\nUser-agent: other\nDisallow: /\n\nUser-agent: examplebot\nDisallow: /bar\n";
+    assert!(!allowed(body, "ExampleBot", "/foo"));
+    assert!(!allowed(body, "ExampleBot", "/bar"));
+    assert!(allowed(body, "ExampleBot", "/baz"));
+}
+
+/// 2.2.1: with no group for the agent and no `*` group, no rules apply.
+#[test]
+fn s2_2_1_no_matching_group_allows() {
+    let m = Matcher::new(b"User-agent: other\nDisallow: /\n");
+    let v = m.check("ExampleBot", "/x");
+    assert!(v.allowed);
+    assert_eq!(v.group, GroupMatch::None);
+}
+
+/// 2.2.1: a group for the agent replaces the `*` group, even when empty.
+#[test]
+fn s2_2_1_specific_group_replaces_global() {
+    let body = "User-agent: *\nDisallow: /\n\nUser-agent: ExampleBot\nAllow: /public\n";
+    assert!(allowed(body, "ExampleBot", "/private"));
+    assert!(!allowed(body, "OtherBot", "/private"));
+}
+
+/// 2.2.2: the most specific (longest) match wins.
+#[test]
+fn s2_2_2_longest_match() {
+    let body = "User-agent: *\nAllow: /example/page/\nDisallow: /example/page/disallowed.gif\n";
+    assert!(!allowed(body, "a", "/example/page/disallowed.gif"));
+    assert!(allowed(body, "a", "/example/page/other.gif"));
+}
+
+/// 2.2.2: on equal length, Allow wins.
+#[test]
+fn s2_2_2_allow_wins_tie() {
+    let m = Matcher::new(b"User-agent: *\nDisallow: /same\nAllow: /same\n");
+    let v = m.check("a", "/same");
+    assert!(v.allowed);
+    assert_eq!(v.rule.map(|r| r.kind), Some(RuleKind::Allow));
+}
+
+/// 2.2.2: matching is case-sensitive on paths; percent-encoding of
+/// patterns is normalised (non-ASCII encoded, hex in upper case).
+#[test]
+fn s2_2_2_case_and_encoding() {
+    assert!(allowed("User-agent: *\nDisallow: /Foo\n", "a", "/foo"));
+    assert!(!allowed("User-agent: *\nDisallow: /foo/%e3%83%84\n", "a", "/foo/%E3%83%84"));
+    assert!(!allowed("User-agent: *\nDisallow: /foo/ツ\n", "a", "/foo/%E3%83%84"));
+}
+
+/// 2.2.3: `*` matches any sequence, `$` anchors the end.
+#[test]
+fn s2_2_3_special_characters() {
+    let body = "User-agent: *\nDisallow: /*.gif$\nDisallow: /private*/secret\nAllow: /$\n";
+    assert!(!allowed(body, "a", "/img/x.gif"));
+    assert!(allowed(body, "a", "/img/x.gif?v=1"));
+    assert!(!allowed(body, "a", "/private-stuff/secret/x"));
+    assert!(allowed(body, "a", "/"));
+}
+
+/// 2.2.2 says /robots.txt is implicitly allowed; that is for the fetcher
+/// (a crawler never checks robots.txt against itself). The matcher answers
+/// the rules as written, exactly as Google's library does.
+#[test]
+fn s2_2_2_robots_txt_path_is_matched_as_written() {
+    assert!(!allowed("User-agent: *\nDisallow: /\n", "a", "/robots.txt"));
+}
+
+/// 2.3: Sitemap lines are not part of any group and may appear anywhere.
+#[test]
+fn s2_3_sitemaps_anywhere() {
+    let r = Robots::parse(b"Sitemap: https://a.example/1.xml\nUser-agent: *\nDisallow: /x\nSitemap: https://a.example/2.xml\n");
+    assert_eq!(r.sitemaps.len(), 2);
+    assert_eq!(r.groups[0].rules.len(), 1);
+}
+
+/// 2.5: crawlers must parse at least 500 KiB; a cap stops at a line end.
+#[test]
+fn s2_5_parse_cap() {
+    let mut body = b"User-agent: *\n".to_vec();
+    while body.len() < 600 * 1024 {
+        body.extend_from_slice(b"Allow: /filler/line/to/grow/the/file\n");
+    }
+    body.extend_from_slice(b"Disallow: /late\n");
+    assert!(Matcher::new(&body).is_allowed("a", "/late"), "rules past 500 KiB are ignored");
+    assert!(!Matcher::compile(&body, Semantics::Google, &ParseOptions::unlimited()).is_allowed("a", "/late"));
+}
+
+/// 2.2.1 (Google): a User-agent line after a non-rule line still extends
+/// the group.
+#[test]
+fn group_continuation_after_other_lines() {
+    let body = "User-agent: a\nCrawl-delay: 1\nUser-agent: b\nDisallow: /\n";
+    assert!(!allowed(body, "a", "/x"));
+    assert!(!allowed(body, "b", "/x"));
+}
