@@ -28,16 +28,23 @@
 
 mod agent;
 mod diagnostic;
+mod fetch;
 mod lexer;
 mod matcher;
+mod meta;
 mod parse;
 mod scan;
 mod url;
 
 pub use agent::{is_product_token, product_token};
 pub use diagnostic::{Code, Diagnostic, Severity};
+pub use fetch::{
+    FetchAction, FetchDecision, FetchPolicy, FetchResponse, cache_lifetime, decide_fetch, header, is_robots_txt_path,
+    parse_retry_after,
+};
 pub use lexer::{KeyKind, MAX_LINE_LEN};
 pub use matcher::{GroupMatch, MatchedRule, Matcher, Semantics, Verdict};
+pub use meta::{ImagePreview, MetaReport, MetaSource, MetaWarning, RobotsDirectives};
 pub use parse::{Group, Located, OtherLine, RequestRate, Robots, Rule, RuleKind, UserAgent};
 pub use scan::{DEFAULT_PARSE_CAP, ParseOptions};
 pub use url::{escape_pattern, path_of};

@@ -1,0 +1,444 @@
+//! Robots meta tags (`<meta name="robots" content="noindex">`) and the
+//! `X-Robots-Tag` header: which indexing directives apply to an agent.
+//!
+//! HTML is read with a real HTML tokenizer (WHATWG rules, so comments,
+//! scripts, odd quoting and broken markup are read as a browser reads
+//! them). Directives from every source that applies to the agent (`robots`,
+//! the agent's own name, un-prefixed and agent-prefixed headers) are
+//! combined, and the most restrictive wins.
+
+use html5gum::{DefaultEmitter, State, Token, Tokenizer};
+use serde::Serialize;
+
+use crate::agent::product_token;
+
+/// `max-image-preview` values, least to most generous.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImagePreview {
+    /// No image preview.
+    None,
+    /// A default-size preview.
+    Standard,
+    /// A large preview.
+    Large,
+}
+
+/// The combined directives for one agent. `false`/`None` means no
+/// restriction was given.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct RobotsDirectives {
+    /// Do not index the page (`noindex`, `none`).
+    pub noindex: bool,
+    /// Do not follow its links (`nofollow`, `none`).
+    pub nofollow: bool,
+    /// Do not show a cached copy.
+    pub noarchive: bool,
+    /// Do not show a snippet.
+    pub nosnippet: bool,
+    /// Do not index images on the page.
+    pub noimageindex: bool,
+    /// Do not offer a translation.
+    pub notranslate: bool,
+    /// Index the page's content when embedded in an iframe despite `noindex`.
+    pub indexifembedded: bool,
+    /// Longest snippet in characters (`-1`: no limit).
+    pub max_snippet: Option<i64>,
+    /// Largest image preview.
+    pub max_image_preview: Option<ImagePreview>,
+    /// Longest video preview in seconds (`-1`: no limit).
+    pub max_video_preview: Option<i64>,
+    /// Do not show the page after this date (as written).
+    pub unavailable_after: Option<String>,
+    /// The same date in seconds since the Unix epoch, when it can be read.
+    pub unavailable_after_unix: Option<i64>,
+}
+
+/// Where a directive list came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MetaSource {
+    /// `meta` or `header`.
+    pub origin: &'static str,
+    /// The meta name or header agent prefix (`robots`, `googlebot`, or `*`
+    /// for a header without prefix).
+    pub name: String,
+    /// The directive list as written.
+    pub content: String,
+    /// 1-based line of the meta tag in the HTML (0 for headers).
+    pub line: u32,
+}
+
+/// Something odd in the directives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MetaWarning {
+    /// `unknown-directive`, `conflict`, `invalid-value`, `outside-head`,
+    /// or `obsolete-directive`.
+    pub code: &'static str,
+    /// Where, as in [`MetaSource::line`].
+    pub line: u32,
+    /// What.
+    pub message: String,
+}
+
+/// The result of reading robots directives for one agent.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct MetaReport {
+    /// The agent the directives were combined for.
+    pub agent: String,
+    /// The combined, most restrictive directives.
+    pub directives: RobotsDirectives,
+    /// Every source that applies to the agent.
+    pub sources: Vec<MetaSource>,
+    /// Unknown directives, conflicts, bad values.
+    pub warnings: Vec<MetaWarning>,
+}
+
+const KNOWN: &[&str] = &[
+    "all",
+    "none",
+    "index",
+    "noindex",
+    "follow",
+    "nofollow",
+    "noarchive",
+    "nocache",
+    "nosnippet",
+    "noimageindex",
+    "notranslate",
+    "indexifembedded",
+    "max-snippet",
+    "max-image-preview",
+    "max-video-preview",
+    "unavailable_after",
+];
+const OBSOLETE: &[&str] = &["noodp", "noydir", "noyaca"];
+
+fn is_directive_name(s: &str) -> bool {
+    let s = s.trim().to_ascii_lowercase();
+    KNOWN.contains(&s.as_str()) || OBSOLETE.contains(&s.as_str())
+}
+
+/// Splits a directive list into `(name, value)` pairs. A comma inside an
+/// `unavailable_after` date (`Wednesday, 03-Aug-22 …`) stays in the date.
+fn split_directives(content: &str) -> Vec<(String, Option<String>)> {
+    let mut out: Vec<(String, Option<String>)> = Vec::new();
+    for piece in content.split(',') {
+        let piece = piece.trim();
+        if piece.is_empty() {
+            continue;
+        }
+        let (name, value) = match piece.split_once(':') {
+            Some((n, v)) => (n.trim(), Some(v.trim().to_owned())),
+            None => (piece, None),
+        };
+        if !is_directive_name(name)
+            && let Some((last, Some(v))) = out.last_mut()
+            && last == "unavailable_after"
+        {
+            v.push_str(", ");
+            v.push_str(piece);
+            continue;
+        }
+        out.push((name.to_ascii_lowercase(), value));
+    }
+    out
+}
+
+/// Days from 1970-01-01 to the given civil date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Reads the dates Google accepts for `unavailable_after`: ISO 8601
+/// (`2026-09-21`, `2026-09-21T15:00:00Z`) and HTTP dates.
+fn parse_date(s: &str) -> Option<i64> {
+    if let Ok(t) = httpdate::parse_http_date(s) {
+        return t.duration_since(std::time::UNIX_EPOCH).ok().and_then(|d| i64::try_from(d.as_secs()).ok());
+    }
+    let s = s.trim();
+    let num = |a: usize, b: usize| s.get(a..b).filter(|p| p.bytes().all(|c| c.is_ascii_digit())).and_then(|p| p.parse::<i64>().ok());
+    let (y, m, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
+    if s.as_bytes().get(4) != Some(&b'-') || s.as_bytes().get(7) != Some(&b'-') || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let mut secs = days_from_civil(y, m, d) * 86_400;
+    if matches!(s.as_bytes().get(10), Some(b'T' | b' ')) {
+        let (h, mi) = (num(11, 13)?, num(14, 16)?);
+        let sec = num(17, 19).unwrap_or(0);
+        secs += h * 3600 + mi * 60 + sec;
+    }
+    Some(secs)
+}
+
+impl RobotsDirectives {
+    fn apply(&mut self, name: &str, value: Option<&str>, line: u32, warnings: &mut Vec<MetaWarning>) {
+        let warn = |w: &mut Vec<MetaWarning>, code, message: String| w.push(MetaWarning { code, line, message });
+        let number = |v: Option<&str>| v.and_then(|v| v.trim().parse::<i64>().ok()).filter(|n| *n >= -1);
+        let min_limit = |cur: Option<i64>, new: i64| match cur {
+            None | Some(-1) => Some(new),
+            Some(c) if new == -1 => Some(c),
+            Some(c) => Some(c.min(new)),
+        };
+        match name {
+            "all" | "index" | "follow" => {}
+            "none" => {
+                self.noindex = true;
+                self.nofollow = true;
+            }
+            "noindex" => self.noindex = true,
+            "nofollow" => self.nofollow = true,
+            "noarchive" | "nocache" => self.noarchive = true,
+            "nosnippet" => self.nosnippet = true,
+            "noimageindex" => self.noimageindex = true,
+            "notranslate" => self.notranslate = true,
+            "indexifembedded" => self.indexifembedded = true,
+            "max-snippet" => match number(value) {
+                Some(n) => self.max_snippet = min_limit(self.max_snippet, n),
+                None => warn(warnings, "invalid-value", format!("max-snippet needs a number of characters or -1, got {value:?}")),
+            },
+            "max-video-preview" => match number(value) {
+                Some(n) => self.max_video_preview = min_limit(self.max_video_preview, n),
+                None => warn(warnings, "invalid-value", format!("max-video-preview needs a number of seconds or -1, got {value:?}")),
+            },
+            "max-image-preview" => {
+                let v = match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+                    Some("none") => Some(ImagePreview::None),
+                    Some("standard") => Some(ImagePreview::Standard),
+                    Some("large") => Some(ImagePreview::Large),
+                    _ => None,
+                };
+                match v {
+                    Some(v) => self.max_image_preview = Some(self.max_image_preview.map_or(v, |c| c.min(v))),
+                    None => warn(warnings, "invalid-value", format!("max-image-preview needs none, standard or large, got {value:?}")),
+                }
+            }
+            "unavailable_after" => {
+                let raw = value.unwrap_or_default().to_owned();
+                match parse_date(&raw) {
+                    Some(t) => {
+                        if self.unavailable_after_unix.is_none_or(|c| t < c) {
+                            self.unavailable_after_unix = Some(t);
+                            self.unavailable_after = Some(raw);
+                        }
+                    }
+                    None => {
+                        warn(warnings, "invalid-value", format!("unavailable_after date {raw:?} cannot be read"));
+                        if self.unavailable_after.is_none() {
+                            self.unavailable_after = Some(raw);
+                        }
+                    }
+                }
+            }
+            n if OBSOLETE.contains(&n) => {
+                warn(warnings, "obsolete-directive", format!("`{n}` is obsolete and ignored by search engines"));
+            }
+            n => warn(warnings, "unknown-directive", format!("unknown directive `{n}`")),
+        }
+    }
+}
+
+fn add_list(report: &mut MetaReport, content: &str, line: u32) {
+    let pairs = split_directives(content);
+    let has = |n: &str| pairs.iter().any(|(k, _)| k == n);
+    for (pos, neg) in [("index", "noindex"), ("follow", "nofollow"), ("all", "none"), ("all", "noindex"), ("all", "nofollow")] {
+        if has(pos) && has(neg) {
+            report.warnings.push(MetaWarning {
+                code: "conflict",
+                line,
+                message: format!("`{pos}` and `{neg}` together: the more restrictive `{neg}` wins"),
+            });
+        }
+    }
+    for (name, value) in &pairs {
+        report.directives.apply(name, value.as_deref(), line, &mut report.warnings);
+    }
+}
+
+fn name_applies(name: &str, agent: &str) -> bool {
+    name.eq_ignore_ascii_case("robots") || (!agent.is_empty() && name.eq_ignore_ascii_case(agent))
+}
+
+impl MetaReport {
+    /// Reads the robots meta tags of `html` that apply to `agent` (a
+    /// product token or a whole User-Agent header).
+    ///
+    /// ```
+    /// use botscope_robotstxt::MetaReport;
+    /// let html = br#"<html><head><META NAME="robots" CONTENT="noarchive">
+    ///   <meta name=googlebot content="noindex, max-snippet:20"></head></html>"#;
+    /// let r = MetaReport::from_html(html, "Googlebot");
+    /// assert!(r.directives.noindex && r.directives.noarchive);
+    /// assert_eq!(r.directives.max_snippet, Some(20));
+    /// assert!(!MetaReport::from_html(html, "bingbot").directives.noindex);
+    /// ```
+    pub fn from_html(html: &[u8], agent: &str) -> MetaReport {
+        let mut r = MetaReport { agent: product_token(agent).to_owned(), ..MetaReport::default() };
+        r.add_html(html);
+        r
+    }
+
+    /// Adds the meta tags of an HTML document.
+    pub fn add_html(&mut self, html: &[u8]) {
+        let agent = self.agent.clone();
+        let mut tokenizer = Tokenizer::new_with_emitter(html, DefaultEmitter::<usize>::new_with_span());
+        let mut in_body = false;
+        // Line numbers from tag offsets, counted incrementally.
+        let (mut line, mut counted_to) = (1u32, 0usize);
+        while let Some(Ok(token)) = tokenizer.next() {
+            match token {
+                Token::StartTag(tag) => {
+                    let name = tag.name.0.to_ascii_lowercase();
+                    if let Some(state) = next_state(&name) {
+                        tokenizer.set_state(state);
+                    }
+                    match name.as_slice() {
+                        b"body" => in_body = true,
+                        b"meta" => {
+                            let attr = |k: &[u8]| {
+                                tag.attributes
+                                    .iter()
+                                    .find(|(n, _)| n.0.eq_ignore_ascii_case(k))
+                                    .map(|(_, v)| String::from_utf8_lossy(&v.value.0).into_owned())
+                            };
+                            let (Some(meta_name), Some(content)) = (attr(b"name"), attr(b"content")) else { continue };
+                            let meta_name = meta_name.trim().to_owned();
+                            if !name_applies(&meta_name, &agent) {
+                                continue;
+                            }
+                            let at = tag.span.start.min(html.len()).max(counted_to);
+                            let ends = crate::lexer::count_line_ends(&html[counted_to..at]);
+                            line = line.saturating_add(u32::try_from(ends).unwrap_or(u32::MAX));
+                            counted_to = at;
+                            if in_body {
+                                self.warnings.push(MetaWarning {
+                                    code: "outside-head",
+                                    line,
+                                    message: "robots meta tag in the body: it belongs in <head>".into(),
+                                });
+                            }
+                            add_list(self, &content, line);
+                            self.sources.push(MetaSource { origin: "meta", name: meta_name, content, line });
+                        }
+                        _ => {}
+                    }
+                }
+                Token::EndTag(tag) if tag.name.0.eq_ignore_ascii_case(b"head") => in_body = true,
+                _ => {}
+            }
+        }
+    }
+
+    /// Reads `X-Robots-Tag` header values (without the header name) that
+    /// apply to `agent`. A value may start with an agent prefix
+    /// (`googlebot: noindex`); one without applies to all.
+    ///
+    /// ```
+    /// use botscope_robotstxt::MetaReport;
+    /// let r = MetaReport::from_headers(&["noarchive", "googlebot: noindex, nofollow", "otherbot: noimageindex"], "Googlebot");
+    /// assert!(r.directives.noindex && r.directives.nofollow && r.directives.noarchive);
+    /// assert!(!r.directives.noimageindex);
+    /// ```
+    pub fn from_headers(values: &[&str], agent: &str) -> MetaReport {
+        let mut r = MetaReport { agent: product_token(agent).to_owned(), ..MetaReport::default() };
+        for v in values {
+            r.add_header(v);
+        }
+        r
+    }
+
+    /// Adds one `X-Robots-Tag` value.
+    pub fn add_header(&mut self, value: &str) {
+        // Sections start with `agent:` where `agent` is not a directive.
+        let mut sections: Vec<(String, String)> = Vec::new();
+        let mut current = ("*".to_owned(), String::new());
+        for piece in value.split(',') {
+            let trimmed = piece.trim();
+            if let Some((head, rest)) = trimmed.split_once(':')
+                && !is_directive_name(head)
+                && !head.trim().is_empty()
+                && head.trim().bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                && !current.1.trim_end().to_ascii_lowercase().contains("unavailable_after")
+            {
+                if !current.1.trim().is_empty() {
+                    sections.push(std::mem::take(&mut current));
+                }
+                current = (head.trim().to_owned(), rest.trim().to_owned());
+                continue;
+            }
+            if !current.1.is_empty() {
+                current.1.push(',');
+            }
+            current.1.push_str(piece);
+        }
+        if !current.1.trim().is_empty() {
+            sections.push(current);
+        }
+        let agent = self.agent.clone();
+        for (name, content) in sections {
+            if name == "*" || name_applies(&name, &agent) {
+                let content = content.trim().to_owned();
+                add_list(self, &content, 0);
+                self.sources.push(MetaSource { origin: "header", name, content, line: 0 });
+            }
+        }
+    }
+}
+
+/// Tokenizer state after a start tag: raw text inside `<script>`,
+/// `<style>` and friends, so that markup in them is not read as tags.
+fn next_state(tag: &[u8]) -> Option<State> {
+    match tag {
+        b"noscript" => None,
+        other => html5gum::naive_next_state(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messy_html() {
+        let html = b"<!doctype html><html><head>\n<!-- <meta name=robots content=noindex> -->\n\
+            <script>document.write('<meta name=robots content=nofollow>')</script>\n\
+            <meta content='noarchive' name='ROBOTS'>\n<meta name=\"robots\" content=\"max-image-preview:large, max-image-preview:standard\">\n\
+            <meta name=robots content=\"index, noindex, sparkle\"\n</head><body><meta name=robots content=nosnippet></body>";
+        let r = MetaReport::from_html(html, "anybot");
+        let d = &r.directives;
+        assert!(d.noarchive && d.noindex && d.nosnippet);
+        assert!(!d.nofollow, "markup in comments and scripts is not a tag");
+        assert_eq!(d.max_image_preview, Some(ImagePreview::Standard));
+        let codes: Vec<&str> = r.warnings.iter().map(|w| w.code).collect();
+        assert!(codes.contains(&"conflict") && codes.contains(&"unknown-directive") && codes.contains(&"outside-head"), "{codes:?}");
+        assert_eq!(r.sources[0].line, 4);
+    }
+
+    #[test]
+    fn most_restrictive_limits() {
+        let r = MetaReport::from_headers(&["max-snippet:-1, max-snippet:50", "max-snippet:120, max-video-preview:-1", "max-video-preview:10"], "x");
+        assert_eq!(r.directives.max_snippet, Some(50));
+        assert_eq!(r.directives.max_video_preview, Some(10));
+    }
+
+    #[test]
+    fn unavailable_after_dates() {
+        let r = MetaReport::from_headers(&["unavailable_after: Wednesday, 03-Aug-22 15:00:00 GMT", "unavailable_after: 2020-09-21"], "x");
+        assert_eq!(r.directives.unavailable_after.as_deref(), Some("2020-09-21"));
+        assert_eq!(r.directives.unavailable_after_unix, Some(1_600_646_400));
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        let r = MetaReport::from_headers(&["googlebot: unavailable_after: 25 Jun 2010 15:00:00 PST"], "googlebot");
+        assert!(r.directives.unavailable_after.is_some());
+    }
+
+    #[test]
+    fn none_means_noindex_nofollow() {
+        let r = MetaReport::from_html(b"<meta name=robots content=NONE>", "x");
+        assert!(r.directives.noindex && r.directives.nofollow);
+    }
+}
