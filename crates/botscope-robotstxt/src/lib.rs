@@ -30,6 +30,7 @@ mod agent;
 mod diagnostic;
 mod fetch;
 mod lexer;
+mod lint;
 mod matcher;
 mod meta;
 mod parse;
@@ -43,13 +44,9 @@ pub use fetch::{
     parse_retry_after,
 };
 pub use lexer::{KeyKind, MAX_LINE_LEN};
+pub use lint::lint;
 pub use matcher::{GroupMatch, MatchedRule, Matcher, Semantics, Verdict};
 pub use meta::{ImagePreview, MetaReport, MetaSource, MetaWarning, RobotsDirectives};
 pub use parse::{Group, Located, OtherLine, RequestRate, Robots, Rule, RuleKind, UserAgent};
 pub use scan::{DEFAULT_PARSE_CAP, ParseOptions};
 pub use url::{escape_pattern, path_of};
-
-/// Placeholder until lint lands.
-pub fn lint(robots: &Robots) -> Vec<Diagnostic> {
-    robots.diagnostics.clone()
-}

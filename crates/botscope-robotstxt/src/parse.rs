@@ -423,6 +423,12 @@ impl Builder<'_> {
                     .suggestion_opt(Some("save the file as UTF-8")),
             );
         }
+        if looks_like_html(self.input) {
+            r.diagnostics.push(
+                Diagnostic::new(Code::HtmlContent, 1, 1, "file looks like HTML, not robots.txt: the server may be answering /robots.txt with a web page")
+                    .suggestion_opt(Some("serve a plain-text robots.txt, or a 404 when there is none")),
+            );
+        }
         if info.truncated() {
             let line = info.lines.saturating_add(1);
             r.diagnostics.push(
@@ -430,10 +436,7 @@ impl Builder<'_> {
                     Code::SizeCap,
                     line,
                     1,
-                    format!(
-                        "file is {} bytes; crawlers read only the first {} (RFC 9309 2.5), so lines from here on are ignored",
-                        info.total_bytes, info.parsed_bytes
-                    ),
+                    size_cap_message(info.total_bytes, info.parsed_bytes),
                 )
                 .suggestion_opt(Some("shorten the file: merge rules with wildcards, drop duplicates")),
             );
@@ -441,6 +444,20 @@ impl Builder<'_> {
         r.diagnostics.sort_by_key(|d| (d.line, d.column));
         self.robots
     }
+}
+
+fn size_cap_message(total: usize, parsed: usize) -> String {
+    format!("file is {total} bytes; crawlers read only the first {parsed} (RFC 9309 2.5), so lines from here on are ignored")
+}
+
+/// True when the start of the file is an HTML document.
+pub(crate) fn looks_like_html(input: &[u8]) -> bool {
+    let start = input.iter().position(|b| !b.is_ascii_whitespace() && !matches!(b, 0xEF | 0xBB | 0xBF)).unwrap_or(input.len());
+    let head = &input[start..input.len().min(start + 1024)];
+    head.first() == Some(&b'<')
+        && [&b"<!doctype html"[..], b"<html", b"<head", b"<body", b"<?xml"]
+            .iter()
+            .any(|t| head.windows(t.len()).any(|w| w.eq_ignore_ascii_case(t)))
 }
 
 impl Diagnostic {
@@ -469,6 +486,23 @@ impl Robots {
         let mut b = Builder { robots: Robots::default(), grouper: Grouper::default(), input };
         let info = scan::scan(input, opts, |ev| b.event(ev));
         b.finish(info)
+    }
+
+    /// Records the size of the whole file when only its start was given to
+    /// the parser (a reader that stops past the cap to bound memory).
+    pub fn set_total_bytes(&mut self, total: usize) {
+        if total <= self.total_bytes {
+            return;
+        }
+        self.total_bytes = total;
+        let msg = size_cap_message(total, self.parsed_bytes);
+        match self.diagnostics.iter_mut().find(|d| d.code == Code::SizeCap) {
+            Some(d) => d.message = msg,
+            None => {
+                let line = self.lines.saturating_add(1);
+                self.diagnostics.push(Diagnostic::new(Code::SizeCap, line, 1, msg));
+            }
+        }
     }
 
     /// True when the parse cap cut the file.

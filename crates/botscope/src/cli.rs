@@ -1,0 +1,189 @@
+//! Command-line types.
+
+use std::path::PathBuf;
+
+use botscope_robotstxt::Semantics;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::exit::Outcome;
+
+/// botscope: robots.txt and web robots, for crawler authors, site operators
+/// and researchers.
+#[derive(Debug, Parser)]
+#[command(name = "botscope", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// robots.txt: check URLs, lint, parse, robots meta tags.
+    #[command(subcommand)]
+    Robots(RobotsCommand),
+}
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    /// For people.
+    #[default]
+    Text,
+    /// For programs: stable field names, one JSON value per line or per run.
+    Json,
+}
+
+/// Matching semantics, as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum SemanticsArg {
+    /// RFC 9309 as Google implements it (longest match, wildcards).
+    #[default]
+    Google,
+    /// The 1996 draft (first match, substring user-agent match, no wildcards).
+    Draft1996,
+}
+
+impl From<SemanticsArg> for Semantics {
+    fn from(s: SemanticsArg) -> Self {
+        match s {
+            SemanticsArg::Google => Semantics::Google,
+            SemanticsArg::Draft1996 => Semantics::Draft1996,
+        }
+    }
+}
+
+/// Options shared by the commands that read robots.txt files.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ParseArgs {
+    /// Bytes of each robots.txt to parse (RFC 9309: at least 500 KiB); 0 reads everything.
+    #[arg(long, value_name = "BYTES", default_value_t = botscope_robotstxt::DEFAULT_PARSE_CAP)]
+    pub max_bytes: usize,
+}
+
+impl ParseArgs {
+    pub fn options(self) -> botscope_robotstxt::ParseOptions {
+        botscope_robotstxt::ParseOptions { max_bytes: (self.max_bytes > 0).then_some(self.max_bytes) }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+enum RobotsCommand {
+    /// May AGENT fetch each URL? One line per URL with the verdict and the deciding line.
+    ///
+    /// Exit status: 0 all allowed, 1 any disallowed, 2 error.
+    ///
+    /// Example: botscope robots check --robots robots.txt --agent Googlebot https://example.com/private/x
+    Check(CheckArgs),
+    /// Answer many (robots file, agent, URL) queries: lines `ROBOTS_PATH<TAB>AGENT<TAB>URL`.
+    ///
+    /// One output line per input line, in order: `allowed`, `disallowed`, or `error<TAB>reason`.
+    /// Each distinct robots file is read and compiled once; all cores are used.
+    ///
+    /// Example: botscope robots check-batch queries.tsv > verdicts.txt
+    CheckBatch(CheckBatchArgs),
+    /// Report problems in a robots.txt file, each with a stable code, line and column.
+    ///
+    /// Exit status: 0 no errors (warnings allowed), 1 errors found, 2 unreadable input.
+    ///
+    /// Example: botscope robots lint robots.txt
+    Lint(LintArgs),
+    /// Show the parse: groups, rules, extensions, sitemaps, diagnostics.
+    ///
+    /// Example: botscope robots parse robots.txt --format json
+    Parse(ParseCmdArgs),
+    /// Read robots meta tags from an HTML file and X-Robots-Tag headers for one agent.
+    ///
+    /// Example: botscope robots meta --agent Googlebot --header 'X-Robots-Tag: noarchive' page.html
+    Meta(MetaArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The robots.txt file, or `-` for standard input.
+    #[arg(long, value_name = "FILE")]
+    pub robots: PathBuf,
+    /// The robot: a product token (`Googlebot`) or a whole User-Agent header.
+    #[arg(long, value_name = "NAME")]
+    pub agent: String,
+    /// Matching semantics.
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    #[command(flatten)]
+    pub parse: ParseArgs,
+    /// URLs or paths to check.
+    #[arg(required = true, value_name = "URL")]
+    pub urls: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckBatchArgs {
+    /// Query file, or `-` for standard input.
+    #[arg(value_name = "FILE")]
+    pub input: PathBuf,
+    /// Matching semantics.
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
+    /// Output format: `text` (one word per line) or `json` (one object per line).
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    #[command(flatten)]
+    pub parse: ParseArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// The robots.txt file, or `-` for standard input.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    #[command(flatten)]
+    pub parse: ParseArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ParseCmdArgs {
+    /// The robots.txt file, or `-` for standard input.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    #[command(flatten)]
+    pub parse: ParseArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct MetaArgs {
+    /// The robot: a product token or a whole User-Agent header.
+    #[arg(long, value_name = "NAME")]
+    pub agent: String,
+    /// A response header, such as `X-Robots-Tag: googlebot: noindex` (repeatable).
+    #[arg(long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// The HTML file, or `-` for standard input.
+    #[arg(value_name = "FILE.html")]
+    pub file: PathBuf,
+}
+
+impl Cli {
+    /// Runs the chosen command.
+    pub fn run(self) -> anyhow::Result<Outcome> {
+        match self.command {
+            Command::Robots(cmd) => match cmd {
+                RobotsCommand::Check(a) => crate::robots::check(&a),
+                RobotsCommand::CheckBatch(a) => crate::robots::check_batch(&a),
+                RobotsCommand::Lint(a) => crate::robots::lint(&a),
+                RobotsCommand::Parse(a) => crate::robots::parse(&a),
+                RobotsCommand::Meta(a) => crate::robots::meta(&a),
+            },
+        }
+    }
+}
