@@ -13,7 +13,6 @@
 //!   at whitespace if the line holds exactly two words;
 //! - leading and trailing ASCII whitespace is stripped from key and value.
 
-use memchr::{memchr, memchr2};
 
 /// Longest line the matcher reads, in bytes; the rest of a longer line is
 /// ignored (the limit of Google's reference parser: 8 × 2083 − 1).
@@ -38,30 +37,25 @@ pub(crate) fn bom_len(input: &[u8]) -> usize {
 /// Calls `f` for every line of `input`, including empty ones and the final
 /// line (which may be empty). Returns the number of lines.
 pub(crate) fn for_each_line<'a>(input: &'a [u8], mut f: impl FnMut(RawLine<'a>)) -> u32 {
-    let mut pos = bom_len(input);
+    let start = bom_len(input);
+    let body = &input[start..];
+    let mut line_start = 0usize;
     let mut number = 0u32;
     let mut last_was_cr = false;
-    loop {
-        let rest = &input[pos..];
-        match memchr2(b'\n', b'\r', rest) {
-            Some(i) => {
-                let end = rest[i];
-                // The LF of a CRLF pair ends nothing: it only completes the CR.
-                let crlf_continuation = i == 0 && last_was_cr && end == b'\n';
-                if !crlf_continuation {
-                    number = number.saturating_add(1);
-                    f(RawLine { number, bytes: &rest[..i] });
-                }
-                last_was_cr = end == b'\r';
-                pos += i + 1;
-            }
-            None => {
-                number = number.saturating_add(1);
-                f(RawLine { number, bytes: rest });
-                return number;
-            }
+    for i in memchr::memchr2_iter(b'\n', b'\r', body) {
+        let end = body[i];
+        // The LF of a CRLF pair ends nothing: it only completes the CR.
+        let crlf_continuation = i == line_start && last_was_cr && end == b'\n';
+        if !crlf_continuation {
+            number = number.saturating_add(1);
+            f(RawLine { number, bytes: &body[line_start..i] });
         }
+        last_was_cr = end == b'\r';
+        line_start = i + 1;
     }
+    number = number.saturating_add(1);
+    f(RawLine { number, bytes: &body[line_start..] });
+    number
 }
 
 /// Number of line ends in `bytes`, counting a CRLF pair once.
@@ -132,22 +126,53 @@ fn trim_range(s: &[u8], mut start: usize, mut end: usize) -> (usize, usize) {
     (start, end)
 }
 
+const C_NUL: u8 = 1;
+const C_HASH: u8 = 2;
+const C_COLON: u8 = 3;
+const C_SPACE: u8 = 4;
+
+/// Byte classes for the one-pass line scan.
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[0] = C_NUL;
+    t[b'#' as usize] = C_HASH;
+    t[b':' as usize] = C_COLON;
+    t[b' ' as usize] = C_SPACE;
+    t[b'\t' as usize] = C_SPACE;
+    t
+};
+
 /// Splits one line into key and value the way Google's parser does.
 pub(crate) fn split_line(line: &[u8]) -> LineShape<'_> {
     let mut flags = LineFlags::default();
+    let mut comment = false;
     let mut end = line.len();
-    if let Some(nul) = memchr(0, line) {
-        end = nul;
-        flags.nul = true;
+    let mut colon = usize::MAX;
+    // One pass: the first NUL (end of a C string) or `#` (comment) ends
+    // the text; remember the first colon before it.
+    for (i, &b) in line.iter().enumerate() {
+        match CLASS[usize::from(b)] {
+            0 | C_SPACE => {}
+            C_COLON => {
+                if colon == usize::MAX {
+                    colon = i;
+                }
+            }
+            c => {
+                end = i;
+                if c == C_NUL {
+                    flags.nul = true;
+                } else {
+                    comment = true;
+                }
+                break;
+            }
+        }
     }
     if end > MAX_LINE_LEN {
         end = MAX_LINE_LEN;
         flags.too_long = true;
-    }
-    let mut comment = false;
-    if let Some(hash) = memchr(b'#', &line[..end]) {
-        end = hash;
-        comment = true;
+        comment = false;
     }
     let (start, end) = trim_range(line, 0, end);
     if start == end {
@@ -157,23 +182,22 @@ pub(crate) fn split_line(line: &[u8]) -> LineShape<'_> {
             LineShape::Blank { comment }
         };
     }
-    let body = &line[start..end];
-    let sep = match memchr(b':', body) {
-        Some(i) => start + i,
-        None => {
-            // Whitespace is accepted in place of the colon only when the
-            // line is exactly two words.
-            let Some(i) = body.iter().position(|&b| b == b' ' || b == b'\t') else {
-                return LineShape::Junk { flags };
-            };
-            let after = &body[i..];
-            let val = after.iter().position(|&b| b != b' ' && b != b'\t').unwrap_or(after.len());
-            if after[val..].iter().any(|&b| b == b' ' || b == b'\t') {
-                return LineShape::Junk { flags };
-            }
-            flags.no_colon = true;
-            start + i
+    let sep = if colon < end {
+        colon
+    } else {
+        // Whitespace is accepted in place of the colon only when the line
+        // is exactly two words.
+        let body = &line[start..end];
+        let Some(i) = body.iter().position(|&b| b == b' ' || b == b'\t') else {
+            return LineShape::Junk { flags };
+        };
+        let after = &body[i..];
+        let val = after.iter().position(|&b| b != b' ' && b != b'\t').unwrap_or(after.len());
+        if after[val..].iter().any(|&b| b == b' ' || b == b'\t') {
+            return LineShape::Junk { flags };
         }
+        flags.no_colon = true;
+        start + i
     };
     let (ks, ke) = trim_range(line, start, sep);
     if ks == ke {
@@ -256,17 +280,20 @@ pub(crate) fn classify_key(key: &[u8]) -> (KeyKind, bool) {
         [b"disallow", b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw"];
     const SITEMAP: [&[u8]; 2] = [b"sitemap", b"site-map"];
     let exact = |canon: &[u8]| key.eq_ignore_ascii_case(canon);
-    if UA.iter().any(|p| starts_with_ci(key, p)) {
-        return (KeyKind::UserAgent, !exact(b"user-agent"));
-    }
-    if starts_with_ci(key, b"allow") {
-        return (KeyKind::Allow, !exact(b"allow"));
-    }
-    if DISALLOW.iter().any(|p| starts_with_ci(key, p)) {
-        return (KeyKind::Disallow, !exact(b"disallow"));
-    }
-    if SITEMAP.iter().any(|p| starts_with_ci(key, p)) {
-        return (KeyKind::Sitemap, !exact(b"sitemap"));
+    // The order of the checks is Google's; the first letter only skips
+    // checks that cannot match.
+    match key.first().map(u8::to_ascii_lowercase) {
+        Some(b'u') if UA.iter().any(|p| starts_with_ci(key, p)) => {
+            return (KeyKind::UserAgent, !exact(b"user-agent"));
+        }
+        Some(b'a') if starts_with_ci(key, b"allow") => return (KeyKind::Allow, !exact(b"allow")),
+        Some(b'd') if DISALLOW.iter().any(|p| starts_with_ci(key, p)) => {
+            return (KeyKind::Disallow, !exact(b"disallow"));
+        }
+        Some(b's') if SITEMAP.iter().any(|p| starts_with_ci(key, p)) => {
+            return (KeyKind::Sitemap, !exact(b"sitemap"));
+        }
+        _ => {}
     }
     let ext: &[(&[u8], KeyKind)] = &[
         (b"crawl-delay", KeyKind::CrawlDelay),

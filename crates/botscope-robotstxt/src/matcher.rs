@@ -106,6 +106,15 @@ struct CRule {
     flags: u8,
 }
 
+impl CRule {
+    /// Match order within a group as one number, highest first: longest
+    /// pattern, then Allow before Disallow, then earlier line.
+    #[inline]
+    fn rank(&self) -> u64 {
+        (u64::from(self.priority) << 33) | (u64::from(self.flags & F_ALLOW) << 32) | u64::from(u32::MAX - self.line)
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct CGroup {
     rules_start: u32,
@@ -275,18 +284,7 @@ impl Compiler {
         }
     }
 
-    fn finish(mut self) -> Matcher {
-        if self.semantics == Semantics::Google {
-            // Within a group, order rules so that the first match is the
-            // best one: longest pattern first, Allow before Disallow on a
-            // tie, then file order.
-            for gi in 0..self.groups.len() {
-                let start = self.groups[gi].rules_start as usize;
-                let end = self.groups.get(gi + 1).map_or(self.rules.len(), |g| g.rules_start as usize);
-                self.rules[start..end]
-                    .sort_by_key(|r| (std::cmp::Reverse(r.priority), r.flags & F_ALLOW == 0, r.line));
-            }
-        }
+    fn finish(self) -> Matcher {
         Matcher {
             semantics: self.semantics,
             arena: self.arena.into_boxed_slice(),
@@ -340,19 +338,14 @@ fn draft_prefix(path: &[u8], pat: &[u8]) -> bool {
     pat.iter().all(|&b| p.next() == Some(b))
 }
 
+/// The best match so far: highest [`CRule::rank`] wins (longest pattern,
+/// then Allow, then earliest line).
 #[derive(Clone, Copy)]
 struct Best {
+    rank: u64,
     priority: u16,
     allow: bool,
-    line: u32,
     idx: u32,
-}
-
-impl Best {
-    fn beats(&self, other: &Best) -> bool {
-        (self.priority, self.allow, std::cmp::Reverse(self.line))
-            > (other.priority, other.allow, std::cmp::Reverse(other.line))
-    }
 }
 
 impl Matcher {
@@ -428,9 +421,16 @@ impl Matcher {
         }
     }
 
-    fn best_in_group(&self, gi: usize, path: &[u8]) -> Option<Best> {
+    /// The best-ranked rule of a group that matches `path`. Rules are kept
+    /// in file order (sorting costs more at compile time than it saves per
+    /// query); a rule that cannot outrank the best so far is not tried.
+    fn best_in_group(&self, gi: usize, path: &[u8], mut best: Option<Best>) -> Option<Best> {
         let start = self.groups[gi].rules_start;
         for (i, r) in self.group_rules(gi).iter().enumerate() {
+            let rank = r.rank();
+            if best.is_some_and(|b| b.rank >= rank) {
+                continue;
+            }
             let pat = self.pattern(r);
             let hit = if r.flags & F_GLOB != 0 {
                 glob_matches(path, pat)
@@ -441,26 +441,19 @@ impl Matcher {
                 path.starts_with(pat)
             };
             if hit {
-                return Some(Best { priority: r.priority, allow: r.flags & F_ALLOW != 0, line: r.line, idx: start + to_u32(i) });
+                best = Some(Best { rank, priority: r.priority, allow: r.flags & F_ALLOW != 0, idx: start + to_u32(i) });
             }
         }
-        None
+        best
     }
 
     fn check_google(&self, agent: &[u8], path: &[u8]) -> Verdict<'_> {
         let mut best: Option<Best> = None;
-        let mut consider = |b: Option<Best>| {
-            if let Some(b) = b
-                && best.is_none_or(|cur| b.beats(&cur))
-            {
-                best = Some(b);
-            }
-        };
         let mut specific = false;
         for a in self.agents.iter() {
             if self.token(a).eq_ignore_ascii_case(agent) {
                 specific = true;
-                consider(self.best_in_group(a.group as usize, path));
+                best = self.best_in_group(a.group as usize, path, best);
             }
         }
         let group = if specific {
@@ -470,7 +463,7 @@ impl Matcher {
             for gi in 0..self.groups.len() {
                 if self.groups[gi].global {
                     any = true;
-                    consider(self.best_in_group(gi, path));
+                    best = self.best_in_group(gi, path, best);
                 }
             }
             if any { GroupMatch::Global } else { GroupMatch::None }

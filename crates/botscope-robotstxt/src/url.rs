@@ -77,6 +77,10 @@ fn hex_val(b: u8) -> Option<u8> {
 /// assert_eq!(&*escape_pattern("/á%aa".as_bytes()), b"/%C3%A1%AA");
 /// ```
 pub fn escape_pattern(src: &[u8]) -> Cow<'_, [u8]> {
+    // Most patterns are plain ASCII without escapes.
+    if !src.iter().any(|&b| b == b'%' || b >= 0x80) {
+        return Cow::Borrowed(src);
+    }
     let is_escape = |i: usize| {
         src[i] == b'%'
             && src.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
