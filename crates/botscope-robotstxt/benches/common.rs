@@ -50,17 +50,25 @@ pub fn load() -> Corpus {
     Corpus { files, queries }
 }
 
-/// Runs `f` (which does `units` units of work) repeatedly for about a
-/// second and returns units per second.
-pub fn rate(units: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    let start = Instant::now();
-    let mut iters = 0u32;
-    while start.elapsed() < Duration::from_secs(1) || iters < 3 {
-        f();
-        iters += 1;
+/// Measures each contender's rate (units per second) the robust way on a
+/// noisy machine: contenders take turns, five rounds of about 300 ms each,
+/// and each keeps its best round.
+pub fn rates(units: usize, contenders: &mut [(&str, &mut dyn FnMut())]) -> Vec<f64> {
+    let mut best = vec![0.0_f64; contenders.len()];
+    for _ in 0..5 {
+        for (i, (_, f)) in contenders.iter_mut().enumerate() {
+            f();
+            let start = Instant::now();
+            let mut iters = 0u32;
+            while start.elapsed() < Duration::from_millis(300) || iters < 2 {
+                f();
+                iters += 1;
+            }
+            let r = (units as f64 * f64::from(iters)) / start.elapsed().as_secs_f64();
+            best[i] = best[i].max(r);
+        }
     }
-    (units as f64 * f64::from(iters)) / start.elapsed().as_secs_f64()
+    best
 }
 
 /// Prints a comparison table: ours against each peer, with the ratio to

@@ -30,9 +30,11 @@ fn bench(c: &mut Criterion) {
     });
     g.finish();
 
-    let ours = common::rate(n, || files.iter().for_each(|(_, f)| drop(black_box(Matcher::compile(f, Semantics::Google, &opts)))));
-    let robotxt = common::rate(n, || files.iter().for_each(|(_, f)| drop(black_box(robotxt::Robots::parse(f, "Googlebot")))));
-    let texting = common::rate(n, || files.iter().for_each(|(_, f)| drop(black_box(texting_robots::Robot::new("Googlebot", f)))));
+    let mut run_ours = || files.iter().for_each(|(_, f)| drop(black_box(Matcher::compile(f, Semantics::Google, &opts))));
+    let mut run_robotxt = || files.iter().for_each(|(_, f)| drop(black_box(robotxt::Robots::parse(f, "Googlebot"))));
+    let mut run_texting = || files.iter().for_each(|(_, f)| drop(black_box(texting_robots::Robot::new("Googlebot", f))));
+    let r = common::rates(n, &mut [("ours", &mut run_ours), ("robotxt", &mut run_robotxt), ("texting", &mut run_texting)]);
+    let (ours, robotxt, texting) = (r[0], r[1], r[2]);
     let bytes: usize = files.iter().map(|(_, f)| f.len()).sum();
     common::report(
         &format!("parse: {n} real files, {bytes} bytes"),

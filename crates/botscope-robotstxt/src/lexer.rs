@@ -111,7 +111,9 @@ pub(crate) enum LineShape<'a> {
 /// ASCII whitespace as `absl::ascii_isspace` defines it.
 #[inline]
 pub(crate) fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+    // Bits 9..=13 (\t \n \v \f \r) and 32 (space).
+    const MASK: u64 = (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12) | (1 << 13) | (1 << 32);
+    b < 64 && (MASK >> b) & 1 == 1
 }
 
 /// Returns `(start, end)` of `s[start..end]` without surrounding whitespace.
@@ -126,21 +128,15 @@ fn trim_range(s: &[u8], mut start: usize, mut end: usize) -> (usize, usize) {
     (start, end)
 }
 
-const C_NUL: u8 = 1;
-const C_HASH: u8 = 2;
-const C_COLON: u8 = 3;
-const C_SPACE: u8 = 4;
-
-/// Byte classes for the one-pass line scan.
-static CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    t[0] = C_NUL;
-    t[b'#' as usize] = C_HASH;
-    t[b':' as usize] = C_COLON;
-    t[b' ' as usize] = C_SPACE;
-    t[b'\t' as usize] = C_SPACE;
-    t
-};
+/// Nonzero when some byte of `x` equals `b` (the classic SWAR test; the
+/// lowest flagged byte is exact).
+#[inline]
+pub(crate) fn has_byte(x: u64, b: u8) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let y = x ^ (LO * u64::from(b));
+    y.wrapping_sub(LO) & !y & HI
+}
 
 /// Splits one line into key and value the way Google's parser does.
 pub(crate) fn split_line(line: &[u8]) -> LineShape<'_> {
@@ -149,24 +145,48 @@ pub(crate) fn split_line(line: &[u8]) -> LineShape<'_> {
     let mut end = line.len();
     let mut colon = usize::MAX;
     // One pass: the first NUL (end of a C string) or `#` (comment) ends
-    // the text; remember the first colon before it.
-    for (i, &b) in line.iter().enumerate() {
-        match CLASS[usize::from(b)] {
-            0 | C_SPACE => {}
-            C_COLON => {
-                if colon == usize::MAX {
-                    colon = i;
+    // the text; remember the first colon before it. Eight bytes at a time.
+    let mut i = 0;
+    let mut stop = usize::MAX;
+    while i + 8 <= line.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&line[i..i + 8]);
+        let x = u64::from_le_bytes(w);
+        let s = has_byte(x, 0) | has_byte(x, b'#');
+        let s_at = if s == 0 { usize::MAX } else { i + (s.trailing_zeros() / 8) as usize };
+        if colon == usize::MAX {
+            let c = has_byte(x, b':');
+            if c != 0 {
+                let c_at = i + (c.trailing_zeros() / 8) as usize;
+                if c_at < s_at {
+                    colon = c_at;
                 }
             }
-            c => {
-                end = i;
-                if c == C_NUL {
-                    flags.nul = true;
-                } else {
-                    comment = true;
+        }
+        if s != 0 {
+            stop = s_at;
+            break;
+        }
+        i += 8;
+    }
+    if stop == usize::MAX {
+        for (j, &b) in line[i..].iter().enumerate() {
+            match b {
+                0 | b'#' => {
+                    stop = i + j;
+                    break;
                 }
-                break;
+                b':' if colon == usize::MAX => colon = i + j,
+                _ => {}
             }
+        }
+    }
+    if stop != usize::MAX {
+        end = stop;
+        if line[stop] == 0 {
+            flags.nul = true;
+        } else {
+            comment = true;
         }
     }
     if end > MAX_LINE_LEN {
@@ -279,6 +299,21 @@ pub(crate) fn classify_key(key: &[u8]) -> (KeyKind, bool) {
     const DISALLOW: [&[u8]; 6] =
         [b"disallow", b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw"];
     const SITEMAP: [&[u8]; 2] = [b"sitemap", b"site-map"];
+    // Fast path for the canonical spellings, in any case: OR-ing 0x20
+    // lower-cases letters and leaves `-` alone.
+    if key.len() <= 10 {
+        let mut w = [0u8; 10];
+        for (d, s) in w.iter_mut().zip(key) {
+            *d = s | 0x20;
+        }
+        match &w[..key.len()] {
+            b"disallow" => return (KeyKind::Disallow, false),
+            b"allow" => return (KeyKind::Allow, false),
+            b"user-agent" => return (KeyKind::UserAgent, false),
+            b"sitemap" => return (KeyKind::Sitemap, false),
+            _ => {}
+        }
+    }
     let exact = |canon: &[u8]| key.eq_ignore_ascii_case(canon);
     // The order of the checks is Google's; the first letter only skips
     // checks that cannot match.

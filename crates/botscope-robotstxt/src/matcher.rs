@@ -97,6 +97,11 @@ const F_GLOB: u8 = 4;
 /// exactly `/dir/`.
 const F_DIR: u8 = 8;
 
+/// The rule's literal text starts with `/` and a known byte at index 1.
+const F_HEAD1: u8 = 16;
+/// … and a known byte at index 2.
+const F_HEAD2: u8 = 32;
+
 #[derive(Debug, Clone, Copy)]
 struct CRule {
     off: u32,
@@ -104,6 +109,9 @@ struct CRule {
     len: u16,
     priority: u16,
     flags: u8,
+    /// Bytes 1 and 2 of the literal start of the pattern: a cheap filter
+    /// before the full comparison (they fit in the struct's padding).
+    head: [u8; 2],
 }
 
 impl CRule {
@@ -205,13 +213,19 @@ impl Compiler {
         let mut flags = if allow { F_ALLOW } else { 0 };
         if self.semantics == Semantics::Google {
             let p = &pattern[..usize::from(len)];
-            if p.contains(&b'*') {
+            if crate::url::pattern_bits(p) & crate::url::HAS_STAR != 0 {
                 flags |= F_GLOB;
             } else if p.last() == Some(&b'$') {
                 flags |= F_EXACT;
             }
         }
-        self.rules.push(CRule { off, line, len, priority: len, flags });
+        let mut head = [0u8; 2];
+        if self.semantics == Semantics::Google {
+            let p = &pattern[..usize::from(len)];
+            let lit_end = p.iter().position(|&b| b == b'*').unwrap_or(if flags & F_EXACT != 0 { p.len() - 1 } else { p.len() });
+            flags |= head_flags(&p[..lit_end], &mut head);
+        }
+        self.rules.push(CRule { off, line, len, priority: len, flags, head });
         // Google: an Allow ending in `/index.htm…` also allows its directory
         // (`/dir/index.html` allows `/dir/`), with the priority of `/dir/$`.
         if allow
@@ -222,7 +236,9 @@ impl Compiler {
             // The derived rule keeps the whole pattern for reporting and
             // matches the directory part, whose length is `priority - 1`.
             let dir_len = to_u16(slash + 1);
-            self.rules.push(CRule { off, line, len, priority: dir_len.saturating_add(1), flags: F_ALLOW | F_EXACT | F_DIR });
+            let mut head = [0u8; 2];
+            let hf = head_flags(&pattern[..slash + 1], &mut head);
+            self.rules.push(CRule { off, line, len, priority: dir_len.saturating_add(1), flags: F_ALLOW | F_EXACT | F_DIR | hf, head });
         }
     }
 
@@ -284,7 +300,28 @@ impl Compiler {
         }
     }
 
-    fn finish(self) -> Matcher {
+    fn finish(mut self) -> Matcher {
+        if self.semantics == Semantics::Google {
+            // Within a group, order rules so that the first match is the
+            // best one. Sorting packed keys is much cheaper than sorting
+            // the rules with a key function.
+            let mut keys: Vec<u128> = Vec::new();
+            let mut scratch: Vec<CRule> = Vec::new();
+            for gi in 0..self.groups.len() {
+                let start = self.groups[gi].rules_start as usize;
+                let end = self.groups.get(gi + 1).map_or(self.rules.len(), |g| g.rules_start as usize);
+                let rules = &mut self.rules[start..end];
+                if rules.len() < 2 {
+                    continue;
+                }
+                keys.clear();
+                keys.extend(rules.iter().enumerate().map(|(i, r)| (u128::from(r.rank()) << 32) | i as u128));
+                keys.sort_unstable_by(|a, b| b.cmp(a));
+                scratch.clear();
+                scratch.extend(keys.iter().map(|k| rules[(*k & 0xFFFF_FFFF) as usize]));
+                rules.copy_from_slice(&scratch);
+            }
+        }
         Matcher {
             semantics: self.semantics,
             arena: self.arena.into_boxed_slice(),
@@ -292,6 +329,24 @@ impl Compiler {
             groups: self.groups.into_boxed_slice(),
             agents: self.agents.into_boxed_slice(),
         }
+    }
+}
+
+/// Fills `head` from a pattern's literal start and returns the head flags.
+fn head_flags(lit: &[u8], head: &mut [u8; 2]) -> u8 {
+    if lit.first() != Some(&b'/') {
+        return 0;
+    }
+    match (lit.get(1), lit.get(2)) {
+        (Some(&a), Some(&b)) => {
+            *head = [a, b];
+            F_HEAD1 | F_HEAD2
+        }
+        (Some(&a), None) => {
+            head[0] = a;
+            F_HEAD1
+        }
+        _ => 0,
     }
 }
 
@@ -421,14 +476,20 @@ impl Matcher {
         }
     }
 
-    /// The best-ranked rule of a group that matches `path`. Rules are kept
-    /// in file order (sorting costs more at compile time than it saves per
-    /// query); a rule that cannot outrank the best so far is not tried.
-    fn best_in_group(&self, gi: usize, path: &[u8], mut best: Option<Best>) -> Option<Best> {
+    /// The best-ranked rule of a group that matches `path`, or `best` if
+    /// that ranks higher. Rules are in rank order, so the first match is
+    /// the group's best.
+    fn best_in_group(&self, gi: usize, path: &[u8], best: Option<Best>) -> Option<Best> {
         let start = self.groups[gi].rules_start;
         for (i, r) in self.group_rules(gi).iter().enumerate() {
             let rank = r.rank();
             if best.is_some_and(|b| b.rank >= rank) {
+                // Rules are in rank order: nothing further can win.
+                break;
+            }
+            if r.flags & F_HEAD1 != 0
+                && (path.get(1) != Some(&r.head[0]) || (r.flags & F_HEAD2 != 0 && path.get(2) != Some(&r.head[1])))
+            {
                 continue;
             }
             let pat = self.pattern(r);
@@ -441,7 +502,7 @@ impl Matcher {
                 path.starts_with(pat)
             };
             if hit {
-                best = Some(Best { rank, priority: r.priority, allow: r.flags & F_ALLOW != 0, idx: start + to_u32(i) });
+                return Some(Best { rank, priority: r.priority, allow: r.flags & F_ALLOW != 0, idx: start + to_u32(i) });
             }
         }
         best

@@ -56,6 +56,33 @@ pub fn path_of(url: &[u8]) -> Cow<'_, [u8]> {
 
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
 
+/// [`pattern_bits`]: the pattern has a `%`.
+pub(crate) const HAS_PERCENT: u8 = 1;
+/// [`pattern_bits`]: the pattern has a `*`.
+pub(crate) const HAS_STAR: u8 = 2;
+/// [`pattern_bits`]: the pattern has a byte outside ASCII.
+pub(crate) const HAS_HIGH: u8 = 0x80;
+
+/// What a pattern contains, eight bytes at a time.
+#[inline]
+pub(crate) fn pattern_bits(p: &[u8]) -> u8 {
+    let (mut pct, mut star, mut high) = (0u64, 0u64, 0u64);
+    let mut words = p.chunks_exact(8);
+    for w in &mut words {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let x = u64::from_le_bytes(a);
+        pct |= crate::lexer::has_byte(x, b'%');
+        star |= crate::lexer::has_byte(x, b'*');
+        high |= x & 0x8080_8080_8080_8080;
+    }
+    let mut bits = u8::from(pct != 0) * HAS_PERCENT | u8::from(star != 0) * HAS_STAR | u8::from(high != 0) * HAS_HIGH;
+    for &b in words.remainder() {
+        bits |= u8::from(b == b'%') * HAS_PERCENT | u8::from(b == b'*') * HAS_STAR | (b & HAS_HIGH);
+    }
+    bits
+}
+
 #[inline]
 fn hex_val(b: u8) -> Option<u8> {
     match b {
@@ -78,7 +105,7 @@ fn hex_val(b: u8) -> Option<u8> {
 /// ```
 pub fn escape_pattern(src: &[u8]) -> Cow<'_, [u8]> {
     // Most patterns are plain ASCII without escapes.
-    if !src.iter().any(|&b| b == b'%' || b >= 0x80) {
+    if pattern_bits(src) & (HAS_PERCENT | HAS_HIGH) == 0 {
         return Cow::Borrowed(src);
     }
     let is_escape = |i: usize| {
