@@ -3,7 +3,10 @@
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let dir = args.next().filter(|d| !d.is_empty()).unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus").to_owned());
+    let dir = args
+        .next()
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus").to_owned());
     let rounds: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(200);
     let files: Vec<Vec<u8>> = std::fs::read_dir(&dir)
         .expect("corpus dir")
@@ -21,5 +24,8 @@ fn main() {
     let secs = start.elapsed().as_secs_f64();
     #[allow(clippy::cast_precision_loss)]
     let per_sec = (files.len() * rounds) as f64 / secs;
-    println!("{} files x {rounds}: {per_sec:.0} files/s ({rules})", files.len());
+    println!(
+        "{} files x {rounds}: {per_sec:.0} files/s ({rules})",
+        files.len()
+    );
 }

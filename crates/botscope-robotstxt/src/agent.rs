@@ -3,9 +3,35 @@
 /// Product names that belong to browser engines and platforms, never to
 /// the robot a User-Agent header identifies.
 const BROWSER_TOKENS: &[&str] = &[
-    "mozilla", "applewebkit", "khtml", "gecko", "chrome", "chromium", "safari", "version", "mobile",
-    "firefox", "edge", "edg", "opera", "opr", "build", "like", "trident", "msie", "windows", "linux",
-    "android", "iphone", "ipad", "cpu", "macintosh", "intel", "x11", "headlesschrome", "compatible",
+    "mozilla",
+    "applewebkit",
+    "khtml",
+    "gecko",
+    "chrome",
+    "chromium",
+    "safari",
+    "version",
+    "mobile",
+    "firefox",
+    "edge",
+    "edg",
+    "opera",
+    "opr",
+    "build",
+    "like",
+    "trident",
+    "msie",
+    "windows",
+    "linux",
+    "android",
+    "iphone",
+    "ipad",
+    "cpu",
+    "macintosh",
+    "intel",
+    "x11",
+    "headlesschrome",
+    "compatible",
 ];
 
 fn is_token_byte(b: u8) -> bool {
@@ -44,7 +70,10 @@ pub fn product_token(agent: &str) -> &str {
     if let Some(i) = find_ci(bytes, b"compatible;") {
         let rest = &agent[i + b"compatible;".len()..];
         let rest = rest.trim_start();
-        let end = rest.bytes().position(|b| !is_token_byte(b)).unwrap_or(rest.len());
+        let end = rest
+            .bytes()
+            .position(|b| !is_token_byte(b))
+            .unwrap_or(rest.len());
         if end > 0 && !is_browser(&rest[..end]) {
             return &rest[..end];
         }
@@ -53,7 +82,10 @@ pub fn product_token(agent: &str) -> &str {
     let mut i = 0;
     while i < bytes.len() {
         if is_token_byte(bytes[i]) && (i == 0 || !is_token_byte(bytes[i - 1])) {
-            let end = bytes[i..].iter().position(|&b| !is_token_byte(b)).map_or(bytes.len(), |e| i + e);
+            let end = bytes[i..]
+                .iter()
+                .position(|&b| !is_token_byte(b))
+                .map_or(bytes.len(), |e| i + e);
             if bytes.get(end) == Some(&b'/') && !is_browser(&agent[i..end]) {
                 return &agent[i..end];
             }
@@ -70,7 +102,8 @@ fn is_browser(token: &str) -> bool {
 }
 
 fn find_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
+    hay.windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
 }
 
 #[cfg(test)]
@@ -80,13 +113,25 @@ mod tests {
     #[test]
     fn real_crawler_headers() {
         let cases = [
-            ("Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/99.0.4844.84 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "Googlebot"),
+            (
+                "Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/99.0.4844.84 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+                "Googlebot",
+            ),
             ("Googlebot-Image/1.0", "Googlebot-Image"),
-            ("Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)", "YandexBot"),
-            ("Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)", "ClaudeBot"),
+            (
+                "Mozilla/5.0 (compatible; YandexBot/3.0; +http://yandex.com/bots)",
+                "YandexBot",
+            ),
+            (
+                "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)",
+                "ClaudeBot",
+            ),
             ("Twitterbot/1.0", "Twitterbot"),
             ("CCBot/2.0 (https://commoncrawl.org/faq/)", "CCBot"),
-            ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"),
+            (
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
+            ),
         ];
         for (ua, want) in cases {
             assert_eq!(product_token(ua), want, "{ua}");

@@ -171,7 +171,11 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {} {} [{}] {}", self.line, self.column, self.severity, self.code, self.name, self.message)?;
+        write!(
+            f,
+            "{}:{}: {} {} [{}] {}",
+            self.line, self.column, self.severity, self.code, self.name, self.message
+        )?;
         if let Some(s) = &self.suggestion {
             write!(f, " (help: {s})")?;
         }

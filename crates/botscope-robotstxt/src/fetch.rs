@@ -63,7 +63,12 @@ impl FetchPolicy {
 
     /// The 1996 draft: 7 days by default; 401 and 403 disallow all.
     pub fn draft1996() -> Self {
-        FetchPolicy { semantics: Semantics::Draft1996, default_ttl: 7 * DAY, max_ttl: 30 * DAY, ..FetchPolicy::google() }
+        FetchPolicy {
+            semantics: Semantics::Draft1996,
+            default_ttl: 7 * DAY,
+            max_ttl: 30 * DAY,
+            ..FetchPolicy::google()
+        }
     }
 
     /// The policy for the given semantics.
@@ -152,7 +157,10 @@ pub struct FetchDecision {
 
 /// Looks up a header by name, case-insensitively.
 pub fn header<'a>(headers: &[(&str, &'a str)], name: &str) -> Option<&'a str> {
-    headers.iter().find(|(k, _)| k.trim().eq_ignore_ascii_case(name)).map(|(_, v)| v.trim())
+    headers
+        .iter()
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.trim())
 }
 
 /// Decides what to do with a robots.txt response.
@@ -177,25 +185,42 @@ pub fn decide_fetch(policy: &FetchPolicy, r: &FetchResponse<'_>) -> FetchDecisio
             .unwrap_or(policy.error_retry)
             .clamp(policy.min_ttl, policy.max_ttl);
         if r.unreachable_for >= policy.unreachable_grace {
-            let action = if r.has_cached_copy { FetchAction::UseCachedCopy } else { FetchAction::AllowAll };
+            let action = if r.has_cached_copy {
+                FetchAction::UseCachedCopy
+            } else {
+                FetchAction::AllowAll
+            };
             let reason = if r.has_cached_copy {
                 "unreachable for longer than the grace period: use the last good copy (RFC 9309 2.3.1.4)"
             } else {
                 "unreachable for longer than the grace period and no copy: allow all (RFC 9309 2.3.1.4)"
             };
-            return FetchDecision { action, reason, expires_in: retry };
+            return FetchDecision {
+                action,
+                reason,
+                expires_in: retry,
+            };
         }
-        FetchDecision { action: FetchAction::DisallowAll, reason, expires_in: retry }
+        FetchDecision {
+            action: FetchAction::DisallowAll,
+            reason,
+            expires_in: retry,
+        }
     };
     let Some(status) = r.status else {
-        return unreachable("network error: disallow all until robots.txt can be fetched (RFC 9309 2.3.1.4)");
+        return unreachable(
+            "network error: disallow all until robots.txt can be fetched (RFC 9309 2.3.1.4)",
+        );
     };
     match status {
         200..=299 => {
             let cap = policy.size_cap;
             let truncated = usize::try_from(r.body_len).map_or(true, |n| n > cap);
             FetchDecision {
-                action: FetchAction::Parse { max_bytes: cap, truncated },
+                action: FetchAction::Parse {
+                    max_bytes: cap,
+                    truncated,
+                },
                 reason: if truncated {
                     "success; the body is over the size cap and only its start is parsed (RFC 9309 2.5)"
                 } else {
@@ -211,7 +236,9 @@ pub fn decide_fetch(policy: &FetchPolicy, r: &FetchResponse<'_>) -> FetchDecisio
         },
         300..=399 => match header(r.headers, "location").filter(|l| !l.is_empty()) {
             Some(loc) if r.redirect_hops < policy.max_redirects => FetchDecision {
-                action: FetchAction::FollowRedirect { location: loc.to_owned() },
+                action: FetchAction::FollowRedirect {
+                    location: loc.to_owned(),
+                },
                 reason: "redirect: follow it (RFC 9309 2.3.1.2)",
                 expires_in: Duration::ZERO,
             },
@@ -237,7 +264,9 @@ pub fn decide_fetch(policy: &FetchPolicy, r: &FetchResponse<'_>) -> FetchDecisio
             reason: "unavailable (4xx): no restrictions (RFC 9309 2.3.1.3)",
             expires_in: lifetime(),
         },
-        500..=599 => unreachable("server error: disallow all until robots.txt can be fetched (RFC 9309 2.3.1.4)"),
+        500..=599 => unreachable(
+            "server error: disallow all until robots.txt can be fetched (RFC 9309 2.3.1.4)",
+        ),
         _ => unreachable("unexpected status: treated as unreachable, disallow all"),
     }
 }
@@ -255,7 +284,9 @@ pub fn cache_lifetime(policy: &FetchPolicy, headers: &[(&str, &str)], now: Syste
             continue;
         }
         for directive in value.split(',') {
-            let (k, v) = directive.split_once('=').map_or((directive, None), |(k, v)| (k, Some(v)));
+            let (k, v) = directive
+                .split_once('=')
+                .map_or((directive, None), |(k, v)| (k, Some(v)));
             let k = k.trim().to_ascii_lowercase();
             let secs = v.and_then(|v| v.trim().trim_matches('"').parse::<u64>().ok());
             match k.as_str() {
@@ -272,13 +303,20 @@ pub fn cache_lifetime(policy: &FetchPolicy, headers: &[(&str, &str)], now: Syste
     if from_headers.is_none()
         && let Some(expires) = header(headers, "expires")
     {
-        let base = header(headers, "date").and_then(|d| httpdate::parse_http_date(d).ok()).unwrap_or(now);
+        let base = header(headers, "date")
+            .and_then(|d| httpdate::parse_http_date(d).ok())
+            .unwrap_or(now);
         // An invalid Expires means "already expired" (RFC 9111 5.3).
         from_headers = Some(
-            httpdate::parse_http_date(expires).ok().and_then(|e| e.duration_since(base).ok()).unwrap_or(Duration::ZERO),
+            httpdate::parse_http_date(expires)
+                .ok()
+                .and_then(|e| e.duration_since(base).ok())
+                .unwrap_or(Duration::ZERO),
         );
     }
-    from_headers.unwrap_or(policy.default_ttl).clamp(policy.min_ttl, policy.max_ttl.max(policy.min_ttl))
+    from_headers
+        .unwrap_or(policy.default_ttl)
+        .clamp(policy.min_ttl, policy.max_ttl.max(policy.min_ttl))
 }
 
 /// Reads `Retry-After`: seconds, or an HTTP date.
@@ -294,7 +332,10 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 /// True when `path` is `/robots.txt` itself, which RFC 9309 2.2.2 makes
 /// always allowed: a crawler fetches it whatever it says.
 pub fn is_robots_txt_path(path: &[u8]) -> bool {
-    let end = path.iter().position(|&b| b == b'?' || b == b'#').unwrap_or(path.len());
+    let end = path
+        .iter()
+        .position(|&b| b == b'?' || b == b'#')
+        .unwrap_or(path.len());
     &path[..end] == b"/robots.txt"
 }
 
@@ -302,7 +343,10 @@ pub fn is_robots_txt_path(path: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    fn resp(status: Option<u16>, headers: &'static [(&'static str, &'static str)]) -> FetchResponse<'static> {
+    fn resp(
+        status: Option<u16>,
+        headers: &'static [(&'static str, &'static str)],
+    ) -> FetchResponse<'static> {
         FetchResponse {
             status,
             headers,
@@ -310,7 +354,8 @@ mod tests {
             body_len: 100,
             unreachable_for: Duration::ZERO,
             has_cached_copy: false,
-            now: httpdate::parse_http_date("Sun, 22 Nov 2026 10:00:00 GMT").unwrap_or(SystemTime::UNIX_EPOCH),
+            now: httpdate::parse_http_date("Sun, 22 Nov 2026 10:00:00 GMT")
+                .unwrap_or(SystemTime::UNIX_EPOCH),
         }
     }
 
@@ -347,7 +392,10 @@ mod tests {
     #[test]
     fn redirects_up_to_five_hops() {
         let g = FetchPolicy::google();
-        let mut r = resp(Some(301), &[("Location", "https://www.example.com/robots.txt")]);
+        let mut r = resp(
+            Some(301),
+            &[("Location", "https://www.example.com/robots.txt")],
+        );
         for hops in 0..5 {
             r.redirect_hops = hops;
             assert_eq!(act(&g, &r), "follow-redirect", "hop {hops}");
@@ -374,7 +422,13 @@ mod tests {
     fn size_cap() {
         let mut r = resp(Some(200), &[]);
         r.body_len = 600 * 1024;
-        assert_eq!(decide_fetch(&FetchPolicy::google(), &r).action, FetchAction::Parse { max_bytes: 500 * 1024, truncated: true });
+        assert_eq!(
+            decide_fetch(&FetchPolicy::google(), &r).action,
+            FetchAction::Parse {
+                max_bytes: 500 * 1024,
+                truncated: true
+            }
+        );
     }
 
     #[test]
@@ -384,11 +438,27 @@ mod tests {
         let now = resp(None, &[]).now;
         assert_eq!(cache_lifetime(&g, &[], now), DAY);
         assert_eq!(cache_lifetime(&d, &[], now), 7 * DAY);
-        assert_eq!(cache_lifetime(&g, &[("cache-control", "public, max-age=3600")], now), HOUR);
-        assert_eq!(cache_lifetime(&g, &[("Cache-Control", "max-age=999999")], now), DAY, "bounded by max_ttl");
-        assert_eq!(cache_lifetime(&d, &[("Cache-Control", "max-age=999999")], now), Duration::from_secs(999_999));
-        assert_eq!(cache_lifetime(&g, &[("Cache-Control", "no-store")], now), g.min_ttl);
-        let exp = [("Date", "Sun, 22 Nov 2026 10:00:00 GMT"), ("Expires", "Sun, 22 Nov 2026 12:00:00 GMT")];
+        assert_eq!(
+            cache_lifetime(&g, &[("cache-control", "public, max-age=3600")], now),
+            HOUR
+        );
+        assert_eq!(
+            cache_lifetime(&g, &[("Cache-Control", "max-age=999999")], now),
+            DAY,
+            "bounded by max_ttl"
+        );
+        assert_eq!(
+            cache_lifetime(&d, &[("Cache-Control", "max-age=999999")], now),
+            Duration::from_secs(999_999)
+        );
+        assert_eq!(
+            cache_lifetime(&g, &[("Cache-Control", "no-store")], now),
+            g.min_ttl
+        );
+        let exp = [
+            ("Date", "Sun, 22 Nov 2026 10:00:00 GMT"),
+            ("Expires", "Sun, 22 Nov 2026 12:00:00 GMT"),
+        ];
         assert_eq!(cache_lifetime(&g, &exp, now), 2 * HOUR);
         assert_eq!(cache_lifetime(&g, &[("Expires", "0")], now), g.min_ttl);
     }
@@ -397,7 +467,10 @@ mod tests {
     fn retry_after_forms() {
         let now = resp(None, &[]).now;
         assert_eq!(parse_retry_after("30", now), Some(Duration::from_secs(30)));
-        assert_eq!(parse_retry_after("Sun, 22 Nov 2026 10:05:00 GMT", now), Some(Duration::from_secs(300)));
+        assert_eq!(
+            parse_retry_after("Sun, 22 Nov 2026 10:05:00 GMT", now),
+            Some(Duration::from_secs(300))
+        );
         assert_eq!(parse_retry_after("soon", now), None);
     }
 

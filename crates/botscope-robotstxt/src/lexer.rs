@@ -13,7 +13,6 @@
 //!   at whitespace if the line holds exactly two words;
 //! - leading and trailing ASCII whitespace is stripped from key and value.
 
-
 /// Longest line the matcher reads, in bytes; the rest of a longer line is
 /// ignored (the limit of Google's reference parser: 8 × 2083 − 1).
 pub const MAX_LINE_LEN: usize = 2083 * 8 - 1;
@@ -31,7 +30,11 @@ pub(crate) struct RawLine<'a> {
 
 /// Number of leading bytes that are (a prefix of) a UTF-8 BOM and are skipped.
 pub(crate) fn bom_len(input: &[u8]) -> usize {
-    input.iter().zip(BOM.iter()).take_while(|(a, b)| a == b).count()
+    input
+        .iter()
+        .zip(BOM.iter())
+        .take_while(|(a, b)| a == b)
+        .count()
 }
 
 /// Calls `f` for every line of `input`, including empty ones and the final
@@ -48,13 +51,19 @@ pub(crate) fn for_each_line<'a>(input: &'a [u8], mut f: impl FnMut(RawLine<'a>))
         let crlf_continuation = i == line_start && last_was_cr && end == b'\n';
         if !crlf_continuation {
             number = number.saturating_add(1);
-            f(RawLine { number, bytes: &body[line_start..i] });
+            f(RawLine {
+                number,
+                bytes: &body[line_start..i],
+            });
         }
         last_was_cr = end == b'\r';
         line_start = i + 1;
     }
     number = number.saturating_add(1);
-    f(RawLine { number, bytes: &body[line_start..] });
+    f(RawLine {
+        number,
+        bytes: &body[line_start..],
+    });
     number
 }
 
@@ -153,7 +162,11 @@ pub(crate) fn split_line(line: &[u8]) -> LineShape<'_> {
         w.copy_from_slice(&line[i..i + 8]);
         let x = u64::from_le_bytes(w);
         let s = has_byte(x, 0) | has_byte(x, b'#');
-        let s_at = if s == 0 { usize::MAX } else { i + (s.trailing_zeros() / 8) as usize };
+        let s_at = if s == 0 {
+            usize::MAX
+        } else {
+            i + (s.trailing_zeros() / 8) as usize
+        };
         if colon == usize::MAX {
             let c = has_byte(x, b':');
             if c != 0 {
@@ -212,7 +225,10 @@ pub(crate) fn split_line(line: &[u8]) -> LineShape<'_> {
             return LineShape::Junk { flags };
         };
         let after = &body[i..];
-        let val = after.iter().position(|&b| b != b' ' && b != b'\t').unwrap_or(after.len());
+        let val = after
+            .iter()
+            .position(|&b| b != b' ' && b != b'\t')
+            .unwrap_or(after.len());
         if after[val..].iter().any(|&b| b == b' ' || b == b'\t') {
             return LineShape::Junk { flags };
         }
@@ -282,7 +298,10 @@ impl KeyKind {
     /// True for the keys Google's parser treats as unknown (no effect on
     /// groups or matching).
     pub fn is_extension(self) -> bool {
-        !matches!(self, KeyKind::UserAgent | KeyKind::Allow | KeyKind::Disallow | KeyKind::Sitemap)
+        !matches!(
+            self,
+            KeyKind::UserAgent | KeyKind::Allow | KeyKind::Disallow | KeyKind::Sitemap
+        )
     }
 }
 
@@ -296,8 +315,14 @@ fn starts_with_ci(s: &[u8], prefix: &[u8]) -> bool {
 /// typo such as `Dissallow`).
 pub(crate) fn classify_key(key: &[u8]) -> (KeyKind, bool) {
     const UA: [&[u8]; 3] = [b"user-agent", b"useragent", b"user agent"];
-    const DISALLOW: [&[u8]; 6] =
-        [b"disallow", b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw"];
+    const DISALLOW: [&[u8]; 6] = [
+        b"disallow",
+        b"dissallow",
+        b"dissalow",
+        b"disalow",
+        b"diasllow",
+        b"disallaw",
+    ];
     const SITEMAP: [&[u8]; 2] = [b"sitemap", b"site-map"];
     // Fast path for the canonical spellings, in any case: OR-ing 0x20
     // lower-cases letters and leaves `-` alone.
@@ -342,7 +367,10 @@ pub(crate) fn classify_key(key: &[u8]) -> (KeyKind, bool) {
     ];
     for (spelling, kind) in ext {
         if key.eq_ignore_ascii_case(spelling) {
-            return (*kind, !key.eq_ignore_ascii_case(kind.canonical().as_bytes()));
+            return (
+                *kind,
+                !key.eq_ignore_ascii_case(kind.canonical().as_bytes()),
+            );
         }
     }
     (KeyKind::Unknown, false)
@@ -390,21 +418,38 @@ mod tests {
 
     #[test]
     fn separators() {
-        assert_eq!(pair(b"  Disallow :  /x  # c"), Some((b"Disallow".to_vec(), b"/x".to_vec(), false)));
-        assert_eq!(pair(b"disallow /x"), Some((b"disallow".to_vec(), b"/x".to_vec(), true)));
+        assert_eq!(
+            pair(b"  Disallow :  /x  # c"),
+            Some((b"Disallow".to_vec(), b"/x".to_vec(), false))
+        );
+        assert_eq!(
+            pair(b"disallow /x"),
+            Some((b"disallow".to_vec(), b"/x".to_vec(), true))
+        );
         assert_eq!(pair(b"disallow /x /y"), None);
         assert_eq!(pair(b"disallow"), None);
         assert_eq!(pair(b": /x"), None);
-        assert_eq!(pair(b"Disallow: /a\0/b"), Some((b"Disallow".to_vec(), b"/a".to_vec(), false)));
-        assert!(matches!(split_line(b"   # only a comment"), LineShape::Blank { comment: true }));
-        assert!(matches!(split_line(b""), LineShape::Blank { comment: false }));
+        assert_eq!(
+            pair(b"Disallow: /a\0/b"),
+            Some((b"Disallow".to_vec(), b"/a".to_vec(), false))
+        );
+        assert!(matches!(
+            split_line(b"   # only a comment"),
+            LineShape::Blank { comment: true }
+        ));
+        assert!(matches!(
+            split_line(b""),
+            LineShape::Blank { comment: false }
+        ));
     }
 
     #[test]
     fn long_lines_are_cut() {
         let mut line = b"Disallow: /".to_vec();
         line.extend(std::iter::repeat_n(b'a', 20_000));
-        let LineShape::Pair(kv) = split_line(&line) else { panic!("not a pair") };
+        let LineShape::Pair(kv) = split_line(&line) else {
+            panic!("not a pair")
+        };
         assert!(kv.flags.too_long);
         assert_eq!(kv.value.len(), MAX_LINE_LEN - b"Disallow: ".len());
     }

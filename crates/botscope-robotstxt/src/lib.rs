@@ -40,8 +40,8 @@ mod url;
 pub use agent::{is_product_token, product_token};
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use fetch::{
-    FetchAction, FetchDecision, FetchPolicy, FetchResponse, cache_lifetime, decide_fetch, header, is_robots_txt_path,
-    parse_retry_after,
+    FetchAction, FetchDecision, FetchPolicy, FetchResponse, cache_lifetime, decide_fetch, header,
+    is_robots_txt_path, parse_retry_after,
 };
 pub use lexer::{KeyKind, MAX_LINE_LEN};
 pub use lint::lint;

@@ -17,7 +17,10 @@ use crate::parse::{Group, Robots, Rule, RuleKind};
 /// ```
 pub fn lint(robots: &Robots) -> Vec<Diagnostic> {
     let mut out = robots.diagnostics.clone();
-    let mut l = Linter { out: &mut out, robots };
+    let mut l = Linter {
+        out: &mut out,
+        robots,
+    };
     l.groups();
     l.rules();
     l.rule_sets();
@@ -35,7 +38,11 @@ struct Linter<'a> {
 fn literal_prefix(p: &str) -> &str {
     let end = p.find('*').unwrap_or(p.len());
     let lit = &p[..end];
-    if end == p.len() { lit.strip_suffix('$').unwrap_or(lit) } else { lit }
+    if end == p.len() {
+        lit.strip_suffix('$').unwrap_or(lit)
+    } else {
+        lit
+    }
 }
 
 fn is_plain(p: &str) -> bool {
@@ -58,7 +65,11 @@ impl Linter<'_> {
             .chain(r.clean_params.iter().map(|h| h.line))
             .chain(r.other.iter().map(|o| o.line))
             .chain(r.groups.iter().flat_map(|g| {
-                g.crawl_delay.iter().map(|c| c.line).chain(g.request_rate.iter().map(|c| c.line)).chain(g.visit_time.iter().map(|c| c.line))
+                g.crawl_delay
+                    .iter()
+                    .map(|c| c.line)
+                    .chain(g.request_rate.iter().map(|c| c.line))
+                    .chain(g.visit_time.iter().map(|c| c.line))
             }))
             .collect();
         non_rule_lines.sort_unstable();
@@ -89,24 +100,47 @@ impl Linter<'_> {
                 let msg = if g.is_global() {
                     "group has no rules: every crawler may fetch everything".to_owned()
                 } else {
-                    format!("group for {} has no rules: it may fetch everything, and the `*` group no longer applies to it", names.join(", "))
+                    format!(
+                        "group for {} has no rules: it may fetch everything, and the `*` group no longer applies to it",
+                        names.join(", ")
+                    )
                 };
-                self.push(Diagnostic::new(Code::EmptyGroup, first_ua.line, 1, msg).suggest("add rules, or `Disallow:` to state that all is allowed"));
+                self.push(
+                    Diagnostic::new(Code::EmptyGroup, first_ua.line, 1, msg)
+                        .suggest("add rules, or `Disallow:` to state that all is allowed"),
+                );
             }
             if let Some(cd) = &g.crawl_delay {
-                self.push(Diagnostic::new(Code::CrawlDelayIgnored, cd.line, 1, "Googlebot ignores Crawl-delay (Bing, Yandex and others read it)"));
+                self.push(Diagnostic::new(
+                    Code::CrawlDelayIgnored,
+                    cd.line,
+                    1,
+                    "Googlebot ignores Crawl-delay (Bing, Yandex and others read it)",
+                ));
             }
             let mut in_group: Vec<String> = Vec::new();
             for ua in &g.user_agents {
-                let key = if ua.global { "*".to_owned() } else { ua.token.to_ascii_lowercase() };
+                let key = if ua.global {
+                    "*".to_owned()
+                } else {
+                    ua.token.to_ascii_lowercase()
+                };
                 if in_group.contains(&key) {
                     continue;
                 }
                 in_group.push(key.clone());
                 if let Some(&prev) = first_seen.get(&key) {
                     self.push(
-                        Diagnostic::new(Code::DuplicateGroup, ua.line, 1, format!("`{}` already has a group at line {prev}; crawlers merge the two", ua.value))
-                            .suggest("keep all rules for one agent in one group"),
+                        Diagnostic::new(
+                            Code::DuplicateGroup,
+                            ua.line,
+                            1,
+                            format!(
+                                "`{}` already has a group at line {prev}; crawlers merge the two",
+                                ua.value
+                            ),
+                        )
+                        .suggest("keep all rules for one agent in one group"),
                     );
                 } else {
                     first_seen.insert(key, ua.line);
@@ -119,14 +153,30 @@ impl Linter<'_> {
         for ua in &g.user_agents {
             if ua.global {
                 if ua.value.len() > 1 {
-                    self.push(Diagnostic::new(Code::UserAgentChars, ua.line, 1, format!("`{}` is read as `*`", ua.value)).suggest("write `User-agent: *`"));
+                    self.push(
+                        Diagnostic::new(
+                            Code::UserAgentChars,
+                            ua.line,
+                            1,
+                            format!("`{}` is read as `*`", ua.value),
+                        )
+                        .suggest("write `User-agent: *`"),
+                    );
                 }
                 continue;
             }
             if ua.token.is_empty() {
                 self.push(
-                    Diagnostic::new(Code::UserAgentInvalid, ua.line, 1, format!("user-agent `{}` has no product token no crawler can match it", ua.value))
-                        .suggest("name a crawler (`Googlebot`) or `*`"),
+                    Diagnostic::new(
+                        Code::UserAgentInvalid,
+                        ua.line,
+                        1,
+                        format!(
+                            "user-agent `{}` has no product token no crawler can match it",
+                            ua.value
+                        ),
+                    )
+                    .suggest("name a crawler (`Googlebot`) or `*`"),
                 );
             } else if ua.value.len() > ua.token.len() {
                 let rest = &ua.value[ua.token.len()..];
@@ -155,12 +205,20 @@ impl Linter<'_> {
         let p = rule.pattern.as_str();
         if !p.is_empty() && !p.starts_with('/') && !p.starts_with('*') {
             let suggestion = match p.find("://").map(|i| &p[i + 3..]) {
-                Some(after) => format!("write the path only: `{}`", after.find('/').map_or("/", |i| &after[i..])),
+                Some(after) => format!(
+                    "write the path only: `{}`",
+                    after.find('/').map_or("/", |i| &after[i..])
+                ),
                 None => format!("write `/{p}` or `*{p}`"),
             };
             self.push(
-                Diagnostic::new(Code::PatternStart, rule.line, 1, format!("pattern `{p}` does not start with `/` or `*`, so it never matches"))
-                    .suggest(suggestion),
+                Diagnostic::new(
+                    Code::PatternStart,
+                    rule.line,
+                    1,
+                    format!("pattern `{p}` does not start with `/` or `*`, so it never matches"),
+                )
+                .suggest(suggestion),
             );
         }
         if literal_prefix(&rule.normalized).starts_with("/robots.txt") {
@@ -173,8 +231,16 @@ impl Linter<'_> {
         }
         if p.bytes().any(|b| b >= 0x80) && !p.contains('\u{fffd}') {
             self.push(
-                Diagnostic::new(Code::NonAsciiPath, rule.line, 1, format!("pattern `{p}` has non-ASCII characters; it is matched as `{}`", rule.normalized))
-                    .suggest(format!("write `{}`", rule.normalized)),
+                Diagnostic::new(
+                    Code::NonAsciiPath,
+                    rule.line,
+                    1,
+                    format!(
+                        "pattern `{p}` has non-ASCII characters; it is matched as `{}`",
+                        rule.normalized
+                    ),
+                )
+                .suggest(format!("write `{}`", rule.normalized)),
             );
         }
     }
@@ -185,7 +251,11 @@ impl Linter<'_> {
         let mut tokens: Vec<String> = Vec::new();
         for g in &r.groups {
             for ua in &g.user_agents {
-                let t = if ua.global { "*".to_owned() } else { ua.token.to_ascii_lowercase() };
+                let t = if ua.global {
+                    "*".to_owned()
+                } else {
+                    ua.token.to_ascii_lowercase()
+                };
                 if !tokens.contains(&t) {
                     tokens.push(t);
                 }
@@ -212,8 +282,16 @@ impl Linter<'_> {
             let v = s.value.to_ascii_lowercase();
             if !(v.starts_with("http://") || v.starts_with("https://")) {
                 self.push(
-                    Diagnostic::new(Code::SitemapRelative, s.line, 1, format!("sitemap `{}` is not an absolute URL; crawlers ignore it", s.value))
-                        .suggest("write the full URL, such as `https://example.com/sitemap.xml`"),
+                    Diagnostic::new(
+                        Code::SitemapRelative,
+                        s.line,
+                        1,
+                        format!(
+                            "sitemap `{}` is not an absolute URL; crawlers ignore it",
+                            s.value
+                        ),
+                    )
+                    .suggest("write the full URL, such as `https://example.com/sitemap.xml`"),
                 );
             }
         }
@@ -227,12 +305,23 @@ fn rule_set_findings(rules: &[&Rule]) -> Vec<Diagnostic> {
     for rule in rules {
         let key = (rule.normalized.as_str(), rule.kind);
         if let Some(&first) = seen.get(&key) {
-            out.push(Diagnostic::new(Code::DuplicateRule, rule.line, 1, format!("same rule as line {first}")).suggest("delete one of them"));
+            out.push(
+                Diagnostic::new(
+                    Code::DuplicateRule,
+                    rule.line,
+                    1,
+                    format!("same rule as line {first}"),
+                )
+                .suggest("delete one of them"),
+            );
         } else {
             seen.insert(key, rule.line);
         }
     }
-    for rule in rules.iter().filter(|r| r.kind == RuleKind::Disallow && !r.normalized.is_empty()) {
+    for rule in rules
+        .iter()
+        .filter(|r| r.kind == RuleKind::Disallow && !r.normalized.is_empty())
+    {
         if let Some(&allow_line) = seen.get(&(rule.normalized.as_str(), RuleKind::Allow)) {
             out.push(
                 Diagnostic::new(
@@ -253,7 +342,11 @@ fn rule_set_findings(rules: &[&Rule]) -> Vec<Diagnostic> {
             continue;
         }
         let cover = rules.iter().find(|s| {
-            s.kind == rule.kind && is_plain(&s.normalized) && !s.normalized.is_empty() && s.normalized.len() < p.len() && p.starts_with(s.normalized.as_str())
+            s.kind == rule.kind
+                && is_plain(&s.normalized)
+                && !s.normalized.is_empty()
+                && s.normalized.len() < p.len()
+                && p.starts_with(s.normalized.as_str())
         });
         let Some(cover) = cover else { continue };
         let q = cover.normalized.as_str();
@@ -269,7 +362,14 @@ fn rule_set_findings(rules: &[&Rule]) -> Vec<Diagnostic> {
                     Code::RedundantRule,
                     rule.line,
                     1,
-                    format!("`{} {}` is covered by `{} {}` (line {}) and never changes a verdict", rule.kind.as_str(), rule.pattern, cover.kind.as_str(), cover.pattern, cover.line),
+                    format!(
+                        "`{} {}` is covered by `{} {}` (line {}) and never changes a verdict",
+                        rule.kind.as_str(),
+                        rule.pattern,
+                        cover.kind.as_str(),
+                        cover.pattern,
+                        cover.line
+                    ),
                 )
                 .suggest("delete it"),
             );
@@ -283,26 +383,55 @@ mod tests {
     use super::*;
 
     fn codes(body: &str) -> Vec<(u32, &'static str)> {
-        lint(&Robots::parse(body.as_bytes())).iter().map(|d| (d.line, d.code.as_str())).collect()
+        lint(&Robots::parse(body.as_bytes()))
+            .iter()
+            .map(|d| (d.line, d.code.as_str()))
+            .collect()
     }
 
     #[test]
     fn groups_and_agents() {
-        assert_eq!(codes("User-agent: a\nCrawl-delay: 1\nUser-agent: b\nDisallow: /\n"), vec![(2, "R011"), (3, "R010")]);
+        assert_eq!(
+            codes("User-agent: a\nCrawl-delay: 1\nUser-agent: b\nDisallow: /\n"),
+            vec![(2, "R011"), (3, "R010")]
+        );
         assert_eq!(codes("User-agent: a\nUser-agent: *\n"), vec![(1, "R003")]);
-        assert_eq!(codes("User-agent: a\nDisallow: /x\nUser-agent: A\nDisallow: /y\n"), vec![(3, "R004")]);
-        assert_eq!(codes("User-agent: Foo Bar\nDisallow: /\nUser-agent: /x\nDisallow: /\n"), vec![(1, "R006"), (3, "R029")]);
+        assert_eq!(
+            codes("User-agent: a\nDisallow: /x\nUser-agent: A\nDisallow: /y\n"),
+            vec![(3, "R004")]
+        );
+        assert_eq!(
+            codes("User-agent: Foo Bar\nDisallow: /\nUser-agent: /x\nDisallow: /\n"),
+            vec![(1, "R006"), (3, "R029")]
+        );
     }
 
     #[test]
     fn rule_checks() {
         assert_eq!(
-            codes("User-agent: *\nDisallow: /a\nDisallow: /a/b\nAllow: /c\nDisallow: /c\nDisallow: /a\nDisallow: /robots.txt\nDisallow: /caf\u{e9}\n"),
-            vec![(3, "R008"), (5, "R009"), (6, "R025"), (7, "R018"), (8, "R017")]
+            codes(
+                "User-agent: *\nDisallow: /a\nDisallow: /a/b\nAllow: /c\nDisallow: /c\nDisallow: /a\nDisallow: /robots.txt\nDisallow: /caf\u{e9}\n"
+            ),
+            vec![
+                (3, "R008"),
+                (5, "R009"),
+                (6, "R025"),
+                (7, "R018"),
+                (8, "R017")
+            ]
         );
         // An Allow between them makes /a/b/c meaningful.
-        assert_eq!(codes("User-agent: *\nDisallow: /a\nAllow: /a/b\nDisallow: /a/b/c\n"), vec![]);
-        assert_eq!(codes("User-agent: *\nDisallow: /a\nAllow: /*.css\nDisallow: /a/b\n"), vec![]);
-        assert_eq!(codes("User-agent: *\nDisallow: http://example.com/x\nSitemap: sitemap.xml\n"), vec![(2, "R007"), (3, "R012")]);
+        assert_eq!(
+            codes("User-agent: *\nDisallow: /a\nAllow: /a/b\nDisallow: /a/b/c\n"),
+            vec![]
+        );
+        assert_eq!(
+            codes("User-agent: *\nDisallow: /a\nAllow: /*.css\nDisallow: /a/b\n"),
+            vec![]
+        );
+        assert_eq!(
+            codes("User-agent: *\nDisallow: http://example.com/x\nSitemap: sitemap.xml\n"),
+            vec![(2, "R007"), (3, "R012")]
+        );
     }
 }

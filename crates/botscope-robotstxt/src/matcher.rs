@@ -41,7 +41,9 @@ impl std::str::FromStr for Semantics {
         match s.to_ascii_lowercase().as_str() {
             "google" | "rfc9309" => Ok(Semantics::Google),
             "draft1996" | "1996" => Ok(Semantics::Draft1996),
-            _ => Err(format!("unknown semantics `{s}` (expected google or draft1996)")),
+            _ => Err(format!(
+                "unknown semantics `{s}` (expected google or draft1996)"
+            )),
         }
     }
 }
@@ -119,7 +121,9 @@ impl CRule {
     /// pattern, then Allow before Disallow, then earlier line.
     #[inline]
     fn rank(&self) -> u64 {
-        (u64::from(self.priority) << 33) | (u64::from(self.flags & F_ALLOW) << 32) | u64::from(u32::MAX - self.line)
+        (u64::from(self.priority) << 33)
+            | (u64::from(self.flags & F_ALLOW) << 32)
+            | u64::from(u32::MAX - self.line)
     }
 }
 
@@ -185,7 +189,11 @@ impl Compiler {
     }
 
     fn new_group(&mut self) {
-        self.groups.push(CGroup { rules_start: to_u32(self.rules.len()), crawl_delay: f32::NAN, global: false });
+        self.groups.push(CGroup {
+            rules_start: to_u32(self.rules.len()),
+            crawl_delay: f32::NAN,
+            global: false,
+        });
     }
 
     fn user_agent(&mut self, value: &[u8]) {
@@ -222,10 +230,24 @@ impl Compiler {
         let mut head = [0u8; 2];
         if self.semantics == Semantics::Google {
             let p = &pattern[..usize::from(len)];
-            let lit_end = p.iter().position(|&b| b == b'*').unwrap_or(if flags & F_EXACT != 0 { p.len() - 1 } else { p.len() });
+            let lit_end = p
+                .iter()
+                .position(|&b| b == b'*')
+                .unwrap_or(if flags & F_EXACT != 0 {
+                    p.len() - 1
+                } else {
+                    p.len()
+                });
             flags |= head_flags(&p[..lit_end], &mut head);
         }
-        self.rules.push(CRule { off, line, len, priority: len, flags, head });
+        self.rules.push(CRule {
+            off,
+            line,
+            len,
+            priority: len,
+            flags,
+            head,
+        });
         // Google: an Allow ending in `/index.htm…` also allows its directory
         // (`/dir/index.html` allows `/dir/`), with the priority of `/dir/$`.
         if allow
@@ -238,12 +260,21 @@ impl Compiler {
             let dir_len = to_u16(slash + 1);
             let mut head = [0u8; 2];
             let hf = head_flags(&pattern[..slash + 1], &mut head);
-            self.rules.push(CRule { off, line, len, priority: dir_len.saturating_add(1), flags: F_ALLOW | F_EXACT | F_DIR | hf, head });
+            self.rules.push(CRule {
+                off,
+                line,
+                len,
+                priority: dir_len.saturating_add(1),
+                flags: F_ALLOW | F_EXACT | F_DIR | hf,
+                head,
+            });
         }
     }
 
     fn event_google(&mut self, ev: Event<'_>) {
-        let Event::Pair { line, kind, kv, .. } = ev else { return };
+        let Event::Pair { line, kind, kv, .. } = ev else {
+            return;
+        };
         match kind {
             KeyKind::UserAgent => {
                 if self.grouper.user_agent() {
@@ -251,10 +282,8 @@ impl Compiler {
                 }
                 self.user_agent(kv.value);
             }
-            KeyKind::Allow | KeyKind::Disallow => {
-                if self.grouper.rule() {
-                    self.rule(line, kind == KeyKind::Allow, kv.value);
-                }
+            KeyKind::Allow | KeyKind::Disallow if self.grouper.rule() => {
+                self.rule(line, kind == KeyKind::Allow, kv.value);
             }
             KeyKind::CrawlDelay => self.crawl_delay(kv.value),
             _ => {}
@@ -309,13 +338,21 @@ impl Compiler {
             let mut scratch: Vec<CRule> = Vec::new();
             for gi in 0..self.groups.len() {
                 let start = self.groups[gi].rules_start as usize;
-                let end = self.groups.get(gi + 1).map_or(self.rules.len(), |g| g.rules_start as usize);
+                let end = self
+                    .groups
+                    .get(gi + 1)
+                    .map_or(self.rules.len(), |g| g.rules_start as usize);
                 let rules = &mut self.rules[start..end];
                 if rules.len() < 2 {
                     continue;
                 }
                 keys.clear();
-                keys.extend(rules.iter().enumerate().map(|(i, r)| (u128::from(r.rank()) << 32) | i as u128));
+                keys.extend(
+                    rules
+                        .iter()
+                        .enumerate()
+                        .map(|(i, r)| (u128::from(r.rank()) << 32) | i as u128),
+                );
                 keys.sort_unstable_by(|a, b| b.cmp(a));
                 scratch.clear();
                 scratch.extend(keys.iter().map(|k| rules[(*k & 0xFFFF_FFFF) as usize]));
@@ -384,7 +421,10 @@ fn glob_matches(path: &[u8], pat: &[u8]) -> bool {
 
 /// Case-insensitive ASCII substring test.
 fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
-    needle.is_empty() || hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+    needle.is_empty()
+        || hay
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 /// The 1996 draft's prefix match, decoding `%XX` in the path on the fly.
@@ -443,7 +483,10 @@ impl Matcher {
 
     fn group_rules(&self, gi: usize) -> &[CRule] {
         let start = self.groups[gi].rules_start as usize;
-        let end = self.groups.get(gi + 1).map_or(self.rules.len(), |g| g.rules_start as usize);
+        let end = self
+            .groups
+            .get(gi + 1)
+            .map_or(self.rules.len(), |g| g.rules_start as usize);
         &self.rules[start..end]
     }
 
@@ -488,7 +531,8 @@ impl Matcher {
                 break;
             }
             if r.flags & F_HEAD1 != 0
-                && (path.get(1) != Some(&r.head[0]) || (r.flags & F_HEAD2 != 0 && path.get(2) != Some(&r.head[1])))
+                && (path.get(1) != Some(&r.head[0])
+                    || (r.flags & F_HEAD2 != 0 && path.get(2) != Some(&r.head[1])))
             {
                 continue;
             }
@@ -496,13 +540,22 @@ impl Matcher {
             let hit = if r.flags & F_GLOB != 0 {
                 glob_matches(path, pat)
             } else if r.flags & F_EXACT != 0 {
-                let n = if r.flags & F_DIR != 0 { usize::from(r.priority) - 1 } else { pat.len() - 1 };
+                let n = if r.flags & F_DIR != 0 {
+                    usize::from(r.priority) - 1
+                } else {
+                    pat.len() - 1
+                };
                 path == &pat[..n]
             } else {
                 path.starts_with(pat)
             };
             if hit {
-                return Some(Best { rank, priority: r.priority, allow: r.flags & F_ALLOW != 0, idx: start + to_u32(i) });
+                return Some(Best {
+                    rank,
+                    priority: r.priority,
+                    allow: r.flags & F_ALLOW != 0,
+                    idx: start + to_u32(i),
+                });
             }
         }
         best
@@ -527,20 +580,36 @@ impl Matcher {
                     best = self.best_in_group(gi, path, best);
                 }
             }
-            if any { GroupMatch::Global } else { GroupMatch::None }
+            if any {
+                GroupMatch::Global
+            } else {
+                GroupMatch::None
+            }
         };
         let rule = best.map(|b| self.matched(b.idx));
         let allowed = match best {
             Some(b) if b.priority > 0 => b.allow,
             _ => true,
         };
-        Verdict { allowed, rule, group }
+        Verdict {
+            allowed,
+            rule,
+            group,
+        }
     }
 
     fn matched(&self, idx: u32) -> MatchedRule<'_> {
         let r = &self.rules[idx as usize];
         let pattern = self.pattern(r);
-        MatchedRule { line: r.line, kind: if r.flags & F_ALLOW != 0 { RuleKind::Allow } else { RuleKind::Disallow }, pattern }
+        MatchedRule {
+            line: r.line,
+            kind: if r.flags & F_ALLOW != 0 {
+                RuleKind::Allow
+            } else {
+                RuleKind::Disallow
+            },
+            pattern,
+        }
     }
 
     fn draft_record(&self, agent: &[u8]) -> (Option<usize>, GroupMatch) {
@@ -558,30 +627,54 @@ impl Matcher {
 
     fn check_draft(&self, agent: &[u8], path: &[u8]) -> Verdict<'_> {
         let (gi, group) = self.draft_record(agent);
-        let Some(gi) = gi else { return Verdict { allowed: true, rule: None, group } };
+        let Some(gi) = gi else {
+            return Verdict {
+                allowed: true,
+                rule: None,
+                group,
+            };
+        };
         let start = self.groups[gi].rules_start;
         for (i, r) in self.group_rules(gi).iter().enumerate() {
             let pat = self.pattern(r);
             if draft_prefix(path, pat) {
                 let m = self.matched(start + to_u32(i));
                 let allowed = m.kind == RuleKind::Allow || pat.is_empty();
-                return Verdict { allowed, rule: Some(m), group };
+                return Verdict {
+                    allowed,
+                    rule: Some(m),
+                    group,
+                };
             }
         }
-        Verdict { allowed: true, rule: None, group }
+        Verdict {
+            allowed: true,
+            rule: None,
+            group,
+        }
     }
 
     /// The Crawl-delay, in seconds, that applies to `agent`: from the first
     /// group naming it that has one, else from the `*` groups.
     pub fn crawl_delay(&self, agent: &str) -> Option<f64> {
-        let pick = |gi: usize| Some(self.groups[gi].crawl_delay).filter(|d| !d.is_nan()).map(f64::from);
+        let pick = |gi: usize| {
+            Some(self.groups[gi].crawl_delay)
+                .filter(|d| !d.is_nan())
+                .map(f64::from)
+        };
         match self.semantics {
             Semantics::Google => {
                 let agent = product_token(agent).as_bytes();
-                let named: Vec<usize> =
-                    self.agents.iter().filter(|a| self.token(a).eq_ignore_ascii_case(agent)).map(|a| a.group as usize).collect();
+                let named: Vec<usize> = self
+                    .agents
+                    .iter()
+                    .filter(|a| self.token(a).eq_ignore_ascii_case(agent))
+                    .map(|a| a.group as usize)
+                    .collect();
                 if named.is_empty() {
-                    (0..self.groups.len()).filter(|&g| self.groups[g].global).find_map(pick)
+                    (0..self.groups.len())
+                        .filter(|&g| self.groups[g].global)
+                        .find_map(pick)
                 } else {
                     named.into_iter().find_map(pick)
                 }
@@ -637,7 +730,10 @@ mod tests {
             Semantics::Draft1996,
             &ParseOptions::default(),
         );
-        assert!(!m.is_allowed("Spambot/1.0", "/tmp/ok"), "first match wins, not longest");
+        assert!(
+            !m.is_allowed("Spambot/1.0", "/tmp/ok"),
+            "first match wins, not longest"
+        );
         assert!(m.is_allowed("Crawler", "/tmp/ok"));
         let v = m.check("Crawler", "/tmp");
         assert!(v.allowed, "an empty Disallow allows everything");

@@ -159,12 +159,23 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 /// (`2026-09-21`, `2026-09-21T15:00:00Z`) and HTTP dates.
 fn parse_date(s: &str) -> Option<i64> {
     if let Ok(t) = httpdate::parse_http_date(s) {
-        return t.duration_since(std::time::UNIX_EPOCH).ok().and_then(|d| i64::try_from(d.as_secs()).ok());
+        return t
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .and_then(|d| i64::try_from(d.as_secs()).ok());
     }
     let s = s.trim();
-    let num = |a: usize, b: usize| s.get(a..b).filter(|p| p.bytes().all(|c| c.is_ascii_digit())).and_then(|p| p.parse::<i64>().ok());
+    let num = |a: usize, b: usize| {
+        s.get(a..b)
+            .filter(|p| p.bytes().all(|c| c.is_ascii_digit()))
+            .and_then(|p| p.parse::<i64>().ok())
+    };
     let (y, m, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
-    if s.as_bytes().get(4) != Some(&b'-') || s.as_bytes().get(7) != Some(&b'-') || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+    if s.as_bytes().get(4) != Some(&b'-')
+        || s.as_bytes().get(7) != Some(&b'-')
+        || !(1..=12).contains(&m)
+        || !(1..=31).contains(&d)
+    {
         return None;
     }
     let mut secs = days_from_civil(y, m, d) * 86_400;
@@ -177,9 +188,24 @@ fn parse_date(s: &str) -> Option<i64> {
 }
 
 impl RobotsDirectives {
-    fn apply(&mut self, name: &str, value: Option<&str>, line: u32, warnings: &mut Vec<MetaWarning>) {
-        let warn = |w: &mut Vec<MetaWarning>, code, message: String| w.push(MetaWarning { code, line, message });
-        let number = |v: Option<&str>| v.and_then(|v| v.trim().parse::<i64>().ok()).filter(|n| *n >= -1);
+    fn apply(
+        &mut self,
+        name: &str,
+        value: Option<&str>,
+        line: u32,
+        warnings: &mut Vec<MetaWarning>,
+    ) {
+        let warn = |w: &mut Vec<MetaWarning>, code, message: String| {
+            w.push(MetaWarning {
+                code,
+                line,
+                message,
+            })
+        };
+        let number = |v: Option<&str>| {
+            v.and_then(|v| v.trim().parse::<i64>().ok())
+                .filter(|n| *n >= -1)
+        };
         let min_limit = |cur: Option<i64>, new: i64| match cur {
             None | Some(-1) => Some(new),
             Some(c) if new == -1 => Some(c),
@@ -200,11 +226,19 @@ impl RobotsDirectives {
             "indexifembedded" => self.indexifembedded = true,
             "max-snippet" => match number(value) {
                 Some(n) => self.max_snippet = min_limit(self.max_snippet, n),
-                None => warn(warnings, "invalid-value", format!("max-snippet needs a number of characters or -1, got {value:?}")),
+                None => warn(
+                    warnings,
+                    "invalid-value",
+                    format!("max-snippet needs a number of characters or -1, got {value:?}"),
+                ),
             },
             "max-video-preview" => match number(value) {
                 Some(n) => self.max_video_preview = min_limit(self.max_video_preview, n),
-                None => warn(warnings, "invalid-value", format!("max-video-preview needs a number of seconds or -1, got {value:?}")),
+                None => warn(
+                    warnings,
+                    "invalid-value",
+                    format!("max-video-preview needs a number of seconds or -1, got {value:?}"),
+                ),
             },
             "max-image-preview" => {
                 let v = match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
@@ -214,8 +248,15 @@ impl RobotsDirectives {
                     _ => None,
                 };
                 match v {
-                    Some(v) => self.max_image_preview = Some(self.max_image_preview.map_or(v, |c| c.min(v))),
-                    None => warn(warnings, "invalid-value", format!("max-image-preview needs none, standard or large, got {value:?}")),
+                    Some(v) => {
+                        self.max_image_preview =
+                            Some(self.max_image_preview.map_or(v, |c| c.min(v)))
+                    }
+                    None => warn(
+                        warnings,
+                        "invalid-value",
+                        format!("max-image-preview needs none, standard or large, got {value:?}"),
+                    ),
                 }
             }
             "unavailable_after" => {
@@ -228,7 +269,11 @@ impl RobotsDirectives {
                         }
                     }
                     None => {
-                        warn(warnings, "invalid-value", format!("unavailable_after date {raw:?} cannot be read"));
+                        warn(
+                            warnings,
+                            "invalid-value",
+                            format!("unavailable_after date {raw:?} cannot be read"),
+                        );
                         if self.unavailable_after.is_none() {
                             self.unavailable_after = Some(raw);
                         }
@@ -236,9 +281,17 @@ impl RobotsDirectives {
                 }
             }
             n if OBSOLETE.contains(&n) => {
-                warn(warnings, "obsolete-directive", format!("`{n}` is obsolete and ignored by search engines"));
+                warn(
+                    warnings,
+                    "obsolete-directive",
+                    format!("`{n}` is obsolete and ignored by search engines"),
+                );
             }
-            n => warn(warnings, "unknown-directive", format!("unknown directive `{n}`")),
+            n => warn(
+                warnings,
+                "unknown-directive",
+                format!("unknown directive `{n}`"),
+            ),
         }
     }
 }
@@ -246,7 +299,13 @@ impl RobotsDirectives {
 fn add_list(report: &mut MetaReport, content: &str, line: u32) {
     let pairs = split_directives(content);
     let has = |n: &str| pairs.iter().any(|(k, _)| k == n);
-    for (pos, neg) in [("index", "noindex"), ("follow", "nofollow"), ("all", "none"), ("all", "noindex"), ("all", "nofollow")] {
+    for (pos, neg) in [
+        ("index", "noindex"),
+        ("follow", "nofollow"),
+        ("all", "none"),
+        ("all", "noindex"),
+        ("all", "nofollow"),
+    ] {
         if has(pos) && has(neg) {
             report.warnings.push(MetaWarning {
                 code: "conflict",
@@ -256,7 +315,9 @@ fn add_list(report: &mut MetaReport, content: &str, line: u32) {
         }
     }
     for (name, value) in &pairs {
-        report.directives.apply(name, value.as_deref(), line, &mut report.warnings);
+        report
+            .directives
+            .apply(name, value.as_deref(), line, &mut report.warnings);
     }
 }
 
@@ -278,7 +339,10 @@ impl MetaReport {
     /// assert!(!MetaReport::from_html(html, "bingbot").directives.noindex);
     /// ```
     pub fn from_html(html: &[u8], agent: &str) -> MetaReport {
-        let mut r = MetaReport { agent: product_token(agent).to_owned(), ..MetaReport::default() };
+        let mut r = MetaReport {
+            agent: product_token(agent).to_owned(),
+            ..MetaReport::default()
+        };
         r.add_html(html);
         r
     }
@@ -286,7 +350,8 @@ impl MetaReport {
     /// Adds the meta tags of an HTML document.
     pub fn add_html(&mut self, html: &[u8]) {
         let agent = self.agent.clone();
-        let mut tokenizer = Tokenizer::new_with_emitter(html, DefaultEmitter::<usize>::new_with_span());
+        let mut tokenizer =
+            Tokenizer::new_with_emitter(html, DefaultEmitter::<usize>::new_with_span());
         let mut in_body = false;
         // Line numbers from tag offsets, counted incrementally.
         let (mut line, mut counted_to) = (1u32, 0usize);
@@ -306,7 +371,11 @@ impl MetaReport {
                                     .find(|(n, _)| n.0.eq_ignore_ascii_case(k))
                                     .map(|(_, v)| String::from_utf8_lossy(&v.value.0).into_owned())
                             };
-                            let (Some(meta_name), Some(content)) = (attr(b"name"), attr(b"content")) else { continue };
+                            let (Some(meta_name), Some(content)) =
+                                (attr(b"name"), attr(b"content"))
+                            else {
+                                continue;
+                            };
                             let meta_name = meta_name.trim().to_owned();
                             if !name_applies(&meta_name, &agent) {
                                 continue;
@@ -319,11 +388,17 @@ impl MetaReport {
                                 self.warnings.push(MetaWarning {
                                     code: "outside-head",
                                     line,
-                                    message: "robots meta tag in the body: it belongs in <head>".into(),
+                                    message: "robots meta tag in the body: it belongs in <head>"
+                                        .into(),
                                 });
                             }
                             add_list(self, &content, line);
-                            self.sources.push(MetaSource { origin: "meta", name: meta_name, content, line });
+                            self.sources.push(MetaSource {
+                                origin: "meta",
+                                name: meta_name,
+                                content,
+                                line,
+                            });
                         }
                         _ => {}
                     }
@@ -345,7 +420,10 @@ impl MetaReport {
     /// assert!(!r.directives.noimageindex);
     /// ```
     pub fn from_headers(values: &[&str], agent: &str) -> MetaReport {
-        let mut r = MetaReport { agent: product_token(agent).to_owned(), ..MetaReport::default() };
+        let mut r = MetaReport {
+            agent: product_token(agent).to_owned(),
+            ..MetaReport::default()
+        };
         for v in values {
             r.add_header(v);
         }
@@ -362,8 +440,15 @@ impl MetaReport {
             if let Some((head, rest)) = trimmed.split_once(':')
                 && !is_directive_name(head)
                 && !head.trim().is_empty()
-                && head.trim().bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-                && !current.1.trim_end().to_ascii_lowercase().contains("unavailable_after")
+                && head
+                    .trim()
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                && !current
+                    .1
+                    .trim_end()
+                    .to_ascii_lowercase()
+                    .contains("unavailable_after")
             {
                 if !current.1.trim().is_empty() {
                     sections.push(std::mem::take(&mut current));
@@ -384,7 +469,12 @@ impl MetaReport {
             if name == "*" || name_applies(&name, &agent) {
                 let content = content.trim().to_owned();
                 add_list(self, &content, 0);
-                self.sources.push(MetaSource { origin: "header", name, content, line: 0 });
+                self.sources.push(MetaSource {
+                    origin: "header",
+                    name,
+                    content,
+                    line: 0,
+                });
             }
         }
     }
@@ -415,24 +505,48 @@ mod tests {
         assert!(!d.nofollow, "markup in comments and scripts is not a tag");
         assert_eq!(d.max_image_preview, Some(ImagePreview::Standard));
         let codes: Vec<&str> = r.warnings.iter().map(|w| w.code).collect();
-        assert!(codes.contains(&"conflict") && codes.contains(&"unknown-directive") && codes.contains(&"outside-head"), "{codes:?}");
+        assert!(
+            codes.contains(&"conflict")
+                && codes.contains(&"unknown-directive")
+                && codes.contains(&"outside-head"),
+            "{codes:?}"
+        );
         assert_eq!(r.sources[0].line, 4);
     }
 
     #[test]
     fn most_restrictive_limits() {
-        let r = MetaReport::from_headers(&["max-snippet:-1, max-snippet:50", "max-snippet:120, max-video-preview:-1", "max-video-preview:10"], "x");
+        let r = MetaReport::from_headers(
+            &[
+                "max-snippet:-1, max-snippet:50",
+                "max-snippet:120, max-video-preview:-1",
+                "max-video-preview:10",
+            ],
+            "x",
+        );
         assert_eq!(r.directives.max_snippet, Some(50));
         assert_eq!(r.directives.max_video_preview, Some(10));
     }
 
     #[test]
     fn unavailable_after_dates() {
-        let r = MetaReport::from_headers(&["unavailable_after: Wednesday, 03-Aug-22 15:00:00 GMT", "unavailable_after: 2020-09-21"], "x");
-        assert_eq!(r.directives.unavailable_after.as_deref(), Some("2020-09-21"));
+        let r = MetaReport::from_headers(
+            &[
+                "unavailable_after: Wednesday, 03-Aug-22 15:00:00 GMT",
+                "unavailable_after: 2020-09-21",
+            ],
+            "x",
+        );
+        assert_eq!(
+            r.directives.unavailable_after.as_deref(),
+            Some("2020-09-21")
+        );
         assert_eq!(r.directives.unavailable_after_unix, Some(1_600_646_400));
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-        let r = MetaReport::from_headers(&["googlebot: unavailable_after: 25 Jun 2010 15:00:00 PST"], "googlebot");
+        let r = MetaReport::from_headers(
+            &["googlebot: unavailable_after: 25 Jun 2010 15:00:00 PST"],
+            "googlebot",
+        );
         assert!(r.directives.unavailable_after.is_some());
     }
 

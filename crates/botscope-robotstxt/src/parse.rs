@@ -96,7 +96,9 @@ impl Group {
 
     /// True when the group names `token` (case-insensitively).
     pub fn names(&self, token: &str) -> bool {
-        self.user_agents.iter().any(|u| !u.global && u.token.eq_ignore_ascii_case(token))
+        self.user_agents
+            .iter()
+            .any(|u| !u.global && u.token.eq_ignore_ascii_case(token))
     }
 }
 
@@ -171,14 +173,20 @@ pub(crate) fn edit_distance(a: &[u8], b: &[u8]) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=m {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=n {
         for j in 1..=m {
             let cost = usize::from(!a[i - 1].eq_ignore_ascii_case(&b[j - 1]));
-            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1].eq_ignore_ascii_case(&b[j - 2]) && a[i - 2].eq_ignore_ascii_case(&b[j - 1]) {
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1
+                && j > 1
+                && a[i - 1].eq_ignore_ascii_case(&b[j - 2])
+                && a[i - 2].eq_ignore_ascii_case(&b[j - 1])
+            {
                 v = v.min(d[i - 2][j - 2] + 1);
             }
             d[i][j] = v;
@@ -233,7 +241,9 @@ pub(crate) fn valid_visit_time(v: &str) -> bool {
             && s[..2].parse::<u32>().is_ok_and(|h| h < 24)
             && s[2..].parse::<u32>().is_ok_and(|m| m < 60)
     };
-    v.trim().split_once('-').is_some_and(|(a, b)| ok(a.trim()) && ok(b.trim()))
+    v.trim()
+        .split_once('-')
+        .is_some_and(|(a, b)| ok(a.trim()) && ok(b.trim()))
 }
 
 struct Builder<'a> {
@@ -243,8 +253,17 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    fn diag(&mut self, code: Code, line: u32, bytes: &[u8], at: usize, msg: impl Into<String>) -> &mut Diagnostic {
-        self.robots.diagnostics.push(Diagnostic::new(code, line, column(bytes, at), msg));
+    fn diag(
+        &mut self,
+        code: Code,
+        line: u32,
+        bytes: &[u8],
+        at: usize,
+        msg: impl Into<String>,
+    ) -> &mut Diagnostic {
+        self.robots
+            .diagnostics
+            .push(Diagnostic::new(code, line, column(bytes, at), msg));
         let n = self.robots.diagnostics.len() - 1;
         &mut self.robots.diagnostics[n]
     }
@@ -256,16 +275,42 @@ impl Builder<'_> {
                 self.flags(line, bytes, flags);
                 let text = String::from_utf8_lossy(bytes);
                 let shown: String = text.trim().chars().take(60).collect();
-                let d = self.diag(Code::MalformedLine, line, bytes, 0, format!("line is not `key: value`: {shown:?}"));
-                d.suggestion = Some("write `Key: value`, or start the line with `#` to make it a comment".into());
+                let d = self.diag(
+                    Code::MalformedLine,
+                    line,
+                    bytes,
+                    0,
+                    format!("line is not `key: value`: {shown:?}"),
+                );
+                d.suggestion = Some(
+                    "write `Key: value`, or start the line with `#` to make it a comment".into(),
+                );
             }
-            Event::Pair { line, bytes, kind, typo, kv } => {
+            Event::Pair {
+                line,
+                bytes,
+                kind,
+                typo,
+                kv,
+            } => {
                 self.flags(line, bytes, kv.flags);
                 if typo {
-                    let canon = if kind == KeyKind::Unknown { "" } else { kind.canonical() };
+                    let canon = if kind == KeyKind::Unknown {
+                        ""
+                    } else {
+                        kind.canonical()
+                    };
                     let key = lossy(kv.key);
-                    self.diag(Code::KeyTypo, line, bytes, kv.key_start, format!("`{key}` is read as `{canon}` by Google; other crawlers may ignore it"))
-                        .suggestion = Some(format!("write `{canon}`"));
+                    self.diag(
+                        Code::KeyTypo,
+                        line,
+                        bytes,
+                        kv.key_start,
+                        format!(
+                            "`{key}` is read as `{canon}` by Google; other crawlers may ignore it"
+                        ),
+                    )
+                    .suggestion = Some(format!("write `{canon}`"));
                 }
                 self.pair(line, bytes, kind, &kv);
             }
@@ -275,7 +320,13 @@ impl Builder<'_> {
     fn flags(&mut self, line: u32, bytes: &[u8], flags: crate::lexer::LineFlags) {
         if flags.nul {
             let at = memchr::memchr(0, bytes).unwrap_or(0);
-            self.diag(Code::NulByte, line, bytes, at, "NUL byte: crawlers ignore the rest of the line");
+            self.diag(
+                Code::NulByte,
+                line,
+                bytes,
+                at,
+                "NUL byte: crawlers ignore the rest of the line",
+            );
         }
         if flags.too_long {
             self.diag(
@@ -283,18 +334,35 @@ impl Builder<'_> {
                 line,
                 bytes,
                 crate::lexer::MAX_LINE_LEN,
-                format!("line is {} bytes; crawlers read only the first {}", bytes.len(), crate::lexer::MAX_LINE_LEN),
+                format!(
+                    "line is {} bytes; crawlers read only the first {}",
+                    bytes.len(),
+                    crate::lexer::MAX_LINE_LEN
+                ),
             );
         }
         if flags.no_colon {
-            let at = bytes.iter().position(|b| *b == b' ' || *b == b'\t').unwrap_or(0);
-            self.diag(Code::MissingColon, line, bytes, at, "no colon between key and value; Google accepts it, others may not")
-                .suggestion = Some("put a `:` after the key".into());
+            let at = bytes
+                .iter()
+                .position(|b| *b == b' ' || *b == b'\t')
+                .unwrap_or(0);
+            self.diag(
+                Code::MissingColon,
+                line,
+                bytes,
+                at,
+                "no colon between key and value; Google accepts it, others may not",
+            )
+            .suggestion = Some("put a `:` after the key".into());
         }
     }
 
     fn current(&mut self) -> Option<&mut Group> {
-        if self.grouper.in_group() { self.robots.groups.last_mut() } else { None }
+        if self.grouper.in_group() {
+            self.robots.groups.last_mut()
+        } else {
+            None
+        }
     }
 
     fn pair(&mut self, line: u32, bytes: &[u8], kind: KeyKind, kv: &KeyValue<'_>) {
@@ -302,7 +370,12 @@ impl Builder<'_> {
         match kind {
             KeyKind::UserAgent => {
                 let (global, token) = scan::user_agent_token(kv.value);
-                let ua = UserAgent { line, value, token: lossy(token), global };
+                let ua = UserAgent {
+                    line,
+                    value,
+                    token: lossy(token),
+                    global,
+                };
                 if self.grouper.user_agent() {
                     self.robots.groups.push(Group::default());
                 }
@@ -313,7 +386,11 @@ impl Builder<'_> {
             KeyKind::Allow | KeyKind::Disallow => {
                 let rule = Rule {
                     line,
-                    kind: if kind == KeyKind::Allow { RuleKind::Allow } else { RuleKind::Disallow },
+                    kind: if kind == KeyKind::Allow {
+                        RuleKind::Allow
+                    } else {
+                        RuleKind::Disallow
+                    },
                     pattern: value,
                     normalized: lossy(&escape_pattern(kv.value)),
                 };
@@ -322,9 +399,12 @@ impl Builder<'_> {
                         g.rules.push(rule);
                     }
                 } else {
-                    let msg = format!("{} before any User-agent line: crawlers ignore it", rule.kind.as_str());
-                    self.diag(Code::RuleOutsideGroup, line, bytes, kv.key_start, msg).suggestion =
-                        Some("add a `User-agent: *` line above it".into());
+                    let msg = format!(
+                        "{} before any User-agent line: crawlers ignore it",
+                        rule.kind.as_str()
+                    );
+                    self.diag(Code::RuleOutsideGroup, line, bytes, kv.key_start, msg)
+                        .suggestion = Some("add a `User-agent: *` line above it".into());
                     self.robots.orphan_rules.push(rule);
                 }
             }
@@ -337,11 +417,21 @@ impl Builder<'_> {
             KeyKind::Noindex => {
                 self.diag(Code::NoindexUnsupported, line, bytes, kv.key_start, "`Noindex` in robots.txt is not supported by Google (since 2019) nor by RFC 9309")
                     .suggestion = Some("use `<meta name=\"robots\" content=\"noindex\">` or an `X-Robots-Tag: noindex` header".into());
-                self.robots.other.push(OtherLine { line, key: lossy(kv.key), value });
+                self.robots.other.push(OtherLine {
+                    line,
+                    key: lossy(kv.key),
+                    value,
+                });
             }
             KeyKind::Unknown => {
                 let key = lossy(kv.key);
-                let d = self.diag(Code::UnknownKey, line, bytes, kv.key_start, format!("unknown key `{key}`: crawlers ignore this line"));
+                let d = self.diag(
+                    Code::UnknownKey,
+                    line,
+                    bytes,
+                    kv.key_start,
+                    format!("unknown key `{key}`: crawlers ignore this line"),
+                );
                 if let Some(k) = did_you_mean(kv.key) {
                     d.suggestion = Some(format!("did you mean `{k}`?"));
                 }
@@ -350,7 +440,14 @@ impl Builder<'_> {
         }
     }
 
-    fn extension(&mut self, line: u32, bytes: &[u8], kind: KeyKind, kv: &KeyValue<'_>, value: String) {
+    fn extension(
+        &mut self,
+        line: u32,
+        bytes: &[u8],
+        kind: KeyKind,
+        kv: &KeyValue<'_>,
+        value: String,
+    ) {
         let at = kv.value_start;
         let name = kind.canonical();
         let mut invalid = false;
@@ -359,12 +456,16 @@ impl Builder<'_> {
         if let Some(g) = self.current() {
             match kind {
                 KeyKind::CrawlDelay => match parse_seconds(&value) {
-                    Some(v) if g.crawl_delay.is_none() => g.crawl_delay = Some(Located { line, value: v }),
+                    Some(v) if g.crawl_delay.is_none() => {
+                        g.crawl_delay = Some(Located { line, value: v })
+                    }
                     Some(_) => duplicate = true,
                     None => invalid = true,
                 },
                 KeyKind::RequestRate => match parse_request_rate(&value) {
-                    Some(v) if g.request_rate.is_none() => g.request_rate = Some(Located { line, value: v }),
+                    Some(v) if g.request_rate.is_none() => {
+                        g.request_rate = Some(Located { line, value: v })
+                    }
                     Some(_) => duplicate = true,
                     None => invalid = true,
                 },
@@ -372,7 +473,10 @@ impl Builder<'_> {
                     if !valid_visit_time(&value) {
                         invalid = true;
                     } else if g.visit_time.is_none() {
-                        g.visit_time = Some(Located { line, value: value.clone() });
+                        g.visit_time = Some(Located {
+                            line,
+                            value: value.clone(),
+                        });
                     } else {
                         duplicate = true;
                     }
@@ -385,16 +489,38 @@ impl Builder<'_> {
                 KeyKind::RequestRate => "`requests/seconds` such as `1/5` or `1/10m`",
                 _ => "a UTC time range such as `0600-0845`",
             };
-            self.diag(Code::InvalidValue, line, bytes, at, format!("{name} value `{value}` cannot be read"))
-                .suggestion = Some(format!("write {want}"));
+            self.diag(
+                Code::InvalidValue,
+                line,
+                bytes,
+                at,
+                format!("{name} value `{value}` cannot be read"),
+            )
+            .suggestion = Some(format!("write {want}"));
         }
         if duplicate {
-            self.diag(Code::DuplicateExtension, line, bytes, kv.key_start, format!("second {name} in the same group; the first one counts"));
+            self.diag(
+                Code::DuplicateExtension,
+                line,
+                bytes,
+                kv.key_start,
+                format!("second {name} in the same group; the first one counts"),
+            );
         }
         if !in_group {
-            self.diag(Code::ExtensionOutsideGroup, line, bytes, kv.key_start, format!("{name} before any User-agent line applies to no crawler"))
-                .suggestion = Some("move it into the group it is meant for".into());
-            self.robots.other.push(OtherLine { line, key: lossy(kv.key), value });
+            self.diag(
+                Code::ExtensionOutsideGroup,
+                line,
+                bytes,
+                kv.key_start,
+                format!("{name} before any User-agent line applies to no crawler"),
+            )
+            .suggestion = Some("move it into the group it is meant for".into());
+            self.robots.other.push(OtherLine {
+                line,
+                key: lossy(kv.key),
+                value,
+            });
         }
     }
 
@@ -410,12 +536,16 @@ impl Builder<'_> {
             } else {
                 "file starts with part of a UTF-8 byte order mark; Google skips it"
             };
-            r.diagnostics.push(Diagnostic::new(Code::Bom, 1, 1, msg).suggestion_opt(Some("save the file as UTF-8 without BOM")));
+            r.diagnostics.push(
+                Diagnostic::new(Code::Bom, 1, 1, msg)
+                    .suggestion_opt(Some("save the file as UTF-8 without BOM")),
+            );
         }
         if let Err(e) = std::str::from_utf8(self.input) {
             let at = e.valid_up_to();
             let before = &self.input[..at];
-            let line = 1 + u32::try_from(crate::lexer::count_line_ends(before)).unwrap_or(u32::MAX - 1);
+            let line =
+                1 + u32::try_from(crate::lexer::count_line_ends(before)).unwrap_or(u32::MAX - 1);
             let start = memchr::memrchr2(b'\n', b'\r', before).map_or(0, |i| i + 1);
             let col = column(&self.input[start..], at - start);
             r.diagnostics.push(
@@ -438,7 +568,9 @@ impl Builder<'_> {
                     1,
                     size_cap_message(info.total_bytes, info.parsed_bytes),
                 )
-                .suggestion_opt(Some("shorten the file: merge rules with wildcards, drop duplicates")),
+                .suggestion_opt(Some(
+                    "shorten the file: merge rules with wildcards, drop duplicates",
+                )),
             );
         }
         r.diagnostics.sort_by_key(|d| (d.line, d.column));
@@ -447,17 +579,28 @@ impl Builder<'_> {
 }
 
 fn size_cap_message(total: usize, parsed: usize) -> String {
-    format!("file is {total} bytes; crawlers read only the first {parsed} (RFC 9309 2.5), so lines from here on are ignored")
+    format!(
+        "file is {total} bytes; crawlers read only the first {parsed} (RFC 9309 2.5), so lines from here on are ignored"
+    )
 }
 
 /// True when the start of the file is an HTML document.
 pub(crate) fn looks_like_html(input: &[u8]) -> bool {
-    let start = input.iter().position(|b| !b.is_ascii_whitespace() && !matches!(b, 0xEF | 0xBB | 0xBF)).unwrap_or(input.len());
+    let start = input
+        .iter()
+        .position(|b| !b.is_ascii_whitespace() && !matches!(b, 0xEF | 0xBB | 0xBF))
+        .unwrap_or(input.len());
     let head = &input[start..input.len().min(start + 1024)];
     head.first() == Some(&b'<')
-        && [&b"<!doctype html"[..], b"<html", b"<head", b"<body", b"<?xml"]
-            .iter()
-            .any(|t| head.windows(t.len()).any(|w| w.eq_ignore_ascii_case(t)))
+        && [
+            &b"<!doctype html"[..],
+            b"<html",
+            b"<head",
+            b"<body",
+            b"<?xml",
+        ]
+        .iter()
+        .any(|t| head.windows(t.len()).any(|w| w.eq_ignore_ascii_case(t)))
 }
 
 impl Diagnostic {
@@ -483,7 +626,11 @@ impl Robots {
 
     /// Parses `input` with the given options.
     pub fn parse_with(input: &[u8], opts: &ParseOptions) -> Robots {
-        let mut b = Builder { robots: Robots::default(), grouper: Grouper::default(), input };
+        let mut b = Builder {
+            robots: Robots::default(),
+            grouper: Grouper::default(),
+            input,
+        };
         let info = scan::scan(input, opts, |ev| b.event(ev));
         b.finish(info)
     }
@@ -496,11 +643,16 @@ impl Robots {
         }
         self.total_bytes = total;
         let msg = size_cap_message(total, self.parsed_bytes);
-        match self.diagnostics.iter_mut().find(|d| d.code == Code::SizeCap) {
+        match self
+            .diagnostics
+            .iter_mut()
+            .find(|d| d.code == Code::SizeCap)
+        {
             Some(d) => d.message = msg,
             None => {
                 let line = self.lines.saturating_add(1);
-                self.diagnostics.push(Diagnostic::new(Code::SizeCap, line, 1, msg));
+                self.diagnostics
+                    .push(Diagnostic::new(Code::SizeCap, line, 1, msg));
             }
         }
     }
@@ -514,7 +666,11 @@ impl Robots {
     /// naming it, or, when none does, every `*` group.
     pub fn groups_for(&self, token: &str) -> Vec<&Group> {
         let named: Vec<&Group> = self.groups.iter().filter(|g| g.names(token)).collect();
-        if named.is_empty() { self.groups.iter().filter(|g| g.is_global()).collect() } else { named }
+        if named.is_empty() {
+            self.groups.iter().filter(|g| g.is_global()).collect()
+        } else {
+            named
+        }
     }
 }
 
@@ -533,9 +689,16 @@ mod tests {
               Request-rate: 1/10m\nUser-agent: *\nAllow: /\nsitemap: /rel.xml\nHost: a.example\nClean-param: ref /x\n",
         );
         assert_eq!(r.groups.len(), 2);
-        assert_eq!(r.groups[0].user_agents.len(), 2, "Crawl-delay does not end a group");
+        assert_eq!(
+            r.groups[0].user_agents.len(),
+            2,
+            "Crawl-delay does not end a group"
+        );
         assert_eq!(r.groups[0].crawl_delay.as_ref().map(|c| c.value), Some(2.5));
-        assert_eq!(r.groups[0].request_rate.as_ref().map(|c| c.value.seconds), Some(600.0));
+        assert_eq!(
+            r.groups[0].request_rate.as_ref().map(|c| c.value.seconds),
+            Some(600.0)
+        );
         assert_eq!(r.sitemaps.len(), 2);
         assert_eq!(r.hosts[0].value, "a.example");
         assert_eq!(r.clean_params[0].value, "ref /x");
@@ -545,7 +708,10 @@ mod tests {
     #[test]
     fn diagnostics_name_lines() {
         let r = Robots::parse(b"Disallow: /a\nUser-agent: *\nDissallow: /b\nFoo: bar\nCrawl-delay: soon\nNoindex: /c\ngarbage\n");
-        assert_eq!(codes(&r), vec!["R002", "R021", "R001", "R019", "R013", "R026"]);
+        assert_eq!(
+            codes(&r),
+            vec!["R002", "R021", "R001", "R019", "R013", "R026"]
+        );
         assert_eq!(r.diagnostics[0].line, 1);
         assert_eq!(r.diagnostics[2].line, 4);
         assert_eq!(r.orphan_rules.len(), 1);
@@ -566,7 +732,12 @@ mod tests {
         for i in 0..100 {
             input.extend_from_slice(format!("Disallow: /{i}\n").as_bytes());
         }
-        let r = Robots::parse_with(&input, &ParseOptions { max_bytes: Some(100) });
+        let r = Robots::parse_with(
+            &input,
+            &ParseOptions {
+                max_bytes: Some(100),
+            },
+        );
         assert!(r.truncated());
         assert!(codes(&r).contains(&"R014"));
         assert!(r.groups[0].rules.iter().all(|x| x.pattern.len() >= 2));

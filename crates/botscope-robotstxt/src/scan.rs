@@ -21,7 +21,9 @@ pub struct ParseOptions {
 
 impl Default for ParseOptions {
     fn default() -> Self {
-        ParseOptions { max_bytes: Some(DEFAULT_PARSE_CAP) }
+        ParseOptions {
+            max_bytes: Some(DEFAULT_PARSE_CAP),
+        }
     }
 }
 
@@ -38,9 +40,19 @@ pub(crate) enum Event<'a> {
     /// Only whitespace, or only a comment.
     Blank { comment: bool },
     /// A line that is not `key: value`.
-    Junk { line: u32, bytes: &'a [u8], flags: LineFlags },
+    Junk {
+        line: u32,
+        bytes: &'a [u8],
+        flags: LineFlags,
+    },
     /// A `key: value` line.
-    Pair { line: u32, bytes: &'a [u8], kind: KeyKind, typo: bool, kv: KeyValue<'a> },
+    Pair {
+        line: u32,
+        bytes: &'a [u8],
+        kind: KeyKind,
+        typo: bool,
+        kv: KeyValue<'a>,
+    },
 }
 
 /// What the scan saw of the input as a whole.
@@ -65,27 +77,48 @@ impl ScanInfo {
 /// Where the cap cuts `input`: after the last line end within the cap.
 pub(crate) fn cut_point(input: &[u8], opts: &ParseOptions) -> usize {
     match opts.max_bytes {
-        Some(cap) if input.len() > cap => memchr::memrchr2(b'\n', b'\r', &input[..cap]).map_or(0, |i| i + 1),
+        Some(cap) if input.len() > cap => {
+            memchr::memrchr2(b'\n', b'\r', &input[..cap]).map_or(0, |i| i + 1)
+        }
         _ => input.len(),
     }
 }
 
 /// Scans `input` and calls `f` for every line.
-pub(crate) fn scan<'a>(input: &'a [u8], opts: &ParseOptions, mut f: impl FnMut(Event<'a>)) -> ScanInfo {
+pub(crate) fn scan<'a>(
+    input: &'a [u8],
+    opts: &ParseOptions,
+    mut f: impl FnMut(Event<'a>),
+) -> ScanInfo {
     let cut = cut_point(input, opts);
     let body = &input[..cut];
     let lines = lexer::for_each_line(body, |raw| {
         let ev = match lexer::split_line(raw.bytes) {
             LineShape::Blank { comment } => Event::Blank { comment },
-            LineShape::Junk { flags } => Event::Junk { line: raw.number, bytes: raw.bytes, flags },
+            LineShape::Junk { flags } => Event::Junk {
+                line: raw.number,
+                bytes: raw.bytes,
+                flags,
+            },
             LineShape::Pair(kv) => {
                 let (kind, typo) = lexer::classify_key(kv.key);
-                Event::Pair { line: raw.number, bytes: raw.bytes, kind, typo, kv }
+                Event::Pair {
+                    line: raw.number,
+                    bytes: raw.bytes,
+                    kind,
+                    typo,
+                    kv,
+                }
             }
         };
         f(ev);
     });
-    ScanInfo { total_bytes: input.len(), parsed_bytes: cut, lines, bom: lexer::bom_len(body) }
+    ScanInfo {
+        total_bytes: input.len(),
+        parsed_bytes: cut,
+        lines,
+        bom: lexer::bom_len(body),
+    }
 }
 
 /// Tracks where groups begin, by Google's rule: a User-agent line starts a
@@ -128,7 +161,10 @@ pub(crate) fn user_agent_token(value: &[u8]) -> (bool, &[u8]) {
     if value.first() == Some(&b'*') && (value.len() == 1 || lexer::is_space(value[1])) {
         return (true, b"*");
     }
-    let end = value.iter().position(|&b| !(b.is_ascii_alphabetic() || b == b'-' || b == b'_')).unwrap_or(value.len());
+    let end = value
+        .iter()
+        .position(|&b| !(b.is_ascii_alphabetic() || b == b'-' || b == b'_'))
+        .unwrap_or(value.len());
     (false, &value[..end])
 }
 
@@ -139,7 +175,15 @@ mod tests {
     #[test]
     fn cap_cuts_at_line_end() {
         let input = b"User-agent: *\nDisallow: /private\n";
-        assert_eq!(cut_point(input, &ParseOptions { max_bytes: Some(20) }), 14);
+        assert_eq!(
+            cut_point(
+                input,
+                &ParseOptions {
+                    max_bytes: Some(20)
+                }
+            ),
+            14
+        );
         assert_eq!(cut_point(input, &ParseOptions { max_bytes: Some(5) }), 0);
         assert_eq!(cut_point(input, &ParseOptions::unlimited()), input.len());
     }

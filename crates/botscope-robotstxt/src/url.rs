@@ -27,7 +27,8 @@ pub fn path_of(url: &[u8]) -> Cow<'_, [u8]> {
             .map(|i| i + from)
     };
     let early_path = find_any(search_start);
-    let mut protocol_end = memchr::memmem::find(&url[search_start..], b"://").map(|i| i + search_start);
+    let mut protocol_end =
+        memchr::memmem::find(&url[search_start..], b"://").map(|i| i + search_start);
     if let (Some(e), Some(p)) = (early_path, protocol_end)
         && e < p
     {
@@ -76,9 +77,12 @@ pub(crate) fn pattern_bits(p: &[u8]) -> u8 {
         star |= crate::lexer::has_byte(x, b'*');
         high |= x & 0x8080_8080_8080_8080;
     }
-    let mut bits = u8::from(pct != 0) * HAS_PERCENT | u8::from(star != 0) * HAS_STAR | u8::from(high != 0) * HAS_HIGH;
+    let mut bits = (u8::from(pct != 0) * HAS_PERCENT)
+        | (u8::from(star != 0) * HAS_STAR)
+        | (u8::from(high != 0) * HAS_HIGH);
     for &b in words.remainder() {
-        bits |= u8::from(b == b'%') * HAS_PERCENT | u8::from(b == b'*') * HAS_STAR | (b & HAS_HIGH);
+        bits |=
+            (u8::from(b == b'%') * HAS_PERCENT) | (u8::from(b == b'*') * HAS_STAR) | (b & HAS_HIGH);
     }
     bits
 }
@@ -135,7 +139,11 @@ pub fn escape_pattern(src: &[u8]) -> Cow<'_, [u8]> {
     let mut i = 0;
     while i < src.len() {
         if is_escape(i) {
-            out.extend_from_slice(&[b'%', src[i + 1].to_ascii_uppercase(), src[i + 2].to_ascii_uppercase()]);
+            out.extend_from_slice(&[
+                b'%',
+                src[i + 1].to_ascii_uppercase(),
+                src[i + 2].to_ascii_uppercase(),
+            ]);
             i += 3;
             continue;
         }
@@ -163,7 +171,12 @@ pub(crate) struct DraftBytes<'a> {
 
 impl<'a> DraftBytes<'a> {
     pub(crate) fn new(src: &'a [u8]) -> Self {
-        DraftBytes { src, pos: 0, pending: [0; 2], npending: 0 }
+        DraftBytes {
+            src,
+            pos: 0,
+            pending: [0; 2],
+            npending: 0,
+        }
     }
 }
 
@@ -208,7 +221,10 @@ mod tests {
 
     #[test]
     fn draft_decoding_keeps_encoded_slash() {
-        assert_eq!(draft_canonical(b"/%7efred/hi%2fthere%41"), b"/~fred/hi%2FthereA".to_vec());
+        assert_eq!(
+            draft_canonical(b"/%7efred/hi%2fthere%41"),
+            b"/~fred/hi%2FthereA".to_vec()
+        );
         assert_eq!(draft_canonical(b"/100%"), b"/100%".to_vec());
         assert_eq!(draft_canonical(b"/%zz"), b"/%zz".to_vec());
     }

@@ -62,7 +62,9 @@ pub struct ParseArgs {
 
 impl ParseArgs {
     pub fn options(self) -> botscope_robotstxt::ParseOptions {
-        botscope_robotstxt::ParseOptions { max_bytes: (self.max_bytes > 0).then_some(self.max_bytes) }
+        botscope_robotstxt::ParseOptions {
+            max_bytes: (self.max_bytes > 0).then_some(self.max_bytes),
+        }
     }
 }
 

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use botscope_robotstxt::{Diagnostic, Matcher, MetaReport, ParseOptions, Robots, Semantics, Severity, Verdict};
+use botscope_robotstxt::{
+    Diagnostic, Matcher, MetaReport, ParseOptions, Robots, Semantics, Severity, Verdict,
+};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -17,7 +19,13 @@ use crate::exit::Outcome;
 /// line's worth past it, so that a huge file costs bounded memory; returns
 /// the bytes and the total size.
 pub fn read_limited(path: &Path, limit: Option<usize>) -> Result<(Vec<u8>, u64)> {
-    let name = || if path == Path::new("-") { "standard input".to_owned() } else { path.display().to_string() };
+    let name = || {
+        if path == Path::new("-") {
+            "standard input".to_owned()
+        } else {
+            path.display().to_string()
+        }
+    };
     let mut reader: Box<dyn Read> = if path == Path::new("-") {
         Box::new(io::stdin().lock())
     } else {
@@ -26,14 +34,20 @@ pub fn read_limited(path: &Path, limit: Option<usize>) -> Result<(Vec<u8>, u64)>
     let mut buf = Vec::new();
     match limit {
         None => {
-            reader.read_to_end(&mut buf).with_context(|| format!("failed to read {}", name()))?;
+            reader
+                .read_to_end(&mut buf)
+                .with_context(|| format!("failed to read {}", name()))?;
             let n = buf.len() as u64;
             Ok((buf, n))
         }
         Some(cap) => {
             let keep = cap.saturating_add(botscope_robotstxt::MAX_LINE_LEN + 1) as u64;
-            (&mut reader).take(keep).read_to_end(&mut buf).with_context(|| format!("failed to read {}", name()))?;
-            let rest = io::copy(&mut reader, &mut io::sink()).with_context(|| format!("failed to read {}", name()))?;
+            (&mut reader)
+                .take(keep)
+                .read_to_end(&mut buf)
+                .with_context(|| format!("failed to read {}", name()))?;
+            let rest = io::copy(&mut reader, &mut io::sink())
+                .with_context(|| format!("failed to read {}", name()))?;
             let total = buf.len() as u64 + rest;
             Ok((buf, total))
         }
@@ -65,8 +79,17 @@ fn describe(v: &Verdict<'_>) -> String {
         botscope_robotstxt::GroupMatch::None => "no group",
     };
     match v.rule {
-        Some(r) if r.pattern.is_empty() => format!("line {}: {}: (empty, matches all) in {group}", r.line, r.kind.as_str()),
-        Some(r) => format!("line {}: {}: {} in {group}", r.line, r.kind.as_str(), r.pattern_str()),
+        Some(r) if r.pattern.is_empty() => format!(
+            "line {}: {}: (empty, matches all) in {group}",
+            r.line,
+            r.kind.as_str()
+        ),
+        Some(r) => format!(
+            "line {}: {}: {} in {group}",
+            r.line,
+            r.kind.as_str(),
+            r.pattern_str()
+        ),
         None => format!("no rule matched in {group}"),
     }
 }
@@ -99,7 +122,11 @@ pub fn check(a: &CheckArgs) -> Result<Outcome> {
         }
     }
     out.flush()?;
-    Ok(if all_allowed { Outcome::Ok } else { Outcome::Negative })
+    Ok(if all_allowed {
+        Outcome::Ok
+    } else {
+        Outcome::Negative
+    })
 }
 
 type Compiled = Arc<Result<Matcher, String>>;
@@ -114,7 +141,8 @@ pub fn check_batch(a: &CheckBatchArgs) -> Result<Outcome> {
     let input: Box<dyn BufRead> = if a.input == Path::new("-") {
         Box::new(io::stdin().lock())
     } else {
-        let f = std::fs::File::open(&a.input).with_context(|| format!("failed to open {}", a.input.display()))?;
+        let f = std::fs::File::open(&a.input)
+            .with_context(|| format!("failed to open {}", a.input.display()))?;
         Box::new(io::BufReader::with_capacity(1 << 20, f))
     };
     let mut lines = input.split(b'\n');
@@ -152,7 +180,10 @@ pub fn check_batch(a: &CheckBatchArgs) -> Result<Outcome> {
             .collect();
         cache.extend(compiled);
         // Answer in parallel, write in input order.
-        let answers: Vec<String> = batch.par_iter().map(|l| answer(l, &cache, a.format)).collect();
+        let answers: Vec<String> = batch
+            .par_iter()
+            .map(|l| answer(l, &cache, a.format))
+            .collect();
         for s in answers {
             out.write_all(s.as_bytes())?;
             out.write_all(b"\n")?;
@@ -165,7 +196,9 @@ pub fn check_batch(a: &CheckBatchArgs) -> Result<Outcome> {
 fn split_query(line: &[u8]) -> Result<(PathBuf, &[u8], &[u8]), &'static str> {
     let mut it = line.splitn(3, |&b| b == b'\t');
     match (it.next(), it.next(), it.next()) {
-        (Some(p), Some(agent), Some(url)) if !p.is_empty() && !url.contains(&b'\t') => Ok((bytes_to_path(p), agent, url)),
+        (Some(p), Some(agent), Some(url)) if !p.is_empty() && !url.contains(&b'\t') => {
+            Ok((bytes_to_path(p), agent, url))
+        }
         _ => Err("malformed line: expected ROBOTS_PATH<TAB>AGENT<TAB>URL"),
     }
 }
@@ -190,7 +223,9 @@ fn answer(line: &[u8], cache: &HashMap<PathBuf, Compiled>, format: Format) -> St
         Ok(q) => q,
         Err(e) => return error(e),
     };
-    let Some(compiled) = cache.get(&path) else { return error("internal: file not compiled") };
+    let Some(compiled) = cache.get(&path) else {
+        return error("internal: file not compiled");
+    };
     let m = match compiled.as_ref() {
         Ok(m) => m,
         Err(e) => return error(e),
@@ -199,13 +234,20 @@ fn answer(line: &[u8], cache: &HashMap<PathBuf, Compiled>, format: Format) -> St
     let v = m.check_path(&agent, &botscope_robotstxt::path_of(url));
     match format {
         Format::Text => verdict_word(v.allowed).to_owned(),
-        Format::Json => json!({ "verdict": verdict_word(v.allowed), "rule": rule_json(&v), "group": v.group }).to_string(),
+        Format::Json => {
+            json!({ "verdict": verdict_word(v.allowed), "rule": rule_json(&v), "group": v.group })
+                .to_string()
+        }
     }
 }
 
 fn print_diagnostics(out: &mut impl Write, file: &str, diags: &[Diagnostic]) -> io::Result<()> {
     for d in diags {
-        writeln!(out, "{file}:{}:{}: {}[{} {}]: {}", d.line, d.column, d.severity, d.code, d.name, d.message)?;
+        writeln!(
+            out,
+            "{file}:{}:{}: {}[{} {}]: {}",
+            d.line, d.column, d.severity, d.code, d.name, d.message
+        )?;
         if let Some(s) = &d.suggestion {
             writeln!(out, "  help: {s}")?;
         }
@@ -214,21 +256,35 @@ fn print_diagnostics(out: &mut impl Write, file: &str, diags: &[Diagnostic]) -> 
 }
 
 fn display_name(p: &Path) -> String {
-    if p == Path::new("-") { "<stdin>".to_owned() } else { p.display().to_string() }
+    if p == Path::new("-") {
+        "<stdin>".to_owned()
+    } else {
+        p.display().to_string()
+    }
 }
 
 /// `robots lint`.
 pub fn lint(a: &LintArgs) -> Result<Outcome> {
     let robots = parse_file(&a.file, &a.parse.options())?;
     let diags = botscope_robotstxt::lint(&robots);
-    let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
-    let warnings = diags.iter().filter(|d| d.severity == Severity::Warning).count();
+    let errors = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .count();
     let mut out = BufWriter::new(io::stdout().lock());
     let name = display_name(&a.file);
     match a.format {
         Format::Text => {
             print_diagnostics(&mut out, &name, &diags)?;
-            writeln!(out, "{name}: {errors} error(s), {warnings} warning(s), {} note(s)", diags.len() - errors - warnings)?;
+            writeln!(
+                out,
+                "{name}: {errors} error(s), {warnings} warning(s), {} note(s)",
+                diags.len() - errors - warnings
+            )?;
         }
         Format::Json => {
             let obj = json!({ "file": name, "errors": errors, "warnings": warnings, "diagnostics": diags });
@@ -236,7 +292,11 @@ pub fn lint(a: &LintArgs) -> Result<Outcome> {
         }
     }
     out.flush()?;
-    Ok(if errors > 0 { Outcome::Negative } else { Outcome::Ok })
+    Ok(if errors > 0 {
+        Outcome::Negative
+    } else {
+        Outcome::Ok
+    })
 }
 
 /// `robots parse`.
@@ -250,10 +310,22 @@ pub fn parse(a: &ParseCmdArgs) -> Result<Outcome> {
         }
         Format::Text => {
             let name = display_name(&a.file);
-            writeln!(out, "{name}: {} bytes, {} lines, {} group(s), {} sitemap(s)", robots.total_bytes, robots.lines, robots.groups.len(), robots.sitemaps.len())?;
+            writeln!(
+                out,
+                "{name}: {} bytes, {} lines, {} group(s), {} sitemap(s)",
+                robots.total_bytes,
+                robots.lines,
+                robots.groups.len(),
+                robots.sitemaps.len()
+            )?;
             for g in &robots.groups {
                 let agents: Vec<&str> = g.user_agents.iter().map(|u| u.value.as_str()).collect();
-                writeln!(out, "group (line {}): {}", g.user_agents[0].line, agents.join(", "))?;
+                writeln!(
+                    out,
+                    "group (line {}): {}",
+                    g.user_agents[0].line,
+                    agents.join(", ")
+                )?;
                 for r in &g.rules {
                     writeln!(out, "  {:>5}  {:<8} {}", r.line, r.kind.as_str(), r.pattern)?;
                 }
@@ -261,7 +333,11 @@ pub fn parse(a: &ParseCmdArgs) -> Result<Outcome> {
                     writeln!(out, "  {:>5}  Crawl-delay {}", c.line, c.value)?;
                 }
                 if let Some(c) = &g.request_rate {
-                    writeln!(out, "  {:>5}  Request-rate {}/{}s", c.line, c.value.requests, c.value.seconds)?;
+                    writeln!(
+                        out,
+                        "  {:>5}  Request-rate {}/{}s",
+                        c.line, c.value.requests, c.value.seconds
+                    )?;
                 }
             }
             for s in &robots.sitemaps {
@@ -279,7 +355,9 @@ pub fn meta(a: &MetaArgs) -> Result<Outcome> {
     let (html, _) = read_limited(&a.file, Some(16 * 1024 * 1024))?;
     let mut report = MetaReport::from_html(&html, &a.agent);
     for h in &a.headers {
-        let (name, value) = h.split_once(':').with_context(|| format!("header {h:?} is not `Name: value`"))?;
+        let (name, value) = h
+            .split_once(':')
+            .with_context(|| format!("header {h:?} is not `Name: value`"))?;
         if name.trim().eq_ignore_ascii_case("x-robots-tag") {
             report.add_header(value);
         }
@@ -298,12 +376,19 @@ pub fn meta(a: &MetaArgs) -> Result<Outcome> {
                 ("notranslate", d.notranslate),
                 ("indexifembedded", d.indexifembedded),
             ];
-            let mut parts: Vec<String> = flags.iter().filter(|(_, on)| *on).map(|(n, _)| (*n).to_owned()).collect();
+            let mut parts: Vec<String> = flags
+                .iter()
+                .filter(|(_, on)| *on)
+                .map(|(n, _)| (*n).to_owned())
+                .collect();
             if let Some(n) = d.max_snippet {
                 parts.push(format!("max-snippet:{n}"));
             }
             if let Some(p) = d.max_image_preview {
-                parts.push(format!("max-image-preview:{}", serde_json::to_value(p)?.as_str().unwrap_or_default()));
+                parts.push(format!(
+                    "max-image-preview:{}",
+                    serde_json::to_value(p)?.as_str().unwrap_or_default()
+                ));
             }
             if let Some(n) = d.max_video_preview {
                 parts.push(format!("max-video-preview:{n}"));
@@ -311,10 +396,18 @@ pub fn meta(a: &MetaArgs) -> Result<Outcome> {
             if let Some(u) = &d.unavailable_after {
                 parts.push(format!("unavailable_after:{u}"));
             }
-            let summary = if parts.is_empty() { "index, follow (no restrictions)".to_owned() } else { parts.join(", ") };
+            let summary = if parts.is_empty() {
+                "index, follow (no restrictions)".to_owned()
+            } else {
+                parts.join(", ")
+            };
             writeln!(out, "{}: {summary}", report.agent)?;
             for s in &report.sources {
-                let place = if s.origin == "meta" { format!("line {}", s.line) } else { "header".to_owned() };
+                let place = if s.origin == "meta" {
+                    format!("line {}", s.line)
+                } else {
+                    "header".to_owned()
+                };
                 writeln!(out, "  {place}: {} {:?}", s.name, s.content)?;
             }
             for w in &report.warnings {

@@ -1,12 +1,17 @@
 //! Google's own unit-test assertions, the robots.txt conformance suite, and
 //! agreement with Google's reference parser on real files.
 
-use botscope_robotstxt::{Matcher, ParseOptions, Semantics, escape_pattern, is_product_token, path_of};
+use botscope_robotstxt::{
+    Matcher, ParseOptions, Semantics, escape_pattern, is_product_token, path_of,
+};
 
 use crate::{data, jsonl};
 
 fn hex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+        .collect()
 }
 
 /// One vector: robots.txt body, agent, URL, expected verdict. Google's
@@ -16,7 +21,8 @@ fn hex(s: &str) -> Vec<u8> {
 fn check(name: &str, body: &[u8], agent: &str, url: &str, want: bool) -> Option<String> {
     let m = Matcher::compile(body, Semantics::Google, &ParseOptions::unlimited());
     let got = m.is_allowed(agent, url);
-    (got != want).then(|| format!("{name}: agent {agent:?} url {url:?}: got allowed={got}, want {want}"))
+    (got != want)
+        .then(|| format!("{name}: agent {agent:?} url {url:?}: got allowed={got}, want {want}"))
 }
 
 fn run(file: &str) -> (usize, Vec<String>) {
@@ -41,14 +47,24 @@ fn run(file: &str) -> (usize, Vec<String>) {
 fn google_unit_vectors_145() {
     let (n, failures) = run("google_vectors.jsonl");
     assert_eq!(n, 145);
-    assert!(failures.is_empty(), "{} of {n} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn spec_conformance_vectors_400() {
     let (n, failures) = run("spec_test_vectors.jsonl");
     assert_eq!(n, 400);
-    assert!(failures.is_empty(), "{} of {n} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -59,10 +75,22 @@ fn google_helper_vectors() {
         let s = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
         match v["kind"].as_str() {
             Some("valid_user_agent") => {
-                assert_eq!(is_product_token(&s("useragent")), v["expected"].as_bool().unwrap_or_default(), "{v}");
+                assert_eq!(
+                    is_product_token(&s("useragent")),
+                    v["expected"].as_bool().unwrap_or_default(),
+                    "{v}"
+                );
             }
-            Some("path_params_query") => assert_eq!(&*path_of(s("input").as_bytes()), s("expected").as_bytes(), "{v}"),
-            Some("escape_pattern") => assert_eq!(&*escape_pattern(s("input").as_bytes()), s("expected").as_bytes(), "{v}"),
+            Some("path_params_query") => assert_eq!(
+                &*path_of(s("input").as_bytes()),
+                s("expected").as_bytes(),
+                "{v}"
+            ),
+            Some("escape_pattern") => assert_eq!(
+                &*escape_pattern(s("input").as_bytes()),
+                s("expected").as_bytes(),
+                "{v}"
+            ),
             other => panic!("unknown kind {other:?}"),
         }
     }
@@ -77,7 +105,9 @@ pub fn agreement(verdicts: &std::path::Path, corpus: &std::path::Path) -> (usize
     let mut diffs = Vec::new();
     for line in text.lines().skip(1) {
         let mut f = line.split('\t');
-        let (Some(file), Some(agent), Some(url), Some(want)) = (f.next(), f.next(), f.next(), f.next()) else {
+        let (Some(file), Some(agent), Some(url), Some(want)) =
+            (f.next(), f.next(), f.next(), f.next())
+        else {
             panic!("bad row {line:?}")
         };
         let m = cache.entry(file.to_owned()).or_insert_with(|| {
@@ -87,7 +117,10 @@ pub fn agreement(verdicts: &std::path::Path, corpus: &std::path::Path) -> (usize
         n += 1;
         let got = m.is_allowed(agent, url);
         if got != (want == "1") {
-            diffs.push(format!("{file}\t{agent}\t{url}\tgoogle={want}\tours={}", u8::from(got)));
+            diffs.push(format!(
+                "{file}\t{agent}\t{url}\tgoogle={want}\tours={}",
+                u8::from(got)
+            ));
         }
     }
     (n, diffs)
@@ -97,7 +130,12 @@ pub fn agreement(verdicts: &std::path::Path, corpus: &std::path::Path) -> (usize
 fn agreement_with_google_on_real_files_subset() {
     let (n, diffs) = agreement(&data("google_verdicts_subset.tsv"), &data("corpus"));
     assert_eq!(n, 16_940);
-    assert!(diffs.is_empty(), "{} of {n} differ:\n{}", diffs.len(), diffs.join("\n"));
+    assert!(
+        diffs.is_empty(),
+        "{} of {n} differ:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
 }
 
 /// The full run over 678,876 queries and 11,766 files. Needs the shared
@@ -107,7 +145,10 @@ fn agreement_with_google_on_real_files_subset() {
 #[ignore = "needs ../shared/data; run by hand, see docs/conformance.md"]
 fn full_agreement_with_google() {
     let root = std::env::var_os("BOTSCOPE_SHARED_DATA")
-        .map_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"), Into::into)
+        .map_or_else(
+            || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
+            Into::into,
+        )
         .join("robotstxt");
     let (n, diffs) = agreement(&root.join("google_verdicts.tsv"), &root.join("corpus"));
     #[allow(clippy::cast_precision_loss)]

@@ -9,8 +9,16 @@ fn allowed(body: &str, agent: &str, url: &str) -> bool {
 /// 2.1: the product token is matched case-insensitively.
 #[test]
 fn s2_1_user_agent_case_insensitive() {
-    assert!(!allowed("User-agent: ExampleBot\nDisallow: /\n", "examplebot", "/"));
-    assert!(!allowed("user-agent: EXAMPLEBOT\nDisallow: /\n", "ExampleBot", "/"));
+    assert!(!allowed(
+        "User-agent: ExampleBot\nDisallow: /\n",
+        "examplebot",
+        "/"
+    ));
+    assert!(!allowed(
+        "user-agent: EXAMPLEBOT\nDisallow: /\n",
+        "ExampleBot",
+        "/"
+    ));
 }
 
 /// 2.2.1: groups naming the same agent are combined into one.
@@ -61,8 +69,16 @@ fn s2_2_2_allow_wins_tie() {
 #[test]
 fn s2_2_2_case_and_encoding() {
     assert!(allowed("User-agent: *\nDisallow: /Foo\n", "a", "/foo"));
-    assert!(!allowed("User-agent: *\nDisallow: /foo/%e3%83%84\n", "a", "/foo/%E3%83%84"));
-    assert!(!allowed("User-agent: *\nDisallow: /foo/ツ\n", "a", "/foo/%E3%83%84"));
+    assert!(!allowed(
+        "User-agent: *\nDisallow: /foo/%e3%83%84\n",
+        "a",
+        "/foo/%E3%83%84"
+    ));
+    assert!(!allowed(
+        "User-agent: *\nDisallow: /foo/ツ\n",
+        "a",
+        "/foo/%E3%83%84"
+    ));
 }
 
 /// 2.2.3: `*` matches any sequence, `$` anchors the end.
@@ -99,8 +115,14 @@ fn s2_5_parse_cap() {
         body.extend_from_slice(b"Allow: /filler/line/to/grow/the/file\n");
     }
     body.extend_from_slice(b"Disallow: /late\n");
-    assert!(Matcher::new(&body).is_allowed("a", "/late"), "rules past 500 KiB are ignored");
-    assert!(!Matcher::compile(&body, Semantics::Google, &ParseOptions::unlimited()).is_allowed("a", "/late"));
+    assert!(
+        Matcher::new(&body).is_allowed("a", "/late"),
+        "rules past 500 KiB are ignored"
+    );
+    assert!(
+        !Matcher::compile(&body, Semantics::Google, &ParseOptions::unlimited())
+            .is_allowed("a", "/late")
+    );
 }
 
 /// 2.2.1 (Google): a User-agent line after a non-rule line still extends

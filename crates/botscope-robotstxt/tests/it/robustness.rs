@@ -52,9 +52,21 @@ fn hostile_inputs() {
     }
     let mut long_line = b"Disallow: /".to_vec();
     long_line.extend(std::iter::repeat_n(b'*', 1024 * 1024));
-    let binary: Vec<u8> = (0..100_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let binary: Vec<u8> = (0..100_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
     let html = b"<!DOCTYPE html><html><head><title>Not found</title></head><body><p>User-agent: *</p></body></html>";
-    for body in [&big[..], &long_line, &binary, html, b"\0\0\0", b"\xEF\xBB", b"\r\r\n\n\r", b"::::", b"*"] {
+    for body in [
+        &big[..],
+        &long_line,
+        &binary,
+        html,
+        b"\0\0\0",
+        b"\xEF\xBB",
+        b"\r\r\n\n\r",
+        b"::::",
+        b"*",
+    ] {
         exercise(body);
     }
 }
@@ -69,6 +81,12 @@ fn compiled_size_is_at_most_twice_the_file() {
         }
         let body = std::fs::read(&path).expect("read");
         let m = Matcher::compile(&body, Semantics::Google, &ParseOptions::unlimited());
-        assert!(m.heap_size() <= 2 * body.len().max(1), "{}: {} bytes compiled from {}", path.display(), m.heap_size(), body.len());
+        assert!(
+            m.heap_size() <= 2 * body.len().max(1),
+            "{}: {} bytes compiled from {}",
+            path.display(),
+            m.heap_size(),
+            body.len()
+        );
     }
 }

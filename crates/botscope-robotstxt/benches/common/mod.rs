@@ -11,12 +11,15 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// Files and queries.
 pub struct Corpus {
+    /// (file name, bytes)
     pub files: Vec<(String, Vec<u8>)>,
     /// (file index, agent, url)
     pub queries: Vec<(usize, String, String)>,
 }
 
+/// Loads the corpus named by `BOTSCOPE_CORPUS`, or the checked-in subset.
 pub fn load() -> Corpus {
     let (dir, verdicts) = match std::env::var_os("BOTSCOPE_CORPUS") {
         Some(root) => {
@@ -34,9 +37,15 @@ pub fn load() -> Corpus {
         .filter(|n| n.ends_with(".txt"))
         .collect();
     names.sort();
-    let files: Vec<(String, Vec<u8>)> =
-        names.into_iter().map(|n| (n.clone(), std::fs::read(dir.join(&n)).expect("read"))).collect();
-    let index: BTreeMap<&str, usize> = files.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
+    let files: Vec<(String, Vec<u8>)> = names
+        .into_iter()
+        .map(|n| (n.clone(), std::fs::read(dir.join(&n)).expect("read")))
+        .collect();
+    let index: BTreeMap<&str, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| (n.as_str(), i))
+        .collect();
     let text = std::fs::read_to_string(verdicts).expect("verdicts");
     let queries = text
         .lines()
@@ -78,7 +87,12 @@ pub fn report(what: &str, unit: &str, ours: (&str, f64), peers: &[(&str, f64)]) 
     println!("== {what} (single thread) ==");
     println!("{:<28} {:>14.0} {unit}/s", ours.0, ours.1);
     for (name, r) in peers {
-        println!("{:<28} {:>14.0} {unit}/s   ours is {:.2}x", name, r, ours.1 / r);
+        println!(
+            "{:<28} {:>14.0} {unit}/s   ours is {:.2}x",
+            name,
+            r,
+            ours.1 / r
+        );
     }
     let best = peers.iter().map(|p| p.1).fold(0.0_f64, f64::max);
     println!("ratio to the fastest peer: {:.2}x", ours.1 / best);

@@ -1,0 +1,315 @@
+//! The botscope command, run as a user runs it: arguments in, stdout,
+//! stderr and exit status out. Output formats are contracts; snapshots
+//! keep them stable.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn botscope(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn botscope");
+    // Feed stdin from a thread: the command may write before it has read
+    // everything, and a full pipe must not deadlock the test.
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.unwrap_or_default().to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("wait");
+    writer.join().expect("stdin writer");
+    out
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn tmp(name: &str, body: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("botscope-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, body).expect("write tmp");
+    p
+}
+
+const EBAY: &str = "examples/robots/www.ebay.com.txt";
+
+#[test]
+fn check_text_names_verdict_and_line() {
+    let o = botscope(
+        &[
+            "robots",
+            "check",
+            "--robots",
+            EBAY,
+            "--agent",
+            "bingbot",
+            "https://www.ebay.com/",
+            "https://www.ebay.com/brw/x",
+            "/b/shoes?_nkw=1",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "a disallowed URL exits 1");
+    insta::assert_snapshot!(stdout(&o), @r"
+    allowed	https://www.ebay.com/	no rule matched in the * group
+    disallowed	https://www.ebay.com/brw/x	line 25: Disallow: /brw/ in the * group
+    disallowed	/b/shoes?_nkw=1	line 22: Disallow: /b/*?*_nkw in the * group
+    ");
+}
+
+#[test]
+fn check_all_allowed_exits_0_and_reduces_user_agent_headers() {
+    let ua = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+    let o = botscope(
+        &[
+            "robots",
+            "check",
+            "--robots",
+            EBAY,
+            "--agent",
+            ua,
+            "https://www.ebay.com/itm/1",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("its own group"), "{}", stdout(&o));
+}
+
+#[test]
+fn check_json_and_stdin() {
+    let o = botscope(
+        &[
+            "robots",
+            "check",
+            "--robots",
+            "-",
+            "--agent",
+            "FooBot",
+            "--format",
+            "json",
+            "/private/x",
+            "/public",
+        ],
+        Some(b"User-agent: *\nDisallow: /private\n"),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    insta::assert_snapshot!(stdout(&o), @r#"
+    {"agent":"FooBot","allowed":false,"group":"global","rule":{"kind":"disallow","line":2,"pattern":"/private"},"semantics":"google","url":"/private/x","verdict":"disallowed"}
+    {"agent":"FooBot","allowed":true,"group":"global","rule":null,"semantics":"google","url":"/public","verdict":"allowed"}
+    "#);
+}
+
+#[test]
+fn check_draft1996_first_match() {
+    let body = b"User-agent: *\nDisallow: /a\nAllow: /a/b\n";
+    let args = |sem| {
+        vec![
+            "robots",
+            "check",
+            "--robots",
+            "-",
+            "--agent",
+            "x",
+            "--semantics",
+            sem,
+            "/a/b",
+        ]
+    };
+    assert_eq!(botscope(&args("google"), Some(body)).status.code(), Some(0));
+    assert_eq!(
+        botscope(&args("draft1996"), Some(body)).status.code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn unreadable_file_is_exit_2_naming_the_file() {
+    let o = botscope(
+        &[
+            "robots",
+            "check",
+            "--robots",
+            "no/such/robots.txt",
+            "--agent",
+            "x",
+            "/",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no/such/robots.txt"), "{err}");
+    let o = botscope(&["robots", "lint", "no/such/file"], None);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn check_batch_keeps_order_and_reports_bad_lines() {
+    let a = tmp("a.txt", b"User-agent: *\nDisallow: /private\n");
+    let b = tmp("b.txt", b"User-agent: FooBot\nDisallow: /\n");
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    let input = format!(
+        "{a}\tFooBot\thttps://x.test/private/1\n{b}\tFooBot\thttps://x.test/\n{b}\tBarBot\thttps://x.test/\nno/such/file\tFooBot\t/\nnot a query line\n{a}\tFooBot\t/public\n"
+    );
+    let o = botscope(&["robots", "check-batch", "-"], Some(input.as_bytes()));
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 6, "{out}");
+    assert_eq!(&lines[..3], ["disallowed", "disallowed", "allowed"]);
+    assert!(
+        lines[3].starts_with("error\t") && lines[3].contains("no/such/file"),
+        "{}",
+        lines[3]
+    );
+    assert!(
+        lines[4].starts_with("error\tmalformed line"),
+        "{}",
+        lines[4]
+    );
+    assert_eq!(lines[5], "allowed");
+    let o = botscope(
+        &["robots", "check-batch", "--format", "json", "-"],
+        Some(format!("{a}\tFooBot\t/private\n").as_bytes()),
+    );
+    insta::assert_snapshot!(stdout(&o), @r#"{"group":"global","rule":{"kind":"disallow","line":2,"pattern":"/private"},"verdict":"disallowed"}"#);
+}
+
+#[test]
+fn check_batch_many_lines_in_order() {
+    let a = tmp("many.txt", b"User-agent: *\nDisallow: /*/odd$\n");
+    let a = a.display().to_string();
+    let mut input = String::new();
+    for i in 0..150_000 {
+        let tail = if i % 2 == 1 { "odd" } else { "even" };
+        input.push_str(&format!("{a}\tbot\t/{i}/{tail}\n"));
+    }
+    let o = botscope(&["robots", "check-batch", "-"], Some(input.as_bytes()));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 150_000);
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(
+            *l,
+            if i % 2 == 1 { "disallowed" } else { "allowed" },
+            "line {i}"
+        );
+    }
+}
+
+const LINTY: &[u8] = b"Disallow: /early\nUser-agent: Googlebot/2.1\nDisalow: /tmp\nCrawl-delay: 5\nUser-agent: bingbot\nDisallow: private\nNoindex: /x\nSitemap: /sitemap.xml\n";
+
+#[test]
+fn lint_text_exit_1_on_errors() {
+    let p = tmp("linty.txt", LINTY);
+    let o = botscope(&["robots", "lint", &p.display().to_string()], None);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o).replace(&p.display().to_string(), "robots.txt");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn lint_json_has_codes_lines_columns() {
+    let o = botscope(&["robots", "lint", "--format", "json", "-"], Some(LINTY));
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let codes: Vec<(&str, u64)> = v["diagnostics"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap_or_default(),
+                d["line"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert!(
+        codes.contains(&("R002", 1))
+            && codes.contains(&("R005", 2))
+            && codes.contains(&("R007", 6)),
+        "{codes:?}"
+    );
+    assert!(v["errors"].as_u64().unwrap_or_default() >= 2);
+}
+
+#[test]
+fn lint_clean_file_exit_0() {
+    let o = botscope(
+        &["robots", "lint", "examples/robots/www.bbc.co.uk.txt"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn parse_json_shape() {
+    let o = botscope(
+        &["robots", "parse", "--format", "json", "-"],
+        Some(b"User-agent: a\nUser-agent: b/1.0\nCrawl-delay: 2\nDisallow: /x\nSitemap: https://s.test/m.xml\nfoo: bar\n"),
+    );
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!(stdout(&o));
+}
+
+#[test]
+fn meta_html_and_headers() {
+    let p = tmp("page.html", b"<html><head><meta name=robots content=\"noarchive, bogus\"><meta name=googlebot content=noindex></head></html>");
+    let o = botscope(
+        &[
+            "robots",
+            "meta",
+            "--agent",
+            "Googlebot",
+            "--header",
+            "X-Robots-Tag: googlebot: nofollow",
+            "--header",
+            "Cache-Control: no-cache",
+            &p.display().to_string(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!(stdout(&o));
+}
+
+#[test]
+fn broken_pipe_is_not_an_error() {
+    let a = tmp("pipe.txt", b"User-agent: *\nDisallow: /x\n");
+    let mut input = String::new();
+    for _ in 0..200_000 {
+        input.push_str(&format!("{}\tbot\t/x\n", a.display()));
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(["robots", "check-batch", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("wait");
+    let _ = writer.join();
+    assert!(
+        o.status.code() == Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
