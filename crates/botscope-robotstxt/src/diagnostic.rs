@@ -188,6 +188,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_code_is_documented() {
+        let doc = include_str!("../../../docs/lint-codes.md");
+        for c in Code::ALL {
+            let row = format!("| {} | `{}` | {} |", c.as_str(), c.name(), c.severity());
+            assert!(doc.contains(&row), "docs/lint-codes.md lacks {row}");
+        }
+    }
+
+    #[test]
     fn codes_are_unique_and_ordered() {
         let mut seen = std::collections::HashSet::new();
         for (i, c) in Code::ALL.iter().enumerate() {

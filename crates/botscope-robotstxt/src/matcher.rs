@@ -213,33 +213,33 @@ impl Compiler {
     }
 
     fn rule(&mut self, line: u32, allow: bool, value: &[u8]) {
-        let pattern: Cow<'_, [u8]> = match self.semantics {
-            Semantics::Google => escape_pattern(value),
-            Semantics::Draft1996 => Cow::Owned(draft_canonical(value)),
-        };
-        let (off, len) = self.push_bytes(&pattern);
         let mut flags = if allow { F_ALLOW } else { 0 };
-        if self.semantics == Semantics::Google {
-            let p = &pattern[..usize::from(len)];
-            if crate::url::pattern_bits(p) & crate::url::HAS_STAR != 0 {
-                flags |= F_GLOB;
-            } else if p.last() == Some(&b'$') {
-                flags |= F_EXACT;
-            }
-        }
         let mut head = [0u8; 2];
-        if self.semantics == Semantics::Google {
-            let p = &pattern[..usize::from(len)];
-            let lit_end = p
-                .iter()
-                .position(|&b| b == b'*')
-                .unwrap_or(if flags & F_EXACT != 0 {
+        let pattern: Cow<'_, [u8]> = match self.semantics {
+            Semantics::Google => {
+                // One scan of the value decides escaping and wildcards;
+                // escaping never adds or removes a `*`.
+                let bits = crate::url::pattern_bits(value);
+                let p = if bits & (crate::url::HAS_PERCENT | crate::url::HAS_HIGH) == 0 {
+                    Cow::Borrowed(value)
+                } else {
+                    escape_pattern(value)
+                };
+                let lit_end = if bits & crate::url::HAS_STAR != 0 {
+                    flags |= F_GLOB;
+                    p.iter().position(|&b| b == b'*').unwrap_or(p.len())
+                } else if p.last() == Some(&b'$') {
+                    flags |= F_EXACT;
                     p.len() - 1
                 } else {
                     p.len()
-                });
-            flags |= head_flags(&p[..lit_end], &mut head);
-        }
+                };
+                flags |= head_flags(&p[..lit_end], &mut head);
+                p
+            }
+            Semantics::Draft1996 => Cow::Owned(draft_canonical(value)),
+        };
+        let (off, len) = self.push_bytes(&pattern);
         self.rules.push(CRule {
             off,
             line,

@@ -1,0 +1,16 @@
+//! Read robots meta tags from arbitrary HTML and X-Robots-Tag values.
+#![no_main]
+
+use botscope_robotstxt::MetaReport;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let mut r = MetaReport::from_html(data, "Googlebot");
+    let text = String::from_utf8_lossy(data);
+    for line in text.lines().take(16) {
+        r.add_header(line);
+    }
+    if r.directives.max_snippet.is_some_and(|n| n < -1) {
+        panic!("max-snippet below -1");
+    }
+});

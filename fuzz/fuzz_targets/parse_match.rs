@@ -1,0 +1,36 @@
+//! Parse and match arbitrary bytes under both semantics; check the
+//! invariants a verdict promises.
+#![no_main]
+
+use botscope_robotstxt::{Matcher, ParseOptions, Robots, RuleKind, Semantics};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    // The last line of the input doubles as a URL, so that the fuzzer
+    // explores paths as well as files.
+    let url = data.rsplit(|&b| b == b'\n').next().unwrap_or_default();
+    let url = String::from_utf8_lossy(url);
+    let robots = Robots::parse_with(data, &ParseOptions::unlimited());
+    for semantics in [Semantics::Google, Semantics::Draft1996] {
+        let m = Matcher::compile(data, semantics, &ParseOptions::unlimited());
+        for agent in ["Googlebot", "", "*", "Mozilla/5.0 (compatible; bingbot/2.0)", &url] {
+            for u in [&*url, "/", "https://example.com/a?b#c"] {
+                let v = m.check(agent, u);
+                if let Some(rule) = v.rule {
+                    assert!(rule.line >= 1 && rule.line <= robots.lines, "deciding line {} of {}", rule.line, robots.lines);
+                }
+                if !v.allowed {
+                    let rule = v.rule.expect("a disallowed verdict names its rule");
+                    assert_eq!(rule.kind, RuleKind::Disallow);
+                    assert!(!rule.pattern.is_empty());
+                }
+            }
+        }
+        let _ = m.crawl_delay("Googlebot");
+        if semantics == Semantics::Google {
+            // Real files compile to at most 2x their size; any input to at
+            // most 3x (escaping triples non-ASCII bytes).
+            assert!(m.heap_size() <= 3 * data.len() + 64, "{} bytes compiled from {}", m.heap_size(), data.len());
+        }
+    }
+});
