@@ -155,41 +155,58 @@ pub(crate) fn split_line(line: &[u8]) -> LineShape<'_> {
     let mut colon = usize::MAX;
     // One pass: the first NUL (end of a C string) or `#` (comment) ends
     // the text; remember the first colon before it. Eight bytes at a time.
-    let mut i = 0;
     let mut stop = usize::MAX;
-    while i + 8 <= line.len() {
+    let n = line.len();
+    // Offsets of the flagged bytes in the word at `at`, bytes below `from`
+    // ignored (already scanned, and holding no match that could spill a
+    // false flag into the bytes above).
+    let mut word = |at: usize, from: usize, colon: &mut usize| -> bool {
         let mut w = [0u8; 8];
-        w.copy_from_slice(&line[i..i + 8]);
+        w.copy_from_slice(&line[at..at + 8]);
         let x = u64::from_le_bytes(w);
-        let s = has_byte(x, 0) | has_byte(x, b'#');
+        let keep = !0u64 << (8 * (from - at));
+        let s = (has_byte(x, 0) | has_byte(x, b'#')) & keep;
         let s_at = if s == 0 {
             usize::MAX
         } else {
-            i + (s.trailing_zeros() / 8) as usize
+            at + (s.trailing_zeros() / 8) as usize
         };
-        if colon == usize::MAX {
-            let c = has_byte(x, b':');
+        if *colon == usize::MAX {
+            let c = has_byte(x, b':') & keep;
             if c != 0 {
-                let c_at = i + (c.trailing_zeros() / 8) as usize;
+                let c_at = at + (c.trailing_zeros() / 8) as usize;
                 if c_at < s_at {
-                    colon = c_at;
+                    *colon = c_at;
                 }
             }
         }
         if s != 0 {
             stop = s_at;
-            break;
         }
-        i += 8;
-    }
-    if stop == usize::MAX {
-        for (j, &b) in line[i..].iter().enumerate() {
+        s != 0
+    };
+    if n >= 8 {
+        let mut i = 0;
+        let mut found = false;
+        while i + 8 <= n {
+            if word(i, i, &mut colon) {
+                found = true;
+                break;
+            }
+            i += 8;
+        }
+        // The tail: one more word, overlapping what was scanned.
+        if !found && i < n {
+            word(n - 8, i, &mut colon);
+        }
+    } else {
+        for (j, &b) in line.iter().enumerate() {
             match b {
                 0 | b'#' => {
-                    stop = i + j;
+                    stop = j;
                     break;
                 }
-                b':' if colon == usize::MAX => colon = i + j,
+                b':' if colon == usize::MAX => colon = j,
                 _ => {}
             }
         }
@@ -235,11 +252,19 @@ pub(crate) fn split_line(line: &[u8]) -> LineShape<'_> {
         flags.no_colon = true;
         start + i
     };
-    let (ks, ke) = trim_range(line, start, sep);
+    // `start` and `end` are already trimmed: the key needs trimming only
+    // on its right, the value only on its left.
+    let (ks, mut ke) = (start, sep);
+    while ke > ks && is_space(line[ke - 1]) {
+        ke -= 1;
+    }
     if ks == ke {
         return LineShape::Junk { flags };
     }
-    let (vs, ve) = trim_range(line, sep + 1, end);
+    let (mut vs, ve) = (sep + 1, end.max(sep + 1));
+    while vs < ve && is_space(line[vs]) {
+        vs += 1;
+    }
     LineShape::Pair(KeyValue {
         key: &line[ks..ke],
         key_start: ks,
@@ -305,6 +330,31 @@ impl KeyKind {
     }
 }
 
+/// `key | 0x20 == canon` for keys of 4 to 16 bytes, with two overlapping
+/// word loads instead of a byte loop. `canon` is lower-case.
+#[inline]
+fn lower_eq(key: &[u8], canon: &[u8]) -> bool {
+    debug_assert_eq!(key.len(), canon.len());
+    let n = key.len();
+    if n >= 8 {
+        let w = |s: &[u8], at: usize| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&s[at..at + 8]);
+            u64::from_le_bytes(a)
+        };
+        const M: u64 = 0x2020_2020_2020_2020;
+        (w(key, 0) | M) == w(canon, 0) && (w(key, n - 8) | M) == w(canon, n - 8)
+    } else {
+        let w = |s: &[u8], at: usize| {
+            let mut a = [0u8; 4];
+            a.copy_from_slice(&s[at..at + 4]);
+            u32::from_le_bytes(a)
+        };
+        const M: u32 = 0x2020_2020;
+        (w(key, 0) | M) == w(canon, 0) && (w(key, n - 4) | M) == w(canon, n - 4)
+    }
+}
+
 #[inline]
 fn starts_with_ci(s: &[u8], prefix: &[u8]) -> bool {
     s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix)
@@ -325,19 +375,14 @@ pub(crate) fn classify_key(key: &[u8]) -> (KeyKind, bool) {
     ];
     const SITEMAP: [&[u8]; 2] = [b"sitemap", b"site-map"];
     // Fast path for the canonical spellings, in any case: OR-ing 0x20
-    // lower-cases letters and leaves `-` alone.
-    if key.len() <= 10 {
-        let mut w = [0u8; 10];
-        for (d, s) in w.iter_mut().zip(key) {
-            *d = s | 0x20;
-        }
-        match &w[..key.len()] {
-            b"disallow" => return (KeyKind::Disallow, false),
-            b"allow" => return (KeyKind::Allow, false),
-            b"user-agent" => return (KeyKind::UserAgent, false),
-            b"sitemap" => return (KeyKind::Sitemap, false),
-            _ => {}
-        }
+    // lower-cases letters and leaves `-` alone (the only other byte it
+    // turns into `-` is CR, which never occurs inside a line).
+    match key.len() {
+        8 if lower_eq(key, b"disallow") => return (KeyKind::Disallow, false),
+        5 if lower_eq(key, b"allow") => return (KeyKind::Allow, false),
+        10 if lower_eq(key, b"user-agent") => return (KeyKind::UserAgent, false),
+        7 if lower_eq(key, b"sitemap") => return (KeyKind::Sitemap, false),
+        _ => {}
     }
     let exact = |canon: &[u8]| key.eq_ignore_ascii_case(canon);
     // The order of the checks is Google's; the first letter only skips
@@ -441,6 +486,64 @@ mod tests {
             split_line(b""),
             LineShape::Blank { comment: false }
         ));
+    }
+
+    /// The word-at-a-time scan against a byte-at-a-time reading of the
+    /// same rules, over every placement of the special bytes.
+    #[test]
+    fn word_scan_matches_byte_scan() {
+        fn reference(line: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+            let end = line
+                .iter()
+                .position(|&b| b == 0 || b == b'#')
+                .unwrap_or(line.len())
+                .min(MAX_LINE_LEN);
+            let text = &line[..end];
+            let trim = |s: &[u8]| -> Vec<u8> {
+                let a = s.iter().position(|&b| !is_space(b)).unwrap_or(s.len());
+                let z = s.iter().rposition(|&b| !is_space(b)).map_or(a, |z| z + 1);
+                s[a..z.max(a)].to_vec()
+            };
+            let t = trim(text);
+            let (k, v) = match t.iter().position(|&b| b == b':') {
+                Some(c) => (trim(&t[..c]), trim(&t[c + 1..])),
+                None => {
+                    let words: Vec<&[u8]> = t
+                        .split(|&b| b == b' ' || b == b'\t')
+                        .filter(|w| !w.is_empty())
+                        .collect();
+                    if words.len() != 2 {
+                        return None;
+                    }
+                    (words[0].to_vec(), words[1].to_vec())
+                }
+            };
+            (!k.is_empty()).then_some((k, v))
+        }
+        let alphabet: &[u8] = b"a:# \0";
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for len in 0..=19 {
+            for _ in 0..2000 {
+                let line: Vec<u8> = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        alphabet[(state % alphabet.len() as u64) as usize]
+                    })
+                    .collect();
+                let got = match split_line(&line) {
+                    LineShape::Pair(kv) => Some((kv.key.to_vec(), kv.value.to_vec())),
+                    _ => None,
+                };
+                assert_eq!(
+                    got,
+                    reference(&line),
+                    "{:?}",
+                    String::from_utf8_lossy(&line)
+                );
+            }
+        }
     }
 
     #[test]

@@ -454,9 +454,11 @@ impl Matcher {
         let mut c = Compiler {
             semantics,
             arena: Vec::with_capacity(input.len() / 2),
-            rules: Vec::new(),
-            groups: Vec::new(),
-            agents: Vec::new(),
+            // Sized for a typical file (about one rule per 32 bytes) so that
+            // few files grow a vector more than once.
+            rules: Vec::with_capacity(input.len() / 32 + 4),
+            groups: Vec::with_capacity(4),
+            agents: Vec::with_capacity(4),
             grouper: Grouper::default(),
             in_record: false,
             record_has_rule: false,
