@@ -69,7 +69,8 @@ pub struct MatchedRule<'m> {
     pub kind: RuleKind,
     /// The pattern as matched (normalised: `%xx` in upper case, non-ASCII
     /// percent-encoded under Google's semantics, `%XX` decoded under the
-    /// 1996 draft).
+    /// 1996 draft). A wildcard-free pattern with non-ASCII bytes is kept as
+    /// written and reported so.
     pub pattern: &'m [u8],
 }
 
@@ -98,6 +99,11 @@ const F_GLOB: u8 = 4;
 /// Google's `index.html` rule: an Allow of `/dir/index.htm…` also allows
 /// exactly `/dir/`.
 const F_DIR: u8 = 8;
+
+/// The pattern is stored as written (it has non-ASCII bytes and no
+/// wildcard) and is escaped on the fly when matched, so that a compiled
+/// file stays within twice its size.
+const F_RAW: u8 = 64;
 
 /// The rule's literal text starts with `/` and a known byte at index 1.
 const F_HEAD1: u8 = 16;
@@ -218,7 +224,7 @@ impl Compiler {
         let pattern: Cow<'_, [u8]> = match self.semantics {
             Semantics::Google => {
                 // One scan of the value decides escaping and wildcards;
-                // escaping never adds or removes a `*`.
+                // escaping never adds or removes a `*`, `$` or `/`.
                 let bits = crate::url::pattern_bits(value);
                 let p = if bits & (crate::url::HAS_PERCENT | crate::url::HAS_HIGH) == 0 {
                     Cow::Borrowed(value)
@@ -235,16 +241,21 @@ impl Compiler {
                     p.len()
                 };
                 flags |= head_flags(&p[..lit_end], &mut head);
+                if bits & crate::url::HAS_HIGH != 0 && flags & F_GLOB == 0 {
+                    flags |= F_RAW;
+                }
                 p
             }
             Semantics::Draft1996 => Cow::Owned(draft_canonical(value)),
         };
-        let (off, len) = self.push_bytes(&pattern);
+        let priority = to_u16(pattern.len());
+        let stored: &[u8] = if flags & F_RAW != 0 { value } else { &pattern };
+        let (off, len) = self.push_bytes(stored);
         self.rules.push(CRule {
             off,
             line,
             len,
-            priority: len,
+            priority,
             flags,
             head,
         });
@@ -256,7 +267,8 @@ impl Compiler {
             && pattern[slash..].starts_with(b"/index.htm")
         {
             // The derived rule keeps the whole pattern for reporting and
-            // matches the directory part, whose length is `priority - 1`.
+            // matches the directory part, whose (escaped) length is
+            // `priority - 1`.
             let dir_len = to_u16(slash + 1);
             let mut head = [0u8; 2];
             let hf = head_flags(&pattern[..slash + 1], &mut head);
@@ -265,7 +277,7 @@ impl Compiler {
                 line,
                 len,
                 priority: dir_len.saturating_add(1),
-                flags: F_ALLOW | F_EXACT | F_DIR | hf,
+                flags: F_ALLOW | F_EXACT | F_DIR | hf | (flags & F_RAW),
                 head,
             });
         }
@@ -419,6 +431,28 @@ fn glob_matches(path: &[u8], pat: &[u8]) -> bool {
     !anchored || pos == path.len()
 }
 
+/// Matches a pattern stored as written (non-ASCII, no wildcard) against a
+/// path, escaping the pattern on the fly.
+fn raw_matches(path: &[u8], raw: &[u8], flags: u8) -> bool {
+    let (lit, exact) = if flags & F_DIR != 0 {
+        (
+            &raw[..memchr::memrchr(b'/', raw).map_or(0, |i| i + 1)],
+            true,
+        )
+    } else if flags & F_EXACT != 0 {
+        (&raw[..raw.len() - 1], true)
+    } else {
+        (raw, false)
+    };
+    let mut p = path.iter();
+    for b in crate::url::EscapedBytes::new(lit) {
+        if p.next() != Some(&b) {
+            return false;
+        }
+    }
+    !exact || p.next().is_none()
+}
+
 /// Case-insensitive ASCII substring test.
 fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
     needle.is_empty()
@@ -539,7 +573,9 @@ impl Matcher {
                 continue;
             }
             let pat = self.pattern(r);
-            let hit = if r.flags & F_GLOB != 0 {
+            let hit = if r.flags & F_RAW != 0 {
+                raw_matches(path, pat, r.flags)
+            } else if r.flags & F_GLOB != 0 {
                 glob_matches(path, pat)
             } else if r.flags & F_EXACT != 0 {
                 let n = if r.flags & F_DIR != 0 {
@@ -740,6 +776,20 @@ mod tests {
         let v = m.check("Crawler", "/tmp");
         assert!(v.allowed, "an empty Disallow allows everything");
         assert_eq!(v.rule.map(|r| r.line), Some(6));
+    }
+
+    #[test]
+    fn non_ascii_patterns_stored_as_written() {
+        let m = Matcher::new("User-agent: *\nDisallow: /\nAllow: /café\nAllow: /thé$\nAllow: /é/index.html\nDisallow: /cafés\n".as_bytes());
+        assert!(m.is_allowed("a", "/caf%C3%A9"));
+        assert!(m.is_allowed("a", "/caf%C3%A9/menu"));
+        assert!(!m.is_allowed("a", "/caf%C3%A9s"), "the longer Disallow wins");
+        assert!(!m.is_allowed("a", "/café"), "URLs are matched as given, encoded");
+        assert!(m.is_allowed("a", "/th%C3%A9"));
+        assert!(!m.is_allowed("a", "/th%C3%A9/x"), "`$` anchors the end");
+        assert!(m.is_allowed("a", "/%C3%A9/"), "index.html allows its directory");
+        assert!(!m.is_allowed("a", "/%C3%A9/x"));
+        assert_eq!(m.check("a", "/caf%C3%A9").rule.map(|r| r.pattern), Some("/café".as_bytes()));
     }
 
     #[test]

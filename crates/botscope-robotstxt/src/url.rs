@@ -158,6 +158,55 @@ pub fn escape_pattern(src: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
+/// Iterates over the bytes of [`escape_pattern`]'s output without building
+/// it: lets a long non-ASCII pattern stay in memory at its written size.
+#[derive(Clone)]
+pub(crate) struct EscapedBytes<'a> {
+    src: &'a [u8],
+    pos: usize,
+    pending: [u8; 2],
+    npending: u8,
+}
+
+impl<'a> EscapedBytes<'a> {
+    pub(crate) fn new(src: &'a [u8]) -> Self {
+        EscapedBytes {
+            src,
+            pos: 0,
+            pending: [0; 2],
+            npending: 0,
+        }
+    }
+}
+
+impl Iterator for EscapedBytes<'_> {
+    type Item = u8;
+    #[inline]
+    fn next(&mut self) -> Option<u8> {
+        if self.npending > 0 {
+            let b = self.pending[2 - usize::from(self.npending)];
+            self.npending -= 1;
+            return Some(b);
+        }
+        let b = *self.src.get(self.pos)?;
+        self.pos += 1;
+        if b == b'%'
+            && let (Some(h), Some(l)) = (self.src.get(self.pos), self.src.get(self.pos + 1))
+            && h.is_ascii_hexdigit()
+            && l.is_ascii_hexdigit()
+        {
+            self.pending = [h.to_ascii_uppercase(), l.to_ascii_uppercase()];
+            self.npending = 2;
+            self.pos += 2;
+        } else if b & 0x80 != 0 {
+            self.pending = [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xF)]];
+            self.npending = 2;
+            return Some(b'%');
+        }
+        Some(b)
+    }
+}
+
 /// Iterates over the bytes of a path in the 1996 draft's canonical form:
 /// every `%XX` escape is decoded except `%2F`, which stays an escape (in
 /// upper case) because an encoded slash must match exactly.
@@ -227,6 +276,21 @@ mod tests {
         );
         assert_eq!(draft_canonical(b"/100%"), b"/100%".to_vec());
         assert_eq!(draft_canonical(b"/%zz"), b"/%zz".to_vec());
+    }
+
+    #[test]
+    fn escaped_bytes_equal_escape_pattern() {
+        for p in [
+            &b"/caf\xc3\xa9/%aa%2f%zz%"[..],
+            b"",
+            b"%",
+            b"\xff",
+            b"/plain",
+            b"%a\xff",
+        ] {
+            let lazy: Vec<u8> = EscapedBytes::new(p).collect();
+            assert_eq!(lazy, escape_pattern(p).into_owned(), "{p:?}");
+        }
     }
 
     #[test]

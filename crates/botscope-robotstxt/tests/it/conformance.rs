@@ -154,6 +154,26 @@ fn full_agreement_with_google() {
     #[allow(clippy::cast_precision_loss)]
     let rate = 100.0 * (n - diffs.len()) as f64 / n as f64;
     println!("agreement: {}/{n} = {rate:.4}%", n - diffs.len());
+    // Memory: the compiled form of every corpus file against its size.
+    let mut worst = (0.0_f64, String::new());
+    for entry in std::fs::read_dir(root.join("corpus")).expect("corpus") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "txt") {
+            continue;
+        }
+        let body = std::fs::read(&path).expect("read");
+        let m = Matcher::compile(&body, Semantics::Google, &ParseOptions::unlimited());
+        #[allow(clippy::cast_precision_loss)]
+        let ratio = m.heap_size() as f64 / body.len().max(1) as f64;
+        if ratio > worst.0 {
+            worst = (ratio, path.display().to_string());
+        }
+    }
+    println!(
+        "largest compiled/file size ratio: {:.3} ({})",
+        worst.0, worst.1
+    );
+    assert!(worst.0 <= 2.0, "a compiled file is over twice its size");
     for d in &diffs {
         println!("{d}");
     }
