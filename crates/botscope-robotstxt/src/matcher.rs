@@ -783,13 +783,25 @@ mod tests {
         let m = Matcher::new("User-agent: *\nDisallow: /\nAllow: /café\nAllow: /thé$\nAllow: /é/index.html\nDisallow: /cafés\n".as_bytes());
         assert!(m.is_allowed("a", "/caf%C3%A9"));
         assert!(m.is_allowed("a", "/caf%C3%A9/menu"));
-        assert!(!m.is_allowed("a", "/caf%C3%A9s"), "the longer Disallow wins");
-        assert!(!m.is_allowed("a", "/café"), "URLs are matched as given, encoded");
+        assert!(
+            !m.is_allowed("a", "/caf%C3%A9s"),
+            "the longer Disallow wins"
+        );
+        assert!(
+            !m.is_allowed("a", "/café"),
+            "URLs are matched as given, encoded"
+        );
         assert!(m.is_allowed("a", "/th%C3%A9"));
         assert!(!m.is_allowed("a", "/th%C3%A9/x"), "`$` anchors the end");
-        assert!(m.is_allowed("a", "/%C3%A9/"), "index.html allows its directory");
+        assert!(
+            m.is_allowed("a", "/%C3%A9/"),
+            "index.html allows its directory"
+        );
         assert!(!m.is_allowed("a", "/%C3%A9/x"));
-        assert_eq!(m.check("a", "/caf%C3%A9").rule.map(|r| r.pattern), Some("/café".as_bytes()));
+        assert_eq!(
+            m.check("a", "/caf%C3%A9").rule.map(|r| r.pattern),
+            Some("/café".as_bytes())
+        );
     }
 
     #[test]
