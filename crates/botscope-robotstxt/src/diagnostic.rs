@@ -169,15 +169,17 @@ impl Diagnostic {
     }
 }
 
+/// `line:column: severity[CODE name]: message`, then `  help: …` on a
+/// second line when there is a suggestion.
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}:{}: {} {} [{}] {}",
+            "{}:{}: {}[{} {}]: {}",
             self.line, self.column, self.severity, self.code, self.name, self.message
         )?;
         if let Some(s) = &self.suggestion {
-            write!(f, " (help: {s})")?;
+            write!(f, "\n  help: {s}")?;
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use crate::agent::product_token;
 use crate::lexer::KeyKind;
 use crate::parse::{RuleKind, parse_seconds};
 use crate::scan::{self, Event, Grouper, ParseOptions};
-use crate::url::{DraftBytes, draft_canonical, escape_pattern, path_of};
+use crate::url::{Recoded, Recoding, draft_canonical, escape_pattern, path_of};
 
 /// Which reading of robots.txt to apply.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
@@ -445,7 +445,7 @@ fn raw_matches(path: &[u8], raw: &[u8], flags: u8) -> bool {
         (raw, false)
     };
     let mut p = path.iter();
-    for b in crate::url::EscapedBytes::new(lit) {
+    for b in Recoded::new(lit, Recoding::Escape) {
         if p.next() != Some(&b) {
             return false;
         }
@@ -463,7 +463,7 @@ fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
 
 /// The 1996 draft's prefix match, decoding `%XX` in the path on the fly.
 fn draft_prefix(path: &[u8], pat: &[u8]) -> bool {
-    let mut p = DraftBytes::new(path);
+    let mut p = Recoded::new(path, Recoding::DraftDecode);
     pat.iter().all(|&b| p.next() == Some(b))
 }
 

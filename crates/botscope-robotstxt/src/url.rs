@@ -158,28 +158,45 @@ pub fn escape_pattern(src: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
-/// Iterates over the bytes of [`escape_pattern`]'s output without building
-/// it: lets a long non-ASCII pattern stay in memory at its written size.
+/// How [`Recoded`] rewrites `%XX` escapes and other bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Recoding {
+    /// [`escape_pattern`]: `%xx` upper-cased, non-ASCII bytes encoded.
+    Escape,
+    /// The 1996 draft: `%XX` decoded, except `%2F`, which stays an escape.
+    DraftDecode,
+}
+
+/// Iterates over the bytes of a path or pattern in a canonical form
+/// without building it.
 #[derive(Clone)]
-pub(crate) struct EscapedBytes<'a> {
+pub(crate) struct Recoded<'a> {
     src: &'a [u8],
     pos: usize,
+    mode: Recoding,
     pending: [u8; 2],
     npending: u8,
 }
 
-impl<'a> EscapedBytes<'a> {
-    pub(crate) fn new(src: &'a [u8]) -> Self {
-        EscapedBytes {
+impl<'a> Recoded<'a> {
+    pub(crate) fn new(src: &'a [u8], mode: Recoding) -> Self {
+        Recoded {
             src,
             pos: 0,
+            mode,
             pending: [0; 2],
             npending: 0,
         }
     }
+
+    fn emit(&mut self, first: u8, rest: [u8; 2]) -> Option<u8> {
+        self.pending = rest;
+        self.npending = 2;
+        Some(first)
+    }
 }
 
-impl Iterator for EscapedBytes<'_> {
+impl Iterator for Recoded<'_> {
     type Item = u8;
     #[inline]
     fn next(&mut self) -> Option<u8> {
@@ -190,78 +207,44 @@ impl Iterator for EscapedBytes<'_> {
         }
         let b = *self.src.get(self.pos)?;
         self.pos += 1;
-        if b == b'%'
-            && let (Some(h), Some(l)) = (self.src.get(self.pos), self.src.get(self.pos + 1))
-            && h.is_ascii_hexdigit()
-            && l.is_ascii_hexdigit()
-        {
-            self.pending = [h.to_ascii_uppercase(), l.to_ascii_uppercase()];
-            self.npending = 2;
-            self.pos += 2;
-        } else if b & 0x80 != 0 {
-            self.pending = [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xF)]];
-            self.npending = 2;
-            return Some(b'%');
-        }
-        Some(b)
-    }
-}
-
-/// Iterates over the bytes of a path in the 1996 draft's canonical form:
-/// every `%XX` escape is decoded except `%2F`, which stays an escape (in
-/// upper case) because an encoded slash must match exactly.
-#[derive(Clone)]
-pub(crate) struct DraftBytes<'a> {
-    src: &'a [u8],
-    pos: usize,
-    pending: [u8; 2],
-    npending: u8,
-}
-
-impl<'a> DraftBytes<'a> {
-    pub(crate) fn new(src: &'a [u8]) -> Self {
-        DraftBytes {
-            src,
-            pos: 0,
-            pending: [0; 2],
-            npending: 0,
-        }
-    }
-}
-
-impl Iterator for DraftBytes<'_> {
-    type Item = u8;
-    #[inline]
-    fn next(&mut self) -> Option<u8> {
-        if self.npending > 0 {
-            let b = self.pending[2 - usize::from(self.npending)];
-            self.npending -= 1;
-            return Some(b);
-        }
-        let b = *self.src.get(self.pos)?;
-        self.pos += 1;
-        if b == b'%'
-            && let (Some(h), Some(l)) = (
-                self.src.get(self.pos).copied().and_then(hex_val),
-                self.src.get(self.pos + 1).copied().and_then(hex_val),
-            )
-        {
-            self.pos += 2;
-            let v = (h << 4) | l;
-            if v == b'/' {
-                self.pending = [b'2', b'F'];
-                self.npending = 2;
-                return Some(b'%');
+        let escape = if b == b'%' {
+            match (
+                self.src.get(self.pos).copied(),
+                self.src.get(self.pos + 1).copied(),
+            ) {
+                (Some(h), Some(l)) if h.is_ascii_hexdigit() && l.is_ascii_hexdigit() => {
+                    Some((h, l))
+                }
+                _ => None,
             }
-            return Some(v);
+        } else {
+            None
+        };
+        match (self.mode, escape) {
+            (Recoding::Escape, Some((h, l))) => {
+                self.pos += 2;
+                self.emit(b'%', [h.to_ascii_uppercase(), l.to_ascii_uppercase()])
+            }
+            (Recoding::Escape, None) if b & 0x80 != 0 => {
+                self.emit(b'%', [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xF)]])
+            }
+            (Recoding::DraftDecode, Some((h, l))) => {
+                self.pos += 2;
+                let v = (hex_val(h).unwrap_or(0) << 4) | hex_val(l).unwrap_or(0);
+                if v == b'/' {
+                    self.emit(b'%', [b'2', b'F'])
+                } else {
+                    Some(v)
+                }
+            }
+            _ => Some(b),
         }
-        Some(b)
     }
 }
 
 /// The 1996 draft's canonical form of a path, as a vector.
 pub(crate) fn draft_canonical(src: &[u8]) -> Vec<u8> {
-    DraftBytes::new(src).collect()
+    Recoded::new(src, Recoding::DraftDecode).collect()
 }
 
 #[cfg(test)]
@@ -288,7 +271,7 @@ mod tests {
             b"/plain",
             b"%a\xff",
         ] {
-            let lazy: Vec<u8> = EscapedBytes::new(p).collect();
+            let lazy: Vec<u8> = Recoded::new(p, Recoding::Escape).collect();
             assert_eq!(lazy, escape_pattern(p).into_owned(), "{p:?}");
         }
     }

@@ -88,11 +88,11 @@ enum RobotsCommand {
     /// Exit status: 0 no errors (warnings allowed), 1 errors found, 2 unreadable input.
     ///
     /// Example: botscope robots lint robots.txt
-    Lint(LintArgs),
+    Lint(FileArgs),
     /// Show the parse: groups, rules, extensions, sitemaps, diagnostics.
     ///
     /// Example: botscope robots parse robots.txt --format json
-    Parse(ParseCmdArgs),
+    Parse(FileArgs),
     /// Read robots meta tags from an HTML file and X-Robots-Tag headers for one agent.
     ///
     /// Example: botscope robots meta --agent Googlebot --header 'X-Robots-Tag: noarchive' page.html
@@ -115,9 +115,9 @@ pub struct CheckArgs {
     pub format: Format,
     #[command(flatten)]
     pub parse: ParseArgs,
-    /// URLs or paths to check.
+    /// URLs or paths to check (bytes that are not UTF-8 are matched as given).
     #[arg(required = true, value_name = "URL")]
-    pub urls: Vec<String>,
+    pub urls: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -135,20 +135,9 @@ pub struct CheckBatchArgs {
     pub parse: ParseArgs,
 }
 
+/// A robots.txt file to read, and how to print what is found.
 #[derive(Debug, Args)]
-pub struct LintArgs {
-    /// The robots.txt file, or `-` for standard input.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
-    #[command(flatten)]
-    pub parse: ParseArgs,
-}
-
-#[derive(Debug, Args)]
-pub struct ParseCmdArgs {
+pub struct FileArgs {
     /// The robots.txt file, or `-` for standard input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,

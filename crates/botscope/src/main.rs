@@ -1,5 +1,9 @@
 //! The botscope command.
 
+// Doc comments on the clap types are the command's help text, where a URL
+// in an example is plain text, not a link.
+#![allow(rustdoc::bare_urls)]
+
 mod cli;
 mod exit;
 mod robots;

@@ -12,7 +12,7 @@ use botscope_robotstxt::{
 use rayon::prelude::*;
 use serde_json::json;
 
-use crate::cli::{CheckArgs, CheckBatchArgs, Format, LintArgs, MetaArgs, ParseCmdArgs};
+use crate::cli::{CheckArgs, CheckBatchArgs, FileArgs, Format, MetaArgs};
 use crate::exit::Outcome;
 
 /// Reads a file (or stdin for `-`), keeping at most `limit` bytes plus one
@@ -102,8 +102,9 @@ pub fn check(a: &CheckArgs) -> Result<Outcome> {
     let m = Matcher::compile(&bytes, semantics, &opts);
     let mut out = BufWriter::new(io::stdout().lock());
     let mut all_allowed = true;
-    for url in &a.urls {
-        let v = m.check(&a.agent, url);
+    for raw in &a.urls {
+        let url = raw.to_string_lossy();
+        let v = m.check_path(&a.agent, &botscope_robotstxt::path_of(&os_bytes(raw)));
         all_allowed &= v.allowed;
         match a.format {
             Format::Text => writeln!(out, "{}\t{url}\t{}", verdict_word(v.allowed), describe(&v))?,
@@ -204,6 +205,17 @@ fn split_query(line: &[u8]) -> Result<(PathBuf, &[u8], &[u8]), &'static str> {
 }
 
 #[cfg(unix)]
+fn os_bytes(s: &std::ffi::OsStr) -> std::borrow::Cow<'_, [u8]> {
+    use std::os::unix::ffi::OsStrExt;
+    std::borrow::Cow::Borrowed(s.as_bytes())
+}
+
+#[cfg(not(unix))]
+fn os_bytes(s: &std::ffi::OsStr) -> std::borrow::Cow<'_, [u8]> {
+    std::borrow::Cow::Owned(s.to_string_lossy().into_owned().into_bytes())
+}
+
+#[cfg(unix)]
 fn bytes_to_path(b: &[u8]) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
     PathBuf::from(std::ffi::OsStr::from_bytes(b))
@@ -264,7 +276,7 @@ fn display_name(p: &Path) -> String {
 }
 
 /// `robots lint`.
-pub fn lint(a: &LintArgs) -> Result<Outcome> {
+pub fn lint(a: &FileArgs) -> Result<Outcome> {
     let robots = parse_file(&a.file, &a.parse.options())?;
     let diags = botscope_robotstxt::lint(&robots);
     let errors = diags
@@ -300,7 +312,7 @@ pub fn lint(a: &LintArgs) -> Result<Outcome> {
 }
 
 /// `robots parse`.
-pub fn parse(a: &ParseCmdArgs) -> Result<Outcome> {
+pub fn parse(a: &FileArgs) -> Result<Outcome> {
     let robots = parse_file(&a.file, &a.parse.options())?;
     let mut out = BufWriter::new(io::stdout().lock());
     match a.format {

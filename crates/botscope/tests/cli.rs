@@ -313,3 +313,32 @@ fn broken_pipe_is_not_an_error() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn check_accepts_urls_that_are_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let robots = tmp("bytes.txt", b"User-agent: *\nDisallow: /caf\xe9\n");
+    let o = Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(["robots", "check", "--agent", "x", "--robots"])
+        .arg(&robots)
+        .arg(std::ffi::OsStr::from_bytes(b"/caf%E9/\xff"))
+        .arg(std::ffi::OsStr::from_bytes(b"/\xff"))
+        .output()
+        .expect("run");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("disallowed\t/caf%E9/\u{fffd}\tline 2"),
+        "{out}"
+    );
+    assert!(
+        out.lines().nth(1).is_some_and(|l| l.starts_with("allowed")),
+        "{out}"
+    );
+}

@@ -162,6 +162,11 @@ fn full_agreement_with_google() {
             continue;
         }
         let body = std::fs::read(&path).expect("read");
+        // No panic anywhere on any real file.
+        let robots = botscope_robotstxt::Robots::parse(&body);
+        let _ = botscope_robotstxt::lint(&robots);
+        let _ = Matcher::compile(&body, Semantics::Draft1996, &ParseOptions::default())
+            .check("Googlebot", "/x");
         let m = Matcher::compile(&body, Semantics::Google, &ParseOptions::unlimited());
         #[allow(clippy::cast_precision_loss)]
         let ratio = m.heap_size() as f64 / body.len().max(1) as f64;

@@ -12,6 +12,15 @@ fn exercise(body: &[u8]) {
             let _ = m.check("Mozilla/5.0 (compatible; bingbot/2.0)", url);
         }
         let _ = m.crawl_delay("Googlebot");
+        for raw in [
+            &b"https://example.com/\xff\xfe?\x00"[..],
+            b"\xc3",
+            b"//\xff/",
+            b"\xff://x/y",
+        ] {
+            let v = m.check_path("Googlebot", &botscope_robotstxt::path_of(raw));
+            assert!(v.allowed || v.rule.is_some());
+        }
     }
 }
 
