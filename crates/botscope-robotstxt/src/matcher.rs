@@ -703,18 +703,17 @@ impl Matcher {
         match self.semantics {
             Semantics::Google => {
                 let agent = product_token(agent).as_bytes();
-                let named: Vec<usize> = self
+                let mut named = self
                     .agents
                     .iter()
                     .filter(|a| self.token(a).eq_ignore_ascii_case(agent))
-                    .map(|a| a.group as usize)
-                    .collect();
-                if named.is_empty() {
+                    .peekable();
+                if named.peek().is_some() {
+                    named.find_map(|a| pick(a.group as usize))
+                } else {
                     (0..self.groups.len())
                         .filter(|&g| self.groups[g].global)
                         .find_map(pick)
-                } else {
-                    named.into_iter().find_map(pick)
                 }
             }
             Semantics::Draft1996 => self.draft_record(agent.as_bytes()).0.and_then(pick),

@@ -1,6 +1,7 @@
 //! Integration tests of botscope-robotstxt: conformance vectors, seed
 //! tables, RFC 9309 cases, and robustness on real and hostile input.
 
+mod alloc;
 mod conformance;
 mod draft1996;
 mod rfc9309;
