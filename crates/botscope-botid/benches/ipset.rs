@@ -1,0 +1,3 @@
+//! IP lookups (written with the bundled registry).
+
+fn main() {}

@@ -1,0 +1,7 @@
+//! Who is this crawler really? The bot registry (the bottica format and a
+//! superset of it), IP sets, and the verification decision. No I/O: files
+//! and DNS answers come in as values.
+
+mod ipset;
+
+pub use ipset::{IpIndex, IpIndexBuilder, IpParseError, IpRange, normalize, parse_ip};
