@@ -203,6 +203,21 @@ impl fmt::Display for IpRange {
     }
 }
 
+/// Written as an address, a CIDR block when the range is exactly one, or
+/// `min - max`.
+impl serde::Serialize for IpRange {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let single = matches!(*self, IpRange::V4(a, b) if a == b)
+            || matches!(*self, IpRange::V6(a, b) if a == b);
+        let cidrs = self.to_cidrs();
+        if !single && cidrs.len() == 1 {
+            s.serialize_str(&cidrs[0])
+        } else {
+            s.serialize_str(&self.to_string())
+        }
+    }
+}
+
 /// Disjoint sorted segments of one family, each naming an owner set.
 #[derive(Debug, Clone, Default)]
 struct Segments<T> {

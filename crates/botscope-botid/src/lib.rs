@@ -3,5 +3,9 @@
 //! and DNS answers come in as values.
 
 mod ipset;
+mod registry;
 
 pub use ipset::{IpIndex, IpIndexBuilder, IpParseError, IpRange, normalize, parse_ip};
+pub use registry::{
+    BUNDLED_REGISTRY, BotEntry, Category, MAX_REGISTRY_BYTES, Registry, RegistryError,
+};
