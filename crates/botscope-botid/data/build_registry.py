@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Builds registry.yaml, the registry bundled with botscope, from the public
+data set in shared/data (operators' published IP lists, the reverse-DNS
+domains operators document, and the ai.robots.txt list of AI agents).
+
+    python3 crates/botscope-botid/data/build_registry.py ../shared/data > crates/botscope-botid/data/registry.yaml
+
+The output is valid bottica (plus botscope's superset fields). Refresh the
+IP lists without a rebuild with `botscope bots update --from FILE|DIR`.
+"""
+
+import ipaddress
+import json
+import re
+import sys
+from pathlib import Path
+
+DATA = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data")
+IPDATA = DATA / "botid" / "ipdata"
+
+# name, operator, category, url, respects robots.txt, ua tokens, fcrdns hosts
+# (None: no FCrDNS), ip files (relative to ipdata), ip source URLs.
+BOTS = [
+    ("Googlebot", "Google", "search", "https://developers.google.com/search/docs/crawling-indexing/googlebot", True,
+     ["Googlebot"], ["googlebot.com", "google.com"], ["google/googlebot.json"],
+     ["https://developers.google.com/search/apis/ipranges/googlebot.json"]),
+    ("Google-Special-Crawlers", "Google", "other", "https://developers.google.com/search/docs/crawling-indexing/google-special-case-crawlers", True,
+     ["AdsBot-Google", "AdsBot-Google-Mobile", "Mediapartners-Google", "APIs-Google", "Google-Safety"], ["google.com"],
+     ["google/special-crawlers.json"], ["https://developers.google.com/search/apis/ipranges/special-crawlers.json"]),
+    ("Google-User-Triggered-Fetchers", "Google", "other", "https://developers.google.com/search/docs/crawling-indexing/google-user-triggered-fetchers", False,
+     ["FeedFetcher-Google", "Google-Site-Verification", "Google-Read-Aloud", "GoogleProducer"], ["googleusercontent.com", "google.com"],
+     ["google/user-triggered-fetchers.json", "jonhadfield/user-triggered-fetchers-2024-02-27.json"],
+     ["https://developers.google.com/search/apis/ipranges/user-triggered-fetchers.json"]),
+    ("bingbot", "Microsoft", "search", "https://www.bing.com/webmasters/help/which-crawlers-does-bing-use-8c184ec0", True,
+     ["bingbot", "msnbot", "adidxbot"], ["search.msn.com"], ["lord-alfred/bing/ipv4.txt", "goodbots/bingbot.ips"],
+     ["https://www.bing.com/toolbox/bingbot.json"]),
+    ("BingPreview", "Microsoft", "social", "https://www.bing.com/webmasters/help/which-crawlers-does-bing-use-8c184ec0", True,
+     ["BingPreview", "MicrosoftPreview"], ["search.msn.com"], [], []),
+    ("YandexBot", "Yandex", "search", "https://yandex.com/support/webmaster/robot-workings/check-yandex-robots.html", True,
+     ["YandexBot", "YandexImages", "YandexMobileBot", "YandexAccessibilityBot"], ["yandex.ru", "yandex.net", "yandex.com"],
+     ["goodbots/yandex.ips"], []),
+    ("Baiduspider", "Baidu", "search", "https://www.baidu.com/search/spider_english.html", True,
+     ["Baiduspider"], ["baidu.com", "baidu.jp"], [], []),
+    ("Applebot", "Apple", "search", "https://support.apple.com/en-us/119829", True,
+     ["Applebot"], ["applebot.apple.com"], ["jonhadfield/applebot.json", "goodbots/applebot.ips"],
+     ["https://search.developer.apple.com/applebot.json"]),
+    ("DuckDuckBot", "DuckDuckGo", "search", "https://duckduckgo.com/duckduckgo-help-pages/results/duckduckbot", True,
+     ["DuckDuckBot"], None, ["lord-alfred/duckduckbot/ipv4.txt", "goodbots/duckduckbot.ips"], ["https://duckduckgo.com/duckduckbot.json"]),
+    ("DuckAssistBot", "DuckDuckGo", "ai-assistant", "https://duckduckgo.com/duckduckgo-help-pages/results/duckassistbot", True,
+     ["DuckAssistBot"], None, ["lord-alfred/duckassistbot/ipv4.txt"], ["https://duckduckgo.com/duckassistbot.json"]),
+    ("Amazonbot", "Amazon", "ai-training", "https://developer.amazon.com/amazonbot", True,
+     ["Amazonbot"], ["crawl.amazonbot.amazon"], [], []),
+    ("AmazonAdBot", "Amazon", "other", "https://adbot.amazon.com/", True, ["AmazonAdBot"], ["amazonadbot.com"], [], []),
+    ("CCBot", "Common Crawl", "ai-training", "https://commoncrawl.org/ccbot", True,
+     ["CCBot"], ["crawl.commoncrawl.org"], ["goodbots/commoncrawlbot.ips"], ["https://index.commoncrawl.org/ccbot.json"]),
+    ("Pinterestbot", "Pinterest", "social", "https://help.pinterest.com/en/business/article/pinterest-crawler", True,
+     ["Pinterestbot", "Pinterest"], ["pinterest.com", "pinterestcrawler.com"], [], []),
+    ("PetalBot", "Huawei", "search", "https://aspiegel.com/petalbot", True, ["PetalBot"], ["aspiegel.com", "petalsearch.com"], [], []),
+    ("Qwantbot", "Qwant", "search", "https://help.qwant.com/bot/", True, ["Qwantbot", "Qwantify"], ["qwant.com"], [],
+     ["https://help.qwant.com/wp-content/uploads/sites/2/2025/01/qwantbot.json"]),
+    ("SeznamBot", "Seznam", "search", "https://o-seznam.cz/napoveda/vyhledavani/en/seznambot-crawler/", True, ["SeznamBot"], ["seznam.cz"], [], []),
+    ("Sogou", "Sogou", "search", "https://www.sogou.com/docs/help/webmasters.htm", True, ["Sogou"], ["sogou.com"], [], []),
+    ("Slurp", "Yahoo", "search", "https://help.yahoo.com/kb/SLN22600.html", True, ["Slurp"], ["crawl.yahoo.net", "yse.yahoo.net"], [], []),
+    ("MojeekBot", "Mojeek", "search", "https://www.mojeek.com/bot.html", True, ["MojeekBot"], ["mojeek.com"], ["goodbots/mojeekbot.ips"], []),
+    ("YoudaoBot", "NetEase Youdao", "search", "https://www.youdao.com/help/webmaster/spider/", True, ["YoudaoBot"], ["crawler.youdao.com"], [], []),
+    ("Twitterbot", "X", "social", "https://developer.x.com/en/docs/x-for-websites/cards/guides/getting-started", True,
+     ["Twitterbot"], ["twttr.com"], ["goodbots/twitterbot.ips"], []),
+    ("facebookexternalhit", "Meta", "social", "https://developers.facebook.com/docs/sharing/webmasters/web-crawlers", False,
+     ["facebookexternalhit", "facebookcatalog"], None, ["goodbots/facebookbot.ips"], ["http://www.facebook.com/peering/geofeed"]),
+    ("GPTBot", "OpenAI", "ai-training", "https://platform.openai.com/docs/bots", True,
+     ["GPTBot"], None, ["lord-alfred/openai/ipv4.txt"], ["https://openai.com/gptbot.json"]),
+    ("OAI-SearchBot", "OpenAI", "ai-assistant", "https://platform.openai.com/docs/bots", True,
+     ["OAI-SearchBot"], None, ["lord-alfred/openai/ipv4.txt"], ["https://openai.com/searchbot.json"]),
+    ("ChatGPT-User", "OpenAI", "ai-assistant", "https://platform.openai.com/docs/bots", False,
+     ["ChatGPT-User"], None, ["lord-alfred/openai/ipv4.txt"], ["https://openai.com/chatgpt-user.json"]),
+    ("ClaudeBot", "Anthropic", "ai-training", "https://support.claude.com/en/articles/8896518", True,
+     ["ClaudeBot"], None, ["jonhadfield/anthropic.json"], ["https://claude.com/crawling/bots.json"]),
+    ("Claude-User", "Anthropic", "ai-assistant", "https://support.claude.com/en/articles/8896518", True,
+     ["Claude-User"], None, ["jonhadfield/anthropic.json"], ["https://claude.com/crawling/bots.json"]),
+    ("Claude-SearchBot", "Anthropic", "ai-assistant", "https://support.claude.com/en/articles/8896518", True,
+     ["Claude-SearchBot"], None, ["jonhadfield/anthropic.json"], ["https://claude.com/crawling/bots.json"]),
+    ("PerplexityBot", "Perplexity", "ai-assistant", "https://docs.perplexity.ai/guides/bots", True,
+     ["PerplexityBot"], None, ["lord-alfred/perplexity/ipv4.txt"], ["https://www.perplexity.ai/perplexitybot.json"]),
+    ("Perplexity-User", "Perplexity", "ai-assistant", "https://docs.perplexity.ai/guides/bots", False,
+     ["Perplexity-User"], None, ["lord-alfred/perplexity/ipv4.txt"], ["https://www.perplexity.ai/perplexity-user.json"]),
+    ("AhrefsBot", "Ahrefs", "seo", "https://ahrefs.com/robot", True,
+     ["AhrefsBot", "AhrefsSiteAudit"], None, ["goodbots/ahrefsbot.ips"], ["https://api.ahrefs.com/v3/public/crawler-ip-ranges"]),
+    ("SemrushBot", "Semrush", "seo", "https://www.semrush.com/bot/", True, ["SemrushBot"], None, ["goodbots/semrushbot.ips"], []),
+    ("BLEXBot", "WebMeUp", "seo", "http://webmeup-crawler.com/", True, ["BLEXBot"], ["webmeup.com"], [], []),
+    ("Bytespider", "ByteDance", "ai-training", "https://bytedance.com", False, ["Bytespider"], ["bytedance.com"], [], []),
+    ("MistralAI-User", "Mistral", "ai-assistant", "https://docs.mistral.ai/robots", True, ["MistralAI-User"], None, [],
+     ["https://mistral.ai/mistralai-user-ips.json"]),
+    ("Stripe", "Stripe", "other", "https://docs.stripe.com/ips", None, ["Stripe"], ["crawl.stripe.com"], ["goodbots/stripewebhook.ips"], []),
+    ("marginalia", "Marginalia", "search", "https://www.marginalia.nu/marginalia-search/for-webmasters/", True,
+     ["search.marginalia.nu", "marginalia"], None, ["goodbots/marginalia.ips"], []),
+    ("TelegramBot", "Telegram", "social", "https://core.telegram.org/bots/webapps", None, ["TelegramBot"], None, ["goodbots/telegrambot.ips"], []),
+    ("UptimeRobot", "UptimeRobot", "monitoring", "https://uptimerobot.com/help/locations/", None, ["UptimeRobot"], None, ["goodbots/uptimerobot.ips"], []),
+    ("Pingdom", "SolarWinds", "monitoring", "https://www.pingdom.com/rss/probe_servers.xml", None, ["Pingdom.com_bot"], None, ["goodbots/pingdombot.ips"], []),
+    ("BetterUptimeBot", "Better Stack", "monitoring", "https://betterstack.com/docs/uptime/frequently-asked-questions/", None, ["Better Uptime Bot", "BetterStackBot"], None, ["goodbots/betteruptimebot.ips"], []),
+    ("FreshpingBot", "Freshworks", "monitoring", "https://www.freshworks.com/website-monitoring/", None, ["FreshpingBot"], None, ["goodbots/freshpingbot.ips"], []),
+    ("WebPageTest", "Catchpoint", "monitoring", "https://www.webpagetest.org/", None, ["PTST", "WebPageTest"], None, ["goodbots/webpagetestbot.ips"], []),
+    ("OutageOwl", "OutageOwl", "monitoring", "https://outageowl.com", None, ["OutageOwl"], None, ["goodbots/outageowl.ips"], []),
+    ("RSSAPI", "RSS API", "other", "https://rssapi.net", None, ["RSSAPI"], None, ["goodbots/rssapi.ips"], []),
+    ("MollieWebhook", "Mollie", "other", "https://docs.mollie.com/", None, ["Mollie"], None, ["goodbots/molliewebhook.ips"], []),
+    ("BunnyCDN", "BunnyWay", "other", "https://bunny.net/", None, ["BunnyCDN"], None, ["goodbots/bunnycdn.ips"], []),
+    ("Cloudflare", "Cloudflare", "other", "https://www.cloudflare.com/ips/", None, ["Cloudflare"], None, ["goodbots/cloudflare.ips"], []),
+    ("Fastly", "Fastly", "other", "https://api.fastly.com/public-ip-list", None, ["Fastly"], None, ["goodbots/fastly.ips"], []),
+    ("ImageKit", "ImageKit", "other", "https://imagekit.io/", None, ["ImageKit"], None, ["goodbots/imagekit.ips"], []),
+    ("imgix", "imgix", "other", "https://imgix.com/", None, ["imgix"], None, ["goodbots/imgix.ips"], []),
+]
+
+EXTRA = ["bunnycdn", "cloudflare", "fastly", "imagekit", "imgix"]
+
+
+def read_ips(rel):
+    """CIDR blocks and addresses from one file: Google-style JSON or plain lists."""
+    path = IPDATA / rel
+    text = path.read_text(encoding="utf-8", errors="replace")
+    out = []
+    if rel.endswith(".json"):
+        for p in json.loads(text).get("prefixes", []):
+            for k in ("ipv4Prefix", "ipv6Prefix"):
+                if p.get(k):
+                    out.append(p[k].strip().replace("\u200b", ""))
+    else:
+        for line in text.splitlines():
+            line = line.split("#", 1)[0].strip().replace("\u200b", "")
+            if line:
+                out.append(line)
+    nets = []
+    for item in out:
+        try:
+            nets.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            print(f"skipping {item!r} in {rel}", file=sys.stderr)
+    return nets
+
+
+def category_of(function):
+    f = function.lower()
+    if any(w in f for w in ("assistant", "agent", "user-initiated", "responses", "search")):
+        return "ai-assistant"
+    return "ai-training"
+
+
+def plain(text):
+    """Markdown link text or plain text, one line."""
+    m = re.match(r"\[([^\]]+)\]\(([^)]+)\)", text.strip())
+    return (m.group(1), m.group(2)) if m else (text.strip(), None)
+
+
+def q(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+def main():
+    ai = json.loads((DATA / "agents" / "ai-robots-txt.json").read_text())
+    entries = []
+    names = set()
+    for name, op, cat, url, respects, tokens, hosts, files, sources in BOTS:
+        nets = []
+        for f in files:
+            nets.extend(read_ips(f))
+        nets = sorted(set(ipaddress.collapse_addresses([n for n in nets if n.version == 4])), key=lambda n: n.network_address) + \
+            sorted(set(ipaddress.collapse_addresses([n for n in nets if n.version == 6])), key=lambda n: n.network_address)
+        entries.append(dict(name=name, operator=op, category=cat, url=url, respects=respects, tokens=tokens,
+                            hosts=hosts, nets=nets, sources=sources, files=files))
+        names.add(name.lower())
+        for t in tokens:
+            names.add(t.lower())
+    for name, info in sorted(ai.items(), key=lambda kv: kv[0].lower()):
+        if name.lower() in names:
+            continue
+        names.add(name.lower())
+        op, op_url = plain(info.get("operator", ""))
+        respect = info.get("respect", "").strip().lower()
+        respects = True if respect.startswith("yes") else False if respect.startswith("no") else None
+        if op.lower().startswith("unclear"):
+            op = None
+        entries.append(dict(name=name, operator=op, category=category_of(info.get("function", "")), url=op_url,
+                            respects=respects, tokens=[name], hosts=None, nets=[], sources=[], files=[]))
+
+    print("# The registry bundled with botscope: valid bottica (bots: name, fcrdns_hosts,")
+    print("# ip_list, ip_ranges, cidr_list) plus botscope's fields (operator, category, url,")
+    print("# respects_robots_txt, ua_tokens, ip_sources).")
+    print("# Built by crates/botscope-botid/data/build_registry.py from public data:")
+    print("# operators' published IP lists and documented reverse-DNS domains (see")
+    print("# SOURCES.tsv beside this file) and the ai.robots.txt list of AI agents.")
+    print("# Refresh the IP lists with `botscope bots update --from FILE|DIR`.")
+    print("bots:")
+    for e in entries:
+        print(f"- name: {q(e['name'])}")
+        if e["operator"]:
+            print(f"  operator: {q(e['operator'])}")
+        print(f"  category: {e['category']}")
+        if e["url"]:
+            print(f"  url: {q(e['url'])}")
+        if e["respects"] is not None:
+            print(f"  respects_robots_txt: {'true' if e['respects'] else 'false'}")
+        print("  ua_tokens:")
+        for t in e["tokens"]:
+            print(f"    - {q(t)}")
+        if e["sources"]:
+            print("  ip_sources:")
+            for s in e["sources"]:
+                print(f"    - {q(s)}")
+        if e["hosts"] is not None:
+            if e["hosts"]:
+                print("  fcrdns_hosts:")
+                for h in e["hosts"]:
+                    print(f"    - {h}")
+            else:
+                print("  fcrdns_hosts: []")
+        singles = [n for n in e["nets"] if n.num_addresses == 1]
+        blocks = [n for n in e["nets"] if n.num_addresses > 1]
+        if singles:
+            print(f"  # from {', '.join(e['files'])}")
+            print("  ip_list:")
+            for n in singles:
+                print(f"    - {q(str(n.network_address))}")
+        if blocks:
+            if not singles:
+                print(f"  # from {', '.join(e['files'])}")
+            print("  cidr_list:")
+            for n in blocks:
+                print(f"    - {q(str(n))}")
+
+
+if __name__ == "__main__":
+    main()
