@@ -90,6 +90,8 @@ BOTS = [
     ("Bytespider", "ByteDance", "ai-training", "https://bytedance.com", False, ["Bytespider"], ["bytedance.com"], [], []),
     ("MistralAI-User", "Mistral", "ai-assistant", "https://docs.mistral.ai/robots", True, ["MistralAI-User"], None, [],
      ["https://mistral.ai/mistralai-user-ips.json"]),
+    ("archive.org_bot", "Internet Archive", "archive", "https://archive.org/details/archive.org_bot", False,
+     ["archive.org_bot", "ia_archiver", "heritrix"], ["archive.org"], [], []),
     ("Stripe", "Stripe", "other", "https://docs.stripe.com/ips", None, ["Stripe"], ["crawl.stripe.com"], ["goodbots/stripewebhook.ips"], []),
     ("marginalia", "Marginalia", "search", "https://www.marginalia.nu/marginalia-search/for-webmasters/", True,
      ["search.marginalia.nu", "marginalia"], None, ["goodbots/marginalia.ips"], []),

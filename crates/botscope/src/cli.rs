@@ -21,6 +21,65 @@ enum Command {
     /// robots.txt: check URLs, lint, parse, robots meta tags.
     #[command(subcommand)]
     Robots(RobotsCommand),
+    /// The crawler registry: list, show, validate.
+    #[command(subcommand)]
+    Bots(BotsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum BotsCommand {
+    /// List the registry's bots: name, category, operator, verifiers.
+    ///
+    /// Example: botscope bots list --category ai-training
+    List(BotsListArgs),
+    /// Show one bot (names compare case-insensitively).
+    ///
+    /// Example: botscope bots show googlebot
+    Show(BotsShowArgs),
+    /// Check a registry file (bottica format): every error with file, line and bot.
+    ///
+    /// Exit status: 0 valid, 1 invalid, 2 unreadable.
+    ///
+    /// Example: botscope bots validate my-bots.yaml
+    Validate(BotsValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BotsListArgs {
+    /// A registry file layered over the bundled one (its entries replace same-named ones).
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// Only bots of this category (search, ai-training, ai-assistant, seo, social, monitoring, archive, other).
+    #[arg(long)]
+    pub category: Option<String>,
+    /// Output format (json: one object per line).
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct BotsShowArgs {
+    /// The bot's name.
+    pub name: String,
+    /// A registry file layered over the bundled one.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// Published addresses to print.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct BotsValidateArgs {
+    /// The registry file, or `-` for standard input.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
 }
 
 /// Output format.
@@ -174,6 +233,11 @@ impl Cli {
                 RobotsCommand::Lint(a) => crate::robots::lint(&a),
                 RobotsCommand::Parse(a) => crate::robots::parse(&a),
                 RobotsCommand::Meta(a) => crate::robots::meta(&a),
+            },
+            Command::Bots(cmd) => match cmd {
+                BotsCommand::List(a) => crate::bots::list(&a),
+                BotsCommand::Show(a) => crate::bots::show(&a),
+                BotsCommand::Validate(a) => crate::bots::validate(&a),
             },
         }
     }

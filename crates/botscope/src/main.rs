@@ -4,6 +4,7 @@
 // in an example is plain text, not a link.
 #![allow(rustdoc::bare_urls)]
 
+mod bots;
 mod cli;
 mod exit;
 mod robots;

@@ -342,3 +342,92 @@ fn check_accepts_urls_that_are_not_utf8() {
         "{out}"
     );
 }
+
+#[test]
+fn bots_list_show_and_case_insensitive_names() {
+    let o = botscope(&["bots", "list", "--format", "json"], None);
+    assert_eq!(o.status.code(), Some(0));
+    let names: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("json")["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    for want in [
+        "Googlebot",
+        "bingbot",
+        "GPTBot",
+        "ClaudeBot",
+        "PerplexityBot",
+        "CCBot",
+        "Bytespider",
+        "meta-externalagent",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} missing");
+    }
+    let o = botscope(&["bots", "show", "baiduspider"], None);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o).starts_with("name: Baiduspider\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = botscope(&["bots", "show", "NoSuchBot"], None);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn bots_validate_reports_file_line_bot() {
+    let bad = tmp("bad-registry.yaml", b"bots:\n- name: ok\n  fcrdns_hosts: []\n- name: broken\n  ip_ranges:\n    - min: 10.0.0.9\n      max: 10.0.0.1\n  cidr_list: [300.1.1.0/24]\n  colour: blue\n");
+    let o = botscope(&["bots", "validate", &bad.display().to_string()], None);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o).replace(&bad.display().to_string(), "bad.yaml");
+    insta::assert_snapshot!(out, @r"
+    bad.yaml:6: bot `broken`: ip_ranges: range min 10.0.0.9 is greater than max 10.0.0.1
+    bad.yaml:8: bot `broken`: cidr_list: `300.1.1.0/24` is not a CIDR block: the address cannot be read
+    bad.yaml:9: bot `broken`: unknown key `colour`
+    bad.yaml: invalid, 3 error(s)
+    ");
+    let o = botscope(
+        &[
+            "bots",
+            "validate",
+            "crates/botscope-botid/tests/data/bottica.yaml",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let o = botscope(&["bots", "validate", "-"], Some(b"\xff\xfe\x00garbage"));
+    assert_eq!(o.status.code(), Some(2), "binary input is a clear error");
+}
+
+#[test]
+fn user_registry_layers_over_the_bundled_one() {
+    let mine = tmp("mine.yaml", b"bots:\n- name: googlebot\n  operator: Me\n  ip_list: [192.0.2.1]\n- name: MyCrawler\n  category: archive\n  fcrdns_hosts: [crawl.example.org]\n");
+    let o = botscope(
+        &[
+            "bots",
+            "show",
+            "Googlebot",
+            "--registry",
+            &mine.display().to_string(),
+        ],
+        None,
+    );
+    assert!(stdout(&o).contains("operator: Me"), "{}", stdout(&o));
+    let o = botscope(
+        &[
+            "bots",
+            "list",
+            "--category",
+            "archive",
+            "--registry",
+            &mine.display().to_string(),
+        ],
+        None,
+    );
+    assert!(stdout(&o).contains("MyCrawler"), "{}", stdout(&o));
+}
