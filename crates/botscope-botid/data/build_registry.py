@@ -54,7 +54,7 @@ BOTS = [
     ("CCBot", "Common Crawl", "ai-training", "https://commoncrawl.org/ccbot", True,
      ["CCBot"], ["crawl.commoncrawl.org"], ["goodbots/commoncrawlbot.ips"], ["https://index.commoncrawl.org/ccbot.json"]),
     ("Pinterestbot", "Pinterest", "social", "https://help.pinterest.com/en/business/article/pinterest-crawler", True,
-     ["Pinterestbot", "Pinterest"], ["pinterest.com", "pinterestcrawler.com"], [], []),
+     ["Pinterestbot"], ["pinterest.com", "pinterestcrawler.com"], [], []),
     ("PetalBot", "Huawei", "search", "https://aspiegel.com/petalbot", True, ["PetalBot"], ["aspiegel.com", "petalsearch.com"], [], []),
     ("Qwantbot", "Qwant", "search", "https://help.qwant.com/bot/", True, ["Qwantbot", "Qwantify"], ["qwant.com"], [],
      ["https://help.qwant.com/wp-content/uploads/sites/2/2025/01/qwantbot.json"]),

@@ -4,8 +4,12 @@
 
 mod ipset;
 mod registry;
+mod ua;
 
 pub use ipset::{IpIndex, IpIndexBuilder, IpParseError, IpRange, normalize, parse_ip};
 pub use registry::{
     BUNDLED_REGISTRY, BotEntry, Category, MAX_REGISTRY_BYTES, Registry, RegistryError,
+};
+pub use ua::{
+    CRAWLER_PATTERNS, ISBOT_PATTERNS, MAX_UA_BYTES, UAP_EXTRAS, UAP_REGEXES, UaClassifier, UaInfo,
 };

@@ -141,3 +141,133 @@ fn published_addresses_find_their_owners() {
         }
     }
 }
+
+mod ua {
+    use botscope_botid::{CRAWLER_PATTERNS, Registry, UAP_REGEXES, UaClassifier};
+
+    use super::data;
+
+    /// uap-core's own test cases: every family, with uap-core's regexes.
+    #[test]
+    fn uap_core_test_ua_families() {
+        let c =
+            UaClassifier::new(UAP_REGEXES, "", "", "", &Registry::default()).expect("classifier");
+        let root = marked_yaml::parse_yaml(0, data("test_ua.yaml")).expect("yaml");
+        let cases = root
+            .as_mapping()
+            .and_then(|m| m.get_sequence("test_cases"))
+            .expect("test_cases");
+        let mut failures = Vec::new();
+        for case in cases.iter() {
+            let m = case.as_mapping().expect("case");
+            let ua = m
+                .get_scalar("user_agent_string")
+                .map(|s| s.as_str().to_owned())
+                .unwrap_or_default();
+            let want = m
+                .get_scalar("family")
+                .map(|s| s.as_str().to_owned())
+                .unwrap_or_default();
+            let got = c.family(&ua);
+            if got != want {
+                failures.push(format!("{ua:?}: got {got:?}, want {want:?}"));
+            }
+        }
+        assert_eq!(cases.len(), 1601);
+        assert!(
+            failures.is_empty(),
+            "{} of 1601 differ:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+
+    /// Bots flagged, browsers not, on the labelled set.
+    #[test]
+    fn labeled_user_agents() {
+        let r = Registry::bundled();
+        let c = UaClassifier::bundled(&r).expect("classifier");
+        let text = data("labeled_ua.tsv");
+        let (mut bots, mut bots_hit, mut browsers, mut browsers_hit) = (0, 0, 0, 0);
+        let (mut missed, mut false_hits) = (Vec::new(), Vec::new());
+        for line in text.lines().skip(1) {
+            let cols: Vec<&str> = line.splitn(4, '\t').collect();
+            let (label, ua) = (cols[0], cols[3]);
+            let info = c.classify(ua);
+            if label == "bot" {
+                bots += 1;
+                if info.is_bot {
+                    bots_hit += 1;
+                } else {
+                    missed.push(ua.to_owned());
+                }
+            } else {
+                browsers += 1;
+                if info.is_bot {
+                    browsers_hit += 1;
+                    false_hits.push(format!("{ua} ({:?})", info.reason));
+                }
+            }
+        }
+        let bot_rate = f64::from(bots_hit) / f64::from(bots);
+        let fp_rate = f64::from(browsers_hit) / f64::from(browsers);
+        println!(
+            "bots flagged {bots_hit}/{bots} = {:.2}%, browsers flagged {browsers_hit}/{browsers} = {:.2}%",
+            100.0 * bot_rate,
+            100.0 * fp_rate
+        );
+        assert!(
+            bot_rate >= 0.99 && fp_rate <= 0.005,
+            "{:.2}% of bots flagged, {:.2}% of browsers.\nMissed bots:\n{}\nFlagged browsers:\n{}",
+            100.0 * bot_rate,
+            100.0 * fp_rate,
+            missed.join("\n"),
+            false_hits.join("\n")
+        );
+    }
+
+    #[test]
+    fn claims_and_reasons() {
+        let r = Registry::bundled();
+        let c = UaClassifier::bundled(&r).expect("classifier");
+        let cases = [
+            (
+                "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+                Some("Googlebot"),
+            ),
+            (
+                "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)",
+                Some("bingbot"),
+            ),
+            (
+                "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)",
+                Some("GPTBot"),
+            ),
+            (
+                "Mozilla/5.0 (compatible; Baiduspider/2.0; +http://www.baidu.com/search/spider.html)",
+                Some("Baiduspider"),
+            ),
+            (
+                "AdsBot-Google (+http://www.google.com/adsbot.html)",
+                Some("Google-Special-Crawlers"),
+            ),
+            (
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
+                None,
+            ),
+            ("NotGooglebotx/1.0", None),
+        ];
+        for (ua, want) in cases {
+            assert_eq!(c.claimed_bot(ua), want, "{ua}");
+        }
+        assert!(!c.classify(cases[5].0).is_bot);
+        assert!(c.classify("curl/8.5.0").is_bot);
+        assert!(c.classify("").is_bot, "an empty User-Agent is a robot's");
+        let long = "x".repeat(100_000) + "Googlebot";
+        assert!(
+            c.classify(&long).claimed_bot.is_none(),
+            "only the first 8 KiB is read"
+        );
+        let _ = CRAWLER_PATTERNS;
+    }
+}

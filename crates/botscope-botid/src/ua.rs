@@ -1,0 +1,292 @@
+//! User-Agent → is it a robot, and which registered bot does it claim?
+//!
+//! Sources, in order: the registry's product tokens (a fast Aho-Corasick
+//! pass; a token must stand as a whole word); isbot's patterns; the
+//! crawler-user-agents patterns. uap-core's parsers, with the bottica extras
+//! taking priority, give the family. The first that fires
+//! gives the reason.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use marked_yaml::Node;
+use regex::RegexSet;
+use serde::Serialize;
+use ua_parser::{Regexes, user_agent};
+
+use crate::registry::Registry;
+
+/// uap-core's `regexes.yaml`, shipped with botscope.
+pub const UAP_REGEXES: &str = include_str!("../data/uap_regexes.yaml");
+/// The bottica extras to uap-core.
+pub const UAP_EXTRAS: &str = include_str!("../data/uap_extras.yaml");
+/// crawler-user-agents patterns, one regex per line.
+pub const CRAWLER_PATTERNS: &str = include_str!("../data/crawler_patterns.txt");
+/// isbot's patterns, a JSON list of regex fragments (matched ignoring case).
+pub const ISBOT_PATTERNS: &str = include_str!("../data/isbot_patterns.json");
+
+/// Longest User-Agent examined; the rest is ignored (real ones are under 1 KB).
+pub const MAX_UA_BYTES: usize = 8 * 1024;
+
+/// What a User-Agent says about its sender.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct UaInfo {
+    /// The User-Agent is a robot's.
+    pub is_bot: bool,
+    /// uap-core's `user_agent.family`.
+    pub family: Option<String>,
+    /// The registered bot the User-Agent names (registry name).
+    pub claimed_bot: Option<String>,
+    /// Why it is taken for a robot.
+    pub reason: Option<String>,
+}
+
+/// Classifies User-Agent strings. Build once; `classify` is read-only and
+/// can be shared across threads.
+pub struct UaClassifier {
+    ua: user_agent::Extractor<'static>,
+    patterns: RegexSet,
+    pattern_text: Vec<String>,
+    isbot: RegexSet,
+    isbot_text: Vec<String>,
+    /// isbot's patterns that need look-around.
+    isbot_fancy: Vec<fancy_regex::Regex>,
+    tokens: AhoCorasick,
+    /// For each token pattern: the bot's registry name.
+    token_bot: Vec<String>,
+}
+
+impl std::fmt::Debug for UaClassifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UaClassifier")
+            .field("patterns", &self.pattern_text.len())
+            .field("isbot", &(self.isbot_text.len() + self.isbot_fancy.len()))
+            .field("tokens", &self.token_bot.len())
+            .finish()
+    }
+}
+
+/// crawler-user-agents patterns that also match in-app browsers (isbot's
+/// browser fixtures: Viber, Slack, Firefox's fetch library).
+const PATTERNS_THAT_MATCH_BROWSERS: &[&str] = &["Fetch\\/", "Viber"];
+
+/// Escapes a `-` that follows a class escape (`\\w-`, `\\d-`) inside a
+/// bracket expression, as JavaScript reads it.
+fn js_class_dashes(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    let (mut in_class, mut escaped, mut prev_class_escape) = (false, false, false);
+    for c in p.chars() {
+        if escaped {
+            out.push(c);
+            escaped = false;
+            prev_class_escape = in_class && matches!(c, 'w' | 'W' | 'd' | 'D' | 's' | 'S');
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            '[' => in_class = true,
+            ']' => in_class = false,
+            '-' if in_class && prev_class_escape => {
+                out.push_str("\\-");
+                prev_class_escape = false;
+                continue;
+            }
+            _ => {}
+        }
+        prev_class_escape = false;
+        out.push(c);
+    }
+    out
+}
+
+/// Reads uap extras: `user_agent_parsers` with `regex` and either
+/// `family_replacement` or `family_name`.
+fn extras(text: &str) -> Result<Vec<user_agent::Parser<'static>>, String> {
+    let root = marked_yaml::parse_yaml(0, text).map_err(|e| format!("uap extras: {e}"))?;
+    let Some(list) = root
+        .as_mapping()
+        .and_then(|m| m.get_sequence("user_agent_parsers"))
+    else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for item in list.iter() {
+        let Some(m) = item.as_mapping() else { continue };
+        let get = |k: &str| {
+            m.get_node(k)
+                .and_then(Node::as_scalar)
+                .map(|s| s.as_str().to_owned())
+        };
+        let Some(regex) = get("regex") else {
+            return Err("uap extras: a parser without `regex`".into());
+        };
+        out.push(user_agent::Parser {
+            regex: regex.into(),
+            family_replacement: get("family_replacement")
+                .or_else(|| get("family_name"))
+                .map(Into::into),
+            ..user_agent::Parser::default()
+        });
+    }
+    Ok(out)
+}
+
+/// True when the match `[s, e)` in `hay` stands as a whole word.
+fn whole_word(hay: &[u8], s: usize, e: usize) -> bool {
+    let alnum = |b: u8| b.is_ascii_alphanumeric();
+    (s == 0 || !alnum(hay[s - 1])) && (e == hay.len() || !alnum(hay[e]))
+}
+
+impl UaClassifier {
+    /// Builds a classifier from uap-core regexes, the extras, crawler
+    /// patterns (one regex per line, `#` comments) and a registry.
+    pub fn new(
+        regexes: &str,
+        extras_text: &str,
+        patterns: &str,
+        isbot: &str,
+        registry: &Registry,
+    ) -> Result<UaClassifier, String> {
+        let regexes: Regexes<'static> =
+            marked_yaml::from_yaml(0, regexes).map_err(|e| format!("uap regexes: {e}"))?;
+        let mut ua_parsers = extras(extras_text)?;
+        ua_parsers.extend(regexes.user_agent_parsers);
+        let ua = user_agent::Builder::new()
+            .push_all(ua_parsers)
+            .map_err(|e| format!("uap user agent parsers: {e}"))?
+            .build()
+            .map_err(|e| format!("uap user agent parsers: {e}"))?;
+        // Patterns the regex crate cannot compile (look-around) are left out.
+        let pattern_text: Vec<String> = patterns
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .filter(|l| regex::Regex::new(l).is_ok())
+            .filter(|l| !PATTERNS_THAT_MATCH_BROWSERS.contains(l))
+            .map(str::to_owned)
+            .collect();
+        let patterns =
+            RegexSet::new(&pattern_text).map_err(|e| format!("crawler patterns: {e}"))?;
+        let isbot_all: Vec<String> = if isbot.trim().is_empty() {
+            Vec::new()
+        } else {
+            serde_json::from_str(isbot).map_err(|e| format!("isbot patterns: {e}"))?
+        };
+        // JavaScript reads `-` after a class escape inside `[...]` as a
+        // literal; Rust's regex wants it escaped.
+        let isbot_all: Vec<String> = isbot_all.into_iter().map(|p| js_class_dashes(&p)).collect();
+        let (isbot_text, fancy): (Vec<String>, Vec<String>) = isbot_all
+            .into_iter()
+            .partition(|p| regex::Regex::new(p).is_ok());
+        let isbot = regex::RegexSetBuilder::new(&isbot_text)
+            .case_insensitive(true)
+            .build()
+            .map_err(|e| format!("isbot patterns: {e}"))?;
+        let isbot_fancy = fancy
+            .iter()
+            .map(|p| {
+                fancy_regex::Regex::new(&format!("(?i){p}"))
+                    .map_err(|e| format!("isbot pattern {p}: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut token_text = Vec::new();
+        let mut token_bot = Vec::new();
+        for b in registry.bots() {
+            for t in b.tokens() {
+                if t.len() >= 3 {
+                    token_text.push(t.to_owned());
+                    token_bot.push(b.name.clone());
+                }
+            }
+        }
+        let tokens = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&token_text)
+            .map_err(|e| format!("registry tokens: {e}"))?;
+        Ok(UaClassifier {
+            ua,
+            patterns,
+            pattern_text,
+            isbot,
+            isbot_text,
+            isbot_fancy,
+            tokens,
+            token_bot,
+        })
+    }
+
+    /// The classifier over the shipped data and `registry`.
+    pub fn bundled(registry: &Registry) -> Result<UaClassifier, String> {
+        UaClassifier::new(
+            UAP_REGEXES,
+            UAP_EXTRAS,
+            CRAWLER_PATTERNS,
+            ISBOT_PATTERNS,
+            registry,
+        )
+    }
+
+    /// uap-core's family for a User-Agent (`Other` when nothing matches).
+    pub fn family(&self, ua: &str) -> String {
+        self.ua
+            .extract(ua)
+            .map_or_else(|| "Other".to_owned(), |v| v.family.into_owned())
+    }
+
+    /// The registered bot a User-Agent names, if any: the longest registry
+    /// token standing as a whole word.
+    pub fn claimed_bot(&self, ua: &str) -> Option<&str> {
+        let hay = ua.as_bytes();
+        self.tokens
+            .find_iter(hay)
+            .filter(|m| whole_word(hay, m.start(), m.end()))
+            .max_by_key(|m| m.end() - m.start())
+            .map(|m| self.token_bot[m.pattern().as_usize()].as_str())
+    }
+
+    /// Classifies one User-Agent.
+    pub fn classify(&self, ua: &str) -> UaInfo {
+        let ua = if ua.len() > MAX_UA_BYTES {
+            let mut end = MAX_UA_BYTES;
+            while !ua.is_char_boundary(end) {
+                end -= 1;
+            }
+            &ua[..end]
+        } else {
+            ua
+        };
+        let family = self.ua.extract(ua).map(|v| v.family.into_owned());
+        // Claims come from registry tokens only: a uap family can name a
+        // browser after a robot (the bottica extra maps the DuckDuckGo
+        // browser app to `DuckDuckBot`).
+        let claimed = self.claimed_bot(ua).map(str::to_owned);
+        let reason = if let Some(c) = &claimed {
+            Some(format!("names the registered bot {c}"))
+        } else if let Some(i) = self.isbot.matches(ua).iter().next() {
+            Some(format!("matches isbot pattern `{}`", self.isbot_text[i]))
+        } else if let Some(r) = self
+            .isbot_fancy
+            .iter()
+            .find(|r| r.is_match(ua).unwrap_or(false))
+        {
+            Some(format!(
+                "matches isbot pattern `{}`",
+                r.as_str().trim_start_matches("(?i)")
+            ))
+        } else if let Some(i) = self.patterns.matches(ua).iter().next() {
+            Some(format!(
+                "matches crawler pattern `{}`",
+                self.pattern_text[i]
+            ))
+        } else if ua.trim().is_empty() || ua.trim() == "-" {
+            Some("empty User-Agent".to_owned())
+        } else {
+            None
+        };
+        UaInfo {
+            is_bot: reason.is_some(),
+            family,
+            claimed_bot: claimed,
+            reason,
+        }
+    }
+}
