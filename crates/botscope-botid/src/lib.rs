@@ -5,6 +5,7 @@
 mod ipset;
 mod registry;
 mod ua;
+mod verify;
 
 pub use ipset::{IpIndex, IpIndexBuilder, IpParseError, IpRange, normalize, parse_ip};
 pub use registry::{
@@ -12,4 +13,8 @@ pub use registry::{
 };
 pub use ua::{
     CRAWLER_PATTERNS, ISBOT_PATTERNS, MAX_UA_BYTES, UAP_EXTRAS, UAP_REGEXES, UaClassifier, UaInfo,
+};
+pub use verify::{
+    DnsAnswer, DnsFailure, Fcrdns, FcrdnsEvidence, Verdict, Verification, check_fcrdns, in_domain,
+    verify,
 };

@@ -24,6 +24,38 @@ enum Command {
     /// The crawler registry: list, show, validate.
     #[command(subcommand)]
     Bots(BotsCommand),
+    /// Who is this crawler really? IP and User-Agent against the registry.
+    ///
+    /// Exit status: 0 verified, 1 spoofed, 3 unverifiable, 4 unknown or not a bot, 2 error.
+    /// With --batch: one JSON verdict per input line, in order; 1 if any is spoofed.
+    ///
+    /// Example: botscope verify 66.249.66.1 --ua 'Mozilla/5.0 (compatible; Googlebot/2.1)' --offline
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The client's address (IPv4 or IPv6).
+    #[arg(value_name = "IP", required_unless_present = "batch")]
+    pub ip: Option<String>,
+    /// The client's User-Agent.
+    #[arg(long, value_name = "UA")]
+    pub ua: Option<String>,
+    /// Lines `IP<TAB>USER-AGENT` from FILE (or `-`); distinct addresses are resolved once.
+    #[arg(long, value_name = "FILE", conflicts_with = "ip")]
+    pub batch: Option<PathBuf>,
+    /// A registry file layered over the bundled one.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// Nameserver to ask, `IP:PORT` (repeatable); default: the system's.
+    #[arg(long = "dns", value_name = "ADDR")]
+    pub dns: Vec<String>,
+    /// Use the published IP sets only; never send a DNS query.
+    #[arg(long)]
+    pub offline: bool,
+    /// Output format (batch output is always JSON).
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
 }
 
 #[derive(Debug, Subcommand)]
@@ -234,6 +266,7 @@ impl Cli {
                 RobotsCommand::Parse(a) => crate::robots::parse(&a),
                 RobotsCommand::Meta(a) => crate::robots::meta(&a),
             },
+            Command::Verify(a) => crate::verify::cli(&a),
             Command::Bots(cmd) => match cmd {
                 BotsCommand::List(a) => crate::bots::list(&a),
                 BotsCommand::Show(a) => crate::bots::show(&a),

@@ -10,6 +10,8 @@ pub enum Outcome {
     Ok,
     /// 1: a negative answer.
     Negative,
+    /// Another documented status (`verify`: 3 unverifiable, 4 unknown).
+    Code(u8),
 }
 
 /// Maps a command's result to the process exit code. A broken pipe (the
@@ -18,6 +20,7 @@ pub fn finish(result: anyhow::Result<Outcome>) -> ExitCode {
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Negative) => ExitCode::from(1),
+        Ok(Outcome::Code(c)) => ExitCode::from(c),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("botscope: error: {e:#}");

@@ -8,6 +8,7 @@ mod bots;
 mod cli;
 mod exit;
 mod robots;
+mod verify;
 
 use std::process::ExitCode;
 

@@ -431,3 +431,125 @@ fn user_registry_layers_over_the_bundled_one() {
     );
     assert!(stdout(&o).contains("MyCrawler"), "{}", stdout(&o));
 }
+
+const GOOGLEBOT_UA: &str =
+    "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+
+#[test]
+fn verify_offline_exit_codes() {
+    let code = |args: &[&str]| botscope(args, None).status.code();
+    assert_eq!(
+        code(&["verify", "66.249.66.1", "--ua", GOOGLEBOT_UA, "--offline"]),
+        Some(0),
+        "published Googlebot address"
+    );
+    assert_eq!(
+        code(&["verify", "203.0.113.9", "--ua", "GPTBot/1.2", "--offline"]),
+        Some(1),
+        "GPTBot outside its list"
+    );
+    assert_eq!(
+        code(&[
+            "verify",
+            "203.0.113.9",
+            "--ua",
+            "Mozilla/5.0 (compatible; Baiduspider/2.0)",
+            "--offline"
+        ]),
+        Some(3),
+        "FCrDNS only, offline"
+    );
+    assert_eq!(
+        code(&[
+            "verify",
+            "203.0.113.9",
+            "--ua",
+            "Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0",
+            "--offline"
+        ]),
+        Some(4)
+    );
+    assert_eq!(
+        code(&[
+            "verify",
+            "66.249.66.1",
+            "--ua",
+            "Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0",
+            "--offline"
+        ]),
+        Some(4),
+        "unclaimed bot ip"
+    );
+    assert_eq!(code(&["verify", "not-an-ip", "--offline"]), Some(2));
+}
+
+#[test]
+fn verify_json_fields() {
+    let o = botscope(
+        &[
+            "verify",
+            "::ffff:66.249.66.1",
+            "--ua",
+            GOOGLEBOT_UA,
+            "--offline",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    for key in [
+        "ip",
+        "user_agent",
+        "is_bot",
+        "claimed_bot",
+        "category",
+        "verdict",
+        "methods",
+        "hostnames",
+        "reason",
+    ] {
+        assert!(v.get(key).is_some(), "{key} missing from {v}");
+    }
+    assert_eq!(v["ip"], "66.249.66.1", "IPv4-mapped IPv6 is IPv4");
+    assert_eq!(v["verdict"], "verified");
+    assert_eq!(v["claimed_bot"], "Googlebot");
+    assert_eq!(v["category"], "search");
+}
+
+#[test]
+fn verify_batch_in_order_with_error_records() {
+    let input = format!(
+        "66.249.66.1\t{GOOGLEBOT_UA}\n999.1.1.1\t{GOOGLEBOT_UA}\n\n203.0.113.5\tGPTBot/1.2\n2001:db8::1\tcurl/8.0\n66.249.66.1\t{}\n",
+        "x".repeat(100_000)
+    );
+    let o = botscope(
+        &["verify", "--batch", "-", "--offline"],
+        Some(input.as_bytes()),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a spoofed line makes the batch exit 1"
+    );
+    let verdicts: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("json")["verdict"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            "verified",
+            "error",
+            "error",
+            "spoofed",
+            "unknown",
+            "unclaimed-bot-ip"
+        ]
+    );
+}
