@@ -53,6 +53,18 @@ pub struct VerifyArgs {
     /// Use the published IP sets only; never send a DNS query.
     #[arg(long)]
     pub offline: bool,
+    /// Seconds to wait for a DNS answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
+    pub dns_timeout: f64,
+    /// Addresses resolved at once (batch).
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub concurrency: usize,
+    /// The DNS cache file (default: ~/.cache/botscope/dns-cache.json); answers are kept for their TTL across runs.
+    #[arg(long, value_name = "FILE")]
+    pub dns_cache: Option<PathBuf>,
+    /// Keep no DNS cache on disk.
+    #[arg(long)]
+    pub no_dns_cache: bool,
     /// Output format (batch output is always JSON).
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,

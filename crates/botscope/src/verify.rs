@@ -170,10 +170,75 @@ fn batch_run(
     Ok(worst)
 }
 
+/// FCrDNS evidence from DNS, through botscope-dns, with the on-disk cache.
+struct Dns {
+    runtime: tokio::runtime::Runtime,
+    fcrdns: botscope_dns::Fcrdns<botscope_dns::HickoryLookup>,
+    cache_path: Option<std::path::PathBuf>,
+}
+
+impl Evidence for Dns {
+    fn fcrdns(&mut self, ips: &[IpAddr]) -> Result<HashMap<IpAddr, FcrdnsEvidence>> {
+        let ev = self.runtime.block_on(self.fcrdns.evidence_batch(ips));
+        if let Some(path) = &self.cache_path
+            && let Err(e) = self.fcrdns.cache().save(path)
+        {
+            eprintln!("botscope: warning: {e}");
+        }
+        Ok(ev)
+    }
+}
+
+/// Where the DNS cache lives by default.
+fn default_cache_path() -> Option<std::path::PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))?;
+    Some(base.join("botscope").join("dns-cache.json"))
+}
+
 /// `verify`, choosing where DNS answers come from.
 pub fn cli(a: &VerifyArgs) -> Result<Outcome> {
     if a.offline {
         return run(a, None);
     }
-    bail!("FCrDNS lookups are not available yet; use --offline (published IP sets only)")
+    let servers = a
+        .dns
+        .iter()
+        .map(|s| {
+            s.parse::<std::net::SocketAddr>()
+                .or_else(|_| {
+                    s.parse::<IpAddr>()
+                        .map(|ip| std::net::SocketAddr::new(ip, 53))
+                })
+                .with_context(|| format!("--dns {s:?} is not IP or IP:PORT"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the DNS runtime")?;
+    let timeout = std::time::Duration::from_secs_f64(a.dns_timeout.max(0.1));
+    let lookup = {
+        let _guard = runtime.enter();
+        botscope_dns::HickoryLookup::new(&servers, timeout).map_err(|e| anyhow::anyhow!("{e}"))?
+    };
+    let cache_path = if a.no_dns_cache {
+        None
+    } else {
+        a.dns_cache.clone().or_else(default_cache_path)
+    };
+    let cache = match &cache_path {
+        Some(p) => botscope_dns::Cache::load(p).unwrap_or_else(|e| {
+            eprintln!("botscope: warning: {e}; starting with an empty DNS cache");
+            botscope_dns::Cache::default()
+        }),
+        None => botscope_dns::Cache::default(),
+    };
+    let mut dns = Dns {
+        runtime,
+        fcrdns: botscope_dns::Fcrdns::new(lookup, cache, a.concurrency),
+        cache_path,
+    };
+    run(a, Some(&mut dns))
 }

@@ -553,3 +553,40 @@ fn verify_batch_in_order_with_error_records() {
         ]
     );
 }
+
+#[test]
+fn verify_with_dns_that_does_not_answer_is_unverifiable() {
+    let port = {
+        let start = 20_000 + (std::process::id() % 10_000) as u16;
+        (start..32_000)
+            .find(|&p| std::net::UdpSocket::bind(("127.0.0.1", p)).is_ok())
+            .expect("free port")
+    };
+    let dns = format!("127.0.0.1:{port}");
+    let ua = "Mozilla/5.0 (compatible; Baiduspider/2.0; +http://www.baidu.com/search/spider.html)";
+    let o = botscope(
+        &[
+            "verify",
+            "192.0.2.1",
+            "--ua",
+            ua,
+            "--dns",
+            &dns,
+            "--dns-timeout",
+            "0.5",
+            "--no-dns-cache",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["verdict"], "unverifiable");
+    assert_eq!(v["methods"], serde_json::json!(["fcrdns"]));
+}

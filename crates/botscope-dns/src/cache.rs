@@ -1,0 +1,269 @@
+//! Positive and negative DNS answers kept for their TTL, saved to a JSON
+//! file so that later runs reuse them. Failures (timeouts, SERVFAIL,
+//! refused) are never kept.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::IpAddr;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{DnsAnswer, Timed};
+
+/// Entries kept at most; the soonest to expire go first.
+const MAX_ENTRIES: usize = 1_000_000;
+/// Largest cache file read.
+const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
+
+/// A cache file that could not be read or written.
+#[derive(Debug)]
+pub struct CacheError(pub String);
+
+impl fmt::Display for CacheError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CacheError {}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+struct Entry {
+    /// Seconds since the Unix epoch after which the entry is stale.
+    expires: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    names: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    addrs: Option<Vec<IpAddr>>,
+}
+
+/// The DNS cache.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Cache {
+    version: u32,
+    entries: HashMap<String, Entry>,
+}
+
+fn secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs()
+}
+
+impl Cache {
+    /// Reads a cache file; a missing file is an empty cache.
+    pub fn load(path: &Path) -> Result<Cache, CacheError> {
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Cache::default()),
+            Err(e) => {
+                return Err(CacheError(format!(
+                    "failed to read DNS cache {}: {e}",
+                    path.display()
+                )));
+            }
+        };
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(CacheError(format!(
+                "DNS cache {} is {} bytes, over the {MAX_FILE_BYTES} limit",
+                path.display(),
+                meta.len()
+            )));
+        }
+        let text = std::fs::read(path)
+            .map_err(|e| CacheError(format!("failed to read DNS cache {}: {e}", path.display())))?;
+        let mut c: Cache = serde_json::from_slice(&text)
+            .map_err(|e| CacheError(format!("DNS cache {} is damaged: {e}", path.display())))?;
+        c.prune(SystemTime::now());
+        Ok(c)
+    }
+
+    /// Writes the cache (to a temporary file, then renamed into place).
+    pub fn save(&mut self, path: &Path) -> Result<(), CacheError> {
+        self.prune(SystemTime::now());
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| CacheError(format!("failed to create {}: {e}", dir.display())))?;
+        }
+        let tmp = path.with_extension("tmp");
+        let text = serde_json::to_vec(self).map_err(|e| CacheError(e.to_string()))?;
+        std::fs::write(&tmp, text)
+            .map_err(|e| CacheError(format!("failed to write {}: {e}", tmp.display())))?;
+        std::fs::rename(&tmp, path)
+            .map_err(|e| CacheError(format!("failed to write {}: {e}", path.display())))
+    }
+
+    /// Number of live entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn prune(&mut self, now: SystemTime) {
+        let now = secs(now);
+        self.entries.retain(|_, e| e.expires > now);
+        if self.entries.len() > MAX_ENTRIES {
+            let mut by_expiry: Vec<(u64, String)> = self
+                .entries
+                .iter()
+                .map(|(k, e)| (e.expires, k.clone()))
+                .collect();
+            by_expiry.sort_unstable();
+            for (_, k) in by_expiry.into_iter().take(self.entries.len() - MAX_ENTRIES) {
+                self.entries.remove(&k);
+            }
+        }
+    }
+
+    fn get(&self, key: &str, now: SystemTime) -> Option<&Entry> {
+        self.entries.get(key).filter(|e| e.expires > secs(now))
+    }
+
+    fn put(
+        &mut self,
+        key: String,
+        ttl: Duration,
+        now: SystemTime,
+        names: Option<Vec<String>>,
+        addrs: Option<Vec<IpAddr>>,
+    ) {
+        if ttl.is_zero() {
+            return;
+        }
+        self.entries.insert(
+            key,
+            Entry {
+                expires: secs(now) + ttl.as_secs().max(1),
+                names,
+                addrs,
+            },
+        );
+    }
+
+    /// A live reverse answer for `ip`.
+    pub fn reverse(&self, ip: IpAddr, now: SystemTime) -> Option<DnsAnswer<String>> {
+        self.get(&format!("ptr {ip}"), now)
+            .and_then(|e| e.names.clone())
+            .map(Ok)
+    }
+
+    /// Keeps a reverse answer (failures are not kept).
+    pub fn put_reverse(&mut self, ip: IpAddr, t: &Timed<String>, now: SystemTime) {
+        if let Ok(names) = &t.answer {
+            self.put(format!("ptr {ip}"), t.ttl, now, Some(names.clone()), None);
+        }
+    }
+
+    /// A live forward answer for `name`.
+    pub fn forward(&self, name: &str, now: SystemTime) -> Option<DnsAnswer<IpAddr>> {
+        self.get(&format!("addr {}", name.to_ascii_lowercase()), now)
+            .and_then(|e| e.addrs.clone())
+            .map(Ok)
+    }
+
+    /// Keeps a forward answer (failures are not kept).
+    pub fn put_forward(&mut self, name: &str, t: &Timed<IpAddr>, now: SystemTime) {
+        if let Ok(addrs) = &t.answer {
+            self.put(
+                format!("addr {}", name.to_ascii_lowercase()),
+                t.ttl,
+                now,
+                None,
+                Some(addrs.clone()),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DnsFailure;
+
+    #[test]
+    fn ttls_negative_answers_and_failures() {
+        let mut c = Cache::default();
+        let now = SystemTime::now();
+        let ip: IpAddr = "192.0.2.1".parse().expect("ip");
+        c.put_reverse(
+            ip,
+            &Timed {
+                answer: Ok(vec!["a.example".into()]),
+                ttl: Duration::from_secs(60),
+            },
+            now,
+        );
+        c.put_forward(
+            "none.example",
+            &Timed {
+                answer: Ok(vec![]),
+                ttl: Duration::from_secs(30),
+            },
+            now,
+        );
+        c.put_forward(
+            "fail.example",
+            &Timed {
+                answer: Err(DnsFailure::Timeout),
+                ttl: Duration::from_secs(30),
+            },
+            now,
+        );
+        assert_eq!(c.reverse(ip, now), Some(Ok(vec!["a.example".to_owned()])));
+        assert_eq!(
+            c.forward("NONE.example", now),
+            Some(Ok(vec![])),
+            "negative answers are kept"
+        );
+        assert_eq!(c.forward("fail.example", now), None, "failures are not");
+        assert_eq!(
+            c.forward("none.example", now + Duration::from_secs(31)),
+            None,
+            "expired"
+        );
+        assert!(c.reverse(ip, now + Duration::from_secs(59)).is_some());
+    }
+
+    #[test]
+    fn persists_and_survives_damage() {
+        let dir = std::env::temp_dir().join(format!("botscope-dns-cache-{}", std::process::id()));
+        let path = dir.join("cache.json");
+        let mut c = Cache::default();
+        let ip: IpAddr = "2001:db8::1".parse().expect("ip");
+        c.put_reverse(
+            ip,
+            &Timed {
+                answer: Ok(vec!["v6.example".into()]),
+                ttl: Duration::from_secs(600),
+            },
+            SystemTime::now(),
+        );
+        c.save(&path).expect("save");
+        let back = Cache::load(&path).expect("load");
+        assert_eq!(
+            back.reverse(ip, SystemTime::now()),
+            Some(Ok(vec!["v6.example".to_owned()]))
+        );
+        std::fs::write(&path, b"{not json").expect("write");
+        assert!(
+            Cache::load(&path)
+                .expect_err("damaged")
+                .to_string()
+                .contains("damaged")
+        );
+        assert!(
+            Cache::load(&dir.join("missing.json"))
+                .expect("missing is empty")
+                .is_empty()
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,211 @@
+//! botscope-dns against a fake resolver (cache, concurrency) and against a
+//! real DNS server, dnsmasq, started on loopback for the FCrDNS cases.
+
+use std::net::{IpAddr, SocketAddr, TcpListener, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use botscope_botid::{Registry, UaInfo, Verdict, verify};
+use botscope_dns::{Cache, Fcrdns, HickoryLookup, Lookup, Timed};
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().expect("ip")
+}
+
+/// A resolver that counts calls and how many run at once.
+#[derive(Default)]
+struct Fake {
+    calls: AtomicUsize,
+    running: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+/// A handle the test keeps to read the counters.
+struct FakeHandle(Arc<Fake>);
+
+impl Lookup for FakeHandle {
+    async fn reverse(&self, ip: IpAddr) -> Timed<String> {
+        let f = &self.0;
+        f.calls.fetch_add(1, Ordering::SeqCst);
+        let now = f.running.fetch_add(1, Ordering::SeqCst) + 1;
+        f.peak.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        f.running.fetch_sub(1, Ordering::SeqCst);
+        Timed {
+            answer: Ok(vec![format!(
+                "host-{}.example",
+                ip.to_string().replace([':', '.'], "-")
+            )]),
+            ttl: Duration::from_secs(60),
+        }
+    }
+    async fn forward(&self, _name: &str) -> Timed<IpAddr> {
+        self.0.calls.fetch_add(1, Ordering::SeqCst);
+        Timed {
+            answer: Ok(vec![]),
+            ttl: Duration::from_secs(60),
+        }
+    }
+}
+
+#[tokio::test]
+async fn bounded_concurrency_each_address_once_and_cached() {
+    let fake = Arc::new(Fake::default());
+    let f = Fcrdns::new(FakeHandle(fake.clone()), Cache::default(), 3);
+    let ips: Vec<IpAddr> = (1..=12)
+        .map(|i| ip(&format!("192.0.2.{i}")))
+        .chain([ip("::ffff:192.0.2.1")])
+        .collect();
+    let ev = f.evidence_batch(&ips).await;
+    assert_eq!(ev.len(), 12, "the mapped address is the same as 192.0.2.1");
+    assert_eq!(
+        fake.calls.load(Ordering::SeqCst),
+        24,
+        "one reverse and one forward per address"
+    );
+    assert!(fake.peak.load(Ordering::SeqCst) <= 3, "at most 3 at once");
+    let _ = f.evidence_batch(&ips).await;
+    assert_eq!(
+        fake.calls.load(Ordering::SeqCst),
+        24,
+        "answers come from the cache"
+    );
+}
+
+/// A dnsmasq on 127.0.0.1, stopped (by its PID) when dropped.
+struct Dnsmasq {
+    child: Child,
+    port: u16,
+    _dir: PathBuf,
+}
+
+impl Drop for Dnsmasq {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port below 32768 free for both UDP and TCP on 127.0.0.1.
+fn free_port() -> u16 {
+    let start = 20_000 + (std::process::id() % 10_000) as u16;
+    (start..32_000)
+        .chain(20_000..start)
+        .find(|&p| {
+            UdpSocket::bind(("127.0.0.1", p)).is_ok() && TcpListener::bind(("127.0.0.1", p)).is_ok()
+        })
+        .expect("a free port below 32768")
+}
+
+fn dnsmasq() -> Dnsmasq {
+    let port = free_port();
+    let dir = std::env::temp_dir().join(format!("botscope-dnsmasq-{}-{port}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let records = [
+        "--local=/googlebot.com/",
+        "--local=/evilgooglebot.com/",
+        "--local=/example.net/",
+        "--local=/2.0.192.in-addr.arpa/",
+        "--local=/8.b.d.0.1.0.0.2.ip6.arpa/",
+        // genuine, v4 and v6 (A/AAAA and PTR)
+        "--host-record=crawl-192-0-2-1.googlebot.com,192.0.2.1",
+        "--host-record=crawl-v6.googlebot.com,2001:db8::1",
+        // PTR with no A record
+        "--ptr-record=2.2.0.192.in-addr.arpa,noaddr.googlebot.com",
+        // A pointing elsewhere
+        "--ptr-record=3.2.0.192.in-addr.arpa,crawl-elsewhere.googlebot.com",
+        "--address=/crawl-elsewhere.googlebot.com/198.51.100.9",
+        // lookalike domain
+        "--host-record=crawl.evilgooglebot.com,192.0.2.4",
+        // two PTR names, one confirming
+        "--ptr-record=5.2.0.192.in-addr.arpa,other.example.net",
+        "--ptr-record=5.2.0.192.in-addr.arpa,crawl-5.googlebot.com",
+        "--address=/crawl-5.googlebot.com/192.0.2.5",
+        // 192.0.2.6 has no PTR: NXDOMAIN
+    ];
+    let child = Command::new("dnsmasq")
+        .args([
+            "--keep-in-foreground",
+            "--no-resolv",
+            "--no-hosts",
+            "--conf-file=/dev/null",
+            "--bind-interfaces",
+            "--listen-address=127.0.0.1",
+            "--user=root",
+        ])
+        .arg(format!("--port={port}"))
+        .arg(format!("--pid-file={}", dir.join("pid").display()))
+        .args(records)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dnsmasq is needed for this test: apt-get install dnsmasq-base");
+    // Wait until it listens.
+    for _ in 0..100 {
+        if UdpSocket::bind(("127.0.0.1", port)).is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Dnsmasq {
+        child,
+        port,
+        _dir: dir,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fcrdns_against_a_real_dns_server() {
+    let server = dnsmasq();
+    let addr = SocketAddr::from(([127, 0, 0, 1], server.port));
+    let registry = Registry::parse(
+        "t",
+        "bots:\n- name: Googlebot\n  fcrdns_hosts: [googlebot.com, google.com]\n",
+    )
+    .expect("registry");
+    let claim = UaInfo {
+        is_bot: true,
+        family: None,
+        claimed_bot: Some("Googlebot".into()),
+        reason: None,
+    };
+    let lookup = HickoryLookup::new(&[addr], Duration::from_secs(2)).expect("resolver");
+    let f = Fcrdns::new(lookup, Cache::default(), 4);
+    let cases = [
+        ("192.0.2.1", Verdict::Verified, "genuine v4"),
+        ("2001:db8::1", Verdict::Verified, "genuine v6"),
+        ("192.0.2.2", Verdict::Spoofed, "PTR with no A"),
+        ("192.0.2.3", Verdict::Spoofed, "A pointing elsewhere"),
+        ("192.0.2.4", Verdict::Spoofed, "lookalike domain"),
+        ("192.0.2.5", Verdict::Verified, "two PTR names"),
+        ("192.0.2.6", Verdict::Spoofed, "NXDOMAIN"),
+    ];
+    let ips: Vec<IpAddr> = cases.iter().map(|(a, _, _)| ip(a)).collect();
+    let evidence = f.evidence_batch(&ips).await;
+    for (a, want, what) in cases {
+        let v = verify(&registry, ip(a), None, &claim, evidence.get(&ip(a)));
+        assert_eq!(v.verdict, want, "{what} ({a}): {}", v.reason);
+    }
+    let v = verify(
+        &registry,
+        ip("192.0.2.5"),
+        None,
+        &claim,
+        evidence.get(&ip("192.0.2.5")),
+    );
+    assert_eq!(v.hostnames, ["crawl-5.googlebot.com"]);
+    assert!(!f.cache().is_empty(), "answers are cached");
+
+    // A port where nothing answers: unverifiable, never spoofed.
+    let dead = SocketAddr::from(([127, 0, 0, 1], free_port()));
+    let lookup = HickoryLookup::new(&[dead], Duration::from_millis(500)).expect("resolver");
+    let f = Fcrdns::new(lookup, Cache::default(), 4);
+    let ev = f.evidence(ip("192.0.2.1")).await;
+    let v = verify(&registry, ip("192.0.2.1"), None, &claim, Some(&ev));
+    assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
+    assert!(f.cache().is_empty(), "failures are not cached");
+    drop(server);
+}
