@@ -2,11 +2,13 @@
 //! superset of it), IP sets, and the verification decision. No I/O: files
 //! and DNS answers come in as values.
 
+mod export;
 mod ipset;
 mod registry;
 mod ua;
 mod verify;
 
+pub use export::{ALL_OK, Lists, OTHER, SUSPECT, slug};
 pub use ipset::{IpIndex, IpIndexBuilder, IpParseError, IpRange, normalize, parse_ip};
 pub use registry::{
     BUNDLED_REGISTRY, BotEntry, Category, MAX_REGISTRY_BYTES, Registry, RegistryError,

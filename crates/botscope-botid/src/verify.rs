@@ -4,14 +4,14 @@
 
 use std::net::IpAddr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ipset::normalize;
 use crate::registry::{BotEntry, Registry};
 use crate::ua::UaInfo;
 
 /// The outcome of verifying one client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Every verifier of the claimed bot's entry agrees.
@@ -194,7 +194,7 @@ pub fn check_fcrdns(ip: IpAddr, domains: &[String], ev: &FcrdnsEvidence) -> Fcrd
 
 /// One verdict, with what it rests on. Field names are a stable contract
 /// (`botscope verify --format json`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verification {
     /// The address.
     pub ip: IpAddr,
@@ -209,7 +209,7 @@ pub struct Verification {
     /// The verdict.
     pub verdict: Verdict,
     /// The methods that were applied (`ip`, `fcrdns`).
-    pub methods: Vec<&'static str>,
+    pub methods: Vec<String>,
     /// PTR names seen (confirming ones for a verified client).
     pub hostnames: Vec<String>,
     /// Why, in one sentence.
@@ -252,7 +252,7 @@ pub fn verify(
             v.verdict = Verdict::UnclaimedBotIp;
             v.category = owners[0].category.map(|c| c.as_str().to_owned());
             let names: Vec<&str> = owners.iter().map(|b| b.name.as_str()).collect();
-            v.methods.push("ip");
+            v.methods.push("ip".into());
             v.reason = format!(
                 "no bot is claimed, but {ip} is published by {}",
                 names.join(", ")
@@ -273,7 +273,7 @@ fn decide(bot: &BotEntry, ip: IpAddr, dns: Option<&FcrdnsEvidence>, v: &mut Veri
     }
     let mut passed = Vec::new();
     if bot.has_ip_verifier() {
-        v.methods.push("ip");
+        v.methods.push("ip".into());
         if bot.ranges().any(|r| r.contains(ip)) {
             passed.push("its published addresses");
         } else {
@@ -295,7 +295,7 @@ fn decide(bot: &BotEntry, ip: IpAddr, dns: Option<&FcrdnsEvidence>, v: &mut Veri
             }
             return;
         };
-        v.methods.push("fcrdns");
+        v.methods.push("fcrdns".into());
         match check_fcrdns(ip, domains, ev) {
             Fcrdns::Pass { hostnames } => {
                 v.hostnames = hostnames;
@@ -441,7 +441,7 @@ mod tests {
         let v = verify(&r, inside, Some("GPTBot/1.2"), &claim("GPTBot"), None);
         assert_eq!(
             (v.verdict, v.methods.clone()),
-            (Verdict::Verified, vec!["ip"])
+            (Verdict::Verified, vec!["ip".to_owned()])
         );
         assert_eq!(v.ip, ip("192.0.2.7"));
         assert_eq!(

@@ -86,6 +86,44 @@ enum BotsCommand {
     ///
     /// Example: botscope bots validate my-bots.yaml
     Validate(BotsValidateArgs),
+    /// Write the lists a web server consults per request (see docs/web-server-lists.md).
+    ///
+    /// Input: `botscope verify --batch` output. Output replaced atomically.
+    ///
+    /// Example: botscope bots export --verdicts verdicts.jsonl --format apache-dirs --out /var/lib/botscope/crawlers
+    Export(BotsExportArgs),
+}
+
+/// List formats for web servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// One empty file per IP under all-ok-bots/, <bot>/, other-bots/, suspect-bots/ (Apache `RewriteCond … -f`).
+    ApacheDirs,
+    /// An Apache `RewriteMap` text map: IP -> verified:BOT | other | suspect.
+    ApacheRewritemap,
+    /// An nginx `geo` block, with the registry's published CIDRs.
+    NginxGeo,
+    /// One address per line, one file per category.
+    Plain,
+}
+
+#[derive(Debug, Args)]
+pub struct BotsExportArgs {
+    /// Verdicts, as `botscope verify --batch` writes them (or `-`).
+    #[arg(long, value_name = "FILE")]
+    pub verdicts: PathBuf,
+    /// The list format.
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Where to write: a directory (apache-dirs, plain) or a file.
+    #[arg(long, value_name = "PATH")]
+    pub out: PathBuf,
+    /// nginx-geo: the variable the geo block sets.
+    #[arg(long, default_value = "botscope_crawler")]
+    pub variable: String,
+    /// A registry file layered over the bundled one (nginx-geo's published CIDRs).
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -283,6 +321,7 @@ impl Cli {
                 BotsCommand::List(a) => crate::bots::list(&a),
                 BotsCommand::Show(a) => crate::bots::show(&a),
                 BotsCommand::Validate(a) => crate::bots::validate(&a),
+                BotsCommand::Export(a) => crate::export::run(&a),
             },
         }
     }

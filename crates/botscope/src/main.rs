@@ -7,6 +7,7 @@
 mod bots;
 mod cli;
 mod exit;
+mod export;
 mod robots;
 mod verify;
 

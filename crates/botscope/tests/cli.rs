@@ -590,3 +590,76 @@ fn verify_with_dns_that_does_not_answer_is_unverifiable() {
     assert_eq!(v["verdict"], "unverifiable");
     assert_eq!(v["methods"], serde_json::json!(["fcrdns"]));
 }
+
+#[cfg(unix)]
+#[test]
+fn bots_export_formats_and_atomic_swap() {
+    let verdicts = botscope(
+        &["verify", "--batch", "-", "--offline"],
+        Some(
+            format!(
+                "66.249.66.1\t{GOOGLEBOT_UA}\n192.0.2.9\tGPTBot/1.2\n66.249.66.2\tFirefox/120.0\n"
+            )
+            .as_bytes(),
+        ),
+    );
+    let vfile = tmp("verdicts.jsonl", &verdicts.stdout);
+    let root = std::env::temp_dir().join(format!("botscope-export-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let out = root.join("lists/crawlers");
+    let export = |format: &str, out: &std::path::Path| {
+        let o = botscope(
+            &[
+                "bots",
+                "export",
+                "--verdicts",
+                &vfile.display().to_string(),
+                "--format",
+                format,
+                "--out",
+                &out.display().to_string(),
+            ],
+            None,
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    export("apache-dirs", &out);
+    assert!(out.join("all-ok-bots/66.249.66.1").is_file());
+    assert!(out.join("googlebot/66.249.66.1").is_file());
+    assert!(out.join("suspect-bots/192.0.2.9").is_file());
+    assert!(out.join("other-bots/66.249.66.2").is_file());
+    // A second export replaces the tree: one generation left, stale entries gone.
+    std::fs::write(out.join("suspect-bots/203.0.113.7"), b"").expect("stale entry");
+    export("apache-dirs", &out);
+    assert!(!out.join("suspect-bots/203.0.113.7").exists());
+    assert_eq!(
+        std::fs::read_dir(root.join("lists/crawlers.generations"))
+            .expect("gens")
+            .count(),
+        1
+    );
+    export("apache-rewritemap", &root.join("crawlers.map"));
+    let map = std::fs::read_to_string(root.join("crawlers.map")).expect("map");
+    assert!(
+        map.contains("66.249.66.1 verified:googlebot\n") && map.contains("192.0.2.9 suspect\n"),
+        "{map}"
+    );
+    export("nginx-geo", &root.join("geo.conf"));
+    let geo = std::fs::read_to_string(root.join("geo.conf")).expect("geo");
+    assert!(
+        geo.contains("geo $botscope_crawler {")
+            && geo.contains("published:googlebot;")
+            && geo.contains("66.249.66.1/32 verified:googlebot;")
+    );
+    export("plain", &root.join("plain"));
+    assert_eq!(
+        std::fs::read_to_string(root.join("plain/suspect-bots.txt")).expect("plain"),
+        "192.0.2.9\n"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}

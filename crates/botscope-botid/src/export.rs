@@ -1,0 +1,245 @@
+//! The lists a web server consults per request, with no delay (ACAP
+//! sections 3–4): verdicts in, per-category address lists out. Writing them
+//! to disk is the caller's job.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+
+use crate::registry::Registry;
+use crate::verify::{Verdict, Verification};
+
+/// Directory of verified robots' addresses.
+pub const ALL_OK: &str = "all-ok-bots";
+/// Robots that are not verified and not spoofed (unverifiable, unregistered,
+/// or a registered bot's address without a claim).
+pub const OTHER: &str = "other-bots";
+/// Clients that claim a registered bot and are not it.
+pub const SUSPECT: &str = "suspect-bots";
+
+/// Addresses by category, from verdicts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lists {
+    /// Verified robots.
+    pub all_ok: BTreeSet<IpAddr>,
+    /// Verified robots, per bot (directory-safe names).
+    pub per_bot: BTreeMap<String, BTreeSet<IpAddr>>,
+    /// Robots neither verified nor spoofed.
+    pub other: BTreeSet<IpAddr>,
+    /// Spoofed.
+    pub suspect: BTreeSet<IpAddr>,
+}
+
+/// A bot name as a directory and map value: lower case, `[a-z0-9._-]`.
+pub fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let s = s.trim_matches(|c| c == '.' || c == '-').to_owned();
+    if s.is_empty() || s == ALL_OK || s == OTHER || s == SUSPECT {
+        format!("bot-{s}")
+    } else {
+        s
+    }
+}
+
+impl Lists {
+    /// Sorts verdicts into lists. An address seen with several verdicts
+    /// goes where the most severe puts it (suspect over other over
+    /// verified), so one spoofing request is never whitelisted.
+    pub fn from_verdicts<'a>(verdicts: impl IntoIterator<Item = &'a Verification>) -> Lists {
+        let mut l = Lists::default();
+        let mut verified: BTreeMap<IpAddr, BTreeSet<String>> = BTreeMap::new();
+        for v in verdicts {
+            match v.verdict {
+                Verdict::Verified => {
+                    if let Some(b) = &v.claimed_bot {
+                        verified.entry(v.ip).or_default().insert(slug(b));
+                    }
+                }
+                Verdict::Spoofed => {
+                    l.suspect.insert(v.ip);
+                }
+                Verdict::Unverifiable | Verdict::UnclaimedBotIp => {
+                    l.other.insert(v.ip);
+                }
+                Verdict::Unknown if v.is_bot => {
+                    l.other.insert(v.ip);
+                }
+                Verdict::Unknown => {}
+            }
+        }
+        l.other.retain(|ip| !l.suspect.contains(ip));
+        for (ip, bots) in verified {
+            if l.suspect.contains(&ip) || l.other.contains(&ip) {
+                continue;
+            }
+            l.all_ok.insert(ip);
+            for b in bots {
+                l.per_bot.entry(b).or_default().insert(ip);
+            }
+        }
+        l
+    }
+
+    /// Every (category, address) pair, categories as directory names.
+    pub fn entries(&self) -> Vec<(String, IpAddr)> {
+        let mut out: Vec<(String, IpAddr)> = Vec::new();
+        out.extend(self.all_ok.iter().map(|ip| (ALL_OK.to_owned(), *ip)));
+        for (b, ips) in &self.per_bot {
+            out.extend(ips.iter().map(|ip| (b.clone(), *ip)));
+        }
+        out.extend(self.other.iter().map(|ip| (OTHER.to_owned(), *ip)));
+        out.extend(self.suspect.iter().map(|ip| (SUSPECT.to_owned(), *ip)));
+        out
+    }
+
+    /// An Apache `RewriteMap` text map: `IP value`, value `verified:BOT`,
+    /// `other` or `suspect`.
+    pub fn rewritemap(&self) -> String {
+        let mut out =
+            String::from("# botscope crawler map: IP -> verified:BOT | other | suspect\n");
+        let mut lines: BTreeMap<IpAddr, String> = BTreeMap::new();
+        for (b, ips) in &self.per_bot {
+            for ip in ips {
+                lines.entry(*ip).or_insert_with(|| format!("verified:{b}"));
+            }
+        }
+        for ip in &self.other {
+            lines.insert(*ip, "other".into());
+        }
+        for ip in &self.suspect {
+            lines.insert(*ip, "suspect".into());
+        }
+        for (ip, v) in lines {
+            out.push_str(&format!("{ip} {v}\n"));
+        }
+        out
+    }
+
+    /// An nginx `geo` block setting `$variable`: verified addresses
+    /// (`verified:BOT`), the registry's published blocks (`published:BOT`),
+    /// `other`, `suspect`; the most specific entry wins in nginx.
+    pub fn nginx_geo(&self, registry: &Registry, variable: &str) -> String {
+        let mut out = format!(
+            "# botscope crawler lists, for: include this file in the http block\ngeo ${variable} {{\n    default none;\n"
+        );
+        let mut seen = BTreeSet::new();
+        for b in registry.bots() {
+            for r in b.ranges() {
+                for cidr in r.to_cidrs() {
+                    if seen.insert(cidr.clone()) {
+                        out.push_str(&format!("    {cidr} published:{};\n", slug(&b.name)));
+                    }
+                }
+            }
+        }
+        let host = |ip: &IpAddr| {
+            if ip.is_ipv4() {
+                format!("{ip}/32")
+            } else {
+                format!("{ip}/128")
+            }
+        };
+        for (b, ips) in &self.per_bot {
+            for ip in ips {
+                out.push_str(&format!("    {} verified:{b};\n", host(ip)));
+            }
+        }
+        for ip in &self.other {
+            out.push_str(&format!("    {} other;\n", host(ip)));
+        }
+        for ip in &self.suspect {
+            out.push_str(&format!("    {} suspect;\n", host(ip)));
+        }
+        out.push_str("}\n");
+        out
+    }
+
+    /// Plain lists: one address per line for each category (file name →
+    /// content).
+    pub fn plain(&self) -> BTreeMap<String, String> {
+        let mut files: BTreeMap<String, String> = BTreeMap::new();
+        for (cat, ip) in self.entries() {
+            let f = files.entry(format!("{cat}.txt")).or_default();
+            f.push_str(&ip.to_string());
+            f.push('\n');
+        }
+        for cat in [ALL_OK, OTHER, SUSPECT] {
+            files.entry(format!("{cat}.txt")).or_default();
+        }
+        files
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(ip: &str, bot: Option<&str>, verdict: Verdict, is_bot: bool) -> Verification {
+        Verification {
+            ip: ip.parse().expect("ip"),
+            user_agent: None,
+            is_bot,
+            claimed_bot: bot.map(str::to_owned),
+            category: None,
+            verdict,
+            methods: vec![],
+            hostnames: vec![],
+            reason: String::new(),
+        }
+    }
+
+    #[test]
+    fn severity_wins() {
+        let verdicts = [
+            v("192.0.2.1", Some("Googlebot"), Verdict::Verified, true),
+            v("192.0.2.2", Some("Googlebot"), Verdict::Verified, true),
+            v("192.0.2.2", Some("Googlebot"), Verdict::Spoofed, true),
+            v("192.0.2.3", None, Verdict::UnclaimedBotIp, false),
+            v("192.0.2.4", None, Verdict::Unknown, false),
+            v("2001:db8::1", Some("Yahoo! Slurp"), Verdict::Verified, true),
+        ];
+        let l = Lists::from_verdicts(&verdicts);
+        let ips = |s: &BTreeSet<IpAddr>| s.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(ips(&l.all_ok), ["192.0.2.1", "2001:db8::1"]);
+        assert_eq!(ips(&l.suspect), ["192.0.2.2"]);
+        assert_eq!(ips(&l.other), ["192.0.2.3"]);
+        assert_eq!(
+            l.per_bot.keys().collect::<Vec<_>>(),
+            ["googlebot", "yahoo--slurp"]
+        );
+        let map = l.rewritemap();
+        assert!(
+            map.contains("192.0.2.1 verified:googlebot\n") && map.contains("192.0.2.2 suspect\n"),
+            "{map}"
+        );
+        let reg = Registry::parse(
+            "t",
+            "bots:\n- name: Googlebot\n  cidr_list: [192.0.2.0/28]\n",
+        )
+        .expect("registry");
+        let geo = l.nginx_geo(&reg, "botscope_crawler");
+        assert!(
+            geo.contains("    192.0.2.0/28 published:googlebot;\n")
+                && geo.contains("    192.0.2.1/32 verified:googlebot;\n"),
+            "{geo}"
+        );
+        assert!(geo.contains("2001:db8::1/128 verified:yahoo--slurp;"));
+        assert_eq!(l.plain()["suspect-bots.txt"], "192.0.2.2\n");
+    }
+
+    #[test]
+    fn slugs_are_directory_safe() {
+        assert_eq!(slug("Googlebot"), "googlebot");
+        assert_eq!(slug("../etc"), "etc");
+        assert_eq!(slug("all-ok-bots"), "bot-all-ok-bots");
+        assert_eq!(slug("/"), "bot-");
+    }
+}
