@@ -3,12 +3,14 @@
 //! and DNS answers come in as values.
 
 mod export;
+mod import;
 mod ipset;
 mod registry;
 mod ua;
 mod verify;
 
 pub use export::{ALL_OK, Lists, OTHER, SUSPECT, slug};
+pub use import::{Imported, MAX_LIST_BYTES, import_list};
 pub use ipset::{IpIndex, IpIndexBuilder, IpParseError, IpRange, normalize, parse_ip};
 pub use registry::{
     BUNDLED_REGISTRY, BotEntry, Category, MAX_REGISTRY_BYTES, Registry, RegistryError,

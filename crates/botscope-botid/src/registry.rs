@@ -550,6 +550,85 @@ impl Registry {
         Registry::parse("bundled registry", BUNDLED_REGISTRY).unwrap_or_default()
     }
 
+    /// A registry of these entries (names must be unique).
+    pub fn with_entries(bots: Vec<BotEntry>) -> Registry {
+        Registry::from_entries(bots)
+    }
+
+    /// The registry as bottica YAML (with botscope's fields), readable by
+    /// [`Registry::parse`].
+    pub fn to_yaml(&self) -> String {
+        fn q(s: &str) -> String {
+            format!("'{}'", s.replace('\'', "''"))
+        }
+        fn list(out: &mut String, key: &str, items: &[String]) {
+            if items.is_empty() {
+                out.push_str(&format!("  {key}: []\n"));
+                return;
+            }
+            out.push_str(&format!("  {key}:\n"));
+            for i in items {
+                out.push_str(&format!("    - {}\n", q(i)));
+            }
+        }
+        let mut out = String::from("bots:\n");
+        for b in &self.bots {
+            out.push_str(&format!("- name: {}\n", q(&b.name)));
+            if let Some(o) = &b.operator {
+                out.push_str(&format!("  operator: {}\n", q(o)));
+            }
+            if let Some(c) = b.category {
+                out.push_str(&format!("  category: {}\n", c.as_str()));
+            }
+            if let Some(u) = &b.url {
+                out.push_str(&format!("  url: {}\n", q(u)));
+            }
+            if let Some(r) = b.respects_robots_txt {
+                out.push_str(&format!("  respects_robots_txt: {r}\n"));
+            }
+            if !b.ua_tokens.is_empty() {
+                list(&mut out, "ua_tokens", &b.ua_tokens);
+            }
+            if !b.ip_sources.is_empty() {
+                list(&mut out, "ip_sources", &b.ip_sources);
+            }
+            if let Some(h) = &b.fcrdns_hosts {
+                list(&mut out, "fcrdns_hosts", h);
+            }
+            if !b.ip_list.is_empty() {
+                list(
+                    &mut out,
+                    "ip_list",
+                    &b.ip_list
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>(),
+                );
+            }
+            if !b.ip_ranges.is_empty() {
+                out.push_str("  ip_ranges:\n");
+                for r in &b.ip_ranges {
+                    let (min, max) = match *r {
+                        IpRange::V4(a, z) => (
+                            std::net::Ipv4Addr::from(a).to_string(),
+                            std::net::Ipv4Addr::from(z).to_string(),
+                        ),
+                        IpRange::V6(a, z) => (
+                            std::net::Ipv6Addr::from(a).to_string(),
+                            std::net::Ipv6Addr::from(z).to_string(),
+                        ),
+                    };
+                    out.push_str(&format!("    - min: {}\n      max: {}\n", q(&min), q(&max)));
+                }
+            }
+            if !b.cidr_list.is_empty() {
+                let cidrs: Vec<String> = b.cidr_list.iter().flat_map(IpRange::to_cidrs).collect();
+                list(&mut out, "cidr_list", &cidrs);
+            }
+        }
+        out
+    }
+
     fn from_entries(bots: Vec<BotEntry>) -> Registry {
         let by_name = bots
             .iter()
@@ -694,6 +773,22 @@ mod tests {
         assert!(errors("bots:\n- name: x\n  ip_list: [1.1.1.1, 1.1.1.1]\n")[0].contains("twice"));
         assert!(errors("bots:\n- name: x\n  name: y\n")[0].contains("not valid YAML"));
         assert!(errors("\u{0}\u{1}binary").len() == 1);
+    }
+
+    #[test]
+    fn yaml_round_trip() {
+        let r = Registry::bundled();
+        let back = Registry::parse("again", &r.to_yaml()).unwrap_or_else(|e| panic!("{e:#?}"));
+        assert_eq!(back.bots().len(), r.bots().len());
+        for (a, b) in r.bots().iter().zip(back.bots()) {
+            assert_eq!(
+                (&a.name, &a.fcrdns_hosts, &a.ua_tokens, a.category),
+                (&b.name, &b.fcrdns_hosts, &b.ua_tokens, b.category)
+            );
+            let ra: Vec<IpRange> = a.ranges().collect();
+            let rb: Vec<IpRange> = b.ranges().collect();
+            assert_eq!(ra, rb, "{}", a.name);
+        }
     }
 
     #[test]

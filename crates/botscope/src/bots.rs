@@ -4,10 +4,12 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use botscope_botid::{BotEntry, MAX_REGISTRY_BYTES, Registry, RegistryError};
+use std::net::IpAddr;
+
+use botscope_botid::{BotEntry, IpRange, MAX_REGISTRY_BYTES, Registry, RegistryError};
 use serde_json::json;
 
-use crate::cli::{BotsListArgs, BotsShowArgs, BotsValidateArgs, Format};
+use crate::cli::{BotsListArgs, BotsShowArgs, BotsUpdateArgs, BotsValidateArgs, Format};
 use crate::exit::Outcome;
 
 /// Reads a registry file's text, with a size limit.
@@ -29,15 +31,220 @@ fn errors_text(errors: &[RegistryError]) -> String {
         .join("\n")
 }
 
-/// The bundled registry with the user's file layered over it.
-pub fn load_registry(user: Option<&PathBuf>) -> Result<Registry> {
-    let base = Registry::bundled();
-    let Some(path) = user else { return Ok(base) };
+/// The user registry `bots update` writes, layered over the bundled one
+/// whenever it exists: `$XDG_CONFIG_HOME/botscope/registry.yaml`, else
+/// `~/.config/botscope/registry.yaml`.
+pub fn user_registry_path() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .map(|d| d.join("botscope").join("registry.yaml"))
+}
+
+fn parse_file(path: &Path) -> Result<Registry> {
     let text = read_text(path)?;
-    let name = path.display().to_string();
-    let over = Registry::parse(&name, &text)
-        .map_err(|e| anyhow::anyhow!("invalid registry:\n{}", errors_text(&e)))?;
-    Ok(base.layered(over))
+    Registry::parse(&path.display().to_string(), &text)
+        .map_err(|e| anyhow::anyhow!("invalid registry:\n{}", errors_text(&e)))
+}
+
+/// The bundled registry, with the user registry (if any) and then the file
+/// given with `--registry` layered over it.
+pub fn load_registry(user: Option<&PathBuf>) -> Result<Registry> {
+    let mut r = Registry::bundled();
+    if let Some(p) = user_registry_path().filter(|p| p.is_file()) {
+        r = r.layered(parse_file(&p)?);
+    }
+    if let Some(path) = user {
+        r = r.layered(parse_file(path)?);
+    }
+    Ok(r)
+}
+
+fn stem(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    name.split('.').next().unwrap_or_default().to_owned()
+}
+
+/// The bots a published list belongs to, from its file name: the bots
+/// that name it among their `ip_sources`, else the bot (or token) of that
+/// name, else the bots of that operator.
+fn bots_for_file<'a>(registry: &'a Registry, path: &Path) -> Vec<&'a BotEntry> {
+    let file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let s = stem(path);
+    let by_source: Vec<&BotEntry> = registry
+        .bots()
+        .iter()
+        .filter(|b| {
+            b.ip_sources.iter().any(|u| {
+                u.rsplit('/')
+                    .next()
+                    .is_some_and(|last| last.to_ascii_lowercase() == file)
+            })
+        })
+        .collect();
+    if !by_source.is_empty() {
+        return by_source;
+    }
+    let by_name: Vec<&BotEntry> = registry
+        .bots()
+        .iter()
+        .filter(|b| {
+            b.name.to_ascii_lowercase() == s
+                || b.ua_tokens.iter().any(|t| t.to_ascii_lowercase() == s)
+        })
+        .collect();
+    if !by_name.is_empty() {
+        return by_name;
+    }
+    registry
+        .bots()
+        .iter()
+        .filter(|b| {
+            b.operator
+                .as_deref()
+                .is_some_and(|o| o.to_ascii_lowercase() == s)
+        })
+        .collect()
+}
+
+/// Files of a directory (sorted), or the one file.
+fn list_files(from: &Path) -> Result<Vec<PathBuf>> {
+    if !from.is_dir() {
+        return Ok(vec![from.to_path_buf()]);
+    }
+    let mut v: Vec<PathBuf> = std::fs::read_dir(from)
+        .with_context(|| format!("failed to read {}", from.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Single addresses go to `ip_list`, exact CIDR blocks to `cidr_list`,
+/// the rest to `ip_ranges`.
+fn place(b: &mut BotEntry, ranges: Vec<IpRange>) {
+    b.ip_list.clear();
+    b.ip_ranges.clear();
+    b.cidr_list.clear();
+    for r in ranges {
+        match r {
+            IpRange::V4(x, y) if x == y => b.ip_list.push(IpAddr::V4(x.into())),
+            IpRange::V6(x, y) if x == y => b.ip_list.push(IpAddr::V6(x.into())),
+            r if r.to_cidrs().len() == 1 => b.cidr_list.push(r),
+            r => b.ip_ranges.push(r),
+        }
+    }
+    b.ip_list.sort_unstable();
+    b.ip_list.dedup();
+    b.cidr_list.sort_unstable();
+    b.cidr_list.dedup();
+    b.ip_ranges.sort_unstable();
+    b.ip_ranges.dedup();
+}
+
+/// `bots update --from FILE|DIR`.
+pub fn update(a: &BotsUpdateArgs) -> Result<Outcome> {
+    let out_path = match &a.out {
+        Some(p) => p.clone(),
+        None => user_registry_path().context("no HOME or XDG_CONFIG_HOME: give --out")?,
+    };
+    let existing = if out_path.is_file() {
+        Some(parse_file(&out_path)?)
+    } else {
+        None
+    };
+    let current = match &existing {
+        Some(user) => Registry::bundled().layered(user.clone()),
+        None => Registry::bundled(),
+    };
+    let mut updated: Vec<BotEntry> = existing.map(|r| r.bots().to_vec()).unwrap_or_default();
+    let mut failures = 0usize;
+    let mut out = BufWriter::new(io::stdout().lock());
+    for f in list_files(&a.from)? {
+        let targets: Vec<BotEntry> = match &a.bot {
+            Some(name) => vec![
+                current
+                    .get(name)
+                    .cloned()
+                    .with_context(|| format!("no bot named `{name}` in the registry"))?,
+            ],
+            None => bots_for_file(&current, &f).into_iter().cloned().collect(),
+        };
+        if targets.is_empty() {
+            writeln!(
+                out,
+                "{}: cannot tell which bot publishes this list; give --bot NAME",
+                f.display()
+            )?;
+            failures += 1;
+            continue;
+        }
+        let (bytes, total) = crate::robots::read_limited(&f, Some(botscope_botid::MAX_LIST_BYTES))?;
+        anyhow::ensure!(
+            total as usize <= botscope_botid::MAX_LIST_BYTES,
+            "{} is over {} bytes",
+            f.display(),
+            botscope_botid::MAX_LIST_BYTES
+        );
+        let got = botscope_botid::import_list(&String::from_utf8_lossy(&bytes));
+        if got.ranges.is_empty() {
+            writeln!(out, "{}: no addresses found; nothing changed", f.display())?;
+            failures += 1;
+            continue;
+        }
+        for mut t in targets {
+            place(&mut t, got.ranges.clone());
+            t.source = out_path.display().to_string();
+            writeln!(
+                out,
+                "{} -> {}: {} address item(s)",
+                f.display(),
+                t.name,
+                got.ranges.len()
+            )?;
+            match updated
+                .iter_mut()
+                .find(|b| b.name.eq_ignore_ascii_case(&t.name))
+            {
+                Some(slot) => *slot = t,
+                None => updated.push(t),
+            }
+        }
+        for (line, text) in got.skipped.iter().take(5) {
+            writeln!(out, "  skipped line {line}: {text:?} is not an address")?;
+        }
+        if got.skipped.len() > 5 {
+            writeln!(out, "  … {} more skipped", got.skipped.len() - 5)?;
+        }
+    }
+    let text = Registry::with_entries(updated).to_yaml();
+    Registry::parse("the updated registry", &text).map_err(|e| {
+        anyhow::anyhow!(
+            "internal: the updated registry does not read back:\n{}",
+            errors_text(&e)
+        )
+    })?;
+    let header = "# botscope user registry, written by `botscope bots update`; layered over the bundled one.\n";
+    crate::export::write_atomic(&out_path, &format!("{header}{text}"))?;
+    writeln!(out, "wrote {}", out_path.display())?;
+    out.flush()?;
+    Ok(if failures > 0 {
+        Outcome::Negative
+    } else {
+        Outcome::Ok
+    })
 }
 
 fn verifiers(b: &BotEntry) -> String {

@@ -92,6 +92,27 @@ enum BotsCommand {
     ///
     /// Example: botscope bots export --verdicts verdicts.jsonl --format apache-dirs --out /var/lib/botscope/crawlers
     Export(BotsExportArgs),
+    /// Import operators' published address lists into the user registry, so lists refresh without a rebuild.
+    ///
+    /// Reads Google-style JSON (`{"prefixes":[{"ipv4Prefix":…}]}`), JSON lists and plain CIDR/IP lists;
+    /// the bot is told by the file name (googlebot.json, gptbot.json, bingbot.ips …) or --bot.
+    /// Exit status: 0 all imported, 1 some file could not be used, 2 error.
+    ///
+    /// Example: botscope bots update --from ./lists/
+    Update(BotsUpdateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BotsUpdateArgs {
+    /// A published list, or a directory of them.
+    #[arg(long, value_name = "FILE|DIR")]
+    pub from: PathBuf,
+    /// The bot the list(s) belong to, when the file name does not tell.
+    #[arg(long, value_name = "NAME")]
+    pub bot: Option<String>,
+    /// The user registry to write (default: ~/.config/botscope/registry.yaml, layered automatically).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// List formats for web servers.
@@ -322,6 +343,7 @@ impl Cli {
                 BotsCommand::Show(a) => crate::bots::show(&a),
                 BotsCommand::Validate(a) => crate::bots::validate(&a),
                 BotsCommand::Export(a) => crate::export::run(&a),
+                BotsCommand::Update(a) => crate::bots::update(&a),
             },
         }
     }

@@ -47,7 +47,7 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Writes a file by writing a temporary sibling and renaming it over.
-fn write_atomic(path: &Path, content: &str) -> Result<()> {
+pub fn write_atomic(path: &Path, content: &str) -> Result<()> {
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {

@@ -11,8 +11,12 @@ fn root() -> PathBuf {
 }
 
 fn botscope(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    // Hermetic: no user registry or DNS cache from the machine.
+    let home = std::env::temp_dir().join(format!("botscope-cli-home-{}", std::process::id()));
     let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
         .args(args)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
         .current_dir(root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -662,4 +666,105 @@ fn bots_export_formats_and_atomic_swap() {
         "192.0.2.9\n"
     );
     let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn bots_update_imports_published_lists() {
+    let dir = std::env::temp_dir().join(format!("botscope-update-{}", std::process::id()));
+    let lists = dir.join("lists");
+    std::fs::create_dir_all(&lists).expect("dir");
+    std::fs::write(lists.join("gptbot.json"), "{\"creationTime\":\"x\",\"prefixes\":[{\"ipv4Prefix\":\"192.0.2.0/24\"},null,{\"ipv6Prefix\":\"2001:db8::/32\u{200b}\"}]}").expect("json");
+    std::fs::write(lists.join("mystery.txt"), "198.51.100.7\n").expect("txt");
+    let out = dir.join("registry.yaml");
+    let o = botscope(
+        &[
+            "bots",
+            "update",
+            "--from",
+            &lists.display().to_string(),
+            "--out",
+            &out.display().to_string(),
+        ],
+        None,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "the unattributed file is reported: {}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("mystery.txt: cannot tell which bot"),
+        "{}",
+        stdout(&o)
+    );
+    let reg = out.display().to_string();
+    let ok = botscope(
+        &[
+            "verify",
+            "192.0.2.77",
+            "--ua",
+            "GPTBot/1.2",
+            "--offline",
+            "--registry",
+            &reg,
+        ],
+        None,
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", stdout(&ok));
+    // --bot for a file the name does not tell; a second run keeps the first's import.
+    let o = botscope(
+        &[
+            "bots",
+            "update",
+            "--from",
+            &lists.join("mystery.txt").display().to_string(),
+            "--bot",
+            "ClaudeBot",
+            "--out",
+            &reg,
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let claude = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)";
+    assert_eq!(
+        botscope(
+            &[
+                "verify",
+                "198.51.100.7",
+                "--ua",
+                claude,
+                "--offline",
+                "--registry",
+                &reg
+            ],
+            None
+        )
+        .status
+        .code(),
+        Some(0)
+    );
+    assert_eq!(
+        botscope(
+            &[
+                "verify",
+                "192.0.2.77",
+                "--ua",
+                "GPTBot/1.2",
+                "--offline",
+                "--registry",
+                &reg
+            ],
+            None
+        )
+        .status
+        .code(),
+        Some(0)
+    );
+    assert_eq!(
+        botscope(&["bots", "validate", &reg], None).status.code(),
+        Some(0)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
