@@ -558,8 +558,25 @@ impl Registry {
     /// The registry as bottica YAML (with botscope's fields), readable by
     /// [`Registry::parse`].
     pub fn to_yaml(&self) -> String {
+        // Double-quoted scalars, escaping quotes, backslashes, newlines and
+        // every control or invisible line-breaking character.
         fn q(s: &str) -> String {
-            format!("'{}'", s.replace('\'', "''"))
+            let mut out = String::with_capacity(s.len() + 2);
+            out.push('"');
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    c if c.is_control() || matches!(c, '\u{feff}' | '\u{2028}' | '\u{2029}') => {
+                        out.push_str(&format!("\\u{:04x}", u32::from(c)));
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+            out
         }
         fn list(out: &mut String, key: &str, items: &[String]) {
             if items.is_empty() {
@@ -789,6 +806,20 @@ mod tests {
             let rb: Vec<IpRange> = b.ranges().collect();
             assert_eq!(ra, rb, "{}", a.name);
         }
+    }
+
+    /// Regression (found by the `registry` fuzz target): a value with a
+    /// newline must be written so that it reads back.
+    #[test]
+    fn to_yaml_escapes_newlines_and_quotes() {
+        let r = Registry::parse(
+            "t",
+            "bots:\n- name: \"a\\nb 'c' \\\"d\\\"\"\n  operator: \"x\\ty\"\n",
+        )
+        .expect("parse");
+        let back = Registry::parse("again", &r.to_yaml()).unwrap_or_else(|e| panic!("{e:#?}"));
+        assert_eq!(back.bots()[0].name, r.bots()[0].name);
+        assert_eq!(back.bots()[0].operator, r.bots()[0].operator);
     }
 
     #[test]

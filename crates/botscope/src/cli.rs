@@ -118,7 +118,7 @@ pub struct BotsUpdateArgs {
 /// List formats for web servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
-    /// One empty file per IP under all-ok-bots/, <bot>/, other-bots/, suspect-bots/ (Apache `RewriteCond … -f`).
+    /// One empty file per IP under `all-ok-bots/`, `<bot>/`, `other-bots/`, `suspect-bots/` (Apache `RewriteCond … -f`).
     ApacheDirs,
     /// An Apache `RewriteMap` text map: IP -> verified:BOT | other | suspect.
     ApacheRewritemap,

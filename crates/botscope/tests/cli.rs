@@ -527,10 +527,9 @@ fn verify_batch_in_order_with_error_records() {
         "66.249.66.1\t{GOOGLEBOT_UA}\n999.1.1.1\t{GOOGLEBOT_UA}\n\n203.0.113.5\tGPTBot/1.2\n2001:db8::1\tcurl/8.0\n66.249.66.1\t{}\n",
         "x".repeat(100_000)
     );
-    let o = botscope(
-        &["verify", "--batch", "-", "--offline"],
-        Some(input.as_bytes()),
-    );
+    let mut input = input.into_bytes();
+    input.extend_from_slice(b"192.0.2.200\tGPTBot/1.2 \xff\xfe\n\x00\x01garbage\n");
+    let o = botscope(&["verify", "--batch", "-", "--offline"], Some(&input));
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -553,7 +552,9 @@ fn verify_batch_in_order_with_error_records() {
             "error",
             "spoofed",
             "unknown",
-            "unclaimed-bot-ip"
+            "unclaimed-bot-ip",
+            "spoofed",
+            "error"
         ]
     );
 }
