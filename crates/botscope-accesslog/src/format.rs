@@ -1,0 +1,366 @@
+//! Log formats: Apache `LogFormat` strings, nginx `log_format` strings,
+//! the common presets, and JSON lines.
+
+use std::fmt;
+
+/// What a field of a log line holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Field {
+    /// Client address (`%h`, `%a`, `$remote_addr`).
+    RemoteAddr,
+    /// `%l`.
+    Ident,
+    /// `%u`, `$remote_user`.
+    User,
+    /// `[%t]`, `$time_local` (`10/Oct/2000:13:55:36 -0700`).
+    TimeClf,
+    /// `$time_iso8601`.
+    TimeIso,
+    /// `%r`, `$request`: method, target and protocol.
+    Request,
+    /// `%m`, `$request_method`.
+    Method,
+    /// `%U%q`, `$request_uri`, `$uri`.
+    Path,
+    /// `%H`, `$server_protocol`.
+    Protocol,
+    /// `%>s`, `%s`, `$status`.
+    Status,
+    /// `%b`, `%B`, `%O`, `$body_bytes_sent`, `$bytes_sent`.
+    Bytes,
+    /// `%{Referer}i`, `$http_referer`.
+    Referer,
+    /// `%{User-Agent}i`, `$http_user_agent`.
+    UserAgent,
+    /// `%v`, `%V`, `$host`, `$server_name`, or `%v:%p` as in vhost_combined.
+    VHost,
+    /// `%D` (microseconds).
+    DurationMicros,
+    /// `%T`, `$request_time` (seconds, maybe fractional).
+    DurationSeconds,
+    /// Anything else: read and ignored.
+    Ignored,
+}
+
+/// One piece of a format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Tok {
+    Lit(Vec<u8>),
+    Field(Field),
+}
+
+/// A format string that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatError(pub String);
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FormatError {}
+
+/// A compiled log format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogFormat {
+    pub(crate) name: String,
+    pub(crate) tokens: Vec<Tok>,
+    pub(crate) json: bool,
+}
+
+/// Apache's combined format.
+pub const COMBINED: &str = r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i""#;
+/// Apache's common format.
+pub const COMMON: &str = r#"%h %l %u %t "%r" %>s %b"#;
+/// Debian's vhost_combined format.
+pub const VHOST_COMBINED: &str = r#"%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i""#;
+
+fn apache_field(directive: &str, arg: Option<&str>) -> Result<Field, FormatError> {
+    let f = match (directive, arg.map(str::to_ascii_lowercase).as_deref()) {
+        ("h" | "a", _) => Field::RemoteAddr,
+        ("l", _) => Field::Ident,
+        ("u", _) => Field::User,
+        ("t", None) => Field::TimeClf,
+        ("t", Some(_)) => Field::Ignored,
+        ("r", _) => Field::Request,
+        ("m", _) => Field::Method,
+        ("U", _) => Field::Path,
+        ("H", _) => Field::Protocol,
+        ("s" | ">s" | "<s", _) => Field::Status,
+        ("b" | "B" | "O" | "I" | "S", _) => Field::Bytes,
+        ("i", Some("referer")) => Field::Referer,
+        ("i", Some("user-agent")) => Field::UserAgent,
+        ("v" | "V", _) => Field::VHost,
+        ("D", _) => Field::DurationMicros,
+        ("T", None) => Field::DurationSeconds,
+        ("i" | "o" | "e" | "n" | "C" | "x" | "^ti" | "^to", _) => Field::Ignored,
+        ("A" | "f" | "k" | "L" | "P" | "p" | "q" | "R" | "X" | "T", _) => Field::Ignored,
+        (d, _) => return Err(FormatError(format!("unknown LogFormat directive `%{d}`"))),
+    };
+    Ok(f)
+}
+
+fn nginx_field(var: &str) -> Field {
+    match var {
+        "remote_addr" | "binary_remote_addr" | "realip_remote_addr" | "http_x_real_ip" => {
+            Field::RemoteAddr
+        }
+        "remote_user" => Field::User,
+        "time_local" => Field::TimeClf,
+        "time_iso8601" => Field::TimeIso,
+        "request" => Field::Request,
+        "request_method" => Field::Method,
+        "request_uri" | "uri" => Field::Path,
+        "server_protocol" => Field::Protocol,
+        "status" => Field::Status,
+        "body_bytes_sent" | "bytes_sent" => Field::Bytes,
+        "http_referer" => Field::Referer,
+        "http_user_agent" => Field::UserAgent,
+        "host" | "server_name" | "http_host" => Field::VHost,
+        "request_time" => Field::DurationSeconds,
+        _ => Field::Ignored,
+    }
+}
+
+fn push_lit(tokens: &mut Vec<Tok>, b: &[u8]) {
+    if b.is_empty() {
+        return;
+    }
+    if let Some(Tok::Lit(l)) = tokens.last_mut() {
+        l.extend_from_slice(b);
+    } else {
+        tokens.push(Tok::Lit(b.to_vec()));
+    }
+}
+
+fn check(name: &str, tokens: Vec<Tok>) -> Result<LogFormat, FormatError> {
+    // Two fields in a row cannot be told apart.
+    for w in tokens.windows(2) {
+        if let [Tok::Field(a), Tok::Field(b)] = w {
+            return Err(FormatError(format!(
+                "fields {a:?} and {b:?} follow each other with nothing between them"
+            )));
+        }
+    }
+    if !tokens
+        .iter()
+        .any(|t| matches!(t, Tok::Field(Field::RemoteAddr)))
+    {
+        return Err(FormatError(
+            "the format has no client address (%h, %a or $remote_addr)".into(),
+        ));
+    }
+    Ok(LogFormat {
+        name: name.to_owned(),
+        tokens,
+        json: false,
+    })
+}
+
+impl LogFormat {
+    /// The format's name (a preset name, or the string it came from).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Compiles an Apache `LogFormat` string.
+    ///
+    /// ```
+    /// use botscope_accesslog::LogFormat;
+    /// assert!(LogFormat::apache(r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i""#).is_ok());
+    /// assert!(LogFormat::apache("%h %Z").is_err());
+    /// ```
+    pub fn apache(spec: &str) -> Result<LogFormat, FormatError> {
+        let mut tokens = Vec::new();
+        let b = spec.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != b'%' {
+                let start = i;
+                while i < b.len() && b[i] != b'%' {
+                    i += 1;
+                }
+                // `\"` in a LogFormat given on a command line means `"`.
+                let lit = spec[start..i].replace("\\\"", "\"").replace("\\t", "\t");
+                push_lit(&mut tokens, lit.as_bytes());
+                continue;
+            }
+            i += 1;
+            if b.get(i) == Some(&b'%') {
+                push_lit(&mut tokens, b"%");
+                i += 1;
+                continue;
+            }
+            // Conditions (`%400,501{User-agent}i`) and modifiers (`%>s`, `%<s`).
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b',' || b[i] == b'!') {
+                i += 1;
+            }
+            let mut arg = None;
+            if b.get(i) == Some(&b'{') {
+                let end = spec[i..]
+                    .find('}')
+                    .map(|e| i + e)
+                    .ok_or_else(|| FormatError(format!("unclosed `{{` in `{spec}`")))?;
+                arg = Some(&spec[i + 1..end]);
+                i = end + 1;
+            }
+            let mut d_end = i;
+            while d_end < b.len() && (b[d_end] == b'>' || b[d_end] == b'<' || b[d_end] == b'^') {
+                d_end += 1;
+            }
+            if d_end < b.len() {
+                d_end += if b[d_end] == b't' && b[i..d_end].contains(&b'^') {
+                    2
+                } else {
+                    1
+                };
+            }
+            let mut d_end = d_end.min(b.len());
+            // A directive letter may be any character: never cut one.
+            while !spec.is_char_boundary(d_end) {
+                d_end += 1;
+            }
+            if i >= d_end {
+                return Err(FormatError(format!("`%` at the end of `{spec}`")));
+            }
+            let directive = &spec[i..d_end];
+            tokens.push(Tok::Field(apache_field(directive, arg)?));
+            i = d_end;
+        }
+        // `%v:%p` is the virtual host and port, read as one field.
+        let mut merged = Vec::new();
+        let mut k = 0;
+        while k < tokens.len() {
+            if let (
+                Some(Tok::Field(Field::VHost)),
+                Some(Tok::Lit(l)),
+                Some(Tok::Field(Field::Ignored)),
+            ) = (tokens.get(k), tokens.get(k + 1), tokens.get(k + 2))
+                && l == b":"
+            {
+                merged.push(Tok::Field(Field::VHost));
+                k += 3;
+                continue;
+            }
+            merged.push(tokens[k].clone());
+            k += 1;
+        }
+        check(spec, merged)
+    }
+
+    /// Compiles an nginx `log_format` string (`$var` and `${var}`).
+    ///
+    /// ```
+    /// use botscope_accesslog::LogFormat;
+    /// let f = LogFormat::nginx(r#"$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent""#);
+    /// assert!(f.is_ok());
+    /// ```
+    pub fn nginx(spec: &str) -> Result<LogFormat, FormatError> {
+        let mut tokens = Vec::new();
+        let b = spec.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != b'$' {
+                let start = i;
+                while i < b.len() && b[i] != b'$' {
+                    i += 1;
+                }
+                push_lit(&mut tokens, &b[start..i]);
+                continue;
+            }
+            i += 1;
+            let (name, next) = if b.get(i) == Some(&b'{') {
+                let end = spec[i..]
+                    .find('}')
+                    .map(|e| i + e)
+                    .ok_or_else(|| FormatError(format!("unclosed `${{` in `{spec}`")))?;
+                (&spec[i + 1..end], end + 1)
+            } else {
+                let end = b[i..]
+                    .iter()
+                    .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                    .map_or(b.len(), |e| i + e);
+                (&spec[i..end], end)
+            };
+            if name.is_empty() {
+                return Err(FormatError(format!(
+                    "`$` without a variable name in `{spec}`"
+                )));
+            }
+            tokens.push(Tok::Field(nginx_field(name)));
+            i = next;
+        }
+        check(spec, tokens)
+    }
+
+    /// JSON lines, one object per line, with the usual key names.
+    pub fn json() -> LogFormat {
+        LogFormat {
+            name: "json".into(),
+            tokens: Vec::new(),
+            json: true,
+        }
+    }
+
+    /// A preset by name: `combined`, `common`, `vhost_combined`, `json`.
+    pub fn preset(name: &str) -> Option<LogFormat> {
+        let (spec, label) = match name {
+            "combined" => (COMBINED, "combined"),
+            "common" => (COMMON, "common"),
+            "vhost_combined" => (VHOST_COMBINED, "vhost_combined"),
+            "json" => return Some(LogFormat::json()),
+            _ => return None,
+        };
+        LogFormat::apache(spec).ok().map(|mut f| {
+            f.name = label.into();
+            f
+        })
+    }
+
+    /// Reads a user's `--log-format`: a preset name, an nginx string (it has
+    /// `$`), or an Apache string.
+    pub fn from_spec(spec: &str) -> Result<LogFormat, FormatError> {
+        if let Some(p) = LogFormat::preset(spec.trim()) {
+            return Ok(p);
+        }
+        if spec.contains('$') && !spec.contains('%') {
+            LogFormat::nginx(spec)
+        } else {
+            LogFormat::apache(spec)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_compile() {
+        for p in ["combined", "common", "vhost_combined", "json"] {
+            assert!(LogFormat::preset(p).is_some(), "{p}");
+        }
+        let v = LogFormat::preset("vhost_combined").expect("vhost");
+        assert_eq!(v.tokens[0], Tok::Field(Field::VHost));
+    }
+
+    #[test]
+    fn directives() {
+        let f =
+            LogFormat::apache(r#"%a %{X-Forwarded-For}i [%t] "%m %U%q %H" %>s %B %D %T %{ms}T"#);
+        assert!(f.is_err(), "%U%q: two fields with nothing between");
+        let f = LogFormat::apache(r#"%a [%t] "%r" %>s %B %D %{ms}T %400,501{User-agent}i"#)
+            .expect("ok");
+        assert!(f.tokens.contains(&Tok::Field(Field::DurationMicros)));
+        assert!(f.tokens.contains(&Tok::Field(Field::UserAgent)));
+        assert!(LogFormat::apache("%h %Z").is_err());
+        assert!(LogFormat::apache("%h %{Referer").is_err());
+        // Regression (log_line fuzz target): a non-ASCII directive.
+        assert!(LogFormat::apache("%h %é x").is_err());
+        assert!(LogFormat::apache("%h %{x}ü").is_err());
+        assert!(LogFormat::apache("%u %t").is_err(), "no client address");
+        assert!(LogFormat::nginx("$remote_addr ${").is_err());
+        assert!(LogFormat::from_spec("$remote_addr [$time_local] \"$request\" $status").is_ok());
+    }
+}

@@ -1,0 +1,93 @@
+//! Access logs: lines in, records out. Parsing never fails on bad bytes: a
+//! line is a [`Record`] or a [`Malformed`] reason, and [`MalformedStats`]
+//! counts the reasons with the first line numbers as samples, so a report
+//! can say exactly how much it did not understand. No I/O.
+//!
+//! ```
+//! use botscope_accesslog::{detect, LogFormat, MalformedStats};
+//! let lines: Vec<&[u8]> = vec![
+//!     br#"66.249.66.1 - - [17/May/2015:10:05:03 +0000] "GET /robots.txt HTTP/1.1" 200 52 "-" "Googlebot/2.1""#,
+//!     b"Bad line",
+//! ];
+//! let format = detect(&lines).unwrap();
+//! assert_eq!(format.name(), "combined");
+//! let mut bad = MalformedStats::default();
+//! for (i, l) in lines.iter().enumerate() {
+//!     if let Err(reason) = format.parse_line(l) {
+//!         bad.add(reason, i as u64 + 1);
+//!     }
+//! }
+//! assert_eq!(bad.total(), 1);
+//! ```
+
+mod format;
+mod json;
+mod parse;
+mod time;
+
+use std::collections::BTreeMap;
+
+pub use format::{COMBINED, COMMON, Field, FormatError, LogFormat, VHOST_COMBINED};
+pub use parse::{MAX_LINE_BYTES, Malformed, Record};
+pub use time::{parse_clf_time, parse_iso_time};
+
+/// Sample line numbers kept per reason.
+pub const SAMPLES: usize = 5;
+
+/// Malformed lines, counted per reason, with the first line numbers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MalformedStats {
+    by_reason: BTreeMap<Malformed, (u64, Vec<u64>)>,
+}
+
+impl MalformedStats {
+    /// Counts one line.
+    pub fn add(&mut self, reason: Malformed, line: u64) {
+        let e = self.by_reason.entry(reason).or_default();
+        e.0 += 1;
+        if e.1.len() < SAMPLES {
+            e.1.push(line);
+        }
+    }
+
+    /// Adds another tally (from another thread or file).
+    pub fn merge(&mut self, other: &MalformedStats) {
+        for (r, (n, samples)) in &other.by_reason {
+            let e = self.by_reason.entry(*r).or_default();
+            e.0 += n;
+            for s in samples {
+                if e.1.len() < SAMPLES {
+                    e.1.push(*s);
+                }
+            }
+        }
+    }
+
+    /// Lines counted, all reasons.
+    pub fn total(&self) -> u64 {
+        self.by_reason.values().map(|v| v.0).sum()
+    }
+
+    /// (reason, count, sample line numbers), in reason order.
+    pub fn reasons(&self) -> impl Iterator<Item = (Malformed, u64, &[u64])> {
+        self.by_reason
+            .iter()
+            .map(|(r, (n, s))| (*r, *n, s.as_slice()))
+    }
+}
+
+/// Picks the format that reads most of `sample` (the first lines of a
+/// log): vhost_combined, combined, common or JSON lines.
+pub fn detect(sample: &[&[u8]]) -> Option<LogFormat> {
+    let candidates = ["vhost_combined", "combined", "common", "json"];
+    candidates
+        .iter()
+        .filter_map(|n| LogFormat::preset(n))
+        .map(|f| {
+            let ok = sample.iter().filter(|l| f.parse_line(l).is_ok()).count();
+            (ok, f)
+        })
+        .filter(|(ok, _)| *ok > 0)
+        .max_by_key(|(ok, _)| *ok)
+        .map(|(_, f)| f)
+}

@@ -1,0 +1,490 @@
+//! One log line → one record, or the reason it is not one.
+
+use std::borrow::Cow;
+use std::net::IpAddr;
+
+use crate::format::{Field, LogFormat, Tok};
+use crate::time::{parse_clf_time, parse_iso_time};
+
+/// Longest line read; longer lines are malformed (`too-long`).
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// One request of an access log. Text borrows from the line when it needs
+/// no unescaping and is valid UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// The virtual host (with `:port` when the format has it).
+    pub vhost: Option<Cow<'a, str>>,
+    /// The client address.
+    pub ip: IpAddr,
+    /// The authenticated user.
+    pub user: Option<Cow<'a, str>>,
+    /// Seconds since the Unix epoch.
+    pub time: i64,
+    /// Request method (`GET`); the whole request line when it has no spaces.
+    pub method: Cow<'a, str>,
+    /// Request target (path and query).
+    pub path: Cow<'a, str>,
+    /// Protocol (`HTTP/1.1`), empty for HTTP/0.9-style requests.
+    pub protocol: Cow<'a, str>,
+    /// Response status.
+    pub status: u16,
+    /// Response bytes (0 for `-`).
+    pub bytes: u64,
+    /// Referer, unless `-`.
+    pub referer: Option<Cow<'a, str>>,
+    /// User-Agent, unless `-`.
+    pub user_agent: Option<Cow<'a, str>>,
+    /// Time to serve, in microseconds, when logged.
+    pub duration_us: Option<u64>,
+    /// The line ended inside its last quoted field; the record holds what
+    /// was there (and the line is counted as `truncated`).
+    pub truncated: bool,
+}
+
+/// Why a line is not a record. The names are stable (reports count them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Malformed {
+    /// Nothing but whitespace.
+    Empty,
+    /// Over [`MAX_LINE_BYTES`].
+    TooLong,
+    /// NUL or other bytes no log line has.
+    Binary,
+    /// A quoted field is not closed and more fields should follow.
+    UnterminatedQuote,
+    /// The line does not follow the format's layout.
+    LayoutMismatch,
+    /// The client address is not an IP address.
+    BadAddress,
+    /// The time cannot be read or is out of range.
+    BadTime,
+    /// The status is not a 3-digit number.
+    BadStatus,
+    /// A number field (bytes, duration) is not a number.
+    BadNumber,
+    /// A JSON line is not a JSON object.
+    BadJson,
+    /// A field the record needs is missing (JSON).
+    MissingField,
+    /// A recovered record whose last quoted field was cut off.
+    Truncated,
+}
+
+impl Malformed {
+    /// Every reason.
+    pub const ALL: &'static [Malformed] = &[
+        Malformed::Empty,
+        Malformed::TooLong,
+        Malformed::Binary,
+        Malformed::UnterminatedQuote,
+        Malformed::LayoutMismatch,
+        Malformed::BadAddress,
+        Malformed::BadTime,
+        Malformed::BadStatus,
+        Malformed::BadNumber,
+        Malformed::BadJson,
+        Malformed::MissingField,
+        Malformed::Truncated,
+    ];
+
+    /// The stable name, such as `bad-time`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Malformed::Empty => "empty",
+            Malformed::TooLong => "too-long",
+            Malformed::Binary => "binary",
+            Malformed::UnterminatedQuote => "unterminated-quote",
+            Malformed::LayoutMismatch => "layout-mismatch",
+            Malformed::BadAddress => "bad-address",
+            Malformed::BadTime => "bad-time",
+            Malformed::BadStatus => "bad-status",
+            Malformed::BadNumber => "bad-number",
+            Malformed::BadJson => "bad-json",
+            Malformed::MissingField => "missing-field",
+            Malformed::Truncated => "truncated",
+        }
+    }
+}
+
+fn text(b: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(b)
+}
+
+/// Undoes the escaping web servers apply to quoted fields: `\"`, `\\`,
+/// `\xHH` (Apache and nginx).
+fn unescape(b: &[u8]) -> Cow<'_, str> {
+    if !b.contains(&b'\\') {
+        return text(b);
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 1 < b.len() {
+            match b[i + 1] {
+                b'x' if i + 3 < b.len()
+                    && b[i + 2].is_ascii_hexdigit()
+                    && b[i + 3].is_ascii_hexdigit() =>
+                {
+                    let h = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+                    out.push((h(b[i + 2]) << 4) | h(b[i + 3]));
+                    i += 4;
+                    continue;
+                }
+                c @ (b'"' | b'\\') => {
+                    out.push(c);
+                    i += 2;
+                    continue;
+                }
+                b'n' => {
+                    out.push(b'\n');
+                    i += 2;
+                    continue;
+                }
+                b't' => {
+                    out.push(b'\t');
+                    i += 2;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+}
+
+fn dash_none(v: Cow<'_, str>) -> Option<Cow<'_, str>> {
+    if v.is_empty() || v == "-" {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+fn number(v: &[u8]) -> Result<u64, Malformed> {
+    if v == b"-" {
+        return Ok(0);
+    }
+    std::str::from_utf8(v)
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or(Malformed::BadNumber)
+}
+
+fn status(v: &[u8]) -> Result<u16, Malformed> {
+    match std::str::from_utf8(v)
+        .ok()
+        .and_then(|s| s.parse::<u16>().ok())
+    {
+        Some(s) if (100..=999).contains(&s) => Ok(s),
+        _ => Err(Malformed::BadStatus),
+    }
+}
+
+fn address(v: &[u8]) -> Result<IpAddr, Malformed> {
+    let s = std::str::from_utf8(v).map_err(|_| Malformed::BadAddress)?;
+    let ip: IpAddr = s
+        .trim_matches(|c| c == '[' || c == ']')
+        .parse()
+        .map_err(|_| Malformed::BadAddress)?;
+    Ok(match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    })
+}
+
+/// Splits `GET /path HTTP/1.1`.
+fn request<'a>(v: Cow<'a, str>) -> (Cow<'a, str>, Cow<'a, str>, Cow<'a, str>) {
+    let split = |s: &str| -> Option<(usize, usize)> {
+        let a = s.find(' ')?;
+        let b = s.rfind(' ')?;
+        Some((a, b))
+    };
+    match v {
+        Cow::Borrowed(s) => match split(s) {
+            Some((a, b)) if a < b => (
+                Cow::Borrowed(&s[..a]),
+                Cow::Borrowed(&s[a + 1..b]),
+                Cow::Borrowed(&s[b + 1..]),
+            ),
+            Some((a, _)) => (
+                Cow::Borrowed(&s[..a]),
+                Cow::Borrowed(&s[a + 1..]),
+                Cow::Borrowed(""),
+            ),
+            None => (Cow::Borrowed(s), Cow::Borrowed(""), Cow::Borrowed("")),
+        },
+        Cow::Owned(s) => match split(&s) {
+            Some((a, b)) if a < b => (
+                s[..a].to_owned().into(),
+                s[a + 1..b].to_owned().into(),
+                s[b + 1..].to_owned().into(),
+            ),
+            Some((a, _)) => (
+                s[..a].to_owned().into(),
+                s[a + 1..].to_owned().into(),
+                Cow::Borrowed(""),
+            ),
+            None => (Cow::Owned(s), Cow::Borrowed(""), Cow::Borrowed("")),
+        },
+    }
+}
+
+/// Reads a quoted field starting after its opening quote: up to the first
+/// unescaped `"`. Returns (value, index after the closing quote), or `None`
+/// when the line ends first.
+fn quoted(line: &[u8], start: usize) -> Option<(&[u8], usize)> {
+    let mut i = start;
+    while i < line.len() {
+        match line[i] {
+            b'\\' => i += 2,
+            b'"' => return Some((&line[start..i], i + 1)),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+impl LogFormat {
+    /// Parses one line (without its line end).
+    ///
+    /// ```
+    /// use botscope_accesslog::LogFormat;
+    /// let f = LogFormat::preset("combined").unwrap();
+    /// let line = br#"66.249.66.1 - - [17/May/2015:10:05:03 +0000] "GET /robots.txt HTTP/1.1" 200 52 "-" "Mozilla/5.0 (compatible; Googlebot/2.1)""#;
+    /// let r = f.parse_line(line).unwrap();
+    /// assert_eq!((r.path.as_ref(), r.status, r.bytes), ("/robots.txt", 200, 52));
+    /// assert_eq!(r.time, 1431857103);
+    /// assert!(r.referer.is_none());
+    /// ```
+    pub fn parse_line<'a>(&self, line: &'a [u8]) -> Result<Record<'a>, Malformed> {
+        if line.len() > MAX_LINE_BYTES {
+            return Err(Malformed::TooLong);
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Err(Malformed::Empty);
+        }
+        if line.iter().any(|&b| b == 0 || (b < 0x20 && b != b'\t')) {
+            return Err(Malformed::Binary);
+        }
+        if self.json {
+            return crate::json::parse_json_line(line);
+        }
+        let mut rec = Record {
+            vhost: None,
+            ip: IpAddr::from([0, 0, 0, 0]),
+            user: None,
+            time: 0,
+            method: Cow::Borrowed(""),
+            path: Cow::Borrowed(""),
+            protocol: Cow::Borrowed(""),
+            status: 0,
+            bytes: 0,
+            referer: None,
+            user_agent: None,
+            duration_us: None,
+            truncated: false,
+        };
+        let (mut have_ip, mut have_time) = (false, false);
+        let mut p = 0usize;
+        let toks = &self.tokens;
+        for (k, tok) in toks.iter().enumerate() {
+            match tok {
+                Tok::Lit(l) => {
+                    if !line[p..].starts_with(l) {
+                        // A truncated last field may leave the closing quote out.
+                        if rec.truncated && k == toks.len() - 1 {
+                            break;
+                        }
+                        return Err(Malformed::LayoutMismatch);
+                    }
+                    p += l.len();
+                }
+                Tok::Field(f) => {
+                    let prev = if k > 0 {
+                        if let Tok::Lit(l) = &toks[k - 1] {
+                            l.last().copied()
+                        } else {
+                            None
+                        }
+                    } else {
+                        None
+                    };
+                    let next = toks.get(k + 1).and_then(|t| {
+                        if let Tok::Lit(l) = t {
+                            Some(l.as_slice())
+                        } else {
+                            None
+                        }
+                    });
+                    let (raw, end) = if prev == Some(b'"') {
+                        match quoted(line, p) {
+                            Some((v, after_quote)) => (v, after_quote - 1),
+                            None => {
+                                // Only the last field may be cut off.
+                                let last_field =
+                                    toks[k + 1..].iter().all(|t| matches!(t, Tok::Lit(_)));
+                                if !last_field {
+                                    return Err(Malformed::UnterminatedQuote);
+                                }
+                                rec.truncated = true;
+                                (&line[p..], line.len())
+                            }
+                        }
+                    } else if prev == Some(b'[')
+                        || (matches!(f, Field::TimeClf) && line.get(p) == Some(&b'['))
+                    {
+                        // `%t` prints its own brackets.
+                        let own = prev != Some(b'[');
+                        if own {
+                            p += 1;
+                        }
+                        match memchr::memchr(b']', &line[p..]) {
+                            Some(e) => (&line[p..p + e], p + e + usize::from(own)),
+                            None => return Err(Malformed::LayoutMismatch),
+                        }
+                    } else {
+                        match next.and_then(|n| n.first()) {
+                            Some(&stop) => match memchr::memchr(stop, &line[p..]) {
+                                Some(e) => (&line[p..p + e], p + e),
+                                None => return Err(Malformed::LayoutMismatch),
+                            },
+                            None => (&line[p..], line.len()),
+                        }
+                    };
+                    p = end;
+                    match f {
+                        Field::RemoteAddr => {
+                            rec.ip = address(raw)?;
+                            have_ip = true;
+                        }
+                        Field::Ident | Field::Ignored => {}
+                        Field::User => rec.user = dash_none(text(raw)),
+                        Field::TimeClf => {
+                            rec.time = parse_clf_time(raw).ok_or(Malformed::BadTime)?;
+                            have_time = true;
+                        }
+                        Field::TimeIso => {
+                            rec.time = parse_iso_time(raw).ok_or(Malformed::BadTime)?;
+                            have_time = true;
+                        }
+                        Field::Request => {
+                            let v = unescape(raw);
+                            if v != "-" {
+                                (rec.method, rec.path, rec.protocol) = request(v);
+                            }
+                        }
+                        Field::Method => rec.method = text(raw),
+                        Field::Path => rec.path = unescape(raw),
+                        Field::Protocol => rec.protocol = text(raw),
+                        Field::Status => rec.status = status(raw)?,
+                        Field::Bytes => rec.bytes = number(raw)?,
+                        Field::Referer => rec.referer = dash_none(unescape(raw)),
+                        Field::UserAgent => rec.user_agent = dash_none(unescape(raw)),
+                        Field::VHost => rec.vhost = dash_none(text(raw)),
+                        Field::DurationMicros => rec.duration_us = Some(number(raw)?),
+                        Field::DurationSeconds => {
+                            let s = std::str::from_utf8(raw)
+                                .ok()
+                                .and_then(|s| s.parse::<f64>().ok())
+                                .filter(|x| x.is_finite() && *x >= 0.0);
+                            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                            let us = s.ok_or(Malformed::BadNumber)?.mul_add(1e6, 0.0) as u64;
+                            rec.duration_us = Some(us);
+                        }
+                    }
+                }
+            }
+        }
+        if p < line.len() && !rec.truncated {
+            // Trailing text the format does not describe.
+            if !line[p..].iter().all(u8::is_ascii_whitespace) {
+                return Err(Malformed::LayoutMismatch);
+            }
+        }
+        if !have_ip
+            || !have_time
+                && self
+                    .tokens
+                    .iter()
+                    .any(|t| matches!(t, Tok::Field(Field::TimeClf | Field::TimeIso)))
+        {
+            return Err(Malformed::MissingField);
+        }
+        Ok(rec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn combined() -> LogFormat {
+        LogFormat::preset("combined").expect("combined")
+    }
+
+    #[test]
+    fn escapes_dashes_ipv6() {
+        let r = combined()
+            .parse_line(br#"2001:db8::1 - bob [01/Jan/2020:00:00:00 +0100] "GET /a\"b HTTP/1.0" 404 - "-" "UA \"quoted\" \\ \x41""#)
+            .expect("line");
+        assert_eq!(r.ip, "2001:db8::1".parse::<IpAddr>().expect("ip"));
+        assert_eq!(r.user.as_deref(), Some("bob"));
+        assert_eq!(r.path, "/a\"b");
+        assert_eq!(r.bytes, 0);
+        assert_eq!(r.user_agent.as_deref(), Some("UA \"quoted\" \\ A"));
+        assert_eq!(r.time, 1_577_833_200);
+    }
+
+    #[test]
+    fn malformed_reasons() {
+        let f = combined();
+        let cases: &[(&[u8], Malformed)] = &[
+            (b"", Malformed::Empty),
+            (b"Bad line", Malformed::BadAddress),
+            (b"host.example - - [17/May/2015:10:05:03 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"x\"", Malformed::BadAddress),
+            (b"1.2.3.4 - - [17/Mai/2015:10:05:03 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"x\"", Malformed::BadTime),
+            (b"1.2.3.4 - - [17/May/2015:25:05:03 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"x\"", Malformed::BadTime),
+            (b"1.2.3.4 - - [17/May/2015:10:05:03 +0000] \"GET / HTTP/1.1\" 2000 1 \"-\" \"x\"", Malformed::BadStatus),
+            (b"1.2.3.4 - - [17/May/2015:10:05:03 +0000] \"GET / HTTP/1.1\" 200 1x \"-\" \"x\"", Malformed::BadNumber),
+            (b"1.2.3.4 - - [17/May/2015:10:05:03 +0000] \"GET / HTTP/1.1 200 1 \"-\" \"x\"", Malformed::LayoutMismatch),
+            (b"1.2.3.4 - - [17/May/2015:10:05:03 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"x\" extra", Malformed::LayoutMismatch),
+            (b"\x16\x03\x01\x00\xa5\x01", Malformed::Binary),
+        ];
+        for (line, want) in cases {
+            assert_eq!(
+                f.parse_line(line).err(),
+                Some(*want),
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        let long = vec![b'a'; MAX_LINE_BYTES + 1];
+        assert_eq!(f.parse_line(&long).err(), Some(Malformed::TooLong));
+    }
+
+    #[test]
+    fn truncated_last_field_is_recovered() {
+        let r = combined()
+            .parse_line(b"46.118.127.106 - - [20/May/2015:12:05:17 +0000] \"GET /x HTTP/1.1\" 200 235 \"-\" \"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html")
+            .expect("recovered");
+        assert!(r.truncated);
+        assert!(
+            r.user_agent
+                .as_deref()
+                .is_some_and(|u| u.contains("Googlebot/2.1"))
+        );
+    }
+
+    #[test]
+    fn junk_request_lines_are_records() {
+        let r = combined()
+            .parse_line(
+                b"1.2.3.4 - - [17/May/2015:10:05:03 +0000] \"\\x16\\x03\\x01\" 400 0 \"-\" \"-\"",
+            )
+            .expect("record");
+        assert_eq!((r.status, r.path.as_ref()), (400, ""));
+    }
+}

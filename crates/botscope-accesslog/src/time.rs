@@ -1,0 +1,162 @@
+//! Log timestamps: the common log format's `10/Oct/2000:13:55:36 -0700`
+//! and ISO 8601.
+
+/// Days from 1970-01-01 to a civil date.
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn digits(b: &[u8]) -> Option<i64> {
+    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    b.iter().try_fold(0i64, |acc, &c| {
+        acc.checked_mul(10)?.checked_add(i64::from(c - b'0'))
+    })
+}
+
+fn month(b: &[u8]) -> Option<i64> {
+    const M: [&[u8; 3]; 12] = [
+        b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct", b"nov",
+        b"dec",
+    ];
+    let lower: Vec<u8> = b.iter().map(u8::to_ascii_lowercase).collect();
+    M.iter()
+        .position(|m| m[..] == lower[..])
+        .map(|i| i as i64 + 1)
+}
+
+fn offset(b: &[u8]) -> Option<i64> {
+    if b.is_empty() || b == b"Z" || b == b"z" {
+        return Some(0);
+    }
+    let (sign, rest) = match b.first()? {
+        b'+' => (1, &b[1..]),
+        b'-' => (-1, &b[1..]),
+        _ => return None,
+    };
+    let rest: Vec<u8> = rest.iter().copied().filter(|c| *c != b':').collect();
+    if rest.len() != 4 {
+        return None;
+    }
+    let (h, m) = (digits(&rest[..2])?, digits(&rest[2..])?);
+    (h <= 14 && m < 60).then_some(sign * (h * 3600 + m * 60))
+}
+
+fn to_unix(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64, off: i64) -> Option<i64> {
+    let days_in = [
+        31,
+        if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
+            29
+        } else {
+            28
+        },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    let ok = (1970..=9999).contains(&y)
+        && (1..=12).contains(&mo)
+        && d >= 1
+        && d <= days_in[(mo - 1) as usize]
+        && h < 24
+        && mi < 60
+        && s <= 60;
+    ok.then(|| days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - off)
+}
+
+/// `17/May/2015:10:05:03 +0000` → seconds since the epoch (years
+/// 1970–9999).
+pub fn parse_clf_time(b: &[u8]) -> Option<i64> {
+    let b = b.strip_prefix(b"[").unwrap_or(b);
+    let b = b.strip_suffix(b"]").unwrap_or(b);
+    if b.len() < 20
+        || b[2] != b'/'
+        || b[6] != b'/'
+        || b[11] != b':'
+        || b[14] != b':'
+        || b[17] != b':'
+    {
+        return None;
+    }
+    let (d, mo, y) = (digits(&b[..2])?, month(&b[3..6])?, digits(&b[7..11])?);
+    let (h, mi, s) = (
+        digits(&b[12..14])?,
+        digits(&b[15..17])?,
+        digits(&b[18..20])?,
+    );
+    let off = match b.get(20) {
+        None => 0,
+        Some(b' ') => offset(&b[21..])?,
+        Some(_) => return None,
+    };
+    to_unix(y, mo, d, h, mi, s, off)
+}
+
+/// `2015-05-17T10:05:03+00:00` (fractions and `Z` allowed) → seconds.
+pub fn parse_iso_time(b: &[u8]) -> Option<i64> {
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't' | b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let (y, mo, d) = (digits(&b[..4])?, digits(&b[5..7])?, digits(&b[8..10])?);
+    let (h, mi, s) = (
+        digits(&b[11..13])?,
+        digits(&b[14..16])?,
+        digits(&b[17..19])?,
+    );
+    let mut rest = &b[19..];
+    if rest.first() == Some(&b'.') {
+        let n = rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        rest = &rest[1 + n..];
+    }
+    to_unix(y, mo, d, h, mi, s, offset(rest)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clf_and_iso() {
+        assert_eq!(
+            parse_clf_time(b"10/Oct/2000:13:55:36 -0700"),
+            Some(971_211_336)
+        );
+        assert_eq!(
+            parse_clf_time(b"[29/Feb/2016:00:00:00 +0000]"),
+            Some(1_456_704_000)
+        );
+        assert_eq!(parse_clf_time(b"30/Feb/2016:00:00:00 +0000"), None);
+        assert_eq!(
+            parse_clf_time(b"17/May/1969:10:05:03 +0000"),
+            None,
+            "before the epoch"
+        );
+        assert_eq!(parse_clf_time(b"17/May/2015:10:05:03 +9999"), None);
+        assert_eq!(parse_iso_time(b"2000-10-10T20:55:36Z"), Some(971_211_336));
+        assert_eq!(
+            parse_iso_time(b"2000-10-10T13:55:36.123-07:00"),
+            Some(971_211_336)
+        );
+        assert_eq!(parse_iso_time(b"2000-13-10T13:55:36Z"), None);
+    }
+}
