@@ -21,7 +21,7 @@ enum Command {
     /// robots.txt: check URLs, lint, parse, robots meta tags.
     #[command(subcommand)]
     Robots(RobotsCommand),
-    /// The crawler registry: list, show, validate.
+    /// The crawler registry: list, show, validate, update, export.
     #[command(subcommand)]
     Bots(BotsCommand),
     /// Who is this crawler really? IP and User-Agent against the registry.
