@@ -1,0 +1,339 @@
+//! Writes a synthetic access log in the combined format, for benches and
+//! end-to-end tests: humans browsing (pages with their assets, referers,
+//! daytime), declared crawlers from their operators' addresses (robots.txt
+//! first, steady pace), fake Googlebots from other addresses, scrapers with
+//! browser User-Agents, vulnerability scanners, monitors, and a share of
+//! malformed lines. Deterministic for a seed.
+//!
+//! ```sh
+//! cargo run --release -p botscope-accesslog --example gen_log -- --lines 2000000 --seed 1 > big.log
+//! ```
+
+use std::io::{BufWriter, Write};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+const BROWSERS: &[&str] = &[
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36",
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15",
+    "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Mobile Safari/537.36",
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36 Edg/130.0.0.0",
+];
+
+/// Declared crawlers: User-Agent and a prefix of their published addresses.
+const CRAWLERS: &[(&str, [u8; 3])] = &[
+    (
+        "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+        [66, 249, 66],
+    ),
+    (
+        "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)",
+        [157, 55, 39],
+    ),
+    (
+        "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)",
+        [20, 171, 207],
+    ),
+    (
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/13.1.1 Safari/605.1.15 (Applebot/0.1; +http://www.apple.com/go/applebot)",
+        [17, 241, 75],
+    ),
+];
+
+const PAGES: &[&str] = &[
+    "/",
+    "/about",
+    "/blog/",
+    "/blog/rust-robots",
+    "/blog/crawl-budget",
+    "/products/",
+    "/products/widget?id=42",
+    "/search?q=robots",
+    "/contact",
+    "/docs/getting-started",
+    "/docs/api",
+    "/private/report.pdf",
+];
+const ASSETS: &[&str] = &[
+    "/static/app.css",
+    "/static/app.js",
+    "/static/logo.png",
+    "/favicon.ico",
+    "/static/font.woff2",
+];
+const SCANS: &[&str] = &[
+    "/wp-login.php",
+    "/.env",
+    "/phpmyadmin/",
+    "/admin/config.php",
+    "/.git/config",
+    "/cgi-bin/test.cgi",
+    "/xmlrpc.php",
+    "/vendor/phpunit/src/Util/PHP/eval-stdin.php",
+    "/boaform/admin/formLogin",
+    "/actuator/env",
+];
+
+fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn time(t: i64) -> String {
+    const M: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let days = t.div_euclid(86_400);
+    let secs = t.rem_euclid(86_400);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{d:02}/{}/{y}:{:02}:{:02}:{:02} +0000",
+        M[(m - 1) as usize],
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+fn main() {
+    let lines = arg("--lines", 100_000);
+    let mut rng = Rng(arg("--seed", 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let out = std::io::stdout().lock();
+    let mut out = BufWriter::with_capacity(1 << 20, out);
+    let mut t: i64 = 1_763_769_600; // 2025-11-22 00:00:00 UTC
+    let mut written = 0u64;
+    let site = "https://www.example.com";
+    while written < lines {
+        t += rng.below(3) as i64;
+        let kind = rng.below(1000);
+        let emit = |line: String, out: &mut BufWriter<_>| {
+            let _ = out.write_all(line.as_bytes());
+            let _ = out.write_all(b"\n");
+        };
+        let clf = |ip: &str,
+                   t: i64,
+                   method: &str,
+                   path: &str,
+                   status: u16,
+                   bytes: u64,
+                   referer: &str,
+                   ua: &str| {
+            format!(
+                "{ip} - - [{}] \"{method} {path} HTTP/1.1\" {status} {bytes} \"{referer}\" \"{ua}\"",
+                time(t)
+            )
+        };
+        match kind {
+            // Humans: a page and its assets, with referers.
+            0..=549 => {
+                let ip = format!(
+                    "{}.{}.{}.{}",
+                    81 + rng.below(100),
+                    rng.below(256),
+                    rng.below(256),
+                    1 + rng.below(254)
+                );
+                let ua = *rng.pick(BROWSERS);
+                let page = *rng.pick(PAGES);
+                emit(
+                    clf(
+                        &ip,
+                        t,
+                        "GET",
+                        page,
+                        200,
+                        5_000 + rng.below(40_000),
+                        "https://www.google.com/",
+                        ua,
+                    ),
+                    &mut out,
+                );
+                written += 1;
+                for _ in 0..rng.below(4) {
+                    let asset = *rng.pick(ASSETS);
+                    let status = if rng.below(5) == 0 { 304 } else { 200 };
+                    emit(
+                        clf(
+                            &ip,
+                            t + 1,
+                            "GET",
+                            asset,
+                            status,
+                            if status == 304 {
+                                0
+                            } else {
+                                1_000 + rng.below(90_000)
+                            },
+                            &format!("{site}{page}"),
+                            ua,
+                        ),
+                        &mut out,
+                    );
+                    written += 1;
+                }
+            }
+            // Declared crawlers from their own addresses.
+            550..=799 => {
+                let (ua, net) = rng.pick(CRAWLERS);
+                let ip = format!("{}.{}.{}.{}", net[0], net[1], net[2], 1 + rng.below(200));
+                let path = if rng.below(20) == 0 {
+                    "/robots.txt"
+                } else {
+                    *rng.pick(PAGES)
+                };
+                let status = if path.starts_with("/private") {
+                    403
+                } else {
+                    200
+                };
+                emit(
+                    clf(
+                        &ip,
+                        t,
+                        "GET",
+                        path,
+                        status,
+                        3_000 + rng.below(30_000),
+                        "-",
+                        ua,
+                    ),
+                    &mut out,
+                );
+                written += 1;
+            }
+            // Fake Googlebots from addresses Google does not publish.
+            800..=829 => {
+                let ip = format!(
+                    "{}.{}.{}.{}",
+                    45 + rng.below(10),
+                    rng.below(256),
+                    rng.below(256),
+                    1 + rng.below(254)
+                );
+                emit(
+                    clf(
+                        &ip,
+                        t,
+                        "GET",
+                        *rng.pick(PAGES),
+                        200,
+                        4_000 + rng.below(20_000),
+                        "-",
+                        CRAWLERS[0].0,
+                    ),
+                    &mut out,
+                );
+                written += 1;
+            }
+            // Scrapers with browser User-Agents: pages only, no referer, bursts.
+            830..=909 => {
+                let ip = format!(
+                    "185.{}.{}.{}",
+                    220 + rng.below(8),
+                    rng.below(256),
+                    1 + rng.below(254)
+                );
+                let ua = *rng.pick(BROWSERS);
+                for k in 0..(5 + rng.below(20)) {
+                    let page = format!("/products/widget?id={}", rng.below(100_000));
+                    emit(
+                        clf(
+                            &ip,
+                            t + k as i64,
+                            "GET",
+                            &page,
+                            200,
+                            8_000 + rng.below(20_000),
+                            "-",
+                            ua,
+                        ),
+                        &mut out,
+                    );
+                    written += 1;
+                }
+            }
+            // Scanners: probes for known weak spots, mostly 404.
+            910..=969 => {
+                let ip = format!(
+                    "{}.{}.{}.{}",
+                    193 + rng.below(20),
+                    rng.below(256),
+                    rng.below(256),
+                    1 + rng.below(254)
+                );
+                let ua = if rng.below(2) == 0 {
+                    "Mozilla/5.0 zgrab/0.x"
+                } else {
+                    *rng.pick(BROWSERS)
+                };
+                for _ in 0..(3 + rng.below(8)) {
+                    let method = if rng.below(4) == 0 { "HEAD" } else { "GET" };
+                    emit(
+                        clf(&ip, t, method, *rng.pick(SCANS), 404, 150, "-", ua),
+                        &mut out,
+                    );
+                    written += 1;
+                }
+            }
+            // Monitors: the same page, steadily.
+            970..=994 => {
+                emit(
+                    clf(
+                        "216.144.250.150",
+                        t,
+                        "HEAD",
+                        "/",
+                        200,
+                        0,
+                        "-",
+                        "Mozilla/5.0+(compatible; UptimeRobot/2.0; http://www.uptimerobot.com/)",
+                    ),
+                    &mut out,
+                );
+                written += 1;
+            }
+            // Malformed lines: cut short, or not a log line at all.
+            _ => {
+                let good = clf("198.51.100.7", t, "GET", "/", 200, 10, "-", BROWSERS[0]);
+                let bad = match rng.below(3) {
+                    0 => good[..good.len() / 2].to_owned(),
+                    1 => "GET / HTTP/1.1".to_owned(),
+                    _ => good.replace("+0000", "+9999"),
+                };
+                emit(bad, &mut out);
+                written += 1;
+            }
+        }
+    }
+    let _ = out.flush();
+}
