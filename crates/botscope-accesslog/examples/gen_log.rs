@@ -245,7 +245,7 @@ fn main() {
                         &ip,
                         t,
                         "GET",
-                        *rng.pick(PAGES),
+                        rng.pick::<&str>(PAGES),
                         200,
                         4_000 + rng.below(20_000),
                         "-",
@@ -299,7 +299,7 @@ fn main() {
                 for _ in 0..(3 + rng.below(8)) {
                     let method = if rng.below(4) == 0 { "HEAD" } else { "GET" };
                     emit(
-                        clf(&ip, t, method, *rng.pick(SCANS), 404, 150, "-", ua),
+                        clf(&ip, t, method, rng.pick::<&str>(SCANS), 404, 150, "-", ua),
                         &mut out,
                     );
                     written += 1;
