@@ -391,7 +391,7 @@ impl LogFormat {
                                 .and_then(|s| s.parse::<f64>().ok())
                                 .filter(|x| x.is_finite() && *x >= 0.0);
                             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                            let us = s.ok_or(Malformed::BadNumber)?.mul_add(1e6, 0.0) as u64;
+                            let us = (s.ok_or(Malformed::BadNumber)? * 1e6) as u64;
                             rec.duration_us = Some(us);
                         }
                     }
@@ -404,13 +404,11 @@ impl LogFormat {
                 return Err(Malformed::LayoutMismatch);
             }
         }
-        if !have_ip
-            || !have_time
-                && self
-                    .tokens
-                    .iter()
-                    .any(|t| matches!(t, Tok::Field(Field::TimeClf | Field::TimeIso)))
-        {
+        let needs_time = self
+            .tokens
+            .iter()
+            .any(|t| matches!(t, Tok::Field(Field::TimeClf | Field::TimeIso)));
+        if !have_ip || (needs_time && !have_time) {
             return Err(Malformed::MissingField);
         }
         Ok(rec)

@@ -143,7 +143,7 @@ fn published_addresses_find_their_owners() {
 }
 
 mod ua {
-    use botscope_botid::{CRAWLER_PATTERNS, Registry, UAP_REGEXES, UaClassifier};
+    use botscope_botid::{Registry, UAP_REGEXES, UaClassifier};
 
     use super::data;
 
@@ -268,6 +268,5 @@ mod ua {
             c.classify(&long).claimed_bot.is_none(),
             "only the first 8 KiB is read"
         );
-        let _ = CRAWLER_PATTERNS;
     }
 }

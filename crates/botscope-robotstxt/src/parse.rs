@@ -537,8 +537,7 @@ impl Builder<'_> {
                 "file starts with part of a UTF-8 byte order mark; Google skips it"
             };
             r.diagnostics.push(
-                Diagnostic::new(Code::Bom, 1, 1, msg)
-                    .suggestion_opt(Some("save the file as UTF-8 without BOM")),
+                Diagnostic::new(Code::Bom, 1, 1, msg).suggest("save the file as UTF-8 without BOM"),
             );
         }
         if let Err(e) = std::str::from_utf8(self.input) {
@@ -550,13 +549,13 @@ impl Builder<'_> {
             let col = column(&self.input[start..], at - start);
             r.diagnostics.push(
                 Diagnostic::new(Code::InvalidUtf8, line, col, "file is not valid UTF-8; patterns with these bytes are matched percent-encoded")
-                    .suggestion_opt(Some("save the file as UTF-8")),
+                    .suggest("save the file as UTF-8"),
             );
         }
         if looks_like_html(self.input) {
             r.diagnostics.push(
                 Diagnostic::new(Code::HtmlContent, 1, 1, "file looks like HTML, not robots.txt: the server may be answering /robots.txt with a web page")
-                    .suggestion_opt(Some("serve a plain-text robots.txt, or a 404 when there is none")),
+                    .suggest("serve a plain-text robots.txt, or a 404 when there is none"),
             );
         }
         if info.truncated() {
@@ -568,9 +567,7 @@ impl Builder<'_> {
                     1,
                     size_cap_message(info.total_bytes, info.parsed_bytes),
                 )
-                .suggestion_opt(Some(
-                    "shorten the file: merge rules with wildcards, drop duplicates",
-                )),
+                .suggest("shorten the file: merge rules with wildcards, drop duplicates"),
             );
         }
         r.diagnostics.sort_by_key(|d| (d.line, d.column));
@@ -601,13 +598,6 @@ pub(crate) fn looks_like_html(input: &[u8]) -> bool {
         ]
         .iter()
         .any(|t| head.windows(t.len()).any(|w| w.eq_ignore_ascii_case(t)))
-}
-
-impl Diagnostic {
-    fn suggestion_opt(mut self, s: Option<&str>) -> Self {
-        self.suggestion = s.map(str::to_owned);
-        self
-    }
 }
 
 impl Robots {

@@ -67,7 +67,7 @@ pub fn run(a: &VerifyArgs, dns: Option<&mut dyn Evidence>) -> Result<Outcome> {
     let registry = crate::bots::load_registry(a.registry.as_ref())?;
     let ua_classifier = classifier(&registry)?;
     match (&a.batch, &a.ip) {
-        (Some(batch), None) => batch_run(a, batch, &registry, &ua_classifier, dns),
+        (Some(batch), None) => batch_run(batch, &registry, &ua_classifier, dns),
         (None, Some(ip)) => {
             let ip = parse_ip(ip).map_err(|e| anyhow::anyhow!("{e}"))?;
             let ua =
@@ -92,7 +92,6 @@ pub fn run(a: &VerifyArgs, dns: Option<&mut dyn Evidence>) -> Result<Outcome> {
 /// Batch lines are `IP<TAB>USER-AGENT`; the output has one JSON verdict per
 /// line, in order; a line that cannot be read gives an error record.
 fn batch_run(
-    a: &VerifyArgs,
     batch: &Path,
     registry: &Registry,
     c: &UaClassifier,
@@ -166,7 +165,6 @@ fn batch_run(
         }
     }
     out.flush()?;
-    let _ = a;
     Ok(worst)
 }
 
