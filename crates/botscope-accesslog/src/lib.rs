@@ -20,16 +20,23 @@
 //! assert_eq!(bad.total(), 1);
 //! ```
 
+mod analyze;
 mod format;
 mod json;
 mod parse;
+mod paths;
 mod time;
 
 use std::collections::BTreeMap;
 
+pub use analyze::{
+    Agent, Analysis, Analyzer, CLIENT_SAMPLES, Class, Client, Example, Identify, NoPolicy, Partial,
+    Policy, Reason, SESSION_GAP, Seconds, Span, TOP_PATHS_CAP, TopPaths, Window, classify,
+};
 pub use format::{COMBINED, COMMON, Field, FormatError, LogFormat, VHOST_COMBINED};
 pub use parse::{MAX_LINE_BYTES, Malformed, Record};
-pub use time::{parse_clf_time, parse_iso_time};
+pub use paths::{PROBES, PathKind, is_absolute, is_common_method, path_kind, path_only, probe};
+pub use time::{format_rfc3339, parse_clf_time, parse_iso_time};
 
 /// Sample line numbers kept per reason.
 pub const SAMPLES: usize = 5;

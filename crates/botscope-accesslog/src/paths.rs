@@ -1,0 +1,216 @@
+//! What a request asks for: a page, an asset, robots.txt, a file only
+//! crawlers look for, or a probe for a known weak spot.
+
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+
+/// The kind of resource a request target names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathKind {
+    /// A page (anything that is not one of the others).
+    Page,
+    /// A resource a browser loads with a page: style, script, image, font,
+    /// media.
+    Asset,
+    /// `/robots.txt`.
+    RobotsTxt,
+    /// A file that only crawlers look for: sitemaps, `ads.txt`,
+    /// `security.txt`, `humans.txt`, `llms.txt`.
+    CrawlerOnly,
+}
+
+/// File extensions of assets (lower case).
+const ASSET_EXT: &[&str] = &[
+    "css", "js", "mjs", "map", "png", "jpg", "jpeg", "gif", "webp", "avif", "svg", "ico", "bmp",
+    "woff", "woff2", "ttf", "otf", "eot", "mp4", "webm", "mp3", "ogg", "wav", "m4a",
+];
+
+/// Paths that only a robot asks for (lower case, exact, without query).
+const CRAWLER_ONLY: &[&str] = &[
+    "/ads.txt",
+    "/app-ads.txt",
+    "/humans.txt",
+    "/security.txt",
+    "/.well-known/security.txt",
+    "/llms.txt",
+    "/llms-full.txt",
+    "/sitemap.xml",
+    "/sitemap_index.xml",
+    "/sitemap-index.xml",
+    "/sitemap.xml.gz",
+    "/sitemap.txt",
+];
+
+/// Substrings of request targets that probe for known weak spots:
+/// admin consoles, leaked configuration and version-control files,
+/// exploit paths of popular software, path traversal. Matched ignoring
+/// case; the list is documented in docs/log-analysis.md.
+pub const PROBES: &[&str] = &[
+    "wp-login.php",
+    "xmlrpc.php",
+    "/wp-admin",
+    "/wp-includes/",
+    "/wp-content/plugins/",
+    "/.env",
+    "/.git/",
+    "/.svn/",
+    "/.hg/",
+    "/.aws/",
+    "/.ssh/",
+    "/.ds_store",
+    "/.htaccess",
+    "/.htpasswd",
+    "phpmyadmin",
+    "/pma/",
+    "/myadmin/",
+    "/cgi-bin/",
+    "/boaform/",
+    "/hnap1",
+    "/actuator/",
+    "/vendor/phpunit/",
+    "eval-stdin.php",
+    "/solr/admin",
+    "/manager/html",
+    "/jmx-console",
+    "/web-console",
+    "/invoker/",
+    "/wls-wsat/",
+    "/_ignition/",
+    "/telescope/",
+    "/containers/json",
+    "/etc/passwd",
+    "/phpinfo",
+    "/server-status",
+    "/setup.php",
+    "/install.php",
+    "/config.php",
+    "/shell.php",
+    "/cmd.php",
+    "/autodiscover/autodiscover.xml",
+    "/owa/auth",
+    "/remote/login",
+    "/+cscoe+/",
+    "/api/jsonws",
+    "/geoserver/",
+    "/nmaplowercheck",
+    "../",
+    "..%2f",
+    "%2e%2e",
+    "${jndi:",
+];
+
+/// The probe automaton (built once; the fixed patterns always build, and
+/// a test asserts it).
+fn probes() -> Option<&'static AhoCorasick> {
+    static AC: OnceLock<Option<AhoCorasick>> = OnceLock::new();
+    AC.get_or_init(|| {
+        AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(PROBES)
+            .ok()
+    })
+    .as_ref()
+}
+
+/// The part of a request target before `?` or `#`, without a scheme and
+/// host when the target is an absolute URL.
+pub fn path_only(target: &str) -> &str {
+    let t = strip_origin(target);
+    let end = t.find(['?', '#']).unwrap_or(t.len());
+    &t[..end]
+}
+
+/// `http://host/path` → `/path`; other targets unchanged.
+pub fn strip_origin(target: &str) -> &str {
+    let lower_starts = |p: &str| {
+        target
+            .get(..p.len())
+            .is_some_and(|h| h.eq_ignore_ascii_case(p))
+    };
+    for scheme in ["http://", "https://"] {
+        if lower_starts(scheme) {
+            let rest = &target[scheme.len()..];
+            return match rest.find('/') {
+                Some(i) => &rest[i..],
+                None => "/",
+            };
+        }
+    }
+    target
+}
+
+/// True when the target is an absolute URL (`GET http://…`), as proxy
+/// probes send.
+pub fn is_absolute(target: &str) -> bool {
+    strip_origin(target).len() != target.len()
+}
+
+/// Classifies a request target.
+pub fn path_kind(target: &str) -> PathKind {
+    let p = path_only(target);
+    if p.eq_ignore_ascii_case("/robots.txt") {
+        return PathKind::RobotsTxt;
+    }
+    if CRAWLER_ONLY.iter().any(|c| p.eq_ignore_ascii_case(c)) {
+        return PathKind::CrawlerOnly;
+    }
+    let last = p.rsplit('/').next().unwrap_or("");
+    if let Some((_, ext)) = last.rsplit_once('.')
+        && ext.len() <= 5
+        && ASSET_EXT.iter().any(|a| ext.eq_ignore_ascii_case(a))
+    {
+        return PathKind::Asset;
+    }
+    PathKind::Page
+}
+
+/// The probe pattern a request target contains, if any.
+pub fn probe(target: &str) -> Option<&'static str> {
+    probes()?
+        .find(target.as_bytes())
+        .map(|m| PROBES[m.pattern().as_usize()])
+}
+
+/// True for request methods a web client sends; anything else (CONNECT,
+/// WebDAV verbs, bytes of a TLS handshake) is probing.
+pub fn is_common_method(method: &str) -> bool {
+    matches!(
+        method,
+        "GET" | "HEAD" | "POST" | "PUT" | "DELETE" | "OPTIONS" | "PATCH"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds() {
+        assert_eq!(path_kind("/"), PathKind::Page);
+        assert_eq!(path_kind("/robots.txt"), PathKind::RobotsTxt);
+        assert_eq!(path_kind("/ROBOTS.TXT?x=1"), PathKind::RobotsTxt);
+        assert_eq!(path_kind("/static/app.CSS?v=3"), PathKind::Asset);
+        assert_eq!(path_kind("/a.b/page"), PathKind::Page);
+        assert_eq!(path_kind("/sitemap.xml"), PathKind::CrawlerOnly);
+        assert_eq!(
+            path_kind("http://example.com/robots.txt"),
+            PathKind::RobotsTxt
+        );
+        assert_eq!(path_kind("/report.pdf"), PathKind::Page);
+    }
+
+    #[test]
+    fn probes_and_methods() {
+        assert!(probes().is_some());
+        assert_eq!(probe("/WP-LOGIN.php"), Some("wp-login.php"));
+        assert_eq!(probe("/cgi-bin/../../etc/passwd"), Some("/cgi-bin/"));
+        assert_eq!(probe("/blog/wordpress-tips"), None);
+        assert!(is_absolute("http://example.com/x"));
+        assert!(!is_absolute("/http://"));
+        assert!(is_common_method("GET"));
+        assert!(!is_common_method("\\x16\\x03\\x01"));
+        assert!(!is_common_method("CONNECT"));
+    }
+}
