@@ -436,7 +436,8 @@ impl Seconds {
         self.v = out;
     }
 
-    fn extend(&mut self, o: &Seconds) {
+    /// Adds another set of seconds.
+    pub fn extend_from(&mut self, o: &Seconds) {
         self.v.extend_from_slice(&o.v);
         self.fold();
     }
@@ -785,7 +786,7 @@ impl Partial {
             self.seconds
                 .entry(client_map[ci as usize])
                 .or_default()
-                .extend(&secs);
+                .extend_from(&secs);
         }
         for (name, paths) in o.robot_paths {
             match self.robot_paths.get_mut(&name) {

@@ -25,6 +25,7 @@ mod format;
 mod json;
 mod parse;
 mod paths;
+mod report;
 mod time;
 
 use std::collections::BTreeMap;
@@ -36,6 +37,11 @@ pub use analyze::{
 pub use format::{COMBINED, COMMON, Field, FormatError, LogFormat, VHOST_COMBINED};
 pub use parse::{MAX_LINE_BYTES, Malformed, Record};
 pub use paths::{PROBES, PathKind, is_absolute, is_common_method, path_kind, path_only, probe};
+pub use report::{
+    Check, CheckCount, Checked, ClassTotals, ClientEntry, ClientList, Disallowed, Hour, Input,
+    LIST_LIMIT, Lines, MalformedCount, Pace, PathCount, Period, ReasonOut, Report, Robot,
+    RobotsTxtVersion, SCHEMA, SPOOFED_IPS, Site, TOP_PATHS, Verification, build,
+};
 pub use time::{format_rfc3339, parse_clf_time, parse_iso_time};
 
 /// Sample line numbers kept per reason.

@@ -23,6 +23,10 @@ pub const CRAWLER_PATTERNS: &str = include_str!("../data/crawler_patterns.txt");
 /// isbot's patterns, a JSON list of regex fragments (matched ignoring case).
 pub const ISBOT_PATTERNS: &str = include_str!("../data/isbot_patterns.json");
 
+/// Tokens shorter than this claim a bot only when written in the
+/// registry's case.
+pub const MIN_CASELESS_TOKEN: usize = 7;
+
 /// Longest User-Agent examined; the rest is ignored (real ones are under 1 KB).
 pub const MAX_UA_BYTES: usize = 8 * 1024;
 
@@ -52,6 +56,8 @@ pub struct UaClassifier {
     tokens: AhoCorasick,
     /// For each token pattern: the bot's registry name.
     token_bot: Vec<String>,
+    /// For each token pattern: the token as the registry writes it.
+    token_text: Vec<String>,
 }
 
 impl std::fmt::Debug for UaClassifier {
@@ -211,6 +217,7 @@ impl UaClassifier {
             isbot_fancy,
             tokens,
             token_bot,
+            token_text,
         })
     }
 
@@ -238,7 +245,16 @@ impl UaClassifier {
         let hay = ua.as_bytes();
         self.tokens
             .find_iter(hay)
-            .filter(|m| whole_word(hay, m.start(), m.end()))
+            .filter(|m| {
+                // Short tokens that are plain words (`Code`, `Spider`) claim
+                // only in the registry's own case, so `code.google.com` or
+                // `Sogou web spider` claim nothing; longer tokens match in
+                // any case (`GoogleBot`).
+                let token = &self.token_text[m.pattern().as_usize()];
+                whole_word(hay, m.start(), m.end())
+                    && (token.len() >= MIN_CASELESS_TOKEN
+                        || &hay[m.start()..m.end()] == token.as_bytes())
+            })
             .max_by_key(|m| m.end() - m.start())
             .map(|m| self.token_bot[m.pattern().as_usize()].as_str())
     }

@@ -256,6 +256,16 @@ mod ua {
                 None,
             ),
             ("NotGooglebotx/1.0", None),
+            // Short plain-word tokens claim only in the registry's case.
+            (
+                "Mozilla/5.0 (Windows NT 6.2; WOW64; rv:30.0) Gecko/20100101 Firefox/30.0 AppEngine-Google; (+http://code.google.com/appengine; appid: s~x)",
+                None,
+            ),
+            (
+                "Sogou web spider/4.0(+http://www.sogou.com/docs/help/webmasters.htm#07)",
+                Some("Sogou"),
+            ),
+            ("Mozilla/5.0 (compatible; googlebot/2.1)", Some("Googlebot")),
         ];
         for (ua, want) in cases {
             assert_eq!(c.claimed_bot(ua), want, "{ua}");

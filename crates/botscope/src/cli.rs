@@ -31,6 +31,119 @@ enum Command {
     ///
     /// Example: botscope verify 66.249.66.1 --ua 'Mozilla/5.0 (compatible; Googlebot/2.1)' --offline
     Verify(VerifyArgs),
+    /// Access logs: what robots do on a site, who is fake, who disobeys robots.txt.
+    #[command(subcommand)]
+    Logs(LogsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum LogsCommand {
+    /// Analyse access logs: robots, sessions, verification, robots.txt compliance.
+    ///
+    /// FILEs may be plain or gzip (several members, any name), rotated and out of
+    /// order; `-` or none reads stdin. Exit status: 0 report written; 3 report
+    /// written but an input was damaged (a truncated gzip: everything before the
+    /// damage is in the report); 2 error.
+    ///
+    /// Example: botscope logs analyze access.log access.log.1.gz --robots robots.txt --format html --out report.html
+    Analyze(AnalyzeArgs),
+    /// Write web-server lists from access logs (ACAP 4.3): verified robots.txt
+    /// requesters into all-ok-bots/ and one directory per robot, unverified
+    /// robots.txt requesters into other-bots/, spoofers and scanners into suspect-bots/.
+    ///
+    /// Example: botscope logs export-lists access.log --out-dir /etc/botscope/lists
+    ExportLists(ExportListsArgs),
+}
+
+/// Report format of `logs analyze`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ReportFormat {
+    /// Terminal tables.
+    #[default]
+    Text,
+    /// The documented schema (docs/log-analysis.md).
+    Json,
+    /// One row per robot.
+    Csv,
+    /// One self-contained page: charts and sortable tables.
+    Html,
+}
+
+/// What `logs analyze` and `logs export-lists` read.
+#[derive(Debug, Clone, Args)]
+pub struct LogInputArgs {
+    /// Log files (plain or gzip); `-` for stdin (the default).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The log format: combined, common, vhost_combined, json, an Apache LogFormat
+    /// string or an nginx log_format string; detected from the first lines if absent.
+    #[arg(long, value_name = "SPEC")]
+    pub log_format: Option<String>,
+    /// The site's robots.txt, `FILE` or `DATE=FILE` (in force from DATE, YYYY-MM-DD
+    /// or RFC 3339); repeat for several dated versions.
+    #[arg(long = "robots", value_name = "[DATE=]FILE")]
+    pub robots: Vec<String>,
+    /// robots.txt semantics for the compliance check.
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
+    /// Check claimed robots with forward-confirmed reverse DNS as well as the
+    /// published address lists (distinct addresses, concurrently, cached).
+    #[arg(long)]
+    pub verify: bool,
+    /// Nameserver for --verify, `IP:PORT` (repeatable); default: the system's.
+    #[arg(long = "dns", value_name = "ADDR")]
+    pub dns: Vec<String>,
+    /// Seconds to wait for a DNS answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
+    pub dns_timeout: f64,
+    /// Addresses resolved at once.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub concurrency: usize,
+    /// The DNS cache file (default: ~/.cache/botscope/dns-cache.json).
+    #[arg(long, value_name = "FILE")]
+    pub dns_cache: Option<PathBuf>,
+    /// Keep no DNS cache on disk.
+    #[arg(long)]
+    pub no_dns_cache: bool,
+    /// A registry file layered over the bundled one.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// Only requests at or after this time (YYYY-MM-DD or RFC 3339).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Only requests before this time (YYYY-MM-DD or RFC 3339).
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Parsing threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Never show a progress bar (it only shows on a terminal anyway).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    #[command(flatten)]
+    pub input: LogInputArgs,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+    /// Write the report to PATH (atomically) instead of stdout.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Also write the web-server lists (as `logs export-lists`) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportListsArgs {
+    #[command(flatten)]
+    pub input: LogInputArgs,
+    /// The directory to write (replaced in one step; see docs/web-server-lists.md).
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -338,6 +451,10 @@ impl Cli {
                 RobotsCommand::Meta(a) => crate::robots::meta(&a),
             },
             Command::Verify(a) => crate::verify::cli(&a),
+            Command::Logs(cmd) => match cmd {
+                LogsCommand::Analyze(a) => crate::logs::analyze(&a),
+                LogsCommand::ExportLists(a) => crate::logs::export_lists(&a),
+            },
             Command::Bots(cmd) => match cmd {
                 BotsCommand::List(a) => crate::bots::list(&a),
                 BotsCommand::Show(a) => crate::bots::show(&a),

@@ -62,7 +62,7 @@ pub fn write_atomic(path: &Path, content: &str) -> Result<()> {
 /// Builds the directory tree in a new generation beside `out`, then points
 /// the symlink `out` at it in one rename; older generations are removed.
 #[cfg(unix)]
-fn write_dirs(out: &Path, lists: &Lists) -> Result<()> {
+pub fn write_dirs(out: &Path, lists: &Lists) -> Result<()> {
     let gens = sibling(out, ".generations");
     let stamp = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -118,7 +118,7 @@ fn write_dirs(out: &Path, lists: &Lists) -> Result<()> {
 }
 
 #[cfg(not(unix))]
-fn write_dirs(_out: &Path, _lists: &Lists) -> Result<()> {
+pub fn write_dirs(_out: &Path, _lists: &Lists) -> Result<()> {
     bail!("apache-dirs needs symbolic links (Unix)")
 }
 

@@ -48,13 +48,13 @@ fn print(out: &mut impl Write, v: &Verification, format: Format) -> io::Result<(
 }
 
 /// The classifier over the registry (built once per run).
-fn classifier(registry: &Registry) -> Result<UaClassifier> {
+pub fn classifier(registry: &Registry) -> Result<UaClassifier> {
     UaClassifier::bundled(registry)
         .map_err(|e| anyhow::anyhow!("failed to build the User-Agent classifier: {e}"))
 }
 
 /// Which distinct addresses need DNS: those whose claimed bot uses FCrDNS.
-fn needs_dns(registry: &Registry, ip: IpAddr, ua: &UaInfo) -> bool {
+pub fn needs_dns(registry: &Registry, ip: IpAddr, ua: &UaInfo) -> bool {
     ua.claimed_bot
         .as_deref()
         .and_then(|n| registry.get(n))
@@ -169,7 +169,7 @@ fn batch_run(
 }
 
 /// FCrDNS evidence from DNS, through botscope-dns, with the on-disk cache.
-struct Dns {
+pub struct Dns {
     runtime: tokio::runtime::Runtime,
     fcrdns: botscope_dns::Fcrdns<botscope_dns::HickoryLookup>,
     cache_path: Option<std::path::PathBuf>,
@@ -195,13 +195,16 @@ fn default_cache_path() -> Option<std::path::PathBuf> {
     Some(base.join("botscope").join("dns-cache.json"))
 }
 
-/// `verify`, choosing where DNS answers come from.
-pub fn cli(a: &VerifyArgs) -> Result<Outcome> {
-    if a.offline {
-        return run(a, None);
-    }
-    let servers = a
-        .dns
+/// FCrDNS through the given nameservers (the system's when empty), with
+/// the on-disk cache unless `no_cache`.
+pub fn dns_evidence(
+    dns: &[String],
+    timeout_s: f64,
+    concurrency: usize,
+    cache: Option<&std::path::PathBuf>,
+    no_cache: bool,
+) -> Result<Dns> {
+    let servers = dns
         .iter()
         .map(|s| {
             s.parse::<std::net::SocketAddr>()
@@ -216,15 +219,15 @@ pub fn cli(a: &VerifyArgs) -> Result<Outcome> {
         .enable_all()
         .build()
         .context("failed to start the DNS runtime")?;
-    let timeout = std::time::Duration::from_secs_f64(a.dns_timeout.max(0.1));
+    let timeout = std::time::Duration::from_secs_f64(timeout_s.max(0.1));
     let lookup = {
         let _guard = runtime.enter();
         botscope_dns::HickoryLookup::new(&servers, timeout).map_err(|e| anyhow::anyhow!("{e}"))?
     };
-    let cache_path = if a.no_dns_cache {
+    let cache_path = if no_cache {
         None
     } else {
-        a.dns_cache.clone().or_else(default_cache_path)
+        cache.cloned().or_else(default_cache_path)
     };
     let cache = match &cache_path {
         Some(p) => botscope_dns::Cache::load(p).unwrap_or_else(|e| {
@@ -233,10 +236,24 @@ pub fn cli(a: &VerifyArgs) -> Result<Outcome> {
         }),
         None => botscope_dns::Cache::default(),
     };
-    let mut dns = Dns {
+    Ok(Dns {
         runtime,
-        fcrdns: botscope_dns::Fcrdns::new(lookup, cache, a.concurrency),
+        fcrdns: botscope_dns::Fcrdns::new(lookup, cache, concurrency.max(1)),
         cache_path,
-    };
+    })
+}
+
+/// `verify`, choosing where DNS answers come from.
+pub fn cli(a: &VerifyArgs) -> Result<Outcome> {
+    if a.offline {
+        return run(a, None);
+    }
+    let mut dns = dns_evidence(
+        &a.dns,
+        a.dns_timeout,
+        a.concurrency,
+        a.dns_cache.as_ref(),
+        a.no_dns_cache,
+    )?;
     run(a, Some(&mut dns))
 }

@@ -1,0 +1,287 @@
+//! Log input: files (plain or gzip, multi-member, detected by magic
+//! bytes), stdin; cut into chunks of whole lines for the parsing threads.
+//! A line is never buffered past [`MAX_LINE_BYTES`]: a longer one (even a
+//! gigabyte without a newline) is skipped to its end and counted.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use botscope_accesslog::MAX_LINE_BYTES;
+use flate2::bufread::MultiGzDecoder;
+
+/// Bytes per chunk handed to a parsing thread.
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// Whole lines of one input.
+#[derive(Debug)]
+pub struct Chunk {
+    /// Line number (1-based, in its input) of the first line of `data`.
+    pub first_line: u64,
+    /// Whole lines, each ending in `\n` (the last line of an input may
+    /// lack it).
+    pub data: Vec<u8>,
+    /// Line numbers of lines over the limit, skipped.
+    pub too_long: Vec<u64>,
+}
+
+/// Opens an input: `-` is stdin; gzip is recognised by its magic bytes,
+/// whatever the name.
+pub fn open(
+    name: &Path,
+    counter: impl Fn(u64) + Send + 'static,
+) -> io::Result<Box<dyn Read + Send>> {
+    let raw: Box<dyn Read + Send> = if name == Path::new("-") {
+        Box::new(io::stdin())
+    } else {
+        Box::new(File::open(name)?)
+    };
+    let mut buffered = BufReader::with_capacity(
+        256 * 1024,
+        Counting {
+            inner: raw,
+            counter,
+        },
+    );
+    let head = buffered.fill_buf()?;
+    if head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+        Ok(Box::new(MultiGzDecoder::new(buffered)))
+    } else {
+        Ok(Box::new(buffered))
+    }
+}
+
+/// Reports raw bytes read (for the progress bar).
+struct Counting<R, F> {
+    inner: R,
+    counter: F,
+}
+
+impl<R: Read, F: Fn(u64)> Read for Counting<R, F> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        (self.counter)(n as u64);
+        Ok(n)
+    }
+}
+
+/// What reading one input gave.
+#[derive(Debug, Default)]
+pub struct ReadStats {
+    /// Bytes read (decompressed).
+    pub bytes: u64,
+    /// Lines.
+    pub lines: u64,
+    /// The error that stopped reading, after everything before it was
+    /// handed on.
+    pub error: Option<String>,
+}
+
+/// Reads `r` to its end (or first error), handing chunks of whole lines to
+/// `sink`. Returns what was read; a read error ends the input but
+/// everything before it has been handed on.
+pub fn chunks(mut r: impl Read, mut sink: impl FnMut(Chunk) -> bool) -> ReadStats {
+    let mut stats = ReadStats::default();
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_BYTES + MAX_LINE_BYTES);
+    let mut line = 1u64; // number of the first line in buf
+    let mut too_long: Vec<u64> = Vec::new();
+    // Skipping the rest of an over-long line.
+    let mut skipping = false;
+    let mut block = vec![0u8; 256 * 1024];
+    loop {
+        let n = match r.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                stats.error = Some(describe(&e));
+                break;
+            }
+        };
+        stats.bytes += n as u64;
+        let mut data = &block[..n];
+        if skipping {
+            match memchr::memchr(b'\n', data) {
+                Some(i) => {
+                    skipping = false;
+                    data = &data[i + 1..];
+                    line += 1;
+                }
+                None => continue,
+            }
+        }
+        buf.extend_from_slice(data);
+        // Cut over-long lines out of the unterminated tail.
+        let tail_start = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
+        if buf.len() - tail_start > MAX_LINE_BYTES {
+            too_long.push(line + count_lines(&buf[..tail_start]));
+            buf.truncate(tail_start);
+            skipping = true;
+        }
+        if buf.len() >= CHUNK_BYTES || skipping {
+            let whole = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
+            if whole > 0 || !too_long.is_empty() {
+                let rest = buf.split_off(whole);
+                let lines = count_lines(&buf);
+                let chunk = Chunk {
+                    first_line: line,
+                    data: std::mem::replace(&mut buf, rest),
+                    too_long: std::mem::take(&mut too_long),
+                };
+                stats.lines += lines + chunk.too_long.len() as u64;
+                line += lines + chunk.too_long.len() as u64;
+                // The over-long line's number was taken before the skip.
+                if skipping {
+                    line -= 1;
+                }
+                if !sink(chunk) {
+                    return stats;
+                }
+            }
+        }
+    }
+    if skipping {
+        // The input ended inside an over-long line: it is counted.
+        line += 1;
+    }
+    if !buf.is_empty() || !too_long.is_empty() {
+        let lines = count_lines(&buf) + u64::from(!buf.is_empty() && buf.last() != Some(&b'\n'));
+        stats.lines += lines + too_long.len() as u64;
+        sink(Chunk {
+            first_line: line,
+            data: buf,
+            too_long,
+        });
+    }
+    stats
+}
+
+fn count_lines(b: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', b).count() as u64
+}
+
+fn describe(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof => "the input ends early (a truncated gzip file?)".into(),
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => {
+            format!("the input is damaged ({e})")
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// The lines of a chunk: (line number, bytes without `\r\n`). Over-long
+/// lines come back as `None` at their place.
+pub fn lines(chunk: &Chunk) -> impl Iterator<Item = (u64, Option<&[u8]>)> {
+    let mut too_long = chunk.too_long.iter().peekable();
+    let mut n = chunk.first_line;
+    let mut rest: &[u8] = &chunk.data;
+    std::iter::from_fn(move || {
+        if let Some(&&t) = too_long.peek()
+            && t == n
+        {
+            too_long.next();
+            n += 1;
+            return Some((t, None));
+        }
+        if rest.is_empty() {
+            // Over-long lines at the very end.
+            let t = *too_long.next()?;
+            return Some((t, None));
+        }
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        rest = next;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let this = n;
+        n += 1;
+        Some((this, Some(line)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Lines = Vec<(u64, Option<Vec<u8>>)>;
+
+    fn all(data: &[u8]) -> (Lines, ReadStats) {
+        let mut out = Vec::new();
+        // Feed through a reader that returns 7 bytes at a time.
+        struct Slow<'a>(&'a [u8]);
+        impl Read for Slow<'_> {
+            fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+                let n = self.0.len().min(7).min(b.len());
+                b[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let stats = chunks(Slow(data), |c| {
+            out.extend(lines(&c).map(|(n, l)| (n, l.map(<[u8]>::to_vec))));
+            true
+        });
+        (out, stats)
+    }
+
+    #[test]
+    fn numbering_with_long_lines() {
+        let long = vec![b'x'; MAX_LINE_BYTES + 10];
+        let mut data = b"a\r\nb\n".to_vec();
+        data.extend_from_slice(&long);
+        data.extend_from_slice(b"\nc\n");
+        data.extend_from_slice(&long);
+        let (v, stats) = all(&data);
+        assert_eq!(
+            v,
+            vec![
+                (1, Some(b"a".to_vec())),
+                (2, Some(b"b".to_vec())),
+                (3, None),
+                (4, Some(b"c".to_vec())),
+                (5, None),
+            ]
+        );
+        assert_eq!(stats.lines, 5);
+        assert!(stats.error.is_none());
+    }
+
+    #[test]
+    fn last_line_without_newline() {
+        let (v, stats) = all(b"a\nb");
+        assert_eq!(v, vec![(1, Some(b"a".to_vec())), (2, Some(b"b".to_vec()))]);
+        assert_eq!(stats.lines, 2);
+    }
+
+    #[test]
+    fn truncated_gzip_keeps_what_came_before() {
+        use std::io::Write;
+        let mut text = Vec::new();
+        for i in 0..20_000 {
+            writeln!(text, "line {i}").expect("write");
+        }
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&text).expect("gz");
+        let whole = gz.finish().expect("gz");
+        // Two members, then cut the second one short.
+        let mut two = whole.clone();
+        two.extend_from_slice(&whole[..whole.len() / 2]);
+        let path = std::env::temp_dir().join(format!("botscope-trunc-{}.gz", std::process::id()));
+        std::fs::write(&path, &two).expect("write");
+        let r = open(&path, |_| {}).expect("open");
+        let mut got = 0u64;
+        let stats = chunks(r, |c| {
+            got += lines(&c).count() as u64;
+            true
+        });
+        let _ = std::fs::remove_file(&path);
+        assert!(stats.error.is_some(), "{stats:?}");
+        assert!(
+            got > 20_000,
+            "the first member and part of the second: {got}"
+        );
+        assert_eq!(got, stats.lines);
+    }
+}
