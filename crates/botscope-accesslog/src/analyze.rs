@@ -436,10 +436,12 @@ impl Seconds {
         self.v = out;
     }
 
-    /// Adds another set of seconds.
+    /// Adds another set of seconds (folded lazily, when the set doubles).
     pub fn extend_from(&mut self, o: &Seconds) {
         self.v.extend_from_slice(&o.v);
-        self.fold();
+        if self.v.len() >= 2 * self.folded.max(1024) {
+            self.fold();
+        }
     }
 
     /// The seconds, sorted, with their request counts.

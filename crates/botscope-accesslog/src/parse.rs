@@ -108,13 +108,37 @@ impl Malformed {
 }
 
 fn text(b: &[u8]) -> Cow<'_, str> {
-    String::from_utf8_lossy(b)
+    // Valid UTF-8 (nearly every field) is checked by the fast validator;
+    // only invalid bytes take the replacing path.
+    match std::str::from_utf8(b) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(b),
+    }
+}
+
+/// True when `b` has a NUL or a control byte other than tab: no log line
+/// has one. Eight bytes at a time.
+fn has_control(b: &[u8]) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let x = u64::from_le_bytes(w);
+        // Some byte < 0x20 (a byte >= 0x80 can set a false alarm; the
+        // exact check below settles it).
+        if (x.wrapping_sub(LO * 0x20) & !x & HI) != 0 && c.iter().any(|&b| b < 0x20 && b != b'\t') {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&b| b < 0x20 && b != b'\t')
 }
 
 /// Undoes the escaping web servers apply to quoted fields: `\"`, `\\`,
 /// `\xHH` (Apache and nginx).
 fn unescape(b: &[u8]) -> Cow<'_, str> {
-    if !b.contains(&b'\\') {
+    if memchr::memchr(b'\\', b).is_none() {
         return text(b);
     }
     let mut out = Vec::with_capacity(b.len());
@@ -238,10 +262,10 @@ fn request<'a>(v: Cow<'a, str>) -> (Cow<'a, str>, Cow<'a, str>, Cow<'a, str>) {
 fn quoted(line: &[u8], start: usize) -> Option<(&[u8], usize)> {
     let mut i = start;
     while i < line.len() {
+        i += memchr::memchr2(b'\\', b'"', &line[i..])?;
         match line[i] {
             b'\\' => i += 2,
-            b'"' => return Some((&line[start..i], i + 1)),
-            _ => i += 1,
+            _ => return Some((&line[start..i], i + 1)),
         }
     }
     None
@@ -266,7 +290,7 @@ impl LogFormat {
         if line.iter().all(u8::is_ascii_whitespace) {
             return Err(Malformed::Empty);
         }
-        if line.iter().any(|&b| b == 0 || (b < 0x20 && b != b'\t')) {
+        if has_control(line) {
             return Err(Malformed::Binary);
         }
         if self.json {
@@ -418,6 +442,22 @@ impl LogFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_bytes() {
+        assert!(!has_control(
+            b"plain text\twith a tab, and \xc3\xa9 bytes over 0x80 ......"
+        ));
+        for i in 0..40 {
+            let mut v = vec![b'a'; 40];
+            v[i] = 0;
+            assert!(has_control(&v), "{i}");
+            v[i] = 0x1f;
+            assert!(has_control(&v), "{i}");
+            v[i] = 0x9f;
+            assert!(!has_control(&v), "{i}");
+        }
+    }
 
     fn combined() -> LogFormat {
         LogFormat::preset("combined").expect("combined")

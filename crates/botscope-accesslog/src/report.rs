@@ -286,7 +286,8 @@ pub struct Robot {
     pub top_paths_approximate: bool,
     /// Verification of its addresses.
     pub verification: Verification,
-    /// Addresses that claimed it falsely (first [`SPOOFED_IPS`]).
+    /// Addresses that claimed it falsely, most requests first (at most
+    /// [`SPOOFED_IPS`]).
     pub spoofed_ips: Vec<IpAddr>,
     /// Clients of each class (a declared robot can be a scanner or a
     /// monitor).
@@ -363,7 +364,7 @@ struct RobotAcc {
     last: i64,
     verification: Verification,
     ips_by_check: [HashSet<IpAddr>; 4],
-    spoofed_ips: Vec<IpAddr>,
+    spoofed_ips: std::collections::HashMap<IpAddr, u64>,
     seconds: Seconds,
     classes: BTreeMap<&'static str, u64>,
 }
@@ -514,9 +515,9 @@ pub fn build(mut a: Analysis, checks: &[Option<Checked>], policy: &dyn Policy) -
         counts[k].requests += c.requests;
         if r.ips_by_check[k].insert(c.ip) {
             counts[k].ips += 1;
-            if k == 1 && r.spoofed_ips.len() < SPOOFED_IPS {
-                r.spoofed_ips.push(c.ip);
-            }
+        }
+        if k == 1 {
+            *r.spoofed_ips.entry(c.ip).or_default() += c.requests;
         }
         if k != 1
             && let Some(s) = a.take_seconds(i)
@@ -622,7 +623,14 @@ pub fn build(mut a: Analysis, checks: &[Option<Checked>], policy: &dyn Policy) -
                     .unwrap_or_default(),
                 top_paths_approximate: top.is_some_and(|t| t.approximate),
                 verification: r.verification,
-                spoofed_ips: r.spoofed_ips,
+                spoofed_ips: {
+                    // Most requests first, then by address: the same for
+                    // any input order.
+                    let mut v: Vec<(u64, IpAddr)> =
+                        r.spoofed_ips.iter().map(|(ip, n)| (*n, *ip)).collect();
+                    v.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+                    v.into_iter().take(SPOOFED_IPS).map(|(_, ip)| ip).collect()
+                },
                 classes: r.classes,
             };
             (name, robot)

@@ -1,0 +1,510 @@
+//! `botscope logs`, run as a user runs it, on the real logs in
+//! examples/logs (copies of the shared data set) and on made-up ones.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn home() -> PathBuf {
+    std::env::temp_dir().join(format!("botscope-logs-home-{}", std::process::id()))
+}
+
+fn botscope_with(
+    args: &[&str],
+    feed: impl FnOnce(std::process::ChildStdin) + Send + 'static,
+) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(args)
+        .env("XDG_CONFIG_HOME", home().join("config"))
+        .env("XDG_CACHE_HOME", home().join("cache"))
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn botscope");
+    let input = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || feed(input));
+    let out = child.wait_with_output().expect("wait");
+    writer.join().expect("stdin writer");
+    out
+}
+
+fn botscope(args: &[&str], stdin: &[u8]) -> Output {
+    let data = stdin.to_vec();
+    botscope_with(args, move |mut i| {
+        let _ = i.write_all(&data);
+    })
+}
+
+fn tmp(name: &str, body: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("botscope-logs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, body).expect("write tmp");
+    p
+}
+
+fn json_report(args: &[&str], stdin: &[u8]) -> (Value, Output) {
+    let mut all = vec!["logs", "analyze", "--format", "json"];
+    all.extend_from_slice(args);
+    let o = botscope(&all, stdin);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}); stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    (v, o)
+}
+
+const ELASTIC: &str = "examples/logs/elastic_examples_apache_logs.log";
+const HACKERS: &str = "examples/logs/nielsbasjes_logparser_hackers-access.log";
+const VHOST: &str = "examples/logs/pypi_apachelogs-0.6.1_vhost_combined.log";
+
+#[test]
+fn elastic_log_spoofed_googlebots_and_the_truncated_line() {
+    let (r, o) = json_report(&[ELASTIC], b"");
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(r["schema"], "botscope.logs/1");
+    assert_eq!(r["lines"]["total"], 10_000);
+    assert_eq!(r["lines"]["parsed"], 10_000, "every well-formed line");
+    let truncated = r["malformed"]
+        .as_array()
+        .expect("malformed")
+        .iter()
+        .find(|m| m["reason"] == "truncated")
+        .expect("the truncated line is reported");
+    assert_eq!(truncated["sample_lines"][0], 8899);
+    let g = &r["robots"]["Googlebot"];
+    assert_eq!(g["category"], "search");
+    let spoofed: BTreeSet<&str> = g["spoofed_ips"]
+        .as_array()
+        .expect("spoofed_ips")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let want: BTreeSet<&str> = [
+        "177.37.188.215",
+        "188.35.22.24",
+        "200.141.109.74",
+        "46.118.127.106",
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(spoofed, want);
+    assert_eq!(g["verification"]["spoofed"]["ips"], 4);
+    assert!(g["verification"]["verified"]["ips"].as_u64() > Some(0));
+    // The spoofers are listed with the reason.
+    let listed: Vec<&Value> = r["spoofed"]["clients"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter(|c| c["robot"] == "Googlebot")
+        .collect();
+    assert_eq!(listed.len(), 4);
+    assert!(
+        listed[0]["verification"]
+            .as_str()
+            .is_some_and(|s| s.contains("not among Googlebot's published addresses"))
+    );
+    // Per-robot fields the report promises.
+    for field in [
+        "requests",
+        "sessions",
+        "unique_ips",
+        "unique_uas",
+        "bytes",
+        "robots_txt_fetches",
+        "disallowed_requests",
+        "disallowed_share",
+        "pace",
+        "status",
+        "first_seen",
+        "last_seen",
+        "top_paths",
+        "verification",
+        "category",
+    ] {
+        assert!(g.get(field).is_some(), "robots.Googlebot.{field}");
+    }
+    assert!(r["hourly"].as_array().is_some_and(|h| h.len() > 24));
+    let share = r["site"]["robot_request_share"].as_f64().expect("share");
+    assert!(share > 0.1 && share < 0.9, "{share}");
+}
+
+#[test]
+fn hackers_log_is_mostly_robots_with_reasons() {
+    let (r, _) = json_report(&[HACKERS], b"");
+    assert_eq!(r["lines"]["parsed"], 3456);
+    assert_eq!(r["lines"]["malformed"], 0);
+    let classes = &r["site"]["classes"];
+    let n = |k: &str| classes[k]["clients"].as_u64().expect("count");
+    let total: u64 = [
+        "human",
+        "declared_bot",
+        "undeclared_bot",
+        "scanner",
+        "monitor",
+    ]
+    .iter()
+    .map(|k| n(k))
+    .sum();
+    let robots = n("undeclared_bot") + n("scanner");
+    assert!(
+        robots * 2 > total,
+        "most clients are undeclared robots or scanners: {robots} of {total}"
+    );
+    for c in r["undeclared_bots"]["clients"].as_array().expect("list") {
+        assert!(
+            c["reasons"].as_array().is_some_and(|a| !a.is_empty()),
+            "{c}"
+        );
+    }
+    // The form spammers are caught posting seconds after loading the form.
+    let codes: BTreeSet<&str> = r["undeclared_bots"]["clients"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .flat_map(|c| c["reasons"].as_array().into_iter().flatten())
+        .filter_map(|x| x["code"].as_str())
+        .collect();
+    assert!(codes.contains("quick-post"), "{codes:?}");
+}
+
+#[test]
+fn vhost_log_and_its_bad_line() {
+    let (r, _) = json_report(&[VHOST], b"");
+    assert_eq!(r["lines"]["parsed"], 6);
+    assert_eq!(r["lines"]["malformed"], 1);
+    assert_eq!(r["malformed"][0]["sample_lines"][0], 5);
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(data).expect("gz");
+    gz.finish().expect("gz")
+}
+
+/// The same report, however the log is cut, compressed, ordered or fed.
+#[test]
+fn rotated_gzip_and_stdin_give_the_same_report() {
+    let text = std::fs::read(root().join(ELASTIC)).expect("log");
+    let lines: Vec<&[u8]> = text.split_inclusive(|b| *b == b'\n').collect();
+    let (a, b) = lines.split_at(lines.len() / 3);
+    let part1: Vec<u8> = a.concat();
+    let part2: Vec<u8> = b.concat();
+    // access.log.1.gz holds the older part in two gzip members; access.log the rest.
+    let mut two_members = gzip(&part1[..part1.len() / 2]);
+    two_members.extend(gzip(&part1[part1.len() / 2..]));
+    let rotated = tmp("access.log.1.gz", &two_members);
+    let current = tmp("access.log", &part2);
+    let strip = |mut v: Value| {
+        v["inputs"] = Value::Null;
+        v
+    };
+    let (whole, _) = json_report(&[ELASTIC], b"");
+    // Newest first: out of order on purpose.
+    let (split, o) = json_report(
+        &[
+            current.to_str().expect("path"),
+            rotated.to_str().expect("path"),
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(0));
+    // Line numbers restart per input, so only the samples differ.
+    let mut w = strip(whole.clone());
+    let mut s = strip(split);
+    w["malformed"] = Value::Null;
+    s["malformed"] = Value::Null;
+    let differ = |a: &Value, b: &Value| -> Vec<String> {
+        let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+            return vec!["not objects".into()];
+        };
+        a.keys()
+            .filter(|k| a.get(*k) != b.get(*k))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(differ(&w, &s), Vec::<String>::new());
+    let (piped, _) = json_report(&["-"], &gzip(&text));
+    assert_eq!(differ(&strip(piped), &strip(whole)), Vec::<String>::new());
+}
+
+#[test]
+fn truncated_gzip_reports_what_came_before() {
+    let text = std::fs::read(root().join(ELASTIC)).expect("log");
+    let gz = gzip(&text);
+    let cut = tmp("cut.log.gz", &gz[..gz.len() * 2 / 3]);
+    let (r, o) = json_report(&[cut.to_str().expect("path")], b"");
+    assert_eq!(o.status.code(), Some(3), "damaged input: exit 3");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ends early"));
+    let lines = r["lines"]["total"].as_u64().expect("lines");
+    assert!(lines > 5000 && lines < 10_000, "{lines}");
+    assert!(r["inputs"][0]["error"].is_string());
+}
+
+#[test]
+fn robots_txt_versions_and_crawl_delay() {
+    let v1 = tmp("robots-v1.txt", b"User-agent: *\nDisallow: /private/\n");
+    let v2 = tmp(
+        "robots-v2.txt",
+        b"User-agent: *\nDisallow: /private/\n\nUser-agent: Googlebot\nDisallow: /beta/\nCrawl-delay: 10\n",
+    );
+    let line = |t: &str, path: &str| {
+        format!(
+            "66.249.66.1 - - [01/Mar/2024:{t} +0000] \"GET {path} HTTP/1.1\" 200 100 \"-\" \"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)\"\n"
+        )
+    };
+    let mut log = String::new();
+    // Before v2 (from 12:00): /beta/ is allowed, /private/ is not.
+    log += &line("11:00:00", "/beta/a");
+    log += &line("11:00:01", "/private/a");
+    // Under v2: Googlebot's own group has no /private/ rule, /beta/ is out.
+    log += &line("12:00:00", "/beta/b");
+    log += &line("12:00:05", "/private/b");
+    log += &line("12:00:30", "/robots.txt");
+    log += &line("12:00:31", "/");
+    let f = tmp("compliance.log", log.as_bytes());
+    let v1_arg = v1.to_str().expect("path").to_owned();
+    let v2_arg = format!("2024-03-01T12:00:00Z={}", v2.to_str().expect("path"));
+    let (r, o) = json_report(
+        &[
+            f.to_str().expect("path"),
+            "--robots",
+            &v1_arg,
+            "--robots",
+            &v2_arg,
+        ],
+        b"",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let g = &r["robots"]["Googlebot"];
+    assert_eq!(g["judged_requests"], 5, "robots.txt itself is never judged");
+    assert_eq!(g["disallowed_requests"], 2);
+    let paths: Vec<&str> = g["disallowed_examples"]
+        .as_array()
+        .expect("examples")
+        .iter()
+        .filter_map(|e| e["path"].as_str())
+        .collect();
+    assert_eq!(paths, ["/private/a", "/beta/b"]);
+    assert_eq!(g["pace"]["crawl_delay_s"], 10.0);
+    // Under v2: gaps of 5, 25 and 1 seconds; 5 and 1 are under 10.
+    assert_eq!(g["pace"]["crawl_delay_breaches"], 2);
+    assert_eq!(r["robots_txt"][1]["from"], "2024-03-01T12:00:00Z");
+}
+
+#[test]
+fn bad_input_is_counted_not_fatal() {
+    let mut junk: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
+    junk.extend_from_slice(b"\n");
+    junk.extend_from_slice(
+        b"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 2326 \"-\" \"caf\xe9 \xff\"\n",
+    );
+    junk.extend_from_slice(
+        b"1.2.3.4 - - [10/Oct/99999:13:55:36 -0700] \"GET / HTTP/1.0\" 200 2326 \"-\" \"x\"\n",
+    );
+    let f = tmp("junk.log", &junk);
+    let (r, o) = json_report(
+        &[f.to_str().expect("path"), "--log-format", "combined"],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        r["lines"]["parsed"], 1,
+        "the non-UTF-8 User-Agent line is read"
+    );
+    assert!(r["lines"]["malformed"].as_u64() >= Some(2));
+    let reasons: BTreeSet<&str> = r["malformed"]
+        .as_array()
+        .expect("malformed")
+        .iter()
+        .filter_map(|m| m["reason"].as_str())
+        .collect();
+    assert!(reasons.contains("bad-time"), "{reasons:?}");
+    // An unknown directive is a clear error, exit 2.
+    let o = botscope(&["logs", "analyze", ELASTIC, "--log-format", "%h %Z"], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--log-format"));
+    // A missing file too.
+    let o = botscope(&["logs", "analyze", "no/such.log"], b"");
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_gigabyte_line_costs_no_memory() {
+    let o = botscope_with(
+        &[
+            "logs",
+            "analyze",
+            "--format",
+            "json",
+            "--log-format",
+            "combined",
+            "-",
+        ],
+        |mut i| {
+            let block = vec![b'a'; 1 << 20];
+            for _ in 0..1024 {
+                if i.write_all(&block).is_err() {
+                    return;
+                }
+            }
+            let _ = i.write_all(
+                b"\n1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"-\" \"x\"\n",
+            );
+        },
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let r: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(r["lines"]["total"], 2);
+    assert_eq!(r["lines"]["parsed"], 1);
+    assert_eq!(r["malformed"][0]["reason"], "too-long");
+    assert_eq!(r["malformed"][0]["sample_lines"][0], 1);
+}
+
+#[test]
+fn text_and_csv() {
+    let o = botscope(&["logs", "analyze", ELASTIC], b"");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.starts_with("10000 lines, 10000 parsed"), "{text}");
+    assert!(text.contains("spoofed robots: "));
+    let o = botscope(&["logs", "analyze", ELASTIC, "--format", "csv"], b"");
+    let csv = String::from_utf8_lossy(&o.stdout);
+    let mut rows = csv.lines();
+    assert!(
+        rows.next()
+            .is_some_and(|h| h.starts_with("robot,category,registered,requests,"))
+    );
+    let google = rows.find(|r| r.starts_with("Googlebot,")).expect("row");
+    assert!(google.starts_with("Googlebot,search,true,543,"), "{google}");
+}
+
+#[test]
+fn export_lists_sorts_requesters() {
+    let out = std::env::temp_dir().join(format!("botscope-logs-lists-{}", std::process::id()));
+    let o = botscope(
+        &[
+            "logs",
+            "export-lists",
+            ELASTIC,
+            "--out-dir",
+            out.to_str().expect("path"),
+        ],
+        b"",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let has = |dir: &str, ip: &str| out.join(dir).join(ip).exists();
+    assert!(has("suspect-bots", "177.37.188.215"), "a spoofed Googlebot");
+    assert!(has("suspect-bots", "46.118.127.106"));
+    let ok: Vec<String> = std::fs::read_dir(out.join("all-ok-bots"))
+        .expect("all-ok-bots")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!ok.is_empty());
+    assert!(out.join("googlebot").is_dir(), "a per-bot list");
+    assert!(!ok.iter().any(|ip| has("suspect-bots", ip)));
+}
+
+/// Runs headless Chromium on a page: (DOM after scripts, console lines).
+fn chromium(page: &Path) -> (String, Vec<String>) {
+    let exe = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("headless Chromium is needed (`apt-get install chromium`; .ci/run installs it)");
+    let profile = home().join(format!(
+        "chromium-{}",
+        page.file_name().and_then(|n| n.to_str()).unwrap_or("p")
+    ));
+    let o = Command::new(exe)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run chromium");
+    let console = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_owned)
+        .collect();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), console)
+}
+
+#[test]
+fn html_report_renders_in_chromium_without_console_errors() {
+    // The detector works: a broken page is caught.
+    let broken = tmp(
+        "broken.html",
+        b"<html><body><script>nosuchfn();</script></body></html>",
+    );
+    let (_, console) = chromium(&broken);
+    assert!(
+        console.iter().any(|l| l.contains("Uncaught")),
+        "console errors must be visible: {console:?}"
+    );
+    let page = std::env::temp_dir().join(format!("botscope-report-{}.html", std::process::id()));
+    let o = botscope(
+        &[
+            "logs",
+            "analyze",
+            ELASTIC,
+            HACKERS,
+            "--format",
+            "html",
+            "--out",
+            page.to_str().expect("path"),
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let html = std::fs::read_to_string(&page).expect("page");
+    for external in ["http://", "https://", "src=", "href="] {
+        // Data in the tables may quote URLs; the page itself loads nothing.
+        if external.ends_with('=') {
+            assert!(!html.contains(external), "no external resource: {external}");
+        }
+    }
+    assert!(!html.contains("<link"), "no stylesheet links");
+    let (dom, console) = chromium(&page);
+    assert!(console.is_empty(), "console: {console:?}");
+    assert!(dom.contains("data-ready=\"1\""), "the script ran");
+    let table = dom.split("id=\"robots\"").nth(1).expect("robot table");
+    let table = table.split("</table>").next().expect("end");
+    assert!(table.matches("<tr>").count() > 20, "rows for the robots");
+    assert!(table.contains("Googlebot"));
+    assert!(dom.contains("<svg"), "charts");
+}
