@@ -401,6 +401,58 @@ impl Client {
     }
 }
 
+/// Clients in segments of fixed size: growing never copies, and merging
+/// frees the other side's segments as it goes, so peak memory stays near
+/// the clients' own size.
+#[derive(Debug, Default)]
+pub struct Clients {
+    segs: Vec<Vec<Client>>,
+    len: usize,
+}
+
+const SEG_BITS: usize = 14;
+const SEG: usize = 1 << SEG_BITS;
+
+impl Clients {
+    fn push(&mut self, c: Client) -> u32 {
+        if self.segs.last().is_none_or(|s| s.len() == SEG) {
+            self.segs.push(Vec::with_capacity(SEG));
+        }
+        if let Some(seg) = self.segs.last_mut() {
+            seg.push(c);
+        }
+        self.len += 1;
+        (self.len - 1) as u32
+    }
+
+    /// Number of clients.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every client, in index order.
+    pub fn iter(&self) -> impl Iterator<Item = &Client> {
+        self.segs.iter().flatten()
+    }
+
+    fn get_mut(&mut self, i: u32) -> &mut Client {
+        let i = i as usize;
+        &mut self.segs[i >> SEG_BITS][i & (SEG - 1)]
+    }
+}
+
+impl std::ops::Index<usize> for Clients {
+    type Output = Client;
+    fn index(&self, i: usize) -> &Client {
+        &self.segs[i >> SEG_BITS][i & (SEG - 1)]
+    }
+}
+
 /// Distinct request seconds with counts, for pace and Crawl-delay.
 /// Appended in any order; sorted and folded when it doubles.
 #[derive(Debug, Clone, Default)]
@@ -536,7 +588,7 @@ pub struct Partial {
     agents: Vec<(Option<Box<str>>, Agent)>,
     agent_ix: Map<Box<str>, u32>,
     no_ua: Option<u32>,
-    clients: Vec<Client>,
+    clients: Clients,
     client_ix: Map<(IpAddr, u32), u32>,
     probe_samples: Map<u32, Vec<Box<str>>>,
     disallowed_samples: Map<u32, Vec<Example>>,
@@ -614,8 +666,7 @@ impl<'a> Analyzer<'a> {
         let ci = match p.client_ix.entry((r.ip, a)) {
             Entry::Occupied(e) => *e.get(),
             Entry::Vacant(e) => {
-                let i = p.clients.len() as u32;
-                p.clients.push(Client::new(r.ip, a, r.time));
+                let i = p.clients.push(Client::new(r.ip, a, r.time));
                 e.insert(i);
                 i
             }
@@ -623,7 +674,7 @@ impl<'a> Analyzer<'a> {
         let agent = &p.agents[a as usize].1;
         let target: &str = &r.path;
         let kind = path_kind(target);
-        let c = &mut p.clients[ci as usize];
+        let c = p.clients.get_mut(ci);
         let inc = |x: &mut u32| *x = x.saturating_add(1);
         let fresh = c.requests == 0;
         c.requests += 1;
@@ -693,7 +744,7 @@ impl<'a> Analyzer<'a> {
                 .policy
                 .disallowed(agent.token.as_deref(), target, r.time)
         {
-            let c = &mut p.clients[ci as usize];
+            let c = p.clients.get_mut(ci);
             inc(&mut c.judged);
             if d {
                 inc(&mut c.disallowed);
@@ -726,7 +777,13 @@ impl<'a> Analyzer<'a> {
 }
 
 impl Partial {
-    /// Folds another thread's state into this one.
+    /// Distinct clients so far.
+    pub fn client_count(&self) -> usize {
+        self.clients.len()
+    }
+
+    /// Folds another thread's state into this one (cheapest with the
+    /// larger state as `self`).
     pub fn merge(&mut self, mut o: Partial) {
         let mut agent_map: Vec<u32> = Vec::with_capacity(o.agents.len());
         for (ua, agent) in std::mem::take(&mut o.agents) {
@@ -748,19 +805,22 @@ impl Partial {
             agent_map.push(i);
         }
         let mut client_map: Vec<u32> = Vec::with_capacity(o.clients.len());
-        for mut c in std::mem::take(&mut o.clients) {
-            c.agent = agent_map[c.agent as usize];
-            match self.client_ix.entry((c.ip, c.agent)) {
-                Entry::Occupied(e) => {
-                    let i = *e.get();
-                    self.clients[i as usize].merge(&c);
-                    client_map.push(i);
-                }
-                Entry::Vacant(e) => {
-                    let i = self.clients.len() as u32;
-                    e.insert(i);
-                    self.clients.push(c);
-                    client_map.push(i);
+        self.client_ix.reserve(o.clients.len());
+        // Segment by segment: each is freed once moved.
+        for seg in std::mem::take(&mut o.clients.segs) {
+            for mut c in seg {
+                c.agent = agent_map[c.agent as usize];
+                match self.client_ix.entry((c.ip, c.agent)) {
+                    Entry::Occupied(e) => {
+                        let i = *e.get();
+                        self.clients.get_mut(i).merge(&c);
+                        client_map.push(i);
+                    }
+                    Entry::Vacant(e) => {
+                        let i = self.clients.push(c);
+                        e.insert(i);
+                        client_map.push(i);
+                    }
                 }
             }
         }
@@ -810,13 +870,15 @@ impl Partial {
     }
 
     /// Classifies every client.
-    pub fn finish(self) -> Analysis {
+    pub fn finish(mut self) -> Analysis {
+        // The index is not needed any more: free it first.
+        self.client_ix = Map::default();
         let classes = self
             .clients
             .iter()
             .map(|c| {
                 let (ua, agent) = &self.agents[c.agent as usize];
-                classify(c, agent, ua.is_none())
+                classify(c, agent, ua.is_none()).0
             })
             .collect();
         Analysis {
@@ -1127,9 +1189,11 @@ pub struct Analysis {
     /// Distinct User-Agents (`None`: none logged) and what they say.
     pub agents: Vec<(Option<String>, Agent)>,
     /// Distinct clients.
-    pub clients: Vec<Client>,
-    /// Class and reasons of each client (same order as `clients`).
-    pub classes: Vec<(Class, Vec<Reason>)>,
+    pub clients: Clients,
+    /// Class of each client (same order as `clients`); the reasons are
+    /// rebuilt on demand ([`Analysis::reasons`]) so that memory holds one
+    /// byte per client.
+    pub classes: Vec<Class>,
     probe_samples: Map<u32, Vec<Box<str>>>,
     disallowed_samples: Map<u32, Vec<Example>>,
     seconds: Map<u32, Seconds>,
@@ -1149,6 +1213,13 @@ impl Analysis {
     pub fn agent_of(&self, c: &Client) -> (Option<&str>, &Agent) {
         let (ua, a) = &self.agents[c.agent as usize];
         (ua.as_deref(), a)
+    }
+
+    /// The class and reasons of client `i`.
+    pub fn reasons(&self, i: usize) -> (Class, Vec<Reason>) {
+        let c = &self.clients[i];
+        let (ua, agent) = &self.agents[c.agent as usize];
+        classify(c, agent, ua.is_none())
     }
 
     /// Probe samples of client `i`.
@@ -1327,8 +1398,8 @@ mod tests {
     fn class_of(a: &Analysis, ip: &str) -> (Class, Vec<&'static str>) {
         let ip: IpAddr = ip.parse().expect("ip");
         let i = a.clients.iter().position(|c| c.ip == ip).expect("client");
-        let (class, reasons) = &a.classes[i];
-        (*class, reasons.iter().map(|r| r.code).collect())
+        let (class, reasons) = a.reasons(i);
+        (class, reasons.iter().map(|r| r.code).collect())
     }
 
     #[test]
@@ -1368,8 +1439,9 @@ mod tests {
         let mut v: Vec<String> = a
             .clients
             .iter()
-            .zip(&a.classes)
-            .map(|(c, (class, reasons))| {
+            .enumerate()
+            .map(|(i, c)| {
+                let (class, reasons) = a.reasons(i);
                 let mut hours = Vec::new();
                 c.each_hour(|h, n| hours.push((h, n)));
                 format!(

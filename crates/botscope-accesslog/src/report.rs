@@ -428,9 +428,13 @@ fn ratio(n: u64, of: u64) -> f64 {
     }
 }
 
-/// Builds the report. `checks[i]` is the verification of client `i` (for
+/// Builds the report. `checks[&i]` is the verification of client `i` (for
 /// clients that claim a registered robot).
-pub fn build(mut a: Analysis, checks: &[Option<Checked>], policy: &dyn Policy) -> Report {
+pub fn build(
+    mut a: Analysis,
+    checks: &std::collections::HashMap<usize, Checked>,
+    policy: &dyn Policy,
+) -> Report {
     let mut robots: BTreeMap<String, RobotAcc> = BTreeMap::new();
     let mut classes: BTreeMap<&'static str, ClassTotals> = Class::ALL
         .iter()
@@ -444,7 +448,7 @@ pub fn build(mut a: Analysis, checks: &[Option<Checked>], policy: &dyn Policy) -
     let (mut first, mut last) = (i64::MAX, i64::MIN);
     for i in 0..a.clients.len() {
         let c = &a.clients[i];
-        let class = a.classes[i].0;
+        let class = a.classes[i];
         let (_, agent) = a.agent_of(c);
         requests += c.requests;
         bytes += c.bytes;
@@ -468,7 +472,7 @@ pub fn build(mut a: Analysis, checks: &[Option<Checked>], policy: &dyn Policy) -
             Class::Monitor => lists[2].push(i),
             _ => {}
         }
-        let check = checks.get(i).and_then(Option::as_ref);
+        let check = checks.get(&i);
         if check.is_some_and(|k| k.check == Check::Spoofed) {
             lists[3].push(i);
         }
@@ -528,7 +532,7 @@ pub fn build(mut a: Analysis, checks: &[Option<Checked>], policy: &dyn Policy) -
     let entry = |i: usize, a: &Analysis| -> ClientEntry {
         let c = &a.clients[i];
         let (ua, agent) = a.agent_of(c);
-        let (class, reasons) = &a.classes[i];
+        let (class, reasons) = a.reasons(i);
         let mut samples: Vec<String> = a.probe_samples(i).iter().map(|s| s.to_string()).collect();
         samples.extend(
             a.disallowed_examples(i)
@@ -554,10 +558,7 @@ pub fn build(mut a: Analysis, checks: &[Option<Checked>], policy: &dyn Policy) -
                 })
                 .collect(),
             samples,
-            verification: checks
-                .get(i)
-                .and_then(Option::as_ref)
-                .map(|k| k.reason.clone()),
+            verification: checks.get(&i).map(|k| k.reason.clone()),
         }
     };
     let mut out_lists: Vec<ClientList> = Vec::new();

@@ -354,8 +354,11 @@ fn analyze_inputs(
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
-    let mut all = Partial::default();
-    for p in partials {
+    let mut partials = partials;
+    partials.sort_by_key(|p| std::cmp::Reverse(p.client_count()));
+    let mut parts = partials.into_iter();
+    let mut all = parts.next().unwrap_or_default();
+    for p in parts {
         all.merge(p);
     }
     Ok((all.finish(), inputs))
@@ -368,7 +371,7 @@ fn verify_clients(
     registry: &Registry,
     classifier: &UaClassifier,
     dns: Option<&mut dyn Evidence>,
-) -> Result<(Vec<Option<Checked>>, Lists)> {
+) -> Result<(std::collections::HashMap<usize, Checked>, Lists)> {
     let mut infos: Vec<Option<UaInfo>> = vec![None; analysis.agents.len()];
     for (i, (ua, agent)) in analysis.agents.iter().enumerate() {
         if agent.registered
@@ -391,12 +394,12 @@ fn verify_clients(
         Some(d) if !want.is_empty() => d.fcrdns(&want)?,
         _ => Default::default(),
     };
-    let mut checks = Vec::with_capacity(analysis.clients.len());
+    let mut checks: std::collections::HashMap<usize, Checked> = Default::default();
     let mut verdicts: Vec<Verification> = Vec::new();
     let mut scanners: Vec<IpAddr> = Vec::new();
     for (i, c) in analysis.clients.iter().enumerate() {
         let (ua, agent) = analysis.agent_of(c);
-        if analysis.classes[i].0 == Class::Scanner {
+        if analysis.classes[i] == Class::Scanner {
             scanners.push(c.ip);
         }
         let check = infos[c.agent()].as_ref().map(|info| {
@@ -421,7 +424,9 @@ fn verify_clients(
             };
             verdicts.push(botscope_botid::verify(registry, c.ip, ua, &info, None));
         }
-        checks.push(check);
+        if let Some(k) = check {
+            checks.insert(i, k);
+        }
     }
     let mut lists = Lists::from_verdicts(&verdicts);
     for ip in scanners {
