@@ -100,28 +100,20 @@ fn arg(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// `17/May/2015:10:05:03 +0000` for a Unix time, from the library's
+/// RFC 3339 form (`2015-05-17T10:05:03Z`).
 fn time(t: i64) -> String {
     const M: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    let days = t.div_euclid(86_400);
-    let secs = t.rem_euclid(86_400);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let iso = botscope_accesslog::format_rfc3339(t);
+    let month: usize = iso[5..7].parse().unwrap_or(1);
     format!(
-        "{d:02}/{}/{y}:{:02}:{:02}:{:02} +0000",
-        M[(m - 1) as usize],
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
+        "{}/{}/{}:{} +0000",
+        &iso[8..10],
+        M[month - 1],
+        &iso[..4],
+        &iso[11..19]
     )
 }
 

@@ -561,20 +561,19 @@ pub fn build(
             verification: checks.get(&i).map(|k| k.reason.clone()),
         }
     };
-    let mut out_lists: Vec<ClientList> = Vec::new();
-    for l in &mut lists {
+    let [undeclared, scanners, monitors, spoofed] = lists.map(|mut l| {
         l.sort_by(|x, y| {
             a.clients[*y]
                 .requests
                 .cmp(&a.clients[*x].requests)
                 .then(a.clients[*x].ip.cmp(&a.clients[*y].ip))
         });
-        out_lists.push(ClientList {
+        ClientList {
             total: l.len() as u64,
             requests: l.iter().map(|i| a.clients[*i].requests).sum(),
             clients: l.iter().take(LIST_LIMIT).map(|i| entry(*i, &a)).collect(),
-        });
-    }
+        }
+    });
     let robots: BTreeMap<String, Robot> = robots
         .into_iter()
         .map(|(name, mut r)| {
@@ -652,8 +651,6 @@ pub fn build(
             .filter(|(r, _, _)| *r == crate::Malformed::Truncated)
             .map(|(_, n, _)| n)
             .sum::<u64>();
-    let [undeclared, scanners, monitors, spoofed]: [ClientList; 4] =
-        out_lists.try_into().unwrap_or_default();
     Report {
         schema: SCHEMA,
         inputs: Vec::new(),

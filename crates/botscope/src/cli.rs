@@ -90,21 +90,8 @@ pub struct LogInputArgs {
     /// published address lists (distinct addresses, concurrently, cached).
     #[arg(long)]
     pub verify: bool,
-    /// Nameserver for --verify, `IP:PORT` (repeatable); default: the system's.
-    #[arg(long = "dns", value_name = "ADDR")]
-    pub dns: Vec<String>,
-    /// Seconds to wait for a DNS answer.
-    #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
-    pub dns_timeout: f64,
-    /// Addresses resolved at once.
-    #[arg(long, value_name = "N", default_value_t = 32)]
-    pub concurrency: usize,
-    /// The DNS cache file (default: ~/.cache/botscope/dns-cache.json).
-    #[arg(long, value_name = "FILE")]
-    pub dns_cache: Option<PathBuf>,
-    /// Keep no DNS cache on disk.
-    #[arg(long)]
-    pub no_dns_cache: bool,
+    #[command(flatten)]
+    pub dns: DnsArgs,
     /// A registry file layered over the bundled one.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
@@ -160,16 +147,26 @@ pub struct VerifyArgs {
     /// A registry file layered over the bundled one.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
-    /// Nameserver to ask, `IP:PORT` (repeatable); default: the system's.
-    #[arg(long = "dns", value_name = "ADDR")]
-    pub dns: Vec<String>,
     /// Use the published IP sets only; never send a DNS query.
     #[arg(long)]
     pub offline: bool,
+    #[command(flatten)]
+    pub dns: DnsArgs,
+    /// Output format (batch output is always JSON).
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// Where DNS answers come from (`verify`, `logs analyze --verify`).
+#[derive(Debug, Clone, Args)]
+pub struct DnsArgs {
+    /// Nameserver to ask, `IP:PORT` (repeatable); default: the system's.
+    #[arg(long = "dns", value_name = "ADDR")]
+    pub servers: Vec<String>,
     /// Seconds to wait for a DNS answer.
     #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
     pub dns_timeout: f64,
-    /// Addresses resolved at once (batch).
+    /// Addresses resolved at once.
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub concurrency: usize,
     /// The DNS cache file (default: ~/.cache/botscope/dns-cache.json); answers are kept for their TTL across runs.
@@ -178,9 +175,6 @@ pub struct VerifyArgs {
     /// Keep no DNS cache on disk.
     #[arg(long)]
     pub no_dns_cache: bool,
-    /// Output format (batch output is always JSON).
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
 }
 
 #[derive(Debug, Subcommand)]

@@ -11,7 +11,7 @@ use botscope_botid::{
 };
 use serde_json::json;
 
-use crate::cli::{Format, VerifyArgs};
+use crate::cli::{DnsArgs, Format, VerifyArgs};
 use crate::exit::Outcome;
 
 /// Exit status of `verify` for a verdict: 0 verified, 1 spoofed,
@@ -197,14 +197,9 @@ fn default_cache_path() -> Option<std::path::PathBuf> {
 
 /// FCrDNS through the given nameservers (the system's when empty), with
 /// the on-disk cache unless `no_cache`.
-pub fn dns_evidence(
-    dns: &[String],
-    timeout_s: f64,
-    concurrency: usize,
-    cache: Option<&std::path::PathBuf>,
-    no_cache: bool,
-) -> Result<Dns> {
-    let servers = dns
+pub fn dns_evidence(a: &DnsArgs) -> Result<Dns> {
+    let servers = a
+        .servers
         .iter()
         .map(|s| {
             s.parse::<std::net::SocketAddr>()
@@ -219,15 +214,15 @@ pub fn dns_evidence(
         .enable_all()
         .build()
         .context("failed to start the DNS runtime")?;
-    let timeout = std::time::Duration::from_secs_f64(timeout_s.max(0.1));
+    let timeout = std::time::Duration::from_secs_f64(a.dns_timeout.max(0.1));
     let lookup = {
         let _guard = runtime.enter();
         botscope_dns::HickoryLookup::new(&servers, timeout).map_err(|e| anyhow::anyhow!("{e}"))?
     };
-    let cache_path = if no_cache {
+    let cache_path = if a.no_dns_cache {
         None
     } else {
-        cache.cloned().or_else(default_cache_path)
+        a.dns_cache.clone().or_else(default_cache_path)
     };
     let cache = match &cache_path {
         Some(p) => botscope_dns::Cache::load(p).unwrap_or_else(|e| {
@@ -238,7 +233,7 @@ pub fn dns_evidence(
     };
     Ok(Dns {
         runtime,
-        fcrdns: botscope_dns::Fcrdns::new(lookup, cache, concurrency.max(1)),
+        fcrdns: botscope_dns::Fcrdns::new(lookup, cache, a.concurrency.max(1)),
         cache_path,
     })
 }
@@ -248,12 +243,6 @@ pub fn cli(a: &VerifyArgs) -> Result<Outcome> {
     if a.offline {
         return run(a, None);
     }
-    let mut dns = dns_evidence(
-        &a.dns,
-        a.dns_timeout,
-        a.concurrency,
-        a.dns_cache.as_ref(),
-        a.no_dns_cache,
-    )?;
+    let mut dns = dns_evidence(&a.dns)?;
     run(a, Some(&mut dns))
 }

@@ -4,7 +4,6 @@
 
 use std::fmt::Write;
 
-use anyhow::Result;
 use botscope_accesslog::{ClientList, Report};
 
 use super::render::{bytes, robots_by_requests};
@@ -225,7 +224,7 @@ fn client_table(out: &mut String, title: &str, id: &str, l: &ClientList) {
 }
 
 /// The whole page.
-pub fn page(r: &Report) -> Result<String> {
+pub fn page(r: &Report) -> String {
     let mut o = String::with_capacity(64 * 1024);
     let _ = write!(
         o,
@@ -403,7 +402,7 @@ pub fn page(r: &Report) -> Result<String> {
          <script>{SCRIPT}</script></body></html>",
         esc(r.schema)
     );
-    Ok(o)
+    o
 }
 
 #[cfg(test)]

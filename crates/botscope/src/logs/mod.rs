@@ -369,17 +369,22 @@ fn analyze_inputs(
 fn verify_clients(
     analysis: &Analysis,
     registry: &Registry,
-    classifier: &UaClassifier,
     dns: Option<&mut dyn Evidence>,
 ) -> Result<(std::collections::HashMap<usize, Checked>, Lists)> {
-    let mut infos: Vec<Option<UaInfo>> = vec![None; analysis.agents.len()];
-    for (i, (ua, agent)) in analysis.agents.iter().enumerate() {
-        if agent.registered
-            && let Some(ua) = ua
-        {
-            infos[i] = Some(classifier.classify(ua));
-        }
-    }
+    // What the verdict needs of a User-Agent (the claim), from the
+    // classification the parsing threads already made.
+    let infos: Vec<Option<UaInfo>> = analysis
+        .agents
+        .iter()
+        .map(|(ua, agent)| {
+            (agent.registered && ua.is_some()).then(|| UaInfo {
+                is_bot: true,
+                family: None,
+                claimed_bot: agent.robot.clone(),
+                reason: agent.reason.clone(),
+            })
+        })
+        .collect();
     let mut want: Vec<IpAddr> = analysis
         .clients
         .iter()
@@ -446,13 +451,7 @@ fn run(a: &LogInputArgs) -> Result<Outcomes> {
     let classifier = crate::verify::classifier(&registry)?;
     let (policy, versions) = load_robots(&a.robots, a.semantics.into())?;
     let mut dns = if a.verify {
-        Some(crate::verify::dns_evidence(
-            &a.dns,
-            a.dns_timeout,
-            a.concurrency,
-            a.dns_cache.as_ref(),
-            a.no_dns_cache,
-        )?)
+        Some(crate::verify::dns_evidence(&a.dns)?)
     } else {
         None
     };
@@ -464,7 +463,6 @@ fn run(a: &LogInputArgs) -> Result<Outcomes> {
     let (checks, lists) = verify_clients(
         &analysis,
         &registry,
-        &classifier,
         dns.as_mut().map(|d| d as &mut dyn Evidence),
     )?;
     let mut report = botscope_accesslog::build(analysis, &checks, &policy);
@@ -509,7 +507,7 @@ pub fn analyze(a: &AnalyzeArgs) -> Result<Outcome> {
         }
         ReportFormat::Csv => render::csv(&o.report),
         ReportFormat::Text => render::text(&o.report),
-        ReportFormat::Html => html::page(&o.report)?,
+        ReportFormat::Html => html::page(&o.report),
     };
     emit(a.out.as_deref(), &text)?;
     if let Some(dir) = &a.export {
