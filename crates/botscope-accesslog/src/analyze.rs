@@ -246,7 +246,9 @@ pub struct Client {
     pub head: u32,
     /// POST requests.
     pub posts: u32,
-    /// POST requests 2 seconds or less after the client's previous request.
+    /// POST requests 2 seconds or less after the client's previous request
+    /// in the same chunk of input (chunks are cut by bytes, so the count
+    /// does not depend on which thread reads which chunk).
     pub quick_posts: u32,
     /// Page requests without a Referer.
     pub pages_without_referer: u32,
@@ -271,6 +273,8 @@ pub struct Client {
     /// Last request time.
     pub last: i64,
     prev: i64,
+    /// The chunk ([`Analyzer::begin_chunk`]) of `prev`.
+    prev_chunk: u32,
     /// Hashes of the first two distinct paths; `more_paths` past that.
     paths: [u32; 2],
     more_paths: bool,
@@ -302,6 +306,7 @@ impl Client {
             first: t,
             last: t,
             prev: t,
+            prev_chunk: u32::MAX,
             paths: [0; 2],
             more_paths: false,
             sessions: Spans::One(Span {
@@ -558,13 +563,34 @@ fn clip(s: &str) -> &str {
     &s[..end]
 }
 
-/// A disallowed request kept as an example.
+/// A request kept as an example (a probe, a disallowed request).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Example {
+    /// Its line (in its input).
+    pub line: u64,
     /// When.
     pub time: i64,
-    /// The request target.
+    /// The request target (with the method for odd methods).
     pub target: String,
+}
+
+/// Keeps the first [`CLIENT_SAMPLES`] examples by line, each target once
+/// when `distinct`: the same whatever the order of records and merges.
+fn keep_first(s: &mut Vec<Example>, more: impl IntoIterator<Item = Example>, distinct: bool) {
+    s.extend(more);
+    s.sort_by(|a, b| a.line.cmp(&b.line).then_with(|| a.target.cmp(&b.target)));
+    if distinct {
+        let mut seen: Vec<String> = Vec::with_capacity(CLIENT_SAMPLES);
+        s.retain(|e| {
+            if seen.contains(&e.target) {
+                false
+            } else {
+                seen.push(e.target.clone());
+                true
+            }
+        });
+    }
+    s.truncate(CLIENT_SAMPLES);
 }
 
 /// A time window: records outside it are counted and skipped.
@@ -590,7 +616,7 @@ pub struct Partial {
     no_ua: Option<u32>,
     clients: Clients,
     client_ix: Map<(IpAddr, u32), u32>,
-    probe_samples: Map<u32, Vec<Box<str>>>,
+    probe_samples: Map<u32, Vec<Example>>,
     disallowed_samples: Map<u32, Vec<Example>>,
     seconds: Map<u32, Seconds>,
     robot_paths: Map<Box<str>, TopPaths>,
@@ -610,6 +636,7 @@ pub struct Analyzer<'a> {
     policy: &'a dyn Policy,
     window: Window,
     part: Partial,
+    chunk: u32,
 }
 
 impl<'a> Analyzer<'a> {
@@ -620,7 +647,16 @@ impl<'a> Analyzer<'a> {
             policy,
             window,
             part: Partial::default(),
+            chunk: 0,
         }
+    }
+
+    /// Starts a new chunk of input: pairings between consecutive requests
+    /// (a POST right after a page) are only looked for within one chunk,
+    /// so that the result does not depend on how chunks are shared out.
+    /// Chunk ids must differ between chunks, e.g. their sequence numbers.
+    pub fn begin_chunk(&mut self, id: u32) {
+        self.chunk = id;
     }
 
     /// Counts a line that is not a record.
@@ -694,7 +730,7 @@ impl<'a> Analyzer<'a> {
             "HEAD" => inc(&mut c.head),
             "POST" => {
                 inc(&mut c.posts);
-                if !fresh && (r.time - c.prev).abs() <= 2 {
+                if c.prev_chunk == self.chunk && (r.time - c.prev).abs() <= 2 {
                     inc(&mut c.quick_posts);
                 }
             }
@@ -712,6 +748,7 @@ impl<'a> Analyzer<'a> {
         c.first = c.first.min(r.time);
         c.last = c.last.max(r.time);
         c.prev = r.time;
+        c.prev_chunk = self.chunk;
         c.note_path(target);
         if fresh {
             c.sessions = Spans::One(Span {
@@ -725,17 +762,22 @@ impl<'a> Analyzer<'a> {
             c.sessions.add(r.time, kind == PathKind::Page);
             c.hours.add(r.time.div_euclid(3600), 1);
         }
-        if let Some(_pattern) = probe(target) {
+        let probed = if probe(target).is_some() {
             inc(&mut c.probes);
-            let s = p.probe_samples.entry(ci).or_default();
-            if s.len() < CLIENT_SAMPLES && !s.iter().any(|x| &**x == clip(target)) {
-                s.push(clip(target).into());
-            }
+            Some(clip(target).to_owned())
         } else if !is_common_method(&r.method) {
+            Some(format!("{} {}", r.method, clip(target)))
+        } else {
+            None
+        };
+        if let Some(what) = probed {
             let s = p.probe_samples.entry(ci).or_default();
-            let what = format!("{} {}", r.method, clip(target));
-            if s.len() < CLIENT_SAMPLES && !s.iter().any(|x| **x == *what) {
-                s.push(what.into());
+            if s.len() < CLIENT_SAMPLES && !s.iter().any(|x| x.target == what) {
+                s.push(Example {
+                    line,
+                    time: r.time,
+                    target: what,
+                });
             }
         }
         // robots.txt itself is always allowed (RFC 9309 2.2.2).
@@ -751,6 +793,7 @@ impl<'a> Analyzer<'a> {
                 let s = p.disallowed_samples.entry(ci).or_default();
                 if s.len() < CLIENT_SAMPLES {
                     s.push(Example {
+                        line,
                         time: r.time,
                         target: clip(target).to_owned(),
                     });
@@ -829,20 +872,14 @@ impl Partial {
                 .probe_samples
                 .entry(client_map[ci as usize])
                 .or_default();
-            for x in samples {
-                if s.len() < CLIENT_SAMPLES && !s.contains(&x) {
-                    s.push(x);
-                }
-            }
+            keep_first(s, samples, true);
         }
         for (ci, samples) in o.disallowed_samples {
             let s = self
                 .disallowed_samples
                 .entry(client_map[ci as usize])
                 .or_default();
-            s.extend(samples);
-            s.sort_by_key(|e| e.time);
-            s.truncate(CLIENT_SAMPLES);
+            keep_first(s, samples, false);
         }
         for (ci, secs) in o.seconds {
             self.seconds
@@ -1194,7 +1231,7 @@ pub struct Analysis {
     /// rebuilt on demand ([`Analysis::reasons`]) so that memory holds one
     /// byte per client.
     pub classes: Vec<Class>,
-    probe_samples: Map<u32, Vec<Box<str>>>,
+    probe_samples: Map<u32, Vec<Example>>,
     disallowed_samples: Map<u32, Vec<Example>>,
     seconds: Map<u32, Seconds>,
     robot_paths: Map<Box<str>, TopPaths>,
@@ -1223,7 +1260,7 @@ impl Analysis {
     }
 
     /// Probe samples of client `i`.
-    pub fn probe_samples(&self, i: usize) -> &[Box<str>] {
+    pub fn probe_samples(&self, i: usize) -> &[Example] {
         self.probe_samples
             .get(&(i as u32))
             .map_or(&[], Vec::as_slice)

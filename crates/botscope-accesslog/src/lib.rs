@@ -63,16 +63,16 @@ impl MalformedStats {
         }
     }
 
-    /// Adds another tally (from another thread or file).
+    /// Adds another tally (from another thread). The samples stay the
+    /// first line numbers of all, whatever order the tallies merge in.
     pub fn merge(&mut self, other: &MalformedStats) {
         for (r, (n, samples)) in &other.by_reason {
             let e = self.by_reason.entry(*r).or_default();
             e.0 += n;
-            for s in samples {
-                if e.1.len() < SAMPLES {
-                    e.1.push(*s);
-                }
-            }
+            e.1.extend_from_slice(samples);
+            e.1.sort_unstable();
+            e.1.dedup();
+            e.1.truncate(SAMPLES);
         }
     }
 
@@ -103,4 +103,28 @@ pub fn detect(sample: &[&[u8]]) -> Option<LogFormat> {
         .filter(|(ok, _)| *ok > 0)
         .max_by_key(|(ok, _)| *ok)
         .map(|(_, f)| f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_samples_are_the_first_lines_in_any_order() {
+        let mut a = MalformedStats::default();
+        let mut b = MalformedStats::default();
+        for l in [40, 50, 60, 70, 80, 90] {
+            a.add(Malformed::BadTime, l);
+        }
+        for l in [1, 2, 45] {
+            b.add(Malformed::BadTime, l);
+        }
+        let mut ab = a.clone();
+        ab.merge(&b);
+        let mut ba = b.clone();
+        ba.merge(&a);
+        assert_eq!(ab, ba);
+        let (_, n, samples) = ab.reasons().next().expect("one reason");
+        assert_eq!((n, samples), (9, &[1, 2, 40, 45, 50][..]));
+    }
 }

@@ -533,7 +533,11 @@ pub fn build(
         let c = &a.clients[i];
         let (ua, agent) = a.agent_of(c);
         let (class, reasons) = a.reasons(i);
-        let mut samples: Vec<String> = a.probe_samples(i).iter().map(|s| s.to_string()).collect();
+        let mut samples: Vec<String> = a
+            .probe_samples(i)
+            .iter()
+            .map(|e| e.target.clone())
+            .collect();
         samples.extend(
             a.disallowed_examples(i)
                 .iter()
@@ -567,6 +571,10 @@ pub fn build(
                 .requests
                 .cmp(&a.clients[*x].requests)
                 .then(a.clients[*x].ip.cmp(&a.clients[*y].ip))
+                .then_with(|| {
+                    let ua = |i: usize| a.agent_of(&a.clients[i]).0;
+                    ua(*x).cmp(&ua(*y))
+                })
         });
         ClientList {
             total: l.len() as u64,
@@ -577,7 +585,7 @@ pub fn build(
     let robots: BTreeMap<String, Robot> = robots
         .into_iter()
         .map(|(name, mut r)| {
-            r.examples.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.cmp(&y.1)));
+            r.examples.sort();
             let top = a.robot_paths(&name);
             let robot = Robot {
                 category: r.category,

@@ -239,6 +239,25 @@ fn rotated_gzip_and_stdin_give_the_same_report() {
     assert_eq!(differ(&strip(piped), &strip(whole)), Vec::<String>::new());
 }
 
+/// Threads share the chunks as they come; the report must not depend on it.
+#[test]
+fn thread_count_does_not_change_the_report() {
+    let text = std::fs::read(root().join(ELASTIC)).expect("log");
+    // Several chunks for each thread, and scanners and malformed lines in each.
+    let mut log = Vec::new();
+    for _ in 0..4 {
+        log.extend_from_slice(&text);
+        log.extend_from_slice(b"not a log line\n");
+    }
+    let f = tmp("four.log", &log);
+    let path = f.to_str().expect("path");
+    let (one, _) = json_report(&[path, "--threads", "1"], b"");
+    for n in ["2", "3"] {
+        let (many, _) = json_report(&[path, "--threads", n], b"");
+        assert!(one == many, "--threads {n} differs from --threads 1");
+    }
+}
+
 #[test]
 fn truncated_gzip_reports_what_came_before() {
     let text = std::fs::read(root().join(ELASTIC)).expect("log");

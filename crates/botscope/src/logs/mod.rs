@@ -288,7 +288,7 @@ fn analyze_inputs(
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
-    let (tx, rx) = mpsc::sync_channel::<(Arc<LogFormat>, input::Chunk)>(threads * 2);
+    let (tx, rx) = mpsc::sync_channel::<(Arc<LogFormat>, u32, input::Chunk)>(threads * 2);
     let rx = Mutex::new(rx);
     let mut inputs: Vec<Input> = Vec::new();
     let partials: Vec<Partial> = std::thread::scope(|s| {
@@ -299,7 +299,10 @@ fn analyze_inputs(
                     let mut an = Analyzer::new(identify, policy, window);
                     loop {
                         let next = rx.lock().map(|r| r.recv());
-                        let Ok(Ok((format, chunk))) = next else { break };
+                        let Ok(Ok((format, seq, chunk))) = next else {
+                            break;
+                        };
+                        an.begin_chunk(seq);
                         for (n, line) in input::lines(&chunk) {
                             match line {
                                 None => an.malformed(Malformed::TooLong, n),
@@ -315,6 +318,8 @@ fn analyze_inputs(
                 })
             })
             .collect();
+        // Chunk sequence numbers, across inputs.
+        let mut seq = 0u32;
         for (f, r) in files.iter().zip(readers) {
             let mut format: Option<Arc<LogFormat>> = fixed.clone().map(Arc::new);
             let mut warned = false;
@@ -329,7 +334,8 @@ fn analyze_inputs(
                         LogFormat::preset("combined").unwrap_or_else(LogFormat::json)
                     }))
                 });
-                tx.send((fmt.clone(), chunk)).is_ok()
+                seq = (seq + 1) % u32::MAX;
+                tx.send((fmt.clone(), seq, chunk)).is_ok()
             });
             if warned {
                 eprintln!(
