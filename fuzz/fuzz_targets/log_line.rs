@@ -64,7 +64,11 @@ fuzz_target!(|data: &[u8]| {
         let [a, b] = parts;
         let mut all: Partial = a.into_partial();
         all.merge(b.into_partial());
-        let report = build(all.finish(), &Default::default(), &Rules);
+        let report = build(
+            &mut all.finish(),
+            &std::collections::HashMap::<usize, _>::new(),
+            &Rules,
+        );
         assert_eq!(report.lines.parsed, records);
         assert_eq!(report.site.requests, records);
         let _ = serde_json::to_string(&report);

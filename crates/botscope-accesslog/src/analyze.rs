@@ -29,8 +29,9 @@ pub const TOP_PATHS_CAP: usize = 4096;
 /// Longest request target kept in samples and top-path tables.
 const MAX_SAMPLE_PATH: usize = 256;
 
-type Hasher = foldhash::fast::RandomState;
-type Map<K, V> = HashMap<K, V, Hasher>;
+pub(crate) type Hasher = foldhash::fast::RandomState;
+pub(crate) type Map<K, V> = HashMap<K, V, Hasher>;
+pub(crate) type Set<T> = std::collections::HashSet<T, Hasher>;
 
 /// What the caller's bot registry says about one User-Agent. Computed once
 /// per distinct User-Agent ([`Identify`]).
@@ -185,28 +186,36 @@ fn join(a: &mut Span, b: &Span) {
     a.pages = a.pages.saturating_add(b.pages);
 }
 
-/// Requests per hour (hours since the epoch), sorted by hour.
+/// Requests per hour (hours since the epoch), sorted by hour. 16 bytes:
+/// most clients are active within one hour, and the rest pay for a box.
 #[derive(Debug, Clone)]
 enum Hours {
-    One(i64, u32),
-    Many(Vec<(i64, u32)>),
+    One(i32, u32),
+    #[allow(clippy::box_collection)]
+    Many(Box<Vec<(i32, u32)>>),
+}
+
+/// The hour of a time, as stored (times are years 1970–9999).
+fn hour_of(t: i64) -> i32 {
+    let h = t.div_euclid(3600);
+    i32::try_from(h).unwrap_or(if h < 0 { i32::MIN } else { i32::MAX })
 }
 
 impl Hours {
     fn each(&self, mut f: impl FnMut(i64, u32)) {
         match self {
-            Hours::One(h, n) => f(*h, *n),
-            Hours::Many(v) => v.iter().for_each(|(h, n)| f(*h, *n)),
+            Hours::One(h, n) => f(i64::from(*h), *n),
+            Hours::Many(v) => v.iter().for_each(|(h, n)| f(i64::from(*h), *n)),
         }
     }
 
-    fn add(&mut self, h: i64, n: u32) {
+    fn add(&mut self, h: i32, n: u32) {
         match self {
             Hours::One(h0, n0) if *h0 == h => *n0 = n0.saturating_add(n),
             Hours::One(h0, n0) => {
                 let mut v = vec![(*h0, *n0), (h, n)];
                 v.sort_unstable_by_key(|p| p.0);
-                *self = Hours::Many(v);
+                *self = Hours::Many(Box::new(v));
             }
             Hours::Many(v) => {
                 if let Some(last) = v.last_mut()
@@ -224,7 +233,10 @@ impl Hours {
     }
 
     fn merge(&mut self, other: &Hours) {
-        other.each(|h, n| self.add(h, n));
+        match other {
+            Hours::One(h, n) => self.add(*h, *n),
+            Hours::Many(v) => v.iter().for_each(|(h, n)| self.add(*h, *n)),
+        }
     }
 }
 
@@ -268,10 +280,6 @@ pub struct Client {
     pub judged: u32,
     /// Requests the client's robots.txt group disallowed.
     pub disallowed: u32,
-    /// First request time.
-    pub first: i64,
-    /// Last request time.
-    pub last: i64,
     prev: i64,
     /// The chunk ([`Analyzer::begin_chunk`]) of `prev`.
     prev_chunk: u32,
@@ -303,8 +311,6 @@ impl Client {
             absolute: 0,
             judged: 0,
             disallowed: 0,
-            first: t,
-            last: t,
             prev: t,
             prev_chunk: u32::MAX,
             paths: [0; 2],
@@ -315,7 +321,7 @@ impl Client {
                 requests: 0,
                 pages: 0,
             }),
-            hours: Hours::One(t.div_euclid(3600), 0),
+            hours: Hours::One(hour_of(t), 0),
         }
     }
 
@@ -327,6 +333,16 @@ impl Client {
     /// Sessions, in time order.
     pub fn sessions(&self) -> &[Span] {
         self.sessions.as_slice()
+    }
+
+    /// First request time (the start of the first session).
+    pub fn first(&self) -> i64 {
+        self.sessions.as_slice().first().map_or(0, |s| s.start)
+    }
+
+    /// Last request time (the end of the last session).
+    pub fn last(&self) -> i64 {
+        self.sessions.as_slice().last().map_or(0, |s| s.end)
     }
 
     /// Requests per hour (hour = seconds since the epoch / 3600).
@@ -385,8 +401,6 @@ impl Client {
         add(&mut self.absolute, o.absolute);
         add(&mut self.judged, o.judged);
         add(&mut self.disallowed, o.disallowed);
-        self.first = self.first.min(o.first);
-        self.last = self.last.max(o.last);
         for p in o.paths.into_iter().filter(|p| *p != 0) {
             if self.more_paths {
                 break;
@@ -745,8 +759,6 @@ impl<'a> Analyzer<'a> {
             _ => 5,
         };
         inc(&mut c.status[status_class]);
-        c.first = c.first.min(r.time);
-        c.last = c.last.max(r.time);
         c.prev = r.time;
         c.prev_chunk = self.chunk;
         c.note_path(target);
@@ -757,10 +769,10 @@ impl<'a> Analyzer<'a> {
                 requests: 1,
                 pages: u32::from(kind == PathKind::Page),
             });
-            c.hours = Hours::One(r.time.div_euclid(3600), 1);
+            c.hours = Hours::One(hour_of(r.time), 1);
         } else {
             c.sessions.add(r.time, kind == PathKind::Page);
-            c.hours.add(r.time.div_euclid(3600), 1);
+            c.hours.add(hour_of(r.time), 1);
         }
         let probed = if probe(target).is_some() {
             inc(&mut c.probes);
@@ -974,6 +986,11 @@ impl Class {
         }
     }
 
+    /// Position in [`Class::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// True for every class but humans.
     pub fn is_robot(self) -> bool {
         self != Class::Human
@@ -1097,7 +1114,7 @@ pub fn classify(c: &Client, agent: &Agent, no_user_agent: bool) -> (Class, Vec<R
     if c.requests >= limits::MONITOR_REQUESTS
         && c.distinct_paths() <= 2
         && c.assets == 0
-        && c.last - c.first >= limits::MONITOR_SPAN
+        && c.last() - c.first() >= limits::MONITOR_SPAN
     {
         reasons.push(reason(
             "poller",
@@ -1105,7 +1122,7 @@ pub fn classify(c: &Client, agent: &Agent, no_user_agent: bool) -> (Class, Vec<R
                 "{} requests to {} path(s) over {} minutes, nothing else",
                 c.requests,
                 c.distinct_paths(),
-                (c.last - c.first) / 60
+                (c.last() - c.first()) / 60
             ),
         ));
         return (Class::Monitor, reasons);
@@ -1289,6 +1306,12 @@ mod tests {
     use std::borrow::Cow;
 
     use super::*;
+
+    #[test]
+    fn client_record_stays_small() {
+        // Memory is bounded by distinct clients: this is the price of one.
+        assert!(size_of::<Client>() <= 184, "{}", size_of::<Client>());
+    }
 
     struct Ua;
     impl Identify for Ua {
@@ -1490,7 +1513,7 @@ mod tests {
                     reasons,
                     c.sessions(),
                     hours,
-                    (c.first, c.last, c.distinct_paths(), c.status)
+                    (c.first(), c.last(), c.distinct_paths(), c.status)
                 )
             })
             .collect();

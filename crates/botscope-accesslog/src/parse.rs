@@ -207,7 +207,41 @@ fn status(v: &[u8]) -> Result<u16, Malformed> {
     }
 }
 
+/// Dotted-quad IPv4 without the general parser (most log lines).
+fn ipv4(v: &[u8]) -> Option<std::net::Ipv4Addr> {
+    if v.len() < 7 || v.len() > 15 {
+        return None;
+    }
+    let mut o = [0u8; 4];
+    let (mut k, mut acc, mut digits) = (0usize, 0u16, 0u8);
+    for &c in v {
+        match c {
+            b'0'..=b'9' => {
+                // No leading zeros (as std's parser), at most 3 digits.
+                if digits == 3 || (digits == 1 && acc == 0) {
+                    return None;
+                }
+                acc = acc * 10 + u16::from(c - b'0');
+                digits += 1;
+            }
+            b'.' if digits > 0 && k < 3 => {
+                o[k] = u8::try_from(acc).ok()?;
+                (k, acc, digits) = (k + 1, 0, 0);
+            }
+            _ => return None,
+        }
+    }
+    if k != 3 || digits == 0 {
+        return None;
+    }
+    o[3] = u8::try_from(acc).ok()?;
+    Some(o.into())
+}
+
 fn address(v: &[u8]) -> Result<IpAddr, Malformed> {
+    if let Some(a) = ipv4(v) {
+        return Ok(IpAddr::V4(a));
+    }
     let s = std::str::from_utf8(v).map_err(|_| Malformed::BadAddress)?;
     let ip: IpAddr = s
         .trim_matches(|c| c == '[' || c == ']')
@@ -222,9 +256,12 @@ fn address(v: &[u8]) -> Result<IpAddr, Malformed> {
 /// Splits `GET /path HTTP/1.1`.
 fn request<'a>(v: Cow<'a, str>) -> (Cow<'a, str>, Cow<'a, str>, Cow<'a, str>) {
     let split = |s: &str| -> Option<(usize, usize)> {
-        let a = s.find(' ')?;
-        let b = s.rfind(' ')?;
-        Some((a, b))
+        // Byte scans: the request line is short, a call to memchr costs
+        // more than the loop.
+        let b = s.as_bytes();
+        let a = b.iter().position(|&c| c == b' ')?;
+        let z = b.iter().rposition(|&c| c == b' ')?;
+        Some((a, z))
     };
     match v {
         Cow::Borrowed(s) => match split(s) {
@@ -317,7 +354,9 @@ impl LogFormat {
         for (k, tok) in toks.iter().enumerate() {
             match tok {
                 Tok::Lit(l) => {
-                    if !line[p..].starts_with(l) {
+                    // Literals are a byte or a few: compared inline.
+                    let rest = &line[p..];
+                    if rest.len() < l.len() || !l.iter().zip(rest).all(|(a, b)| a == b) {
                         // A truncated last field may leave the closing quote out.
                         if rec.truncated && k == toks.len() - 1 {
                             break;
@@ -456,6 +495,28 @@ mod tests {
             assert!(has_control(&v), "{i}");
             v[i] = 0x9f;
             assert!(!has_control(&v), "{i}");
+        }
+    }
+
+    #[test]
+    fn ipv4_fast_path_agrees_with_std() {
+        for s in [
+            "1.2.3.4",
+            "255.255.255.255",
+            "0.0.0.0",
+            "256.1.1.1",
+            "01.2.3.4",
+            "1.2.3",
+            "1.2.3.4.5",
+            "1..3.4",
+            "1.2.3.",
+            ".1.2.3",
+            "1.2.3.4 ",
+            "1234.1.1.1",
+            "10.0.0.100",
+            "::1",
+        ] {
+            assert_eq!(ipv4(s.as_bytes()), s.parse().ok(), "{s}");
         }
     }
 

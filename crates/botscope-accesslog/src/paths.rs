@@ -118,7 +118,10 @@ fn probes() -> Option<&'static AhoCorasick> {
 /// host when the target is an absolute URL.
 pub fn path_only(target: &str) -> &str {
     let t = strip_origin(target);
-    let end = t.find(['?', '#']).unwrap_or(t.len());
+    let end = t
+        .bytes()
+        .position(|c| c == b'?' || c == b'#')
+        .unwrap_or(t.len());
     &t[..end]
 }
 
@@ -156,8 +159,14 @@ pub fn path_kind(target: &str) -> PathKind {
     if CRAWLER_ONLY.iter().any(|c| p.eq_ignore_ascii_case(c)) {
         return PathKind::CrawlerOnly;
     }
-    let last = p.rsplit('/').next().unwrap_or("");
-    if let Some((_, ext)) = last.rsplit_once('.')
+    // The extension of the last segment, by a byte scan from the end.
+    let b = p.as_bytes();
+    let dot = b
+        .iter()
+        .rposition(|&c| c == b'.' || c == b'/')
+        .filter(|&i| b[i] == b'.');
+    if let Some(i) = dot
+        && let ext = &p[i + 1..]
         && ext.len() <= 5
         && ASSET_EXT.iter().any(|a| ext.eq_ignore_ascii_case(a))
     {

@@ -3,12 +3,13 @@
 //! and spoofers with their reasons. Field names are a stable contract,
 //! documented in docs/log-analysis.md (schema `botscope.logs/1`).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 use std::net::IpAddr;
 
 use serde::Serialize;
 
-use crate::analyze::{Analysis, Class, Policy, Seconds};
+use crate::analyze::{Analysis, Class, Hasher, Map, Policy, Seconds, Set};
 use crate::time::format_rfc3339;
 
 /// The schema name and version written into every JSON report.
@@ -352,8 +353,8 @@ struct RobotAcc {
     token: Option<String>,
     requests: u64,
     sessions: u64,
-    ips: HashSet<IpAddr>,
-    uas: HashSet<usize>,
+    ips: Set<IpAddr>,
+    uas: Set<usize>,
     bytes: u64,
     robots_txt: u64,
     judged: u64,
@@ -363,10 +364,10 @@ struct RobotAcc {
     first: i64,
     last: i64,
     verification: Verification,
-    ips_by_check: [HashSet<IpAddr>; 4],
-    spoofed_ips: std::collections::HashMap<IpAddr, u64>,
+    ips_by_check: [Set<IpAddr>; 4],
+    spoofed_ips: Map<IpAddr, u64>,
     seconds: Seconds,
-    classes: BTreeMap<&'static str, u64>,
+    classes: [u64; 5],
 }
 
 const STATUS_NAMES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "other"];
@@ -430,36 +431,57 @@ fn ratio(n: u64, of: u64) -> f64 {
 
 /// Builds the report. `checks[&i]` is the verification of client `i` (for
 /// clients that claim a registered robot).
-pub fn build(
-    mut a: Analysis,
-    checks: &std::collections::HashMap<usize, Checked>,
+pub fn build<S: BuildHasher>(
+    a: &mut Analysis,
+    checks: &std::collections::HashMap<usize, Checked, S>,
     policy: &dyn Policy,
 ) -> Report {
-    let mut robots: BTreeMap<String, RobotAcc> = BTreeMap::new();
-    let mut classes: BTreeMap<&'static str, ClassTotals> = Class::ALL
+    // Robots by agent: each client adds to its agent's robot without a
+    // lookup by name.
+    let mut robot_ix: Map<&str, usize> = Map::default();
+    let mut accs: Vec<(String, RobotAcc)> = Vec::new();
+    let agent_robot: Vec<Option<usize>> = a
+        .agents
         .iter()
-        .map(|c| (c.as_str(), ClassTotals::default()))
+        .map(|(_, agent)| {
+            let name = agent.robot.as_deref()?;
+            Some(*robot_ix.entry(name).or_insert_with(|| {
+                accs.push((
+                    name.to_owned(),
+                    RobotAcc {
+                        category: agent.category.clone(),
+                        registered: agent.registered,
+                        token: agent.token.clone(),
+                        first: i64::MAX,
+                        last: i64::MIN,
+                        ..RobotAcc::default()
+                    },
+                ));
+                accs.len() - 1
+            }))
+        })
         .collect();
-    let mut hourly: BTreeMap<i64, [u64; 5]> = BTreeMap::new();
+    drop(robot_ix);
+    let mut class_totals: [ClassTotals; 5] = Default::default();
+    let mut hourly: Map<i64, [u64; 5]> = Map::default();
     let mut lists: [Vec<usize>; 4] = Default::default();
-    let mut ips: HashSet<IpAddr> = HashSet::new();
+    let mut ips: Set<IpAddr> = Set::with_capacity_and_hasher(a.clients.len(), Hasher::default());
     let (mut requests, mut bytes, mut robot_requests, mut robot_bytes, mut disallowed) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut first, mut last) = (i64::MAX, i64::MIN);
     for i in 0..a.clients.len() {
         let c = &a.clients[i];
         let class = a.classes[i];
-        let (_, agent) = a.agent_of(c);
         requests += c.requests;
         bytes += c.bytes;
         ips.insert(c.ip);
-        first = first.min(c.first);
-        last = last.max(c.last);
-        let t = classes.entry(class.as_str()).or_default();
+        first = first.min(c.first());
+        last = last.max(c.last());
+        let ci = class.index();
+        let t = &mut class_totals[ci];
         t.clients += 1;
         t.requests += c.requests;
         t.bytes += c.bytes;
-        let ci = Class::ALL.iter().position(|x| *x == class).unwrap_or(0);
         c.each_hour(|h, n| hourly.entry(h).or_default()[ci] += u64::from(n));
         if class.is_robot() {
             robot_requests += c.requests;
@@ -476,17 +498,10 @@ pub fn build(
         if check.is_some_and(|k| k.check == Check::Spoofed) {
             lists[3].push(i);
         }
-        let Some(name) = agent.robot.clone() else {
+        let Some(ri) = agent_robot[c.agent()] else {
             continue;
         };
-        let r = robots.entry(name).or_insert_with(|| RobotAcc {
-            category: agent.category.clone(),
-            registered: agent.registered,
-            token: agent.token.clone(),
-            first: i64::MAX,
-            last: i64::MIN,
-            ..RobotAcc::default()
-        });
+        let r = &mut accs[ri].1;
         r.requests += c.requests;
         r.sessions += c.sessions().len() as u64;
         r.ips.insert(c.ip);
@@ -498,9 +513,9 @@ pub fn build(
         for (k, n) in c.status.iter().enumerate() {
             r.status[k] += u64::from(*n);
         }
-        r.first = r.first.min(c.first);
-        r.last = r.last.max(c.last);
-        *r.classes.entry(class.as_str()).or_default() += 1;
+        r.first = r.first.min(c.first());
+        r.last = r.last.max(c.last());
+        r.classes[ci] += 1;
         for e in a.disallowed_examples(i) {
             r.examples.push((e.time, c.ip, e.target.clone()));
         }
@@ -529,6 +544,17 @@ pub fn build(
             r.seconds.extend_from(&s);
         }
     }
+    let unique_ips = ips.len() as u64;
+    drop(ips);
+    let classes: BTreeMap<&'static str, ClassTotals> = Class::ALL
+        .iter()
+        .zip(class_totals)
+        .map(|(c, t)| (c.as_str(), t))
+        .collect();
+    let mut hourly: Vec<(i64, [u64; 5])> = hourly.into_iter().collect();
+    hourly.sort_unstable_by_key(|(h, _)| *h);
+    let robots: BTreeMap<String, RobotAcc> = accs.into_iter().collect();
+    let a = &*a;
     let entry = |i: usize, a: &Analysis| -> ClientEntry {
         let c = &a.clients[i];
         let (ua, agent) = a.agent_of(c);
@@ -552,8 +578,8 @@ pub fn build(
             sessions: c.sessions().len() as u64,
             pages: u64::from(c.pages),
             bytes: c.bytes,
-            first_seen: format_rfc3339(c.first),
-            last_seen: format_rfc3339(c.last),
+            first_seen: format_rfc3339(c.first()),
+            last_seen: format_rfc3339(c.last()),
             reasons: reasons
                 .iter()
                 .map(|r| ReasonOut {
@@ -566,20 +592,27 @@ pub fn build(
         }
     };
     let [undeclared, scanners, monitors, spoofed] = lists.map(|mut l| {
-        l.sort_by(|x, y| {
-            a.clients[*y]
-                .requests
-                .cmp(&a.clients[*x].requests)
-                .then(a.clients[*x].ip.cmp(&a.clients[*y].ip))
-                .then_with(|| {
-                    let ua = |i: usize| a.agent_of(&a.clients[i]).0;
-                    ua(*x).cmp(&ua(*y))
-                })
-        });
+        // Most requests first, then by address and User-Agent: a total
+        // order (a client is an address and a User-Agent), so the listed
+        // clients do not depend on the input order.
+        let order = |x: &usize, y: &usize| {
+            let (cx, cy) = (&a.clients[*x], &a.clients[*y]);
+            cy.requests
+                .cmp(&cx.requests)
+                .then(cx.ip.cmp(&cy.ip))
+                .then_with(|| a.agent_of(cx).0.cmp(&a.agent_of(cy).0))
+        };
+        let total = l.len() as u64;
+        let requests = l.iter().map(|i| a.clients[*i].requests).sum();
+        if l.len() > LIST_LIMIT {
+            l.select_nth_unstable_by(LIST_LIMIT, order);
+            l.truncate(LIST_LIMIT);
+        }
+        l.sort_unstable_by(order);
         ClientList {
-            total: l.len() as u64,
-            requests: l.iter().map(|i| a.clients[*i].requests).sum(),
-            clients: l.iter().take(LIST_LIMIT).map(|i| entry(*i, &a)).collect(),
+            total,
+            requests,
+            clients: l.iter().map(|i| entry(*i, a)).collect(),
         }
     });
     let robots: BTreeMap<String, Robot> = robots
@@ -639,7 +672,12 @@ pub fn build(
                     v.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
                     v.into_iter().take(SPOOFED_IPS).map(|(_, ip)| ip).collect()
                 },
-                classes: r.classes,
+                classes: Class::ALL
+                    .iter()
+                    .zip(r.classes)
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(c, n)| (c.as_str(), n))
+                    .collect(),
             };
             (name, robot)
         })
@@ -679,7 +717,7 @@ pub fn build(
             requests,
             bytes,
             clients: a.clients.len() as u64,
-            unique_ips: ips.len() as u64,
+            unique_ips,
             robot_requests,
             robot_bytes,
             robot_request_share: ratio(robot_requests, requests),

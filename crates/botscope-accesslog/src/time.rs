@@ -48,10 +48,11 @@ fn month(b: &[u8]) -> Option<i64> {
         b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct", b"nov",
         b"dec",
     ];
-    let lower: Vec<u8> = b.iter().map(u8::to_ascii_lowercase).collect();
-    M.iter()
-        .position(|m| m[..] == lower[..])
-        .map(|i| i as i64 + 1)
+    let lower: [u8; 3] = match b {
+        [a, b, c] => [a | 0x20, b | 0x20, c | 0x20],
+        _ => return None,
+    };
+    M.iter().position(|m| **m == lower).map(|i| i as i64 + 1)
 }
 
 fn offset(b: &[u8]) -> Option<i64> {
@@ -63,11 +64,10 @@ fn offset(b: &[u8]) -> Option<i64> {
         b'-' => (-1, &b[1..]),
         _ => return None,
     };
-    let rest: Vec<u8> = rest.iter().copied().filter(|c| *c != b':').collect();
-    if rest.len() != 4 {
-        return None;
-    }
-    let (h, m) = (digits(&rest[..2])?, digits(&rest[2..])?);
+    let (h, m) = match rest {
+        [h0, h1, b':', m0, m1] | [h0, h1, m0, m1] => (digits(&[*h0, *h1])?, digits(&[*m0, *m1])?),
+        _ => return None,
+    };
     (h <= 14 && m < 60).then_some(sign * (h * 3600 + m * 60))
 }
 

@@ -151,26 +151,18 @@ impl UaClassifier {
         isbot: &str,
         registry: &Registry,
     ) -> Result<UaClassifier, String> {
-        let regexes: Regexes<'static> =
-            marked_yaml::from_yaml(0, regexes).map_err(|e| format!("uap regexes: {e}"))?;
-        let mut ua_parsers = extras(extras_text)?;
-        ua_parsers.extend(regexes.user_agent_parsers);
-        let ua = user_agent::Builder::new()
-            .push_all(ua_parsers)
-            .map_err(|e| format!("uap user agent parsers: {e}"))?
-            .build()
-            .map_err(|e| format!("uap user agent parsers: {e}"))?;
+        // Syntax checks only: compiling each pattern on its own just to
+        // see that it compiles would double the start-up time.
+        let compiles = |p: &str| regex_syntax::Parser::new().parse(p).is_ok();
         // Patterns the regex crate cannot compile (look-around) are left out.
         let pattern_text: Vec<String> = patterns
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .filter(|l| regex::Regex::new(l).is_ok())
+            .filter(|l| compiles(l))
             .filter(|l| !PATTERNS_THAT_MATCH_BROWSERS.contains(l))
             .map(str::to_owned)
             .collect();
-        let patterns =
-            RegexSet::new(&pattern_text).map_err(|e| format!("crawler patterns: {e}"))?;
         let isbot_all: Vec<String> = if isbot.trim().is_empty() {
             Vec::new()
         } else {
@@ -179,13 +171,36 @@ impl UaClassifier {
         // JavaScript reads `-` after a class escape inside `[...]` as a
         // literal; Rust's regex wants it escaped.
         let isbot_all: Vec<String> = isbot_all.into_iter().map(|p| js_class_dashes(&p)).collect();
-        let (isbot_text, fancy): (Vec<String>, Vec<String>) = isbot_all
-            .into_iter()
-            .partition(|p| regex::Regex::new(p).is_ok());
-        let isbot = regex::RegexSetBuilder::new(&isbot_text)
-            .case_insensitive(true)
-            .build()
-            .map_err(|e| format!("isbot patterns: {e}"))?;
+        let (isbot_text, fancy): (Vec<String>, Vec<String>) =
+            isbot_all.into_iter().partition(|p| compiles(p));
+        // The three pattern sets compile side by side.
+        let (ua, patterns, isbot) = std::thread::scope(|s| {
+            let ua = s.spawn(|| -> Result<_, String> {
+                let regexes: Regexes<'static> =
+                    marked_yaml::from_yaml(0, regexes).map_err(|e| format!("uap regexes: {e}"))?;
+                let mut ua_parsers = extras(extras_text)?;
+                ua_parsers.extend(regexes.user_agent_parsers);
+                user_agent::Builder::new()
+                    .push_all(ua_parsers)
+                    .map_err(|e| format!("uap user agent parsers: {e}"))?
+                    .build()
+                    .map_err(|e| format!("uap user agent parsers: {e}"))
+            });
+            let isbot = s.spawn(|| {
+                regex::RegexSetBuilder::new(&isbot_text)
+                    .case_insensitive(true)
+                    .build()
+                    .map_err(|e| format!("isbot patterns: {e}"))
+            });
+            let patterns =
+                RegexSet::new(&pattern_text).map_err(|e| format!("crawler patterns: {e}"));
+            let ua = ua.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            let isbot = isbot
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (ua, patterns, isbot)
+        });
+        let (ua, patterns, isbot) = (ua?, patterns?, isbot?);
         let isbot_fancy = fancy
             .iter()
             .map(|p| {

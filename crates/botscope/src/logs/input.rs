@@ -77,40 +77,54 @@ pub struct ReadStats {
     pub error: Option<String>,
 }
 
+/// Bytes asked of the reader at a time.
+const BLOCK: usize = 256 * 1024;
+
+/// A buffer for [`chunks`]: room for a chunk, one more block and the
+/// unterminated tail, so that it never grows.
+pub fn buffer() -> Vec<u8> {
+    Vec::with_capacity(CHUNK_BYTES + BLOCK + MAX_LINE_BYTES)
+}
+
 /// Reads `r` to its end (or first error), handing chunks of whole lines to
-/// `sink`. Returns what was read; a read error ends the input but
-/// everything before it has been handed on.
-pub fn chunks(mut r: impl Read, mut sink: impl FnMut(Chunk) -> bool) -> ReadStats {
+/// `sink`; `fresh` supplies empty buffers (recycled ones, or [`buffer`]).
+/// Returns what was read; a read error ends the input but everything
+/// before it has been handed on.
+pub fn chunks(
+    mut r: impl Read,
+    mut fresh: impl FnMut() -> Vec<u8>,
+    mut sink: impl FnMut(Chunk) -> bool,
+) -> ReadStats {
+    let mut fresh = move || {
+        let mut b = fresh();
+        b.clear();
+        b
+    };
     let mut stats = ReadStats::default();
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_BYTES + MAX_LINE_BYTES);
+    let mut buf: Vec<u8> = fresh();
     let mut line = 1u64; // number of the first line in buf
     let mut too_long: Vec<u64> = Vec::new();
     // Skipping the rest of an over-long line.
     let mut skipping = false;
-    let mut block = vec![0u8; 256 * 1024];
     loop {
-        let n = match r.read(&mut block) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                stats.error = Some(describe(&e));
-                break;
-            }
-        };
+        // Straight into the chunk's buffer: no copy on the way.
+        let old = buf.len();
+        let got = (&mut r).take(BLOCK as u64).read_to_end(&mut buf);
+        let n = buf.len() - old;
         stats.bytes += n as u64;
-        let mut data = &block[..n];
-        if skipping {
-            match memchr::memchr(b'\n', data) {
+        if let Err(e) = &got {
+            stats.error = Some(describe(e));
+        }
+        if skipping && n > 0 {
+            match memchr::memchr(b'\n', &buf[old..]) {
                 Some(i) => {
                     skipping = false;
-                    data = &data[i + 1..];
+                    buf.drain(old..=old + i);
                     line += 1;
                 }
-                None => continue,
+                None => buf.truncate(old),
             }
         }
-        buf.extend_from_slice(data);
         // Cut over-long lines out of the unterminated tail.
         let tail_start = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
         if buf.len() - tail_start > MAX_LINE_BYTES {
@@ -118,14 +132,19 @@ pub fn chunks(mut r: impl Read, mut sink: impl FnMut(Chunk) -> bool) -> ReadStat
             buf.truncate(tail_start);
             skipping = true;
         }
+        if n == 0 || got.is_err() {
+            break;
+        }
         if buf.len() >= CHUNK_BYTES || skipping {
             let whole = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
             if whole > 0 || !too_long.is_empty() {
-                let rest = buf.split_off(whole);
+                let mut next = fresh();
+                next.extend_from_slice(&buf[whole..]);
+                buf.truncate(whole);
                 let lines = count_lines(&buf);
                 let chunk = Chunk {
                     first_line: line,
-                    data: std::mem::replace(&mut buf, rest),
+                    data: std::mem::replace(&mut buf, next),
                     too_long: std::mem::take(&mut too_long),
                 };
                 stats.lines += lines + chunk.too_long.len() as u64;
@@ -197,7 +216,8 @@ pub fn lines(chunk: &Chunk) -> impl Iterator<Item = (u64, Option<&[u8]>)> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let this = n;
         n += 1;
-        Some((this, Some(line)))
+        // An over-long line that arrived whole within one read.
+        Some((this, (line.len() <= MAX_LINE_BYTES).then_some(line)))
     })
 }
 
@@ -219,7 +239,7 @@ mod tests {
                 Ok(n)
             }
         }
-        let stats = chunks(Slow(data), |c| {
+        let stats = chunks(Slow(data), buffer, |c| {
             out.extend(lines(&c).map(|(n, l)| (n, l.map(<[u8]>::to_vec))));
             true
         });
@@ -272,7 +292,7 @@ mod tests {
         std::fs::write(&path, &two).expect("write");
         let r = open(&path, |_| {}).expect("open");
         let mut got = 0u64;
-        let stats = chunks(r, |c| {
+        let stats = chunks(r, buffer, |c| {
             got += lines(&c).count() as u64;
             true
         });

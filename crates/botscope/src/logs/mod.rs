@@ -290,11 +290,15 @@ fn analyze_inputs(
         .max(1);
     let (tx, rx) = mpsc::sync_channel::<(Arc<LogFormat>, u32, input::Chunk)>(threads * 2);
     let rx = Mutex::new(rx);
+    // Chunk buffers go back to the reader once parsed: a handful are
+    // allocated, whatever the input's size.
+    let (back_tx, back_rx) = mpsc::channel::<Vec<u8>>();
     let mut inputs: Vec<Input> = Vec::new();
     let partials: Vec<Partial> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let rx = &rx;
+                let back = back_tx.clone();
                 s.spawn(move || {
                     let mut an = Analyzer::new(identify, policy, window);
                     loop {
@@ -313,6 +317,9 @@ fn analyze_inputs(
                                 },
                             }
                         }
+                        let mut data = chunk.data;
+                        data.clear();
+                        let _ = back.send(data);
                     }
                     an.into_partial()
                 })
@@ -323,7 +330,8 @@ fn analyze_inputs(
         for (f, r) in files.iter().zip(readers) {
             let mut format: Option<Arc<LogFormat>> = fixed.clone().map(Arc::new);
             let mut warned = false;
-            let stats = input::chunks(r, |chunk| {
+            let fresh = || back_rx.try_recv().unwrap_or_else(|_| input::buffer());
+            let stats = input::chunks(r, fresh, |chunk| {
                 let fmt = format.get_or_insert_with(|| {
                     let sample: Vec<&[u8]> = input::lines(&chunk)
                         .filter_map(|(_, l)| l)
@@ -465,13 +473,16 @@ fn run(a: &LogInputArgs) -> Result<Outcomes> {
         registry: &registry,
         ua: &classifier,
     };
-    let (analysis, inputs) = analyze_inputs(a, &identify, &policy)?;
+    let (mut analysis, inputs) = analyze_inputs(a, &identify, &policy)?;
     let (checks, lists) = verify_clients(
         &analysis,
         &registry,
         dns.as_mut().map(|d| d as &mut dyn Evidence),
     )?;
-    let mut report = botscope_accesslog::build(analysis, &checks, &policy);
+    let mut report = botscope_accesslog::build(&mut analysis, &checks, &policy);
+    // Half a million small allocations are not worth freeing one by one
+    // just before the process ends.
+    std::mem::forget(analysis);
     let damaged = inputs.iter().any(|i| i.error.is_some());
     for i in &inputs {
         if let Some(e) = &i.error {
