@@ -62,10 +62,9 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         let [a, b] = parts;
-        let mut all: Partial = a.into_partial();
-        all.merge(b.into_partial());
+        let mut all = Partial::finish_all(vec![a.into_partial(), b.into_partial()]);
         let report = build(
-            &mut all.finish(),
+            &mut all,
             &std::collections::HashMap::<usize, _>::new(),
             &Rules,
         );

@@ -325,6 +325,11 @@ impl Client {
         }
     }
 
+    /// A stand-in that owns nothing (for moving clients out of a slot).
+    fn empty() -> Client {
+        Client::new(IpAddr::from([0, 0, 0, 0]), 0, 0)
+    }
+
     /// Index of the client's User-Agent in [`Analysis::agents`].
     pub fn agent(&self) -> usize {
         self.agent as usize
@@ -457,6 +462,49 @@ impl Clients {
     /// Every client, in index order.
     pub fn iter(&self) -> impl Iterator<Item = &Client> {
         self.segs.iter().flatten()
+    }
+
+    /// Appends, in order, the clients of `segs` (segments as this store
+    /// makes them) whose `keep` flag is set, moving them within `segs`'
+    /// own allocations: our last segment is topped up first, the rest is
+    /// compacted in place and the segments are taken over.
+    fn append_kept(&mut self, mut segs: Vec<Vec<Client>>, keep: &[bool]) {
+        let (mut w, mut wo) = (0usize, 0usize);
+        let mut k = 0usize;
+        for r in 0..segs.len() {
+            for ro in 0..segs[r].len() {
+                let keep_it = keep.get(k).copied().unwrap_or(false);
+                k += 1;
+                if !keep_it {
+                    continue;
+                }
+                self.len += 1;
+                if let Some(last) = self.segs.last_mut()
+                    && last.len() < SEG
+                {
+                    last.push(std::mem::replace(&mut segs[r][ro], Client::empty()));
+                    continue;
+                }
+                // (w, wo) is never after (r, ro).
+                if w == r {
+                    segs[r].swap(wo, ro);
+                } else {
+                    let (head, tail) = segs.split_at_mut(r);
+                    std::mem::swap(&mut head[w][wo], &mut tail[0][ro]);
+                }
+                wo += 1;
+                if wo == SEG {
+                    (w, wo) = (w + 1, 0);
+                }
+            }
+        }
+        segs.truncate(w + usize::from(wo > 0));
+        if wo > 0
+            && let Some(last) = segs.last_mut()
+        {
+            last.truncate(wo);
+        }
+        self.segs.extend(segs);
     }
 
     fn get_mut(&mut self, i: u32) -> &mut Client {
@@ -837,9 +885,28 @@ impl Partial {
         self.clients.len()
     }
 
+    /// Folds every thread's state into one and classifies: the largest
+    /// takes the others in. The last fold does not index what it adds
+    /// (nothing looks a client up afterwards), which saves time and the
+    /// index's growth.
+    pub fn finish_all(mut parts: Vec<Partial>) -> Analysis {
+        parts.sort_by_key(|p| std::cmp::Reverse(p.client_count()));
+        let mut parts = parts.into_iter();
+        let mut all = parts.next().unwrap_or_default();
+        let mut rest = parts.peekable();
+        while let Some(p) = rest.next() {
+            all.fold(p, rest.peek().is_some());
+        }
+        all.finish()
+    }
+
     /// Folds another thread's state into this one (cheapest with the
     /// larger state as `self`).
-    pub fn merge(&mut self, mut o: Partial) {
+    pub fn merge(&mut self, o: Partial) {
+        self.fold(o, true);
+    }
+
+    fn fold(&mut self, mut o: Partial, index: bool) {
         let mut agent_map: Vec<u32> = Vec::with_capacity(o.agents.len());
         for (ua, agent) in std::mem::take(&mut o.agents) {
             let existing = match &ua {
@@ -860,24 +927,49 @@ impl Partial {
             agent_map.push(i);
         }
         let mut client_map: Vec<u32> = Vec::with_capacity(o.clients.len());
-        self.client_ix.reserve(o.clients.len());
-        // Segment by segment: each is freed once moved.
-        for seg in std::mem::take(&mut o.clients.segs) {
-            for mut c in seg {
-                c.agent = agent_map[c.agent as usize];
-                match self.client_ix.entry((c.ip, c.agent)) {
-                    Entry::Occupied(e) => {
-                        let i = *e.get();
-                        self.clients.get_mut(i).merge(&c);
-                        client_map.push(i);
-                    }
-                    Entry::Vacant(e) => {
-                        let i = self.clients.push(c);
-                        e.insert(i);
-                        client_map.push(i);
+        if index {
+            self.client_ix.reserve(o.clients.len());
+            // Segment by segment: each is freed once moved.
+            for seg in std::mem::take(&mut o.clients.segs) {
+                for mut c in seg {
+                    c.agent = agent_map[c.agent as usize];
+                    match self.client_ix.entry((c.ip, c.agent)) {
+                        Entry::Occupied(e) => {
+                            let i = *e.get();
+                            self.clients.get_mut(i).merge(&c);
+                            client_map.push(i);
+                        }
+                        Entry::Vacant(e) => {
+                            let i = self.clients.push(c);
+                            e.insert(i);
+                            client_map.push(i);
+                        }
                     }
                 }
             }
+        } else {
+            // The clients of `o` are distinct: those already here are
+            // folded in, the others keep their place in `o`'s segments,
+            // which are compacted and taken over (no copy, no index).
+            let mut segs = std::mem::take(&mut o.clients.segs);
+            let mut next = self.clients.len() as u32;
+            let mut kept: Vec<bool> = Vec::with_capacity(o.clients.len());
+            for c in segs.iter_mut().flatten() {
+                c.agent = agent_map[c.agent as usize];
+                match self.client_ix.get(&(c.ip, c.agent)) {
+                    Some(&i) => {
+                        self.clients.get_mut(i).merge(c);
+                        client_map.push(i);
+                        kept.push(false);
+                    }
+                    None => {
+                        client_map.push(next);
+                        next += 1;
+                        kept.push(true);
+                    }
+                }
+            }
+            self.clients.append_kept(segs, &kept);
         }
         for (ci, samples) in o.probe_samples {
             let s = self
@@ -1308,6 +1400,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn append_kept_keeps_order_and_full_segments() {
+        let mk = |n: u32| Client::new(IpAddr::from(n.to_be_bytes()), n, 0);
+        let mut a = Clients::default();
+        for n in 0..10 {
+            a.push(mk(n));
+        }
+        let mut b = Clients::default();
+        let total = 2 * SEG as u32 + 100;
+        for n in 0..total {
+            b.push(mk(1000 + n));
+        }
+        let keep: Vec<bool> = (0..total).map(|n| n % 3 != 1).collect();
+        a.append_kept(b.segs, &keep);
+        let want: Vec<u32> = (0..10)
+            .chain((0..total).filter(|n| n % 3 != 1).map(|n| 1000 + n))
+            .collect();
+        let got: Vec<u32> = a.iter().map(|c| c.agent).collect();
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "order differs");
+        assert_eq!(a.len(), want.len());
+        let (last, full) = a.segs.split_last().expect("segments");
+        assert!(full.iter().all(|s| s.len() == SEG) && last.len() <= SEG);
+        for (i, n) in want.iter().enumerate() {
+            assert_eq!(a[i].agent, *n);
+        }
+    }
+
+    #[test]
     fn client_record_stays_small() {
         // Memory is bounded by distinct clients: this is the price of one.
         assert!(size_of::<Client>() <= 184, "{}", size_of::<Client>());
@@ -1448,11 +1568,7 @@ mod tests {
             }
             parts.push(a.into_partial());
         }
-        let mut all = parts.remove(0);
-        for p in parts {
-            all.merge(p);
-        }
-        all.finish()
+        Partial::finish_all(parts)
     }
 
     fn class_of(a: &Analysis, ip: &str) -> (Class, Vec<&'static str>) {

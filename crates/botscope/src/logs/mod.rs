@@ -368,14 +368,7 @@ fn analyze_inputs(
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
-    let mut partials = partials;
-    partials.sort_by_key(|p| std::cmp::Reverse(p.client_count()));
-    let mut parts = partials.into_iter();
-    let mut all = parts.next().unwrap_or_default();
-    for p in parts {
-        all.merge(p);
-    }
-    Ok((all.finish(), inputs))
+    Ok((Partial::finish_all(partials), inputs))
 }
 
 /// Verifies the clients that claim a registered robot (published addresses;
