@@ -1014,14 +1014,40 @@ impl Partial {
     pub fn finish(mut self) -> Analysis {
         // The index is not needed any more: free it first.
         self.client_ix = Map::default();
-        let classes = self
-            .clients
-            .iter()
-            .map(|c| {
-                let (ua, agent) = &self.agents[c.agent as usize];
-                classify(c, agent, ua.is_none()).0
-            })
-            .collect();
+        // Segments are classified on all cores, then put in order.
+        let agents = &self.agents;
+        let class_of = |seg: &[Client]| -> Vec<Class> {
+            seg.iter()
+                .map(|c| {
+                    let (ua, agent) = &agents[c.agent as usize];
+                    classify(c, agent, ua.is_none()).0
+                })
+                .collect()
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let per = self.clients.segs.len().div_ceil(cores).max(1);
+        let classes: Vec<Class> = std::thread::scope(|s| {
+            let parts: Vec<_> = self
+                .clients
+                .segs
+                .chunks(per)
+                .map(|segs| {
+                    s.spawn(move || {
+                        segs.iter()
+                            .flat_map(|g| class_of(g))
+                            .collect::<Vec<Class>>()
+                    })
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| {
+                    h.join()
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                        .into_iter()
+                })
+                .collect::<Vec<Class>>()
+        });
         Analysis {
             agents: self
                 .agents

@@ -371,13 +371,17 @@ fn analyze_inputs(
     Ok((Partial::finish_all(partials), inputs))
 }
 
+/// Verdicts by client index.
+type Checks = std::collections::HashMap<usize, Checked, foldhash::fast::RandomState>;
+
 /// Verifies the clients that claim a registered robot (published addresses;
-/// FCrDNS with --verify), and prepares the export lists' verdicts.
+/// FCrDNS with --verify), and, when `lists`, prepares the export lists.
 fn verify_clients(
     analysis: &Analysis,
     registry: &Registry,
     dns: Option<&mut dyn Evidence>,
-) -> Result<(std::collections::HashMap<usize, Checked>, Lists)> {
+    lists: bool,
+) -> Result<(Checks, Lists)> {
     // What the verdict needs of a User-Agent (the claim), from the
     // classification the parsing threads already made.
     let infos: Vec<Option<UaInfo>> = analysis
@@ -406,12 +410,12 @@ fn verify_clients(
         Some(d) if !want.is_empty() => d.fcrdns(&want)?,
         _ => Default::default(),
     };
-    let mut checks: std::collections::HashMap<usize, Checked> = Default::default();
+    let mut checks = Checks::default();
     let mut verdicts: Vec<Verification> = Vec::new();
     let mut scanners: Vec<IpAddr> = Vec::new();
     for (i, c) in analysis.clients.iter().enumerate() {
         let (ua, agent) = analysis.agent_of(c);
-        if analysis.classes[i] == Class::Scanner {
+        if lists && analysis.classes[i] == Class::Scanner {
             scanners.push(c.ip);
         }
         let check = infos[c.agent()].as_ref().map(|info| {
@@ -422,10 +426,12 @@ fn verify_clients(
                 _ => Check::Unverifiable,
             };
             let reason = v.reason.clone();
-            verdicts.push(v);
+            if lists {
+                verdicts.push(v);
+            }
             Checked { check, reason }
         });
-        if check.is_none() && c.robots_txt > 0 {
+        if lists && check.is_none() && c.robots_txt > 0 {
             // A robots.txt requester is a robot (ACAP 3.1) even with a
             // browser's User-Agent.
             let info = UaInfo {
@@ -440,6 +446,9 @@ fn verify_clients(
             checks.insert(i, k);
         }
     }
+    if !lists {
+        return Ok((checks, Lists::default()));
+    }
     let mut lists = Lists::from_verdicts(&verdicts);
     for ip in scanners {
         lists.all_ok.remove(&ip);
@@ -453,7 +462,8 @@ fn verify_clients(
     Ok((checks, lists))
 }
 
-fn run(a: &LogInputArgs) -> Result<Outcomes> {
+/// Reads, analyses and verifies; `lists`: also prepare the export lists.
+fn run(a: &LogInputArgs, lists: bool) -> Result<Outcomes> {
     let registry = crate::bots::load_registry(a.registry.as_ref())?;
     let classifier = crate::verify::classifier(&registry)?;
     let (policy, versions) = load_robots(&a.robots, a.semantics.into())?;
@@ -471,6 +481,7 @@ fn run(a: &LogInputArgs) -> Result<Outcomes> {
         &analysis,
         &registry,
         dns.as_mut().map(|d| d as &mut dyn Evidence),
+        lists,
     )?;
     let mut report = botscope_accesslog::build(&mut analysis, &checks, &policy);
     // Half a million small allocations are not worth freeing one by one
@@ -508,7 +519,7 @@ fn emit(out: Option<&Path>, content: &str) -> Result<()> {
 
 /// `logs analyze`.
 pub fn analyze(a: &AnalyzeArgs) -> Result<Outcome> {
-    let o = run(&a.input)?;
+    let o = run(&a.input, a.export.is_some())?;
     let text = match a.format {
         ReportFormat::Json => {
             let mut s = serde_json::to_string_pretty(&o.report)?;
@@ -544,7 +555,7 @@ fn lists_summary(dir: &Path, l: &Lists) -> String {
 
 /// `logs export-lists`.
 pub fn export_lists(a: &ExportListsArgs) -> Result<Outcome> {
-    let o = run(&a.input)?;
+    let o = run(&a.input, true)?;
     crate::export::write_dirs(&a.out_dir, &o.lists)?;
     println!("{}", lists_summary(&a.out_dir, &o.lists));
     Ok(if o.damaged {
