@@ -824,20 +824,28 @@ impl<'a> Analyzer<'a> {
         }
         let probed = if probe(target).is_some() {
             inc(&mut c.probes);
-            Some(clip(target).to_owned())
+            Some(false)
         } else if !is_common_method(&r.method) {
-            Some(format!("{} {}", r.method, clip(target)))
+            Some(true)
         } else {
             None
         };
-        if let Some(what) = probed {
+        if let Some(with_method) = probed {
             let s = p.probe_samples.entry(ci).or_default();
-            if s.len() < CLIENT_SAMPLES && !s.iter().any(|x| x.target == what) {
-                s.push(Example {
-                    line,
-                    time: r.time,
-                    target: what,
-                });
+            // The sample text is made only when there is room for it.
+            if s.len() < CLIENT_SAMPLES {
+                let what = if with_method {
+                    format!("{} {}", r.method, clip(target))
+                } else {
+                    clip(target).to_owned()
+                };
+                if !s.iter().any(|x| x.target == what) {
+                    s.push(Example {
+                        line,
+                        time: r.time,
+                        target: what,
+                    });
+                }
             }
         }
         // robots.txt itself is always allowed (RFC 9309 2.2.2).

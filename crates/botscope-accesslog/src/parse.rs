@@ -410,7 +410,9 @@ impl LogFormat {
                         }
                     } else {
                         match next.and_then(|n| n.first()) {
-                            Some(&stop) => match memchr::memchr(stop, &line[p..]) {
+                            // Unquoted fields are short (an address, a
+                            // status, a size): a byte loop beats memchr.
+                            Some(&stop) => match line[p..].iter().position(|&c| c == stop) {
                                 Some(e) => (&line[p..p + e], p + e),
                                 None => return Err(Malformed::LayoutMismatch),
                             },

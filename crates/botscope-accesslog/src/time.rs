@@ -35,12 +35,19 @@ pub fn format_rfc3339(t: i64) -> String {
 }
 
 fn digits(b: &[u8]) -> Option<i64> {
-    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+    // At most 18 digits: no overflow.
+    if b.is_empty() || b.len() > 18 {
         return None;
     }
-    b.iter().try_fold(0i64, |acc, &c| {
-        acc.checked_mul(10)?.checked_add(i64::from(c - b'0'))
-    })
+    let mut acc = 0i64;
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        acc = acc * 10 + i64::from(d);
+    }
+    Some(acc)
 }
 
 fn month(b: &[u8]) -> Option<i64> {
