@@ -1,0 +1,266 @@
+//! botscope's store: the sites a harvest visits, every fetch attempt, and
+//! robots.txt bodies stored once per distinct content (BLAKE3), with each
+//! site's history as versions (first seen, last seen, content hash): a new
+//! version only when the content changes.
+//!
+//! [`Store`] is the interface the harvester and the commands use;
+//! [`SqliteStore`] implements it over one SQLite file (WAL, batched
+//! transactions, versioned migrations; the schema is in
+//! `docs/store.md`). A batch is one transaction: after a crash every
+//! recorded batch is there, and a batch recorded again (a resumed run
+//! fetching a host once more) adds an attempt but never a duplicate
+//! version.
+//!
+//! [`warc`] reads and writes WARC files, for `store export --format warc`
+//! and for importing Common Crawl's robots.txt subsets.
+
+pub mod warc;
+
+mod sqlite;
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use sqlite::{SCHEMA_VERSION, SqliteStore};
+
+/// A store error: always says which file and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Another process holds the write lock.
+    #[error("{path}: the store is locked by another process (is a harvest still running on it?)")]
+    Locked {
+        /// The store file.
+        path: String,
+    },
+    /// Not an SQLite file, or a damaged one.
+    #[error("{path}: not a botscope store, or a damaged one ({detail})")]
+    Corrupt {
+        /// The store file.
+        path: String,
+        /// SQLite's words.
+        detail: String,
+    },
+    /// Written by a newer botscope.
+    #[error(
+        "{path}: written by a newer botscope (schema version {found}; this one knows up to {known})"
+    )]
+    TooNew {
+        /// The store file.
+        path: String,
+        /// The file's schema version.
+        found: i64,
+        /// The newest this build knows.
+        known: i64,
+    },
+    /// The file does not exist (read-only opening).
+    #[error("{path}: no such store")]
+    Missing {
+        /// The store file.
+        path: String,
+    },
+    /// Any other database error.
+    #[error("{path}: {detail}")]
+    Db {
+        /// The store file.
+        path: String,
+        /// What failed.
+        detail: String,
+    },
+}
+
+/// Results of store operations.
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// A run's id.
+pub type RunId = i64;
+
+/// A harvest run about to start.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    /// What the hosts came from (a file name, `-`, `import`).
+    pub input: String,
+    /// BLAKE3 of the host list, so that `--resume` finds the same run.
+    pub input_hash: [u8; 32],
+    /// The User-Agent sent.
+    pub user_agent: String,
+    /// Hosts in the input.
+    pub hosts: u64,
+    /// Start time (seconds since the epoch).
+    pub started: i64,
+}
+
+/// One redirect hop: the URL that answered and its status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hop {
+    /// The URL requested.
+    pub url: String,
+    /// Its status (3xx).
+    pub status: u16,
+}
+
+/// The response headers that matter for robots.txt.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Headers {
+    /// `Content-Type`.
+    pub content_type: Option<String>,
+    /// `Cache-Control`.
+    pub cache_control: Option<String>,
+    /// `Expires`.
+    pub expires: Option<String>,
+    /// `Retry-After`.
+    pub retry_after: Option<String>,
+    /// `Last-Modified`.
+    pub last_modified: Option<String>,
+    /// `ETag`.
+    pub etag: Option<String>,
+}
+
+/// One fetch of a site's robots.txt (or one imported record).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Attempt {
+    /// The host asked for.
+    pub host: String,
+    /// Its rank in a ranked input.
+    pub rank: Option<u64>,
+    /// When (seconds since the epoch).
+    pub time: i64,
+    /// How long, in milliseconds.
+    pub duration_ms: u64,
+    /// The last URL requested.
+    pub url: String,
+    /// Redirects followed, in order.
+    pub redirects: Vec<Hop>,
+    /// The address connected to last.
+    pub address: Option<String>,
+    /// The final status, when a response came.
+    pub status: Option<u16>,
+    /// Headers of the final response.
+    pub headers: Headers,
+    /// Body bytes received (up to the cap).
+    pub bytes: u64,
+    /// The body was longer than the cap.
+    pub truncated: bool,
+    /// `dns`, `connect`, `tls`, `timeout`, `protocol`, `too-large`,
+    /// `refused` (an address botscope does not connect to).
+    pub error_class: Option<String>,
+    /// The error in words.
+    pub error: Option<String>,
+    /// The fetch policy's action (`parse`, `allow-all`, `disallow-all`,
+    /// `use-cached-copy`).
+    pub outcome: String,
+    /// The policy's reason.
+    pub reason: String,
+    /// Seconds the outcome holds.
+    pub expires_in: Option<u64>,
+    /// The body, when the policy parses it.
+    pub body: Option<Vec<u8>>,
+}
+
+impl Attempt {
+    /// True when the attempt counts toward "unreachable" (no response,
+    /// 429 or 5xx).
+    pub fn unreachable(&self) -> bool {
+        match self.status {
+            None => true,
+            Some(s) => s == 429 || (500..=599).contains(&s),
+        }
+    }
+}
+
+/// What the store remembers of a site, for the next fetch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Previous {
+    /// The last attempt's time.
+    pub last_attempt: Option<i64>,
+    /// `ETag` of the last good copy.
+    pub etag: Option<String>,
+    /// `Last-Modified` of the last good copy.
+    pub last_modified: Option<String>,
+    /// A good copy exists.
+    pub has_copy: bool,
+    /// Unreachable since (the first unreachable attempt after the last
+    /// reachable one).
+    pub unreachable_since: Option<i64>,
+}
+
+/// A stored version of a site's robots.txt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    /// The host.
+    pub host: String,
+    /// The URL it was fetched from (the end of the redirects).
+    pub url: String,
+    /// First seen (seconds since the epoch).
+    pub first_seen: i64,
+    /// Last seen.
+    pub last_seen: i64,
+    /// BLAKE3 of the body.
+    pub hash: [u8; 32],
+    /// The body.
+    pub body: Vec<u8>,
+    /// Content type of the response that first gave it.
+    pub content_type: Option<String>,
+}
+
+/// Totals for `store stats`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    /// Schema version of the file.
+    pub schema_version: i64,
+    /// Sites.
+    pub sites: u64,
+    /// Sites with at least one robots.txt version.
+    pub sites_with_robots_txt: u64,
+    /// Fetch attempts.
+    pub attempts: u64,
+    /// Runs (harvests and imports).
+    pub runs: u64,
+    /// Runs not finished (interrupted; `--resume` continues the last).
+    pub unfinished_runs: u64,
+    /// Versions.
+    pub versions: u64,
+    /// Distinct bodies.
+    pub bodies: u64,
+    /// Bytes of distinct bodies.
+    pub body_bytes: u64,
+    /// Latest outcome per site, counted.
+    pub outcomes: HashMap<String, u64>,
+    /// Latest error class per site, counted.
+    pub errors: HashMap<String, u64>,
+    /// Latest status class per site (`2xx` …, `none`), counted.
+    pub statuses: HashMap<String, u64>,
+}
+
+/// Where harvests and imports keep what they found.
+pub trait Store {
+    /// Starts a run.
+    fn begin_run(&mut self, run: &NewRun) -> Result<RunId>;
+    /// The latest unfinished run over the same input, if any.
+    fn unfinished_run(&self, input_hash: &[u8; 32]) -> Result<Option<RunId>>;
+    /// Marks a run finished.
+    fn finish_run(&mut self, run: RunId, finished: i64) -> Result<()>;
+    /// Hosts with a recorded attempt in `run`.
+    fn hosts_done(&self, run: RunId) -> Result<std::collections::HashSet<String>>;
+    /// Records attempts in one transaction: all or none.
+    fn record(&mut self, run: Option<RunId>, batch: &[Attempt]) -> Result<()>;
+    /// What is known of every site, by host.
+    fn previous(&self) -> Result<HashMap<String, Previous>>;
+    /// Totals.
+    fn stats(&self) -> Result<Stats>;
+    /// Every version, by host then time.
+    fn each_version(
+        &self,
+        f: &mut dyn FnMut(Version) -> std::result::Result<(), String>,
+    ) -> Result<()>;
+}
+
+/// BLAKE3 of a body, as stored.
+pub fn content_hash(body: &[u8]) -> [u8; 32] {
+    *blake3::hash(body).as_bytes()
+}
+
+/// A hash in hex.
+pub fn hex(h: &[u8]) -> String {
+    h.iter().map(|b| format!("{b:02x}")).collect()
+}

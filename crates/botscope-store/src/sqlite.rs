@@ -1,0 +1,513 @@
+//! The SQLite store.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+
+use crate::{
+    Attempt, NewRun, Previous, Result, RunId, Stats, Store, StoreError, Version, content_hash,
+};
+
+/// Migrations, in order; `PRAGMA user_version` is the number applied.
+const MIGRATIONS: &[&str] = &[
+    // 1: sites, runs, attempts, bodies, versions.
+    r"
+CREATE TABLE sites (
+    id INTEGER PRIMARY KEY,
+    host TEXT NOT NULL UNIQUE,
+    rank INTEGER,
+    added INTEGER NOT NULL,
+    last_attempt INTEGER,
+    last_outcome TEXT,
+    last_status INTEGER,
+    last_error_class TEXT,
+    unreachable_since INTEGER,
+    has_copy INTEGER NOT NULL DEFAULT 0,
+    etag TEXT,
+    last_modified TEXT
+);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started INTEGER NOT NULL,
+    finished INTEGER,
+    input TEXT NOT NULL,
+    input_hash BLOB NOT NULL,
+    user_agent TEXT NOT NULL,
+    hosts INTEGER NOT NULL
+);
+CREATE TABLE bodies (
+    hash BLOB PRIMARY KEY,
+    size INTEGER NOT NULL,
+    content BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE attempts (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER REFERENCES runs(id),
+    site_id INTEGER NOT NULL REFERENCES sites(id),
+    time INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    url TEXT NOT NULL,
+    redirects TEXT NOT NULL,
+    address TEXT,
+    status INTEGER,
+    content_type TEXT,
+    cache_control TEXT,
+    expires TEXT,
+    retry_after TEXT,
+    last_modified TEXT,
+    etag TEXT,
+    bytes INTEGER NOT NULL,
+    truncated INTEGER NOT NULL,
+    error_class TEXT,
+    error TEXT,
+    outcome TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    expires_in INTEGER,
+    body_hash BLOB REFERENCES bodies(hash)
+);
+CREATE INDEX attempts_site ON attempts(site_id, time);
+CREATE INDEX attempts_run ON attempts(run_id);
+CREATE TABLE versions (
+    id INTEGER PRIMARY KEY,
+    site_id INTEGER NOT NULL REFERENCES sites(id),
+    hash BLOB NOT NULL REFERENCES bodies(hash),
+    url TEXT NOT NULL,
+    content_type TEXT,
+    first_seen INTEGER NOT NULL,
+    last_seen INTEGER NOT NULL
+);
+CREATE INDEX versions_site ON versions(site_id, first_seen);
+",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// A store in one SQLite file.
+pub struct SqliteStore {
+    conn: Connection,
+    path: String,
+}
+
+fn classify(path: &str, e: rusqlite::Error) -> StoreError {
+    let detail = e.to_string();
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Locked {
+            path: path.to_owned(),
+        },
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
+            path: path.to_owned(),
+            detail,
+        },
+        _ => StoreError::Db {
+            path: path.to_owned(),
+            detail,
+        },
+    }
+}
+
+impl SqliteStore {
+    /// Opens (or creates) a store for writing, migrating it to the current
+    /// schema.
+    pub fn open(path: &Path) -> Result<SqliteStore> {
+        let name = path.display().to_string();
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| classify(&name, e))?;
+        let mut s = SqliteStore { conn, path: name };
+        s.setup(true)?;
+        Ok(s)
+    }
+
+    /// Opens an existing store for reading only.
+    pub fn open_read(path: &Path) -> Result<SqliteStore> {
+        let name = path.display().to_string();
+        if !path.exists() {
+            return Err(StoreError::Missing { path: name });
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| classify(&name, e))?;
+        let mut s = SqliteStore { conn, path: name };
+        s.setup(false)?;
+        Ok(s)
+    }
+
+    fn err(&self, e: rusqlite::Error) -> StoreError {
+        classify(&self.path, e)
+    }
+
+    fn setup(&mut self, write: bool) -> Result<()> {
+        self.conn
+            .busy_timeout(Duration::from_secs(2))
+            .map_err(|e| self.err(e))?;
+        // Reading the schema version is the first access: a file that is
+        // not a database fails here.
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        let _: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: self.path.clone(),
+                found: version,
+                known: SCHEMA_VERSION,
+            });
+        }
+        if !write {
+            if version < SCHEMA_VERSION {
+                return Err(StoreError::Db {
+                    path: self.path.clone(),
+                    detail: format!(
+                        "schema version {version}, older than {SCHEMA_VERSION}: open it for writing once (any harvest or import) to migrate"
+                    ),
+                });
+            }
+            return Ok(());
+        }
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Db {
+                path: self.path.clone(),
+                detail: format!("cannot use write-ahead logging (journal mode {mode})"),
+            });
+        }
+        self.conn
+            .execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+            .map_err(|e| self.err(e))?;
+        for (i, m) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = self
+                .conn
+                .transaction()
+                .map_err(|e| classify(&self.path, e))?;
+            tx.execute_batch(m).map_err(|e| classify(&self.path, e))?;
+            tx.pragma_update(None, "user_version", i as i64 + 1)
+                .map_err(|e| classify(&self.path, e))?;
+            tx.commit().map_err(|e| classify(&self.path, e))?;
+        }
+        Ok(())
+    }
+}
+
+fn record_one(
+    tx: &rusqlite::Transaction<'_>,
+    run: Option<RunId>,
+    a: &Attempt,
+) -> rusqlite::Result<()> {
+    let site_id: i64 = tx
+        .prepare_cached(
+            "INSERT INTO sites(host, rank, added) VALUES (?1, ?2, ?3)
+             ON CONFLICT(host) DO UPDATE SET rank = coalesce(excluded.rank, rank)
+             RETURNING id",
+        )?
+        .query_row(params![a.host, a.rank.map(|r| r as i64), a.time], |r| {
+            r.get(0)
+        })?;
+    let hash = a.body.as_ref().map(|b| {
+        let h = content_hash(b);
+        (h, b)
+    });
+    if let Some((h, b)) = &hash {
+        tx.prepare_cached("INSERT OR IGNORE INTO bodies(hash, size, content) VALUES (?1, ?2, ?3)")?
+            .execute(params![&h[..], b.len() as i64, &b[..]])?;
+    }
+    let redirects = serde_json::to_string(&a.redirects).unwrap_or_else(|_| "[]".into());
+    let h = &a.headers;
+    tx.prepare_cached(
+        "INSERT INTO attempts(run_id, site_id, time, duration_ms, url, redirects, address, status,
+            content_type, cache_control, expires, retry_after, last_modified, etag, bytes,
+            truncated, error_class, error, outcome, reason, expires_in, body_hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+            ?19, ?20, ?21, ?22)",
+    )?
+    .execute(params![
+        run,
+        site_id,
+        a.time,
+        a.duration_ms as i64,
+        a.url,
+        redirects,
+        a.address,
+        a.status,
+        h.content_type,
+        h.cache_control,
+        h.expires,
+        h.retry_after,
+        h.last_modified,
+        h.etag,
+        a.bytes as i64,
+        a.truncated,
+        a.error_class,
+        a.error,
+        a.outcome,
+        a.reason,
+        a.expires_in.map(|s| s as i64),
+        hash.as_ref().map(|(h, _)| h.to_vec()),
+    ])?;
+    // Versions: the one in force at this time (the latest that started no
+    // later) continues when the content is the same; else the next one
+    // may start earlier; else a new version starts.
+    let at = |sql: &str| -> rusqlite::Result<Option<(i64, Vec<u8>)>> {
+        tx.prepare_cached(sql)?
+            .query_row(params![site_id, a.time], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()
+    };
+    let before = at(
+        "SELECT id, hash FROM versions WHERE site_id = ?1 AND first_seen <= ?2
+         ORDER BY first_seen DESC, id DESC LIMIT 1",
+    )?;
+    if let Some((h, _)) = &hash {
+        let after = at(
+            "SELECT id, hash FROM versions WHERE site_id = ?1 AND first_seen > ?2
+             ORDER BY first_seen ASC, id ASC LIMIT 1",
+        )?;
+        match (before, after) {
+            (Some((id, bh)), _) if bh == h[..] => {
+                tx.prepare_cached(
+                    "UPDATE versions SET last_seen = max(last_seen, ?2) WHERE id = ?1",
+                )?
+                .execute(params![id, a.time])?;
+            }
+            (_, Some((id, ah))) if ah == h[..] => {
+                tx.prepare_cached("UPDATE versions SET first_seen = ?2 WHERE id = ?1")?
+                    .execute(params![id, a.time])?;
+            }
+            _ => {
+                tx.prepare_cached(
+                    "INSERT INTO versions(site_id, hash, url, content_type, first_seen, last_seen)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+                )?
+                .execute(params![site_id, &h[..], a.url, h_ct(a), a.time])?;
+            }
+        }
+    } else if a.status == Some(304)
+        && let Some((id, _)) = before
+    {
+        // Not modified: the version in force is still there.
+        tx.prepare_cached("UPDATE versions SET last_seen = max(last_seen, ?2) WHERE id = ?1")?
+            .execute(params![id, a.time])?;
+    }
+    // The site's latest state, only from an attempt at least as recent.
+    tx.prepare_cached(
+        "UPDATE sites SET
+            last_attempt = ?2, last_outcome = ?3, last_status = ?4, last_error_class = ?5,
+            unreachable_since = CASE WHEN ?6 THEN coalesce(unreachable_since, ?2) ELSE NULL END,
+            has_copy = has_copy OR ?7,
+            etag = CASE WHEN ?8 THEN ?9 ELSE etag END,
+            last_modified = CASE WHEN ?8 THEN ?10 ELSE last_modified END
+         WHERE id = ?1 AND (last_attempt IS NULL OR last_attempt <= ?2)",
+    )?
+    .execute(params![
+        site_id,
+        a.time,
+        a.outcome,
+        a.status,
+        a.error_class,
+        a.unreachable(),
+        hash.is_some(),
+        hash.is_some(),
+        h.etag,
+        h.last_modified,
+    ])?;
+    Ok(())
+}
+
+fn h_ct(a: &Attempt) -> Option<&str> {
+    a.headers.content_type.as_deref()
+}
+
+impl Store for SqliteStore {
+    fn begin_run(&mut self, run: &NewRun) -> Result<RunId> {
+        self.conn
+            .execute(
+                "INSERT INTO runs(started, input, input_hash, user_agent, hosts)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    run.started,
+                    run.input,
+                    &run.input_hash[..],
+                    run.user_agent,
+                    run.hosts as i64
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    fn unfinished_run(&self, input_hash: &[u8; 32]) -> Result<Option<RunId>> {
+        self.conn
+            .query_row(
+                "SELECT id FROM runs WHERE input_hash = ?1 AND finished IS NULL
+                 ORDER BY id DESC LIMIT 1",
+                params![&input_hash[..]],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    fn finish_run(&mut self, run: RunId, finished: i64) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE runs SET finished = ?2 WHERE id = ?1",
+                params![run, finished],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn hosts_done(&self, run: RunId) -> Result<HashSet<String>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT s.host FROM attempts a JOIN sites s ON s.id = a.site_id
+                 WHERE a.run_id = ?1",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![run], |r| r.get::<_, String>(0))
+            .map_err(|e| classify(&self.path, e))?;
+        rows.collect::<rusqlite::Result<HashSet<String>>>()
+            .map_err(|e| classify(&self.path, e))
+    }
+
+    fn record(&mut self, run: Option<RunId>, batch: &[Attempt]) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| classify(&path, e))?;
+        for a in batch {
+            record_one(&tx, run, a).map_err(|e| classify(&path, e))?;
+        }
+        tx.commit().map_err(|e| classify(&path, e))
+    }
+
+    fn previous(&self) -> Result<HashMap<String, Previous>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT host, last_attempt, etag, last_modified, has_copy, unreachable_since
+                 FROM sites",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    Previous {
+                        last_attempt: r.get(1)?,
+                        etag: r.get(2)?,
+                        last_modified: r.get(3)?,
+                        has_copy: r.get(4)?,
+                        unreachable_since: r.get(5)?,
+                    },
+                ))
+            })
+            .map_err(|e| classify(&self.path, e))?;
+        rows.collect::<rusqlite::Result<HashMap<_, _>>>()
+            .map_err(|e| classify(&self.path, e))
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        let c = &self.conn;
+        let one = |sql: &str| -> Result<u64> {
+            c.query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map(|n| n.max(0) as u64)
+                .map_err(|e| classify(&self.path, e))
+        };
+        let group = |sql: &str| -> Result<HashMap<String, u64>> {
+            let mut st = c.prepare(sql).map_err(|e| classify(&self.path, e))?;
+            let rows = st
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, Option<String>>(0)?
+                            .unwrap_or_else(|| "none".into()),
+                        r.get::<_, i64>(1)?.max(0) as u64,
+                    ))
+                })
+                .map_err(|e| classify(&self.path, e))?;
+            rows.collect::<rusqlite::Result<HashMap<_, _>>>()
+                .map_err(|e| classify(&self.path, e))
+        };
+        Ok(Stats {
+            schema_version: c
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(|e| self.err(e))?,
+            sites: one("SELECT count(*) FROM sites")?,
+            sites_with_robots_txt: one("SELECT count(DISTINCT site_id) FROM versions")?,
+            attempts: one("SELECT count(*) FROM attempts")?,
+            runs: one("SELECT count(*) FROM runs")?,
+            unfinished_runs: one("SELECT count(*) FROM runs WHERE finished IS NULL")?,
+            versions: one("SELECT count(*) FROM versions")?,
+            bodies: one("SELECT count(*) FROM bodies")?,
+            body_bytes: one("SELECT coalesce(sum(size), 0) FROM bodies")?,
+            outcomes: group(
+                "SELECT last_outcome, count(*) FROM sites WHERE last_attempt IS NOT NULL
+                 GROUP BY last_outcome",
+            )?,
+            errors: group(
+                "SELECT last_error_class, count(*) FROM sites WHERE last_error_class IS NOT NULL
+                 GROUP BY last_error_class",
+            )?,
+            statuses: group(
+                "SELECT CASE WHEN last_status IS NULL THEN 'none'
+                        ELSE (last_status / 100) || 'xx' END, count(*)
+                 FROM sites WHERE last_attempt IS NOT NULL GROUP BY 1",
+            )?,
+        })
+    }
+
+    fn each_version(
+        &self,
+        f: &mut dyn FnMut(Version) -> std::result::Result<(), String>,
+    ) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT s.host, v.url, v.first_seen, v.last_seen, v.hash, b.content, v.content_type
+                 FROM versions v JOIN sites s ON s.id = v.site_id JOIN bodies b ON b.hash = v.hash
+                 ORDER BY s.host, v.first_seen, v.id",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut rows = st.query([]).map_err(|e| classify(&self.path, e))?;
+        while let Some(r) = rows.next().map_err(|e| classify(&self.path, e))? {
+            let hash: Vec<u8> = r.get(4).map_err(|e| classify(&self.path, e))?;
+            let v = Version {
+                host: r.get(0).map_err(|e| classify(&self.path, e))?,
+                url: r.get(1).map_err(|e| classify(&self.path, e))?,
+                first_seen: r.get(2).map_err(|e| classify(&self.path, e))?,
+                last_seen: r.get(3).map_err(|e| classify(&self.path, e))?,
+                hash: hash.try_into().map_err(|_| StoreError::Corrupt {
+                    path: self.path.clone(),
+                    detail: "a content hash that is not 32 bytes".into(),
+                })?,
+                body: r.get(5).map_err(|e| classify(&self.path, e))?,
+                content_type: r.get(6).map_err(|e| classify(&self.path, e))?,
+            };
+            f(v).map_err(|detail| StoreError::Db {
+                path: self.path.clone(),
+                detail,
+            })?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,206 @@
+//! The SQLite store on real files.
+
+use std::path::PathBuf;
+
+use botscope_store::{Attempt, Headers, NewRun, SqliteStore, Store, StoreError, content_hash};
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("botscope-store-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join("store.db")
+}
+
+fn ok(host: &str, time: i64, body: &str) -> Attempt {
+    Attempt {
+        host: host.into(),
+        time,
+        url: format!("https://{host}/robots.txt"),
+        status: Some(200),
+        headers: Headers {
+            content_type: Some("text/plain".into()),
+            etag: Some(format!("\"{time}\"")),
+            ..Headers::default()
+        },
+        bytes: body.len() as u64,
+        outcome: "parse".into(),
+        reason: "success".into(),
+        body: Some(body.as_bytes().to_vec()),
+        ..Attempt::default()
+    }
+}
+
+fn failed(host: &str, time: i64, status: Option<u16>) -> Attempt {
+    Attempt {
+        host: host.into(),
+        time,
+        url: format!("https://{host}/robots.txt"),
+        status,
+        error_class: status.is_none().then(|| "connect".into()),
+        outcome: "disallow-all".into(),
+        reason: "unreachable".into(),
+        ..Attempt::default()
+    }
+}
+
+fn versions(s: &SqliteStore) -> Vec<(String, i64, i64, String)> {
+    let mut v = Vec::new();
+    s.each_version(&mut |x| {
+        v.push((
+            x.host,
+            x.first_seen,
+            x.last_seen,
+            String::from_utf8_lossy(&x.body).into_owned(),
+        ));
+        Ok(())
+    })
+    .expect("versions");
+    v
+}
+
+#[test]
+fn a_version_only_when_the_content_changes() {
+    let path = temp("versions");
+    let mut s = SqliteStore::open(&path).expect("open");
+    s.record(None, &[ok("a.test", 100, "A")]).expect("record");
+    s.record(
+        None,
+        &[ok("a.test", 200, "A"), failed("a.test", 250, Some(503))],
+    )
+    .expect("record");
+    s.record(None, &[ok("a.test", 300, "B")]).expect("record");
+    let mut not_modified = failed("a.test", 350, Some(304));
+    not_modified.outcome = "use-cached-copy".into();
+    s.record(None, &[not_modified]).expect("record");
+    s.record(None, &[ok("a.test", 400, "A"), ok("b.test", 400, "A")])
+        .expect("record");
+    assert_eq!(
+        versions(&s),
+        vec![
+            ("a.test".into(), 100, 200, "A".into()),
+            ("a.test".into(), 300, 350, "B".into()),
+            ("a.test".into(), 400, 400, "A".into()),
+            ("b.test".into(), 400, 400, "A".into()),
+        ]
+    );
+    let st = s.stats().expect("stats");
+    assert_eq!(
+        (st.sites, st.attempts, st.versions, st.bodies),
+        (2, 7, 4, 2)
+    );
+    assert_eq!(st.body_bytes, 2);
+    assert_eq!(st.sites_with_robots_txt, 2);
+    assert_eq!(st.outcomes.get("parse"), Some(&2));
+    // An older record (an import) joins the version it belongs to.
+    s.record(None, &[ok("a.test", 50, "A")]).expect("record");
+    assert_eq!(versions(&s)[0], ("a.test".into(), 50, 200, "A".into()));
+    assert_eq!(s.stats().expect("stats").versions, 4);
+}
+
+#[test]
+fn previous_state_for_the_next_fetch() {
+    let path = temp("previous");
+    let mut s = SqliteStore::open(&path).expect("open");
+    s.record(None, &[ok("a.test", 100, "A")]).expect("record");
+    s.record(
+        None,
+        &[
+            failed("a.test", 200, None),
+            failed("a.test", 300, Some(500)),
+        ],
+    )
+    .expect("record");
+    s.record(None, &[failed("b.test", 300, None)])
+        .expect("record");
+    let p = s.previous().expect("previous");
+    let a = &p["a.test"];
+    assert_eq!(a.last_attempt, Some(300));
+    assert!(a.has_copy);
+    assert_eq!(a.etag.as_deref(), Some("\"100\""));
+    assert_eq!(a.unreachable_since, Some(200));
+    assert!(!p["b.test"].has_copy);
+    s.record(None, &[ok("a.test", 400, "A")]).expect("record");
+    assert_eq!(
+        s.previous().expect("previous")["a.test"].unreachable_since,
+        None
+    );
+}
+
+#[test]
+fn runs_resume_without_duplicate_versions() {
+    let path = temp("resume");
+    let run = NewRun {
+        input: "hosts.txt".into(),
+        input_hash: content_hash(b"a.test\nb.test\n"),
+        user_agent: "botscope-test".into(),
+        hosts: 2,
+        started: 10,
+    };
+    {
+        let mut s = SqliteStore::open(&path).expect("open");
+        let id = s.begin_run(&run).expect("run");
+        s.record(Some(id), &[ok("a.test", 100, "A")])
+            .expect("record");
+        // Dropped without finishing: a crash.
+    }
+    let mut s = SqliteStore::open(&path).expect("reopen");
+    let id = s
+        .unfinished_run(&run.input_hash)
+        .expect("query")
+        .expect("an unfinished run");
+    let done = s.hosts_done(id).expect("done");
+    assert!(done.contains("a.test") && !done.contains("b.test"));
+    // The resumed run fetches a.test again anyway: no second version.
+    s.record(Some(id), &[ok("a.test", 110, "A"), ok("b.test", 110, "B")])
+        .expect("record");
+    s.finish_run(id, 120).expect("finish");
+    assert!(s.unfinished_run(&run.input_hash).expect("query").is_none());
+    let st = s.stats().expect("stats");
+    assert_eq!((st.versions, st.runs, st.unfinished_runs), (2, 1, 0));
+}
+
+#[test]
+fn bad_files_give_clear_errors() {
+    let path = temp("corrupt");
+    std::fs::write(
+        &path,
+        b"this is not a database, just text ......................",
+    )
+    .expect("write");
+    match SqliteStore::open(&path) {
+        Err(e @ StoreError::Corrupt { .. }) => {
+            assert!(e.to_string().contains("not a botscope store"))
+        }
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("opened a text file"),
+    }
+    assert!(matches!(
+        SqliteStore::open_read(&temp("missing")),
+        Err(StoreError::Missing { .. })
+    ));
+
+    let path = temp("newer");
+    drop(SqliteStore::open(&path).expect("open"));
+    let c = rusqlite::Connection::open(&path).expect("raw");
+    c.pragma_update(None, "user_version", 99).expect("pragma");
+    drop(c);
+    assert!(matches!(
+        SqliteStore::open(&path),
+        Err(StoreError::TooNew { found: 99, .. })
+    ));
+}
+
+#[test]
+fn a_locked_store_is_reported() {
+    let path = temp("locked");
+    drop(SqliteStore::open(&path).expect("open"));
+    let holder = rusqlite::Connection::open(&path).expect("raw");
+    holder.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let mut s = SqliteStore::open(&path).expect("open while another reads");
+    let e = s.record(None, &[ok("a.test", 1, "A")]).expect_err("locked");
+    assert!(matches!(e, StoreError::Locked { .. }), "{e}");
+    assert!(e.to_string().contains("locked"));
+    holder.execute_batch("ROLLBACK").expect("unlock");
+    s.record(None, &[ok("a.test", 1, "A")])
+        .expect("record after the lock");
+}
