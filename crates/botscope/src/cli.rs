@@ -34,6 +34,93 @@ enum Command {
     /// Access logs: what robots do on a site, who is fake, who disobeys robots.txt.
     #[command(subcommand)]
     Logs(LogsCommand),
+    /// The harvest store: totals, export, import of WARC files.
+    #[command(subcommand)]
+    Store(StoreCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum StoreCommand {
+    /// Totals: sites, attempts, versions, distinct bodies, outcomes.
+    ///
+    /// Example: botscope store stats --db robots.db
+    Stats(StoreStatsArgs),
+    /// Every stored robots.txt version, as JSON lines, files or WARC.
+    ///
+    /// `jsonl`: one object per version (host, url, first_seen, last_seen, hash,
+    /// content_type, body or body_base64). `files`: DIR/HOST/FIRSTSEEN-HASH.txt.
+    /// `warc`: WARC/1.1 response records (gzip per record when PATH ends in .gz).
+    ///
+    /// Example: botscope store export --db robots.db --format warc --out robots.warc.gz
+    Export(StoreExportArgs),
+    /// Import robots.txt responses from WARC files (such as Common Crawl's
+    /// robots.txt subsets; gzip or plain). Exit status: 0 imported; 3 imported,
+    /// but a file was damaged (the records before the damage are in); 2 error.
+    ///
+    /// Example: botscope store import --db robots.db --format warc CC-MAIN-*-robotstxt.warc.gz
+    Import(StoreImportArgs),
+}
+
+/// The store file.
+#[derive(Debug, Args)]
+pub struct DbArgs {
+    /// The store (an SQLite file).
+    #[arg(long, value_name = "PATH", default_value = "botscope.db")]
+    pub db: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct StoreStatsArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// How `store export` writes versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StoreExportFormat {
+    /// One JSON object per version and line.
+    Jsonl,
+    /// One file per version under a directory.
+    Files,
+    /// WARC response records.
+    Warc,
+}
+
+#[derive(Debug, Args)]
+pub struct StoreExportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// What to write.
+    #[arg(long, value_enum)]
+    pub format: StoreExportFormat,
+    /// Where: a file (jsonl, warc; default stdout) or a directory (files).
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+}
+
+/// Formats `store import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StoreImportFormat {
+    /// WARC (ISO 28500), plain or gzip.
+    Warc,
+}
+
+#[derive(Debug, Args)]
+pub struct StoreImportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// What the files are.
+    #[arg(long, value_enum)]
+    pub format: StoreImportFormat,
+    /// robots.txt semantics for the fetch policy's outcome of each response.
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
+    /// The files.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -448,6 +535,11 @@ impl Cli {
             Command::Logs(cmd) => match cmd {
                 LogsCommand::Analyze(a) => crate::logs::analyze(&a),
                 LogsCommand::ExportLists(a) => crate::logs::export_lists(&a),
+            },
+            Command::Store(cmd) => match cmd {
+                StoreCommand::Stats(a) => crate::store::stats(&a),
+                StoreCommand::Export(a) => crate::store::export(&a),
+                StoreCommand::Import(a) => crate::store::import(&a),
             },
             Command::Bots(cmd) => match cmd {
                 BotsCommand::List(a) => crate::bots::list(&a),

@@ -10,6 +10,7 @@ mod exit;
 mod export;
 mod logs;
 mod robots;
+mod store;
 mod verify;
 
 use std::process::ExitCode;

@@ -1,0 +1,324 @@
+//! `botscope store`: WARC import, totals, export in three formats, and a
+//! WARC round trip, on real robots.txt files (examples/robots).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("botscope-store-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn botscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(args)
+        .output()
+        .expect("run botscope")
+}
+
+fn record(out: &mut Vec<u8>, fields: &[(&str, &str)], block: &[u8]) {
+    let mut head = String::from("WARC/1.0\r\n");
+    for (k, v) in fields {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", block.len()));
+    let mut rec = head.into_bytes();
+    rec.extend_from_slice(block);
+    rec.extend_from_slice(b"\r\n\r\n");
+    // One gzip member per record, as Common Crawl writes them.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&rec).expect("gz");
+    out.extend(gz.finish().expect("gz"));
+}
+
+/// The real files, and a WARC of them as a crawl archive has them:
+/// warcinfo, request and metadata records around each response, a 404,
+/// a chunked response and a page that is not robots.txt.
+fn sample_warc() -> (Vec<(String, Vec<u8>)>, Vec<u8>) {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(root().join("examples/robots"))
+        .expect("examples/robots")
+        .map(|e| {
+            let p = e.expect("entry").path();
+            let host = p.file_stem().expect("name").to_string_lossy().into_owned();
+            (host, std::fs::read(&p).expect("read"))
+        })
+        .collect();
+    files.sort();
+    let mut w = Vec::new();
+    record(&mut w, &[("WARC-Type", "warcinfo")], b"software: test\r\n");
+    for (i, (host, body)) in files.iter().enumerate() {
+        let uri = format!("https://{host}/robots.txt");
+        let date = format!("2024-03-0{}T10:00:00Z", i % 9 + 1);
+        record(
+            &mut w,
+            &[("WARC-Type", "request"), ("WARC-Target-URI", &uri)],
+            format!("GET /robots.txt HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes(),
+        );
+        let mut block = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nETag: \"{i}\"\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        block.extend_from_slice(body);
+        record(
+            &mut w,
+            &[
+                ("WARC-Type", "response"),
+                ("WARC-Target-URI", &uri),
+                ("WARC-Date", &date),
+                ("WARC-IP-Address", "192.0.2.1"),
+            ],
+            &block,
+        );
+        record(
+            &mut w,
+            &[("WARC-Type", "metadata"), ("WARC-Target-URI", &uri)],
+            b"fetchTimeMs: 12\r\n",
+        );
+    }
+    record(
+        &mut w,
+        &[
+            ("WARC-Type", "response"),
+            ("WARC-Target-URI", "http://missing.test/robots.txt"),
+            ("WARC-Date", "2024-03-01T00:00:00Z"),
+        ],
+        b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n\r\n<h1>no</h1>",
+    );
+    record(
+        &mut w,
+        &[
+            ("WARC-Type", "response"),
+            ("WARC-Target-URI", "http://chunked.test/robots.txt"),
+            ("WARC-Date", "2024-03-01T00:00:00Z"),
+        ],
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\ne\r\nUser-agent: *\n\r\nd\r\nDisallow: /x\n\r\n0\r\n\r\n",
+    );
+    record(
+        &mut w,
+        &[
+            ("WARC-Type", "response"),
+            ("WARC-Target-URI", "http://page.test/index.html"),
+        ],
+        b"HTTP/1.1 200 OK\r\n\r\n<html></html>",
+    );
+    files.push((
+        "chunked.test".into(),
+        b"User-agent: *\nDisallow: /x\n".to_vec(),
+    ));
+    files.sort();
+    (files, w)
+}
+
+fn stats(db: &str) -> Value {
+    let o = botscope(&["store", "stats", "--db", db, "--format", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("stats json")
+}
+
+#[test]
+fn import_export_round_trip() {
+    let d = dir("roundtrip");
+    let (files, warc) = sample_warc();
+    let input = d.join("crawl.warc.gz");
+    std::fs::write(&input, &warc).expect("write");
+    let db = d.join("a.db");
+    let dbs = db.to_str().expect("utf-8");
+    let o = botscope(&[
+        "store",
+        "import",
+        "--db",
+        dbs,
+        "--format",
+        "warc",
+        input.to_str().expect("utf-8"),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} robots.txt responses imported",
+            files.len() + 1
+        )),
+        "{err}"
+    );
+    let s = stats(dbs);
+    assert_eq!(s["versions"], files.len() as u64);
+    assert_eq!(s["sites"], files.len() as u64 + 1);
+    assert_eq!(s["outcomes"]["allow-all"], 1);
+    assert_eq!(s["outcomes"]["parse"], files.len() as u64);
+
+    // JSON lines: every body back, byte for byte.
+    let o = botscope(&["store", "export", "--db", dbs, "--format", "jsonl"]);
+    assert!(o.status.success());
+    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), files.len());
+    for (v, (host, body)) in lines.iter().zip(&files) {
+        assert_eq!(v["host"], host.as_str());
+        let got = match v.get("body") {
+            Some(Value::String(s)) => s.as_bytes().to_vec(),
+            _ => panic!("{host}: no text body"),
+        };
+        assert_eq!(&got, body, "{host}");
+        assert!(v["hash"].as_str().expect("hash").starts_with("blake3:"));
+    }
+
+    // Files.
+    let out = d.join("files");
+    let o = botscope(&[
+        "store",
+        "export",
+        "--db",
+        dbs,
+        "--format",
+        "files",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success());
+    for (host, body) in &files {
+        let entries: Vec<_> = std::fs::read_dir(out.join(host))
+            .expect("host dir")
+            .collect();
+        assert_eq!(entries.len(), 1, "{host}");
+        let p = entries[0].as_ref().expect("entry").path();
+        assert_eq!(&std::fs::read(p).expect("read"), body, "{host}");
+    }
+
+    // WARC out, WARC in: the same versions in a new store.
+    let w = d.join("out.warc.gz");
+    let o = botscope(&[
+        "store",
+        "export",
+        "--db",
+        dbs,
+        "--format",
+        "warc",
+        "--out",
+        w.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success());
+    let db2 = d.join("b.db");
+    let db2s = db2.to_str().expect("utf-8");
+    let o = botscope(&[
+        "store",
+        "import",
+        "--db",
+        db2s,
+        "--format",
+        "warc",
+        w.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o1 = botscope(&["store", "export", "--db", dbs, "--format", "jsonl"]);
+    let o2 = botscope(&["store", "export", "--db", db2s, "--format", "jsonl"]);
+    let strip = |o: &Output| -> Vec<Value> {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).expect("json");
+                v["content_type"] = Value::Null;
+                v
+            })
+            .collect()
+    };
+    assert_eq!(strip(&o1), strip(&o2));
+
+    // Importing the same file again adds attempts, not versions.
+    let o = botscope(&[
+        "store",
+        "import",
+        "--db",
+        dbs,
+        "--format",
+        "warc",
+        input.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success());
+    assert_eq!(stats(dbs)["versions"], files.len() as u64);
+}
+
+#[test]
+fn damaged_and_bad_inputs() {
+    let d = dir("bad");
+    let (_, warc) = sample_warc();
+    // Cut in the middle: the records before the damage are imported, exit 3.
+    let cut = d.join("cut.warc.gz");
+    std::fs::write(&cut, &warc[..warc.len() * 2 / 3]).expect("write");
+    let db = d.join("a.db");
+    let dbs = db.to_str().expect("utf-8");
+    let o = botscope(&[
+        "store",
+        "import",
+        "--db",
+        dbs,
+        "--format",
+        "warc",
+        cut.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let n = stats(dbs)["versions"].as_u64().expect("versions");
+    assert!(n > 0, "{n}");
+
+    // Not a WARC file.
+    let junk = d.join("junk.warc");
+    std::fs::write(&junk, b"\x00\x01binary junk\xff\xfe").expect("write");
+    let o = botscope(&[
+        "store",
+        "import",
+        "--db",
+        dbs,
+        "--format",
+        "warc",
+        junk.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a WARC record"));
+
+    // A store that is not one.
+    let notdb = d.join("not.db");
+    std::fs::write(&notdb, vec![b'x'; 4096]).expect("write");
+    for args in [
+        vec!["store", "stats", "--db", notdb.to_str().expect("utf-8")],
+        vec![
+            "store",
+            "import",
+            "--db",
+            notdb.to_str().expect("utf-8"),
+            "--format",
+            "warc",
+            cut.to_str().expect("utf-8"),
+        ],
+    ] {
+        let o = botscope(&args);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("not a botscope store"), "{err}");
+        assert!(!err.contains("panicked"));
+    }
+    let o = botscope(&[
+        "store",
+        "stats",
+        "--db",
+        d.join("none.db").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no such store"));
+}
