@@ -8,6 +8,7 @@
 
 mod cache;
 mod hickory;
+mod pool;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -18,6 +19,7 @@ use std::time::{Duration, SystemTime};
 pub use botscope_botid::{DnsAnswer, DnsFailure, FcrdnsEvidence};
 pub use cache::{Cache, CacheError};
 pub use hickory::{DnsConfigError, HickoryLookup};
+pub use pool::{MAX_IN_FLIGHT, Pool, PoolError, ServerCheck, ServerUse};
 
 /// An answer with how long it may be kept.
 #[derive(Debug, Clone, PartialEq, Eq)]

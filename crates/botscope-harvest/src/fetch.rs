@@ -1,0 +1,319 @@
+//! One HTTP/1.1 exchange with one address: connect (TLS for https), send
+//! `GET`, read the head (bounded) and at most the cap of the body
+//! (decompressing gzip), all before a deadline.
+
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use botscope_store::Previous;
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::header::{self, HeaderValue};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+
+/// Largest response head (status line and headers) read.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// Why an exchange gave no response; [`FetchError::class`] is the stable
+/// name recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The name did not resolve.
+    #[error("DNS: {0}")]
+    Dns(String),
+    /// The address is not one botscope connects to.
+    #[error("{0}")]
+    Refused(String),
+    /// The connection could not be made, or was reset.
+    #[error("connection: {0}")]
+    Connect(String),
+    /// No connection in time.
+    #[error("connection: {0}")]
+    ConnectTimeout(String),
+    /// The TLS handshake failed.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The deadline passed.
+    #[error("timeout: {0}")]
+    Timeout(String),
+    /// Not a usable HTTP response.
+    #[error("protocol: {0}")]
+    Protocol(String),
+}
+
+impl FetchError {
+    /// `dns`, `refused`, `connect`, `timeout`, `tls` or `protocol`.
+    pub fn class(&self) -> &'static str {
+        match self {
+            FetchError::Dns(_) => "dns",
+            FetchError::Refused(_) => "refused",
+            FetchError::Connect(_) => "connect",
+            FetchError::ConnectTimeout(_) | FetchError::Timeout(_) => "timeout",
+            FetchError::Tls(_) => "tls",
+            FetchError::Protocol(_) => "protocol",
+        }
+    }
+
+    /// True when https could not even connect (the cue to try http).
+    pub fn cannot_connect(&self) -> bool {
+        matches!(self, FetchError::Connect(_) | FetchError::ConnectTimeout(_))
+    }
+}
+
+/// A response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// The status code.
+    pub status: u16,
+    /// Headers, in order (values lossily decoded).
+    pub headers: Vec<(String, String)>,
+    /// The body, at most the cap, decompressed.
+    pub body: Vec<u8>,
+    /// The body's length as far as it matters: its size, or cap + 1 when
+    /// it is longer.
+    pub body_len: u64,
+    /// The body is longer than the cap.
+    pub truncated: bool,
+}
+
+/// What to ask, of whom.
+pub(crate) struct Request<'a> {
+    pub url: &'a url::Url,
+    pub host: &'a str,
+    pub ip: IpAddr,
+    pub port: u16,
+    pub user_agent: &'a str,
+    pub conditional: Option<&'a Previous>,
+    pub cap: usize,
+    pub connect_timeout: Duration,
+    pub deadline: Instant,
+}
+
+/// Aborts a task when dropped (the connection driver).
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn io_error(e: &std::io::Error, what: &str) -> FetchError {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe => {
+            FetchError::Connect(format!("{what}: reset by the server"))
+        }
+        K::TimedOut => FetchError::Timeout(what.to_owned()),
+        _ => FetchError::Connect(format!("{what}: {e}")),
+    }
+}
+
+fn hyper_error(e: &hyper::Error) -> FetchError {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            return io_error(io, "during the response");
+        }
+        src = s.source();
+    }
+    if e.is_parse() && e.to_string().contains("too large") {
+        FetchError::Protocol("the response head is too large".into())
+    } else if e.is_parse() {
+        FetchError::Protocol(format!("not an HTTP response ({e})"))
+    } else if e.is_incomplete_message() {
+        FetchError::Protocol("the connection closed before the response was complete".into())
+    } else {
+        FetchError::Protocol(e.to_string())
+    }
+}
+
+/// Runs one exchange.
+pub(crate) async fn exchange(
+    r: Request<'_>,
+    tls: &tokio_rustls::TlsConnector,
+) -> Result<Exchange, FetchError> {
+    let addr = SocketAddr::new(r.ip, r.port);
+    let left = r.deadline.saturating_duration_since(Instant::now());
+    let tcp =
+        match tokio::time::timeout(r.connect_timeout.min(left), TcpStream::connect(addr)).await {
+            Err(_) => {
+                return Err(FetchError::ConnectTimeout(format!(
+                    "{addr}: no answer in time"
+                )));
+            }
+            Ok(Err(e)) => return Err(FetchError::Connect(format!("{addr}: {e}"))),
+            Ok(Ok(s)) => s,
+        };
+    let _ = tcp.set_nodelay(true);
+    if r.url.scheme() == "https" {
+        let name = rustls_pki_types::ServerName::try_from(r.host.to_owned())
+            .map_err(|e| FetchError::Tls(format!("{}: {e}", r.host)))?;
+        let stream = match tokio::time::timeout_at(r.deadline.into(), tls.connect(name, tcp)).await
+        {
+            Err(_) => return Err(FetchError::Timeout("during the TLS handshake".into())),
+            Ok(Err(e)) => {
+                let detail = e
+                    .get_ref()
+                    .map_or_else(|| e.to_string(), ToString::to_string);
+                return Err(FetchError::Tls(detail));
+            }
+            Ok(Ok(s)) => s,
+        };
+        talk(stream, &r).await
+    } else {
+        talk(tcp, &r).await
+    }
+}
+
+async fn talk<S>(io: S, r: &Request<'_>) -> Result<Exchange, FetchError>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let work = async {
+        let (mut sender, conn) = hyper::client::conn::http1::Builder::new()
+            .max_buf_size(MAX_HEAD_BYTES)
+            .handshake::<_, http_body_util::Empty<Bytes>>(TokioIo::new(io))
+            .await
+            .map_err(|e| hyper_error(&e))?;
+        let _driver = AbortOnDrop(
+            tokio::spawn(async move {
+                let _ = conn.await;
+            })
+            .abort_handle(),
+        );
+        let host = match r.url.port() {
+            Some(p) => format!("{}:{p}", r.host),
+            None => r.host.to_owned(),
+        };
+        let path = match r.url.query() {
+            Some(q) => format!("{}?{q}", r.url.path()),
+            None => r.url.path().to_owned(),
+        };
+        let mut req = hyper::Request::get(path)
+            .header(header::HOST, host)
+            .header(header::USER_AGENT, r.user_agent)
+            .header(header::ACCEPT, "text/plain, */*;q=0.1")
+            .header(header::ACCEPT_ENCODING, "gzip")
+            .header(header::CONNECTION, "close");
+        if let Some(p) = r.conditional.filter(|p| p.has_copy) {
+            if let Some(v) = p
+                .etag
+                .as_deref()
+                .and_then(|v| HeaderValue::from_str(v).ok())
+            {
+                req = req.header(header::IF_NONE_MATCH, v);
+            }
+            if let Some(v) = p
+                .last_modified
+                .as_deref()
+                .and_then(|v| HeaderValue::from_str(v).ok())
+            {
+                req = req.header(header::IF_MODIFIED_SINCE, v);
+            }
+        }
+        let req = req
+            .body(http_body_util::Empty::<Bytes>::new())
+            .map_err(|e| FetchError::Protocol(format!("cannot make the request: {e}")))?;
+        let resp = sender
+            .send_request(req)
+            .await
+            .map_err(|e| hyper_error(&e))?;
+        let status = resp.status().as_u16();
+        let headers: Vec<(String, String)> = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let gzip = resp
+            .headers()
+            .get(header::CONTENT_ENCODING)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip"));
+        let (body, truncated) = read_body(resp.into_body(), r.cap, gzip).await?;
+        Ok(Exchange {
+            status,
+            headers,
+            body_len: if truncated {
+                r.cap as u64 + 1
+            } else {
+                body.len() as u64
+            },
+            body,
+            truncated,
+        })
+    };
+    match tokio::time::timeout_at(r.deadline.into(), work).await {
+        Ok(x) => x,
+        Err(_) => Err(FetchError::Timeout(
+            "the response did not come in time (total timeout)".into(),
+        )),
+    }
+}
+
+/// Reads at most `cap` bytes of body (after gzip decoding), and a bounded
+/// amount of wire data.
+async fn read_body(
+    mut body: hyper::body::Incoming,
+    cap: usize,
+    gzip: bool,
+) -> Result<(Vec<u8>, bool), FetchError> {
+    // A gzip stream that decodes to little may still be long: its wire
+    // size is bounded too.
+    let wire_limit = if gzip {
+        cap.saturating_mul(16)
+    } else {
+        cap + 1
+    };
+    let mut wire = 0usize;
+    let mut out: Vec<u8> = Vec::new();
+    let mut dec = gzip.then(|| flate2::write::MultiGzDecoder::new(Vec::new()));
+    let mut over = false;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| hyper_error(&e))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        wire += data.len();
+        match &mut dec {
+            Some(d) => {
+                if d.write_all(&data).is_err() {
+                    // A damaged stream keeps what decoded before it.
+                    break;
+                }
+                if d.get_ref().len() > cap {
+                    over = true;
+                    break;
+                }
+            }
+            None => {
+                let room = (cap + 1).saturating_sub(out.len());
+                out.extend_from_slice(&data[..data.len().min(room)]);
+                if out.len() > cap {
+                    over = true;
+                    break;
+                }
+            }
+        }
+        if wire >= wire_limit {
+            over = true;
+            break;
+        }
+    }
+    if let Some(mut d) = dec {
+        // What decoded so far, whether or not the stream ended.
+        let _ = d.flush();
+        out = std::mem::take(d.get_mut());
+    }
+    let truncated = over || out.len() > cap;
+    out.truncate(cap);
+    Ok((out, truncated))
+}

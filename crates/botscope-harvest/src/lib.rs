@@ -1,0 +1,375 @@
+//! Harvest robots.txt at scale, politely.
+//!
+//! For each host: resolve through a checked pool of nameservers
+//! ([`botscope_dns::Pool`]); refuse addresses that are not public unicast
+//! (unless allowed, for tests); wait for the address's turn (one
+//! connection at a time per address, and a minimum gap between hits, since
+//! many hosts share an address); `GET https://HOST/robots.txt`, falling
+//! back to `http://` when https cannot connect; follow redirects hop by
+//! hop (each new host resolved and checked the same way); read at most the
+//! size cap, decompressing gzip; and let the robots.txt engine's fetch
+//! policy decide. Every attempt comes back as a [`botscope_store::Attempt`]
+//! with its error class; nothing a server does stops the run, and every
+//! host costs a bounded time (the total timeout) and memory (the cap).
+
+mod fetch;
+pub mod safety;
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use botscope_dns::{Lookup, Pool};
+use botscope_robotstxt::{FetchAction, FetchPolicy, FetchResponse, decide_fetch};
+use botscope_store::{Attempt, Headers, Hop, Previous};
+
+pub use fetch::{Exchange, FetchError};
+
+/// The default User-Agent: the robot's name and where to read about it.
+pub const DEFAULT_USER_AGENT: &str = concat!(
+    "botscope/",
+    env!("CARGO_PKG_VERSION"),
+    " (robots.txt research; +https://github.com/botscope/botscope/blob/main/docs/harvest.md)"
+);
+
+/// How a harvest behaves.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Sent with every request.
+    pub user_agent: String,
+    /// Time to connect (each address, each hop).
+    pub connect_timeout: Duration,
+    /// Time for the whole attempt, redirects included.
+    pub total_timeout: Duration,
+    /// Least time between two requests to the same address.
+    pub ip_gap: Duration,
+    /// Connect to loopback and private addresses (tests only).
+    pub allow_private: bool,
+    /// Port for `http://` URLs without one (80).
+    pub http_port: u16,
+    /// Port for `https://` URLs without one (443).
+    pub https_port: u16,
+    /// The fetch policy (redirect hops, size cap, status reading).
+    pub policy: FetchPolicy,
+    /// Certificates to trust besides the Web PKI roots (PEM or DER).
+    pub extra_roots: Vec<rustls_pki_types::CertificateDer<'static>>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            user_agent: DEFAULT_USER_AGENT.to_owned(),
+            connect_timeout: Duration::from_secs(10),
+            total_timeout: Duration::from_secs(30),
+            ip_gap: Duration::from_secs(1),
+            allow_private: false,
+            http_port: 80,
+            https_port: 443,
+            policy: FetchPolicy::google(),
+            extra_roots: Vec::new(),
+        }
+    }
+}
+
+/// One address's turn: the lock is held for a whole exchange; the time is
+/// when the last one ended.
+type Gate = Arc<tokio::sync::Mutex<Option<Instant>>>;
+
+/// Fetches robots.txt files.
+pub struct Harvester<L> {
+    cfg: Config,
+    dns: Pool<L>,
+    tls: tokio_rustls::TlsConnector,
+    gates: Mutex<HashMap<IpAddr, Gate>>,
+}
+
+/// The harvester could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SetupError(pub String);
+
+fn unix(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+impl<L: Lookup> Harvester<L> {
+    /// A harvester over a checked DNS pool.
+    pub fn new(cfg: Config, dns: Pool<L>) -> Result<Self, SetupError> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        for c in &cfg.extra_roots {
+            roots
+                .add(c.clone())
+                .map_err(|e| SetupError(format!("a certificate to trust is not usable: {e}")))?;
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| SetupError(format!("TLS setup: {e}")))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(Harvester {
+            cfg,
+            dns,
+            tls: tokio_rustls::TlsConnector::from(Arc::new(tls)),
+            gates: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The DNS pool (for its counters).
+    pub fn dns(&self) -> &Pool<L> {
+        &self.dns
+    }
+
+    fn gate(&self, ip: IpAddr) -> Gate {
+        let mut g = self.gates.lock().unwrap_or_else(|e| e.into_inner());
+        g.entry(ip).or_default().clone()
+    }
+
+    /// Resolves `host` and picks the address to connect to.
+    async fn address(&self, host: &str) -> Result<IpAddr, FetchError> {
+        if let Ok(ip) = host.trim_matches(['[', ']']).parse::<IpAddr>() {
+            return self.check(ip);
+        }
+        let t = self.dns.resolve(host).await;
+        let addrs = t
+            .answer
+            .map_err(|f| FetchError::Dns(format!("{host}: {f}")))?;
+        if addrs.is_empty() {
+            return Err(FetchError::Dns(format!(
+                "{host}: no such host (no A or AAAA records)"
+            )));
+        }
+        // IPv4 first (a harvest's network may not route IPv6); the first
+        // acceptable address.
+        let mut sorted = addrs.clone();
+        sorted.sort_by_key(|a| a.is_ipv6());
+        let mut last = None;
+        for a in sorted {
+            match self.check(a) {
+                Ok(a) => return Ok(a),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| FetchError::Dns(format!("{host}: no address"))))
+    }
+
+    fn check(&self, ip: IpAddr) -> Result<IpAddr, FetchError> {
+        match safety::not_public(ip) {
+            Some(why) if !self.cfg.allow_private => Err(FetchError::Refused(format!(
+                "{ip} is a {why} address: not connected to"
+            ))),
+            _ => Ok(ip),
+        }
+    }
+
+    /// One exchange with `url` at the address `host` resolves to, in the
+    /// address's turn.
+    async fn exchange(
+        &self,
+        url: &url::Url,
+        prev: Option<&Previous>,
+        deadline: Instant,
+    ) -> (Option<IpAddr>, Result<Exchange, FetchError>) {
+        let host = url.host_str().unwrap_or_default().to_owned();
+        let ip = match self.address(&host).await {
+            Ok(ip) => ip,
+            Err(e) => return (None, Err(e)),
+        };
+        let gate = self.gate(ip);
+        let mut last = match tokio::time::timeout_at(deadline.into(), gate.lock()).await {
+            Ok(g) => g,
+            Err(_) => {
+                return (
+                    Some(ip),
+                    Err(FetchError::Timeout("waiting for the address's turn".into())),
+                );
+            }
+        };
+        if let Some(t) = *last {
+            let next = t + self.cfg.ip_gap;
+            if next > deadline {
+                return (
+                    Some(ip),
+                    Err(FetchError::Timeout("waiting for the address's turn".into())),
+                );
+            }
+            tokio::time::sleep_until(next.into()).await;
+        }
+        let port = url.port().unwrap_or(if url.scheme() == "https" {
+            self.cfg.https_port
+        } else {
+            self.cfg.http_port
+        });
+        let r = fetch::exchange(
+            fetch::Request {
+                url,
+                host: &host,
+                ip,
+                port,
+                user_agent: &self.cfg.user_agent,
+                conditional: prev,
+                cap: self.cfg.policy.size_cap,
+                connect_timeout: self.cfg.connect_timeout,
+                deadline,
+            },
+            &self.tls,
+        )
+        .await;
+        *last = Some(Instant::now());
+        (Some(ip), r)
+    }
+
+    /// Fetches `host`'s robots.txt and decides what it means.
+    pub async fn fetch(&self, host: &str, rank: Option<u64>, prev: Option<&Previous>) -> Attempt {
+        let started = Instant::now();
+        let now = SystemTime::now();
+        let deadline = started + self.cfg.total_timeout;
+        let mut attempt = Attempt {
+            host: host.to_owned(),
+            rank,
+            time: unix(now),
+            ..Attempt::default()
+        };
+        let first = match url::Url::parse(&format!("https://{host}/robots.txt")) {
+            Ok(u) if u.host_str().is_some() => u,
+            _ => {
+                attempt.url = format!("https://{host}/robots.txt");
+                return self.failed(
+                    attempt,
+                    FetchError::Dns(format!("{host:?} is not a host name")),
+                    started,
+                    prev,
+                    now,
+                );
+            }
+        };
+        let mut url = first.clone();
+        let mut fell_back = false;
+        loop {
+            let (ip, r) = self.exchange(&url, prev, deadline).await;
+            attempt.address = ip.map(|i| i.to_string());
+            attempt.url = url.to_string();
+            let x = match r {
+                Ok(x) => x,
+                // https cannot connect: try http once, for the first URL.
+                Err(e) if e.cannot_connect() && !fell_back && url == first => {
+                    fell_back = true;
+                    let _ = url.set_scheme("http");
+                    continue;
+                }
+                Err(e) => return self.failed(attempt, e, started, prev, now),
+            };
+            let headers: Vec<(&str, &str)> = x
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            let decision = decide_fetch(
+                &self.cfg.policy,
+                &FetchResponse {
+                    status: Some(x.status),
+                    headers: &headers,
+                    redirect_hops: attempt.redirects.len() as u8,
+                    body_len: x.body_len,
+                    unreachable_for: unreachable_for(prev, now),
+                    has_cached_copy: prev.is_some_and(|p| p.has_copy),
+                    now,
+                },
+            );
+            if let FetchAction::FollowRedirect { location } = &decision.action {
+                attempt.redirects.push(Hop {
+                    url: url.to_string(),
+                    status: x.status,
+                });
+                match url.join(location) {
+                    Ok(next)
+                        if matches!(next.scheme(), "http" | "https")
+                            && next.host_str().is_some() =>
+                    {
+                        url = next;
+                        continue;
+                    }
+                    _ => {
+                        return self.failed(
+                            attempt,
+                            FetchError::Protocol(format!(
+                                "a redirect to {location:?}, not an http(s) URL"
+                            )),
+                            started,
+                            prev,
+                            now,
+                        );
+                    }
+                }
+            }
+            let get = |k: &str| botscope_robotstxt::header(&headers, k).map(str::to_owned);
+            attempt.status = Some(x.status);
+            attempt.headers = Headers {
+                content_type: get("content-type"),
+                cache_control: get("cache-control"),
+                expires: get("expires"),
+                retry_after: get("retry-after"),
+                last_modified: get("last-modified"),
+                etag: get("etag"),
+            };
+            attempt.bytes = x.body.len() as u64;
+            attempt.truncated = x.truncated;
+            if x.truncated {
+                attempt.error_class = Some("too-large".into());
+                attempt.error = Some(format!(
+                    "the body is over {} bytes; its start is kept",
+                    self.cfg.policy.size_cap
+                ));
+            }
+            attempt.outcome = decision.action.as_str().to_owned();
+            attempt.reason = decision.reason.to_owned();
+            attempt.expires_in = Some(decision.expires_in.as_secs());
+            if matches!(decision.action, FetchAction::Parse { .. }) {
+                attempt.body = Some(x.body);
+            }
+            attempt.duration_ms = started.elapsed().as_millis() as u64;
+            return attempt;
+        }
+    }
+
+    fn failed(
+        &self,
+        mut attempt: Attempt,
+        e: FetchError,
+        started: Instant,
+        prev: Option<&Previous>,
+        now: SystemTime,
+    ) -> Attempt {
+        let decision = decide_fetch(
+            &self.cfg.policy,
+            &FetchResponse {
+                status: None,
+                headers: &[],
+                redirect_hops: attempt.redirects.len() as u8,
+                body_len: 0,
+                unreachable_for: unreachable_for(prev, now),
+                has_cached_copy: prev.is_some_and(|p| p.has_copy),
+                now,
+            },
+        );
+        attempt.error_class = Some(e.class().to_owned());
+        attempt.error = Some(e.to_string());
+        attempt.outcome = decision.action.as_str().to_owned();
+        attempt.reason = decision.reason.to_owned();
+        attempt.expires_in = Some(decision.expires_in.as_secs());
+        attempt.duration_ms = started.elapsed().as_millis() as u64;
+        attempt
+    }
+}
+
+/// How long the site has been unreachable, counting this attempt.
+fn unreachable_for(prev: Option<&Previous>, now: SystemTime) -> Duration {
+    prev.and_then(|p| p.unreachable_since)
+        .map_or(Duration::ZERO, |t| {
+            Duration::from_secs((unix(now) - t).max(0) as u64)
+        })
+}

@@ -1,0 +1,357 @@
+//! A simulated web on loopback, for the harvester's tests and benches.
+//!
+//! One DNS responder (UDP) answers for N synthetic hosts, each mapped to
+//! one of a set of loopback addresses (127.77.x.y), and HTTP servers on
+//! each address answer by `Host` with the host's [`Behaviour`]: real
+//! robots.txt files, every status the fetch policy reads, redirect
+//! chains and loops, slow drips, silence, resets, huge and endless bodies,
+//! gzip, HTML, invalid UTF-8, header floods, and https with a test CA.
+//! Ports are below 32768, away from the ephemeral range that TIME_WAIT
+//! fills in large runs. Everything stops when the [`Sim`] is dropped.
+
+mod dns;
+mod http;
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub use dns::DnsMode;
+
+/// What a host does when asked for `/robots.txt`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Behaviour {
+    /// 200 with the n-th file of the corpus (ETag, answers
+    /// `If-None-Match` with 304).
+    Robots(usize),
+    /// This status with a short HTML body.
+    Status(u16),
+    /// This status (429, 503) with `Retry-After: secs`.
+    RetryAfter(u16, u64),
+    /// 301 to `http://HOST/robots.txt` on another host.
+    RedirectTo(String),
+    /// This many 302 hops on the same host, then a robots.txt.
+    RedirectChain(u8),
+    /// 302 back and forth forever.
+    RedirectLoop,
+    /// 200, then a byte every half second.
+    SlowDrip,
+    /// Reads the request, never answers.
+    NoAnswer,
+    /// Reads the request, resets the connection.
+    Reset,
+    /// 200 with a 10 MB body.
+    Huge,
+    /// 200, gzip-encoded robots.txt.
+    Gzip,
+    /// 200 with an HTML page as robots.txt.
+    Html,
+    /// 200 with bytes that are not UTF-8.
+    InvalidUtf8,
+    /// 200 with ten thousand headers.
+    HeaderFlood,
+    /// 200, chunked, without end.
+    Endless,
+}
+
+/// One synthetic host.
+#[derive(Debug, Clone)]
+pub struct Site {
+    /// Its name (`site12.test`).
+    pub name: String,
+    /// What it does.
+    pub behaviour: Behaviour,
+    /// Serves https (with the test CA) as well as http.
+    pub tls: bool,
+}
+
+/// How to build the web.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The hosts.
+    pub sites: Vec<Site>,
+    /// How many loopback addresses to spread the hosts over.
+    pub addresses: usize,
+    /// robots.txt bodies for [`Behaviour::Robots`].
+    pub corpus: Vec<Vec<u8>>,
+}
+
+/// Counters of what the servers saw.
+#[derive(Debug, Default)]
+pub struct Seen {
+    /// Requests answered (any behaviour).
+    pub requests: AtomicU64,
+    /// Connections accepted.
+    pub connections: AtomicU64,
+    /// Requests for a path other than robots.txt or a redirect hop.
+    pub other_paths: AtomicU64,
+    per_ip: Mutex<HashMap<IpAddr, IpUse>>,
+    user_agents: Mutex<HashMap<String, u64>>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct IpUse {
+    active: u32,
+    max_active: u32,
+    last_end: Option<Instant>,
+    min_gap: Option<Duration>,
+}
+
+impl Seen {
+    /// The most connections open at once to one address.
+    pub fn max_concurrent_per_ip(&self) -> u32 {
+        let m = self.per_ip.lock().unwrap_or_else(|e| e.into_inner());
+        m.values().map(|u| u.max_active).max().unwrap_or(0)
+    }
+
+    /// The shortest time between one connection to an address closing and
+    /// the next one opening.
+    pub fn min_gap_per_ip(&self) -> Option<Duration> {
+        let m = self.per_ip.lock().unwrap_or_else(|e| e.into_inner());
+        m.values().filter_map(|u| u.min_gap).min()
+    }
+
+    /// User-Agents seen, with counts.
+    pub fn user_agents(&self) -> HashMap<String, u64> {
+        self.user_agents
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn open(&self, ip: IpAddr) {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+        let mut m = self.per_ip.lock().unwrap_or_else(|e| e.into_inner());
+        let u = m.entry(ip).or_default();
+        if u.active == 0
+            && let Some(end) = u.last_end
+        {
+            let gap = end.elapsed();
+            u.min_gap = Some(u.min_gap.map_or(gap, |g| g.min(gap)));
+        }
+        u.active += 1;
+        u.max_active = u.max_active.max(u.active);
+    }
+
+    fn close(&self, ip: IpAddr) {
+        let mut m = self.per_ip.lock().unwrap_or_else(|e| e.into_inner());
+        let u = m.entry(ip).or_default();
+        u.active = u.active.saturating_sub(1);
+        u.last_end = Some(Instant::now());
+    }
+
+    fn agent(&self, ua: &str) {
+        let mut m = self.user_agents.lock().unwrap_or_else(|e| e.into_inner());
+        *m.entry(ua.to_owned()).or_default() += 1;
+    }
+}
+
+pub(crate) struct Shared {
+    pub sites: HashMap<String, (Behaviour, IpAddr)>,
+    pub corpus: Vec<Vec<u8>>,
+    pub seen: Arc<Seen>,
+    pub stop: AtomicBool,
+}
+
+/// The running web.
+pub struct Sim {
+    /// The DNS responder.
+    pub dns: SocketAddr,
+    /// The http port on every address.
+    pub http_port: u16,
+    /// The https port on the addresses of TLS hosts.
+    pub https_port: u16,
+    /// The test CA's certificate (PEM) to trust.
+    pub ca_pem: String,
+    /// What the servers saw.
+    pub seen: Arc<Seen>,
+    /// The address of each host.
+    pub addresses: HashMap<String, IpAddr>,
+    shared: Arc<Shared>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// The i-th simulated address: 127.77.x.y (never 127.0.0.1, so that a
+/// harvest that connects to 127.0.0.1 shows).
+pub fn address(i: usize) -> IpAddr {
+    let i = i + 1;
+    IpAddr::V4(Ipv4Addr::new(127, 77, (i >> 8) as u8, (i & 0xff) as u8))
+}
+
+/// Binds a TCP listener on `ip` at the first free port from `from` down.
+async fn bind_below(ip: IpAddr, ports: &[u16]) -> std::io::Result<tokio::net::TcpListener> {
+    let mut last = None;
+    for &p in ports {
+        match tokio::net::TcpListener::bind(SocketAddr::new(ip, p)).await {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no port")))
+}
+
+/// Ports to try for a server: below 32768, spread by the process id so
+/// that parallel test processes rarely collide.
+fn candidate_ports(salt: u16) -> Vec<u16> {
+    let base = 20000
+        + ((std::process::id() as u16)
+            .wrapping_mul(7)
+            .wrapping_add(salt)
+            % 12000);
+    (0..400u16)
+        .map(|k| 20000 + (base - 20000 + k * 29) % 12000)
+        .collect()
+}
+
+impl Sim {
+    /// Starts the DNS responder and the servers. Must run inside a Tokio
+    /// runtime.
+    pub async fn start(cfg: Config) -> std::io::Result<Sim> {
+        let n = cfg.addresses.max(2);
+        // TLS hosts live on the first half of the addresses (which also
+        // listen for https), the others on the second half: https to a
+        // plain host is refused, as on a site without https.
+        let tls_addrs = n / 2;
+        let mut sites = HashMap::new();
+        let mut addresses = HashMap::new();
+        let (mut ti, mut pi) = (0usize, 0usize);
+        for s in &cfg.sites {
+            let ip = if s.tls {
+                ti += 1;
+                address((ti - 1) % tls_addrs)
+            } else {
+                pi += 1;
+                address(tls_addrs + (pi - 1) % (n - tls_addrs))
+            };
+            sites.insert(s.name.to_ascii_lowercase(), (s.behaviour.clone(), ip));
+            addresses.insert(s.name.to_ascii_lowercase(), ip);
+        }
+        let seen = Arc::new(Seen::default());
+        let shared = Arc::new(Shared {
+            sites,
+            corpus: cfg.corpus,
+            seen: seen.clone(),
+            stop: AtomicBool::new(false),
+        });
+        let mut tasks = Vec::new();
+        let dns_sock = {
+            let mut last = None;
+            let mut sock = None;
+            for p in candidate_ports(1) {
+                match tokio::net::UdpSocket::bind(SocketAddr::new(address(0), p)).await {
+                    Ok(s) => {
+                        sock = Some(s);
+                        break;
+                    }
+                    Err(e) => last = Some(e),
+                }
+            }
+            sock.ok_or_else(|| last.unwrap_or_else(|| std::io::Error::other("no DNS port")))?
+        };
+        let dns = dns_sock.local_addr()?;
+        tasks.push(tokio::spawn(dns::serve(
+            dns_sock,
+            shared.clone(),
+            DnsMode::Honest,
+        )));
+        // One port for all addresses: find one free on the first address,
+        // then bind it everywhere.
+        let (ca_pem, tls) = http::test_tls(&cfg.sites)?;
+        let mut http_port = 0;
+        let mut https_port = 0;
+        'ports: for (hp, sp) in candidate_ports(2)
+            .into_iter()
+            .zip(candidate_ports(3).into_iter().rev())
+        {
+            if hp == sp || hp == dns.port() {
+                continue;
+            }
+            let mut listeners = Vec::new();
+            for i in 0..n {
+                let ip = address(i);
+                let Ok(l) = bind_below(ip, &[hp]).await else {
+                    continue 'ports;
+                };
+                listeners.push((l, None));
+                if i < tls_addrs {
+                    let Ok(l) = bind_below(ip, &[sp]).await else {
+                        continue 'ports;
+                    };
+                    listeners.push((l, Some(tls.clone())));
+                }
+            }
+            for (l, tls) in listeners {
+                tasks.push(tokio::spawn(http::serve(l, shared.clone(), tls)));
+            }
+            http_port = hp;
+            https_port = sp;
+            break;
+        }
+        if http_port == 0 {
+            return Err(std::io::Error::other("no free ports below 32768"));
+        }
+        Ok(Sim {
+            dns,
+            http_port,
+            https_port,
+            ca_pem,
+            seen,
+            addresses,
+            shared,
+            tasks,
+        })
+    }
+
+    /// Another DNS responder for the same hosts, honest or not.
+    pub async fn extra_dns(&mut self, mode: DnsMode) -> std::io::Result<SocketAddr> {
+        let mut last = None;
+        for p in candidate_ports(5 + self.tasks.len() as u16) {
+            match tokio::net::UdpSocket::bind(SocketAddr::new(address(0), p)).await {
+                Ok(s) => {
+                    let a = s.local_addr()?;
+                    self.tasks
+                        .push(tokio::spawn(dns::serve(s, self.shared.clone(), mode)));
+                    return Ok(a);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| std::io::Error::other("no DNS port")))
+    }
+}
+
+/// `n` hosts `site0.test` … with a realistic mix: most serve a robots.txt
+/// from the corpus, the rest 404, 403, 503 with Retry-After, redirects
+/// to another host, gzip, HTML; no host is slow (for benches).
+pub fn bulk(n: usize, corpus_len: usize) -> Vec<Site> {
+    (0..n)
+        .map(|i| {
+            let behaviour = match i % 20 {
+                0..=11 => Behaviour::Robots(i % corpus_len.max(1)),
+                12 | 13 => Behaviour::Status(404),
+                14 => Behaviour::Status(403),
+                15 => Behaviour::RetryAfter(503, 3600),
+                16 => Behaviour::RedirectTo(format!("site{}.test", (i + 1) % n)),
+                17 => Behaviour::Gzip,
+                18 => Behaviour::Html,
+                _ => Behaviour::Status(410),
+            };
+            Site {
+                name: format!("site{i}.test"),
+                behaviour,
+                tls: false,
+            }
+        })
+        .collect()
+}
