@@ -82,6 +82,9 @@ pub struct Harvester<L> {
     dns: Pool<L>,
     tls: tokio_rustls::TlsConnector,
     gates: Mutex<HashMap<IpAddr, Gate>>,
+    /// Answers resolved ahead of the fetch ([`Harvester::resolve_ahead`]),
+    /// taken when the host is fetched.
+    ahead: Mutex<HashMap<String, botscope_dns::Timed<IpAddr>>>,
 }
 
 /// The harvester could not be set up.
@@ -116,12 +119,25 @@ impl<L: Lookup> Harvester<L> {
             dns,
             tls: tokio_rustls::TlsConnector::from(Arc::new(tls)),
             gates: Mutex::new(HashMap::new()),
+            ahead: Mutex::new(HashMap::new()),
         })
     }
 
     /// The DNS pool (for its counters).
     pub fn dns(&self) -> &Pool<L> {
         &self.dns
+    }
+
+    /// Resolves `host` now, for a fetch soon: DNS runs ahead of fetching.
+    pub async fn resolve_ahead(&self, host: &str) {
+        if host.parse::<IpAddr>().is_ok() {
+            return;
+        }
+        let t = self.dns.resolve(host).await;
+        self.ahead
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(host.to_owned(), t);
     }
 
     fn gate(&self, ip: IpAddr) -> Gate {
@@ -134,7 +150,15 @@ impl<L: Lookup> Harvester<L> {
         if let Ok(ip) = host.trim_matches(['[', ']']).parse::<IpAddr>() {
             return self.check(ip);
         }
-        let t = self.dns.resolve(host).await;
+        let early = self
+            .ahead
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(host);
+        let t = match early {
+            Some(t) => t,
+            None => self.dns.resolve(host).await,
+        };
         let addrs = t
             .answer
             .map_err(|f| FetchError::Dns(format!("{host}: {f}")))?;
@@ -168,46 +192,75 @@ impl<L: Lookup> Harvester<L> {
 
     /// One exchange with `url` at the address `host` resolves to, in the
     /// address's turn.
+    /// The attempt's clock starts at its first turn ([`Harvester::fetch`]):
+    /// waiting behind other hosts on the same address is not the site's
+    /// time.
     async fn exchange(
         &self,
         url: &url::Url,
         prev: Option<&Previous>,
-        deadline: Instant,
-    ) -> (Option<IpAddr>, Result<Exchange, FetchError>) {
+        deadline: &mut Option<Instant>,
+        fallback: bool,
+    ) -> (Option<IpAddr>, url::Url, Result<Exchange, FetchError>) {
         let host = url.host_str().unwrap_or_default().to_owned();
         let ip = match self.address(&host).await {
             Ok(ip) => ip,
-            Err(e) => return (None, Err(e)),
+            Err(e) => return (None, url.clone(), Err(e)),
         };
         let gate = self.gate(ip);
-        let mut last = match tokio::time::timeout_at(deadline.into(), gate.lock()).await {
-            Ok(g) => g,
-            Err(_) => {
-                return (
-                    Some(ip),
-                    Err(FetchError::Timeout("waiting for the address's turn".into())),
-                );
+        let wait = async {
+            let last = gate.lock().await;
+            if let Some(t) = *last {
+                tokio::time::sleep_until((t + self.cfg.ip_gap).into()).await;
             }
+            last
         };
-        if let Some(t) = *last {
-            let next = t + self.cfg.ip_gap;
-            if next > deadline {
-                return (
-                    Some(ip),
-                    Err(FetchError::Timeout("waiting for the address's turn".into())),
-                );
-            }
-            tokio::time::sleep_until(next.into()).await;
+        // Later hops wait within the attempt's time.
+        let mut last = match *deadline {
+            None => wait.await,
+            Some(d) => match tokio::time::timeout_at(d.into(), wait).await {
+                Ok(g) => g,
+                Err(_) => {
+                    return (
+                        Some(ip),
+                        url.clone(),
+                        Err(FetchError::Timeout("waiting for the address's turn".into())),
+                    );
+                }
+            },
+        };
+        let deadline = *deadline.get_or_insert_with(|| Instant::now() + self.cfg.total_timeout);
+        let mut url = url.clone();
+        let mut r = self.one(&url, &host, ip, prev, deadline).await;
+        // https cannot connect: http, in the same turn.
+        if fallback
+            && url.scheme() == "https"
+            && r.as_ref().err().is_some_and(FetchError::cannot_connect)
+        {
+            let _ = url.set_scheme("http");
+            r = self.one(&url, &host, ip, prev, deadline).await;
         }
+        *last = Some(Instant::now());
+        (Some(ip), url, r)
+    }
+
+    async fn one(
+        &self,
+        url: &url::Url,
+        host: &str,
+        ip: IpAddr,
+        prev: Option<&Previous>,
+        deadline: Instant,
+    ) -> Result<Exchange, FetchError> {
         let port = url.port().unwrap_or(if url.scheme() == "https" {
             self.cfg.https_port
         } else {
             self.cfg.http_port
         });
-        let r = fetch::exchange(
+        fetch::exchange(
             fetch::Request {
                 url,
-                host: &host,
+                host,
                 ip,
                 port,
                 user_agent: &self.cfg.user_agent,
@@ -218,16 +271,14 @@ impl<L: Lookup> Harvester<L> {
             },
             &self.tls,
         )
-        .await;
-        *last = Some(Instant::now());
-        (Some(ip), r)
+        .await
     }
 
     /// Fetches `host`'s robots.txt and decides what it means.
     pub async fn fetch(&self, host: &str, rank: Option<u64>, prev: Option<&Previous>) -> Attempt {
         let started = Instant::now();
         let now = SystemTime::now();
-        let deadline = started + self.cfg.total_timeout;
+        let mut deadline: Option<Instant> = None;
         let mut attempt = Attempt {
             host: host.to_owned(),
             rank,
@@ -247,20 +298,15 @@ impl<L: Lookup> Harvester<L> {
                 );
             }
         };
-        let mut url = first.clone();
-        let mut fell_back = false;
+        let mut url = first;
         loop {
-            let (ip, r) = self.exchange(&url, prev, deadline).await;
+            let first_hop = attempt.redirects.is_empty();
+            let (ip, used, r) = self.exchange(&url, prev, &mut deadline, first_hop).await;
+            url = used;
             attempt.address = ip.map(|i| i.to_string());
             attempt.url = url.to_string();
             let x = match r {
                 Ok(x) => x,
-                // https cannot connect: try http once, for the first URL.
-                Err(e) if e.cannot_connect() && !fell_back && url == first => {
-                    fell_back = true;
-                    let _ = url.set_scheme("http");
-                    continue;
-                }
                 Err(e) => return self.failed(attempt, e, started, prev, now),
             };
             let headers: Vec<(&str, &str)> = x

@@ -182,6 +182,9 @@ pub struct Previous {
     /// Unreachable since (the first unreachable attempt after the last
     /// reachable one).
     pub unreachable_since: Option<i64>,
+    /// Not to be fetched before this time (the last answer was 429 or 503
+    /// with `Retry-After`).
+    pub retry_at: Option<i64>,
 }
 
 /// A stored version of a site's robots.txt.

@@ -26,7 +26,8 @@ CREATE TABLE sites (
     unreachable_since INTEGER,
     has_copy INTEGER NOT NULL DEFAULT 0,
     etag TEXT,
-    last_modified TEXT
+    last_modified TEXT,
+    retry_at INTEGER
 );
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -309,7 +310,8 @@ fn record_one(
             unreachable_since = CASE WHEN ?6 THEN coalesce(unreachable_since, ?2) ELSE NULL END,
             has_copy = has_copy OR ?7,
             etag = CASE WHEN ?8 THEN ?9 ELSE etag END,
-            last_modified = CASE WHEN ?8 THEN ?10 ELSE last_modified END
+            last_modified = CASE WHEN ?8 THEN ?10 ELSE last_modified END,
+            retry_at = ?11
          WHERE id = ?1 AND (last_attempt IS NULL OR last_attempt <= ?2)",
     )?
     .execute(params![
@@ -323,6 +325,8 @@ fn record_one(
         hash.is_some(),
         h.etag,
         h.last_modified,
+        // Asked to come back later (429, 503 with Retry-After).
+        matches!(a.status, Some(429 | 503)).then(|| a.time + a.expires_in.unwrap_or(0) as i64),
     ])?;
     Ok(())
 }
@@ -405,7 +409,8 @@ impl Store for SqliteStore {
         let mut st = self
             .conn
             .prepare(
-                "SELECT host, last_attempt, etag, last_modified, has_copy, unreachable_since
+                "SELECT host, last_attempt, etag, last_modified, has_copy, unreachable_since,
+                        retry_at
                  FROM sites",
             )
             .map_err(|e| self.err(e))?;
@@ -419,6 +424,7 @@ impl Store for SqliteStore {
                         last_modified: r.get(3)?,
                         has_copy: r.get(4)?,
                         unreachable_since: r.get(5)?,
+                        retry_at: r.get(6)?,
                     },
                 ))
             })

@@ -34,9 +34,75 @@ enum Command {
     /// Access logs: what robots do on a site, who is fake, who disobeys robots.txt.
     #[command(subcommand)]
     Logs(LogsCommand),
+    /// Harvest robots.txt from many hosts into the store, politely.
+    ///
+    /// HOSTS has one host per line, or `rank,host` lines as top-sites lists ship
+    /// (`-` for stdin); duplicates and junk lines are reported and skipped. Each
+    /// host: https://HOST/robots.txt (http:// when https cannot connect), up to 5
+    /// redirects, 500 KiB, the fetch policy's outcome recorded with the status,
+    /// headers, redirect chain and error class. One connection at a time per
+    /// address with --ip-gap between hits. Exit status: 0 done; 2 error.
+    ///
+    /// Example: botscope harvest top-1m.csv --db robots.db --concurrency 512
+    Harvest(HarvestArgs),
     /// The harvest store: totals, export, import of WARC files.
     #[command(subcommand)]
     Store(StoreCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct HarvestArgs {
+    /// The host list (`-` for stdin).
+    #[arg(value_name = "HOSTS")]
+    pub hosts: PathBuf,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Hosts fetched at once.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub concurrency: usize,
+    /// The User-Agent to send (default: botscope's, with a URL that explains it).
+    #[arg(long, value_name = "UA")]
+    pub user_agent: Option<String>,
+    /// Nameserver, `IP` or `IP:PORT` (repeatable): checked against each other
+    /// first, then used fastest first; default: those of /etc/resolv.conf.
+    #[arg(long = "dns", value_name = "ADDR")]
+    pub dns: Vec<String>,
+    /// Continue the last unfinished run over the same host list.
+    #[arg(long)]
+    pub resume: bool,
+    /// Skip hosts fetched more recently than --older-than.
+    #[arg(long, requires = "older_than")]
+    pub refresh: bool,
+    /// Age for --refresh: 30m, 12h, 7d.
+    #[arg(long, value_name = "DUR")]
+    pub older_than: Option<String>,
+    /// Least time between two requests to the same address.
+    #[arg(long, value_name = "DUR", default_value = "1s")]
+    pub ip_gap: String,
+    /// Time to connect.
+    #[arg(long, value_name = "DUR", default_value = "10s")]
+    pub connect_timeout: String,
+    /// Time for a whole attempt, redirects included.
+    #[arg(long, value_name = "DUR", default_value = "30s")]
+    pub timeout: String,
+    /// Also connect to loopback and private addresses (tests, private networks).
+    #[arg(long)]
+    pub allow_private: bool,
+    /// Port for http:// URLs without one.
+    #[arg(long, value_name = "PORT", default_value_t = 80)]
+    pub http_port: u16,
+    /// Port for https:// URLs without one.
+    #[arg(long, value_name = "PORT", default_value_t = 443)]
+    pub https_port: u16,
+    /// Certificates (PEM) to trust besides the Web PKI roots.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+    /// robots.txt semantics for the fetch policy (401/403 read as disallow-all under draft1996).
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
+    /// Never show a progress bar (it only shows on a terminal anyway).
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -536,6 +602,7 @@ impl Cli {
                 LogsCommand::Analyze(a) => crate::logs::analyze(&a),
                 LogsCommand::ExportLists(a) => crate::logs::export_lists(&a),
             },
+            Command::Harvest(a) => crate::harvest::run(&a),
             Command::Store(cmd) => match cmd {
                 StoreCommand::Stats(a) => crate::store::stats(&a),
                 StoreCommand::Export(a) => crate::store::export(&a),

@@ -8,6 +8,7 @@ mod bots;
 mod cli;
 mod exit;
 mod export;
+mod harvest;
 mod logs;
 mod robots;
 mod store;

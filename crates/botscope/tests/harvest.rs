@@ -1,0 +1,240 @@
+//! `botscope harvest` against the simulated web on loopback: a run into
+//! the store, a conditional re-run, --refresh, and kill -9 then --resume.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use botscope_simweb::{Behaviour, Config, Sim, Site, bulk};
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn corpus() -> Vec<Vec<u8>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("examples/robots"))
+        .expect("examples/robots")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| std::fs::read(p).expect("read"))
+        .collect()
+}
+
+/// Sites whose robots.txt is parsed: served, or redirected to one served.
+fn parsed(sites: &[Site]) -> u64 {
+    let serves =
+        |b: &Behaviour| matches!(b, Behaviour::Robots(_) | Behaviour::Gzip | Behaviour::Html);
+    sites
+        .iter()
+        .filter(|s| match &s.behaviour {
+            Behaviour::RedirectTo(t) => sites.iter().any(|x| &x.name == t && serves(&x.behaviour)),
+            b => serves(b),
+        })
+        .count() as u64
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("botscope-harvest-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn args(sim: &Sim, d: &Path, hosts: &Path, extra: &[&str]) -> Vec<String> {
+    let ca = d.join("ca.pem");
+    std::fs::write(&ca, &sim.ca_pem).expect("ca");
+    let mut v: Vec<String> = [
+        "harvest",
+        hosts.to_str().expect("utf-8"),
+        "--db",
+        d.join("h.db").to_str().expect("utf-8"),
+        "--dns",
+        &sim.dns.to_string(),
+        "--allow-private",
+        "--http-port",
+        &sim.http_port.to_string(),
+        "--https-port",
+        &sim.https_port.to_string(),
+        "--ca-file",
+        ca.to_str().expect("utf-8"),
+        "--ip-gap",
+        "20ms",
+        "--timeout",
+        "2s",
+        "--connect-timeout",
+        "1s",
+        "--no-progress",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+async fn botscope(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_botscope"))
+            .args(&args)
+            .output()
+            .expect("run botscope")
+    })
+    .await
+    .expect("join")
+}
+
+fn stats(d: &Path) -> Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(["store", "stats", "--format", "json", "--db"])
+        .arg(d.join("h.db"))
+        .output()
+        .expect("stats");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("json")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn harvest_refetch_and_refresh() {
+    let corpus = corpus();
+    let mut sites = bulk(200, corpus.len());
+    sites.push(Site {
+        name: "secure.test".into(),
+        behaviour: Behaviour::Robots(3),
+        tls: true,
+    });
+    let parse_sites = parsed(&sites);
+    let n = sites.len() as u64;
+    let sim = Sim::start(Config {
+        sites: sites.clone(),
+        addresses: 32,
+        corpus,
+    })
+    .await
+    .expect("sim");
+    let d = dir("run");
+    let hosts = d.join("hosts.csv");
+    let mut text = String::from("rank,domain\n");
+    for (i, s) in sites.iter().enumerate() {
+        text.push_str(&format!("{},{}\n", i + 1, s.name));
+    }
+    text.push_str("7,site6.test\nthis is junk\n");
+    std::fs::write(&hosts, text).expect("hosts");
+
+    let o = botscope(args(&sim, &d, &hosts, &["--concurrency", "64"])).await;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("1 duplicate hosts skipped"), "{err}");
+    assert!(err.contains("1 lines are not host names"), "{err}");
+    assert!(err.contains(&format!("harvested {n} hosts")), "{err}");
+    let s = stats(&d);
+    assert_eq!(s["sites"], n);
+    assert_eq!(s["attempts"], n);
+    assert_eq!(s["unfinished_runs"], 0);
+    assert_eq!(s["outcomes"]["parse"], parse_sites, "{s}");
+    // One version per site with a robots.txt, bodies shared by content.
+    assert_eq!(s["versions"], parse_sites);
+    assert!(s["bodies"].as_u64().expect("bodies") < parse_sites);
+    assert_eq!(s["outcomes"]["disallow-all"], 10, "the 503s: {s}");
+    assert_eq!(sim.seen.max_concurrent_per_ip(), 1);
+
+    // Again: unchanged files come back 304, no new versions; the 503s
+    // asked for an hour's rest and are skipped.
+    let o = botscope(args(&sim, &d, &hosts, &[])).await;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("10 hosts asked to be fetched later"), "{err}");
+    let s2 = stats(&d);
+    assert_eq!(s2["versions"], parse_sites);
+    assert_eq!(s2["attempts"], 2 * n - 10);
+    assert!(
+        s2["outcomes"]["use-cached-copy"].as_u64().unwrap_or(0) > 0,
+        "{s2}"
+    );
+
+    // --refresh: nothing is older than an hour.
+    let o = botscope(args(&sim, &d, &hosts, &["--refresh", "--older-than", "1h"])).await;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("harvested 0 hosts"), "{err}");
+    assert_eq!(stats(&d)["attempts"], 2 * n - 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_then_resume_loses_nothing_and_duplicates_nothing() {
+    let corpus = corpus();
+    // Slow hosts keep the run going long enough to be killed in the middle.
+    let mut sites = bulk(120, corpus.len());
+    for (i, s) in sites.iter_mut().enumerate() {
+        if i % 3 == 0 {
+            s.behaviour = Behaviour::NoAnswer;
+        }
+    }
+    let robots = parsed(&sites);
+    let n = sites.len() as u64;
+    let sim = Sim::start(Config {
+        sites: sites.clone(),
+        addresses: 8,
+        corpus,
+    })
+    .await
+    .expect("sim");
+    let d = dir("resume");
+    let hosts = d.join("hosts.txt");
+    let text: String = sites.iter().map(|s| format!("{}\n", s.name)).collect();
+    std::fs::write(&hosts, text).expect("hosts");
+    let a = args(&sim, &d, &hosts, &["--concurrency", "8"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(&a)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    // Kill it once some batches are in.
+    let t = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if d.join("h.db").exists() {
+            let s = stats(&d);
+            if s["attempts"].as_u64().unwrap_or(0) >= 10 {
+                break;
+            }
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "no progress");
+    }
+    child.kill().expect("kill -9");
+    let _ = child.wait();
+    let s = stats(&d);
+    let before = s["attempts"].as_u64().expect("attempts");
+    assert!(before < n, "killed too late: {s}");
+    assert_eq!(s["unfinished_runs"], 1);
+
+    let o = botscope(args(&sim, &d, &hosts, &["--concurrency", "8", "--resume"])).await;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("resuming run 1"), "{err}");
+    let s = stats(&d);
+    assert_eq!(s["runs"], 1);
+    assert_eq!(s["unfinished_runs"], 0);
+    assert_eq!(s["sites"], n);
+    // Every host has its attempt; those done before the kill were not
+    // fetched again (the resumed run did only the rest).
+    assert_eq!(s["attempts"], n, "{s}");
+    // One version per site that has a robots.txt: none lost, none twice.
+    // (A redirect whose target address is busy with a silent host may
+    // time out waiting for its turn, so not every redirect parses.)
+    assert_eq!(s["versions"], s["outcomes"]["parse"], "{s}");
+    assert_eq!(s["sites_with_robots_txt"], s["versions"], "{s}");
+    assert!(
+        s["versions"].as_u64().expect("versions") + 6 >= robots,
+        "{s}"
+    );
+
+    // Nothing to resume any more.
+    let o = botscope(args(&sim, &d, &hosts, &["--resume"])).await;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no unfinished run"));
+}
