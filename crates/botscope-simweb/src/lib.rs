@@ -220,16 +220,21 @@ impl Sim {
     pub async fn start(cfg: Config) -> std::io::Result<Sim> {
         let n = cfg.addresses.max(2);
         // TLS hosts live on the first half of the addresses (which also
-        // listen for https), the others on the second half: https to a
-        // plain host is refused, as on a site without https.
-        let tls_addrs = n / 2;
+        // listen for https), the others on the second half (on all of them
+        // when no host has TLS): https to a plain host is refused, as on a
+        // site without https.
+        let tls_addrs = if cfg.sites.iter().any(|s| s.tls) {
+            n / 2
+        } else {
+            0
+        };
         let mut sites = HashMap::new();
         let mut addresses = HashMap::new();
         let (mut ti, mut pi) = (0usize, 0usize);
         for s in &cfg.sites {
             let ip = if s.tls {
                 ti += 1;
-                address((ti - 1) % tls_addrs)
+                address((ti - 1) % tls_addrs.max(1))
             } else {
                 pi += 1;
                 address(tls_addrs + (pi - 1) % (n - tls_addrs))
