@@ -13,6 +13,7 @@
 //! host costs a bounded time (the total timeout) and memory (the cap).
 
 mod fetch;
+mod hosts;
 pub mod safety;
 
 use std::collections::HashMap;
@@ -25,6 +26,7 @@ use botscope_robotstxt::{FetchAction, FetchPolicy, FetchResponse, decide_fetch};
 use botscope_store::{Attempt, Headers, Hop, Previous};
 
 pub use fetch::{Exchange, FetchError};
+pub use hosts::{HostList, MAX_LINE, host_of, read_host_list};
 
 /// The default User-Agent: the robot's name and where to read about it.
 pub const DEFAULT_USER_AGENT: &str = concat!(

@@ -39,6 +39,14 @@ const TOTAL: Duration = Duration::from_secs(3);
 const GAP: Duration = Duration::from_millis(150);
 
 async fn harvester(sim: &Sim, allow_private: bool) -> Harvester<HickoryLookup> {
+    harvester_trusting(sim, allow_private, true).await
+}
+
+async fn harvester_trusting(
+    sim: &Sim,
+    allow_private: bool,
+    trust: bool,
+) -> Harvester<HickoryLookup> {
     let lookup = HickoryLookup::new(&[sim.dns], Duration::from_secs(2)).expect("lookup");
     let (pool, _) = Pool::check(vec![(sim.dns, lookup)], &["plain.test".to_owned()])
         .await
@@ -52,7 +60,7 @@ async fn harvester(sim: &Sim, allow_private: bool) -> Harvester<HickoryLookup> {
             allow_private,
             http_port: sim.http_port,
             https_port: sim.https_port,
-            extra_roots: vec![ca],
+            extra_roots: if trust { vec![ca] } else { Vec::new() },
             ..Config::default()
         },
         pool,
@@ -249,7 +257,10 @@ async fn every_behaviour_gets_its_outcome() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsafe_addresses_are_refused_and_liars_left_out() {
     let mut sim = Sim::start(SimConfig {
-        sites: vec![site("plain.test", Behaviour::Robots(0), false)],
+        sites: vec![
+            site("plain.test", Behaviour::Robots(0), false),
+            site("secure.test", Behaviour::Robots(1), true),
+        ],
         addresses: 4,
         corpus: corpus(),
     })

@@ -9,7 +9,7 @@
 //! but never a second version of the same content.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufRead, IsTerminal};
+use std::io::IsTerminal;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 use botscope_dns::{HickoryLookup, Pool};
-use botscope_harvest::{Config, DEFAULT_USER_AGENT, Harvester};
+use botscope_harvest::{Config, DEFAULT_USER_AGENT, Harvester, read_host_list};
 use botscope_robotstxt::FetchPolicy;
 use botscope_store::{Attempt, NewRun, Previous, SqliteStore, Store, content_hash};
 
@@ -53,80 +53,6 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
         bail!("{s:?} is not a duration");
     }
     Ok(Duration::from_secs_f64(secs))
-}
-
-/// What the host list held.
-#[derive(Debug, Default)]
-struct HostList {
-    hosts: Vec<(Option<u64>, String)>,
-    duplicates: u64,
-    junk: Vec<(u64, String)>,
-    junk_count: u64,
-}
-
-/// A host name from a line: `host`, `rank,host`, or a URL.
-fn host_of(field: &str) -> Option<String> {
-    let f = field.trim().trim_matches('"');
-    let f = f
-        .strip_prefix("https://")
-        .or_else(|| f.strip_prefix("http://"))
-        .unwrap_or(f);
-    let f = f.split(['/', '?', '#']).next().unwrap_or_default();
-    let f = f.trim_end_matches('.').to_ascii_lowercase();
-    if f.is_empty() || f.len() > 253 {
-        return None;
-    }
-    if f.parse::<IpAddr>().is_ok() {
-        return Some(f);
-    }
-    let ok = f.split('.').all(|l| {
-        !l.is_empty()
-            && l.len() <= 63
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-            && l.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    });
-    (ok && f.contains('.')).then_some(f)
-}
-
-fn read_hosts(r: impl BufRead) -> Result<HostList> {
-    let mut out = HostList::default();
-    let mut seen: HashSet<String> = HashSet::new();
-    for (i, line) in r.split(b'\n').enumerate() {
-        let line = line.context("reading the host list")?;
-        let line = String::from_utf8_lossy(&line);
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let (rank, field) = match line.split_once(',') {
-            Some((r, h)) => match r.trim().parse::<u64>() {
-                Ok(r) => (Some(r), h),
-                // A header line such as `rank,domain`.
-                Err(_) if i == 0 => continue,
-                Err(_) => (None, line),
-            },
-            None => (None, line),
-        };
-        match host_of(field) {
-            Some(h) => {
-                if seen.insert(h.clone()) {
-                    out.hosts.push((rank, h));
-                } else {
-                    out.duplicates += 1;
-                }
-            }
-            None => {
-                out.junk_count += 1;
-                if out.junk.len() < 5 {
-                    out.junk
-                        .push((i as u64 + 1, line.chars().take(80).collect()));
-                }
-            }
-        }
-    }
-    Ok(out)
 }
 
 fn nameservers(args: &[String]) -> Result<Vec<SocketAddr>> {
@@ -194,11 +120,12 @@ impl Tally {
 /// `harvest`.
 pub fn run(a: &HarvestArgs) -> Result<Outcome> {
     let list = if a.hosts.as_os_str() == "-" {
-        read_hosts(std::io::stdin().lock())?
+        read_host_list(std::io::stdin().lock()).context("reading the host list")?
     } else {
         let f = std::fs::File::open(&a.hosts)
             .with_context(|| format!("cannot open {}", a.hosts.display()))?;
-        read_hosts(std::io::BufReader::new(f))?
+        read_host_list(std::io::BufReader::new(f))
+            .with_context(|| format!("reading {}", a.hosts.display()))?
     };
     if list.duplicates > 0 {
         eprintln!("botscope: {} duplicate hosts skipped", list.duplicates);
@@ -472,25 +399,5 @@ mod tests {
         assert_eq!(parse_duration("90").ok(), Some(Duration::from_secs(90)));
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("5y").is_err());
-    }
-
-    #[test]
-    fn host_lists() {
-        let text = "rank,domain\n1,Google.com\n2,example.org\n# comment\n\nhttps://www.bbc.co.uk/news\nexample.org\nnot a host!\n3,.bad\n192.0.2.1\n";
-        let l = read_hosts(text.as_bytes()).expect("read");
-        let hosts: Vec<(Option<u64>, &str)> =
-            l.hosts.iter().map(|(r, h)| (*r, h.as_str())).collect();
-        assert_eq!(
-            hosts,
-            vec![
-                (Some(1), "google.com"),
-                (Some(2), "example.org"),
-                (None, "www.bbc.co.uk"),
-                (None, "192.0.2.1"),
-            ]
-        );
-        assert_eq!(l.duplicates, 1);
-        assert_eq!(l.junk_count, 2);
-        assert_eq!(l.junk[0].0, 8);
     }
 }

@@ -238,3 +238,36 @@ async fn kill_then_resume_loses_nothing_and_duplicates_nothing() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no unfinished run"));
 }
+
+#[test]
+fn bad_host_lists_and_stores() {
+    let d = dir("bad");
+    let hosts = d.join("hosts.txt");
+    std::fs::write(&hosts, "not a host\n\u{1}\u{2}\n").expect("hosts");
+    let o = Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(["harvest", hosts.to_str().expect("utf-8"), "--db"])
+        .arg(d.join("h.db"))
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("2 lines are not host names") && err.contains("no host names"),
+        "{err}"
+    );
+    // A store that is not one: a clear error before any fetch.
+    std::fs::write(&hosts, "a.test\n").expect("hosts");
+    let db = d.join("junk.db");
+    std::fs::write(&db, vec![7u8; 8192]).expect("db");
+    let o = Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(["harvest", hosts.to_str().expect("utf-8"), "--db"])
+        .arg(&db)
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not a botscope store") && !err.contains("panicked"),
+        "{err}"
+    );
+}
