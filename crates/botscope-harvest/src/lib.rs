@@ -354,16 +354,9 @@ impl<L: Lookup> Harvester<L> {
                     }
                 }
             }
-            let get = |k: &str| botscope_robotstxt::header(&headers, k).map(str::to_owned);
             attempt.status = Some(x.status);
-            attempt.headers = Headers {
-                content_type: get("content-type"),
-                cache_control: get("cache-control"),
-                expires: get("expires"),
-                retry_after: get("retry-after"),
-                last_modified: get("last-modified"),
-                etag: get("etag"),
-            };
+            attempt.headers =
+                Headers::from_fn(|k| botscope_robotstxt::header(&headers, k).map(str::to_owned));
             attempt.bytes = x.body.len() as u64;
             attempt.truncated = x.truncated;
             if x.truncated {

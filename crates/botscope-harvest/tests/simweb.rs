@@ -3,7 +3,6 @@
 //! time; politeness and address safety hold.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,16 +14,9 @@ use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
 
 fn corpus() -> Vec<Vec<u8>> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/robots");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("examples/robots")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| std::fs::read(p).expect("read"))
-        .collect()
+    let c = botscope_simweb::example_corpus();
+    assert!(c.len() >= 4, "examples/robots");
+    c
 }
 
 fn site(name: &str, behaviour: Behaviour, tls: bool) -> Site {

@@ -24,12 +24,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ => return Err(format!("unknown option {a}").into()),
         }
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&corpus_dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    let corpus: Vec<Vec<u8>> = files.iter().filter_map(|p| std::fs::read(p).ok()).collect();
+    let corpus = botscope_simweb::read_corpus(&corpus_dir);
+    if corpus.is_empty() {
+        return Err(format!("no files in {}", corpus_dir.display()).into());
+    }
     let sites = bulk(hosts, corpus.len());
     std::fs::create_dir_all(&dir)?;
     let list: String = sites.iter().map(|s| format!("{}\n", s.name)).collect();

@@ -336,6 +336,22 @@ impl Sim {
     }
 }
 
+/// The files of a directory, in name order (the corpus for
+/// [`Behaviour::Robots`]); unreadable entries are left out.
+pub fn read_corpus(dir: &std::path::Path) -> Vec<Vec<u8>> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.is_file());
+    files.sort();
+    files.iter().filter_map(|p| std::fs::read(p).ok()).collect()
+}
+
+/// The real robots.txt files shipped in the repository's examples/robots.
+pub fn example_corpus() -> Vec<Vec<u8>> {
+    read_corpus(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/robots"))
+}
+
 /// `n` hosts `site0.test` … with a realistic mix: most serve a robots.txt
 /// from the corpus, the rest 404, 403, 503 with Retry-After, redirects
 /// to another host, gzip, HTML; no host is slow (for benches).

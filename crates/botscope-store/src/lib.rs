@@ -116,6 +116,20 @@ pub struct Headers {
     pub etag: Option<String>,
 }
 
+impl Headers {
+    /// The headers that matter, looked up by name (`content-type` …).
+    pub fn from_fn(get: impl Fn(&str) -> Option<String>) -> Headers {
+        Headers {
+            content_type: get("content-type"),
+            cache_control: get("cache-control"),
+            expires: get("expires"),
+            retry_after: get("retry-after"),
+            last_modified: get("last-modified"),
+            etag: get("etag"),
+        }
+    }
+}
+
 /// One fetch of a site's robots.txt (or one imported record).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Attempt {

@@ -8,20 +8,10 @@ use std::time::{Duration, Instant};
 use botscope_simweb::{Behaviour, Config, Sim, Site, bulk};
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn corpus() -> Vec<Vec<u8>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("examples/robots"))
-        .expect("examples/robots")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| std::fs::read(p).expect("read"))
-        .collect()
+    let c = botscope_simweb::example_corpus();
+    assert!(c.len() >= 4, "examples/robots");
+    c
 }
 
 /// Sites whose robots.txt is parsed: served, or redirected to one served.

@@ -2,7 +2,7 @@
 //! WARC round trip, on real robots.txt files (examples/robots).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -119,6 +119,19 @@ fn sample_warc() -> (Vec<(String, Vec<u8>)>, Vec<u8>) {
     (files, w)
 }
 
+fn export(db: &str, format: &str, out: &Path) -> Output {
+    botscope(&[
+        "store",
+        "export",
+        "--db",
+        db,
+        "--format",
+        format,
+        "--out",
+        out.to_str().expect("utf-8"),
+    ])
+}
+
 fn stats(db: &str) -> Value {
     let o = botscope(&["store", "stats", "--db", db, "--format", "json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -177,16 +190,7 @@ fn import_export_round_trip() {
 
     // Files.
     let out = d.join("files");
-    let o = botscope(&[
-        "store",
-        "export",
-        "--db",
-        dbs,
-        "--format",
-        "files",
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
+    let o = export(dbs, "files", &out);
     assert!(o.status.success());
     for (host, body) in &files {
         let entries: Vec<_> = std::fs::read_dir(out.join(host))
@@ -199,16 +203,7 @@ fn import_export_round_trip() {
 
     // WARC out, WARC in: the same versions in a new store.
     let w = d.join("out.warc.gz");
-    let o = botscope(&[
-        "store",
-        "export",
-        "--db",
-        dbs,
-        "--format",
-        "warc",
-        "--out",
-        w.to_str().expect("utf-8"),
-    ]);
+    let o = export(dbs, "warc", &w);
     assert!(o.status.success());
     let db2 = d.join("b.db");
     let db2s = db2.to_str().expect("utf-8");
