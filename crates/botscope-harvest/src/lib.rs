@@ -171,7 +171,7 @@ impl<L: Lookup> Harvester<L> {
         }
         // IPv4 first (a harvest's network may not route IPv6); the first
         // acceptable address.
-        let mut sorted = addrs.clone();
+        let mut sorted = addrs;
         sorted.sort_by_key(|a| a.is_ipv6());
         let mut last = None;
         for a in sorted {
@@ -192,11 +192,11 @@ impl<L: Lookup> Harvester<L> {
         }
     }
 
-    /// One exchange with `url` at the address `host` resolves to, in the
-    /// address's turn.
-    /// The attempt's clock starts at its first turn ([`Harvester::fetch`]):
-    /// waiting behind other hosts on the same address is not the site's
-    /// time.
+    /// One exchange with `url` at the address its host resolves to, in the
+    /// address's turn. The attempt's clock (`deadline`) starts at its first
+    /// turn: waiting behind other hosts on the same address is not the
+    /// site's time. With `fallback`, https that cannot connect is retried
+    /// as http in the same turn; the URL actually asked is returned.
     async fn exchange(
         &self,
         url: &url::Url,
@@ -287,7 +287,7 @@ impl<L: Lookup> Harvester<L> {
             time: unix(now),
             ..Attempt::default()
         };
-        let first = match url::Url::parse(&format!("https://{host}/robots.txt")) {
+        let mut url = match url::Url::parse(&format!("https://{host}/robots.txt")) {
             Ok(u) if u.host_str().is_some() => u,
             _ => {
                 attempt.url = format!("https://{host}/robots.txt");
@@ -300,7 +300,6 @@ impl<L: Lookup> Harvester<L> {
                 );
             }
         };
-        let mut url = first;
         loop {
             let first_hop = attempt.redirects.is_empty();
             let (ip, used, r) = self.exchange(&url, prev, &mut deadline, first_hop).await;
@@ -316,17 +315,13 @@ impl<L: Lookup> Harvester<L> {
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect();
-            let decision = decide_fetch(
-                &self.cfg.policy,
-                &FetchResponse {
-                    status: Some(x.status),
-                    headers: &headers,
-                    redirect_hops: attempt.redirects.len() as u8,
-                    body_len: x.body_len,
-                    unreachable_for: unreachable_for(prev, now),
-                    has_cached_copy: prev.is_some_and(|p| p.has_copy),
-                    now,
-                },
+            let decision = self.decide(
+                Some(x.status),
+                &headers,
+                x.body_len,
+                attempt.redirects.len(),
+                prev,
+                now,
             );
             if let FetchAction::FollowRedirect { location } = &decision.action {
                 attempt.redirects.push(Hop {
@@ -377,6 +372,30 @@ impl<L: Lookup> Harvester<L> {
         }
     }
 
+    /// The fetch policy's decision, with what the store knows of the site.
+    fn decide(
+        &self,
+        status: Option<u16>,
+        headers: &[(&str, &str)],
+        body_len: u64,
+        hops: usize,
+        prev: Option<&Previous>,
+        now: SystemTime,
+    ) -> botscope_robotstxt::FetchDecision {
+        decide_fetch(
+            &self.cfg.policy,
+            &FetchResponse {
+                status,
+                headers,
+                redirect_hops: u8::try_from(hops).unwrap_or(u8::MAX),
+                body_len,
+                unreachable_for: unreachable_for(prev, now),
+                has_cached_copy: prev.is_some_and(|p| p.has_copy),
+                now,
+            },
+        )
+    }
+
     fn failed(
         &self,
         mut attempt: Attempt,
@@ -385,18 +404,7 @@ impl<L: Lookup> Harvester<L> {
         prev: Option<&Previous>,
         now: SystemTime,
     ) -> Attempt {
-        let decision = decide_fetch(
-            &self.cfg.policy,
-            &FetchResponse {
-                status: None,
-                headers: &[],
-                redirect_hops: attempt.redirects.len() as u8,
-                body_len: 0,
-                unreachable_for: unreachable_for(prev, now),
-                has_cached_copy: prev.is_some_and(|p| p.has_copy),
-                now,
-            },
-        );
+        let decision = self.decide(None, &[], 0, attempt.redirects.len(), prev, now);
         attempt.error_class = Some(e.class().to_owned());
         attempt.error = Some(e.to_string());
         attempt.outcome = decision.action.as_str().to_owned();

@@ -189,18 +189,6 @@ pub fn address(i: usize) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(127, 77, (i >> 8) as u8, (i & 0xff) as u8))
 }
 
-/// Binds a TCP listener on `ip` at the first free port from `from` down.
-async fn bind_below(ip: IpAddr, ports: &[u16]) -> std::io::Result<tokio::net::TcpListener> {
-    let mut last = None;
-    for &p in ports {
-        match tokio::net::TcpListener::bind(SocketAddr::new(ip, p)).await {
-            Ok(l) => return Ok(l),
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no port")))
-}
-
 /// Ports to try for a server: below 32768, spread by the process id so
 /// that parallel test processes rarely collide.
 fn candidate_ports(salt: u16) -> Vec<u16> {
@@ -285,12 +273,12 @@ impl Sim {
             let mut listeners = Vec::new();
             for i in 0..n {
                 let ip = address(i);
-                let Ok(l) = bind_below(ip, &[hp]).await else {
+                let Ok(l) = tokio::net::TcpListener::bind(SocketAddr::new(ip, hp)).await else {
                     continue 'ports;
                 };
                 listeners.push((l, None));
                 if i < tls_addrs {
-                    let Ok(l) = bind_below(ip, &[sp]).await else {
+                    let Ok(l) = tokio::net::TcpListener::bind(SocketAddr::new(ip, sp)).await else {
                         continue 'ports;
                     };
                     listeners.push((l, Some(tls.clone())));

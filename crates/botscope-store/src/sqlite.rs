@@ -293,7 +293,13 @@ fn record_one(
                     "INSERT INTO versions(site_id, hash, url, content_type, first_seen, last_seen)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                 )?
-                .execute(params![site_id, &h[..], a.url, h_ct(a), a.time])?;
+                .execute(params![
+                    site_id,
+                    &h[..],
+                    a.url,
+                    a.headers.content_type,
+                    a.time
+                ])?;
             }
         }
     } else if a.status == Some(304)
@@ -329,10 +335,6 @@ fn record_one(
         matches!(a.status, Some(429 | 503)).then(|| a.time + a.expires_in.unwrap_or(0) as i64),
     ])?;
     Ok(())
-}
-
-fn h_ct(a: &Attempt) -> Option<&str> {
-    a.headers.content_type.as_deref()
 }
 
 impl Store for SqliteStore {

@@ -79,7 +79,8 @@ fn nameservers(args: &[String]) -> Result<Vec<SocketAddr>> {
         .collect()
 }
 
-fn now() -> i64 {
+/// Seconds since the epoch, now.
+pub(crate) fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)

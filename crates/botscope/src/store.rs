@@ -3,7 +3,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use botscope_accesslog::{format_rfc3339, parse_iso_time};
@@ -149,9 +149,7 @@ pub fn export(a: &StoreExportArgs) -> Result<Outcome> {
                     warc::write_record(&mut out, fields, block)
                 }
             };
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as i64);
+            let now = crate::harvest::now();
             let info = format!(
                 "software: botscope {}\r\nformat: WARC File Format 1.1\r\ndescription: robots.txt versions from {}\r\n",
                 env!("CARGO_PKG_VERSION"),
@@ -263,9 +261,7 @@ pub fn import(a: &StoreImportArgs) -> Result<Outcome> {
     let mut store = SqliteStore::open(&a.db.db)?;
     let policy = FetchPolicy::for_semantics(a.semantics.into());
     let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
+    let now = crate::harvest::now();
     let run = store.begin_run(&NewRun {
         input: format!("import: {}", names.join(" ")),
         input_hash: content_hash(names.join("\n").as_bytes()),
