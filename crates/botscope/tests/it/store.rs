@@ -2,28 +2,12 @@
 //! WARC round trip, on real robots.txt files (examples/robots).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("botscope-store-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
-}
-
-fn botscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_botscope"))
-        .args(args)
-        .output()
-        .expect("run botscope")
-}
+use crate::{root, run as botscope, scratch as dir};
 
 fn record(out: &mut Vec<u8>, fields: &[(&str, &str)], block: &[u8]) {
     let mut head = String::from("WARC/1.0\r\n");
@@ -43,7 +27,7 @@ fn record(out: &mut Vec<u8>, fields: &[(&str, &str)], block: &[u8]) {
 /// The real files, and a WARC of them as a crawl archive has them:
 /// warcinfo, request and metadata records around each response, a 404,
 /// a chunked response and a page that is not robots.txt.
-fn sample_warc() -> (Vec<(String, Vec<u8>)>, Vec<u8>) {
+pub(crate) fn sample_warc() -> (Vec<(String, Vec<u8>)>, Vec<u8>) {
     let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(root().join("examples/robots"))
         .expect("examples/robots")
         .map(|e| {

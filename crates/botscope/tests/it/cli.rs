@@ -1,51 +1,9 @@
-//! The botscope command, run as a user runs it: arguments in, stdout,
-//! stderr and exit status out. Output formats are contracts; snapshots
-//! keep them stable.
+//! robots, bots, verify and export: output, exit codes, snapshots.
 
 use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn botscope(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    // Hermetic: no user registry or DNS cache from the machine.
-    let home = std::env::temp_dir().join(format!("botscope-cli-home-{}", std::process::id()));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
-        .args(args)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
-        .current_dir(root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn botscope");
-    // Feed stdin from a thread: the command may write before it has read
-    // everything, and a full pipe must not deadlock the test.
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.unwrap_or_default().to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().expect("wait");
-    writer.join().expect("stdin writer");
-    out
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn tmp(name: &str, body: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("botscope-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let p = dir.join(name);
-    std::fs::write(&p, body).expect("write tmp");
-    p
-}
+use crate::{botscope, stdout, tmp};
 
 const EBAY: &str = "examples/robots/www.ebay.com.txt";
 
@@ -63,7 +21,7 @@ fn check_text_names_verdict_and_line() {
             "https://www.ebay.com/brw/x",
             "/b/shoes?_nkw=1",
         ],
-        None,
+        b"",
     );
     assert_eq!(o.status.code(), Some(1), "a disallowed URL exits 1");
     insta::assert_snapshot!(stdout(&o), @r"
@@ -86,7 +44,7 @@ fn check_all_allowed_exits_0_and_reduces_user_agent_headers() {
             ua,
             "https://www.ebay.com/itm/1",
         ],
-        None,
+        b"",
     );
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("its own group"), "{}", stdout(&o));
@@ -107,7 +65,7 @@ fn check_json_and_stdin() {
             "/private/x",
             "/public",
         ],
-        Some(b"User-agent: *\nDisallow: /private\n"),
+        b"User-agent: *\nDisallow: /private\n",
     );
     assert_eq!(o.status.code(), Some(1));
     insta::assert_snapshot!(stdout(&o), @r#"
@@ -132,11 +90,8 @@ fn check_draft1996_first_match() {
             "/a/b",
         ]
     };
-    assert_eq!(botscope(&args("google"), Some(body)).status.code(), Some(0));
-    assert_eq!(
-        botscope(&args("draft1996"), Some(body)).status.code(),
-        Some(1)
-    );
+    assert_eq!(botscope(&args("google"), body).status.code(), Some(0));
+    assert_eq!(botscope(&args("draft1996"), body).status.code(), Some(1));
 }
 
 #[test]
@@ -151,12 +106,12 @@ fn unreadable_file_is_exit_2_naming_the_file() {
             "x",
             "/",
         ],
-        None,
+        b"",
     );
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no/such/robots.txt"), "{err}");
-    let o = botscope(&["robots", "lint", "no/such/file"], None);
+    let o = botscope(&["robots", "lint", "no/such/file"], b"");
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -168,7 +123,7 @@ fn check_batch_keeps_order_and_reports_bad_lines() {
     let input = format!(
         "{a}\tFooBot\thttps://x.test/private/1\n{b}\tFooBot\thttps://x.test/\n{b}\tBarBot\thttps://x.test/\nno/such/file\tFooBot\t/\nnot a query line\n{a}\tFooBot\t/public\n"
     );
-    let o = botscope(&["robots", "check-batch", "-"], Some(input.as_bytes()));
+    let o = botscope(&["robots", "check-batch", "-"], input.as_bytes());
     assert_eq!(o.status.code(), Some(0));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
@@ -187,7 +142,7 @@ fn check_batch_keeps_order_and_reports_bad_lines() {
     assert_eq!(lines[5], "allowed");
     let o = botscope(
         &["robots", "check-batch", "--format", "json", "-"],
-        Some(format!("{a}\tFooBot\t/private\n").as_bytes()),
+        format!("{a}\tFooBot\t/private\n").as_bytes(),
     );
     insta::assert_snapshot!(stdout(&o), @r#"{"group":"global","rule":{"kind":"disallow","line":2,"pattern":"/private"},"verdict":"disallowed"}"#);
 }
@@ -201,7 +156,7 @@ fn check_batch_many_lines_in_order() {
         let tail = if i % 2 == 1 { "odd" } else { "even" };
         input.push_str(&format!("{a}\tbot\t/{i}/{tail}\n"));
     }
-    let o = botscope(&["robots", "check-batch", "-"], Some(input.as_bytes()));
+    let o = botscope(&["robots", "check-batch", "-"], input.as_bytes());
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 150_000);
@@ -219,7 +174,7 @@ const LINTY: &[u8] = b"Disallow: /early\nUser-agent: Googlebot/2.1\nDisalow: /tm
 #[test]
 fn lint_text_exit_1_on_errors() {
     let p = tmp("linty.txt", LINTY);
-    let o = botscope(&["robots", "lint", &p.display().to_string()], None);
+    let o = botscope(&["robots", "lint", &p.display().to_string()], b"");
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o).replace(&p.display().to_string(), "robots.txt");
     insta::assert_snapshot!(out);
@@ -227,7 +182,7 @@ fn lint_text_exit_1_on_errors() {
 
 #[test]
 fn lint_json_has_codes_lines_columns() {
-    let o = botscope(&["robots", "lint", "--format", "json", "-"], Some(LINTY));
+    let o = botscope(&["robots", "lint", "--format", "json", "-"], LINTY);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
     let codes: Vec<(&str, u64)> = v["diagnostics"]
@@ -254,7 +209,7 @@ fn lint_json_has_codes_lines_columns() {
 fn lint_clean_file_exit_0() {
     let o = botscope(
         &["robots", "lint", "examples/robots/www.bbc.co.uk.txt"],
-        None,
+        b"",
     );
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
@@ -263,7 +218,7 @@ fn lint_clean_file_exit_0() {
 fn parse_json_shape() {
     let o = botscope(
         &["robots", "parse", "--format", "json", "-"],
-        Some(b"User-agent: a\nUser-agent: b/1.0\nCrawl-delay: 2\nDisallow: /x\nSitemap: https://s.test/m.xml\nfoo: bar\n"),
+        b"User-agent: a\nUser-agent: b/1.0\nCrawl-delay: 2\nDisallow: /x\nSitemap: https://s.test/m.xml\nfoo: bar\n",
     );
     assert_eq!(o.status.code(), Some(0));
     insta::assert_snapshot!(stdout(&o));
@@ -284,7 +239,7 @@ fn meta_html_and_headers() {
             "Cache-Control: no-cache",
             &p.display().to_string(),
         ],
-        None,
+        b"",
     );
     assert_eq!(o.status.code(), Some(0));
     insta::assert_snapshot!(stdout(&o));
@@ -297,7 +252,8 @@ fn broken_pipe_is_not_an_error() {
     for _ in 0..200_000 {
         input.push_str(&format!("{}\tbot\t/x\n", a.display()));
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
+    let mut child = crate::command()
+        .command()
         .args(["robots", "check-batch", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -323,7 +279,8 @@ fn broken_pipe_is_not_an_error() {
 fn check_accepts_urls_that_are_not_utf8() {
     use std::os::unix::ffi::OsStrExt;
     let robots = tmp("bytes.txt", b"User-agent: *\nDisallow: /caf\xe9\n");
-    let o = Command::new(env!("CARGO_BIN_EXE_botscope"))
+    let o = crate::command()
+        .command()
         .args(["robots", "check", "--agent", "x", "--robots"])
         .arg(&robots)
         .arg(std::ffi::OsStr::from_bytes(b"/caf%E9/\xff"))
@@ -349,7 +306,7 @@ fn check_accepts_urls_that_are_not_utf8() {
 
 #[test]
 fn bots_list_show_and_case_insensitive_names() {
-    let o = botscope(&["bots", "list", "--format", "json"], None);
+    let o = botscope(&["bots", "list", "--format", "json"], b"");
     assert_eq!(o.status.code(), Some(0));
     let names: Vec<String> = stdout(&o)
         .lines()
@@ -372,21 +329,21 @@ fn bots_list_show_and_case_insensitive_names() {
     ] {
         assert!(names.iter().any(|n| n == want), "{want} missing");
     }
-    let o = botscope(&["bots", "show", "baiduspider"], None);
+    let o = botscope(&["bots", "show", "baiduspider"], b"");
     assert_eq!(o.status.code(), Some(0));
     assert!(
         stdout(&o).starts_with("name: Baiduspider\n"),
         "{}",
         stdout(&o)
     );
-    let o = botscope(&["bots", "show", "NoSuchBot"], None);
+    let o = botscope(&["bots", "show", "NoSuchBot"], b"");
     assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]
 fn bots_validate_reports_file_line_bot() {
     let bad = tmp("bad-registry.yaml", b"bots:\n- name: ok\n  fcrdns_hosts: []\n- name: broken\n  ip_ranges:\n    - min: 10.0.0.9\n      max: 10.0.0.1\n  cidr_list: [300.1.1.0/24]\n  colour: blue\n");
-    let o = botscope(&["bots", "validate", &bad.display().to_string()], None);
+    let o = botscope(&["bots", "validate", &bad.display().to_string()], b"");
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o).replace(&bad.display().to_string(), "bad.yaml");
     insta::assert_snapshot!(out, @r"
@@ -401,10 +358,10 @@ fn bots_validate_reports_file_line_bot() {
             "validate",
             "crates/botscope-botid/tests/data/bottica.yaml",
         ],
-        None,
+        b"",
     );
     assert_eq!(o.status.code(), Some(0));
-    let o = botscope(&["bots", "validate", "-"], Some(b"\xff\xfe\x00garbage"));
+    let o = botscope(&["bots", "validate", "-"], b"\xff\xfe\x00garbage");
     assert_eq!(o.status.code(), Some(2), "binary input is a clear error");
 }
 
@@ -419,7 +376,7 @@ fn user_registry_layers_over_the_bundled_one() {
             "--registry",
             &mine.display().to_string(),
         ],
-        None,
+        b"",
     );
     assert!(stdout(&o).contains("operator: Me"), "{}", stdout(&o));
     let o = botscope(
@@ -431,7 +388,7 @@ fn user_registry_layers_over_the_bundled_one() {
             "--registry",
             &mine.display().to_string(),
         ],
-        None,
+        b"",
     );
     assert!(stdout(&o).contains("MyCrawler"), "{}", stdout(&o));
 }
@@ -441,7 +398,7 @@ const GOOGLEBOT_UA: &str =
 
 #[test]
 fn verify_offline_exit_codes() {
-    let code = |args: &[&str]| botscope(args, None).status.code();
+    let code = |args: &[&str]| botscope(args, b"").status.code();
     assert_eq!(
         code(&["verify", "66.249.66.1", "--ua", GOOGLEBOT_UA, "--offline"]),
         Some(0),
@@ -499,7 +456,7 @@ fn verify_json_fields() {
             "--format",
             "json",
         ],
-        None,
+        b"",
     );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
     for key in [
@@ -529,7 +486,7 @@ fn verify_batch_in_order_with_error_records() {
     );
     let mut input = input.into_bytes();
     input.extend_from_slice(b"192.0.2.200\tGPTBot/1.2 \xff\xfe\n\x00\x01garbage\n");
-    let o = botscope(&["verify", "--batch", "-", "--offline"], Some(&input));
+    let o = botscope(&["verify", "--batch", "-", "--offline"], &input);
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -583,7 +540,7 @@ fn verify_with_dns_that_does_not_answer_is_unverifiable() {
             "--format",
             "json",
         ],
-        None,
+        b"",
     );
     assert_eq!(
         o.status.code(),
@@ -601,16 +558,11 @@ fn verify_with_dns_that_does_not_answer_is_unverifiable() {
 fn bots_export_formats_and_atomic_swap() {
     let verdicts = botscope(
         &["verify", "--batch", "-", "--offline"],
-        Some(
-            format!(
-                "66.249.66.1\t{GOOGLEBOT_UA}\n192.0.2.9\tGPTBot/1.2\n66.249.66.2\tFirefox/120.0\n"
-            )
+        format!("66.249.66.1\t{GOOGLEBOT_UA}\n192.0.2.9\tGPTBot/1.2\n66.249.66.2\tFirefox/120.0\n")
             .as_bytes(),
-        ),
     );
     let vfile = tmp("verdicts.jsonl", &verdicts.stdout);
-    let root = std::env::temp_dir().join(format!("botscope-export-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let root = crate::scratch("export");
     let out = root.join("lists/crawlers");
     let export = |format: &str, out: &std::path::Path| {
         let o = botscope(
@@ -624,7 +576,7 @@ fn bots_export_formats_and_atomic_swap() {
                 "--out",
                 &out.display().to_string(),
             ],
-            None,
+            b"",
         );
         assert_eq!(
             o.status.code(),
@@ -671,7 +623,7 @@ fn bots_export_formats_and_atomic_swap() {
 
 #[test]
 fn bots_update_imports_published_lists() {
-    let dir = std::env::temp_dir().join(format!("botscope-update-{}", std::process::id()));
+    let dir = crate::scratch("update");
     let lists = dir.join("lists");
     std::fs::create_dir_all(&lists).expect("dir");
     std::fs::write(lists.join("gptbot.json"), "{\"creationTime\":\"x\",\"prefixes\":[{\"ipv4Prefix\":\"192.0.2.0/24\"},null,{\"ipv6Prefix\":\"2001:db8::/32\u{200b}\"}]}").expect("json");
@@ -686,7 +638,7 @@ fn bots_update_imports_published_lists() {
             "--out",
             &out.display().to_string(),
         ],
-        None,
+        b"",
     );
     assert_eq!(
         o.status.code(),
@@ -710,7 +662,7 @@ fn bots_update_imports_published_lists() {
             "--registry",
             &reg,
         ],
-        None,
+        b"",
     );
     assert_eq!(ok.status.code(), Some(0), "{}", stdout(&ok));
     // --bot for a file the name does not tell; a second run keeps the first's import.
@@ -725,7 +677,7 @@ fn bots_update_imports_published_lists() {
             "--out",
             &reg,
         ],
-        None,
+        b"",
     );
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let claude = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)";
@@ -740,7 +692,7 @@ fn bots_update_imports_published_lists() {
                 "--registry",
                 &reg
             ],
-            None
+            b""
         )
         .status
         .code(),
@@ -757,14 +709,14 @@ fn bots_update_imports_published_lists() {
                 "--registry",
                 &reg
             ],
-            None
+            b""
         )
         .status
         .code(),
         Some(0)
     );
     assert_eq!(
-        botscope(&["bots", "validate", &reg], None).status.code(),
+        botscope(&["bots", "validate", &reg], b"").status.code(),
         Some(0)
     );
     let _ = std::fs::remove_dir_all(&dir);

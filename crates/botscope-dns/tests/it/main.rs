@@ -1,15 +1,14 @@
 //! botscope-dns against a fake resolver (cache, concurrency) and against a
 //! real DNS server, dnsmasq, started on loopback for the FCrDNS cases.
 
-use std::net::{IpAddr, SocketAddr, TcpListener, UdpSocket};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use botscope_botid::{Registry, UaInfo, Verdict, verify};
 use botscope_dns::{Cache, Fcrdns, HickoryLookup, Lookup, Timed};
+use botscope_testkit::{Dnsmasq, free_port};
 
 fn ip(s: &str) -> IpAddr {
     s.parse().expect("ip")
@@ -75,35 +74,8 @@ async fn bounded_concurrency_each_address_once_and_cached() {
     );
 }
 
-/// A dnsmasq on 127.0.0.1, stopped (by its PID) when dropped.
-struct Dnsmasq {
-    child: Child,
-    port: u16,
-    _dir: PathBuf,
-}
-
-impl Drop for Dnsmasq {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A port below 32768 free for both UDP and TCP on 127.0.0.1.
-fn free_port() -> u16 {
-    let start = 20_000 + (std::process::id() % 10_000) as u16;
-    (start..32_000)
-        .chain(20_000..start)
-        .find(|&p| {
-            UdpSocket::bind(("127.0.0.1", p)).is_ok() && TcpListener::bind(("127.0.0.1", p)).is_ok()
-        })
-        .expect("a free port below 32768")
-}
-
+/// dnsmasq on loopback with the records of the FCrDNS cases.
 fn dnsmasq() -> Dnsmasq {
-    let port = free_port();
-    let dir = std::env::temp_dir().join(format!("botscope-dnsmasq-{}-{port}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
     let records = [
         "--local=/googlebot.com/",
         "--local=/evilgooglebot.com/",
@@ -126,41 +98,13 @@ fn dnsmasq() -> Dnsmasq {
         "--address=/crawl-5.googlebot.com/192.0.2.5",
         // 192.0.2.6 has no PTR: NXDOMAIN
     ];
-    let child = Command::new("dnsmasq")
-        .args([
-            "--keep-in-foreground",
-            "--no-resolv",
-            "--no-hosts",
-            "--conf-file=/dev/null",
-            "--bind-interfaces",
-            "--listen-address=127.0.0.1",
-            "--user=root",
-        ])
-        .arg(format!("--port={port}"))
-        .arg(format!("--pid-file={}", dir.join("pid").display()))
-        .args(records)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("dnsmasq is needed for this test: apt-get install dnsmasq-base");
-    // Wait until it listens.
-    for _ in 0..100 {
-        if UdpSocket::bind(("127.0.0.1", port)).is_err() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Dnsmasq {
-        child,
-        port,
-        _dir: dir,
-    }
+    Dnsmasq::start(&records)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fcrdns_against_a_real_dns_server() {
     let server = dnsmasq();
-    let addr = SocketAddr::from(([127, 0, 0, 1], server.port));
+    let addr = server.addr();
     let registry = Registry::parse(
         "t",
         "bots:\n- name: Googlebot\n  fcrdns_hosts: [googlebot.com, google.com]\n",

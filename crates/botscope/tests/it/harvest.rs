@@ -1,12 +1,37 @@
 //! `botscope harvest` against the simulated web on loopback: a run into
 //! the store, a conditional re-run, --refresh, and kill -9 then --resume.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use botscope_simweb::{Behaviour, Config, Sim, Site, bulk};
 use serde_json::Value;
+
+use crate::scratch as dir;
+
+/// Runs botscope off the runtime (the simulated web answers meanwhile).
+async fn botscope(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        crate::run(&args)
+    })
+    .await
+    .expect("join")
+}
+
+fn stats(d: &Path) -> Value {
+    let o = crate::run(&[
+        "store",
+        "stats",
+        "--format",
+        "json",
+        "--db",
+        crate::arg(&d.join("h.db")),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("json")
+}
 
 fn corpus() -> Vec<Vec<u8>> {
     let c = botscope_simweb::example_corpus();
@@ -25,13 +50,6 @@ fn parsed(sites: &[Site]) -> u64 {
             b => serves(b),
         })
         .count() as u64
-}
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("botscope-harvest-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
 }
 
 fn args(sim: &Sim, d: &Path, hosts: &Path, extra: &[&str]) -> Vec<String> {
@@ -64,27 +82,6 @@ fn args(sim: &Sim, d: &Path, hosts: &Path, extra: &[&str]) -> Vec<String> {
     .collect();
     v.extend(extra.iter().map(|s| s.to_string()));
     v
-}
-
-async fn botscope(args: Vec<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_botscope"))
-            .args(&args)
-            .output()
-            .expect("run botscope")
-    })
-    .await
-    .expect("join")
-}
-
-fn stats(d: &Path) -> Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_botscope"))
-        .args(["store", "stats", "--format", "json", "--db"])
-        .arg(d.join("h.db"))
-        .output()
-        .expect("stats");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).expect("json")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -177,7 +174,8 @@ async fn kill_then_resume_loses_nothing_and_duplicates_nothing() {
     let text: String = sites.iter().map(|s| format!("{}\n", s.name)).collect();
     std::fs::write(&hosts, text).expect("hosts");
     let a = args(&sim, &d, &hosts, &["--concurrency", "8"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
+    let mut child = crate::command()
+        .command()
         .args(&a)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -234,7 +232,8 @@ fn bad_host_lists_and_stores() {
     let d = dir("bad");
     let hosts = d.join("hosts.txt");
     std::fs::write(&hosts, "not a host\n\u{1}\u{2}\n").expect("hosts");
-    let o = Command::new(env!("CARGO_BIN_EXE_botscope"))
+    let o = crate::command()
+        .command()
         .args(["harvest", hosts.to_str().expect("utf-8"), "--db"])
         .arg(d.join("h.db"))
         .output()
@@ -249,7 +248,8 @@ fn bad_host_lists_and_stores() {
     std::fs::write(&hosts, "a.test\n").expect("hosts");
     let db = d.join("junk.db");
     std::fs::write(&db, vec![7u8; 8192]).expect("db");
-    let o = Command::new(env!("CARGO_BIN_EXE_botscope"))
+    let o = crate::command()
+        .command()
         .args(["harvest", hosts.to_str().expect("utf-8"), "--db"])
         .arg(&db)
         .output()

@@ -3,54 +3,12 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn home() -> PathBuf {
-    std::env::temp_dir().join(format!("botscope-logs-home-{}", std::process::id()))
-}
-
-fn botscope_with(
-    args: &[&str],
-    feed: impl FnOnce(std::process::ChildStdin) + Send + 'static,
-) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
-        .args(args)
-        .env("XDG_CONFIG_HOME", home().join("config"))
-        .env("XDG_CACHE_HOME", home().join("cache"))
-        .current_dir(root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn botscope");
-    let input = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || feed(input));
-    let out = child.wait_with_output().expect("wait");
-    writer.join().expect("stdin writer");
-    out
-}
-
-fn botscope(args: &[&str], stdin: &[u8]) -> Output {
-    let data = stdin.to_vec();
-    botscope_with(args, move |mut i| {
-        let _ = i.write_all(&data);
-    })
-}
-
-fn tmp(name: &str, body: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("botscope-logs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let p = dir.join(name);
-    std::fs::write(&p, body).expect("write tmp");
-    p
-}
+use crate::{botscope, root, tmp};
 
 fn json_report(args: &[&str], stdin: &[u8]) -> (Value, Output) {
     let mut all = vec!["logs", "analyze", "--format", "json"];
@@ -366,28 +324,26 @@ fn bad_input_is_counted_not_fatal() {
 
 #[test]
 fn a_gigabyte_line_costs_no_memory() {
-    let o = botscope_with(
-        &[
-            "logs",
-            "analyze",
-            "--format",
-            "json",
-            "--log-format",
-            "combined",
-            "-",
-        ],
-        |mut i| {
-            let block = vec![b'a'; 1 << 20];
-            for _ in 0..1024 {
-                if i.write_all(&block).is_err() {
-                    return;
-                }
+    let args = [
+        "logs",
+        "analyze",
+        "--format",
+        "json",
+        "--log-format",
+        "combined",
+        "-",
+    ];
+    let o = crate::command().args(args).output_with(|mut i| {
+        let block = vec![b'a'; 1 << 20];
+        for _ in 0..1024 {
+            if i.write_all(&block).is_err() {
+                return;
             }
-            let _ = i.write_all(
-                b"\n1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"-\" \"x\"\n",
-            );
-        },
-    );
+        }
+        let _ = i.write_all(
+            b"\n1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"-\" \"x\"\n",
+        );
+    });
     assert_eq!(o.status.code(), Some(0));
     let r: Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(r["lines"]["total"], 2);
@@ -415,7 +371,7 @@ fn text_and_csv() {
 
 #[test]
 fn export_lists_sorts_requesters() {
-    let out = std::env::temp_dir().join(format!("botscope-logs-lists-{}", std::process::id()));
+    let out = crate::scratch("lists").join("out");
     let o = botscope(
         &[
             "logs",
@@ -445,44 +401,6 @@ fn export_lists_sorts_requesters() {
     assert!(!ok.iter().any(|ip| has("suspect-bots", ip)));
 }
 
-/// Runs headless Chromium on a page: (DOM after scripts, console lines).
-fn chromium(page: &Path) -> (String, Vec<String>) {
-    let exe = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|c| {
-            Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .expect("headless Chromium is needed (`apt-get install chromium`; .ci/run installs it)");
-    let profile = home().join(format!(
-        "chromium-{}",
-        page.file_name().and_then(|n| n.to_str()).unwrap_or("p")
-    ));
-    let o = Command::new(exe)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("run chromium");
-    let console = String::from_utf8_lossy(&o.stderr)
-        .lines()
-        .filter(|l| l.contains(":CONSOLE"))
-        .map(str::to_owned)
-        .collect();
-    (String::from_utf8_lossy(&o.stdout).into_owned(), console)
-}
-
 #[test]
 fn html_report_renders_in_chromium_without_console_errors() {
     // The detector works: a broken page is caught.
@@ -495,7 +413,7 @@ fn html_report_renders_in_chromium_without_console_errors() {
         console.iter().any(|l| l.contains("Uncaught")),
         "console errors must be visible: {console:?}"
     );
-    let page = std::env::temp_dir().join(format!("botscope-report-{}.html", std::process::id()));
+    let page = crate::scratch("report").join("report.html");
     let o = botscope(
         &[
             "logs",
@@ -524,4 +442,14 @@ fn html_report_renders_in_chromium_without_console_errors() {
     assert!(table.matches("<tr>").count() > 20, "rows for the robots");
     assert!(table.contains("Googlebot"));
     assert!(dom.contains("<svg"), "charts");
+}
+
+/// Opens a page in headless Chromium: (DOM after scripts, console lines).
+fn chromium(page: &Path) -> (String, Vec<String>) {
+    let profile = crate::scratch(&format!(
+        "chromium-{}",
+        page.file_name().and_then(|n| n.to_str()).unwrap_or("p")
+    ));
+    let p = botscope_testkit::chromium(&format!("file://{}", page.display()), &profile);
+    (p.dom, p.console)
 }

@@ -1,4 +1,4 @@
-//! Writes a synthetic access log in the combined format, for benches and
+//! A synthetic access log in the combined format, for benches and
 //! end-to-end tests: humans browsing (pages with their assets, referers,
 //! daytime), declared crawlers from their operators' addresses (robots.txt
 //! first, steady pace), fake Googlebots from other addresses, scrapers with
@@ -6,7 +6,7 @@
 //! malformed lines. Deterministic for a seed.
 //!
 //! ```sh
-//! cargo run --release -p botscope-accesslog --example gen_log -- --lines 2000000 --seed 1 > big.log
+//! cargo run --release -p botscope-testkit --example gen_log -- --lines 2000000 --seed 1 > big.log
 //! ```
 
 use std::io::{BufWriter, Write};
@@ -91,15 +91,6 @@ const SCANS: &[&str] = &[
     "/actuator/env",
 ];
 
-fn arg(name: &str, default: u64) -> u64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 /// `17/May/2015:10:05:03 +0000` for a Unix time, from the library's
 /// RFC 3339 form (`2015-05-17T10:05:03Z`).
 fn time(t: i64) -> String {
@@ -117,10 +108,9 @@ fn time(t: i64) -> String {
     )
 }
 
-fn main() {
-    let lines = arg("--lines", 100_000);
-    let mut rng = Rng(arg("--seed", 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let out = std::io::stdout().lock();
+/// Writes `lines` lines of the log for `seed` to `out`.
+pub fn write(out: impl Write, lines: u64, seed: u64) -> std::io::Result<()> {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut out = BufWriter::with_capacity(1 << 20, out);
     let mut t: i64 = 1_763_769_600; // 2025-11-22 00:00:00 UTC
     let mut written = 0u64;
@@ -128,9 +118,9 @@ fn main() {
     while written < lines {
         t += rng.below(3) as i64;
         let kind = rng.below(1000);
-        let emit = |line: String, out: &mut BufWriter<_>| {
-            let _ = out.write_all(line.as_bytes());
-            let _ = out.write_all(b"\n");
+        let emit = |line: String, out: &mut BufWriter<_>| -> std::io::Result<()> {
+            out.write_all(line.as_bytes())?;
+            out.write_all(b"\n")
         };
         let clf = |ip: &str,
                    t: i64,
@@ -169,7 +159,7 @@ fn main() {
                         ua,
                     ),
                     &mut out,
-                );
+                )?;
                 written += 1;
                 for _ in 0..rng.below(4) {
                     let asset = *rng.pick(ASSETS);
@@ -190,7 +180,7 @@ fn main() {
                             ua,
                         ),
                         &mut out,
-                    );
+                    )?;
                     written += 1;
                 }
             }
@@ -220,7 +210,7 @@ fn main() {
                         ua,
                     ),
                     &mut out,
-                );
+                )?;
                 written += 1;
             }
             // Fake Googlebots from addresses Google does not publish.
@@ -244,7 +234,7 @@ fn main() {
                         CRAWLERS[0].0,
                     ),
                     &mut out,
-                );
+                )?;
                 written += 1;
             }
             // Scrapers with browser User-Agents: pages only, no referer, bursts.
@@ -270,7 +260,7 @@ fn main() {
                             ua,
                         ),
                         &mut out,
-                    );
+                    )?;
                     written += 1;
                 }
             }
@@ -293,7 +283,7 @@ fn main() {
                     emit(
                         clf(&ip, t, method, rng.pick::<&str>(SCANS), 404, 150, "-", ua),
                         &mut out,
-                    );
+                    )?;
                     written += 1;
                 }
             }
@@ -311,7 +301,7 @@ fn main() {
                         "Mozilla/5.0+(compatible; UptimeRobot/2.0; http://www.uptimerobot.com/)",
                     ),
                     &mut out,
-                );
+                )?;
                 written += 1;
             }
             // Malformed lines: cut short, or not a log line at all.
@@ -322,10 +312,10 @@ fn main() {
                     1 => "GET / HTTP/1.1".to_owned(),
                     _ => good.replace("+0000", "+9999"),
                 };
-                emit(bad, &mut out);
+                emit(bad, &mut out)?;
                 written += 1;
             }
         }
     }
-    let _ = out.flush();
+    out.flush()
 }

@@ -1,0 +1,19 @@
+//! Writes the synthetic access log to stdout (see `botscope_testkit::synthlog`).
+//!
+//! ```sh
+//! cargo run --release -p botscope-testkit --example gen_log -- --lines 2000000 --seed 1 > big.log
+//! ```
+
+fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() -> std::io::Result<()> {
+    let out = std::io::stdout().lock();
+    botscope_testkit::synthlog::write(out, arg("--lines", 100_000), arg("--seed", 1))
+}

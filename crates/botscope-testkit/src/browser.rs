@@ -1,0 +1,56 @@
+//! Headless Chromium (Debian's `chromium`, installed by the test command).
+
+use std::path::Path;
+use std::process::Command;
+
+/// A page as Chromium left it.
+#[derive(Debug)]
+pub struct Page {
+    /// The DOM after scripts ran.
+    pub dom: String,
+    /// Console lines Chromium logged.
+    pub console: Vec<String>,
+}
+
+/// Opens `url` (a `file://` or loopback address) in headless Chromium and
+/// returns the DOM after scripts and the console lines. `profile` is an
+/// empty directory for Chromium's profile.
+pub fn chromium(url: &str, profile: &Path) -> Page {
+    let exe = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("headless Chromium is needed (the test command in README installs it)");
+    let o = Command::new(exe)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(url)
+        .output()
+        .expect("run chromium");
+    let console = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_owned)
+        .collect();
+    Page {
+        dom: String::from_utf8_lossy(&o.stdout).into_owned(),
+        console,
+    }
+}

@@ -1,0 +1,48 @@
+//! Shared support for botscope's tests and benches: the deterministic
+//! synthetic access log ([`synthlog`]), running a command hermetically
+//! ([`Run`], [`json`]), headless Chromium ([`chromium`]), a dnsmasq on loopback
+//! ([`Dnsmasq`]) and HTML normalised for snapshots ([`normalize_html`]).
+//!
+//! ```
+//! let mut log = Vec::new();
+//! botscope_testkit::synthlog::write(&mut log, 100, 1).unwrap();
+//! assert!(log.iter().filter(|&&b| b == b'\n').count() >= 100);
+//! ```
+
+#![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
+
+mod browser;
+mod dns;
+mod html;
+mod run;
+pub mod synthlog;
+
+use std::path::PathBuf;
+
+pub use browser::{Page, chromium};
+pub use dns::{Dnsmasq, free_port};
+pub use html::normalize_html;
+pub use run::{Run, write_file};
+
+/// The workspace root (where `examples/` and `Cargo.toml` are).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A temporary directory, removed when dropped.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("botscope-test-")
+        .tempdir()
+        .expect("a temporary directory")
+}
+
+/// Standard output of a run as JSON (panics with its stderr when it is not).
+pub fn json(o: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}); stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}

@@ -1,0 +1,67 @@
+//! The botscope command, run as a user runs it: arguments in, stdout,
+//! stderr and exit status out. Output formats are contracts; snapshots
+//! keep them stable.
+
+mod cli;
+mod harvest;
+mod logs;
+mod snapshots;
+mod store;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+pub use botscope_testkit::root;
+
+/// This test process's scratch space (under cargo's target directory).
+pub fn scratch_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("it-{}", std::process::id()))
+}
+
+/// A fresh, empty directory named `name`.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = scratch_root().join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch directory");
+    d
+}
+
+/// The home every run gets: no user registry or DNS cache from the machine.
+pub fn home() -> PathBuf {
+    scratch_root().join("home")
+}
+
+/// Writes a file in the scratch space and returns its path.
+pub fn tmp(name: &str, body: &[u8]) -> PathBuf {
+    botscope_testkit::write_file(&scratch_root().join("files"), name, body)
+}
+
+/// The command, hermetic, run from the workspace root.
+pub fn command() -> botscope_testkit::Run {
+    botscope_testkit::Run::new(env!("CARGO_BIN_EXE_botscope"), &home())
+}
+
+/// Runs botscope with `args`, `stdin` on standard input.
+pub fn botscope(args: &[&str], stdin: &[u8]) -> Output {
+    command().args(args).stdin(stdin).output()
+}
+
+/// Runs botscope with no input.
+pub fn run(args: &[&str]) -> Output {
+    botscope(args, b"")
+}
+
+/// Standard output as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Standard error as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Path as a `&str` argument.
+pub fn arg(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
