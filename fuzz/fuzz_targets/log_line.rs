@@ -62,11 +62,12 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         let [a, b] = parts;
-        let mut all = Partial::finish_all(vec![a.into_partial(), b.into_partial()]);
+        let mut all = Partial::finish_all(vec![a.into_partial(), b.into_partial()], 2);
         let report = build(
             &mut all,
             &std::collections::HashMap::<usize, _>::new(),
             &Rules,
+            2,
         );
         assert_eq!(report.lines.parsed, records);
         assert_eq!(report.site.requests, records);

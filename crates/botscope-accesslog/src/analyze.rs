@@ -896,8 +896,8 @@ impl Partial {
     /// Folds every thread's state into one and classifies: the largest
     /// takes the others in. The last fold does not index what it adds
     /// (nothing looks a client up afterwards), which saves time and the
-    /// index's growth.
-    pub fn finish_all(mut parts: Vec<Partial>) -> Analysis {
+    /// index's growth. Clients are classified on `threads` threads.
+    pub fn finish_all(mut parts: Vec<Partial>, threads: usize) -> Analysis {
         parts.sort_by_key(|p| std::cmp::Reverse(p.client_count()));
         let mut parts = parts.into_iter();
         let mut all = parts.next().unwrap_or_default();
@@ -905,7 +905,7 @@ impl Partial {
         while let Some(p) = rest.next() {
             all.fold(p, rest.peek().is_some());
         }
-        all.finish()
+        all.finish(threads)
     }
 
     /// Folds another thread's state into this one (cheapest with the
@@ -1018,8 +1018,8 @@ impl Partial {
         self.out_of_window += o.out_of_window;
     }
 
-    /// Classifies every client.
-    pub fn finish(mut self) -> Analysis {
+    /// Classifies every client, on `threads` threads.
+    pub fn finish(mut self, threads: usize) -> Analysis {
         // The index is not needed any more: free it first.
         self.client_ix = Map::default();
         // Segments are classified on all cores, then put in order.
@@ -1032,30 +1032,33 @@ impl Partial {
                 })
                 .collect()
         };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let per = self.clients.segs.len().div_ceil(cores).max(1);
-        let classes: Vec<Class> = std::thread::scope(|s| {
-            let parts: Vec<_> = self
-                .clients
-                .segs
-                .chunks(per)
-                .map(|segs| {
-                    s.spawn(move || {
-                        segs.iter()
-                            .flat_map(|g| class_of(g))
-                            .collect::<Vec<Class>>()
+        let per = self.clients.segs.len().div_ceil(threads.max(1)).max(1);
+        let classes: Vec<Class> = if self.clients.segs.len() <= per {
+            self.clients.segs.iter().flat_map(|g| class_of(g)).collect()
+        } else {
+            std::thread::scope(|s| {
+                let parts: Vec<_> = self
+                    .clients
+                    .segs
+                    .chunks(per)
+                    .map(|segs| {
+                        s.spawn(move || {
+                            segs.iter()
+                                .flat_map(|g| class_of(g))
+                                .collect::<Vec<Class>>()
+                        })
                     })
-                })
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|h| {
-                    h.join()
-                        .unwrap_or_else(|e| std::panic::resume_unwind(e))
-                        .into_iter()
-                })
-                .collect::<Vec<Class>>()
-        });
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|h| {
+                        h.join()
+                            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                            .into_iter()
+                    })
+                    .collect::<Vec<Class>>()
+            })
+        };
         Analysis {
             agents: self
                 .agents
@@ -1602,7 +1605,7 @@ mod tests {
             }
             parts.push(a.into_partial());
         }
-        Partial::finish_all(parts)
+        Partial::finish_all(parts, threads)
     }
 
     fn class_of(a: &Analysis, ip: &str) -> (Class, Vec<&'static str>) {

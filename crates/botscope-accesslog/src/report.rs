@@ -429,12 +429,20 @@ fn ratio(n: u64, of: u64) -> f64 {
     }
 }
 
+/// Distinct addresses, counted here or on another thread.
+enum Distinct {
+    Spawned(std::thread::JoinHandle<u64>),
+    Counted(u64),
+}
+
 /// Builds the report. `checks[&i]` is the verification of client `i` (for
-/// clients that claim a registered robot).
+/// clients that claim a registered robot). With `threads` above one, the
+/// distinct addresses are counted on a second thread meanwhile.
 pub fn build<S: BuildHasher>(
     a: &mut Analysis,
     checks: &std::collections::HashMap<usize, Checked, S>,
     policy: &dyn Policy,
+    threads: usize,
 ) -> Report {
     // Robots by agent: each client adds to its agent's robot without a
     // lookup by name.
@@ -476,13 +484,18 @@ pub fn build<S: BuildHasher>(
             IpAddr::V6(x) => v6.push(x.to_bits()),
         }
     }
-    let distinct = std::thread::spawn(move || {
+    let mut count_distinct = move || {
         v4.sort_unstable();
         v4.dedup();
         v6.sort_unstable();
         v6.dedup();
         (v4.len() + v6.len()) as u64
-    });
+    };
+    let distinct = if threads > 1 {
+        Distinct::Spawned(std::thread::spawn(count_distinct))
+    } else {
+        Distinct::Counted(count_distinct())
+    };
     let (mut requests, mut bytes, mut robot_requests, mut robot_bytes, mut disallowed) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut first, mut last) = (i64::MAX, i64::MIN);
@@ -560,9 +573,10 @@ pub fn build<S: BuildHasher>(
             r.seconds.extend_from(&s);
         }
     }
-    let unique_ips = distinct
-        .join()
-        .unwrap_or_else(|e| std::panic::resume_unwind(e));
+    let unique_ips = match distinct {
+        Distinct::Spawned(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+        Distinct::Counted(n) => n,
+    };
     let classes: BTreeMap<&'static str, ClassTotals> = Class::ALL
         .iter()
         .zip(class_totals)

@@ -20,5 +20,5 @@ pub use ua::{
 };
 pub use verify::{
     DnsAnswer, DnsFailure, Fcrdns, FcrdnsEvidence, Verdict, Verification, check_fcrdns, in_domain,
-    verify,
+    verify, wants_fcrdns,
 };

@@ -216,6 +216,17 @@ pub struct Verification {
     pub reason: String,
 }
 
+/// Whether the verdict for `ip` claiming `ua` would use FCrDNS evidence:
+/// the claimed bot has reverse-DNS domains (so a caller resolves only the
+/// addresses that need it, each once).
+pub fn wants_fcrdns(registry: &Registry, ip: IpAddr, ua: &UaInfo) -> bool {
+    ua.claimed_bot
+        .as_deref()
+        .and_then(|n| registry.get(n))
+        .is_some_and(|b| b.fcrdns_hosts.is_some())
+        && !ip.is_unspecified()
+}
+
 /// Decides the verdict for one client. `dns` is the FCrDNS evidence for
 /// `ip`, or `None` when DNS is not to be used (offline).
 pub fn verify(

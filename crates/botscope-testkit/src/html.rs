@@ -2,11 +2,18 @@
 //! and shown with their decoded values, character references decoded. Two
 //! documents that a browser reads the same way (quoted or unquoted
 //! attributes, `&#39;` or `'`) give the same text; a changed word, tag,
-//! attribute or value shows.
+//! attribute or value shows. A self-closed element (`<rect/>`, as in SVG)
+//! reads as an element with nothing inside, as browsers build it.
 
 use std::fmt::Write;
 
 use html5gum::{Token, Tokenizer};
+
+/// Elements that never have content or an end tag.
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr",
+];
 
 /// The token stream of `html`, one token per line.
 pub fn normalize_html(html: &str) -> String {
@@ -19,7 +26,11 @@ pub fn normalize_html(html: &str) -> String {
                 for (k, v) in &t.attributes {
                     let _ = write!(out, " {}={:?}", s(k), s(v));
                 }
-                out.push_str(if t.self_closing { "/>\n" } else { ">\n" });
+                out.push_str(">\n");
+                let name = s(&t.name);
+                if t.self_closing && !VOID.contains(&name.as_str()) {
+                    let _ = writeln!(out, "</{name}>");
+                }
             }
             Token::EndTag(t) => {
                 let _ = writeln!(out, "</{}>", s(&t.name));
@@ -72,5 +83,9 @@ mod tests {
         assert_eq!(a, b);
         let c = normalize_html("<td data-v=\"4\" class=\"n\">it's &amp; 3</td>");
         assert_ne!(a, c);
+        assert_eq!(
+            normalize_html("<svg><rect x='1'/><br/></svg>"),
+            normalize_html("<svg><rect x=\"1\"></rect><br></svg>")
+        );
     }
 }

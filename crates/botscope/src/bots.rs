@@ -237,7 +237,7 @@ pub fn update(a: &BotsUpdateArgs) -> Result<Outcome> {
         )
     })?;
     let header = "# botscope user registry, written by `botscope bots update`; layered over the bundled one.\n";
-    crate::export::write_atomic(&out_path, &format!("{header}{text}"))?;
+    botscope_logs::lists::write_atomic(&out_path, format!("{header}{text}").as_bytes())?;
     writeln!(out, "wrote {}", out_path.display())?;
     out.flush()?;
     Ok(if failures > 0 {

@@ -53,15 +53,6 @@ pub fn classifier(registry: &Registry) -> Result<UaClassifier> {
         .map_err(|e| anyhow::anyhow!("failed to build the User-Agent classifier: {e}"))
 }
 
-/// Which distinct addresses need DNS: those whose claimed bot uses FCrDNS.
-pub fn needs_dns(registry: &Registry, ip: IpAddr, ua: &UaInfo) -> bool {
-    ua.claimed_bot
-        .as_deref()
-        .and_then(|n| registry.get(n))
-        .is_some_and(|b| b.fcrdns_hosts.is_some())
-        && !ip.is_unspecified()
-}
-
 /// `verify IP` and `verify --batch`.
 pub fn run(a: &VerifyArgs, dns: Option<&mut dyn Evidence>) -> Result<Outcome> {
     let registry = crate::bots::load_registry(a.registry.as_ref())?;
@@ -75,7 +66,9 @@ pub fn run(a: &VerifyArgs, dns: Option<&mut dyn Evidence>) -> Result<Outcome> {
                     .map(|u| ua_classifier.classify(u))
                     .unwrap_or_default();
             let evidence = match dns {
-                Some(d) if needs_dns(&registry, ip, &ua) => d.fcrdns(&[ip])?.remove(&ip),
+                Some(d) if botscope_botid::wants_fcrdns(&registry, ip, &ua) => {
+                    d.fcrdns(&[ip])?.remove(&ip)
+                }
                 _ => None,
             };
             let v = verify(&registry, ip, a.ua.as_deref(), &ua, evidence.as_ref());
@@ -141,7 +134,7 @@ fn batch_run(
     let mut want: Vec<IpAddr> = rows
         .iter()
         .flatten()
-        .filter(|(ip, ua)| needs_dns(registry, *ip, info(ua)))
+        .filter(|(ip, ua)| botscope_botid::wants_fcrdns(registry, *ip, info(ua)))
         .map(|(ip, _)| *ip)
         .collect();
     want.sort_unstable();

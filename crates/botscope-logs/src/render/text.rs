@@ -1,103 +1,10 @@
-//! The report as terminal tables and as CSV (one row per robot).
+//! The report as terminal tables.
 
 use std::fmt::Write;
 
-use botscope_accesslog::{ClientList, Report, Robot};
+use botscope_accesslog::{ClientList, Report};
 
-/// CSV columns, in order (a stable contract, docs/log-analysis.md).
-pub const CSV_COLUMNS: &[&str] = &[
-    "robot",
-    "category",
-    "registered",
-    "requests",
-    "sessions",
-    "unique_ips",
-    "unique_uas",
-    "bytes",
-    "robots_txt_fetches",
-    "judged_requests",
-    "disallowed_requests",
-    "disallowed_share",
-    "crawl_delay_s",
-    "crawl_delay_breaches",
-    "median_gap_s",
-    "peak_requests_per_minute",
-    "status_2xx",
-    "status_3xx",
-    "status_4xx",
-    "status_5xx",
-    "first_seen",
-    "last_seen",
-    "verified_ips",
-    "spoofed_ips",
-    "unverifiable_ips",
-    "unchecked_ips",
-    "top_path",
-];
-
-/// Robots, most requests first (ties by name).
-pub fn robots_by_requests(r: &Report) -> Vec<(&String, &Robot)> {
-    let mut v: Vec<(&String, &Robot)> = r.robots.iter().collect();
-    v.sort_by(|a, b| b.1.requests.cmp(&a.1.requests).then(a.0.cmp(b.0)));
-    v
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_default()
-}
-
-/// One row per robot, with a header.
-pub fn csv(r: &Report) -> String {
-    let mut out = CSV_COLUMNS.join(",");
-    out.push('\n');
-    for (name, b) in robots_by_requests(r) {
-        let status = |k: &str| b.status.get(k).copied().unwrap_or(0).to_string();
-        let row = [
-            name.clone(),
-            opt(b.category.as_deref()),
-            b.registered.to_string(),
-            b.requests.to_string(),
-            b.sessions.to_string(),
-            b.unique_ips.to_string(),
-            b.unique_uas.to_string(),
-            b.bytes.to_string(),
-            b.robots_txt_fetches.to_string(),
-            b.judged_requests.to_string(),
-            b.disallowed_requests.to_string(),
-            b.disallowed_share.to_string(),
-            opt(b.pace.crawl_delay_s),
-            b.pace.crawl_delay_breaches.to_string(),
-            opt(b.pace.median_gap_s),
-            b.pace.peak_requests_per_minute.to_string(),
-            status("2xx"),
-            status("3xx"),
-            status("4xx"),
-            status("5xx"),
-            b.first_seen.clone(),
-            b.last_seen.clone(),
-            b.verification.verified.ips.to_string(),
-            b.verification.spoofed.ips.to_string(),
-            b.verification.unverifiable.ips.to_string(),
-            b.verification.unchecked.ips.to_string(),
-            b.top_paths
-                .first()
-                .map(|p| p.path.clone())
-                .unwrap_or_default(),
-        ];
-        let row: Vec<String> = row.iter().map(|f| csv_field(f)).collect();
-        out.push_str(&row.join(","));
-        out.push('\n');
-    }
-    out
-}
+use super::robots_by_requests;
 
 /// Human-readable byte count.
 pub fn bytes(n: u64) -> String {
@@ -350,11 +257,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn csv_quotes() {
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_field("plain"), "plain");
+    fn byte_counts() {
         assert_eq!(bytes(999), "999 B");
         assert_eq!(bytes(1_500_000), "1.5 MB");
+        assert_eq!(shorten("abcdef", 4), "abc…");
     }
 }

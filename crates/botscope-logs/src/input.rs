@@ -1,14 +1,62 @@
-//! Log input: files (plain or gzip, multi-member, detected by magic
-//! bytes), stdin; cut into chunks of whole lines for the parsing threads.
+//! Log input: files, stdin or any reader (plain or gzip, multi-member,
+//! detected by magic bytes); cut into chunks of whole lines for the
+//! parsing threads.
 //! A line is never buffered past [`MAX_LINE_BYTES`]: a longer one (even a
 //! gigabyte without a newline) is skipped to its end and counted.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::PathBuf;
 
 use botscope_accesslog::MAX_LINE_BYTES;
 use flate2::bufread::MultiGzDecoder;
+
+use crate::Progress;
+
+/// Where a log comes from.
+pub enum Source {
+    /// A file (plain or gzip).
+    File(PathBuf),
+    /// Standard input.
+    Stdin,
+    /// Any reader, with a name for the report.
+    Reader(String, Box<dyn Read + Send>),
+}
+
+impl Source {
+    /// `-` is standard input, anything else a file.
+    pub fn from_arg(arg: impl Into<PathBuf>) -> Source {
+        let p: PathBuf = arg.into();
+        if p.as_os_str() == "-" {
+            Source::Stdin
+        } else {
+            Source::File(p)
+        }
+    }
+
+    /// The name the report gives it.
+    pub fn name(&self) -> String {
+        match self {
+            Source::File(p) => p.display().to_string(),
+            Source::Stdin => "-".to_owned(),
+            Source::Reader(n, _) => n.clone(),
+        }
+    }
+
+    /// Its size, when known before reading (for progress).
+    pub fn size(&self) -> Option<u64> {
+        match self {
+            Source::File(p) => std::fs::metadata(p).ok().map(|m| m.len()),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Source({})", self.name())
+    }
+}
 
 /// Bytes per chunk handed to a parsing thread.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -25,22 +73,19 @@ pub struct Chunk {
     pub too_long: Vec<u64>,
 }
 
-/// Opens an input: `-` is stdin; gzip is recognised by its magic bytes,
-/// whatever the name.
-pub fn open(
-    name: &Path,
-    counter: impl Fn(u64) + Send + 'static,
-) -> io::Result<Box<dyn Read + Send>> {
-    let raw: Box<dyn Read + Send> = if name == Path::new("-") {
-        Box::new(io::stdin())
-    } else {
-        Box::new(File::open(name)?)
+/// Opens an input; gzip is recognised by its magic bytes, whatever the
+/// name. Raw bytes read are reported to `progress`.
+pub fn open<'p>(source: Source, progress: &'p dyn Progress) -> io::Result<Box<dyn Read + 'p>> {
+    let raw: Box<dyn Read + Send> = match source {
+        Source::File(p) => Box::new(File::open(p)?),
+        Source::Stdin => Box::new(io::stdin()),
+        Source::Reader(_, r) => r,
     };
     let mut buffered = BufReader::with_capacity(
         256 * 1024,
         Counting {
             inner: raw,
-            counter,
+            progress,
         },
     );
     let head = buffered.fill_buf()?;
@@ -51,16 +96,16 @@ pub fn open(
     }
 }
 
-/// Reports raw bytes read (for the progress bar).
-struct Counting<R, F> {
+/// Reports raw bytes read (for a progress bar).
+struct Counting<'p, R> {
     inner: R,
-    counter: F,
+    progress: &'p dyn Progress,
 }
 
-impl<R: Read, F: Fn(u64)> Read for Counting<R, F> {
+impl<R: Read> Read for Counting<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        (self.counter)(n as u64);
+        self.progress.read(n as u64);
         Ok(n)
     }
 }
@@ -288,15 +333,15 @@ mod tests {
         // Two members, then cut the second one short.
         let mut two = whole.clone();
         two.extend_from_slice(&whole[..whole.len() / 2]);
-        let path = std::env::temp_dir().join(format!("botscope-trunc-{}.gz", std::process::id()));
+        let dir = botscope_testkit::tempdir();
+        let path = dir.path().join("trunc.gz");
         std::fs::write(&path, &two).expect("write");
-        let r = open(&path, |_| {}).expect("open");
+        let r = open(Source::File(path), &crate::NoProgress).expect("open");
         let mut got = 0u64;
         let stats = chunks(r, buffer, |c| {
             got += lines(&c).count() as u64;
             true
         });
-        let _ = std::fs::remove_file(&path);
         assert!(stats.error.is_some(), "{stats:?}");
         assert!(
             got > 20_000,

@@ -1,0 +1,111 @@
+//! The verification join: clients that claim a registered robot are
+//! verified against its published addresses and, where DNS evidence is
+//! given, forward-confirmed reverse DNS; the web-server lists follow from
+//! the verdicts.
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::net::IpAddr;
+
+use botscope_accesslog::{Analysis, Check, Checked, Class};
+use botscope_botid::{FcrdnsEvidence, Lists, Registry, UaInfo, Verdict, Verification};
+
+/// Verdicts by client index.
+pub type Checks = HashMap<usize, Checked, foldhash::fast::RandomState>;
+
+/// What the verdict needs of each User-Agent (the claim), from the
+/// classification the parsing threads already made.
+fn claims(analysis: &Analysis) -> Vec<Option<UaInfo>> {
+    analysis
+        .agents
+        .iter()
+        .map(|(ua, agent)| {
+            (agent.registered && ua.is_some()).then(|| UaInfo {
+                is_bot: true,
+                family: None,
+                claimed_bot: agent.robot.clone(),
+                reason: agent.reason.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The distinct addresses whose verdict would use FCrDNS, sorted.
+pub fn dns_wanted(analysis: &Analysis, registry: &Registry) -> Vec<IpAddr> {
+    let infos = claims(analysis);
+    let mut want: Vec<IpAddr> = analysis
+        .clients
+        .iter()
+        .filter_map(|c| {
+            let info = infos[c.agent()].as_ref()?;
+            botscope_botid::wants_fcrdns(registry, c.ip, info).then_some(c.ip)
+        })
+        .collect();
+    want.sort_unstable();
+    want.dedup();
+    want
+}
+
+/// Verifies the clients that claim a registered robot, with the FCrDNS
+/// `evidence` there is (none offline), and, when `lists`, sorts the
+/// addresses into the web-server lists: verified robots, other robots
+/// (robots.txt requesters count as robots, ACAP 3.1), and suspects
+/// (spoofers and scanners).
+pub fn verify_clients<S: BuildHasher>(
+    analysis: &Analysis,
+    registry: &Registry,
+    evidence: &HashMap<IpAddr, FcrdnsEvidence, S>,
+    lists: bool,
+) -> (Checks, Lists) {
+    let infos = claims(analysis);
+    let mut checks = Checks::default();
+    let mut verdicts: Vec<Verification> = Vec::new();
+    let mut scanners: Vec<IpAddr> = Vec::new();
+    for (i, c) in analysis.clients.iter().enumerate() {
+        let (ua, agent) = analysis.agent_of(c);
+        if lists && analysis.classes[i] == Class::Scanner {
+            scanners.push(c.ip);
+        }
+        let check = infos[c.agent()].as_ref().map(|info| {
+            let v = botscope_botid::verify(registry, c.ip, ua, info, evidence.get(&c.ip));
+            let check = match v.verdict {
+                Verdict::Verified => Check::Verified,
+                Verdict::Spoofed => Check::Spoofed,
+                _ => Check::Unverifiable,
+            };
+            let reason = v.reason.clone();
+            if lists {
+                verdicts.push(v);
+            }
+            Checked { check, reason }
+        });
+        if lists && check.is_none() && c.robots_txt > 0 {
+            // A robots.txt requester is a robot (ACAP 3.1) even with a
+            // browser's User-Agent.
+            let info = UaInfo {
+                is_bot: true,
+                claimed_bot: None,
+                family: None,
+                reason: agent.reason.clone(),
+            };
+            verdicts.push(botscope_botid::verify(registry, c.ip, ua, &info, None));
+        }
+        if let Some(k) = check {
+            checks.insert(i, k);
+        }
+    }
+    if !lists {
+        return (checks, Lists::default());
+    }
+    let mut lists = Lists::from_verdicts(&verdicts);
+    for ip in scanners {
+        lists.all_ok.remove(&ip);
+        lists.other.remove(&ip);
+        for set in lists.per_bot.values_mut() {
+            set.remove(&ip);
+        }
+        lists.suspect.insert(ip);
+    }
+    lists.per_bot.retain(|_, s| !s.is_empty());
+    (checks, lists)
+}

@@ -1,0 +1,243 @@
+//! The log-analysis pipeline, shared by the command line and the web
+//! server: inputs (files, gzip, stdin, any reader) are read in chunks of
+//! whole lines, parsed and folded on the caller's number of threads, each
+//! client's robot identified from the registry, requests judged against
+//! the site's robots.txt versions, claimed robots verified (published
+//! addresses, and FCrDNS evidence the caller gathered), and the result
+//! built into a [`Report`] rendered as JSON, text, CSV or HTML, with the
+//! lists a web server consults per request.
+//!
+//! Nothing is printed: warnings come back in the result and through
+//! [`Progress`], which also hears of bytes read.
+//!
+//! ```
+//! use botscope_logs::{Job, NoProgress, Settings, Source};
+//! let log = br#"66.249.66.1 - - [17/May/2015:10:05:03 +0000] "GET /robots.txt HTTP/1.1" 200 52 "-" "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+//! "#;
+//! let registry = botscope_botid::Registry::bundled();
+//! let job = Job::new(&registry, Default::default()).unwrap();
+//! let settings = Settings { format: None, window: Default::default(), threads: 1 };
+//! let source = Source::Reader("access.log".into(), Box::new(&log[..]));
+//! let read = job.read(vec![source], &settings, &NoProgress).unwrap();
+//! // Offline: no FCrDNS evidence; the published addresses decide.
+//! let outcome = job.finish(read, &std::collections::HashMap::new(), false);
+//! assert_eq!(outcome.report.robots["Googlebot"].verification.verified.ips, 1);
+//! let text = botscope_logs::render::text(&outcome.report);
+//! assert!(text.starts_with("1 lines, 1 parsed"));
+//! ```
+
+mod identify;
+mod input;
+mod join;
+pub mod lists;
+mod pipeline;
+pub mod render;
+mod robots;
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use botscope_accesslog::{Analysis, Report};
+use botscope_botid::{FcrdnsEvidence, Lists, Registry, UaClassifier};
+
+pub use identify::{RegistryIdentify, robot_name};
+pub use input::{CHUNK_BYTES, Chunk, ReadStats, Source, buffer, chunks, lines, open};
+pub use join::{Checks, dns_wanted, verify_clients};
+pub use pipeline::{Read, Settings, read};
+pub use robots::{RobotsSpec, RobotsTxt, parse_when};
+
+/// What can go wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An input could not be opened.
+    #[error("failed to open {path}")]
+    Open {
+        /// The input.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file could not be read.
+    #[error("failed to read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file could not be written.
+    #[error("failed to write {}", path.display())]
+    Write {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A date that is not one.
+    #[error("{what}: {value:?} is not a date (YYYY-MM-DD or RFC 3339)")]
+    NotADate {
+        /// Where it was given.
+        what: String,
+        /// The value.
+        value: String,
+    },
+    /// Several robots.txt versions without dates.
+    #[error("give dates (DATE=FILE) when there are several robots.txt versions")]
+    UndatedVersions,
+    /// The place for a list directory holds something else.
+    #[error("{} exists and is not a directory botscope made", path.display())]
+    NotOurs {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The User-Agent classifier could not be built.
+    #[error("failed to build the User-Agent classifier: {0}")]
+    Classifier(String),
+    /// Not possible on this platform.
+    #[error("{0}")]
+    Unsupported(&'static str),
+}
+
+/// Something a reader of the report should know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Warning {
+    /// No known format fits an input's first lines; it was read as combined.
+    FormatGuessed {
+        /// The input.
+        input: String,
+    },
+    /// An input ended early (a truncated gzip, a read error); the report
+    /// covers the lines before.
+    InputDamaged {
+        /// The input.
+        input: String,
+        /// What happened.
+        error: String,
+        /// Lines read before it.
+        lines: u64,
+    },
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::FormatGuessed { input } => write!(
+                f,
+                "{input}: no known log format fits the first lines; reading it as combined \
+                 (give --log-format)"
+            ),
+            Warning::InputDamaged {
+                input,
+                error,
+                lines,
+            } => write!(
+                f,
+                "{input}: {error}; the report covers the {lines} lines before it"
+            ),
+        }
+    }
+}
+
+/// Hears of the work as it goes: bytes read (raw, before gzip) and
+/// warnings. Called from the reading thread.
+pub trait Progress: Sync {
+    /// `n` more bytes were read.
+    fn read(&self, n: u64) {
+        let _ = n;
+    }
+    /// A warning (also returned in the result).
+    fn warn(&self, warning: &Warning) {
+        let _ = warning;
+    }
+}
+
+/// Progress that nobody watches.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {}
+
+/// One analysis job: the registry, its User-Agent classifier and the
+/// site's robots.txt versions, for any number of runs.
+#[derive(Debug)]
+pub struct Job<'r> {
+    registry: &'r Registry,
+    classifier: UaClassifier,
+    robots: RobotsTxt,
+}
+
+/// The result of a run.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The report (schema `botscope.logs/1`).
+    pub report: Report,
+    /// The web-server lists (empty unless asked for).
+    pub lists: Lists,
+    /// Whether an input was damaged (the report covers what came before).
+    pub damaged: bool,
+    /// Warnings, in the order they arose.
+    pub warnings: Vec<Warning>,
+    /// The analysis the report was built from (the clients, for pages
+    /// that show more than the report).
+    pub analysis: Analysis,
+}
+
+impl<'r> Job<'r> {
+    /// A job over `registry` and the site's robots.txt versions.
+    pub fn new(registry: &'r Registry, robots: RobotsTxt) -> Result<Job<'r>, Error> {
+        let classifier = UaClassifier::bundled(registry).map_err(Error::Classifier)?;
+        Ok(Job {
+            registry,
+            classifier,
+            robots,
+        })
+    }
+
+    /// Reads and analyses the inputs (see [`read`]).
+    pub fn read(
+        &self,
+        sources: Vec<Source>,
+        settings: &Settings,
+        progress: &dyn Progress,
+    ) -> Result<Read, Error> {
+        let identify = RegistryIdentify::new(self.registry, &self.classifier);
+        read(sources, settings, &identify, &self.robots, progress)
+    }
+
+    /// The distinct addresses whose verdict would use FCrDNS: the caller
+    /// gathers their evidence (botscope-dns) before [`Job::finish`].
+    pub fn dns_wanted(&self, read: &Read) -> Vec<IpAddr> {
+        dns_wanted(&read.analysis, self.registry)
+    }
+
+    /// Verifies, builds the report and, when `lists`, the web-server lists.
+    pub fn finish<S: std::hash::BuildHasher>(
+        &self,
+        read: Read,
+        evidence: &HashMap<IpAddr, FcrdnsEvidence, S>,
+        lists: bool,
+    ) -> Outcome {
+        let Read {
+            mut analysis,
+            inputs,
+            warnings,
+            threads,
+        } = read;
+        let (checks, lists) = verify_clients(&analysis, self.registry, evidence, lists);
+        let mut report = botscope_accesslog::build(&mut analysis, &checks, &self.robots, threads);
+        let damaged = inputs.iter().any(|i| i.error.is_some());
+        report.inputs = inputs;
+        report.robots_txt = self.robots.described().to_vec();
+        Outcome {
+            report,
+            lists,
+            damaged,
+            warnings,
+            analysis,
+        }
+    }
+}

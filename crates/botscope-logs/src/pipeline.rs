@@ -1,0 +1,158 @@
+//! Inputs to an [`Analysis`]: every input read in chunks of whole lines by
+//! the calling thread, parsed and folded by `threads` worker threads, the
+//! partials merged and the clients classified.
+
+use std::sync::Arc;
+
+use botscope_accesslog::{
+    Analysis, Analyzer, Identify, Input, LogFormat, Malformed, Partial, Policy, Window,
+};
+
+use crate::input::{self, Source};
+use crate::{Error, Progress, Warning};
+
+/// Lines examined to detect the log format.
+const DETECT_LINES: usize = 50;
+
+/// How to read the logs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The log format; detected per input from its first lines when `None`.
+    pub format: Option<LogFormat>,
+    /// Only requests within this window.
+    pub window: Window,
+    /// Parsing threads (at least one); the reading runs on the caller's.
+    pub threads: usize,
+}
+
+/// What reading gave: the analysis and, per input, what was read.
+#[derive(Debug)]
+pub struct Read {
+    /// The clients, their classes and everything counted.
+    pub analysis: Analysis,
+    /// Per input: name, bytes, lines, the error that ended it.
+    pub inputs: Vec<Input>,
+    /// What a reader of the report should know.
+    pub warnings: Vec<Warning>,
+    /// The threads it ran on (the report is built with as many).
+    pub threads: usize,
+}
+
+impl Read {
+    /// Whether an input was damaged (the analysis covers what came before).
+    pub fn damaged(&self) -> bool {
+        self.inputs.iter().any(|i| i.error.is_some())
+    }
+}
+
+/// Reads, parses and analyses every input. Inputs are opened first, so a
+/// missing file is an error before any work; a damaged one ends early,
+/// and everything before the damage is counted.
+pub fn read(
+    sources: Vec<Source>,
+    settings: &Settings,
+    identify: &dyn Identify,
+    policy: &dyn Policy,
+    progress: &dyn Progress,
+) -> Result<Read, Error> {
+    let mut readers = Vec::with_capacity(sources.len());
+    for s in sources {
+        let name = s.name();
+        let r = input::open(s, progress).map_err(|source| Error::Open {
+            path: name.clone(),
+            source,
+        })?;
+        readers.push((name, r));
+    }
+    let threads = settings.threads.max(1);
+    let (tx, rx) = crossbeam_channel::bounded::<(Arc<LogFormat>, u32, input::Chunk)>(threads * 2);
+    // Chunk buffers go back to the reader once parsed: a handful are
+    // allocated, whatever the input's size.
+    let (back_tx, back_rx) = crossbeam_channel::unbounded::<Vec<u8>>();
+    let mut inputs: Vec<Input> = Vec::new();
+    let mut warnings: Vec<Warning> = Vec::new();
+    let window = settings.window;
+    let partials: Vec<Partial> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let rx = rx.clone();
+                let back = back_tx.clone();
+                s.spawn(move || {
+                    let mut an = Analyzer::new(identify, policy, window);
+                    for (format, seq, chunk) in rx {
+                        an.begin_chunk(seq);
+                        for (n, line) in input::lines(&chunk) {
+                            match line {
+                                None => an.malformed(Malformed::TooLong, n),
+                                Some(l) => match format.parse_line(l) {
+                                    Ok(r) => an.record(&r, n),
+                                    Err(Malformed::Empty) => {}
+                                    Err(reason) => an.malformed(reason, n),
+                                },
+                            }
+                        }
+                        let mut data = chunk.data;
+                        data.clear();
+                        let _ = back.send(data);
+                    }
+                    an.into_partial()
+                })
+            })
+            .collect();
+        drop(rx);
+        // Chunk sequence numbers, across inputs.
+        let mut seq = 0u32;
+        for (name, r) in readers {
+            let mut format: Option<Arc<LogFormat>> = settings.format.clone().map(Arc::new);
+            let mut guessed = false;
+            let fresh = || back_rx.try_recv().unwrap_or_else(|_| input::buffer());
+            let stats = input::chunks(r, fresh, |chunk| {
+                let fmt = format.get_or_insert_with(|| {
+                    let sample: Vec<&[u8]> = input::lines(&chunk)
+                        .filter_map(|(_, l)| l)
+                        .take(DETECT_LINES)
+                        .collect();
+                    Arc::new(botscope_accesslog::detect(&sample).unwrap_or_else(|| {
+                        guessed = true;
+                        LogFormat::preset("combined").unwrap_or_else(LogFormat::json)
+                    }))
+                });
+                seq = (seq + 1) % u32::MAX;
+                tx.send((fmt.clone(), seq, chunk)).is_ok()
+            });
+            let mut note = |w: Warning| {
+                progress.warn(&w);
+                warnings.push(w);
+            };
+            if guessed {
+                note(Warning::FormatGuessed {
+                    input: name.clone(),
+                });
+            }
+            if let Some(e) = &stats.error {
+                note(Warning::InputDamaged {
+                    input: name.clone(),
+                    error: e.clone(),
+                    lines: stats.lines,
+                });
+            }
+            inputs.push(Input {
+                name,
+                bytes: stats.bytes,
+                lines: stats.lines,
+                error: stats.error,
+            });
+        }
+        drop(tx);
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    Ok(Read {
+        analysis: Partial::finish_all(partials, threads),
+        inputs,
+        warnings,
+        threads,
+    })
+}

@@ -1,0 +1,186 @@
+//! The report as CSV: one row per robot, most requests first, written by
+//! the `csv` crate from a typed row.
+
+use botscope_accesslog::Report;
+use serde::{Serialize, Serializer};
+
+use super::robots_by_requests;
+
+/// CSV columns, in order (a stable contract, docs/log-analysis.md).
+pub const CSV_COLUMNS: &[&str] = &[
+    "robot",
+    "category",
+    "registered",
+    "requests",
+    "sessions",
+    "unique_ips",
+    "unique_uas",
+    "bytes",
+    "robots_txt_fetches",
+    "judged_requests",
+    "disallowed_requests",
+    "disallowed_share",
+    "crawl_delay_s",
+    "crawl_delay_breaches",
+    "median_gap_s",
+    "peak_requests_per_minute",
+    "status_2xx",
+    "status_3xx",
+    "status_4xx",
+    "status_5xx",
+    "first_seen",
+    "last_seen",
+    "verified_ips",
+    "spoofed_ips",
+    "unverifiable_ips",
+    "unchecked_ips",
+    "top_path",
+];
+
+/// Numbers as Rust shows them (`0.5`, `2`), the form the columns promise.
+fn shown<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+fn shown_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.collect_str(v),
+        None => s.serialize_str(""),
+    }
+}
+
+/// One robot's row; the fields are the columns, in order.
+#[derive(Debug, Serialize)]
+struct Row<'a> {
+    robot: &'a str,
+    category: Option<&'a str>,
+    registered: bool,
+    requests: u64,
+    sessions: u64,
+    unique_ips: u64,
+    unique_uas: u64,
+    bytes: u64,
+    robots_txt_fetches: u64,
+    judged_requests: u64,
+    disallowed_requests: u64,
+    #[serde(serialize_with = "shown")]
+    disallowed_share: f64,
+    #[serde(serialize_with = "shown_opt")]
+    crawl_delay_s: Option<f64>,
+    crawl_delay_breaches: u64,
+    #[serde(serialize_with = "shown_opt")]
+    median_gap_s: Option<f64>,
+    peak_requests_per_minute: u64,
+    status_2xx: u64,
+    status_3xx: u64,
+    status_4xx: u64,
+    status_5xx: u64,
+    first_seen: &'a str,
+    last_seen: &'a str,
+    verified_ips: u64,
+    spoofed_ips: u64,
+    unverifiable_ips: u64,
+    unchecked_ips: u64,
+    top_path: &'a str,
+}
+
+/// One row per robot, with a header.
+pub fn csv(r: &Report) -> String {
+    to_csv(robots_by_requests(r).into_iter().map(|(name, b)| {
+        let status = |k: &str| b.status.get(k).copied().unwrap_or(0);
+        Row {
+            robot: name,
+            category: b.category.as_deref(),
+            registered: b.registered,
+            requests: b.requests,
+            sessions: b.sessions,
+            unique_ips: b.unique_ips,
+            unique_uas: b.unique_uas,
+            bytes: b.bytes,
+            robots_txt_fetches: b.robots_txt_fetches,
+            judged_requests: b.judged_requests,
+            disallowed_requests: b.disallowed_requests,
+            disallowed_share: b.disallowed_share,
+            crawl_delay_s: b.pace.crawl_delay_s,
+            crawl_delay_breaches: b.pace.crawl_delay_breaches,
+            median_gap_s: b.pace.median_gap_s,
+            peak_requests_per_minute: b.pace.peak_requests_per_minute,
+            status_2xx: status("2xx"),
+            status_3xx: status("3xx"),
+            status_4xx: status("4xx"),
+            status_5xx: status("5xx"),
+            first_seen: &b.first_seen,
+            last_seen: &b.last_seen,
+            verified_ips: b.verification.verified.ips,
+            spoofed_ips: b.verification.spoofed.ips,
+            unverifiable_ips: b.verification.unverifiable.ips,
+            unchecked_ips: b.verification.unchecked.ips,
+            top_path: b.top_paths.first().map_or("", |p| p.path.as_str()),
+        }
+    }))
+}
+
+fn to_csv<'a>(rows: impl Iterator<Item = Row<'a>>) -> String {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    // Writing to memory cannot fail.
+    let _ = w.write_record(CSV_COLUMNS);
+    for row in rows {
+        let _ = w.serialize(row);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_and_quoting() {
+        let row = Row {
+            robot: "Bot, \"the\" crawler",
+            category: None,
+            registered: false,
+            requests: 3,
+            sessions: 1,
+            unique_ips: 1,
+            unique_uas: 1,
+            bytes: 10,
+            robots_txt_fetches: 0,
+            judged_requests: 2,
+            disallowed_requests: 1,
+            disallowed_share: 0.5,
+            crawl_delay_s: Some(10.0),
+            crawl_delay_breaches: 0,
+            median_gap_s: None,
+            peak_requests_per_minute: 3,
+            status_2xx: 3,
+            status_3xx: 0,
+            status_4xx: 0,
+            status_5xx: 0,
+            first_seen: "2025-11-22T00:00:00Z",
+            last_seen: "2025-11-22T00:00:02Z",
+            verified_ips: 0,
+            spoofed_ips: 0,
+            unverifiable_ips: 0,
+            unchecked_ips: 1,
+            top_path: "/a\nb",
+        };
+        let out = to_csv([row].into_iter());
+        let mut lines = out.split('\n');
+        assert_eq!(lines.next(), Some(CSV_COLUMNS.join(",").as_str()));
+        assert_eq!(
+            lines.next(),
+            Some(
+                "\"Bot, \"\"the\"\" crawler\",,false,3,1,1,1,10,0,2,1,0.5,10,0,,3,3,0,0,0,\
+                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,\"/a"
+            )
+        );
+        assert_eq!(lines.next(), Some("b\""));
+        assert_eq!(
+            to_csv(std::iter::empty()),
+            format!("{}\n", CSV_COLUMNS.join(","))
+        );
+    }
+}

@@ -1,0 +1,376 @@
+//! The report as one self-contained HTML page: inline CSS, inline SVG
+//! charts, tables sortable by a small inline script. No external
+//! resource of any kind, so the file opens anywhere, offline. Written
+//! with maud: every value from the log is escaped by the template, and
+//! control characters become U+FFFD.
+
+use std::fmt::Write;
+
+use maud::{DOCTYPE, Markup, PreEscaped, Render, html};
+
+use botscope_accesslog::{ClientList, Report};
+
+use super::{bytes, robots_by_requests};
+
+/// Text from strangers: escaped, with control characters (but newline
+/// and tab) shown as U+FFFD.
+struct Text<'a>(&'a str);
+
+impl Render for Text<'_> {
+    fn render_to(&self, w: &mut String) {
+        if self.0.chars().any(is_hidden) {
+            let clean: String = self
+                .0
+                .chars()
+                .map(|c| if is_hidden(c) { '\u{FFFD}' } else { c })
+                .collect();
+            let _ = maud::Escaper::new(w).write_str(&clean);
+        } else {
+            let _ = maud::Escaper::new(w).write_str(self.0);
+        }
+    }
+}
+
+fn is_hidden(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+const STYLE: &str = r#"
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fff}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums}
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f0f0f0;cursor:pointer;user-select:none;white-space:nowrap}
+th[aria-sort=ascending]::after{content:" \25B2"}th[aria-sort=descending]::after{content:" \25BC"}
+td.n{text-align:right}.muted{color:#777}.bad{color:#b00}
+.legend span{display:inline-block;margin-right:1em}.legend i{display:inline-block;width:.8em;height:.8em;margin-right:.3em}
+code{font-size:.92em;word-break:break-all}
+"#;
+
+/// Sorts a table by the clicked header (numbers by `data-v`).
+const SCRIPT: &str = r#"
+(function(){
+  function key(td){var v=td.getAttribute('data-v');return v===null?td.textContent:parseFloat(v);}
+  document.querySelectorAll('table.sortable').forEach(function(t){
+    t.querySelectorAll('th').forEach(function(th,i){
+      th.addEventListener('click',function(){
+        var asc=th.getAttribute('aria-sort')!=='ascending';
+        t.querySelectorAll('th').forEach(function(h){h.removeAttribute('aria-sort');});
+        th.setAttribute('aria-sort',asc?'ascending':'descending');
+        var body=t.tBodies[0];var rows=Array.prototype.slice.call(body.rows);
+        rows.sort(function(a,b){var x=key(a.cells[i]),y=key(b.cells[i]);
+          var c=(typeof x==='number'&&typeof y==='number')?x-y:String(x).localeCompare(String(y));
+          return asc?c:-c;});
+        rows.forEach(function(r){body.appendChild(r);});
+      });
+    });
+  });
+  document.body.setAttribute('data-ready','1');
+})();
+"#;
+
+const COLORS: [(&str, &str); 5] = [
+    ("human", "#4e79a7"),
+    ("declared_bot", "#59a14f"),
+    ("undeclared_bot", "#f28e2b"),
+    ("scanner", "#e15759"),
+    ("monitor", "#9c755f"),
+];
+
+/// A number cell, sortable by its value.
+fn num(v: u64) -> Markup {
+    html! { td.n data-v=(v) { (v) } }
+}
+
+/// A number cell showing `shown`, sortable by `v`.
+fn num_f(v: f64, shown: &str) -> Markup {
+    html! { td.n data-v=(v) { (Text(shown)) } }
+}
+
+/// One hour's bar: (class, top, height, requests) per class with requests,
+/// stacked from the baseline `h` up, `max` requests reaching the top.
+fn stack(x: &botscope_accesslog::Hour, max: f64, h: f64) -> Vec<(usize, f64, f64, u64)> {
+    let vals = [
+        x.human,
+        x.declared_bot,
+        x.undeclared_bot,
+        x.scanner,
+        x.monitor,
+    ];
+    let mut y = h;
+    let mut out = Vec::new();
+    for (k, v) in vals.into_iter().enumerate() {
+        if v > 0 {
+            let bh = v as f64 / max * (h - 10.0);
+            y -= bh;
+            out.push((k, y, bh, v));
+        }
+    }
+    out
+}
+
+/// A stacked bar chart of requests per hour and class.
+fn hourly_chart(r: &Report) -> Markup {
+    let hours = &r.hourly;
+    if hours.is_empty() {
+        return html! { p.muted { "No requests." } };
+    }
+    let (w, h, pad) = (900.0_f64, 220.0_f64, 30.0_f64);
+    let max = hours.iter().map(|x| x.requests).max().unwrap_or(1).max(1) as f64;
+    let bw = (w - pad) / hours.len() as f64;
+    let f2 = |x: f64| format!("{x:.2}");
+    html! {
+        svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Requests per hour by class"
+            width=(w) height=(h + 20.0) viewBox={ "0 0 " (w) " " (h + 20.0) } {
+            line x1=(pad) y1=(h) x2=(w) y2=(h) stroke="#999" {}
+            text x="0" y="10" font-size="10" { (max as u64) }
+            text x="0" y=(h) font-size="10" { "0" }
+            @for (i, x) in hours.iter().enumerate() {
+                @for (k, y, bh, v) in stack(x, max, h) {
+                    rect x=(f2(pad + i as f64 * bw)) y=(f2(y)) width=(f2((bw - 0.5).max(0.5)))
+                        height=(f2(bh)) fill=(COLORS[k].1) {
+                        title { (Text(&x.hour)) " " (COLORS[k].0) ": " (v) }
+                    }
+                }
+            }
+            @if let (Some(first), Some(last)) = (hours.first(), hours.last()) {
+                text x=(pad) y=(h + 14.0) font-size="10" { (Text(&first.hour)) }
+                text x=(w) y=(h + 14.0) font-size="10" text-anchor="end" { (Text(&last.hour)) }
+            }
+        }
+    }
+}
+
+/// Horizontal bars: requests per class.
+fn class_chart(r: &Report) -> Markup {
+    let total = r.site.requests.max(1) as f64;
+    html! {
+        svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Requests by class"
+            width="600" height="110" viewBox="0 0 600 110" {
+            @for (i, (name, color)) in COLORS.iter().enumerate() {
+                @let v = r.site.classes.get(name).map_or(0, |c| c.requests);
+                @let bw = v as f64 / total * 400.0;
+                @let y = i as f64 * 21.0;
+                text x="0" y=(format!("{:.0}", y + 13.0)) font-size="12" { (name) }
+                rect x="120" y=(format!("{:.0}", y + 2.0)) width=(format!("{bw:.2}")) height="15" fill=(color) {}
+                text x=(format!("{:.0}", 125.0 + bw)) y=(format!("{:.0}", y + 13.0)) font-size="12" {
+                    (v) " (" (format!("{:.1}", v as f64 / total * 100.0)) "%)"
+                }
+            }
+        }
+    }
+}
+
+fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
+    html! {
+        h2 id={ (id) "-h" } {
+            (title) " "
+            span.muted {
+                "(" (l.total) " clients, " (l.requests) " requests"
+                @if (l.clients.len() as u64) < l.total {
+                    "; the " (l.clients.len()) " largest shown"
+                }
+                ")"
+            }
+        }
+        @if l.clients.is_empty() {
+            p.muted { "None." }
+        } @else {
+            table.sortable id=(id) {
+                thead { tr {
+                    th { "IP" } th { "Requests" } th { "Sessions" } th { "Pages" } th { "Bytes" }
+                    th { "User-Agent" } th { "Reasons" } th { "Samples" } th { "First seen" }
+                    th { "Last seen" }
+                } }
+                tbody {
+                    @for c in &l.clients {
+                        tr {
+                            td { (c.ip) }
+                            (num(c.requests)) (num(c.sessions)) (num(c.pages))
+                            (num_f(c.bytes as f64, &bytes(c.bytes)))
+                            td { (Text(c.user_agent.as_deref().unwrap_or("-"))) }
+                            td {
+                                @let spoofed = c.verification.iter().map(|v| ("spoofed", v.as_str()));
+                                @let reasons = c.reasons.iter().map(|r| (r.code, r.detail.as_str()));
+                                @for (k, (label, detail)) in spoofed.chain(reasons).enumerate() {
+                                    @if k > 0 { br; }
+                                    b { (label) } ": " (Text(detail))
+                                }
+                            }
+                            td {
+                                @for (k, s) in c.samples.iter().enumerate() {
+                                    @if k > 0 { br; }
+                                    code { (Text(s)) }
+                                }
+                            }
+                            td { (Text(&c.first_seen)) }
+                            td { (Text(&c.last_seen)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn robots_table(r: &Report) -> Markup {
+    let opt = |v: Option<f64>| v.map(|d| d.to_string()).unwrap_or_else(|| "-".into());
+    html! {
+        h2 { "Robots " span.muted { "(" (r.robots.len()) ")" } }
+        table.sortable id="robots" {
+            thead { tr {
+                th { "Robot" } th { "Category" } th { "Requests" } th { "Sessions" } th { "IPs" }
+                th { "UAs" } th { "Bytes" } th { "robots.txt" } th { "Disallowed" }
+                th { "Disallowed %" } th { "Crawl-delay" } th { "Delay breaches" }
+                th { "Median gap (s)" } th { "2xx" } th { "3xx" } th { "4xx" } th { "5xx" }
+                th { "Verified IPs" } th { "Spoofed IPs" } th { "Unverifiable IPs" }
+                th { "First seen" } th { "Last seen" } th { "Top paths" }
+            } }
+            tbody {
+                @for (name, b) in robots_by_requests(r) {
+                    @let status = |k: &str| num(b.status.get(k).copied().unwrap_or(0));
+                    tr {
+                        td { (Text(name)) }
+                        td { (Text(b.category.as_deref().unwrap_or("-"))) }
+                        (num(b.requests)) (num(b.sessions)) (num(b.unique_ips)) (num(b.unique_uas))
+                        (num_f(b.bytes as f64, &bytes(b.bytes)))
+                        (num(b.robots_txt_fetches)) (num(b.disallowed_requests))
+                        (num_f(b.disallowed_share, &format!("{:.1}", b.disallowed_share * 100.0)))
+                        (num_f(b.pace.crawl_delay_s.unwrap_or(-1.0), &opt(b.pace.crawl_delay_s)))
+                        (num(b.pace.crawl_delay_breaches))
+                        (num_f(b.pace.median_gap_s.unwrap_or(-1.0), &opt(b.pace.median_gap_s)))
+                        (status("2xx")) (status("3xx")) (status("4xx")) (status("5xx"))
+                        (num(b.verification.verified.ips))
+                        td class=(if b.verification.spoofed.ips > 0 { "n bad" } else { "n" })
+                            data-v=(b.verification.spoofed.ips) { (b.verification.spoofed.ips) }
+                        (num(b.verification.unverifiable.ips))
+                        td { (Text(&b.first_seen)) }
+                        td { (Text(&b.last_seen)) }
+                        td {
+                            @for (k, p) in b.top_paths.iter().take(5).enumerate() {
+                                @if k > 0 { br; }
+                                code { (Text(&p.path)) } " " (p.requests)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The whole page.
+pub fn page(r: &Report) -> String {
+    let period = r
+        .period
+        .as_ref()
+        .map(|p| format!("{} to {}", p.first, p.last))
+        .unwrap_or_else(|| "no requests".into());
+    let markup = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width,initial-scale=1";
+                title { "botscope: robots in the access log" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { "Robots in the access log" }
+                p {
+                    (r.lines.total) " lines read, " (r.lines.parsed) " parsed, "
+                    span class=(if r.lines.malformed > 0 { "bad" } else { "muted" }) {
+                        (r.lines.malformed) " not understood"
+                    }
+                    "; " (Text(&period)) "."
+                    br;
+                    (r.site.requests) " requests (" (bytes(r.site.bytes)) ") from "
+                    (r.site.clients) " clients at " (r.site.unique_ips)
+                    " addresses. Robots made "
+                    b { (format!("{:.1}", r.site.robot_request_share * 100.0)) "%" }
+                    " of the requests and "
+                    b { (format!("{:.1}", r.site.robot_byte_share * 100.0)) "%" }
+                    " of the bytes."
+                }
+                @for i in &r.inputs {
+                    @if let Some(e) = &i.error {
+                        p.bad {
+                            (Text(&i.name)) ": " (Text(e)) " (the report covers the "
+                            (i.lines) " lines before it)"
+                        }
+                    }
+                }
+                @if !r.robots_txt.is_empty() {
+                    p {
+                        "robots.txt: "
+                        @for (k, v) in r.robots_txt.iter().enumerate() {
+                            @if k > 0 { "; " }
+                            code { (Text(&v.file)) }
+                            " from " (Text(v.from.as_deref().unwrap_or("the beginning")))
+                        }
+                        ". " (r.site.disallowed_requests) " robot requests were disallowed."
+                    }
+                }
+                h2 { "Requests per hour" }
+                p.legend {
+                    @for (name, color) in COLORS {
+                        span { i style={ "background:" (color) } {} (name) }
+                    }
+                }
+                (hourly_chart(r))
+                h2 { "Requests by class" }
+                (class_chart(r))
+                (robots_table(r))
+                (client_table("Spoofed robots", "spoofed", &r.spoofed))
+                (client_table("Undeclared robots", "undeclared", &r.undeclared_bots))
+                (client_table("Scanners", "scanners", &r.scanners))
+                (client_table("Monitors", "monitors", &r.monitors))
+                h2 { "Lines not understood" }
+                @if r.malformed.is_empty() {
+                    p.muted { "None." }
+                } @else {
+                    table.sortable id="malformed" {
+                        thead { tr { th { "Reason" } th { "Lines" } th { "First line numbers" } } }
+                        tbody {
+                            @for m in &r.malformed {
+                                tr {
+                                    td { (m.reason) }
+                                    (num(m.count))
+                                    td {
+                                        @for (k, n) in m.sample_lines.iter().enumerate() {
+                                            @if k > 0 { " " }
+                                            (n)
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                p.muted {
+                    "Schema " (r.schema) "; the JSON report ("
+                    code { "--format json" }
+                    ") has every figure."
+                }
+                script { (PreEscaped(SCRIPT)) }
+            }
+        }
+    };
+    let mut out = markup.into_string();
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_and_controls_are_shown() {
+        let m = html! { p { (Text("<a href=\"x\">'&'</a>\u{1b}")) } };
+        assert_eq!(
+            m.into_string(),
+            "<p>&lt;a href=&quot;x&quot;&gt;'&amp;'&lt;/a&gt;\u{FFFD}</p>"
+        );
+    }
+}

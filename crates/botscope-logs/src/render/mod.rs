@@ -1,0 +1,27 @@
+//! The report for people and programs: JSON (the documented schema),
+//! terminal tables, CSV (one row per robot) and one self-contained HTML
+//! page. The command line and the web server render through these.
+
+mod csv;
+mod html;
+mod text;
+
+use botscope_accesslog::{Report, Robot};
+
+pub use csv::{CSV_COLUMNS, csv};
+pub use html::page as html;
+pub use text::{bytes, text};
+
+/// The JSON report, pretty-printed, with a final newline.
+pub fn json(r: &Report) -> String {
+    let mut s = serde_json::to_string_pretty(r).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Robots, most requests first (ties by name).
+pub fn robots_by_requests(r: &Report) -> Vec<(&String, &Robot)> {
+    let mut v: Vec<(&String, &Robot)> = r.robots.iter().collect();
+    v.sort_by(|a, b| b.1.requests.cmp(&a.1.requests).then(a.0.cmp(b.0)));
+    v
+}

@@ -1,0 +1,182 @@
+//! `botscope logs`: access logs in, a report on robots out (and the
+//! web-server lists). The pipeline is botscope-logs'; this module turns
+//! arguments into its settings, draws the progress bar, gathers DNS
+//! evidence when asked, and writes what comes out.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use botscope_accesslog::{LogFormat, Window};
+use botscope_botid::Lists;
+use botscope_logs::{
+    Job, Outcome as Analysed, Progress, RobotsSpec, RobotsTxt, Settings, Source, Warning,
+};
+
+use crate::cli::{AnalyzeArgs, ExportListsArgs, LogInputArgs, ReportFormat};
+use crate::exit::Outcome;
+use crate::verify::Evidence;
+
+/// A progress bar on a terminal; warnings on standard error.
+struct Bar(Option<indicatif::ProgressBar>);
+
+impl Bar {
+    fn new(files: &[PathBuf], disabled: bool) -> Bar {
+        if disabled || !std::io::stderr().is_terminal() {
+            return Bar(None);
+        }
+        let total: u64 = files
+            .iter()
+            .filter(|f| f.as_path() != Path::new("-"))
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        let pb = if total > 0 {
+            indicatif::ProgressBar::new(total)
+        } else {
+            indicatif::ProgressBar::new_spinner()
+        };
+        let style = indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        pb.set_style(style);
+        pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        Bar(Some(pb))
+    }
+}
+
+impl Progress for Bar {
+    fn read(&self, n: u64) {
+        if let Some(pb) = &self.0 {
+            pb.inc(n);
+        }
+    }
+
+    fn warn(&self, w: &Warning) {
+        let line = format!("botscope: warning: {w}");
+        match &self.0 {
+            Some(pb) => pb.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+fn date(v: &Option<String>, flag: &str) -> Result<Option<i64>> {
+    v.as_deref()
+        .map(|s| {
+            botscope_logs::parse_when(s)
+                .with_context(|| format!("--{flag} {s:?} is not a date (YYYY-MM-DD or RFC 3339)"))
+        })
+        .transpose()
+}
+
+/// Reads, analyses and verifies; `lists`: also prepare the export lists.
+fn run(a: &LogInputArgs, lists: bool) -> Result<Analysed> {
+    let registry = crate::bots::load_registry(a.registry.as_ref())?;
+    let specs = a
+        .robots
+        .iter()
+        .map(|s| RobotsSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let robots = RobotsTxt::load(&specs, a.semantics.into())?;
+    let job = Job::new(&registry, robots)?;
+    let settings = Settings {
+        format: a
+            .log_format
+            .as_deref()
+            .map(LogFormat::from_spec)
+            .transpose()
+            .context("--log-format")?,
+        window: Window {
+            since: date(&a.since, "since")?,
+            until: date(&a.until, "until")?,
+        },
+        threads: a
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1),
+    };
+    let files: Vec<PathBuf> = if a.files.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        a.files.clone()
+    };
+    let bar = Bar::new(&files, a.no_progress);
+    let sources = files.into_iter().map(Source::from_arg).collect();
+    let read = job.read(sources, &settings, &bar)?;
+    if let Some(pb) = &bar.0 {
+        pb.finish_and_clear();
+    }
+    let evidence = if a.verify {
+        let want = job.dns_wanted(&read);
+        if want.is_empty() {
+            Default::default()
+        } else {
+            crate::verify::dns_evidence(&a.dns)?.fcrdns(&want)?
+        }
+    } else {
+        Default::default()
+    };
+    Ok(job.finish(read, &evidence, lists))
+}
+
+fn emit(out: Option<&Path>, content: &str) -> Result<()> {
+    match out {
+        Some(p) => botscope_logs::lists::write_atomic(p, content.as_bytes())?,
+        None => {
+            let mut o = std::io::stdout().lock();
+            o.write_all(content.as_bytes())?;
+            o.flush()?;
+        }
+    }
+    Ok(())
+}
+
+fn status(o: &Analysed) -> Outcome {
+    if o.damaged {
+        Outcome::Code(3)
+    } else {
+        Outcome::Ok
+    }
+}
+
+/// `logs analyze`.
+pub fn analyze(a: &AnalyzeArgs) -> Result<Outcome> {
+    let o = run(&a.input, a.export.is_some())?;
+    let text = match a.format {
+        ReportFormat::Json => botscope_logs::render::json(&o.report),
+        ReportFormat::Csv => botscope_logs::render::csv(&o.report),
+        ReportFormat::Text => botscope_logs::render::text(&o.report),
+        ReportFormat::Html => botscope_logs::render::html(&o.report),
+    };
+    emit(a.out.as_deref(), &text)?;
+    if let Some(dir) = &a.export {
+        botscope_logs::lists::write_dirs(dir, &o.lists)?;
+        eprintln!("{}", lists_summary(dir, &o.lists));
+    }
+    let code = status(&o);
+    // Half a million small allocations are not worth freeing one by one
+    // just before the process ends.
+    std::mem::forget(o);
+    Ok(code)
+}
+
+fn lists_summary(dir: &Path, l: &Lists) -> String {
+    format!(
+        "{}: {} verified ({} bots), {} other, {} suspect",
+        dir.display(),
+        l.all_ok.len(),
+        l.per_bot.len(),
+        l.other.len(),
+        l.suspect.len()
+    )
+}
+
+/// `logs export-lists`.
+pub fn export_lists(a: &ExportListsArgs) -> Result<Outcome> {
+    let o = run(&a.input, true)?;
+    botscope_logs::lists::write_dirs(&a.out_dir, &o.lists)?;
+    println!("{}", lists_summary(&a.out_dir, &o.lists));
+    Ok(status(&o))
+}
