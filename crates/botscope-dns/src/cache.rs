@@ -3,31 +3,19 @@
 //! refused) are never kept.
 
 use std::collections::HashMap;
-use std::fmt;
+use std::io::Write;
 use std::net::IpAddr;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{DnsAnswer, Timed};
+use crate::{DnsAnswer, Error, Timed};
 
 /// Entries kept at most; the soonest to expire go first.
 const MAX_ENTRIES: usize = 1_000_000;
 /// Largest cache file read.
 const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
-
-/// A cache file that could not be read or written.
-#[derive(Debug)]
-pub struct CacheError(pub String);
-
-impl fmt::Display for CacheError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CacheError {}
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 struct Entry {
@@ -54,47 +42,53 @@ fn secs(t: SystemTime) -> u64 {
 
 impl Cache {
     /// Reads a cache file; a missing file is an empty cache.
-    pub fn load(path: &Path) -> Result<Cache, CacheError> {
+    pub fn load(path: &Path) -> Result<Cache, Error> {
         let meta = match std::fs::metadata(path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Cache::default()),
             Err(e) => {
-                return Err(CacheError(format!(
+                return Err(Error::Cache(format!(
                     "failed to read DNS cache {}: {e}",
                     path.display()
                 )));
             }
         };
         if meta.len() > MAX_FILE_BYTES {
-            return Err(CacheError(format!(
+            return Err(Error::Cache(format!(
                 "DNS cache {} is {} bytes, over the {MAX_FILE_BYTES} limit",
                 path.display(),
                 meta.len()
             )));
         }
-        let text = std::fs::read(path)
-            .map_err(|e| CacheError(format!("failed to read DNS cache {}: {e}", path.display())))?;
+        let text = std::fs::read(path).map_err(|e| {
+            Error::Cache(format!("failed to read DNS cache {}: {e}", path.display()))
+        })?;
         let mut c: Cache = serde_json::from_slice(&text)
-            .map_err(|e| CacheError(format!("DNS cache {} is damaged: {e}", path.display())))?;
+            .map_err(|e| Error::Cache(format!("DNS cache {} is damaged: {e}", path.display())))?;
         c.prune(SystemTime::now());
         Ok(c)
     }
 
     /// Writes the cache (to a temporary file, then renamed into place).
-    pub fn save(&mut self, path: &Path) -> Result<(), CacheError> {
+    pub fn save(&mut self, path: &Path) -> Result<(), Error> {
         self.prune(SystemTime::now());
         if let Some(dir) = path.parent()
             && !dir.as_os_str().is_empty()
         {
             std::fs::create_dir_all(dir)
-                .map_err(|e| CacheError(format!("failed to create {}: {e}", dir.display())))?;
+                .map_err(|e| Error::Cache(format!("failed to create {}: {e}", dir.display())))?;
         }
-        let tmp = path.with_extension("tmp");
-        let text = serde_json::to_vec(self).map_err(|e| CacheError(e.to_string()))?;
-        std::fs::write(&tmp, text)
-            .map_err(|e| CacheError(format!("failed to write {}: {e}", tmp.display())))?;
-        std::fs::rename(&tmp, path)
-            .map_err(|e| CacheError(format!("failed to write {}: {e}", path.display())))
+        let text = serde_json::to_vec(self).map_err(|e| Error::Cache(e.to_string()))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let failed =
+            |e: std::io::Error| Error::Cache(format!("failed to write {}: {e}", path.display()));
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
+        tmp.write_all(&text).map_err(failed)?;
+        tmp.persist(path).map_err(|e| failed(e.error))?;
+        Ok(())
     }
 
     /// Number of live entries.

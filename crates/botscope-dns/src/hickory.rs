@@ -9,25 +9,13 @@ use hickory_resolver::proto::op::ResponseCode;
 use hickory_resolver::proto::rr::RData;
 use hickory_resolver::{Resolver, TokioResolver};
 
-use crate::{DnsFailure, Lookup, Timed};
+use crate::{DnsFailure, Error, Lookup, Timed};
 
 /// How long an answer without records is kept when the server gives no
 /// negative TTL.
 const DEFAULT_NEGATIVE_TTL: Duration = Duration::from_secs(300);
 /// The longest any answer is kept.
 const MAX_TTL: Duration = Duration::from_secs(24 * 3600);
-
-/// The resolver could not be set up.
-#[derive(Debug)]
-pub struct DnsConfigError(pub String);
-
-impl std::fmt::Display for DnsConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for DnsConfigError {}
 
 /// DNS through hickory-resolver, without its own cache (the crate's cache
 /// keeps answers across runs).
@@ -39,10 +27,10 @@ pub struct HickoryLookup {
 impl HickoryLookup {
     /// Asks `servers` (`IP:PORT`), or the system's nameservers when empty.
     /// Must be called inside a Tokio runtime.
-    pub fn new(servers: &[SocketAddr], timeout: Duration) -> Result<HickoryLookup, DnsConfigError> {
+    pub fn new(servers: &[SocketAddr], timeout: Duration) -> Result<HickoryLookup, Error> {
         let mut builder = if servers.is_empty() {
             Resolver::builder_tokio().map_err(|e| {
-                DnsConfigError(format!(
+                Error::Config(format!(
                     "failed to read the system's DNS configuration: {e}"
                 ))
             })?
@@ -67,7 +55,7 @@ impl HickoryLookup {
         opts.ndots = 0;
         let resolver = builder
             .build()
-            .map_err(|e| DnsConfigError(format!("failed to set up the resolver: {e}")))?;
+            .map_err(|e| Error::Config(format!("failed to set up the resolver: {e}")))?;
         Ok(HickoryLookup { resolver })
     }
 }

@@ -7,8 +7,10 @@
 //! crawler is decided in `botscope-botid`.
 
 mod cache;
+mod evidence;
 mod hickory;
 mod pool;
+mod servers;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -17,9 +19,31 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 pub use botscope_botid::{DnsAnswer, DnsFailure, FcrdnsEvidence};
-pub use cache::{Cache, CacheError};
-pub use hickory::{DnsConfigError, HickoryLookup};
-pub use pool::{MAX_IN_FLIGHT, Pool, PoolError, ServerCheck, ServerUse};
+pub use cache::Cache;
+pub use evidence::{DnsEvidence, EvidenceConfig};
+pub use hickory::HickoryLookup;
+pub use pool::{MAX_IN_FLIGHT, Pool, ServerCheck, ServerUse};
+pub use servers::{parse_nameserver, parse_nameservers, system_nameservers};
+
+/// What can go wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The resolver could not be set up.
+    #[error("{0}")]
+    Config(String),
+    /// The cache file could not be read or written.
+    #[error("{0}")]
+    Cache(String),
+    /// No nameserver of the pool is usable.
+    #[error("{0}")]
+    Pool(String),
+    /// Not a nameserver address.
+    #[error("{0:?} is not a nameserver address (IP or IP:PORT)")]
+    Nameserver(String),
+    /// The system's DNS configuration could not be read.
+    #[error("failed to read the system's DNS configuration: {0}")]
+    System(String),
+}
 
 /// An answer with how long it may be kept.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::{DnsFailure, Lookup, Timed};
+use crate::{DnsFailure, Error, Lookup, Timed};
 
 /// Queries one server may have in flight before the next server is used.
 pub const MAX_IN_FLIGHT: usize = 256;
@@ -69,18 +69,6 @@ pub struct Pool<L> {
     state: Mutex<Vec<State>>,
 }
 
-/// The pool could not be made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PoolError(pub String);
-
-impl std::fmt::Display for PoolError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for PoolError {}
-
 fn median(mut v: Vec<Duration>) -> Option<Duration> {
     v.sort();
     v.get(v.len() / 2).copied()
@@ -94,9 +82,9 @@ impl<L: Lookup> Pool<L> {
     pub async fn check(
         servers: Vec<(SocketAddr, L)>,
         probes: &[String],
-    ) -> Result<(Pool<L>, Vec<ServerCheck>), PoolError> {
+    ) -> Result<(Pool<L>, Vec<ServerCheck>), Error> {
         if servers.is_empty() {
-            return Err(PoolError("no nameservers to check".into()));
+            return Err(Error::Pool("no nameservers to check".into()));
         }
         let servers: Vec<Server<L>> = servers
             .into_iter()
@@ -177,7 +165,7 @@ impl<L: Lookup> Pool<L> {
             }
         }
         if keep.is_empty() {
-            return Err(PoolError(format!(
+            return Err(Error::Pool(format!(
                 "no usable nameserver: {}",
                 report
                     .iter()

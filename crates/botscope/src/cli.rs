@@ -587,8 +587,8 @@ pub struct MetaArgs {
 }
 
 impl Cli {
-    /// Runs the chosen command.
-    pub fn run(self) -> anyhow::Result<Outcome> {
+    /// Runs the chosen command (inside the runtime `main` starts).
+    pub async fn run(self) -> anyhow::Result<Outcome> {
         match self.command {
             Command::Robots(cmd) => match cmd {
                 RobotsCommand::Check(a) => crate::robots::check(&a),
@@ -597,12 +597,12 @@ impl Cli {
                 RobotsCommand::Parse(a) => crate::robots::parse(&a),
                 RobotsCommand::Meta(a) => crate::robots::meta(&a),
             },
-            Command::Verify(a) => crate::verify::cli(&a),
+            Command::Verify(a) => crate::verify::cli(&a).await,
             Command::Logs(cmd) => match cmd {
-                LogsCommand::Analyze(a) => crate::logs::analyze(&a),
-                LogsCommand::ExportLists(a) => crate::logs::export_lists(&a),
+                LogsCommand::Analyze(a) => crate::logs::analyze(&a).await,
+                LogsCommand::ExportLists(a) => crate::logs::export_lists(&a).await,
             },
-            Command::Harvest(a) => crate::harvest::run(&a),
+            Command::Harvest(a) => crate::harvest::run(&a).await,
             Command::Store(cmd) => match cmd {
                 StoreCommand::Stats(a) => crate::store::stats(&a),
                 StoreCommand::Export(a) => crate::store::export(&a),

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::IsTerminal;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -57,26 +57,9 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
 
 fn nameservers(args: &[String]) -> Result<Vec<SocketAddr>> {
     if args.is_empty() {
-        let text = std::fs::read_to_string("/etc/resolv.conf")
-            .context("no --dns given and /etc/resolv.conf cannot be read")?;
-        let v: Vec<SocketAddr> = text
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix("nameserver"))
-            .filter_map(|a| a.trim().parse::<IpAddr>().ok())
-            .map(|ip| SocketAddr::new(ip, 53))
-            .collect();
-        if v.is_empty() {
-            bail!("no --dns given and /etc/resolv.conf names no nameserver");
-        }
-        return Ok(v);
+        return botscope_dns::system_nameservers().context("no --dns given");
     }
-    args.iter()
-        .map(|a| {
-            a.parse::<SocketAddr>()
-                .or_else(|_| a.parse::<IpAddr>().map(|ip| SocketAddr::new(ip, 53)))
-                .with_context(|| format!("--dns {a}: not an address (IP or IP:PORT)"))
-        })
-        .collect()
+    botscope_dns::parse_nameservers(args).context("--dns")
 }
 
 /// Seconds since the epoch, now.
@@ -119,7 +102,7 @@ impl Tally {
 }
 
 /// `harvest`.
-pub fn run(a: &HarvestArgs) -> Result<Outcome> {
+pub async fn run(a: &HarvestArgs) -> Result<Outcome> {
     let list = if a.hosts.as_os_str() == "-" {
         read_host_list(std::io::stdin().lock()).context("reading the host list")?
     } else {
@@ -242,10 +225,6 @@ pub fn run(a: &HarvestArgs) -> Result<Outcome> {
     };
     let servers = nameservers(&a.dns)?;
     let total = todo.len() as u64;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
     let started = Instant::now();
     let (tx, rx) = std_mpsc::sync_channel::<Attempt>(a.concurrency.max(1) * 4);
     let pb = (!a.no_progress && std::io::stderr().is_terminal()).then(|| {
@@ -288,7 +267,7 @@ pub fn run(a: &HarvestArgs) -> Result<Outcome> {
         }
     });
     let concurrency = a.concurrency.max(1);
-    let fetched: Result<()> = rt.block_on(async move {
+    let fetched: Result<()> = async move {
         let probes: Vec<String> = todo.iter().take(PROBES).map(|(_, h)| h.clone()).collect();
         let timeout = Duration::from_secs(2);
         let mut lookups = Vec::new();
@@ -361,7 +340,8 @@ pub fn run(a: &HarvestArgs) -> Result<Outcome> {
             let _ = f.await;
         }
         Ok(())
-    });
+    }
+    .await;
     let (tally, mut store) = writer
         .join()
         .map_err(|_| anyhow::anyhow!("the store writer stopped"))??;

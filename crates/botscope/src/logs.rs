@@ -15,7 +15,6 @@ use botscope_logs::{
 
 use crate::cli::{AnalyzeArgs, ExportListsArgs, LogInputArgs, ReportFormat};
 use crate::exit::Outcome;
-use crate::verify::Evidence;
 
 /// A progress bar on a terminal; warnings on standard error.
 struct Bar(Option<indicatif::ProgressBar>);
@@ -72,7 +71,7 @@ fn date(v: &Option<String>, flag: &str) -> Result<Option<i64>> {
 }
 
 /// Reads, analyses and verifies; `lists`: also prepare the export lists.
-fn run(a: &LogInputArgs, lists: bool) -> Result<Analysed> {
+async fn run(a: &LogInputArgs, lists: bool) -> Result<Analysed> {
     let registry = crate::bots::load_registry(a.registry.as_ref())?;
     let specs = a
         .robots
@@ -113,7 +112,8 @@ fn run(a: &LogInputArgs, lists: bool) -> Result<Analysed> {
         if want.is_empty() {
             Default::default()
         } else {
-            crate::verify::dns_evidence(&a.dns)?.fcrdns(&want)?
+            let dns = crate::verify::dns_evidence(&a.dns).await?;
+            crate::verify::gather(&dns, &want).await
         }
     } else {
         Default::default()
@@ -142,8 +142,8 @@ fn status(o: &Analysed) -> Outcome {
 }
 
 /// `logs analyze`.
-pub fn analyze(a: &AnalyzeArgs) -> Result<Outcome> {
-    let o = run(&a.input, a.export.is_some())?;
+pub async fn analyze(a: &AnalyzeArgs) -> Result<Outcome> {
+    let o = run(&a.input, a.export.is_some()).await?;
     let text = match a.format {
         ReportFormat::Json => botscope_logs::render::json(&o.report),
         ReportFormat::Csv => botscope_logs::render::csv(&o.report),
@@ -174,8 +174,8 @@ fn lists_summary(dir: &Path, l: &Lists) -> String {
 }
 
 /// `logs export-lists`.
-pub fn export_lists(a: &ExportListsArgs) -> Result<Outcome> {
-    let o = run(&a.input, true)?;
+pub async fn export_lists(a: &ExportListsArgs) -> Result<Outcome> {
+    let o = run(&a.input, true).await?;
     botscope_logs::lists::write_dirs(&a.out_dir, &o.lists)?;
     println!("{}", lists_summary(&a.out_dir, &o.lists));
     Ok(status(&o))

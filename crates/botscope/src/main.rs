@@ -18,5 +18,16 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = <cli::Cli as clap::Parser>::parse();
-    exit::finish(cli.run())
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            return exit::finish(Err(
+                anyhow::Error::new(e).context("failed to start the runtime")
+            ));
+        }
+    };
+    exit::finish(runtime.block_on(cli.run()))
 }

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use botscope_botid::{
     FcrdnsEvidence, Registry, UaClassifier, UaInfo, Verdict, Verification, parse_ip, verify,
 };
+use botscope_dns::{DnsEvidence, EvidenceConfig};
 use serde_json::json;
 
 use crate::cli::{DnsArgs, Format, VerifyArgs};
@@ -23,12 +24,6 @@ fn exit_of(v: Verdict) -> Outcome {
         Verdict::Unverifiable => Outcome::Code(3),
         Verdict::UnclaimedBotIp | Verdict::Unknown => Outcome::Code(4),
     }
-}
-
-/// Where FCrDNS evidence comes from.
-pub trait Evidence {
-    /// Evidence for each address (called once per distinct address).
-    fn fcrdns(&mut self, ips: &[IpAddr]) -> Result<HashMap<IpAddr, FcrdnsEvidence>>;
 }
 
 fn print(out: &mut impl Write, v: &Verification, format: Format) -> io::Result<()> {
@@ -54,11 +49,11 @@ pub fn classifier(registry: &Registry) -> Result<UaClassifier> {
 }
 
 /// `verify IP` and `verify --batch`.
-pub fn run(a: &VerifyArgs, dns: Option<&mut dyn Evidence>) -> Result<Outcome> {
+pub async fn run(a: &VerifyArgs, dns: Option<&DnsEvidence>) -> Result<Outcome> {
     let registry = crate::bots::load_registry(a.registry.as_ref())?;
     let ua_classifier = classifier(&registry)?;
     match (&a.batch, &a.ip) {
-        (Some(batch), None) => batch_run(batch, &registry, &ua_classifier, dns),
+        (Some(batch), None) => batch_run(batch, &registry, &ua_classifier, dns).await,
         (None, Some(ip)) => {
             let ip = parse_ip(ip).map_err(|e| anyhow::anyhow!("{e}"))?;
             let ua =
@@ -67,7 +62,7 @@ pub fn run(a: &VerifyArgs, dns: Option<&mut dyn Evidence>) -> Result<Outcome> {
                     .unwrap_or_default();
             let evidence = match dns {
                 Some(d) if botscope_botid::wants_fcrdns(&registry, ip, &ua) => {
-                    d.fcrdns(&[ip])?.remove(&ip)
+                    gather(d, &[ip]).await.remove(&ip)
                 }
                 _ => None,
             };
@@ -84,11 +79,11 @@ pub fn run(a: &VerifyArgs, dns: Option<&mut dyn Evidence>) -> Result<Outcome> {
 
 /// Batch lines are `IP<TAB>USER-AGENT`; the output has one JSON verdict per
 /// line, in order; a line that cannot be read gives an error record.
-fn batch_run(
+async fn batch_run(
     batch: &Path,
     registry: &Registry,
     c: &UaClassifier,
-    dns: Option<&mut dyn Evidence>,
+    dns: Option<&DnsEvidence>,
 ) -> Result<Outcome> {
     let input: Box<dyn BufRead> = if batch == Path::new("-") {
         Box::new(io::stdin().lock())
@@ -140,7 +135,7 @@ fn batch_run(
     want.sort_unstable();
     want.dedup();
     let evidence = match dns {
-        Some(d) if !want.is_empty() => d.fcrdns(&want)?,
+        Some(d) if !want.is_empty() => gather(d, &want).await,
         _ => HashMap::new(),
     };
     let mut out = BufWriter::new(io::stdout().lock());
@@ -161,23 +156,13 @@ fn batch_run(
     Ok(worst)
 }
 
-/// FCrDNS evidence from DNS, through botscope-dns, with the on-disk cache.
-pub struct Dns {
-    runtime: tokio::runtime::Runtime,
-    fcrdns: botscope_dns::Fcrdns<botscope_dns::HickoryLookup>,
-    cache_path: Option<std::path::PathBuf>,
-}
-
-impl Evidence for Dns {
-    fn fcrdns(&mut self, ips: &[IpAddr]) -> Result<HashMap<IpAddr, FcrdnsEvidence>> {
-        let ev = self.runtime.block_on(self.fcrdns.evidence_batch(ips));
-        if let Some(path) = &self.cache_path
-            && let Err(e) = self.fcrdns.cache().save(path)
-        {
-            eprintln!("botscope: warning: {e}");
-        }
-        Ok(ev)
+/// Evidence for `ips`; a cache that cannot be saved is a warning.
+pub async fn gather(d: &DnsEvidence, ips: &[IpAddr]) -> HashMap<IpAddr, FcrdnsEvidence> {
+    let (ev, problem) = d.gather(ips).await;
+    if let Some(e) = problem {
+        eprintln!("botscope: warning: {e}");
     }
+    ev
 }
 
 /// Where the DNS cache lives by default.
@@ -188,54 +173,31 @@ fn default_cache_path() -> Option<std::path::PathBuf> {
     Some(base.join("botscope").join("dns-cache.json"))
 }
 
-/// FCrDNS through the given nameservers (the system's when empty), with
-/// the on-disk cache unless `no_cache`.
-pub fn dns_evidence(a: &DnsArgs) -> Result<Dns> {
-    let servers = a
-        .servers
-        .iter()
-        .map(|s| {
-            s.parse::<std::net::SocketAddr>()
-                .or_else(|_| {
-                    s.parse::<IpAddr>()
-                        .map(|ip| std::net::SocketAddr::new(ip, 53))
-                })
-                .with_context(|| format!("--dns {s:?} is not IP or IP:PORT"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("failed to start the DNS runtime")?;
-    let timeout = std::time::Duration::from_secs_f64(a.dns_timeout.max(0.1));
-    let lookup = {
-        let _guard = runtime.enter();
-        botscope_dns::HickoryLookup::new(&servers, timeout).map_err(|e| anyhow::anyhow!("{e}"))?
+/// FCrDNS through the given nameservers (the system's when none), with
+/// the on-disk cache unless `--no-dns-cache`.
+pub async fn dns_evidence(a: &DnsArgs) -> Result<DnsEvidence> {
+    let config = EvidenceConfig {
+        servers: botscope_dns::parse_nameservers(&a.servers).context("--dns")?,
+        timeout: std::time::Duration::from_secs_f64(a.dns_timeout.max(0.1)),
+        concurrency: a.concurrency.max(1),
+        cache: if a.no_dns_cache {
+            None
+        } else {
+            a.dns_cache.clone().or_else(default_cache_path)
+        },
     };
-    let cache_path = if a.no_dns_cache {
-        None
-    } else {
-        a.dns_cache.clone().or_else(default_cache_path)
-    };
-    let cache = match &cache_path {
-        Some(p) => botscope_dns::Cache::load(p).unwrap_or_else(|e| {
-            eprintln!("botscope: warning: {e}; starting with an empty DNS cache");
-            botscope_dns::Cache::default()
-        }),
-        None => botscope_dns::Cache::default(),
-    };
-    Ok(Dns {
-        runtime,
-        fcrdns: botscope_dns::Fcrdns::new(lookup, cache, a.concurrency.max(1)),
-        cache_path,
-    })
+    let (dns, problem) = DnsEvidence::new(&config).await?;
+    if let Some(e) = problem {
+        eprintln!("botscope: warning: {e}; starting with an empty DNS cache");
+    }
+    Ok(dns)
 }
 
 /// `verify`, choosing where DNS answers come from.
-pub fn cli(a: &VerifyArgs) -> Result<Outcome> {
+pub async fn cli(a: &VerifyArgs) -> Result<Outcome> {
     if a.offline {
-        return run(a, None);
+        return run(a, None).await;
     }
-    let mut dns = dns_evidence(&a.dns)?;
-    run(a, Some(&mut dns))
+    let dns = dns_evidence(&a.dns).await?;
+    run(a, Some(&dns)).await
 }

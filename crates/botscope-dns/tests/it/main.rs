@@ -153,3 +153,49 @@ async fn fcrdns_against_a_real_dns_server() {
     assert!(f.cache().is_empty(), "failures are not cached");
     drop(server);
 }
+
+/// The pipelines' source: inside whatever runtime the caller has (here a
+/// current-thread one, as a test or a small server runs), answers kept in
+/// the cache file and used by the next source even with DNS gone.
+#[tokio::test]
+async fn evidence_source_persists_its_cache() {
+    use botscope_dns::{DnsEvidence, EvidenceConfig};
+    let dir = botscope_testkit::tempdir();
+    let cache = dir.path().join("cache/dns.json");
+    let server = dnsmasq();
+    let config = EvidenceConfig {
+        servers: vec![server.addr()],
+        timeout: Duration::from_secs(2),
+        concurrency: 4,
+        cache: Some(cache.clone()),
+    };
+    let (dns, problem) = DnsEvidence::new(&config).await.expect("source");
+    assert!(problem.is_none(), "no cache yet is not a problem");
+    let (ev, problem) = dns.gather(&[ip("192.0.2.1"), ip("192.0.2.6")]).await;
+    assert!(problem.is_none(), "{problem:?}");
+    assert_eq!(
+        ev[&ip("192.0.2.1")].ptr,
+        Some(Ok(vec!["crawl-192-0-2-1.googlebot.com".to_owned()]))
+    );
+    assert!(cache.is_file(), "the cache is saved");
+    drop(server);
+
+    // DNS is gone; the answers come from the file.
+    let dead = EvidenceConfig {
+        servers: vec![SocketAddr::from(([127, 0, 0, 1], free_port()))],
+        timeout: Duration::from_millis(300),
+        ..config
+    };
+    let (dns, problem) = DnsEvidence::new(&dead).await.expect("source");
+    assert!(problem.is_none());
+    let (again, _) = dns.gather(&[ip("192.0.2.1"), ip("192.0.2.6")]).await;
+    assert_eq!(again, ev);
+
+    // A damaged cache file: the source starts empty and says why.
+    std::fs::write(&cache, b"{ not json").expect("write");
+    let (_, problem) = DnsEvidence::new(&dead).await.expect("source");
+    assert!(
+        problem.is_some_and(|e| e.to_string().contains("damaged")),
+        "a damaged cache is reported"
+    );
+}

@@ -1,0 +1,75 @@
+//! FCrDNS evidence for the pipelines, from inside any Tokio runtime: the
+//! resolver over the given or the system's nameservers, the answers kept
+//! in a cache file across runs.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::{Cache, Error, Fcrdns, FcrdnsEvidence, HickoryLookup};
+
+/// How to ask.
+#[derive(Debug, Clone)]
+pub struct EvidenceConfig {
+    /// Nameservers; the system's when empty.
+    pub servers: Vec<SocketAddr>,
+    /// Time to wait for one answer.
+    pub timeout: Duration,
+    /// Addresses resolved at once.
+    pub concurrency: usize,
+    /// The cache file; `None` keeps answers in memory only.
+    pub cache: Option<PathBuf>,
+}
+
+/// Where FCrDNS evidence comes from, with its persisted cache.
+#[derive(Debug)]
+pub struct DnsEvidence {
+    fcrdns: Fcrdns<HickoryLookup>,
+    cache: Option<PathBuf>,
+}
+
+impl DnsEvidence {
+    /// Sets the resolver up (inside a Tokio runtime) and loads the cache.
+    /// A cache that cannot be read is not fatal: the source starts empty,
+    /// and the reason comes back beside it.
+    pub async fn new(config: &EvidenceConfig) -> Result<(DnsEvidence, Option<Error>), Error> {
+        let lookup = HickoryLookup::new(&config.servers, config.timeout)?;
+        let (cache, problem) = match &config.cache {
+            Some(p) => {
+                let path = p.clone();
+                match tokio::task::spawn_blocking(move || Cache::load(&path)).await {
+                    Ok(Ok(c)) => (c, None),
+                    Ok(Err(e)) => (Cache::default(), Some(e)),
+                    Err(e) => (Cache::default(), Some(Error::Cache(e.to_string()))),
+                }
+            }
+            None => (Cache::default(), None),
+        };
+        Ok((
+            DnsEvidence {
+                fcrdns: Fcrdns::new(lookup, cache, config.concurrency.max(1)),
+                cache: config.cache.clone(),
+            },
+            problem,
+        ))
+    }
+
+    /// Evidence for each distinct address, then the cache saved. A cache
+    /// that cannot be saved is reported beside the evidence.
+    pub async fn gather(&self, ips: &[IpAddr]) -> (HashMap<IpAddr, FcrdnsEvidence>, Option<Error>) {
+        let ev = self.fcrdns.evidence_batch(ips).await;
+        let problem = match &self.cache {
+            Some(path) => {
+                let mut cache = self.fcrdns.cache().clone();
+                let path = path.clone();
+                match tokio::task::spawn_blocking(move || cache.save(&path)).await {
+                    Ok(r) => r.err(),
+                    Err(e) => Some(Error::Cache(e.to_string())),
+                }
+            }
+            None => None,
+        };
+        (ev, problem)
+    }
+}
