@@ -14,6 +14,7 @@
 
 mod fetch;
 mod hosts;
+mod run;
 pub mod safety;
 
 use std::collections::HashMap;
@@ -27,6 +28,7 @@ use botscope_store::{Attempt, Headers, Hop, Previous};
 
 pub use fetch::{Exchange, FetchError};
 pub use hosts::{HostList, MAX_LINE, host_of, read_host_list};
+pub use run::{NoProgress, Progress, RunConfig, RunError, Selection, Summary, Tally, run, select};
 
 /// The default User-Agent: the robot's name and where to read about it.
 pub const DEFAULT_USER_AGENT: &str = concat!(

@@ -17,6 +17,13 @@ use crate::exit::Outcome;
 /// Attempts per transaction when importing.
 const BATCH: usize = 1000;
 
+/// Seconds since the epoch, now.
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
 /// `store stats`.
 pub fn stats(a: &StoreStatsArgs) -> Result<Outcome> {
     let s = SqliteStore::open_read(&a.db.db)?;
@@ -149,7 +156,7 @@ pub fn export(a: &StoreExportArgs) -> Result<Outcome> {
                     warc::write_record(&mut out, fields, block)
                 }
             };
-            let now = crate::harvest::now();
+            let now = now();
             let info = format!(
                 "software: botscope {}\r\nformat: WARC File Format 1.1\r\ndescription: robots.txt versions from {}\r\n",
                 env!("CARGO_PKG_VERSION"),
@@ -261,7 +268,7 @@ pub fn import(a: &StoreImportArgs) -> Result<Outcome> {
     let mut store = SqliteStore::open(&a.db.db)?;
     let policy = FetchPolicy::for_semantics(a.semantics.into());
     let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
-    let now = crate::harvest::now();
+    let now = now();
     let run = store.begin_run(&NewRun {
         input: format!("import: {}", names.join(" ")),
         input_hash: content_hash(names.join("\n").as_bytes()),

@@ -309,3 +309,72 @@ async fn unsafe_addresses_are_refused_and_liars_left_out() {
     let r = pool.resolve("plain.test").await;
     assert_eq!(r.answer.expect("answer"), vec![sim.addresses["plain.test"]]);
 }
+
+/// A whole run as the library runs it, into a real store file: every host
+/// once, the store's memory honoured on the next run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_into_a_store_then_a_refresh() {
+    use botscope_harvest::{HostList, NoProgress, RunConfig, run};
+    use botscope_store::{SqliteStore, Store};
+    let sites = botscope_simweb::bulk(60, corpus().len());
+    let sim = Sim::start(SimConfig {
+        sites: sites.clone(),
+        addresses: 8,
+        corpus: corpus(),
+    })
+    .await
+    .expect("sim");
+    let dir = botscope_testkit::tempdir();
+    let db = dir.path().join("h.db");
+    let list = HostList {
+        hosts: sites.iter().map(|s| (None, s.name.clone())).collect(),
+        ..HostList::default()
+    };
+    let config = RunConfig {
+        fetch: Config {
+            connect_timeout: Duration::from_secs(1),
+            total_timeout: TOTAL,
+            ip_gap: Duration::from_millis(20),
+            allow_private: true,
+            http_port: sim.http_port,
+            https_port: sim.https_port,
+            extra_roots: vec![CertificateDer::from_pem_slice(sim.ca_pem.as_bytes()).expect("CA")],
+            ..Config::default()
+        },
+        concurrency: 16,
+        nameservers: vec![sim.dns],
+        resume: false,
+        refresh_older_than: None,
+        input: "hosts".into(),
+    };
+    let store = SqliteStore::open(&db).expect("store");
+    let (summary, store) = run(list.clone(), store, config.clone(), Arc::new(NoProgress))
+        .await
+        .expect("run");
+    assert_eq!(summary.tally.done, 60);
+    assert_eq!(summary.selection.todo.len(), 60);
+    let stats = store.stats().expect("stats");
+    assert_eq!(
+        (stats.sites, stats.attempts, stats.unfinished_runs),
+        (60, 60, 0)
+    );
+    assert_eq!(
+        sim.seen.max_concurrent_per_ip(),
+        1,
+        "one connection per address"
+    );
+    drop(store);
+
+    // Nothing is older than an hour: a refresh fetches nothing.
+    let refresh = RunConfig {
+        refresh_older_than: Some(Duration::from_secs(3600)),
+        ..config
+    };
+    let store = SqliteStore::open(&db).expect("store");
+    let (summary, store) = run(list, store, refresh, Arc::new(NoProgress))
+        .await
+        .expect("run");
+    assert_eq!(summary.tally.done, 0);
+    assert!(summary.selection.fresh + summary.selection.later == 60);
+    assert_eq!(store.stats().expect("stats").attempts, 60);
+}

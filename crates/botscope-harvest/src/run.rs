@@ -1,0 +1,412 @@
+//! A whole harvest run: the hosts to (re)fetch chosen from the store's
+//! memory ([`select`], pure), a checked DNS pool, DNS resolved ahead of
+//! fetching, `concurrency` fetches at a time, and one writer recording
+//! attempts in the store in batches (one transaction each) on a blocking
+//! thread of the caller's runtime. A run that fails stays unfinished in the
+//! store, so that `resume` continues it; a host fetched again adds an
+//! attempt but never a second version of the same content.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use botscope_dns::{HickoryLookup, Pool, ServerCheck};
+use botscope_store::{Attempt, NewRun, Previous, RunId, Store, content_hash};
+
+use crate::{Config, Harvester, HostList};
+
+/// Attempts per store transaction.
+const BATCH: usize = 500;
+/// The longest a result waits before its batch is written.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// Check queries per nameserver before the run.
+const PROBES: usize = 5;
+/// Time for one check query.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How a run goes.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// How each host is fetched.
+    pub fetch: Config,
+    /// Hosts fetched at once.
+    pub concurrency: usize,
+    /// Nameservers to check and use.
+    pub nameservers: Vec<SocketAddr>,
+    /// Continue the last unfinished run over the same host list.
+    pub resume: bool,
+    /// Skip hosts fetched more recently than this.
+    pub refresh_older_than: Option<Duration>,
+    /// What the host list is called (recorded with the run).
+    pub input: String,
+}
+
+/// Counts of the attempts made.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Attempts recorded.
+    pub done: u64,
+    /// By outcome (`parse`, `allow-all` …).
+    pub outcomes: BTreeMap<String, u64>,
+    /// By error class.
+    pub errors: BTreeMap<String, u64>,
+}
+
+impl Tally {
+    fn add(&mut self, a: &Attempt) {
+        self.done += 1;
+        *self.outcomes.entry(a.outcome.clone()).or_default() += 1;
+        if let Some(e) = &a.error_class {
+            *self.errors.entry(e.clone()).or_default() += 1;
+        }
+    }
+}
+
+impl std::fmt::Display for Tally {
+    /// `parse 3, allow-all 1; errors: timeout 1`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let join = |m: &BTreeMap<String, u64>| {
+            m.iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        f.write_str(&join(&self.outcomes))?;
+        if !self.errors.is_empty() {
+            write!(f, "; errors: {}", join(&self.errors))?;
+        }
+        Ok(())
+    }
+}
+
+/// Which hosts a run fetches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// To fetch, in list order.
+    pub todo: Vec<(Option<u64>, String)>,
+    /// Already done in the run being resumed.
+    pub already_done: u64,
+    /// Fetched more recently than the refresh age.
+    pub fresh: u64,
+    /// Asked to be fetched later (`Retry-After` not yet passed).
+    pub later: u64,
+}
+
+/// Chooses the hosts to fetch at `now`: not those done in the resumed run,
+/// not those whose `Retry-After` has not passed, and with `refresh`, not
+/// those fetched less than that long ago.
+pub fn select(
+    hosts: Vec<(Option<u64>, String)>,
+    done: &HashSet<String>,
+    previous: &HashMap<String, Previous>,
+    now: i64,
+    refresh: Option<Duration>,
+) -> Selection {
+    let mut s = Selection::default();
+    for (rank, host) in hosts {
+        if done.contains(&host) {
+            s.already_done += 1;
+            continue;
+        }
+        if let Some(p) = previous.get(&host) {
+            if p.retry_at.is_some_and(|r| r > now) {
+                s.later += 1;
+                continue;
+            }
+            if let (Some(age), Some(last)) = (refresh, p.last_attempt)
+                && now - last < age.as_secs() as i64
+            {
+                s.fresh += 1;
+                continue;
+            }
+        }
+        s.todo.push((rank, host));
+    }
+    s
+}
+
+/// What a run tells as it goes. Called from the runtime's threads.
+pub trait Progress: Send + Sync {
+    /// The selection is made; `total` hosts are to be fetched.
+    fn selected(&self, run: RunId, selection: &Selection) {
+        let _ = (run, selection);
+    }
+    /// A nameserver was checked (usable or left out, and why).
+    fn nameserver(&self, check: &ServerCheck) {
+        let _ = check;
+    }
+    /// A batch was written; the counts so far.
+    fn recorded(&self, tally: &Tally) {
+        let _ = tally;
+    }
+}
+
+/// Progress that nobody watches.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// The run.
+    pub run: RunId,
+    /// What was selected.
+    pub selection: Selection,
+    /// The attempts.
+    pub tally: Tally,
+    /// Time from the first fetch to the last record.
+    pub elapsed: Duration,
+}
+
+/// What stops a run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The host list names no host.
+    #[error("no host names in {0}")]
+    NoHosts(String),
+    /// `resume` without an unfinished run over this list.
+    #[error("no unfinished run over this host list to resume")]
+    NothingToResume,
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] botscope_store::StoreError),
+    /// DNS could not be set up.
+    #[error(transparent)]
+    Dns(#[from] botscope_dns::Error),
+    /// The fetcher could not be set up.
+    #[error(transparent)]
+    Setup(#[from] crate::SetupError),
+    /// The writer stopped.
+    #[error("the store writer stopped")]
+    Writer,
+}
+
+/// Seconds since the epoch, now.
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Harvests the hosts of `list` into `store`, inside the caller's Tokio
+/// runtime, and returns the summary. The store comes back with it.
+pub async fn run<S: Store + Send + 'static>(
+    list: HostList,
+    mut store: S,
+    config: RunConfig,
+    progress: Arc<dyn Progress>,
+) -> Result<(Summary, S), RunError> {
+    if list.hosts.is_empty() {
+        return Err(RunError::NoHosts(config.input));
+    }
+    let input_hash = content_hash(
+        list.hosts
+            .iter()
+            .map(|(_, h)| h.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+            .as_bytes(),
+    );
+    let (run, done) = if config.resume {
+        let run = store
+            .unfinished_run(&input_hash)?
+            .ok_or(RunError::NothingToResume)?;
+        (run, store.hosts_done(run)?)
+    } else {
+        let run = store.begin_run(&NewRun {
+            input: config.input.clone(),
+            input_hash,
+            user_agent: config.fetch.user_agent.clone(),
+            hosts: list.hosts.len() as u64,
+            started: now(),
+        })?;
+        (run, HashSet::new())
+    };
+    let previous = store.previous()?;
+    let selection = select(
+        list.hosts,
+        &done,
+        &previous,
+        now(),
+        config.refresh_older_than,
+    );
+    progress.selected(run, &selection);
+    let concurrency = config.concurrency.max(1);
+    let started = Instant::now();
+
+    // The writer: batches into the store, on a blocking thread.
+    let (tx, rx) = crossbeam_channel::bounded::<Attempt>(concurrency * 4);
+    let writer_progress = progress.clone();
+    let writer = tokio::task::spawn_blocking(move || -> Result<(Tally, S), RunError> {
+        let mut tally = Tally::default();
+        let mut batch: Vec<Attempt> = Vec::with_capacity(BATCH);
+        let mut last = Instant::now();
+        loop {
+            let next = rx.recv_timeout(FLUSH_EVERY);
+            let ended = matches!(next, Err(crossbeam_channel::RecvTimeoutError::Disconnected));
+            if let Ok(a) = next {
+                tally.add(&a);
+                batch.push(a);
+            }
+            if !batch.is_empty() && (ended || batch.len() >= BATCH || last.elapsed() >= FLUSH_EVERY)
+            {
+                store.record(Some(run), &batch)?;
+                batch.clear();
+                last = Instant::now();
+                writer_progress.recorded(&tally);
+            }
+            if ended {
+                return Ok((tally, store));
+            }
+        }
+    });
+    let fetched = fetch_all(
+        &selection.todo,
+        previous,
+        config,
+        concurrency,
+        tx,
+        &*progress,
+    )
+    .await;
+    let (tally, mut store) = writer.await.map_err(|_| RunError::Writer)??;
+    // A run that failed stays unfinished: resuming continues it.
+    fetched?;
+    store.finish_run(run, now())?;
+    Ok((
+        Summary {
+            run,
+            selection,
+            tally,
+            elapsed: started.elapsed(),
+        },
+        store,
+    ))
+}
+
+/// The DNS check, then resolution ahead of `concurrency` fetchers.
+async fn fetch_all(
+    todo: &[(Option<u64>, String)],
+    previous: HashMap<String, Previous>,
+    config: RunConfig,
+    concurrency: usize,
+    tx: crossbeam_channel::Sender<Attempt>,
+    progress: &dyn Progress,
+) -> Result<(), RunError> {
+    let probes: Vec<String> = todo.iter().take(PROBES).map(|(_, h)| h.clone()).collect();
+    let mut lookups = Vec::new();
+    for s in &config.nameservers {
+        lookups.push((*s, HickoryLookup::new(&[*s], PROBE_TIMEOUT)?));
+    }
+    let (pool, report) = Pool::check(lookups, &probes).await?;
+    for r in &report {
+        progress.nameserver(r);
+    }
+    let h = Arc::new(Harvester::new(config.fetch, pool)?);
+    let previous = Arc::new(previous);
+    // DNS ahead of fetching: hosts go to the fetchers once resolved.
+    let (ready_tx, mut ready_rx) =
+        tokio::sync::mpsc::channel::<(Option<u64>, String)>(concurrency * 4);
+    let resolver = {
+        let h = h.clone();
+        let todo = todo.to_vec();
+        tokio::spawn(async move {
+            let mut set = tokio::task::JoinSet::new();
+            for (rank, host) in todo {
+                while set.len() >= concurrency * 2 {
+                    if let Some(Ok(item)) = set.join_next().await
+                        && ready_tx.send(item).await.is_err()
+                    {
+                        return;
+                    }
+                }
+                let h = h.clone();
+                set.spawn(async move {
+                    h.resolve_ahead(&host).await;
+                    (rank, host)
+                });
+            }
+            while let Some(r) = set.join_next().await {
+                if let Ok(item) = r
+                    && ready_tx.send(item).await.is_err()
+                {
+                    return;
+                }
+            }
+        })
+    };
+    // At most `concurrency` fetches at once, each sending its attempt to
+    // the writer (off the runtime: the writer may be busy committing).
+    let permits = Arc::new(tokio::sync::Semaphore::new(concurrency));
+    let mut fetches = tokio::task::JoinSet::new();
+    while let Some((rank, host)) = ready_rx.recv().await {
+        let Ok(permit) = permits.clone().acquire_owned().await else {
+            break;
+        };
+        let (h, tx, previous) = (h.clone(), tx.clone(), previous.clone());
+        fetches.spawn(async move {
+            let attempt = h.fetch(&host, rank, previous.get(&host)).await;
+            let _ = tokio::task::spawn_blocking(move || tx.send(attempt).is_ok()).await;
+            drop(permit);
+        });
+        // Reap what has finished, so the set stays small.
+        while fetches.try_join_next().is_some() {}
+    }
+    drop(tx);
+    let _ = resolver.await;
+    while fetches.join_next().await.is_some() {}
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts(names: &[&str]) -> Vec<(Option<u64>, String)> {
+        names.iter().map(|n| (None, (*n).to_owned())).collect()
+    }
+
+    #[test]
+    fn selection_for_resume_refresh_and_retry_after() {
+        let now = 1_000_000;
+        let mut previous = HashMap::new();
+        let seen = |last: i64, retry_at: Option<i64>| Previous {
+            last_attempt: Some(last),
+            retry_at,
+            ..Previous::default()
+        };
+        previous.insert("old.test".to_owned(), seen(now - 7200, None));
+        previous.insert("recent.test".to_owned(), seen(now - 60, None));
+        previous.insert("busy.test".to_owned(), seen(now - 7200, Some(now + 10)));
+        previous.insert("rested.test".to_owned(), seen(now - 7200, Some(now - 1)));
+        let done: HashSet<String> = ["done.test".to_owned()].into();
+        let all = hosts(&[
+            "new.test",
+            "done.test",
+            "old.test",
+            "recent.test",
+            "busy.test",
+            "rested.test",
+        ]);
+
+        let s = select(all.clone(), &done, &previous, now, None);
+        let names: Vec<&str> = s.todo.iter().map(|(_, h)| h.as_str()).collect();
+        assert_eq!(
+            names,
+            ["new.test", "old.test", "recent.test", "rested.test"]
+        );
+        assert_eq!((s.already_done, s.later, s.fresh), (1, 1, 0));
+
+        let s = select(all, &done, &previous, now, Some(Duration::from_secs(3600)));
+        let names: Vec<&str> = s.todo.iter().map(|(_, h)| h.as_str()).collect();
+        assert_eq!(
+            names,
+            ["new.test", "old.test", "rested.test"],
+            "list order kept"
+        );
+        assert_eq!((s.already_done, s.later, s.fresh), (1, 1, 1));
+    }
+}
