@@ -11,17 +11,21 @@
 //! fetching a host once more) adds an attempt but never a duplicate
 //! version.
 //!
-//! [`warc`] reads and writes WARC files, for `store export --format warc`
-//! and for importing Common Crawl's robots.txt subsets.
+//! [`warc`] reads and writes WARC records; [`Importer`] turns a WARC
+//! stream (Common Crawl's robots.txt subsets) into attempts, and
+//! [`export_jsonl`], [`export_files`] and [`export_warc`] write every
+//! version out, all over plain `BufRead` / `Write`.
 
 pub mod warc;
 
+mod archive;
 mod sqlite;
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use archive::{Imported, Importer, export_files, export_jsonl, export_warc, host_and_path};
 pub use sqlite::{SCHEMA_VERSION, SqliteStore};
 
 /// A store error: always says which file and what to do.
@@ -58,6 +62,15 @@ pub enum StoreError {
     Missing {
         /// The store file.
         path: String,
+    },
+    /// Writing what was read from the store failed (an export).
+    #[error("failed to write {what}")]
+    Write {
+        /// Where.
+        what: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
     },
     /// Any other database error.
     #[error("{path}: {detail}")]
@@ -266,10 +279,7 @@ pub trait Store {
     /// Totals.
     fn stats(&self) -> Result<Stats>;
     /// Every version, by host then time.
-    fn each_version(
-        &self,
-        f: &mut dyn FnMut(Version) -> std::result::Result<(), String>,
-    ) -> Result<()>;
+    fn each_version(&self, f: &mut dyn FnMut(Version) -> Result<()>) -> Result<()>;
 }
 
 /// BLAKE3 of a body, as stored.

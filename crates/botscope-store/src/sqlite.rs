@@ -484,10 +484,7 @@ impl Store for SqliteStore {
         })
     }
 
-    fn each_version(
-        &self,
-        f: &mut dyn FnMut(Version) -> std::result::Result<(), String>,
-    ) -> Result<()> {
+    fn each_version(&self, f: &mut dyn FnMut(Version) -> Result<()>) -> Result<()> {
         let mut st = self
             .conn
             .prepare(
@@ -511,10 +508,7 @@ impl Store for SqliteStore {
                 body: r.get(5).map_err(|e| classify(&self.path, e))?,
                 content_type: r.get(6).map_err(|e| classify(&self.path, e))?,
             };
-            f(v).map_err(|detail| StoreError::Db {
-                path: self.path.clone(),
-                detail,
-            })?;
+            f(v)?;
         }
         Ok(())
     }

@@ -215,6 +215,11 @@ fn clip(s: &str) -> &str {
     &s[..end]
 }
 
+/// The longest HTTP head read.
+const MAX_HTTP_HEAD: usize = 64 * 1024;
+/// Header fields read at most.
+const MAX_HTTP_FIELDS: usize = 256;
+
 /// An HTTP response from a record's block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpResponse {
@@ -239,35 +244,71 @@ impl HttpResponse {
 /// Reads the HTTP response in a block (`HTTP/1.1 200 OK`, headers, body).
 /// The body is cut at `cap` bytes (after de-chunking and decompression).
 pub fn parse_http_response(block: &[u8], cap: usize) -> Result<HttpResponse, String> {
-    let head_end = find(block, b"\r\n\r\n")
-        .map(|i| (i, i + 4))
-        .or_else(|| find(block, b"\n\n").map(|i| (i, i + 2)))
-        .ok_or("no end of the HTTP header")?;
-    let head = String::from_utf8_lossy(&block[..head_end.0]);
-    let mut lines = head.lines();
-    let status_line = lines.next().unwrap_or_default();
-    let mut parts = status_line.split_whitespace();
-    let proto = parts.next().unwrap_or_default();
-    if !proto.starts_with("HTTP/") {
-        return Err(format!("not an HTTP status line: {:?}", clip(status_line)));
+    let head = &block[..block.len().min(MAX_HTTP_HEAD)];
+    if !head.starts_with(b"HTTP/") {
+        let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
+        return Err(format!(
+            "not an HTTP status line: {:?}",
+            clip(&String::from_utf8_lossy(line))
+        ));
     }
-    let status = parts
-        .next()
-        .and_then(|s| s.parse::<u16>().ok())
-        .filter(|s| (100..=999).contains(s))
-        .ok_or_else(|| format!("no status code in {:?}", clip(status_line)))?;
-    let mut headers: Vec<(String, String)> = Vec::new();
-    for l in lines {
-        if let Some((k, v)) = l.split_once(':') {
-            headers.push((k.trim().to_owned(), v.trim().to_owned()));
+    // Archives record HTTP/2 and HTTP/3 responses with their own version
+    // in the status line; httparse reads HTTP/1.x, so such a head is read
+    // as HTTP/1.1 (the fields are the same).
+    let version_end = head.iter().position(|&b| b == b' ').unwrap_or(head.len());
+    let fixed: Vec<u8>;
+    let (input, shift) = match &head[..version_end] {
+        b"HTTP/1.0" | b"HTTP/1.1" => (head, 0),
+        _ => {
+            fixed = [&b"HTTP/1.1"[..], &head[version_end..]].concat();
+            (&fixed[..], version_end)
         }
-    }
+    };
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HTTP_FIELDS];
+    let mut resp = httparse::Response::new(&mut fields);
+    let parsed = httparse::ParserConfig::default()
+        .allow_multiple_spaces_in_response_status_delimiters(true)
+        .allow_obsolete_multiline_headers_in_responses(true)
+        .allow_spaces_after_header_name_in_responses(true)
+        .parse_response(&mut resp, input);
+    let head_len = match parsed {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Err("no end of the HTTP header".into()),
+        Err(httparse::Error::Status | httparse::Error::Version) => {
+            let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
+            return Err(format!(
+                "no status code in {:?}",
+                clip(String::from_utf8_lossy(line).trim_end())
+            ));
+        }
+        Err(e) => return Err(format!("an HTTP header that cannot be read ({e})")),
+    };
+    let status = resp
+        .code
+        .filter(|s| (100..=999).contains(s))
+        .ok_or("no status code")?;
+    let headers: Vec<(String, String)> = resp
+        .headers
+        .iter()
+        .map(|h| {
+            (
+                h.name.to_owned(),
+                String::from_utf8_lossy(h.value).trim().to_owned(),
+            )
+        })
+        .collect();
+    // Where the body starts in the block.
+    let body_start = if shift > 0 {
+        head_len - "HTTP/1.1".len() + shift
+    } else {
+        head_len
+    };
     let mut r = HttpResponse {
         status,
         headers,
         body: Vec::new(),
     };
-    let raw = &block[head_end.1..];
+    let raw = block.get(body_start..).unwrap_or_default();
     let chunked = r
         .header("transfer-encoding")
         .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
@@ -330,7 +371,7 @@ fn dechunk(mut b: &[u8], limit: usize) -> Vec<u8> {
 /// Writes one record: the version line, the fields (Content-Length is
 /// added), the block and the two CRLFs that end it.
 pub fn write_record(
-    out: &mut impl Write,
+    out: &mut (impl Write + ?Sized),
     fields: &[(&str, String)],
     block: &[u8],
 ) -> io::Result<()> {
@@ -460,6 +501,27 @@ mod tests {
         assert_eq!(r.body, b"0123");
         assert!(parse_http_response(b"garbage", 4).is_err());
         assert!(parse_http_response(b"HTTP/1.1 abc\r\n\r\n", 4).is_err());
+    }
+
+    #[test]
+    fn http2_heads_folded_fields_and_bare_newlines() {
+        let r = parse_http_response(
+            b"HTTP/2 200\r\ncontent-type: text/plain\r\n\r\nUser-agent: *\n",
+            100,
+        )
+        .expect("http/2");
+        assert_eq!(
+            (r.status, r.header("Content-Type")),
+            (200, Some("text/plain"))
+        );
+        assert_eq!(r.body, b"User-agent: *\n");
+        let r = parse_http_response(b"HTTP/1.0 404 Not Found\nX-A: one\n two\n\nbody", 100)
+            .expect("folded, LF only");
+        assert_eq!(r.status, 404);
+        assert_eq!(r.body, b"body");
+        assert!(r.header("x-a").is_some_and(|v| v.starts_with("one")));
+        let e = parse_http_response(b"HTTP/1.1 200 OK\r\nX: y\r\n", 100).expect_err("no end");
+        assert_eq!(e, "no end of the HTTP header");
     }
 
     #[test]

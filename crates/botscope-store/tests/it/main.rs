@@ -204,3 +204,73 @@ fn a_locked_store_is_reported() {
     s.record(None, &[ok("a.test", 1, "A")])
         .expect("record after the lock");
 }
+
+/// WARC in and out over plain readers and writers, as a web server or a
+/// worker would call it: a store exported and imported into another gives
+/// the same versions, and a damaged stream keeps what came before.
+#[test]
+fn warc_round_trip_in_memory() {
+    let a = temp("warc-a");
+    let mut s = SqliteStore::open(&a).expect("open");
+    s.record(
+        None,
+        &[
+            ok("a.test", 1_000, "User-agent: *\nDisallow: /x\n"),
+            ok("a.test", 2_000, "User-agent: *\nDisallow: /y\n"),
+            ok("b.test", 1_500, "User-agent: *\nAllow: /\n"),
+        ],
+    )
+    .expect("record");
+    let mut warc = Vec::new();
+    let n = botscope_store::export_warc(&s, &mut warc, true, "a.db", 3_000).expect("export");
+    assert_eq!(n, 3);
+
+    let b = temp("warc-b");
+    let mut t = SqliteStore::open(&b).expect("open");
+    let run = t
+        .begin_run(&NewRun {
+            input: "import".into(),
+            input_hash: content_hash(b"import"),
+            user_agent: String::new(),
+            hosts: 0,
+            started: 3_000,
+        })
+        .expect("run");
+    let policy = botscope_robotstxt::FetchPolicy::google();
+    let mut imp = botscope_store::Importer::new(&mut t, run, policy, 3_000);
+    let reader = std::io::BufReader::new(flate2::read::MultiGzDecoder::new(&warc[..]));
+    let mut notes = Vec::new();
+    let damage = imp
+        .import(reader, &mut |n| notes.push(n.to_owned()))
+        .expect("import");
+    assert!(damage.is_none() && notes.is_empty(), "{damage:?} {notes:?}");
+    let counts = imp.finish().expect("finish");
+    assert_eq!((counts.records, counts.robots, counts.other), (4, 3, 1));
+    let bodies = |s: &SqliteStore| {
+        versions(s)
+            .into_iter()
+            .map(|(h, first, _, body)| (h, first, body))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bodies(&t), bodies(&s));
+
+    // Cut in the middle of the last record: the first ones are in.
+    let mut plain = Vec::new();
+    botscope_store::export_warc(&s, &mut plain, false, "a.db", 3_000).expect("export");
+    let cut = &plain[..plain.len() - 20];
+    let c = temp("warc-c");
+    let mut u = SqliteStore::open(&c).expect("open");
+    let run = u
+        .begin_run(&NewRun {
+            input: "cut".into(),
+            input_hash: content_hash(b"cut"),
+            user_agent: String::new(),
+            hosts: 0,
+            started: 3_000,
+        })
+        .expect("run");
+    let mut imp = botscope_store::Importer::new(&mut u, run, policy, 3_000);
+    let damage = imp.import(cut, &mut |_| {}).expect("import");
+    assert!(damage.is_some(), "the cut is reported");
+    assert_eq!(imp.finish().expect("finish").robots, 2);
+}

@@ -1,0 +1,372 @@
+//! Versions in and out of the store over plain readers and writers: WARC
+//! responses in (each robots.txt response an attempt, its outcome from the
+//! fetch policy), and every version out as JSON lines, files or WARC.
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::time::{Duration, UNIX_EPOCH};
+
+use base64::Engine;
+use botscope_robotstxt::{FetchAction, FetchPolicy, FetchResponse, decide_fetch};
+
+use crate::warc::{self, Next, Reader, WarcError};
+use crate::{Attempt, Headers, Result, RunId, Store, StoreError, hex};
+
+/// Attempts per store transaction when importing.
+const BATCH: usize = 1000;
+
+/// `2024-03-01T10:00:00Z`.
+fn rfc3339(t: i64) -> String {
+    jiff::Timestamp::from_second(t).map_or_else(|_| t.to_string(), |ts| ts.to_string())
+}
+
+fn parse_time(s: &str) -> Option<i64> {
+    s.trim()
+        .parse::<jiff::Timestamp>()
+        .ok()
+        .map(|t| t.as_second())
+}
+
+/// Host and path of an `http(s)://host[:port]/path` URI.
+pub fn host_and_path(uri: &str) -> Option<(String, &str)> {
+    let uri = uri.trim().trim_start_matches('<').trim_end_matches('>');
+    let rest = uri
+        .strip_prefix("https://")
+        .or_else(|| uri.strip_prefix("http://"))?;
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let authority = authority.rsplit('@').next().unwrap_or(authority);
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']').next()?.to_owned()
+    } else {
+        authority.split(':').next()?.to_owned()
+    };
+    (!host.is_empty()).then(|| {
+        (
+            host.to_ascii_lowercase(),
+            if path.is_empty() { "/" } else { path },
+        )
+    })
+}
+
+/// Counts of an import.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// Records read.
+    pub records: u64,
+    /// robots.txt responses imported.
+    pub robots: u64,
+    /// Other records (requests, metadata, other URLs).
+    pub other: u64,
+    /// Records skipped (too large, malformed header).
+    pub skipped: u64,
+    /// robots.txt response records without a readable HTTP response.
+    pub bad_http: u64,
+}
+
+/// Imports WARC streams into one run of a store, in batches.
+pub struct Importer<'s, S: Store + ?Sized> {
+    store: &'s mut S,
+    run: RunId,
+    policy: FetchPolicy,
+    now: i64,
+    batch: Vec<Attempt>,
+    /// What was read so far.
+    pub counts: Imported,
+}
+
+impl<'s, S: Store + ?Sized> Importer<'s, S> {
+    /// Imports into `run`; responses are judged by `policy`; records
+    /// without a date are dated `now`.
+    pub fn new(store: &'s mut S, run: RunId, policy: FetchPolicy, now: i64) -> Self {
+        Importer {
+            store,
+            run,
+            policy,
+            now,
+            batch: Vec::with_capacity(BATCH),
+            counts: Imported::default(),
+        }
+    }
+
+    /// Reads one stream to its end. `note` hears of each record skipped
+    /// and each response that cannot be read. A damaged stream ends early
+    /// with the error returned; the records before it are imported.
+    pub fn import(
+        &mut self,
+        input: impl BufRead,
+        note: &mut dyn FnMut(&str),
+    ) -> Result<Option<WarcError>> {
+        let mut reader = Reader::new(input);
+        loop {
+            let rec = match reader.next_record() {
+                Ok(Next::Record(r)) => r,
+                Ok(Next::Skipped(why)) => {
+                    self.counts.skipped += 1;
+                    note(&format!("skipped a {why}"));
+                    continue;
+                }
+                Ok(Next::End) => return Ok(None),
+                Err(e) => return Ok(Some(e)),
+            };
+            self.counts.records += 1;
+            let Some((host, path)) = rec
+                .field("WARC-Target-URI")
+                .and_then(host_and_path)
+                .filter(|_| rec.field("WARC-Type") == Some("response"))
+            else {
+                self.counts.other += 1;
+                continue;
+            };
+            if !botscope_robotstxt::is_robots_txt_path(path.as_bytes()) {
+                self.counts.other += 1;
+                continue;
+            }
+            let time = rec
+                .field("WARC-Date")
+                .and_then(parse_time)
+                .unwrap_or(self.now);
+            let resp = match warc::parse_http_response(&rec.block, self.policy.size_cap + 1) {
+                Ok(r) => r,
+                Err(why) => {
+                    self.counts.bad_http += 1;
+                    note(&format!(
+                        "a response record for {host} without a readable HTTP response ({why})"
+                    ));
+                    continue;
+                }
+            };
+            self.counts.robots += 1;
+            self.batch
+                .push(attempt(&self.policy, host, time, &rec, resp));
+            if self.batch.len() >= BATCH {
+                self.store.record(Some(self.run), &self.batch)?;
+                self.batch.clear();
+            }
+        }
+    }
+
+    /// Writes what is left and returns the counts.
+    pub fn finish(self) -> Result<Imported> {
+        self.store.record(Some(self.run), &self.batch)?;
+        Ok(self.counts)
+    }
+}
+
+/// The attempt an imported response stands for.
+fn attempt(
+    policy: &FetchPolicy,
+    host: String,
+    time: i64,
+    rec: &warc::Record,
+    resp: warc::HttpResponse,
+) -> Attempt {
+    let headers: Vec<(&str, &str)> = resp
+        .headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let at = UNIX_EPOCH + Duration::from_secs(time.max(0) as u64);
+    let decision = decide_fetch(
+        policy,
+        &FetchResponse {
+            status: Some(resp.status),
+            headers: &headers,
+            redirect_hops: 0,
+            body_len: resp.body.len() as u64,
+            unreachable_for: Duration::ZERO,
+            has_cached_copy: false,
+            now: at,
+        },
+    );
+    let get = |k: &str| resp.header(k).map(str::to_owned);
+    let parse = matches!(decision.action, FetchAction::Parse { .. });
+    let truncated = resp.body.len() > policy.size_cap;
+    let mut body = resp.body.clone();
+    body.truncate(policy.size_cap);
+    Attempt {
+        host,
+        rank: None,
+        time,
+        duration_ms: 0,
+        url: rec
+            .field("WARC-Target-URI")
+            .unwrap_or_default()
+            .trim_matches(['<', '>'])
+            .to_owned(),
+        redirects: Vec::new(),
+        address: rec.field("WARC-IP-Address").map(str::to_owned),
+        status: Some(resp.status),
+        headers: Headers::from_fn(get),
+        bytes: body.len() as u64,
+        truncated,
+        error_class: None,
+        error: None,
+        outcome: decision.action.as_str().to_owned(),
+        reason: decision.reason.to_owned(),
+        expires_in: Some(decision.expires_in.as_secs()),
+        body: parse.then_some(body),
+    }
+}
+
+fn write_err(what: &str) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Write {
+        what: what.to_owned(),
+        source,
+    }
+}
+
+/// Every version as one JSON object per line (host, url, first_seen,
+/// last_seen, hash, content_type, and body, or body_base64 when the body is
+/// not UTF-8). Returns the number written.
+pub fn export_jsonl<S: Store + ?Sized>(store: &S, out: &mut dyn Write) -> Result<u64> {
+    let mut count = 0u64;
+    store.each_version(&mut |v| {
+        let mut o = serde_json::json!({
+            "host": v.host,
+            "url": v.url,
+            "first_seen": rfc3339(v.first_seen),
+            "last_seen": rfc3339(v.last_seen),
+            "hash": format!("blake3:{}", hex(&v.hash)),
+            "content_type": v.content_type,
+        });
+        match std::str::from_utf8(&v.body) {
+            Ok(text) => o["body"] = text.into(),
+            Err(_) => {
+                o["body_base64"] = base64::engine::general_purpose::STANDARD
+                    .encode(&v.body)
+                    .into();
+            }
+        }
+        writeln!(out, "{o}").map_err(write_err("the JSON lines"))?;
+        count += 1;
+        Ok(())
+    })?;
+    out.flush().map_err(write_err("the JSON lines"))?;
+    Ok(count)
+}
+
+/// Every version as `DIR/HOST/FIRSTSEEN-HASH.txt` (the first 16 hex digits
+/// of the hash). Host names that cannot be a path component are skipped.
+pub fn export_files<S: Store + ?Sized>(store: &S, dir: &Path) -> Result<u64> {
+    let dir_text = dir.display().to_string();
+    std::fs::create_dir_all(dir).map_err(write_err(&dir_text))?;
+    let mut count = 0u64;
+    store.each_version(&mut |v| {
+        // Host names from the store are checked before they become path
+        // components.
+        if v.host.is_empty() || v.host.starts_with('.') || v.host.contains(['/', '\\', '\0']) {
+            return Ok(());
+        }
+        let d = dir.join(&v.host);
+        std::fs::create_dir_all(&d).map_err(write_err(&d.display().to_string()))?;
+        let f = d.join(format!(
+            "{}-{}.txt",
+            rfc3339(v.first_seen).replace(['-', ':'], ""),
+            &hex(&v.hash)[..16]
+        ));
+        std::fs::write(&f, &v.body).map_err(write_err(&f.display().to_string()))?;
+        count += 1;
+        Ok(())
+    })?;
+    Ok(count)
+}
+
+/// Every version as a WARC/1.1 response record after a warcinfo record
+/// naming `source`; with `gzip`, one gzip member per record, as WARC
+/// readers expect. Returns the number of versions written.
+pub fn export_warc<S: Store + ?Sized>(
+    store: &S,
+    out: &mut dyn Write,
+    gzip: bool,
+    source: &str,
+    now: i64,
+) -> Result<u64> {
+    let mut put = |fields: &[(&str, String)], block: &[u8]| -> std::io::Result<()> {
+        if gzip {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            warc::write_record(&mut e, fields, block)?;
+            out.write_all(&e.finish()?)
+        } else {
+            warc::write_record(&mut *out, fields, block)
+        }
+    };
+    let info = format!(
+        "software: botscope {}\r\nformat: WARC File Format 1.1\r\ndescription: robots.txt versions from {source}\r\n",
+        env!("CARGO_PKG_VERSION"),
+    );
+    put(
+        &[
+            ("WARC-Type", "warcinfo".into()),
+            ("WARC-Date", rfc3339(now)),
+            (
+                "WARC-Record-ID",
+                warc::record_id(&crate::content_hash(info.as_bytes()), "warcinfo"),
+            ),
+            ("Content-Type", "application/warc-fields".into()),
+        ],
+        info.as_bytes(),
+    )
+    .map_err(write_err("the WARC file"))?;
+    let mut count = 0u64;
+    store.each_version(&mut |v| {
+        let mut block = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\n\r\n",
+            v.content_type
+                .as_deref()
+                .unwrap_or("text/plain")
+                .replace(['\r', '\n'], ""),
+            v.body.len()
+        )
+        .into_bytes();
+        block.extend_from_slice(&v.body);
+        put(
+            &[
+                ("WARC-Type", "response".into()),
+                ("WARC-Date", rfc3339(v.first_seen)),
+                (
+                    "WARC-Record-ID",
+                    warc::record_id(&v.hash, &format!("{} {}", v.host, v.first_seen)),
+                ),
+                ("WARC-Target-URI", v.url.clone()),
+                ("WARC-Payload-Digest", format!("blake3:{}", hex(&v.hash))),
+                ("Content-Type", "application/http; msgtype=response".into()),
+            ],
+            &block,
+        )
+        .map_err(write_err("the WARC file"))?;
+        count += 1;
+        Ok(())
+    })?;
+    out.flush().map_err(write_err("the WARC file"))?;
+    Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris() {
+        assert_eq!(
+            host_and_path("http://Example.COM:8080/robots.txt"),
+            Some(("example.com".into(), "/robots.txt"))
+        );
+        assert_eq!(
+            host_and_path("<https://[2001:db8::1]/robots.txt>"),
+            Some(("2001:db8::1".into(), "/robots.txt"))
+        );
+        assert_eq!(
+            host_and_path("https://a.test"),
+            Some(("a.test".into(), "/"))
+        );
+        assert_eq!(host_and_path("ftp://a.test/robots.txt"), None);
+    }
+
+    #[test]
+    fn times() {
+        assert_eq!(rfc3339(1_709_287_200), "2024-03-01T10:00:00Z");
+        assert_eq!(parse_time("2024-03-01T10:00:00Z"), Some(1_709_287_200));
+        assert_eq!(parse_time("2024-03-01T11:00:00+01:00"), Some(1_709_287_200));
+        assert_eq!(parse_time("yesterday"), None);
+    }
+}
