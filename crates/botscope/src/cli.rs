@@ -501,7 +501,8 @@ enum RobotsCommand {
     /// Answer many (robots file, agent, URL) queries: lines `ROBOTS_PATH<TAB>AGENT<TAB>URL`.
     ///
     /// One output line per input line, in order: `allowed`, `disallowed`, or `error<TAB>reason`.
-    /// Each distinct robots file is read and compiled once; all cores are used.
+    /// Each distinct robots file is read and compiled the first time a line names it;
+    /// answers stream out as the input streams in.
     ///
     /// Example: botscope robots check-batch queries.tsv > verdicts.txt
     CheckBatch(CheckBatchArgs),

@@ -1,15 +1,13 @@
 //! `botscope robots …`: check, check-batch, lint, parse, meta.
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use botscope_robotstxt::{
     Diagnostic, Matcher, MetaReport, ParseOptions, Robots, Semantics, Severity, Verdict,
 };
-use rayon::prelude::*;
 use serde_json::json;
 
 use crate::cli::{CheckArgs, CheckBatchArgs, FileArgs, Format, MetaArgs};
@@ -130,75 +128,131 @@ pub fn check(a: &CheckArgs) -> Result<Outcome> {
     })
 }
 
-type Compiled = Arc<Result<Matcher, String>>;
+/// Input read at a time by `check-batch`.
+const BATCH_BYTES: usize = 1 << 20;
+/// The longest query line held: longer ones are answered as malformed.
+const MAX_QUERY_LINE: usize = 4 << 20;
 
-/// Lines per batch: enough to keep every core busy, bounded memory.
-const BATCH_LINES: usize = 64 * 1024;
+/// The robots files a batch has named: each read and compiled once, found
+/// again by its bytes (the last one without a lookup: queries of one file
+/// usually come together).
+#[derive(Default)]
+struct Files {
+    index: HashMap<Box<[u8]>, usize, foldhash::fast::RandomState>,
+    compiled: Vec<Result<Matcher, String>>,
+    last: Option<(Box<[u8]>, usize)>,
+}
 
-/// `robots check-batch`.
+impl Files {
+    fn get(
+        &mut self,
+        path: &[u8],
+        opts: &ParseOptions,
+        semantics: Semantics,
+    ) -> &Result<Matcher, String> {
+        if let Some((p, i)) = &self.last
+            && **p == *path
+        {
+            return &self.compiled[*i];
+        }
+        let i = match self.index.get(path) {
+            Some(&i) => i,
+            None => {
+                let m = read_limited(&bytes_to_path(path), opts.max_bytes)
+                    .map(|(bytes, _)| Matcher::compile(&bytes, semantics, opts))
+                    .map_err(|e| format!("{e:#}"));
+                self.compiled.push(m);
+                let i = self.compiled.len() - 1;
+                self.index.insert(path.into(), i);
+                i
+            }
+        };
+        self.last = Some((path.into(), i));
+        &self.compiled[i]
+    }
+}
+
+/// `robots check-batch`: one pass, each robots file read and compiled the
+/// first time a line names it; answers written straight to the output.
 pub fn check_batch(a: &CheckBatchArgs) -> Result<Outcome> {
     let opts = a.parse.options();
     let semantics: Semantics = a.semantics.into();
-    let input: Box<dyn BufRead> = if a.input == Path::new("-") {
+    let mut input: Box<dyn Read> = if a.input == Path::new("-") {
         Box::new(io::stdin().lock())
     } else {
-        let f = std::fs::File::open(&a.input)
-            .with_context(|| format!("failed to open {}", a.input.display()))?;
-        Box::new(io::BufReader::with_capacity(1 << 20, f))
+        Box::new(
+            std::fs::File::open(&a.input)
+                .with_context(|| format!("failed to open {}", a.input.display()))?,
+        )
     };
-    let mut lines = input.split(b'\n');
-    let mut cache: HashMap<PathBuf, Compiled> = HashMap::new();
+    let mut files = Files::default();
     let mut out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
-    let mut batch: Vec<Vec<u8>> = Vec::with_capacity(BATCH_LINES);
+    let mut buf: Vec<u8> = Vec::with_capacity(BATCH_BYTES * 2);
+    // Inside a line over the limit: its bytes are dropped up to its end.
+    let mut skipping = false;
     loop {
-        batch.clear();
-        for line in lines.by_ref().take(BATCH_LINES) {
-            let mut line = line.context("failed to read the query input")?;
-            if line.last() == Some(&b'\r') {
-                line.pop();
+        let start = buf.len();
+        let n = (&mut input)
+            .take(BATCH_BYTES as u64)
+            .read_to_end(&mut buf)
+            .context("failed to read the query input")?;
+        let ended = n == 0;
+        if skipping {
+            match memchr::memchr(b'\n', &buf[start..]) {
+                Some(i) => {
+                    buf.drain(start..=start + i);
+                    skipping = false;
+                }
+                None => {
+                    buf.truncate(start);
+                    if ended {
+                        break;
+                    }
+                    continue;
+                }
             }
-            batch.push(line);
         }
-        if batch.is_empty() {
+        // Whole lines; the rest waits for the next read (or is the last
+        // line, without its newline, at the end).
+        let whole = if ended {
+            buf.len()
+        } else {
+            match memchr::memrchr(b'\n', &buf[start..]) {
+                Some(i) => start + i + 1,
+                None if buf.len() > MAX_QUERY_LINE => {
+                    // A line that long is not a query: say so, hold nothing.
+                    answer(&mut out, b"", &mut files, &opts, semantics, a.format)?;
+                    buf.clear();
+                    skipping = true;
+                    continue;
+                }
+                None => continue,
+            }
+        };
+        for line in buf[..whole].split_inclusive(|&b| b == b'\n') {
+            let line = line.strip_suffix(b"\n").unwrap_or(line);
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            answer(&mut out, line, &mut files, &opts, semantics, a.format)?;
+        }
+        buf.drain(..whole);
+        if ended {
             break;
-        }
-        // Compile the files this batch needs for the first time, in parallel.
-        let mut new: Vec<PathBuf> = batch
-            .iter()
-            .filter_map(|l| split_query(l).ok().map(|(p, _, _)| p))
-            .filter(|p| !cache.contains_key(p))
-            .collect();
-        new.sort();
-        new.dedup();
-        let compiled: Vec<(PathBuf, Compiled)> = new
-            .into_par_iter()
-            .map(|p| {
-                let m = read_limited(&p, opts.max_bytes)
-                    .map(|(bytes, _)| Matcher::compile(&bytes, semantics, &opts))
-                    .map_err(|e| format!("{e:#}"));
-                (p, Arc::new(m))
-            })
-            .collect();
-        cache.extend(compiled);
-        // Answer in parallel, write in input order.
-        let answers: Vec<String> = batch
-            .par_iter()
-            .map(|l| answer(l, &cache, a.format))
-            .collect();
-        for s in answers {
-            out.write_all(s.as_bytes())?;
-            out.write_all(b"\n")?;
         }
     }
     out.flush()?;
     Ok(Outcome::Ok)
 }
 
-fn split_query(line: &[u8]) -> Result<(PathBuf, &[u8], &[u8]), &'static str> {
+/// A query line's robots path, agent and URL.
+type Query<'a> = (&'a [u8], &'a [u8], &'a [u8]);
+
+fn split_query(line: &[u8]) -> Result<Query<'_>, &'static str> {
     let mut it = line.splitn(3, |&b| b == b'\t');
     match (it.next(), it.next(), it.next()) {
-        (Some(p), Some(agent), Some(url)) if !p.is_empty() && !url.contains(&b'\t') => {
-            Ok((bytes_to_path(p), agent, url))
+        (Some(p), Some(agent), Some(url))
+            if !p.is_empty() && memchr::memchr(b'\t', url).is_none() =>
+        {
+            Ok((p, agent, url))
         }
         _ => Err("malformed line: expected ROBOTS_PATH<TAB>AGENT<TAB>URL"),
     }
@@ -226,30 +280,39 @@ fn bytes_to_path(b: &[u8]) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
-fn answer(line: &[u8], cache: &HashMap<PathBuf, Compiled>, format: Format) -> String {
-    let error = |reason: &str| match format {
-        Format::Text => format!("error\t{}", reason.replace(['\t', '\n'], " ")),
-        Format::Json => json!({ "verdict": "error", "reason": reason }).to_string(),
+fn answer(
+    out: &mut impl Write,
+    line: &[u8],
+    files: &mut Files,
+    opts: &ParseOptions,
+    semantics: Semantics,
+    format: Format,
+) -> io::Result<()> {
+    let error = |out: &mut dyn Write, reason: &str| match format {
+        Format::Text => writeln!(out, "error\t{}", reason.replace(['\t', '\n'], " ")),
+        Format::Json => writeln!(out, "{}", json!({ "verdict": "error", "reason": reason })),
     };
     let (path, agent, url) = match split_query(line) {
         Ok(q) => q,
-        Err(e) => return error(e),
+        Err(e) => return error(out, e),
     };
-    let Some(compiled) = cache.get(&path) else {
-        return error("internal: file not compiled");
-    };
-    let m = match compiled.as_ref() {
+    let m = match files.get(path, opts, semantics) {
         Ok(m) => m,
-        Err(e) => return error(e),
+        Err(e) => return error(out, e),
     };
     let agent = String::from_utf8_lossy(agent);
     let v = m.check_path(&agent, &botscope_robotstxt::path_of(url));
     match format {
-        Format::Text => verdict_word(v.allowed).to_owned(),
-        Format::Json => {
+        Format::Text => out.write_all(if v.allowed {
+            b"allowed\n"
+        } else {
+            b"disallowed\n"
+        }),
+        Format::Json => writeln!(
+            out,
+            "{}",
             json!({ "verdict": verdict_word(v.allowed), "rule": rule_json(&v), "group": v.group })
-                .to_string()
-        }
+        ),
     }
 }
 

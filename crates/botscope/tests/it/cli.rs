@@ -721,3 +721,19 @@ fn bots_update_imports_published_lists() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn check_batch_answers_an_endless_line_as_malformed_and_goes_on() {
+    let robots = tmp("batch-long.txt", b"User-agent: *\nDisallow: /x\n");
+    let mut input = b"junk\n".to_vec();
+    input.extend(std::iter::repeat_n(b'x', 10 << 20));
+    input.extend_from_slice(format!("\n{}\tbot\t/x\n", robots.display()).as_bytes());
+    let o = botscope(&["robots", "check-batch", "-"], &input);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].starts_with("error\tmalformed line"));
+    assert!(lines[1].starts_with("error\tmalformed line"));
+    assert_eq!(lines[2], "disallowed");
+}
