@@ -699,6 +699,10 @@ pub struct Analyzer<'a> {
     window: Window,
     part: Partial,
     chunk: u32,
+    /// The previous record's client: (address, agent, client index).
+    /// Requests come in runs (a page and its assets, a crawler's burst),
+    /// and a run needs no lookup in the large client index.
+    last: Option<(IpAddr, u32, u32)>,
 }
 
 impl<'a> Analyzer<'a> {
@@ -710,6 +714,7 @@ impl<'a> Analyzer<'a> {
             window,
             part: Partial::default(),
             chunk: 0,
+            last: None,
         }
     }
 
@@ -738,6 +743,12 @@ impl<'a> Analyzer<'a> {
             p.no_ua = Some(i);
             return i;
         };
+        // The previous record's agent, without hashing the whole string.
+        if let Some((_, a, _)) = self.last
+            && p.agents[a as usize].0.as_deref() == Some(ua)
+        {
+            return a;
+        }
         if let Some(i) = p.agent_ix.get(ua) {
             return *i;
         }
@@ -761,14 +772,18 @@ impl<'a> Analyzer<'a> {
         }
         let a = self.agent(r.user_agent.as_deref());
         let p = &mut self.part;
-        let ci = match p.client_ix.entry((r.ip, a)) {
-            Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(e) => {
-                let i = p.clients.push(Client::new(r.ip, a, r.time));
-                e.insert(i);
-                i
-            }
+        let ci = match self.last {
+            Some((ip, la, ci)) if la == a && ip == r.ip => ci,
+            _ => match p.client_ix.entry((r.ip, a)) {
+                Entry::Occupied(e) => *e.get(),
+                Entry::Vacant(e) => {
+                    let i = p.clients.push(Client::new(r.ip, a, r.time));
+                    e.insert(i);
+                    i
+                }
+            },
         };
+        self.last = Some((r.ip, a, ci));
         let agent = &p.agents[a as usize].1;
         let target: &str = &r.path;
         let kind = path_kind(target);

@@ -116,6 +116,48 @@ fn text(b: &[u8]) -> Cow<'_, str> {
     }
 }
 
+/// A line checked once as a whole: valid UTF-8 (so every field is a
+/// slice of it, with no check of its own) and whether it has a backslash
+/// at all (else no field needs unescaping).
+struct Checked<'a> {
+    bytes: &'a [u8],
+    text: Option<&'a str>,
+    escapes: bool,
+}
+
+impl<'a> Checked<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Checked {
+            bytes,
+            text: std::str::from_utf8(bytes).ok(),
+            escapes: memchr::memchr(b'\\', bytes).is_some(),
+        }
+    }
+
+    /// `raw` (a slice of the line) as text.
+    fn text(&self, raw: &'a [u8]) -> Cow<'a, str> {
+        if let Some(s) = self.text {
+            let start = (raw.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+            if let Some(t) = start
+                .checked_add(raw.len())
+                .and_then(|end| s.get(start..end))
+            {
+                return Cow::Borrowed(t);
+            }
+        }
+        text(raw)
+    }
+
+    /// `raw` unescaped ([`unescape`]).
+    fn unescaped(&self, raw: &'a [u8]) -> Cow<'a, str> {
+        if self.escapes {
+            unescape(raw)
+        } else {
+            self.text(raw)
+        }
+    }
+}
+
 /// True when `b` has a NUL or a control byte other than tab: no log line
 /// has one. Eight bytes at a time.
 fn has_control(b: &[u8]) -> bool {
@@ -351,6 +393,7 @@ impl LogFormat {
         let (mut have_ip, mut have_time) = (false, false);
         let mut p = 0usize;
         let toks = &self.tokens;
+        let checked = Checked::new(line);
         for (k, tok) in toks.iter().enumerate() {
             match tok {
                 Tok::Lit(l) => {
@@ -426,7 +469,7 @@ impl LogFormat {
                             have_ip = true;
                         }
                         Field::Ident | Field::Ignored => {}
-                        Field::User => rec.user = dash_none(text(raw)),
+                        Field::User => rec.user = dash_none(checked.text(raw)),
                         Field::TimeClf => {
                             rec.time = parse_clf_time(raw).ok_or(Malformed::BadTime)?;
                             have_time = true;
@@ -436,19 +479,19 @@ impl LogFormat {
                             have_time = true;
                         }
                         Field::Request => {
-                            let v = unescape(raw);
+                            let v = checked.unescaped(raw);
                             if v != "-" {
                                 (rec.method, rec.path, rec.protocol) = request(v);
                             }
                         }
-                        Field::Method => rec.method = text(raw),
-                        Field::Path => rec.path = unescape(raw),
-                        Field::Protocol => rec.protocol = text(raw),
+                        Field::Method => rec.method = checked.text(raw),
+                        Field::Path => rec.path = checked.unescaped(raw),
+                        Field::Protocol => rec.protocol = checked.text(raw),
                         Field::Status => rec.status = status(raw)?,
                         Field::Bytes => rec.bytes = number(raw)?,
-                        Field::Referer => rec.referer = dash_none(unescape(raw)),
-                        Field::UserAgent => rec.user_agent = dash_none(unescape(raw)),
-                        Field::VHost => rec.vhost = dash_none(text(raw)),
+                        Field::Referer => rec.referer = dash_none(checked.unescaped(raw)),
+                        Field::UserAgent => rec.user_agent = dash_none(checked.unescaped(raw)),
+                        Field::VHost => rec.vhost = dash_none(checked.text(raw)),
                         Field::DurationMicros => rec.duration_us = Some(number(raw)?),
                         Field::DurationSeconds => {
                             let s = std::str::from_utf8(raw)
@@ -537,6 +580,32 @@ mod tests {
         assert_eq!(r.bytes, 0);
         assert_eq!(r.user_agent.as_deref(), Some("UA \"quoted\" \\ A"));
         assert_eq!(r.time, 1_577_833_200);
+    }
+
+    #[test]
+    fn fields_borrow_from_a_clean_line_and_survive_bad_bytes() {
+        let f = combined();
+        let r = f
+            .parse_line(
+                "192.0.2.1 - - [01/Jan/2020:00:00:00 +0000] \"GET /caf\u{e9} HTTP/1.1\" 200 5 \"https://r.test/\" \"Bot/1.0\"".as_bytes(),
+            )
+            .expect("line");
+        assert!(matches!(r.path, Cow::Borrowed("/caf\u{e9}")));
+        assert!(matches!(r.user_agent, Some(Cow::Borrowed("Bot/1.0"))));
+        assert!(matches!(r.referer, Some(Cow::Borrowed("https://r.test/"))));
+        // Bytes that are not UTF-8 in one field: that field is replaced,
+        // the others are still read as written.
+        let r = f
+            .parse_line(b"192.0.2.1 - - [01/Jan/2020:00:00:00 +0000] \"GET /a HTTP/1.1\" 200 5 \"-\" \"Bot\xff/1.0\"")
+            .expect("line");
+        assert_eq!(r.path, "/a");
+        assert_eq!(r.user_agent.as_deref(), Some("Bot\u{fffd}/1.0"));
+        // An escape in one field: the others borrow.
+        let r = f
+            .parse_line(br#"192.0.2.1 - - [01/Jan/2020:00:00:00 +0000] "GET /a HTTP/1.1" 200 5 "-" "Bot \"x\"""#)
+            .expect("line");
+        assert!(matches!(r.path, Cow::Borrowed("/a")));
+        assert_eq!(r.user_agent.as_deref(), Some("Bot \"x\""));
     }
 
     #[test]
