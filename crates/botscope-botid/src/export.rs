@@ -49,7 +49,35 @@ pub fn slug(name: &str) -> String {
     }
 }
 
+/// Reads `verify --batch` output: one JSON verdict per line; error
+/// records and lines that are not verdicts are counted, not used.
+pub fn read_verdicts(input: impl std::io::BufRead) -> std::io::Result<(Vec<Verification>, usize)> {
+    let (mut out, mut skipped) = (Vec::new(), 0usize);
+    for line in input.split(b'\n') {
+        let line = line?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Verification>(&line) {
+            Ok(v) => out.push(v),
+            Err(_) => skipped += 1,
+        }
+    }
+    Ok((out, skipped))
+}
+
 impl Lists {
+    /// `N verified (B bots), N other, N suspect`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} verified ({} bots), {} other, {} suspect",
+            self.all_ok.len(),
+            self.per_bot.len(),
+            self.other.len(),
+            self.suspect.len()
+        )
+    }
+
     /// Sorts verdicts into lists. An address seen with several verdicts
     /// goes where the most severe puts it (suspect over other over
     /// verified), so one spoofing request is never whitelisted.

@@ -4,7 +4,10 @@
 //! Real lists carry bare addresses, nulls, comments and stray invisible
 //! characters; each is tolerated or reported, never fatal.
 
+use std::net::IpAddr;
+
 use crate::ipset::IpRange;
+use crate::registry::{BotEntry, Registry};
 
 /// Largest list read.
 pub const MAX_LIST_BYTES: usize = 64 * 1024 * 1024;
@@ -116,4 +119,127 @@ pub fn import_list(text: &str) -> Imported {
         }
     }
     out
+}
+
+/// The bots a published list belongs to, from its file name
+/// (`googlebot.json`, `gptbot.json`, `bingbot.ips`): the bots that name a
+/// file of that name among their `ip_sources`, else the bot (or
+/// User-Agent token) named like the file's stem, else the bots of the
+/// operator named so.
+pub fn publishers_of<'r>(registry: &'r Registry, file_name: &str) -> Vec<&'r BotEntry> {
+    let file = file_name.to_ascii_lowercase();
+    let stem = file.split('.').next().unwrap_or_default();
+    let by_source: Vec<&BotEntry> = registry
+        .bots()
+        .iter()
+        .filter(|b| {
+            b.ip_sources.iter().any(|u| {
+                u.rsplit('/')
+                    .next()
+                    .is_some_and(|last| last.to_ascii_lowercase() == file)
+            })
+        })
+        .collect();
+    if !by_source.is_empty() {
+        return by_source;
+    }
+    let by_name: Vec<&BotEntry> = registry
+        .bots()
+        .iter()
+        .filter(|b| {
+            b.name.to_ascii_lowercase() == stem
+                || b.ua_tokens.iter().any(|t| t.to_ascii_lowercase() == stem)
+        })
+        .collect();
+    if !by_name.is_empty() {
+        return by_name;
+    }
+    registry
+        .bots()
+        .iter()
+        .filter(|b| {
+            b.operator
+                .as_deref()
+                .is_some_and(|o| o.to_ascii_lowercase() == stem)
+        })
+        .collect()
+}
+
+impl BotEntry {
+    /// Replaces the published addresses with `ranges`: single addresses
+    /// go to `ip_list`, exact CIDR blocks to `cidr_list`, the rest to
+    /// `ip_ranges`, each sorted without duplicates.
+    pub fn set_ranges(&mut self, ranges: Vec<IpRange>) {
+        self.ip_list.clear();
+        self.ip_ranges.clear();
+        self.cidr_list.clear();
+        for r in ranges {
+            match r {
+                IpRange::V4(x, y) if x == y => self.ip_list.push(IpAddr::V4(x.into())),
+                IpRange::V6(x, y) if x == y => self.ip_list.push(IpAddr::V6(x.into())),
+                r if r.to_cidrs().len() == 1 => self.cidr_list.push(r),
+                r => self.ip_ranges.push(r),
+            }
+        }
+        self.ip_list.sort_unstable();
+        self.ip_list.dedup();
+        self.cidr_list.sort_unstable();
+        self.cidr_list.dedup();
+        self.ip_ranges.sort_unstable();
+        self.ip_ranges.dedup();
+    }
+
+    /// The entry for people: one `key: value` line each, at most `limit`
+    /// published addresses listed.
+    pub fn describe(&self, limit: usize) -> String {
+        use std::fmt::Write;
+        let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
+        let mut s = format!("name: {}\n", self.name);
+        let _ = writeln!(s, "operator: {}", opt(&self.operator));
+        let _ = writeln!(s, "category: {}", self.category.map_or("-", |c| c.as_str()));
+        let _ = writeln!(s, "url: {}", opt(&self.url));
+        let respects = self
+            .respects_robots_txt
+            .map_or("unknown".into(), |x| x.to_string());
+        let _ = writeln!(s, "respects robots.txt: {respects}");
+        let _ = writeln!(s, "user-agent tokens: {}", self.tokens().join(", "));
+        let _ = match &self.fcrdns_hosts {
+            None => writeln!(s, "fcrdns: not used"),
+            Some(h) if h.is_empty() => writeln!(s, "fcrdns: required, any domain"),
+            Some(h) => writeln!(s, "fcrdns: required, domains {}", h.join(", ")),
+        };
+        let ranges: Vec<String> = self.ranges().map(|r| r.written()).collect();
+        let _ = writeln!(s, "published addresses: {}", ranges.len());
+        for r in ranges.iter().take(limit) {
+            let _ = writeln!(s, "  {r}");
+        }
+        if ranges.len() > limit {
+            let _ = writeln!(s, "  … {} more (--limit)", ranges.len() - limit);
+        }
+        for src in &self.ip_sources {
+            let _ = writeln!(s, "published at: {src}");
+        }
+        let _ = writeln!(s, "defined in: {}:{}", self.source, self.line);
+        s
+    }
+
+    /// The verifiers in a few words: `fcrdns(googlebot.com,google.com)
+    /// ips(164)`, `fcrdns(any)`, or `-`.
+    pub fn verifiers_summary(&self) -> String {
+        let mut v = Vec::new();
+        match &self.fcrdns_hosts {
+            Some(h) if h.is_empty() => v.push("fcrdns(any)".to_owned()),
+            Some(h) => v.push(format!("fcrdns({})", h.join(","))),
+            None => {}
+        }
+        let n = self.ip_list.len() + self.ip_ranges.len() + self.cidr_list.len();
+        if n > 0 {
+            v.push(format!("ips({n})"));
+        }
+        if v.is_empty() {
+            "-".to_owned()
+        } else {
+            v.join(" ")
+        }
+    }
 }

@@ -203,18 +203,25 @@ impl fmt::Display for IpRange {
     }
 }
 
-/// Written as an address, a CIDR block when the range is exactly one, or
-/// `min - max`.
-impl serde::Serialize for IpRange {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl IpRange {
+    /// As a registry writes it: an address, a CIDR block when the range is
+    /// exactly one, or `min - max`.
+    pub fn written(&self) -> String {
         let single = matches!(*self, IpRange::V4(a, b) if a == b)
             || matches!(*self, IpRange::V6(a, b) if a == b);
         let cidrs = self.to_cidrs();
         if !single && cidrs.len() == 1 {
-            s.serialize_str(&cidrs[0])
+            cidrs[0].clone()
         } else {
-            s.serialize_str(&self.to_string())
+            self.to_string()
         }
+    }
+}
+
+/// [`IpRange::written`].
+impl serde::Serialize for IpRange {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.written())
     }
 }
 

@@ -2,6 +2,7 @@
 //! superset of it), IP sets, and the verification decision. No I/O: files
 //! and DNS answers come in as values.
 
+mod batch;
 mod export;
 mod import;
 mod ipset;
@@ -9,8 +10,9 @@ mod registry;
 mod ua;
 mod verify;
 
-pub use export::{ALL_OK, Lists, OTHER, SUSPECT, slug};
-pub use import::{Imported, MAX_LIST_BYTES, import_list};
+pub use batch::Batch;
+pub use export::{ALL_OK, Lists, OTHER, SUSPECT, read_verdicts, slug};
+pub use import::{Imported, MAX_LIST_BYTES, import_list, publishers_of};
 pub use ipset::{IpIndex, IpIndexBuilder, IpParseError, IpRange, normalize, parse_ip};
 pub use registry::{
     BUNDLED_REGISTRY, BotEntry, Category, MAX_REGISTRY_BYTES, Registry, RegistryError,

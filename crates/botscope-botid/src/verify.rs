@@ -216,6 +216,19 @@ pub struct Verification {
     pub reason: String,
 }
 
+impl Verification {
+    /// `VERDICT<TAB>IP<TAB>CLAIMED-BOT<TAB>REASON` (`-` for no claim).
+    pub fn text_line(&self) -> String {
+        let claimed = self.claimed_bot.as_deref().unwrap_or("-");
+        format!(
+            "{}\t{}\t{claimed}\t{}",
+            self.verdict.as_str(),
+            self.ip,
+            self.reason
+        )
+    }
+}
+
 /// Whether the verdict for `ip` claiming `ua` would use FCrDNS evidence:
 /// the claimed bot has reverse-DNS domains (so a caller resolves only the
 /// addresses that need it, each once).

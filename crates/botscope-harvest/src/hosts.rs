@@ -24,6 +24,30 @@ pub struct HostList {
     pub junk_count: u64,
 }
 
+impl HostList {
+    /// What a reader of the list should know: duplicates skipped, lines
+    /// that are not host names (with the first few).
+    pub fn notes(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.duplicates > 0 {
+            v.push(format!("{} duplicate hosts skipped", self.duplicates));
+        }
+        if self.junk_count > 0 {
+            let samples: Vec<String> = self
+                .junk
+                .iter()
+                .map(|(n, l)| format!("line {n}: {l:?}"))
+                .collect();
+            v.push(format!(
+                "{} lines are not host names, skipped ({})",
+                self.junk_count,
+                samples.join("; ")
+            ));
+        }
+        v
+    }
+}
+
 /// A host name from a field: a name, an address, or a URL (lowercased,
 /// without a trailing dot); `None` when it is not one.
 pub fn host_of(field: &str) -> Option<String> {

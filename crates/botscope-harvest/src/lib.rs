@@ -91,6 +91,14 @@ pub struct Harvester<L> {
     ahead: Mutex<HashMap<String, botscope_dns::Timed<IpAddr>>>,
 }
 
+/// The certificates of a PEM file (to trust besides the Web PKI roots).
+pub fn certificates(
+    pem: &[u8],
+) -> Result<Vec<rustls_pki_types::CertificateDer<'static>>, rustls_pki_types::pem::Error> {
+    use rustls_pki_types::pem::PemObject;
+    rustls_pki_types::CertificateDer::pem_slice_iter(pem).collect()
+}
+
 /// The harvester could not be set up.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

@@ -93,6 +93,46 @@ pub struct Selection {
     pub later: u64,
 }
 
+impl Selection {
+    /// What a reader should know of the selection in `run`.
+    pub fn notes(&self, run: RunId) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.already_done > 0 {
+            v.push(format!(
+                "resuming run {run}: {} hosts already done",
+                self.already_done
+            ));
+        }
+        if self.fresh > 0 {
+            v.push(format!(
+                "{} hosts fetched more recently than --older-than, skipped",
+                self.fresh
+            ));
+        }
+        if self.later > 0 {
+            v.push(format!(
+                "{} hosts asked to be fetched later (Retry-After), skipped",
+                self.later
+            ));
+        }
+        v
+    }
+}
+
+/// `harvested N hosts in S s (R hosts/s): outcomes`.
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secs = self.elapsed.as_secs_f64();
+        write!(
+            f,
+            "harvested {} hosts in {secs:.1} s ({:.0} hosts/s): {}",
+            self.tally.done,
+            self.tally.done as f64 / secs.max(1e-9),
+            self.tally
+        )
+    }
+}
+
 /// Chooses the hosts to fetch at `now`: not those done in the resumed run,
 /// not those whose `Retry-After` has not passed, and with `refresh`, not
 /// those fetched less than that long ago.

@@ -27,6 +27,7 @@
 //! ```
 
 mod agent;
+mod batch;
 mod diagnostic;
 mod fetch;
 mod lexer;
@@ -35,9 +36,11 @@ mod matcher;
 mod meta;
 mod parse;
 mod scan;
+mod text;
 mod url;
 
 pub use agent::{is_product_token, product_token};
+pub use batch::{BatchChecker, MALFORMED};
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use fetch::{
     FetchAction, FetchDecision, FetchPolicy, FetchResponse, cache_lifetime, decide_fetch, header,

@@ -262,6 +262,46 @@ pub struct Stats {
     pub statuses: HashMap<String, u64>,
 }
 
+impl Stats {
+    /// The totals for people, one per line, for the store called `name`;
+    /// counts by outcome, status and error most frequent first.
+    pub fn describe(&self, name: &str) -> String {
+        let sorted = |m: &HashMap<String, u64>| {
+            let mut v: Vec<_> = m.iter().collect();
+            v.sort_by(|x, y| y.1.cmp(x.1).then(x.0.cmp(y.0)));
+            v.iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "store            {name}\n\
+             schema version   {}\n\
+             sites            {}\n  \
+             with robots.txt {}\n\
+             attempts         {}\n\
+             runs             {} ({} unfinished)\n\
+             versions         {}\n\
+             distinct bodies  {} ({} bytes)\n\
+             latest outcome   {}\n\
+             latest status    {}\n\
+             latest error     {}\n",
+            self.schema_version,
+            self.sites,
+            self.sites_with_robots_txt,
+            self.attempts,
+            self.runs,
+            self.unfinished_runs,
+            self.versions,
+            self.bodies,
+            self.body_bytes,
+            sorted(&self.outcomes),
+            sorted(&self.statuses),
+            sorted(&self.errors)
+        )
+    }
+}
+
 /// Where harvests and imports keep what they found.
 pub trait Store {
     /// Starts a run.

@@ -1,23 +1,27 @@
-//! Command-line types.
+//! Command-line types: clap's derive, the help text in doc comments. These
+//! types know nothing of the commands; `run` in the library dispatches.
+
+// A doc comment on an argument struct would become help text: the
+// variants and fields that use them carry the documentation.
+#![allow(missing_docs)]
 
 use std::path::PathBuf;
 
 use botscope_robotstxt::Semantics;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::exit::Outcome;
-
 /// botscope: robots.txt and web robots, for crawler authors, site operators
 /// and researchers.
 #[derive(Debug, Parser)]
 #[command(name = "botscope", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
+    /// The command.
     #[command(subcommand)]
-    command: Command,
+    pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {
+pub enum Command {
     /// robots.txt: check URLs, lint, parse, robots meta tags.
     #[command(subcommand)]
     Robots(RobotsCommand),
@@ -106,7 +110,7 @@ pub struct HarvestArgs {
 }
 
 #[derive(Debug, Subcommand)]
-enum StoreCommand {
+pub enum StoreCommand {
     /// Totals: sites, attempts, versions, distinct bodies, outcomes.
     ///
     /// Example: botscope store stats --db robots.db
@@ -190,7 +194,7 @@ pub struct StoreImportArgs {
 }
 
 #[derive(Debug, Subcommand)]
-enum LogsCommand {
+pub enum LogsCommand {
     /// Analyse access logs: robots, sessions, verification, robots.txt compliance.
     ///
     /// FILEs may be plain or gzip (several members, any name), rotated and out of
@@ -331,7 +335,7 @@ pub struct DnsArgs {
 }
 
 #[derive(Debug, Subcommand)]
-enum BotsCommand {
+pub enum BotsCommand {
     /// List the registry's bots: name, category, operator, verifiers.
     ///
     /// Example: botscope bots list --category ai-training
@@ -491,7 +495,7 @@ impl ParseArgs {
 }
 
 #[derive(Debug, Subcommand)]
-enum RobotsCommand {
+pub enum RobotsCommand {
     /// May AGENT fetch each URL? One line per URL with the verdict and the deciding line.
     ///
     /// Exit status: 0 all allowed, 1 any disallowed, 2 error.
@@ -585,37 +589,4 @@ pub struct MetaArgs {
     /// The HTML file, or `-` for standard input.
     #[arg(value_name = "FILE.html")]
     pub file: PathBuf,
-}
-
-impl Cli {
-    /// Runs the chosen command (inside the runtime `main` starts).
-    pub async fn run(self) -> anyhow::Result<Outcome> {
-        match self.command {
-            Command::Robots(cmd) => match cmd {
-                RobotsCommand::Check(a) => crate::robots::check(&a),
-                RobotsCommand::CheckBatch(a) => crate::robots::check_batch(&a),
-                RobotsCommand::Lint(a) => crate::robots::lint(&a),
-                RobotsCommand::Parse(a) => crate::robots::parse(&a),
-                RobotsCommand::Meta(a) => crate::robots::meta(&a),
-            },
-            Command::Verify(a) => crate::verify::cli(&a).await,
-            Command::Logs(cmd) => match cmd {
-                LogsCommand::Analyze(a) => crate::logs::analyze(&a).await,
-                LogsCommand::ExportLists(a) => crate::logs::export_lists(&a).await,
-            },
-            Command::Harvest(a) => crate::harvest::run(&a).await,
-            Command::Store(cmd) => match cmd {
-                StoreCommand::Stats(a) => crate::store::stats(&a),
-                StoreCommand::Export(a) => crate::store::export(&a),
-                StoreCommand::Import(a) => crate::store::import(&a),
-            },
-            Command::Bots(cmd) => match cmd {
-                BotsCommand::List(a) => crate::bots::list(&a),
-                BotsCommand::Show(a) => crate::bots::show(&a),
-                BotsCommand::Validate(a) => crate::bots::validate(&a),
-                BotsCommand::Export(a) => crate::export::run(&a),
-                BotsCommand::Update(a) => crate::bots::update(&a),
-            },
-        }
-    }
 }

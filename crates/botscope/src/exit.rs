@@ -1,30 +1,49 @@
-//! Exit codes and error reporting, in one place.
+//! Exit statuses, named, and error reporting, in one place.
 
 use std::process::ExitCode;
 
-/// The outcome of a command, as an exit code: 0 ok, allowed or verified;
-/// 1 a negative answer (disallowed, lint errors); 2 an error.
+/// How a command ended, as the documented exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// 0: all good / all allowed.
-    Ok,
-    /// 1: a negative answer.
+pub enum ExitStatus {
+    /// 0: done; allowed; verified; no lint errors.
+    Success,
+    /// 1: a negative answer: disallowed, spoofed, lint errors, an invalid
+    /// registry, a list that could not be used.
     Negative,
-    /// Another documented status (`verify`: 3 unverifiable, 4 unknown).
-    Code(u8),
+    /// 2: an error (also for errors reported through `Err`).
+    Error,
+    /// 3 (`verify`): the verdict could not be reached.
+    Unverifiable,
+    /// 3 (`logs`, `store import`): done, but an input was damaged; what
+    /// came before the damage is in.
+    Damaged,
+    /// 4 (`verify`): not a claimed robot, or nothing to check.
+    Unknown,
 }
 
-/// Maps a command's result to the process exit code. A broken pipe (the
-/// reader went away, as with `| head`) is not an error.
-pub fn finish(result: anyhow::Result<Outcome>) -> ExitCode {
+impl ExitStatus {
+    /// The process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            ExitStatus::Success => 0,
+            ExitStatus::Negative => 1,
+            ExitStatus::Error => 2,
+            ExitStatus::Unverifiable | ExitStatus::Damaged => 3,
+            ExitStatus::Unknown => 4,
+        }
+    }
+}
+
+/// Maps a command's result to the process exit code, printing an error
+/// with its causes. A broken pipe (the reader went away, as with
+/// `| head`) is not an error.
+pub fn finish(result: anyhow::Result<ExitStatus>) -> ExitCode {
     match result {
-        Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::Negative) => ExitCode::from(1),
-        Ok(Outcome::Code(c)) => ExitCode::from(c),
+        Ok(s) => ExitCode::from(s.code()),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("botscope: error: {e:#}");
-            ExitCode::from(2)
+            ExitCode::from(ExitStatus::Error.code())
         }
     }
 }

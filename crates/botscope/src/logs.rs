@@ -3,47 +3,22 @@
 //! arguments into its settings, draws the progress bar, gathers DNS
 //! evidence when asked, and writes what comes out.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use botscope_accesslog::{LogFormat, Window};
-use botscope_botid::Lists;
 use botscope_logs::{
-    Job, Outcome as Analysed, Progress, RobotsSpec, RobotsTxt, Settings, Source, Warning,
+    Job, Outcome as Analysed, Progress, RobotsSpec, RobotsTxt, Settings as ReadSettings, Source,
+    Warning,
 };
 
 use crate::cli::{AnalyzeArgs, ExportListsArgs, LogInputArgs, ReportFormat};
-use crate::exit::Outcome;
+use crate::exit::ExitStatus;
+use crate::settings::Settings;
 
 /// A progress bar on a terminal; warnings on standard error.
 struct Bar(Option<indicatif::ProgressBar>);
-
-impl Bar {
-    fn new(files: &[PathBuf], disabled: bool) -> Bar {
-        if disabled || !std::io::stderr().is_terminal() {
-            return Bar(None);
-        }
-        let total: u64 = files
-            .iter()
-            .filter(|f| f.as_path() != Path::new("-"))
-            .filter_map(|f| std::fs::metadata(f).ok())
-            .map(|m| m.len())
-            .sum();
-        let pb = if total > 0 {
-            indicatif::ProgressBar::new(total)
-        } else {
-            indicatif::ProgressBar::new_spinner()
-        };
-        let style = indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-        pb.set_style(style);
-        pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        Bar(Some(pb))
-    }
-}
 
 impl Progress for Bar {
     fn read(&self, n: u64) {
@@ -71,8 +46,8 @@ fn date(v: &Option<String>, flag: &str) -> Result<Option<i64>> {
 }
 
 /// Reads, analyses and verifies; `lists`: also prepare the export lists.
-async fn run(a: &LogInputArgs, lists: bool) -> Result<Analysed> {
-    let registry = crate::bots::load_registry(a.registry.as_ref())?;
+async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analysed> {
+    let registry = settings.registry(a.registry.as_ref())?;
     let specs = a
         .robots
         .iter()
@@ -80,7 +55,7 @@ async fn run(a: &LogInputArgs, lists: bool) -> Result<Analysed> {
         .collect::<Result<Vec<_>, _>>()?;
     let robots = RobotsTxt::load(&specs, a.semantics.into())?;
     let job = Job::new(&registry, robots)?;
-    let settings = Settings {
+    let read_settings = ReadSettings {
         format: a
             .log_format
             .as_deref()
@@ -91,19 +66,22 @@ async fn run(a: &LogInputArgs, lists: bool) -> Result<Analysed> {
             since: date(&a.since, "since")?,
             until: date(&a.until, "until")?,
         },
-        threads: a
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .max(1),
+        threads: a.threads.unwrap_or(settings.threads).max(1),
     };
     let files: Vec<PathBuf> = if a.files.is_empty() {
         vec![PathBuf::from("-")]
     } else {
         a.files.clone()
     };
-    let bar = Bar::new(&files, a.no_progress);
-    let sources = files.into_iter().map(Source::from_arg).collect();
-    let read = job.read(sources, &settings, &bar)?;
+    let sources: Vec<Source> = files.into_iter().map(Source::from_arg).collect();
+    let total = sources.iter().filter_map(Source::size).sum();
+    let bar = Bar(crate::progress::bar(
+        settings,
+        a.no_progress,
+        total,
+        "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+    ));
+    let read = job.read(sources, &read_settings, &bar)?;
     if let Some(pb) = &bar.0 {
         pb.finish_and_clear();
     }
@@ -112,7 +90,7 @@ async fn run(a: &LogInputArgs, lists: bool) -> Result<Analysed> {
         if want.is_empty() {
             Default::default()
         } else {
-            let dns = crate::verify::dns_evidence(&a.dns).await?;
+            let dns = crate::verify::dns_evidence(&a.dns, settings).await?;
             crate::verify::gather(&dns, &want).await
         }
     } else {
@@ -133,17 +111,17 @@ fn emit(out: Option<&Path>, content: &str) -> Result<()> {
     Ok(())
 }
 
-fn status(o: &Analysed) -> Outcome {
+fn status(o: &Analysed) -> ExitStatus {
     if o.damaged {
-        Outcome::Code(3)
+        ExitStatus::Damaged
     } else {
-        Outcome::Ok
+        ExitStatus::Success
     }
 }
 
 /// `logs analyze`.
-pub async fn analyze(a: &AnalyzeArgs) -> Result<Outcome> {
-    let o = run(&a.input, a.export.is_some()).await?;
+pub async fn analyze(a: &AnalyzeArgs, settings: &Settings) -> Result<ExitStatus> {
+    let o = run(&a.input, a.export.is_some(), settings).await?;
     let text = match a.format {
         ReportFormat::Json => botscope_logs::render::json(&o.report),
         ReportFormat::Csv => botscope_logs::render::csv(&o.report),
@@ -153,7 +131,7 @@ pub async fn analyze(a: &AnalyzeArgs) -> Result<Outcome> {
     emit(a.out.as_deref(), &text)?;
     if let Some(dir) = &a.export {
         botscope_logs::lists::write_dirs(dir, &o.lists)?;
-        eprintln!("{}", lists_summary(dir, &o.lists));
+        eprintln!("{}: {}", dir.display(), o.lists.summary());
     }
     let code = status(&o);
     // Half a million small allocations are not worth freeing one by one
@@ -162,21 +140,10 @@ pub async fn analyze(a: &AnalyzeArgs) -> Result<Outcome> {
     Ok(code)
 }
 
-fn lists_summary(dir: &Path, l: &Lists) -> String {
-    format!(
-        "{}: {} verified ({} bots), {} other, {} suspect",
-        dir.display(),
-        l.all_ok.len(),
-        l.per_bot.len(),
-        l.other.len(),
-        l.suspect.len()
-    )
-}
-
 /// `logs export-lists`.
-pub async fn export_lists(a: &ExportListsArgs) -> Result<Outcome> {
-    let o = run(&a.input, true).await?;
+pub async fn export_lists(a: &ExportListsArgs, settings: &Settings) -> Result<ExitStatus> {
+    let o = run(&a.input, true, settings).await?;
     botscope_logs::lists::write_dirs(&a.out_dir, &o.lists)?;
-    println!("{}", lists_summary(&a.out_dir, &o.lists));
+    println!("{}: {}", a.out_dir.display(), o.lists.summary());
     Ok(status(&o))
 }

@@ -1,33 +1,18 @@
-//! The botscope command.
-
-// Doc comments on the clap types are the command's help text, where a URL
-// in an example is plain text, not a link.
-#![allow(rustdoc::bare_urls)]
-
-mod bots;
-mod cli;
-mod exit;
-mod export;
-mod harvest;
-mod logs;
-mod robots;
-mod store;
-mod verify;
+//! The botscope command: parse, start the runtime, run, exit.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = <cli::Cli as clap::Parser>::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let cli = <botscope::cli::Cli as clap::Parser>::parse();
+    let settings = botscope::Settings::from_env();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(settings.threads)
         .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            return exit::finish(Err(
-                anyhow::Error::new(e).context("failed to start the runtime")
-            ));
-        }
-    };
-    exit::finish(runtime.block_on(cli.run()))
+        .build();
+    match runtime {
+        Ok(rt) => botscope::finish(rt.block_on(botscope::run(cli, &settings))),
+        Err(e) => botscope::finish(Err(
+            anyhow::Error::new(e).context("failed to start the runtime")
+        )),
+    }
 }

@@ -261,3 +261,24 @@ fn bad_host_lists_and_stores() {
         "{err}"
     );
 }
+
+#[test]
+fn durations_are_checked_before_any_work() {
+    let d = dir("durations");
+    let hosts = d.join("hosts.txt");
+    std::fs::write(&hosts, "a.test\n").expect("hosts");
+    let db = d.join("h.db");
+    for bad in [
+        &["--ip-gap", "soon"][..],
+        &["--timeout", "5q"],
+        &["--refresh", "--older-than=-1s"],
+    ] {
+        let mut args = vec!["harvest", crate::arg(&hosts), "--db", crate::arg(&db)];
+        args.extend_from_slice(bad);
+        let o = crate::run(&args);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("is not a duration"), "{bad:?}: {err}");
+    }
+    assert!(!db.exists(), "nothing written for a bad flag");
+}

@@ -4,6 +4,7 @@
 
 mod cli;
 mod harvest;
+mod inprocess;
 mod logs;
 mod snapshots;
 mod store;

@@ -1,0 +1,112 @@
+//! Many questions over many files: `ROBOTS_PATH<TAB>AGENT<TAB>URL` lines,
+//! each robots file compiled the first time a line names it (through a
+//! loader the caller gives: this crate does no I/O) and found again by its
+//! name's bytes, the last one without a lookup, as a bulk audit's lines
+//! come grouped by file.
+
+use std::collections::HashMap;
+
+use crate::{Matcher, ParseOptions, Semantics, Verdict, path_of};
+
+/// Answers query lines.
+#[derive(Debug)]
+pub struct BatchChecker {
+    semantics: Semantics,
+    opts: ParseOptions,
+    index: HashMap<Box<[u8]>, usize>,
+    compiled: Vec<Result<Matcher, String>>,
+    last: Option<(Box<[u8]>, usize)>,
+}
+
+/// Why a line has no verdict.
+pub const MALFORMED: &str = "malformed line: expected ROBOTS_PATH<TAB>AGENT<TAB>URL";
+
+impl BatchChecker {
+    /// Files are compiled with `semantics` and `opts`.
+    pub fn new(semantics: Semantics, opts: ParseOptions) -> Self {
+        BatchChecker {
+            semantics,
+            opts,
+            index: HashMap::new(),
+            compiled: Vec::new(),
+            last: None,
+        }
+    }
+
+    /// The verdict for one line, or why there is none: the line is
+    /// malformed, or `load` could not give the file (its reason, kept for
+    /// every later line naming the same file).
+    pub fn check(
+        &mut self,
+        line: &[u8],
+        load: impl FnOnce(&[u8]) -> Result<Vec<u8>, String>,
+    ) -> Result<Verdict<'_>, &str> {
+        let mut it = line.splitn(3, |&b| b == b'\t');
+        let (path, agent, url) = match (it.next(), it.next(), it.next()) {
+            (Some(p), Some(a), Some(u)) if !p.is_empty() && memchr::memchr(b'\t', u).is_none() => {
+                (p, a, u)
+            }
+            _ => return Err(MALFORMED),
+        };
+        let i = match &self.last {
+            Some((p, i)) if **p == *path => *i,
+            _ => {
+                let i = match self.index.get(path) {
+                    Some(&i) => i,
+                    None => {
+                        let m = load(path)
+                            .map(|bytes| Matcher::compile(&bytes, self.semantics, &self.opts));
+                        self.compiled.push(m);
+                        self.index.insert(path.into(), self.compiled.len() - 1);
+                        self.compiled.len() - 1
+                    }
+                };
+                self.last = Some((path.into(), i));
+                i
+            }
+        };
+        let m = self.compiled[i].as_ref().map_err(String::as_str)?;
+        Ok(m.check_path(&String::from_utf8_lossy(agent), &path_of(url)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_file_loaded_once_errors_kept() {
+        let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
+        let mut loads = 0;
+        let mut load = |p: &[u8]| {
+            loads += 1;
+            match p {
+                b"a.txt" => Ok(b"User-agent: *\nDisallow: /x\n".to_vec()),
+                _ => Err("no such file".to_owned()),
+            }
+        };
+        assert_eq!(
+            b.check(b"a.txt\tbot\t/x", &mut load).map(|v| v.allowed),
+            Ok(false)
+        );
+        assert_eq!(
+            b.check(b"a.txt\tbot\t/y", &mut load).map(|v| v.allowed),
+            Ok(true)
+        );
+        assert_eq!(
+            b.check(b"b.txt\tbot\t/y", &mut load).err(),
+            Some("no such file")
+        );
+        assert_eq!(
+            b.check(b"a.txt\tbot\thttps://h.test/x", &mut load)
+                .map(|v| v.allowed),
+            Ok(false)
+        );
+        assert_eq!(
+            b.check(b"b.txt\tbot\t/z", &mut load).err(),
+            Some("no such file")
+        );
+        assert_eq!(b.check(b"a.txt\tbot", &mut load).err(), Some(MALFORMED));
+        assert_eq!(loads, 2, "each file once");
+    }
+}

@@ -1,0 +1,79 @@
+//! Reading and writing for every command: `-` as standard input or
+//! output, gzip recognised by its magic bytes, bounded reads.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+/// How a path is named in messages.
+pub fn display(path: &Path) -> String {
+    if path == Path::new("-") {
+        "standard input".to_owned()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// A file, or standard input for `-`, buffered.
+pub fn input(path: &Path) -> Result<Box<dyn BufRead>> {
+    Ok(if path == Path::new("-") {
+        Box::new(io::stdin().lock())
+    } else {
+        Box::new(BufReader::with_capacity(
+            256 * 1024,
+            File::open(path).with_context(|| format!("failed to open {}", path.display()))?,
+        ))
+    })
+}
+
+/// Like [`input`], decompressing gzip (several members) when the first
+/// bytes say so, whatever the name.
+pub fn input_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead>> {
+    let mut r = input(path)?;
+    let head = r
+        .fill_buf()
+        .with_context(|| format!("failed to read {}", display(path)))?;
+    Ok(if head.starts_with(&[0x1f, 0x8b]) {
+        Box::new(BufReader::new(flate2::bufread::MultiGzDecoder::new(r)))
+    } else {
+        r
+    })
+}
+
+/// A file created (or truncated) at `path`, or standard output.
+pub fn output(path: Option<&Path>) -> Result<Box<dyn Write>> {
+    Ok(match path {
+        Some(p) => Box::new(BufWriter::new(
+            File::create(p).with_context(|| format!("failed to create {}", p.display()))?,
+        )),
+        None => Box::new(BufWriter::new(io::stdout().lock())),
+    })
+}
+
+/// Reads a file (or stdin for `-`), keeping at most `limit` bytes plus one
+/// line's worth past it, so that a huge file costs bounded memory; returns
+/// the bytes and the total size.
+pub fn read_limited(path: &Path, limit: Option<usize>) -> Result<(Vec<u8>, u64)> {
+    let mut reader = input(path)?;
+    let failed = || format!("failed to read {}", display(path));
+    let mut buf = Vec::new();
+    match limit {
+        None => {
+            reader.read_to_end(&mut buf).with_context(failed)?;
+            let n = buf.len() as u64;
+            Ok((buf, n))
+        }
+        Some(cap) => {
+            let keep = cap.saturating_add(botscope_robotstxt::MAX_LINE_LEN + 1) as u64;
+            (&mut reader)
+                .take(keep)
+                .read_to_end(&mut buf)
+                .with_context(failed)?;
+            let rest = io::copy(&mut reader, &mut io::sink()).with_context(failed)?;
+            let total = buf.len() as u64 + rest;
+            Ok((buf, total))
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! The botscope command as a library: [`run`] takes parsed arguments and
+//! the [`Settings`] resolved once, runs the command inside the caller's
+//! Tokio runtime, and returns its [`ExitStatus`]. `main` only parses,
+//! starts the runtime and maps the status to the process exit code; tests
+//! call [`run`] in-process.
+
+// Doc comments on the clap types are the command's help text, where a URL
+// in an example is plain text, not a link.
+#![allow(rustdoc::bare_urls)]
+
+pub mod cli;
+mod exit;
+mod io;
+mod progress;
+mod settings;
+
+mod bots;
+mod export;
+mod harvest;
+mod logs;
+mod robots;
+mod store;
+mod verify;
+
+pub use exit::{ExitStatus, finish};
+pub use settings::Settings;
+
+use cli::{BotsCommand, Cli, Command, LogsCommand, RobotsCommand, StoreCommand};
+
+/// Runs the command `cli` names.
+pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
+    let s = settings;
+    match cli.command {
+        Command::Robots(cmd) => match cmd {
+            RobotsCommand::Check(a) => robots::check(&a),
+            RobotsCommand::CheckBatch(a) => robots::check_batch(&a),
+            RobotsCommand::Lint(a) => robots::lint(&a),
+            RobotsCommand::Parse(a) => robots::parse(&a),
+            RobotsCommand::Meta(a) => robots::meta(&a),
+        },
+        Command::Verify(a) => verify::cli(&a, s).await,
+        Command::Logs(cmd) => match cmd {
+            LogsCommand::Analyze(a) => logs::analyze(&a, s).await,
+            LogsCommand::ExportLists(a) => logs::export_lists(&a, s).await,
+        },
+        Command::Harvest(a) => harvest::run(&a, s).await,
+        Command::Store(cmd) => match cmd {
+            StoreCommand::Stats(a) => store::stats(&a),
+            StoreCommand::Export(a) => store::export(&a),
+            StoreCommand::Import(a) => store::import(&a),
+        },
+        Command::Bots(cmd) => match cmd {
+            BotsCommand::List(a) => bots::list(&a, s),
+            BotsCommand::Show(a) => bots::show(&a, s),
+            BotsCommand::Validate(a) => bots::validate(&a),
+            BotsCommand::Export(a) => export::run(&a, s),
+            BotsCommand::Update(a) => bots::update(&a, s),
+        },
+    }
+}

@@ -1,0 +1,85 @@
+//! Settings resolved once, from the environment, before any command runs:
+//! where the user registry and the DNS cache live, how many threads to
+//! use, whether standard error is a terminal.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use botscope_botid::{MAX_REGISTRY_BYTES, Registry, RegistryError};
+
+/// What every command may need to know of its surroundings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The user registry `bots update` writes and every command layers over
+    /// the bundled one: `$XDG_CONFIG_HOME/botscope/registry.yaml`, else
+    /// `~/.config/botscope/registry.yaml`.
+    pub user_registry: Option<PathBuf>,
+    /// The DNS cache: `$XDG_CACHE_HOME/botscope/dns-cache.json`, else
+    /// `~/.cache/botscope/dns-cache.json`.
+    pub dns_cache: Option<PathBuf>,
+    /// Threads for parallel work: one per core.
+    pub threads: usize,
+    /// Standard error is a terminal (progress bars may be drawn).
+    pub terminal: bool,
+}
+
+impl Settings {
+    /// From the environment of this process.
+    pub fn from_env() -> Settings {
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let home = var("HOME");
+        let config = var("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
+        let cache = var("XDG_CACHE_HOME").or_else(|| home.as_ref().map(|h| h.join(".cache")));
+        Settings {
+            user_registry: config.map(|d| d.join("botscope").join("registry.yaml")),
+            dns_cache: cache.map(|d| d.join("botscope").join("dns-cache.json")),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// The bundled registry, with the user registry (if any) and then
+    /// `extra` (`--registry`) layered over it.
+    pub fn registry(&self, extra: Option<&PathBuf>) -> Result<Registry> {
+        let mut r = Registry::bundled();
+        if let Some(p) = self.user_registry.as_ref().filter(|p| p.is_file()) {
+            r = r.layered(parse_registry(p)?);
+        }
+        if let Some(path) = extra {
+            r = r.layered(parse_registry(path)?);
+        }
+        Ok(r)
+    }
+}
+
+/// A registry file's text, within the size limit.
+pub fn registry_text(path: &Path) -> Result<String> {
+    let (bytes, total) = crate::io::read_limited(path, Some(MAX_REGISTRY_BYTES))?;
+    anyhow::ensure!(
+        total as usize <= MAX_REGISTRY_BYTES,
+        "{} is {total} bytes; the limit is {MAX_REGISTRY_BYTES}",
+        path.display()
+    );
+    String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))
+}
+
+/// Every error of a registry file, one per line.
+pub fn errors_text(errors: &[RegistryError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A registry file, read and validated.
+pub fn parse_registry(path: &Path) -> Result<Registry> {
+    let text = registry_text(path)?;
+    Registry::parse(&path.display().to_string(), &text)
+        .map_err(|e| anyhow::anyhow!("invalid registry:\n{}", errors_text(&e)))
+}
