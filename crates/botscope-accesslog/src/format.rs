@@ -1,8 +1,6 @@
 //! Log formats: Apache `LogFormat` strings, nginx `log_format` strings,
 //! the common presets, and JSON lines.
 
-use std::fmt;
-
 /// What a field of a log line holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Field {
@@ -49,17 +47,14 @@ pub(crate) enum Tok {
     Field(Field),
 }
 
-/// A format string that cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FormatError(pub String);
-
-impl fmt::Display for FormatError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+/// What can go wrong in this crate: only a log format string that cannot
+/// be used (parsing a line never fails; it gives a `Malformed` reason).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A format string that cannot be used.
+    #[error("{0}")]
+    Format(String),
 }
-
-impl std::error::Error for FormatError {}
 
 /// A compiled log format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +71,7 @@ pub const COMMON: &str = r#"%h %l %u %t "%r" %>s %b"#;
 /// Debian's vhost_combined format.
 pub const VHOST_COMBINED: &str = r#"%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i""#;
 
-fn apache_field(directive: &str, arg: Option<&str>) -> Result<Field, FormatError> {
+fn apache_field(directive: &str, arg: Option<&str>) -> Result<Field, Error> {
     let f = match (directive, arg.map(str::to_ascii_lowercase).as_deref()) {
         ("h" | "a", _) => Field::RemoteAddr,
         ("l", _) => Field::Ident,
@@ -96,7 +91,7 @@ fn apache_field(directive: &str, arg: Option<&str>) -> Result<Field, FormatError
         ("T", None) => Field::DurationSeconds,
         ("i" | "o" | "e" | "n" | "C" | "x" | "^ti" | "^to", _) => Field::Ignored,
         ("A" | "f" | "k" | "L" | "P" | "p" | "q" | "R" | "X" | "T", _) => Field::Ignored,
-        (d, _) => return Err(FormatError(format!("unknown LogFormat directive `%{d}`"))),
+        (d, _) => return Err(Error::Format(format!("unknown LogFormat directive `%{d}`"))),
     };
     Ok(f)
 }
@@ -134,11 +129,11 @@ fn push_lit(tokens: &mut Vec<Tok>, b: &[u8]) {
     }
 }
 
-fn check(name: &str, tokens: Vec<Tok>) -> Result<LogFormat, FormatError> {
+fn check(name: &str, tokens: Vec<Tok>) -> Result<LogFormat, Error> {
     // Two fields in a row cannot be told apart.
     for w in tokens.windows(2) {
         if let [Tok::Field(a), Tok::Field(b)] = w {
-            return Err(FormatError(format!(
+            return Err(Error::Format(format!(
                 "fields {a:?} and {b:?} follow each other with nothing between them"
             )));
         }
@@ -147,7 +142,7 @@ fn check(name: &str, tokens: Vec<Tok>) -> Result<LogFormat, FormatError> {
         .iter()
         .any(|t| matches!(t, Tok::Field(Field::RemoteAddr)))
     {
-        return Err(FormatError(
+        return Err(Error::Format(
             "the format has no client address (%h, %a or $remote_addr)".into(),
         ));
     }
@@ -171,7 +166,7 @@ impl LogFormat {
     /// assert!(LogFormat::apache(r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i""#).is_ok());
     /// assert!(LogFormat::apache("%h %Z").is_err());
     /// ```
-    pub fn apache(spec: &str) -> Result<LogFormat, FormatError> {
+    pub fn apache(spec: &str) -> Result<LogFormat, Error> {
         let mut tokens = Vec::new();
         let b = spec.as_bytes();
         let mut i = 0;
@@ -201,7 +196,7 @@ impl LogFormat {
                 let end = spec[i..]
                     .find('}')
                     .map(|e| i + e)
-                    .ok_or_else(|| FormatError(format!("unclosed `{{` in `{spec}`")))?;
+                    .ok_or_else(|| Error::Format(format!("unclosed `{{` in `{spec}`")))?;
                 arg = Some(&spec[i + 1..end]);
                 i = end + 1;
             }
@@ -222,7 +217,7 @@ impl LogFormat {
                 d_end += 1;
             }
             if i >= d_end {
-                return Err(FormatError(format!("`%` at the end of `{spec}`")));
+                return Err(Error::Format(format!("`%` at the end of `{spec}`")));
             }
             let directive = &spec[i..d_end];
             tokens.push(Tok::Field(apache_field(directive, arg)?));
@@ -256,7 +251,7 @@ impl LogFormat {
     /// let f = LogFormat::nginx(r#"$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent""#);
     /// assert!(f.is_ok());
     /// ```
-    pub fn nginx(spec: &str) -> Result<LogFormat, FormatError> {
+    pub fn nginx(spec: &str) -> Result<LogFormat, Error> {
         let mut tokens = Vec::new();
         let b = spec.as_bytes();
         let mut i = 0;
@@ -274,7 +269,7 @@ impl LogFormat {
                 let end = spec[i..]
                     .find('}')
                     .map(|e| i + e)
-                    .ok_or_else(|| FormatError(format!("unclosed `${{` in `{spec}`")))?;
+                    .ok_or_else(|| Error::Format(format!("unclosed `${{` in `{spec}`")))?;
                 (&spec[i + 1..end], end + 1)
             } else {
                 let end = b[i..]
@@ -284,7 +279,7 @@ impl LogFormat {
                 (&spec[i..end], end)
             };
             if name.is_empty() {
-                return Err(FormatError(format!(
+                return Err(Error::Format(format!(
                     "`$` without a variable name in `{spec}`"
                 )));
             }
@@ -320,7 +315,7 @@ impl LogFormat {
 
     /// Reads a user's `--log-format`: a preset name, an nginx string (it has
     /// `$`), or an Apache string.
-    pub fn from_spec(spec: &str) -> Result<LogFormat, FormatError> {
+    pub fn from_spec(spec: &str) -> Result<LogFormat, Error> {
         if let Some(p) = LogFormat::preset(spec.trim()) {
             return Ok(p);
         }

@@ -34,7 +34,7 @@ pub use analyze::{
     Agent, Analysis, Analyzer, CLIENT_SAMPLES, Class, Client, Clients, Example, Identify, NoPolicy,
     Partial, Policy, Reason, SESSION_GAP, Seconds, Span, TOP_PATHS_CAP, TopPaths, Window, classify,
 };
-pub use format::{COMBINED, COMMON, Field, FormatError, LogFormat, VHOST_COMBINED};
+pub use format::{COMBINED, COMMON, Error, Field, LogFormat, VHOST_COMBINED};
 pub use parse::{MAX_LINE_BYTES, Malformed, Record};
 pub use paths::{PROBES, PathKind, is_absolute, is_common_method, path_kind, path_only, probe};
 pub use report::{

@@ -11,6 +11,8 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
+use crate::Error;
+
 /// An inclusive range of addresses of one family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum IpRange {
@@ -19,18 +21,6 @@ pub enum IpRange {
     /// IPv6, as integers.
     V6(u128, u128),
 }
-
-/// Why an address, range or CIDR could not be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IpParseError(pub String);
-
-impl fmt::Display for IpParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for IpParseError {}
 
 /// An address with IPv4-mapped IPv6 turned into IPv4.
 pub fn normalize(ip: IpAddr) -> IpAddr {
@@ -45,11 +35,11 @@ pub fn normalize(ip: IpAddr) -> IpAddr {
 
 /// Reads one address (surrounding whitespace and `[ ]` allowed), IPv4-mapped
 /// IPv6 normalised to IPv4.
-pub fn parse_ip(s: &str) -> Result<IpAddr, IpParseError> {
+pub fn parse_ip(s: &str) -> Result<IpAddr, Error> {
     let t = s.trim().trim_start_matches('[').trim_end_matches(']');
     IpAddr::from_str(t)
         .map(normalize)
-        .map_err(|_| IpParseError(format!("`{}` is not an IP address", s.trim())))
+        .map_err(|_| Error::Ip(format!("`{}` is not an IP address", s.trim())))
 }
 
 impl IpRange {
@@ -62,7 +52,7 @@ impl IpRange {
     }
 
     /// An inclusive range; both ends of one family, `min <= max`.
-    pub fn from_bounds(min: IpAddr, max: IpAddr) -> Result<IpRange, IpParseError> {
+    pub fn from_bounds(min: IpAddr, max: IpAddr) -> Result<IpRange, Error> {
         match (normalize(min), normalize(max)) {
             (IpAddr::V4(a), IpAddr::V4(b)) if u32::from(a) <= u32::from(b) => {
                 Ok(IpRange::V4(a.into(), b.into()))
@@ -70,10 +60,10 @@ impl IpRange {
             (IpAddr::V6(a), IpAddr::V6(b)) if u128::from(a) <= u128::from(b) => {
                 Ok(IpRange::V6(a.into(), b.into()))
             }
-            (IpAddr::V4(_), IpAddr::V4(_)) | (IpAddr::V6(_), IpAddr::V6(_)) => Err(IpParseError(
+            (IpAddr::V4(_), IpAddr::V4(_)) | (IpAddr::V6(_), IpAddr::V6(_)) => Err(Error::Ip(
                 format!("range min {min} is greater than max {max}"),
             )),
-            _ => Err(IpParseError(format!(
+            _ => Err(Error::Ip(format!(
                 "range {min} - {max} mixes IPv4 and IPv6"
             ))),
         }
@@ -81,9 +71,9 @@ impl IpRange {
 
     /// Reads a CIDR block (`66.249.64.0/19`, `2001:4860:4801::/48`). Host
     /// bits set below the prefix are an error, as in the operators' lists.
-    pub fn parse_cidr(s: &str) -> Result<IpRange, IpParseError> {
+    pub fn parse_cidr(s: &str) -> Result<IpRange, Error> {
         let t = s.trim();
-        let err = |why: &str| IpParseError(format!("`{t}` is not a CIDR block: {why}"));
+        let err = |why: &str| Error::Ip(format!("`{t}` is not a CIDR block: {why}"));
         let (addr, len) = t.split_once('/').ok_or_else(|| err("no `/`"))?;
         let len: u32 = len
             .trim()
@@ -123,7 +113,7 @@ impl IpRange {
     }
 
     /// Reads an address, a CIDR block, or `min-max`.
-    pub fn parse_any(s: &str) -> Result<IpRange, IpParseError> {
+    pub fn parse_any(s: &str) -> Result<IpRange, Error> {
         let t = s.trim();
         if t.contains('/') {
             return IpRange::parse_cidr(t);

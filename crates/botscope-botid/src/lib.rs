@@ -10,10 +10,22 @@ mod registry;
 mod ua;
 mod verify;
 
+/// What can go wrong in this crate. (A registry file's problems are not
+/// one error but a list: [`Registry::parse`] returns every one.)
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// An address, range or CIDR block that cannot be read.
+    #[error("{0}")]
+    Ip(String),
+    /// The User-Agent classifier's data cannot be compiled.
+    #[error("failed to build the User-Agent classifier: {0}")]
+    Classifier(String),
+}
+
 pub use batch::Batch;
 pub use export::{ALL_OK, Lists, OTHER, SUSPECT, read_verdicts, slug};
 pub use import::{Imported, MAX_LIST_BYTES, import_list, publishers_of};
-pub use ipset::{IpIndex, IpIndexBuilder, IpParseError, IpRange, normalize, parse_ip};
+pub use ipset::{IpIndex, IpIndexBuilder, IpRange, normalize, parse_ip};
 pub use registry::{
     BUNDLED_REGISTRY, BotEntry, Category, MAX_REGISTRY_BYTES, Registry, RegistryError,
 };

@@ -357,8 +357,8 @@ impl Reader<'_> {
                 other => {
                     let hint = BOT_KEYS
                         .iter()
-                        .min_by_key(|k| distance(k, other))
-                        .filter(|k| distance(k, other) <= 3)
+                        .min_by_key(|k| strsim::levenshtein(k, other))
+                        .filter(|k| strsim::levenshtein(k, other) <= 3)
                         .map(|k| format!(" (did you mean `{k}`?)"))
                         .unwrap_or_default();
                     self.err(
@@ -426,21 +426,6 @@ impl Reader<'_> {
             }
         }
     }
-}
-
-fn distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// Largest registry file read, in bytes.

@@ -150,6 +150,17 @@ impl UaClassifier {
         patterns: &str,
         isbot: &str,
         registry: &Registry,
+    ) -> Result<UaClassifier, crate::Error> {
+        Self::build(regexes, extras_text, patterns, isbot, registry)
+            .map_err(crate::Error::Classifier)
+    }
+
+    fn build(
+        regexes: &str,
+        extras_text: &str,
+        patterns: &str,
+        isbot: &str,
+        registry: &Registry,
     ) -> Result<UaClassifier, String> {
         // Syntax checks only: compiling each pattern on its own just to
         // see that it compiles would double the start-up time.
@@ -237,7 +248,7 @@ impl UaClassifier {
     }
 
     /// The classifier over the shipped data and `registry`.
-    pub fn bundled(registry: &Registry) -> Result<UaClassifier, String> {
+    pub fn bundled(registry: &Registry) -> Result<UaClassifier, crate::Error> {
         UaClassifier::new(
             UAP_REGEXES,
             UAP_EXTRAS,

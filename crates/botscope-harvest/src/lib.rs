@@ -28,7 +28,31 @@ use botscope_store::{Attempt, Headers, Hop, Previous};
 
 pub use fetch::{Exchange, FetchError};
 pub use hosts::{HostList, MAX_LINE, host_of, read_host_list};
-pub use run::{NoProgress, Progress, RunConfig, RunError, Selection, Summary, Tally, run, select};
+pub use run::{NoProgress, Progress, RunConfig, Selection, Summary, Tally, run, select};
+
+/// What stops a harvest (a host's failure never does: it is recorded as
+/// the attempt's error class, [`FetchError`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The harvester could not be set up (TLS, a certificate to trust).
+    #[error("{0}")]
+    Setup(String),
+    /// The host list names no host.
+    #[error("no host names in {0}")]
+    NoHosts(String),
+    /// `resume` without an unfinished run over this list.
+    #[error("no unfinished run over this host list to resume")]
+    NothingToResume,
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] botscope_store::StoreError),
+    /// DNS could not be set up.
+    #[error(transparent)]
+    Dns(#[from] botscope_dns::Error),
+    /// The writer stopped.
+    #[error("the store writer stopped")]
+    Writer,
+}
 
 /// The default User-Agent: the robot's name and where to read about it.
 pub const DEFAULT_USER_AGENT: &str = concat!(
@@ -99,11 +123,6 @@ pub fn certificates(
     rustls_pki_types::CertificateDer::pem_slice_iter(pem).collect()
 }
 
-/// The harvester could not be set up.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct SetupError(pub String);
-
 fn unix(t: SystemTime) -> i64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
@@ -111,18 +130,18 @@ fn unix(t: SystemTime) -> i64 {
 
 impl<L: Lookup> Harvester<L> {
     /// A harvester over a checked DNS pool.
-    pub fn new(cfg: Config, dns: Pool<L>) -> Result<Self, SetupError> {
+    pub fn new(cfg: Config, dns: Pool<L>) -> Result<Self, Error> {
         let mut roots = rustls::RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         for c in &cfg.extra_roots {
             roots
                 .add(c.clone())
-                .map_err(|e| SetupError(format!("a certificate to trust is not usable: {e}")))?;
+                .map_err(|e| Error::Setup(format!("a certificate to trust is not usable: {e}")))?;
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .map_err(|e| SetupError(format!("TLS setup: {e}")))?
+            .map_err(|e| Error::Setup(format!("TLS setup: {e}")))?
             .with_root_certificates(roots)
             .with_no_client_auth();
         tls.alpn_protocols = vec![b"http/1.1".to_vec()];

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use botscope_dns::{HickoryLookup, Pool, ServerCheck};
 use botscope_store::{Attempt, NewRun, Previous, RunId, Store, content_hash};
 
-use crate::{Config, Harvester, HostList};
+use crate::{Config, Error, Harvester, HostList};
 
 /// Attempts per store transaction.
 const BATCH: usize = 500;
@@ -201,29 +201,6 @@ pub struct Summary {
     pub elapsed: Duration,
 }
 
-/// What stops a run.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The host list names no host.
-    #[error("no host names in {0}")]
-    NoHosts(String),
-    /// `resume` without an unfinished run over this list.
-    #[error("no unfinished run over this host list to resume")]
-    NothingToResume,
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] botscope_store::StoreError),
-    /// DNS could not be set up.
-    #[error(transparent)]
-    Dns(#[from] botscope_dns::Error),
-    /// The fetcher could not be set up.
-    #[error(transparent)]
-    Setup(#[from] crate::SetupError),
-    /// The writer stopped.
-    #[error("the store writer stopped")]
-    Writer,
-}
-
 /// Seconds since the epoch, now.
 fn now() -> i64 {
     SystemTime::now()
@@ -238,9 +215,9 @@ pub async fn run<S: Store + Send + 'static>(
     mut store: S,
     config: RunConfig,
     progress: Arc<dyn Progress>,
-) -> Result<(Summary, S), RunError> {
+) -> Result<(Summary, S), Error> {
     if list.hosts.is_empty() {
-        return Err(RunError::NoHosts(config.input));
+        return Err(Error::NoHosts(config.input));
     }
     let input_hash = content_hash(
         list.hosts
@@ -253,7 +230,7 @@ pub async fn run<S: Store + Send + 'static>(
     let (run, done) = if config.resume {
         let run = store
             .unfinished_run(&input_hash)?
-            .ok_or(RunError::NothingToResume)?;
+            .ok_or(Error::NothingToResume)?;
         (run, store.hosts_done(run)?)
     } else {
         let run = store.begin_run(&NewRun {
@@ -280,7 +257,7 @@ pub async fn run<S: Store + Send + 'static>(
     // The writer: batches into the store, on a blocking thread.
     let (tx, rx) = crossbeam_channel::bounded::<Attempt>(concurrency * 4);
     let writer_progress = progress.clone();
-    let writer = tokio::task::spawn_blocking(move || -> Result<(Tally, S), RunError> {
+    let writer = tokio::task::spawn_blocking(move || -> Result<(Tally, S), Error> {
         let mut tally = Tally::default();
         let mut batch: Vec<Attempt> = Vec::with_capacity(BATCH);
         let mut last = Instant::now();
@@ -312,7 +289,7 @@ pub async fn run<S: Store + Send + 'static>(
         &*progress,
     )
     .await;
-    let (tally, mut store) = writer.await.map_err(|_| RunError::Writer)??;
+    let (tally, mut store) = writer.await.map_err(|_| Error::Writer)??;
     // A run that failed stays unfinished: resuming continues it.
     fetched?;
     store.finish_run(run, now())?;
@@ -335,7 +312,7 @@ async fn fetch_all(
     concurrency: usize,
     tx: crossbeam_channel::Sender<Attempt>,
     progress: &dyn Progress,
-) -> Result<(), RunError> {
+) -> Result<(), Error> {
     let probes: Vec<String> = todo.iter().take(PROBES).map(|(_, h)| h.clone()).collect();
     let mut lookups = Vec::new();
     for s in &config.nameservers {

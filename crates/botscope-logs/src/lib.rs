@@ -95,8 +95,8 @@ pub enum Error {
         path: PathBuf,
     },
     /// The User-Agent classifier could not be built.
-    #[error("failed to build the User-Agent classifier: {0}")]
-    Classifier(String),
+    #[error(transparent)]
+    Classifier(#[from] botscope_botid::Error),
     /// Not possible on this platform.
     #[error("{0}")]
     Unsupported(&'static str),
@@ -189,7 +189,7 @@ pub struct Outcome {
 impl<'r> Job<'r> {
     /// A job over `registry` and the site's robots.txt versions.
     pub fn new(registry: &'r Registry, robots: RobotsTxt) -> Result<Job<'r>, Error> {
-        let classifier = UaClassifier::bundled(registry).map_err(Error::Classifier)?;
+        let classifier = UaClassifier::bundled(registry)?;
         Ok(Job {
             registry,
             classifier,

@@ -144,17 +144,6 @@ fn split_directives(content: &str) -> Vec<(String, Option<String>)> {
     out
 }
 
-/// Days from 1970-01-01 to the given civil date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// Reads the dates Google accepts for `unavailable_after`: ISO 8601
 /// (`2026-09-21`, `2026-09-21T15:00:00Z`) and HTTP dates.
 fn parse_date(s: &str) -> Option<i64> {
@@ -178,7 +167,12 @@ fn parse_date(s: &str) -> Option<i64> {
     {
         return None;
     }
-    let mut secs = days_from_civil(y, m, d) * 86_400;
+    let day = jiff::civil::Date::new(i16::try_from(y).ok()?, m as i8, d as i8).ok()?;
+    let mut secs = day
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .ok()?
+        .timestamp()
+        .as_second();
     if matches!(s.as_bytes().get(10), Some(b'T' | b' ')) {
         let (h, mi) = (num(11, 13)?, num(14, 16)?);
         let sec = num(17, 19).unwrap_or(0);

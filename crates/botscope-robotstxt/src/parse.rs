@@ -166,33 +166,11 @@ const KNOWN_KEYS: &[&str] = &[
     "clean-param",
 ];
 
-/// Optimal string alignment distance, for "did you mean".
+/// Optimal string alignment distance, ignoring ASCII case, for "did you
+/// mean".
 pub(crate) fn edit_distance(a: &[u8], b: &[u8]) -> usize {
-    let (n, m) = (a.len(), b.len());
-    let mut d = vec![vec![0usize; m + 1]; n + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=n {
-        for j in 1..=m {
-            let cost = usize::from(!a[i - 1].eq_ignore_ascii_case(&b[j - 1]));
-            let mut v = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1
-                && j > 1
-                && a[i - 1].eq_ignore_ascii_case(&b[j - 2])
-                && a[i - 2].eq_ignore_ascii_case(&b[j - 1])
-            {
-                v = v.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[n][m]
+    let lower = |x: &[u8]| String::from_utf8_lossy(x).to_ascii_lowercase();
+    strsim::osa_distance(&lower(a), &lower(b))
 }
 
 /// The known key closest to `key`, if it is close enough to be a typo.

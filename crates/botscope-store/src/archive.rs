@@ -9,7 +9,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use base64::Engine;
 use botscope_robotstxt::{FetchAction, FetchPolicy, FetchResponse, decide_fetch};
 
-use crate::warc::{self, Next, Reader, WarcError};
+use crate::warc::{self, Next, Reader};
 use crate::{Attempt, Headers, Result, RunId, Store, StoreError, hex};
 
 /// Attempts per store transaction when importing.
@@ -95,7 +95,7 @@ impl<'s, S: Store + ?Sized> Importer<'s, S> {
         &mut self,
         input: impl BufRead,
         note: &mut dyn FnMut(&str),
-    ) -> Result<Option<WarcError>> {
+    ) -> Result<Option<StoreError>> {
         let mut reader = Reader::new(input);
         loop {
             let rec = match reader.next_record() {

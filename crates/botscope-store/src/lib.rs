@@ -72,6 +72,23 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// Not a WARC record where one should start (reading stops there).
+    #[error("not a WARC record at byte {offset}: {what}")]
+    WarcFormat {
+        /// Byte offset in the (decompressed) stream.
+        offset: u64,
+        /// What was wrong.
+        what: String,
+    },
+    /// A WARC stream could not be read (or ended inside a record).
+    #[error("reading failed at byte {offset}: {source}")]
+    WarcRead {
+        /// Byte offset in the (decompressed) stream.
+        offset: u64,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
     /// Any other database error.
     #[error("{path}: {detail}")]
     Db {

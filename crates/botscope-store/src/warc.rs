@@ -7,6 +7,8 @@
 
 use std::io::{self, BufRead, Read, Write};
 
+use crate::StoreError;
+
 /// Longest record header (the named fields).
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// Largest block kept; a larger one is skipped (robots.txt bodies are
@@ -46,27 +48,6 @@ pub enum Next {
     End,
 }
 
-/// A record-level problem that ends reading.
-#[derive(Debug, thiserror::Error)]
-pub enum WarcError {
-    /// Not a WARC record where one should start.
-    #[error("not a WARC record at byte {offset}: {what}")]
-    Format {
-        /// Byte offset in the (decompressed) stream.
-        offset: u64,
-        /// What was wrong.
-        what: String,
-    },
-    /// The input could not be read (or ended inside a record).
-    #[error("reading failed at byte {offset}: {source}")]
-    Io {
-        /// Byte offset in the (decompressed) stream.
-        offset: u64,
-        /// The error.
-        source: io::Error,
-    },
-}
-
 /// Reads records one after the other from a (decompressed) stream.
 pub struct Reader<R> {
     inner: R,
@@ -79,19 +60,19 @@ impl<R: BufRead> Reader<R> {
         Reader { inner, offset: 0 }
     }
 
-    fn line(&mut self, limit: usize) -> Result<Option<Vec<u8>>, WarcError> {
+    fn line(&mut self, limit: usize) -> Result<Option<Vec<u8>>, StoreError> {
         let mut buf = Vec::new();
         let offset = self.offset;
         let n = (&mut self.inner)
             .take(limit as u64 + 1)
             .read_until(b'\n', &mut buf)
-            .map_err(|source| WarcError::Io { offset, source })?;
+            .map_err(|source| StoreError::WarcRead { offset, source })?;
         self.offset += n as u64;
         if n == 0 {
             return Ok(None);
         }
         if buf.len() > limit {
-            return Err(WarcError::Format {
+            return Err(StoreError::WarcFormat {
                 offset,
                 what: "a header line over the size limit".into(),
             });
@@ -103,7 +84,7 @@ impl<R: BufRead> Reader<R> {
     }
 
     /// The next record.
-    pub fn next_record(&mut self) -> Result<Next, WarcError> {
+    pub fn next_record(&mut self) -> Result<Next, StoreError> {
         // Blank lines between records (the record end is two CRLFs).
         let start;
         let version = loop {
@@ -119,7 +100,7 @@ impl<R: BufRead> Reader<R> {
         };
         let version = String::from_utf8_lossy(&version).into_owned();
         if !version.starts_with("WARC/") {
-            return Err(WarcError::Format {
+            return Err(StoreError::WarcFormat {
                 offset: start,
                 what: format!(
                     "expected a `WARC/` version line, found {:?}",
@@ -131,7 +112,7 @@ impl<R: BufRead> Reader<R> {
         let mut header_bytes = 0usize;
         loop {
             let Some(l) = self.line(MAX_HEADER_BYTES)? else {
-                return Err(WarcError::Io {
+                return Err(StoreError::WarcRead {
                     offset: self.offset,
                     source: io::ErrorKind::UnexpectedEof.into(),
                 });
@@ -141,7 +122,7 @@ impl<R: BufRead> Reader<R> {
             }
             header_bytes += l.len();
             if header_bytes > MAX_HEADER_BYTES {
-                return Err(WarcError::Format {
+                return Err(StoreError::WarcFormat {
                     offset: start,
                     what: "a record header over the size limit".into(),
                 });
@@ -156,7 +137,7 @@ impl<R: BufRead> Reader<R> {
                 continue;
             }
             let Some((k, v)) = l.split_once(':') else {
-                return Err(WarcError::Format {
+                return Err(StoreError::WarcFormat {
                     offset: start,
                     what: format!("a header line without a colon: {:?}", clip(&l)),
                 });
@@ -167,17 +148,17 @@ impl<R: BufRead> Reader<R> {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
             .and_then(|(_, v)| v.parse::<u64>().ok())
-            .ok_or_else(|| WarcError::Format {
+            .ok_or_else(|| StoreError::WarcFormat {
                 offset: start,
                 what: "no valid Content-Length".into(),
             })?;
         if len > MAX_BLOCK_BYTES {
             let offset = self.offset;
             let skipped = io::copy(&mut (&mut self.inner).take(len), &mut io::sink())
-                .map_err(|source| WarcError::Io { offset, source })?;
+                .map_err(|source| StoreError::WarcRead { offset, source })?;
             self.offset += skipped;
             if skipped < len {
-                return Err(WarcError::Io {
+                return Err(StoreError::WarcRead {
                     offset: self.offset,
                     source: io::ErrorKind::UnexpectedEof.into(),
                 });
@@ -191,10 +172,10 @@ impl<R: BufRead> Reader<R> {
         let got = (&mut self.inner)
             .take(len)
             .read_to_end(&mut block)
-            .map_err(|source| WarcError::Io { offset, source })?;
+            .map_err(|source| StoreError::WarcRead { offset, source })?;
         self.offset += got as u64;
         if (got as u64) < len {
-            return Err(WarcError::Io {
+            return Err(StoreError::WarcRead {
                 offset: self.offset,
                 source: io::ErrorKind::UnexpectedEof.into(),
             });

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use botscope_dns::ServerCheck;
 use botscope_harvest::{
-    Config, DEFAULT_USER_AGENT, Progress, RunConfig, RunError, Selection, Tally, read_host_list,
+    Config, DEFAULT_USER_AGENT, Progress, RunConfig, Selection, Tally, read_host_list,
 };
 use botscope_robotstxt::FetchPolicy;
 use botscope_store::{RunId, SqliteStore};
@@ -120,7 +120,7 @@ pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
     )));
     let (summary, _) = match botscope_harvest::run(list, store, config, progress.clone()).await {
         Ok(done) => done,
-        Err(RunError::NothingToResume) => bail!(
+        Err(botscope_harvest::Error::NothingToResume) => bail!(
             "--resume: no unfinished run over this host list in {}",
             a.db.db.display()
         ),

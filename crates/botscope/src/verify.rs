@@ -32,11 +32,11 @@ pub async fn run(
     dns: Option<&DnsEvidence>,
 ) -> Result<ExitStatus> {
     let registry = settings.registry(a.registry.as_ref())?;
-    let ua_classifier = UaClassifier::bundled(&registry).map_err(anyhow::Error::msg)?;
+    let ua_classifier = UaClassifier::bundled(&registry)?;
     match (&a.batch, &a.ip) {
         (Some(batch), None) => batch_run(batch, &registry, &ua_classifier, dns).await,
         (None, Some(ip)) => {
-            let ip = parse_ip(ip).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let ip = parse_ip(ip)?;
             let ua =
                 a.ua.as_deref()
                     .map(|u| ua_classifier.classify(u))
