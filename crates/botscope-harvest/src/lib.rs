@@ -16,6 +16,7 @@ mod fetch;
 mod hosts;
 mod run;
 pub mod safety;
+mod turns;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -100,16 +101,12 @@ impl Default for Config {
     }
 }
 
-/// One address's turn: the lock is held for a whole exchange; the time is
-/// when the last one ended.
-type Gate = Arc<tokio::sync::Mutex<Option<Instant>>>;
-
 /// Fetches robots.txt files.
 pub struct Harvester<L> {
     cfg: Config,
     dns: Pool<L>,
     tls: tokio_rustls::TlsConnector,
-    gates: Mutex<HashMap<IpAddr, Gate>>,
+    turns: turns::Turns,
     /// Answers resolved ahead of the fetch ([`Harvester::resolve_ahead`]),
     /// taken when the host is fetched.
     ahead: Mutex<HashMap<String, botscope_dns::Timed<IpAddr>>>,
@@ -146,10 +143,10 @@ impl<L: Lookup> Harvester<L> {
             .with_no_client_auth();
         tls.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Harvester {
+            turns: turns::Turns::new(cfg.ip_gap),
             cfg,
             dns,
             tls: tokio_rustls::TlsConnector::from(Arc::new(tls)),
-            gates: Mutex::new(HashMap::new()),
             ahead: Mutex::new(HashMap::new()),
         })
     }
@@ -169,11 +166,6 @@ impl<L: Lookup> Harvester<L> {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(host.to_owned(), t);
-    }
-
-    fn gate(&self, ip: IpAddr) -> Gate {
-        let mut g = self.gates.lock().unwrap_or_else(|e| e.into_inner());
-        g.entry(ip).or_default().clone()
     }
 
     /// Resolves `host` and picks the address to connect to.
@@ -238,16 +230,9 @@ impl<L: Lookup> Harvester<L> {
             Ok(ip) => ip,
             Err(e) => return (None, url.clone(), Err(e)),
         };
-        let gate = self.gate(ip);
-        let wait = async {
-            let last = gate.lock().await;
-            if let Some(t) = *last {
-                tokio::time::sleep_until((t + self.cfg.ip_gap).into()).await;
-            }
-            last
-        };
+        let wait = self.turns.take(ip);
         // Later hops wait within the attempt's time.
-        let mut last = match *deadline {
+        let turn = match *deadline {
             None => wait.await,
             Some(d) => match tokio::time::timeout_at(d.into(), wait).await {
                 Ok(g) => g,
@@ -271,7 +256,7 @@ impl<L: Lookup> Harvester<L> {
             let _ = url.set_scheme("http");
             r = self.one(&url, &host, ip, prev, deadline).await;
         }
-        *last = Some(Instant::now());
+        drop(turn);
         (Some(ip), url, r)
     }
 

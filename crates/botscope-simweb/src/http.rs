@@ -188,7 +188,20 @@ async fn handle<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S, shared: &Shared) -
     if path != "/robots.txt" && hop.is_none() && path != "/loop" {
         shared.seen.other_paths.fetch_add(1, Ordering::Relaxed);
     }
+    let held;
+    let behaviour = match behaviour {
+        Behaviour::Held(i) => {
+            let mut rx = shared.released.clone();
+            if rx.wait_for(|r| *r).await.is_err() {
+                return false;
+            }
+            held = Behaviour::Robots(*i);
+            &held
+        }
+        b => b,
+    };
     let out: Vec<u8> = match behaviour {
+        Behaviour::Held(_) => return false,
         Behaviour::Robots(i) => {
             let etag = format!("\"r{i}\"");
             if inm.as_deref() == Some(etag.as_str()) {

@@ -54,6 +54,9 @@ pub enum Behaviour {
     HeaderFlood,
     /// 200, chunked, without end.
     Endless,
+    /// Reads the request and waits until [`Sim::release`], then answers as
+    /// `Robots(n)`: a run that cannot finish until the test says so.
+    Held(usize),
 }
 
 /// One synthetic host.
@@ -153,6 +156,8 @@ pub(crate) struct Shared {
     pub corpus: Vec<Vec<u8>>,
     pub seen: Arc<Seen>,
     pub stop: AtomicBool,
+    /// Becomes true when the held hosts may answer.
+    pub released: tokio::sync::watch::Receiver<bool>,
 }
 
 /// The running web.
@@ -171,6 +176,7 @@ pub struct Sim {
     pub addresses: HashMap<String, IpAddr>,
     shared: Arc<Shared>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    release: tokio::sync::watch::Sender<bool>,
 }
 
 impl Drop for Sim {
@@ -203,6 +209,11 @@ fn candidate_ports(salt: u16) -> Vec<u16> {
 }
 
 impl Sim {
+    /// Lets the [`Behaviour::Held`] hosts answer, now and from then on.
+    pub fn release(&self) {
+        let _ = self.release.send(true);
+    }
+
     /// Starts the DNS responder and the servers. Must run inside a Tokio
     /// runtime.
     pub async fn start(cfg: Config) -> std::io::Result<Sim> {
@@ -231,11 +242,13 @@ impl Sim {
             addresses.insert(s.name.to_ascii_lowercase(), ip);
         }
         let seen = Arc::new(Seen::default());
+        let (release, released) = tokio::sync::watch::channel(false);
         let shared = Arc::new(Shared {
             sites,
             corpus: cfg.corpus,
             seen: seen.clone(),
             stop: AtomicBool::new(false),
+            released,
         });
         let mut tasks = Vec::new();
         let dns_sock = {
@@ -303,6 +316,7 @@ impl Sim {
             addresses,
             shared,
             tasks,
+            release,
         })
     }
 
