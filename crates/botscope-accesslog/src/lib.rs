@@ -31,8 +31,9 @@ mod time;
 use std::collections::BTreeMap;
 
 pub use analyze::{
-    Agent, Analysis, Analyzer, CLIENT_SAMPLES, Class, Client, Clients, Example, Identify, NoPolicy,
-    Partial, Policy, Reason, SESSION_GAP, Seconds, Span, TOP_PATHS_CAP, TopPaths, Window, classify,
+    Agent, Analysis, Analyzer, CLIENT_SAMPLES, Class, Client, Clients, Example, Folded, Identify,
+    NoPolicy, Partial, Policy, Reason, SESSION_GAP, Seconds, Span, TOP_PATHS_CAP, TopPaths, Window,
+    classify,
 };
 pub use format::{COMBINED, COMMON, Error, Field, LogFormat, VHOST_COMBINED};
 pub use parse::{MAX_LINE_BYTES, Malformed, Record};

@@ -476,9 +476,9 @@ pub fn build<S: BuildHasher>(
 
     // Distinct addresses by sorting (a hash set's random inserts would miss
     // the cache at every client), on another core while the loop runs.
-    let mut v4: Vec<u32> = Vec::with_capacity(a.clients.len());
+    let mut v4: Vec<u32> = Vec::with_capacity(a.folded.clients.len());
     let mut v6: Vec<u128> = Vec::new();
-    for c in a.clients.iter() {
+    for c in a.folded.clients.iter() {
         match c.ip {
             IpAddr::V4(x) => v4.push(x.to_bits()),
             IpAddr::V6(x) => v6.push(x.to_bits()),
@@ -499,8 +499,8 @@ pub fn build<S: BuildHasher>(
     let (mut requests, mut bytes, mut robot_requests, mut robot_bytes, mut disallowed) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut first, mut last) = (i64::MAX, i64::MIN);
-    for i in 0..a.clients.len() {
-        let c = &a.clients[i];
+    for i in 0..a.folded.clients.len() {
+        let c = &a.folded.clients[i];
         let class = a.classes[i];
         requests += c.requests;
         bytes += c.bytes;
@@ -587,7 +587,7 @@ pub fn build<S: BuildHasher>(
     let robots: BTreeMap<String, RobotAcc> = accs.into_iter().collect();
     let a = &*a;
     let entry = |i: usize, a: &Analysis| -> ClientEntry {
-        let c = &a.clients[i];
+        let c = &a.folded.clients[i];
         let (ua, agent) = a.agent_of(c);
         let (class, reasons) = a.reasons(i);
         let mut samples: Vec<String> = a
@@ -627,14 +627,14 @@ pub fn build<S: BuildHasher>(
         // order (a client is an address and a User-Agent), so the listed
         // clients do not depend on the input order.
         let order = |x: &usize, y: &usize| {
-            let (cx, cy) = (&a.clients[*x], &a.clients[*y]);
+            let (cx, cy) = (&a.folded.clients[*x], &a.folded.clients[*y]);
             cy.requests
                 .cmp(&cx.requests)
                 .then(cx.ip.cmp(&cy.ip))
                 .then_with(|| a.agent_of(cx).0.cmp(&a.agent_of(cy).0))
         };
         let total = l.len() as u64;
-        let requests = l.iter().map(|i| a.clients[*i].requests).sum();
+        let requests = l.iter().map(|i| a.folded.clients[*i].requests).sum();
         if l.len() > LIST_LIMIT {
             l.select_nth_unstable_by(LIST_LIMIT, order);
             l.truncate(LIST_LIMIT);
@@ -714,6 +714,7 @@ pub fn build<S: BuildHasher>(
         })
         .collect();
     let malformed: Vec<MalformedCount> = a
+        .folded
         .malformed
         .reasons()
         .map(|(r, n, s)| MalformedCount {
@@ -722,8 +723,9 @@ pub fn build<S: BuildHasher>(
             sample_lines: s.to_vec(),
         })
         .collect();
-    let not_understood = a.malformed.total()
-        - a.malformed
+    let not_understood = a.folded.malformed.total()
+        - a.folded
+            .malformed
             .reasons()
             .filter(|(r, _, _)| *r == crate::Malformed::Truncated)
             .map(|(_, n, _)| n)
@@ -733,11 +735,11 @@ pub fn build<S: BuildHasher>(
         inputs: Vec::new(),
         robots_txt: Vec::new(),
         lines: Lines {
-            total: a.lines,
-            parsed: a.records,
+            total: a.folded.lines,
+            parsed: a.folded.records,
             malformed: not_understood,
-            out_of_window: a.out_of_window,
-            analyzed: a.records - a.out_of_window,
+            out_of_window: a.folded.out_of_window,
+            analyzed: a.folded.records - a.folded.out_of_window,
         },
         malformed,
         period: (first <= last).then(|| Period {
@@ -747,7 +749,7 @@ pub fn build<S: BuildHasher>(
         site: Site {
             requests,
             bytes,
-            clients: a.clients.len() as u64,
+            clients: a.folded.clients.len() as u64,
             unique_ips,
             robot_requests,
             robot_bytes,

@@ -34,6 +34,7 @@ fn claims(analysis: &Analysis) -> Vec<Option<UaInfo>> {
 pub fn dns_wanted(analysis: &Analysis, registry: &Registry) -> Vec<IpAddr> {
     let infos = claims(analysis);
     let mut want: Vec<IpAddr> = analysis
+        .folded
         .clients
         .iter()
         .filter_map(|c| {
@@ -61,7 +62,7 @@ pub fn verify_clients<S: BuildHasher>(
     let mut checks = Checks::default();
     let mut verdicts: Vec<Verification> = Vec::new();
     let mut scanners: Vec<IpAddr> = Vec::new();
-    for (i, c) in analysis.clients.iter().enumerate() {
+    for (i, c) in analysis.folded.clients.iter().enumerate() {
         let (ua, agent) = analysis.agent_of(c);
         if lists && analysis.classes[i] == Class::Scanner {
             scanners.push(c.ip);

@@ -1,0 +1,291 @@
+//! What a client is, and why: the behavioural signals and their
+//! thresholds.
+
+use super::*;
+
+/// What a client is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// A person with a browser.
+    Human,
+    /// A robot that says so in its User-Agent.
+    DeclaredBot,
+    /// A robot with a browser's User-Agent (or none).
+    UndeclaredBot,
+    /// Probes for weak spots.
+    Scanner,
+    /// An uptime or performance monitor.
+    Monitor,
+}
+
+impl Class {
+    /// Every class, in report order.
+    pub const ALL: [Class; 5] = [
+        Class::Human,
+        Class::DeclaredBot,
+        Class::UndeclaredBot,
+        Class::Scanner,
+        Class::Monitor,
+    ];
+
+    /// The stable name (`declared_bot`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Human => "human",
+            Class::DeclaredBot => "declared_bot",
+            Class::UndeclaredBot => "undeclared_bot",
+            Class::Scanner => "scanner",
+            Class::Monitor => "monitor",
+        }
+    }
+
+    /// Position in [`Class::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// True for every class but humans.
+    pub fn is_robot(self) -> bool {
+        self != Class::Human
+    }
+}
+
+/// One reason for a class: a stable code and a sentence with the figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    /// Stable code (`robots-txt`, `no-assets` …), documented in
+    /// docs/log-analysis.md.
+    pub code: &'static str,
+    /// The evidence, in words.
+    pub detail: String,
+}
+
+pub(super) fn reason(code: &'static str, detail: String) -> Reason {
+    Reason { code, detail }
+}
+
+/// Thresholds of the behavioural signals (documented in docs/log-analysis.md).
+pub(super) mod limits {
+    /// Pages before the asset and referer signals count.
+    pub const MIN_PAGES: u32 = 3;
+    /// Share of pages without a Referer that counts as "no referer".
+    pub const NO_REFERER_SHARE: f64 = 0.9;
+    /// Pages in one session, and pages per minute, that count as fast.
+    pub const FAST_PAGES: u32 = 10;
+    /// Pages per minute over a session that count as fast.
+    pub const FAST_RATE: f64 = 20.0;
+    /// Requests before HEAD and error shares count.
+    pub const MIN_REQUESTS: u64 = 4;
+    /// Probes that make a scanner whatever else it did.
+    pub const PROBES: u32 = 3;
+    /// Share of probing requests that makes a scanner.
+    pub const PROBE_SHARE: f64 = 0.25;
+    /// Requests to one or two paths that make a steady poller a monitor.
+    pub const MONITOR_REQUESTS: u64 = 10;
+    /// Seconds a poller must span to be a monitor.
+    pub const MONITOR_SPAN: i64 = 600;
+    /// Disallowed requests that count as a signal.
+    pub const DISALLOWED: u32 = 3;
+}
+
+/// Peak pages per minute over the client's sessions with at least
+/// `FAST_PAGES` pages.
+pub(super) fn peak_rate(c: &Client) -> Option<(f64, u32)> {
+    c.sessions()
+        .iter()
+        .filter(|s| s.pages >= limits::FAST_PAGES)
+        .map(|s| {
+            let minutes = ((s.end - s.start) as f64 / 60.0).max(1.0 / 60.0);
+            (f64::from(s.pages) / minutes, s.pages)
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+pub(super) fn share(n: u64, of: u64) -> f64 {
+    if of == 0 { 0.0 } else { n as f64 / of as f64 }
+}
+
+/// Classifies one client from its counters and its User-Agent, with the
+/// reasons (for every class but human). `no_user_agent`: the log had `-`.
+pub fn classify(c: &Client, agent: &Agent, no_user_agent: bool) -> (Class, Vec<Reason>) {
+    let mut reasons = Vec::new();
+    let errors = u64::from(c.status[3]) + u64::from(c.status[4]);
+    let probing = u64::from(c.probes) + u64::from(c.odd_methods);
+    // Scanners: probes for weak spots. A registered robot never is one.
+    if !agent.registered
+        && probing > 0
+        && (probing >= u64::from(limits::PROBES)
+            || share(probing, c.requests) >= limits::PROBE_SHARE)
+    {
+        if c.probes > 0 {
+            reasons.push(reason(
+                "probes",
+                format!(
+                    "{} of {} requests probe for weak spots",
+                    c.probes, c.requests
+                ),
+            ));
+        }
+        if c.odd_methods > 0 {
+            reasons.push(reason(
+                "odd-method",
+                format!(
+                    "{} requests with a method no web client sends",
+                    c.odd_methods
+                ),
+            ));
+        }
+        if errors > 0 {
+            reasons.push(reason(
+                "errors",
+                format!("{errors} of {} requests answered 4xx/5xx", c.requests),
+            ));
+        }
+        return (Class::Scanner, reasons);
+    }
+    if agent.monitor {
+        reasons.push(reason(
+            "monitor-ua",
+            agent
+                .reason
+                .clone()
+                .unwrap_or_else(|| "the User-Agent is a monitor's".into()),
+        ));
+        return (Class::Monitor, reasons);
+    }
+    if agent.robot.is_some() {
+        reasons.push(reason(
+            "declared",
+            agent
+                .reason
+                .clone()
+                .unwrap_or_else(|| "the User-Agent names a robot".into()),
+        ));
+        return (Class::DeclaredBot, reasons);
+    }
+    // A steady poller of one or two paths, loading nothing else.
+    if c.requests >= limits::MONITOR_REQUESTS
+        && c.distinct_paths() <= 2
+        && c.assets == 0
+        && c.last() - c.first() >= limits::MONITOR_SPAN
+    {
+        reasons.push(reason(
+            "poller",
+            format!(
+                "{} requests to {} path(s) over {} minutes, nothing else",
+                c.requests,
+                c.distinct_paths(),
+                (c.last() - c.first()) / 60
+            ),
+        ));
+        return (Class::Monitor, reasons);
+    }
+    // Undeclared robots: one strong signal, or two weak ones.
+    let mut strong = 0;
+    if c.robots_txt > 0 {
+        strong += 1;
+        reasons.push(reason(
+            "robots-txt",
+            format!("fetched robots.txt {} time(s)", c.robots_txt),
+        ));
+    }
+    if no_user_agent {
+        strong += 1;
+        reasons.push(reason("no-ua", "sends no User-Agent".into()));
+    }
+    if c.crawler_only > 0 {
+        strong += 1;
+        reasons.push(reason(
+            "crawler-paths",
+            format!(
+                "{} request(s) for files only crawlers look for (sitemaps, ads.txt, security.txt)",
+                c.crawler_only
+            ),
+        ));
+    }
+    if c.quick_posts > 0 {
+        strong += 1;
+        reasons.push(reason(
+            "quick-post",
+            format!(
+                "{} form POST(s) 2 seconds or less after the previous request",
+                c.quick_posts
+            ),
+        ));
+    }
+    let mut weak = 0;
+    if c.pages >= limits::MIN_PAGES && c.assets == 0 {
+        weak += 1;
+        reasons.push(reason(
+            "no-assets",
+            format!("{} pages and no styles, scripts or images", c.pages),
+        ));
+    }
+    if c.pages >= limits::MIN_PAGES
+        && share(u64::from(c.pages_without_referer), u64::from(c.pages)) >= limits::NO_REFERER_SHARE
+    {
+        weak += 1;
+        reasons.push(reason(
+            "no-referer",
+            format!(
+                "{} of {} pages without a Referer",
+                c.pages_without_referer, c.pages
+            ),
+        ));
+    }
+    if let Some((rate, pages)) = peak_rate(c)
+        && rate >= limits::FAST_RATE
+    {
+        weak += 1;
+        reasons.push(reason(
+            "fast",
+            format!("{rate:.0} pages/min over a session of {pages} pages"),
+        ));
+    }
+    if c.requests >= limits::MIN_REQUESTS && share(u64::from(c.head), c.requests) >= 0.5 {
+        weak += 1;
+        reasons.push(reason(
+            "head",
+            format!("{} of {} requests are HEAD", c.head, c.requests),
+        ));
+    }
+    if c.requests >= limits::MIN_REQUESTS && share(errors, c.requests) >= 0.5 {
+        weak += 1;
+        reasons.push(reason(
+            "errors",
+            format!("{errors} of {} requests answered 4xx/5xx", c.requests),
+        ));
+    }
+    if c.disallowed >= limits::DISALLOWED {
+        weak += 1;
+        reasons.push(reason(
+            "disallowed",
+            format!(
+                "{} requests robots.txt disallows for every robot",
+                c.disallowed
+            ),
+        ));
+    }
+    if c.absolute > 0 || probing > 0 {
+        weak += 1;
+        if c.absolute > 0 {
+            reasons.push(reason(
+                "absolute-uri",
+                format!(
+                    "{} request(s) with a full URL, as proxies are probed",
+                    c.absolute
+                ),
+            ));
+        } else {
+            reasons.push(reason(
+                "probes",
+                format!("{probing} of {} requests probe for weak spots", c.requests),
+            ));
+        }
+    }
+    if strong > 0 || weak >= 2 {
+        (Class::UndeclaredBot, reasons)
+    } else {
+        (Class::Human, Vec::new())
+    }
+}

@@ -1,0 +1,444 @@
+//! One client's counters, sessions and active hours, and the segmented
+//! store of all clients.
+
+use std::net::IpAddr;
+
+use super::*;
+
+/// One session: a span of activity with no gap over [`SESSION_GAP`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// First request.
+    pub start: i64,
+    /// Last request.
+    pub end: i64,
+    /// Requests.
+    pub requests: u32,
+    /// Page requests.
+    pub pages: u32,
+}
+
+/// Disjoint spans, sorted, each more than the gap apart. One span is
+/// stored inline: most clients have one session.
+#[derive(Debug, Clone)]
+pub(super) enum Spans {
+    One(Span),
+    Many(Vec<Span>),
+}
+
+impl Spans {
+    pub(super) fn as_slice(&self) -> &[Span] {
+        match self {
+            Spans::One(s) => std::slice::from_ref(s),
+            Spans::Many(v) => v,
+        }
+    }
+
+    pub(super) fn add(&mut self, t: i64, page: bool) {
+        let pages = u32::from(page);
+        if let Spans::One(s) = self {
+            if t >= s.start.saturating_sub(SESSION_GAP) && t <= s.end.saturating_add(SESSION_GAP) {
+                s.start = s.start.min(t);
+                s.end = s.end.max(t);
+                s.requests = s.requests.saturating_add(1);
+                s.pages = s.pages.saturating_add(pages);
+                return;
+            }
+            *self = Spans::Many(vec![*s]);
+        }
+        let Spans::Many(v) = self else { return };
+        let span = Span {
+            start: t,
+            end: t,
+            requests: 1,
+            pages,
+        };
+        // Fast path: in order, at or after the last span.
+        if let Some(last) = v.last_mut()
+            && t >= last.start
+        {
+            if t <= last.end.saturating_add(SESSION_GAP) {
+                last.end = last.end.max(t);
+                last.requests = last.requests.saturating_add(1);
+                last.pages = last.pages.saturating_add(pages);
+            } else {
+                v.push(span);
+            }
+            return;
+        }
+        // The first span that ends within the gap before t.
+        let i = v.partition_point(|s| s.end.saturating_add(SESSION_GAP) < t);
+        if i < v.len() && v[i].start.saturating_sub(SESSION_GAP) <= t {
+            let s = &mut v[i];
+            s.start = s.start.min(t);
+            s.end = s.end.max(t);
+            s.requests = s.requests.saturating_add(1);
+            s.pages = s.pages.saturating_add(pages);
+            if i + 1 < v.len() && v[i].end.saturating_add(SESSION_GAP) >= v[i + 1].start {
+                let next = v.remove(i + 1);
+                join(&mut v[i], &next);
+            }
+        } else {
+            v.insert(i, span);
+        }
+    }
+
+    pub(super) fn merge(&mut self, other: &Spans) {
+        let mut all: Vec<Span> = self.as_slice().to_vec();
+        all.extend_from_slice(other.as_slice());
+        all.sort_unstable_by_key(|s| s.start);
+        let mut out: Vec<Span> = Vec::with_capacity(all.len());
+        for s in all {
+            match out.last_mut() {
+                Some(last) if s.start <= last.end.saturating_add(SESSION_GAP) => join(last, &s),
+                _ => out.push(s),
+            }
+        }
+        *self = if out.len() == 1 {
+            Spans::One(out[0])
+        } else {
+            Spans::Many(out)
+        };
+    }
+}
+
+pub(super) fn join(a: &mut Span, b: &Span) {
+    a.start = a.start.min(b.start);
+    a.end = a.end.max(b.end);
+    a.requests = a.requests.saturating_add(b.requests);
+    a.pages = a.pages.saturating_add(b.pages);
+}
+
+/// Requests per hour (hours since the epoch), sorted by hour. 16 bytes:
+/// most clients are active within one hour, and the rest pay for a box.
+#[derive(Debug, Clone)]
+pub(super) enum Hours {
+    One(i32, u32),
+    #[allow(clippy::box_collection)]
+    Many(Box<Vec<(i32, u32)>>),
+}
+
+/// The hour of a time, as stored (times are years 1970–9999).
+pub(super) fn hour_of(t: i64) -> i32 {
+    let h = t.div_euclid(3600);
+    i32::try_from(h).unwrap_or(if h < 0 { i32::MIN } else { i32::MAX })
+}
+
+impl Hours {
+    pub(super) fn each(&self, mut f: impl FnMut(i64, u32)) {
+        match self {
+            Hours::One(h, n) => f(i64::from(*h), *n),
+            Hours::Many(v) => v.iter().for_each(|(h, n)| f(i64::from(*h), *n)),
+        }
+    }
+
+    pub(super) fn add(&mut self, h: i32, n: u32) {
+        match self {
+            Hours::One(h0, n0) if *h0 == h => *n0 = n0.saturating_add(n),
+            Hours::One(h0, n0) => {
+                let mut v = vec![(*h0, *n0), (h, n)];
+                v.sort_unstable_by_key(|p| p.0);
+                *self = Hours::Many(Box::new(v));
+            }
+            Hours::Many(v) => {
+                if let Some(last) = v.last_mut()
+                    && last.0 == h
+                {
+                    last.1 = last.1.saturating_add(n);
+                    return;
+                }
+                match v.binary_search_by_key(&h, |p| p.0) {
+                    Ok(i) => v[i].1 = v[i].1.saturating_add(n),
+                    Err(i) => v.insert(i, (h, n)),
+                }
+            }
+        }
+    }
+
+    pub(super) fn merge(&mut self, other: &Hours) {
+        match other {
+            Hours::One(h, n) => self.add(*h, *n),
+            Hours::Many(v) => v.iter().for_each(|(h, n)| self.add(*h, *n)),
+        }
+    }
+}
+
+/// What one client (IP + User-Agent) did. Counters saturate.
+#[derive(Debug, Clone)]
+pub struct Client {
+    /// The address.
+    pub ip: IpAddr,
+    pub(super) agent: u32,
+    /// Requests.
+    pub requests: u64,
+    /// Response bytes.
+    pub bytes: u64,
+    /// Page requests ([`PathKind::Page`]).
+    pub pages: u32,
+    /// Asset requests.
+    pub assets: u32,
+    /// HEAD requests.
+    pub head: u32,
+    /// POST requests.
+    pub posts: u32,
+    /// POST requests 2 seconds or less after the client's previous request
+    /// in the same chunk of input (chunks are cut by bytes, so the count
+    /// does not depend on which thread reads which chunk).
+    pub quick_posts: u32,
+    /// Page requests without a Referer.
+    pub pages_without_referer: u32,
+    /// Responses by class: 1xx, 2xx, 3xx, 4xx, 5xx, other.
+    pub status: [u32; 6],
+    /// robots.txt fetches.
+    pub robots_txt: u32,
+    /// Requests for files only crawlers look for ([`PathKind::CrawlerOnly`]).
+    pub crawler_only: u32,
+    /// Requests probing for weak spots ([`crate::PROBES`]).
+    pub probes: u32,
+    /// Requests with a method no web client sends.
+    pub odd_methods: u32,
+    /// Requests with an absolute URL as target (proxy probes).
+    pub absolute: u32,
+    /// Requests judged against robots.txt.
+    pub judged: u32,
+    /// Requests the client's robots.txt group disallowed.
+    pub disallowed: u32,
+    pub(super) prev: i64,
+    /// The chunk ([`Analyzer::begin_chunk`]) of `prev`.
+    pub(super) prev_chunk: u32,
+    /// Hashes of the first two distinct paths; `more_paths` past that.
+    pub(super) paths: [u32; 2],
+    pub(super) more_paths: bool,
+    pub(super) sessions: Spans,
+    pub(super) hours: Hours,
+}
+
+impl Client {
+    pub(super) fn new(ip: IpAddr, agent: u32, t: i64) -> Client {
+        Client {
+            ip,
+            agent,
+            requests: 0,
+            bytes: 0,
+            pages: 0,
+            assets: 0,
+            head: 0,
+            posts: 0,
+            quick_posts: 0,
+            pages_without_referer: 0,
+            status: [0; 6],
+            robots_txt: 0,
+            crawler_only: 0,
+            probes: 0,
+            odd_methods: 0,
+            absolute: 0,
+            judged: 0,
+            disallowed: 0,
+            prev: t,
+            prev_chunk: u32::MAX,
+            paths: [0; 2],
+            more_paths: false,
+            sessions: Spans::One(Span {
+                start: t,
+                end: t,
+                requests: 0,
+                pages: 0,
+            }),
+            hours: Hours::One(hour_of(t), 0),
+        }
+    }
+
+    /// A stand-in that owns nothing (for moving clients out of a slot).
+    pub(super) fn empty() -> Client {
+        Client::new(IpAddr::from([0, 0, 0, 0]), 0, 0)
+    }
+
+    /// Index of the client's User-Agent in [`Analysis::agents`].
+    pub fn agent(&self) -> usize {
+        self.agent as usize
+    }
+
+    /// Sessions, in time order.
+    pub fn sessions(&self) -> &[Span] {
+        self.sessions.as_slice()
+    }
+
+    /// First request time (the start of the first session).
+    pub fn first(&self) -> i64 {
+        self.sessions.as_slice().first().map_or(0, |s| s.start)
+    }
+
+    /// Last request time (the end of the last session).
+    pub fn last(&self) -> i64 {
+        self.sessions.as_slice().last().map_or(0, |s| s.end)
+    }
+
+    /// Requests per hour (hour = seconds since the epoch / 3600).
+    pub fn each_hour(&self, f: impl FnMut(i64, u32)) {
+        self.hours.each(f);
+    }
+
+    /// Distinct paths requested: 0, 1, 2, or 3 meaning "more than 2".
+    pub fn distinct_paths(&self) -> u32 {
+        if self.more_paths {
+            3
+        } else {
+            self.paths.iter().filter(|p| **p != 0).count() as u32
+        }
+    }
+
+    pub(super) fn note_path(&mut self, target: &str) {
+        if self.more_paths {
+            return;
+        }
+        // FNV-1a, never 0.
+        let mut h: u32 = 0x811c_9dc5;
+        for b in target.bytes() {
+            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        }
+        let h = h.max(1);
+        if self.paths[0] == h || self.paths[1] == h {
+            return;
+        }
+        if self.paths[0] == 0 {
+            self.paths[0] = h;
+        } else if self.paths[1] == 0 {
+            self.paths[1] = h;
+        } else {
+            self.more_paths = true;
+        }
+    }
+
+    pub(super) fn merge(&mut self, o: &Client) {
+        let add = |a: &mut u32, b: u32| *a = a.saturating_add(b);
+        self.requests = self.requests.saturating_add(o.requests);
+        self.bytes = self.bytes.saturating_add(o.bytes);
+        add(&mut self.pages, o.pages);
+        add(&mut self.assets, o.assets);
+        add(&mut self.head, o.head);
+        add(&mut self.posts, o.posts);
+        add(&mut self.quick_posts, o.quick_posts);
+        add(&mut self.pages_without_referer, o.pages_without_referer);
+        for (a, b) in self.status.iter_mut().zip(o.status) {
+            add(a, b);
+        }
+        add(&mut self.robots_txt, o.robots_txt);
+        add(&mut self.crawler_only, o.crawler_only);
+        add(&mut self.probes, o.probes);
+        add(&mut self.odd_methods, o.odd_methods);
+        add(&mut self.absolute, o.absolute);
+        add(&mut self.judged, o.judged);
+        add(&mut self.disallowed, o.disallowed);
+        for p in o.paths.into_iter().filter(|p| *p != 0) {
+            if self.more_paths {
+                break;
+            }
+            if self.paths.contains(&p) {
+                continue;
+            }
+            if let Some(slot) = self.paths.iter_mut().find(|s| **s == 0) {
+                *slot = p;
+            } else {
+                self.more_paths = true;
+            }
+        }
+        self.more_paths |= o.more_paths;
+        self.sessions.merge(&o.sessions);
+        self.hours.merge(&o.hours);
+    }
+}
+
+/// Clients in segments of fixed size: growing never copies, and merging
+/// frees the other side's segments as it goes, so peak memory stays near
+/// the clients' own size.
+#[derive(Debug, Default)]
+pub struct Clients {
+    pub(super) segs: Vec<Vec<Client>>,
+    pub(super) len: usize,
+}
+
+pub(super) const SEG_BITS: usize = 14;
+pub(super) const SEG: usize = 1 << SEG_BITS;
+
+impl Clients {
+    pub(super) fn push(&mut self, c: Client) -> u32 {
+        if self.segs.last().is_none_or(|s| s.len() == SEG) {
+            self.segs.push(Vec::with_capacity(SEG));
+        }
+        if let Some(seg) = self.segs.last_mut() {
+            seg.push(c);
+        }
+        self.len += 1;
+        (self.len - 1) as u32
+    }
+
+    /// Number of clients.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every client, in index order.
+    pub fn iter(&self) -> impl Iterator<Item = &Client> {
+        self.segs.iter().flatten()
+    }
+
+    /// Appends, in order, the clients of `segs` (segments as this store
+    /// makes them) whose `keep` flag is set, moving them within `segs`'
+    /// own allocations: our last segment is topped up first, the rest is
+    /// compacted in place and the segments are taken over.
+    pub(super) fn append_kept(&mut self, mut segs: Vec<Vec<Client>>, keep: &[bool]) {
+        let (mut w, mut wo) = (0usize, 0usize);
+        let mut k = 0usize;
+        for r in 0..segs.len() {
+            for ro in 0..segs[r].len() {
+                let keep_it = keep.get(k).copied().unwrap_or(false);
+                k += 1;
+                if !keep_it {
+                    continue;
+                }
+                self.len += 1;
+                if let Some(last) = self.segs.last_mut()
+                    && last.len() < SEG
+                {
+                    last.push(std::mem::replace(&mut segs[r][ro], Client::empty()));
+                    continue;
+                }
+                // (w, wo) is never after (r, ro).
+                if w == r {
+                    segs[r].swap(wo, ro);
+                } else {
+                    let (head, tail) = segs.split_at_mut(r);
+                    std::mem::swap(&mut head[w][wo], &mut tail[0][ro]);
+                }
+                wo += 1;
+                if wo == SEG {
+                    (w, wo) = (w + 1, 0);
+                }
+            }
+        }
+        segs.truncate(w + usize::from(wo > 0));
+        if wo > 0
+            && let Some(last) = segs.last_mut()
+        {
+            last.truncate(wo);
+        }
+        self.segs.extend(segs);
+    }
+
+    pub(super) fn get_mut(&mut self, i: u32) -> &mut Client {
+        let i = i as usize;
+        &mut self.segs[i >> SEG_BITS][i & (SEG - 1)]
+    }
+}
+
+impl std::ops::Index<usize> for Clients {
+    type Output = Client;
+    fn index(&self, i: usize) -> &Client {
+        &self.segs[i >> SEG_BITS][i & (SEG - 1)]
+    }
+}

@@ -1,0 +1,432 @@
+//! Records folded into a thread's [`Partial`]; partials merged and
+//! classified into the [`Analysis`].
+
+use std::collections::hash_map::Entry;
+use std::net::IpAddr;
+
+use super::*;
+use crate::Record;
+use crate::paths::{PathKind, is_absolute, is_common_method, path_kind, probe};
+
+/// The state of one thread (or the merged state of all).
+#[derive(Debug, Default)]
+pub struct Partial {
+    pub(super) agents: Vec<(Option<Box<str>>, Agent)>,
+    pub(super) agent_ix: Map<Box<str>, u32>,
+    pub(super) no_ua: Option<u32>,
+    pub(super) client_ix: Map<(IpAddr, u32), u32>,
+    /// What the records folded into.
+    pub folded: Folded,
+}
+
+/// Folds records into a [`Partial`]. One per thread.
+pub struct Analyzer<'a> {
+    pub(super) identify: &'a dyn Identify,
+    pub(super) policy: &'a dyn Policy,
+    pub(super) window: Window,
+    pub(super) part: Partial,
+    pub(super) chunk: u32,
+    /// The previous record's client: (address, agent, client index).
+    /// Requests come in runs (a page and its assets, a crawler's burst),
+    /// and a run needs no lookup in the large client index.
+    pub(super) last: Option<(IpAddr, u32, u32)>,
+}
+
+impl<'a> Analyzer<'a> {
+    /// A fresh analyzer.
+    pub fn new(identify: &'a dyn Identify, policy: &'a dyn Policy, window: Window) -> Self {
+        Analyzer {
+            identify,
+            policy,
+            window,
+            part: Partial::default(),
+            chunk: 0,
+            last: None,
+        }
+    }
+
+    /// Starts a new chunk of input: pairings between consecutive requests
+    /// (a POST right after a page) are only looked for within one chunk,
+    /// so that the result does not depend on how chunks are shared out.
+    /// Chunk ids must differ between chunks, e.g. their sequence numbers.
+    pub fn begin_chunk(&mut self, id: u32) {
+        self.chunk = id;
+    }
+
+    /// Counts a line that is not a record.
+    pub fn malformed(&mut self, reason: crate::Malformed, line: u64) {
+        self.part.folded.lines += 1;
+        self.part.folded.malformed.add(reason, line);
+    }
+
+    pub(super) fn agent(&mut self, ua: Option<&str>) -> u32 {
+        let p = &mut self.part;
+        let Some(ua) = ua else {
+            if let Some(i) = p.no_ua {
+                return i;
+            }
+            let i = p.agents.len() as u32;
+            p.agents.push((None, self.identify.identify(None)));
+            p.no_ua = Some(i);
+            return i;
+        };
+        // The previous record's agent, without hashing the whole string.
+        if let Some((_, a, _)) = self.last
+            && p.agents[a as usize].0.as_deref() == Some(ua)
+        {
+            return a;
+        }
+        if let Some(i) = p.agent_ix.get(ua) {
+            return *i;
+        }
+        let i = p.agents.len() as u32;
+        p.agents
+            .push((Some(ua.into()), self.identify.identify(Some(ua))));
+        p.agent_ix.insert(ua.into(), i);
+        i
+    }
+
+    /// Folds one record (line `line` of the input) into its client.
+    pub fn record(&mut self, r: &Record<'_>, line: u64) {
+        self.part.folded.lines += 1;
+        self.part.folded.records += 1;
+        if r.truncated {
+            self.part
+                .folded
+                .malformed
+                .add(crate::Malformed::Truncated, line);
+        }
+        if !self.window.contains(r.time) {
+            self.part.folded.out_of_window += 1;
+            return;
+        }
+        let a = self.agent(r.user_agent.as_deref());
+        let p = &mut self.part;
+        let ci = match self.last {
+            Some((ip, la, ci)) if la == a && ip == r.ip => ci,
+            _ => match p.client_ix.entry((r.ip, a)) {
+                Entry::Occupied(e) => *e.get(),
+                Entry::Vacant(e) => {
+                    let i = p.folded.clients.push(Client::new(r.ip, a, r.time));
+                    e.insert(i);
+                    i
+                }
+            },
+        };
+        self.last = Some((r.ip, a, ci));
+        let agent = &p.agents[a as usize].1;
+        let target: &str = &r.path;
+        let kind = path_kind(target);
+        let c = p.folded.clients.get_mut(ci);
+        let inc = |x: &mut u32| *x = x.saturating_add(1);
+        let fresh = c.requests == 0;
+        c.requests += 1;
+        c.bytes = c.bytes.saturating_add(r.bytes);
+        match kind {
+            PathKind::Page => {
+                inc(&mut c.pages);
+                if r.referer.is_none() {
+                    inc(&mut c.pages_without_referer);
+                }
+            }
+            PathKind::Asset => inc(&mut c.assets),
+            PathKind::RobotsTxt => inc(&mut c.robots_txt),
+            PathKind::CrawlerOnly => inc(&mut c.crawler_only),
+        }
+        match &*r.method {
+            "HEAD" => inc(&mut c.head),
+            "POST" => {
+                inc(&mut c.posts);
+                if c.prev_chunk == self.chunk && (r.time - c.prev).abs() <= 2 {
+                    inc(&mut c.quick_posts);
+                }
+            }
+            m if !is_common_method(m) => inc(&mut c.odd_methods),
+            _ => {}
+        }
+        if is_absolute(target) {
+            inc(&mut c.absolute);
+        }
+        let status_class = match r.status {
+            100..=599 => usize::from(r.status / 100 - 1),
+            _ => 5,
+        };
+        inc(&mut c.status[status_class]);
+        c.prev = r.time;
+        c.prev_chunk = self.chunk;
+        c.note_path(target);
+        if fresh {
+            c.sessions = Spans::One(Span {
+                start: r.time,
+                end: r.time,
+                requests: 1,
+                pages: u32::from(kind == PathKind::Page),
+            });
+            c.hours = Hours::One(hour_of(r.time), 1);
+        } else {
+            c.sessions.add(r.time, kind == PathKind::Page);
+            c.hours.add(hour_of(r.time), 1);
+        }
+        let probed = if probe(target).is_some() {
+            inc(&mut c.probes);
+            Some(false)
+        } else if !is_common_method(&r.method) {
+            Some(true)
+        } else {
+            None
+        };
+        if let Some(with_method) = probed {
+            let s = p.folded.probe_samples.entry(ci).or_default();
+            // The sample text is made only when there is room for it.
+            if s.len() < CLIENT_SAMPLES {
+                let what = if with_method {
+                    format!("{} {}", r.method, clip(target))
+                } else {
+                    clip(target).to_owned()
+                };
+                if !s.iter().any(|x| x.target == what) {
+                    s.push(Example {
+                        line,
+                        time: r.time,
+                        target: what,
+                    });
+                }
+            }
+        }
+        // robots.txt itself is always allowed (RFC 9309 2.2.2).
+        if kind != PathKind::RobotsTxt
+            && let Some(d) = self
+                .policy
+                .disallowed(agent.token.as_deref(), target, r.time)
+        {
+            let c = p.folded.clients.get_mut(ci);
+            inc(&mut c.judged);
+            if d {
+                inc(&mut c.disallowed);
+                let s = p.folded.disallowed_samples.entry(ci).or_default();
+                if s.len() < CLIENT_SAMPLES {
+                    s.push(Example {
+                        line,
+                        time: r.time,
+                        target: clip(target).to_owned(),
+                    });
+                }
+            }
+        }
+        if let Some(robot) = &agent.robot {
+            p.folded.seconds.entry(ci).or_default().push(r.time);
+            match p.folded.robot_paths.get_mut(robot.as_str()) {
+                Some(t) => t.add(target, 1),
+                None => {
+                    let mut t = TopPaths::default();
+                    t.add(target, 1);
+                    p.folded.robot_paths.insert(robot.as_str().into(), t);
+                }
+            }
+        }
+    }
+
+    /// The state so far, to merge with other threads'.
+    pub fn into_partial(self) -> Partial {
+        self.part
+    }
+}
+
+impl Partial {
+    /// Distinct clients so far.
+    pub fn client_count(&self) -> usize {
+        self.folded.clients.len()
+    }
+
+    /// Folds every thread's state into one and classifies: the largest
+    /// takes the others in. The last fold does not index what it adds
+    /// (nothing looks a client up afterwards), which saves time and the
+    /// index's growth. Clients are classified on `threads` threads.
+    pub fn finish_all(mut parts: Vec<Partial>, threads: usize) -> Analysis {
+        parts.sort_by_key(|p| std::cmp::Reverse(p.client_count()));
+        let mut parts = parts.into_iter();
+        let mut all = parts.next().unwrap_or_default();
+        let mut rest = parts.peekable();
+        while let Some(p) = rest.next() {
+            all.fold(p, rest.peek().is_some());
+        }
+        all.finish(threads)
+    }
+
+    /// Folds another thread's state into this one (cheapest with the
+    /// larger state as `self`).
+    pub fn merge(&mut self, o: Partial) {
+        self.fold(o, true);
+    }
+
+    pub(super) fn fold(&mut self, mut o: Partial, index: bool) {
+        let mut agent_map: Vec<u32> = Vec::with_capacity(o.agents.len());
+        for (ua, agent) in std::mem::take(&mut o.agents) {
+            let existing = match &ua {
+                None => self.no_ua,
+                Some(u) => self.agent_ix.get(&**u).copied(),
+            };
+            let i = existing.unwrap_or_else(|| {
+                let i = self.agents.len() as u32;
+                match &ua {
+                    None => self.no_ua = Some(i),
+                    Some(u) => {
+                        self.agent_ix.insert(u.clone(), i);
+                    }
+                }
+                self.agents.push((ua, agent));
+                i
+            });
+            agent_map.push(i);
+        }
+        let mut client_map: Vec<u32> = Vec::with_capacity(o.folded.clients.len());
+        if index {
+            self.client_ix.reserve(o.folded.clients.len());
+            // Segment by segment: each is freed once moved.
+            for seg in std::mem::take(&mut o.folded.clients.segs) {
+                for mut c in seg {
+                    c.agent = agent_map[c.agent as usize];
+                    match self.client_ix.entry((c.ip, c.agent)) {
+                        Entry::Occupied(e) => {
+                            let i = *e.get();
+                            self.folded.clients.get_mut(i).merge(&c);
+                            client_map.push(i);
+                        }
+                        Entry::Vacant(e) => {
+                            let i = self.folded.clients.push(c);
+                            e.insert(i);
+                            client_map.push(i);
+                        }
+                    }
+                }
+            }
+        } else {
+            // The clients of `o` are distinct: those already here are
+            // folded in, the others keep their place in `o`'s segments,
+            // which are compacted and taken over (no copy, no index).
+            let mut segs = std::mem::take(&mut o.folded.clients.segs);
+            let mut next = self.folded.clients.len() as u32;
+            let mut kept: Vec<bool> = Vec::with_capacity(o.folded.clients.len());
+            for c in segs.iter_mut().flatten() {
+                c.agent = agent_map[c.agent as usize];
+                match self.client_ix.get(&(c.ip, c.agent)) {
+                    Some(&i) => {
+                        self.folded.clients.get_mut(i).merge(c);
+                        client_map.push(i);
+                        kept.push(false);
+                    }
+                    None => {
+                        client_map.push(next);
+                        next += 1;
+                        kept.push(true);
+                    }
+                }
+            }
+            self.folded.clients.append_kept(segs, &kept);
+        }
+        for (ci, samples) in o.folded.probe_samples {
+            let s = self
+                .folded
+                .probe_samples
+                .entry(client_map[ci as usize])
+                .or_default();
+            keep_first(s, samples, true);
+        }
+        for (ci, samples) in o.folded.disallowed_samples {
+            let s = self
+                .folded
+                .disallowed_samples
+                .entry(client_map[ci as usize])
+                .or_default();
+            keep_first(s, samples, false);
+        }
+        for (ci, secs) in o.folded.seconds {
+            self.folded
+                .seconds
+                .entry(client_map[ci as usize])
+                .or_default()
+                .extend_from(&secs);
+        }
+        for (name, paths) in o.folded.robot_paths {
+            match self.folded.robot_paths.get_mut(&name) {
+                Some(t) => {
+                    t.approximate |= paths.approximate;
+                    for (p, n) in paths.counts {
+                        t.add(&p, n);
+                    }
+                }
+                None => {
+                    self.folded.robot_paths.insert(name, paths);
+                }
+            }
+        }
+        self.folded.malformed.merge(&o.folded.malformed);
+        self.folded.lines += o.folded.lines;
+        self.folded.records += o.folded.records;
+        self.folded.out_of_window += o.folded.out_of_window;
+    }
+
+    /// Classifies every client, on `threads` threads.
+    pub fn finish(mut self, threads: usize) -> Analysis {
+        // The index is not needed any more: free it first.
+        self.client_ix = Map::default();
+        // Segments are classified on all cores, then put in order.
+        let agents = &self.agents;
+        let class_of = |seg: &[Client]| -> Vec<Class> {
+            seg.iter()
+                .map(|c| {
+                    let (ua, agent) = &agents[c.agent as usize];
+                    classify(c, agent, ua.is_none()).0
+                })
+                .collect()
+        };
+        let per = self
+            .folded
+            .clients
+            .segs
+            .len()
+            .div_ceil(threads.max(1))
+            .max(1);
+        let classes: Vec<Class> = if self.folded.clients.segs.len() <= per {
+            self.folded
+                .clients
+                .segs
+                .iter()
+                .flat_map(|g| class_of(g))
+                .collect()
+        } else {
+            std::thread::scope(|s| {
+                let parts: Vec<_> = self
+                    .folded
+                    .clients
+                    .segs
+                    .chunks(per)
+                    .map(|segs| {
+                        s.spawn(move || {
+                            segs.iter()
+                                .flat_map(|g| class_of(g))
+                                .collect::<Vec<Class>>()
+                        })
+                    })
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|h| {
+                        h.join()
+                            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                            .into_iter()
+                    })
+                    .collect::<Vec<Class>>()
+            })
+        };
+        Analysis {
+            agents: self
+                .agents
+                .into_iter()
+                .map(|(ua, a)| (ua.map(String::from), a))
+                .collect(),
+            classes,
+            folded: self.folded,
+        }
+    }
+}

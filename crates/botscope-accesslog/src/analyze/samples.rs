@@ -1,0 +1,143 @@
+//! What is kept beside the counters: request seconds for pace, path counts
+//! per robot, example requests.
+
+use super::*;
+
+/// Distinct request seconds with counts, for pace and Crawl-delay.
+/// Appended in any order; sorted and folded when it doubles.
+#[derive(Debug, Clone, Default)]
+pub struct Seconds {
+    pub(super) v: Vec<(i64, u32)>,
+    pub(super) folded: usize,
+}
+
+impl Seconds {
+    pub(super) fn push(&mut self, t: i64) {
+        if let Some(last) = self.v.last_mut()
+            && last.0 == t
+        {
+            last.1 = last.1.saturating_add(1);
+            return;
+        }
+        self.v.push((t, 1));
+        if self.v.len() >= 2 * self.folded.max(1024) {
+            self.fold();
+        }
+    }
+
+    pub(super) fn fold(&mut self) {
+        self.v.sort_unstable_by_key(|p| p.0);
+        let mut out: Vec<(i64, u32)> = Vec::with_capacity(self.v.len());
+        for (t, n) in self.v.drain(..) {
+            match out.last_mut() {
+                Some(last) if last.0 == t => last.1 = last.1.saturating_add(n),
+                _ => out.push((t, n)),
+            }
+        }
+        self.folded = out.len();
+        self.v = out;
+    }
+
+    /// Adds another set of seconds (folded lazily, when the set doubles).
+    pub fn extend_from(&mut self, o: &Seconds) {
+        self.v.extend_from_slice(&o.v);
+        if self.v.len() >= 2 * self.folded.max(1024) {
+            self.fold();
+        }
+    }
+
+    /// The seconds, sorted, with their request counts.
+    pub fn sorted(&mut self) -> &[(i64, u32)] {
+        if self.folded != self.v.len() {
+            self.fold();
+        }
+        &self.v
+    }
+}
+
+/// Path counts for one robot: exact up to [`TOP_PATHS_CAP`] distinct
+/// paths, then the rarest are dropped (lossy counting), so the top of
+/// the table stays right and the memory stays bounded.
+#[derive(Debug, Clone, Default)]
+pub struct TopPaths {
+    pub(super) counts: Map<Box<str>, u64>,
+    /// Paths were dropped: counts are lower bounds.
+    pub approximate: bool,
+}
+
+impl TopPaths {
+    pub(super) fn add(&mut self, path: &str, n: u64) {
+        let path = clip(path);
+        match self.counts.get_mut(path) {
+            Some(c) => *c += n,
+            None => {
+                self.counts.insert(path.into(), n);
+                if self.counts.len() > TOP_PATHS_CAP {
+                    self.prune();
+                }
+            }
+        }
+    }
+
+    pub(super) fn prune(&mut self) {
+        self.approximate = true;
+        let mut cut = 1;
+        while self.counts.len() > TOP_PATHS_CAP / 2 {
+            self.counts.retain(|_, c| *c > cut);
+            cut *= 2;
+        }
+    }
+
+    /// The `n` most requested paths, most first (ties by path).
+    pub fn top(&self, n: usize) -> Vec<(&str, u64)> {
+        let mut v: Vec<(&str, u64)> = self.counts.iter().map(|(p, c)| (&**p, *c)).collect();
+        v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v.truncate(n);
+        v
+    }
+}
+
+pub(super) fn clip(s: &str) -> &str {
+    if s.len() <= MAX_SAMPLE_PATH {
+        return s;
+    }
+    let mut end = MAX_SAMPLE_PATH;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// A request kept as an example (a probe, a disallowed request).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Example {
+    /// Its line (in its input).
+    pub line: u64,
+    /// When.
+    pub time: i64,
+    /// The request target (with the method for odd methods).
+    pub target: String,
+}
+
+/// Keeps the first [`CLIENT_SAMPLES`] examples by line, each target once
+/// when `distinct`: the same whatever the order of records and merges.
+pub(super) fn keep_first(
+    s: &mut Vec<Example>,
+    more: impl IntoIterator<Item = Example>,
+    distinct: bool,
+) {
+    s.extend(more);
+    s.sort_by(|a, b| a.line.cmp(&b.line).then_with(|| a.target.cmp(&b.target)));
+    if distinct {
+        let mut seen: Vec<String> = Vec::with_capacity(CLIENT_SAMPLES);
+        s.retain(|e| {
+            if seen.contains(&e.target) {
+                false
+            } else {
+                seen.push(e.target.clone());
+                true
+            }
+        });
+    }
+    s.truncate(CLIENT_SAMPLES);
+}

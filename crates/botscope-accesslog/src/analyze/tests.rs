@@ -1,0 +1,366 @@
+//! Tests of the aggregation and classification.
+
+use std::borrow::Cow;
+use std::net::IpAddr;
+
+use super::client::SEG;
+use super::*;
+use crate::Record;
+
+#[test]
+fn append_kept_keeps_order_and_full_segments() {
+    let mk = |n: u32| Client::new(IpAddr::from(n.to_be_bytes()), n, 0);
+    let mut a = Clients::default();
+    for n in 0..10 {
+        a.push(mk(n));
+    }
+    let mut b = Clients::default();
+    let total = 2 * SEG as u32 + 100;
+    for n in 0..total {
+        b.push(mk(1000 + n));
+    }
+    let keep: Vec<bool> = (0..total).map(|n| n % 3 != 1).collect();
+    a.append_kept(b.segs, &keep);
+    let want: Vec<u32> = (0..10)
+        .chain((0..total).filter(|n| n % 3 != 1).map(|n| 1000 + n))
+        .collect();
+    let got: Vec<u32> = a.iter().map(|c| c.agent).collect();
+    assert_eq!(got.len(), want.len());
+    assert!(got == want, "order differs");
+    assert_eq!(a.len(), want.len());
+    let (last, full) = a.segs.split_last().expect("segments");
+    assert!(full.iter().all(|s| s.len() == SEG) && last.len() <= SEG);
+    for (i, n) in want.iter().enumerate() {
+        assert_eq!(a[i].agent, *n);
+    }
+}
+
+#[test]
+fn client_record_stays_small() {
+    // Memory is bounded by distinct clients: this is the price of one.
+    assert!(size_of::<Client>() <= 184, "{}", size_of::<Client>());
+}
+
+struct Ua;
+impl Identify for Ua {
+    fn identify(&self, ua: Option<&str>) -> Agent {
+        match ua {
+            Some(u) if u.contains("Googlebot") => Agent {
+                robot: Some("Googlebot".into()),
+                registered: true,
+                token: Some("Googlebot".into()),
+                ..Agent::default()
+            },
+            Some(u) if u.contains("UptimeRobot") => Agent {
+                robot: Some("UptimeRobot".into()),
+                monitor: true,
+                ..Agent::default()
+            },
+            _ => Agent::default(),
+        }
+    }
+}
+
+/// Disallows /private for everyone.
+struct Rules;
+impl Policy for Rules {
+    fn disallowed(&self, _: Option<&str>, target: &str, _: i64) -> Option<bool> {
+        Some(target.starts_with("/private"))
+    }
+    fn crawl_delay(&self, _: Option<&str>, _: i64) -> Option<f64> {
+        Some(10.0)
+    }
+}
+
+fn rec<'a>(
+    ip: &str,
+    t: i64,
+    method: &'a str,
+    path: &'a str,
+    referer: bool,
+    ua: &'a str,
+) -> Record<'a> {
+    Record {
+        vhost: None,
+        ip: ip.parse().expect("ip"),
+        user: None,
+        time: t,
+        method: Cow::Borrowed(method),
+        path: Cow::Borrowed(path),
+        protocol: Cow::Borrowed("HTTP/1.1"),
+        status: if path.contains("wp-") { 404 } else { 200 },
+        bytes: 100,
+        referer: referer.then_some(Cow::Borrowed("https://example.com/")),
+        user_agent: (!ua.is_empty()).then_some(Cow::Borrowed(ua)),
+        duration_us: None,
+        truncated: false,
+    }
+}
+
+const FIREFOX: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0";
+
+fn sample() -> Vec<Record<'static>> {
+    let mut v = Vec::new();
+    // A human: two visits a day apart, pages with assets and referers.
+    for day in 0..2 {
+        let t = 1_000_000 + day * 86_400;
+        v.push(rec("192.0.2.1", t, "GET", "/", true, FIREFOX));
+        v.push(rec("192.0.2.1", t + 1, "GET", "/app.css", true, FIREFOX));
+        v.push(rec("192.0.2.1", t + 60, "GET", "/about", true, FIREFOX));
+        v.push(rec("192.0.2.1", t + 61, "GET", "/logo.png", true, FIREFOX));
+    }
+    // A scraper with a browser User-Agent: 12 pages in 12 seconds.
+    for k in 0..12 {
+        v.push(rec(
+            "198.51.100.9",
+            1_000_100 + k,
+            "GET",
+            "/products?id=1",
+            false,
+            FIREFOX,
+        ));
+    }
+    // A scanner.
+    for p in ["/wp-login.php", "/.env", "/wp-admin/"] {
+        v.push(rec("203.0.113.5", 1_000_200, "GET", p, false, FIREFOX));
+    }
+    // Googlebot, into a disallowed area, too fast for its Crawl-delay.
+    v.push(rec(
+        "66.249.66.1",
+        1_000_300,
+        "GET",
+        "/robots.txt",
+        false,
+        "Googlebot/2.1",
+    ));
+    v.push(rec(
+        "66.249.66.1",
+        1_000_301,
+        "GET",
+        "/private/a",
+        false,
+        "Googlebot/2.1",
+    ));
+    v.push(rec(
+        "66.249.66.1",
+        1_000_302,
+        "GET",
+        "/",
+        false,
+        "Googlebot/2.1",
+    ));
+    // A monitor, every 5 minutes for an hour.
+    for k in 0..12 {
+        v.push(rec(
+            "192.0.2.77",
+            1_000_000 + k * 300,
+            "HEAD",
+            "/",
+            false,
+            "UptimeRobot/2.0",
+        ));
+    }
+    // A client without a User-Agent.
+    v.push(rec("192.0.2.99", 1_000_000, "GET", "/", false, ""));
+    v
+}
+
+fn run(records: &[Record<'_>], threads: usize) -> Analysis {
+    let mut parts = Vec::new();
+    for t in 0..threads {
+        let mut a = Analyzer::new(&Ua, &Rules, Window::default());
+        for (i, r) in records.iter().enumerate() {
+            if i % threads == t {
+                a.record(r, i as u64 + 1);
+            }
+        }
+        parts.push(a.into_partial());
+    }
+    Partial::finish_all(parts, threads)
+}
+
+fn class_of(a: &Analysis, ip: &str) -> (Class, Vec<&'static str>) {
+    let ip: IpAddr = ip.parse().expect("ip");
+    let i = a
+        .folded
+        .clients
+        .iter()
+        .position(|c| c.ip == ip)
+        .expect("client");
+    let (class, reasons) = a.reasons(i);
+    (class, reasons.iter().map(|r| r.code).collect())
+}
+
+#[test]
+fn classes_with_reasons() {
+    let a = run(&sample(), 1);
+    assert_eq!(class_of(&a, "192.0.2.1"), (Class::Human, vec![]));
+    let (c, r) = class_of(&a, "198.51.100.9");
+    assert_eq!(c, Class::UndeclaredBot);
+    assert_eq!(r, ["no-assets", "no-referer", "fast"]);
+    let (c, r) = class_of(&a, "203.0.113.5");
+    assert_eq!(c, Class::Scanner);
+    assert_eq!(r, ["probes", "errors"]);
+    assert_eq!(class_of(&a, "66.249.66.1").0, Class::DeclaredBot);
+    assert_eq!(class_of(&a, "192.0.2.77").0, Class::Monitor);
+    assert_eq!(
+        class_of(&a, "192.0.2.99"),
+        (Class::UndeclaredBot, vec!["no-ua"])
+    );
+    let g = a
+        .folded
+        .clients
+        .iter()
+        .position(|c| c.ip.to_string() == "66.249.66.1")
+        .expect("g");
+    assert_eq!(a.folded.clients[g].robots_txt, 1);
+    assert_eq!(
+        (a.folded.clients[g].judged, a.folded.clients[g].disallowed),
+        (2, 1)
+    );
+    assert_eq!(a.disallowed_examples(g)[0].target, "/private/a");
+    let human = a
+        .folded
+        .clients
+        .iter()
+        .find(|c| c.ip.to_string() == "192.0.2.1")
+        .expect("h");
+    assert_eq!(human.sessions().len(), 2);
+    assert_eq!((human.pages, human.assets), (4, 4));
+}
+
+fn summary(a: &Analysis) -> Vec<String> {
+    let mut v: Vec<String> = a
+        .folded
+        .clients
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (class, reasons) = a.reasons(i);
+            let mut hours = Vec::new();
+            c.each_hour(|h, n| hours.push((h, n)));
+            format!(
+                "{} {:?} {} {} {:?} {:?} {:?} {:?}",
+                c.ip,
+                a.agent_of(c).0,
+                c.requests,
+                class.as_str(),
+                reasons,
+                c.sessions(),
+                hours,
+                (c.first(), c.last(), c.distinct_paths(), c.status)
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn order_and_threads_do_not_change_the_result() {
+    let records = sample();
+    let base = summary(&run(&records, 1));
+    let mut shuffled = records.clone();
+    // A fixed permutation: reverse, then interleave.
+    shuffled.reverse();
+    let (a, b) = shuffled.split_at(shuffled.len() / 2);
+    let mixed: Vec<Record<'_>> = a
+        .iter()
+        .zip(b)
+        .flat_map(|(x, y)| [y.clone(), x.clone()])
+        .chain(b.iter().skip(a.len()).cloned())
+        .collect();
+    assert_eq!(mixed.len(), records.len());
+    for threads in [1, 2, 3, 7] {
+        assert_eq!(summary(&run(&mixed, threads)), base, "{threads} threads");
+    }
+}
+
+#[test]
+fn sessions_join_when_a_gap_is_filled() {
+    let mut s = Spans::One(Span {
+        start: 0,
+        end: 0,
+        requests: 1,
+        pages: 1,
+    });
+    s.add(3000, true);
+    s.add(6000, true);
+    assert_eq!(s.as_slice().len(), 3);
+    // 1500 is within 30 minutes of 0 and of 3000: the first two join.
+    s.add(1500, false);
+    assert_eq!(s.as_slice().len(), 2);
+    assert_eq!(
+        s.as_slice()[0],
+        Span {
+            start: 0,
+            end: 3000,
+            requests: 3,
+            pages: 2
+        }
+    );
+    s.add(4500, false);
+    assert_eq!(
+        s.as_slice(),
+        &[Span {
+            start: 0,
+            end: 6000,
+            requests: 5,
+            pages: 3
+        }]
+    );
+    // Exactly 30 minutes apart is still the same session.
+    let mut t = Spans::One(Span {
+        start: 0,
+        end: 0,
+        requests: 1,
+        pages: 0,
+    });
+    t.add(SESSION_GAP, false);
+    t.add(2 * SESSION_GAP + 1, false);
+    assert_eq!(t.as_slice().len(), 2);
+}
+
+#[test]
+fn top_paths_stay_bounded_and_keep_the_heavy_hitters() {
+    let mut t = TopPaths::default();
+    for i in 0..20_000u32 {
+        t.add(&format!("/p/{i}"), 1);
+        if i % 10 == 0 {
+            t.add("/hot", 1);
+        }
+    }
+    assert!(t.counts.len() <= TOP_PATHS_CAP);
+    assert!(t.approximate);
+    assert_eq!(t.top(1)[0], ("/hot", 2000));
+}
+
+#[test]
+fn seconds_fold_counts() {
+    let mut s = Seconds::default();
+    for t in (0..5000).rev() {
+        s.push(t / 2);
+    }
+    let v = s.sorted();
+    assert_eq!(v.len(), 2500);
+    assert!(v.iter().all(|p| p.1 == 2));
+    assert!(v.windows(2).all(|w| w[0].0 < w[1].0));
+}
+
+#[test]
+fn window_skips_and_counts() {
+    let mut a = Analyzer::new(
+        &Ua,
+        &NoPolicy,
+        Window {
+            since: Some(1_000_100),
+            until: Some(1_000_200),
+        },
+    );
+    for (i, r) in sample().iter().enumerate() {
+        a.record(r, i as u64 + 1);
+    }
+    let p = a.into_partial();
+    assert_eq!(p.folded.records, sample().len() as u64);
+    assert_eq!(p.folded.records - p.folded.out_of_window, 12);
+}
