@@ -1,0 +1,517 @@
+//! The report from an analysis: one pass over the clients (site totals,
+//! classes, hours, robots, the lists), then each robot and list finished.
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::BuildHasher;
+use std::net::IpAddr;
+
+use super::*;
+use crate::analyze::{Analysis, Class, Map, Policy, Seconds, Set};
+use crate::time::format_rfc3339;
+
+#[derive(Default)]
+struct RobotAcc {
+    category: Option<String>,
+    registered: bool,
+    token: Option<String>,
+    requests: u64,
+    sessions: u64,
+    ips: Set<IpAddr>,
+    uas: Set<usize>,
+    bytes: u64,
+    robots_txt: u64,
+    judged: u64,
+    disallowed: u64,
+    examples: Vec<(i64, IpAddr, String)>,
+    status: [u64; 6],
+    first: i64,
+    last: i64,
+    verification: Verification,
+    ips_by_check: [Set<IpAddr>; 4],
+    spoofed_ips: Map<IpAddr, u64>,
+    seconds: Seconds,
+    classes: [u64; 5],
+}
+
+const STATUS_NAMES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "other"];
+
+fn pace(seconds: &mut Seconds, policy: &dyn Policy, token: Option<&str>) -> Pace {
+    let s = seconds.sorted();
+    let mut breaches = 0u64;
+    let mut gaps: Vec<i64> = Vec::new();
+    let mut zero_gaps = 0u64;
+    let mut peak = 0u64;
+    let mut minute = (i64::MIN, 0u64);
+    for (i, &(t, n)) in s.iter().enumerate() {
+        let n = u64::from(n);
+        zero_gaps += n - 1;
+        let m = t.div_euclid(60);
+        if minute.0 == m {
+            minute.1 += n;
+        } else {
+            minute = (m, n);
+        }
+        peak = peak.max(minute.1);
+        let delay = policy.crawl_delay(token, t).filter(|d| *d > 0.0);
+        if delay.is_some() {
+            breaches += n - 1;
+        }
+        if i > 0 {
+            let gap = t - s[i - 1].0;
+            gaps.push(gap);
+            if delay.is_some_and(|d| (gap as f64) < d) {
+                breaches += 1;
+            }
+        }
+    }
+    let total = gaps.len() as u64 + zero_gaps;
+    let median_gap_s = (total > 0).then(|| {
+        let mid = total / 2;
+        if mid < zero_gaps {
+            0.0
+        } else {
+            let k = (mid - zero_gaps) as usize;
+            let (_, v, _) = gaps.select_nth_unstable(k);
+            *v as f64
+        }
+    });
+    let crawl_delay_s = s.last().and_then(|(t, _)| policy.crawl_delay(token, *t));
+    Pace {
+        median_gap_s,
+        peak_requests_per_minute: peak,
+        crawl_delay_s,
+        crawl_delay_breaches: breaches,
+    }
+}
+
+fn ratio(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        (n as f64 / of as f64 * 1e6).round() / 1e6
+    }
+}
+
+/// Distinct addresses, counted here or on another thread.
+enum Distinct {
+    Spawned(std::thread::JoinHandle<u64>),
+    Counted(u64),
+}
+
+impl RobotAcc {
+    fn new(agent: &crate::Agent) -> RobotAcc {
+        RobotAcc {
+            category: agent.category.clone(),
+            registered: agent.registered,
+            token: agent.token.clone(),
+            first: i64::MAX,
+            last: i64::MIN,
+            ..RobotAcc::default()
+        }
+    }
+
+    /// Adds client `i` (of class index `ci`, with its verification).
+    fn add(&mut self, a: &mut Analysis, i: usize, ci: usize, check: Option<Check>) {
+        let c = &a.folded.clients[i];
+        self.requests += c.requests;
+        self.sessions += c.sessions().len() as u64;
+        self.ips.insert(c.ip);
+        self.uas.insert(c.agent());
+        self.bytes += c.bytes;
+        self.robots_txt += u64::from(c.robots_txt);
+        self.judged += u64::from(c.judged);
+        self.disallowed += u64::from(c.disallowed);
+        for (k, n) in c.status.iter().enumerate() {
+            self.status[k] += u64::from(*n);
+        }
+        self.first = self.first.min(c.first());
+        self.last = self.last.max(c.last());
+        self.classes[ci] += 1;
+        for e in a.disallowed_examples(i) {
+            self.examples.push((e.time, c.ip, e.target.clone()));
+        }
+        let k = match check {
+            Some(Check::Verified) => 0,
+            Some(Check::Spoofed) => 1,
+            Some(Check::Unverifiable) => 2,
+            None => 3,
+        };
+        let counts = [
+            &mut self.verification.verified,
+            &mut self.verification.spoofed,
+            &mut self.verification.unverifiable,
+            &mut self.verification.unchecked,
+        ];
+        counts[k].requests += c.requests;
+        if self.ips_by_check[k].insert(c.ip) {
+            counts[k].ips += 1;
+        }
+        if k == 1 {
+            *self.spoofed_ips.entry(c.ip).or_default() += c.requests;
+        }
+        if k != 1
+            && let Some(s) = a.take_seconds(i)
+        {
+            self.seconds.extend_from(&s);
+        }
+    }
+
+    /// The robot's entry in the report.
+    fn finish(mut self, name: &str, a: &Analysis, policy: &dyn Policy) -> Robot {
+        self.examples.sort();
+        let top = a.robot_paths(name);
+        Robot {
+            category: self.category,
+            registered: self.registered,
+            requests: self.requests,
+            sessions: self.sessions,
+            unique_ips: self.ips.len() as u64,
+            unique_uas: self.uas.len() as u64,
+            bytes: self.bytes,
+            robots_txt_fetches: self.robots_txt,
+            judged_requests: self.judged,
+            disallowed_requests: self.disallowed,
+            disallowed_share: ratio(self.disallowed, self.judged),
+            disallowed_examples: self
+                .examples
+                .iter()
+                .take(5)
+                .map(|(t, ip, p)| Disallowed {
+                    time: format_rfc3339(*t),
+                    ip: *ip,
+                    path: p.clone(),
+                })
+                .collect(),
+            pace: pace(&mut self.seconds, policy, self.token.as_deref()),
+            status: STATUS_NAMES
+                .iter()
+                .zip(self.status)
+                .filter(|(_, n)| *n > 0)
+                .map(|(k, n)| (*k, n))
+                .collect(),
+            first_seen: format_rfc3339(self.first),
+            last_seen: format_rfc3339(self.last),
+            top_paths: top
+                .map(|t| {
+                    t.top(TOP_PATHS)
+                        .into_iter()
+                        .map(|(p, n)| PathCount {
+                            path: p.to_owned(),
+                            requests: n,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            top_paths_approximate: top.is_some_and(|t| t.approximate),
+            verification: self.verification,
+            spoofed_ips: {
+                // Most requests first, then by address: the same for any
+                // input order.
+                let mut v: Vec<(u64, IpAddr)> =
+                    self.spoofed_ips.iter().map(|(ip, n)| (*n, *ip)).collect();
+                v.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+                v.into_iter().take(SPOOFED_IPS).map(|(_, ip)| ip).collect()
+            },
+            classes: Class::ALL
+                .iter()
+                .zip(self.classes)
+                .filter(|(_, n)| *n > 0)
+                .map(|(c, n)| (c.as_str(), n))
+                .collect(),
+        }
+    }
+}
+
+/// Distinct addresses, by sorting (a hash set's random inserts would miss
+/// the cache at every client); on another thread when there are threads
+/// to spare, while the pass runs.
+fn distinct_addresses(a: &Analysis, threads: usize) -> Distinct {
+    let mut v4: Vec<u32> = Vec::with_capacity(a.folded.clients.len());
+    let mut v6: Vec<u128> = Vec::new();
+    for c in a.folded.clients.iter() {
+        match c.ip {
+            IpAddr::V4(x) => v4.push(x.to_bits()),
+            IpAddr::V6(x) => v6.push(x.to_bits()),
+        }
+    }
+    let mut count = move || {
+        v4.sort_unstable();
+        v4.dedup();
+        v6.sort_unstable();
+        v6.dedup();
+        (v4.len() + v6.len()) as u64
+    };
+    if threads > 1 {
+        Distinct::Spawned(std::thread::spawn(count))
+    } else {
+        Distinct::Counted(count())
+    }
+}
+
+/// What one pass over the clients adds up.
+struct Pass {
+    /// For each User-Agent, its robot's index in `robots`.
+    agent_robot: Vec<Option<usize>>,
+    robots: Vec<(String, RobotAcc)>,
+    classes: [ClassTotals; 5],
+    hourly: Map<i64, [u64; 5]>,
+    /// Undeclared robots, scanners, monitors, spoofers.
+    lists: [Vec<usize>; 4],
+    requests: u64,
+    bytes: u64,
+    robot_requests: u64,
+    robot_bytes: u64,
+    disallowed: u64,
+    first: i64,
+    last: i64,
+}
+
+impl Pass {
+    /// Robots by agent: each client adds to its agent's robot without a
+    /// lookup by name.
+    fn new(a: &Analysis) -> Pass {
+        let mut robot_ix: Map<&str, usize> = Map::default();
+        let mut robots: Vec<(String, RobotAcc)> = Vec::new();
+        let agent_robot = a
+            .agents
+            .iter()
+            .map(|(_, agent)| {
+                let name = agent.robot.as_deref()?;
+                Some(*robot_ix.entry(name).or_insert_with(|| {
+                    robots.push((name.to_owned(), RobotAcc::new(agent)));
+                    robots.len() - 1
+                }))
+            })
+            .collect();
+        Pass {
+            agent_robot,
+            robots,
+            classes: Default::default(),
+            hourly: Map::default(),
+            lists: Default::default(),
+            requests: 0,
+            bytes: 0,
+            robot_requests: 0,
+            robot_bytes: 0,
+            disallowed: 0,
+            first: i64::MAX,
+            last: i64::MIN,
+        }
+    }
+
+    /// Adds client `i`.
+    fn add(&mut self, a: &mut Analysis, i: usize, check: Option<Check>) {
+        let c = &a.folded.clients[i];
+        let class = a.classes[i];
+        self.requests += c.requests;
+        self.bytes += c.bytes;
+        self.first = self.first.min(c.first());
+        self.last = self.last.max(c.last());
+        let ci = class.index();
+        let t = &mut self.classes[ci];
+        t.clients += 1;
+        t.requests += c.requests;
+        t.bytes += c.bytes;
+        let hourly = &mut self.hourly;
+        c.each_hour(|h, n| hourly.entry(h).or_default()[ci] += u64::from(n));
+        if class.is_robot() {
+            self.robot_requests += c.requests;
+            self.robot_bytes += c.bytes;
+            self.disallowed += u64::from(c.disallowed);
+        }
+        match class {
+            Class::UndeclaredBot => self.lists[0].push(i),
+            Class::Scanner => self.lists[1].push(i),
+            Class::Monitor => self.lists[2].push(i),
+            _ => {}
+        }
+        if check == Some(Check::Spoofed) {
+            self.lists[3].push(i);
+        }
+        if let Some(ri) = self.agent_robot[c.agent()] {
+            self.robots[ri].1.add(a, i, ci, check);
+        }
+    }
+}
+
+/// Client `i` as the lists show it.
+fn client_entry<S: BuildHasher>(
+    a: &Analysis,
+    i: usize,
+    checks: &HashMap<usize, Checked, S>,
+) -> ClientEntry {
+    let c = &a.folded.clients[i];
+    let (ua, agent) = a.agent_of(c);
+    let (class, reasons) = a.reasons(i);
+    let mut samples: Vec<String> = a
+        .probe_samples(i)
+        .iter()
+        .map(|e| e.target.clone())
+        .collect();
+    samples.extend(
+        a.disallowed_examples(i)
+            .iter()
+            .map(|e| format!("disallowed: {}", e.target)),
+    );
+    ClientEntry {
+        ip: c.ip,
+        user_agent: ua.map(str::to_owned),
+        robot: agent.robot.clone(),
+        class: class.as_str(),
+        requests: c.requests,
+        sessions: c.sessions().len() as u64,
+        pages: u64::from(c.pages),
+        bytes: c.bytes,
+        first_seen: format_rfc3339(c.first()),
+        last_seen: format_rfc3339(c.last()),
+        reasons: reasons
+            .iter()
+            .map(|r| ReasonOut {
+                code: r.code,
+                detail: r.detail.clone(),
+            })
+            .collect(),
+        samples,
+        verification: checks.get(&i).map(|k| k.reason.clone()),
+    }
+}
+
+/// The first [`LIST_LIMIT`] clients of a list by requests.
+fn client_list<S: BuildHasher>(
+    a: &Analysis,
+    mut l: Vec<usize>,
+    checks: &HashMap<usize, Checked, S>,
+) -> ClientList {
+    // Most requests first, then by address and User-Agent: a total order
+    // (a client is an address and a User-Agent), so the listed clients do
+    // not depend on the input order.
+    let order = |x: &usize, y: &usize| {
+        let (cx, cy) = (&a.folded.clients[*x], &a.folded.clients[*y]);
+        cy.requests
+            .cmp(&cx.requests)
+            .then(cx.ip.cmp(&cy.ip))
+            .then_with(|| a.agent_of(cx).0.cmp(&a.agent_of(cy).0))
+    };
+    let total = l.len() as u64;
+    let requests = l.iter().map(|i| a.folded.clients[*i].requests).sum();
+    if l.len() > LIST_LIMIT {
+        l.select_nth_unstable_by(LIST_LIMIT, order);
+        l.truncate(LIST_LIMIT);
+    }
+    l.sort_unstable_by(order);
+    ClientList {
+        total,
+        requests,
+        clients: l.iter().map(|i| client_entry(a, *i, checks)).collect(),
+    }
+}
+
+/// The malformed-line counts, and how many lines were not understood
+/// (a truncated last field is understood).
+fn malformed(a: &Analysis) -> (Vec<MalformedCount>, u64) {
+    let m = &a.folded.malformed;
+    let counts = m
+        .reasons()
+        .map(|(r, n, s)| MalformedCount {
+            reason: r.as_str(),
+            count: n,
+            sample_lines: s.to_vec(),
+        })
+        .collect();
+    let truncated: u64 = m
+        .reasons()
+        .filter(|(r, _, _)| *r == crate::Malformed::Truncated)
+        .map(|(_, n, _)| n)
+        .sum();
+    (counts, m.total() - truncated)
+}
+
+/// Requests per hour and class, by hour.
+fn hours(hourly: Map<i64, [u64; 5]>) -> Vec<Hour> {
+    let mut hourly: Vec<(i64, [u64; 5])> = hourly.into_iter().collect();
+    hourly.sort_unstable_by_key(|(h, _)| *h);
+    hourly
+        .into_iter()
+        .map(|(h, n)| Hour {
+            hour: format_rfc3339(h * 3600),
+            requests: n.iter().sum(),
+            human: n[0],
+            declared_bot: n[1],
+            undeclared_bot: n[2],
+            scanner: n[3],
+            monitor: n[4],
+        })
+        .collect()
+}
+
+/// Builds the report. `checks[&i]` is the verification of client `i` (for
+/// clients that claim a registered robot). With `threads` above one, the
+/// distinct addresses are counted on a second thread meanwhile.
+pub fn build<S: BuildHasher>(
+    a: &mut Analysis,
+    checks: &HashMap<usize, Checked, S>,
+    policy: &dyn Policy,
+    threads: usize,
+) -> Report {
+    let distinct = distinct_addresses(a, threads);
+    let mut p = Pass::new(a);
+    for i in 0..a.folded.clients.len() {
+        p.add(a, i, checks.get(&i).map(|k| k.check));
+    }
+    let unique_ips = match distinct {
+        Distinct::Spawned(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+        Distinct::Counted(n) => n,
+    };
+    let a = &*a;
+    let [undeclared, scanners, monitors, spoofed] = p.lists.map(|l| client_list(a, l, checks));
+    let robots: BTreeMap<String, Robot> = p
+        .robots
+        .into_iter()
+        .collect::<BTreeMap<String, RobotAcc>>()
+        .into_iter()
+        .map(|(name, r)| {
+            let robot = r.finish(&name, a, policy);
+            (name, robot)
+        })
+        .collect();
+    let (malformed, not_understood) = malformed(a);
+    Report {
+        schema: SCHEMA,
+        inputs: Vec::new(),
+        robots_txt: Vec::new(),
+        lines: Lines {
+            total: a.folded.lines,
+            parsed: a.folded.records,
+            malformed: not_understood,
+            out_of_window: a.folded.out_of_window,
+            analyzed: a.folded.records - a.folded.out_of_window,
+        },
+        malformed,
+        period: (p.first <= p.last).then(|| Period {
+            first: format_rfc3339(p.first),
+            last: format_rfc3339(p.last),
+        }),
+        site: Site {
+            requests: p.requests,
+            bytes: p.bytes,
+            clients: a.folded.clients.len() as u64,
+            unique_ips,
+            robot_requests: p.robot_requests,
+            robot_bytes: p.robot_bytes,
+            robot_request_share: ratio(p.robot_requests, p.requests),
+            robot_byte_share: ratio(p.robot_bytes, p.bytes),
+            classes: Class::ALL
+                .iter()
+                .zip(p.classes)
+                .map(|(c, t)| (c.as_str(), t))
+                .collect(),
+            disallowed_requests: p.disallowed,
+        },
+        hourly: hours(p.hourly),
+        robots,
+        undeclared_bots: undeclared,
+        scanners,
+        monitors,
+        spoofed,
+    }
+}
