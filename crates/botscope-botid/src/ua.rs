@@ -151,7 +151,7 @@ impl UaClassifier {
         isbot: &str,
         registry: &Registry,
     ) -> Result<UaClassifier, crate::Error> {
-        Self::build(regexes, extras_text, patterns, isbot, registry)
+        Self::build(regexes, extras_text, patterns, isbot, registry, 1)
             .map_err(crate::Error::Classifier)
     }
 
@@ -161,6 +161,7 @@ impl UaClassifier {
         patterns: &str,
         isbot: &str,
         registry: &Registry,
+        threads: usize,
     ) -> Result<UaClassifier, String> {
         // Syntax checks only: compiling each pattern on its own just to
         // see that it compiles would double the start-up time.
@@ -184,33 +185,40 @@ impl UaClassifier {
         let isbot_all: Vec<String> = isbot_all.into_iter().map(|p| js_class_dashes(&p)).collect();
         let (isbot_text, fancy): (Vec<String>, Vec<String>) =
             isbot_all.into_iter().partition(|p| compiles(p));
-        // The three pattern sets compile side by side.
-        let (ua, patterns, isbot) = std::thread::scope(|s| {
-            let ua = s.spawn(|| -> Result<_, String> {
-                let regexes: Regexes<'static> =
-                    marked_yaml::from_yaml(0, regexes).map_err(|e| format!("uap regexes: {e}"))?;
-                let mut ua_parsers = extras(extras_text)?;
-                ua_parsers.extend(regexes.user_agent_parsers);
-                user_agent::Builder::new()
-                    .push_all(ua_parsers)
-                    .map_err(|e| format!("uap user agent parsers: {e}"))?
-                    .build()
-                    .map_err(|e| format!("uap user agent parsers: {e}"))
-            });
-            let isbot = s.spawn(|| {
-                regex::RegexSetBuilder::new(&isbot_text)
-                    .case_insensitive(true)
-                    .build()
-                    .map_err(|e| format!("isbot patterns: {e}"))
-            });
+        let compile_ua = || -> Result<_, String> {
+            let regexes: Regexes<'static> =
+                marked_yaml::from_yaml(0, regexes).map_err(|e| format!("uap regexes: {e}"))?;
+            let mut ua_parsers = extras(extras_text)?;
+            ua_parsers.extend(regexes.user_agent_parsers);
+            user_agent::Builder::new()
+                .push_all(ua_parsers)
+                .map_err(|e| format!("uap user agent parsers: {e}"))?
+                .build()
+                .map_err(|e| format!("uap user agent parsers: {e}"))
+        };
+        let compile_sets = || {
+            let isbot = regex::RegexSetBuilder::new(&isbot_text)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| format!("isbot patterns: {e}"));
             let patterns =
                 RegexSet::new(&pattern_text).map_err(|e| format!("crawler patterns: {e}"));
-            let ua = ua.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            let isbot = isbot
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (ua, patterns, isbot)
-        });
+            (patterns, isbot)
+        };
+        // With a second thread, uap-core's parsers compile beside the two
+        // pattern sets.
+        let (ua, (patterns, isbot)) = if threads > 1 {
+            std::thread::scope(|s| {
+                let ua = s.spawn(compile_ua);
+                let sets = compile_sets();
+                (
+                    ua.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                    sets,
+                )
+            })
+        } else {
+            (compile_ua(), compile_sets())
+        };
         let (ua, patterns, isbot) = (ua?, patterns?, isbot?);
         let isbot_fancy = fancy
             .iter()
@@ -249,13 +257,21 @@ impl UaClassifier {
 
     /// The classifier over the shipped data and `registry`.
     pub fn bundled(registry: &Registry) -> Result<UaClassifier, crate::Error> {
-        UaClassifier::new(
+        UaClassifier::bundled_on(registry, 1)
+    }
+
+    /// [`UaClassifier::bundled`], compiled on up to `threads` threads (two
+    /// are used).
+    pub fn bundled_on(registry: &Registry, threads: usize) -> Result<UaClassifier, crate::Error> {
+        Self::build(
             UAP_REGEXES,
             UAP_EXTRAS,
             CRAWLER_PATTERNS,
             ISBOT_PATTERNS,
             registry,
+            threads,
         )
+        .map_err(crate::Error::Classifier)
     }
 
     /// uap-core's family for a User-Agent (`Other` when nothing matches).

@@ -15,7 +15,7 @@
 //! let log = br#"66.249.66.1 - - [17/May/2015:10:05:03 +0000] "GET /robots.txt HTTP/1.1" 200 52 "-" "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 //! "#;
 //! let registry = botscope_botid::Registry::bundled();
-//! let job = Job::new(&registry, Default::default()).unwrap();
+//! let job = Job::new(&registry, Default::default(), 1).unwrap();
 //! let settings = Settings { format: None, window: Default::default(), threads: 1 };
 //! let source = Source::Reader("access.log".into(), Box::new(&log[..]));
 //! let read = job.read(vec![source], &settings, &NoProgress).unwrap();
@@ -187,9 +187,14 @@ pub struct Outcome {
 }
 
 impl<'r> Job<'r> {
-    /// A job over `registry` and the site's robots.txt versions.
-    pub fn new(registry: &'r Registry, robots: RobotsTxt) -> Result<Job<'r>, Error> {
-        let classifier = UaClassifier::bundled(registry)?;
+    /// A job over `registry` and the site's robots.txt versions; its
+    /// User-Agent classifier is compiled on up to `threads` threads.
+    pub fn new(
+        registry: &'r Registry,
+        robots: RobotsTxt,
+        threads: usize,
+    ) -> Result<Job<'r>, Error> {
+        let classifier = UaClassifier::bundled_on(registry, threads)?;
         Ok(Job {
             registry,
             classifier,

@@ -54,7 +54,7 @@ async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analy
         .map(|s| RobotsSpec::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
     let robots = RobotsTxt::load(&specs, a.semantics.into())?;
-    let job = Job::new(&registry, robots)?;
+    let job = Job::new(&registry, robots, settings.threads)?;
     let read_settings = ReadSettings {
         format: a
             .log_format

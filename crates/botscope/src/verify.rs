@@ -32,7 +32,7 @@ pub async fn run(
     dns: Option<&DnsEvidence>,
 ) -> Result<ExitStatus> {
     let registry = settings.registry(a.registry.as_ref())?;
-    let ua_classifier = UaClassifier::bundled(&registry)?;
+    let ua_classifier = UaClassifier::bundled_on(&registry, settings.threads)?;
     match (&a.batch, &a.ip) {
         (Some(batch), None) => batch_run(batch, &registry, &ua_classifier, dns).await,
         (None, Some(ip)) => {

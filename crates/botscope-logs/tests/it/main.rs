@@ -32,7 +32,7 @@ fn report(job: &Job<'_>, log: Vec<u8>, threads: usize) -> String {
 #[test]
 fn the_thread_count_does_not_change_the_report() {
     let registry = Registry::bundled();
-    let job = Job::new(&registry, RobotsTxt::default()).expect("job");
+    let job = Job::new(&registry, RobotsTxt::default(), 2).expect("job");
     let one = report(&job, elastic(), 1);
     assert!(one.contains("\"Googlebot\""));
     for threads in [2, 3] {
@@ -59,7 +59,7 @@ impl Progress for Seen {
 #[test]
 fn warnings_and_progress_come_back_not_printed() {
     let registry = Registry::bundled();
-    let job = Job::new(&registry, RobotsTxt::default()).expect("job");
+    let job = Job::new(&registry, RobotsTxt::default(), 2).expect("job");
     // Not a log at all, then a gzip cut in half.
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(&elastic()).expect("gz");
@@ -91,7 +91,7 @@ fn warnings_and_progress_come_back_not_printed() {
 #[test]
 fn a_missing_file_is_an_error_before_any_work() {
     let registry = Registry::bundled();
-    let job = Job::new(&registry, RobotsTxt::default()).expect("job");
+    let job = Job::new(&registry, RobotsTxt::default(), 2).expect("job");
     let sources = vec![
         Source::Reader("ok".into(), Box::new(&b""[..])),
         Source::File("no/such/file.log".into()),

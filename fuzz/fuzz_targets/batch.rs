@@ -1,0 +1,62 @@
+//! Batch question lines: `robots check-batch` lines (`ROBOTS_PATH<TAB>
+//! AGENT<TAB>URL`, the robots files served from the input itself) and
+//! `verify --batch` lines (`IP<TAB>USER-AGENT`). Every line gets a verdict
+//! or a reason, in order; each file is loaded once.
+
+#![no_main]
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use botscope_botid::{Batch, Registry, UaClassifier};
+use botscope_robotstxt::{BatchChecker, ParseOptions, Semantics};
+use libfuzzer_sys::fuzz_target;
+
+fn registry() -> &'static (Registry, UaClassifier) {
+    static R: OnceLock<(Registry, UaClassifier)> = OnceLock::new();
+    R.get_or_init(|| {
+        let r = Registry::bundled();
+        let c = UaClassifier::bundled(&r).expect("classifier");
+        (r, c)
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    // The first part (up to a NUL) is the files' text; the rest, lines.
+    let (files, lines) = match data.iter().position(|&b| b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (&b""[..], data),
+    };
+    for semantics in [Semantics::Google, Semantics::Draft1996] {
+        let mut b = BatchChecker::new(semantics, ParseOptions::default());
+        let mut loads: HashMap<Vec<u8>, usize> = HashMap::new();
+        for line in lines.split(|&b| b == b'\n') {
+            let load = |p: &[u8]| {
+                *loads.entry(p.to_vec()).or_default() += 1;
+                if p.len() % 3 == 0 {
+                    Err("no such file".to_owned())
+                } else {
+                    Ok(files.to_vec())
+                }
+            };
+            match b.check(line, load) {
+                Ok(v) => {
+                    if let Some(r) = v.rule {
+                        assert!(r.line >= 1);
+                    }
+                }
+                Err(e) => assert!(!e.is_empty()),
+            }
+        }
+        assert!(loads.values().all(|&n| n == 1), "each file loaded once");
+    }
+    let (registry, classifier) = registry();
+    let mut batch = Batch::default();
+    let n = lines.split(|&b| b == b'\n').count();
+    for (i, line) in lines.split(|&b| b == b'\n').enumerate() {
+        batch.push_line(i + 1, line, classifier);
+    }
+    let verdicts: Vec<_> = batch.verdicts(registry, &HashMap::new()).collect();
+    assert_eq!(verdicts.len(), n, "one answer per line");
+    let _ = batch.dns_wanted(registry);
+});
