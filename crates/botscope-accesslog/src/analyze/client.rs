@@ -173,7 +173,7 @@ pub struct Client {
     pub requests: u64,
     /// Response bytes.
     pub bytes: u64,
-    /// Page requests ([`PathKind::Page`]).
+    /// Page requests ([`crate::PathKind::Page`]).
     pub pages: u32,
     /// Asset requests.
     pub assets: u32,
@@ -191,7 +191,7 @@ pub struct Client {
     pub status: [u32; 6],
     /// robots.txt fetches.
     pub robots_txt: u32,
-    /// Requests for files only crawlers look for ([`PathKind::CrawlerOnly`]).
+    /// Requests for files only crawlers look for ([`crate::PathKind::CrawlerOnly`]).
     pub crawler_only: u32,
     /// Requests probing for weak spots ([`crate::PROBES`]).
     pub probes: u32,
