@@ -1,0 +1,96 @@
+//! `logs analyze` beside GoAccess on the same synthetic combined log: wall
+//! time of each whole process, GoAccess at its best (`TZ=UTC`: without it
+//! glibc re-reads /etc/localtime for every line), three alternating rounds,
+//! each botscope run against the GoAccess run before it, and botscope's
+//! peak memory (from a run before any GoAccess run).
+//!
+//! ```sh
+//! cargo bench -p botscope --bench logs_goaccess                  # 2,000,000 lines
+//! BOTSCOPE_LOG_LINES=500000 cargo bench -p botscope --bench logs_goaccess
+//! ```
+//!
+//! GoAccess comes from Debian (`apt-get install goaccess`); without it only
+//! botscope is timed.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::resource::{UsageWho, getrusage};
+
+fn timed(cmd: &mut Command) -> Duration {
+    let t = Instant::now();
+    let status = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run");
+    assert!(status.success(), "{cmd:?}");
+    t.elapsed()
+}
+
+fn ours(log: &Path, out: &Path) -> Duration {
+    timed(
+        Command::new(env!("CARGO_BIN_EXE_botscope"))
+            .args(["logs", "analyze", "--format", "json", "--out"])
+            .arg(out)
+            .arg(log),
+    )
+}
+
+fn theirs(log: &Path, out: &Path) -> Duration {
+    timed(
+        Command::new("goaccess")
+            .env("TZ", "UTC")
+            .arg(log)
+            .arg("--log-format=COMBINED")
+            .arg("-o")
+            .arg(out),
+    )
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let lines: u64 = std::env::var("BOTSCOPE_LOG_LINES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000_000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("big.log");
+    let f = std::fs::File::create(&log).expect("create");
+    botscope_testkit::synthlog::write(f, lines, 1).expect("write the log");
+    let (ours_out, theirs_out) = (dir.path().join("ours.json"), dir.path().join("report.json"));
+    let s = |d: Duration| format!("{:.2} s", d.as_secs_f64());
+    // Peak memory first, while botscope is the only child so far.
+    let first = ours(&log, &ours_out);
+    let peak_kb = getrusage(UsageWho::RUSAGE_CHILDREN)
+        .expect("getrusage")
+        .max_rss();
+    println!("logs analyze, {lines} lines (seed 1), wall time per whole process:");
+    println!("  botscope alone: {}, peak {} MB", s(first), peak_kb / 1024);
+    let has_goaccess = Command::new("goaccess")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|st| st.success());
+    if !has_goaccess {
+        println!("  goaccess not installed (apt-get install goaccess): no ratio");
+        return;
+    }
+    let mut ratios = Vec::new();
+    for round in 1..=3 {
+        let g = theirs(&log, &theirs_out);
+        let b = ours(&log, &ours_out);
+        let r = g.as_secs_f64() / b.as_secs_f64().max(1e-9);
+        println!(
+            "  round {round}: goaccess (TZ=UTC) {}  botscope {}  ratio {r:.1}x",
+            s(g),
+            s(b)
+        );
+        ratios.push(r);
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!("  ratio (goaccess / botscope): median {:.1}x", ratios[1]);
+}
