@@ -63,8 +63,13 @@ impl Cache {
         let text = std::fs::read(path).map_err(|e| {
             Error::Cache(format!("failed to read DNS cache {}: {e}", path.display()))
         })?;
-        let mut c: Cache = serde_json::from_slice(&text)
-            .map_err(|e| Error::Cache(format!("DNS cache {} is damaged: {e}", path.display())))?;
+        let mut c: Cache = serde_json::from_slice(&text).map_err(|e| {
+            Error::Cache(format!(
+                "{} is not a botscope DNS cache ({e}); it is left as it is \
+                     (give another --dns-cache, or --no-dns-cache)",
+                path.display()
+            ))
+        })?;
         c.prune(SystemTime::now());
         Ok(c)
     }

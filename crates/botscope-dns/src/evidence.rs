@@ -30,29 +30,25 @@ pub struct DnsEvidence {
 }
 
 impl DnsEvidence {
-    /// Sets the resolver up (inside a Tokio runtime) and loads the cache.
-    /// A cache that cannot be read is not fatal: the source starts empty,
-    /// and the reason comes back beside it.
-    pub async fn new(config: &EvidenceConfig) -> Result<(DnsEvidence, Option<Error>), Error> {
+    /// Sets the resolver up (inside a Tokio runtime) and loads the cache
+    /// (none yet is an empty cache). A file at the cache's path that is not
+    /// a botscope DNS cache is an error: it is never overwritten (botscope
+    /// writes its cache atomically, so its own is never half-written).
+    pub async fn new(config: &EvidenceConfig) -> Result<DnsEvidence, Error> {
         let lookup = HickoryLookup::new(&config.servers, config.timeout)?;
-        let (cache, problem) = match &config.cache {
+        let cache = match &config.cache {
             Some(p) => {
                 let path = p.clone();
-                match tokio::task::spawn_blocking(move || Cache::load(&path)).await {
-                    Ok(Ok(c)) => (c, None),
-                    Ok(Err(e)) => (Cache::default(), Some(e)),
-                    Err(e) => (Cache::default(), Some(Error::Cache(e.to_string()))),
-                }
+                tokio::task::spawn_blocking(move || Cache::load(&path))
+                    .await
+                    .map_err(|e| Error::Cache(e.to_string()))??
             }
-            None => (Cache::default(), None),
+            None => Cache::default(),
         };
-        Ok((
-            DnsEvidence {
-                fcrdns: Fcrdns::new(lookup, cache, config.concurrency.max(1)),
-                cache: config.cache.clone(),
-            },
-            problem,
-        ))
+        Ok(DnsEvidence {
+            fcrdns: Fcrdns::new(lookup, cache, config.concurrency.max(1)),
+            cache: config.cache.clone(),
+        })
     }
 
     /// Evidence for each distinct address, then the cache saved. A cache

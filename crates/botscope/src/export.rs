@@ -14,6 +14,14 @@ use crate::settings::Settings;
 pub fn run(a: &BotsExportArgs, settings: &Settings) -> Result<ExitStatus> {
     let (verdicts, skipped) = read_verdicts(crate::io::input(&a.verdicts)?)
         .with_context(|| format!("failed to read {}", crate::io::display(&a.verdicts)))?;
+    // Input that holds no verdict at all (a wrong file) must not empty the
+    // lists a web server reads.
+    anyhow::ensure!(
+        !verdicts.is_empty(),
+        "{} holds no verdict ({skipped} line(s) that are not one; `botscope verify --batch` \
+         writes them); the lists are left as they are",
+        crate::io::display(&a.verdicts)
+    );
     let lists = Lists::from_verdicts(&verdicts);
     match a.format {
         ExportFormat::ApacheDirs => write_dirs(&a.out, &lists)?,

@@ -18,15 +18,25 @@ use crate::cli::HarvestArgs;
 use crate::exit::ExitStatus;
 use crate::settings::Settings;
 
+/// The longest duration a flag takes: ten years (longer ones would
+/// overflow the clock's arithmetic).
+const MAX_DURATION: Duration = Duration::from_secs(10 * 366 * 86_400);
+
 /// `30s`, `500ms`, `15m`, `12h`, `7d`, `1h 30m` (humantime); a bare number
-/// is seconds.
+/// is seconds; at most ten years.
 pub fn parse_duration(s: &str) -> Result<Duration> {
     let s = s.trim();
-    if let Ok(n) = s.parse::<u64>() {
-        return Ok(Duration::from_secs(n));
-    }
-    humantime::parse_duration(s)
-        .with_context(|| format!("{s:?} is not a duration (such as 30s, 500ms, 15m, 12h, 7d)"))
+    let d = match s.parse::<u64>() {
+        Ok(n) => Duration::from_secs(n),
+        Err(_) => humantime::parse_duration(s).with_context(|| {
+            format!("{s:?} is not a duration (such as 30s, 500ms, 15m, 12h, 7d)")
+        })?,
+    };
+    anyhow::ensure!(
+        d <= MAX_DURATION,
+        "{s:?} is not a duration botscope takes (at most 10 years)"
+    );
+    Ok(d)
 }
 
 fn nameservers(args: &[String]) -> Result<Vec<SocketAddr>> {

@@ -117,11 +117,7 @@ pub async fn dns_evidence(a: &DnsArgs, settings: &Settings) -> Result<DnsEvidenc
             a.dns_cache.clone().or_else(|| settings.dns_cache.clone())
         },
     };
-    let (dns, problem) = DnsEvidence::new(&config).await?;
-    if let Some(e) = problem {
-        eprintln!("botscope: warning: {e}; starting with an empty DNS cache");
-    }
-    Ok(dns)
+    Ok(DnsEvidence::new(&config).await?)
 }
 
 /// `verify`, choosing where DNS answers come from.

@@ -169,8 +169,9 @@ async fn evidence_source_persists_its_cache() {
         concurrency: 4,
         cache: Some(cache.clone()),
     };
-    let (dns, problem) = DnsEvidence::new(&config).await.expect("source");
-    assert!(problem.is_none(), "no cache yet is not a problem");
+    let dns = DnsEvidence::new(&config)
+        .await
+        .expect("no cache yet is an empty one");
     let (ev, problem) = dns.gather(&[ip("192.0.2.1"), ip("192.0.2.6")]).await;
     assert!(problem.is_none(), "{problem:?}");
     assert_eq!(
@@ -186,16 +187,15 @@ async fn evidence_source_persists_its_cache() {
         timeout: Duration::from_millis(300),
         ..config
     };
-    let (dns, problem) = DnsEvidence::new(&dead).await.expect("source");
-    assert!(problem.is_none());
+    let dns = DnsEvidence::new(&dead).await.expect("source");
     let (again, _) = dns.gather(&[ip("192.0.2.1"), ip("192.0.2.6")]).await;
     assert_eq!(again, ev);
 
-    // A damaged cache file: the source starts empty and says why.
-    std::fs::write(&cache, b"{ not json").expect("write");
-    let (_, problem) = DnsEvidence::new(&dead).await.expect("source");
-    assert!(
-        problem.is_some_and(|e| e.to_string().contains("damaged")),
-        "a damaged cache is reported"
-    );
+    // A file that is not a cache (a log given by mistake): an error, and
+    // the file is never overwritten.
+    let log = b"127.0.0.1 - - [01/Jan/2020:00:00:00 +0000] \"GET / HTTP/1.1\" 200 1\n";
+    std::fs::write(&cache, log).expect("write");
+    let e = DnsEvidence::new(&dead).await.expect_err("not a cache");
+    assert!(e.to_string().contains("is not a botscope DNS cache"), "{e}");
+    assert_eq!(std::fs::read(&cache).expect("read"), log);
 }

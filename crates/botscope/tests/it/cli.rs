@@ -737,3 +737,86 @@ fn check_batch_answers_an_endless_line_as_malformed_and_goes_on() {
     assert!(lines[1].starts_with("error\tmalformed line"));
     assert_eq!(lines[2], "disallowed");
 }
+
+#[cfg(unix)]
+#[test]
+fn bots_export_of_a_file_without_verdicts_changes_nothing() {
+    let good = botscope(
+        &["verify", "--batch", "-", "--offline"],
+        format!("66.249.66.1\t{GOOGLEBOT_UA}\n").as_bytes(),
+    );
+    let verdicts = tmp("export-good.jsonl", &good.stdout);
+    let out = crate::scratch("export-refuse").join("crawlers");
+    let map = out.with_extension("map");
+    let export = |input: &std::path::Path, format: &str, to: &std::path::Path| {
+        botscope(
+            &[
+                "bots",
+                "export",
+                "--verdicts",
+                crate::arg(input),
+                "--format",
+                format,
+                "--out",
+                crate::arg(to),
+            ],
+            b"",
+        )
+    };
+    assert_eq!(
+        export(&verdicts, "apache-dirs", &out).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        export(&verdicts, "apache-rewritemap", &map).status.code(),
+        Some(0)
+    );
+    let before = std::fs::read(&map).expect("map");
+    let listed =
+        |dir: &std::path::Path| std::fs::read_dir(dir.join("googlebot")).map(|d| d.count());
+    assert_eq!(listed(&out).ok(), Some(1));
+    // A wrong file (an access log, say): exit 2, nothing touched.
+    let wrong = tmp(
+        "export-wrong.log",
+        b"127.0.0.1 - - [01/Jan/2020:00:00:00 +0000] \"GET / HTTP/1.1\" 200 1\n",
+    );
+    for (format, to) in [("apache-dirs", &out), ("apache-rewritemap", &map)] {
+        let o = export(&wrong, format, to);
+        assert_eq!(o.status.code(), Some(2), "{format}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("holds no verdict"),
+            "{format}"
+        );
+    }
+    assert_eq!(std::fs::read(&map).expect("map"), before);
+    assert_eq!(listed(&out).ok(), Some(1), "the lists stay");
+}
+
+#[test]
+fn a_file_that_is_not_a_dns_cache_is_never_overwritten() {
+    let log = b"127.0.0.1 - - [01/Jan/2020:00:00:00 +0000] \"GET / HTTP/1.1\" 200 1\n".repeat(100);
+    let file = tmp("mylog.log", &log);
+    let dns = format!("127.0.0.1:{}", botscope_testkit::free_port());
+    let o = botscope(
+        &[
+            "verify",
+            "66.249.66.1",
+            "--ua",
+            GOOGLEBOT_UA,
+            "--dns",
+            &dns,
+            "--dns-timeout",
+            "0.3",
+            "--dns-cache",
+            crate::arg(&file),
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("is not a botscope DNS cache"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&file).expect("read"), log, "untouched");
+}
