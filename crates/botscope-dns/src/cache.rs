@@ -254,9 +254,9 @@ mod tests {
         std::fs::write(&path, b"{not json").expect("write");
         assert!(
             Cache::load(&path)
-                .expect_err("damaged")
+                .expect_err("not a cache")
                 .to_string()
-                .contains("damaged")
+                .contains("is not a botscope DNS cache")
         );
         assert!(
             Cache::load(&dir.join("missing.json"))
