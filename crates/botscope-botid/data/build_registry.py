@@ -91,7 +91,7 @@ BOTS = [
     ("MistralAI-User", "Mistral", "ai-assistant", "https://docs.mistral.ai/robots", True, ["MistralAI-User"], None, [],
      ["https://mistral.ai/mistralai-user-ips.json"]),
     ("archive.org_bot", "Internet Archive", "archive", "https://archive.org/details/archive.org_bot", False,
-     ["archive.org_bot", "ia_archiver", "heritrix"], ["archive.org"], [], []),
+     ["archive.org_bot"], ["archive.org"], [], []),
     ("Stripe", "Stripe", "other", "https://docs.stripe.com/ips", None, ["Stripe"], ["crawl.stripe.com"], ["goodbots/stripewebhook.ips"], []),
     ("marginalia", "Marginalia", "search", "https://www.marginalia.nu/marginalia-search/for-webmasters/", True,
      ["search.marginalia.nu", "marginalia"], None, ["goodbots/marginalia.ips"], []),
@@ -112,6 +112,25 @@ BOTS = [
 ]
 
 EXTRA = ["bunnycdn", "cloudflare", "fastly", "imagekit", "imgix"]
+
+
+# How the verifiers combine, from each operator's documentation: these
+# operators give reverse DNS and an address list as alternatives (or
+# document reverse DNS, the list being a convenience that goes stale), so
+# one passing verifier is enough. Entries not named here keep bottica's
+# all-of meaning.
+ANY_OF = {
+    "Googlebot": "Google: reverse DNS, or match against its published IP ranges",
+    "Google-Special-Crawlers": "Google: reverse DNS, or match against its published IP ranges",
+    "Google-User-Triggered-Fetchers": "Google: reverse DNS, or match against its published IP ranges",
+    "bingbot": "Bing: reverse DNS (search.msn.com), or its published bingbot.json",
+    "YandexBot": "Yandex documents reverse DNS; the address list is a third party's",
+    "Applebot": "Apple: reverse DNS (applebot.apple.com), or its published CIDR list",
+    "CCBot": "Common Crawl: reverse DNS (crawl.commoncrawl.org), or its published ccbot.json",
+    "MojeekBot": "Mojeek documents reverse DNS; the address list is a third party's",
+    "Twitterbot": "X documents reverse DNS (twttr.com); the address list is a third party's",
+    "Stripe": "Stripe publishes its webhook addresses; reverse DNS as an alternative",
+}
 
 
 def read_ips(rel):
@@ -184,7 +203,7 @@ def main():
 
     print("# The registry bundled with botscope: valid bottica (bots: name, fcrdns_hosts,")
     print("# ip_list, ip_ranges, cidr_list) plus botscope's fields (operator, category, url,")
-    print("# respects_robots_txt, ua_tokens, ip_sources).")
+    print("# respects_robots_txt, ua_tokens, ip_sources, verify).")
     print("# Built by crates/botscope-botid/data/build_registry.py from public data:")
     print("# operators' published IP lists and documented reverse-DNS domains (see")
     print("# SOURCES.tsv beside this file) and the ai.robots.txt list of AI agents.")
@@ -206,6 +225,9 @@ def main():
             print("  ip_sources:")
             for s in e["sources"]:
                 print(f"    - {q(s)}")
+        if e["hosts"] is not None and e["nets"] and e["name"] in ANY_OF:
+            print(f"  # {ANY_OF[e['name']]}")
+            print("  verify: any-of")
         if e["hosts"] is not None:
             if e["hosts"]:
                 print("  fcrdns_hosts:")

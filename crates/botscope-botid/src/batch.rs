@@ -45,19 +45,13 @@ impl Batch {
         ua.as_ref().and_then(|u| self.infos.get(u))
     }
 
-    /// The distinct addresses whose verdict would use FCrDNS, sorted.
-    pub fn dns_wanted(&self, registry: &Registry) -> Vec<IpAddr> {
+    /// The distinct addresses whose verdict would use FCrDNS, sorted,
+    /// each with the domains to check.
+    pub fn dns_wanted(&self, registry: &Registry) -> Vec<(IpAddr, Vec<String>)> {
         let none = UaInfo::default();
-        let mut want: Vec<IpAddr> = self
-            .rows
-            .iter()
-            .flatten()
-            .filter(|(ip, ua)| crate::wants_fcrdns(registry, *ip, self.info(ua).unwrap_or(&none)))
-            .map(|(ip, _)| *ip)
-            .collect();
-        want.sort_unstable();
-        want.dedup();
-        want
+        crate::dns_questions(self.rows.iter().flatten().filter_map(|(ip, ua)| {
+            crate::fcrdns_domains(registry, *ip, self.info(ua).unwrap_or(&none)).map(|d| (*ip, d))
+        }))
     }
 
     /// One verdict per line, in order, or the reason the line could not
@@ -91,21 +85,31 @@ mod tests {
         let registry = Registry::bundled();
         let c = UaClassifier::bundled(&registry).expect("classifier");
         let mut b = Batch::default();
-        let lines: [&[u8]; 4] = [
+        let lines: [&[u8]; 5] = [
             b"66.249.66.1\tMozilla/5.0 (compatible; Googlebot/2.1)\r",
             b"",
             b"not-an-ip\tx",
             b"192.0.2.9",
+            b"198.51.100.10\tMozilla/5.0 (compatible; Googlebot/2.1)",
         ];
         for (i, l) in lines.iter().enumerate() {
             b.push_line(i + 1, l, &c);
         }
+        // A published address settles an any-of bot; another asks DNS.
         assert_eq!(
             b.dns_wanted(&registry),
-            vec!["66.249.66.1".parse::<IpAddr>().expect("ip")]
+            vec![(
+                "198.51.100.10".parse::<IpAddr>().expect("ip"),
+                vec!["googlebot.com".to_owned(), "google.com".to_owned()]
+            )]
         );
         let v: Vec<_> = b.verdicts(&registry, &HashMap::new()).collect();
-        assert_eq!(v.len(), 4);
+        assert_eq!(v.len(), 5);
+        assert_eq!(
+            v[4].as_ref().map(|x| x.verdict),
+            Ok(Verdict::Unverifiable),
+            "outside the list and no DNS: never spoofed"
+        );
         assert_eq!(v[0].as_ref().map(|x| x.verdict), Ok(Verdict::Verified));
         assert_eq!(v[1].as_ref().err(), Some(&"line 2: empty line"));
         assert!(v[2].as_ref().is_err_and(|e| e.starts_with("line 3:")));

@@ -7,7 +7,7 @@
 use std::net::IpAddr;
 
 use crate::ipset::IpRange;
-use crate::registry::{BotEntry, Registry};
+use crate::registry::{BotEntry, Combine, Registry};
 
 /// Largest list read.
 pub const MAX_LIST_BYTES: usize = 64 * 1024 * 1024;
@@ -208,6 +208,15 @@ impl BotEntry {
             Some(h) if h.is_empty() => writeln!(s, "fcrdns: required, any domain"),
             Some(h) => writeln!(s, "fcrdns: required, domains {}", h.join(", ")),
         };
+        if self.fcrdns_hosts.is_some() && self.has_ip_verifier() {
+            let _ = match self.verify {
+                Combine::AnyOf => writeln!(
+                    s,
+                    "verify: any-of (published addresses, or FCrDNS for an address outside them)"
+                ),
+                Combine::AllOf => writeln!(s, "verify: all-of (published addresses and FCrDNS)"),
+            };
+        }
         let ranges: Vec<String> = self.ranges().map(|r| r.written()).collect();
         let _ = writeln!(s, "published addresses: {}", ranges.len());
         for r in ranges.iter().take(limit) {
@@ -236,10 +245,10 @@ impl BotEntry {
         if n > 0 {
             v.push(format!("ips({n})"));
         }
-        if v.is_empty() {
-            "-".to_owned()
-        } else {
-            v.join(" ")
+        match (v.len(), self.verify) {
+            (0, _) => "-".to_owned(),
+            (2, Combine::AnyOf) => v.join(" or "),
+            _ => v.join(" "),
         }
     }
 }

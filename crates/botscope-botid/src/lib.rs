@@ -7,6 +7,7 @@ mod export;
 mod import;
 mod ipset;
 mod registry;
+mod trace;
 mod ua;
 mod verify;
 
@@ -27,12 +28,14 @@ pub use export::{ALL_OK, Lists, OTHER, SUSPECT, read_verdicts, slug};
 pub use import::{Imported, MAX_LIST_BYTES, import_list, publishers_of};
 pub use ipset::{IpIndex, IpIndexBuilder, IpRange, normalize, parse_ip};
 pub use registry::{
-    BUNDLED_REGISTRY, BotEntry, Category, MAX_REGISTRY_BYTES, Registry, RegistryError,
+    BUNDLED_REGISTRY, BotEntry, Category, Combine, MAX_REGISTRY_BYTES, Registry, RegistryError,
 };
+pub use trace::{reverse_name, trace};
 pub use ua::{
     CRAWLER_PATTERNS, ISBOT_PATTERNS, MAX_UA_BYTES, UAP_EXTRAS, UAP_REGEXES, UaClassifier, UaInfo,
 };
 pub use verify::{
-    DnsAnswer, DnsFailure, Fcrdns, FcrdnsEvidence, Verdict, Verification, check_fcrdns, in_domain,
-    verify, wants_fcrdns,
+    DnsAnswer, DnsFailure, Fcrdns, FcrdnsEvidence, MAX_PTR_NAMES, Verdict, Verification,
+    check_fcrdns, dns_questions, fcrdns_domains, in_domain, names_to_confirm, trust_zones, verify,
+    wants_fcrdns,
 };

@@ -1,7 +1,9 @@
 //! The bot registry: the bottica format (`bots:` with `name` and the
 //! verifiers `fcrdns_hosts`, `ip_list`, `ip_ranges`, `cidr_list`) and a
 //! superset of fields that stays valid bottica (`operator`, `category`,
-//! `url`, `respects_robots_txt`, `ua_tokens`, `ip_sources`).
+//! `url`, `respects_robots_txt`, `ua_tokens`, `ip_sources`, and `verify`:
+//! `all-of` (the default, bottica's meaning) or `any-of`, how the address
+//! verifiers and FCrDNS combine).
 //!
 //! Reading validates as the bottica schema means it: a bad address,
 //! `min > max`, a malformed CIDR, a duplicate item or an unknown key is an
@@ -59,6 +61,32 @@ impl Category {
     }
 }
 
+/// How an entry's verifiers combine (the `verify` field). The address
+/// verifiers (`ip_list`, `ip_ranges`, `cidr_list`) are one verifier, their
+/// union; FCrDNS (`fcrdns_hosts`) is the other.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Combine {
+    /// Every verifier must pass: bottica's meaning, and the default (its
+    /// Pinterestbot must pass FCrDNS *and* come from its range).
+    #[default]
+    AllOf,
+    /// One passing verifier is enough: the operator documents reverse DNS
+    /// and its published list as alternatives (Google, Bing, Apple, …).
+    /// An address outside the list is checked by FCrDNS.
+    AnyOf,
+}
+
+impl Combine {
+    /// `all-of` or `any-of`, as written in the registry.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Combine::AllOf => "all-of",
+            Combine::AnyOf => "any-of",
+        }
+    }
+}
+
 /// One robot of the registry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BotEntry {
@@ -80,6 +108,8 @@ pub struct BotEntry {
     /// FCrDNS: `None` when absent (no FCrDNS check); `Some(empty)` means the
     /// check must pass with any domain.
     pub fcrdns_hosts: Option<Vec<String>>,
+    /// How the verifiers combine when there are both kinds.
+    pub verify: Combine,
     /// Single addresses it may use.
     pub ip_list: Vec<IpAddr>,
     /// Inclusive ranges it may use.

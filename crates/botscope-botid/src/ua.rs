@@ -141,6 +141,32 @@ fn whole_word(hay: &[u8], s: usize, e: usize) -> bool {
     (s == 0 || !alnum(hay[s - 1])) && (e == hay.len() || !alnum(hay[e]))
 }
 
+/// True when the match `[s, e)` names a bot without claiming to be it:
+/// it follows the word `like` (`like FeedFetcher-Google`, `like Gecko`),
+/// or it sits inside a URL or an e-mail address (`+https://openai.com/gptbot`,
+/// `crawler@googlebot.example`).
+fn mention(hay: &[u8], s: usize, e: usize) -> bool {
+    let before = hay[..s].trim_ascii_end();
+    let word_start = before
+        .iter()
+        .rposition(|b| !b.is_ascii_alphabetic())
+        .map_or(0, |i| i + 1);
+    if before.len() < s && before[word_start..].eq_ignore_ascii_case(b"like") {
+        return true;
+    }
+    // The space-, `;`-, `(`- or `)`-delimited word around the match.
+    let delim = |b: &u8| b.is_ascii_whitespace() || matches!(b, b';' | b'(' | b')' | b',');
+    let ws = hay[..s].iter().rposition(delim).map_or(0, |i| i + 1);
+    let we = hay[e..].iter().position(delim).map_or(hay.len(), |i| e + i);
+    let word = &hay[ws..we];
+    let lower = word.to_ascii_lowercase();
+    lower.windows(3).any(|w| w == b"://")
+        || lower.starts_with(b"www.")
+        || lower.starts_with(b"+www.")
+        || hay[ws..s].contains(&b'@')
+        || hay[ws..s].contains(&b'/') && lower.contains(&b'.')
+}
+
 impl UaClassifier {
     /// Builds a classifier from uap-core regexes, the extras, crawler
     /// patterns (one regex per line, `#` comments) and a registry.
@@ -282,7 +308,8 @@ impl UaClassifier {
     }
 
     /// The registered bot a User-Agent names, if any: the longest registry
-    /// token standing as a whole word.
+    /// token standing as a whole word, outside URLs and e-mail addresses and
+    /// not after `like` (a mention is not a claim).
     pub fn claimed_bot(&self, ua: &str) -> Option<&str> {
         let hay = ua.as_bytes();
         self.tokens
@@ -296,6 +323,7 @@ impl UaClassifier {
                 whole_word(hay, m.start(), m.end())
                     && (token.len() >= MIN_CASELESS_TOKEN
                         || &hay[m.start()..m.end()] == token.as_bytes())
+                    && !mention(hay, m.start(), m.end())
             })
             .max_by_key(|m| m.end() - m.start())
             .map(|m| self.token_bot[m.pattern().as_usize()].as_str())

@@ -7,16 +7,19 @@ use std::net::IpAddr;
 use serde::{Deserialize, Serialize};
 
 use crate::ipset::normalize;
-use crate::registry::{BotEntry, Registry};
+use crate::registry::{BotEntry, Combine, Registry};
 use crate::ua::UaInfo;
 
 /// The outcome of verifying one client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    /// Every verifier of the claimed bot's entry agrees.
+    /// The claimed bot's verifiers agree: all of them, or one for an
+    /// `any-of` entry.
     Verified,
-    /// The User-Agent claims a registered bot and a verifier contradicts it.
+    /// The User-Agent claims a registered bot and evidence contradicts it:
+    /// FCrDNS answered and failed, or the address is outside the list of a
+    /// bot verified by its list (alone, or as well as by FCrDNS).
     Spoofed,
     /// The answer needed could not be had (DNS timeout, SERVFAIL, refused;
     /// or only FCrDNS could tell and DNS was not allowed).
@@ -78,7 +81,16 @@ pub struct FcrdnsEvidence {
     pub ptr: Option<DnsAnswer<String>>,
     /// Forward lookups (A and AAAA) of PTR names, by name.
     pub forward: Vec<(String, DnsAnswer<IpAddr>)>,
+    /// Whether the same servers know the verification domains (`true`:
+    /// the name exists), asked when an answer was negative: a resolver
+    /// that says NXDOMAIN for `googlebot.com` too is not evidence.
+    pub zones: Vec<(String, Result<bool, DnsFailure>)>,
 }
+
+/// PTR names of one address looked up at most (those inside the bot's
+/// domains only): a hostile reverse zone cannot make one address cost
+/// more than this many forward lookups, which run at once.
+pub const MAX_PTR_NAMES: usize = 5;
 
 /// The result of an FCrDNS check against an entry's domains.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,9 +125,55 @@ pub fn in_domain(host: &str, domain: &str) -> bool {
             .is_some_and(|rest| rest.ends_with('.'))
 }
 
-/// Forward-confirmed reverse DNS: the PTR names of `ip` that lie in
-/// `domains` (any domain when empty) must each resolve back to `ip`, and
-/// at least one must exist.
+/// The zones whose existence makes a resolver's negative answers count,
+/// for an FCrDNS check against `domains` of `ip`: the domains, or the
+/// reverse tree when any domain is allowed.
+pub fn trust_zones(ip: IpAddr, domains: &[String]) -> Vec<String> {
+    if domains.is_empty() {
+        vec![match normalize(ip) {
+            IpAddr::V4(_) => "in-addr.arpa".to_owned(),
+            IpAddr::V6(_) => "ip6.arpa".to_owned(),
+        }]
+    } else {
+        domains.to_vec()
+    }
+}
+
+/// The PTR names to look up forward, in order: those inside `domains`
+/// (all when empty), at most [`MAX_PTR_NAMES`].
+pub fn names_to_confirm<'a>(names: &'a [String], domains: &[String]) -> Vec<&'a String> {
+    names
+        .iter()
+        .filter(|n| domains.is_empty() || domains.iter().any(|d| in_domain(n, d)))
+        .take(MAX_PTR_NAMES)
+        .collect()
+}
+
+/// Whether a negative answer counts: `Ok` when the servers answered for
+/// one of the trust zones, else why not.
+fn negative_counts(ev: &FcrdnsEvidence) -> Result<(), String> {
+    if ev.zones.iter().any(|(_, r)| *r == Ok(true)) {
+        return Ok(());
+    }
+    if let Some((zone, Err(f))) = ev.zones.iter().find(|(_, r)| r.is_err()) {
+        return Err(format!(
+            "the answer is negative and the resolver could not be checked ({zone}: {f})"
+        ));
+    }
+    if ev.zones.is_empty() {
+        return Err("the answer is negative and the resolver was not checked".into());
+    }
+    let zones: Vec<&str> = ev.zones.iter().map(|(z, _)| z.as_str()).collect();
+    Err(format!(
+        "the resolver denies {} exists too, so its negative answers are not evidence",
+        zones.join(" and ")
+    ))
+}
+
+/// Forward-confirmed reverse DNS: a PTR name of `ip` inside `domains` (any
+/// domain when empty) must resolve back to `ip`. Fails only on evidence:
+/// PTR names all outside the domains, names that resolve elsewhere, or
+/// negative answers from a resolver that knows the domains exist.
 pub fn check_fcrdns(ip: IpAddr, domains: &[String], ev: &FcrdnsEvidence) -> Fcrdns {
     let ip = normalize(ip);
     let names = match &ev.ptr {
@@ -136,22 +194,24 @@ pub fn check_fcrdns(ip: IpAddr, domains: &[String], ev: &FcrdnsEvidence) -> Fcrd
         .map(|n| n.trim_end_matches('.').to_ascii_lowercase())
         .collect();
     if names.is_empty() {
-        return Fcrdns::Fail {
-            reason: format!("{ip} has no PTR record"),
-            hostnames: Vec::new(),
+        return match negative_counts(ev) {
+            Ok(()) => Fcrdns::Fail {
+                reason: format!("{ip} has no PTR record"),
+                hostnames: Vec::new(),
+            },
+            Err(why) => Fcrdns::Unavailable {
+                reason: format!("{ip} has no PTR record, but {why}"),
+            },
         };
     }
-    let allowed: Vec<&String> = names
-        .iter()
-        .filter(|n| domains.is_empty() || domains.iter().any(|d| in_domain(n, d)))
-        .collect();
+    let allowed = names_to_confirm(&names, domains);
     if allowed.is_empty() {
         return Fcrdns::Fail {
             reason: format!("PTR {} is outside {}", names.join(", "), domains.join(", ")),
             hostnames: names.clone(),
         };
     }
-    let mut confirmed = Vec::new();
+    let (mut unavailable, mut elsewhere, mut empty) = (None, None, None);
     for name in allowed {
         let answer = ev
             .forward
@@ -159,36 +219,45 @@ pub fn check_fcrdns(ip: IpAddr, domains: &[String], ev: &FcrdnsEvidence) -> Fcrd
             .find(|(n, _)| n.trim_end_matches('.').eq_ignore_ascii_case(name))
             .map(|(_, a)| a);
         match answer {
-            None => {
-                return Fcrdns::Unavailable {
-                    reason: format!("no forward lookup of {name} was made"),
+            Some(Ok(addrs)) if addrs.iter().any(|a| normalize(*a) == ip) => {
+                return Fcrdns::Pass {
+                    hostnames: vec![name.clone()],
                 };
+            }
+            None => {
+                unavailable.get_or_insert(format!("no forward lookup of {name} was made"));
             }
             Some(Err(f)) => {
-                return Fcrdns::Unavailable {
-                    reason: format!("forward lookup of {name} failed: {f}"),
-                };
-            }
-            Some(Ok(addrs)) if addrs.iter().any(|a| normalize(*a) == ip) => {
-                confirmed.push(name.clone())
+                unavailable.get_or_insert(format!("forward lookup of {name} failed: {f}"));
             }
             Some(Ok(addrs)) if addrs.is_empty() => {
-                return Fcrdns::Fail {
-                    reason: format!("{name} has no A/AAAA record"),
-                    hostnames: names.clone(),
-                };
+                empty.get_or_insert(format!("{name} has no A/AAAA record"));
             }
             Some(Ok(addrs)) => {
                 let shown: Vec<String> = addrs.iter().map(ToString::to_string).collect();
-                return Fcrdns::Fail {
-                    reason: format!("{name} resolves to {}, not {ip}", shown.join(", ")),
-                    hostnames: names.clone(),
-                };
+                elsewhere
+                    .get_or_insert(format!("{name} resolves to {}, not {ip}", shown.join(", ")));
             }
         }
     }
-    Fcrdns::Pass {
-        hostnames: confirmed,
+    if let Some(reason) = elsewhere {
+        return Fcrdns::Fail {
+            reason,
+            hostnames: names.clone(),
+        };
+    }
+    if let Some(reason) = unavailable {
+        return Fcrdns::Unavailable { reason };
+    }
+    let reason = empty.unwrap_or_default();
+    match negative_counts(ev) {
+        Ok(()) => Fcrdns::Fail {
+            reason,
+            hostnames: names.clone(),
+        },
+        Err(why) => Fcrdns::Unavailable {
+            reason: format!("{reason}, but {why}"),
+        },
     }
 }
 
@@ -217,27 +286,63 @@ pub struct Verification {
 }
 
 impl Verification {
-    /// `VERDICT<TAB>IP<TAB>CLAIMED-BOT<TAB>REASON` (`-` for no claim).
+    /// `VERDICT<TAB>IP<TAB>CLAIMED-BOT<TAB>REASON` (`-` for no claim),
+    /// control and bidi characters escaped (a reason quotes DNS names and
+    /// User-Agents, which strangers write).
     pub fn text_line(&self) -> String {
         let claimed = self.claimed_bot.as_deref().unwrap_or("-");
         format!(
-            "{}\t{}\t{claimed}\t{}",
+            "{}\t{}\t{}\t{}",
             self.verdict.as_str(),
             self.ip,
-            self.reason
+            botscope_text::field(claimed),
+            botscope_text::field(&self.reason)
         )
     }
 }
 
-/// Whether the verdict for `ip` claiming `ua` would use FCrDNS evidence:
-/// the claimed bot has reverse-DNS domains (so a caller resolves only the
-/// addresses that need it, each once).
+/// The domains to check by FCrDNS for `ip` claiming `ua`, when the
+/// verdict would use DNS evidence: the claimed bot has reverse-DNS domains
+/// and its published list does not settle it already (an `any-of` bot
+/// from a listed address needs no DNS). A caller resolves only the
+/// addresses that need it, each once.
+pub fn fcrdns_domains<'r>(registry: &'r Registry, ip: IpAddr, ua: &UaInfo) -> Option<&'r [String]> {
+    let bot = ua.claimed_bot.as_deref().and_then(|n| registry.get(n))?;
+    let domains = bot.fcrdns_hosts.as_deref()?;
+    if ip.is_unspecified() {
+        return None;
+    }
+    let listed = bot.has_ip_verifier() && bot.ranges().any(|r| r.contains(normalize(ip)));
+    match bot.verify {
+        Combine::AnyOf if listed => None,
+        // Outside the list of an all-of bot is spoofing already.
+        Combine::AllOf if bot.has_ip_verifier() && !listed => None,
+        _ => Some(domains),
+    }
+}
+
+/// The addresses to resolve, each once, sorted, with the union of the
+/// domains their claims are checked against (an address can claim two
+/// bots in a log).
+pub fn dns_questions<'r>(
+    wants: impl IntoIterator<Item = (IpAddr, &'r [String])>,
+) -> Vec<(IpAddr, Vec<String>)> {
+    let mut map: std::collections::BTreeMap<IpAddr, Vec<String>> = Default::default();
+    for (ip, domains) in wants {
+        let d = map.entry(normalize(ip)).or_default();
+        for x in domains {
+            if !d.contains(x) {
+                d.push(x.clone());
+            }
+        }
+    }
+    map.into_iter().collect()
+}
+
+/// Whether the verdict for `ip` claiming `ua` would use FCrDNS evidence
+/// (see [`fcrdns_domains`]).
 pub fn wants_fcrdns(registry: &Registry, ip: IpAddr, ua: &UaInfo) -> bool {
-    ua.claimed_bot
-        .as_deref()
-        .and_then(|n| registry.get(n))
-        .is_some_and(|b| b.fcrdns_hosts.is_some())
-        && !ip.is_unspecified()
+    fcrdns_domains(registry, ip, ua).is_some()
 }
 
 /// Decides the verdict for one client. `dns` is the FCrDNS evidence for
@@ -291,55 +396,75 @@ pub fn verify(
 
 fn decide(bot: &BotEntry, ip: IpAddr, dns: Option<&FcrdnsEvidence>, v: &mut Verification) {
     let name = &bot.name;
-    if !bot.has_ip_verifier() && bot.fcrdns_hosts.is_none() {
+    let has_list = bot.has_ip_verifier();
+    if !has_list && bot.fcrdns_hosts.is_none() {
         v.reason = format!("{name} has no verifier in the registry");
         return;
     }
-    let mut passed = Vec::new();
-    if bot.has_ip_verifier() {
+    let listed = has_list && bot.ranges().any(|r| r.contains(ip));
+    if has_list {
         v.methods.push("ip".into());
-        if bot.ranges().any(|r| r.contains(ip)) {
-            passed.push("its published addresses");
+    }
+    let Some(domains) = &bot.fcrdns_hosts else {
+        // Verified by its list only: the list is the whole truth.
+        if listed {
+            v.verdict = Verdict::Verified;
+            v.reason = format!("{ip} is among {name}'s published addresses");
         } else {
             v.verdict = Verdict::Spoofed;
-            v.reason = format!("claims {name}, but {ip} is not among {name}'s published addresses");
+            v.reason = format!(
+                "claims {name}, but {ip} is not among {name}'s published addresses \
+                 (its operator documents no reverse DNS)"
+            );
+        }
+        return;
+    };
+    match bot.verify {
+        Combine::AnyOf if listed => {
+            v.verdict = Verdict::Verified;
+            v.reason = format!("{ip} is among {name}'s published addresses");
             return;
         }
-    }
-    if let Some(domains) = &bot.fcrdns_hosts {
-        let Some(ev) = dns else {
-            if passed.is_empty() {
-                v.verdict = Verdict::Unverifiable;
-                v.reason = format!("{name} is verified by FCrDNS only, and DNS is off");
-            } else {
-                v.verdict = Verdict::Verified;
-                v.reason = format!(
-                    "{ip} is among {name}'s published addresses (FCrDNS not checked: DNS is off)"
-                );
-            }
+        Combine::AllOf if has_list && !listed => {
+            v.verdict = Verdict::Spoofed;
+            v.reason = format!(
+                "claims {name}, but {ip} is not among {name}'s published addresses \
+                 (required beside FCrDNS)"
+            );
             return;
-        };
-        v.methods.push("fcrdns".into());
-        match check_fcrdns(ip, domains, ev) {
-            Fcrdns::Pass { hostnames } => {
-                v.hostnames = hostnames;
-                passed.push("forward-confirmed reverse DNS");
-            }
-            Fcrdns::Fail { reason, hostnames } => {
-                v.hostnames = hostnames;
-                v.verdict = Verdict::Spoofed;
-                v.reason = format!("claims {name}, but FCrDNS fails: {reason}");
-                return;
-            }
-            Fcrdns::Unavailable { reason } => {
-                v.verdict = Verdict::Unverifiable;
-                v.reason = format!("claims {name}; {reason}");
-                return;
-            }
+        }
+        _ => {}
+    }
+    let before = match (has_list, listed) {
+        (false, _) => String::new(),
+        (true, true) => format!("{ip} is among {name}'s published addresses; "),
+        (true, false) => format!("{ip} is not among {name}'s published addresses; "),
+    };
+    let Some(ev) = dns else {
+        v.verdict = Verdict::Unverifiable;
+        v.reason = format!("claims {name}; {before}FCrDNS is needed and DNS is off");
+        return;
+    };
+    v.methods.push("fcrdns".into());
+    match check_fcrdns(ip, domains, ev) {
+        Fcrdns::Pass { hostnames } => {
+            v.verdict = Verdict::Verified;
+            v.reason = format!(
+                "{name}: {before}forward-confirmed reverse DNS ({})",
+                hostnames.join(", ")
+            );
+            v.hostnames = hostnames;
+        }
+        Fcrdns::Fail { reason, hostnames } => {
+            v.hostnames = hostnames;
+            v.verdict = Verdict::Spoofed;
+            v.reason = format!("claims {name}, but {before}FCrDNS fails: {reason}");
+        }
+        Fcrdns::Unavailable { reason } => {
+            v.verdict = Verdict::Unverifiable;
+            v.reason = format!("claims {name}; {before}{reason}");
         }
     }
-    v.verdict = Verdict::Verified;
-    v.reason = format!("{name}: {}", passed.join(" and "));
 }
 
 #[cfg(test)]
@@ -353,7 +478,7 @@ mod tests {
     fn reg() -> Registry {
         Registry::parse(
             "t",
-            "bots:\n- name: Googlebot\n  fcrdns_hosts: [googlebot.com, google.com]\n- name: GPTBot\n  cidr_list: [192.0.2.0/24]\n- name: Both\n  cidr_list: [198.51.100.0/24]\n  fcrdns_hosts: [both.example]\n- name: Anyhost\n  fcrdns_hosts: []\n- name: Nothing\n",
+            "bots:\n- name: Googlebot\n  fcrdns_hosts: [googlebot.com, google.com]\n- name: GPTBot\n  cidr_list: [192.0.2.0/24]\n- name: Both\n  cidr_list: [198.51.100.0/24]\n  fcrdns_hosts: [both.example]\n- name: Either\n  verify: any-of\n  cidr_list: [198.51.100.0/24]\n  fcrdns_hosts: [either.example]\n- name: Anyhost\n  fcrdns_hosts: []\n- name: Nothing\n",
         )
         .expect("registry")
     }
@@ -367,6 +492,7 @@ mod tests {
         }
     }
 
+    /// Evidence from a resolver that knows the verification domains.
     fn ev(ptr: DnsAnswer<String>, forward: &[(&str, DnsAnswer<IpAddr>)]) -> FcrdnsEvidence {
         FcrdnsEvidence {
             ptr: Some(ptr),
@@ -374,7 +500,20 @@ mod tests {
                 .iter()
                 .map(|(n, a)| ((*n).to_owned(), a.clone()))
                 .collect(),
+            zones: vec![("googlebot.com".into(), Ok(true))],
         }
+    }
+
+    /// The same, from a resolver with `zones` as its answers for the domains.
+    fn with_zones(
+        mut e: FcrdnsEvidence,
+        zones: &[(&str, Result<bool, DnsFailure>)],
+    ) -> FcrdnsEvidence {
+        e.zones = zones
+            .iter()
+            .map(|(z, r)| ((*z).to_owned(), r.clone()))
+            .collect();
+        e
     }
 
     #[test]
@@ -433,6 +572,33 @@ mod tests {
             )),
             Verdict::Unverifiable
         );
+        // Negative answers count only from a resolver that knows the domain.
+        let nx = ev(Ok(vec![]), &[]);
+        let untrusted = with_zones(
+            nx.clone(),
+            &[("googlebot.com", Ok(false)), ("google.com", Ok(false))],
+        );
+        let v = verify(&r, a, None, &claim("Googlebot"), Some(&untrusted));
+        assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
+        assert!(v.reason.contains("not evidence"), "{}", v.reason);
+        assert_eq!(
+            verdict(with_zones(nx.clone(), &[])),
+            Verdict::Unverifiable,
+            "resolver not checked"
+        );
+        assert_eq!(
+            verdict(with_zones(
+                nx,
+                &[("googlebot.com", Err(DnsFailure::Timeout))]
+            )),
+            Verdict::Unverifiable
+        );
+        let no_a = ev(Ok(vec![host.clone()]), &[(&host, Ok(vec![]))]);
+        assert_eq!(
+            verdict(with_zones(no_a, &[("googlebot.com", Ok(false))])),
+            Verdict::Unverifiable,
+            "PTR with no A from a resolver that denies the domain"
+        );
         // Two PTR names: one elsewhere, one confirming.
         let two = ev(
             Ok(vec!["other.example.net".into(), host.clone()]),
@@ -459,6 +625,72 @@ mod tests {
     }
 
     #[test]
+    fn any_of_and_all_of_with_dns() {
+        let r = reg();
+        let out = ip("203.0.113.5");
+        let inside = ip("198.51.100.5");
+        let host = "crawl-5.either.example".to_owned();
+        let good = ev(Ok(vec![host.clone()]), &[(&host, Ok(vec![out]))]);
+        let bad = ev(Ok(vec!["x.other.example".into()]), &[]);
+        let run = |bot: &str, a: IpAddr, e: &FcrdnsEvidence| {
+            verify(&r, a, None, &claim(bot), Some(e)).verdict
+        };
+        assert_eq!(run("Either", out, &good), Verdict::Verified, "rDNS alone");
+        assert_eq!(run("Either", out, &bad), Verdict::Spoofed);
+        assert_eq!(
+            run("Either", inside, &bad),
+            Verdict::Verified,
+            "the list alone"
+        );
+        let both_host = "c.both.example".to_owned();
+        let both_good = ev(
+            Ok(vec![both_host.clone()]),
+            &[(&both_host, Ok(vec![inside]))],
+        );
+        assert_eq!(run("Both", inside, &both_good), Verdict::Verified);
+        assert_eq!(run("Both", inside, &bad), Verdict::Spoofed);
+        // Which addresses need DNS at all.
+        let wants = |bot: &str, a: &str| wants_fcrdns(&r, ip(a), &claim(bot));
+        assert!(!wants("Either", "198.51.100.5"));
+        assert!(wants("Either", "203.0.113.5"));
+        assert!(wants("Both", "198.51.100.5"));
+        assert!(!wants("Both", "203.0.113.5"), "spoofed by the list already");
+        assert!(wants("Googlebot", "203.0.113.5"));
+        assert!(!wants("GPTBot", "203.0.113.5"));
+    }
+
+    #[test]
+    fn hostile_reverse_zone_is_bounded() {
+        let r = reg();
+        let a = ip("192.0.2.66");
+        let names: Vec<String> = (0..20).map(|i| format!("n{i}.googlebot.com")).collect();
+        // Only the first MAX_PTR_NAMES names inside the domain are looked at.
+        let picked = names_to_confirm(&names, &["googlebot.com".to_owned()]);
+        assert_eq!(picked.len(), MAX_PTR_NAMES);
+        let mut outside: Vec<String> = (0..20).map(|i| format!("n{i}.elsewhere.net")).collect();
+        outside.push("crawl.googlebot.com".into());
+        assert_eq!(
+            names_to_confirm(&outside, &["googlebot.com".to_owned()]),
+            [&"crawl.googlebot.com".to_owned()],
+            "names in the domain first, the rest never asked"
+        );
+        // The first confirming name is enough, whatever the others say.
+        let e = ev(
+            Ok(names.clone()),
+            &[
+                ("n0.googlebot.com", Err(DnsFailure::Timeout)),
+                ("n1.googlebot.com", Ok(vec![ip("192.0.2.1")])),
+                ("n2.googlebot.com", Ok(vec![a])),
+            ],
+        );
+        let v = verify(&r, a, None, &claim("Googlebot"), Some(&e));
+        assert_eq!(
+            (v.verdict, v.hostnames),
+            (Verdict::Verified, vec!["n2.googlebot.com".to_owned()])
+        );
+    }
+
+    #[test]
     fn ip_sets_and_offline() {
         let r = reg();
         let inside = ip("::ffff:192.0.2.7");
@@ -477,14 +709,29 @@ mod tests {
             Verdict::Unverifiable,
             "FCrDNS only, offline"
         );
+        // all-of: the list and FCrDNS.
         assert_eq!(
             verify(&r, ip("198.51.100.1"), None, &claim("Both"), None).verdict,
-            Verdict::Verified
+            Verdict::Unverifiable,
+            "listed, but FCrDNS is needed too"
         );
         assert_eq!(
             verify(&r, ip("203.0.113.1"), None, &claim("Both"), None).verdict,
             Verdict::Spoofed
         );
+        // any-of: the list, or FCrDNS for an address outside it.
+        let listed = verify(&r, ip("198.51.100.1"), None, &claim("Either"), None);
+        assert_eq!(
+            (listed.verdict, listed.methods),
+            (Verdict::Verified, vec!["ip".to_owned()])
+        );
+        let outside = verify(&r, ip("203.0.113.1"), None, &claim("Either"), None);
+        assert_eq!(
+            outside.verdict,
+            Verdict::Unverifiable,
+            "offline is never spoofed"
+        );
+        assert!(outside.reason.contains("DNS is off"), "{}", outside.reason);
         assert_eq!(
             verify(&r, ip("203.0.113.1"), None, &claim("Nothing"), None).verdict,
             Verdict::Unknown

@@ -74,25 +74,47 @@ impl Cache {
         Ok(c)
     }
 
-    /// Writes the cache (to a temporary file, then renamed into place).
+    /// Writes the cache: under an exclusive lock on `PATH.lock`, the file's
+    /// current entries are merged in (another run may have saved since this
+    /// one loaded; the later expiry wins), then the whole is written to a
+    /// temporary file renamed into place. A file there that is not a cache
+    /// is an error and stays as it is.
     pub fn save(&mut self, path: &Path) -> Result<(), Error> {
-        self.prune(SystemTime::now());
         if let Some(dir) = path.parent()
             && !dir.as_os_str().is_empty()
         {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::Cache(format!("failed to create {}: {e}", dir.display())))?;
         }
+        let failed =
+            |e: std::io::Error| Error::Cache(format!("failed to write {}: {e}", path.display()));
+        let mut lock_name = path.as_os_str().to_owned();
+        lock_name.push(".lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&lock_name)
+            .map_err(failed)?;
+        lock.lock().map_err(failed)?;
+        let on_disk = Cache::load(path)?;
+        for (k, e) in on_disk.entries {
+            match self.entries.get(&k) {
+                Some(mine) if mine.expires >= e.expires => {}
+                _ => {
+                    self.entries.insert(k, e);
+                }
+            }
+        }
+        self.prune(SystemTime::now());
         let text = serde_json::to_vec(self).map_err(|e| Error::Cache(e.to_string()))?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let failed =
-            |e: std::io::Error| Error::Cache(format!("failed to write {}: {e}", path.display()));
         let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
         tmp.write_all(&text).map_err(failed)?;
         tmp.persist(path).map_err(|e| failed(e.error))?;
+        drop(lock);
         Ok(())
     }
 
@@ -182,6 +204,25 @@ impl Cache {
     }
 }
 
+impl Cache {
+    /// True when `zone` was seen to exist and the entry is live.
+    pub fn zone(&self, zone: &str, now: SystemTime) -> Option<bool> {
+        self.get(&format!("zone {}", zone.to_ascii_lowercase()), now)
+            .map(|_| true)
+    }
+
+    /// Keeps that `zone` exists, for `ttl`.
+    pub fn put_zone(&mut self, zone: &str, ttl: Duration, now: SystemTime) {
+        self.put(
+            format!("zone {}", zone.to_ascii_lowercase()),
+            ttl,
+            now,
+            None,
+            None,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,6 +270,36 @@ mod tests {
             "expired"
         );
         assert!(c.reverse(ip, now + Duration::from_secs(59)).is_some());
+    }
+
+    /// Two runs that loaded the same cache and save in turn: the second
+    /// keeps the first one's answers.
+    #[test]
+    fn concurrent_runs_merge_on_save() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("dns.json");
+        let now = SystemTime::now();
+        let t = |n: &str| Timed {
+            answer: Ok(vec![n.to_owned()]),
+            ttl: Duration::from_secs(600),
+        };
+        let (a, b): (IpAddr, IpAddr) = (
+            "192.0.2.1".parse().expect("ip"),
+            "192.0.2.2".parse().expect("ip"),
+        );
+        let mut one = Cache::load(&path).expect("empty");
+        let mut two = Cache::load(&path).expect("empty");
+        one.put_reverse(a, &t("a.example"), now);
+        two.put_reverse(b, &t("b.example"), now);
+        one.save(&path).expect("save");
+        two.save(&path).expect("save");
+        let back = Cache::load(&path).expect("load");
+        assert_eq!(back.reverse(a, now), Some(Ok(vec!["a.example".to_owned()])));
+        assert_eq!(back.reverse(b, now), Some(Ok(vec!["b.example".to_owned()])));
+        // A file that is not a cache is never replaced by a save either.
+        std::fs::write(&path, b"access log").expect("write");
+        assert!(one.save(&path).is_err());
+        assert_eq!(std::fs::read(&path).expect("read"), b"access log");
     }
 
     #[test]

@@ -46,15 +46,23 @@ impl DnsEvidence {
             None => Cache::default(),
         };
         Ok(DnsEvidence {
-            fcrdns: Fcrdns::new(lookup, cache, config.concurrency.max(1)),
+            // The PTR query, the forward queries (A, then AAAA) at once,
+            // and a check of the domains after a negative answer.
+            fcrdns: Fcrdns::new(lookup, cache, config.concurrency.max(1))
+                .with_deadline(config.timeout.saturating_mul(4)),
             cache: config.cache.clone(),
         })
     }
 
-    /// Evidence for each distinct address, then the cache saved. A cache
-    /// that cannot be saved is reported beside the evidence.
-    pub async fn gather(&self, ips: &[IpAddr]) -> (HashMap<IpAddr, FcrdnsEvidence>, Option<Error>) {
-        let ev = self.fcrdns.evidence_batch(ips).await;
+    /// Evidence for each distinct address, checked against its domains
+    /// (as [`botscope_botid::dns_questions`] gives them), then the cache
+    /// saved, merged with what other runs saved meanwhile. A cache that
+    /// cannot be saved is reported beside the evidence.
+    pub async fn gather(
+        &self,
+        questions: &[(IpAddr, Vec<String>)],
+    ) -> (HashMap<IpAddr, FcrdnsEvidence>, Option<Error>) {
+        let ev = self.fcrdns.evidence_batch(questions).await;
         let problem = match &self.cache {
             Some(path) => {
                 let mut cache = self.fcrdns.cache().clone();

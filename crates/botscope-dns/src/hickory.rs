@@ -6,7 +6,7 @@ use std::time::Duration;
 use hickory_resolver::config::{ConnectionConfig, NameServerConfig, ResolverConfig, ResolverOpts};
 use hickory_resolver::net::{DnsError, NetError};
 use hickory_resolver::proto::op::ResponseCode;
-use hickory_resolver::proto::rr::RData;
+use hickory_resolver::proto::rr::{RData, RecordType};
 use hickory_resolver::{Resolver, TokioResolver};
 
 use crate::{DnsFailure, Error, Lookup, Timed};
@@ -103,6 +103,19 @@ fn empty_or_failure<T>(e: &NetError) -> Timed<T> {
 }
 
 impl Lookup for HickoryLookup {
+    async fn exists(&self, name: &str) -> Result<bool, DnsFailure> {
+        let fqdn = format!("{}.", name.trim_end_matches('.'));
+        match self.resolver.lookup(fqdn.as_str(), RecordType::SOA).await {
+            Ok(_) => Ok(true),
+            Err(NetError::Dns(DnsError::NoRecordsFound(nr))) => match nr.response_code {
+                ResponseCode::NoError => Ok(true),
+                ResponseCode::NXDomain => Ok(false),
+                _ => Err(failure(&NetError::Dns(DnsError::NoRecordsFound(nr)))),
+            },
+            Err(e) => Err(failure(&e)),
+        }
+    }
+
     async fn reverse(&self, ip: IpAddr) -> Timed<String> {
         match self.resolver.reverse_lookup(ip).await {
             Ok(lookup) => {

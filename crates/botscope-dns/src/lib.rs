@@ -61,7 +61,17 @@ pub trait Lookup: Send + Sync + 'static {
     fn reverse(&self, ip: IpAddr) -> impl Future<Output = Timed<String>> + Send;
     /// The A and AAAA records of `name`.
     fn forward(&self, name: &str) -> impl Future<Output = Timed<IpAddr>> + Send;
+    /// Whether `name` exists for these servers: `Ok(true)` for records or
+    /// NODATA, `Ok(false)` for NXDOMAIN. Asked of a bot's verification
+    /// domains before a negative answer counts as evidence.
+    fn exists(&self, name: &str) -> impl Future<Output = Result<bool, DnsFailure>> + Send;
 }
+
+/// How long one address may take, all lookups together, unless set.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);
+
+/// How long a zone known to exist is kept.
+const ZONE_TTL: Duration = Duration::from_secs(3600);
 
 /// Gathers FCrDNS evidence with a cache and a concurrency bound.
 #[derive(Debug)]
@@ -69,16 +79,27 @@ pub struct Fcrdns<L> {
     lookup: Arc<L>,
     cache: Arc<std::sync::Mutex<Cache>>,
     concurrency: usize,
+    deadline: Duration,
 }
 
 impl<L: Lookup> Fcrdns<L> {
-    /// Over `lookup`, with `cache`, at most `concurrency` addresses at once.
+    /// Over `lookup`, with `cache`, at most `concurrency` addresses at once,
+    /// each within [`DEFAULT_DEADLINE`].
     pub fn new(lookup: L, cache: Cache, concurrency: usize) -> Self {
         Fcrdns {
             lookup: Arc::new(lookup),
             cache: Arc::new(std::sync::Mutex::new(cache)),
             concurrency: concurrency.max(1),
+            deadline: DEFAULT_DEADLINE,
         }
+    }
+
+    /// Bounds each address, all its lookups together, by `deadline`: what
+    /// has not answered by then is a timeout.
+    #[must_use]
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// The cache, for saving.
@@ -88,28 +109,41 @@ impl<L: Lookup> Fcrdns<L> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Evidence for one address: the reverse lookup, then a forward lookup
-    /// of every PTR name.
-    pub async fn evidence(&self, ip: IpAddr) -> FcrdnsEvidence {
-        gather(self.lookup.clone(), self.cache.clone(), ip).await
+    /// Evidence for one address checked against `domains` (any domain
+    /// when empty): the reverse lookup, a forward lookup of each PTR name
+    /// inside the domains (at most [`botscope_botid::MAX_PTR_NAMES`], at
+    /// once), and, after a negative answer, whether the servers know the
+    /// domains.
+    pub async fn evidence(&self, ip: IpAddr, domains: &[String]) -> FcrdnsEvidence {
+        let job = Job {
+            lookup: self.lookup.clone(),
+            cache: self.cache.clone(),
+            deadline: tokio::time::Instant::now() + self.deadline,
+        };
+        job.gather(ip, domains).await
     }
 
     /// Evidence for many addresses, each once, at most `concurrency` at a
-    /// time.
-    pub async fn evidence_batch(&self, ips: &[IpAddr]) -> HashMap<IpAddr, FcrdnsEvidence> {
+    /// time; each with the domains to check it against.
+    pub async fn evidence_batch(
+        &self,
+        questions: &[(IpAddr, Vec<String>)],
+    ) -> HashMap<IpAddr, FcrdnsEvidence> {
         let sem = Arc::new(tokio::sync::Semaphore::new(self.concurrency));
         let mut set = tokio::task::JoinSet::new();
-        let mut distinct: Vec<IpAddr> = ips
-            .iter()
-            .map(|ip| botscope_botid::normalize(*ip))
-            .collect();
-        distinct.sort_unstable();
-        distinct.dedup();
-        for ip in distinct {
+        let questions =
+            botscope_botid::dns_questions(questions.iter().map(|(ip, d)| (*ip, d.as_slice())));
+        for (ip, domains) in questions {
             let (lookup, cache, sem) = (self.lookup.clone(), self.cache.clone(), sem.clone());
+            let deadline = self.deadline;
             set.spawn(async move {
                 let _permit = sem.acquire_owned().await;
-                (ip, gather(lookup, cache, ip).await)
+                let job = Job {
+                    lookup,
+                    cache,
+                    deadline: tokio::time::Instant::now() + deadline,
+                };
+                (ip, job.gather(ip, &domains).await)
             });
         }
         let mut out = HashMap::new();
@@ -122,43 +156,121 @@ impl<L: Lookup> Fcrdns<L> {
     }
 }
 
-async fn gather<L: Lookup>(
+/// One address's lookups.
+struct Job<L> {
     lookup: Arc<L>,
     cache: Arc<std::sync::Mutex<Cache>>,
-    ip: IpAddr,
-) -> FcrdnsEvidence {
-    let now = SystemTime::now();
-    let lock = || {
-        cache
+    deadline: tokio::time::Instant,
+}
+
+impl<L: Lookup> Job<L> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-    };
-    let cached = lock().reverse(ip, now);
-    let ptr = match cached {
-        Some(a) => a,
-        None => {
-            let t = lookup.reverse(ip).await;
-            lock().put_reverse(ip, &t, now);
-            t.answer
-        }
-    };
-    let mut forward = Vec::new();
-    if let Ok(names) = &ptr {
-        for name in names {
-            let cached = lock().forward(name, now);
-            let answer = match cached {
-                Some(a) => a,
-                None => {
-                    let t = lookup.forward(name).await;
-                    lock().put_forward(name, &t, now);
-                    t.answer
-                }
-            };
-            forward.push((name.clone(), answer));
-        }
     }
-    FcrdnsEvidence {
-        ptr: Some(ptr),
-        forward,
+
+    async fn gather(&self, ip: IpAddr, domains: &[String]) -> FcrdnsEvidence {
+        let now = SystemTime::now();
+        let ip = botscope_botid::normalize(ip);
+        let cached = self.lock().reverse(ip, now);
+        // Negative answers are kept only once the servers proved they know
+        // the domains; positive ones at once.
+        let mut negative_ptr = None;
+        let ptr = match cached {
+            Some(a) => a,
+            None => {
+                let t = tokio::time::timeout_at(self.deadline, self.lookup.reverse(ip))
+                    .await
+                    .unwrap_or(Timed {
+                        answer: Err(DnsFailure::Timeout),
+                        ttl: Duration::ZERO,
+                    });
+                if matches!(&t.answer, Ok(n) if n.is_empty()) {
+                    negative_ptr = Some(t.clone());
+                } else {
+                    self.lock().put_reverse(ip, &t, now);
+                }
+                t.answer
+            }
+        };
+        let mut ev = FcrdnsEvidence {
+            ptr: Some(ptr.clone()),
+            ..FcrdnsEvidence::default()
+        };
+        let mut negative_forward = Vec::new();
+        if let Ok(names) = &ptr {
+            let names: Vec<String> = names
+                .iter()
+                .map(|n| n.trim_end_matches('.').to_ascii_lowercase())
+                .collect();
+            let mut set = tokio::task::JoinSet::new();
+            for (i, name) in botscope_botid::names_to_confirm(&names, domains)
+                .into_iter()
+                .enumerate()
+            {
+                if let Some(a) = self.lock().forward(name, now) {
+                    ev.forward.push((name.clone(), a));
+                    continue;
+                }
+                let (lookup, name, deadline) = (self.lookup.clone(), name.clone(), self.deadline);
+                set.spawn(async move {
+                    let t = tokio::time::timeout_at(deadline, lookup.forward(&name))
+                        .await
+                        .unwrap_or(Timed {
+                            answer: Err(DnsFailure::Timeout),
+                            ttl: Duration::ZERO,
+                        });
+                    (i, name, t)
+                });
+            }
+            let mut asked = Vec::new();
+            while let Some(done) = set.join_next().await {
+                if let Ok(x) = done {
+                    asked.push(x);
+                }
+            }
+            asked.sort_by_key(|(i, _, _)| *i);
+            for (_, name, t) in asked {
+                if matches!(&t.answer, Ok(a) if a.is_empty()) {
+                    negative_forward.push((name.clone(), t.clone()));
+                } else {
+                    self.lock().put_forward(&name, &t, now);
+                }
+                ev.forward.push((name, t.answer));
+            }
+        }
+        let negative = matches!(&ptr, Ok(n) if n.is_empty())
+            || ev
+                .forward
+                .iter()
+                .any(|(_, a)| matches!(a, Ok(x) if x.is_empty()));
+        if negative {
+            for zone in botscope_botid::trust_zones(ip, domains) {
+                let known = self.lock().zone(&zone, now);
+                let r = match known {
+                    Some(true) => Ok(true),
+                    _ => tokio::time::timeout_at(self.deadline, self.lookup.exists(&zone))
+                        .await
+                        .unwrap_or(Err(DnsFailure::Timeout)),
+                };
+                if r == Ok(true) {
+                    self.lock().put_zone(&zone, ZONE_TTL, now);
+                }
+                let trusted = r == Ok(true);
+                ev.zones.push((zone, r));
+                if trusted {
+                    let mut cache = self.lock();
+                    if let Some(t) = &negative_ptr {
+                        cache.put_reverse(ip, t, now);
+                    }
+                    for (name, t) in &negative_forward {
+                        cache.put_forward(name, t, now);
+                    }
+                    break;
+                }
+            }
+        }
+        ev
     }
 }

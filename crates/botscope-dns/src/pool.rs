@@ -306,6 +306,9 @@ mod tests {
     }
 
     impl Lookup for Fake {
+        async fn exists(&self, _: &str) -> Result<bool, DnsFailure> {
+            Ok(true)
+        }
         async fn reverse(&self, _: IpAddr) -> Timed<String> {
             Timed {
                 answer: Ok(Vec::new()),

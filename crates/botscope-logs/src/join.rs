@@ -30,21 +30,14 @@ fn claims(analysis: &Analysis) -> Vec<Option<UaInfo>> {
         .collect()
 }
 
-/// The distinct addresses whose verdict would use FCrDNS, sorted.
-pub fn dns_wanted(analysis: &Analysis, registry: &Registry) -> Vec<IpAddr> {
+/// The distinct addresses whose verdict would use FCrDNS, sorted, each
+/// with the domains its claims are checked against.
+pub fn dns_wanted(analysis: &Analysis, registry: &Registry) -> Vec<(IpAddr, Vec<String>)> {
     let infos = claims(analysis);
-    let mut want: Vec<IpAddr> = analysis
-        .folded
-        .clients
-        .iter()
-        .filter_map(|c| {
-            let info = infos[c.agent()].as_ref()?;
-            botscope_botid::wants_fcrdns(registry, c.ip, info).then_some(c.ip)
-        })
-        .collect();
-    want.sort_unstable();
-    want.dedup();
-    want
+    botscope_botid::dns_questions(analysis.folded.clients.iter().filter_map(|c| {
+        let info = infos[c.agent()].as_ref()?;
+        botscope_botid::fcrdns_domains(registry, c.ip, info).map(|d| (c.ip, d))
+    }))
 }
 
 /// Verifies the clients that claim a registered robot, with the FCrDNS

@@ -215,7 +215,7 @@ impl<'r> Job<'r> {
 
     /// The distinct addresses whose verdict would use FCrDNS: the caller
     /// gathers their evidence (botscope-dns) before [`Job::finish`].
-    pub fn dns_wanted(&self, read: &Read) -> Vec<IpAddr> {
+    pub fn dns_wanted(&self, read: &Read) -> Vec<(IpAddr, Vec<String>)> {
         dns_wanted(&read.analysis, self.registry)
     }
 

@@ -39,6 +39,8 @@ impl Dnsmasq {
                 "--bind-interfaces",
                 "--listen-address=127.0.0.1",
                 "--user=root",
+                // Answers carry a TTL, as a real zone's do (dnsmasq gives 0).
+                "--local-ttl=300",
             ])
             .arg(format!("--port={port}"))
             .arg(format!("--pid-file={}", dir.path().join("pid").display()))

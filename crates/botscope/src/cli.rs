@@ -307,6 +307,10 @@ pub struct VerifyArgs {
     /// Use the published IP sets only; never send a DNS query.
     #[arg(long)]
     pub offline: bool,
+    /// Print each step to standard error, as `dig` shows it: the claim, the
+    /// published list, the PTR question, A/AAAA per name, the comparison.
+    #[arg(long, conflicts_with = "batch")]
+    pub trace: bool,
     #[command(flatten)]
     pub dns: DnsArgs,
     /// Output format (batch output is always JSON).

@@ -41,13 +41,19 @@ pub async fn run(
                 a.ua.as_deref()
                     .map(|u| ua_classifier.classify(u))
                     .unwrap_or_default();
-            let evidence = match dns {
-                Some(d) if botscope_botid::wants_fcrdns(&registry, ip, &ua) => {
-                    gather(d, &[ip]).await.remove(&ip)
+            let domains = botscope_botid::fcrdns_domains(&registry, ip, &ua);
+            let evidence = match (dns, domains) {
+                (Some(d), Some(domains)) => {
+                    let ip = botscope_botid::normalize(ip);
+                    gather(d, &[(ip, domains.to_vec())]).await.remove(&ip)
                 }
                 _ => None,
             };
             let v = verify(&registry, ip, a.ua.as_deref(), &ua, evidence.as_ref());
+            if a.trace {
+                let t = botscope_botid::trace(&registry, &ua, evidence.as_ref(), &v);
+                eprint!("{}", botscope_text::terminal(&t));
+            }
             let mut out = BufWriter::new(io::stdout().lock());
             match a.format {
                 Format::Json => writeln!(out, "{}", serde_json::to_string(&v)?)?,
@@ -95,9 +101,13 @@ async fn batch_run(
     Ok(worst)
 }
 
-/// Evidence for `ips`; a cache that cannot be saved is a warning.
-pub async fn gather(d: &DnsEvidence, ips: &[IpAddr]) -> HashMap<IpAddr, FcrdnsEvidence> {
-    let (ev, problem) = d.gather(ips).await;
+/// Evidence for the addresses, each checked against its domains; a cache
+/// that cannot be saved is a warning.
+pub async fn gather(
+    d: &DnsEvidence,
+    questions: &[(IpAddr, Vec<String>)],
+) -> HashMap<IpAddr, FcrdnsEvidence> {
+    let (ev, problem) = d.gather(questions).await;
     if let Some(e) = problem {
         eprintln!("botscope: warning: {e}");
     }
@@ -109,7 +119,8 @@ pub async fn gather(d: &DnsEvidence, ips: &[IpAddr]) -> HashMap<IpAddr, FcrdnsEv
 pub async fn dns_evidence(a: &DnsArgs, settings: &Settings) -> Result<DnsEvidence> {
     let config = EvidenceConfig {
         servers: botscope_dns::parse_nameservers(&a.servers).context("--dns")?,
-        timeout: std::time::Duration::from_secs_f64(a.dns_timeout.max(0.1)),
+        timeout: std::time::Duration::try_from_secs_f64(a.dns_timeout.clamp(0.1, 3600.0))
+            .context("--dns-timeout")?,
         concurrency: a.concurrency.max(1),
         cache: if a.no_dns_cache {
             None

@@ -26,6 +26,7 @@ const BOT_KEYS: &[&str] = &[
     "respects_robots_txt",
     "ua_tokens",
     "ip_sources",
+    "verify",
 ];
 
 struct Reader<'a> {
@@ -128,6 +129,7 @@ impl Reader<'_> {
             ua_tokens: Vec::new(),
             ip_sources: Vec::new(),
             fcrdns_hosts: None,
+            verify: Combine::AllOf,
             ip_list: Vec::new(),
             ip_ranges: Vec::new(),
             cidr_list: Vec::new(),
@@ -164,6 +166,11 @@ impl Reader<'_> {
                         Some(&name),
                         "`respects_robots_txt` must be true or false",
                     ),
+                },
+                "verify" => match scalar(v).as_deref() {
+                    Some("all-of") => e.verify = Combine::AllOf,
+                    Some("any-of") => e.verify = Combine::AnyOf,
+                    _ => self.err(v.span(), Some(&name), "`verify` must be all-of or any-of"),
                 },
                 "ua_tokens" => e.ua_tokens = self.strings(v, key, &name, false).unwrap_or_default(),
                 "ip_sources" => {

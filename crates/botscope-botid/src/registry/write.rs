@@ -58,6 +58,9 @@ impl Registry {
             if !b.ip_sources.is_empty() {
                 list(&mut out, "ip_sources", &b.ip_sources);
             }
+            if b.verify != Combine::AllOf {
+                out.push_str(&format!("  verify: {}\n", b.verify.as_str()));
+            }
             if let Some(h) = &b.fcrdns_hosts {
                 list(&mut out, "fcrdns_hosts", h);
             }

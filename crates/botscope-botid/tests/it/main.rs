@@ -266,6 +266,35 @@ mod ua {
                 Some("Sogou"),
             ),
             ("Mozilla/5.0 (compatible; googlebot/2.1)", Some("Googlebot")),
+            // A mention is not a claim: after `like`, inside a URL or an
+            // e-mail address.
+            (
+                "Feedly/1.0 (+http://www.feedly.com/fetcher.html; like FeedFetcher-Google)",
+                None,
+            ),
+            (
+                "MyReader/2.0 (like Googlebot; +https://example.org/bot)",
+                None,
+            ),
+            (
+                "Fetcher/1.0 (+https://example.org/about-gptbot/GPTBot.html)",
+                None,
+            ),
+            ("Fetcher/1.0 (+www.example.org/Googlebot-compat)", None),
+            ("Crawler/1.0 (mailto:ops@Googlebot.example)", None),
+            (
+                "Mozilla/5.0 (compatible; Googlebot/2.1; like Gecko)",
+                Some("Googlebot"),
+            ),
+            // Archive crawlers are claimed by their own token only.
+            (
+                "Mozilla/5.0 (compatible; heritrix/3.4.0 +https://www.bl.uk/collection-guides/uk-web-archive)",
+                None,
+            ),
+            (
+                "Mozilla/5.0 (compatible; archive.org_bot +http://archive.org/details/archive.org_bot)",
+                Some("archive.org_bot"),
+            ),
         ];
         for (ua, want) in cases {
             assert_eq!(c.claimed_bot(ua), want, "{ua}");

@@ -48,6 +48,85 @@ impl Lookup for FakeHandle {
             ttl: Duration::from_secs(60),
         }
     }
+    async fn exists(&self, _name: &str) -> Result<bool, botscope_dns::DnsFailure> {
+        self.0.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(true)
+    }
+}
+
+/// Questions for `ips`, any domain.
+fn any_domain(ips: &[IpAddr]) -> Vec<(IpAddr, Vec<String>)> {
+    ips.iter().map(|ip| (*ip, Vec::new())).collect()
+}
+
+fn googlebot(ips: &[IpAddr]) -> Vec<(IpAddr, Vec<String>)> {
+    ips.iter()
+        .map(|ip| {
+            (
+                *ip,
+                vec!["googlebot.com".to_owned(), "google.com".to_owned()],
+            )
+        })
+        .collect()
+}
+
+/// A hostile reverse zone: many PTR names whose forward queries never
+/// answer.
+struct Hostile {
+    forwards: Arc<AtomicUsize>,
+}
+
+impl Lookup for Hostile {
+    async fn reverse(&self, _ip: IpAddr) -> Timed<String> {
+        Timed {
+            answer: Ok((0..20).map(|i| format!("n{i}.googlebot.com")).collect()),
+            ttl: Duration::from_secs(60),
+        }
+    }
+    async fn forward(&self, _name: &str) -> Timed<IpAddr> {
+        self.forwards.fetch_add(1, Ordering::SeqCst);
+        std::future::pending().await
+    }
+    async fn exists(&self, _name: &str) -> Result<bool, botscope_dns::DnsFailure> {
+        Ok(true)
+    }
+}
+
+/// On a paused clock: the names inside the domain are asked at once, at
+/// most MAX_PTR_NAMES of them, and the address costs one deadline however
+/// many names its zone lists.
+#[tokio::test(start_paused = true)]
+async fn a_hostile_reverse_zone_costs_one_deadline() {
+    let forwards = Arc::new(AtomicUsize::new(0));
+    let hostile = Hostile {
+        forwards: forwards.clone(),
+    };
+    let f = Fcrdns::new(hostile, Cache::default(), 4).with_deadline(Duration::from_secs(3));
+    let start = tokio::time::Instant::now();
+    let ev = f
+        .evidence(ip("192.0.2.9"), &["googlebot.com".to_owned()])
+        .await;
+    assert_eq!(start.elapsed(), Duration::from_secs(3), "one deadline");
+    assert_eq!(
+        forwards.load(Ordering::SeqCst),
+        botscope_botid::MAX_PTR_NAMES
+    );
+    let registry = Registry::parse(
+        "t",
+        "bots:\n- name: Googlebot\n  fcrdns_hosts: [googlebot.com]\n",
+    )
+    .expect("registry");
+    let v = verify(&registry, ip("192.0.2.9"), None, &claim(), Some(&ev));
+    assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
+}
+
+fn claim() -> UaInfo {
+    UaInfo {
+        is_bot: true,
+        family: None,
+        claimed_bot: Some("Googlebot".into()),
+        reason: None,
+    }
 }
 
 #[tokio::test]
@@ -58,18 +137,18 @@ async fn bounded_concurrency_each_address_once_and_cached() {
         .map(|i| ip(&format!("192.0.2.{i}")))
         .chain([ip("::ffff:192.0.2.1")])
         .collect();
-    let ev = f.evidence_batch(&ips).await;
+    let ev = f.evidence_batch(&any_domain(&ips)).await;
     assert_eq!(ev.len(), 12, "the mapped address is the same as 192.0.2.1");
     assert_eq!(
         fake.calls.load(Ordering::SeqCst),
-        24,
-        "one reverse and one forward per address"
+        24 + 1,
+        "one reverse and one forward per address, and once whether the reverse tree exists"
     );
     assert!(fake.peak.load(Ordering::SeqCst) <= 3, "at most 3 at once");
-    let _ = f.evidence_batch(&ips).await;
+    let _ = f.evidence_batch(&any_domain(&ips)).await;
     assert_eq!(
         fake.calls.load(Ordering::SeqCst),
-        24,
+        25,
         "answers come from the cache"
     );
 }
@@ -82,6 +161,8 @@ fn dnsmasq() -> Dnsmasq {
         "--local=/example.net/",
         "--local=/2.0.192.in-addr.arpa/",
         "--local=/8.b.d.0.1.0.0.2.ip6.arpa/",
+        // the verification domain itself exists: negative answers count
+        "--host-record=googlebot.com,192.0.2.200",
         // genuine, v4 and v6 (A/AAAA and PTR)
         "--host-record=crawl-192-0-2-1.googlebot.com,192.0.2.1",
         "--host-record=crawl-v6.googlebot.com,2001:db8::1",
@@ -110,12 +191,7 @@ async fn fcrdns_against_a_real_dns_server() {
         "bots:\n- name: Googlebot\n  fcrdns_hosts: [googlebot.com, google.com]\n",
     )
     .expect("registry");
-    let claim = UaInfo {
-        is_bot: true,
-        family: None,
-        claimed_bot: Some("Googlebot".into()),
-        reason: None,
-    };
+    let claim = claim();
     let lookup = HickoryLookup::new(&[addr], Duration::from_secs(2)).expect("resolver");
     let f = Fcrdns::new(lookup, Cache::default(), 4);
     let cases = [
@@ -128,7 +204,7 @@ async fn fcrdns_against_a_real_dns_server() {
         ("192.0.2.6", Verdict::Spoofed, "NXDOMAIN"),
     ];
     let ips: Vec<IpAddr> = cases.iter().map(|(a, _, _)| ip(a)).collect();
-    let evidence = f.evidence_batch(&ips).await;
+    let evidence = f.evidence_batch(&googlebot(&ips)).await;
     for (a, want, what) in cases {
         let v = verify(&registry, ip(a), None, &claim, evidence.get(&ip(a)));
         assert_eq!(v.verdict, want, "{what} ({a}): {}", v.reason);
@@ -147,10 +223,41 @@ async fn fcrdns_against_a_real_dns_server() {
     let dead = SocketAddr::from(([127, 0, 0, 1], free_port()));
     let lookup = HickoryLookup::new(&[dead], Duration::from_millis(500)).expect("resolver");
     let f = Fcrdns::new(lookup, Cache::default(), 4);
-    let ev = f.evidence(ip("192.0.2.1")).await;
+    let ev = f
+        .evidence(ip("192.0.2.1"), &["googlebot.com".to_owned()])
+        .await;
     let v = verify(&registry, ip("192.0.2.1"), None, &claim, Some(&ev));
     assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
     assert!(f.cache().is_empty(), "failures are not cached");
+    drop(server);
+}
+
+/// A resolver that says NXDOMAIN for every name (captive or broken): its
+/// negative answers are not evidence, and none is cached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resolver_that_denies_everything_is_not_evidence() {
+    let server = Dnsmasq::start(&["--local=/#/"]);
+    let registry = Registry::parse(
+        "t",
+        "bots:\n- name: Googlebot\n  fcrdns_hosts: [googlebot.com, google.com]\n",
+    )
+    .expect("registry");
+    let lookup = HickoryLookup::new(&[server.addr()], Duration::from_secs(2)).expect("resolver");
+    let f = Fcrdns::new(lookup, Cache::default(), 4);
+    let a = ip("198.51.100.10");
+    let ev = f.evidence_batch(&googlebot(&[a])).await;
+    let ev = &ev[&a];
+    assert_eq!(ev.ptr, Some(Ok(vec![])), "NXDOMAIN for the PTR");
+    assert_eq!(
+        ev.zones,
+        [
+            ("googlebot.com".to_owned(), Ok(false)),
+            ("google.com".to_owned(), Ok(false))
+        ]
+    );
+    let v = verify(&registry, a, None, &claim(), Some(ev));
+    assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
+    assert!(f.cache().is_empty(), "nothing negative is cached");
     drop(server);
 }
 
@@ -172,7 +279,9 @@ async fn evidence_source_persists_its_cache() {
     let dns = DnsEvidence::new(&config)
         .await
         .expect("no cache yet is an empty one");
-    let (ev, problem) = dns.gather(&[ip("192.0.2.1"), ip("192.0.2.6")]).await;
+    let (ev, problem) = dns
+        .gather(&googlebot(&[ip("192.0.2.1"), ip("192.0.2.6")]))
+        .await;
     assert!(problem.is_none(), "{problem:?}");
     assert_eq!(
         ev[&ip("192.0.2.1")].ptr,
@@ -188,7 +297,9 @@ async fn evidence_source_persists_its_cache() {
         ..config
     };
     let dns = DnsEvidence::new(&dead).await.expect("source");
-    let (again, _) = dns.gather(&[ip("192.0.2.1"), ip("192.0.2.6")]).await;
+    let (again, _) = dns
+        .gather(&googlebot(&[ip("192.0.2.1"), ip("192.0.2.6")]))
+        .await;
     assert_eq!(again, ev);
 
     // A file that is not a cache (a log given by mistake): an error, and

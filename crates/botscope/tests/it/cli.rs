@@ -820,3 +820,103 @@ fn a_file_that_is_not_a_dns_cache_is_never_overwritten() {
     );
     assert_eq!(std::fs::read(&file).expect("read"), log, "untouched");
 }
+
+/// Google documents reverse DNS or its list as alternatives: a Googlebot
+/// from outside the list with a genuine PTR whose A record points back is
+/// verified; a resolver that denies every name is not evidence.
+#[test]
+fn verify_googlebot_outside_its_list_asks_dns() {
+    let server = botscope_testkit::Dnsmasq::start(&[
+        "--local=/googlebot.com/",
+        "--local=/100.51.198.in-addr.arpa/",
+        "--host-record=googlebot.com,192.0.2.200",
+        "--host-record=crawl-198-51-100-10.googlebot.com,198.51.100.10",
+    ]);
+    let dns = server.addr().to_string();
+    let verify = |ip: &str, dns: &str, extra: &[&str]| {
+        let mut args = vec![
+            "verify",
+            ip,
+            "--ua",
+            GOOGLEBOT_UA,
+            "--dns",
+            dns,
+            "--no-dns-cache",
+            "--dns-timeout",
+            "2",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let o = botscope(&args, b"");
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+        (o, v)
+    };
+    let (o, v) = verify("198.51.100.10", &dns, &["--trace"]);
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    assert_eq!(v["verdict"], "verified");
+    assert_eq!(
+        v["hostnames"],
+        serde_json::json!(["crawl-198-51-100-10.googlebot.com"])
+    );
+    let trace = String::from_utf8_lossy(&o.stderr);
+    for step in [
+        ";; published addresses: 198.51.100.10 is in none of",
+        ";; QUESTION: 10.100.51.198.in-addr.arpa.\tIN\tPTR",
+        "10.100.51.198.in-addr.arpa.\tIN\tPTR\tcrawl-198-51-100-10.googlebot.com.",
+        ";; QUESTION: crawl-198-51-100-10.googlebot.com.\tIN\tA/AAAA",
+        "crawl-198-51-100-10.googlebot.com.\tIN\tA\t198.51.100.10",
+        ";; compare: 198.51.100.10 is among the addresses of",
+        ";; verdict: verified",
+    ] {
+        assert!(trace.contains(step), "{step:?} missing from:\n{trace}");
+    }
+    // No PTR, from a resolver that knows googlebot.com: spoofed.
+    let (o, v) = verify("198.51.100.11", &dns, &[]);
+    assert_eq!(
+        (o.status.code(), v["verdict"].as_str()),
+        (Some(1), Some("spoofed")),
+        "{v}"
+    );
+    drop(server);
+
+    // A resolver that says NXDOMAIN for every name: unverifiable (exit 3).
+    let broken = botscope_testkit::Dnsmasq::start(&["--local=/#/"]);
+    let (o, v) = verify("198.51.100.10", &broken.addr().to_string(), &["--trace"]);
+    assert_eq!(o.status.code(), Some(3), "{v}");
+    assert_eq!(v["verdict"], "unverifiable");
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("NXDOMAIN: this resolver's negative answers are not evidence"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Offline, outside the list: unverifiable, never spoofed.
+    let o = botscope(
+        &["verify", "198.51.100.10", "--ua", GOOGLEBOT_UA, "--offline"],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stdout(&o).starts_with("unverifiable\t198.51.100.10\tGooglebot\t"));
+}
+
+/// A mention is not a claim: Feedly is "like FeedFetcher-Google".
+#[test]
+fn verify_a_mention_is_not_a_claim() {
+    let o = botscope(
+        &[
+            "verify",
+            "65.19.138.34",
+            "--ua",
+            "Feedly/1.0 (+http://www.feedly.com/fetcher.html; like FeedFetcher-Google)",
+            "--offline",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["verdict"], "unknown", "{v}");
+    assert_eq!(v["claimed_bot"], serde_json::Value::Null);
+    assert_eq!(o.status.code(), Some(4));
+}

@@ -27,6 +27,25 @@ const ELASTIC: &str = "examples/logs/elastic_examples_apache_logs.log";
 const HACKERS: &str = "examples/logs/nielsbasjes_logparser_hackers-access.log";
 const VHOST: &str = "examples/logs/pypi_apachelogs-0.6.1_vhost_combined.log";
 
+/// The four addresses of the elastic log that claim Googlebot from
+/// outside Google's published ranges.
+const FAKE_GOOGLEBOTS: [&str; 4] = [
+    "177.37.188.215",
+    "188.35.22.24",
+    "200.141.109.74",
+    "46.118.127.106",
+];
+
+fn googlebot_ips(r: &Value, key: &str) -> BTreeSet<String> {
+    r["robots"]["Googlebot"][key]
+        .as_array()
+        .expect("ips")
+        .iter()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
 #[test]
 fn elastic_log_spoofed_googlebots_and_the_truncated_line() {
     let (r, o) = json_report(&[ELASTIC], b"");
@@ -43,23 +62,48 @@ fn elastic_log_spoofed_googlebots_and_the_truncated_line() {
     assert_eq!(truncated["sample_lines"][0], 8899);
     let g = &r["robots"]["Googlebot"];
     assert_eq!(g["category"], "search");
-    let spoofed: BTreeSet<&str> = g["spoofed_ips"]
-        .as_array()
-        .expect("spoofed_ips")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    let want: BTreeSet<&str> = [
-        "177.37.188.215",
-        "188.35.22.24",
-        "200.141.109.74",
-        "46.118.127.106",
-    ]
-    .into_iter()
-    .collect();
-    assert_eq!(spoofed, want);
-    assert_eq!(g["verification"]["spoofed"]["ips"], 4);
+    // Offline, outside the published list is not evidence: Google documents
+    // reverse DNS as the alternative.
+    assert!(googlebot_ips(&r, "spoofed_ips").is_empty());
+    assert_eq!(g["verification"]["unverifiable"]["ips"], 4);
     assert!(g["verification"]["verified"]["ips"].as_u64() > Some(0));
+    // bingbot's 2015 addresses are not in today's list: unverifiable, not
+    // spoofed.
+    assert_eq!(r["robots"]["bingbot"]["verification"]["spoofed"]["ips"], 0);
+
+    // With DNS, from a resolver that knows googlebot.com and has no PTR
+    // for them: spoofed, with the reason.
+    let server = botscope_testkit::Dnsmasq::start(&[
+        "--local=/googlebot.com/",
+        "--local=/google.com/",
+        "--local=/in-addr.arpa/",
+        "--host-record=googlebot.com,192.0.2.200",
+    ]);
+    let dns = server.addr().to_string();
+    let (r, o) = json_report(
+        &[
+            ELASTIC,
+            "--verify",
+            "--dns",
+            &dns,
+            "--no-dns-cache",
+            "--dns-timeout",
+            "2",
+        ],
+        b"",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let want: BTreeSet<String> = FAKE_GOOGLEBOTS.iter().map(|s| (*s).to_owned()).collect();
+    assert_eq!(googlebot_ips(&r, "spoofed_ips"), want);
+    assert_eq!(
+        r["robots"]["Googlebot"]["verification"]["spoofed"]["ips"],
+        4
+    );
     // The spoofers are listed with the reason.
     let listed: Vec<&Value> = r["spoofed"]["clients"]
         .as_array()
@@ -71,8 +115,11 @@ fn elastic_log_spoofed_googlebots_and_the_truncated_line() {
     assert!(
         listed[0]["verification"]
             .as_str()
-            .is_some_and(|s| s.contains("not among Googlebot's published addresses"))
+            .is_some_and(|s| s.contains("has no PTR record")),
+        "{}",
+        listed[0]["verification"]
     );
+    drop(server);
     // Per-robot fields the report promises.
     for field in [
         "requests",
@@ -389,8 +436,17 @@ fn export_lists_sorts_requesters() {
         String::from_utf8_lossy(&o.stderr)
     );
     let has = |dir: &str, ip: &str| out.join(dir).join(ip).exists();
-    assert!(has("suspect-bots", "177.37.188.215"), "a spoofed Googlebot");
-    assert!(has("suspect-bots", "46.118.127.106"));
+    // Offline, a Googlebot from outside the published list has no evidence
+    // against it: not on the blocklist.
+    for ip in FAKE_GOOGLEBOTS {
+        assert!(!has("suspect-bots", ip), "{ip}: no evidence offline");
+        assert!(has("other-bots", ip), "{ip}");
+    }
+    // AhrefsBot is verified by its list alone: outside it is evidence.
+    let suspects = std::fs::read_dir(out.join("suspect-bots"))
+        .expect("suspect-bots")
+        .count();
+    assert!(suspects > 0, "list-only spoofers are suspects");
     let ok: Vec<String> = std::fs::read_dir(out.join("all-ok-bots"))
         .expect("all-ok-bots")
         .filter_map(|e| e.ok())

@@ -1,0 +1,119 @@
+//! Bytes from strangers (log fields, robots.txt lines, HTTP headers, DNS
+//! names) made safe to show. A terminal obeys escape sequences, a
+//! spreadsheet runs a cell that starts with `=`, and a bidi override turns
+//! `127.0.0.1` around for the eye: every text output goes through here.
+//! JSON output stays exact (its encoder escapes control characters).
+//!
+//! The escapes are visible and unambiguous enough to read: `\x1b` for C0
+//! controls and DEL, `\u{85}` for C1 controls, `\u{202e}` for the bidi
+//! controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C).
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// True for the characters that reorder text for the eye: the bidi
+/// embeddings, overrides and isolates, and the directional marks.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
+    )
+}
+
+/// True for what a terminal or a reader must not get raw: C0 and C1
+/// controls, DEL, bidi controls, and the line and paragraph separators.
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control() || is_bidi_control(c) || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+fn escape_with(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !s.chars().any(|c| is_unsafe(c) && !keep(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if !is_unsafe(c) || keep(c) {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        } else {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// One field of a line (a User-Agent, a path, a host name): every unsafe
+/// character escaped, tab and newline included, so the field stays one
+/// field on one line.
+pub fn field(s: &str) -> Cow<'_, str> {
+    escape_with(s, |_| false)
+}
+
+/// A whole text for a terminal: unsafe characters escaped, but newlines
+/// and tabs kept (they are the text's own layout).
+pub fn terminal(s: &str) -> Cow<'_, str> {
+    escape_with(s, |c| c == '\n' || c == '\t')
+}
+
+/// A CSV cell: a cell a spreadsheet would read as a formula (first
+/// character `=`, `+`, `-`, `@`, tab or carriage return) gets a leading
+/// `'`, as OWASP advises; numbers (`-1.5`) and a lone `-` stay as they are.
+/// Unsafe characters are escaped too. The CSV writer quotes the result.
+pub fn csv_cell(s: &str) -> Cow<'_, str> {
+    let risky = match s.as_bytes().first() {
+        Some(b'=' | b'+' | b'@' | b'\t' | b'\r') => true,
+        Some(b'-') => s.len() > 1 && s.parse::<f64>().is_err(),
+        _ => false,
+    };
+    let escaped = field(s);
+    if risky {
+        Cow::Owned(format!("'{escaped}"))
+    } else {
+        escaped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_escapes() {
+        assert_eq!(field("plain text/1.0"), "plain text/1.0");
+        assert!(matches!(field("plain"), Cow::Borrowed(_)));
+        assert_eq!(field("a\x1b[2Jb"), "a\\x1b[2Jb");
+        assert_eq!(field("\x1b]0;title\x07"), "\\x1b]0;title\\x07");
+        assert_eq!(field("del\x7f"), "del\\x7f");
+        assert_eq!(field("c1\u{9b}31m"), "c1\\u{9b}31m");
+        assert_eq!(field("tab\there\nnl"), "tab\\x09here\\x0anl");
+        assert_eq!(terminal("tab\there\nnl\r"), "tab\there\nnl\\x0d");
+        // The bidi override that shows "coming from 127.0.0.1".
+        assert_eq!(
+            field("gnimoc \u{202E}1.0.0.721 morf"),
+            "gnimoc \\u{202e}1.0.0.721 morf"
+        );
+        for c in [
+            '\u{202A}', '\u{2066}', '\u{2069}', '\u{200F}', '\u{061C}', '\u{2028}',
+        ] {
+            assert!(field(&c.to_string()).starts_with("\\u{"), "{c:?}");
+        }
+        assert_eq!(field("naïve café 日本"), "naïve café 日本");
+    }
+
+    #[test]
+    fn csv_formulas() {
+        assert_eq!(csv_cell("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+        assert_eq!(csv_cell("+1+1"), "'+1+1");
+        assert_eq!(csv_cell("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(
+            csv_cell("-2+3+cmd|' /C calc'!A0"),
+            "'-2+3+cmd|' /C calc'!A0"
+        );
+        assert_eq!(csv_cell("\tx"), "'\\x09x");
+        assert_eq!(csv_cell("-"), "-");
+        assert_eq!(csv_cell("-1.5"), "-1.5");
+        assert_eq!(csv_cell("Googlebot"), "Googlebot");
+        assert_eq!(csv_cell("a=b"), "a=b");
+    }
+}
