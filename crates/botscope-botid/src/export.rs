@@ -29,7 +29,15 @@ pub struct Lists {
     pub suspect: BTreeSet<IpAddr>,
 }
 
-/// A bot name as a directory and map value: lower case, `[a-z0-9._-]`.
+/// Longest slug kept as written; a longer name is cut and marked.
+const MAX_SLUG: usize = 64;
+
+/// A bot name as a directory and map value: lower case, `[a-z0-9._-]`,
+/// at most 64 + 9 bytes. A name that is not already such a word (a space,
+/// a `!`, a leading dot, a reserved list name, over 64 bytes) gets a
+/// `-` and eight hex digits of a hash of the name, so two names that
+/// differ other than in case never share a directory (`Googlebot!` is not
+/// `googlebot`).
 pub fn slug(name: &str) -> String {
     let s: String = name
         .chars()
@@ -41,11 +49,31 @@ pub fn slug(name: &str) -> String {
             }
         })
         .collect();
-    let s = s.trim_matches(|c| c == '.' || c == '-').to_owned();
-    if s.is_empty() || s == ALL_OK || s == OTHER || s == SUSPECT {
-        format!("bot-{s}")
+    let trimmed = s.trim_matches(|c| c == '.' || c == '-');
+    let clean = trimmed.len() == name.len()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && !trimmed.is_empty()
+        && trimmed.len() <= MAX_SLUG
+        && ![ALL_OK, OTHER, SUSPECT].contains(&trimmed);
+    if clean {
+        return trimmed.to_owned();
+    }
+    // FNV-1a over the lower-cased name: stable across runs and builds.
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.to_lowercase().bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    let mut head: &str = trimmed;
+    if head.len() > MAX_SLUG {
+        head = &head[..MAX_SLUG];
+    }
+    let head = head.trim_end_matches(['.', '-']);
+    if head.is_empty() {
+        format!("bot-{h:08x}")
     } else {
-        s
+        format!("{head}-{h:08x}")
     }
 }
 
@@ -241,7 +269,7 @@ mod tests {
         assert_eq!(ips(&l.other), ["192.0.2.3"]);
         assert_eq!(
             l.per_bot.keys().collect::<Vec<_>>(),
-            ["googlebot", "yahoo--slurp"]
+            ["googlebot", "yahoo--slurp-2e5507ba"]
         );
         let map = l.rewritemap();
         assert!(
@@ -259,15 +287,32 @@ mod tests {
                 && geo.contains("    192.0.2.1/32 verified:googlebot;\n"),
             "{geo}"
         );
-        assert!(geo.contains("2001:db8::1/128 verified:yahoo--slurp;"));
+        assert!(geo.contains("2001:db8::1/128 verified:yahoo--slurp-2e5507ba;"));
         assert_eq!(l.plain()["suspect-bots.txt"], "192.0.2.2\n");
     }
 
     #[test]
     fn slugs_are_directory_safe() {
         assert_eq!(slug("Googlebot"), "googlebot");
-        assert_eq!(slug("../etc"), "etc");
-        assert_eq!(slug("all-ok-bots"), "bot-all-ok-bots");
-        assert_eq!(slug("/"), "bot-");
+        assert_eq!(slug("archive.org_bot"), "archive.org_bot");
+        let etc = slug("../etc");
+        assert!(etc.starts_with("etc-") && etc.len() == 12, "{etc}");
+        assert!(slug("all-ok-bots").starts_with("all-ok-bots-"));
+        assert!(slug("/").starts_with("bot-"));
+        // Names that differ other than in case never share a directory.
+        assert_ne!(slug("Googlebot!"), slug("Googlebot"));
+        assert_ne!(slug("Echobot Bot"), slug("Echobot-Bot"));
+        assert_eq!(slug("Echobot Bot"), slug("ECHOBOT BOT"));
+        assert!(slug("Echobot Bot").starts_with("echobot-bot-"));
+        // A huge name still makes one short directory name.
+        let long = slug(&"x".repeat(5000));
+        assert_eq!(long.len(), MAX_SLUG + 9);
+        for s in [etc, long, slug("a\u{0}b"), slug("日本")] {
+            assert!(
+                s.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b)),
+                "{s}"
+            );
+        }
     }
 }

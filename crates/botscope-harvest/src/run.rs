@@ -313,7 +313,19 @@ async fn fetch_all(
     tx: crossbeam_channel::Sender<Attempt>,
     progress: &dyn Progress,
 ) -> Result<(), Error> {
-    let probes: Vec<String> = todo.iter().take(PROBES).map(|(_, h)| h.clone()).collect();
+    // Names only: an address literal asks no nameserver, and a list of
+    // literals alone needs no check at all.
+    let probes: Vec<String> = todo
+        .iter()
+        .map(|(_, h)| h)
+        .filter(|h| {
+            h.trim_matches(['[', ']'])
+                .parse::<std::net::IpAddr>()
+                .is_err()
+        })
+        .take(PROBES)
+        .cloned()
+        .collect();
     let mut lookups = Vec::new();
     for s in &config.nameservers {
         lookups.push((*s, HickoryLookup::new(&[*s], PROBE_TIMEOUT)?));

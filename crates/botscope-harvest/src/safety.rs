@@ -62,16 +62,39 @@ fn v6_problem(ip: Ipv6Addr) -> Option<&'static str> {
         "private (unique local)"
     } else if s[0] == 0x2001 && s[1] == 0x0db8 {
         "documentation"
+    } else if s[0] == 0x0064 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
+        // The well-known NAT64 prefix 64:ff9b::/96 (RFC 6052): judge the
+        // embedded IPv4 address.
+        return v4_problem(v4_at(s[6], s[7])).map(|_| "NAT64 of a non-public IPv4 address");
     } else if s[0] == 0x0064 && s[1] == 0xff9b {
-        // NAT64: judge the embedded IPv4 address.
-        let v4 = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-        return v4_problem(v4);
+        // 64:ff9b:1::/48 (RFC 8215) is for local use, its embedding not
+        // fixed: never a public destination.
+        "local-use NAT64"
+    } else if s[0] == 0x2002 {
+        // 6to4 (RFC 3056): the IPv4 address follows the prefix.
+        return v4_problem(v4_at(s[1], s[2])).map(|_| "6to4 of a non-public IPv4 address");
+    } else if s[0] == 0x2001 && s[1] == 0 {
+        // Teredo (RFC 4380): the server's address, and the client's
+        // obfuscated (inverted) in the last 32 bits.
+        let server = v4_at(s[2], s[3]);
+        let client = v4_at(!s[6], !s[7]);
+        if v4_problem(server).is_some() || v4_problem(client).is_some() {
+            "Teredo of a non-public IPv4 address"
+        } else {
+            return None;
+        }
     } else if s[0] & 0xe000 != 0x2000 {
         // Outside 2000::/3, the global unicast space.
         "reserved"
     } else {
         return None;
     })
+}
+
+fn v4_at(hi: u16, lo: u16) -> Ipv4Addr {
+    let [a, b] = hi.to_be_bytes();
+    let [c, d] = lo.to_be_bytes();
+    Ipv4Addr::new(a, b, c, d)
 }
 
 #[cfg(test)]
@@ -103,6 +126,14 @@ mod tests {
             "::ffff:127.0.0.1",
             "64:ff9b::a00:1",
             "100::1",
+            // Addresses that embed a non-public IPv4 address.
+            "2002:7f00:1::1",                       // 6to4 of 127.0.0.1
+            "2002:a00:1::1",                        // 6to4 of 10.0.0.1
+            "2002:c0a8:101::",                      // 6to4 of 192.168.1.1
+            "2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo, client 127.0.0.1
+            "2001:0:a00:1:8000:63bf:3fff:fdd2",     // Teredo, server 10.0.0.1
+            "64:ff9b:1::a00:1",                     // local-use NAT64
+            "64:ff9b:1:7f00:1::",                   // local-use NAT64, /48 embedding of 127.0.0.1
         ];
         for s in bad {
             let ip: IpAddr = s.parse().expect(s);
@@ -114,6 +145,8 @@ mod tests {
             "2606:4700::1111",
             "::ffff:1.1.1.1",
             "64:ff9b::808:808",
+            "2002:808:808::1",                      // 6to4 of 8.8.8.8
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7", // Teredo, client 8.8.8.8
         ] {
             let ip: IpAddr = s.parse().expect(s);
             assert_eq!(not_public(ip), None, "{s}");

@@ -52,51 +52,130 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
+/// The file inside each generation that marks it as botscope's own: only
+/// directories holding it are ever deleted.
+pub const GENERATION_MARK: &str = ".botscope-generation";
+
+/// `out` without trailing separators or `.` parts, so that `DIR/` is `DIR`
+/// itself and never the directory a symlink `DIR` points at.
+fn clean_path(out: &Path) -> Result<PathBuf, Error> {
+    let p: PathBuf = out.components().collect();
+    match p.file_name() {
+        Some(_) => Ok(p),
+        None => Err(Error::NotOurs { path: p }),
+    }
+}
+
+/// True when `name` is a generation's name (`<nanos>-<pid>`).
+fn generation_name(name: &str) -> bool {
+    name.split_once('-').is_some_and(|(a, b)| {
+        !a.is_empty()
+            && !b.is_empty()
+            && a.bytes().all(|c| c.is_ascii_digit())
+            && b.bytes().all(|c| c.is_ascii_digit())
+    })
+}
+
+/// What may be at `out`: nothing, or botscope's own symlink into
+/// `gens` (relative, `<gens-name>/<generation>`, to a real directory).
+#[cfg(unix)]
+fn check_out(out: &Path, gens: &Path) -> Result<(), Error> {
+    let not_ours = || Error::NotOurs {
+        path: out.to_path_buf(),
+    };
+    let meta = match std::fs::symlink_metadata(out) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_err(out)(e)),
+        Ok(m) => m,
+    };
+    if !meta.file_type().is_symlink() {
+        return Err(not_ours());
+    }
+    let target = std::fs::read_link(out).map_err(io_err(out))?;
+    let mut parts = target.components();
+    let ours = match (parts.next(), parts.next(), parts.next()) {
+        (Some(std::path::Component::Normal(g)), Some(std::path::Component::Normal(n)), None) => {
+            Some(g) == gens.file_name() && n.to_str().is_some_and(generation_name)
+        }
+        _ => false,
+    };
+    let real_dir = std::fs::symlink_metadata(gens.join(target.file_name().unwrap_or_default()))
+        .is_ok_and(|m| m.is_dir());
+    if ours && real_dir {
+        Ok(())
+    } else {
+        Err(not_ours())
+    }
+}
+
 /// The apache-dirs layout: one empty file per address under
 /// `all-ok-bots/`, `<bot>/`, `other-bots/` and `suspect-bots/`. The tree
-/// is built as a new generation beside `out`, then the symlink `out` is
-/// pointed at it in one rename; older generations are removed. A real
-/// directory at `out` (not made by botscope) is moved aside first.
+/// is built as a new generation in `OUT.generations/` (marked with
+/// [`GENERATION_MARK`]), then the symlink `out` is pointed at it in one
+/// rename; older marked generations are removed.
+///
+/// Checked before anything is written: `out` must be absent or botscope's
+/// own generation symlink, and `OUT.generations` absent or a real
+/// directory (never followed through a symlink). A refused `out` is left
+/// exactly as it was, and a generation that fails half-way is removed.
 #[cfg(unix)]
 pub fn write_dirs(out: &Path, lists: &Lists) -> Result<(), Error> {
+    let out = clean_path(out)?;
+    let out = out.as_path();
     let gens = sibling(out, ".generations");
+    check_out(out, &gens)?;
+    match std::fs::symlink_metadata(&gens) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(&gens).map_err(io_err(&gens))?;
+        }
+        Err(e) => return Err(io_err(&gens)(e)),
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(Error::NotOurs { path: gens }),
+    }
     let stamp = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let gen_name = format!("{stamp}-{}", std::process::id());
     let gen_dir = gens.join(&gen_name);
-    for cat in [
-        botscope_botid::ALL_OK,
-        botscope_botid::OTHER,
-        botscope_botid::SUSPECT,
-    ] {
-        std::fs::create_dir_all(gen_dir.join(cat)).map_err(io_err(&gen_dir))?;
-    }
-    for (cat, ip) in lists.entries() {
-        let dir = gen_dir.join(&cat);
-        std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-        std::fs::File::create(dir.join(ip.to_string())).map_err(io_err(&dir))?;
-    }
-    if let Ok(meta) = std::fs::symlink_metadata(out)
-        && !meta.file_type().is_symlink()
-    {
-        if !meta.is_dir() {
-            return Err(Error::NotOurs {
-                path: out.to_path_buf(),
-            });
+    std::fs::create_dir(&gen_dir).map_err(io_err(&gen_dir))?;
+    let built = (|| {
+        std::fs::write(
+            gen_dir.join(GENERATION_MARK),
+            b"botscope apache-dirs generation\n",
+        )
+        .map_err(io_err(&gen_dir))?;
+        for cat in [
+            botscope_botid::ALL_OK,
+            botscope_botid::OTHER,
+            botscope_botid::SUSPECT,
+        ] {
+            std::fs::create_dir_all(gen_dir.join(cat)).map_err(io_err(&gen_dir))?;
         }
-        std::fs::rename(out, gens.join(format!("previous-{stamp}"))).map_err(io_err(out))?;
+        for (cat, ip) in lists.entries() {
+            let dir = gen_dir.join(&cat);
+            std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+            std::fs::File::create(dir.join(ip.to_string())).map_err(io_err(&dir))?;
+        }
+        let link = sibling(out, &format!(".link-{}", std::process::id()));
+        let _ = std::fs::remove_file(&link);
+        // Relative to the link's own directory, so the tree can be moved.
+        let target = Path::new(gens.file_name().unwrap_or_default()).join(&gen_name);
+        std::os::unix::fs::symlink(&target, &link).map_err(io_err(&link))?;
+        std::fs::rename(&link, out).map_err(|e| {
+            let _ = std::fs::remove_file(&link);
+            io_err(out)(e)
+        })
+    })();
+    if let Err(e) = built {
+        let _ = std::fs::remove_dir_all(&gen_dir);
+        return Err(e);
     }
-    let link = sibling(out, &format!(".link-{}", std::process::id()));
-    let _ = std::fs::remove_file(&link);
-    // Relative to the link's own directory, so the tree can be moved.
-    let target = Path::new(gens.file_name().unwrap_or_default()).join(&gen_name);
-    std::os::unix::fs::symlink(&target, &link).map_err(io_err(&link))?;
-    std::fs::rename(&link, out).map_err(io_err(out))?;
     for entry in std::fs::read_dir(&gens).map_err(io_err(&gens))? {
         let p = entry.map_err(io_err(&gens))?.path();
-        if p != gen_dir {
+        let ours = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir())
+            && std::fs::symlink_metadata(p.join(GENERATION_MARK)).is_ok_and(|m| m.is_file());
+        if p != gen_dir && ours {
             let _ = std::fs::remove_dir_all(&p);
         }
     }
@@ -162,5 +241,97 @@ mod tests {
             .expect("gens")
             .count();
         assert_eq!(gens, 1, "older generations are removed");
+    }
+
+    /// A real directory at `--out` (with or without a trailing slash), a
+    /// symlink elsewhere, or a `DIR.generations` symlink: refused, nothing
+    /// touched, nothing created.
+    #[cfg(unix)]
+    #[test]
+    fn dirs_never_touch_what_botscope_did_not_make() {
+        let d = botscope_testkit::tempdir();
+        let mut lists = Lists::default();
+        lists.suspect.insert("192.0.2.1".parse().expect("ip"));
+        let out = d.path().join("mine");
+        std::fs::create_dir_all(out.join("sub")).expect("dir");
+        std::fs::write(out.join("notes.txt"), b"notes").expect("write");
+        std::fs::write(out.join("sub/keep.conf"), b"keep").expect("write");
+        let listing = || {
+            let mut v: Vec<String> = walk(d.path());
+            v.sort();
+            v
+        };
+        let before = listing();
+        for arg in [out.clone(), d.path().join("mine/"), d.path().join("mine/.")] {
+            let e = write_dirs(&arg, &lists).expect_err("a real directory");
+            assert!(matches!(e, Error::NotOurs { .. }), "{e}");
+            assert_eq!(listing(), before, "{}", arg.display());
+        }
+        // A symlink to some other directory.
+        let link = d.path().join("elsewhere");
+        std::os::unix::fs::symlink(&out, &link).expect("symlink");
+        assert!(write_dirs(&link, &lists).is_err());
+        assert!(write_dirs(&d.path().join("elsewhere/"), &lists).is_err());
+        // A planted `X.generations` symlink is never followed.
+        let x = d.path().join("x");
+        std::os::unix::fs::symlink(&out, d.path().join("x.generations")).expect("symlink");
+        assert!(write_dirs(&x, &lists).is_err());
+        assert!(!x.exists());
+        assert_eq!(
+            std::fs::read(out.join("sub/keep.conf")).expect("kept"),
+            b"keep"
+        );
+        assert_eq!(
+            std::fs::read(out.join("notes.txt")).expect("kept"),
+            b"notes"
+        );
+        // Only marked generations are removed: a user's folder in the
+        // generations directory stays.
+        let ok = d.path().join("ok");
+        write_dirs(&ok, &lists).expect("first");
+        std::fs::create_dir(d.path().join("ok.generations/user-folder")).expect("dir");
+        write_dirs(&d.path().join("ok/"), &lists).expect("second, with a slash");
+        assert!(d.path().join("ok.generations/user-folder").is_dir());
+        assert!(ok.join("suspect-bots/192.0.2.1").is_file());
+    }
+
+    /// A bot whose directory cannot be made leaves no half-built generation
+    /// and the old lists in place.
+    #[cfg(unix)]
+    #[test]
+    fn a_failed_generation_leaves_the_old_one() {
+        let d = botscope_testkit::tempdir();
+        let out = d.path().join("crawlers");
+        let mut lists = Lists::default();
+        lists.suspect.insert("192.0.2.1".parse().expect("ip"));
+        write_dirs(&out, &lists).expect("first");
+        lists
+            .per_bot
+            .entry("x".repeat(300))
+            .or_default()
+            .insert("192.0.2.9".parse().expect("ip"));
+        assert!(
+            write_dirs(&out, &lists).is_err(),
+            "a 300-byte directory name"
+        );
+        assert!(out.join("suspect-bots/192.0.2.1").is_file(), "old lists");
+        assert_eq!(
+            std::fs::read_dir(d.path().join("crawlers.generations"))
+                .expect("gens")
+                .count(),
+            1
+        );
+    }
+
+    fn walk(dir: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).expect("dir").flatten() {
+            let p = e.path();
+            out.push(p.display().to_string());
+            if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) {
+                out.extend(walk(&p));
+            }
+        }
+        out
     }
 }

@@ -43,7 +43,13 @@ pub fn check(a: &CheckArgs) -> Result<ExitStatus> {
         let v = m.check_path(&a.agent, &botscope_robotstxt::path_of(&os_bytes(raw)));
         all_allowed &= v.allowed;
         match a.format {
-            Format::Text => writeln!(out, "{}\t{url}\t{}", verdict_word(v.allowed), v.describe())?,
+            Format::Text => writeln!(
+                out,
+                "{}\t{}\t{}",
+                verdict_word(v.allowed),
+                botscope_text::field(&url),
+                botscope_text::field(&v.describe())
+            )?,
             Format::Json => {
                 let obj = json!({
                     "url": url,
@@ -187,7 +193,7 @@ fn answer(
             "{}",
             json!({ "verdict": verdict_word(v.allowed), "rule": rule_json(&v), "group": v.group })
         ),
-        (Err(e), Format::Text) => writeln!(out, "error\t{}", e.replace(['\t', '\n'], " ")),
+        (Err(e), Format::Text) => writeln!(out, "error\t{}", botscope_text::field(e)),
         (Err(e), Format::Json) => writeln!(out, "{}", json!({ "verdict": "error", "reason": e })),
     }
 }
@@ -216,12 +222,14 @@ pub fn lint(a: &FileArgs) -> Result<ExitStatus> {
     let name = display_name(&a.file);
     match a.format {
         Format::Text => {
+            // Diagnostics quote the file's lines: escaped for the terminal.
             for d in &diags {
-                out.write_all(d.render(&name).as_bytes())?;
+                out.write_all(botscope_text::terminal(&d.render(&name)).as_bytes())?;
             }
             writeln!(
                 out,
-                "{name}: {errors} error(s), {warnings} warning(s), {} note(s)",
+                "{}: {errors} error(s), {warnings} warning(s), {} note(s)",
+                botscope_text::field(&name),
                 diags.len() - errors - warnings
             )?;
         }
@@ -247,7 +255,9 @@ pub fn parse(a: &FileArgs) -> Result<ExitStatus> {
             serde_json::to_writer_pretty(&mut out, &robots)?;
             writeln!(out)?;
         }
-        Format::Text => out.write_all(robots.outline(&display_name(&a.file)).as_bytes())?,
+        Format::Text => out.write_all(
+            botscope_text::terminal(&robots.outline(&display_name(&a.file))).as_bytes(),
+        )?,
     }
     out.flush()?;
     Ok(ExitStatus::Success)
@@ -268,7 +278,7 @@ pub fn meta(a: &MetaArgs) -> Result<ExitStatus> {
     let mut out = BufWriter::new(io::stdout().lock());
     match a.format {
         Format::Json => writeln!(out, "{}", serde_json::to_string(&report)?)?,
-        Format::Text => out.write_all(report.summary().as_bytes())?,
+        Format::Text => out.write_all(botscope_text::terminal(&report.summary()).as_bytes())?,
     }
     out.flush()?;
     Ok(ExitStatus::Success)

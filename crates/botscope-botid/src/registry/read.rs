@@ -14,6 +14,9 @@ fn line_of(span: &Span) -> u32 {
 }
 
 const TOP_KEYS: &[&str] = &["bots"];
+
+/// Longest bot name accepted (real names are under 40).
+pub const MAX_NAME_CHARS: usize = 100;
 const BOT_KEYS: &[&str] = &[
     "name",
     "fcrdns_hosts",
@@ -117,6 +120,18 @@ impl Reader<'_> {
                 return None;
             }
         };
+        if name.chars().count() > MAX_NAME_CHARS {
+            let shown: String = name.chars().take(40).collect();
+            self.err(
+                name_node.map_or(node.span(), |n| n.span()),
+                None,
+                format!(
+                    "bot name `{}…` is over {MAX_NAME_CHARS} characters",
+                    botscope_text::field(&shown)
+                ),
+            );
+            return None;
+        }
         let line = name_node.map_or_else(|| line_of(node.span()), |n| line_of(n.span()));
         self.names.push((name.clone(), line));
         let errors_before = self.errors.len();

@@ -52,7 +52,9 @@ fn shown_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
 /// One robot's row; the fields are the columns, in order.
 #[derive(Debug, Serialize)]
 struct Row<'a> {
-    robot: &'a str,
+    /// Strangers' text (a robot is named from its User-Agent, the path is
+    /// the client's): a cell that would run as a formula is neutralised.
+    robot: std::borrow::Cow<'a, str>,
     category: Option<&'a str>,
     registered: bool,
     requests: u64,
@@ -81,7 +83,7 @@ struct Row<'a> {
     spoofed_ips: u64,
     unverifiable_ips: u64,
     unchecked_ips: u64,
-    top_path: &'a str,
+    top_path: std::borrow::Cow<'a, str>,
 }
 
 /// One row per robot, with a header.
@@ -89,7 +91,7 @@ pub fn csv(r: &Report) -> String {
     to_csv(robots_by_requests(r).into_iter().map(|(name, b)| {
         let status = |k: &str| b.status.get(k).copied().unwrap_or(0);
         Row {
-            robot: name,
+            robot: botscope_text::csv_cell(name),
             category: b.category.as_deref(),
             registered: b.registered,
             requests: b.requests,
@@ -115,7 +117,7 @@ pub fn csv(r: &Report) -> String {
             spoofed_ips: b.verification.spoofed.ips,
             unverifiable_ips: b.verification.unverifiable.ips,
             unchecked_ips: b.verification.unchecked.ips,
-            top_path: b.top_paths.first().map_or("", |p| p.path.as_str()),
+            top_path: botscope_text::csv_cell(b.top_paths.first().map_or("", |p| p.path.as_str())),
         }
     }))
 }
@@ -139,7 +141,7 @@ mod tests {
     #[test]
     fn header_and_quoting() {
         let row = Row {
-            robot: "Bot, \"the\" crawler",
+            robot: botscope_text::csv_cell("@Bot, \"the\" crawler"),
             category: None,
             registered: false,
             requests: 3,
@@ -165,7 +167,7 @@ mod tests {
             spoofed_ips: 0,
             unverifiable_ips: 0,
             unchecked_ips: 1,
-            top_path: "/a\nb",
+            top_path: botscope_text::csv_cell("=/a\nb"),
         };
         let out = to_csv([row].into_iter());
         let mut lines = out.split('\n');
@@ -173,11 +175,12 @@ mod tests {
         assert_eq!(
             lines.next(),
             Some(
-                "\"Bot, \"\"the\"\" crawler\",,false,3,1,1,1,10,0,2,1,0.5,10,0,,3,3,0,0,0,\
-                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,\"/a"
-            )
+                "\"'@Bot, \"\"the\"\" crawler\",,false,3,1,1,1,10,0,2,1,0.5,10,0,,3,3,0,0,0,\
+                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,'=/a\\x0ab"
+            ),
+            "formulas neutralised, a newline escaped"
         );
-        assert_eq!(lines.next(), Some("b\""));
+        assert_eq!(lines.next(), Some(""));
         assert_eq!(
             to_csv(std::iter::empty()),
             format!("{}\n", CSV_COLUMNS.join(","))

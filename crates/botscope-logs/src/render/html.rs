@@ -2,7 +2,8 @@
 //! charts, tables sortable by a small inline script. No external
 //! resource of any kind, so the file opens anywhere, offline. Written
 //! with maud: every value from the log is escaped by the template, and
-//! control characters become U+FFFD.
+//! control and bidi characters are shown as visible escapes (`\x1b`,
+//! `\u{202e}`), so that an override cannot turn text around for the eye.
 
 use std::fmt::Write;
 
@@ -12,27 +13,14 @@ use botscope_accesslog::{ClientList, Report};
 
 use super::{bytes, robots_by_requests};
 
-/// Text from strangers: escaped, with control characters (but newline
-/// and tab) shown as U+FFFD.
+/// Text from strangers: HTML-escaped, with control and bidi characters
+/// (but newline and tab) shown as visible escapes.
 struct Text<'a>(&'a str);
 
 impl Render for Text<'_> {
     fn render_to(&self, w: &mut String) {
-        if self.0.chars().any(is_hidden) {
-            let clean: String = self
-                .0
-                .chars()
-                .map(|c| if is_hidden(c) { '\u{FFFD}' } else { c })
-                .collect();
-            let _ = maud::Escaper::new(w).write_str(&clean);
-        } else {
-            let _ = maud::Escaper::new(w).write_str(self.0);
-        }
+        let _ = maud::Escaper::new(w).write_str(&botscope_text::terminal(self.0));
     }
-}
-
-fn is_hidden(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
 }
 
 const STYLE: &str = r#"
@@ -370,7 +358,10 @@ mod tests {
         let m = html! { p { (Text("<a href=\"x\">'&'</a>\u{1b}")) } };
         assert_eq!(
             m.into_string(),
-            "<p>&lt;a href=&quot;x&quot;&gt;'&amp;'&lt;/a&gt;\u{FFFD}</p>"
+            "<p>&lt;a href=&quot;x&quot;&gt;'&amp;'&lt;/a&gt;\\x1b</p>"
         );
+        // A bidi override cannot make "coming from 127.0.0.1" of it.
+        let m = html! { p { (Text("gnimoc \u{202E}1.0.0.721 morf")) } };
+        assert_eq!(m.into_string(), "<p>gnimoc \\u{202e}1.0.0.721 morf</p>");
     }
 }

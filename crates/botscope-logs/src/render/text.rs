@@ -26,8 +26,19 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
-/// Lays out rows as aligned columns (numbers right-aligned).
+/// Lays out rows as aligned columns (numbers right-aligned). Cells are
+/// strangers' bytes (User-Agents, paths, robot names): control and bidi
+/// characters are escaped before the widths are measured.
 fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| botscope_text::field(c).into_owned())
+                .collect()
+        })
+        .collect();
+    let rows = rows.as_slice();
     let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -249,7 +260,12 @@ pub fn text(r: &Report) -> String {
             .collect();
         table(&mut out, &["reason", "lines", "first line numbers"], &rows);
     }
-    out
+    // Whatever reached the text outside a table (input names, errors) is
+    // escaped too; the tables' escapes are printable and pass unchanged.
+    match botscope_text::terminal(&out) {
+        std::borrow::Cow::Borrowed(_) => out,
+        std::borrow::Cow::Owned(safe) => safe,
+    }
 }
 
 #[cfg(test)]

@@ -920,3 +920,81 @@ fn verify_a_mention_is_not_a_claim() {
     assert_eq!(v["claimed_bot"], serde_json::Value::Null);
     assert_eq!(o.status.code(), Some(4));
 }
+
+/// `bots export --format apache-dirs --out DIR` with DIR an ordinary
+/// directory: exit 2, its files untouched, nothing made beside it.
+#[cfg(unix)]
+#[test]
+fn bots_export_never_deletes_a_real_directory() {
+    let verdicts = botscope(
+        &["verify", "--batch", "-", "--offline"],
+        format!("66.249.66.1\t{GOOGLEBOT_UA}\n").as_bytes(),
+    );
+    let vfile = tmp("verdicts-real-dir.jsonl", &verdicts.stdout);
+    let root = crate::scratch("export-real-dir");
+    let dir = root.join("www");
+    std::fs::create_dir_all(dir.join("sub")).expect("dir");
+    std::fs::write(dir.join("notes.txt"), b"notes").expect("write");
+    std::fs::write(dir.join("sub/keep.conf"), b"keep").expect("write");
+    for out in [dir.display().to_string(), format!("{}/", dir.display())] {
+        let o = botscope(
+            &[
+                "bots",
+                "export",
+                "--verdicts",
+                crate::arg(&vfile),
+                "--format",
+                "apache-dirs",
+                "--out",
+                &out,
+            ],
+            b"",
+        );
+        assert_eq!(o.status.code(), Some(2), "{out}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("is not a directory botscope made"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(
+            std::fs::read(dir.join("notes.txt")).expect("kept"),
+            b"notes"
+        );
+        assert_eq!(
+            std::fs::read(dir.join("sub/keep.conf")).expect("kept"),
+            b"keep"
+        );
+        assert!(!root.join("www.generations").exists());
+    }
+}
+
+/// A robots.txt that carries terminal escapes never sends them raw.
+#[test]
+fn robots_text_output_escapes_the_file() {
+    let f = tmp(
+        "escapes-robots.txt",
+        b"User-agent: *\nDisallow: /\x1b]0;owned\x07\nAllow /\xe2\x80\xaex\n",
+    );
+    for args in [
+        vec!["robots", "lint", crate::arg(&f)],
+        vec!["robots", "parse", crate::arg(&f)],
+        vec![
+            "robots",
+            "check",
+            "--robots",
+            crate::arg(&f),
+            "--agent",
+            "x",
+            "/\u{1b}[2J",
+        ],
+    ] {
+        let o = botscope(&args, b"");
+        let out = stdout(&o);
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\u{7}') && !out.contains('\u{202e}'),
+            "{args:?}: {out:?}"
+        );
+    }
+    let o = botscope(&["robots", "parse", crate::arg(&f)], b"");
+    assert!(stdout(&o).contains("/\\x1b]0;owned\\x07"), "{}", stdout(&o));
+}

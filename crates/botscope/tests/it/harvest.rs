@@ -297,3 +297,36 @@ fn durations_are_checked_before_any_work() {
     }
     assert!(!db.exists(), "nothing written for a bad flag");
 }
+
+/// A list of address literals asks no nameserver: a dead `--dns` is no
+/// reason to fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_of_literals_needs_no_nameserver() {
+    let sim = Sim::start(Config {
+        sites: bulk(2, 1),
+        addresses: 2,
+        corpus: corpus(),
+    })
+    .await
+    .expect("sim");
+    let d = dir("literals");
+    let hosts = d.join("hosts.txt");
+    std::fs::write(&hosts, "127.0.0.1\n").expect("hosts");
+    let dead = format!("127.0.0.1:{}", botscope_testkit::free_port());
+    let mut a = args(&sim, &d, &hosts, &[]);
+    let i = a.iter().position(|x| x == "--dns").expect("--dns") + 1;
+    a[i] = dead;
+    let o = botscope(a).await;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let s = stats(&d);
+    assert_eq!(
+        (&s["sites"], &s["attempts"]),
+        (&Value::from(1), &Value::from(1)),
+        "{s}"
+    );
+}

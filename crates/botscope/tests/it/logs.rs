@@ -509,3 +509,66 @@ fn chromium(page: &Path) -> (String, Vec<String>) {
     let p = botscope_testkit::chromium(&format!("file://{}", page.display()), &profile);
     (p.dom, p.console)
 }
+
+/// Strangers' bytes reach no terminal, spreadsheet or reader raw: text,
+/// CSV and HTML escape control and bidi characters (CSV neutralises
+/// formulas too); JSON keeps the exact string.
+#[test]
+fn untrusted_bytes_are_escaped_in_every_format() {
+    // As Apache writes it: control bytes as `\xHH` (the reader decodes them).
+    let clear = "EvilBot/1.0 \\x1b[2J\\x1b]0;owned\\x07";
+    let bidi = "gnimoc \u{202E}1.0.0.721 morf crawler";
+    let formula = "=cmd|' /C calc'!A0 crawler";
+    let mut log = String::new();
+    for (i, ua) in [clear, bidi, formula].iter().enumerate() {
+        for s in 0..3 {
+            log.push_str(&format!(
+                "203.0.113.{} - - [10/Oct/2025:13:55:{s:02} +0000] \"GET /\\x1b[2J{s} HTTP/1.1\" 200 10 \"-\" \"{ua}\"\n",
+                i + 1
+            ));
+        }
+    }
+    let file = tmp("hostile-uas.log", log.as_bytes());
+    let run = |format: &str| {
+        let o = botscope(
+            &["logs", "analyze", crate::arg(&file), "--format", format],
+            b"",
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{format}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).expect("utf-8")
+    };
+    for format in ["text", "csv", "html"] {
+        let out = run(format);
+        assert!(!out.contains('\u{1b}'), "{format}: a raw ESC");
+        assert!(!out.contains('\u{7}'), "{format}: a raw BEL");
+        assert!(!out.contains('\u{202E}'), "{format}: a raw bidi override");
+        let shown = if format == "text" {
+            "\\u{202e}1.0.0.721"
+        } else {
+            "\\x1b[2J"
+        };
+        assert!(out.contains(shown), "{format}: the escape is shown:\n{out}");
+    }
+    let csv = run("csv");
+    for line in csv.lines() {
+        for cell in line.split(',') {
+            let cell = cell.trim_start_matches('"');
+            assert!(!cell.starts_with('='), "a formula cell: {line}");
+        }
+    }
+    let json = run("json");
+    let v: Value = serde_json::from_str(&json).expect("json");
+    assert!(
+        json.contains("\\u001b[2J"),
+        "JSON keeps the exact bytes, escaped by JSON"
+    );
+    assert_eq!(
+        v["robots"]["EvilBot"]["top_paths"][0]["path"], "/\u{1b}[2J0",
+        "JSON keeps the exact path"
+    );
+}
