@@ -15,6 +15,12 @@ pub const ALL_OK: &str = "all-ok-bots";
 pub const OTHER: &str = "other-bots";
 /// Clients that claim a registered bot and are not it.
 pub const SUSPECT: &str = "suspect-bots";
+/// Clients with a browser's User-Agent that behave like crawlers (from
+/// log analysis): no claim to check, but not people either.
+pub const UNDECLARED: &str = "undeclared-bots";
+
+/// The list directories every export has, in order of severity.
+pub const CATEGORIES: [&str; 4] = [ALL_OK, OTHER, UNDECLARED, SUSPECT];
 
 /// Addresses by category, from verdicts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -27,6 +33,8 @@ pub struct Lists {
     pub other: BTreeSet<IpAddr>,
     /// Spoofed.
     pub suspect: BTreeSet<IpAddr>,
+    /// Undeclared robots: browsers' User-Agents, crawlers' behaviour.
+    pub undeclared: BTreeSet<IpAddr>,
 }
 
 /// Longest slug kept as written; a longer name is cut and marked.
@@ -56,7 +64,7 @@ pub fn slug(name: &str) -> String {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         && !trimmed.is_empty()
         && trimmed.len() <= MAX_SLUG
-        && ![ALL_OK, OTHER, SUSPECT].contains(&trimmed);
+        && !CATEGORIES.contains(&trimmed);
     if clean {
         return trimmed.to_owned();
     }
@@ -95,13 +103,14 @@ pub fn read_verdicts(input: impl std::io::BufRead) -> std::io::Result<(Vec<Verif
 }
 
 impl Lists {
-    /// `N verified (B bots), N other, N suspect`.
+    /// `N verified (B bots), N other, N undeclared, N suspect`.
     pub fn summary(&self) -> String {
         format!(
-            "{} verified ({} bots), {} other, {} suspect",
+            "{} verified ({} bots), {} other, {} undeclared, {} suspect",
             self.all_ok.len(),
             self.per_bot.len(),
             self.other.len(),
+            self.undeclared.len(),
             self.suspect.len()
         )
     }
@@ -152,15 +161,21 @@ impl Lists {
             out.extend(ips.iter().map(|ip| (b.clone(), *ip)));
         }
         out.extend(self.other.iter().map(|ip| (OTHER.to_owned(), *ip)));
+        out.extend(
+            self.undeclared
+                .iter()
+                .map(|ip| (UNDECLARED.to_owned(), *ip)),
+        );
         out.extend(self.suspect.iter().map(|ip| (SUSPECT.to_owned(), *ip)));
         out
     }
 
     /// An Apache `RewriteMap` text map: `IP value`, value `verified:BOT`,
-    /// `other` or `suspect`.
+    /// `other`, `undeclared` or `suspect`.
     pub fn rewritemap(&self) -> String {
-        let mut out =
-            String::from("# botscope crawler map: IP -> verified:BOT | other | suspect\n");
+        let mut out = String::from(
+            "# botscope crawler map: IP -> verified:BOT | other | undeclared | suspect\n",
+        );
         let mut lines: BTreeMap<IpAddr, String> = BTreeMap::new();
         for (b, ips) in &self.per_bot {
             for ip in ips {
@@ -169,6 +184,9 @@ impl Lists {
         }
         for ip in &self.other {
             lines.insert(*ip, "other".into());
+        }
+        for ip in &self.undeclared {
+            lines.insert(*ip, "undeclared".into());
         }
         for ip in &self.suspect {
             lines.insert(*ip, "suspect".into());
@@ -181,18 +199,20 @@ impl Lists {
 
     /// An nginx `geo` block setting `$variable`: verified addresses
     /// (`verified:BOT`), the registry's published blocks (`published:BOT`),
-    /// `other`, `suspect`; the most specific entry wins in nginx.
+    /// `other`, `undeclared`, `suspect`; the most specific entry wins in
+    /// nginx. Each network appears once (nginx warns of duplicates): an
+    /// address's most severe value wins, a published block of one address
+    /// gives way to what the log showed of it.
     pub fn nginx_geo(&self, registry: &Registry, variable: &str) -> String {
         let mut out = format!(
             "# botscope crawler lists, for: include this file in the http block\ngeo ${variable} {{\n    default none;\n"
         );
-        let mut seen = BTreeSet::new();
+        let mut nets: BTreeMap<String, String> = BTreeMap::new();
         for b in registry.bots() {
             for r in b.ranges() {
                 for cidr in r.to_cidrs() {
-                    if seen.insert(cidr.clone()) {
-                        out.push_str(&format!("    {cidr} published:{};\n", slug(&b.name)));
-                    }
+                    nets.entry(cidr)
+                        .or_insert_with(|| format!("published:{}", slug(&b.name)));
                 }
             }
         }
@@ -203,16 +223,26 @@ impl Lists {
                 format!("{ip}/128")
             }
         };
+        let mut verified: BTreeSet<String> = BTreeSet::new();
         for (b, ips) in &self.per_bot {
             for ip in ips {
-                out.push_str(&format!("    {} verified:{b};\n", host(ip)));
+                // The first bot of an address (in name order) names it.
+                if verified.insert(host(ip)) {
+                    nets.insert(host(ip), format!("verified:{b}"));
+                }
             }
         }
-        for ip in &self.other {
-            out.push_str(&format!("    {} other;\n", host(ip)));
+        for (set, value) in [
+            (&self.other, "other"),
+            (&self.undeclared, "undeclared"),
+            (&self.suspect, "suspect"),
+        ] {
+            for ip in set {
+                nets.insert(host(ip), value.to_owned());
+            }
         }
-        for ip in &self.suspect {
-            out.push_str(&format!("    {} suspect;\n", host(ip)));
+        for (net, value) in nets {
+            out.push_str(&format!("    {net} {value};\n"));
         }
         out.push_str("}\n");
         out
@@ -227,7 +257,7 @@ impl Lists {
             f.push_str(&ip.to_string());
             f.push('\n');
         }
-        for cat in [ALL_OK, OTHER, SUSPECT] {
+        for cat in CATEGORIES {
             files.entry(format!("{cat}.txt")).or_default();
         }
         files

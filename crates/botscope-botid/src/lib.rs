@@ -24,7 +24,7 @@ pub enum Error {
 }
 
 pub use batch::Batch;
-pub use export::{ALL_OK, Lists, OTHER, SUSPECT, read_verdicts, slug};
+pub use export::{ALL_OK, CATEGORIES, Lists, OTHER, SUSPECT, UNDECLARED, read_verdicts, slug};
 pub use import::{Imported, MAX_LIST_BYTES, import_list, publishers_of};
 pub use ipset::{IpIndex, IpIndexBuilder, IpRange, normalize, parse_ip};
 pub use registry::{

@@ -55,10 +55,14 @@ pub fn verify_clients<S: BuildHasher>(
     let mut checks = Checks::default();
     let mut verdicts: Vec<Verification> = Vec::new();
     let mut scanners: Vec<IpAddr> = Vec::new();
+    let mut undeclared: Vec<IpAddr> = Vec::new();
     for (i, c) in analysis.folded.clients.iter().enumerate() {
         let (ua, agent) = analysis.agent_of(c);
         if lists && analysis.classes[i] == Class::Scanner {
             scanners.push(c.ip);
+        }
+        if lists && analysis.classes[i] == Class::UndeclaredBot {
+            undeclared.push(c.ip);
         }
         let check = infos[c.agent()].as_ref().map(|info| {
             let v = botscope_botid::verify(registry, c.ip, ua, info, evidence.get(&c.ip));
@@ -92,9 +96,18 @@ pub fn verify_clients<S: BuildHasher>(
         return (checks, Lists::default());
     }
     let mut lists = Lists::from_verdicts(&verdicts);
+    // Undeclared robots have a list of their own, unless another list
+    // (a verdict, or the scanners below) already holds the address.
+    for ip in undeclared {
+        if !lists.all_ok.contains(&ip) && !lists.other.contains(&ip) && !lists.suspect.contains(&ip)
+        {
+            lists.undeclared.insert(ip);
+        }
+    }
     for ip in scanners {
         lists.all_ok.remove(&ip);
         lists.other.remove(&ip);
+        lists.undeclared.remove(&ip);
         for set in lists.per_bot.values_mut() {
             set.remove(&ip);
         }

@@ -85,6 +85,18 @@ pub enum Error {
         /// The value.
         value: String,
     },
+    /// The window ends before it begins.
+    #[error(
+        "the window ends before it begins (since {} is after until {}): no request can fall in it",
+        fmt_time(*since),
+        fmt_time(*until)
+    )]
+    BackwardWindow {
+        /// Its start (Unix seconds).
+        since: i64,
+        /// Its end (Unix seconds).
+        until: i64,
+    },
     /// Several robots.txt versions without dates.
     #[error("give dates (DATE=FILE) when there are several robots.txt versions")]
     UndatedVersions,
@@ -100,6 +112,91 @@ pub enum Error {
     /// Not possible on this platform.
     #[error("{0}")]
     Unsupported(&'static str),
+}
+
+fn fmt_time(t: i64) -> String {
+    jiff::Timestamp::from_second(t).map_or_else(|_| t.to_string(), |ts| ts.to_string())
+}
+
+/// Share of lines that must be read for a report to mean anything: under
+/// it, the format is wrong (or the input is not a log).
+pub const MIN_READABLE_SHARE: f64 = 0.01;
+
+/// Why a report on this input would mislead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputProblem {
+    /// No line, or under 1% of the lines, could be read in the format:
+    /// the wrong `--log-format`, or not a log.
+    Unreadable {
+        /// Lines read as records.
+        parsed: u64,
+        /// Non-blank lines.
+        total: u64,
+        /// The most common reasons, most lines first.
+        reasons: Vec<(&'static str, u64)>,
+    },
+    /// Lines were read, but none lies in the window.
+    EmptyWindow {
+        /// Records before or after it.
+        out_of_window: u64,
+    },
+}
+
+impl std::fmt::Display for InputProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputProblem::Unreadable {
+                parsed,
+                total,
+                reasons,
+            } => {
+                write!(
+                    f,
+                    "only {parsed} of {total} lines could be read as a log in this format"
+                )?;
+                if !reasons.is_empty() {
+                    let r: Vec<String> = reasons.iter().map(|(r, n)| format!("{r}: {n}")).collect();
+                    write!(f, " ({})", r.join(", "))?;
+                }
+                f.write_str("; is --log-format right? Nothing was written")
+            }
+            InputProblem::EmptyWindow { out_of_window } => write!(
+                f,
+                "no request lies between --since and --until: all {out_of_window} are outside; \
+                 nothing was written"
+            ),
+        }
+    }
+}
+
+impl Outcome {
+    /// Whether the report would mislead: an input (almost) nothing of
+    /// which could be read, or a window that holds no request. An empty
+    /// input is no problem: it holds no request, and says so.
+    pub fn problem(&self) -> Option<InputProblem> {
+        let l = &self.report.lines;
+        if l.total > 0 && (l.parsed as f64) < l.total as f64 * MIN_READABLE_SHARE {
+            let mut reasons: Vec<(&'static str, u64)> = self
+                .report
+                .malformed
+                .iter()
+                .map(|m| (m.reason, m.count))
+                .collect();
+            reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
+            reasons.truncate(3);
+            return Some(InputProblem::Unreadable {
+                parsed: l.parsed,
+                total: l.total,
+                reasons,
+            });
+        }
+        if l.parsed > 0 && l.analyzed == 0 && l.out_of_window > 0 {
+            return Some(InputProblem::EmptyWindow {
+                out_of_window: l.out_of_window,
+            });
+        }
+        None
+    }
 }
 
 /// Something a reader of the report should know.

@@ -109,7 +109,8 @@ fn check_out(out: &Path, gens: &Path) -> Result<(), Error> {
 }
 
 /// The apache-dirs layout: one empty file per address under
-/// `all-ok-bots/`, `<bot>/`, `other-bots/` and `suspect-bots/`. The tree
+/// `all-ok-bots/`, `<bot>/`, `other-bots/`, `undeclared-bots/` and
+/// `suspect-bots/`. The tree
 /// is built as a new generation in `OUT.generations/` (marked with
 /// [`GENERATION_MARK`]), then the symlink `out` is pointed at it in one
 /// rename; older marked generations are removed.
@@ -145,11 +146,7 @@ pub fn write_dirs(out: &Path, lists: &Lists) -> Result<(), Error> {
             b"botscope apache-dirs generation\n",
         )
         .map_err(io_err(&gen_dir))?;
-        for cat in [
-            botscope_botid::ALL_OK,
-            botscope_botid::OTHER,
-            botscope_botid::SUSPECT,
-        ] {
+        for cat in botscope_botid::CATEGORIES {
             std::fs::create_dir_all(gen_dir.join(cat)).map_err(io_err(&gen_dir))?;
         }
         for (cat, ip) in lists.entries() {

@@ -55,6 +55,11 @@ pub fn read(
     policy: &dyn Policy,
     progress: &dyn Progress,
 ) -> Result<Read, Error> {
+    if let (Some(since), Some(until)) = (settings.window.since, settings.window.until)
+        && since > until
+    {
+        return Err(Error::BackwardWindow { since, until });
+    }
     let mut readers = Vec::with_capacity(sources.len());
     for s in sources {
         let name = s.name();

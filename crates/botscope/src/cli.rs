@@ -206,7 +206,8 @@ pub enum LogsCommand {
     Analyze(AnalyzeArgs),
     /// Write web-server lists from access logs (ACAP 4.3): verified robots.txt
     /// requesters into all-ok-bots/ and one directory per robot, unverified
-    /// robots.txt requesters into other-bots/, spoofers and scanners into suspect-bots/.
+    /// robots.txt requesters into other-bots/, browsers that crawl into
+    /// undeclared-bots/, spoofers and scanners into suspect-bots/.
     ///
     /// Example: botscope logs export-lists access.log --out-dir /etc/botscope/lists
     ExportLists(ExportListsArgs),
@@ -386,7 +387,7 @@ pub struct BotsUpdateArgs {
 /// List formats for web servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
-    /// One empty file per IP under `all-ok-bots/`, `<bot>/`, `other-bots/`, `suspect-bots/` (Apache `RewriteCond … -f`).
+    /// One empty file per IP under `all-ok-bots/`, `<bot>/`, `other-bots/`, `undeclared-bots/`, `suspect-bots/` (Apache `RewriteCond … -f`).
     ApacheDirs,
     /// An Apache `RewriteMap` text map: IP -> verified:BOT | other | suspect.
     ApacheRewritemap,

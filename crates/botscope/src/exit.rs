@@ -19,6 +19,9 @@ pub enum ExitStatus {
     Damaged,
     /// 4 (`verify`): not a claimed robot, or nothing to check.
     Unknown,
+    /// 4 (`logs`): no line, or under 1% of the lines, could be read in
+    /// the log format; nothing was written.
+    Unreadable,
 }
 
 impl ExitStatus {
@@ -29,7 +32,7 @@ impl ExitStatus {
             ExitStatus::Negative => 1,
             ExitStatus::Error => 2,
             ExitStatus::Unverifiable | ExitStatus::Damaged => 3,
-            ExitStatus::Unknown => 4,
+            ExitStatus::Unknown | ExitStatus::Unreadable => 4,
         }
     }
 }

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use botscope_accesslog::{LogFormat, Window};
 use botscope_logs::{
-    Job, Outcome as Analysed, Progress, RobotsSpec, RobotsTxt, Settings as ReadSettings, Source,
-    Warning,
+    InputProblem, Job, Outcome as Analysed, Progress, RobotsSpec, RobotsTxt,
+    Settings as ReadSettings, Source, Warning,
 };
 
 use crate::cli::{AnalyzeArgs, ExportListsArgs, LogInputArgs, ReportFormat};
@@ -119,9 +119,24 @@ fn status(o: &Analysed) -> ExitStatus {
     }
 }
 
+/// Checks the outcome before anything is written: an input that could
+/// not be read (exit 4) or a window that holds no request (exit 2) writes
+/// no report and no list, so a wrong flag never replaces a good report.
+fn refused(o: &Analysed) -> Option<ExitStatus> {
+    let problem = o.problem()?;
+    eprintln!("botscope: error: {problem}");
+    Some(match problem {
+        InputProblem::Unreadable { .. } => ExitStatus::Unreadable,
+        InputProblem::EmptyWindow { .. } => ExitStatus::Error,
+    })
+}
+
 /// `logs analyze`.
 pub async fn analyze(a: &AnalyzeArgs, settings: &Settings) -> Result<ExitStatus> {
     let o = run(&a.input, a.export.is_some(), settings).await?;
+    if let Some(code) = refused(&o) {
+        return Ok(code);
+    }
     let text = match a.format {
         ReportFormat::Json => botscope_logs::render::json(&o.report),
         ReportFormat::Csv => botscope_logs::render::csv(&o.report),
@@ -143,6 +158,9 @@ pub async fn analyze(a: &AnalyzeArgs, settings: &Settings) -> Result<ExitStatus>
 /// `logs export-lists`.
 pub async fn export_lists(a: &ExportListsArgs, settings: &Settings) -> Result<ExitStatus> {
     let o = run(&a.input, true, settings).await?;
+    if let Some(code) = refused(&o) {
+        return Ok(code);
+    }
     botscope_logs::lists::write_dirs(&a.out_dir, &o.lists)?;
     println!("{}: {}", a.out_dir.display(), o.lists.summary());
     Ok(status(&o))

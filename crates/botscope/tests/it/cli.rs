@@ -998,3 +998,68 @@ fn robots_text_output_escapes_the_file() {
     let o = botscope(&["robots", "parse", crate::arg(&f)], b"");
     assert!(stdout(&o).contains("/\\x1b]0;owned\\x07"), "{}", stdout(&o));
 }
+
+/// The nginx-geo export passes `nginx -t` (Debian's nginx, installed by the
+/// test command) with no duplicate-network warning, even for an address
+/// the registry publishes as a single address and the verdicts verify.
+#[test]
+fn nginx_geo_passes_nginx_t() {
+    let verdicts = botscope(
+        &["verify", "--batch", "-", "--offline"],
+        format!(
+            "66.249.66.1\t{GOOGLEBOT_UA}\n3.18.12.63\tStripe/1.0 (+https://stripe.com/docs/webhooks)\n192.0.2.9\tGPTBot/1.2\n66.249.66.1\tGPTBot/1.2\n"
+        )
+        .as_bytes(),
+    );
+    let vfile = tmp("verdicts-geo.jsonl", &verdicts.stdout);
+    let root = crate::scratch("nginx-geo");
+    let geo = root.join("crawlers.conf");
+    let o = botscope(
+        &[
+            "bots",
+            "export",
+            "--verdicts",
+            crate::arg(&vfile),
+            "--format",
+            "nginx-geo",
+            "--out",
+            crate::arg(&geo),
+        ],
+        b"",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(&geo).expect("geo");
+    assert!(
+        text.contains("3.18.12.63/32 verified:stripe;"),
+        "the log's value wins"
+    );
+    let conf = root.join("nginx.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "pid {}/nginx.pid;\nerror_log stderr;\nevents {{}}\nhttp {{\n    include {};\n}}\n",
+            root.display(),
+            geo.display()
+        ),
+    )
+    .expect("conf");
+    let nginx = ["/usr/sbin/nginx", "nginx"]
+        .into_iter()
+        .find(|p| std::process::Command::new(p).arg("-v").output().is_ok())
+        .expect("nginx is needed (the test command in README installs it)");
+    let o = std::process::Command::new(nginx)
+        .args(["-t", "-e", "stderr", "-p"])
+        .arg(&root)
+        .arg("-c")
+        .arg(&conf)
+        .output()
+        .expect("nginx -t");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("duplicate"), "{err}");
+}

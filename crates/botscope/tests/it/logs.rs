@@ -336,9 +336,12 @@ fn robots_txt_versions_and_crawl_delay() {
 fn bad_input_is_counted_not_fatal() {
     let mut junk: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
     junk.extend_from_slice(b"\n");
-    junk.extend_from_slice(
-        b"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 2326 \"-\" \"caf\xe9 \xff\"\n",
-    );
+    // Enough readable lines (10 of about 400) for the input to be a log.
+    for _ in 0..10 {
+        junk.extend_from_slice(
+            b"1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 2326 \"-\" \"caf\xe9 \xff\"\n",
+        );
+    }
     junk.extend_from_slice(
         b"1.2.3.4 - - [10/Oct/99999:13:55:36 -0700] \"GET / HTTP/1.0\" 200 2326 \"-\" \"x\"\n",
     );
@@ -349,8 +352,8 @@ fn bad_input_is_counted_not_fatal() {
     );
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
-        r["lines"]["parsed"], 1,
-        "the non-UTF-8 User-Agent line is read"
+        r["lines"]["parsed"], 10,
+        "the non-UTF-8 User-Agent lines are read"
     );
     assert!(r["lines"]["malformed"].as_u64() >= Some(2));
     let reasons: BTreeSet<&str> = r["malformed"]
@@ -571,4 +574,104 @@ fn untrusted_bytes_are_escaped_in_every_format() {
         v["robots"]["EvilBot"]["top_paths"][0]["path"], "/\u{1b}[2J0",
         "JSON keeps the exact path"
     );
+}
+
+/// Input that is not a log in the format (random bytes, the wrong
+/// `--log-format`) is exit 4 with the reasons; a window that holds no
+/// request, or ends before it begins, is exit 2. Nothing is written: an
+/// earlier report at `--out` stays.
+#[test]
+fn unreadable_input_and_empty_windows_write_nothing() {
+    let out = tmp("kept-report.json", b"{\"earlier\": \"report\"}");
+    let mut noise = Vec::new();
+    let mut x: u32 = 12345;
+    for _ in 0..100_000 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        noise.push((x >> 16) as u8);
+    }
+    let random = tmp("random.bin", &noise);
+    let cases: [(Vec<&str>, i32, &str); 4] = [
+        (vec![crate::arg(&random)], 4, "could be read as a log"),
+        (
+            vec![ELASTIC, "--log-format", "common"],
+            4,
+            "is --log-format right?",
+        ),
+        (
+            vec![ELASTIC, "--since", "2020-01-01", "--until", "2019-01-01"],
+            2,
+            "the window ends before it begins",
+        ),
+        (
+            vec![ELASTIC, "--since", "2020-01-01"],
+            2,
+            "no request lies between",
+        ),
+    ];
+    for (args, code, msg) in cases {
+        let mut all = vec![
+            "logs",
+            "analyze",
+            "--format",
+            "json",
+            "--out",
+            crate::arg(&out),
+        ];
+        all.extend_from_slice(&args);
+        let o = botscope(&all, b"");
+        assert_eq!(o.status.code(), Some(code), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(msg), "{args:?}: {err}");
+        assert_eq!(
+            std::fs::read(&out).expect("report"),
+            b"{\"earlier\": \"report\"}",
+            "{args:?}: the earlier report stays"
+        );
+    }
+    // An empty input is no error: it holds no request and says so.
+    let (r, o) = json_report(&["-"], b"");
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(r["lines"]["total"], 0);
+}
+
+/// Undeclared robots (browsers' User-Agents, crawlers' behaviour) have a
+/// list of their own.
+#[test]
+fn undeclared_robots_get_their_own_list() {
+    let out = crate::scratch("undeclared").join("lists");
+    let o = botscope(
+        &[
+            "logs",
+            "export-lists",
+            ELASTIC,
+            "--out-dir",
+            crate::arg(&out),
+        ],
+        b"",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (r, _) = json_report(&[ELASTIC], b"");
+    let undeclared: Vec<String> = r["undeclared_bots"]["clients"]
+        .as_array()
+        .expect("clients")
+        .iter()
+        .filter_map(|c| c["ip"].as_str().map(str::to_owned))
+        .collect();
+    assert!(!undeclared.is_empty());
+    let listed = |ip: &str| out.join("undeclared-bots").join(ip).is_file();
+    let elsewhere = |ip: &str| {
+        ["suspect-bots", "other-bots"]
+            .iter()
+            .any(|d| out.join(d).join(ip).is_file())
+    };
+    assert!(
+        undeclared.iter().all(|ip| listed(ip) || elsewhere(ip)),
+        "every undeclared robot is listed (or in a list a verdict chose)"
+    );
+    assert!(undeclared.iter().any(|ip| listed(ip)));
 }
