@@ -22,7 +22,8 @@ IPDATA = DATA / "botid" / "ipdata"
 # (None: no FCrDNS), ip files (relative to ipdata), ip source URLs.
 BOTS = [
     ("Googlebot", "Google", "search", "https://developers.google.com/search/docs/crawling-indexing/googlebot", True,
-     ["Googlebot"], ["googlebot.com", "google.com"], ["google/googlebot.json"],
+     ["Googlebot", "Googlebot-Image", "Googlebot-Video", "Googlebot-News", "Storebot-Google", "Google-InspectionTool"],
+     ["googlebot.com", "google.com"], ["google/googlebot.json"],
      ["https://developers.google.com/search/apis/ipranges/googlebot.json"]),
     ("Google-Special-Crawlers", "Google", "other", "https://developers.google.com/search/docs/crawling-indexing/google-special-case-crawlers", True,
      ["AdsBot-Google", "AdsBot-Google-Mobile", "Mediapartners-Google", "APIs-Google", "Google-Safety"], ["google.com"],
@@ -170,6 +171,22 @@ def plain(text):
     return (m.group(1), m.group(2)) if m else (text.strip(), None)
 
 
+def operator_name(text):
+    """The operator's name out of ai.robots.txt's prose: `Kagi that fetches
+    …` is Kagi, `Ai2, a non-profit …` is Ai2, `the Chinese company Huawei`
+    is Huawei; a URL or `Anyone who …` is no name."""
+    t = (text or "").strip()
+    if not t or t.lower().startswith(("http://", "https://", "anyone", "unclear")):
+        return None
+    t = re.sub(r"^the\s+", "", t, flags=re.I)
+    m = re.match(r"^(?:[A-Z][\w-]*\s+)?company\s+(.+)$", t)
+    if m:
+        t = m.group(1)
+    t = re.split(r",|\s\(|\s+(?:that|to|used|which|who|for)\s", t, maxsplit=1)[0].strip()
+    t = t.rstrip(".…").strip()
+    return t or None
+
+
 def q(s):
     return "'" + s.replace("'", "''") + "'"
 
@@ -194,10 +211,11 @@ def main():
             continue
         names.add(name.lower())
         op, op_url = plain(info.get("operator", ""))
+        if op_url is None and op.startswith(("http://", "https://")):
+            op_url = op
+        op = operator_name(op)
         respect = info.get("respect", "").strip().lower()
         respects = True if respect.startswith("yes") else False if respect.startswith("no") else None
-        if op.lower().startswith("unclear"):
-            op = None
         entries.append(dict(name=name, operator=op, category=category_of(info.get("function", "")), url=op_url,
                             respects=respects, tokens=[name], hosts=None, nets=[], sources=[], files=[]))
 

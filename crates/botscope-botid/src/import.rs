@@ -19,6 +19,56 @@ pub struct Imported {
     pub ranges: Vec<IpRange>,
     /// Items that are not addresses: (line, text).
     pub skipped: Vec<(usize, String)>,
+    /// Lines (or JSON values) that are addresses and nothing else: a list
+    /// with none is not a list, whatever address-like token its junk holds.
+    pub address_lines: usize,
+}
+
+/// The widest block a crawler list may hold: an IPv4 /8, an IPv6 /19. A
+/// wider one (a default route, `0.0.0.0/1`) is junk, not a crawler's.
+const WIDEST_V4: u128 = 1 << 24;
+const WIDEST_V6: u128 = 1 << (128 - 19);
+
+/// Why `r` cannot be a crawler's addresses, if it cannot.
+fn implausible(r: &IpRange) -> Option<&'static str> {
+    let (lo, hi, v6) = match *r {
+        IpRange::V4(a, b) => (u128::from(a), u128::from(b), false),
+        IpRange::V6(a, b) => (a, b, true),
+    };
+    if lo == 0 && hi == 0 {
+        return Some("the unspecified address");
+    }
+    let size = hi - lo;
+    if (!v6 && size >= WIDEST_V4) || (v6 && size >= WIDEST_V6) {
+        return Some("wider than any crawler's block");
+    }
+    None
+}
+
+/// What replacing `old` with `new` changes: the items added and removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Change {
+    /// In `new`, not in `old`.
+    pub added: Vec<IpRange>,
+    /// In `old`, not in `new`.
+    pub removed: Vec<IpRange>,
+}
+
+impl Change {
+    /// Compares two lists item by item.
+    pub fn between(old: &[IpRange], new: &[IpRange]) -> Change {
+        let o: std::collections::BTreeSet<IpRange> = old.iter().copied().collect();
+        let n: std::collections::BTreeSet<IpRange> = new.iter().copied().collect();
+        Change {
+            added: n.difference(&o).copied().collect(),
+            removed: o.difference(&n).copied().collect(),
+        }
+    }
+
+    /// True when more than half of `old`'s items would go.
+    pub fn shrinks_by_half(&self, old_len: usize) -> bool {
+        old_len > 0 && self.removed.len() * 2 > old_len
+    }
 }
 
 /// Characters that appear in published lists and mean nothing: zero-width
@@ -46,9 +96,16 @@ fn take(item: &str, line: usize, out: &mut Imported) {
         return;
     }
     match IpRange::parse_any(&t) {
-        Ok(r) => out.ranges.push(r),
-        Err(_) => out.skipped.push((line, t.chars().take(80).collect())),
+        Ok(r) if implausible(&r).is_none() => out.ranges.push(r),
+        _ => out.skipped.push((line, t.chars().take(80).collect())),
     }
+}
+
+/// Reads one item; true when it was an address.
+fn took(item: &str, line: usize, out: &mut Imported) -> bool {
+    let before = out.ranges.len();
+    take(item, line, out);
+    out.ranges.len() > before
 }
 
 fn from_json(v: &serde_json::Value, out: &mut Imported) {
@@ -64,8 +121,10 @@ fn from_json(v: &serde_json::Value, out: &mut Imported) {
                 "ipv6_prefix",
                 "address",
             ] {
-                if let Some(serde_json::Value::String(s)) = m.get(key) {
-                    take(s, 0, out);
+                if let Some(serde_json::Value::String(s)) = m.get(key)
+                    && took(s, 0, out)
+                {
+                    out.address_lines += 1;
                 }
             }
             for (k, child) in m {
@@ -79,7 +138,7 @@ fn from_json(v: &serde_json::Value, out: &mut Imported) {
             }
         }
         serde_json::Value::Array(items) => items.iter().for_each(|i| from_json(i, out)),
-        serde_json::Value::String(s) => take(s, 0, out),
+        serde_json::Value::String(s) if took(s, 0, out) => out.address_lines += 1,
         _ => {}
     }
 }
@@ -108,14 +167,23 @@ pub fn import_list(text: &str) -> Imported {
         let line = line.split('#').next().unwrap_or_default();
         let line = line.split("//").next().unwrap_or_default();
         if line.contains(" - ") {
-            take(line, i + 1, &mut out);
+            if took(line, i + 1, &mut out) {
+                out.address_lines += 1;
+            }
             continue;
         }
+        let (mut items, mut good) = (0, 0);
         for item in line
             .split([',', ';', ' ', '\t'])
-            .filter(|s| !s.trim().is_empty())
+            .filter(|s| !clean(s).is_empty())
         {
-            take(item, i + 1, &mut out);
+            items += 1;
+            if took(item, i + 1, &mut out) {
+                good += 1;
+            }
+        }
+        if items > 0 && good == items {
+            out.address_lines += 1;
         }
     }
     out

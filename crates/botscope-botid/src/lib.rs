@@ -25,7 +25,7 @@ pub enum Error {
 
 pub use batch::Batch;
 pub use export::{ALL_OK, CATEGORIES, Lists, OTHER, SUSPECT, UNDECLARED, read_verdicts, slug};
-pub use import::{Imported, MAX_LIST_BYTES, import_list, publishers_of};
+pub use import::{Change, Imported, MAX_LIST_BYTES, import_list, publishers_of};
 pub use ipset::{IpIndex, IpIndexBuilder, IpRange, normalize, parse_ip};
 pub use registry::{
     BUNDLED_REGISTRY, BotEntry, Category, Combine, MAX_REGISTRY_BYTES, Registry, RegistryError,

@@ -249,6 +249,17 @@ impl Registry {
             .map(|&i| &self.bots[i])
     }
 
+    /// The entry named `name`, or else the entry one of whose User-Agent
+    /// tokens is `name` (`Googlebot-Image`, `AdsBot-Google`), both
+    /// case-insensitively.
+    pub fn find(&self, name: &str) -> Option<&BotEntry> {
+        self.get(name).or_else(|| {
+            self.bots
+                .iter()
+                .find(|b| b.ua_tokens.iter().any(|t| t.eq_ignore_ascii_case(name)))
+        })
+    }
+
     /// The entries whose published addresses include `ip`.
     pub fn owners_of(&self, ip: IpAddr) -> impl Iterator<Item = &BotEntry> {
         self.ips.lookup(ip).iter().map(|&i| &self.bots[i as usize])

@@ -4,7 +4,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use botscope_botid::{BotEntry, Registry, publishers_of};
+use botscope_botid::{BotEntry, IpRange, Registry, publishers_of};
 use serde_json::json;
 
 use crate::cli::{BotsListArgs, BotsShowArgs, BotsUpdateArgs, BotsValidateArgs, Format};
@@ -50,6 +50,7 @@ pub fn update(a: &BotsUpdateArgs, settings: &Settings) -> Result<ExitStatus> {
     };
     let mut updated: Vec<BotEntry> = existing.map(|r| r.bots().to_vec()).unwrap_or_default();
     let mut failures = 0usize;
+    let mut refusals: Vec<String> = Vec::new();
     let mut out = BufWriter::new(io::stdout().lock());
     for f in list_files(&a.from)? {
         let targets: Vec<BotEntry> = match &a.bot {
@@ -87,21 +88,49 @@ pub fn update(a: &BotsUpdateArgs, settings: &Settings) -> Result<ExitStatus> {
             botscope_botid::MAX_LIST_BYTES
         );
         let got = botscope_botid::import_list(&String::from_utf8_lossy(&bytes));
-        if got.ranges.is_empty() {
-            writeln!(out, "{}: no addresses found; nothing changed", f.display())?;
-            failures += 1;
+        if got.address_lines == 0 {
+            // Junk, a binary file, the wrong file: refuse the whole update.
+            refusals.push(format!(
+                "{}: no line is an address ({} item(s) that are not); is this the list?",
+                f.display(),
+                got.skipped.len()
+            ));
             continue;
         }
         for mut t in targets {
+            let old: Vec<IpRange> = t.ranges().collect();
             t.set_ranges(got.ranges.clone());
-            t.source = out_path.display().to_string();
+            let new: Vec<IpRange> = t.ranges().collect();
+            let change = botscope_botid::Change::between(&old, &new);
             writeln!(
                 out,
-                "{} -> {}: {} address item(s)",
+                "{} -> {}: {} address item(s), {} added, {} removed",
                 f.display(),
                 t.name,
-                got.ranges.len()
+                new.len(),
+                change.added.len(),
+                change.removed.len()
             )?;
+            for (sign, items) in [("+", &change.added), ("-", &change.removed)] {
+                for r in items.iter().take(5) {
+                    writeln!(out, "  {sign} {}", r.written())?;
+                }
+                if items.len() > 5 {
+                    writeln!(out, "  {sign} … {} more", items.len() - 5)?;
+                }
+            }
+            if change.shrinks_by_half(old.len()) && !a.force {
+                refusals.push(format!(
+                    "{}: would remove {} of {}'s {} address item(s), more than half; \
+                     give --force if the operator really shrank its list",
+                    f.display(),
+                    change.removed.len(),
+                    t.name,
+                    old.len()
+                ));
+                continue;
+            }
+            t.source = out_path.display().to_string();
             match updated
                 .iter_mut()
                 .find(|b| b.name.eq_ignore_ascii_case(&t.name))
@@ -116,6 +145,14 @@ pub fn update(a: &BotsUpdateArgs, settings: &Settings) -> Result<ExitStatus> {
         if got.skipped.len() > 5 {
             writeln!(out, "  … {} more skipped", got.skipped.len() - 5)?;
         }
+    }
+    if !refusals.is_empty() {
+        out.flush()?;
+        for r in &refusals {
+            eprintln!("botscope: error: {r}");
+        }
+        eprintln!("botscope: nothing was written");
+        return Ok(ExitStatus::Error);
     }
     let text = Registry::with_entries(updated).to_yaml();
     Registry::parse("the updated registry", &text).map_err(|e| {
@@ -177,9 +214,9 @@ pub fn list(a: &BotsListArgs, settings: &Settings) -> Result<ExitStatus> {
 /// `bots show NAME`.
 pub fn show(a: &BotsShowArgs, settings: &Settings) -> Result<ExitStatus> {
     let r = settings.registry(a.registry.as_ref())?;
-    let b = r.get(&a.name).with_context(|| {
+    let b = r.find(&a.name).with_context(|| {
         format!(
-            "no bot named `{}` in the registry (see `botscope bots list`)",
+            "no bot named `{}` in the registry, by name or User-Agent token (see `botscope bots list`)",
             a.name
         )
     })?;

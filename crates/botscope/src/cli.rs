@@ -382,6 +382,9 @@ pub struct BotsUpdateArgs {
     /// The user registry to write (default: ~/.config/botscope/registry.yaml, layered automatically).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Accept a list that removes more than half of a bot's address items.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// List formats for web servers.
@@ -421,8 +424,10 @@ pub struct BotsListArgs {
     /// A registry file layered over the bundled one (its entries replace same-named ones).
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
-    /// Only bots of this category (search, ai-training, ai-assistant, seo, social, monitoring, archive, other).
-    #[arg(long)]
+    /// Only bots of this category.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(
+        botscope_botid::Category::ALL.iter().map(|(name, _)| *name)
+    ))]
     pub category: Option<String>,
     /// Output format (json: one object per line).
     #[arg(long, value_enum, default_value_t)]

@@ -637,6 +637,7 @@ fn bots_update_imports_published_lists() {
             &lists.display().to_string(),
             "--out",
             &out.display().to_string(),
+            "--force",
         ],
         b"",
     );
@@ -676,6 +677,7 @@ fn bots_update_imports_published_lists() {
             "ClaudeBot",
             "--out",
             &reg,
+            "--force",
         ],
         b"",
     );
@@ -1062,4 +1064,89 @@ fn nginx_geo_passes_nginx_t() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(!err.contains("duplicate"), "{err}");
+}
+
+/// Junk is not a list: refused, nothing written, never `::` or a default
+/// route; a list that would remove more than half of a bot's addresses
+/// needs `--force`; what changes is printed.
+#[test]
+fn bots_update_refuses_junk_and_shrinking_lists() {
+    let dir = crate::scratch("update-junk");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let out = dir.join("registry.yaml");
+    std::fs::write(&out, "bots: []\n").expect("registry");
+    let mut noise = Vec::new();
+    let mut x: u32 = 7;
+    for _ in 0..200_000 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        noise.push((x >> 16) as u8);
+    }
+    // Address-like tokens inside junk lines, and a default route.
+    noise.extend_from_slice(b"\nzz :: 0.0.0.0/0 qq\n::/0\n");
+    let junk = tmp("random.bin", &noise);
+    let update = |from: &std::path::Path, extra: &[&str]| {
+        let mut args = vec![
+            "bots",
+            "update",
+            "--from",
+            crate::arg(from),
+            "--bot",
+            "Googlebot",
+            "--out",
+            crate::arg(&out),
+        ];
+        args.extend_from_slice(extra);
+        botscope(&args, b"")
+    };
+    let o = update(&junk, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no line is an address"));
+    assert_eq!(
+        std::fs::read(&out).expect("registry"),
+        b"bots: []\n",
+        "nothing written"
+    );
+    // A real but much shorter list: refused without --force.
+    let short = tmp("googlebot-short.txt", b"66.249.66.0/24\n");
+    let o = update(&short, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("more than half") && err.contains("--force"),
+        "{err}"
+    );
+    assert!(
+        stdout(&o).contains("removed"),
+        "the change is shown: {}",
+        stdout(&o)
+    );
+    assert_eq!(std::fs::read(&out).expect("registry"), b"bots: []\n");
+    let o = update(&short, &["--force"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(&out).expect("registry");
+    assert!(text.contains("66.249.66.0/24"), "{text}");
+    assert!(!text.contains("'::'") && !text.contains("0.0.0.0/0"));
+}
+
+#[test]
+fn bots_list_and_show_find_what_users_type() {
+    let o = botscope(&["bots", "list", "--category", "foo"], b"");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("search") && err.contains("ai-training"),
+        "{err}"
+    );
+    let o = botscope(&["bots", "show", "Googlebot-Image"], b"");
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o).starts_with("name: Googlebot\n"),
+        "{}",
+        stdout(&o)
+    );
 }
