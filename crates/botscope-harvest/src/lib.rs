@@ -29,7 +29,7 @@ use botscope_store::{Attempt, Headers, Hop, Previous};
 
 pub use fetch::{Exchange, FetchError};
 pub use hosts::{HostList, MAX_LINE, host_of, read_host_list};
-pub use run::{NoProgress, Progress, RunConfig, Selection, Summary, Tally, run, select};
+pub use run::{NoProgress, Progress, RunConfig, Selection, Summary, Tally, backoff, run, select};
 
 /// What stops a harvest (a host's failure never does: it is recorded as
 /// the attempt's error class, [`FetchError`]).

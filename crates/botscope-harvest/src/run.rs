@@ -91,6 +91,10 @@ pub struct Selection {
     pub fresh: u64,
     /// Asked to be fetched later (`Retry-After` not yet passed).
     pub later: u64,
+    /// Failed last time and still inside their backoff.
+    pub backing_off: u64,
+    /// Failed last time and retried now.
+    pub retried: u64,
 }
 
 impl Selection {
@@ -115,6 +119,18 @@ impl Selection {
                 self.later
             ));
         }
+        if self.retried > 0 {
+            v.push(format!(
+                "{} hosts that failed last time retried",
+                self.retried
+            ));
+        }
+        if self.backing_off > 0 {
+            v.push(format!(
+                "{} hosts failing for a while wait out their backoff, skipped",
+                self.backing_off
+            ));
+        }
         v
     }
 }
@@ -133,9 +149,20 @@ impl std::fmt::Display for Summary {
     }
 }
 
+/// The wait before retrying a host that failed (no response, 429, 5xx)
+/// at its last attempt: as long as it has been failing, so the waits
+/// double (0 after the first failure, then 1×, 2×, 4× the first gap …),
+/// never longer than `refresh`.
+pub fn backoff(p: &Previous, refresh: Duration) -> Option<Duration> {
+    let (since, last) = (p.unreachable_since?, p.last_attempt?);
+    let failing = Duration::from_secs(u64::try_from(last - since).unwrap_or(0));
+    Some(failing.min(refresh))
+}
+
 /// Chooses the hosts to fetch at `now`: not those done in the resumed run,
 /// not those whose `Retry-After` has not passed, and with `refresh`, not
-/// those fetched less than that long ago.
+/// those fetched less than that long ago, unless the last attempt failed:
+/// a failed host is retried once its [`backoff`] has passed.
 pub fn select(
     hosts: Vec<(Option<u64>, String)>,
     done: &HashSet<String>,
@@ -154,11 +181,18 @@ pub fn select(
                 s.later += 1;
                 continue;
             }
-            if let (Some(age), Some(last)) = (refresh, p.last_attempt)
-                && now - last < age.as_secs() as i64
-            {
-                s.fresh += 1;
-                continue;
+            if let (Some(age), Some(last)) = (refresh, p.last_attempt) {
+                let since_last = now - last;
+                if let Some(wait) = backoff(p, age) {
+                    if since_last < wait.as_secs() as i64 {
+                        s.backing_off += 1;
+                        continue;
+                    }
+                    s.retried += 1;
+                } else if since_last < age.as_secs() as i64 {
+                    s.fresh += 1;
+                    continue;
+                }
             }
         }
         s.todo.push((rank, host));
@@ -437,5 +471,44 @@ mod tests {
             "list order kept"
         );
         assert_eq!((s.already_done, s.later, s.fresh), (1, 1, 1));
+    }
+
+    /// Every host failed a minute ago: a refresh retries them at once; one
+    /// failing for two hours waits two hours (capped by the refresh age).
+    #[test]
+    fn failed_hosts_are_retried_with_backoff() {
+        let now = 1_000_000;
+        let failed = |since: i64, last: i64| Previous {
+            last_attempt: Some(last),
+            unreachable_since: Some(since),
+            ..Previous::default()
+        };
+        let mut previous = HashMap::new();
+        previous.insert("once.test".to_owned(), failed(now - 60, now - 60));
+        previous.insert("long.test".to_owned(), failed(now - 7260, now - 60));
+        previous.insert("long-ago.test".to_owned(), failed(now - 10_000, now - 8000));
+        previous.insert(
+            "fine.test".to_owned(),
+            Previous {
+                last_attempt: Some(now - 60),
+                ..Previous::default()
+            },
+        );
+        let all = hosts(&["once.test", "long.test", "long-ago.test", "fine.test"]);
+        let day = Duration::from_secs(86_400);
+        let s = select(all.clone(), &HashSet::new(), &previous, now, Some(day));
+        let names: Vec<&str> = s.todo.iter().map(|(_, h)| h.as_str()).collect();
+        assert_eq!(names, ["once.test", "long-ago.test"]);
+        assert_eq!((s.retried, s.backing_off, s.fresh), (2, 1, 1));
+        assert_eq!(
+            backoff(&previous["long.test"], day),
+            Some(Duration::from_secs(7200))
+        );
+        assert_eq!(
+            backoff(&previous["long.test"], Duration::from_secs(600)),
+            Some(Duration::from_secs(600)),
+            "never longer than the refresh age"
+        );
+        assert_eq!(backoff(&previous["fine.test"], day), None);
     }
 }
