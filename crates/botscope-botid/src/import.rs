@@ -300,6 +300,34 @@ impl BotEntry {
         s
     }
 
+    /// One line of `bots list`: name, category, operator, verifiers, in
+    /// columns.
+    pub fn list_line(&self) -> String {
+        let operator: String = self
+            .operator
+            .as_deref()
+            .unwrap_or("-")
+            .chars()
+            .take(22)
+            .collect();
+        format!(
+            "{:<32} {:<14} {:<22} {}",
+            self.name,
+            self.category.map_or("-", |c| c.as_str()),
+            operator,
+            self.verifiers_summary()
+        )
+    }
+
+    /// The entry as JSON, with its verifiers in a few words.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("verifiers".into(), self.verifiers_summary().into());
+        }
+        v
+    }
+
     /// The verifiers in a few words: `fcrdns(googlebot.com,google.com)
     /// ips(164)`, `fcrdns(any)`, or `-`.
     pub fn verifiers_summary(&self) -> String {

@@ -9,6 +9,7 @@ mod ipset;
 mod registry;
 mod trace;
 mod ua;
+mod update;
 mod verify;
 
 /// What can go wrong in this crate. (A registry file's problems are not
@@ -34,6 +35,7 @@ pub use trace::{reverse_name, trace};
 pub use ua::{
     CRAWLER_PATTERNS, ISBOT_PATTERNS, MAX_UA_BYTES, UAP_EXTRAS, UAP_REGEXES, UaClassifier, UaInfo,
 };
+pub use update::Update;
 pub use verify::{
     DnsAnswer, DnsFailure, Fcrdns, FcrdnsEvidence, MAX_PTR_NAMES, Verdict, Verification,
     check_fcrdns, dns_questions, fcrdns_domains, in_domain, names_to_confirm, trust_zones, verify,

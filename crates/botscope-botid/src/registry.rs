@@ -260,6 +260,16 @@ impl Registry {
         })
     }
 
+    /// The names of the entries with no verifier: they can be claimed,
+    /// never verified.
+    pub fn unverifiable_names(&self) -> Vec<&str> {
+        self.bots
+            .iter()
+            .filter(|b| b.fcrdns_hosts.is_none() && !b.has_ip_verifier())
+            .map(|b| b.name.as_str())
+            .collect()
+    }
+
     /// The entries whose published addresses include `ip`.
     pub fn owners_of(&self, ip: IpAddr) -> impl Iterator<Item = &BotEntry> {
         self.ips.lookup(ip).iter().map(|&i| &self.bots[i as usize])
