@@ -70,6 +70,104 @@ impl BatchChecker {
     }
 }
 
+/// Input read at a time by [`BatchChecker::run`].
+const BATCH_BYTES: usize = 1 << 20;
+/// The longest query line held: longer ones are answered as malformed.
+const MAX_QUERY_LINE: usize = 4 << 20;
+
+impl BatchChecker {
+    /// Answers every query line of `input` on `out`, in order, one line
+    /// each: `allowed`/`disallowed` or `error<TAB>reason` (escaped), or the
+    /// JSON of [`Verdict::to_json`] (`{"verdict":"error","reason"}` for a
+    /// line that cannot be answered). Lines end in `\n` or `\r\n`; a line
+    /// over 4 MiB is answered as malformed without being held. Robots
+    /// files come through `load` (their path in, their bytes out).
+    pub fn run(
+        &mut self,
+        mut input: impl std::io::Read,
+        mut out: impl std::io::Write,
+        json: bool,
+        mut load: impl FnMut(&[u8]) -> Result<Vec<u8>, String>,
+    ) -> std::io::Result<()> {
+        use std::io::Read;
+        let mut buf: Vec<u8> = Vec::with_capacity(BATCH_BYTES * 2);
+        // Inside a line over the limit: its bytes are dropped up to its end.
+        let mut skipping = false;
+        loop {
+            let start = buf.len();
+            let n = (&mut input)
+                .take(BATCH_BYTES as u64)
+                .read_to_end(&mut buf)?;
+            let ended = n == 0;
+            if skipping {
+                match memchr::memchr(b'\n', &buf[start..]) {
+                    Some(i) => {
+                        buf.drain(start..=start + i);
+                        skipping = false;
+                    }
+                    None => {
+                        buf.truncate(start);
+                        if ended {
+                            break;
+                        }
+                        continue;
+                    }
+                }
+            }
+            // Whole lines; the rest waits for the next read (or is the
+            // last line, without its newline, at the end).
+            let whole = if ended {
+                buf.len()
+            } else {
+                match memchr::memrchr(b'\n', &buf[start..]) {
+                    Some(i) => start + i + 1,
+                    None if buf.len() > MAX_QUERY_LINE => {
+                        // A line that long is not a query: say so, hold nothing.
+                        self.answer(&mut out, b"", json, &mut load)?;
+                        buf.clear();
+                        skipping = true;
+                        continue;
+                    }
+                    None => continue,
+                }
+            };
+            for line in buf[..whole].split_inclusive(|&b| b == b'\n') {
+                let line = line.strip_suffix(b"\n").unwrap_or(line);
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                self.answer(&mut out, line, json, &mut load)?;
+            }
+            buf.drain(..whole);
+            if ended {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn answer(
+        &mut self,
+        out: &mut impl std::io::Write,
+        line: &[u8],
+        json: bool,
+        load: &mut impl FnMut(&[u8]) -> Result<Vec<u8>, String>,
+    ) -> std::io::Result<()> {
+        match (self.check(line, load), json) {
+            (Ok(v), false) => out.write_all(if v.allowed {
+                b"allowed\n"
+            } else {
+                b"disallowed\n"
+            }),
+            (Ok(v), true) => writeln!(out, "{}", v.to_json()),
+            (Err(e), false) => writeln!(out, "error\t{}", botscope_text::field(e)),
+            (Err(e), true) => writeln!(
+                out,
+                "{}",
+                serde_json::json!({ "verdict": "error", "reason": e })
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

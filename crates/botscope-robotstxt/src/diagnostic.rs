@@ -114,6 +114,9 @@ codes! {
     ExtensionOutsideGroup = "R028", "extension-outside-group", Warning;
     /// A user-agent value no crawler can match (empty, or not starting with a letter).
     UserAgentInvalid = "R029", "user-agent-invalid", Warning;
+    /// So many agents share groups that checking every agent's rule set
+    /// would take longer than the file is worth; the rest were not checked.
+    LintBudget = "R030", "lint-budget", Info;
 }
 
 impl fmt::Display for Code {

@@ -37,6 +37,7 @@ mod meta;
 mod parse;
 mod scan;
 mod text;
+pub use text::{SHOWN_PER_CODE, lint_json, lint_report, lint_sarif};
 mod url;
 
 pub use agent::{is_product_token, product_token};
@@ -47,7 +48,7 @@ pub use fetch::{
     is_robots_txt_path, parse_retry_after,
 };
 pub use lexer::{KeyKind, MAX_LINE_LEN};
-pub use lint::lint;
+pub use lint::{lint, lint_counted};
 pub use matcher::{GroupMatch, MatchedRule, Matcher, Semantics, Verdict};
 pub use meta::{ImagePreview, MetaReport, MetaSource, MetaWarning, RobotsDirectives};
 pub use parse::{Group, Located, OtherLine, RequestRate, Robots, Rule, RuleKind, UserAgent};

@@ -16,22 +16,84 @@ use crate::parse::{Group, Robots, Rule, RuleKind};
 /// assert_eq!(codes, ["R005", "R007", "R021"]);
 /// ```
 pub fn lint(robots: &Robots) -> Vec<Diagnostic> {
+    lint_counted(robots).0
+}
+
+/// [`lint`], with the number of elementary steps it took (rules and user
+/// agents visited, trie nodes walked): the tests bound the work by this
+/// count, not by the clock. It grows as n log n in the file's size.
+pub fn lint_counted(robots: &Robots) -> (Vec<Diagnostic>, u64) {
     let mut out = robots.diagnostics.clone();
     let mut l = Linter {
         out: &mut out,
         robots,
+        steps: 0,
     };
     l.groups();
     l.rules();
     l.rule_sets();
     l.sitemaps();
+    let steps = l.steps;
     out.sort_by_key(|d| (d.line, d.column, d.code));
-    out
+    (out, steps)
 }
 
 struct Linter<'a> {
     out: &'a mut Vec<Diagnostic>,
     robots: &'a Robots,
+    steps: u64,
+}
+
+/// A byte trie over rule patterns: each node keeps the first rule (by
+/// index) whose pattern ends there and the longest pattern length among
+/// the rules ending there. Walking a pattern visits only its prefixes.
+#[derive(Default)]
+struct Trie {
+    /// Children, sorted by byte; the root is node 0.
+    children: Vec<Vec<(u8, u32)>>,
+    /// First rule index ending here (`u32::MAX`: none).
+    first: Vec<u32>,
+    /// Longest normalized pattern among the rules ending here.
+    longest: Vec<usize>,
+}
+
+impl Trie {
+    fn new() -> Trie {
+        Trie {
+            children: vec![Vec::new()],
+            first: vec![u32::MAX],
+            longest: vec![0],
+        }
+    }
+
+    fn child(&self, node: usize, b: u8) -> Option<usize> {
+        let c = &self.children[node];
+        c.binary_search_by_key(&b, |&(k, _)| k)
+            .ok()
+            .map(|i| c[i].1 as usize)
+    }
+
+    fn insert(&mut self, key: &[u8], index: u32, len: usize, steps: &mut u64) {
+        let mut node = 0;
+        for &b in key {
+            *steps += 1;
+            node = match self.child(node, b) {
+                Some(n) => n,
+                None => {
+                    let n = self.children.len();
+                    self.children.push(Vec::new());
+                    self.first.push(u32::MAX);
+                    self.longest.push(0);
+                    let c = &mut self.children[node];
+                    let at = c.partition_point(|&(k, _)| k < b);
+                    c.insert(at, (b, u32::try_from(n).unwrap_or(u32::MAX)));
+                    n
+                }
+            };
+        }
+        self.first[node] = self.first[node].min(index);
+        self.longest[node] = self.longest[node].max(len);
+    }
 }
 
 /// The literal start of a pattern: up to the first `*` or trailing `$`.
@@ -118,17 +180,17 @@ impl Linter<'_> {
                     "Googlebot ignores Crawl-delay (Bing, Yandex and others read it)",
                 ));
             }
-            let mut in_group: Vec<String> = Vec::new();
+            let mut in_group: std::collections::HashSet<String> = std::collections::HashSet::new();
             for ua in &g.user_agents {
+                self.steps += 1;
                 let key = if ua.global {
                     "*".to_owned()
                 } else {
                     ua.token.to_ascii_lowercase()
                 };
-                if in_group.contains(&key) {
+                if !in_group.insert(key.clone()) {
                     continue;
                 }
-                in_group.push(key.clone());
                 if let Some(&prev) = first_seen.get(&key) {
                     self.push(
                         Diagnostic::new(
@@ -245,31 +307,57 @@ impl Linter<'_> {
         }
     }
 
-    /// Checks over each agent's merged rule set.
+    /// Checks over each agent's merged rule set. Agents whose groups are
+    /// the same share one check.
     fn rule_sets(&mut self) {
         let r = self.robots;
-        let mut tokens: Vec<String> = Vec::new();
-        for g in &r.groups {
+        let mut order: Vec<String> = Vec::new();
+        let mut groups_of: HashMap<String, Vec<usize>> = HashMap::new();
+        for (gi, g) in r.groups.iter().enumerate() {
             for ua in &g.user_agents {
+                self.steps += 1;
                 let t = if ua.global {
                     "*".to_owned()
                 } else {
                     ua.token.to_ascii_lowercase()
                 };
-                if !tokens.contains(&t) {
-                    tokens.push(t);
+                let list = groups_of.entry(t.clone()).or_insert_with(|| {
+                    order.push(t);
+                    Vec::new()
+                });
+                if list.last() != Some(&gi) {
+                    list.push(gi);
                 }
             }
         }
         let mut reported: std::collections::HashSet<(u32, Code)> = std::collections::HashSet::new();
-        for t in &tokens {
-            let rules: Vec<&Rule> = r
-                .groups
+        let mut checked: std::collections::HashSet<Vec<usize>> = std::collections::HashSet::new();
+        // Agents that share some groups but not all make distinct rule
+        // sets over the same rules: the work is bounded by the file's size.
+        let budget = 32 * (r.parsed_bytes as u64 + 16);
+        for t in &order {
+            let gs = &groups_of[t];
+            if !checked.insert(gs.clone()) {
+                continue;
+            }
+            if self.steps > budget {
+                let first = r.groups[gs[0]].user_agents.first().map_or(0, |u| u.line);
+                self.push(Diagnostic::new(
+                    Code::LintBudget,
+                    first,
+                    1,
+                    format!(
+                        "{} agents share groups in so many ways that their rule sets were not all checked; from `{t}` on, duplicates and redundant rules are not reported",
+                        order.len()
+                    ),
+                ));
+                break;
+            }
+            let rules: Vec<&Rule> = gs
                 .iter()
-                .filter(|g| if t == "*" { g.is_global() } else { g.names(t) })
-                .flat_map(|g| g.rules.iter())
+                .flat_map(|&gi| r.groups[gi].rules.iter())
                 .collect();
-            for d in rule_set_findings(&rules) {
+            for d in rule_set_findings(&rules, &mut self.steps) {
                 if reported.insert((d.line, d.code)) {
                     self.push(d);
                 }
@@ -298,11 +386,14 @@ impl Linter<'_> {
     }
 }
 
-/// Duplicate, tied and redundant rules within one agent's rule set.
-fn rule_set_findings(rules: &[&Rule]) -> Vec<Diagnostic> {
+/// Duplicate, tied and redundant rules within one agent's rule set, in
+/// n log n: the covers of a rule and the rules that contest a cover are
+/// found by walking tries of patterns, never by comparing every pair.
+fn rule_set_findings(rules: &[&Rule], steps: &mut u64) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut seen: HashMap<(&str, RuleKind), u32> = HashMap::new();
     for rule in rules {
+        *steps += 1;
         let key = (rule.normalized.as_str(), rule.kind);
         if let Some(&first) = seen.get(&key) {
             out.push(
@@ -336,26 +427,47 @@ fn rule_set_findings(rules: &[&Rule]) -> Vec<Diagnostic> {
     }
     // A plain rule is redundant when a shorter plain rule of the same kind
     // covers it and no rule of the other kind could decide in between.
+    let kind_index = |k: RuleKind| usize::from(k != RuleKind::Allow);
+    // Per kind: plain non-empty patterns (for covers), and every rule's
+    // literal prefix (for contests).
+    let mut plain = [Trie::new(), Trie::new()];
+    let mut literal = [Trie::new(), Trie::new()];
+    for (i, r) in rules.iter().enumerate() {
+        let i = u32::try_from(i).unwrap_or(u32::MAX);
+        let k = kind_index(r.kind);
+        let n = r.normalized.as_str();
+        if is_plain(n) && !n.is_empty() {
+            plain[k].insert(n.as_bytes(), i, n.len(), steps);
+        }
+        literal[k].insert(literal_prefix(n).as_bytes(), i, n.len(), steps);
+    }
+    let mut contested_memo: HashMap<(usize, u32), bool> = HashMap::new();
     for rule in rules {
         let p = rule.normalized.as_str();
         if !is_plain(p) {
             continue;
         }
-        let cover = rules.iter().find(|s| {
-            s.kind == rule.kind
-                && is_plain(&s.normalized)
-                && !s.normalized.is_empty()
-                && s.normalized.len() < p.len()
-                && p.starts_with(s.normalized.as_str())
-        });
-        let Some(cover) = cover else { continue };
-        let q = cover.normalized.as_str();
-        let contested = rules.iter().any(|t| {
-            t.kind != rule.kind && {
-                let lt = literal_prefix(&t.normalized);
-                (lt.starts_with(q) || q.starts_with(lt)) && t.normalized.len() >= q.len()
+        let k = kind_index(rule.kind);
+        // The first rule (in file order) whose plain pattern is a proper
+        // prefix of `p`.
+        let (trie, mut node, mut cover) = (&plain[k], 0usize, u32::MAX);
+        for &b in &p.as_bytes()[..p.len().saturating_sub(1)] {
+            *steps += 1;
+            match trie.child(node, b) {
+                Some(n) => node = n,
+                None => break,
             }
-        });
+            cover = cover.min(trie.first[node]);
+        }
+        let Some(cover_rule) = rules.get(cover as usize) else {
+            continue;
+        };
+        let key = (k, cover);
+        let cover = cover_rule;
+        let q = cover.normalized.as_str();
+        let contested = *contested_memo
+            .entry(key)
+            .or_insert_with(|| contested(&literal[1 - k], q, steps));
         if !contested {
             out.push(
                 Diagnostic::new(
@@ -376,6 +488,30 @@ fn rule_set_findings(rules: &[&Rule]) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// Whether a rule of the other kind (its literal prefixes in `other`)
+/// could decide between the cover `q` and what it covers: its literal
+/// prefix starts with `q`, or is a prefix of `q` with a pattern at least
+/// as long as `q`.
+fn contested(other: &Trie, q: &str, steps: &mut u64) -> bool {
+    let mut node = 0usize;
+    if other.first[0] != u32::MAX && other.longest[0] >= q.len() {
+        return true;
+    }
+    for &b in q.as_bytes() {
+        *steps += 1;
+        match other.child(node, b) {
+            Some(n) => node = n,
+            None => return false,
+        }
+        if other.first[node] != u32::MAX && other.longest[node] >= q.len() {
+            return true;
+        }
+    }
+    // Some literal prefix runs through `q` (the node exists): it starts
+    // with `q`.
+    true
 }
 
 #[cfg(test)]
@@ -433,5 +569,71 @@ mod tests {
             codes("User-agent: *\nDisallow: http://example.com/x\nSitemap: sitemap.xml\n"),
             vec![(2, "R007"), (3, "R012")]
         );
+        // A longer Allow after the cover contests it; a shorter one does not.
+        assert_eq!(
+            codes("User-agent: *\nDisallow: /a\nAllow: /\nDisallow: /a/b\n"),
+            vec![(4, "R008")]
+        );
+        assert_eq!(
+            codes("User-agent: *\nDisallow: /a/\nAllow: /a*x\nDisallow: /a/b\n"),
+            vec![],
+            "`/a*x` may match under /a/ with a longer pattern"
+        );
+        assert_eq!(
+            codes("User-agent: *\nDisallow: /a/\nAllow: /*\nDisallow: /a/b\n"),
+            vec![(4, "R008")],
+            "`/*` is shorter than the cover: it never wins under /a/"
+        );
+    }
+
+    /// The work grows as n log n, measured by the step counter: a file four
+    /// times as long costs at most about five times as much, where the old
+    /// pairwise checks cost sixteen times as much (56,887 `Allow:/a` lines
+    /// took 14 s).
+    #[test]
+    fn lint_is_not_quadratic() {
+        let cost = |n: usize, line: &dyn Fn(usize) -> String| {
+            let mut body = String::from("User-agent: *\n");
+            for i in 0..n {
+                body.push_str(&line(i));
+            }
+            let r = Robots::parse_with(body.as_bytes(), &crate::ParseOptions { max_bytes: None });
+            lint_counted(&r).1 as f64
+        };
+        let same = |_: usize| "Allow:/a\n".to_owned();
+        let nested = |i: usize| format!("Disallow: /{}\n", "a".repeat(i % 200 + 1));
+        let agents = |i: usize| format!("User-agent: bot{i}\nDisallow: /x{i}\n");
+        let mixed = |i: usize| {
+            if i.is_multiple_of(2) {
+                format!("Allow: /p/{i}/\n")
+            } else {
+                format!("Disallow: /p/{}\n", i / 2)
+            }
+        };
+        // Agents named again in a small group of their own: each agent's
+        // rule set is the big group plus its own.
+        let shared = |i: usize| {
+            if i == 0 {
+                let mut s = String::new();
+                for a in 0..2_000 {
+                    s.push_str(&format!("User-agent: a{a}\n"));
+                }
+                s
+            } else if i < 2_000 {
+                format!("Disallow: /big/{i}\n")
+            } else {
+                format!("User-agent: a{}\nDisallow: /own\n", i - 2_000)
+            }
+        };
+        for (name, f) in [
+            ("same", &same as &dyn Fn(usize) -> String),
+            ("nested", &nested),
+            ("agents", &agents),
+            ("mixed", &mixed),
+            ("shared", &shared),
+        ] {
+            let (small, large) = (cost(5_000, f), cost(20_000, f));
+            assert!(large / small < 5.0, "{name}: {small} -> {large} steps");
+        }
     }
 }

@@ -279,16 +279,33 @@ impl Builder<'_> {
                         kind.canonical()
                     };
                     let key = lossy(kv.key);
-                    self.diag(
-                        Code::KeyTypo,
-                        line,
-                        bytes,
-                        kv.key_start,
-                        format!(
-                            "`{key}` is read as `{canon}` by Google; other crawlers may ignore it"
+                    let value = lossy(kv.value);
+                    // `Disallow https://host/path`: no colon after the key,
+                    // and a URL where a path belongs.
+                    let url_rest = key
+                        .split_once(char::is_whitespace)
+                        .map(|(_, scheme)| scheme.trim().to_ascii_lowercase())
+                        .filter(|sch| (sch == "http" || sch == "https") && value.starts_with("//"));
+                    let (message, help) = match url_rest {
+                        Some(_) => {
+                            let path = value[2..].find('/').map_or("/", |i| &value[2 + i..]);
+                            (
+                                format!(
+                                    "`{key}:{value}` has no colon after `{canon}` and a full URL for a value: \
+                                     Google reads `{canon}: {value}`, which matches no path of the site"
+                                ),
+                                format!("write `{canon}: {path}`"),
+                            )
+                        }
+                        None => (
+                            format!(
+                                "`{key}` is read as `{canon}` by Google; other crawlers may ignore it"
+                            ),
+                            format!("write `{canon}`"),
                         ),
-                    )
-                    .suggestion = Some(format!("write `{canon}`"));
+                    };
+                    self.diag(Code::KeyTypo, line, bytes, kv.key_start, message)
+                        .suggestion = Some(help);
                 }
                 self.pair(line, bytes, kind, &kv);
             }
@@ -537,13 +554,14 @@ impl Builder<'_> {
             );
         }
         if info.truncated() {
-            let line = info.lines.saturating_add(1);
+            let line = info.first_cut_line;
+            let cap = info.cap.unwrap_or(info.parsed_bytes);
             r.diagnostics.push(
                 Diagnostic::new(
                     Code::SizeCap,
                     line,
                     1,
-                    size_cap_message(info.total_bytes, info.parsed_bytes),
+                    size_cap_message(info.total_bytes, cap, line),
                 )
                 .suggest("shorten the file: merge rules with wildcards, drop duplicates"),
             );
@@ -553,9 +571,16 @@ impl Builder<'_> {
     }
 }
 
-fn size_cap_message(total: usize, parsed: usize) -> String {
+/// The cap a size-cap message names.
+fn size_cap_of(message: &str) -> Option<usize> {
+    let rest = message.split("at most ").nth(1)?;
+    rest.split(' ').next()?.parse().ok()
+}
+
+fn size_cap_message(total: usize, cap: usize, line: u32) -> String {
     format!(
-        "file is {total} bytes; crawlers read only the first {parsed} (RFC 9309 2.5), so lines from here on are ignored"
+        "file is {total} bytes; crawlers read at most {cap} bytes (RFC 9309 2.5), and line {line} \
+         reaches past them: it and every line after it are ignored"
     )
 }
 
@@ -610,15 +635,18 @@ impl Robots {
             return;
         }
         self.total_bytes = total;
-        let msg = size_cap_message(total, self.parsed_bytes);
         match self
             .diagnostics
             .iter_mut()
             .find(|d| d.code == Code::SizeCap)
         {
-            Some(d) => d.message = msg,
+            Some(d) => {
+                let cap = size_cap_of(&d.message).unwrap_or(self.parsed_bytes);
+                d.message = size_cap_message(total, cap, d.line);
+            }
             None => {
                 let line = self.lines.saturating_add(1);
+                let msg = size_cap_message(total, self.parsed_bytes, line);
                 self.diagnostics
                     .push(Diagnostic::new(Code::SizeCap, line, 1, msg));
             }

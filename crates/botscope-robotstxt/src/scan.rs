@@ -66,6 +66,10 @@ pub(crate) struct ScanInfo {
     pub lines: u32,
     /// Length of the skipped byte order mark (or prefix of one).
     pub bom: usize,
+    /// The cap, when it cut the file.
+    pub cap: Option<usize>,
+    /// The first line the cap left out (1-based), when it cut the file.
+    pub first_cut_line: u32,
 }
 
 impl ScanInfo {
@@ -113,11 +117,24 @@ pub(crate) fn scan<'a>(
         };
         f(ev);
     });
+    let truncated = cut < input.len();
+    // The cut is at a line end: the lines before it are whole.
+    let line_ends = if truncated {
+        let lf = memchr::memchr_iter(b'\n', body).count();
+        let lone_cr = memchr::memchr_iter(b'\r', body)
+            .filter(|&i| body.get(i + 1) != Some(&b'\n'))
+            .count();
+        u32::try_from(lf + lone_cr).unwrap_or(u32::MAX)
+    } else {
+        0
+    };
     ScanInfo {
         total_bytes: input.len(),
         parsed_bytes: cut,
         lines,
         bom: lexer::bom_len(body),
+        cap: if truncated { opts.max_bytes } else { None },
+        first_cut_line: line_ends.saturating_add(1),
     }
 }
 

@@ -7,6 +7,27 @@ use std::fmt::Write;
 use crate::{Diagnostic, GroupMatch, ImagePreview, MetaReport, Robots, Verdict};
 
 impl Verdict<'_> {
+    /// `allowed` or `disallowed`.
+    pub fn word(&self) -> &'static str {
+        if self.allowed {
+            "allowed"
+        } else {
+            "disallowed"
+        }
+    }
+
+    /// `{"verdict", "rule": {"line", "kind", "pattern"} | null, "group"}`,
+    /// the JSON of `check` and `check-batch`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let rule = match self.rule {
+            Some(r) => {
+                serde_json::json!({ "line": r.line, "kind": r.kind, "pattern": r.pattern_str() })
+            }
+            None => serde_json::Value::Null,
+        };
+        serde_json::json!({ "verdict": self.word(), "rule": rule, "group": self.group })
+    }
+
     /// `line 2: disallow: /private in the * group`, or `no rule matched in
     /// its own group`.
     pub fn describe(&self) -> String {
@@ -143,6 +164,136 @@ impl MetaReport {
         }
         s
     }
+}
+
+/// How many diagnostics of one code are shown before the rest are folded
+/// into one line.
+pub const SHOWN_PER_CODE: usize = 3;
+
+/// `robots lint` for people: the diagnostics at `min` severity or above
+/// in line order, a code seen more than [`SHOWN_PER_CODE`] times shown
+/// that often and the rest folded into one line with their line numbers,
+/// then the summary line (`FILE: 1 error(s), 2 warning(s), 44 note(s)`,
+/// counting every diagnostic, shown or not).
+pub fn lint_report(diags: &[Diagnostic], file: &str, min: crate::Severity) -> String {
+    use std::collections::HashMap;
+    let mut s = String::new();
+    let mut seen: HashMap<crate::Code, usize> = HashMap::new();
+    let mut folded: Vec<(crate::Code, Vec<u32>)> = Vec::new();
+    for d in diags.iter().filter(|d| d.severity >= min) {
+        let n = seen.entry(d.code).or_insert(0);
+        *n += 1;
+        if *n <= SHOWN_PER_CODE {
+            s.push_str(&d.render(file));
+            continue;
+        }
+        match folded.iter_mut().find(|(c, _)| *c == d.code) {
+            Some((_, lines)) => lines.push(d.line),
+            None => folded.push((d.code, vec![d.line])),
+        }
+    }
+    for (code, lines) in &folded {
+        let shown: Vec<String> = lines.iter().take(10).map(u32::to_string).collect();
+        let more = if lines.len() > 10 { ", …" } else { "" };
+        let _ = writeln!(
+            s,
+            "{file}: … {} more {}[{} {}] at lines {}{more}",
+            lines.len(),
+            code.severity(),
+            code.as_str(),
+            code.name(),
+            shown.join(", ")
+        );
+    }
+    let count = |sev: crate::Severity| diags.iter().filter(|d| d.severity == sev).count();
+    let _ = writeln!(
+        s,
+        "{file}: {} error(s), {} warning(s), {} note(s)",
+        count(crate::Severity::Error),
+        count(crate::Severity::Warning),
+        count(crate::Severity::Info)
+    );
+    s
+}
+
+/// `robots lint --format json`: `{"file", "errors", "warnings",
+/// "diagnostics"}`, the diagnostics at `min` or above, the counts of all.
+pub fn lint_json(diags: &[Diagnostic], file: &str, min: crate::Severity) -> serde_json::Value {
+    let count = |sev: crate::Severity| diags.iter().filter(|d| d.severity == sev).count();
+    let shown: Vec<&Diagnostic> = diags.iter().filter(|d| d.severity >= min).collect();
+    serde_json::json!({
+        "file": file,
+        "errors": count(crate::Severity::Error),
+        "warnings": count(crate::Severity::Warning),
+        "diagnostics": shown,
+    })
+}
+
+/// The diagnostics at `min` or above as a SARIF 2.1.0 log, the format code
+/// scanning in CI reads: one run, the rules by code, one result each.
+pub fn lint_sarif(diags: &[Diagnostic], file: &str, min: crate::Severity) -> serde_json::Value {
+    use serde_json::json;
+    let level = |s: crate::Severity| match s {
+        crate::Severity::Error => "error",
+        crate::Severity::Warning => "warning",
+        crate::Severity::Info => "note",
+    };
+    let shown: Vec<&Diagnostic> = diags.iter().filter(|d| d.severity >= min).collect();
+    let mut codes: Vec<crate::Code> = shown.iter().map(|d| d.code).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let rules: Vec<serde_json::Value> = codes
+        .iter()
+        .map(|c| {
+            json!({
+                "id": c.as_str(),
+                "name": c.name(),
+                "shortDescription": { "text": c.name().replace('-', " ") },
+                "helpUri": format!(
+                    "{}/blob/main/docs/lint-codes.md#{}",
+                    env!("CARGO_PKG_REPOSITORY"),
+                    c.as_str().to_ascii_lowercase()
+                ),
+                "defaultConfiguration": { "level": level(c.severity()) },
+            })
+        })
+        .collect();
+    let results: Vec<serde_json::Value> = shown
+        .iter()
+        .map(|d| {
+            let mut message = d.message.clone();
+            if let Some(h) = &d.suggestion {
+                message.push_str(" (");
+                message.push_str(h);
+                message.push(')');
+            }
+            json!({
+                "ruleId": d.code.as_str(),
+                "ruleIndex": codes.iter().position(|c| *c == d.code),
+                "level": level(d.severity),
+                "message": { "text": message },
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": { "uri": file },
+                        "region": { "startLine": d.line.max(1), "startColumn": d.column.max(1) },
+                    }
+                }],
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "botscope",
+                "informationUri": env!("CARGO_PKG_REPOSITORY"),
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "results": results,
+        }],
+    })
 }
 
 #[cfg(test)]

@@ -524,8 +524,8 @@ pub enum RobotsCommand {
     ///
     /// Exit status: 0 no errors (warnings allowed), 1 errors found, 2 unreadable input.
     ///
-    /// Example: botscope robots lint robots.txt
-    Lint(FileArgs),
+    /// Example: botscope robots lint robots.txt --min-severity warning
+    Lint(LintArgs),
     /// Show the parse: groups, rules, extensions, sitemaps, diagnostics.
     ///
     /// Example: botscope robots parse robots.txt --format json
@@ -583,6 +583,38 @@ pub struct FileArgs {
     pub format: Format,
     #[command(flatten)]
     pub parse: ParseArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// The robots.txt file, or `-` for standard input.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Output format: text (a code seen more than 3 times is folded), json, or sarif (SARIF 2.1.0, for CI code scanning).
+    #[arg(long, value_enum, default_value_t)]
+    pub format: LintFormat,
+    /// Show only diagnostics of this severity or above (the exit status and the summary count all).
+    #[arg(long, value_enum, default_value_t)]
+    pub min_severity: MinSeverity,
+    #[command(flatten)]
+    pub parse: ParseArgs,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    #[default]
+    Text,
+    Json,
+    Sarif,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum MinSeverity {
+    #[default]
+    #[value(alias = "info")]
+    Note,
+    Warning,
+    Error,
 }
 
 #[derive(Debug, Args)]

@@ -5,11 +5,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use botscope_robotstxt::{
-    BatchChecker, Matcher, MetaReport, ParseOptions, Robots, Semantics, Severity, Verdict,
+    BatchChecker, Matcher, MetaReport, ParseOptions, Robots, Semantics, Severity,
 };
 use serde_json::json;
 
-use crate::cli::{CheckArgs, CheckBatchArgs, FileArgs, Format, MetaArgs};
+use crate::cli::{
+    CheckArgs, CheckBatchArgs, FileArgs, Format, LintArgs, LintFormat, MetaArgs, MinSeverity,
+};
 use crate::exit::ExitStatus;
 
 fn parse_file(path: &Path, opts: &ParseOptions) -> Result<Robots> {
@@ -17,17 +19,6 @@ fn parse_file(path: &Path, opts: &ParseOptions) -> Result<Robots> {
     let mut robots = Robots::parse_with(&bytes, opts);
     robots.set_total_bytes(usize::try_from(total).unwrap_or(usize::MAX));
     Ok(robots)
-}
-
-fn verdict_word(allowed: bool) -> &'static str {
-    if allowed { "allowed" } else { "disallowed" }
-}
-
-fn rule_json(v: &Verdict<'_>) -> serde_json::Value {
-    match v.rule {
-        Some(r) => json!({ "line": r.line, "kind": r.kind, "pattern": r.pattern_str() }),
-        None => serde_json::Value::Null,
-    }
 }
 
 /// `robots check`.
@@ -46,20 +37,16 @@ pub fn check(a: &CheckArgs) -> Result<ExitStatus> {
             Format::Text => writeln!(
                 out,
                 "{}\t{}\t{}",
-                verdict_word(v.allowed),
+                v.word(),
                 botscope_text::field(&url),
                 botscope_text::field(&v.describe())
             )?,
             Format::Json => {
-                let obj = json!({
-                    "url": url,
-                    "agent": a.agent,
-                    "semantics": semantics.as_str(),
-                    "allowed": v.allowed,
-                    "verdict": verdict_word(v.allowed),
-                    "rule": rule_json(&v),
-                    "group": v.group,
-                });
+                let mut obj = v.to_json();
+                obj["url"] = json!(url);
+                obj["agent"] = json!(a.agent);
+                obj["semantics"] = json!(semantics.as_str());
+                obj["allowed"] = json!(v.allowed);
                 writeln!(out, "{obj}")?;
             }
         }
@@ -72,17 +59,11 @@ pub fn check(a: &CheckArgs) -> Result<ExitStatus> {
     })
 }
 
-/// Input read at a time by `check-batch`.
-const BATCH_BYTES: usize = 1 << 20;
-/// The longest query line held: longer ones are answered as malformed.
-const MAX_QUERY_LINE: usize = 4 << 20;
-
 /// `robots check-batch`: one pass, each robots file read and compiled the
 /// first time a line names it; answers written straight to the output.
 pub fn check_batch(a: &CheckBatchArgs) -> Result<ExitStatus> {
     let opts = a.parse.options();
-    let semantics: Semantics = a.semantics.into();
-    let mut input: Box<dyn Read> = if a.input == Path::new("-") {
+    let input: Box<dyn Read> = if a.input == Path::new("-") {
         Box::new(io::stdin().lock())
     } else {
         Box::new(
@@ -90,60 +71,16 @@ pub fn check_batch(a: &CheckBatchArgs) -> Result<ExitStatus> {
                 .with_context(|| format!("failed to open {}", a.input.display()))?,
         )
     };
-    let mut checker = BatchChecker::new(semantics, opts);
+    let mut checker = BatchChecker::new(a.semantics.into(), opts);
     let mut out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
-    let mut buf: Vec<u8> = Vec::with_capacity(BATCH_BYTES * 2);
-    // Inside a line over the limit: its bytes are dropped up to its end.
-    let mut skipping = false;
-    loop {
-        let start = buf.len();
-        let n = (&mut input)
-            .take(BATCH_BYTES as u64)
-            .read_to_end(&mut buf)
-            .context("failed to read the query input")?;
-        let ended = n == 0;
-        if skipping {
-            match memchr::memchr(b'\n', &buf[start..]) {
-                Some(i) => {
-                    buf.drain(start..=start + i);
-                    skipping = false;
-                }
-                None => {
-                    buf.truncate(start);
-                    if ended {
-                        break;
-                    }
-                    continue;
-                }
-            }
-        }
-        // Whole lines; the rest waits for the next read (or is the last
-        // line, without its newline, at the end).
-        let whole = if ended {
-            buf.len()
-        } else {
-            match memchr::memrchr(b'\n', &buf[start..]) {
-                Some(i) => start + i + 1,
-                None if buf.len() > MAX_QUERY_LINE => {
-                    // A line that long is not a query: say so, hold nothing.
-                    answer(&mut out, b"", &mut checker, opts, a.format)?;
-                    buf.clear();
-                    skipping = true;
-                    continue;
-                }
-                None => continue,
-            }
-        };
-        for line in buf[..whole].split_inclusive(|&b| b == b'\n') {
-            let line = line.strip_suffix(b"\n").unwrap_or(line);
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            answer(&mut out, line, &mut checker, opts, a.format)?;
-        }
-        buf.drain(..whole);
-        if ended {
-            break;
-        }
-    }
+    let load = |path: &[u8]| {
+        crate::io::read_limited(&bytes_to_path(path), opts.max_bytes)
+            .map(|(bytes, _)| bytes)
+            .map_err(|e| format!("{e:#}"))
+    };
+    checker
+        .run(input, &mut out, a.format == Format::Json, load)
+        .context("failed to read the query input or write the answers")?;
     out.flush()?;
     Ok(ExitStatus::Success)
 }
@@ -170,34 +107,6 @@ fn bytes_to_path(b: &[u8]) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
-fn answer(
-    out: &mut impl Write,
-    line: &[u8],
-    checker: &mut BatchChecker,
-    opts: ParseOptions,
-    format: Format,
-) -> io::Result<()> {
-    let load = |path: &[u8]| {
-        crate::io::read_limited(&bytes_to_path(path), opts.max_bytes)
-            .map(|(bytes, _)| bytes)
-            .map_err(|e| format!("{e:#}"))
-    };
-    match (checker.check(line, load), format) {
-        (Ok(v), Format::Text) => out.write_all(if v.allowed {
-            b"allowed\n"
-        } else {
-            b"disallowed\n"
-        }),
-        (Ok(v), Format::Json) => writeln!(
-            out,
-            "{}",
-            json!({ "verdict": verdict_word(v.allowed), "rule": rule_json(&v), "group": v.group })
-        ),
-        (Err(e), Format::Text) => writeln!(out, "error\t{}", botscope_text::field(e)),
-        (Err(e), Format::Json) => writeln!(out, "{}", json!({ "verdict": "error", "reason": e })),
-    }
-}
-
 fn display_name(p: &Path) -> String {
     if p == Path::new("-") {
         "<stdin>".to_owned()
@@ -207,37 +116,38 @@ fn display_name(p: &Path) -> String {
 }
 
 /// `robots lint`.
-pub fn lint(a: &FileArgs) -> Result<ExitStatus> {
+pub fn lint(a: &LintArgs) -> Result<ExitStatus> {
     let robots = parse_file(&a.file, &a.parse.options())?;
     let diags = botscope_robotstxt::lint(&robots);
+    let min = match a.min_severity {
+        MinSeverity::Note => Severity::Info,
+        MinSeverity::Warning => Severity::Warning,
+        MinSeverity::Error => Severity::Error,
+    };
     let errors = diags
         .iter()
         .filter(|d| d.severity == Severity::Error)
         .count();
-    let warnings = diags
-        .iter()
-        .filter(|d| d.severity == Severity::Warning)
-        .count();
-    let mut out = BufWriter::new(io::stdout().lock());
     let name = display_name(&a.file);
-    match a.format {
-        Format::Text => {
-            // Diagnostics quote the file's lines: escaped for the terminal.
-            for d in &diags {
-                out.write_all(botscope_text::terminal(&d.render(&name)).as_bytes())?;
-            }
-            writeln!(
-                out,
-                "{}: {errors} error(s), {warnings} warning(s), {} note(s)",
-                botscope_text::field(&name),
-                diags.len() - errors - warnings
-            )?;
+    let text = match a.format {
+        // Diagnostics quote the file's lines: escaped for the terminal.
+        LintFormat::Text => {
+            let report = botscope_robotstxt::lint_report(&diags, &name, min);
+            botscope_text::terminal(&report).into_owned()
         }
-        Format::Json => {
-            let obj = json!({ "file": name, "errors": errors, "warnings": warnings, "diagnostics": diags });
-            writeln!(out, "{obj}")?;
+        LintFormat::Json => {
+            let shown: Vec<_> = diags.iter().filter(|d| d.severity >= min).collect();
+            let warnings = diags
+                .iter()
+                .filter(|d| d.severity == Severity::Warning)
+                .count();
+            let obj = json!({ "file": name, "errors": errors, "warnings": warnings, "diagnostics": shown });
+            format!("{obj}\n")
         }
-    }
+        LintFormat::Sarif => format!("{}\n", botscope_robotstxt::lint_sarif(&diags, &name, min)),
+    };
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(if errors > 0 {
         ExitStatus::Negative

@@ -1150,3 +1150,66 @@ fn bots_list_and_show_find_what_users_type() {
         stdout(&o)
     );
 }
+
+/// `robots lint` on README's example: repeated notes folded into one line,
+/// `--min-severity`, SARIF for CI; the R021 and size-cap messages say
+/// what happened.
+#[test]
+fn robots_lint_reads_well() {
+    let etsy = "examples/robots/www.etsy.com.txt";
+    let o = botscope(&["robots", "lint", etsy], b"");
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(out.matches("[R008 redundant-rule]: ").count(), 3, "{out}");
+    assert!(
+        out.contains("… 41 more info[R008 redundant-rule] at lines 162, 163"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("www.etsy.com.txt: 0 error(s), 1 warning(s), 44 note(s)\n"),
+        "{out}"
+    );
+    let o = botscope(&["robots", "lint", etsy, "--min-severity", "warning"], b"");
+    assert_eq!(stdout(&o).lines().filter(|l| l.contains("R008")).count(), 0);
+    assert!(stdout(&o).contains("R006"));
+    let o = botscope(&["robots", "lint", etsy, "--format", "sarif"], b"");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("sarif");
+    assert_eq!(v["version"], "2.1.0");
+    let results = v["runs"][0]["results"].as_array().expect("results");
+    assert_eq!(results.len(), 45);
+    assert_eq!(results[0]["ruleId"], "R006");
+    assert_eq!(results[0]["level"], "warning");
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        1
+    );
+    assert!(
+        v["runs"][0]["tool"]["driver"]["rules"]
+            .as_array()
+            .is_some_and(|r| r.len() == 2)
+    );
+
+    let f = tmp(
+        "r021.txt",
+        b"User-agent: *\nDisallow https://example.com/private\n",
+    );
+    let out = stdout(&botscope(&["robots", "lint", crate::arg(&f)], b""));
+    assert!(
+        out.contains("has no colon after `Disallow` and a full URL"),
+        "{out}"
+    );
+    assert!(out.contains("help: write `Disallow: /private`"), "{out}");
+    let f = tmp(
+        "one-line.txt",
+        b"User-agent: * Disallow: /aaaaaaaaaaaaaaaaaaaaaaaaaa",
+    );
+    let out = stdout(&botscope(
+        &["robots", "lint", crate::arg(&f), "--max-bytes", "10"],
+        b"",
+    ));
+    assert!(out.contains(":1:1: error[R014 size-cap]"), "{out}");
+    assert!(
+        out.contains("at most 10 bytes") && !out.contains("first 0"),
+        "{out}"
+    );
+}
