@@ -52,6 +52,9 @@ pub struct RobotsDirectives {
     pub unavailable_after: Option<String>,
     /// The same date in seconds since the Unix epoch, when it can be read.
     pub unavailable_after_unix: Option<i64>,
+    /// The date has passed (at the time given to [`MetaReport::as_of`]):
+    /// the page is as good as `noindex` now, and `noindex` is set.
+    pub unavailable_after_passed: bool,
 }
 
 /// Where a directive list came from.
@@ -64,8 +67,8 @@ pub struct MetaSource {
     pub name: String,
     /// The directive list as written.
     pub content: String,
-    /// 1-based line of the meta tag in the HTML (0 for headers).
-    pub line: u32,
+    /// 1-based line of the meta tag in the HTML (`null` for headers).
+    pub line: Option<u32>,
 }
 
 /// Something odd in the directives.
@@ -74,8 +77,8 @@ pub struct MetaWarning {
     /// `unknown-directive`, `conflict`, `invalid-value`, `outside-head`,
     /// or `obsolete-directive`.
     pub code: &'static str,
-    /// Where, as in [`MetaSource::line`].
-    pub line: u32,
+    /// Where, as in [`MetaSource::line`] (`null` for headers).
+    pub line: Option<u32>,
     /// What.
     pub message: String,
 }
@@ -144,10 +147,20 @@ fn split_directives(content: &str) -> Vec<(String, Option<String>)> {
     out
 }
 
-/// Reads the dates Google accepts for `unavailable_after`: ISO 8601
-/// (`2026-09-21`, `2026-09-21T15:00:00Z`) and HTTP dates.
+/// A directive's value for a message: `` `abc` `` or `nothing`.
+fn shown(v: Option<&str>) -> String {
+    v.map_or_else(|| "nothing".to_owned(), |v| format!("`{v}`"))
+}
+
+/// Reads the dates Google accepts for `unavailable_after`: its own
+/// documented form (`25 Jun 2010 15:00:00 PST`, RFC 822/2822 with or
+/// without the weekday, zone names or offsets), RFC 850 and the other HTTP
+/// dates, and ISO 8601 (`2026-09-21`, `2026-09-21T15:00:00Z`).
 fn parse_date(s: &str) -> Option<i64> {
-    if let Ok(t) = httpdate::parse_http_date(s) {
+    if let Ok(z) = jiff::fmt::rfc2822::parse(s.trim()) {
+        return Some(z.timestamp().as_second());
+    }
+    if let Ok(t) = httpdate::parse_http_date(s.trim()) {
         return t
             .duration_since(std::time::UNIX_EPOCH)
             .ok()
@@ -186,7 +199,7 @@ impl RobotsDirectives {
         &mut self,
         name: &str,
         value: Option<&str>,
-        line: u32,
+        line: Option<u32>,
         warnings: &mut Vec<MetaWarning>,
     ) {
         let warn = |w: &mut Vec<MetaWarning>, code, message: String| {
@@ -223,7 +236,10 @@ impl RobotsDirectives {
                 None => warn(
                     warnings,
                     "invalid-value",
-                    format!("max-snippet needs a number of characters or -1, got {value:?}"),
+                    format!(
+                        "max-snippet needs a number of characters or -1, got {}",
+                        shown(value)
+                    ),
                 ),
             },
             "max-video-preview" => match number(value) {
@@ -231,7 +247,10 @@ impl RobotsDirectives {
                 None => warn(
                     warnings,
                     "invalid-value",
-                    format!("max-video-preview needs a number of seconds or -1, got {value:?}"),
+                    format!(
+                        "max-video-preview needs a number of seconds or -1, got {}",
+                        shown(value)
+                    ),
                 ),
             },
             "max-image-preview" => {
@@ -249,7 +268,10 @@ impl RobotsDirectives {
                     None => warn(
                         warnings,
                         "invalid-value",
-                        format!("max-image-preview needs none, standard or large, got {value:?}"),
+                        format!(
+                            "max-image-preview needs none, standard or large, got {}",
+                            shown(value)
+                        ),
                     ),
                 }
             }
@@ -290,7 +312,7 @@ impl RobotsDirectives {
     }
 }
 
-fn add_list(report: &mut MetaReport, content: &str, line: u32) {
+fn add_list(report: &mut MetaReport, content: &str, line: Option<u32>) {
     let pairs = split_directives(content);
     let has = |n: &str| pairs.iter().any(|(k, _)| k == n);
     for (pos, neg) in [
@@ -320,6 +342,19 @@ fn name_applies(name: &str, agent: &str) -> bool {
 }
 
 impl MetaReport {
+    /// The directives as they stand at `now` (Unix seconds): an
+    /// `unavailable_after` date in the past makes the page `noindex` now.
+    pub fn as_of(&mut self, now: i64) {
+        if self
+            .directives
+            .unavailable_after_unix
+            .is_some_and(|t| t <= now)
+        {
+            self.directives.unavailable_after_passed = true;
+            self.directives.noindex = true;
+        }
+    }
+
     /// Reads the robots meta tags of `html` that apply to `agent` (a
     /// product token or a whole User-Agent header).
     ///
@@ -381,17 +416,17 @@ impl MetaReport {
                             if in_body {
                                 self.warnings.push(MetaWarning {
                                     code: "outside-head",
-                                    line,
+                                    line: Some(line),
                                     message: "robots meta tag in the body: it belongs in <head>"
                                         .into(),
                                 });
                             }
-                            add_list(self, &content, line);
+                            add_list(self, &content, Some(line));
                             self.sources.push(MetaSource {
                                 origin: "meta",
                                 name: meta_name,
                                 content,
-                                line,
+                                line: Some(line),
                             });
                         }
                         _ => {}
@@ -462,12 +497,12 @@ impl MetaReport {
         for (name, content) in sections {
             if name == "*" || name_applies(&name, &agent) {
                 let content = content.trim().to_owned();
-                add_list(self, &content, 0);
+                add_list(self, &content, None);
                 self.sources.push(MetaSource {
                     origin: "header",
                     name,
                     content,
-                    line: 0,
+                    line: None,
                 });
             }
         }
@@ -505,7 +540,7 @@ mod tests {
                 && codes.contains(&"outside-head"),
             "{codes:?}"
         );
-        assert_eq!(r.sources[0].line, 4);
+        assert_eq!(r.sources[0].line, Some(4));
     }
 
     #[test]
@@ -537,11 +572,40 @@ mod tests {
         );
         assert_eq!(r.directives.unavailable_after_unix, Some(1_600_646_400));
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-        let r = MetaReport::from_headers(
-            &["googlebot: unavailable_after: 25 Jun 2010 15:00:00 PST"],
-            "googlebot",
+        // Google's documented form, RFC 850 and RFC 822 with a zone name.
+        for (date, unix) in [
+            ("25 Jun 2010 15:00:00 PST", 1_277_506_800),
+            ("Friday, 25-Jun-10 15:00:00 GMT", 1_277_478_000),
+            ("Fri, 25 Jun 2010 15:00:00 -0700", 1_277_503_200),
+            ("2010-06-25T15:00:00Z", 1_277_478_000),
+        ] {
+            let mut r = MetaReport::from_headers(
+                &[&format!("googlebot: unavailable_after: {date}")],
+                "googlebot",
+            );
+            assert_eq!(r.directives.unavailable_after_unix, Some(unix), "{date}");
+            assert!(r.warnings.is_empty(), "{date}: {:?}", r.warnings);
+            // A past date is noindex now; a future one is not yet.
+            r.as_of(unix - 1);
+            assert!(!r.directives.noindex, "{date}");
+            r.as_of(unix + 1);
+            assert!(r.directives.noindex && r.directives.unavailable_after_passed);
+            assert!(r.summary().contains("noindex now"), "{}", r.summary());
+        }
+        // Messages name the value, not Rust's debug text; headers have no line.
+        let r = MetaReport::from_headers(&["max-snippet: abc"], "x");
+        assert_eq!(r.warnings[0].line, None);
+        assert!(
+            r.warnings[0].message.ends_with("got `abc`"),
+            "{}",
+            r.warnings[0].message
         );
-        assert!(r.directives.unavailable_after.is_some());
+        assert!(
+            r.summary().contains("warning[invalid-value] header:"),
+            "{}",
+            r.summary()
+        );
+        assert!(!r.summary().contains("line 0"));
     }
 
     #[test]

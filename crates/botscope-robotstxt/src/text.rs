@@ -143,7 +143,11 @@ impl MetaReport {
             parts.push(format!("max-video-preview:{n}"));
         }
         if let Some(u) = &d.unavailable_after {
-            parts.push(format!("unavailable_after:{u}"));
+            if d.unavailable_after_passed {
+                parts.push(format!("noindex now (unavailable_after {u} has passed)"));
+            } else {
+                parts.push(format!("unavailable_after:{u}"));
+            }
         }
         let summary = if parts.is_empty() {
             "index, follow (no restrictions)".to_owned()
@@ -151,16 +155,13 @@ impl MetaReport {
             parts.join(", ")
         };
         let mut s = format!("{}: {summary}\n", self.agent);
+        let place =
+            |line: Option<u32>| line.map_or_else(|| "header".to_owned(), |l| format!("line {l}"));
         for src in &self.sources {
-            let place = if src.origin == "meta" {
-                format!("line {}", src.line)
-            } else {
-                "header".to_owned()
-            };
-            let _ = writeln!(s, "  {place}: {} {:?}", src.name, src.content);
+            let _ = writeln!(s, "  {}: {} {:?}", place(src.line), src.name, src.content);
         }
         for w in &self.warnings {
-            let _ = writeln!(s, "  warning[{}] line {}: {}", w.code, w.line, w.message);
+            let _ = writeln!(s, "  warning[{}] {}: {}", w.code, place(w.line), w.message);
         }
         s
     }

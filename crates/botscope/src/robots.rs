@@ -185,6 +185,8 @@ pub fn meta(a: &MetaArgs) -> Result<ExitStatus> {
             report.add_header(value);
         }
     }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    report.as_of(now.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX)));
     let mut out = BufWriter::new(io::stdout().lock());
     match a.format {
         Format::Json => writeln!(out, "{}", serde_json::to_string(&report)?)?,
