@@ -180,7 +180,9 @@ fn attempt(
     );
     let get = |k: &str| resp.header(k).map(str::to_owned);
     let parse = matches!(decision.action, FetchAction::Parse { .. });
-    let truncated = resp.body.len() > policy.size_cap;
+    // Cut here, or cut when it was fetched (`WARC-Truncated`): either way
+    // the body is the start of a larger one, and stays `too-large`.
+    let truncated = resp.body.len() > policy.size_cap || rec.field("WARC-Truncated").is_some();
     let mut body = resp.body.clone();
     body.truncate(policy.size_cap);
     Attempt {
@@ -199,8 +201,8 @@ fn attempt(
         headers: Headers::from_fn(get),
         bytes: body.len() as u64,
         truncated,
-        error_class: None,
-        error: None,
+        error_class: truncated.then(|| "too-large".to_owned()),
+        error: truncated.then(|| "the body was cut at the size cap; its start is kept".to_owned()),
         outcome: decision.action.as_str().to_owned(),
         reason: decision.reason.to_owned(),
         expires_in: Some(decision.expires_in.as_secs()),
@@ -309,31 +311,41 @@ pub fn export_warc<S: Store + ?Sized>(
     .map_err(write_err("the WARC file"))?;
     let mut count = 0u64;
     store.each_version(&mut |v| {
-        let mut block = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\n\r\n",
-            v.content_type
-                .as_deref()
-                .unwrap_or("text/plain")
-                .replace(['\r', '\n'], ""),
+        let clean = |s: &str| s.replace(['\r', '\n'], "");
+        let origin = v.origin.clone().unwrap_or(crate::Origin {
+            status: 200,
+            ..crate::Origin::default()
+        });
+        let mut head = format!(
+            "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n",
+            origin.status,
+            warc::reason_phrase(origin.status),
+            clean(v.content_type.as_deref().unwrap_or("text/plain")),
             v.body.len()
-        )
-        .into_bytes();
+        );
+        for (k, val) in &origin.headers {
+            head.push_str(&format!("{k}: {}\r\n", clean(val)));
+        }
+        head.push_str("\r\n");
+        let mut block = head.into_bytes();
         block.extend_from_slice(&v.body);
-        put(
-            &[
-                ("WARC-Type", "response".into()),
-                ("WARC-Date", rfc3339(v.first_seen)),
-                (
-                    "WARC-Record-ID",
-                    warc::record_id(&v.hash, &format!("{} {}", v.host, v.first_seen)),
-                ),
-                ("WARC-Target-URI", v.url.clone()),
-                ("WARC-Payload-Digest", format!("blake3:{}", hex(&v.hash))),
-                ("Content-Type", "application/http; msgtype=response".into()),
-            ],
-            &block,
-        )
-        .map_err(write_err("the WARC file"))?;
+        let mut fields = vec![
+            ("WARC-Type", "response".into()),
+            ("WARC-Date", rfc3339(v.first_seen)),
+            (
+                "WARC-Record-ID",
+                warc::record_id(&v.hash, &format!("{} {}", v.host, v.first_seen)),
+            ),
+            ("WARC-Target-URI", v.url.clone()),
+            ("WARC-Payload-Digest", warc::sha1_digest(&v.body)),
+            ("WARC-Block-Digest", warc::sha1_digest(&block)),
+            ("Content-Type", "application/http; msgtype=response".into()),
+        ];
+        if origin.truncated {
+            // The body was cut at the size cap when it was fetched.
+            fields.push(("WARC-Truncated", "length".into()));
+        }
+        put(&fields, &block).map_err(write_err("the WARC file"))?;
         count += 1;
         Ok(())
     })?;

@@ -248,6 +248,21 @@ pub struct Version {
     pub body: Vec<u8>,
     /// Content type of the response that first gave it.
     pub content_type: Option<String>,
+    /// The response that first gave it, when the store has its attempt
+    /// (an import from files has none).
+    pub origin: Option<Origin>,
+}
+
+/// What the store keeps of the response that first gave a version.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// HTTP status.
+    pub status: u16,
+    /// The response headers the store keeps (`Cache-Control`, `Expires`,
+    /// `Last-Modified`, `ETag`, `Retry-After`), as received.
+    pub headers: Vec<(String, String)>,
+    /// The body was cut at the size cap: the version holds its start.
+    pub truncated: bool,
 }
 
 /// Totals for `store stats`.

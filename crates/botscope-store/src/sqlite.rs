@@ -7,7 +7,8 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::{
-    Attempt, NewRun, Previous, Result, RunId, Stats, Store, StoreError, Version, content_hash,
+    Attempt, NewRun, Origin, Previous, Result, RunId, Stats, Store, StoreError, Version,
+    content_hash,
 };
 
 /// Migrations, in order; `PRAGMA user_version` is the number applied.
@@ -488,8 +489,14 @@ impl Store for SqliteStore {
         let mut st = self
             .conn
             .prepare(
-                "SELECT s.host, v.url, v.first_seen, v.last_seen, v.hash, b.content, v.content_type
+                "SELECT s.host, v.url, v.first_seen, v.last_seen, v.hash, b.content, v.content_type,
+                        a.status, a.cache_control, a.expires, a.last_modified, a.etag,
+                        a.retry_after, a.truncated
                  FROM versions v JOIN sites s ON s.id = v.site_id JOIN bodies b ON b.hash = v.hash
+                 LEFT JOIN attempts a ON a.id = (
+                     SELECT id FROM attempts
+                     WHERE site_id = v.site_id AND body_hash = v.hash
+                     ORDER BY time, id LIMIT 1)
                  ORDER BY s.host, v.first_seen, v.id",
             )
             .map_err(|e| self.err(e))?;
@@ -507,7 +514,31 @@ impl Store for SqliteStore {
                 })?,
                 body: r.get(5).map_err(|e| classify(&self.path, e))?,
                 content_type: r.get(6).map_err(|e| classify(&self.path, e))?,
+                origin: None,
             };
+            let status: Option<i64> = r.get(7).map_err(|e| classify(&self.path, e))?;
+            let mut v = v;
+            if let Some(status) = status.and_then(|s| u16::try_from(s).ok()) {
+                let mut headers = Vec::new();
+                for (i, name) in [
+                    (8, "Cache-Control"),
+                    (9, "Expires"),
+                    (10, "Last-Modified"),
+                    (11, "ETag"),
+                    (12, "Retry-After"),
+                ] {
+                    let value: Option<String> = r.get(i).map_err(|e| classify(&self.path, e))?;
+                    if let Some(value) = value {
+                        headers.push((name.to_owned(), value));
+                    }
+                }
+                let truncated: Option<bool> = r.get(13).map_err(|e| classify(&self.path, e))?;
+                v.origin = Some(Origin {
+                    status,
+                    headers,
+                    truncated: truncated.unwrap_or(false),
+                });
+            }
             f(v)?;
         }
         Ok(())

@@ -368,6 +368,38 @@ pub fn write_record(
     out.write_all(b"\r\n\r\n")
 }
 
+/// `sha1:` and the SHA-1 of `bytes` in base32 (RFC 4648, no padding is
+/// needed for 20 bytes), the digest form WARC 1.1 and the tools that read
+/// it (warcio, pywb, wget) expect in `WARC-Payload-Digest`.
+pub fn sha1_digest(bytes: &[u8]) -> String {
+    use sha1::Digest;
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let d = sha1::Sha1::digest(bytes);
+    let mut out = String::from("sha1:");
+    // 160 bits in 32 groups of five.
+    let mut acc: u64 = 0;
+    let mut n = 0u32;
+    for &b in d.iter() {
+        acc = (acc << 8) | u64::from(b);
+        n += 8;
+        while n >= 5 {
+            n -= 5;
+            out.push(ALPHABET[((acc >> n) & 31) as usize] as char);
+        }
+    }
+    out
+}
+
+/// The reason phrase of the common statuses a robots.txt fetch stores.
+pub fn reason_phrase(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        203 => "Non-Authoritative Information",
+        206 => "Partial Content",
+        _ => "",
+    }
+}
+
 /// A record id from a digest: `<urn:uuid:…>` shaped like a version 8 UUID.
 pub fn record_id(digest: &[u8; 32], salt: &str) -> String {
     let mut h = blake3::Hasher::new();
@@ -389,6 +421,13 @@ pub fn record_id(digest: &[u8; 32], salt: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sha1_digests_in_base32() {
+        // Known values: warcio's digest of an empty payload, and of "abc".
+        assert_eq!(sha1_digest(b""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+        assert_eq!(sha1_digest(b"abc"), "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5");
+    }
 
     fn read_all(data: &[u8]) -> (Vec<Record>, Vec<String>, Option<String>) {
         let mut r = Reader::new(data);

@@ -274,3 +274,65 @@ fn warc_round_trip_in_memory() {
     assert!(damage.is_some(), "the cut is reported");
     assert_eq!(imp.finish().expect("finish").robots, 2);
 }
+
+/// The WARC export is standard: SHA-1 digests in base32, the response's
+/// status and kept headers, `WARC-Truncated: length` on a capped body; and
+/// importing it keeps a capped body `too-large`.
+#[test]
+fn warc_export_is_standard_and_keeps_truncation() {
+    let a = temp("warc-std");
+    let mut s = SqliteStore::open(&a).expect("open");
+    let body = "User-agent: *\nDisallow: /x\n";
+    let mut capped = ok("big.test", 1_000, body);
+    capped.truncated = true;
+    capped.error_class = Some("too-large".into());
+    capped.headers.cache_control = Some("max-age=3600".into());
+    s.record(None, &[ok("a.test", 1_000, body), capped])
+        .expect("record");
+    let mut warc = Vec::new();
+    botscope_store::export_warc(&s, &mut warc, false, "a.db", 3_000).expect("export");
+    let text = String::from_utf8_lossy(&warc);
+    let digest = botscope_store::warc::sha1_digest(body.as_bytes());
+    assert!(
+        digest.starts_with("sha1:") && digest.len() == 37,
+        "{digest}"
+    );
+    assert_eq!(
+        text.matches(&format!("WARC-Payload-Digest: {digest}\r\n"))
+            .count(),
+        2
+    );
+    assert_eq!(text.matches("WARC-Block-Digest: sha1:").count(), 2);
+    assert_eq!(text.matches("WARC-Truncated: length\r\n").count(), 1);
+    assert!(text.contains("HTTP/1.1 200 OK\r\n"));
+    assert!(
+        text.contains("ETag: \"1000\"\r\n") && text.contains("Cache-Control: max-age=3600\r\n")
+    );
+    assert!(!text.contains("blake3:"));
+
+    let b = temp("warc-std-b");
+    let mut t = SqliteStore::open(&b).expect("open");
+    let run = t
+        .begin_run(&NewRun {
+            input: "import".into(),
+            input_hash: content_hash(b"import"),
+            user_agent: String::new(),
+            hosts: 0,
+            started: 3_000,
+        })
+        .expect("run");
+    let policy = botscope_robotstxt::FetchPolicy::google();
+    let mut imp = botscope_store::Importer::new(&mut t, run, policy, 3_000);
+    imp.import(&warc[..], &mut |_| {}).expect("import");
+    imp.finish().expect("finish");
+    let (before, after) = (s.stats().expect("stats"), t.stats().expect("stats"));
+    assert_eq!(after.errors.get("too-large"), Some(&1), "{after:?}");
+    assert_eq!(
+        before.errors.get("too-large"),
+        after.errors.get("too-large")
+    );
+    // And a second export is the same file.
+    let mut again = Vec::new();
+    botscope_store::export_warc(&t, &mut again, false, "a.db", 3_000).expect("export");
+    assert_eq!(again, warc);
+}
