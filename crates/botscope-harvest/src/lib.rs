@@ -14,6 +14,7 @@
 
 mod fetch;
 mod hosts;
+mod one;
 mod run;
 pub mod safety;
 mod turns;
@@ -29,6 +30,7 @@ use botscope_store::{Attempt, Headers, Hop, Previous};
 
 pub use fetch::{Exchange, FetchError};
 pub use hosts::{HostList, MAX_LINE, host_of, read_host_list};
+pub use one::{Fetched, fetch_robots_txt};
 pub use run::{NoProgress, Progress, RunConfig, Selection, Summary, Tally, backoff, run, select};
 
 /// What stops a harvest (a host's failure never does: it is recorded as

@@ -64,13 +64,8 @@ pub struct HarvestArgs {
     /// Hosts fetched at once.
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub concurrency: usize,
-    /// The User-Agent to send (default: botscope's, with a URL that explains it).
-    #[arg(long, value_name = "UA")]
-    pub user_agent: Option<String>,
-    /// Nameserver, `IP` or `IP:PORT` (repeatable): checked against each other
-    /// first, then used fastest first; default: those of /etc/resolv.conf.
-    #[arg(long = "dns", value_name = "ADDR")]
-    pub dns: Vec<String>,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
     /// Continue the last unfinished run over the same host list.
     #[arg(long)]
     pub resume: bool,
@@ -83,6 +78,25 @@ pub struct HarvestArgs {
     /// Least time between two requests to the same address.
     #[arg(long, value_name = "DUR", default_value = "1s")]
     pub ip_gap: String,
+    /// robots.txt semantics for the fetch policy (401/403 read as disallow-all under draft1996).
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
+    /// Never show a progress bar (it only shows on a terminal anyway).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// How robots.txt files are fetched (`harvest`, and `robots check` or
+/// `robots lint` given a URL).
+#[derive(Debug, Clone, Args)]
+pub struct FetchArgs {
+    /// The User-Agent to send (default: botscope's, with a URL that explains it).
+    #[arg(long, value_name = "UA")]
+    pub user_agent: Option<String>,
+    /// Nameserver, `IP` or `IP:PORT` (repeatable): checked against each other
+    /// first, then used fastest first; default: those of /etc/resolv.conf.
+    #[arg(long = "dns", value_name = "ADDR")]
+    pub dns: Vec<String>,
     /// Time to connect.
     #[arg(long, value_name = "DUR", default_value = "10s")]
     pub connect_timeout: String,
@@ -101,12 +115,6 @@ pub struct HarvestArgs {
     /// Certificates (PEM) to trust besides the Web PKI roots.
     #[arg(long, value_name = "FILE")]
     pub ca_file: Option<PathBuf>,
-    /// robots.txt semantics for the fetch policy (401/403 read as disallow-all under draft1996).
-    #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
-    /// Never show a progress bar (it only shows on a terminal anyway).
-    #[arg(long)]
-    pub no_progress: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -538,8 +546,9 @@ pub enum RobotsCommand {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The robots.txt file, or `-` for standard input.
-    #[arg(long, value_name = "FILE")]
+    /// The robots.txt file, `-` for standard input, or a site's URL (its
+    /// /robots.txt is fetched as `harvest` fetches it, 5xx meaning disallow-all).
+    #[arg(long, value_name = "FILE|URL")]
     pub robots: PathBuf,
     /// The robot: a product token (`Googlebot`) or a whole User-Agent header.
     #[arg(long, value_name = "NAME")]
@@ -555,6 +564,8 @@ pub struct CheckArgs {
     /// URLs or paths to check (bytes that are not UTF-8 are matched as given).
     #[arg(required = true, value_name = "URL")]
     pub urls: Vec<std::ffi::OsString>,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
 }
 
 #[derive(Debug, Args)]
@@ -587,8 +598,8 @@ pub struct FileArgs {
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// The robots.txt file, or `-` for standard input.
-    #[arg(value_name = "FILE")]
+    /// The robots.txt file, `-` for standard input, or a site's URL (fetched as `harvest` fetches it).
+    #[arg(value_name = "FILE|URL")]
     pub file: PathBuf,
     /// Output format: text (a code seen more than 3 times is folded), json, or sarif (SARIF 2.1.0, for CI code scanning).
     #[arg(long, value_enum, default_value_t)]
@@ -598,6 +609,8 @@ pub struct LintArgs {
     pub min_severity: MinSeverity,
     #[command(flatten)]
     pub parse: ParseArgs,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]

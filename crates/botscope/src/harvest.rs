@@ -11,10 +11,10 @@ use botscope_dns::ServerCheck;
 use botscope_harvest::{
     Config, DEFAULT_USER_AGENT, Progress, RunConfig, Selection, Tally, read_host_list,
 };
-use botscope_robotstxt::FetchPolicy;
+use botscope_robotstxt::{FetchPolicy, Semantics};
 use botscope_store::{RunId, SqliteStore};
 
-use crate::cli::HarvestArgs;
+use crate::cli::{FetchArgs, HarvestArgs};
 use crate::exit::ExitStatus;
 use crate::settings::Settings;
 
@@ -39,7 +39,7 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
     Ok(d)
 }
 
-fn nameservers(args: &[String]) -> Result<Vec<SocketAddr>> {
+pub fn nameservers(args: &[String]) -> Result<Vec<SocketAddr>> {
     if args.is_empty() {
         return botscope_dns::system_nameservers().context("no --dns given");
     }
@@ -78,6 +78,31 @@ impl Progress for Bar {
     }
 }
 
+/// The fetch settings of `args`, checked.
+pub fn fetch_config(args: &FetchArgs, semantics: Semantics, ip_gap: Duration) -> Result<Config> {
+    let extra_roots = match &args.ca_file {
+        Some(ca) => botscope_harvest::certificates(
+            &std::fs::read(ca).with_context(|| format!("cannot read {}", ca.display()))?,
+        )
+        .with_context(|| format!("{}: not a PEM certificate", ca.display()))?,
+        None => Vec::new(),
+    };
+    Ok(Config {
+        user_agent: args
+            .user_agent
+            .clone()
+            .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned()),
+        connect_timeout: parse_duration(&args.connect_timeout)?,
+        total_timeout: parse_duration(&args.timeout)?,
+        ip_gap,
+        allow_private: args.allow_private,
+        http_port: args.http_port,
+        https_port: args.https_port,
+        policy: FetchPolicy::for_semantics(semantics),
+        extra_roots,
+    })
+}
+
 /// `harvest`.
 pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
     let list = read_host_list(crate::io::input(&a.hosts)?)
@@ -88,30 +113,10 @@ pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
     if list.hosts.is_empty() {
         bail!("no host names in {}", a.hosts.display());
     }
-    let extra_roots = match &a.ca_file {
-        Some(ca) => botscope_harvest::certificates(
-            &std::fs::read(ca).with_context(|| format!("cannot read {}", ca.display()))?,
-        )
-        .with_context(|| format!("{}: not a PEM certificate", ca.display()))?,
-        None => Vec::new(),
-    };
     let config = RunConfig {
-        fetch: Config {
-            user_agent: a
-                .user_agent
-                .clone()
-                .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned()),
-            connect_timeout: parse_duration(&a.connect_timeout)?,
-            total_timeout: parse_duration(&a.timeout)?,
-            ip_gap: parse_duration(&a.ip_gap)?,
-            allow_private: a.allow_private,
-            http_port: a.http_port,
-            https_port: a.https_port,
-            policy: FetchPolicy::for_semantics(a.semantics.into()),
-            extra_roots,
-        },
+        fetch: fetch_config(&a.fetch, a.semantics.into(), parse_duration(&a.ip_gap)?)?,
         concurrency: a.concurrency.max(1),
-        nameservers: nameservers(&a.dns)?,
+        nameservers: nameservers(&a.fetch.dns)?,
         resume: a.resume,
         refresh_older_than: if a.refresh {
             a.older_than.as_deref().map(parse_duration).transpose()?

@@ -32,9 +32,9 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
     let s = settings;
     match cli.command {
         Command::Robots(cmd) => match cmd {
-            RobotsCommand::Check(a) => robots::check(&a),
+            RobotsCommand::Check(a) => robots::check(&a).await,
             RobotsCommand::CheckBatch(a) => robots::check_batch(&a),
-            RobotsCommand::Lint(a) => robots::lint(&a),
+            RobotsCommand::Lint(a) => robots::lint(&a).await,
             RobotsCommand::Parse(a) => robots::parse(&a),
             RobotsCommand::Meta(a) => robots::meta(&a),
         },

@@ -2,6 +2,7 @@
 
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use botscope_robotstxt::{
@@ -10,9 +11,30 @@ use botscope_robotstxt::{
 use serde_json::json;
 
 use crate::cli::{
-    CheckArgs, CheckBatchArgs, FileArgs, Format, LintArgs, LintFormat, MetaArgs, MinSeverity,
+    CheckArgs, CheckBatchArgs, FetchArgs, FileArgs, Format, LintArgs, LintFormat, MetaArgs,
+    MinSeverity,
 };
 use crate::exit::ExitStatus;
+
+/// The bytes of a robots.txt given as a file or, for an `http(s)://` URL,
+/// fetched from the site as `harvest` fetches it (what was fetched, and
+/// what it means, on standard error); and the size of the whole.
+async fn robots_bytes(arg: &Path, fetch: &FetchArgs, max: Option<usize>) -> Result<(Vec<u8>, u64)> {
+    let text = arg.to_string_lossy();
+    if !(text.starts_with("http://") || text.starts_with("https://")) {
+        return crate::io::read_limited(arg, max);
+    }
+    let cfg = crate::harvest::fetch_config(fetch, Semantics::Google, Duration::ZERO)?;
+    let timeout = cfg.connect_timeout;
+    let servers = crate::harvest::nameservers(&fetch.dns)?;
+    let f = botscope_harvest::fetch_robots_txt(&text, cfg, servers, timeout).await?;
+    eprintln!("botscope: {}", botscope_text::field(&f.describe()));
+    if f.attempt.status.is_none() && f.attempt.error_class.as_deref() == Some("refused") {
+        anyhow::bail!("{}", f.attempt.error.unwrap_or_default());
+    }
+    let total = f.attempt.bytes.max(f.robots_txt.len() as u64);
+    Ok((f.robots_txt, total))
+}
 
 fn parse_file(path: &Path, opts: &ParseOptions) -> Result<Robots> {
     let (bytes, total) = crate::io::read_limited(path, opts.max_bytes)?;
@@ -22,9 +44,9 @@ fn parse_file(path: &Path, opts: &ParseOptions) -> Result<Robots> {
 }
 
 /// `robots check`.
-pub fn check(a: &CheckArgs) -> Result<ExitStatus> {
+pub async fn check(a: &CheckArgs) -> Result<ExitStatus> {
     let opts = a.parse.options();
-    let (bytes, _) = crate::io::read_limited(&a.robots, opts.max_bytes)?;
+    let (bytes, _) = robots_bytes(&a.robots, &a.fetch, opts.max_bytes).await?;
     let semantics: Semantics = a.semantics.into();
     let m = Matcher::compile(&bytes, semantics, &opts);
     let mut out = BufWriter::new(io::stdout().lock());
@@ -116,8 +138,11 @@ fn display_name(p: &Path) -> String {
 }
 
 /// `robots lint`.
-pub fn lint(a: &LintArgs) -> Result<ExitStatus> {
-    let robots = parse_file(&a.file, &a.parse.options())?;
+pub async fn lint(a: &LintArgs) -> Result<ExitStatus> {
+    let opts = a.parse.options();
+    let (bytes, total) = robots_bytes(&a.file, &a.fetch, opts.max_bytes).await?;
+    let mut robots = Robots::parse_with(&bytes, &opts);
+    robots.set_total_bytes(usize::try_from(total).unwrap_or(usize::MAX));
     let diags = botscope_robotstxt::lint(&robots);
     let min = match a.min_severity {
         MinSeverity::Note => Severity::Info,

@@ -330,3 +330,98 @@ async fn a_list_of_literals_needs_no_nameserver() {
         "{s}"
     );
 }
+
+/// `robots check --robots URL` and `robots lint URL` fetch the live file
+/// as the harvest does (same policy, same address guard), as Google's
+/// tester does: 5xx means disallow-all, 4xx allow-all, loopback refused
+/// unless allowed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_check_and_lint_fetch_a_url() {
+    let site = |name: &str, behaviour| Site {
+        name: name.into(),
+        behaviour,
+        tls: true,
+    };
+    let sim = Sim::start(Config {
+        sites: vec![
+            site("good.test", Behaviour::Robots(0)),
+            site("down.test", Behaviour::Status(503)),
+            site("gone.test", Behaviour::Status(404)),
+        ],
+        addresses: 2,
+        corpus: vec![b"User-agent: *\nDisallow: /private\nDisallow: /private\n".to_vec()],
+    })
+    .await
+    .expect("sim");
+    let d = dir("robots-url");
+    let ca = d.join("ca.pem");
+    std::fs::write(&ca, &sim.ca_pem).expect("ca");
+    let (dns, https) = (sim.dns.to_string(), sim.https_port.to_string());
+    let fetch = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        v.extend(
+            [
+                "--dns",
+                &dns,
+                "--https-port",
+                &https,
+                "--ca-file",
+                ca.to_str().expect("utf-8"),
+                "--timeout",
+                "5s",
+                "--allow-private",
+            ]
+            .iter()
+            .map(|s| s.to_string()),
+        );
+        v
+    };
+    let check = |url: &str| {
+        fetch(&[
+            "robots",
+            "check",
+            "--robots",
+            url,
+            "--agent",
+            "Googlebot",
+            "/private/x",
+            "/public",
+        ])
+    };
+    let o = botscope(check("https://good.test/")).await;
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("disallowed\t/private/x\tline 2"), "{out}");
+    assert!(out.contains("allowed\t/public\t"), "{out}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("https://good.test/robots.txt: 200"));
+    let o = botscope(check("https://down.test/robots.txt")).await;
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("disallowed\t/public"),
+        "5xx is disallow-all: {out}"
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("503"));
+    let o = botscope(check("https://gone.test/robots.txt")).await;
+    assert_eq!(o.status.code(), Some(0), "4xx is allow-all");
+    let o = botscope(fetch(&["robots", "lint", "https://good.test/robots.txt"])).await;
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("[R025 duplicate-rule]") && out.contains("0 error(s), 1 warning(s)"),
+        "{out}"
+    );
+    // Without --allow-private the guard refuses a loopback answer.
+    let mut args = check("https://good.test/");
+    args.retain(|a| a != "--allow-private");
+    let o = botscope(args).await;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("loopback"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
