@@ -69,6 +69,11 @@ async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analy
         threads: a.threads.unwrap_or(settings.threads).max(1),
     };
     let files: Vec<PathBuf> = if a.files.is_empty() {
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            eprintln!(
+                "botscope: reading a log from standard input (give FILE..., or end with Ctrl-D)"
+            );
+        }
         vec![PathBuf::from("-")]
     } else {
         a.files.clone()
@@ -140,7 +145,14 @@ pub async fn analyze(a: &AnalyzeArgs, settings: &Settings) -> Result<ExitStatus>
     let text = match a.format {
         ReportFormat::Json => botscope_logs::render::json(&o.report),
         ReportFormat::Csv => botscope_logs::render::csv(&o.report),
-        ReportFormat::Text => botscope_logs::render::text(&o.report),
+        // The terminal's width on a terminal, 100 columns otherwise.
+        ReportFormat::Text => botscope_logs::render::text_fit(
+            &o.report,
+            match (&a.out, terminal_size::terminal_size()) {
+                (None, Some((w, _))) => usize::from(w.0).max(60),
+                _ => 100,
+            },
+        ),
         ReportFormat::Html => botscope_logs::render::html(&o.report),
     };
     emit(a.out.as_deref(), &text)?;

@@ -10,7 +10,7 @@ use botscope_accesslog::{Report, Robot};
 
 pub use csv::{CSV_COLUMNS, csv};
 pub use html::page as html;
-pub use text::{bytes, text};
+pub use text::{bytes, text, text_fit};
 
 /// The JSON report, pretty-printed, with a final newline.
 pub fn json(r: &Report) -> String {

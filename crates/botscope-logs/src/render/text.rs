@@ -26,11 +26,32 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
-/// Lays out rows as aligned columns (numbers right-aligned). Cells are
-/// strangers' bytes (User-Agents, paths, robot names): control and bidi
-/// characters are escaped before the widths are measured.
-fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
-    let rows: Vec<Vec<String>> = rows
+/// A cell that reads as a number (`543`, `99.0 MB`, `2 (50.0%)`, `4 (delay
+/// 10s)`, `-`): right-aligned, never shortened. A time stamp or a sentence
+/// that starts with a digit is text.
+fn is_number_cell(c: &str) -> bool {
+    c.is_empty()
+        || c == "-"
+        || c.chars().next().is_some_and(|f| f.is_ascii_digit())
+            && !c.contains('T')
+            && c.split_whitespace().count() <= 3
+}
+
+/// Text columns are shortened to this before columns are left out …
+const COMFORTABLE_TEXT_COLUMN: usize = 24;
+/// … and, when that is not enough, to this.
+const MIN_TEXT_COLUMN: usize = 16;
+
+/// Lays out rows as aligned columns (numbers right-aligned), within
+/// `width` characters: the widest text column is shortened (with an
+/// ellipsis) down to [`COMFORTABLE_TEXT_COLUMN`], then the columns of
+/// `drop` are left out in that order, then text columns are shortened down
+/// to [`MIN_TEXT_COLUMN`]. Cells are strangers' bytes (User-Agents, paths,
+/// robot names): control and bidi characters are escaped before the
+/// widths are measured.
+fn table(out: &mut String, header: &[&str], rows: &[Vec<String>], width: usize, drop: &[usize]) {
+    let mut keep: Vec<usize> = (0..header.len()).collect();
+    let mut rows: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             r.iter()
@@ -38,7 +59,47 @@ fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
                 .collect()
         })
         .collect();
+    let is_text = |rows: &[Vec<String>], i: usize| rows.iter().any(|r| !is_number_cell(&r[i]));
+    let mut drops = drop.iter();
+    let mut floor = COMFORTABLE_TEXT_COLUMN;
+    loop {
+        let col_width = |i: usize, rows: &[Vec<String>]| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        };
+        let total: usize = keep.iter().map(|&i| col_width(i, &rows)).sum::<usize>()
+            + 2 * keep.len().saturating_sub(1);
+        if total <= width {
+            break;
+        }
+        let widest = keep
+            .iter()
+            .copied()
+            .filter(|&i| is_text(&rows, i) && col_width(i, &rows) > floor)
+            .max_by_key(|&i| col_width(i, &rows));
+        if let Some(i) = widest {
+            let to = col_width(i, &rows).saturating_sub(total - width).max(floor);
+            for r in &mut rows {
+                r[i] = shorten(&r[i], to);
+            }
+            continue;
+        }
+        match drops.next() {
+            Some(d) => keep.retain(|i| i != d),
+            None if floor > MIN_TEXT_COLUMN => floor = MIN_TEXT_COLUMN,
+            None => break,
+        }
+    }
+    let header: Vec<&str> = keep.iter().map(|&i| header[i]).collect();
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|r| keep.iter().map(|&i| r[i].clone()).collect())
+        .collect();
     let rows = rows.as_slice();
+    let header = header.as_slice();
     let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -46,16 +107,7 @@ fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
         }
     }
     let numeric: Vec<bool> = (0..header.len())
-        .map(|i| {
-            rows.iter().all(|r| {
-                r[i].is_empty()
-                    || r[i]
-                        .chars()
-                        .next()
-                        .is_some_and(|c| c.is_ascii_digit() || c == '-')
-                        && !r[i].contains('T')
-            })
-        })
+        .map(|i| rows.iter().all(|r| is_number_cell(&r[i])))
         .collect();
     let line = |out: &mut String, cells: &[String]| {
         let mut s = String::new();
@@ -94,7 +146,27 @@ fn shorten(s: &str, n: usize) -> String {
     }
 }
 
-fn clients(out: &mut String, title: &str, l: &ClientList, limit: usize) {
+/// `text` in lines of at most `width` characters, broken at spaces (a
+/// word longer than that stays whole).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+fn clients(out: &mut String, title: &str, l: &ClientList, limit: usize, width: usize) {
     if l.total == 0 {
         return;
     }
@@ -109,7 +181,7 @@ fn clients(out: &mut String, title: &str, l: &ClientList, limit: usize) {
             String::new()
         }
     );
-    let rows: Vec<Vec<String>> = l
+    let rows: Vec<(Vec<String>, String)> = l
         .clients
         .iter()
         .take(limit)
@@ -122,14 +194,41 @@ fn clients(out: &mut String, title: &str, l: &ClientList, limit: usize) {
                 .chain(c.reasons.iter().map(|r| r.detail.clone()))
                 .collect::<Vec<_>>()
                 .join("; ");
-            vec![c.ip.to_string(), c.requests.to_string(), ua, why]
+            (vec![c.ip.to_string(), c.requests.to_string(), ua], why)
         })
         .collect();
-    table(out, &["ip", "requests", "user-agent", "why"], &rows);
+    // The reasons go under each client, wrapped, so none is cut.
+    let (cells, whys): (Vec<Vec<String>>, Vec<String>) = rows.into_iter().unzip();
+    let mut t = String::new();
+    table(
+        &mut t,
+        &["ip", "requests", "user-agent"],
+        &cells,
+        width,
+        &[],
+    );
+    let mut lines = t.lines();
+    if let Some(h) = lines.next() {
+        let _ = writeln!(out, "{h}");
+    }
+    for (line, why) in lines.zip(whys) {
+        let _ = writeln!(out, "{line}");
+        for w in wrap(&botscope_text::field(&why), width.saturating_sub(4).max(20)) {
+            let _ = writeln!(out, "    {w}");
+        }
+    }
 }
 
-/// Terminal tables.
+/// Terminal tables, fitted to 100 columns (what `text` writes when the
+/// output is not a terminal).
 pub fn text(r: &Report) -> String {
+    text_fit(r, 100)
+}
+
+/// Terminal tables, each fitted to `width` columns: long names are
+/// shortened, then the least needed columns left out (first and last
+/// seen, sessions, Crawl-delay breaches, category, robots.txt fetches).
+pub fn text_fit(r: &Report, width: usize) -> String {
     let mut out = String::new();
     let period = r
         .period
@@ -185,7 +284,13 @@ pub fn text(r: &Report) -> String {
             ]
         })
         .collect();
-    table(&mut out, &["class", "clients", "requests", "bytes"], &rows);
+    table(
+        &mut out,
+        &["class", "clients", "requests", "bytes"],
+        &rows,
+        width,
+        &[],
+    );
     if !r.robots.is_empty() {
         let _ = writeln!(out, "\nrobots ({}):", r.robots.len());
         let rows: Vec<Vec<String>> = robots_by_requests(r)
@@ -235,12 +340,14 @@ pub fn text(r: &Report) -> String {
                 "last seen",
             ],
             &rows,
+            width,
+            &[12, 13, 3, 8, 1, 6, 11],
         );
     }
-    clients(&mut out, "spoofed robots", &r.spoofed, 20);
-    clients(&mut out, "undeclared robots", &r.undeclared_bots, 20);
-    clients(&mut out, "scanners", &r.scanners, 20);
-    clients(&mut out, "monitors", &r.monitors, 10);
+    clients(&mut out, "spoofed robots", &r.spoofed, 20, width);
+    clients(&mut out, "undeclared robots", &r.undeclared_bots, 20, width);
+    clients(&mut out, "scanners", &r.scanners, 20, width);
+    clients(&mut out, "monitors", &r.monitors, 10, width);
     if !r.malformed.is_empty() {
         let _ = writeln!(out, "\nlines not understood:");
         let rows: Vec<Vec<String>> = r
@@ -258,7 +365,13 @@ pub fn text(r: &Report) -> String {
                 ]
             })
             .collect();
-        table(&mut out, &["reason", "lines", "first line numbers"], &rows);
+        table(
+            &mut out,
+            &["reason", "lines", "first line numbers"],
+            &rows,
+            width,
+            &[],
+        );
     }
     // Whatever reached the text outside a table (input names, errors) is
     // escaped too; the tables' escapes are printable and pass unchanged.
