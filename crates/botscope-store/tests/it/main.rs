@@ -30,6 +30,18 @@ fn ok(host: &str, time: i64, body: &str) -> Attempt {
     }
 }
 
+/// An import run named `input`, begun at 3,000.
+fn import_run(s: &mut SqliteStore, input: &str) -> botscope_store::RunId {
+    s.begin_run(&NewRun {
+        input: input.into(),
+        input_hash: content_hash(input.as_bytes()),
+        user_agent: String::new(),
+        hosts: 0,
+        started: 3_000,
+    })
+    .expect("run")
+}
+
 fn failed(host: &str, time: i64, status: Option<u16>) -> Attempt {
     Attempt {
         host: host.into(),
@@ -225,17 +237,8 @@ fn warc_round_trip_in_memory() {
     let n = botscope_store::export_warc(&s, &mut warc, true, "a.db", 3_000).expect("export");
     assert_eq!(n, 3);
 
-    let b = temp("warc-b");
-    let mut t = SqliteStore::open(&b).expect("open");
-    let run = t
-        .begin_run(&NewRun {
-            input: "import".into(),
-            input_hash: content_hash(b"import"),
-            user_agent: String::new(),
-            hosts: 0,
-            started: 3_000,
-        })
-        .expect("run");
+    let mut t = SqliteStore::open(&temp("warc-b")).expect("open");
+    let run = import_run(&mut t, "import");
     let policy = botscope_robotstxt::FetchPolicy::google();
     let mut imp = botscope_store::Importer::new(&mut t, run, policy, 3_000);
     let reader = std::io::BufReader::new(flate2::read::MultiGzDecoder::new(&warc[..]));
@@ -258,17 +261,8 @@ fn warc_round_trip_in_memory() {
     let mut plain = Vec::new();
     botscope_store::export_warc(&s, &mut plain, false, "a.db", 3_000).expect("export");
     let cut = &plain[..plain.len() - 20];
-    let c = temp("warc-c");
-    let mut u = SqliteStore::open(&c).expect("open");
-    let run = u
-        .begin_run(&NewRun {
-            input: "cut".into(),
-            input_hash: content_hash(b"cut"),
-            user_agent: String::new(),
-            hosts: 0,
-            started: 3_000,
-        })
-        .expect("run");
+    let mut u = SqliteStore::open(&temp("warc-c")).expect("open");
+    let run = import_run(&mut u, "cut");
     let mut imp = botscope_store::Importer::new(&mut u, run, policy, 3_000);
     let damage = imp.import(cut, &mut |_| {}).expect("import");
     assert!(damage.is_some(), "the cut is reported");
@@ -310,17 +304,8 @@ fn warc_export_is_standard_and_keeps_truncation() {
     );
     assert!(!text.contains("blake3:"));
 
-    let b = temp("warc-std-b");
-    let mut t = SqliteStore::open(&b).expect("open");
-    let run = t
-        .begin_run(&NewRun {
-            input: "import".into(),
-            input_hash: content_hash(b"import"),
-            user_agent: String::new(),
-            hosts: 0,
-            started: 3_000,
-        })
-        .expect("run");
+    let mut t = SqliteStore::open(&temp("warc-std-b")).expect("open");
+    let run = import_run(&mut t, "import");
     let policy = botscope_robotstxt::FetchPolicy::google();
     let mut imp = botscope_store::Importer::new(&mut t, run, policy, 3_000);
     imp.import(&warc[..], &mut |_| {}).expect("import");

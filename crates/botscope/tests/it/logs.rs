@@ -419,16 +419,16 @@ fn text_and_csv() {
     assert!(google.starts_with("Googlebot,search,true,543,"), "{google}");
 }
 
-#[test]
-fn export_lists_sorts_requesters() {
-    let out = crate::scratch("lists").join("out");
+/// `logs export-lists` of the elastic log into a fresh directory.
+fn export_elastic_lists(name: &str) -> std::path::PathBuf {
+    let out = crate::scratch(name).join("out");
     let o = botscope(
         &[
             "logs",
             "export-lists",
             ELASTIC,
             "--out-dir",
-            out.to_str().expect("path"),
+            crate::arg(&out),
         ],
         b"",
     );
@@ -438,6 +438,12 @@ fn export_lists_sorts_requesters() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    out
+}
+
+#[test]
+fn export_lists_sorts_requesters() {
+    let out = export_elastic_lists("lists");
     let has = |dir: &str, ip: &str| out.join(dir).join(ip).exists();
     // Offline, a Googlebot from outside the published list has no evidence
     // against it: not on the blocklist.
@@ -638,23 +644,7 @@ fn unreadable_input_and_empty_windows_write_nothing() {
 /// list of their own.
 #[test]
 fn undeclared_robots_get_their_own_list() {
-    let out = crate::scratch("undeclared").join("lists");
-    let o = botscope(
-        &[
-            "logs",
-            "export-lists",
-            ELASTIC,
-            "--out-dir",
-            crate::arg(&out),
-        ],
-        b"",
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let out = export_elastic_lists("undeclared");
     let (r, _) = json_report(&[ELASTIC], b"");
     let undeclared: Vec<String> = r["undeclared_bots"]["clients"]
         .as_array()
