@@ -266,7 +266,9 @@ pub fn page(r: &Report) -> String {
             body {
                 h1 { "Robots in the access log" }
                 p {
-                    (r.lines.total) " lines read, " (r.lines.parsed) " parsed, "
+                    (r.lines.total) " lines read, " (r.lines.parsed) " parsed"
+                    @if super::text::cut_short(r) > 0 { " (" (super::text::cut_short(r)) " cut short)" }
+                    ", "
                     span class=(if r.lines.malformed > 0 { "bad" } else { "muted" }) {
                         (r.lines.malformed) " not understood"
                     }
@@ -313,7 +315,7 @@ pub fn page(r: &Report) -> String {
                 (client_table("Undeclared robots", "undeclared", &r.undeclared_bots))
                 (client_table("Scanners", "scanners", &r.scanners))
                 (client_table("Monitors", "monitors", &r.monitors))
-                h2 { "Lines not understood" }
+                h2 { "Lines not understood or cut short" }
                 @if r.malformed.is_empty() {
                     p.muted { "None." }
                 } @else {

@@ -219,6 +219,16 @@ fn clients(out: &mut String, title: &str, l: &ClientList, limit: usize, width: u
     }
 }
 
+/// Lines read with their last field cut (truncated): parsed, and listed
+/// with the lines not understood.
+pub fn cut_short(r: &Report) -> u64 {
+    r.malformed
+        .iter()
+        .filter(|m| m.reason == "truncated")
+        .map(|m| m.count)
+        .sum()
+}
+
 /// Terminal tables, fitted to 100 columns (what `text` writes when the
 /// output is not a terminal).
 pub fn text(r: &Report) -> String {
@@ -235,9 +245,15 @@ pub fn text_fit(r: &Report, width: usize) -> String {
         .as_ref()
         .map(|p| format!("{} to {}", p.first, p.last))
         .unwrap_or_else(|| "no requests".into());
+    let cut = cut_short(r);
+    let cut_note = if cut > 0 {
+        format!(" ({cut} cut short)")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{} lines, {} parsed, {} not understood; {period}",
+        "{} lines, {} parsed{cut_note}, {} not understood; {period}",
         r.lines.total, r.lines.parsed, r.lines.malformed
     );
     if r.lines.out_of_window > 0 {
@@ -349,7 +365,7 @@ pub fn text_fit(r: &Report, width: usize) -> String {
     clients(&mut out, "scanners", &r.scanners, 20, width);
     clients(&mut out, "monitors", &r.monitors, 10, width);
     if !r.malformed.is_empty() {
-        let _ = writeln!(out, "\nlines not understood:");
+        let _ = writeln!(out, "\nlines not understood or cut short:");
         let rows: Vec<Vec<String>> = r
             .malformed
             .iter()
