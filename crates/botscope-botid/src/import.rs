@@ -29,20 +29,14 @@ pub struct Imported {
 const WIDEST_V4: u128 = 1 << 24;
 const WIDEST_V6: u128 = 1 << (128 - 19);
 
-/// Why `r` cannot be a crawler's addresses, if it cannot.
-fn implausible(r: &IpRange) -> Option<&'static str> {
-    let (lo, hi, v6) = match *r {
-        IpRange::V4(a, b) => (u128::from(a), u128::from(b), false),
-        IpRange::V6(a, b) => (a, b, true),
+/// True when `r` can be a crawler's addresses: not the unspecified
+/// address, not wider than [`WIDEST_V4`] or [`WIDEST_V6`].
+fn plausible(r: &IpRange) -> bool {
+    let (lo, hi, widest) = match *r {
+        IpRange::V4(a, b) => (u128::from(a), u128::from(b), WIDEST_V4),
+        IpRange::V6(a, b) => (a, b, WIDEST_V6),
     };
-    if lo == 0 && hi == 0 {
-        return Some("the unspecified address");
-    }
-    let size = hi - lo;
-    if (!v6 && size >= WIDEST_V4) || (v6 && size >= WIDEST_V6) {
-        return Some("wider than any crawler's block");
-    }
-    None
+    !(lo == 0 && hi == 0) && hi - lo < widest
 }
 
 /// What replacing `old` with `new` changes: the items added and removed.
@@ -90,22 +84,23 @@ fn clean(s: &str) -> String {
         .to_owned()
 }
 
-fn take(item: &str, line: usize, out: &mut Imported) {
+/// Reads one item: an address is kept, anything else but a null is
+/// reported; true when it was an address.
+fn take(item: &str, line: usize, out: &mut Imported) -> bool {
     let t = clean(item);
     if t.is_empty() || t.eq_ignore_ascii_case("null") {
-        return;
+        return false;
     }
     match IpRange::parse_any(&t) {
-        Ok(r) if implausible(&r).is_none() => out.ranges.push(r),
-        _ => out.skipped.push((line, t.chars().take(80).collect())),
+        Ok(r) if plausible(&r) => {
+            out.ranges.push(r);
+            true
+        }
+        _ => {
+            out.skipped.push((line, t.chars().take(80).collect()));
+            false
+        }
     }
-}
-
-/// Reads one item; true when it was an address.
-fn took(item: &str, line: usize, out: &mut Imported) -> bool {
-    let before = out.ranges.len();
-    take(item, line, out);
-    out.ranges.len() > before
 }
 
 fn from_json(v: &serde_json::Value, out: &mut Imported) {
@@ -122,7 +117,7 @@ fn from_json(v: &serde_json::Value, out: &mut Imported) {
                 "address",
             ] {
                 if let Some(serde_json::Value::String(s)) = m.get(key)
-                    && took(s, 0, out)
+                    && take(s, 0, out)
                 {
                     out.address_lines += 1;
                 }
@@ -138,7 +133,7 @@ fn from_json(v: &serde_json::Value, out: &mut Imported) {
             }
         }
         serde_json::Value::Array(items) => items.iter().for_each(|i| from_json(i, out)),
-        serde_json::Value::String(s) if took(s, 0, out) => out.address_lines += 1,
+        serde_json::Value::String(s) if take(s, 0, out) => out.address_lines += 1,
         _ => {}
     }
 }
@@ -167,7 +162,7 @@ pub fn import_list(text: &str) -> Imported {
         let line = line.split('#').next().unwrap_or_default();
         let line = line.split("//").next().unwrap_or_default();
         if line.contains(" - ") {
-            if took(line, i + 1, &mut out) {
+            if take(line, i + 1, &mut out) {
                 out.address_lines += 1;
             }
             continue;
@@ -178,7 +173,7 @@ pub fn import_list(text: &str) -> Imported {
             .filter(|s| !clean(s).is_empty())
         {
             items += 1;
-            if took(item, i + 1, &mut out) {
+            if take(item, i + 1, &mut out) {
                 good += 1;
             }
         }

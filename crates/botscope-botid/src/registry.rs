@@ -137,6 +137,12 @@ impl BotEntry {
             .chain(self.cidr_list.iter().copied())
     }
 
+    /// True when `ip` is among the entry's published addresses.
+    pub fn publishes(&self, ip: IpAddr) -> bool {
+        self.ranges()
+            .any(|r| r.contains(crate::ipset::normalize(ip)))
+    }
+
     /// The tokens to look for in a User-Agent: `ua_tokens`, else the name.
     pub fn tokens(&self) -> Vec<&str> {
         if self.ua_tokens.is_empty() {

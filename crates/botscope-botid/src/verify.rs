@@ -312,7 +312,7 @@ pub fn fcrdns_domains<'r>(registry: &'r Registry, ip: IpAddr, ua: &UaInfo) -> Op
     if ip.is_unspecified() {
         return None;
     }
-    let listed = bot.has_ip_verifier() && bot.ranges().any(|r| r.contains(normalize(ip)));
+    let listed = bot.publishes(ip);
     match bot.verify {
         Combine::AnyOf if listed => None,
         // Outside the list of an all-of bot is spoofing already.
@@ -401,7 +401,7 @@ fn decide(bot: &BotEntry, ip: IpAddr, dns: Option<&FcrdnsEvidence>, v: &mut Veri
         v.reason = format!("{name} has no verifier in the registry");
         return;
     }
-    let listed = has_list && bot.ranges().any(|r| r.contains(ip));
+    let listed = bot.publishes(ip);
     if has_list {
         v.methods.push("ip".into());
     }

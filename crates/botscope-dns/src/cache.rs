@@ -206,9 +206,9 @@ impl Cache {
 
 impl Cache {
     /// True when `zone` was seen to exist and the entry is live.
-    pub fn zone(&self, zone: &str, now: SystemTime) -> Option<bool> {
+    pub fn knows_zone(&self, zone: &str, now: SystemTime) -> bool {
         self.get(&format!("zone {}", zone.to_ascii_lowercase()), now)
-            .map(|_| true)
+            .is_some()
     }
 
     /// Keeps that `zone` exists, for `ttl`.

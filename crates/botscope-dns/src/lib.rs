@@ -156,6 +156,14 @@ impl<L: Lookup> Fcrdns<L> {
     }
 }
 
+/// What a lookup that missed its deadline gives: a failure, never kept.
+fn timed_out<T>() -> Timed<T> {
+    Timed {
+        answer: Err(DnsFailure::Timeout),
+        ttl: Duration::ZERO,
+    }
+}
+
 /// One address's lookups.
 struct Job<L> {
     lookup: Arc<L>,
@@ -182,10 +190,7 @@ impl<L: Lookup> Job<L> {
             None => {
                 let t = tokio::time::timeout_at(self.deadline, self.lookup.reverse(ip))
                     .await
-                    .unwrap_or(Timed {
-                        answer: Err(DnsFailure::Timeout),
-                        ttl: Duration::ZERO,
-                    });
+                    .unwrap_or_else(|_| timed_out());
                 if matches!(&t.answer, Ok(n) if n.is_empty()) {
                     negative_ptr = Some(t.clone());
                 } else {
@@ -217,10 +222,7 @@ impl<L: Lookup> Job<L> {
                 set.spawn(async move {
                     let t = tokio::time::timeout_at(deadline, lookup.forward(&name))
                         .await
-                        .unwrap_or(Timed {
-                            answer: Err(DnsFailure::Timeout),
-                            ttl: Duration::ZERO,
-                        });
+                        .unwrap_or_else(|_| timed_out());
                     (i, name, t)
                 });
             }
@@ -247,20 +249,19 @@ impl<L: Lookup> Job<L> {
                 .any(|(_, a)| matches!(a, Ok(x) if x.is_empty()));
         if negative {
             for zone in botscope_botid::trust_zones(ip, domains) {
-                let known = self.lock().zone(&zone, now);
-                let r = match known {
-                    Some(true) => Ok(true),
-                    _ => tokio::time::timeout_at(self.deadline, self.lookup.exists(&zone))
+                let known = self.lock().knows_zone(&zone, now);
+                let r = if known {
+                    Ok(true)
+                } else {
+                    tokio::time::timeout_at(self.deadline, self.lookup.exists(&zone))
                         .await
-                        .unwrap_or(Err(DnsFailure::Timeout)),
+                        .unwrap_or(Err(DnsFailure::Timeout))
                 };
-                if r == Ok(true) {
-                    self.lock().put_zone(&zone, ZONE_TTL, now);
-                }
                 let trusted = r == Ok(true);
-                ev.zones.push((zone, r));
+                ev.zones.push((zone.clone(), r));
                 if trusted {
                     let mut cache = self.lock();
+                    cache.put_zone(&zone, ZONE_TTL, now);
                     if let Some(t) = &negative_ptr {
                         cache.put_reverse(ip, t, now);
                     }

@@ -55,6 +55,10 @@ pub enum Error {
     /// The writer stopped.
     #[error("the store writer stopped")]
     Writer,
+    /// A single fetch the address guard refused (a loopback or private
+    /// answer without `allow_private`): no site was asked at all.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// The default User-Agent: the robot's name and where to read about it.

@@ -62,7 +62,8 @@ fn site_of(url: &str) -> Option<(String, Option<u16>, bool)> {
 }
 
 /// Fetches the robots.txt of the site of `url` through `nameservers` (the
-/// system's when empty), with the harvest's fetch, policy and guard.
+/// system's when empty), with the harvest's fetch, policy and guard. An
+/// address the guard refuses is an error, not a site's answer.
 pub async fn fetch_robots_txt(
     url: &str,
     mut cfg: Config,
@@ -91,6 +92,9 @@ pub async fn fetch_robots_txt(
     let (pool, _) = Pool::check(lookups, &[]).await?;
     let h = Harvester::new(cfg, pool)?;
     let attempt = h.fetch(&host, None, None).await;
+    if attempt.error_class.as_deref() == Some(crate::FetchError::Refused(String::new()).class()) {
+        return Err(Error::Refused(attempt.error.unwrap_or_default()));
+    }
     let robots_txt = match (&attempt.body, attempt.outcome.as_str()) {
         (Some(body), _) => body.clone(),
         (None, "disallow-all") => b"User-agent: *\nDisallow: /\n".to_vec(),

@@ -88,8 +88,8 @@ pub enum Error {
     /// The window ends before it begins.
     #[error(
         "the window ends before it begins (since {} is after until {}): no request can fall in it",
-        fmt_time(*since),
-        fmt_time(*until)
+        botscope_accesslog::format_rfc3339(*since),
+        botscope_accesslog::format_rfc3339(*until)
     )]
     BackwardWindow {
         /// Its start (Unix seconds).
@@ -112,10 +112,6 @@ pub enum Error {
     /// Not possible on this platform.
     #[error("{0}")]
     Unsupported(&'static str),
-}
-
-fn fmt_time(t: i64) -> String {
-    jiff::Timestamp::from_second(t).map_or_else(|_| t.to_string(), |ts| ts.to_string())
 }
 
 /// Share of lines that must be read for a report to mean anything: under

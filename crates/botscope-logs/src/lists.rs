@@ -95,17 +95,13 @@ fn check_out(out: &Path, gens: &Path) -> Result<(), Error> {
     let mut parts = target.components();
     let ours = match (parts.next(), parts.next(), parts.next()) {
         (Some(std::path::Component::Normal(g)), Some(std::path::Component::Normal(n)), None) => {
-            Some(g) == gens.file_name() && n.to_str().is_some_and(generation_name)
+            Some(g) == gens.file_name()
+                && n.to_str().is_some_and(generation_name)
+                && std::fs::symlink_metadata(gens.join(n)).is_ok_and(|m| m.is_dir())
         }
         _ => false,
     };
-    let real_dir = std::fs::symlink_metadata(gens.join(target.file_name().unwrap_or_default()))
-        .is_ok_and(|m| m.is_dir());
-    if ours && real_dir {
-        Ok(())
-    } else {
-        Err(not_ours())
-    }
+    if ours { Ok(()) } else { Err(not_ours()) }
 }
 
 /// The apache-dirs layout: one empty file per address under

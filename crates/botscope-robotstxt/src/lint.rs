@@ -47,7 +47,6 @@ struct Linter<'a> {
 /// A byte trie over rule patterns: each node keeps the first rule (by
 /// index) whose pattern ends there and the longest pattern length among
 /// the rules ending there. Walking a pattern visits only its prefixes.
-#[derive(Default)]
 struct Trie {
     /// Children, sorted by byte; the root is node 0.
     children: Vec<Vec<(u8, u32)>>,
@@ -459,15 +458,13 @@ fn rule_set_findings(rules: &[&Rule], steps: &mut u64) -> Vec<Diagnostic> {
             }
             cover = cover.min(trie.first[node]);
         }
-        let Some(cover_rule) = rules.get(cover as usize) else {
+        let Some(&cover_rule) = rules.get(cover as usize) else {
             continue;
         };
-        let key = (k, cover);
-        let cover = cover_rule;
-        let q = cover.normalized.as_str();
         let contested = *contested_memo
-            .entry(key)
-            .or_insert_with(|| contested(&literal[1 - k], q, steps));
+            .entry((k, cover))
+            .or_insert_with(|| contested(&literal[1 - k], &cover_rule.normalized, steps));
+        let cover = cover_rule;
         if !contested {
             out.push(
                 Diagnostic::new(

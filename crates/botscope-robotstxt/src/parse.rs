@@ -141,6 +141,9 @@ pub struct Robots {
     pub lines: u32,
     /// True when the file starts with a UTF-8 byte order mark.
     pub bom: bool,
+    /// The parse cap, when it cut the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_cap: Option<usize>,
 }
 
 /// 1-based character column of byte offset `at` in `line`.
@@ -525,6 +528,7 @@ impl Builder<'_> {
         r.parsed_bytes = info.parsed_bytes;
         r.lines = info.lines;
         r.bom = info.bom == 3;
+        r.size_cap = info.cap;
         if info.bom > 0 {
             let msg = if info.bom == 3 {
                 "file starts with a UTF-8 byte order mark; Google skips it, some crawlers read it as part of the first key"
@@ -555,7 +559,7 @@ impl Builder<'_> {
         }
         if info.truncated() {
             let line = info.first_cut_line;
-            let cap = info.cap.unwrap_or(info.parsed_bytes);
+            let cap = r.size_cap.unwrap_or(info.parsed_bytes);
             r.diagnostics.push(
                 Diagnostic::new(
                     Code::SizeCap,
@@ -569,12 +573,6 @@ impl Builder<'_> {
         r.diagnostics.sort_by_key(|d| (d.line, d.column));
         self.robots
     }
-}
-
-/// The cap a size-cap message names.
-fn size_cap_of(message: &str) -> Option<usize> {
-    let rest = message.split("at most ").nth(1)?;
-    rest.split(' ').next()?.parse().ok()
 }
 
 fn size_cap_message(total: usize, cap: usize, line: u32) -> String {
@@ -641,8 +639,8 @@ impl Robots {
             .find(|d| d.code == Code::SizeCap)
         {
             Some(d) => {
-                let cap = size_cap_of(&d.message).unwrap_or(self.parsed_bytes);
-                d.message = size_cap_message(total, cap, d.line);
+                d.message =
+                    size_cap_message(total, self.size_cap.unwrap_or(self.parsed_bytes), d.line);
             }
             None => {
                 let line = self.lines.saturating_add(1);

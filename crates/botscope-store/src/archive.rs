@@ -310,12 +310,14 @@ pub fn export_warc<S: Store + ?Sized>(
     )
     .map_err(write_err("the WARC file"))?;
     let mut count = 0u64;
+    // A version without its attempt (imported from files) was served as is.
+    let as_served = crate::Origin {
+        status: 200,
+        ..crate::Origin::default()
+    };
     store.each_version(&mut |v| {
         let clean = |s: &str| s.replace(['\r', '\n'], "");
-        let origin = v.origin.clone().unwrap_or(crate::Origin {
-            status: 200,
-            ..crate::Origin::default()
-        });
+        let origin = v.origin.as_ref().unwrap_or(&as_served);
         let mut head = format!(
             "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n",
             origin.status,

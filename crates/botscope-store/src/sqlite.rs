@@ -503,7 +503,7 @@ impl Store for SqliteStore {
         let mut rows = st.query([]).map_err(|e| classify(&self.path, e))?;
         while let Some(r) = rows.next().map_err(|e| classify(&self.path, e))? {
             let hash: Vec<u8> = r.get(4).map_err(|e| classify(&self.path, e))?;
-            let v = Version {
+            let mut v = Version {
                 host: r.get(0).map_err(|e| classify(&self.path, e))?,
                 url: r.get(1).map_err(|e| classify(&self.path, e))?,
                 first_seen: r.get(2).map_err(|e| classify(&self.path, e))?,
@@ -517,7 +517,6 @@ impl Store for SqliteStore {
                 origin: None,
             };
             let status: Option<i64> = r.get(7).map_err(|e| classify(&self.path, e))?;
-            let mut v = v;
             if let Some(status) = status.and_then(|s| u16::try_from(s).ok()) {
                 let mut headers = Vec::new();
                 for (i, name) in [

@@ -29,9 +29,6 @@ async fn robots_bytes(arg: &Path, fetch: &FetchArgs, max: Option<usize>) -> Resu
     let servers = crate::harvest::nameservers(&fetch.dns)?;
     let f = botscope_harvest::fetch_robots_txt(&text, cfg, servers, timeout).await?;
     eprintln!("botscope: {}", botscope_text::field(&f.describe()));
-    if f.attempt.status.is_none() && f.attempt.error_class.as_deref() == Some("refused") {
-        anyhow::bail!("{}", f.attempt.error.unwrap_or_default());
-    }
     let total = f.attempt.bytes.max(f.robots_txt.len() as u64);
     Ok((f.robots_txt, total))
 }

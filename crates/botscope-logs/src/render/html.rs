@@ -267,7 +267,7 @@ pub fn page(r: &Report) -> String {
                 h1 { "Robots in the access log" }
                 p {
                     (r.lines.total) " lines read, " (r.lines.parsed) " parsed"
-                    @if super::text::cut_short(r) > 0 { " (" (super::text::cut_short(r)) " cut short)" }
+                    @if super::cut_short(r) > 0 { " (" (super::cut_short(r)) " cut short)" }
                     ", "
                     span class=(if r.lines.malformed > 0 { "bad" } else { "muted" }) {
                         (r.lines.malformed) " not understood"

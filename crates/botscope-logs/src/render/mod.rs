@@ -25,3 +25,14 @@ pub fn robots_by_requests(r: &Report) -> Vec<(&String, &Robot)> {
     v.sort_by(|a, b| b.1.requests.cmp(&a.1.requests).then(a.0.cmp(b.0)));
     v
 }
+
+/// Lines read with their last field cut (truncated): parsed, and listed
+/// with the lines not understood.
+fn cut_short(r: &Report) -> u64 {
+    let truncated = botscope_accesslog::Malformed::Truncated.as_str();
+    r.malformed
+        .iter()
+        .filter(|m| m.reason == truncated)
+        .map(|m| m.count)
+        .sum()
+}

@@ -59,29 +59,31 @@ fn table(out: &mut String, header: &[&str], rows: &[Vec<String>], width: usize, 
                 .collect()
         })
         .collect();
-    let is_text = |rows: &[Vec<String>], i: usize| rows.iter().any(|r| !is_number_cell(&r[i]));
+    let text: Vec<bool> = (0..header.len())
+        .map(|i| rows.iter().any(|r| !is_number_cell(&r[i])))
+        .collect();
     let mut drops = drop.iter();
     let mut floor = COMFORTABLE_TEXT_COLUMN;
     loop {
-        let col_width = |i: usize, rows: &[Vec<String>]| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([header[i].chars().count()])
-                .max()
-                .unwrap_or(0)
-        };
-        let total: usize = keep.iter().map(|&i| col_width(i, &rows)).sum::<usize>()
-            + 2 * keep.len().saturating_sub(1);
+        let widths: Vec<usize> = (0..header.len())
+            .map(|i| {
+                rows.iter()
+                    .map(|r| r[i].chars().count())
+                    .fold(header[i].chars().count(), usize::max)
+            })
+            .collect();
+        let total: usize =
+            keep.iter().map(|&i| widths[i]).sum::<usize>() + 2 * keep.len().saturating_sub(1);
         if total <= width {
             break;
         }
         let widest = keep
             .iter()
             .copied()
-            .filter(|&i| is_text(&rows, i) && col_width(i, &rows) > floor)
-            .max_by_key(|&i| col_width(i, &rows));
+            .filter(|&i| text[i] && widths[i] > floor)
+            .max_by_key(|&i| widths[i]);
         if let Some(i) = widest {
-            let to = col_width(i, &rows).saturating_sub(total - width).max(floor);
+            let to = widths[i].saturating_sub(total - width).max(floor);
             for r in &mut rows {
                 r[i] = shorten(&r[i], to);
             }
@@ -219,16 +221,6 @@ fn clients(out: &mut String, title: &str, l: &ClientList, limit: usize, width: u
     }
 }
 
-/// Lines read with their last field cut (truncated): parsed, and listed
-/// with the lines not understood.
-pub fn cut_short(r: &Report) -> u64 {
-    r.malformed
-        .iter()
-        .filter(|m| m.reason == "truncated")
-        .map(|m| m.count)
-        .sum()
-}
-
 /// Terminal tables, fitted to 100 columns (what `text` writes when the
 /// output is not a terminal).
 pub fn text(r: &Report) -> String {
@@ -245,7 +237,7 @@ pub fn text_fit(r: &Report, width: usize) -> String {
         .as_ref()
         .map(|p| format!("{} to {}", p.first, p.last))
         .unwrap_or_else(|| "no requests".into());
-    let cut = cut_short(r);
+    let cut = super::cut_short(r);
     let cut_note = if cut > 0 {
         format!(" ({cut} cut short)")
     } else {

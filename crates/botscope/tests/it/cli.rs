@@ -553,31 +553,46 @@ fn verify_with_dns_that_does_not_answer_is_unverifiable() {
     assert_eq!(v["methods"], serde_json::json!(["fcrdns"]));
 }
 
+/// `verify --batch --offline` of `lines` (`IP<TAB>UA`), written to a file.
+fn offline_verdicts(name: &str, lines: &str) -> std::path::PathBuf {
+    let o = botscope(&["verify", "--batch", "-", "--offline"], lines.as_bytes());
+    tmp(name, &o.stdout)
+}
+
+/// `bots export --verdicts VERDICTS --format FORMAT --out OUT`.
+fn bots_export(
+    verdicts: &std::path::Path,
+    format: &str,
+    out: &std::path::Path,
+) -> std::process::Output {
+    botscope(
+        &[
+            "bots",
+            "export",
+            "--verdicts",
+            crate::arg(verdicts),
+            "--format",
+            format,
+            "--out",
+            crate::arg(out),
+        ],
+        b"",
+    )
+}
+
 #[cfg(unix)]
 #[test]
 fn bots_export_formats_and_atomic_swap() {
-    let verdicts = botscope(
-        &["verify", "--batch", "-", "--offline"],
-        format!("66.249.66.1\t{GOOGLEBOT_UA}\n192.0.2.9\tGPTBot/1.2\n66.249.66.2\tFirefox/120.0\n")
-            .as_bytes(),
+    let vfile = offline_verdicts(
+        "verdicts.jsonl",
+        &format!(
+            "66.249.66.1\t{GOOGLEBOT_UA}\n192.0.2.9\tGPTBot/1.2\n66.249.66.2\tFirefox/120.0\n"
+        ),
     );
-    let vfile = tmp("verdicts.jsonl", &verdicts.stdout);
     let root = crate::scratch("export");
     let out = root.join("lists/crawlers");
     let export = |format: &str, out: &std::path::Path| {
-        let o = botscope(
-            &[
-                "bots",
-                "export",
-                "--verdicts",
-                &vfile.display().to_string(),
-                "--format",
-                format,
-                "--out",
-                &out.display().to_string(),
-            ],
-            b"",
-        );
+        let o = bots_export(&vfile, format, out);
         assert_eq!(
             o.status.code(),
             Some(0),
@@ -743,28 +758,13 @@ fn check_batch_answers_an_endless_line_as_malformed_and_goes_on() {
 #[cfg(unix)]
 #[test]
 fn bots_export_of_a_file_without_verdicts_changes_nothing() {
-    let good = botscope(
-        &["verify", "--batch", "-", "--offline"],
-        format!("66.249.66.1\t{GOOGLEBOT_UA}\n").as_bytes(),
+    let verdicts = offline_verdicts(
+        "export-good.jsonl",
+        &format!("66.249.66.1\t{GOOGLEBOT_UA}\n"),
     );
-    let verdicts = tmp("export-good.jsonl", &good.stdout);
     let out = crate::scratch("export-refuse").join("crawlers");
     let map = out.with_extension("map");
-    let export = |input: &std::path::Path, format: &str, to: &std::path::Path| {
-        botscope(
-            &[
-                "bots",
-                "export",
-                "--verdicts",
-                crate::arg(input),
-                "--format",
-                format,
-                "--out",
-                crate::arg(to),
-            ],
-            b"",
-        )
-    };
+    let export = bots_export;
     assert_eq!(
         export(&verdicts, "apache-dirs", &out).status.code(),
         Some(0)
@@ -928,30 +928,17 @@ fn verify_a_mention_is_not_a_claim() {
 #[cfg(unix)]
 #[test]
 fn bots_export_never_deletes_a_real_directory() {
-    let verdicts = botscope(
-        &["verify", "--batch", "-", "--offline"],
-        format!("66.249.66.1\t{GOOGLEBOT_UA}\n").as_bytes(),
+    let vfile = offline_verdicts(
+        "verdicts-real-dir.jsonl",
+        &format!("66.249.66.1\t{GOOGLEBOT_UA}\n"),
     );
-    let vfile = tmp("verdicts-real-dir.jsonl", &verdicts.stdout);
     let root = crate::scratch("export-real-dir");
     let dir = root.join("www");
     std::fs::create_dir_all(dir.join("sub")).expect("dir");
     std::fs::write(dir.join("notes.txt"), b"notes").expect("write");
     std::fs::write(dir.join("sub/keep.conf"), b"keep").expect("write");
     for out in [dir.display().to_string(), format!("{}/", dir.display())] {
-        let o = botscope(
-            &[
-                "bots",
-                "export",
-                "--verdicts",
-                crate::arg(&vfile),
-                "--format",
-                "apache-dirs",
-                "--out",
-                &out,
-            ],
-            b"",
-        );
+        let o = bots_export(&vfile, "apache-dirs", std::path::Path::new(&out));
         assert_eq!(o.status.code(), Some(2), "{out}");
         assert!(
             String::from_utf8_lossy(&o.stderr).contains("is not a directory botscope made"),
@@ -1006,29 +993,15 @@ fn robots_text_output_escapes_the_file() {
 /// the registry publishes as a single address and the verdicts verify.
 #[test]
 fn nginx_geo_passes_nginx_t() {
-    let verdicts = botscope(
-        &["verify", "--batch", "-", "--offline"],
-        format!(
+    let vfile = offline_verdicts(
+        "verdicts-geo.jsonl",
+        &format!(
             "66.249.66.1\t{GOOGLEBOT_UA}\n3.18.12.63\tStripe/1.0 (+https://stripe.com/docs/webhooks)\n192.0.2.9\tGPTBot/1.2\n66.249.66.1\tGPTBot/1.2\n"
-        )
-        .as_bytes(),
+        ),
     );
-    let vfile = tmp("verdicts-geo.jsonl", &verdicts.stdout);
     let root = crate::scratch("nginx-geo");
     let geo = root.join("crawlers.conf");
-    let o = botscope(
-        &[
-            "bots",
-            "export",
-            "--verdicts",
-            crate::arg(&vfile),
-            "--format",
-            "nginx-geo",
-            "--out",
-            crate::arg(&geo),
-        ],
-        b"",
-    );
+    let o = bots_export(&vfile, "nginx-geo", &geo);
     assert_eq!(
         o.status.code(),
         Some(0),
