@@ -21,5 +21,5 @@ fuzz_target!(|data: &[u8]| {
         assert!(info.is_bot);
     }
     let ip = if data.len() >= 4 { std::net::IpAddr::from([data[0], data[1], data[2], data[3]]) } else { "192.0.2.1".parse().expect("ip") };
-    let _ = verify(registry, ip, Some(&ua), &info, None);
+    let _ = verify(registry, ip, Some(&ua), &info, None, Default::default());
 });

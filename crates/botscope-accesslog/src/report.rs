@@ -333,6 +333,29 @@ pub struct ClientEntry {
     pub samples: Vec<String>,
     /// Verification reason (spoofed list).
     pub verification: Option<String>,
+    /// The AS number that announces the address (null without an
+    /// IP-owner database; filled in by the caller).
+    pub asn: Option<u32>,
+    /// The organisation of that AS.
+    pub as_org: Option<String>,
+    /// The country the address is placed in (ISO 3166-1 alpha-2).
+    pub country: Option<String>,
+}
+
+impl ClientEntry {
+    /// `AS15169 Google LLC, US`, or what of it is known; `None` when
+    /// nothing is.
+    pub fn network(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(a) = self.asn {
+            parts.push(match &self.as_org {
+                Some(o) => format!("AS{a} {o}"),
+                None => format!("AS{a}"),
+            });
+        }
+        parts.extend(self.country.clone());
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
 }
 
 /// A list of clients, largest first.

@@ -187,6 +187,32 @@ def operator_name(text):
     return t or None
 
 
+# The autonomous systems each operator crawls from, for operators that run
+# their own networks. Taken from the AS numbers that announce the operator's
+# own published ranges (RouteViews and DB-IP, as packaged in npm's
+# @ip-location-db/asn, 2026-06), plus the operator's other registered AS
+# numbers. A claim from an address that an IP-owner database places in
+# another network is spoofing evidence, so a list here must be complete:
+# operators whose crawlers run on shared clouds (AWS, Azure, GCP) get none,
+# since a cloud's AS says nothing about who rents the address.
+OPERATOR_ASNS = {
+    "Google": [15169, 19527, 36040, 36384, 36385, 36492, 41264, 43515, 139070, 139190, 396982],
+    "Microsoft": [3598, 8068, 8069, 8075, 12076, 58593],
+    "Yandex": [13238, 44534, 202611, 208722, 215013],
+    "Apple": [714, 6185],
+    "Meta": [32934, 54115, 63293, 149642],
+    "X": [13414, 35995, 63179],
+}
+
+
+def list_date(rel):
+    """The date a JSON list says it was made (`creationTime`), if it says."""
+    if not rel.endswith(".json"):
+        return None
+    t = json.loads((IPDATA / rel).read_text(encoding="utf-8", errors="replace")).get("creationTime")
+    return t[:10] if isinstance(t, str) and re.match(r"\d{4}-\d{2}-\d{2}", t) else None
+
+
 def q(s):
     return "'" + s.replace("'", "''") + "'"
 
@@ -202,7 +228,9 @@ def main():
         nets = sorted(set(ipaddress.collapse_addresses([n for n in nets if n.version == 4])), key=lambda n: n.network_address) + \
             sorted(set(ipaddress.collapse_addresses([n for n in nets if n.version == 6])), key=lambda n: n.network_address)
         entries.append(dict(name=name, operator=op, category=cat, url=url, respects=respects, tokens=tokens,
-                            hosts=hosts, nets=nets, sources=sources, files=files))
+                            hosts=hosts, nets=nets, sources=sources, files=files,
+                            asns=OPERATOR_ASNS.get(op, []),
+                            as_of=max(filter(None, (list_date(f) for f in files)), default=None)))
         names.add(name.lower())
         for t in tokens:
             names.add(t.lower())
@@ -217,11 +245,12 @@ def main():
         respect = info.get("respect", "").strip().lower()
         respects = True if respect.startswith("yes") else False if respect.startswith("no") else None
         entries.append(dict(name=name, operator=op, category=category_of(info.get("function", "")), url=op_url,
-                            respects=respects, tokens=[name], hosts=None, nets=[], sources=[], files=[]))
+                            respects=respects, tokens=[name], hosts=None, nets=[], sources=[], files=[],
+                            asns=OPERATOR_ASNS.get(op, []), as_of=None))
 
     print("# The registry bundled with botscope: valid bottica (bots: name, fcrdns_hosts,")
     print("# ip_list, ip_ranges, cidr_list) plus botscope's fields (operator, category, url,")
-    print("# respects_robots_txt, ua_tokens, ip_sources, verify).")
+    print("# respects_robots_txt, ua_tokens, ip_sources, verify, asns, ip_as_of).")
     print("# Built by crates/botscope-botid/data/build_registry.py from public data:")
     print("# operators' published IP lists and documented reverse-DNS domains (see")
     print("# SOURCES.tsv beside this file) and the ai.robots.txt list of AI agents.")
@@ -246,6 +275,8 @@ def main():
         if e["hosts"] is not None and e["nets"] and e["name"] in ANY_OF:
             print(f"  # {ANY_OF[e['name']]}")
             print("  verify: any-of")
+        if e["asns"]:
+            print(f"  asns: [{', '.join(str(a) for a in e['asns'])}]")
         if e["hosts"] is not None:
             if e["hosts"]:
                 print("  fcrdns_hosts:")
@@ -253,6 +284,8 @@ def main():
                     print(f"    - {h}")
             else:
                 print("  fcrdns_hosts: []")
+        if e["as_of"] and e["nets"]:
+            print(f"  ip_as_of: {e['as_of']}")
         singles = [n for n in e["nets"] if n.num_addresses == 1]
         blocks = [n for n in e["nets"] if n.num_addresses > 1]
         if singles:

@@ -6,7 +6,9 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use crate::{FcrdnsEvidence, Registry, UaClassifier, UaInfo, Verification, parse_ip, verify};
+use crate::{
+    FcrdnsEvidence, Owners, Registry, UaClassifier, UaInfo, Verification, parse_ip, verify,
+};
 
 /// The lines of a batch, read.
 #[derive(Debug, Default)]
@@ -60,6 +62,7 @@ impl Batch {
         &'s self,
         registry: &'e Registry,
         evidence: &'e HashMap<IpAddr, FcrdnsEvidence, S>,
+        owners: &'e dyn Owners,
     ) -> impl Iterator<Item = Result<Verification, &'s str>> + use<'s, 'e, S> {
         let none = UaInfo::default();
         self.rows.iter().map(move |row| match row {
@@ -69,8 +72,32 @@ impl Batch {
                 ua.as_deref(),
                 self.info(ua).unwrap_or(&none),
                 evidence.get(ip),
+                owners.owner(*ip),
             )),
             Err(e) => Err(e.as_str()),
+        })
+    }
+}
+
+impl Batch {
+    /// The verdicts as JSON lines, in order (`{"verdict": "error",
+    /// "reason": …}` for a line that could not be read), each with
+    /// whether it is `spoofed`.
+    pub fn json_lines<'s, 'e, S: std::hash::BuildHasher>(
+        &'s self,
+        registry: &'e Registry,
+        evidence: &'e HashMap<IpAddr, FcrdnsEvidence, S>,
+        owners: &'e dyn Owners,
+    ) -> impl Iterator<Item = (String, bool)> + use<'s, 'e, S> {
+        self.verdicts(registry, evidence, owners).map(|v| match v {
+            Ok(v) => (
+                serde_json::to_string(&v).unwrap_or_default(),
+                v.verdict == crate::Verdict::Spoofed,
+            ),
+            Err(e) => (
+                serde_json::json!({ "verdict": "error", "reason": e }).to_string(),
+                false,
+            ),
         })
     }
 }
@@ -103,7 +130,9 @@ mod tests {
                 vec!["googlebot.com".to_owned(), "google.com".to_owned()]
             )]
         );
-        let v: Vec<_> = b.verdicts(&registry, &HashMap::new()).collect();
+        let v: Vec<_> = b
+            .verdicts(&registry, &HashMap::new(), &crate::NoOwners)
+            .collect();
         assert_eq!(v.len(), 5);
         assert_eq!(
             v[4].as_ref().map(|x| x.verdict),

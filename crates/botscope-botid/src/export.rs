@@ -279,6 +279,7 @@ mod tests {
             methods: vec![],
             hostnames: vec![],
             reason: String::new(),
+            owner: Default::default(),
         }
     }
 

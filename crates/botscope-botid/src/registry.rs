@@ -110,6 +110,14 @@ pub struct BotEntry {
     pub fcrdns_hosts: Option<Vec<String>>,
     /// How the verifiers combine when there are both kinds.
     pub verify: Combine,
+    /// The autonomous systems its operator crawls from (`asns`): an
+    /// address that an IP-owner database places in another network is
+    /// evidence against a claim. Empty: the operator's networks are not
+    /// known (or are shared clouds), and the owner proves nothing.
+    pub asns: Vec<u32>,
+    /// The date of the published list the addresses were taken from
+    /// (`ip_as_of`, `YYYY-MM-DD`), when known.
+    pub ip_as_of: Option<String>,
     /// Single addresses it may use.
     pub ip_list: Vec<IpAddr>,
     /// Inclusive ranges it may use.
@@ -285,6 +293,60 @@ impl Registry {
     pub fn ip_index(&self) -> &IpIndex {
         &self.ips
     }
+}
+
+/// What `bots validate` prints for the file `name`: in text, the errors
+/// then a summary line (and a note on bots that can only be claimed); in
+/// JSON, one object.
+pub fn validation_report(
+    name: &str,
+    result: &Result<Registry, Vec<RegistryError>>,
+    json: bool,
+) -> String {
+    use serde_json::json;
+    match (result, json) {
+        (Ok(r), false) => {
+            let without = r.unverifiable_names();
+            let mut out = format!("{name}: valid, {} bot(s)\n", r.bots().len());
+            if !without.is_empty() {
+                out.push_str(&format!(
+                    "note: {} bot(s) have no verifier and can only be claimed, never verified: {}\n",
+                    without.len(),
+                    without.join(", ")
+                ));
+            }
+            out
+        }
+        (Ok(r), true) => format!(
+            "{}\n",
+            json!({ "file": name, "valid": true, "bots": r.bots().len(),
+                "unverifiable_bots": r.unverifiable_names(), "errors": [] })
+        ),
+        (Err(errors), false) => {
+            let mut out: String = errors.iter().map(|e| format!("{e}\n")).collect();
+            out.push_str(&format!("{name}: invalid, {} error(s)\n", errors.len()));
+            out
+        }
+        (Err(errors), true) => {
+            let list: Vec<_> = errors
+                .iter()
+                .map(|e| json!({ "file": e.file, "line": e.line, "bot": e.bot, "message": e.message }))
+                .collect();
+            format!(
+                "{}\n",
+                json!({ "file": name, "valid": false, "errors": list })
+            )
+        }
+    }
+}
+
+/// Every error of a registry file, one per line.
+pub fn errors_text(errors: &[RegistryError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]

@@ -261,6 +261,61 @@ pub fn check_fcrdns(ip: IpAddr, domains: &[String], ev: &FcrdnsEvidence) -> Fcrd
     }
 }
 
+/// Who an address is registered to, from the IP-owner databases: its
+/// autonomous system and the country it is placed in. Every field is
+/// `None` when no database knows (or none is installed).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    /// The AS number that announces the address.
+    #[serde(default)]
+    pub asn: Option<u32>,
+    /// The organisation the AS is registered to.
+    #[serde(default)]
+    pub as_org: Option<String>,
+    /// ISO 3166-1 alpha-2 country code.
+    #[serde(default)]
+    pub country: Option<String>,
+    /// The database is much newer than the request (addresses change
+    /// hands): the network is shown, but it is not evidence.
+    #[serde(skip)]
+    pub stale: bool,
+}
+
+impl Owner {
+    /// `AS15169 (Google LLC)`, or `AS15169` without an organisation.
+    pub fn network(&self) -> Option<String> {
+        let asn = self.asn?;
+        Some(match &self.as_org {
+            Some(o) => format!("AS{asn} ({o})"),
+            None => format!("AS{asn}"),
+        })
+    }
+}
+
+/// Where owners of addresses come from (the IP-owner databases of
+/// `botscope-ipdb`, or nothing).
+pub trait Owners {
+    /// The owner of `ip` now; the default (all unknown) when not known.
+    fn owner(&self, ip: IpAddr) -> Owner;
+
+    /// The owner of `ip` for a request made at `when` (Unix seconds):
+    /// marked stale when the database is much newer than the request.
+    fn owner_at(&self, ip: IpAddr, when: i64) -> Owner {
+        let _ = when;
+        self.owner(ip)
+    }
+}
+
+/// No IP-owner database: every owner is unknown.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoOwners;
+
+impl Owners for NoOwners {
+    fn owner(&self, _: IpAddr) -> Owner {
+        Owner::default()
+    }
+}
+
 /// One verdict, with what it rests on. Field names are a stable contract
 /// (`botscope verify --format json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -283,6 +338,10 @@ pub struct Verification {
     pub hostnames: Vec<String>,
     /// Why, in one sentence.
     pub reason: String,
+    /// The address's registered network and country (`asn`, `as_org`,
+    /// `country`: null when no IP-owner database knows).
+    #[serde(flatten)]
+    pub owner: Owner,
 }
 
 impl Verification {
@@ -346,13 +405,15 @@ pub fn wants_fcrdns(registry: &Registry, ip: IpAddr, ua: &UaInfo) -> bool {
 }
 
 /// Decides the verdict for one client. `dns` is the FCrDNS evidence for
-/// `ip`, or `None` when DNS is not to be used (offline).
+/// `ip`, or `None` when DNS is not to be used (offline); `owner` is who
+/// the address is registered to (all `None` when unknown).
 pub fn verify(
     registry: &Registry,
     ip: IpAddr,
     user_agent: Option<&str>,
     ua: &UaInfo,
     dns: Option<&FcrdnsEvidence>,
+    owner: Owner,
 ) -> Verification {
     let ip = normalize(ip);
     let mut v = Verification {
@@ -365,6 +426,7 @@ pub fn verify(
         methods: Vec::new(),
         hostnames: Vec::new(),
         reason: String::new(),
+        owner,
     };
     let Some(bot) = ua.claimed_bot.as_deref().and_then(|n| registry.get(n)) else {
         let owners: Vec<&BotEntry> = registry.owners_of(ip).collect();
@@ -399,6 +461,19 @@ fn decide(bot: &BotEntry, ip: IpAddr, dns: Option<&FcrdnsEvidence>, v: &mut Veri
     let has_list = bot.has_ip_verifier();
     if !has_list && bot.fcrdns_hosts.is_none() {
         v.reason = format!("{name} has no verifier in the registry");
+        if let Some(net) = v.owner.network().filter(|_| !bot.asns.is_empty()) {
+            v.methods.push("asn".into());
+            if foreign_network(bot, &v.owner) {
+                v.verdict = Verdict::Spoofed;
+                v.reason = foreign_reason(bot, ip, &v.owner);
+            } else {
+                v.verdict = Verdict::Unverifiable;
+                v.reason = format!(
+                    "claims {name}; {ip} is in its operator's network {net}, which others \
+                     may share, and {name} publishes no addresses or reverse DNS to confirm"
+                );
+            }
+        }
         return;
     }
     let listed = bot.publishes(ip);
@@ -441,6 +516,9 @@ fn decide(bot: &BotEntry, ip: IpAddr, dns: Option<&FcrdnsEvidence>, v: &mut Veri
         (true, false) => format!("{ip} is not among {name}'s published addresses; "),
     };
     let Some(ev) = dns else {
+        if by_network(bot, ip, v) {
+            return;
+        }
         v.verdict = Verdict::Unverifiable;
         v.reason = format!("claims {name}; {before}FCrDNS is needed and DNS is off");
         return;
@@ -461,10 +539,48 @@ fn decide(bot: &BotEntry, ip: IpAddr, dns: Option<&FcrdnsEvidence>, v: &mut Veri
             v.reason = format!("claims {name}, but {before}FCrDNS fails: {reason}");
         }
         Fcrdns::Unavailable { reason } => {
+            if by_network(bot, ip, v) {
+                return;
+            }
             v.verdict = Verdict::Unverifiable;
             v.reason = format!("claims {name}; {before}{reason}");
         }
     }
+}
+
+/// True when the owner's AS is known and is none of the operator's.
+fn foreign_network(bot: &BotEntry, owner: &Owner) -> bool {
+    !owner.stale
+        && owner
+            .asn
+            .is_some_and(|a| !bot.asns.is_empty() && !bot.asns.contains(&a))
+}
+
+fn foreign_reason(bot: &BotEntry, ip: IpAddr, owner: &Owner) -> String {
+    let theirs: Vec<String> = bot.asns.iter().map(|a| format!("AS{a}")).collect();
+    let operator = bot
+        .operator
+        .as_deref()
+        .map_or_else(|| format!("{}'s", bot.name), |o| format!("{o}'s"));
+    format!(
+        "claims {}, but {ip} belongs to {}, not to {operator} networks ({})",
+        bot.name,
+        owner.network().unwrap_or_default(),
+        theirs.join(", ")
+    )
+}
+
+/// When DNS cannot tell: the registered owner of the address decides if
+/// it is a network the operator does not crawl from (spoofed). Returns
+/// whether it decided.
+fn by_network(bot: &BotEntry, ip: IpAddr, v: &mut Verification) -> bool {
+    if !foreign_network(bot, &v.owner) {
+        return false;
+    }
+    v.methods.push("asn".into());
+    v.verdict = Verdict::Spoofed;
+    v.reason = foreign_reason(bot, ip, &v.owner);
+    true
 }
 
 #[cfg(test)]
@@ -478,7 +594,7 @@ mod tests {
     fn reg() -> Registry {
         Registry::parse(
             "t",
-            "bots:\n- name: Googlebot\n  fcrdns_hosts: [googlebot.com, google.com]\n- name: GPTBot\n  cidr_list: [192.0.2.0/24]\n- name: Both\n  cidr_list: [198.51.100.0/24]\n  fcrdns_hosts: [both.example]\n- name: Either\n  verify: any-of\n  cidr_list: [198.51.100.0/24]\n  fcrdns_hosts: [either.example]\n- name: Anyhost\n  fcrdns_hosts: []\n- name: Nothing\n",
+            "bots:\n- name: Googlebot\n  operator: Google\n  asns: [15169, AS396982]\n  fcrdns_hosts: [googlebot.com, google.com]\n- name: Google-Extended\n  operator: Google\n  asns: [15169]\n- name: GPTBot\n  cidr_list: [192.0.2.0/24]\n- name: Both\n  cidr_list: [198.51.100.0/24]\n  fcrdns_hosts: [both.example]\n- name: Either\n  verify: any-of\n  cidr_list: [198.51.100.0/24]\n  fcrdns_hosts: [either.example]\n- name: Anyhost\n  fcrdns_hosts: []\n- name: Nothing\n",
         )
         .expect("registry")
     }
@@ -532,8 +648,9 @@ mod tests {
         let r = reg();
         let a = ip("192.0.2.66");
         let host = "crawl-192-0-2-66.googlebot.com".to_owned();
-        let verdict =
-            |e: FcrdnsEvidence| verify(&r, a, None, &claim("Googlebot"), Some(&e)).verdict;
+        let verdict = |e: FcrdnsEvidence| {
+            verify(&r, a, None, &claim("Googlebot"), Some(&e), Owner::default()).verdict
+        };
         assert_eq!(
             verdict(ev(Ok(vec![host.clone()]), &[(&host, Ok(vec![a]))])),
             Verdict::Verified
@@ -578,7 +695,14 @@ mod tests {
             nx.clone(),
             &[("googlebot.com", Ok(false)), ("google.com", Ok(false))],
         );
-        let v = verify(&r, a, None, &claim("Googlebot"), Some(&untrusted));
+        let v = verify(
+            &r,
+            a,
+            None,
+            &claim("Googlebot"),
+            Some(&untrusted),
+            Owner::default(),
+        );
         assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
         assert!(v.reason.contains("not evidence"), "{}", v.reason);
         assert_eq!(
@@ -604,7 +728,14 @@ mod tests {
             Ok(vec!["other.example.net".into(), host.clone()]),
             &[(&host, Ok(vec![a]))],
         );
-        let v = verify(&r, a, None, &claim("Googlebot"), Some(&two));
+        let v = verify(
+            &r,
+            a,
+            None,
+            &claim("Googlebot"),
+            Some(&two),
+            Owner::default(),
+        );
         assert_eq!(
             (v.verdict, v.hostnames.clone()),
             (Verdict::Verified, vec![host.clone()])
@@ -615,11 +746,19 @@ mod tests {
             &[("h.example.org", Ok(vec![a]))],
         );
         assert_eq!(
-            verify(&r, a, None, &claim("Anyhost"), Some(&any)).verdict,
+            verify(&r, a, None, &claim("Anyhost"), Some(&any), Owner::default()).verdict,
             Verdict::Verified
         );
         assert_eq!(
-            verify(&r, a, None, &claim("Anyhost"), Some(&ev(Ok(vec![]), &[]))).verdict,
+            verify(
+                &r,
+                a,
+                None,
+                &claim("Anyhost"),
+                Some(&ev(Ok(vec![]), &[])),
+                Owner::default()
+            )
+            .verdict,
             Verdict::Spoofed
         );
     }
@@ -633,7 +772,7 @@ mod tests {
         let good = ev(Ok(vec![host.clone()]), &[(&host, Ok(vec![out]))]);
         let bad = ev(Ok(vec!["x.other.example".into()]), &[]);
         let run = |bot: &str, a: IpAddr, e: &FcrdnsEvidence| {
-            verify(&r, a, None, &claim(bot), Some(e)).verdict
+            verify(&r, a, None, &claim(bot), Some(e), Owner::default()).verdict
         };
         assert_eq!(run("Either", out, &good), Verdict::Verified, "rDNS alone");
         assert_eq!(run("Either", out, &bad), Verdict::Spoofed);
@@ -683,7 +822,7 @@ mod tests {
                 ("n2.googlebot.com", Ok(vec![a])),
             ],
         );
-        let v = verify(&r, a, None, &claim("Googlebot"), Some(&e));
+        let v = verify(&r, a, None, &claim("Googlebot"), Some(&e), Owner::default());
         assert_eq!(
             (v.verdict, v.hostnames),
             (Verdict::Verified, vec!["n2.googlebot.com".to_owned()])
@@ -694,38 +833,91 @@ mod tests {
     fn ip_sets_and_offline() {
         let r = reg();
         let inside = ip("::ffff:192.0.2.7");
-        let v = verify(&r, inside, Some("GPTBot/1.2"), &claim("GPTBot"), None);
+        let v = verify(
+            &r,
+            inside,
+            Some("GPTBot/1.2"),
+            &claim("GPTBot"),
+            None,
+            Owner::default(),
+        );
         assert_eq!(
             (v.verdict, v.methods.clone()),
             (Verdict::Verified, vec!["ip".to_owned()])
         );
         assert_eq!(v.ip, ip("192.0.2.7"));
         assert_eq!(
-            verify(&r, ip("203.0.113.9"), None, &claim("GPTBot"), None).verdict,
+            verify(
+                &r,
+                ip("203.0.113.9"),
+                None,
+                &claim("GPTBot"),
+                None,
+                Owner::default()
+            )
+            .verdict,
             Verdict::Spoofed
         );
         assert_eq!(
-            verify(&r, ip("203.0.113.9"), None, &claim("Googlebot"), None).verdict,
+            verify(
+                &r,
+                ip("203.0.113.9"),
+                None,
+                &claim("Googlebot"),
+                None,
+                Owner::default()
+            )
+            .verdict,
             Verdict::Unverifiable,
             "FCrDNS only, offline"
         );
         // all-of: the list and FCrDNS.
         assert_eq!(
-            verify(&r, ip("198.51.100.1"), None, &claim("Both"), None).verdict,
+            verify(
+                &r,
+                ip("198.51.100.1"),
+                None,
+                &claim("Both"),
+                None,
+                Owner::default()
+            )
+            .verdict,
             Verdict::Unverifiable,
             "listed, but FCrDNS is needed too"
         );
         assert_eq!(
-            verify(&r, ip("203.0.113.1"), None, &claim("Both"), None).verdict,
+            verify(
+                &r,
+                ip("203.0.113.1"),
+                None,
+                &claim("Both"),
+                None,
+                Owner::default()
+            )
+            .verdict,
             Verdict::Spoofed
         );
         // any-of: the list, or FCrDNS for an address outside it.
-        let listed = verify(&r, ip("198.51.100.1"), None, &claim("Either"), None);
+        let listed = verify(
+            &r,
+            ip("198.51.100.1"),
+            None,
+            &claim("Either"),
+            None,
+            Owner::default(),
+        );
         assert_eq!(
             (listed.verdict, listed.methods),
             (Verdict::Verified, vec!["ip".to_owned()])
         );
-        let outside = verify(&r, ip("203.0.113.1"), None, &claim("Either"), None);
+        let outside = verify(
+            &r,
+            ip("203.0.113.1"),
+            None,
+            &claim("Either"),
+            None,
+            Owner::default(),
+        );
         assert_eq!(
             outside.verdict,
             Verdict::Unverifiable,
@@ -733,17 +925,138 @@ mod tests {
         );
         assert!(outside.reason.contains("DNS is off"), "{}", outside.reason);
         assert_eq!(
-            verify(&r, ip("203.0.113.1"), None, &claim("Nothing"), None).verdict,
+            verify(
+                &r,
+                ip("203.0.113.1"),
+                None,
+                &claim("Nothing"),
+                None,
+                Owner::default()
+            )
+            .verdict,
             Verdict::Unknown
         );
         let browser = UaInfo::default();
         assert_eq!(
-            verify(&r, ip("192.0.2.8"), None, &browser, None).verdict,
+            verify(&r, ip("192.0.2.8"), None, &browser, None, Owner::default()).verdict,
             Verdict::UnclaimedBotIp
         );
         assert_eq!(
-            verify(&r, ip("203.0.113.8"), None, &browser, None).verdict,
+            verify(
+                &r,
+                ip("203.0.113.8"),
+                None,
+                &browser,
+                None,
+                Owner::default()
+            )
+            .verdict,
             Verdict::Unknown
         );
+    }
+
+    fn owned(asn: u32, org: &str) -> Owner {
+        Owner {
+            asn: Some(asn),
+            as_org: Some(org.into()),
+            country: Some("US".into()),
+            stale: false,
+        }
+    }
+
+    #[test]
+    fn a_foreign_network_is_evidence_when_dns_cannot_tell() {
+        let r = reg();
+        let a = ip("203.0.113.9");
+        let g = claim("Googlebot");
+        // Offline, from a network Google does not crawl from.
+        let v = verify(&r, a, None, &g, None, owned(64500, "Example Hosting"));
+        assert_eq!(v.verdict, Verdict::Spoofed, "{}", v.reason);
+        assert!(
+            v.reason.contains("AS64500 (Example Hosting)"),
+            "{}",
+            v.reason
+        );
+        assert!(
+            v.reason.contains("Google's networks (AS15169, AS396982)"),
+            "{}",
+            v.reason
+        );
+        assert!(v.methods.contains(&"asn".to_owned()));
+        assert_eq!(v.owner.country.as_deref(), Some("US"));
+        // From Google's own network, or with no database: unverifiable.
+        let v = verify(&r, a, None, &g, None, owned(396982, "Google LLC"));
+        assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
+        let v = verify(&r, a, None, &g, None, Owner::default());
+        assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
+        // A database much newer than the request is not evidence.
+        let mut old = owned(64500, "Example Hosting");
+        old.stale = true;
+        let v = verify(&r, a, None, &g, None, old);
+        assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
+        // DNS that cannot tell (untrusted negative answer): the network decides.
+        let untrusted = with_zones(ev(Ok(vec![]), &[]), &[("googlebot.com", Ok(false))]);
+        let v = verify(&r, a, None, &g, Some(&untrusted), owned(64500, "Example"));
+        assert_eq!(v.verdict, Verdict::Spoofed, "{}", v.reason);
+        // FCrDNS that passes wins over the database (databases go stale).
+        let pass = ev(
+            Ok(vec!["crawl-1.googlebot.com".into()]),
+            &[("crawl-1.googlebot.com", Ok(vec![a]))],
+        );
+        let v = verify(&r, a, None, &g, Some(&pass), owned(64500, "Example"));
+        assert_eq!(v.verdict, Verdict::Verified, "{}", v.reason);
+    }
+
+    #[test]
+    fn a_network_alone_never_verifies() {
+        let r = reg();
+        let a = ip("203.0.113.9");
+        let c = claim("Google-Extended");
+        let v = verify(&r, a, None, &c, None, owned(64500, "Example"));
+        assert_eq!(v.verdict, Verdict::Spoofed, "{}", v.reason);
+        let v = verify(&r, a, None, &c, None, owned(15169, "Google LLC"));
+        assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
+        let v = verify(&r, a, None, &c, None, Owner::default());
+        assert_eq!(v.verdict, Verdict::Unknown, "{}", v.reason);
+        // A bot with no AS numbers learns nothing from the owner.
+        let v = verify(
+            &r,
+            a,
+            None,
+            &claim("Nothing"),
+            None,
+            owned(64500, "Example"),
+        );
+        assert_eq!(v.verdict, Verdict::Unknown, "{}", v.reason);
+    }
+
+    #[test]
+    fn owner_fields_are_null_without_a_database() {
+        let r = reg();
+        let v = verify(
+            &r,
+            ip("192.0.2.8"),
+            None,
+            &claim("GPTBot"),
+            None,
+            Owner::default(),
+        );
+        let j = serde_json::to_value(&v).expect("json");
+        for k in ["asn", "as_org", "country"] {
+            assert!(j[k].is_null(), "{k}: {j}");
+        }
+        let back: Verification = serde_json::from_value(j).expect("read back");
+        assert_eq!(back, v);
+        let v = verify(
+            &r,
+            ip("192.0.2.8"),
+            None,
+            &claim("GPTBot"),
+            None,
+            owned(1, "X"),
+        );
+        let j = serde_json::to_value(&v).expect("json");
+        assert_eq!(j["asn"], 1);
+        assert_eq!(j["as_org"], "X");
     }
 }

@@ -22,6 +22,25 @@ pub struct EvidenceConfig {
     pub cache: Option<PathBuf>,
 }
 
+impl EvidenceConfig {
+    /// From command-line flags: nameservers as written (`IP[:PORT]`; the
+    /// system's when none), the timeout in seconds (0.1 s to an hour), the
+    /// concurrency (at least 1), and the cache file.
+    pub fn from_flags(
+        servers: &[String],
+        timeout_secs: f64,
+        concurrency: usize,
+        cache: Option<PathBuf>,
+    ) -> Result<EvidenceConfig, Error> {
+        Ok(EvidenceConfig {
+            servers: crate::parse_nameservers(servers)?,
+            timeout: Duration::from_secs_f64(timeout_secs.clamp(0.1, 3600.0)),
+            concurrency: concurrency.max(1),
+            cache,
+        })
+    }
+}
+
 /// Where FCrDNS evidence comes from, with its persisted cache.
 #[derive(Debug)]
 pub struct DnsEvidence {

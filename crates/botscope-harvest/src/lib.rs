@@ -12,6 +12,7 @@
 //! with its error class; nothing a server does stops the run, and every
 //! host costs a bounded time (the total timeout) and memory (the cap).
 
+mod download;
 mod fetch;
 mod hosts;
 mod one;
@@ -28,6 +29,7 @@ use botscope_dns::{Lookup, Pool};
 use botscope_robotstxt::{FetchAction, FetchPolicy, FetchResponse, decide_fetch};
 use botscope_store::{Attempt, Headers, Hop, Previous};
 
+pub use download::download;
 pub use fetch::{Exchange, FetchError};
 pub use hosts::{HostList, MAX_LINE, host_of, read_host_list};
 pub use one::{Fetched, fetch_robots_txt};
@@ -126,6 +128,50 @@ pub fn certificates(
     rustls_pki_types::CertificateDer::pem_slice_iter(pem).collect()
 }
 
+/// The longest duration a flag takes: ten years (longer ones would
+/// overflow the clock's arithmetic).
+const MAX_DURATION: Duration = Duration::from_secs(10 * 366 * 86_400);
+
+/// `30s`, `500ms`, `15m`, `12h`, `7d`, `1h 30m` (humantime); a bare number
+/// is seconds; at most ten years. Checked before a run touches the store.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let d = match s.parse::<u64>() {
+        Ok(n) => Duration::from_secs(n),
+        Err(_) => humantime::parse_duration(s).map_err(|e| {
+            format!("{s:?} is not a duration (such as 30s, 500ms, 15m, 12h, 7d): {e}")
+        })?,
+    };
+    if d > MAX_DURATION {
+        return Err(format!(
+            "{s:?} is not a duration botscope takes (at most 10 years)"
+        ));
+    }
+    Ok(d)
+}
+
+/// A TLS client trusting the Web PKI roots and `extra_roots`, speaking
+/// HTTP/1.1.
+pub(crate) fn tls_connector(
+    extra_roots: &[rustls_pki_types::CertificateDer<'static>],
+) -> Result<tokio_rustls::TlsConnector, Error> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    for c in extra_roots {
+        roots
+            .add(c.clone())
+            .map_err(|e| Error::Setup(format!("a certificate to trust is not usable: {e}")))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::Setup(format!("TLS setup: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsConnector::from(Arc::new(tls)))
+}
+
 fn unix(t: SystemTime) -> i64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
@@ -134,25 +180,12 @@ fn unix(t: SystemTime) -> i64 {
 impl<L: Lookup> Harvester<L> {
     /// A harvester over a checked DNS pool.
     pub fn new(cfg: Config, dns: Pool<L>) -> Result<Self, Error> {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        for c in &cfg.extra_roots {
-            roots
-                .add(c.clone())
-                .map_err(|e| Error::Setup(format!("a certificate to trust is not usable: {e}")))?;
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| Error::Setup(format!("TLS setup: {e}")))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let tls = tls_connector(&cfg.extra_roots)?;
         Ok(Harvester {
             turns: turns::Turns::new(cfg.ip_gap),
             cfg,
             dns,
-            tls: tokio_rustls::TlsConnector::from(Arc::new(tls)),
+            tls,
             ahead: Mutex::new(HashMap::new()),
         })
     }

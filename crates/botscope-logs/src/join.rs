@@ -8,7 +8,7 @@ use std::hash::BuildHasher;
 use std::net::IpAddr;
 
 use botscope_accesslog::{Analysis, Check, Checked, Class};
-use botscope_botid::{FcrdnsEvidence, Lists, Registry, UaInfo, Verdict, Verification};
+use botscope_botid::{FcrdnsEvidence, Lists, Owners, Registry, UaInfo, Verdict, Verification};
 
 /// Verdicts by client index.
 pub type Checks = HashMap<usize, Checked, foldhash::fast::RandomState>;
@@ -49,6 +49,7 @@ pub fn verify_clients<S: BuildHasher>(
     analysis: &Analysis,
     registry: &Registry,
     evidence: &HashMap<IpAddr, FcrdnsEvidence, S>,
+    owners: &dyn Owners,
     lists: bool,
 ) -> (Checks, Lists) {
     let infos = claims(analysis);
@@ -65,7 +66,14 @@ pub fn verify_clients<S: BuildHasher>(
             undeclared.push(c.ip);
         }
         let check = infos[c.agent()].as_ref().map(|info| {
-            let v = botscope_botid::verify(registry, c.ip, ua, info, evidence.get(&c.ip));
+            let v = botscope_botid::verify(
+                registry,
+                c.ip,
+                ua,
+                info,
+                evidence.get(&c.ip),
+                owners.owner_at(c.ip, c.last()),
+            );
             let check = match v.verdict {
                 Verdict::Verified => Check::Verified,
                 Verdict::Spoofed => Check::Spoofed,
@@ -86,7 +94,14 @@ pub fn verify_clients<S: BuildHasher>(
                 family: None,
                 reason: agent.reason.clone(),
             };
-            verdicts.push(botscope_botid::verify(registry, c.ip, ua, &info, None));
+            verdicts.push(botscope_botid::verify(
+                registry,
+                c.ip,
+                ua,
+                &info,
+                None,
+                owners.owner_at(c.ip, c.last()),
+            ));
         }
         if let Some(k) = check {
             checks.insert(i, k);

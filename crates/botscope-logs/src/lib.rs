@@ -20,7 +20,8 @@
 //! let source = Source::Reader("access.log".into(), Box::new(&log[..]));
 //! let read = job.read(vec![source], &settings, &NoProgress).unwrap();
 //! // Offline: no FCrDNS evidence; the published addresses decide.
-//! let outcome = job.finish(read, &std::collections::HashMap::new(), false);
+//! let no_owners = botscope_botid::NoOwners;
+//! let outcome = job.finish(read, &std::collections::HashMap::new(), &no_owners, false);
 //! assert_eq!(outcome.report.robots["Googlebot"].verification.verified.ips, 1);
 //! let text = botscope_logs::render::text(&outcome.report);
 //! assert!(text.starts_with("1 lines, 1 parsed"));
@@ -313,10 +314,14 @@ impl<'r> Job<'r> {
     }
 
     /// Verifies, builds the report and, when `lists`, the web-server lists.
+    /// `owners` names the network and country of each address listed (and
+    /// is evidence against a claim from a network its operator does not
+    /// use).
     pub fn finish<S: std::hash::BuildHasher>(
         &self,
         read: Read,
         evidence: &HashMap<IpAddr, FcrdnsEvidence, S>,
+        owners: &dyn botscope_botid::Owners,
         lists: bool,
     ) -> Outcome {
         let Read {
@@ -325,8 +330,19 @@ impl<'r> Job<'r> {
             warnings,
             threads,
         } = read;
-        let (checks, lists) = verify_clients(&analysis, self.registry, evidence, lists);
+        let (checks, lists) = verify_clients(&analysis, self.registry, evidence, owners, lists);
         let mut report = botscope_accesslog::build(&mut analysis, &checks, &self.robots, threads);
+        for l in [
+            &mut report.undeclared_bots,
+            &mut report.scanners,
+            &mut report.monitors,
+            &mut report.spoofed,
+        ] {
+            for c in &mut l.clients {
+                let o = owners.owner(c.ip);
+                (c.asn, c.as_org, c.country) = (o.asn, o.as_org, o.country);
+            }
+        }
         let damaged = inputs.iter().any(|i| i.error.is_some());
         report.inputs = inputs;
         report.robots_txt = self.robots.described().to_vec();

@@ -63,6 +63,16 @@ pub struct Imported {
     pub bad_http: u64,
 }
 
+impl std::fmt::Display for Imported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} records read: {} robots.txt responses imported, {} other records, {} skipped, {} unreadable",
+            self.records, self.robots, self.other, self.skipped, self.bad_http
+        )
+    }
+}
+
 /// Imports WARC streams into one run of a store, in batches.
 pub struct Importer<'s, S: Store + ?Sized> {
     store: &'s mut S,

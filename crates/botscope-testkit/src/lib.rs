@@ -1,7 +1,8 @@
 //! Shared support for botscope's tests and benches: the deterministic
 //! synthetic access log ([`synthlog`]), running a command hermetically
 //! ([`Run`], [`json`]), headless Chromium ([`chromium`]), a dnsmasq on loopback
-//! ([`Dnsmasq`]) and HTML normalised for snapshots ([`normalize_html`]).
+//! ([`Dnsmasq`]), HTML normalised for snapshots ([`normalize_html`]), and
+//! small IP-owner databases with a file server to fetch them from ([`ipdb`]).
 //!
 //! ```
 //! let mut log = Vec::new();
@@ -14,6 +15,7 @@
 mod browser;
 mod dns;
 mod html;
+pub mod ipdb;
 mod run;
 pub mod synthlog;
 

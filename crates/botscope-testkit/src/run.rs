@@ -20,6 +20,7 @@ impl Run {
         let mut cmd = Command::new(exe.as_ref());
         cmd.env("XDG_CONFIG_HOME", home.join("config"))
             .env("XDG_CACHE_HOME", home.join("cache"))
+            .env("XDG_DATA_HOME", home.join("data"))
             .env("HOME", home)
             .env_remove("NO_COLOR")
             .current_dir(crate::root())

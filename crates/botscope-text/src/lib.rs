@@ -74,6 +74,36 @@ pub fn csv_cell(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// The bytes of an OS string (a command-line argument): exact on Unix,
+/// lossy UTF-8 elsewhere.
+#[cfg(unix)]
+pub fn os_bytes(s: &std::ffi::OsStr) -> Cow<'_, [u8]> {
+    use std::os::unix::ffi::OsStrExt;
+    Cow::Borrowed(s.as_bytes())
+}
+
+/// The bytes of an OS string (a command-line argument): exact on Unix,
+/// lossy UTF-8 elsewhere.
+#[cfg(not(unix))]
+pub fn os_bytes(s: &std::ffi::OsStr) -> Cow<'_, [u8]> {
+    Cow::Owned(s.to_string_lossy().into_owned().into_bytes())
+}
+
+/// A path from bytes read from a file (a batch of queries): exact on
+/// Unix, lossy UTF-8 elsewhere.
+#[cfg(unix)]
+pub fn path_from_bytes(b: &[u8]) -> std::path::PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+/// A path from bytes read from a file (a batch of queries): exact on
+/// Unix, lossy UTF-8 elsewhere.
+#[cfg(not(unix))]
+pub fn path_from_bytes(b: &[u8]) -> std::path::PathBuf {
+    std::path::PathBuf::from(String::from_utf8_lossy(b).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,11 +5,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use botscope_botid::{Registry, Update};
-use serde_json::json;
 
 use crate::cli::{BotsListArgs, BotsShowArgs, BotsUpdateArgs, BotsValidateArgs, Format};
 use crate::exit::ExitStatus;
-use crate::settings::{Settings, errors_text, parse_registry, registry_text};
+use crate::settings::{Settings, parse_registry, registry_text};
 
 /// Files of a directory (sorted), or the one file.
 fn list_files(from: &Path) -> Result<Vec<PathBuf>> {
@@ -84,7 +83,7 @@ pub fn update(a: &BotsUpdateArgs, settings: &Settings) -> Result<ExitStatus> {
     let text = update.finish().map_err(|e| {
         anyhow::anyhow!(
             "internal: the updated registry does not read back:\n{}",
-            errors_text(&e)
+            botscope_botid::errors_text(&e)
         )
     })?;
     let header = "# botscope user registry, written by `botscope bots update`; layered over the bundled one.\n";
@@ -143,50 +142,13 @@ pub fn validate(a: &BotsValidateArgs) -> Result<ExitStatus> {
     } else {
         a.file.display().to_string()
     };
+    let result = Registry::parse(&name, &text);
+    let report = botscope_botid::validation_report(&name, &result, a.format == Format::Json);
     let mut out = BufWriter::new(io::stdout().lock());
-    let outcome = match Registry::parse(&name, &text) {
-        Ok(r) => {
-            let without = r.unverifiable_names();
-            match a.format {
-                Format::Text => {
-                    writeln!(out, "{name}: valid, {} bot(s)", r.bots().len())?;
-                    if !without.is_empty() {
-                        writeln!(
-                            out,
-                            "note: {} bot(s) have no verifier and can only be claimed, never verified: {}",
-                            without.len(),
-                            without.join(", ")
-                        )?;
-                    }
-                }
-                Format::Json => writeln!(
-                    out,
-                    "{}",
-                    json!({ "file": name, "valid": true, "bots": r.bots().len(), "unverifiable_bots": without, "errors": [] })
-                )?,
-            }
-            ExitStatus::Success
-        }
-        Err(errors) => {
-            match a.format {
-                Format::Text => {
-                    for e in &errors {
-                        writeln!(out, "{e}")?;
-                    }
-                    writeln!(out, "{name}: invalid, {} error(s)", errors.len())?;
-                }
-                Format::Json => {
-                    let list: Vec<_> = errors.iter().map(|e| json!({ "file": e.file, "line": e.line, "bot": e.bot, "message": e.message })).collect();
-                    writeln!(
-                        out,
-                        "{}",
-                        json!({ "file": name, "valid": false, "errors": list })
-                    )?;
-                }
-            }
-            ExitStatus::Negative
-        }
-    };
+    out.write_all(report.as_bytes())?;
     out.flush()?;
-    Ok(outcome)
+    Ok(match result {
+        Ok(_) => ExitStatus::Success,
+        Err(_) => ExitStatus::Negative,
+    })
 }

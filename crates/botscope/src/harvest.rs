@@ -18,25 +18,9 @@ use crate::cli::{FetchArgs, HarvestArgs};
 use crate::exit::ExitStatus;
 use crate::settings::Settings;
 
-/// The longest duration a flag takes: ten years (longer ones would
-/// overflow the clock's arithmetic).
-const MAX_DURATION: Duration = Duration::from_secs(10 * 366 * 86_400);
-
-/// `30s`, `500ms`, `15m`, `12h`, `7d`, `1h 30m` (humantime); a bare number
-/// is seconds; at most ten years.
+/// A duration flag, checked (see [`botscope_harvest::parse_duration`]).
 pub fn parse_duration(s: &str) -> Result<Duration> {
-    let s = s.trim();
-    let d = match s.parse::<u64>() {
-        Ok(n) => Duration::from_secs(n),
-        Err(_) => humantime::parse_duration(s).with_context(|| {
-            format!("{s:?} is not a duration (such as 30s, 500ms, 15m, 12h, 7d)")
-        })?,
-    };
-    anyhow::ensure!(
-        d <= MAX_DURATION,
-        "{s:?} is not a duration botscope takes (at most 10 years)"
-    );
-    Ok(d)
+    botscope_harvest::parse_duration(s).map_err(anyhow::Error::msg)
 }
 
 pub fn nameservers(args: &[String]) -> Result<Vec<SocketAddr>> {

@@ -15,6 +15,7 @@ mod progress;
 mod settings;
 
 mod bots;
+mod data;
 mod export;
 mod harvest;
 mod logs;
@@ -25,7 +26,7 @@ mod verify;
 pub use exit::{ExitStatus, finish};
 pub use settings::Settings;
 
-use cli::{BotsCommand, Cli, Command, LogsCommand, RobotsCommand, StoreCommand};
+use cli::{BotsCommand, Cli, Command, DataCommand, LogsCommand, RobotsCommand, StoreCommand};
 
 /// Runs the command `cli` names.
 pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
@@ -55,6 +56,10 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
             BotsCommand::Validate(a) => bots::validate(&a),
             BotsCommand::Export(a) => export::run(&a, s),
             BotsCommand::Update(a) => bots::update(&a, s),
+        },
+        Command::Data(cmd) => match cmd {
+            DataCommand::Update(a) => data::update(&a, s).await,
+            DataCommand::Status(a) => data::status(&a, s),
         },
     }
 }

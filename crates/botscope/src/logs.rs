@@ -6,8 +6,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use botscope_accesslog::{LogFormat, Window};
+use anyhow::Result;
 use botscope_logs::{
     InputProblem, Job, Outcome as Analysed, Progress, RobotsSpec, RobotsTxt,
     Settings as ReadSettings, Source, Warning,
@@ -36,15 +35,6 @@ impl Progress for Bar {
     }
 }
 
-fn date(v: &Option<String>, flag: &str) -> Result<Option<i64>> {
-    v.as_deref()
-        .map(|s| {
-            botscope_logs::parse_when(s)
-                .with_context(|| format!("--{flag} {s:?} is not a date (YYYY-MM-DD or RFC 3339)"))
-        })
-        .transpose()
-}
-
 /// Reads, analyses and verifies; `lists`: also prepare the export lists.
 async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analysed> {
     let registry = settings.registry(a.registry.as_ref())?;
@@ -55,19 +45,13 @@ async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analy
         .collect::<Result<Vec<_>, _>>()?;
     let robots = RobotsTxt::load(&specs, a.semantics.into())?;
     let job = Job::new(&registry, robots, settings.threads)?;
-    let read_settings = ReadSettings {
-        format: a
-            .log_format
-            .as_deref()
-            .map(LogFormat::from_spec)
-            .transpose()
-            .context("--log-format")?,
-        window: Window {
-            since: date(&a.since, "since")?,
-            until: date(&a.until, "until")?,
-        },
-        threads: a.threads.unwrap_or(settings.threads).max(1),
-    };
+    let read_settings = ReadSettings::from_flags(
+        a.log_format.as_deref(),
+        a.since.as_deref(),
+        a.until.as_deref(),
+        a.threads.unwrap_or(settings.threads),
+    )
+    .map_err(anyhow::Error::msg)?;
     let files: Vec<PathBuf> = if a.files.is_empty() {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             eprintln!(
@@ -101,7 +85,7 @@ async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analy
     } else {
         Default::default()
     };
-    Ok(job.finish(read, &evidence, lists))
+    Ok(job.finish(read, &evidence, &settings.owners(), lists))
 }
 
 fn emit(out: Option<&Path>, content: &str) -> Result<()> {

@@ -1,7 +1,7 @@
 //! `botscope robots …`: check, check-batch, lint, parse, meta.
 
 use std::io::{self, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -50,7 +50,10 @@ pub async fn check(a: &CheckArgs) -> Result<ExitStatus> {
     let mut all_allowed = true;
     for raw in &a.urls {
         let url = raw.to_string_lossy();
-        let v = m.check_path(&a.agent, &botscope_robotstxt::path_of(&os_bytes(raw)));
+        let v = m.check_path(
+            &a.agent,
+            &botscope_robotstxt::path_of(&botscope_text::os_bytes(raw)),
+        );
         all_allowed &= v.allowed;
         match a.format {
             Format::Text => writeln!(
@@ -93,7 +96,7 @@ pub fn check_batch(a: &CheckBatchArgs) -> Result<ExitStatus> {
     let mut checker = BatchChecker::new(a.semantics.into(), opts);
     let mut out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
     let load = |path: &[u8]| {
-        crate::io::read_limited(&bytes_to_path(path), opts.max_bytes)
+        crate::io::read_limited(&botscope_text::path_from_bytes(path), opts.max_bytes)
             .map(|(bytes, _)| bytes)
             .map_err(|e| format!("{e:#}"))
     };
@@ -102,28 +105,6 @@ pub fn check_batch(a: &CheckBatchArgs) -> Result<ExitStatus> {
         .context("failed to read the query input or write the answers")?;
     out.flush()?;
     Ok(ExitStatus::Success)
-}
-
-#[cfg(unix)]
-fn os_bytes(s: &std::ffi::OsStr) -> std::borrow::Cow<'_, [u8]> {
-    use std::os::unix::ffi::OsStrExt;
-    std::borrow::Cow::Borrowed(s.as_bytes())
-}
-
-#[cfg(not(unix))]
-fn os_bytes(s: &std::ffi::OsStr) -> std::borrow::Cow<'_, [u8]> {
-    std::borrow::Cow::Owned(s.to_string_lossy().into_owned().into_bytes())
-}
-
-#[cfg(unix)]
-fn bytes_to_path(b: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    PathBuf::from(std::ffi::OsStr::from_bytes(b))
-}
-
-#[cfg(not(unix))]
-fn bytes_to_path(b: &[u8]) -> PathBuf {
-    PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
 fn display_name(p: &Path) -> String {

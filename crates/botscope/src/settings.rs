@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use botscope_botid::{MAX_REGISTRY_BYTES, Registry, RegistryError};
+use botscope_botid::{MAX_REGISTRY_BYTES, Registry};
 
 /// What every command may need to know of its surroundings.
 #[derive(Debug, Clone)]
@@ -18,6 +18,9 @@ pub struct Settings {
     /// The DNS cache: `$XDG_CACHE_HOME/botscope/dns-cache.json`, else
     /// `~/.cache/botscope/dns-cache.json`.
     pub dns_cache: Option<PathBuf>,
+    /// The IP-owner databases `data update` installs:
+    /// `$XDG_DATA_HOME/botscope`, else `~/.local/share/botscope`.
+    pub data_dir: Option<PathBuf>,
     /// Threads for parallel work: one per core.
     pub threads: usize,
     /// Standard error is a terminal (progress bars may be drawn).
@@ -35,12 +38,27 @@ impl Settings {
         let home = var("HOME");
         let config = var("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
         let cache = var("XDG_CACHE_HOME").or_else(|| home.as_ref().map(|h| h.join(".cache")));
+        let data = var("XDG_DATA_HOME").or_else(|| home.as_ref().map(|h| h.join(".local/share")));
         Settings {
             user_registry: config.map(|d| d.join("botscope").join("registry.yaml")),
             dns_cache: cache.map(|d| d.join("botscope").join("dns-cache.json")),
+            data_dir: data.map(|d| d.join("botscope")),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             terminal: std::io::stderr().is_terminal(),
         }
+    }
+
+    /// The installed IP-owner databases (none when there are none); one
+    /// that cannot be read is left out with a warning.
+    pub fn owners(&self) -> botscope_ipdb::IpOwners {
+        let Some(dir) = &self.data_dir else {
+            return botscope_ipdb::IpOwners::none();
+        };
+        let (owners, warnings) = botscope_ipdb::DataDir::new(dir).open();
+        for w in warnings {
+            eprintln!("botscope: warning: {w}; left out (botscope data update replaces it)");
+        }
+        owners
     }
 
     /// The bundled registry, with the user registry (if any) and then
@@ -68,18 +86,9 @@ pub fn registry_text(path: &Path) -> Result<String> {
     String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))
 }
 
-/// Every error of a registry file, one per line.
-pub fn errors_text(errors: &[RegistryError]) -> String {
-    errors
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// A registry file, read and validated.
 pub fn parse_registry(path: &Path) -> Result<Registry> {
     let text = registry_text(path)?;
     Registry::parse(&path.display().to_string(), &text)
-        .map_err(|e| anyhow::anyhow!("invalid registry:\n{}", errors_text(&e)))
+        .map_err(|e| anyhow::anyhow!("invalid registry:\n{}", botscope_botid::errors_text(&e)))
 }

@@ -2,7 +2,6 @@
 //! The formats are botscope-store's; this module opens files and prints.
 
 use std::io::Write;
-use std::time::UNIX_EPOCH;
 
 use anyhow::{Context, Result};
 use botscope_robotstxt::FetchPolicy;
@@ -13,9 +12,8 @@ use crate::exit::ExitStatus;
 
 /// Seconds since the epoch, now.
 fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    t.map_or(0, |d| d.as_secs() as i64)
 }
 
 /// `store stats`.
@@ -86,10 +84,7 @@ pub fn import(a: &StoreImportArgs) -> Result<ExitStatus> {
     }
     let n = importer.finish()?;
     store.finish_run(run, now)?;
-    eprintln!(
-        "{} records read: {} robots.txt responses imported, {} other records, {} skipped, {} unreadable",
-        n.records, n.robots, n.other, n.skipped, n.bad_http
-    );
+    eprintln!("{n}");
     Ok(if damaged {
         ExitStatus::Damaged
     } else {

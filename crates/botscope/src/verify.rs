@@ -8,7 +8,6 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use botscope_botid::{Batch, FcrdnsEvidence, Registry, UaClassifier, Verdict, parse_ip, verify};
 use botscope_dns::{DnsEvidence, EvidenceConfig};
-use serde_json::json;
 
 use crate::cli::{DnsArgs, Format, VerifyArgs};
 use crate::exit::ExitStatus;
@@ -34,7 +33,9 @@ pub async fn run(
     let registry = settings.registry(a.registry.as_ref())?;
     let ua_classifier = UaClassifier::bundled_on(&registry, settings.threads)?;
     match (&a.batch, &a.ip) {
-        (Some(batch), None) => batch_run(batch, &registry, &ua_classifier, dns).await,
+        (Some(batch), None) => {
+            batch_run(batch, &registry, &ua_classifier, dns, &settings.owners()).await
+        }
         (None, Some(ip)) => {
             let ip = parse_ip(ip)?;
             let ua =
@@ -49,7 +50,15 @@ pub async fn run(
                 }
                 _ => None,
             };
-            let v = verify(&registry, ip, a.ua.as_deref(), &ua, evidence.as_ref());
+            let owner = botscope_botid::Owners::owner(&settings.owners(), ip);
+            let v = verify(
+                &registry,
+                ip,
+                a.ua.as_deref(),
+                &ua,
+                evidence.as_ref(),
+                owner,
+            );
             if a.trace {
                 let t = botscope_botid::trace(&registry, &ua, evidence.as_ref(), &v);
                 eprint!("{}", botscope_text::terminal(&t));
@@ -74,6 +83,7 @@ async fn batch_run(
     registry: &Registry,
     c: &UaClassifier,
     dns: Option<&DnsEvidence>,
+    owners: &botscope_ipdb::IpOwners,
 ) -> Result<ExitStatus> {
     let mut b = Batch::default();
     for (n, line) in crate::io::input(batch)?.split(b'\n').enumerate() {
@@ -85,20 +95,17 @@ async fn batch_run(
         _ => HashMap::new(),
     };
     let mut out = BufWriter::new(io::stdout().lock());
-    let mut worst = ExitStatus::Success;
-    for v in b.verdicts(registry, &evidence) {
-        match v {
-            Ok(v) => {
-                if v.verdict == Verdict::Spoofed {
-                    worst = ExitStatus::Negative;
-                }
-                writeln!(out, "{}", serde_json::to_string(&v)?)?;
-            }
-            Err(e) => writeln!(out, "{}", json!({ "verdict": "error", "reason": e }))?,
-        }
+    let mut spoofed = false;
+    for line in b.json_lines(registry, &evidence, owners) {
+        spoofed |= line.1;
+        writeln!(out, "{}", line.0)?;
     }
     out.flush()?;
-    Ok(worst)
+    Ok(if spoofed {
+        ExitStatus::Negative
+    } else {
+        ExitStatus::Success
+    })
 }
 
 /// Evidence for the addresses, each checked against its domains; a cache
@@ -117,17 +124,10 @@ pub async fn gather(
 /// FCrDNS through the given nameservers (the system's when none), with
 /// the on-disk cache unless `--no-dns-cache`.
 pub async fn dns_evidence(a: &DnsArgs, settings: &Settings) -> Result<DnsEvidence> {
-    let config = EvidenceConfig {
-        servers: botscope_dns::parse_nameservers(&a.servers).context("--dns")?,
-        timeout: std::time::Duration::try_from_secs_f64(a.dns_timeout.clamp(0.1, 3600.0))
-            .context("--dns-timeout")?,
-        concurrency: a.concurrency.max(1),
-        cache: if a.no_dns_cache {
-            None
-        } else {
-            a.dns_cache.clone().or_else(|| settings.dns_cache.clone())
-        },
-    };
+    let cache = (!a.no_dns_cache)
+        .then(|| a.dns_cache.clone().or_else(|| settings.dns_cache.clone()))
+        .flatten();
+    let config = EvidenceConfig::from_flags(&a.servers, a.dns_timeout, a.concurrency, cache)?;
     Ok(DnsEvidence::new(&config).await?)
 }
 

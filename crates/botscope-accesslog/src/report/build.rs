@@ -373,6 +373,9 @@ fn client_entry<S: BuildHasher>(
             .collect(),
         samples,
         verification: checks.get(&i).map(|k| k.reason.clone()),
+        asn: None,
+        as_org: None,
+        country: None,
     }
 }
 

@@ -30,6 +30,8 @@ const BOT_KEYS: &[&str] = &[
     "ua_tokens",
     "ip_sources",
     "verify",
+    "asns",
+    "ip_as_of",
 ];
 
 struct Reader<'a> {
@@ -145,6 +147,8 @@ impl Reader<'_> {
             ip_sources: Vec::new(),
             fcrdns_hosts: None,
             verify: Combine::AllOf,
+            asns: Vec::new(),
+            ip_as_of: None,
             ip_list: Vec::new(),
             ip_ranges: Vec::new(),
             cidr_list: Vec::new(),
@@ -186,6 +190,27 @@ impl Reader<'_> {
                     Some("all-of") => e.verify = Combine::AllOf,
                     Some("any-of") => e.verify = Combine::AnyOf,
                     _ => self.err(v.span(), Some(&name), "`verify` must be all-of or any-of"),
+                },
+                "asns" => {
+                    for s in self.strings(v, key, &name, false).unwrap_or_default() {
+                        let n = s.strip_prefix("AS").or(s.strip_prefix("as")).unwrap_or(&s);
+                        match n.parse::<u32>() {
+                            Ok(n) if n > 0 => e.asns.push(n),
+                            _ => self.err(
+                                v.span(),
+                                Some(&name),
+                                format!("asns: `{}` is not an AS number", botscope_text::field(&s)),
+                            ),
+                        }
+                    }
+                }
+                "ip_as_of" => match scalar(v) {
+                    Some(s) if s.parse::<jiff::civil::Date>().is_ok() => e.ip_as_of = Some(s),
+                    _ => self.err(
+                        v.span(),
+                        Some(&name),
+                        "`ip_as_of` must be a date (YYYY-MM-DD)",
+                    ),
                 },
                 "ua_tokens" => e.ua_tokens = self.strings(v, key, &name, false).unwrap_or_default(),
                 "ip_sources" => {

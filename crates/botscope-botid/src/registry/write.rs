@@ -61,8 +61,15 @@ impl Registry {
             if b.verify != Combine::AllOf {
                 out.push_str(&format!("  verify: {}\n", b.verify.as_str()));
             }
+            if !b.asns.is_empty() {
+                let asns: Vec<String> = b.asns.iter().map(ToString::to_string).collect();
+                out.push_str(&format!("  asns: [{}]\n", asns.join(", ")));
+            }
             if let Some(h) = &b.fcrdns_hosts {
                 list(&mut out, "fcrdns_hosts", h);
+            }
+            if let Some(d) = &b.ip_as_of {
+                out.push_str(&format!("  ip_as_of: {d}\n"));
             }
             if !b.ip_list.is_empty() {
                 list(

@@ -116,7 +116,14 @@ async fn a_hostile_reverse_zone_costs_one_deadline() {
         "bots:\n- name: Googlebot\n  fcrdns_hosts: [googlebot.com]\n",
     )
     .expect("registry");
-    let v = verify(&registry, ip("192.0.2.9"), None, &claim(), Some(&ev));
+    let v = verify(
+        &registry,
+        ip("192.0.2.9"),
+        None,
+        &claim(),
+        Some(&ev),
+        Default::default(),
+    );
     assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
 }
 
@@ -206,7 +213,14 @@ async fn fcrdns_against_a_real_dns_server() {
     let ips: Vec<IpAddr> = cases.iter().map(|(a, _, _)| ip(a)).collect();
     let evidence = f.evidence_batch(&googlebot(&ips)).await;
     for (a, want, what) in cases {
-        let v = verify(&registry, ip(a), None, &claim, evidence.get(&ip(a)));
+        let v = verify(
+            &registry,
+            ip(a),
+            None,
+            &claim,
+            evidence.get(&ip(a)),
+            Default::default(),
+        );
         assert_eq!(v.verdict, want, "{what} ({a}): {}", v.reason);
     }
     let v = verify(
@@ -215,6 +229,7 @@ async fn fcrdns_against_a_real_dns_server() {
         None,
         &claim,
         evidence.get(&ip("192.0.2.5")),
+        Default::default(),
     );
     assert_eq!(v.hostnames, ["crawl-5.googlebot.com"]);
     assert!(!f.cache().is_empty(), "answers are cached");
@@ -226,7 +241,14 @@ async fn fcrdns_against_a_real_dns_server() {
     let ev = f
         .evidence(ip("192.0.2.1"), &["googlebot.com".to_owned()])
         .await;
-    let v = verify(&registry, ip("192.0.2.1"), None, &claim, Some(&ev));
+    let v = verify(
+        &registry,
+        ip("192.0.2.1"),
+        None,
+        &claim,
+        Some(&ev),
+        Default::default(),
+    );
     assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
     assert!(f.cache().is_empty(), "failures are not cached");
     drop(server);
@@ -255,7 +277,7 @@ async fn a_resolver_that_denies_everything_is_not_evidence() {
             ("google.com".to_owned(), Ok(false))
         ]
     );
-    let v = verify(&registry, a, None, &claim(), Some(ev));
+    let v = verify(&registry, a, None, &claim(), Some(ev), Default::default());
     assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
     assert!(f.cache().is_empty(), "nothing negative is cached");
     drop(server);

@@ -25,7 +25,7 @@ fn report(job: &Job<'_>, log: Vec<u8>, threads: usize) -> String {
     let read = job
         .read(vec![source], &settings(threads), &NoProgress)
         .expect("read");
-    let o = job.finish(read, &HashMap::new(), false);
+    let o = job.finish(read, &HashMap::new(), &botscope_botid::NoOwners, false);
     botscope_logs::render::json(&o.report)
 }
 
@@ -81,7 +81,7 @@ fn warnings_and_progress_come_back_not_printed() {
     assert_eq!(warned, read.warnings);
     assert!(matches!(&warned[0], Warning::FormatGuessed { input } if input == "notes.txt"));
     assert!(matches!(&warned[1], Warning::InputDamaged { input, .. } if input == "cut.gz"));
-    let o = job.finish(read, &HashMap::new(), false);
+    let o = job.finish(read, &HashMap::new(), &botscope_botid::NoOwners, false);
     assert!(o.damaged);
     assert!(o.report.lines.parsed > 1000, "what came before the damage");
     // The two lines of notes, and the last line of the cut file.

@@ -12,6 +12,7 @@ fn run(args: &[&str]) -> anyhow::Result<ExitStatus> {
     let settings = Settings {
         user_registry: None,
         dns_cache: None,
+        data_dir: None,
         threads: 2,
         terminal: false,
     };

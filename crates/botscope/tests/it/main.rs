@@ -3,6 +3,7 @@
 //! keep them stable.
 
 mod cli;
+mod data;
 mod harvest;
 mod inprocess;
 mod logs;
