@@ -26,6 +26,20 @@ fn run_in(home: &Path, args: &[&str]) -> Output {
         .output()
 }
 
+/// `verify IP` offline as Googlebot, in JSON.
+fn offline_googlebot(home: &Path, ip: &str) -> Output {
+    let args = [
+        "verify",
+        ip,
+        "--ua",
+        GOOGLEBOT,
+        "--offline",
+        "--format",
+        "json",
+    ];
+    run_in(home, &args)
+}
+
 fn data_dir(home: &Path) -> PathBuf {
     home.join("data").join("botscope")
 }
@@ -130,20 +144,7 @@ fn update_from_the_npm_registry_then_status() {
 #[test]
 fn verify_reports_the_owner_and_a_foreign_network_is_evidence_offline() {
     let (home, _npm) = installed_home("data-verify");
-    let v = |ip: &str| {
-        json(&run_in(
-            &home,
-            &[
-                "verify",
-                ip,
-                "--ua",
-                GOOGLEBOT,
-                "--offline",
-                "--format",
-                "json",
-            ],
-        ))
-    };
+    let v = |ip: &str| json(&offline_googlebot(&home, ip));
     // Googlebot from a hosting network: spoofed, offline, with the reason.
     let fake = v("5.9.1.2");
     assert_eq!(fake["verdict"], "spoofed", "{fake}");
@@ -179,18 +180,7 @@ fn verify_reports_the_owner_and_a_foreign_network_is_evidence_offline() {
 #[test]
 fn without_databases_the_fields_are_null_and_nothing_is_spoofed_by_network() {
     let home = scratch("data-none");
-    let o = run_in(
-        &home,
-        &[
-            "verify",
-            "5.9.1.2",
-            "--ua",
-            GOOGLEBOT,
-            "--offline",
-            "--format",
-            "json",
-        ],
-    );
+    let o = offline_googlebot(&home, "5.9.1.2");
     let v = json(&o);
     assert_eq!(v["verdict"], "unverifiable", "{v}");
     for k in ["asn", "as_org", "country"] {
@@ -238,18 +228,7 @@ fn junk_or_a_shrunken_table_writes_nothing() {
     assert_eq!(o.status.code(), Some(2));
     // A damaged installed table is left out with a warning, never a panic.
     std::fs::write(&asn, b"BSASN01\ngarbage").expect("damage");
-    let o = run_in(
-        &home,
-        &[
-            "verify",
-            "5.9.1.2",
-            "--ua",
-            GOOGLEBOT,
-            "--offline",
-            "--format",
-            "json",
-        ],
-    );
+    let o = offline_googlebot(&home, "5.9.1.2");
     assert!(stderr(&o).contains("damaged ASN table"), "{}", stderr(&o));
     assert_eq!(json(&o)["verdict"], "unverifiable");
     // --force accepts the small table.
