@@ -461,18 +461,17 @@ fn decide(bot: &BotEntry, ip: IpAddr, dns: Option<&FcrdnsEvidence>, v: &mut Veri
     let has_list = bot.has_ip_verifier();
     if !has_list && bot.fcrdns_hosts.is_none() {
         v.reason = format!("{name} has no verifier in the registry");
-        if let Some(net) = v.owner.network().filter(|_| !bot.asns.is_empty()) {
+        if by_network(bot, ip, v) {
+            return;
+        }
+        let own = v.owner.asn.is_some_and(|a| bot.asns.contains(&a)) && !v.owner.stale;
+        if let Some(net) = v.owner.network().filter(|_| own) {
             v.methods.push("asn".into());
-            if foreign_network(bot, &v.owner) {
-                v.verdict = Verdict::Spoofed;
-                v.reason = foreign_reason(bot, ip, &v.owner);
-            } else {
-                v.verdict = Verdict::Unverifiable;
-                v.reason = format!(
-                    "claims {name}; {ip} is in its operator's network {net}, which others \
-                     may share, and {name} publishes no addresses or reverse DNS to confirm"
-                );
-            }
+            v.verdict = Verdict::Unverifiable;
+            v.reason = format!(
+                "claims {name}; {ip} is in its operator's network {net}, which others \
+                 may share, and {name} publishes no addresses or reverse DNS to confirm"
+            );
         }
         return;
     }
@@ -1018,6 +1017,15 @@ mod tests {
         assert_eq!(v.verdict, Verdict::Unverifiable, "{}", v.reason);
         let v = verify(&r, a, None, &c, None, Owner::default());
         assert_eq!(v.verdict, Verdict::Unknown, "{}", v.reason);
+        let mut old = owned(64500, "Example");
+        old.stale = true;
+        let v = verify(&r, a, None, &c, None, old);
+        assert_eq!(
+            v.verdict,
+            Verdict::Unknown,
+            "a stale foreign network: {}",
+            v.reason
+        );
         // A bot with no AS numbers learns nothing from the owner.
         let v = verify(
             &r,

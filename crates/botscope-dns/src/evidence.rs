@@ -34,7 +34,8 @@ impl EvidenceConfig {
     ) -> Result<EvidenceConfig, Error> {
         Ok(EvidenceConfig {
             servers: crate::parse_nameservers(servers)?,
-            timeout: Duration::from_secs_f64(timeout_secs.clamp(0.1, 3600.0)),
+            timeout: Duration::try_from_secs_f64(timeout_secs.clamp(0.1, 3600.0))
+                .map_err(|_| Error::Config(format!("{timeout_secs} is not a timeout")))?,
             concurrency: concurrency.max(1),
             cache,
         })

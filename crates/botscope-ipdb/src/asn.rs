@@ -278,18 +278,18 @@ impl<'a> Cursor<'a> {
         Some(s)
     }
 
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], Error> {
+        self.take(N)
+            .and_then(|s| s.try_into().ok())
+            .ok_or_else(|| Error::Invalid("damaged ASN table: cut short".into()))
+    }
+
     fn u32(&mut self) -> Result<u32, Error> {
-        let s = self
-            .take(4)
-            .ok_or_else(|| Error::Invalid("damaged ASN table: cut short".into()))?;
-        Ok(u32::from_le_bytes(s.try_into().unwrap_or_default()))
+        self.array().map(u32::from_le_bytes)
     }
 
     fn u128(&mut self) -> Result<u128, Error> {
-        let s = self
-            .take(16)
-            .ok_or_else(|| Error::Invalid("damaged ASN table: cut short".into()))?;
-        Ok(u128::from_le_bytes(s.try_into().unwrap_or_default()))
+        self.array().map(u128::from_le_bytes)
     }
 }
 

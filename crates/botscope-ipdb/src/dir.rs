@@ -29,6 +29,11 @@ impl Kind {
     /// Both kinds.
     pub const ALL: [Kind; 2] = [Kind::Asn, Kind::City];
 
+    /// The kind named `asn` or `city`.
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
     /// `asn` or `city`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -352,7 +357,16 @@ impl DataDir {
         force: bool,
     ) -> Result<Installed, Error> {
         let files = members(input)?;
-        let old = self.records().get(kind.as_str()).map(|r| r.entries);
+        // What it replaces: the recorded size, when the files are there.
+        let there = match kind {
+            Kind::Asn => self.asn_path().exists(),
+            Kind::City => [4, 6].iter().any(|v| self.city_path(*v).exists()),
+        };
+        let old = self
+            .records()
+            .get(kind.as_str())
+            .map(|r| r.entries)
+            .filter(|_| there);
         let (writes, entries, bad_lines, built) = match kind {
             Kind::Asn => {
                 let mut b = AsnBuilder::default();
@@ -458,35 +472,40 @@ impl DataDir {
         })
     }
 
-    /// The installed databases, and a warning for each one that cannot be
-    /// read (it is left out: owners unknown, never wrong).
-    pub fn open(&self) -> (IpOwners, Vec<String>) {
-        let mut warnings = Vec::new();
-        let asn = match std::fs::read(self.asn_path()) {
-            Ok(b) => match AsnTable::from_bytes(&b) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    warnings.push(format!("{}: {e}", self.asn_path().display()));
-                    None
-                }
-            },
-            Err(_) => None,
-        };
+    /// The installed tables, and for each one that cannot be read, its
+    /// kind and why.
+    fn load(&self) -> (Option<AsnTable>, Vec<GeoDb>, Vec<(Kind, String)>) {
+        let mut problems = Vec::new();
+        let asn = std::fs::read(self.asn_path()).ok().and_then(|b| {
+            AsnTable::from_bytes(&b)
+                .map_err(|e| {
+                    problems.push((Kind::Asn, format!("{}: {e}", self.asn_path().display())))
+                })
+                .ok()
+        });
         let mut geo = Vec::new();
         for v in [4, 6] {
             let p = self.city_path(v);
             if let Ok(b) = std::fs::read(&p) {
                 match GeoDb::from_bytes(b) {
                     Ok(db) => geo.push(db),
-                    Err(e) => warnings.push(format!("{}: {e}", p.display())),
+                    Err(e) => problems.push((Kind::City, format!("{}: {e}", p.display()))),
                 }
             }
         }
+        (asn, geo, problems)
+    }
+
+    /// The installed databases, and a warning for each one that cannot be
+    /// read (it is left out: owners unknown, never wrong).
+    pub fn open(&self) -> (IpOwners, Vec<String>) {
+        let (asn, geo, problems) = self.load();
         let as_of = self
             .records()
             .get(Kind::Asn.as_str())
             .and_then(|r| r.installed.parse::<jiff::Timestamp>().ok())
             .map(|t| t.as_second());
+        let warnings = problems.into_iter().map(|(_, w)| w).collect();
         (IpOwners::new(asn, geo).dated(as_of), warnings)
     }
 
@@ -494,7 +513,7 @@ impl DataDir {
     pub fn status(&self, registry: &botscope_botid::Registry) -> Status {
         let now = jiff::Timestamp::now();
         let records = self.records();
-        let (owners, warnings) = self.open();
+        let (asn, geo, problems) = self.load();
         let databases = Kind::ALL
             .iter()
             .map(|k| {
@@ -505,17 +524,13 @@ impl DataDir {
                     .and_then(|t| t.parse::<jiff::Timestamp>().ok())
                     .map(|t| (now.as_second() - t.as_second()).max(0) / 86_400);
                 let here = match k {
-                    Kind::Asn => owners.asn.is_some(),
-                    Kind::City => !owners.geo.is_empty(),
+                    Kind::Asn => asn.is_some(),
+                    Kind::City => !geo.is_empty(),
                 };
-                let prefix = match k {
-                    Kind::Asn => "asn",
-                    Kind::City => "city",
-                };
-                let problem = warnings
+                let problem = problems
                     .iter()
-                    .find(|w| w.contains(&format!("/{prefix}")))
-                    .cloned();
+                    .find(|(p, _)| p == k)
+                    .map(|(_, w)| w.clone());
                 DbStatus {
                     kind: k.as_str(),
                     installed: here,
@@ -614,11 +629,11 @@ pub async fn update(
     cfg: &UpdateConfig,
     mut done: impl FnMut(&Installed),
 ) -> Result<(), Error> {
-    let kinds = if cfg.kinds.is_empty() {
-        Kind::ALL.to_vec()
-    } else {
-        cfg.kinds.clone()
-    };
+    // Each kind once, in a fixed order.
+    let kinds: Vec<Kind> = Kind::ALL
+        .into_iter()
+        .filter(|k| cfg.kinds.is_empty() || cfg.kinds.contains(k))
+        .collect();
     if cfg.from.is_some() && kinds.len() != 1 {
         return Err(Error::Invalid(
             "--from is one database: name it (`data update asn --from …`)".into(),
@@ -648,9 +663,57 @@ pub async fn update(
     Ok(())
 }
 
-impl Kind {
-    /// The kind named `asn` or `city`.
-    pub fn from_name(name: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str() == name)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FOUR: &[u8] = b"1.0.0.0,1.0.0.255,1,A\n2.0.0.0,2.0.0.255,2,B\n\
+        3.0.0.0,3.0.0.255,3,C\n4.0.0.0,4.0.0.255,4,D\n";
+
+    #[test]
+    fn a_shrink_is_refused_only_against_a_table_that_is_there() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = DataDir::new(t.path().join("data"));
+        let i = d
+            .install(Kind::Asn, FOUR.to_vec(), "four", false)
+            .expect("install");
+        assert_eq!((i.entries, i.replaced), (4, None));
+        let one = b"5.0.0.0,5.0.0.255,5,E\n".to_vec();
+        let before = std::fs::read(d.asn_path()).expect("table");
+        assert!(matches!(
+            d.install(Kind::Asn, one.clone(), "one", false),
+            Err(Error::Shrinks(_))
+        ));
+        assert_eq!(
+            std::fs::read(d.asn_path()).expect("table"),
+            before,
+            "untouched"
+        );
+        // The recorded size of a table someone deleted is no reason to refuse.
+        std::fs::remove_file(d.asn_path()).expect("remove");
+        let i = d.install(Kind::Asn, one, "one", false).expect("install");
+        assert_eq!((i.entries, i.replaced), (1, None));
+        let (owners, warnings) = d.open();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(owners.place("5.0.0.9".parse().expect("ip")).0.asn, Some(5));
+    }
+
+    #[test]
+    fn a_damaged_table_is_a_problem_of_its_kind() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = DataDir::new(t.path());
+        d.install(Kind::Asn, FOUR.to_vec(), "four", false)
+            .expect("install");
+        std::fs::write(d.asn_path(), b"BSASN01\ngarbage").expect("damage");
+        let st = d.status(&botscope_botid::Registry::bundled());
+        assert!(!st.databases[0].installed);
+        assert!(
+            st.databases[0]
+                .problem
+                .as_deref()
+                .is_some_and(|p| p.contains("damaged"))
+        );
+        assert_eq!(st.databases[1].problem, None);
+        assert!(st.text().contains("damaged ASN table"), "{}", st.text());
     }
 }

@@ -49,11 +49,6 @@ impl GeoDb {
         self.reader.metadata().ip_version
     }
 
-    /// When the database was built (Unix seconds).
-    pub fn built(&self) -> u64 {
-        self.reader.metadata().build_epoch
-    }
-
     /// The place of `ip`, if the database has it.
     pub fn lookup(&self, ip: IpAddr) -> Option<Place> {
         let ip = botscope_botid::normalize(ip);

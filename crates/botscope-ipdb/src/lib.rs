@@ -57,7 +57,10 @@ impl IpOwners {
     }
 
     /// From tables in memory.
-    pub fn new(asn: Option<AsnTable>, geo: Vec<GeoDb>) -> IpOwners {
+    pub fn new(asn: Option<AsnTable>, mut geo: Vec<GeoDb>) -> IpOwners {
+        // IPv4 databases first: they answer IPv4 addresses before an
+        // IPv6 one that holds them too.
+        geo.sort_by_key(GeoDb::ip_version);
         IpOwners {
             asn,
             geo,
@@ -85,9 +88,11 @@ impl IpOwners {
             Some((a, o)) => (Some(a), (!o.is_empty()).then(|| o.to_owned())),
             None => (None, None),
         };
-        let mut dbs: Vec<&GeoDb> = self.geo.iter().collect();
-        dbs.sort_by_key(|d| d.ip_version());
-        let place = dbs.iter().find_map(|d| d.lookup(ip)).unwrap_or_default();
+        let place = self
+            .geo
+            .iter()
+            .find_map(|d| d.lookup(ip))
+            .unwrap_or_default();
         let owner = Owner {
             asn,
             as_org,

@@ -20,7 +20,8 @@ pub async fn update(a: &DataUpdateArgs, settings: &Settings) -> Result<ExitStatu
         kinds: a.what.iter().filter_map(|w| Kind::from_name(w)).collect(),
         from: a.from.clone(),
         npm_registry: a.npm_registry.clone(),
-        timeout: std::time::Duration::from_secs_f64(a.timeout.clamp(1.0, 86_400.0)),
+        timeout: std::time::Duration::try_from_secs_f64(a.timeout.clamp(1.0, 86_400.0))
+            .context("--timeout")?,
         force: a.force,
     };
     botscope_ipdb::update(&dir(settings)?, &cfg, |i| println!("{}", i.describe())).await?;
