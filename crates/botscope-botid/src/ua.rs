@@ -5,6 +5,13 @@
 //! crawler-user-agents patterns. uap-core's parsers, with the bottica extras
 //! taking priority, give the family. The first that fires
 //! gives the reason.
+//!
+//! Patterns are not all equal evidence. isbot's generic words and shapes
+//! (`download`, `news`, `chromeframe`, a bare `name/version`) also occur in
+//! browsers, media players and apps; they count only when uap-core cannot
+//! name the client as a browser or app. Text that names a device or an app
+//! package (the model slot of an Android platform comment,
+//! `com.google.android.youtube`) is no evidence at all.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use marked_yaml::Node;
@@ -51,8 +58,14 @@ pub struct UaClassifier {
     pattern_text: Vec<String>,
     isbot: RegexSet,
     isbot_text: Vec<String>,
-    /// isbot's patterns that need look-around.
-    isbot_fancy: Vec<fancy_regex::Regex>,
+    /// For each isbot pattern of `isbot`: it is a generic word or shape.
+    isbot_generic: Vec<bool>,
+    /// isbot's patterns that need look-around, each with its genericity.
+    isbot_fancy: Vec<(fancy_regex::Regex, bool)>,
+    /// uap-core families of automated clients (bots, HTTP libraries).
+    automation: regex::Regex,
+    /// Device-model slots and app package names: text that is no evidence.
+    neutral: regex::Regex,
     tokens: AhoCorasick,
     /// For each token pattern: the bot's registry name.
     token_bot: Vec<String>,
@@ -71,8 +84,48 @@ impl std::fmt::Debug for UaClassifier {
 }
 
 /// crawler-user-agents patterns that also match in-app browsers (isbot's
-/// browser fixtures: Viber, Slack, Firefox's fetch library).
-const PATTERNS_THAT_MATCH_BROWSERS: &[&str] = &["Fetch\\/", "Viber"];
+/// browser fixtures: Viber, Slack, Firefox's fetch library). `Sogou` also names Sogou's browser (`SogouMobileBrowser`, `SogouMSE`);
+/// Sogou's spiders say `spider`.
+const PATTERNS_THAT_MATCH_BROWSERS: &[&str] = &["Fetch\\/", "Viber", "Sogou"];
+
+/// isbot's patterns that are ordinary words or shapes of client software:
+/// browsers with plugins (`chromeframe`), download managers, media and
+/// podcast players, news and RSS apps, Java phones, app names with only a
+/// version. They are evidence only when uap-core cannot name the client.
+pub const GENERIC_ISBOT_PATTERNS: &[&str] = &[
+    "^[\\w \\.\\-\\(?:\\):%]+(?:/v?\\d+(?:\\.\\d+)?(?:\\.\\d{1,10})*?)?(?:,|$)",
+    "^[\\w\\-]+/[\\w]+$",
+    "^\\w+/[\\w\\(\\)]*$",
+    "^\\w+/\\d\\.\\d\\s\\([\\w@]+\\)$",
+    "^[^ ]{50,}$",
+    "^\\d+\\b",
+    "\\(\\)",
+    "\\b\\w+\\.ai",
+    "(?:^|[^g])news(?!sapphire)",
+    "24x7",
+    "capture",
+    "catch",
+    "chromeframe",
+    "discovery",
+    "download",
+    "java(?!;)",
+    "manager",
+    "parser",
+    "radar",
+    "server",
+    "sogou",
+    "torrent",
+];
+
+/// uap-core families that name automated clients rather than browsers or
+/// apps: its bot matchers yield the bot's own name, its library parsers the
+/// library's.
+const AUTOMATION_FAMILY: &str = r"(?i)bot|spider|crawl|scrape|archiver|indexer|pinger|synthetic|http|request|curl|wget|sdk|python|java|phantom|httrack|openvas|monitis|site24x7|proxy|pingdom|ptst|datanyze|statuscake|externalhit|nutch|fetch|boto|\bcli\b|client|library|headless|update|cryptoapi|powershell";
+
+/// Text that is no evidence of automation: the device model and build of an
+/// Android platform comment (`Android 7.0; M bot Tab 103 Build/N9F27F`), and
+/// an app's reverse-DNS package name (`com.google.android.youtube`).
+const NEUTRAL_TEXT: &str = r"Android[ /]?[\d.]*;(?:\s*(?:U|[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?);)*\s*(?P<model>[^;)\[]+?(?:\s*;?\s*Build/[^;)]*)?)\s*[;)]|(?:^|[\s;(\[,])(?P<package>(?:com|org|net|tv|io|air\.com)\.[A-Za-z][\w]*(?:\.[A-Za-z_][\w]*)+)";
 
 /// Escapes a `-` that follows a class escape (`\\w-`, `\\d-`) inside a
 /// bracket expression, as JavaScript reads it.
@@ -208,9 +261,16 @@ impl UaClassifier {
         };
         // JavaScript reads `-` after a class escape inside `[...]` as a
         // literal; Rust's regex wants it escaped.
-        let isbot_all: Vec<String> = isbot_all.into_iter().map(|p| js_class_dashes(&p)).collect();
-        let (isbot_text, fancy): (Vec<String>, Vec<String>) =
-            isbot_all.into_iter().partition(|p| compiles(p));
+        let isbot_all: Vec<(String, bool)> = isbot_all
+            .into_iter()
+            .map(|p| {
+                let generic = GENERIC_ISBOT_PATTERNS.contains(&p.as_str());
+                (js_class_dashes(&p), generic)
+            })
+            .collect();
+        let (isbot_all, fancy): (Vec<_>, Vec<_>) =
+            isbot_all.into_iter().partition(|(p, _)| compiles(p));
+        let (isbot_text, isbot_generic): (Vec<String>, Vec<bool>) = isbot_all.into_iter().unzip();
         let compile_ua = || -> Result<_, String> {
             let regexes: Regexes<'static> =
                 marked_yaml::from_yaml(0, regexes).map_err(|e| format!("uap regexes: {e}"))?;
@@ -248,11 +308,14 @@ impl UaClassifier {
         let (ua, patterns, isbot) = (ua?, patterns?, isbot?);
         let isbot_fancy = fancy
             .iter()
-            .map(|p| {
+            .map(|(p, generic)| {
                 fancy_regex::Regex::new(&format!("(?i){p}"))
+                    .map(|r| (r, *generic))
                     .map_err(|e| format!("isbot pattern {p}: {e}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let automation = regex::Regex::new(AUTOMATION_FAMILY).map_err(|e| e.to_string())?;
+        let neutral = regex::Regex::new(NEUTRAL_TEXT).map_err(|e| e.to_string())?;
         let mut token_text = Vec::new();
         let mut token_bot = Vec::new();
         for b in registry.bots() {
@@ -274,7 +337,10 @@ impl UaClassifier {
             pattern_text,
             isbot,
             isbot_text,
+            isbot_generic,
             isbot_fancy,
+            automation,
+            neutral,
             tokens,
             token_bot,
             token_text,
@@ -329,6 +395,80 @@ impl UaClassifier {
             .map(|m| self.token_bot[m.pattern().as_usize()].as_str())
     }
 
+    /// `ua` with the text that is no evidence (device models and builds,
+    /// app package names) blanked out.
+    fn without_neutral_text<'a>(&self, ua: &'a str) -> std::borrow::Cow<'a, str> {
+        let mut out: Option<Vec<u8>> = None;
+        for c in self.neutral.captures_iter(ua) {
+            for m in [c.name("model"), c.name("package")].into_iter().flatten() {
+                let bytes = out.get_or_insert_with(|| ua.as_bytes().to_vec());
+                // Blanking whole characters keeps the text UTF-8.
+                bytes[m.start()..m.end()].fill(b' ');
+            }
+        }
+        match out {
+            Some(b) => String::from_utf8(b).map_or(std::borrow::Cow::Borrowed(ua), Into::into),
+            None => std::borrow::Cow::Borrowed(ua),
+        }
+    }
+
+    /// True when uap-core names the client as a browser or an app, not as
+    /// a bot or an HTTP library.
+    fn names_a_client(&self, family: Option<&str>) -> bool {
+        family.is_some_and(|f| f != "Other" && !f.is_empty() && !self.automation.is_match(f))
+    }
+
+    /// Why the patterns take `ua` for a robot, if they do. A specific
+    /// pattern decides; a generic one only when uap-core cannot name the
+    /// client (`family`).
+    fn pattern_reason(&self, ua: &str, family: Option<&str>) -> Option<String> {
+        let text = self.without_neutral_text(ua);
+        let text = text.as_ref();
+        let mut generic = None;
+        for i in self.isbot.matches(text).iter() {
+            // The bare `name/version` shape is generic; the same pattern
+            // matching a plain `name,` prefix (`Anonymous, Mozilla/5.0 …`)
+            // is not, unlike a structured one (`dv(iPh10,3);pr(UCBrowser…`).
+            let is_generic = self.isbot_generic[i]
+                && !(self.isbot_text[i].ends_with("(?:,|$)")
+                    && text
+                        .split_once(',')
+                        .is_some_and(|(name, _)| !name.contains('(')));
+            let why = format!("matches isbot pattern `{}`", self.isbot_text[i]);
+            if !is_generic {
+                return Some(why);
+            }
+            generic.get_or_insert(why);
+        }
+        for (r, is_generic) in &self.isbot_fancy {
+            if r.is_match(text).unwrap_or(false) {
+                let why = format!(
+                    "matches isbot pattern `{}`",
+                    r.as_str().trim_start_matches("(?i)")
+                );
+                if !is_generic {
+                    return Some(why);
+                }
+                generic.get_or_insert(why);
+            }
+        }
+        if let Some(i) = self.patterns.matches(text).iter().next() {
+            return Some(format!(
+                "matches crawler pattern `{}`",
+                self.pattern_text[i]
+            ));
+        }
+        if let Some(why) = generic
+            && !self.names_a_client(family)
+        {
+            return Some(why);
+        }
+        if ua.trim().is_empty() || ua.trim() == "-" {
+            return Some("empty User-Agent".to_owned());
+        }
+        None
+    }
+
     /// Classifies one User-Agent.
     pub fn classify(&self, ua: &str) -> UaInfo {
         let ua = if ua.len() > MAX_UA_BYTES {
@@ -347,26 +487,8 @@ impl UaClassifier {
         let claimed = self.claimed_bot(ua).map(str::to_owned);
         let reason = if let Some(c) = &claimed {
             Some(format!("names the registered bot {c}"))
-        } else if let Some(i) = self.isbot.matches(ua).iter().next() {
-            Some(format!("matches isbot pattern `{}`", self.isbot_text[i]))
-        } else if let Some(r) = self
-            .isbot_fancy
-            .iter()
-            .find(|r| r.is_match(ua).unwrap_or(false))
-        {
-            Some(format!(
-                "matches isbot pattern `{}`",
-                r.as_str().trim_start_matches("(?i)")
-            ))
-        } else if let Some(i) = self.patterns.matches(ua).iter().next() {
-            Some(format!(
-                "matches crawler pattern `{}`",
-                self.pattern_text[i]
-            ))
-        } else if ua.trim().is_empty() || ua.trim() == "-" {
-            Some("empty User-Agent".to_owned())
         } else {
-            None
+            self.pattern_reason(ua, family.as_deref())
         };
         UaInfo {
             is_bot: reason.is_some(),

@@ -226,6 +226,110 @@ mod ua {
         );
     }
 
+    /// Browsers, apps and bots that no rule was made from: Matomo Device
+    /// Detector's fixtures (tests/data/build_matomo_ua.py). The `design`
+    /// half was looked at while the rules were made; the `held-out` half
+    /// gives the figures (docs/verification.md).
+    #[test]
+    fn held_out_user_agents() {
+        use std::io::Read;
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/matomo_ua.tsv.gz");
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(path).expect("data"))
+            .read_to_string(&mut text)
+            .expect("gzip");
+        let r = Registry::bundled();
+        let c = UaClassifier::bundled(&r).expect("classifier");
+        let mut seen = std::collections::BTreeMap::new();
+        let (mut missed, mut false_hits) = (Vec::new(), Vec::new());
+        for line in text.lines().skip(1) {
+            let cols: Vec<&str> = line.splitn(5, '\t').collect();
+            let (split, label, ua) = (cols[0], cols[1], cols[4]);
+            let info = c.classify(ua);
+            // [bots, bots flagged, browsers, browsers flagged] per split.
+            let n = seen.entry(split.to_owned()).or_insert([0u32; 4]);
+            if label == "bot" {
+                n[0] += 1;
+                n[1] += u32::from(info.is_bot);
+                if !info.is_bot && split == "held-out" {
+                    missed.push(ua.to_owned());
+                }
+            } else {
+                n[2] += 1;
+                n[3] += u32::from(info.is_bot);
+                if info.is_bot && split == "held-out" {
+                    false_hits.push(format!("{ua} ({:?})", info.reason));
+                }
+            }
+        }
+        for (split, n) in &seen {
+            println!(
+                "{split}: bots flagged {}/{} = {:.2}%, browsers flagged {}/{} = {:.2}%",
+                n[1],
+                n[0],
+                100.0 * f64::from(n[1]) / f64::from(n[0]),
+                n[3],
+                n[2],
+                100.0 * f64::from(n[3]) / f64::from(n[2])
+            );
+        }
+        let n = seen["held-out"];
+        assert!(
+            n[0] > 600 && n[2] > 18_000,
+            "the held-out half is whole: {n:?}"
+        );
+        let bot_rate = f64::from(n[1]) / f64::from(n[0]);
+        let fp_rate = f64::from(n[3]) / f64::from(n[2]);
+        assert!(
+            bot_rate >= 0.99 && fp_rate <= 0.01,
+            "held out: {:.2}% of bots flagged, {:.2}% of browsers.\nMissed bots:\n{}\nFlagged browsers:\n{}",
+            100.0 * bot_rate,
+            100.0 * fp_rate,
+            missed.join("\n"),
+            false_hits.join("\n")
+        );
+    }
+
+    /// Generic words count only without a browser parse; device models and
+    /// app packages are no evidence; specific patterns still decide.
+    #[test]
+    fn generic_words_need_more_than_a_browser() {
+        let r = Registry::bundled();
+        let c = UaClassifier::bundled(&r).expect("classifier");
+        let browsers = [
+            // IE with Chrome Frame: `chromeframe`.
+            "Mozilla/4.0 (compatible; MSIE 8.0; Windows NT 6.1; Trident/4.0; chromeframe/11.0.696.57)",
+            // A device model with `bot` in it.
+            "Mozilla/5.0 (Linux; Android 7.1.2; M bot Tab 103) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/83.0.4103.106 Safari/537.36",
+            // An app package naming Google.
+            "com.google.android.youtube/21.29.366(Linux; U; Android 14; pt_BR; T431A Build/UP1A.231005.007) gzip",
+            // A Google TV set.
+            "Mozilla/5.0 (Linux; Android 11; Arcelik Google TV Build/RTM6.230109.257; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/118.0.0.0 Mobile Safari/537.36",
+            // Sogou's browser, not its spider.
+            "Mozilla/5.0 (Linux; Android 6.0.1; OPPO R9s Plus Build/MMB29M; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/68.0.3440.106 Mobile Safari/537.36 AWP/2.0 SogouMSE,SogouMobileBrowser/5.28.7",
+        ];
+        for ua in browsers {
+            let info = c.classify(ua);
+            assert!(!info.is_bot, "{ua}: {:?}", info.reason);
+        }
+        let bots = [
+            // Generic word, no browser parse.
+            "download-tool/2.1",
+            // A specific product beside a browser parse.
+            "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko; compatible; pageburst) Chrome/109.0.5414.101 Safari/537.36",
+            // A plain `name,` prefix.
+            "Anonymous, Mozilla/5.0 (X11; Linux Mint x86_64) AppleWebKit/537.37 (KHTML, like Gecko) Chrome/50.0.2272.105 Safari/537.37",
+            // A bot word outside the model slot.
+            "Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/109.0.0.0 Mobile Safari/537.36 (compatible; ExampleBot/1.0)",
+            "Sogou web spider/4.0(+http://www.sogou.com/docs/help/webmasters.htm#07)",
+        ];
+        for ua in bots {
+            let info = c.classify(ua);
+            assert!(info.is_bot, "{ua}");
+        }
+    }
+
     #[test]
     fn claims_and_reasons() {
         let r = Registry::bundled();

@@ -46,6 +46,43 @@ fn googlebot_ips(r: &Value, key: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The robots table names robots, never a browser or a piece of a host
+/// name, and browsers with plugins or app names are not robots.
+#[test]
+fn robot_names_are_not_browsers() {
+    for log in [ELASTIC, VHOST] {
+        let (r, o) = json_report(&[log], b"");
+        assert_eq!(o.status.code(), Some(0));
+        let robots = r["robots"].as_object().expect("robots");
+        for name in [
+            "IE",
+            "Chrome",
+            "Opera 9.6",
+            "Opera",
+            "Mozilla",
+            "Firefox",
+            "com",
+            "net",
+        ] {
+            assert!(
+                !robots.contains_key(name),
+                "{log}: {name} listed as a robot"
+            );
+        }
+        assert!(!robots.is_empty());
+    }
+    let (r, _) = json_report(&[ELASTIC], b"");
+    let robots = r["robots"].as_object().expect("robots");
+    for name in [
+        "tropicdesigns.net",
+        "360Spider",
+        "Googlebot",
+        "Mozilla/4.0 (compatible;)",
+    ] {
+        assert!(robots.contains_key(name), "{name} missing");
+    }
+}
+
 #[test]
 fn elastic_log_spoofed_googlebots_and_the_truncated_line() {
     let (r, o) = json_report(&[ELASTIC], b"");
