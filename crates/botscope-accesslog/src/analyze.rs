@@ -23,6 +23,12 @@ pub const CLIENT_SAMPLES: usize = 5;
 /// approximate (the rarest paths are dropped).
 pub const TOP_PATHS_CAP: usize = 4096;
 
+/// Distinct virtual hosts counted; the rest count under [`OTHER_VHOSTS`].
+pub const MAX_VHOSTS: usize = 1000;
+
+/// The virtual host the hosts beyond [`MAX_VHOSTS`] count under.
+pub const OTHER_VHOSTS: &str = "(other hosts)";
+
 /// Longest request target kept in samples and top-path tables.
 const MAX_SAMPLE_PATH: usize = 256;
 
@@ -70,6 +76,15 @@ pub struct Folded {
     disallowed_samples: Map<u32, Vec<Example>>,
     seconds: Map<u32, Seconds>,
     robot_paths: Map<Box<str>, TopPaths>,
+    /// Every request's path: the site's top paths.
+    site_paths: TopPaths,
+    /// Paths answered 404 Not Found.
+    not_found: TopPaths,
+    /// Per day (days since the epoch, UTC): requests, bytes, 404s.
+    days: Map<i64, [u64; 3]>,
+    /// Per virtual host (when the format logs one): requests, bytes,
+    /// declared robots' requests and bytes, 404s.
+    vhosts: Map<Box<str>, [u64; 5]>,
     /// Malformed lines by reason.
     pub malformed: MalformedStats,
     /// Lines read (records + malformed lines, minus blank lines).
@@ -118,5 +133,26 @@ impl Analysis {
     /// Path counts of a robot.
     pub fn robot_paths(&self, robot: &str) -> Option<&TopPaths> {
         self.folded.robot_paths.get(robot)
+    }
+
+    /// Path counts of the whole site.
+    pub fn site_paths(&self) -> &TopPaths {
+        &self.folded.site_paths
+    }
+
+    /// Counts of the paths answered 404 Not Found.
+    pub fn not_found(&self) -> &TopPaths {
+        &self.folded.not_found
+    }
+
+    /// Per day (days since the epoch, UTC): requests, bytes, 404s.
+    pub fn days(&self) -> impl Iterator<Item = (i64, [u64; 3])> + '_ {
+        self.folded.days.iter().map(|(d, n)| (*d, *n))
+    }
+
+    /// Per virtual host: requests, bytes, declared robots' requests and
+    /// bytes, 404s. Empty when the log format has no virtual host.
+    pub fn vhosts(&self) -> impl Iterator<Item = (&str, [u64; 5])> + '_ {
+        self.folded.vhosts.iter().map(|(v, n)| (&**v, *n))
     }
 }

@@ -21,6 +21,9 @@ pub const LIST_LIMIT: usize = 500;
 /// Top paths shown per robot.
 pub const TOP_PATHS: usize = 10;
 
+/// Top paths and 404 paths shown for the whole site.
+pub const SITE_TOP_PATHS: usize = 25;
+
 /// Spoofing addresses shown per robot.
 pub const SPOOFED_IPS: usize = 20;
 
@@ -64,6 +67,19 @@ pub struct Report {
     pub site: Site,
     /// Requests per hour and class.
     pub hourly: Vec<Hour>,
+    /// Per day (UTC): requests, bytes, visitors, 404s, requests per class.
+    pub daily: Vec<Day>,
+    /// The site's most requested paths.
+    pub top_paths: Vec<PathCount>,
+    /// Paths were dropped while counting: `top_paths` counts are lower bounds.
+    pub top_paths_approximate: bool,
+    /// The paths most answered 404 Not Found.
+    pub not_found: Vec<PathCount>,
+    /// `not_found` counts are lower bounds.
+    pub not_found_approximate: bool,
+    /// Per virtual host, most requests first; empty when the log format
+    /// has no virtual host (`%v`).
+    pub vhosts: Vec<Vhost>,
     /// Declared robots, keyed by name.
     pub robots: BTreeMap<String, Robot>,
     /// Robots with a browser's User-Agent (or none).
@@ -74,6 +90,38 @@ pub struct Report {
     pub monitors: ClientList,
     /// Clients claiming a robot from an address that is not the robot's.
     pub spoofed: ClientList,
+}
+
+impl Report {
+    /// Sets the inputs read and names each malformed sample's input: the
+    /// analysis numbers lines across all inputs, one after the other
+    /// (`lines` of each input, in order).
+    pub fn set_inputs(&mut self, inputs: Vec<Input>) {
+        for m in &mut self.malformed {
+            m.samples = m
+                .sample_lines
+                .iter()
+                .map(|&n| {
+                    let mut before = 0u64;
+                    for i in &inputs {
+                        if n <= before + i.lines {
+                            return LineAt {
+                                input: i.name.clone(),
+                                line: n - before,
+                            };
+                        }
+                        before += i.lines;
+                    }
+                    LineAt {
+                        input: inputs.last().map(|i| i.name.clone()).unwrap_or_default(),
+                        line: n,
+                    }
+                })
+                .collect();
+            m.sample_lines = m.samples.iter().map(|s| s.line).collect();
+        }
+        self.inputs = inputs;
+    }
 }
 
 /// One input (file or stdin).
@@ -113,6 +161,58 @@ pub struct Lines {
     pub analyzed: u64,
 }
 
+/// One day (UTC).
+#[derive(Debug, Clone, Serialize)]
+pub struct Day {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    /// Requests.
+    pub requests: u64,
+    /// Response bytes.
+    pub bytes: u64,
+    /// Clients (address and User-Agent) with a request that day.
+    pub visitors: u64,
+    /// Requests answered 404 Not Found.
+    pub not_found: u64,
+    /// Requests of humans.
+    pub human: u64,
+    /// Requests of declared robots.
+    pub declared_bot: u64,
+    /// Requests of undeclared robots.
+    pub undeclared_bot: u64,
+    /// Requests of scanners.
+    pub scanner: u64,
+    /// Requests of monitors.
+    pub monitor: u64,
+}
+
+/// One virtual host.
+#[derive(Debug, Clone, Serialize)]
+pub struct Vhost {
+    /// The host as logged (with `:port` when the format has it); hosts
+    /// beyond the first thousand count under `(other hosts)`.
+    pub vhost: String,
+    /// Requests.
+    pub requests: u64,
+    /// Response bytes.
+    pub bytes: u64,
+    /// Requests of declared robots.
+    pub robot_requests: u64,
+    /// Response bytes to declared robots.
+    pub robot_bytes: u64,
+    /// Requests answered 404 Not Found.
+    pub not_found: u64,
+}
+
+/// Where a sample line is: its input and its line number there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineAt {
+    /// The input's name (`-` for standard input).
+    pub input: String,
+    /// The line number in that input (1-based).
+    pub line: u64,
+}
+
 /// Malformed lines of one reason.
 #[derive(Debug, Clone, Serialize)]
 pub struct MalformedCount {
@@ -120,8 +220,10 @@ pub struct MalformedCount {
     pub reason: &'static str,
     /// Lines.
     pub count: u64,
-    /// The first line numbers (per input when several inputs).
+    /// The first line numbers, each in its input.
     pub sample_lines: Vec<u64>,
+    /// The same lines with their inputs.
+    pub samples: Vec<LineAt>,
 }
 
 /// A time span.

@@ -344,7 +344,7 @@ impl<'r> Job<'r> {
             }
         }
         let damaged = inputs.iter().any(|i| i.error.is_some());
-        report.inputs = inputs;
+        report.set_inputs(inputs);
         report.robots_txt = self.robots.described().to_vec();
         Outcome {
             report,

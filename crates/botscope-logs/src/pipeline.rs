@@ -101,7 +101,11 @@ pub fn read(
         readers.push((name, r));
     }
     let threads = settings.threads.max(1);
-    let (tx, rx) = crossbeam_channel::bounded::<(Arc<LogFormat>, u32, input::Chunk)>(threads * 2);
+    // Each chunk goes with its input's first line number across all inputs
+    // less one: the analysis numbers lines across inputs, one after the
+    // other, and the report names each sample's input.
+    let (tx, rx) =
+        crossbeam_channel::bounded::<(Arc<LogFormat>, u32, u64, input::Chunk)>(threads * 2);
     // Chunk buffers go back to the reader once parsed: a handful are
     // allocated, whatever the input's size.
     let (back_tx, back_rx) = crossbeam_channel::unbounded::<Vec<u8>>();
@@ -115,9 +119,10 @@ pub fn read(
                 let back = back_tx.clone();
                 s.spawn(move || {
                     let mut an = Analyzer::new(identify, policy, window);
-                    for (format, seq, chunk) in rx {
+                    for (format, seq, offset, chunk) in rx {
                         an.begin_chunk(seq);
                         for (n, line) in input::lines(&chunk) {
+                            let n = offset + n;
                             match line {
                                 None => an.malformed(Malformed::TooLong, n),
                                 Some(l) => match format.parse_line(l) {
@@ -138,6 +143,7 @@ pub fn read(
         drop(rx);
         // Chunk sequence numbers, across inputs.
         let mut seq = 0u32;
+        let mut offset = 0u64;
         for (name, r) in readers {
             let mut format: Option<Arc<LogFormat>> = settings.format.clone().map(Arc::new);
             let mut guessed = false;
@@ -154,8 +160,9 @@ pub fn read(
                     }))
                 });
                 seq = (seq + 1) % u32::MAX;
-                tx.send((fmt.clone(), seq, chunk)).is_ok()
+                tx.send((fmt.clone(), seq, offset, chunk)).is_ok()
             });
+            offset += stats.lines;
             let mut note = |w: Warning| {
                 progress.warn(&w);
                 warnings.push(w);

@@ -30,6 +30,8 @@ pub fn chromium(url: &str, profile: &Path) -> Page {
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
+            // A laptop's width: pages are checked to fit it.
+            "--window-size=1400,1000",
             "--disable-dev-shm-usage",
             "--disable-quic",
             "--no-first-run",

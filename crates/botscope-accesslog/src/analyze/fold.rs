@@ -213,6 +213,33 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
+        let f = &mut p.folded;
+        f.site_paths.add(target, 1);
+        let not_found = u64::from(r.status == 404);
+        if not_found == 1 {
+            f.not_found.add(target, 1);
+        }
+        let day = f.days.entry(r.time.div_euclid(86_400)).or_default();
+        day[0] += 1;
+        day[1] = day[1].saturating_add(r.bytes);
+        day[2] += not_found;
+        if let Some(v) = &r.vhost {
+            let key: &str = if f.vhosts.len() < MAX_VHOSTS || f.vhosts.contains_key(&**v) {
+                v
+            } else {
+                OTHER_VHOSTS
+            };
+            let n = match f.vhosts.get_mut(key) {
+                Some(n) => n,
+                None => f.vhosts.entry(key.into()).or_default(),
+            };
+            let robot = u64::from(agent.robot.is_some());
+            n[0] += 1;
+            n[1] = n[1].saturating_add(r.bytes);
+            n[2] += robot;
+            n[3] = n[3].saturating_add(robot * r.bytes);
+            n[4] += not_found;
+        }
         if let Some(robot) = &agent.robot {
             p.folded.seconds.entry(ci).or_default().push(r.time);
             match p.folded.robot_paths.get_mut(robot.as_str()) {
@@ -349,15 +376,30 @@ impl Partial {
         }
         for (name, paths) in o.folded.robot_paths {
             match self.folded.robot_paths.get_mut(&name) {
-                Some(t) => {
-                    t.approximate |= paths.approximate;
-                    for (p, n) in paths.counts {
-                        t.add(&p, n);
-                    }
-                }
+                Some(t) => t.merge(paths),
                 None => {
                     self.folded.robot_paths.insert(name, paths);
                 }
+            }
+        }
+        self.folded.site_paths.merge(o.folded.site_paths);
+        self.folded.not_found.merge(o.folded.not_found);
+        for (d, n) in o.folded.days {
+            let m = self.folded.days.entry(d).or_default();
+            for k in 0..3 {
+                m[k] = m[k].saturating_add(n[k]);
+            }
+        }
+        for (v, n) in o.folded.vhosts {
+            let key =
+                if self.folded.vhosts.len() < MAX_VHOSTS || self.folded.vhosts.contains_key(&v) {
+                    v
+                } else {
+                    OTHER_VHOSTS.into()
+                };
+            let m = self.folded.vhosts.entry(key).or_default();
+            for k in 0..5 {
+                m[k] = m[k].saturating_add(n[k]);
             }
         }
         self.folded.malformed.merge(&o.folded.malformed);

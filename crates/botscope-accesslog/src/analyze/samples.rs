@@ -88,6 +88,14 @@ impl TopPaths {
         }
     }
 
+    /// Adds another counter's counts.
+    pub(super) fn merge(&mut self, o: TopPaths) {
+        self.approximate |= o.approximate;
+        for (p, n) in o.counts {
+            self.add(&p, n);
+        }
+    }
+
     /// The `n` most requested paths, most first (ties by path).
     pub fn top(&self, n: usize) -> Vec<(&str, u64)> {
         let mut v: Vec<(&str, u64)> = self.counts.iter().map(|(p, c)| (&**p, *c)).collect();

@@ -6,7 +6,7 @@ use std::hash::BuildHasher;
 use std::net::IpAddr;
 
 use super::*;
-use crate::analyze::{Analysis, Class, Map, Policy, Seconds, Set};
+use crate::analyze::{Analysis, Class, Map, Policy, Seconds, Set, TopPaths};
 use crate::time::format_rfc3339;
 
 #[derive(Default)]
@@ -255,6 +255,8 @@ struct Pass {
     robots: Vec<(String, RobotAcc)>,
     classes: [ClassTotals; 5],
     hourly: Map<i64, [u64; 5]>,
+    /// Clients active per day.
+    visitors: Map<i64, u64>,
     /// Undeclared robots, scanners, monitors, spoofers.
     lists: [Vec<usize>; 4],
     requests: u64,
@@ -288,6 +290,7 @@ impl Pass {
             robots,
             classes: Default::default(),
             hourly: Map::default(),
+            visitors: Map::default(),
             lists: Default::default(),
             requests: 0,
             bytes: 0,
@@ -313,7 +316,16 @@ impl Pass {
         t.requests += c.requests;
         t.bytes += c.bytes;
         let hourly = &mut self.hourly;
-        c.each_hour(|h, n| hourly.entry(h).or_default()[ci] += u64::from(n));
+        let mut days: Vec<i64> = Vec::new();
+        c.each_hour(|h, n| {
+            hourly.entry(h).or_default()[ci] += u64::from(n);
+            days.push(h.div_euclid(24));
+        });
+        days.sort_unstable();
+        days.dedup();
+        for d in days {
+            *self.visitors.entry(d).or_default() += 1;
+        }
         if class.is_robot() {
             self.robot_requests += c.requests;
             self.robot_bytes += c.bytes;
@@ -419,6 +431,7 @@ fn malformed(a: &Analysis) -> (Vec<MalformedCount>, u64) {
             reason: r.as_str(),
             count: n,
             sample_lines: s.to_vec(),
+            samples: Vec::new(),
         })
         .collect();
     let truncated: u64 = m
@@ -427,6 +440,71 @@ fn malformed(a: &Analysis) -> (Vec<MalformedCount>, u64) {
         .map(|(_, n, _)| n)
         .sum();
     (counts, m.total() - truncated)
+}
+
+/// Per day: the fold's requests, bytes and 404s, the visitors, and the
+/// requests per class summed from the hours.
+fn days(a: &Analysis, hourly: &Map<i64, [u64; 5]>, visitors: &Map<i64, u64>) -> Vec<Day> {
+    let mut classes: Map<i64, [u64; 5]> = Map::default();
+    for (h, n) in hourly {
+        let d = classes.entry(h.div_euclid(24)).or_default();
+        for k in 0..5 {
+            d[k] += n[k];
+        }
+    }
+    let mut days: Vec<(i64, [u64; 3])> = a.days().collect();
+    days.sort_unstable_by_key(|(d, _)| *d);
+    days.into_iter()
+        .map(|(d, n)| {
+            let c = classes.get(&d).copied().unwrap_or_default();
+            let mut day = format_rfc3339(d * 86_400);
+            day.truncate(10);
+            Day {
+                day,
+                requests: n[0],
+                bytes: n[1],
+                visitors: visitors.get(&d).copied().unwrap_or(0),
+                not_found: n[2],
+                human: c[0],
+                declared_bot: c[1],
+                undeclared_bot: c[2],
+                scanner: c[3],
+                monitor: c[4],
+            }
+        })
+        .collect()
+}
+
+/// The `n` top paths of a counter.
+fn path_counts(t: &TopPaths, n: usize) -> Vec<PathCount> {
+    t.top(n)
+        .into_iter()
+        .map(|(path, requests)| PathCount {
+            path: path.to_owned(),
+            requests,
+        })
+        .collect()
+}
+
+/// Virtual hosts, most requests first (ties by name).
+fn vhosts(a: &Analysis) -> Vec<Vhost> {
+    let mut v: Vec<Vhost> = a
+        .vhosts()
+        .map(|(name, n)| Vhost {
+            vhost: name.to_owned(),
+            requests: n[0],
+            bytes: n[1],
+            robot_requests: n[2],
+            robot_bytes: n[3],
+            not_found: n[4],
+        })
+        .collect();
+    v.sort_unstable_by(|x, y| {
+        y.requests
+            .cmp(&x.requests)
+            .then_with(|| x.vhost.cmp(&y.vhost))
+    });
+    v
 }
 
 /// Requests per hour and class, by hour.
@@ -510,7 +588,13 @@ pub fn build<S: BuildHasher>(
                 .collect(),
             disallowed_requests: p.disallowed,
         },
+        daily: days(a, &p.hourly, &p.visitors),
         hourly: hours(p.hourly),
+        top_paths: path_counts(a.site_paths(), SITE_TOP_PATHS),
+        top_paths_approximate: a.site_paths().approximate,
+        not_found: path_counts(a.not_found(), SITE_TOP_PATHS),
+        not_found_approximate: a.not_found().approximate,
+        vhosts: vhosts(a),
         robots,
         undeclared_bots: undeclared,
         scanners,

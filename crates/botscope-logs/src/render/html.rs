@@ -24,13 +24,17 @@ impl Render for Text<'_> {
 }
 
 const STYLE: &str = r#"
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fff}
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;padding:0 1.5em;max-width:1400px;color:#222;background:#fff}
+.wide{overflow-x:auto;max-width:100%}
+code.path{display:inline-block;max-width:42ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom;word-break:normal}
+td.ua{max-width:34em;word-break:break-all}
+.cols{display:flex;flex-wrap:wrap;gap:0 2em}.cols>div{flex:1 1 30em;min-width:0}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f0f0f0;cursor:pointer;user-select:none;white-space:nowrap}
 th[aria-sort=ascending]::after{content:" \25B2"}th[aria-sort=descending]::after{content:" \25BC"}
-td.n{text-align:right}.muted{color:#777}.bad{color:#b00}
+td.n{text-align:right;white-space:nowrap}.muted{color:#777}.bad{color:#b00}
 .legend span{display:inline-block;margin-right:1em}.legend i{display:inline-block;width:.8em;height:.8em;margin-right:.3em}
 code{font-size:.92em;word-break:break-all}
 "#;
@@ -53,6 +57,7 @@ const SCRIPT: &str = r#"
       });
     });
   });
+  document.body.setAttribute('data-width',String(document.documentElement.scrollWidth));
   document.body.setAttribute('data-ready','1');
 })();
 "#;
@@ -64,6 +69,12 @@ const COLORS: [(&str, &str); 5] = [
     ("scanner", "#e15759"),
     ("monitor", "#9c755f"),
 ];
+
+/// A request path: one line, cut with an ellipsis when long, whole in its
+/// title.
+fn path(p: &str) -> Markup {
+    html! { code.path title=(Text(p)) { (Text(p)) } }
+}
 
 /// A number cell, sortable by its value.
 fn num(v: u64) -> Markup {
@@ -164,19 +175,20 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
         @if l.clients.is_empty() {
             p.muted { "None." }
         } @else {
-            table.sortable id=(id) {
+            div.wide { table.sortable id=(id) {
                 thead { tr {
-                    th { "IP" } th { "Requests" } th { "Sessions" } th { "Pages" } th { "Bytes" }
-                    th { "User-Agent" } th { "Reasons" } th { "Samples" } th { "First seen" }
-                    th { "Last seen" }
+                    th { "IP" } th { "Network" } th { "Requests" } th { "Sessions" } th { "Pages" }
+                    th { "Bytes" } th { "User-Agent" } th { "Reasons" } th { "Samples" }
+                    th { "First seen" } th { "Last seen" }
                 } }
                 tbody {
                     @for c in &l.clients {
                         tr {
                             td { (c.ip) }
+                            td { (Text(c.network().as_deref().unwrap_or("-"))) }
                             (num(c.requests)) (num(c.sessions)) (num(c.pages))
                             (num_f(c.bytes as f64, &bytes(c.bytes)))
-                            td { (Text(c.user_agent.as_deref().unwrap_or("-"))) }
+                            td.ua { (Text(c.user_agent.as_deref().unwrap_or("-"))) }
                             td {
                                 @let spoofed = c.verification.iter().map(|v| ("spoofed", v.as_str()));
                                 @let reasons = c.reasons.iter().map(|r| (r.code, r.detail.as_str()));
@@ -188,7 +200,7 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
                             td {
                                 @for (k, s) in c.samples.iter().enumerate() {
                                     @if k > 0 { br; }
-                                    code { (Text(s)) }
+                                    (path(s))
                                 }
                             }
                             td { (Text(&c.first_seen)) }
@@ -196,7 +208,7 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
                         }
                     }
                 }
-            }
+            } }
         }
     }
 }
@@ -205,7 +217,7 @@ fn robots_table(r: &Report) -> Markup {
     let opt = |v: Option<f64>| v.map(|d| d.to_string()).unwrap_or_else(|| "-".into());
     html! {
         h2 { "Robots " span.muted { "(" (r.robots.len()) ")" } }
-        table.sortable id="robots" {
+        div.wide { table.sortable id="robots" {
             thead { tr {
                 th { "Robot" } th { "Category" } th { "Requests" } th { "Sessions" } th { "IPs" }
                 th { "UAs" } th { "Bytes" } th { "robots.txt" } th { "Disallowed" }
@@ -237,12 +249,120 @@ fn robots_table(r: &Report) -> Markup {
                         td {
                             @for (k, p) in b.top_paths.iter().take(5).enumerate() {
                                 @if k > 0 { br; }
-                                code { (Text(&p.path)) } " " (p.requests)
+                                (path(&p.path)) " " (p.requests)
                             }
                         }
                     }
                 }
             }
+        } }
+    }
+}
+
+/// A horizontal stacked bar: (class, left, width) for each class with
+/// requests, `max` requests filling `width`.
+fn bar(parts: &[u64], max: f64, width: f64) -> Vec<(usize, f64, f64)> {
+    let mut x = 0.0;
+    let mut out = Vec::new();
+    for (k, v) in parts.iter().enumerate() {
+        if *v > 0 {
+            let w = *v as f64 / max * width;
+            out.push((k, x, w));
+            x += w;
+        }
+    }
+    out
+}
+
+/// Requests, visitors, bytes and 404s per day, with the classes' shares.
+fn days_table(r: &Report) -> Markup {
+    let max = r.daily.iter().map(|d| d.requests).max().unwrap_or(1).max(1) as f64;
+    html! {
+        h2 { "Days " span.muted { "(UTC)" } }
+        @if r.daily.is_empty() {
+            p.muted { "No requests." }
+        } @else {
+            div.wide { table.sortable id="days" {
+                thead { tr {
+                    th { "Day" } th { "Requests" } th { "Visitors" } th { "Bytes" } th { "404" }
+                    @for (name, _) in COLORS { th { (name) } }
+                    th { "Requests by class" }
+                } }
+                tbody {
+                    @for d in &r.daily {
+                        @let parts = [d.human, d.declared_bot, d.undeclared_bot, d.scanner, d.monitor];
+                        tr {
+                            td { (Text(&d.day)) }
+                            (num(d.requests)) (num(d.visitors))
+                            (num_f(d.bytes as f64, &bytes(d.bytes))) (num(d.not_found))
+                            @for v in parts { (num(v)) }
+                            td {
+                                svg xmlns="http://www.w3.org/2000/svg" width="200" height="12"
+                                    role="img" aria-label="requests by class" {
+                                    @for (k, x, w) in bar(&parts, max, 200.0) {
+                                        rect x=(format!("{x:.2}")) y="0" width=(format!("{w:.2}"))
+                                            height="12" fill=(COLORS[k].1) {}
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            } }
+        }
+    }
+}
+
+/// A table of paths and their request counts.
+fn paths_table(
+    id: &str,
+    title: &str,
+    paths: &[botscope_accesslog::PathCount],
+    approximate: bool,
+) -> Markup {
+    html! {
+        div {
+            h2 { (title) @if approximate { " " span.muted { "(counts are lower bounds)" } } }
+            @if paths.is_empty() {
+                p.muted { "None." }
+            } @else {
+                table.sortable id=(id) {
+                    thead { tr { th { "Path" } th { "Requests" } } }
+                    tbody {
+                        @for p in paths {
+                            tr { td { (path(&p.path)) } (num(p.requests)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Per virtual host, when the format logs one.
+fn vhosts_table(r: &Report) -> Markup {
+    html! {
+        @if !r.vhosts.is_empty() {
+            h2 { "Virtual hosts " span.muted { "(" (r.vhosts.len()) ")" } }
+            div.wide { table.sortable id="vhosts" {
+                thead { tr {
+                    th { "Host" } th { "Requests" } th { "Bytes" } th { "Robot requests" }
+                    th { "Robot %" } th { "Robot bytes" } th { "404" }
+                } }
+                tbody {
+                    @for v in &r.vhosts {
+                        @let share = if v.requests == 0 { 0.0 } else { v.robot_requests as f64 / v.requests as f64 };
+                        tr {
+                            td { (Text(&v.vhost)) }
+                            (num(v.requests)) (num_f(v.bytes as f64, &bytes(v.bytes)))
+                            (num(v.robot_requests))
+                            (num_f(share, &format!("{:.1}", share * 100.0)))
+                            (num_f(v.robot_bytes as f64, &bytes(v.robot_bytes)))
+                            (num(v.not_found))
+                        }
+                    }
+                }
+            } }
         }
     }
 }
@@ -310,6 +430,12 @@ pub fn page(r: &Report) -> String {
                 (hourly_chart(r))
                 h2 { "Requests by class" }
                 (class_chart(r))
+                (days_table(r))
+                div.cols {
+                    (paths_table("top-paths", "Most requested paths", &r.top_paths, r.top_paths_approximate))
+                    (paths_table("not-found", "404 Not Found", &r.not_found, r.not_found_approximate))
+                }
+                (vhosts_table(r))
                 (robots_table(r))
                 (client_table("Spoofed robots", "spoofed", &r.spoofed))
                 (client_table("Undeclared robots", "undeclared", &r.undeclared_bots))
@@ -320,21 +446,28 @@ pub fn page(r: &Report) -> String {
                     p.muted { "None." }
                 } @else {
                     table.sortable id="malformed" {
-                        thead { tr { th { "Reason" } th { "Lines" } th { "First line numbers" } } }
+                        thead { tr { th { "Reason" } th { "Lines" } th { "First lines" } } }
                         tbody {
                             @for m in &r.malformed {
                                 tr {
                                     td { (m.reason) }
                                     (num(m.count))
                                     td {
-                                        @for (k, n) in m.sample_lines.iter().enumerate() {
-                                            @if k > 0 { " " }
-                                            (n)
+                                        @for (k, at) in super::sample_places(m).iter().enumerate() {
+                                            @if k > 0 { ", " }
+                                            code { (Text(at)) }
                                         }
                                     }
                                 }
                             }
                         }
+                    }
+                    p.muted {
+                        (r.lines.malformed) " lines not understood"
+                        @if super::cut_short(r) > 0 {
+                            ", " (super::cut_short(r)) " cut short (read as far as they go, and counted)"
+                        }
+                        "."
                     }
                 }
                 p.muted {

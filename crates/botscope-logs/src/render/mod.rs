@@ -36,3 +36,24 @@ fn cut_short(r: &Report) -> u64 {
         .map(|m| m.count)
         .sum()
 }
+
+/// Where the sample lines of a malformed count are: `input:line`, the
+/// input named once for a run of lines in it (`access.log:4, 9, 12`).
+fn sample_places(m: &botscope_accesslog::MalformedCount) -> Vec<String> {
+    if m.samples.is_empty() {
+        return m.sample_lines.iter().map(u64::to_string).collect();
+    }
+    let mut prev: Option<&str> = None;
+    m.samples
+        .iter()
+        .map(|s| {
+            let same = prev == Some(s.input.as_str());
+            prev = Some(&s.input);
+            if same {
+                s.line.to_string()
+            } else {
+                format!("{}:{}", s.input, s.line)
+            }
+        })
+        .collect()
+}

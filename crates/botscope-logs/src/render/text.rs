@@ -190,9 +190,10 @@ fn clients(out: &mut String, title: &str, l: &ClientList, limit: usize, width: u
         .map(|c| {
             let ua = shorten(c.user_agent.as_deref().unwrap_or("-"), 40);
             let why = c
-                .verification
-                .clone()
+                .network()
+                .map(|n| format!("network: {n}"))
                 .into_iter()
+                .chain(c.verification.clone())
                 .chain(c.reasons.iter().map(|r| r.detail.clone()))
                 .collect::<Vec<_>>()
                 .join("; ");
@@ -361,25 +362,21 @@ pub fn text_fit(r: &Report, width: usize) -> String {
         let rows: Vec<Vec<String>> = r
             .malformed
             .iter()
-            .map(|m| {
-                vec![
-                    m.reason.to_owned(),
-                    m.count.to_string(),
-                    m.sample_lines
-                        .iter()
-                        .map(u64::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ]
-            })
+            .map(|m| vec![m.reason.to_owned(), m.count.to_string()])
             .collect();
-        table(
-            &mut out,
-            &["reason", "lines", "first line numbers"],
-            &rows,
-            width,
-            &[],
-        );
+        let mut t = String::new();
+        table(&mut t, &["reason", "lines"], &rows, width, &[]);
+        let mut lines = t.lines();
+        if let Some(h) = lines.next() {
+            let _ = writeln!(out, "{h}");
+        }
+        // The first lines go under each reason, whole: an input name is
+        // not cut, even when it is wider than the terminal.
+        for (line, m) in lines.zip(&r.malformed) {
+            let _ = writeln!(out, "{line}");
+            let places = super::sample_places(m).join(", ");
+            let _ = writeln!(out, "    first: {}", botscope_text::field(&places));
+        }
     }
     // Whatever reached the text outside a table (input names, errors) is
     // escaped too; the tables' escapes are printable and pass unchanged.

@@ -46,6 +46,58 @@ fn googlebot_ips(r: &Value, key: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// Site-wide views: days add up to the site, top paths and 404s are the
+/// log's, virtual hosts appear only when the format logs them, and
+/// malformed samples name their input.
+#[test]
+fn days_paths_not_found_vhosts_and_sample_inputs() {
+    let (r, o) = json_report(&[ELASTIC, VHOST], b"");
+    assert_eq!(o.status.code(), Some(0));
+    let days = r["daily"].as_array().expect("daily");
+    let sum = |k: &str| days.iter().map(|d| d[k].as_u64().expect("n")).sum::<u64>();
+    assert_eq!(sum("requests"), r["site"]["requests"].as_u64().expect("n"));
+    assert_eq!(sum("bytes"), r["site"]["bytes"].as_u64().expect("n"));
+    let classes = [
+        "human",
+        "declared_bot",
+        "undeclared_bot",
+        "scanner",
+        "monitor",
+    ];
+    for d in days {
+        let by_class: u64 = classes.iter().map(|k| d[k].as_u64().expect("n")).sum();
+        assert_eq!(by_class, d["requests"].as_u64().expect("n"), "{d}");
+    }
+    assert_eq!(days[0]["day"], "2015-05-17");
+    assert_eq!(r["top_paths"][0]["path"], "/favicon.ico");
+    assert_eq!(r["top_paths"][0]["requests"], 807);
+    let not_found = r["not_found"].as_array().expect("404s");
+    assert_eq!(
+        not_found[0]["path"],
+        "/files/logstash/logstash-1.3.2-monolithic.jar"
+    );
+    assert_eq!(
+        sum("not_found"),
+        213,
+        "every 404 of the log (awk '$9 == 404')"
+    );
+    // Only the vhost_combined input logs virtual hosts.
+    assert_eq!(r["vhosts"].as_array().expect("vhosts").len(), 1);
+    assert_eq!(r["vhosts"][0]["vhost"], "www.varonathe.org:80");
+    assert_eq!(r["vhosts"][0]["requests"], 6);
+    let samples: Vec<String> = r["malformed"]
+        .as_array()
+        .expect("malformed")
+        .iter()
+        .flat_map(|m| m["samples"].as_array().expect("samples").clone())
+        .map(|s| format!("{}:{}", s["input"].as_str().expect("input"), s["line"]))
+        .collect();
+    assert!(samples.contains(&format!("{ELASTIC}:8899")), "{samples:?}");
+    assert!(samples.contains(&format!("{VHOST}:5")), "{samples:?}");
+    let (r, _) = json_report(&[ELASTIC], b"");
+    assert!(r["vhosts"].as_array().expect("vhosts").is_empty());
+}
+
 /// The robots table names robots, never a browser or a piece of a host
 /// name, and browsers with plugins or app names are not robots.
 #[test]
@@ -248,8 +300,12 @@ fn rotated_gzip_and_stdin_give_the_same_report() {
     two_members.extend(gzip(&part1[part1.len() / 2..]));
     let rotated = tmp("access.log.1.gz", &two_members);
     let current = tmp("access.log", &part2);
+    // The inputs differ, and the malformed samples name them.
     let strip = |mut v: Value| {
         v["inputs"] = Value::Null;
+        for m in v["malformed"].as_array_mut().into_iter().flatten() {
+            m["samples"] = Value::Null;
+        }
         v
     };
     let (whole, _) = json_report(&[ELASTIC], b"");
@@ -522,6 +578,7 @@ fn html_report_renders_in_chromium_without_console_errors() {
             "analyze",
             ELASTIC,
             HACKERS,
+            VHOST,
             "--format",
             "html",
             "--out",
@@ -544,6 +601,33 @@ fn html_report_renders_in_chromium_without_console_errors() {
     assert!(table.matches("<tr>").count() > 20, "rows for the robots");
     assert!(table.contains("Googlebot"));
     assert!(dom.contains("<svg"), "charts");
+    // Read at 1,400 px: the page is no wider than the window (wide tables
+    // scroll inside their box), and long paths are cut with the whole
+    // path in their title.
+    let width: u32 = dom
+        .split("data-width=\"")
+        .nth(1)
+        .and_then(|w| w.split('"').next())
+        .and_then(|w| w.parse().ok())
+        .expect("the page measured its width");
+    assert!(width <= 1400, "the page is {width} px wide");
+    assert!(
+        dom.contains(
+            "<code class=\"path\" title=\"/files/logstash/logstash-1.3.2-monolithic.jar\">"
+        )
+    );
+    // What GoAccess users look for: days, top paths, 404s, virtual hosts.
+    for id in ["days", "top-paths", "not-found", "vhosts"] {
+        assert!(dom.contains(&format!("id=\"{id}\"")), "table {id}");
+    }
+    let days = dom.split("id=\"days\"").nth(1).expect("days");
+    let days = days.split("</table>").next().expect("end");
+    for day in ["2015-05-17", "2015-05-20", "2019-05-06"] {
+        assert!(days.contains(day), "{day}");
+    }
+    // Malformed samples name their file.
+    assert!(dom.contains("pypi_apachelogs-0.6.1_vhost_combined.log:5"));
+    assert!(dom.contains("elastic_examples_apache_logs.log:8899"));
 }
 
 /// Opens a page in headless Chromium: (DOM after scripts, console lines).
