@@ -1,0 +1,476 @@
+//! Bias of a file towards each robot it names (Sun et al., 2007, as fixed
+//! in DESIGN.md), and favourability over a set of files.
+//!
+//! DIR is the set of distinct non-empty Allow and Disallow values of the
+//! whole file, each taken as a URL path (a trailing `$` dropped, `*` kept as
+//! a character). D_u is the part of DIR the universal robot may fetch (all
+//! of DIR when the file has no `*` group), D_r the part robot r may fetch,
+//! and bias(r, f) = |D_r| − |D_u|. The named robots of a file are its
+//! User-agent values other than `*`, lower-cased and trimmed, each once; the
+//! matcher is asked with the token by which that User-agent line is matched
+//! (under Google's rules `MJ12bot` is matched as `MJ`), so that a group
+//! always applies to the robot it names.
+
+use std::collections::{BTreeMap, HashSet};
+
+use botscope_robotstxt::{Matcher, ParseOptions, Robots, Semantics, Verdict};
+use serde::Serialize;
+
+/// How a file treats a robot against the universal robot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tilt {
+    /// The robot may fetch more of DIR than the universal robot.
+    Favored,
+    /// Less.
+    Disfavored,
+    /// As much.
+    Nobias,
+}
+
+impl Tilt {
+    /// `favored`, `disfavored` or `nobias`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tilt::Favored => "favored",
+            Tilt::Disfavored => "disfavored",
+            Tilt::Nobias => "nobias",
+        }
+    }
+
+    fn of(bias: i64) -> Tilt {
+        match bias.signum() {
+            1 => Tilt::Favored,
+            -1 => Tilt::Disfavored,
+            _ => Tilt::Nobias,
+        }
+    }
+}
+
+/// One named robot of a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RobotBias {
+    /// The User-agent value, lower-cased and trimmed.
+    pub robot: String,
+    /// |D_r|: the paths of DIR it may fetch.
+    pub allowed: usize,
+    /// |D_r| − |D_u|.
+    pub bias: i64,
+    /// The sign of the bias, in words.
+    pub verdict: Tilt,
+}
+
+/// One path of DIR for one robot: may it fetch it, and which line decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    /// The path may be fetched.
+    pub allowed: bool,
+    /// The deciding line, if a rule matched.
+    pub line: Option<u32>,
+}
+
+impl Decision {
+    fn of(v: &Verdict<'_>) -> Decision {
+        Decision {
+            allowed: v.allowed,
+            line: v.rule.as_ref().map(|r| r.line),
+        }
+    }
+}
+
+/// Who may fetch one path of DIR.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PathDecisions {
+    /// The path.
+    pub path: String,
+    /// The universal robot's decision.
+    pub universal: Decision,
+    /// Each named robot's, in the order of [`FileBias::robots`].
+    pub robots: Vec<Decision>,
+}
+
+/// The bias table of one file ("Analyze it!").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileBias {
+    /// The site, when the caller knows it.
+    pub site: Option<String>,
+    /// The semantics the file was read with.
+    pub semantics: Semantics,
+    /// DIR, in file order.
+    pub dir: Vec<String>,
+    /// |D_u|.
+    pub universal_allowed: usize,
+    /// The named robots, in file order.
+    pub robots: Vec<RobotBias>,
+    /// Per path of DIR, each robot's decision and the deciding line.
+    pub decisions: Vec<PathDecisions>,
+}
+
+/// The bias table of a robots.txt body under `semantics`.
+pub fn bias(body: &[u8], semantics: Semantics) -> FileBias {
+    let opts = ParseOptions::default();
+    let robots = Robots::parse_with(body, &opts);
+    let matcher = Matcher::compile(body, semantics, &opts);
+    bias_of(&robots, &matcher)
+}
+
+/// The bias table of a parsed file and its compiled matcher (compiled from
+/// the same bytes).
+pub fn bias_of(robots: &Robots, matcher: &Matcher) -> FileBias {
+    let semantics = matcher.semantics();
+    // DIR: every distinct non-empty value, as written (a trailing `$`
+    // dropped), with the path the matcher is asked for.
+    let mut dir: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let rules = robots
+        .groups
+        .iter()
+        .flat_map(|g| g.rules.iter())
+        .chain(robots.orphan_rules.iter());
+    for r in rules {
+        let shown = r.pattern.trim();
+        let shown = shown.strip_suffix('$').unwrap_or(shown);
+        if shown.is_empty() || !seen.insert(shown.to_owned()) {
+            continue;
+        }
+        let normalized = r.normalized.trim();
+        let normalized = normalized.strip_suffix('$').unwrap_or(normalized);
+        let mut path = Vec::with_capacity(normalized.len() + 1);
+        if !normalized.starts_with('/') {
+            path.push(b'/');
+        }
+        path.extend_from_slice(normalized.as_bytes());
+        dir.push((shown.to_owned(), path));
+    }
+    // The named robots, once each, with the name the matcher is asked.
+    let mut named: Vec<(String, String)> = Vec::new();
+    let mut names: HashSet<String> = HashSet::new();
+    for ua in robots.groups.iter().flat_map(|g| g.user_agents.iter()) {
+        let robot = ua.value.trim().to_ascii_lowercase();
+        if ua.global || robot.is_empty() || !names.insert(robot.clone()) {
+            continue;
+        }
+        let ask = match semantics {
+            Semantics::Google if !ua.token.is_empty() => ua.token.clone(),
+            _ => ua.value.trim().to_owned(),
+        };
+        named.push((robot, ask));
+    }
+    let universal = universal_name(robots, semantics);
+    let mut decisions = Vec::with_capacity(dir.len());
+    let mut universal_allowed = 0;
+    let mut allowed = vec![0usize; named.len()];
+    for (shown, path) in &dir {
+        let u = Decision::of(&matcher.check_path(&universal, path));
+        universal_allowed += usize::from(u.allowed);
+        let robots: Vec<Decision> = named
+            .iter()
+            .zip(allowed.iter_mut())
+            .map(|((_, ask), n)| {
+                let d = Decision::of(&matcher.check_path(ask, path));
+                *n += usize::from(d.allowed);
+                d
+            })
+            .collect();
+        decisions.push(PathDecisions {
+            path: shown.clone(),
+            universal: u,
+            robots,
+        });
+    }
+    let robots = named
+        .into_iter()
+        .zip(allowed)
+        .map(|((robot, _), allowed)| {
+            let bias = allowed as i64 - universal_allowed as i64;
+            RobotBias {
+                robot,
+                allowed,
+                bias,
+                verdict: Tilt::of(bias),
+            }
+        })
+        .collect();
+    FileBias {
+        site: None,
+        semantics,
+        dir: dir.into_iter().map(|(shown, _)| shown).collect(),
+        universal_allowed,
+        robots,
+        decisions,
+    }
+}
+
+/// A robot name that no group of the file names: under Google's rules no
+/// group's token equals it; under the 1996 draft no User-agent value is a
+/// substring of it. It is a run of one letter that no value consists of.
+fn universal_name(robots: &Robots, semantics: Semantics) -> String {
+    let values: Vec<String> = robots
+        .groups
+        .iter()
+        .flat_map(|g| g.user_agents.iter())
+        .filter(|u| !u.global)
+        .map(|u| u.value.trim().to_ascii_lowercase())
+        .collect();
+    let tokens: Vec<String> = robots
+        .groups
+        .iter()
+        .flat_map(|g| g.user_agents.iter())
+        .map(|u| u.token.to_ascii_lowercase())
+        .collect();
+    for c in "qxzjkvwybfghmp".chars() {
+        let name: String = std::iter::repeat_n(c, 8).collect();
+        let free = match semantics {
+            Semantics::Google => !tokens.contains(&name),
+            Semantics::Draft1996 => values
+                .iter()
+                .all(|v| v.is_empty() || !name.contains(v.as_str())),
+        };
+        if free {
+            return name;
+        }
+    }
+    // Every candidate named: the file names runs of 14 letters; a name of
+    // two letters alternating is no run.
+    "qxqxqxqxqxqxqxqx".to_owned()
+}
+
+/// One robot over a set of files (BotSeer's Figure 5).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RobotFavor {
+    /// The robot (a User-agent value, lower-cased).
+    pub robot: String,
+    /// Files naming it.
+    pub appeared: u64,
+    /// Files with a positive bias towards it.
+    pub favored: u64,
+    /// Files with a negative bias towards it.
+    pub disfavored: u64,
+    /// (favored − disfavored) / N, N being every file of the set.
+    pub favorability: f64,
+}
+
+/// Favourability over a set of files: add each file's bias table once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Favorability {
+    semantics: Semantics,
+    n: u64,
+    /// Per robot: appeared, favored, disfavored.
+    robots: BTreeMap<String, [u64; 3]>,
+}
+
+impl Favorability {
+    /// An empty set read with `semantics`.
+    pub fn new(semantics: Semantics) -> Favorability {
+        Favorability {
+            semantics,
+            n: 0,
+            robots: BTreeMap::new(),
+        }
+    }
+
+    /// The semantics of the bias tables added.
+    pub fn semantics(&self) -> Semantics {
+        self.semantics
+    }
+
+    /// N: the files added, whether they name a robot or not.
+    pub fn n(&self) -> u64 {
+        self.n
+    }
+
+    /// Adds one file.
+    pub fn add(&mut self, f: &FileBias) {
+        self.n += 1;
+        for r in &f.robots {
+            self.add_robot(&r.robot, r.verdict);
+        }
+    }
+
+    /// Adds one named robot of a file already counted in N (for callers
+    /// that store the verdicts rather than the tables).
+    pub fn add_robot(&mut self, robot: &str, verdict: Tilt) {
+        let c = match self.robots.get_mut(robot) {
+            Some(c) => c,
+            None => self.robots.entry(robot.to_owned()).or_default(),
+        };
+        c[0] += 1;
+        match verdict {
+            Tilt::Favored => c[1] += 1,
+            Tilt::Disfavored => c[2] += 1,
+            Tilt::Nobias => {}
+        }
+    }
+
+    /// Counts `files` more files in N without their robots.
+    pub fn add_files(&mut self, files: u64) {
+        self.n += files;
+    }
+
+    /// Takes another set's counts in (sets counted apart, e.g. per thread).
+    pub fn merge(&mut self, o: &Favorability) {
+        self.n += o.n;
+        for (r, c) in &o.robots {
+            let m = self.robots.entry(r.clone()).or_default();
+            for k in 0..3 {
+                m[k] += c[k];
+            }
+        }
+    }
+
+    /// Every robot, most files naming it first (ties by name).
+    pub fn table(&self) -> Vec<RobotFavor> {
+        let mut v: Vec<RobotFavor> = self
+            .robots
+            .iter()
+            .map(|(robot, c)| RobotFavor {
+                robot: robot.clone(),
+                appeared: c[0],
+                favored: c[1],
+                disfavored: c[2],
+                favorability: favorability(c[1], c[2], self.n),
+            })
+            .collect();
+        v.sort_by(|a, b| {
+            b.appeared
+                .cmp(&a.appeared)
+                .then_with(|| a.robot.cmp(&b.robot))
+        });
+        v
+    }
+}
+
+/// (favored − disfavored) / n; 0 for an empty set.
+pub fn favorability(favored: u64, disfavored: u64, n: u64) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    (favored as f64 - disfavored as f64) / n as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn robot<'a>(b: &'a FileBias, name: &str) -> &'a RobotBias {
+        b.robots
+            .iter()
+            .find(|r| r.robot == name)
+            .unwrap_or_else(|| panic!("{name} in {:?}", b.robots))
+    }
+
+    /// The paper's own figures check the formula.
+    #[test]
+    fn the_papers_numbers() {
+        assert!((favorability(604, 45, 7341) - 0.076_147_66).abs() < 5e-9);
+        assert!((favorability(3, 233, 7341) + 0.031_330_88).abs() < 5e-9);
+        assert_eq!(favorability(1, 0, 0), 0.0);
+    }
+
+    #[test]
+    fn favored_disfavored_and_no_bias() {
+        let body = b"User-agent: *\nDisallow: /private/\nDisallow: /tmp/\n\n\
+User-agent: Googlebot\nDisallow: /tmp/\n\n\
+User-agent: BadBot\nDisallow: /\n\n\
+User-agent: msnbot\nDisallow: /private/\nDisallow: /tmp/\n";
+        let b = bias(body, Semantics::Google);
+        assert_eq!(b.dir, ["/private/", "/tmp/", "/"]);
+        // The universal robot may fetch `/` only ("/" is a path of DIR and
+        // no `*` rule covers it).
+        assert_eq!(b.universal_allowed, 1);
+        assert_eq!(robot(&b, "googlebot").bias, 1);
+        assert_eq!(robot(&b, "googlebot").verdict, Tilt::Favored);
+        assert_eq!(robot(&b, "badbot").bias, -1);
+        assert_eq!(robot(&b, "badbot").verdict, Tilt::Disfavored);
+        assert_eq!(robot(&b, "msnbot").verdict, Tilt::Nobias);
+        // The deciding lines are kept for the text form.
+        let tmp = &b.decisions[1];
+        assert_eq!(tmp.path, "/tmp/");
+        assert_eq!(tmp.universal.line, Some(3));
+        assert_eq!(tmp.robots[0].line, Some(6));
+    }
+
+    /// Without a `*` group the universal robot may fetch all of DIR.
+    #[test]
+    fn no_universal_group() {
+        let b = bias(b"User-agent: GPTBot\nDisallow: /\n", Semantics::Google);
+        assert_eq!(b.universal_allowed, 1);
+        assert_eq!(robot(&b, "gptbot").bias, -1);
+    }
+
+    /// A User-agent value is asked by the token that matches its line.
+    #[test]
+    fn robots_are_asked_by_their_token() {
+        let body = b"User-agent: *\nDisallow: /\n\nUser-agent: MJ12bot\nAllow: /\n\nUser-agent: msn/crawler\nAllow: /\n";
+        let b = bias(body, Semantics::Google);
+        assert_eq!(robot(&b, "mj12bot").verdict, Tilt::Favored);
+        assert_eq!(robot(&b, "msn/crawler").verdict, Tilt::Favored);
+        let d = bias(body, Semantics::Draft1996);
+        assert_eq!(robot(&d, "mj12bot").verdict, Tilt::Favored);
+        assert_eq!(robot(&d, "msn/crawler").verdict, Tilt::Favored);
+    }
+
+    /// Longest match (Google) against first match (1996 draft).
+    #[test]
+    fn semantics_differ() {
+        let body =
+            b"User-agent: *\nDisallow: /\n\nUser-agent: googlebot\nDisallow: /a\nAllow: /a/b\n";
+        let g = bias(body, Semantics::Google);
+        assert_eq!(g.dir, ["/", "/a", "/a/b"]);
+        // Google: googlebot may fetch `/` and `/a/b`.
+        assert_eq!(robot(&g, "googlebot").allowed, 2);
+        // The draft: `/a` decides `/a/b` first.
+        let d = bias(body, Semantics::Draft1996);
+        assert_eq!(robot(&d, "googlebot").allowed, 1);
+        assert_eq!(d.universal_allowed, 0);
+    }
+
+    /// `$` dropped, `*` kept, empty values left out, each value once,
+    /// each robot once, `*` not a robot.
+    #[test]
+    fn dir_and_names() {
+        let body = b"User-agent: *\nDisallow: /*.pdf$\nDisallow:\nAllow: /x$\nDisallow: /x\n\nUser-agent: Foo\nUser-agent: FOO \nDisallow: /*.pdf\n";
+        let b = bias(body, Semantics::Google);
+        assert_eq!(b.dir, ["/*.pdf", "/x"]);
+        assert_eq!(b.robots.len(), 1);
+        assert_eq!(b.robots[0].robot, "foo");
+    }
+
+    /// The universal robot is named by no group, under either semantics.
+    #[test]
+    fn the_universal_robot_is_nobody_named() {
+        let body = b"User-agent: q\nUser-agent: qqqqqqqq\nDisallow: /\n\nUser-agent: *\nAllow: /\n";
+        for s in [Semantics::Google, Semantics::Draft1996] {
+            let b = bias(body, s);
+            assert_eq!(b.universal_allowed, 1, "{s:?}");
+            assert_eq!(robot(&b, "q").bias, -1, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn favorability_over_a_set() {
+        let mut f = Favorability::new(Semantics::Google);
+        let favors = bias(
+            b"User-agent: *\nDisallow: /\n\nUser-agent: googlebot\nAllow: /\n",
+            Semantics::Google,
+        );
+        let shuns = bias(b"User-agent: googlebot\nDisallow: /\n", Semantics::Google);
+        let silent = bias(b"User-agent: *\nDisallow: /cgi-bin/\n", Semantics::Google);
+        f.add(&favors);
+        f.add(&favors);
+        f.add(&shuns);
+        f.add(&silent);
+        assert_eq!(f.n(), 4);
+        let t = f.table();
+        assert_eq!(t.len(), 1);
+        assert_eq!((t[0].appeared, t[0].favored, t[0].disfavored), (3, 2, 1));
+        assert!((t[0].favorability - 0.25).abs() < 1e-12);
+        let mut g = Favorability::new(Semantics::Google);
+        g.merge(&f);
+        g.add_files(4);
+        assert!((g.table()[0].favorability - 0.125).abs() < 1e-12);
+        let json = serde_json::to_value(&favors).expect("json");
+        assert_eq!(json["robots"][0]["verdict"], "favored");
+        assert_eq!(json["semantics"], "google");
+    }
+}

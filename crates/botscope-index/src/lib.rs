@@ -1,0 +1,28 @@
+//! BotSeer's research index over robots.txt versions (Sun et al., 2007).
+//!
+//! [`bias`] is "Analyze it!": how a file treats each robot it names,
+//! measured against the universal robot. [`Favorability`] adds files up
+//! into BotSeer's Figure 5. Both are pure: bytes in, values out.
+//!
+//! ```
+//! use botscope_index::{Favorability, bias};
+//! use botscope_robotstxt::Semantics;
+//!
+//! let body = b"User-agent: *\nDisallow: /a\nDisallow: /b\n\nUser-agent: Googlebot\nDisallow: /b\n";
+//! let b = bias(body, Semantics::Google);
+//! assert_eq!(b.dir, ["/a", "/b"]);
+//! assert_eq!(b.universal_allowed, 0);
+//! assert_eq!(b.robots[0].robot, "googlebot");
+//! assert_eq!(b.robots[0].bias, 1);
+//!
+//! let mut f = Favorability::new(Semantics::Google);
+//! f.add(&b);
+//! assert_eq!(f.table()[0].favorability, 1.0);
+//! ```
+
+mod bias;
+
+pub use bias::{
+    Decision, Favorability, FileBias, PathDecisions, RobotBias, RobotFavor, Tilt, bias, bias_of,
+    favorability,
+};
