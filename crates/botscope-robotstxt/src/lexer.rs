@@ -296,6 +296,9 @@ pub enum KeyKind {
     Host,
     /// `Clean-param`: query parameters to ignore (Yandex).
     CleanParam,
+    /// `Content-Signal`: what the content may be used for (Cloudflare's
+    /// Content Signals Policy, 2025: `search=yes, ai-train=no`).
+    ContentSignal,
     /// `Noindex`: never supported by RFC 9309; Google dropped it in 2019.
     Noindex,
     /// Any other key.
@@ -315,6 +318,7 @@ impl KeyKind {
             KeyKind::VisitTime => "Visit-time",
             KeyKind::Host => "Host",
             KeyKind::CleanParam => "Clean-param",
+            KeyKind::ContentSignal => "Content-Signal",
             KeyKind::Noindex => "Noindex",
             KeyKind::Unknown => "",
         }
@@ -408,6 +412,7 @@ pub(crate) fn classify_key(key: &[u8]) -> (KeyKind, bool) {
         (b"visit-time", KeyKind::VisitTime),
         (b"host", KeyKind::Host),
         (b"clean-param", KeyKind::CleanParam),
+        (b"content-signal", KeyKind::ContentSignal),
         (b"noindex", KeyKind::Noindex),
     ];
     for (spelling, kind) in ext {

@@ -51,6 +51,9 @@ pub use lexer::{KeyKind, MAX_LINE_LEN};
 pub use lint::{lint, lint_counted};
 pub use matcher::{GroupMatch, MatchedRule, Matcher, Semantics, Verdict};
 pub use meta::{ImagePreview, MetaReport, MetaSource, MetaWarning, RobotsDirectives};
-pub use parse::{Group, Located, OtherLine, RequestRate, Robots, Rule, RuleKind, UserAgent};
+pub use parse::{
+    Group, Located, OtherLine, RequestRate, Robots, Rule, RuleKind, Signal, UserAgent,
+    parse_content_signal,
+};
 pub use scan::{DEFAULT_PARSE_CAP, ParseOptions};
 pub use url::{escape_pattern, path_of};

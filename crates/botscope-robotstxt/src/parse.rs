@@ -73,6 +73,37 @@ pub struct RequestRate {
     pub seconds: f64,
 }
 
+/// One `name=value` of a `Content-Signal` line (`ai-train=no`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Signal {
+    /// The signal, lower-cased (`search`, `ai-input`, `ai-train`).
+    pub name: String,
+    /// Its value, lower-cased (`yes`, `no`).
+    pub value: String,
+}
+
+/// Reads a `Content-Signal` value: comma-separated `name=value` pairs.
+/// `None` when a non-empty part has no `=`, or an empty name or value.
+pub fn parse_content_signal(value: &str) -> Option<Vec<Signal>> {
+    let mut out = Vec::new();
+    for part in value.split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let (name, v) = part.split_once('=')?;
+        let (name, v) = (name.trim(), v.trim());
+        if name.is_empty() || v.is_empty() {
+            return None;
+        }
+        out.push(Signal {
+            name: name.to_ascii_lowercase(),
+            value: v.to_ascii_lowercase(),
+        });
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 /// A group: user agents and the rules and extensions that apply to them.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Group {
@@ -86,6 +117,8 @@ pub struct Group {
     pub request_rate: Option<Located<RequestRate>>,
     /// `Visit-time`, as written (`0600-0845`).
     pub visit_time: Option<Located<String>>,
+    /// `Content-Signal` lines, read.
+    pub content_signals: Vec<Located<Vec<Signal>>>,
 }
 
 impl Group {
@@ -129,6 +162,9 @@ pub struct Robots {
     pub hosts: Vec<Located<String>>,
     /// `Clean-param` values.
     pub clean_params: Vec<Located<String>>,
+    /// `Content-Signal` lines before any User-agent line (for every
+    /// crawler), read.
+    pub content_signals: Vec<Located<Vec<Signal>>>,
     /// Lines with unknown keys, `Noindex`, and extensions outside a group.
     pub other: Vec<OtherLine>,
     /// What the parser noticed, in line order.
@@ -409,6 +445,34 @@ impl Builder<'_> {
             KeyKind::Sitemap => self.robots.sitemaps.push(Located { line, value }),
             KeyKind::Host => self.robots.hosts.push(Located { line, value }),
             KeyKind::CleanParam => self.robots.clean_params.push(Located { line, value }),
+            KeyKind::ContentSignal => match parse_content_signal(&value) {
+                Some(signals) => {
+                    let l = Located {
+                        line,
+                        value: signals,
+                    };
+                    match self.current() {
+                        Some(g) => g.content_signals.push(l),
+                        None => self.robots.content_signals.push(l),
+                    }
+                }
+                None => {
+                    self.diag(
+                        Code::InvalidValue,
+                        line,
+                        bytes,
+                        kv.value_start,
+                        format!("Content-Signal value `{value}` cannot be read"),
+                    )
+                    .suggestion =
+                        Some("write `name=yes|no` pairs such as `search=yes, ai-train=no`".into());
+                    self.robots.other.push(OtherLine {
+                        line,
+                        key: lossy(kv.key),
+                        value,
+                    });
+                }
+            },
             KeyKind::CrawlDelay | KeyKind::RequestRate | KeyKind::VisitTime => {
                 self.extension(line, bytes, kind, kv, value);
             }
@@ -697,6 +761,35 @@ mod tests {
         assert_eq!(r.hosts[0].value, "a.example");
         assert_eq!(r.clean_params[0].value, "ref /x");
         assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    }
+
+    #[test]
+    fn content_signals() {
+        let r = Robots::parse(
+            b"Content-Signal: search=yes\nUser-agent: *\nContent-Signal: Search=Yes, ai-train=no,\nContent-Signal: junk\nAllow: /\nUser-agent: x\n",
+        );
+        assert_eq!(r.content_signals.len(), 1);
+        assert_eq!(r.content_signals[0].line, 1);
+        // The signal does not end the group: `User-agent: x` after the
+        // rule starts a new one, as without it.
+        assert_eq!(r.groups.len(), 2);
+        let g = &r.groups[0];
+        assert_eq!(g.rules.len(), 1);
+        assert_eq!(g.content_signals.len(), 1);
+        let names: Vec<String> = g.content_signals[0]
+            .value
+            .iter()
+            .map(|s| format!("{}={}", s.name, s.value))
+            .collect();
+        assert_eq!(names, ["search=yes", "ai-train=no"]);
+        assert!(
+            r.diagnostics
+                .iter()
+                .any(|d| d.line == 4 && d.message.contains("Content-Signal value `junk`"))
+        );
+        assert!(!r.diagnostics.iter().any(|d| d.code == Code::UnknownKey));
+        assert_eq!(parse_content_signal("a=b, =c"), None);
+        assert_eq!(parse_content_signal(" , "), None);
     }
 
     #[test]

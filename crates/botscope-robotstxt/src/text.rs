@@ -91,6 +91,9 @@ impl Robots {
             if let Some(c) = &g.crawl_delay {
                 let _ = writeln!(s, "  {:>5}  Crawl-delay {}", c.line, c.value);
             }
+            for c in &g.content_signals {
+                let _ = writeln!(s, "  {:>5}  Content-Signal {}", c.line, signals(&c.value));
+            }
             if let Some(c) = &g.request_rate {
                 let _ = writeln!(
                     s,
@@ -98,6 +101,14 @@ impl Robots {
                     c.line, c.value.requests, c.value.seconds
                 );
             }
+        }
+        for c in &self.content_signals {
+            let _ = writeln!(
+                s,
+                "content-signal (line {}, every crawler): {}",
+                c.line,
+                signals(&c.value)
+            );
         }
         for m in &self.sitemaps {
             let _ = writeln!(s, "sitemap (line {}): {}", m.line, m.value);
@@ -295,6 +306,14 @@ pub fn lint_sarif(diags: &[Diagnostic], file: &str, min: crate::Severity) -> ser
             "results": results,
         }],
     })
+}
+
+/// `search=yes, ai-train=no`.
+fn signals(v: &[crate::Signal]) -> String {
+    v.iter()
+        .map(|x| format!("{}={}", x.name, x.value))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
