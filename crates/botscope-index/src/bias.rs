@@ -38,7 +38,8 @@ impl Tilt {
         }
     }
 
-    fn of(bias: i64) -> Tilt {
+    /// The verdict of a bias: above, below or at zero.
+    pub fn of(bias: i64) -> Tilt {
         match bias.signum() {
             1 => Tilt::Favored,
             -1 => Tilt::Disfavored,
@@ -290,14 +291,19 @@ impl Favorability {
     /// Adds one named robot of a file already counted in N (for callers
     /// that store the verdicts rather than the tables).
     pub fn add_robot(&mut self, robot: &str, verdict: Tilt) {
+        self.add_robots(robot, verdict, 1);
+    }
+
+    /// Adds `files` files naming `robot` with the same verdict.
+    pub fn add_robots(&mut self, robot: &str, verdict: Tilt, files: u64) {
         let c = match self.robots.get_mut(robot) {
             Some(c) => c,
             None => self.robots.entry(robot.to_owned()).or_default(),
         };
-        c[0] += 1;
+        c[0] += files;
         match verdict {
-            Tilt::Favored => c[1] += 1,
-            Tilt::Disfavored => c[2] += 1,
+            Tilt::Favored => c[1] += files,
+            Tilt::Disfavored => c[2] += files,
             Tilt::Nobias => {}
         }
     }

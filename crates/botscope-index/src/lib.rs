@@ -21,8 +21,18 @@
 //! ```
 
 mod bias;
+mod doc;
+mod engine;
+pub mod query;
+mod snippet;
 
 pub use bias::{
     Decision, Favorability, FileBias, PathDecisions, RobotBias, RobotFavor, Tilt, bias, bias_of,
     favorability,
 };
+pub use doc::{BodyFields, host_suffixes, product_token};
+pub use engine::{
+    BuildReport, FavorSort, FavorTable, Hit, Index, IndexError, Meta, Rank, SearchRequest,
+    SearchResults, popularity, rfc3339,
+};
+pub use snippet::snippet;

@@ -16,7 +16,7 @@ use crate::{Attempt, Headers, Result, RunId, Store, StoreError, hex};
 const BATCH: usize = 1000;
 
 /// `2024-03-01T10:00:00Z`.
-fn rfc3339(t: i64) -> String {
+pub(crate) fn rfc3339(t: i64) -> String {
     jiff::Timestamp::from_second(t).map_or_else(|_| t.to_string(), |ts| ts.to_string())
 }
 
@@ -217,6 +217,7 @@ fn attempt(
         reason: decision.reason.to_owned(),
         expires_in: Some(decision.expires_in.as_secs()),
         body: parse.then_some(body),
+        source: crate::Source::Warc,
     }
 }
 

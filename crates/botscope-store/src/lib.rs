@@ -19,6 +19,7 @@
 pub mod warc;
 
 mod archive;
+mod files;
 mod sqlite;
 
 use std::collections::HashMap;
@@ -26,6 +27,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 pub use archive::{Imported, Importer, export_files, export_jsonl, export_warc, host_and_path};
+pub use files::{FileImport, host_of_file_name, import_files};
 pub use sqlite::{SCHEMA_VERSION, SqliteStore};
 
 /// A store error: always says which file and what to do.
@@ -199,14 +201,54 @@ pub struct Attempt {
     pub expires_in: Option<u64>,
     /// The body, when the policy parses it.
     pub body: Option<Vec<u8>>,
+    /// Where the attempt comes from.
+    pub source: Source,
+}
+
+/// Where a version comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Fetched by a harvest.
+    #[default]
+    Harvest,
+    /// A WARC record (Common Crawl's robots.txt subsets, an export).
+    Warc,
+    /// A file of a directory (`store import --format files`).
+    Import,
+    /// Given by a user (`botscope submit`, the web application).
+    Submitted,
+}
+
+impl Source {
+    /// Its name in the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Harvest => "harvest",
+            Source::Warc => "warc",
+            Source::Import => "import",
+            Source::Submitted => "submitted",
+        }
+    }
+
+    /// The source a stored name means (an unknown name is a harvest).
+    pub fn from_name(s: &str) -> Source {
+        match s {
+            "warc" => Source::Warc,
+            "import" => Source::Import,
+            "submitted" => Source::Submitted,
+            _ => Source::Harvest,
+        }
+    }
 }
 
 impl Attempt {
     /// True when the attempt counts toward "unreachable" (no response,
-    /// 429 or 5xx).
+    /// 429 or 5xx). A body without a status (a file imported or
+    /// submitted) is not a failed fetch.
     pub fn unreachable(&self) -> bool {
         match self.status {
-            None => true,
+            None => self.body.is_none(),
             Some(s) => s == 429 || (500..=599).contains(&s),
         }
     }
@@ -248,9 +290,30 @@ pub struct Version {
     pub body: Vec<u8>,
     /// Content type of the response that first gave it.
     pub content_type: Option<String>,
-    /// The response that first gave it, when the store has its attempt
-    /// (an import from files has none).
+    /// The response that first gave it, when the store has one (a file
+    /// imported or submitted has none).
     pub origin: Option<Origin>,
+    /// Where the version comes from.
+    pub source: Source,
+}
+
+/// A site's history, for the research index: its rank and every version,
+/// oldest first (without origins).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteHistory {
+    /// The host.
+    pub host: String,
+    /// Its rank in a ranked host list, when one gave it.
+    pub rank: Option<u64>,
+    /// Its versions by first seen.
+    pub versions: Vec<Version>,
+}
+
+impl SiteHistory {
+    /// The version in force at `t`: the latest first seen no later.
+    pub fn at(&self, t: i64) -> Option<&Version> {
+        self.versions.iter().rev().find(|v| v.first_seen <= t)
+    }
 }
 
 /// What the store keeps of the response that first gave a version.
@@ -352,6 +415,38 @@ pub trait Store {
     fn stats(&self) -> Result<Stats>;
     /// Every version, by host then time.
     fn each_version(&self, f: &mut dyn FnMut(Version) -> Result<()>) -> Result<()>;
+    /// The store's change mark: it grows with every batch that adds or
+    /// moves a version or changes a site's rank.
+    fn change_mark(&self) -> Result<i64>;
+    /// The history of each site changed after `mark` (every site with a
+    /// version for 0), by host, up to the current mark, read in one
+    /// snapshot; returns that mark.
+    fn sites_changed(&self, mark: i64, f: &mut dyn FnMut(SiteHistory) -> Result<()>)
+    -> Result<i64>;
+    /// One site's history, if the store knows the host.
+    fn site(&self, host: &str) -> Result<Option<SiteHistory>>;
+}
+
+/// A time given on a command line: RFC 3339 (`2007-03-01T00:00:00Z`), a
+/// date (`2007-03-01`, midnight UTC), or a month (`2007-03`, its first day),
+/// as seconds since the epoch.
+pub fn parse_time_arg(s: &str) -> std::result::Result<i64, String> {
+    let s = s.trim();
+    if let Ok(t) = s.parse::<jiff::Timestamp>() {
+        return Ok(t.as_second());
+    }
+    let day = if s.len() == 7 {
+        format!("{s}-01")
+    } else {
+        s.to_owned()
+    };
+    day.parse::<jiff::civil::Date>()
+        .ok()
+        .and_then(|d| d.to_zoned(jiff::tz::TimeZone::UTC).ok())
+        .map(|z| z.timestamp().as_second())
+        .ok_or_else(|| {
+            format!("`{s}` is not a time: give 2007-03-01, 2007-03 or 2007-03-01T12:00:00Z")
+        })
 }
 
 /// BLAKE3 of a body, as stored.

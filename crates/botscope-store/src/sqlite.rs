@@ -7,9 +7,14 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::{
-    Attempt, NewRun, Origin, Previous, Result, RunId, Stats, Store, StoreError, Version,
-    content_hash,
+    Attempt, NewRun, Origin, Previous, Result, RunId, SiteHistory, Source, Stats, Store,
+    StoreError, Version, content_hash,
 };
+
+/// Versions with their site, as the research index reads them.
+const HISTORY: &str = "SELECT s.host, s.rank, v.url, v.first_seen, v.last_seen, v.hash, b.content,
+        v.content_type, v.source
+    FROM sites s JOIN versions v ON v.site_id = s.id JOIN bodies b ON b.hash = v.hash";
 
 /// Migrations, in order; `PRAGMA user_version` is the number applied.
 const MIGRATIONS: &[&str] = &[
@@ -81,6 +86,14 @@ CREATE TABLE versions (
     last_seen INTEGER NOT NULL
 );
 CREATE INDEX versions_site ON versions(site_id, first_seen);
+",
+    // 2: where each version comes from; the change mark the research
+    // index follows.
+    r"
+ALTER TABLE versions ADD COLUMN source TEXT NOT NULL DEFAULT 'harvest';
+ALTER TABLE sites ADD COLUMN changed INTEGER NOT NULL DEFAULT 0;
+UPDATE sites SET changed = 1 WHERE id IN (SELECT site_id FROM versions);
+CREATE INDEX sites_changed ON sites(changed);
 ",
 ];
 
@@ -210,16 +223,24 @@ fn record_one(
     tx: &rusqlite::Transaction<'_>,
     run: Option<RunId>,
     a: &Attempt,
+    mark: i64,
 ) -> rusqlite::Result<()> {
     let site_id: i64 = tx
         .prepare_cached(
             "INSERT INTO sites(host, rank, added) VALUES (?1, ?2, ?3)
-             ON CONFLICT(host) DO UPDATE SET rank = coalesce(excluded.rank, rank)
+             ON CONFLICT(host) DO UPDATE SET rank = coalesce(excluded.rank, rank),
+                changed = CASE WHEN excluded.rank IS NOT NULL AND excluded.rank IS NOT rank
+                               AND has_copy THEN ?4 ELSE changed END
              RETURNING id",
         )?
-        .query_row(params![a.host, a.rank.map(|r| r as i64), a.time], |r| {
-            r.get(0)
-        })?;
+        .query_row(
+            params![a.host, a.rank.map(|r| r as i64), a.time, mark],
+            |r| r.get(0),
+        )?;
+    let changed = || {
+        tx.prepare_cached("UPDATE sites SET changed = ?2 WHERE id = ?1")?
+            .execute(params![site_id, mark])
+    };
     let hash = a.body.as_ref().map(|b| {
         let h = content_hash(b);
         (h, b)
@@ -288,19 +309,23 @@ fn record_one(
             (_, Some((id, ah))) if ah == h[..] => {
                 tx.prepare_cached("UPDATE versions SET first_seen = ?2 WHERE id = ?1")?
                     .execute(params![id, a.time])?;
+                changed()?;
             }
             _ => {
                 tx.prepare_cached(
-                    "INSERT INTO versions(site_id, hash, url, content_type, first_seen, last_seen)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+                    "INSERT INTO versions(site_id, hash, url, content_type, first_seen, last_seen,
+                        source)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
                 )?
                 .execute(params![
                     site_id,
                     &h[..],
                     a.url,
                     a.headers.content_type,
-                    a.time
+                    a.time,
+                    a.source.as_str()
                 ])?;
+                changed()?;
             }
         }
     } else if a.status == Some(304)
@@ -402,8 +427,13 @@ impl Store for SqliteStore {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| classify(&path, e))?;
+        let mark: i64 = tx
+            .query_row("SELECT coalesce(max(changed), 0) + 1 FROM sites", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| classify(&path, e))?;
         for a in batch {
-            record_one(&tx, run, a).map_err(|e| classify(&path, e))?;
+            record_one(&tx, run, a, mark).map_err(|e| classify(&path, e))?;
         }
         tx.commit().map_err(|e| classify(&path, e))
     }
@@ -491,7 +521,7 @@ impl Store for SqliteStore {
             .prepare(
                 "SELECT s.host, v.url, v.first_seen, v.last_seen, v.hash, b.content, v.content_type,
                         a.status, a.cache_control, a.expires, a.last_modified, a.etag,
-                        a.retry_after, a.truncated
+                        a.retry_after, a.truncated, v.source
                  FROM versions v JOIN sites s ON s.id = v.site_id JOIN bodies b ON b.hash = v.hash
                  LEFT JOIN attempts a ON a.id = (
                      SELECT id FROM attempts
@@ -515,6 +545,10 @@ impl Store for SqliteStore {
                 body: r.get(5).map_err(|e| classify(&self.path, e))?,
                 content_type: r.get(6).map_err(|e| classify(&self.path, e))?,
                 origin: None,
+                source: Source::from_name(
+                    &r.get::<_, String>(14)
+                        .map_err(|e| classify(&self.path, e))?,
+                ),
             };
             let status: Option<i64> = r.get(7).map_err(|e| classify(&self.path, e))?;
             if let Some(status) = status.and_then(|s| u16::try_from(s).ok()) {
@@ -539,6 +573,110 @@ impl Store for SqliteStore {
                 });
             }
             f(v)?;
+        }
+        Ok(())
+    }
+
+    fn change_mark(&self) -> Result<i64> {
+        self.conn
+            .query_row("SELECT coalesce(max(changed), 0) FROM sites", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    fn sites_changed(
+        &self,
+        mark: i64,
+        f: &mut dyn FnMut(SiteHistory) -> Result<()>,
+    ) -> Result<i64> {
+        // One read transaction: the mark and the rows are one snapshot.
+        self.conn.execute_batch("BEGIN").map_err(|e| self.err(e))?;
+        let result = (|| {
+            let now = self.change_mark()?;
+            let sql = format!(
+                "{HISTORY} WHERE s.changed > ?1 AND s.changed <= ?2
+                 ORDER BY s.host, v.first_seen, v.id"
+            );
+            self.histories(&sql, params![mark, now], f)?;
+            Ok(now)
+        })();
+        let _ = self.conn.execute_batch("COMMIT");
+        result
+    }
+
+    fn site(&self, host: &str) -> Result<Option<SiteHistory>> {
+        let mut found = None;
+        let sql = format!("{HISTORY} WHERE s.host = ?1 ORDER BY v.first_seen, v.id");
+        self.histories(&sql, params![host], &mut |h| {
+            found = Some(h);
+            Ok(())
+        })?;
+        if found.is_none() {
+            // A site without a version still has its rank.
+            let rank: Option<Option<i64>> = self
+                .conn
+                .query_row(
+                    "SELECT rank FROM sites WHERE host = ?1",
+                    params![host],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(|e| self.err(e))?;
+            found = rank.map(|rank| SiteHistory {
+                host: host.to_owned(),
+                rank: rank.map(|r| r.max(0) as u64),
+                versions: Vec::new(),
+            });
+        }
+        Ok(found)
+    }
+}
+
+impl SqliteStore {
+    /// Runs a [`HISTORY`] query ordered by host, handing each site's
+    /// versions to `f` together.
+    fn histories(
+        &self,
+        sql: &str,
+        args: impl rusqlite::Params,
+        f: &mut dyn FnMut(SiteHistory) -> Result<()>,
+    ) -> Result<()> {
+        let e = |e| classify(&self.path, e);
+        let mut st = self.conn.prepare(sql).map_err(e)?;
+        let mut rows = st.query(args).map_err(e)?;
+        let mut cur: Option<SiteHistory> = None;
+        while let Some(r) = rows.next().map_err(e)? {
+            let host: String = r.get(0).map_err(e)?;
+            let hash: Vec<u8> = r.get(5).map_err(e)?;
+            let v = Version {
+                host: host.clone(),
+                url: r.get(2).map_err(e)?,
+                first_seen: r.get(3).map_err(e)?,
+                last_seen: r.get(4).map_err(e)?,
+                hash: hash.try_into().map_err(|_| StoreError::Corrupt {
+                    path: self.path.clone(),
+                    detail: "a content hash that is not 32 bytes".into(),
+                })?,
+                body: r.get(6).map_err(e)?,
+                content_type: r.get(7).map_err(e)?,
+                origin: None,
+                source: Source::from_name(&r.get::<_, String>(8).map_err(e)?),
+            };
+            if cur.as_ref().is_some_and(|c| c.host != host) {
+                f(cur.take().expect("checked"))?;
+            }
+            let rank: Option<i64> = r.get(1).map_err(e)?;
+            cur.get_or_insert_with(|| SiteHistory {
+                host,
+                rank: rank.map(|r| r.max(0) as u64),
+                versions: Vec::new(),
+            })
+            .versions
+            .push(v);
+        }
+        if let Some(c) = cur {
+            f(c)?;
         }
         Ok(())
     }

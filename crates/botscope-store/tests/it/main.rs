@@ -321,3 +321,196 @@ fn warc_export_is_standard_and_keeps_truncation() {
     botscope_store::export_warc(&t, &mut again, false, "a.db", 3_000).expect("export");
     assert_eq!(again, warc);
 }
+
+/// The research index follows the change mark: a batch that adds or moves
+/// a version, or changes the rank of a site with a copy, raises it; a
+/// fetch that only confirms a version does not.
+#[test]
+fn the_change_mark_names_the_sites_to_reindex() {
+    let path = temp("changes");
+    let mut s = SqliteStore::open(&path).expect("open");
+    assert_eq!(s.change_mark().expect("mark"), 0);
+    s.record(None, &[ok("a.test", 100, "A"), ok("b.test", 100, "B")])
+        .expect("record");
+    let m1 = s.change_mark().expect("mark");
+    assert!(m1 > 0);
+    s.record(None, &[ok("a.test", 200, "A"), failed("c.test", 200, None)])
+        .expect("record");
+    assert_eq!(s.change_mark().expect("mark"), m1, "nothing new to index");
+    s.record(None, &[ok("b.test", 300, "B2")]).expect("record");
+    let mut seen = Vec::new();
+    let m2 = s
+        .sites_changed(m1, &mut |h| {
+            seen.push((h.host, h.versions.len()));
+            Ok(())
+        })
+        .expect("changed");
+    assert_eq!(seen, [("b.test".to_owned(), 2)]);
+    assert!(m2 > m1);
+    let mut all = Vec::new();
+    s.sites_changed(0, &mut |h| {
+        all.push(h.host);
+        Ok(())
+    })
+    .expect("all");
+    assert_eq!(
+        all,
+        ["a.test", "b.test"],
+        "sites without a version are not listed"
+    );
+    // A new rank for a site with a copy is a change (the index ranks by it).
+    let mut ranked = ok("a.test", 200, "A");
+    ranked.rank = Some(7);
+    s.record(None, &[ranked]).expect("record");
+    let h = s.site("a.test").expect("site").expect("known");
+    assert_eq!(h.rank, Some(7));
+    assert!(s.change_mark().expect("mark") > m2);
+    let b = s.site("b.test").expect("site").expect("known");
+    assert_eq!(b.at(250).map(|v| &v.body[..]), Some(&b"B"[..]));
+    assert_eq!(b.at(300).map(|v| &v.body[..]), Some(&b"B2"[..]));
+    assert!(b.at(99).is_none());
+    assert!(
+        s.site("c.test")
+            .expect("site")
+            .expect("known")
+            .versions
+            .is_empty()
+    );
+    assert!(s.site("nowhere.test").expect("site").is_none());
+}
+
+/// A file import: `HOST` and `HOST.txt` files and an exported `HOST/`
+/// directory become versions with source `import`, dated as asked; junk
+/// names are told and skipped; an export reads back the same.
+#[test]
+fn files_import_and_read_back() {
+    let path = temp("files");
+    let dir = path.with_file_name("in");
+    std::fs::create_dir_all(dir.join("x.test")).expect("dir");
+    std::fs::write(dir.join("a.test.txt"), "User-agent: *\nDisallow: /a\n").expect("write");
+    std::fs::write(dir.join("b.test"), "User-agent: *\nDisallow: /b\n").expect("write");
+    std::fs::write(dir.join("README"), "not a robots.txt").expect("write");
+    std::fs::write(
+        dir.join("x.test/20240301T100000Z-0011223344556677.txt"),
+        "X1",
+    )
+    .expect("w");
+    std::fs::write(
+        dir.join("x.test/20240401T100000Z-8899aabbccddeeff.txt"),
+        "X2",
+    )
+    .expect("w");
+    std::fs::write(dir.join("big.test"), vec![b'#'; 600]).expect("write");
+    let mut s = SqliteStore::open(&path).expect("open");
+    let run = import_run(&mut s, "files");
+    let mut notes = Vec::new();
+    let n = botscope_store::import_files(
+        &mut s,
+        run,
+        std::slice::from_ref(&dir),
+        Some(5_000),
+        500,
+        &mut |m| notes.push(m.to_owned()),
+    )
+    .expect("import");
+    assert_eq!((n.files, n.hosts, n.truncated), (5, 4, 1));
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("README"));
+    let v = versions(&s);
+    let hosts: Vec<_> = v.iter().map(|x| (x.0.as_str(), x.1)).collect();
+    assert_eq!(
+        hosts,
+        [
+            ("a.test", 5_000),
+            ("b.test", 5_000),
+            ("big.test", 5_000),
+            ("x.test", 5_000),
+            ("x.test", 5_000)
+        ],
+        "--date dates every file, even the versions of an export"
+    );
+    let mut sources = Vec::new();
+    s.each_version(&mut |x| {
+        sources.push(x.source);
+        assert!(x.origin.is_none(), "no response to speak of");
+        Ok(())
+    })
+    .expect("versions");
+    assert!(sources.iter().all(|&x| x == botscope_store::Source::Import));
+    assert_eq!(
+        s.previous().expect("prev")["a.test"].unreachable_since,
+        None
+    );
+
+    // Without --date: exported names date their versions; an export of
+    // the store reads back the same versions.
+    let path2 = temp("files2");
+    let mut s2 = SqliteStore::open(&path2).expect("open");
+    let run = import_run(&mut s2, "files2");
+    botscope_store::import_files(&mut s2, run, &[dir.join("x.test")], None, 500, &mut |_| {})
+        .expect("import");
+    let x = s2.site("x.test").expect("site").expect("known");
+    let times: Vec<_> = x.versions.iter().map(|v| v.first_seen).collect();
+    assert_eq!(times, [1_709_287_200, 1_711_965_600]);
+    let path3 = temp("files3");
+    let out = path3.with_file_name("out");
+    botscope_store::export_files(&s2, &out).expect("export");
+    let mut s3 = SqliteStore::open(&path3).expect("open");
+    let run = import_run(&mut s3, "files3");
+    botscope_store::import_files(&mut s3, run, &[out], None, 500, &mut |_| {}).expect("import");
+    assert_eq!(versions(&s2), versions(&s3));
+}
+
+/// A store of schema version 1 gains the new columns: its versions are
+/// harvests and are all due for indexing.
+#[test]
+fn version_one_stores_migrate() {
+    let path = temp("v1");
+    {
+        let c = rusqlite::Connection::open(&path).expect("raw");
+        c.execute_batch(
+            "CREATE TABLE sites (id INTEGER PRIMARY KEY, host TEXT NOT NULL UNIQUE, rank INTEGER,
+                added INTEGER NOT NULL, last_attempt INTEGER, last_outcome TEXT, last_status INTEGER,
+                last_error_class TEXT, unreachable_since INTEGER,
+                has_copy INTEGER NOT NULL DEFAULT 0, etag TEXT, last_modified TEXT, retry_at INTEGER);
+             CREATE TABLE runs (id INTEGER PRIMARY KEY, started INTEGER NOT NULL, finished INTEGER,
+                input TEXT NOT NULL, input_hash BLOB NOT NULL, user_agent TEXT NOT NULL,
+                hosts INTEGER NOT NULL);
+             CREATE TABLE bodies (hash BLOB PRIMARY KEY, size INTEGER NOT NULL,
+                content BLOB NOT NULL) WITHOUT ROWID;
+             CREATE TABLE attempts (id INTEGER PRIMARY KEY, run_id INTEGER, site_id INTEGER NOT NULL,
+                time INTEGER NOT NULL, duration_ms INTEGER NOT NULL, url TEXT NOT NULL,
+                redirects TEXT NOT NULL, address TEXT, status INTEGER, content_type TEXT,
+                cache_control TEXT, expires TEXT, retry_after TEXT, last_modified TEXT, etag TEXT,
+                bytes INTEGER NOT NULL, truncated INTEGER NOT NULL, error_class TEXT, error TEXT,
+                outcome TEXT NOT NULL, reason TEXT NOT NULL, expires_in INTEGER, body_hash BLOB);
+             CREATE INDEX attempts_site ON attempts(site_id, time);
+             CREATE INDEX attempts_run ON attempts(run_id);
+             CREATE TABLE versions (id INTEGER PRIMARY KEY, site_id INTEGER NOT NULL,
+                hash BLOB NOT NULL, url TEXT NOT NULL, content_type TEXT,
+                first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL);
+             CREATE INDEX versions_site ON versions(site_id, first_seen);
+             INSERT INTO sites(host, added, has_copy) VALUES ('old.test', 1, 1);
+             INSERT INTO bodies VALUES (x'0000000000000000000000000000000000000000000000000000000000000000', 1, x'41');
+             INSERT INTO versions(site_id, hash, url, first_seen, last_seen)
+                VALUES (1, x'0000000000000000000000000000000000000000000000000000000000000000', 'https://old.test/robots.txt', 1, 1);
+             PRAGMA user_version = 1;",
+        )
+        .expect("v1 schema");
+    }
+    assert!(
+        SqliteStore::open_read(&path).is_err(),
+        "reading does not migrate"
+    );
+    let s = SqliteStore::open(&path).expect("migrate");
+    assert_eq!(s.stats().expect("stats").schema_version, 2);
+    assert_eq!(s.change_mark().expect("mark"), 1);
+    let mut n = 0;
+    s.each_version(&mut |v| {
+        assert_eq!(v.source, botscope_store::Source::Harvest);
+        n += 1;
+        Ok(())
+    })
+    .expect("versions");
+    assert_eq!(n, 1);
+}

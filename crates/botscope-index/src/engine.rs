@@ -1,0 +1,1085 @@
+//! The research index on disk (tantivy): one document per stored version,
+//! valid from its first fetch until the next version's; the version in
+//! force at a time is the site's document for that time (BotSeer's
+//! temporal data selection). Building and updating read the store; search
+//! and favourability read only the index.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound as StdBound;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use botscope_robotstxt::Semantics;
+use botscope_store::{SiteHistory, Store, StoreError, Version};
+use serde::{Deserialize, Serialize};
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::{
+    AllQuery, BooleanQuery, ConstScoreQuery, EmptyQuery, EnableScoring, Occur, PhraseQuery,
+    Query as TQuery, RangeQuery, RegexQuery, TermQuery,
+};
+use tantivy::schema::{
+    FAST, Field as TField, INDEXED, IndexRecordOption, STORED, STRING, Schema, TEXT, Value,
+};
+use tantivy::{
+    DocAddress, DocId, Index as TIndex, IndexReader, IndexSettings, IndexWriter, Searcher,
+    SegmentReader, TantivyDocument, Term,
+};
+
+use crate::bias::{Favorability, RobotFavor, Tilt};
+use crate::doc::{BodyFields, host_suffixes, product_token};
+use crate::query::{self, Bound, Clause, Field, Query, QueryError};
+use crate::snippet::snippet;
+
+/// The index format this build writes (in the commit payload).
+const FORMAT: u32 = 1;
+/// Distinct bodies whose fields are kept while building.
+const BODY_CACHE: usize = 65_536;
+/// The writer's memory, all threads.
+const WRITER_MEMORY: usize = 256 * 1024 * 1024;
+/// `until` of the latest version.
+const FOREVER: i64 = i64::MAX;
+
+/// An index error: always says which directory and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// Not a botscope index (and not empty): nothing is written there.
+    #[error(
+        "{path}: not a botscope index (and not empty); give a new directory or an index built by `botscope index build`"
+    )]
+    NotAnIndex {
+        /// The directory.
+        path: String,
+    },
+    /// No index there.
+    #[error("{path}: no index here; build one with `botscope index build --db DB --index {path}`")]
+    Missing {
+        /// The directory.
+        path: String,
+    },
+    /// Another process is writing the index.
+    #[error("{path}: another process is writing this index")]
+    Locked {
+        /// The directory.
+        path: String,
+    },
+    /// A query that cannot be read.
+    #[error("{0}")]
+    Query(#[from] QueryError),
+    /// A request that cannot be answered as asked.
+    #[error("{0}")]
+    Request(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The index failed.
+    #[error("{path}: {detail}")]
+    Tantivy {
+        /// The directory.
+        path: String,
+        /// tantivy's words.
+        detail: String,
+    },
+}
+
+/// Results of index operations.
+pub type Result<T> = std::result::Result<T, IndexError>;
+
+/// What a commit records: where in the store the index is, and what it
+/// holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meta {
+    /// The index format.
+    pub format: u32,
+    /// The store's change mark the index has reached.
+    pub mark: i64,
+    /// The time the index was built for (`--as-of`): one version per site
+    /// in force then; `None`: every version.
+    pub as_of: Option<i64>,
+    /// When the last commit was made.
+    pub committed: i64,
+}
+
+/// The schema's fields.
+#[derive(Clone, Copy)]
+struct Fields {
+    site: TField,
+    suffix: TField,
+    botname: TField,
+    disallow: TField,
+    allow: TField,
+    disallow_seg: TField,
+    allow_seg: TField,
+    delay: TField,
+    contain: TField,
+    sitemap: TField,
+    signal: TField,
+    /// favor, disfavor, nobias under Google's rules, then the 1996 draft.
+    tilt: [[TField; 3]; 2],
+    /// `robot\x01bias` (names) and `token\x02bias` (product tokens).
+    bias: [TField; 2],
+    bias_json: TField,
+    body: TField,
+    from: TField,
+    until: TField,
+    latest: TField,
+    rank: TField,
+    source: TField,
+    url: TField,
+    hash: TField,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let s = |b: &mut tantivy::schema::SchemaBuilder, n: &str| b.add_text_field(n, STRING);
+    let f = Fields {
+        site: b.add_text_field("site", STRING | STORED | FAST),
+        suffix: s(&mut b, "suffix"),
+        botname: b.add_text_field("botname", STRING | FAST),
+        disallow: s(&mut b, "disallow"),
+        allow: s(&mut b, "allow"),
+        disallow_seg: s(&mut b, "disallow_seg"),
+        allow_seg: s(&mut b, "allow_seg"),
+        delay: b.add_f64_field("delay", INDEXED | FAST),
+        contain: s(&mut b, "contain"),
+        sitemap: s(&mut b, "sitemap"),
+        signal: s(&mut b, "signal"),
+        tilt: [
+            [
+                s(&mut b, "favor_g"),
+                s(&mut b, "disfavor_g"),
+                s(&mut b, "nobias_g"),
+            ],
+            [
+                s(&mut b, "favor_d"),
+                s(&mut b, "disfavor_d"),
+                s(&mut b, "nobias_d"),
+            ],
+        ],
+        bias: [s(&mut b, "bias_g"), s(&mut b, "bias_d")],
+        bias_json: b.add_text_field("bias_json", STORED),
+        body: b.add_text_field("body", TEXT | STORED),
+        from: b.add_i64_field("from", INDEXED | FAST | STORED),
+        until: b.add_i64_field("until", INDEXED | FAST | STORED),
+        latest: s(&mut b, "latest"),
+        rank: b.add_u64_field("rank", FAST | STORED),
+        source: b.add_text_field("source", STRING | STORED),
+        url: b.add_text_field("url", STORED),
+        hash: b.add_bytes_field("hash", STORED),
+    };
+    (b.build(), f)
+}
+
+fn sem_index(s: Semantics) -> usize {
+    match s {
+        Semantics::Google => 0,
+        Semantics::Draft1996 => 1,
+    }
+}
+
+/// Seconds since the epoch, now.
+pub fn now() -> i64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    t.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// `2024-03-01T10:00:00Z`.
+pub fn rfc3339(t: i64) -> String {
+    jiff::Timestamp::from_second(t).map_or_else(|_| t.to_string(), |ts| ts.to_string())
+}
+
+/// What a build or update did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct BuildReport {
+    /// Sites (re)indexed.
+    pub sites: u64,
+    /// Documents written (versions).
+    pub documents: u64,
+    /// Distinct bodies whose fields were computed.
+    pub bodies: u64,
+    /// The store's change mark reached.
+    pub mark: i64,
+    /// Bytes of the index directory after the commit.
+    pub bytes: u64,
+}
+
+impl std::fmt::Display for BuildReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} sites, {} documents ({} distinct bodies analysed), {} bytes on disk",
+            self.sites, self.documents, self.bodies, self.bytes
+        )
+    }
+}
+
+/// The research index in a directory.
+pub struct Index {
+    path: PathBuf,
+    index: TIndex,
+    reader: IndexReader,
+    f: Fields,
+    meta: Meta,
+}
+
+fn tantivy_err(path: &Path) -> impl Fn(tantivy::TantivyError) -> IndexError + '_ {
+    move |e| match e {
+        tantivy::TantivyError::LockFailure(..) => IndexError::Locked {
+            path: path.display().to_string(),
+        },
+        e => IndexError::Tantivy {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        },
+    }
+}
+
+fn dir_bytes(p: &Path) -> u64 {
+    std::fs::read_dir(p)
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Reads the commit payload of an index directory.
+fn read_meta(index: &TIndex, path: &Path) -> Result<Meta> {
+    let metas = index.load_metas().map_err(tantivy_err(path))?;
+    metas
+        .payload
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Meta>(p).ok())
+        .filter(|m| m.format == FORMAT)
+        .ok_or_else(|| IndexError::NotAnIndex {
+            path: path.display().to_string(),
+        })
+}
+
+/// Builds documents of sites and adds them, caching body fields by hash.
+struct Feeder<'w> {
+    writer: &'w IndexWriter,
+    f: Fields,
+    as_of: Option<i64>,
+    cache: HashMap<[u8; 32], Arc<BodyFields>>,
+    report: BuildReport,
+    path: PathBuf,
+}
+
+impl Feeder<'_> {
+    fn fields(&mut self, v: &Version) -> Arc<BodyFields> {
+        if let Some(b) = self.cache.get(&v.hash) {
+            return b.clone();
+        }
+        if self.cache.len() >= BODY_CACHE {
+            self.cache.clear();
+        }
+        self.report.bodies += 1;
+        let b = Arc::new(BodyFields::of(&v.body));
+        self.cache.insert(v.hash, b.clone());
+        b
+    }
+
+    fn site(&mut self, h: &SiteHistory) -> Result<()> {
+        self.report.sites += 1;
+        let n = h.versions.len();
+        for (i, v) in h.versions.iter().enumerate() {
+            let until = h.versions.get(i + 1).map_or(FOREVER, |w| w.first_seen);
+            if let Some(t) = self.as_of
+                && !(v.first_seen <= t && t < until)
+            {
+                continue;
+            }
+            let latest = self.as_of.is_some() || i + 1 == n;
+            let body = self.fields(v);
+            let doc = document(&self.f, h, v, until, latest, &body);
+            self.writer
+                .add_document(doc)
+                .map_err(tantivy_err(&self.path))?;
+            self.report.documents += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The document of one version.
+fn document(
+    f: &Fields,
+    h: &SiteHistory,
+    v: &Version,
+    until: i64,
+    latest: bool,
+    b: &BodyFields,
+) -> TantivyDocument {
+    let mut d = TantivyDocument::default();
+    d.add_text(f.site, &h.host);
+    for s in host_suffixes(&h.host) {
+        d.add_text(f.suffix, &s);
+    }
+    let texts: [(TField, &[String]); 7] = [
+        (f.botname, &b.botnames),
+        (f.disallow, &b.disallow),
+        (f.allow, &b.allow),
+        (f.disallow_seg, &b.disallow_segments),
+        (f.allow_seg, &b.allow_segments),
+        (f.sitemap, &b.sitemaps),
+        (f.signal, &b.signals),
+    ];
+    for (field, values) in texts {
+        for x in values {
+            d.add_text(field, x);
+        }
+    }
+    for &x in &b.delays {
+        d.add_f64(f.delay, x);
+    }
+    if b.universal {
+        d.add_text(f.contain, "universal");
+    }
+    let mut json = serde_json::Map::new();
+    for sem in [Semantics::Google, Semantics::Draft1996] {
+        let k = sem_index(sem);
+        for (j, tilt) in [Tilt::Favored, Tilt::Disfavored, Tilt::Nobias]
+            .into_iter()
+            .enumerate()
+        {
+            for r in b.robots_with(sem, tilt) {
+                d.add_text(f.tilt[k][j], &r);
+            }
+        }
+        let table = b.bias(sem);
+        let mut per = serde_json::Map::new();
+        for r in &table.robots {
+            d.add_text(f.bias[k], format!("{}\u{1}{}", r.robot, r.bias));
+            let token = product_token(&r.robot);
+            if token != r.robot && !table.robots.iter().any(|o| o.robot == token) {
+                d.add_text(f.bias[k], format!("{token}\u{2}{}", r.bias));
+            }
+            per.insert(r.robot.clone(), r.bias.into());
+        }
+        json.insert(sem.as_str().to_owned(), per.into());
+    }
+    d.add_text(f.bias_json, serde_json::Value::Object(json).to_string());
+    d.add_text(f.body, &b.text);
+    d.add_i64(f.from, v.first_seen);
+    d.add_i64(f.until, until);
+    if latest {
+        d.add_text(f.latest, "1");
+    }
+    d.add_u64(f.rank, h.rank.unwrap_or(u64::MAX));
+    d.add_text(f.source, v.source.as_str());
+    d.add_text(f.url, &v.url);
+    d.add_bytes(f.hash, &v.hash[..]);
+    d
+}
+
+/// How hits are ordered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Rank {
+    /// Text relevance (BM25).
+    #[default]
+    Relevance,
+    /// The bias of the robot the query names, most favoured first.
+    Bias,
+    /// Relevance weighted by the site's popularity (its rank in the host
+    /// list), as BotSeer combined PageRank with tf-idf.
+    Site,
+}
+
+/// A search.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    /// The query text.
+    pub query: String,
+    /// The order of hits.
+    pub rank: Rank,
+    /// Hits returned at most.
+    pub limit: usize,
+    /// Hits skipped.
+    pub offset: usize,
+    /// The semantics of `favor:`, `disfavor:`, `nobias:` and the bias.
+    pub semantics: Semantics,
+    /// The time whose versions are searched (default: the latest).
+    pub as_of: Option<i64>,
+}
+
+/// One hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// The host.
+    pub site: String,
+    /// The score the hits are ordered by.
+    pub score: f64,
+    /// The site's rank in the harvested host list.
+    pub rank: Option<u64>,
+    /// When this version was first fetched (RFC 3339).
+    pub fetched: String,
+    /// The bias of each robot the file names.
+    pub bias: BTreeMap<String, i64>,
+    /// The lines the query matched (`N: line`).
+    pub snippet: String,
+    /// The URL of the version.
+    pub url: String,
+    /// Where the version comes from.
+    pub source: String,
+}
+
+/// The answer to a search.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResults {
+    /// The query as given.
+    pub query: String,
+    /// Documents matching.
+    pub total: u64,
+    /// Milliseconds taken.
+    pub took_ms: f64,
+    /// The hits of the page asked.
+    pub hits: Vec<Hit>,
+}
+
+/// Favourability over a set (BotSeer's Figure 5).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FavorTable {
+    /// Files in the set (N).
+    pub n: u64,
+    /// The semantics.
+    pub semantics: &'static str,
+    /// The time the set is taken at (RFC 3339), or `latest`.
+    pub as_of: String,
+    /// The query selecting the set, if any.
+    #[serde(rename = "where")]
+    pub where_: Option<String>,
+    /// Per robot.
+    pub robots: Vec<RobotFavor>,
+}
+
+/// How a favourability table is sorted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FavorSort {
+    /// Files naming the robot, most first.
+    #[default]
+    Appeared,
+    /// Files favouring it.
+    Favored,
+    /// Files disfavouring it.
+    Disfavored,
+    /// Favourability, highest first.
+    Favorability,
+}
+
+impl Index {
+    /// Builds the index of `store` in `dir`, replacing the index there (a
+    /// directory that holds something else is refused). With `as_of`, each
+    /// site's version in force then; else every version.
+    pub fn build(
+        store: &dyn Store,
+        dir: &Path,
+        as_of: Option<i64>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<BuildReport> {
+        let occupied = std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some());
+        if occupied {
+            // Only an index of ours is replaced.
+            let idx = TIndex::open_in_dir(dir).map_err(|_| IndexError::NotAnIndex {
+                path: dir.display().to_string(),
+            })?;
+            read_meta(&idx, dir)?;
+        }
+        let tmp = sibling(dir, "building");
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).map_err(|e| io_err(&tmp, e))?;
+        let (schema, f) = schema();
+        let settings = IndexSettings {
+            docstore_blocksize: 64 * 1024,
+            ..IndexSettings::default()
+        };
+        let index = TIndex::builder()
+            .schema(schema)
+            .settings(settings)
+            .create_in_dir(&tmp)
+            .map_err(tantivy_err(&tmp))?;
+        let mut writer: IndexWriter = index
+            .writer_with_num_threads(2, WRITER_MEMORY)
+            .map_err(tantivy_err(&tmp))?;
+        let mut feeder = Feeder {
+            writer: &writer,
+            f,
+            as_of,
+            cache: HashMap::new(),
+            report: BuildReport::default(),
+            path: tmp.clone(),
+        };
+        let mut failure = None;
+        let mark = store.sites_changed(0, &mut |h| {
+            if let Err(e) = feeder.site(&h) {
+                failure = Some(e);
+                return Err(StoreError::Db {
+                    path: String::new(),
+                    detail: "stopped".into(),
+                });
+            }
+            progress(feeder.report.sites);
+            Ok(())
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let mark = mark?;
+        let mut report = std::mem::take(&mut feeder.report);
+        report.mark = mark;
+        commit(&mut writer, &tmp, mark, as_of)?;
+        writer.wait_merging_threads().map_err(tantivy_err(&tmp))?;
+        // Swap the new index in.
+        if dir.exists() {
+            let old = sibling(dir, "old");
+            let _ = std::fs::remove_dir_all(&old);
+            std::fs::rename(dir, &old).map_err(|e| io_err(dir, e))?;
+            std::fs::rename(&tmp, dir).map_err(|e| io_err(dir, e))?;
+            let _ = std::fs::remove_dir_all(&old);
+        } else {
+            std::fs::rename(&tmp, dir).map_err(|e| io_err(dir, e))?;
+        }
+        report.bytes = dir_bytes(dir);
+        Ok(report)
+    }
+
+    /// Opens an index for searching.
+    pub fn open(dir: &Path) -> Result<Index> {
+        if !dir.join("meta.json").is_file() {
+            return Err(if dir.exists() {
+                IndexError::NotAnIndex {
+                    path: dir.display().to_string(),
+                }
+            } else {
+                IndexError::Missing {
+                    path: dir.display().to_string(),
+                }
+            });
+        }
+        let index = TIndex::open_in_dir(dir).map_err(tantivy_err(dir))?;
+        let meta = read_meta(&index, dir)?;
+        let (schema, f) = schema();
+        if index.schema() != schema {
+            return Err(IndexError::NotAnIndex {
+                path: dir.display().to_string(),
+            });
+        }
+        let reader = index.reader().map_err(tantivy_err(dir))?;
+        Ok(Index {
+            path: dir.to_path_buf(),
+            index,
+            reader,
+            f,
+            meta,
+        })
+    }
+
+    /// What the last commit recorded.
+    pub fn meta(&self) -> Meta {
+        self.meta
+    }
+
+    /// Documents (versions) in the index.
+    pub fn documents(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Brings the index up to the store: the sites changed since the last
+    /// commit are indexed again, in one commit (a crash before it leaves
+    /// the index as it was, and the next update does the work again).
+    pub fn update(&mut self, store: &dyn Store) -> Result<BuildReport> {
+        let path = self.path.clone();
+        let mut writer: IndexWriter = self
+            .index
+            .writer_with_num_threads(2, WRITER_MEMORY)
+            .map_err(tantivy_err(&path))?;
+        let mut feeder = Feeder {
+            writer: &writer,
+            f: self.f,
+            as_of: self.meta.as_of,
+            cache: HashMap::new(),
+            report: BuildReport::default(),
+            path: path.clone(),
+        };
+        let mut failure = None;
+        let site = self.f.site;
+        let mark = store.sites_changed(self.meta.mark, &mut |h| {
+            feeder
+                .writer
+                .delete_term(Term::from_field_text(site, &h.host));
+            if let Err(e) = feeder.site(&h) {
+                failure = Some(e);
+                return Err(StoreError::Db {
+                    path: String::new(),
+                    detail: "stopped".into(),
+                });
+            }
+            Ok(())
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let mark = mark?;
+        let mut report = std::mem::take(&mut feeder.report);
+        report.mark = mark;
+        commit(&mut writer, &path, mark, self.meta.as_of)?;
+        writer.wait_merging_threads().map_err(tantivy_err(&path))?;
+        self.meta = read_meta(&self.index, &path)?;
+        self.reader.reload().map_err(tantivy_err(&path))?;
+        report.bytes = dir_bytes(&path);
+        Ok(report)
+    }
+
+    fn err(&self) -> impl Fn(tantivy::TantivyError) -> IndexError + '_ {
+        tantivy_err(&self.path)
+    }
+
+    /// The filter of the versions in force at `as_of` (default: latest).
+    fn in_force(&self, as_of: Option<i64>) -> Box<dyn TQuery> {
+        match as_of {
+            None => Box::new(TermQuery::new(
+                Term::from_field_text(self.f.latest, "1"),
+                IndexRecordOption::Basic,
+            )),
+            Some(t) => Box::new(BooleanQuery::intersection(vec![
+                Box::new(RangeQuery::new(
+                    StdBound::Unbounded,
+                    StdBound::Included(Term::from_field_i64(self.f.from, t)),
+                )),
+                Box::new(RangeQuery::new(
+                    StdBound::Excluded(Term::from_field_i64(self.f.until, t)),
+                    StdBound::Unbounded,
+                )),
+            ])),
+        }
+    }
+
+    /// A parsed query as tantivy's, restricted to the versions in force.
+    fn compile(
+        &self,
+        q: &Query,
+        semantics: Semantics,
+        as_of: Option<i64>,
+    ) -> Result<Box<dyn TQuery>> {
+        let inner = self.translate(q, semantics)?;
+        Ok(Box::new(BooleanQuery::new(vec![
+            (Occur::Must, inner),
+            (
+                Occur::Must,
+                Box::new(ConstScoreQuery::new(self.in_force(as_of), 0.0)),
+            ),
+        ])))
+    }
+
+    fn translate(&self, q: &Query, sem: Semantics) -> Result<Box<dyn TQuery>> {
+        Ok(match q {
+            Query::All => Box::new(AllQuery),
+            Query::Clause(c) => self.clause(c, sem)?,
+            Query::Or(v) => Box::new(BooleanQuery::new(
+                v.iter()
+                    .map(|q| Ok((Occur::Should, self.translate(q, sem)?)))
+                    .collect::<Result<Vec<_>>>()?,
+            )),
+            Query::And(v) => {
+                let mut parts = Vec::new();
+                for q in v {
+                    parts.push(match q {
+                        Query::Not(n) => (Occur::MustNot, self.translate(n, sem)?),
+                        q => (Occur::Must, self.translate(q, sem)?),
+                    });
+                }
+                if parts.iter().all(|(o, _)| *o == Occur::MustNot) {
+                    parts.push((Occur::Must, Box::new(AllQuery)));
+                }
+                Box::new(BooleanQuery::new(parts))
+            }
+            Query::Not(n) => Box::new(BooleanQuery::new(vec![
+                (Occur::Must, Box::new(AllQuery)),
+                (Occur::MustNot, self.translate(n, sem)?),
+            ])),
+        })
+    }
+
+    fn clause(&self, c: &Clause, sem: Semantics) -> Result<Box<dyn TQuery>> {
+        let f = &self.f;
+        let term = |field: TField, v: &str| -> Box<dyn TQuery> {
+            Box::new(TermQuery::new(
+                Term::from_field_text(field, v),
+                IndexRecordOption::WithFreqs,
+            ))
+        };
+        let prefix = |field: TField, v: &str| -> Result<Box<dyn TQuery>> {
+            let pattern = format!("{}.*", regex_syntax::escape(v));
+            RegexQuery::from_pattern(&pattern, field)
+                .map(|q| Box::new(q) as Box<dyn TQuery>)
+                .map_err(self.err())
+        };
+        let path = |raw: TField, seg: TField, v: &str| -> Result<Box<dyn TQuery>> {
+            if v == "/" {
+                Ok(term(raw, v))
+            } else if v.starts_with(['/', '*']) {
+                prefix(raw, v)
+            } else {
+                // Segments: every one present, in any path of the file.
+                let segs: Vec<String> = v
+                    .split('/')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_lowercase)
+                    .collect();
+                Ok(match segs.len() {
+                    0 => Box::new(EmptyQuery),
+                    1 => term(seg, &segs[0]),
+                    _ => Box::new(BooleanQuery::intersection(
+                        segs.iter().map(|s| term(seg, s)).collect(),
+                    )),
+                })
+            }
+        };
+        let k = sem_index(sem);
+        Ok(match c {
+            Clause::Term(field, v) => match field {
+                Field::Botname => term(f.botname, v),
+                Field::Site => term(f.suffix, v),
+                Field::Disallow => path(f.disallow, f.disallow_seg, v)?,
+                Field::Allow => path(f.allow, f.allow_seg, v)?,
+                Field::Favor => term(f.tilt[k][0], v),
+                Field::Disfavor => term(f.tilt[k][1], v),
+                Field::Nobias => term(f.tilt[k][2], v),
+                Field::Contain => term(f.contain, v),
+                Field::Sitemap if v == "*" => prefix(f.sitemap, "")?,
+                Field::Sitemap => prefix(f.sitemap, v)?,
+                Field::Signal => term(f.signal, v),
+                Field::Delay => Box::new(EmptyQuery),
+            },
+            Clause::Delay(lo, hi) => {
+                let b = |x: &Bound| match *x {
+                    Bound::Open => StdBound::Unbounded,
+                    Bound::Inclusive(v) => StdBound::Included(Term::from_field_f64(f.delay, v)),
+                    Bound::Exclusive(v) => StdBound::Excluded(Term::from_field_f64(f.delay, v)),
+                };
+                match (lo, hi) {
+                    (Bound::Open, Bound::Open) => Box::new(RangeQuery::new(
+                        StdBound::Included(Term::from_field_f64(f.delay, f64::MIN)),
+                        StdBound::Unbounded,
+                    )),
+                    _ => Box::new(RangeQuery::new(b(lo), b(hi))),
+                }
+            }
+            Clause::Word(w) => term(f.body, w),
+            Clause::Phrase(ws) => Box::new(PhraseQuery::new(
+                ws.iter()
+                    .map(|w| Term::from_field_text(f.body, w))
+                    .collect(),
+            )),
+        })
+    }
+
+    /// Runs a search.
+    pub fn search(&self, req: &SearchRequest) -> Result<SearchResults> {
+        let started = Instant::now();
+        let parsed = query::parse(&req.query)?;
+        let q = self.compile(&parsed, req.semantics, req.as_of)?;
+        let searcher = self.reader.searcher();
+        let limit = req.limit.max(1);
+        let top = TopDocs::with_limit(limit).and_offset(req.offset);
+        let (total, docs): (usize, Vec<(f64, DocAddress)>) = match req.rank {
+            Rank::Relevance => {
+                let (n, d) = searcher
+                    .search(&q, &(Count, top.order_by_score()))
+                    .map_err(self.err())?;
+                (n, d.into_iter().map(|(s, a)| (f64::from(s), a)).collect())
+            }
+            Rank::Site => {
+                let c = top.tweak_score(move |seg: &SegmentReader| {
+                    let ranks = seg
+                        .fast_fields()
+                        .u64("rank")
+                        .ok()
+                        .map(|c| c.first_or_default_col(u64::MAX));
+                    move |doc: DocId, score: f32| {
+                        let r = ranks.as_ref().map_or(u64::MAX, |c| c.get_val(doc));
+                        f64::from(score) * (1.0 + popularity(r))
+                    }
+                });
+                searcher.search(&q, &(Count, c)).map_err(self.err())?
+            }
+            Rank::Bias => {
+                let robot = parsed
+                    .robot()
+                    .ok_or_else(|| {
+                        IndexError::Request(
+                            "--rank bias orders by the bias of the robot the query names: add botname:, favor:, disfavor: or nobias:".into(),
+                        )
+                    })?
+                    .to_owned();
+                let field = self.f.bias[sem_index(req.semantics)];
+                let c = top.tweak_score(move |seg: &SegmentReader| {
+                    let biases = segment_biases(seg, field, &robot).unwrap_or_default();
+                    move |doc: DocId, score: f32| {
+                        let b = biases.get(&doc).copied().unwrap_or(i64::MIN);
+                        (b, score)
+                    }
+                });
+                let (n, d) = searcher.search(&q, &(Count, c)).map_err(self.err())?;
+                (n, d.into_iter().map(|((b, _), a)| (b as f64, a)).collect())
+            }
+        };
+        let clauses = parsed.positive_clauses();
+        let mut hits = Vec::with_capacity(docs.len());
+        for (score, addr) in docs {
+            hits.push(self.hit(&searcher, addr, score, req.semantics, &clauses)?);
+        }
+        Ok(SearchResults {
+            query: req.query.clone(),
+            total: total as u64,
+            took_ms: started.elapsed().as_secs_f64() * 1000.0,
+            hits,
+        })
+    }
+
+    fn hit(
+        &self,
+        searcher: &Searcher,
+        addr: DocAddress,
+        score: f64,
+        sem: Semantics,
+        clauses: &[&Clause],
+    ) -> Result<Hit> {
+        let d: TantivyDocument = searcher.doc(addr).map_err(self.err())?;
+        let text = |f: TField| {
+            d.get_first(f)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let body = text(self.f.body);
+        let all: serde_json::Value =
+            serde_json::from_str(&text(self.f.bias_json)).unwrap_or_default();
+        let bias = all[sem.as_str()]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.as_i64().unwrap_or(0)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let rank = d
+            .get_first(self.f.rank)
+            .and_then(|v| v.as_u64())
+            .filter(|&r| r != u64::MAX);
+        let from = d
+            .get_first(self.f.from)
+            .and_then(|v| v.as_i64())
+            .unwrap_or(0);
+        Ok(Hit {
+            site: text(self.f.site),
+            score,
+            rank,
+            fetched: rfc3339(from),
+            bias,
+            snippet: snippet(&body, clauses),
+            url: text(self.f.url),
+            source: text(self.f.source),
+        })
+    }
+
+    /// The stored versions of one site: `(from, until, body)`, oldest first.
+    pub fn site_versions(&self, host: &str) -> Result<Vec<(i64, i64, String)>> {
+        let searcher = self.reader.searcher();
+        let q = TermQuery::new(
+            Term::from_field_text(self.f.site, &host.to_ascii_lowercase()),
+            IndexRecordOption::Basic,
+        );
+        let docs = searcher
+            .search(&q, &TopDocs::with_limit(10_000).order_by_score())
+            .map_err(self.err())?;
+        let mut out = Vec::new();
+        for (_, a) in docs {
+            let d: TantivyDocument = searcher.doc(a).map_err(self.err())?;
+            let num = |f: TField| d.get_first(f).and_then(|v| v.as_i64()).unwrap_or(0);
+            let body = d
+                .get_first(self.f.body)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned();
+            out.push((num(self.f.from), num(self.f.until), body));
+        }
+        out.sort_by_key(|x| x.0);
+        Ok(out)
+    }
+
+    /// Favourability of every robot over the files matching `where_` (all
+    /// when `None`) in force at `as_of`, from the bias stored per file.
+    pub fn favor(
+        &self,
+        where_: Option<&str>,
+        as_of: Option<i64>,
+        semantics: Semantics,
+    ) -> Result<FavorTable> {
+        let parsed = match where_ {
+            Some(w) => query::parse(w)?,
+            None => Query::All,
+        };
+        let q = self.compile(&parsed, semantics, as_of)?;
+        let searcher = self.reader.searcher();
+        let weight = q
+            .weight(EnableScoring::disabled_from_searcher(&searcher))
+            .map_err(self.err())?;
+        let field = self.f.bias[sem_index(semantics)];
+        let segments = searcher.segment_readers();
+        let count = |seg: &SegmentReader| -> Result<Favorability> {
+            let mut set = vec![false; seg.max_doc() as usize];
+            let mut fav = Favorability::new(semantics);
+            let alive = seg.alive_bitset();
+            let mut n = 0u64;
+            weight
+                .for_each_no_score(seg, &mut |docs| {
+                    for &d in docs {
+                        if alive.is_none_or(|a| a.is_alive(d)) {
+                            set[d as usize] = true;
+                            n += 1;
+                        }
+                    }
+                })
+                .map_err(self.err())?;
+            fav.add_files(n);
+            let inv = seg.inverted_index(field).map_err(self.err())?;
+            let mut stream = inv.terms().stream().map_err(|e| io_err(&self.path, e))?;
+            while stream.advance() {
+                let key = stream.key();
+                let Some(sep) = key.iter().rposition(|&b| b == 1) else {
+                    continue; // a product-token alias
+                };
+                let (Ok(robot), Some(bias)) = (
+                    std::str::from_utf8(&key[..sep]),
+                    std::str::from_utf8(&key[sep + 1..])
+                        .ok()
+                        .and_then(|b| b.parse::<i64>().ok()),
+                ) else {
+                    continue;
+                };
+                let mut postings = inv
+                    .read_postings_from_terminfo(stream.value(), IndexRecordOption::Basic)
+                    .map_err(|e| io_err(&self.path, e))?;
+                let mut c = 0u64;
+                let mut d = tantivy::DocSet::doc(&postings);
+                while d != tantivy::TERMINATED {
+                    c += u64::from(set[d as usize]);
+                    d = tantivy::DocSet::advance(&mut postings);
+                }
+                if c > 0 {
+                    fav.add_robots(robot, Tilt::of(bias), c);
+                }
+            }
+            Ok(fav)
+        };
+        // Segments counted on two threads.
+        let mut total = Favorability::new(semantics);
+        let results: Vec<Result<Favorability>> = std::thread::scope(|s| {
+            let half = segments.len().div_ceil(2);
+            let (a, b) = segments.split_at(half);
+            let h = s.spawn(|| b.iter().map(&count).collect::<Vec<_>>());
+            let mut r: Vec<_> = a.iter().map(&count).collect();
+            r.extend(h.join().unwrap_or_default());
+            r
+        });
+        for r in results {
+            total.merge(&r?);
+        }
+        Ok(FavorTable {
+            n: total.n(),
+            semantics: semantics.as_str(),
+            as_of: as_of.map_or_else(|| "latest".to_owned(), rfc3339),
+            where_: where_.map(str::to_owned),
+            robots: total.table(),
+        })
+    }
+}
+
+impl FavorTable {
+    /// Keeps robots named in at least `min` files, sorted by `by` (ties by
+    /// files naming the robot, then name).
+    pub fn sorted(mut self, by: FavorSort, min: u64) -> FavorTable {
+        self.robots.retain(|r| r.appeared >= min);
+        let key = |r: &RobotFavor| match by {
+            FavorSort::Appeared => r.appeared as f64,
+            FavorSort::Favored => r.favored as f64,
+            FavorSort::Disfavored => r.disfavored as f64,
+            FavorSort::Favorability => r.favorability,
+        };
+        self.robots.sort_by(|a, b| {
+            key(b)
+                .total_cmp(&key(a))
+                .then(b.appeared.cmp(&a.appeared))
+                .then_with(|| a.robot.cmp(&b.robot))
+        });
+        self
+    }
+}
+
+/// A site's popularity from its rank: 1 for the first, ½ for the tenth,
+/// ¼ for the 1,000th, 0 when unranked.
+pub fn popularity(rank: u64) -> f64 {
+    if rank == u64::MAX || rank == 0 {
+        return 0.0;
+    }
+    1.0 / (1.0 + (rank as f64).log10())
+}
+
+/// Per document of a segment, the bias of `robot` (by name, else by
+/// product token).
+fn segment_biases(seg: &SegmentReader, field: TField, robot: &str) -> Option<HashMap<DocId, i64>> {
+    let inv = seg.inverted_index(field).ok()?;
+    let mut out = HashMap::new();
+    for sep in ['\u{2}', '\u{1}'] {
+        let lo = format!("{robot}{sep}");
+        let hi = format!("{robot}{}", char::from_u32(sep as u32 + 1).unwrap_or(sep));
+        let mut stream = inv.terms().range().ge(&lo).lt(&hi).into_stream().ok()?;
+        while stream.advance() {
+            let bias: i64 = std::str::from_utf8(&stream.key()[lo.len()..])
+                .ok()?
+                .parse()
+                .ok()?;
+            let mut p = inv
+                .read_postings_from_terminfo(stream.value(), IndexRecordOption::Basic)
+                .ok()?;
+            let mut d = tantivy::DocSet::doc(&p);
+            while d != tantivy::TERMINATED {
+                // Names (read last) win over product tokens.
+                out.insert(d, bias);
+                d = tantivy::DocSet::advance(&mut p);
+            }
+        }
+    }
+    Some(out)
+}
+
+fn sibling(dir: &Path, what: &str) -> PathBuf {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "index".into());
+    dir.with_file_name(format!(".{name}.{what}"))
+}
+
+fn io_err(p: &Path, e: std::io::Error) -> IndexError {
+    IndexError::Tantivy {
+        path: p.display().to_string(),
+        detail: e.to_string(),
+    }
+}
+
+fn commit(writer: &mut IndexWriter, path: &Path, mark: i64, as_of: Option<i64>) -> Result<()> {
+    let meta = Meta {
+        format: FORMAT,
+        mark,
+        as_of,
+        committed: now(),
+    };
+    let mut prepared = writer.prepare_commit().map_err(tantivy_err(path))?;
+    prepared.set_payload(&serde_json::to_string(&meta).unwrap_or_default());
+    prepared.commit().map_err(tantivy_err(path))?;
+    Ok(())
+}

@@ -1,0 +1,621 @@
+//! The research index over real SQLite stores: BotSeer's queries, the
+//! bias and favourability against a brute-force computation through the
+//! matcher, versions in force at a time, updates, and hostile queries.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use botscope_index::{FavorSort, Index, IndexError, Rank, SearchRequest};
+use botscope_robotstxt::{Matcher, ParseOptions, Robots, Semantics};
+use botscope_store::{Attempt, Source, SqliteStore, Store};
+
+fn put(s: &mut SqliteStore, host: &str, time: i64, rank: Option<u64>, body: &[u8]) {
+    s.record(
+        None,
+        &[Attempt {
+            host: host.into(),
+            rank,
+            time,
+            url: format!("https://{host}/robots.txt"),
+            status: Some(200),
+            outcome: "parse".into(),
+            reason: "success".into(),
+            bytes: body.len() as u64,
+            body: Some(body.to_vec()),
+            source: Source::Import,
+            ..Attempt::default()
+        }],
+    )
+    .expect("record");
+}
+
+fn search(idx: &Index, q: &str) -> Vec<String> {
+    search_with(idx, q, Rank::Relevance, None)
+}
+
+fn search_with(idx: &Index, q: &str, rank: Rank, as_of: Option<i64>) -> Vec<String> {
+    let r = idx
+        .search(&SearchRequest {
+            query: q.into(),
+            rank,
+            limit: 10_000,
+            offset: 0,
+            semantics: Semantics::Google,
+            as_of,
+        })
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    assert_eq!(r.total as usize, r.hits.len(), "{q}");
+    r.hits.into_iter().map(|h| h.site).collect()
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+/// The examples of the seed, on files written for them.
+fn botseer_store(dir: &Path) -> SqliteStore {
+    let mut s = SqliteStore::open(&dir.join("store.db")).expect("store");
+    let files: [(&str, &str); 7] = [
+        // Favours Googlebot, has a universal group that disallows all.
+        (
+            "www.nasa.gov",
+            "User-agent: *\nDisallow: /\n\nUser-agent: Googlebot\nDisallow: /private/\n",
+        ),
+        // Disfavours msnbot and slurp, favours googlebot.
+        (
+            "www.irs.gov",
+            "User-agent: *\nDisallow: /cgi-bin/\n\nUser-agent: googlebot\nAllow: /\n\nUser-agent: msnbot\nUser-agent: Slurp\nDisallow: /\n",
+        ),
+        (
+            "data.census.gov",
+            "User-agent: msnbot/1.1\nCrawl-delay: 20\nDisallow: /cgi-bin/test/\n",
+        ),
+        (
+            "www.example.com",
+            "User-agent: *\nDisallow: /cgi-bin/\nDisallow: /tmp/\nCrawl-delay: 3\nSitemap: https://www.example.com/sitemap.xml\n\nUser-agent: Googlebot\nDisallow: /\n",
+        ),
+        (
+            "news.example.org",
+            "# Our crawl policy\nUser-agent: *\nContent-Signal: search=yes, ai-train=no\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /\n",
+        ),
+        (
+            "mit.edu",
+            "User-agent: *\nDisallow: /Admin/\nCrawl-delay: 1.5\n",
+        ),
+        ("empty.test", ""),
+    ];
+    for (i, (host, body)) in files.iter().enumerate() {
+        put(&mut s, host, 1_000, Some(i as u64 + 1), body.as_bytes());
+    }
+    s
+}
+
+#[test]
+fn botseer_queries_return_what_the_files_say() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = botseer_store(dir.path());
+    let ix = dir.path().join("index");
+    let report = Index::build(&store, &ix, None, &mut |_| {}).expect("build");
+    assert_eq!((report.sites, report.documents), (7, 7));
+    let idx = Index::open(&ix).expect("open");
+    let q = |q: &str| sorted(search(&idx, q));
+    assert_eq!(q("botname:msnbot"), ["data.census.gov", "www.irs.gov"]);
+    assert_eq!(q("botname:msnbot/1.1"), ["data.census.gov"]);
+    assert_eq!(q("botname:slurp"), ["www.irs.gov"], "lower-cased");
+    assert_eq!(
+        q("favor:googlebot site:gov"),
+        ["www.irs.gov", "www.nasa.gov"]
+    );
+    assert_eq!(
+        q("contain:universal site:gov disallow:/"),
+        ["www.irs.gov", "www.nasa.gov"],
+        "a `Disallow: /` anywhere in the file"
+    );
+    assert_eq!(
+        q("contain:universal site:gov disallow:/ -botname:msnbot"),
+        ["www.nasa.gov"]
+    );
+    assert_eq!(
+        q("favor:googlebot disfavor:msnbot disfavor:slurp"),
+        ["www.irs.gov"]
+    );
+    assert_eq!(q("disfavor:googlebot"), ["www.example.com"]);
+    assert_eq!(
+        q("disfavor:msnbot/1.1"),
+        ["data.census.gov"],
+        "no universal group: the universal robot may fetch every path"
+    );
+    assert_eq!(q("site:nasa.gov"), ["www.nasa.gov"]);
+    assert_eq!(q("site:asa.gov"), Vec::<String>::new(), "whole labels");
+    assert_eq!(
+        q("disallow:/cgi-bin/"),
+        ["data.census.gov", "www.example.com", "www.irs.gov"]
+    );
+    assert_eq!(q("disallow:/cgi-bin/test"), ["data.census.gov"]);
+    assert_eq!(q("disallow:test"), ["data.census.gov"], "a segment");
+    assert_eq!(q("disallow:admin"), ["mit.edu"], "segments are case-blind");
+    assert_eq!(q("disallow:/admin/"), Vec::<String>::new(), "paths are not");
+    assert_eq!(q("allow:/"), ["news.example.org", "www.irs.gov"]);
+    assert_eq!(q("delay:>10"), ["data.census.gov"]);
+    assert_eq!(q("delay:[1 TO 5]"), ["mit.edu", "www.example.com"]);
+    assert_eq!(q("delay:{1.5 TO 5]"), ["www.example.com"]);
+    assert_eq!(q("delay:<2"), ["mit.edu"]);
+    assert_eq!(q("sitemap:*"), ["www.example.com"]);
+    assert_eq!(q("sitemap:https://www.example.com/"), ["www.example.com"]);
+    assert_eq!(q("signal:ai-train=no"), ["news.example.org"]);
+    assert_eq!(q("signal:ai-train=yes"), Vec::<String>::new());
+    assert_eq!(q("\"crawl policy\""), ["news.example.org"]);
+    assert_eq!(
+        q("\"policy crawl\""),
+        Vec::<String>::new(),
+        "phrases keep their order"
+    );
+    assert_eq!(q("gptbot"), ["news.example.org"]);
+    assert_eq!(q("site:gov -botname:msnbot"), ["www.nasa.gov"]);
+    assert_eq!(q("-contain:universal"), ["data.census.gov", "empty.test"]);
+    assert_eq!(
+        q("botname:gptbot OR (site:edu delay:>1)"),
+        ["mit.edu", "news.example.org"]
+    );
+    assert_eq!(q("").len(), 7);
+    // Hits carry the bias of each robot and the lines that matched.
+    let r = idx
+        .search(&SearchRequest {
+            query: "favor:googlebot disfavor:msnbot".into(),
+            rank: Rank::Relevance,
+            limit: 10,
+            offset: 0,
+            semantics: Semantics::Google,
+            as_of: None,
+        })
+        .expect("search");
+    let h = &r.hits[0];
+    assert_eq!(h.site, "www.irs.gov");
+    assert_eq!(
+        h.bias,
+        BTreeMap::from([
+            ("googlebot".into(), 1),
+            ("msnbot".into(), -1),
+            ("slurp".into(), -1)
+        ])
+    );
+    assert_eq!(h.snippet, "4: User-agent: googlebot\n7: User-agent: msnbot");
+    assert_eq!(
+        (h.rank, h.fetched.as_str(), h.source.as_str()),
+        (Some(2), "1970-01-01T00:16:40Z", "import")
+    );
+}
+
+#[test]
+fn ranking_by_bias_and_by_site() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut s = SqliteStore::open(&dir.path().join("store.db")).expect("store");
+    // Googlebot's bias: +2, -1, 0, +1; ranks 40, 1, 3, 2.
+    put(
+        &mut s,
+        "a.test",
+        1,
+        Some(40),
+        b"User-agent: *\nDisallow: /a\nDisallow: /b\n\nUser-agent: Googlebot\nAllow: /\n",
+    );
+    put(
+        &mut s,
+        "b.test",
+        1,
+        Some(1),
+        b"User-agent: *\nDisallow: /a\n\nUser-agent: Googlebot\nDisallow: /\n",
+    );
+    put(
+        &mut s,
+        "c.test",
+        1,
+        Some(3),
+        b"User-agent: Googlebot\nDisallow: /x\n",
+    );
+    put(
+        &mut s,
+        "d.test",
+        1,
+        Some(2),
+        b"User-agent: *\nDisallow: /a\nDisallow: /b\n\nUser-agent: googlebot/2.1\nDisallow: /a\n",
+    );
+    let ix = dir.path().join("index");
+    Index::build(&s, &ix, None, &mut |_| {}).expect("build");
+    let idx = Index::open(&ix).expect("open");
+    assert_eq!(
+        search_with(&idx, "botname:googlebot", Rank::Bias, None),
+        ["a.test", "d.test", "c.test", "b.test"],
+        "by product token too"
+    );
+    let e = idx
+        .search(&SearchRequest {
+            query: "site:test".into(),
+            rank: Rank::Bias,
+            limit: 10,
+            offset: 0,
+            semantics: Semantics::Google,
+            as_of: None,
+        })
+        .expect_err("no robot");
+    assert!(e.to_string().contains("--rank bias"), "{e}");
+    // Relevance times (1 + popularity).
+    let req = |rank| SearchRequest {
+        query: "botname:googlebot".into(),
+        rank,
+        limit: 10,
+        offset: 0,
+        semantics: Semantics::Google,
+        as_of: None,
+    };
+    let rel = idx.search(&req(Rank::Relevance)).expect("relevance");
+    let site = idx.search(&req(Rank::Site)).expect("site");
+    for h in &site.hits {
+        let r = rel
+            .hits
+            .iter()
+            .find(|x| x.site == h.site)
+            .expect("same hits");
+        let want = r.score * (1.0 + botscope_index::popularity(h.rank.expect("ranked")));
+        assert!(
+            (h.score - want).abs() < 1e-4,
+            "{}: {} vs {want}",
+            h.site,
+            h.score
+        );
+    }
+    assert!(site.hits.windows(2).all(|w| w[0].score >= w[1].score));
+    let order: Vec<_> = site.hits.iter().map(|h| h.site.as_str()).collect();
+    assert_eq!(order, ["c.test", "b.test", "d.test", "a.test"]);
+    // Pages.
+    let page = |offset| {
+        idx.search(&SearchRequest {
+            query: "botname:googlebot".into(),
+            rank: Rank::Site,
+            limit: 2,
+            offset,
+            semantics: Semantics::Google,
+            as_of: None,
+        })
+        .expect("page")
+    };
+    let (p1, p2) = (page(0), page(2));
+    assert_eq!((p1.total, p2.total), (4, 4));
+    let sites: Vec<_> = p1
+        .hits
+        .iter()
+        .chain(&p2.hits)
+        .map(|h| h.site.as_str())
+        .collect();
+    assert_eq!(sites, order);
+}
+
+#[test]
+fn versions_in_force_and_updates() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut s = SqliteStore::open(&dir.path().join("store.db")).expect("store");
+    put(
+        &mut s,
+        "a.test",
+        100,
+        None,
+        b"User-agent: *\nDisallow: /one\n",
+    );
+    put(
+        &mut s,
+        "a.test",
+        200,
+        None,
+        b"User-agent: *\nDisallow: /two\n",
+    );
+    put(
+        &mut s,
+        "b.test",
+        150,
+        None,
+        b"User-agent: *\nDisallow: /one\n",
+    );
+    let ix = dir.path().join("index");
+    Index::build(&s, &ix, None, &mut |_| {}).expect("build");
+    let mut idx = Index::open(&ix).expect("open");
+    assert_eq!(idx.documents(), 3);
+    let at = |idx: &Index, q: &str, t: Option<i64>| sorted(search_with(idx, q, Rank::Relevance, t));
+    assert_eq!(at(&idx, "disallow:/one", None), ["b.test"]);
+    assert_eq!(at(&idx, "disallow:/one", Some(120)), ["a.test"]);
+    assert_eq!(at(&idx, "disallow:/one", Some(170)), ["a.test", "b.test"]);
+    assert_eq!(at(&idx, "disallow:/two", Some(199)), Vec::<String>::new());
+    assert_eq!(at(&idx, "disallow:/two", Some(200)), ["a.test"]);
+    assert_eq!(at(&idx, "", Some(99)), Vec::<String>::new());
+    let f = idx
+        .favor(None, Some(120), Semantics::Google)
+        .expect("favor");
+    assert_eq!(f.n, 1);
+
+    // An update reindexes only the site that changed.
+    put(
+        &mut s,
+        "b.test",
+        300,
+        None,
+        b"User-agent: *\nDisallow: /three\n",
+    );
+    put(
+        &mut s,
+        "a.test",
+        300,
+        None,
+        b"User-agent: *\nDisallow: /two\n",
+    );
+    let r = idx.update(&s).expect("update");
+    assert_eq!((r.sites, r.documents), (1, 2));
+    assert_eq!(idx.documents(), 4);
+    assert_eq!(at(&idx, "disallow:/three", None), ["b.test"]);
+    assert_eq!(at(&idx, "disallow:/one", None), Vec::<String>::new());
+    assert_eq!(at(&idx, "disallow:/one", Some(170)), ["a.test", "b.test"]);
+    let r = idx.update(&s).expect("nothing new");
+    assert_eq!(r.sites, 0);
+    let reopened = Index::open(&ix).expect("reopen");
+    assert_eq!(reopened.meta().mark, s.change_mark().expect("mark"));
+
+    // An index of one date holds each site's version in force then.
+    let ix2 = dir.path().join("index-170");
+    let r = Index::build(&s, &ix2, Some(170), &mut |_| {}).expect("build");
+    assert_eq!(r.documents, 2);
+    let old = Index::open(&ix2).expect("open");
+    assert_eq!(old.meta().as_of, Some(170));
+    assert_eq!(at(&old, "disallow:/one", None), ["a.test", "b.test"]);
+}
+
+#[test]
+fn what_is_not_an_index_is_left_alone() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let s = botseer_store(dir.path());
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(&notes).expect("dir");
+    std::fs::write(notes.join("thesis.tex"), "chapter 1").expect("write");
+    let e = Index::build(&s, &notes, None, &mut |_| {}).expect_err("refused");
+    assert!(matches!(e, IndexError::NotAnIndex { .. }), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(notes.join("thesis.tex")).expect("kept"),
+        "chapter 1"
+    );
+    assert_eq!(std::fs::read_dir(&notes).expect("dir").count(), 1);
+    assert!(matches!(
+        Index::open(&notes),
+        Err(IndexError::NotAnIndex { .. })
+    ));
+    assert!(matches!(
+        Index::open(&dir.path().join("none")),
+        Err(IndexError::Missing { .. })
+    ));
+    // A rebuild replaces an index of ours.
+    let ix = dir.path().join("index");
+    Index::build(&s, &ix, None, &mut |_| {}).expect("build");
+    Index::build(&s, &ix, None, &mut |_| {}).expect("rebuild");
+    assert_eq!(Index::open(&ix).expect("open").documents(), 7);
+}
+
+#[test]
+fn hostile_queries_are_errors() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let s = botseer_store(dir.path());
+    let ix = dir.path().join("index");
+    Index::build(&s, &ix, None, &mut |_| {}).expect("build");
+    let idx = Index::open(&ix).expect("open");
+    let run = |q: String| {
+        idx.search(&SearchRequest {
+            query: q,
+            rank: Rank::Relevance,
+            limit: 10,
+            offset: 0,
+            semantics: Semantics::Google,
+            as_of: None,
+        })
+    };
+    for q in [
+        "x".repeat(100 * 1024),
+        format!("{}site:gov{}", "(".repeat(5000), ")".repeat(5000)),
+        "bogus:field".into(),
+        "disallow:".into(),
+        "delay:[a TO b]".into(),
+        "(((".into(),
+        "\u{0}\u{1b}[31m:x".into(),
+    ] {
+        match run(q.clone()) {
+            Err(IndexError::Query(e)) => assert!(e.column >= 1, "{q:.40}: {e}"),
+            other => panic!("{q:.40}: {other:?}"),
+        }
+    }
+    // Odd values are data, not syntax.
+    for q in [
+        "disallow:/*?$",
+        "disallow:/((",
+        "botname:\"a b\"",
+        "allow:-/x",
+        "disallow:.*",
+        "sitemap:[a",
+    ] {
+        run(q.into()).unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+}
+
+/// The files of the corpus subset the repository ships.
+fn corpus() -> Vec<(String, Vec<u8>)> {
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../botscope-robotstxt/tests/data/corpus");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("corpus")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    files.sort();
+    let tlds = ["gov", "com", "edu", "org"];
+    files
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let stem = p.file_stem().expect("name").to_string_lossy().into_owned();
+            (
+                format!("s{stem}.example.{}", tlds[i % 4]),
+                std::fs::read(p).expect("read"),
+            )
+        })
+        .collect()
+}
+
+/// Bias per named robot, the slow way: every path of DIR asked of the
+/// matcher for the universal robot and for each name.
+fn brute_bias(body: &[u8], sem: Semantics) -> BTreeMap<String, i64> {
+    let opts = ParseOptions::default();
+    let robots = Robots::parse_with(body, &opts);
+    let m = Matcher::compile(body, sem, &opts);
+    let mut dir: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for r in robots
+        .groups
+        .iter()
+        .flat_map(|g| &g.rules)
+        .chain(&robots.orphan_rules)
+    {
+        let shown = r.pattern.trim();
+        let shown = shown.strip_suffix('$').unwrap_or(shown);
+        if shown.is_empty() || dir.contains_key(shown) {
+            continue;
+        }
+        let n = r.normalized.trim();
+        let n = n.strip_suffix('$').unwrap_or(n);
+        let path = if n.starts_with('/') {
+            n.to_owned()
+        } else {
+            format!("/{n}")
+        };
+        dir.insert(shown.to_owned(), path.into_bytes());
+    }
+    let all_names: Vec<String> = robots
+        .groups
+        .iter()
+        .flat_map(|g| &g.user_agents)
+        .map(|u| u.value.trim().to_ascii_lowercase())
+        .collect();
+    let tokens: Vec<String> = robots
+        .groups
+        .iter()
+        .flat_map(|g| &g.user_agents)
+        .map(|u| u.token.to_ascii_lowercase())
+        .collect();
+    // A universal robot: a name no group can mean.
+    let universal = (1..)
+        .map(|n| format!("zzuniversal{n}"))
+        .find(|c| match sem {
+            Semantics::Google => !tokens.contains(c),
+            Semantics::Draft1996 => all_names
+                .iter()
+                .all(|v| v.is_empty() || v == "*" || !c.contains(v.as_str())),
+        })
+        .expect("a free name");
+    let allowed = |agent: &str| {
+        dir.values()
+            .filter(|p| m.check_path(agent, p).allowed)
+            .count() as i64
+    };
+    let u = allowed(&universal);
+    let mut out = BTreeMap::new();
+    for g in &robots.groups {
+        for ua in &g.user_agents {
+            let name = ua.value.trim().to_ascii_lowercase();
+            if ua.global || name.is_empty() || out.contains_key(&name) {
+                continue;
+            }
+            let ask = match sem {
+                Semantics::Google if !ua.token.is_empty() => ua.token.clone(),
+                _ => ua.value.trim().to_owned(),
+            };
+            out.insert(name, allowed(&ask) - u);
+        }
+    }
+    out
+}
+
+#[test]
+fn favorability_on_the_corpus_agrees_with_brute_force() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut s = SqliteStore::open(&dir.path().join("store.db")).expect("store");
+    let files = corpus();
+    assert!(files.len() > 250);
+    for (host, body) in &files {
+        put(&mut s, host, 1_000, None, body);
+    }
+    let ix = dir.path().join("index");
+    Index::build(&s, &ix, None, &mut |_| {}).expect("build");
+    let idx = Index::open(&ix).expect("open");
+    for sem in [Semantics::Google, Semantics::Draft1996] {
+        let brute: Vec<(String, BTreeMap<String, i64>)> = files
+            .iter()
+            .map(|(h, b)| (h.clone(), brute_bias(b, sem)))
+            .collect();
+        for (where_, keep) in [(None, ""), (Some("site:gov"), ".gov")] {
+            let mut want: BTreeMap<String, [u64; 3]> = BTreeMap::new();
+            let mut n = 0;
+            for (host, biases) in brute.iter().filter(|(h, _)| h.ends_with(keep)) {
+                n += 1;
+                let _ = host;
+                for (r, &b) in biases {
+                    let c = want.entry(r.clone()).or_default();
+                    c[0] += 1;
+                    c[1] += u64::from(b > 0);
+                    c[2] += u64::from(b < 0);
+                }
+            }
+            let got = idx.favor(where_, None, sem).expect("favor");
+            assert_eq!(got.n, n, "{sem:?} {where_:?}");
+            let got: BTreeMap<String, [u64; 3]> = got
+                .robots
+                .iter()
+                .map(|r| (r.robot.clone(), [r.appeared, r.favored, r.disfavored]))
+                .collect();
+            assert_eq!(got, want, "{sem:?} {where_:?}");
+        }
+        // Each file's bias, as the hits report it.
+        let r = idx
+            .search(&SearchRequest {
+                query: String::new(),
+                rank: Rank::Relevance,
+                limit: 10_000,
+                offset: 0,
+                semantics: sem,
+                as_of: None,
+            })
+            .expect("all");
+        let got: BTreeMap<String, BTreeMap<String, i64>> =
+            r.hits.into_iter().map(|h| (h.site, h.bias)).collect();
+        let want: BTreeMap<String, BTreeMap<String, i64>> = brute.into_iter().collect();
+        assert_eq!(got, want, "{sem:?}");
+    }
+    // Sorting and the minimum.
+    let t = idx
+        .favor(None, None, Semantics::Google)
+        .expect("favor")
+        .sorted(FavorSort::Favorability, 3);
+    assert!(t.robots.iter().all(|r| r.appeared >= 3));
+    assert!(
+        t.robots
+            .windows(2)
+            .all(|w| w[0].favorability >= w[1].favorability)
+    );
+    // botname: agrees with the files' User-agent lines.
+    let named: BTreeSet<String> = files
+        .iter()
+        .filter(|(_, b)| {
+            Robots::parse_with(b, &ParseOptions::default())
+                .groups
+                .iter()
+                .flat_map(|g| &g.user_agents)
+                .any(|u| {
+                    botscope_index::product_token(&u.value.trim().to_lowercase()) == "googlebot"
+                })
+        })
+        .map(|(h, _)| h.clone())
+        .collect();
+    let got: BTreeSet<String> = search(&idx, "botname:googlebot").into_iter().collect();
+    assert_eq!(got, named);
+    assert!(named.len() > 10, "{}", named.len());
+}
