@@ -24,6 +24,7 @@ mod bias;
 mod doc;
 mod engine;
 pub mod query;
+mod render;
 mod snippet;
 
 pub use bias::{
@@ -32,7 +33,7 @@ pub use bias::{
 };
 pub use doc::{BodyFields, host_suffixes, product_token};
 pub use engine::{
-    BuildReport, FavorSort, FavorTable, Hit, Index, IndexError, Meta, Rank, SearchRequest,
-    SearchResults, popularity, rfc3339,
+    BuildReport, FavorSort, FavorTable, Hit, Index, IndexError, MAX_SUBMISSION, Meta, Rank,
+    SearchRequest, SearchResults, now, popularity, rfc3339, site_bias, submit,
 };
 pub use snippet::snippet;

@@ -4,11 +4,8 @@
 //! starts the runtime and maps the status to the process exit code; tests
 //! call [`run`] in-process.
 
-// Doc comments on the clap types are the command's help text, where a URL
-// in an example is plain text, not a link.
-#![allow(rustdoc::bare_urls)]
-
-pub mod cli;
+/// The command-line types (their own crate).
+pub use botscope_cli as cli;
 mod exit;
 mod io;
 mod progress;
@@ -19,6 +16,7 @@ mod data;
 mod export;
 mod harvest;
 mod logs;
+mod research;
 mod robots;
 mod store;
 mod verify;
@@ -26,7 +24,9 @@ mod verify;
 pub use exit::{ExitStatus, finish};
 pub use settings::Settings;
 
-use cli::{BotsCommand, Cli, Command, DataCommand, LogsCommand, RobotsCommand, StoreCommand};
+use cli::{
+    BotsCommand, Cli, Command, DataCommand, IndexCommand, LogsCommand, RobotsCommand, StoreCommand,
+};
 
 /// Runs the command `cli` names.
 pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
@@ -61,5 +61,11 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
             DataCommand::Update(a) => data::update(&a, s).await,
             DataCommand::Status(a) => data::status(&a, s),
         },
+        Command::Index(IndexCommand::Build(a)) => research::build(&a, s),
+        Command::Index(IndexCommand::Update(a)) => research::update(&a),
+        Command::Search(a) => research::search(&a),
+        Command::Bias(a) => research::bias(&a),
+        Command::Favor(a) => research::favor(&a),
+        Command::Submit(a) => research::submit(&a),
     }
 }

@@ -7,7 +7,9 @@ use anyhow::{Context, Result};
 use botscope_robotstxt::FetchPolicy;
 use botscope_store::{Importer, NewRun, SqliteStore, Store, content_hash};
 
-use crate::cli::{Format, StoreExportArgs, StoreExportFormat, StoreImportArgs, StoreStatsArgs};
+use crate::cli::{
+    Format, StoreExportArgs, StoreExportFormat, StoreImportArgs, StoreImportFormat, StoreStatsArgs,
+};
 use crate::exit::ExitStatus;
 
 /// Seconds since the epoch, now.
@@ -68,6 +70,21 @@ pub fn import(a: &StoreImportArgs) -> Result<ExitStatus> {
         started: now,
     })?;
     let mut damaged = false;
+    if a.format == StoreImportFormat::Files {
+        let cap = FetchPolicy::for_semantics(a.semantics.into()).size_cap;
+        let mut note = |what: &str| {
+            damaged = true;
+            eprintln!("botscope: {}", botscope_text::field(what));
+        };
+        let n = botscope_store::import_files(&mut store, run, &a.files, a.date, cap, &mut note)?;
+        store.finish_run(run, now)?;
+        eprintln!("{n}");
+        return Ok(if damaged {
+            ExitStatus::Damaged
+        } else {
+            ExitStatus::Success
+        });
+    }
     let mut importer = Importer::new(
         &mut store,
         run,

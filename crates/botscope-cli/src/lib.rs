@@ -1,9 +1,12 @@
-//! Command-line types: clap's derive, the help text in doc comments. These
-//! types know nothing of the commands; `run` in the library dispatches.
+//! botscope's command line: clap's derive types, the help text in their
+//! doc comments. These types know nothing of the commands (they live in
+//! their own crate, as in uv); `botscope::run` dispatches them.
 
 // A doc comment on an argument struct would become help text: the
 // variants and fields that use them carry the documentation.
 #![allow(missing_docs)]
+// In help text a URL in an example is plain text, not a link.
+#![allow(rustdoc::bare_urls)]
 
 use std::path::PathBuf;
 
@@ -55,6 +58,218 @@ pub enum Command {
     /// IP-owner databases (AS number, organisation, country): update, status.
     #[command(subcommand)]
     Data(DataCommand),
+    /// The research index of the store: build, update.
+    #[command(subcommand)]
+    Index(IndexCommand),
+    /// Search the research index with BotSeer's fielded queries.
+    ///
+    /// Fields: botname:NAME, site:DOMAIN (whole labels from the right), disallow:PATH and
+    /// allow:PATH (by prefix; `disallow:/` alone is exactly `/`; a value without a
+    /// leading `/` matches path segments), delay:5, delay:>10, delay:[1 TO 5],
+    /// favor:/disfavor:/nobias:ROBOT (its bias in the file), contain:universal,
+    /// sitemap:URL (by prefix, `*` for any), signal:ai-train=no, and free words or
+    /// "quoted phrases" of the file. AND by default, OR, -negation, (groups). Exit
+    /// status: 0 hits; 1 none; 2 error (a malformed query names its column).
+    ///
+    /// Example: botscope search 'favor:googlebot site:gov' --index botscope.index --rank bias
+    Search(SearchArgs),
+    /// BotSeer's "Analyze it!": the bias of a robots.txt towards each robot it names.
+    ///
+    /// DIR is every distinct Allow and Disallow value of the file; a robot's bias is
+    /// the number of DIR paths it may fetch minus the number the universal robot (`*`)
+    /// may: favored above 0, disfavored below.
+    ///
+    /// Example: botscope bias --site www.nasa.gov --db robots.db --semantics draft1996
+    Bias(BiasArgs),
+    /// Favourability of each robot over the indexed files (BotSeer's Figure 5).
+    ///
+    /// favorability = (files favouring it − files disfavouring it) / N, N every file of
+    /// the set, naming the robot or not.
+    ///
+    /// Example: botscope favor --index botscope.index --where 'site:gov' --format csv
+    Favor(FavorArgs),
+    /// Submit a robots.txt for a site (BotSeer's user submission): stored with
+    /// source `submitted`, indexed at once, its bias printed.
+    ///
+    /// Example: botscope submit robots.txt --site www.example.com
+    Submit(SubmitArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Build the index from the store (replacing an index in DIR).
+    ///
+    /// One document per version, valid until the next; searches take the versions in
+    /// force at --as-of (default: the latest). With --as-of here, the index holds only
+    /// each site's version in force then.
+    Build(IndexBuildArgs),
+    /// Index the versions new in the store since the last build or update.
+    Update(IndexUpdateArgs),
+}
+
+/// The research index directory.
+#[derive(Debug, Args)]
+pub struct IndexDirArgs {
+    /// The research index (a directory).
+    #[arg(long, value_name = "DIR", default_value = "botscope.index")]
+    pub index: PathBuf,
+}
+
+/// A time: 2007-03-01, 2007-03 or RFC 3339.
+fn time_arg(s: &str) -> Result<i64, String> {
+    botscope_store::parse_time_arg(s)
+}
+
+#[derive(Debug, Args)]
+pub struct IndexBuildArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub index: IndexDirArgs,
+    /// Index only each site's version in force at this time.
+    #[arg(long, value_name = "DATE", value_parser = time_arg)]
+    pub as_of: Option<i64>,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexUpdateArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub index: IndexDirArgs,
+}
+
+/// How search hits are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum RankArg {
+    /// Text relevance (BM25).
+    #[default]
+    Relevance,
+    /// The bias of the robot the query names, most favoured first.
+    Bias,
+    /// Relevance weighted by the site's popularity (its rank in the host list).
+    Site,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The query.
+    pub query: String,
+    #[command(flatten)]
+    pub index: IndexDirArgs,
+    /// Order of the hits.
+    #[arg(long, value_enum, default_value_t)]
+    pub rank: RankArg,
+    /// Hits shown.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub limit: usize,
+    /// Hits skipped (the next page).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: usize,
+    /// Search the versions in force at this time.
+    #[arg(long, value_name = "DATE", value_parser = time_arg)]
+    pub as_of: Option<i64>,
+    /// Semantics of favor:, disfavor:, nobias: and the bias shown.
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct BiasArgs {
+    /// A robots.txt file (`-` for stdin).
+    #[arg(
+        value_name = "FILE",
+        required_unless_present = "site",
+        conflicts_with = "site"
+    )]
+    pub file: Option<PathBuf>,
+    /// A site of the store instead of a file.
+    #[arg(long, value_name = "HOST")]
+    pub site: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// With --site: the version in force at this time.
+    #[arg(long, value_name = "DATE", value_parser = time_arg)]
+    pub as_of: Option<i64>,
+    /// Matching semantics (the 2007 study read files by the 1996 draft).
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// Columns `favor` sorts by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum FavorSortArg {
+    /// Files naming the robot.
+    #[default]
+    Appeared,
+    /// Files favouring it.
+    Favored,
+    /// Files disfavouring it.
+    Disfavored,
+    /// Favourability.
+    Favorability,
+}
+
+/// Output formats of tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TableFormat {
+    /// For people.
+    #[default]
+    Text,
+    /// One JSON object.
+    Json,
+    /// CSV with a header.
+    Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct FavorArgs {
+    #[command(flatten)]
+    pub index: IndexDirArgs,
+    /// Only the files matching this query (search's language).
+    #[arg(long = "where", value_name = "QUERY")]
+    pub where_: Option<String>,
+    /// The versions in force at this time.
+    #[arg(long, value_name = "DATE", value_parser = time_arg)]
+    pub as_of: Option<i64>,
+    /// Matching semantics.
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
+    /// Sort by this column (largest first).
+    #[arg(long, value_enum, default_value_t)]
+    pub sort: FavorSortArg,
+    /// Only robots named in at least K files.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub min_appeared: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// The robots.txt file (`-` for stdin).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The site it belongs to.
+    #[arg(long, value_name = "HOST")]
+    pub site: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub index: IndexDirArgs,
+    /// Semantics of the bias printed.
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
 }
 
 #[derive(Debug, Subcommand)]
@@ -178,10 +393,12 @@ pub enum StoreCommand {
     /// Example: botscope store export --db robots.db --format warc --out robots.warc.gz
     Export(StoreExportArgs),
     /// Import robots.txt responses from WARC files (such as Common Crawl's
-    /// robots.txt subsets; gzip or plain). Exit status: 0 imported; 3 imported,
-    /// but a file was damaged (the records before the damage are in); 2 error.
+    /// robots.txt subsets; gzip or plain), or robots.txt files from directories.
+    /// Exit status: 0 imported; 3 imported, but a file was damaged (the records
+    /// before the damage are in) or skipped; 2 error.
     ///
     /// Example: botscope store import --db robots.db --format warc CC-MAIN-*-robotstxt.warc.gz
+    /// Example: botscope store import --db robots.db --format files robots/ --date 2007-03-01
     Import(StoreImportArgs),
 }
 
@@ -230,6 +447,9 @@ pub struct StoreExportArgs {
 pub enum StoreImportFormat {
     /// WARC (ISO 28500), plain or gzip.
     Warc,
+    /// robots.txt files named HOST or HOST.txt (or HOST/FIRSTSEEN-HASH.txt, as
+    /// `store export --format files` writes), one version each.
+    Files,
 }
 
 #[derive(Debug, Args)]
@@ -242,7 +462,11 @@ pub struct StoreImportArgs {
     /// robots.txt semantics for the fetch policy's outcome of each response.
     #[arg(long, value_enum, default_value_t)]
     pub semantics: SemanticsArg,
-    /// The files.
+    /// `files`: the date of every file (default: its modification time, or the
+    /// date in an exported name).
+    #[arg(long, value_name = "DATE", value_parser = time_arg)]
+    pub date: Option<i64>,
+    /// The files (`files`: files or directories).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
 }

@@ -1,0 +1,170 @@
+//! Text and CSV forms of the index's answers, for people (JSON is the
+//! types' own serialisation). Names and lines come from strangers' files:
+//! the caller escapes the text for its terminal; CSV cells are escaped
+//! here.
+
+use std::fmt::Write;
+
+use crate::bias::{Decision, FileBias};
+use crate::engine::{FavorTable, SearchResults};
+
+fn decision(d: &Decision) -> String {
+    match d.line {
+        Some(l) => format!("line {l}"),
+        None => "no rule".into(),
+    }
+}
+
+impl FileBias {
+    /// BotSeer's "Analyze it!" for people: the bias of each named robot,
+    /// then for each path of DIR who may fetch it and the deciding line.
+    pub fn to_text(&self) -> String {
+        let mut o = String::new();
+        let rules = match self.semantics {
+            botscope_robotstxt::Semantics::Google => "Google's rules (RFC 9309)",
+            botscope_robotstxt::Semantics::Draft1996 => "the 1996 draft",
+        };
+        let _ = writeln!(
+            o,
+            "{}: {} paths in Allow and Disallow lines; the universal robot may fetch {}, read by {rules}",
+            self.site.as_deref().unwrap_or("file"),
+            self.dir.len(),
+            self.universal_allowed
+        );
+        if self.robots.is_empty() {
+            let _ = writeln!(o, "no robot is named: no bias");
+        } else {
+            let w = self
+                .robots
+                .iter()
+                .map(|r| r.robot.chars().count())
+                .max()
+                .unwrap_or(5)
+                .max(5);
+            let _ = writeln!(o, "\n{:w$}  may fetch  bias  verdict", "robot");
+            for r in &self.robots {
+                let _ = writeln!(
+                    o,
+                    "{:w$}  {:>9}  {:>+4}  {}",
+                    r.robot,
+                    r.allowed,
+                    r.bias,
+                    r.verdict.as_str()
+                );
+            }
+        }
+        for p in &self.decisions {
+            let _ = writeln!(o, "\n{}", p.path);
+            let mut may = Vec::new();
+            let mut may_not = Vec::new();
+            let who = std::iter::once(("*", &p.universal))
+                .chain(self.robots.iter().map(|r| r.robot.as_str()).zip(&p.robots));
+            for (name, d) in who {
+                let s = format!("{name} ({})", decision(d));
+                if d.allowed {
+                    may.push(s)
+                } else {
+                    may_not.push(s)
+                }
+            }
+            if !may.is_empty() {
+                let _ = writeln!(o, "  may fetch:     {}", may.join(", "));
+            }
+            if !may_not.is_empty() {
+                let _ = writeln!(o, "  may not fetch: {}", may_not.join(", "));
+            }
+        }
+        o
+    }
+}
+
+impl FavorTable {
+    /// Figure 5 for people: one robot per line.
+    pub fn to_text(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "N = {} files{}, as of {}, {} semantics",
+            self.n,
+            self.where_
+                .as_ref()
+                .map(|w| format!(" matching `{w}`"))
+                .unwrap_or_default(),
+            self.as_of,
+            self.semantics
+        );
+        let w = self
+            .robots
+            .iter()
+            .map(|r| r.robot.chars().count())
+            .max()
+            .unwrap_or(5)
+            .max(5);
+        let _ = writeln!(
+            o,
+            "{:w$}  appeared  favored  disfavored  favorability",
+            "robot"
+        );
+        for r in &self.robots {
+            let _ = writeln!(
+                o,
+                "{:w$}  {:>8}  {:>7}  {:>10}  {:>12.8}",
+                r.robot, r.appeared, r.favored, r.disfavored, r.favorability
+            );
+        }
+        o
+    }
+
+    /// Figure 5 as CSV with a header; N on every row, cells escaped.
+    pub fn to_csv(&self) -> String {
+        let mut o = String::from("robot,appeared,favored,disfavored,favorability,n\n");
+        for r in &self.robots {
+            let name = botscope_text::csv_cell(&r.robot).replace('"', "\"\"");
+            let _ = writeln!(
+                o,
+                "\"{name}\",{},{},{},{},{}",
+                r.appeared, r.favored, r.disfavored, r.favorability, self.n
+            );
+        }
+        o
+    }
+}
+
+impl SearchResults {
+    /// Hits for people: the count and time, then each site with its
+    /// rank, date, the bias of the robots it names and the lines matched.
+    pub fn to_text(&self, offset: usize) -> String {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "{} sites match `{}` ({:.1} ms){}",
+            self.total,
+            self.query,
+            self.took_ms,
+            if self.hits.is_empty() {
+                String::new()
+            } else {
+                format!("; {}–{}", offset + 1, offset + self.hits.len())
+            }
+        );
+        for (i, h) in self.hits.iter().enumerate() {
+            let rank = h.rank.map(|r| format!("rank {r}, ")).unwrap_or_default();
+            let _ = writeln!(
+                o,
+                "\n{}. {}  ({rank}fetched {}, score {:.3})",
+                offset + i + 1,
+                h.site,
+                h.fetched,
+                h.score
+            );
+            if !h.bias.is_empty() {
+                let b: Vec<String> = h.bias.iter().map(|(r, v)| format!("{r} {v:+}")).collect();
+                let _ = writeln!(o, "   bias: {}", b.join(", "));
+            }
+            for l in h.snippet.lines() {
+                let _ = writeln!(o, "   {l}");
+            }
+        }
+        o
+    }
+}

@@ -1,0 +1,160 @@
+//! BotSeer's research commands: `index`, `search`, `bias`, `favor`,
+//! `submit`. The work is botscope-index's; this module opens and prints.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use botscope_index::{FavorSort, Index, IndexError, Rank, SearchRequest};
+use botscope_store::SqliteStore;
+
+use crate::cli::{
+    BiasArgs, FavorArgs, FavorSortArg, Format, IndexBuildArgs, IndexUpdateArgs, RankArg,
+    SearchArgs, SubmitArgs, TableFormat,
+};
+use crate::exit::ExitStatus;
+
+/// Prints text for a terminal (escaped) or JSON as it is.
+fn print(text: &str, json: bool) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        out.write_all(text.as_bytes())?;
+    } else {
+        out.write_all(botscope_text::terminal(text).as_bytes())?;
+    }
+    Ok(out.flush()?)
+}
+
+/// A query error shows the query with a caret under the column.
+fn query_error(e: IndexError, query: &str) -> anyhow::Error {
+    match e {
+        IndexError::Query(q) => anyhow::anyhow!("query: {q}\n{}", q.pointer(query)),
+        e => e.into(),
+    }
+}
+
+/// `index build`.
+pub fn build(a: &IndexBuildArgs, s: &crate::Settings) -> Result<ExitStatus> {
+    let store = SqliteStore::open_read(&a.db.db)?;
+    let bar = crate::progress::bar(s, false, 0, "{spinner} {pos} sites indexed, {elapsed}");
+    let r = Index::build(&store, &a.index.index, a.as_of, &mut |n| {
+        if let Some(b) = &bar {
+            b.set_position(n);
+        }
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    eprintln!("{}: {r}", a.index.index.display());
+    Ok(ExitStatus::Success)
+}
+
+/// `index update`.
+pub fn update(a: &IndexUpdateArgs) -> Result<ExitStatus> {
+    let store = SqliteStore::open_read(&a.db.db)?;
+    let r = Index::open(&a.index.index)?.update(&store)?;
+    eprintln!("{}: {r}", a.index.index.display());
+    Ok(ExitStatus::Success)
+}
+
+/// `search`: exit 1 when nothing matches.
+pub fn search(a: &SearchArgs) -> Result<ExitStatus> {
+    let idx = Index::open(&a.index.index)?;
+    let rank = match a.rank {
+        RankArg::Relevance => Rank::Relevance,
+        RankArg::Bias => Rank::Bias,
+        RankArg::Site => Rank::Site,
+    };
+    let r = idx
+        .search(&SearchRequest {
+            query: a.query.clone(),
+            rank,
+            limit: a.limit,
+            offset: a.offset,
+            semantics: a.semantics.into(),
+            as_of: a.as_of,
+        })
+        .map_err(|e| query_error(e, &a.query))?;
+    match a.format {
+        Format::Json => print(&format!("{}\n", serde_json::to_string(&r)?), true)?,
+        Format::Text => print(&r.to_text(a.offset), false)?,
+    }
+    Ok(if r.total == 0 {
+        ExitStatus::Negative
+    } else {
+        ExitStatus::Success
+    })
+}
+
+fn show_bias(b: &botscope_index::FileBias, format: Format) -> Result<()> {
+    match format {
+        Format::Json => print(&format!("{}\n", serde_json::to_string(b)?), true),
+        Format::Text => print(&b.to_text(), false),
+    }
+}
+
+/// `bias FILE|--site HOST`.
+pub fn bias(a: &BiasArgs) -> Result<ExitStatus> {
+    let b = match (&a.file, &a.site) {
+        (Some(f), _) => {
+            let (body, _) = crate::io::read_limited(f, Some(botscope_index::MAX_SUBMISSION))?;
+            botscope_index::bias(&body, a.semantics.into())
+        }
+        (None, Some(site)) => {
+            let store = SqliteStore::open_read(&a.db.db)?;
+            botscope_index::site_bias(&store, site, a.as_of, a.semantics.into())?
+                .with_context(|| format!("the store has no robots.txt of {site} at that time"))?
+        }
+        (None, None) => anyhow::bail!("give a FILE or --site HOST"),
+    };
+    show_bias(&b, a.format)?;
+    Ok(ExitStatus::Success)
+}
+
+/// `favor`.
+pub fn favor(a: &FavorArgs) -> Result<ExitStatus> {
+    let idx = Index::open(&a.index.index)?;
+    let sort = match a.sort {
+        FavorSortArg::Appeared => FavorSort::Appeared,
+        FavorSortArg::Favored => FavorSort::Favored,
+        FavorSortArg::Disfavored => FavorSort::Disfavored,
+        FavorSortArg::Favorability => FavorSort::Favorability,
+    };
+    let t = idx
+        .favor(a.where_.as_deref(), a.as_of, a.semantics.into())
+        .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?
+        .sorted(sort, a.min_appeared);
+    match a.format {
+        TableFormat::Json => print(&format!("{}\n", serde_json::to_string(&t)?), true)?,
+        TableFormat::Csv => print(&t.to_csv(), true)?,
+        TableFormat::Text => print(&t.to_text(), false)?,
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// `submit FILE --site HOST`.
+pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
+    let (body, total) = crate::io::read_limited(&a.file, Some(botscope_index::MAX_SUBMISSION))?;
+    anyhow::ensure!(
+        total as usize <= botscope_index::MAX_SUBMISSION,
+        "{} is {total} bytes, over the {} bytes crawlers read; nothing was stored",
+        crate::io::display(&a.file),
+        botscope_index::MAX_SUBMISSION
+    );
+    let mut store = SqliteStore::open(&a.db.db)?;
+    let now = botscope_index::now();
+    let b = botscope_index::submit(
+        &mut store,
+        &a.index.index,
+        &a.site,
+        &body,
+        a.semantics.into(),
+        now,
+    )?;
+    eprintln!(
+        "stored in {} and indexed in {}",
+        a.db.db.display(),
+        a.index.index.display()
+    );
+    show_bias(&b, a.format)?;
+    Ok(ExitStatus::Success)
+}

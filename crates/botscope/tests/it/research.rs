@@ -1,0 +1,266 @@
+//! BotSeer's research commands end to end: files imported into a store,
+//! indexed, searched, favourability and bias, a submission, and the bad
+//! input that must change nothing.
+
+use serde_json::Value;
+
+use crate::{arg, botscope as botscope_in, root, run, scratch, stderr, stdout};
+
+fn json(o: &std::process::Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+#[test]
+fn import_index_search_favor_bias_submit() {
+    let d = scratch("research");
+    let db = d.join("s.db");
+    let ix = d.join("ix");
+    let examples = root().join("examples/robots");
+    let o = run(&[
+        "store",
+        "import",
+        "--db",
+        arg(&db),
+        "--format",
+        "files",
+        "--date",
+        "2007-03-01",
+        arg(&examples),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("6 files imported for 6 hosts"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["index", "build", "--db", arg(&db), "--index", arg(&ix)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("6 sites, 6 documents"),
+        "{}",
+        stderr(&o)
+    );
+
+    // The JSON contract of search.
+    let o = run(&[
+        "search",
+        "botname:googlebot",
+        "--index",
+        arg(&ix),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["query"], "botname:googlebot");
+    assert_eq!(v["total"], 2);
+    assert!(v["took_ms"].as_f64().is_some());
+    let hits = v["hits"].as_array().expect("hits");
+    let mut sites: Vec<&str> = hits
+        .iter()
+        .map(|h| h["site"].as_str().expect("site"))
+        .collect();
+    sites.sort();
+    assert_eq!(sites, ["news.google.com", "www.ebay.com"]);
+    for h in hits {
+        assert!(h["score"].as_f64().is_some());
+        assert!(h["rank"].is_null(), "imported files have no rank");
+        assert_eq!(h["fetched"], "2007-03-01T00:00:00Z");
+        assert!(h["bias"]["googlebot"].as_i64().is_some());
+        assert!(
+            h["snippet"]
+                .as_str()
+                .expect("snippet")
+                .contains("User-agent: Googlebot")
+        );
+    }
+    // Nothing found: exit 1; a malformed query: exit 2 and the column.
+    let o = run(&["search", "botname:nobody-at-all", "--index", arg(&ix)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).starts_with("0 sites match"));
+    let o = run(&["search", "site:com (disallow:/x", "--index", arg(&ix)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("column 10: this `(` is never closed"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("\n  site:com (disallow:/x\n           ^"),
+        "{}",
+        stderr(&o)
+    );
+
+    // Favourability, in the three formats.
+    let o = run(&["favor", "--index", arg(&ix), "--format", "json"]);
+    let v = json(&o);
+    assert_eq!(
+        (
+            v["n"].as_u64(),
+            v["semantics"].as_str(),
+            v["as_of"].as_str()
+        ),
+        (Some(6), Some("google"), Some("latest"))
+    );
+    assert!(v["where"].is_null());
+    let g = v["robots"]
+        .as_array()
+        .expect("robots")
+        .iter()
+        .find(|r| r["robot"] == "googlebot")
+        .expect("googlebot")
+        .clone();
+    assert_eq!(g["appeared"], 2);
+    let fav = g["favorability"].as_f64().expect("number");
+    let want = (g["favored"].as_f64().expect("n") - g["disfavored"].as_f64().expect("n")) / 6.0;
+    assert!((fav - want).abs() < 1e-12);
+    let o = run(&[
+        "favor",
+        "--index",
+        arg(&ix),
+        "--where",
+        "site:com",
+        "--format",
+        "csv",
+        "--min-appeared",
+        "1",
+    ]);
+    assert!(
+        stdout(&o).starts_with("robot,appeared,favored,disfavored,favorability,n\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).lines().skip(1).all(|l| l.ends_with(",5")),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&["favor", "--index", arg(&ix), "--where", "bogus:1"]);
+    assert_eq!(o.status.code(), Some(2));
+
+    // Bias of a file, and of a stored site.
+    let file = crate::tmp("bias.txt", b"User-agent: *\nDisallow: /a\nDisallow: /b\n\nUser-agent: MJ12bot\nDisallow: /a\n\nUser-agent: msn/crawler\nDisallow: /\n");
+    let o = run(&["bias", arg(&file), "--format", "json"]);
+    let v = json(&o);
+    assert_eq!(v["dir"], serde_json::json!(["/a", "/b", "/"]));
+    assert_eq!(v["universal_allowed"], 1);
+    assert_eq!(
+        v["robots"][0],
+        serde_json::json!({"robot": "mj12bot", "allowed": 2, "bias": 1, "verdict": "favored"})
+    );
+    assert_eq!(v["robots"][1]["verdict"], "disfavored");
+    let o = run(&["bias", arg(&file)]);
+    assert!(
+        stdout(&o)
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["mj12bot", "2", "+1", "favored"]),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("/b\n  may fetch:     mj12bot (no rule)\n  may not fetch: * (line 3), msn/crawler (line 9)"), "{}", stdout(&o));
+    let o = run(&[
+        "bias",
+        "--site",
+        "www.ebay.com",
+        "--db",
+        arg(&db),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(json(&o)["site"], "www.ebay.com");
+    let o = run(&[
+        "bias",
+        "--site",
+        "www.ebay.com",
+        "--db",
+        arg(&db),
+        "--as-of",
+        "2000-01-01",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no robots.txt of www.ebay.com at that time"));
+
+    // A submission is stored, indexed at once, and its bias printed.
+    let o = botscope_in(
+        &[
+            "submit",
+            "-",
+            "--site",
+            "www.research.gov",
+            "--db",
+            arg(&db),
+            "--index",
+            arg(&ix),
+            "--format",
+            "json",
+        ],
+        b"User-agent: *\nDisallow: /\n\nUser-agent: Googlebot\nDisallow: /private/\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&o)["robots"][0]["verdict"], "favored");
+    let o = run(&[
+        "search",
+        "favor:googlebot site:gov",
+        "--index",
+        arg(&ix),
+        "--format",
+        "json",
+    ]);
+    let v = json(&o);
+    assert_eq!(v["total"], 1);
+    assert_eq!(v["hits"][0]["site"], "www.research.gov");
+    let o = run(&["store", "export", "--db", arg(&db), "--format", "jsonl"]);
+    assert_eq!(stdout(&o).lines().count(), 7);
+
+    // Refusals write nothing.
+    let before = std::fs::read(&db).expect("db");
+    let o = botscope_in(
+        &[
+            "submit",
+            "-",
+            "--site",
+            "not a host",
+            "--db",
+            arg(&db),
+            "--index",
+            arg(&ix),
+        ],
+        b"User-agent: *\n",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a host name"), "{}", stderr(&o));
+    let big = vec![b'#'; 600 * 1024];
+    let o = botscope_in(
+        &[
+            "submit",
+            "-",
+            "--site",
+            "big.test",
+            "--db",
+            arg(&db),
+            "--index",
+            arg(&ix),
+        ],
+        &big,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read(&db).expect("db"), before);
+    let notes = scratch("research-notes");
+    std::fs::write(notes.join("paper.tex"), "x").expect("write");
+    let o = run(&["index", "build", "--db", arg(&db), "--index", arg(&notes)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not a botscope index"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_dir(&notes).expect("dir").count(), 1);
+
+    // An update finds nothing new.
+    let o = run(&["index", "update", "--db", arg(&db), "--index", arg(&ix)]);
+    assert!(
+        stderr(&o).contains("0 sites, 0 documents"),
+        "{}",
+        stderr(&o)
+    );
+}
