@@ -88,6 +88,21 @@ pub enum Command {
     ///
     /// Example: botscope favor --index botscope.index --where 'site:gov' --format csv
     Favor(FavorArgs),
+    /// How far robots.txt files keep agents out, period by period ("Consent in
+    /// Crisis", with the exact engine).
+    ///
+    /// Per period, each site's version in force at its end: `full` when the agent may
+    /// not fetch `/`, `partial` when some path of the file is closed to it, `none`
+    /// otherwise; an agent without a group of its own meets `*`'s. The group row takes
+    /// each site's strictest status. With --db and no --where, sites the store knew
+    /// without a robots.txt are counted apart; the denominator is always printed.
+    ///
+    /// Example: botscope trends --category ai-training --index botscope.index --db robots.db
+    Trends(TrendsArgs),
+    /// What changed between two versions of a site: rules, verdicts, bias.
+    ///
+    /// Example: botscope diff --site www.nasa.gov --db robots.db --from 2007-01 --to 2008-01
+    Diff(DiffArgs),
     /// Submit a robots.txt for a site (BotSeer's user submission): stored with
     /// source `submitted`, indexed at once, its bias printed.
     ///
@@ -250,6 +265,64 @@ pub struct FavorArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("who").required(true).multiple(true)))]
+pub struct TrendsArgs {
+    /// An agent's robots.txt token (repeatable).
+    #[arg(long, value_name = "NAME", group = "who")]
+    pub agent: Vec<String>,
+    /// Every registry robot of a category (ai-training, ai-assistant, search …).
+    #[arg(long, value_name = "CATEGORY", group = "who")]
+    pub category: Option<String>,
+    /// Every registry robot of an operator (OpenAI, Google …).
+    #[arg(long, value_name = "NAME", group = "who")]
+    pub operator: Option<String>,
+    #[command(flatten)]
+    pub index: IndexDirArgs,
+    /// The store, to count the sites without a robots.txt.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Only the sites matching this query (search's language).
+    #[arg(long = "where", value_name = "QUERY")]
+    pub where_: Option<String>,
+    /// Periods.
+    #[arg(long, value_parser = ["month", "year"], default_value = "month")]
+    pub by: String,
+    /// First period (default: the oldest version).
+    #[arg(long, value_name = "DATE", value_parser = time_arg)]
+    pub from: Option<i64>,
+    /// Last period (default: the newest version).
+    #[arg(long, value_name = "DATE", value_parser = time_arg)]
+    pub to: Option<i64>,
+    /// Matching semantics.
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The site.
+    #[arg(long, value_name = "HOST")]
+    pub site: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// The older version: the one in force at this time (default: the one before --to's).
+    #[arg(long, value_name = "DATE", value_parser = time_arg)]
+    pub from: Option<i64>,
+    /// The newer version: the one in force at this time (default: the latest).
+    #[arg(long, value_name = "DATE", value_parser = time_arg)]
+    pub to: Option<i64>,
+    /// Matching semantics.
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]

@@ -1165,3 +1165,285 @@ pub fn site_bias(
         b
     }))
 }
+
+/// Restriction counts of one agent (or the group) in a period.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Files that close `/` to it.
+    pub full: u64,
+    /// Files that close some paths.
+    pub partial: u64,
+    /// Files that close nothing to it.
+    pub none: u64,
+}
+
+impl Counts {
+    fn add(&mut self, r: crate::Restriction) {
+        match r {
+            crate::Restriction::Full => self.full += 1,
+            crate::Restriction::Partial => self.partial += 1,
+            crate::Restriction::None => self.none += 1,
+        }
+    }
+}
+
+/// One period of a trend.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Period {
+    /// `2024-03` (by month) or `2024` (by year).
+    pub period: String,
+    /// Its last second (RFC 3339): each site's version in force then.
+    pub end: String,
+    /// Sites with a robots.txt in force (and matching `where`).
+    pub sites: u64,
+    /// Sites of the store known by then without a robots.txt in force
+    /// (only without `where`, and with a store).
+    pub no_robots_txt: Option<u64>,
+    /// The denominator of the shares: sites plus those without one.
+    pub denominator: u64,
+    /// Per agent.
+    pub agents: BTreeMap<String, Counts>,
+    /// The group, strictest status of its agents per site.
+    pub group: Counts,
+}
+
+/// Restriction of agents over time ("Consent in Crisis", exactly).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Trends {
+    /// The semantics.
+    pub semantics: &'static str,
+    /// `month` or `year`.
+    pub by: &'static str,
+    /// The agents (robots.txt product tokens).
+    pub agents: Vec<String>,
+    /// The query selecting the sites.
+    #[serde(rename = "where")]
+    pub where_: Option<String>,
+    /// Oldest first.
+    pub periods: Vec<Period>,
+}
+
+/// Periods of `by` (`month` or `year`) covering `from..=to`: label and
+/// last second.
+pub fn periods(from: i64, to: i64, yearly: bool) -> Vec<(String, i64)> {
+    use jiff::civil::Date;
+    let day = |t: i64| {
+        jiff::Timestamp::from_second(t)
+            .map(|ts| ts.to_zoned(jiff::tz::TimeZone::UTC).date())
+            .unwrap_or_default()
+    };
+    let (a, b) = (day(from.min(to)), day(to.max(from)));
+    let mut cur = Date::new(a.year(), if yearly { 1 } else { a.month() }, 1).unwrap_or(a);
+    let mut out = Vec::new();
+    while cur <= b && out.len() < 12 * 200 {
+        let next = if yearly {
+            cur.checked_add(jiff::Span::new().years(1))
+        } else {
+            cur.checked_add(jiff::Span::new().months(1))
+        };
+        let Ok(next) = next else { break };
+        let end = next
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .map(|z| z.timestamp().as_second() - 1)
+            .unwrap_or(i64::MAX);
+        let label = if yearly {
+            format!("{:04}", cur.year())
+        } else {
+            format!("{:04}-{:02}", cur.year(), cur.month())
+        };
+        out.push((label, end));
+        cur = next;
+    }
+    out
+}
+
+impl Index {
+    /// The first and last version dates in the index.
+    pub fn span(&self) -> Option<(i64, i64)> {
+        let searcher = self.reader.searcher();
+        let mut span: Option<(i64, i64)> = None;
+        for seg in searcher.segment_readers() {
+            let Ok(col) = seg.fast_fields().i64("from") else {
+                continue;
+            };
+            let col = col.first_or_default_col(0);
+            for d in 0..seg.max_doc() {
+                if seg.is_deleted(d) {
+                    continue;
+                }
+                let v = col.get_val(d);
+                span = Some(span.map_or((v, v), |(a, b)| (a.min(v), b.max(v))));
+            }
+        }
+        span
+    }
+
+    /// For each period, how many files keep each agent out fully,
+    /// partially or not at all, and the group's strictest status per site.
+    /// `known_at(t)` counts the sites the store knew at `t` (for the sites
+    /// without a robots.txt); it is not asked with `where_`.
+    pub fn trends(
+        &self,
+        agents: &[String],
+        periods: &[(String, i64)],
+        where_: Option<&str>,
+        semantics: Semantics,
+        known_at: Option<&dyn Fn(i64) -> Result<u64>>,
+        yearly: bool,
+    ) -> Result<Trends> {
+        let parsed = match where_ {
+            Some(w) => query::parse(w)?,
+            None => Query::All,
+        };
+        let searcher = self.reader.searcher();
+        let mut cache: HashMap<Vec<u8>, Vec<crate::Restriction>> = HashMap::new();
+        let mut out = Vec::with_capacity(periods.len());
+        for (label, end) in periods {
+            let q = self.compile(&parsed, semantics, Some(*end))?;
+            let weight = q
+                .weight(EnableScoring::disabled_from_searcher(&searcher))
+                .map_err(self.err())?;
+            let mut p = Period {
+                period: label.clone(),
+                end: rfc3339(*end),
+                sites: 0,
+                no_robots_txt: None,
+                denominator: 0,
+                agents: agents
+                    .iter()
+                    .map(|a| (a.clone(), Counts::default()))
+                    .collect(),
+                group: Counts::default(),
+            };
+            for (ord, seg) in searcher.segment_readers().iter().enumerate() {
+                let mut docs = Vec::new();
+                weight
+                    .for_each_no_score(seg, &mut |d| docs.extend_from_slice(d))
+                    .map_err(self.err())?;
+                for d in docs {
+                    if seg.is_deleted(d) {
+                        continue;
+                    }
+                    let doc: TantivyDocument = searcher
+                        .doc(DocAddress::new(ord as u32, d))
+                        .map_err(self.err())?;
+                    let hash = doc
+                        .get_first(self.f.hash)
+                        .and_then(|v| v.as_bytes())
+                        .unwrap_or_default()
+                        .to_vec();
+                    let r = match cache.get(&hash) {
+                        Some(r) => r.clone(),
+                        None => {
+                            let body = doc
+                                .get_first(self.f.body)
+                                .and_then(|v| v.as_str())
+                                .unwrap_or_default();
+                            let r = crate::restrictions(body.as_bytes(), agents, semantics);
+                            if cache.len() < BODY_CACHE {
+                                cache.insert(hash, r.clone());
+                            }
+                            r
+                        }
+                    };
+                    p.sites += 1;
+                    for (a, x) in agents.iter().zip(&r) {
+                        if let Some(c) = p.agents.get_mut(a) {
+                            c.add(*x);
+                        }
+                    }
+                    p.group
+                        .add(r.iter().copied().max().unwrap_or(crate::Restriction::None));
+                }
+            }
+            if where_.is_none()
+                && let Some(known) = known_at
+            {
+                p.no_robots_txt = Some(known(*end)?.saturating_sub(p.sites));
+            }
+            p.denominator = p.sites + p.no_robots_txt.unwrap_or(0);
+            out.push(p);
+        }
+        Ok(Trends {
+            semantics: semantics.as_str(),
+            by: if yearly { "year" } else { "month" },
+            agents: agents.to_vec(),
+            where_: where_.map(str::to_owned),
+            periods: out,
+        })
+    }
+}
+
+impl Trends {
+    /// For people: per period the denominator, then each agent's and the
+    /// group's counts and shares.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut o = String::new();
+        let share = |n: u64, d: u64| {
+            if d == 0 {
+                0.0
+            } else {
+                100.0 * n as f64 / d as f64
+            }
+        };
+        for p in &self.periods {
+            let _ = write!(o, "{}: {} sites with robots.txt", p.period, p.sites);
+            if let Some(n) = p.no_robots_txt {
+                let _ = write!(o, ", {n} without");
+            }
+            let _ = writeln!(o, "; shares of {}", p.denominator);
+            let w = self
+                .agents
+                .iter()
+                .map(|a| a.chars().count())
+                .max()
+                .unwrap_or(5)
+                .max(5);
+            let rows = p
+                .agents
+                .iter()
+                .map(|(a, c)| (a.as_str(), c))
+                .chain([("(group)", &p.group)]);
+            for (a, c) in rows {
+                let _ = writeln!(
+                    o,
+                    "  {a:w$}  full {:>6} {:>5.1}%  partial {:>6} {:>5.1}%  none {:>6} {:>5.1}%",
+                    c.full,
+                    share(c.full, p.denominator),
+                    c.partial,
+                    share(c.partial, p.denominator),
+                    c.none,
+                    share(c.none, p.denominator)
+                );
+            }
+        }
+        o
+    }
+
+    /// CSV: one row per period and agent (`(group)` for the group).
+    pub fn to_csv(&self) -> String {
+        let mut o = String::from("period,end,agent,full,partial,none,no_robots_txt,denominator\n");
+        for p in &self.periods {
+            let rows = p
+                .agents
+                .iter()
+                .map(|(a, c)| (a.as_str(), c))
+                .chain([("(group)", &p.group)]);
+            for (a, c) in rows {
+                let name = botscope_text::csv_cell(a).replace('"', "\"\"");
+                o.push_str(&format!(
+                    "{},{},\"{name}\",{},{},{},{},{}\n",
+                    p.period,
+                    p.end,
+                    c.full,
+                    c.partial,
+                    c.none,
+                    p.no_robots_txt.map(|n| n.to_string()).unwrap_or_default(),
+                    p.denominator
+                ));
+            }
+        }
+        o
+    }
+}

@@ -21,6 +21,7 @@
 //! ```
 
 mod bias;
+mod compare;
 mod doc;
 mod engine;
 pub mod query;
@@ -31,9 +32,13 @@ pub use bias::{
     Decision, Favorability, FileBias, PathDecisions, RobotBias, RobotFavor, Tilt, bias, bias_of,
     favorability,
 };
+pub use compare::{
+    BiasChange, Restriction, RuleLine, VerdictChange, VersionDiff, diff_versions, restrictions,
+};
 pub use doc::{BodyFields, host_suffixes, product_token};
 pub use engine::{
-    BuildReport, FavorSort, FavorTable, Hit, Index, IndexError, MAX_SUBMISSION, Meta, Rank,
-    SearchRequest, SearchResults, now, popularity, rfc3339, site_bias, submit,
+    BuildReport, Counts, FavorSort, FavorTable, Hit, Index, IndexError, MAX_SUBMISSION, Meta,
+    Period, Rank, Result, SearchRequest, SearchResults, Trends, now, periods, popularity, rfc3339,
+    site_bias, submit,
 };
 pub use snippet::snippet;

@@ -425,6 +425,8 @@ pub trait Store {
     -> Result<i64>;
     /// One site's history, if the store knows the host.
     fn site(&self, host: &str) -> Result<Option<SiteHistory>>;
+    /// Sites first seen (attempted or imported) no later than `t`.
+    fn sites_known_at(&self, t: i64) -> Result<u64>;
 }
 
 /// A time given on a command line: RFC 3339 (`2007-03-01T00:00:00Z`), a

@@ -605,6 +605,17 @@ impl Store for SqliteStore {
         result
     }
 
+    fn sites_known_at(&self, t: i64) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM sites WHERE added <= ?1",
+                params![t],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n.max(0) as u64)
+            .map_err(|e| self.err(e))
+    }
+
     fn site(&self, host: &str) -> Result<Option<SiteHistory>> {
         let mut found = None;
         let sql = format!("{HISTORY} WHERE s.host = ?1 ORDER BY v.first_seen, v.id");

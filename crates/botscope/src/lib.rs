@@ -67,5 +67,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Bias(a) => research::bias(&a),
         Command::Favor(a) => research::favor(&a),
         Command::Submit(a) => research::submit(&a),
+        Command::Trends(a) => research::trends(&a, s),
+        Command::Diff(a) => research::diff(&a),
     }
 }

@@ -8,8 +8,8 @@ use botscope_index::{FavorSort, Index, IndexError, Rank, SearchRequest};
 use botscope_store::SqliteStore;
 
 use crate::cli::{
-    BiasArgs, FavorArgs, FavorSortArg, Format, IndexBuildArgs, IndexUpdateArgs, RankArg,
-    SearchArgs, SubmitArgs, TableFormat,
+    BiasArgs, DiffArgs, FavorArgs, FavorSortArg, Format, IndexBuildArgs, IndexUpdateArgs, RankArg,
+    SearchArgs, SubmitArgs, TableFormat, TrendsArgs,
 };
 use crate::exit::ExitStatus;
 
@@ -156,5 +156,100 @@ pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
         a.index.index.display()
     );
     show_bias(&b, a.format)?;
+    Ok(ExitStatus::Success)
+}
+
+/// `trends`.
+pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
+    let mut agents: Vec<String> = a.agent.iter().map(|x| x.trim().to_owned()).collect();
+    if a.category.is_some() || a.operator.is_some() {
+        let r = s.registry(None)?;
+        for b in r.bots() {
+            let cat = b.category.map(|c| c.as_str());
+            let op = b.operator.as_deref().map(str::to_lowercase);
+            if a.category.as_deref().is_some_and(|c| Some(c) == cat)
+                || a.operator
+                    .as_deref()
+                    .is_some_and(|o| op.as_deref() == Some(&o.to_lowercase()))
+            {
+                agents.push(
+                    b.ua_tokens
+                        .first()
+                        .cloned()
+                        .unwrap_or_else(|| b.name.clone()),
+                );
+            }
+        }
+    }
+    agents.dedup();
+    anyhow::ensure!(
+        !agents.is_empty(),
+        "no registry robot is in that category or run by that operator (see `botscope bots list`)"
+    );
+    let idx = Index::open(&a.index.index)?;
+    let Some((first, last)) = idx.span() else {
+        anyhow::bail!("{}: the index is empty", a.index.index.display());
+    };
+    let yearly = a.by == "year";
+    let periods = botscope_index::periods(a.from.unwrap_or(first), a.to.unwrap_or(last), yearly);
+    let store = a.db.as_deref().map(SqliteStore::open_read).transpose()?;
+    let known = |t: i64| -> botscope_index::Result<u64> {
+        use botscope_store::Store;
+        Ok(store
+            .as_ref()
+            .map(|s| s.sites_known_at(t))
+            .transpose()?
+            .unwrap_or(0))
+    };
+    let t = idx
+        .trends(
+            &agents,
+            &periods,
+            a.where_.as_deref(),
+            a.semantics.into(),
+            store.as_ref().map(|_| &known as _),
+            yearly,
+        )
+        .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
+    match a.format {
+        TableFormat::Json => print(&format!("{}\n", serde_json::to_string(&t)?), true)?,
+        TableFormat::Csv => print(&t.to_csv(), true)?,
+        TableFormat::Text => print(&t.to_text(), false)?,
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// `diff --site HOST`.
+pub fn diff(a: &DiffArgs) -> Result<ExitStatus> {
+    use botscope_store::Store;
+    let store = SqliteStore::open_read(&a.db.db)?;
+    let h = store
+        .site(&a.site.trim().to_ascii_lowercase())?
+        .with_context(|| format!("the store does not know {}", a.site))?;
+    let to = h
+        .at(a.to.unwrap_or(i64::MAX))
+        .context("no version at --to")?;
+    let from = match a.from {
+        Some(t) => h.at(t).context("no version at --from")?,
+        None => h.at(to.first_seen - 1).unwrap_or(to),
+    };
+    let d = botscope_index::diff_versions(&from.body, &to.body, a.semantics.into());
+    match a.format {
+        Format::Json => {
+            let v = serde_json::json!({"site": h.host, "from": botscope_index::rfc3339(from.first_seen),
+                "to": botscope_index::rfc3339(to.first_seen), "diff": d});
+            print(&format!("{v}\n"), true)?
+        }
+        Format::Text => print(
+            &format!(
+                "{}: {} -> {}\n{}",
+                h.host,
+                botscope_index::rfc3339(from.first_seen),
+                botscope_index::rfc3339(to.first_seen),
+                d.to_text()
+            ),
+            false,
+        )?,
+    }
     Ok(ExitStatus::Success)
 }

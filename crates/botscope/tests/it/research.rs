@@ -264,3 +264,128 @@ fn import_index_search_favor_bias_submit() {
         stderr(&o)
     );
 }
+
+#[test]
+fn trends_and_diff_over_versions() {
+    let d = scratch("trends");
+    let db = d.join("s.db");
+    let ix = d.join("ix");
+    let import = |name: &str, body: &str, date: &str| {
+        let f = d.join(name);
+        std::fs::write(&f, body).expect("write");
+        let o = run(&[
+            "store",
+            "import",
+            "--db",
+            arg(&db),
+            "--format",
+            "files",
+            "--date",
+            date,
+            arg(&f),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    import("a.test", "User-agent: *\nDisallow: /a\n", "2024-01-05");
+    import("b.test", "User-agent: CCBot\nDisallow: /x\n", "2024-02-01");
+    import(
+        "a.test",
+        "User-agent: *\nDisallow: /a\n\nUser-agent: GPTBot\nDisallow: /\n",
+        "2024-03-10",
+    );
+    let o = run(&["index", "build", "--db", arg(&db), "--index", arg(&ix)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&[
+        "trends",
+        "--agent",
+        "GPTBot",
+        "--agent",
+        "CCBot",
+        "--index",
+        arg(&ix),
+        "--db",
+        arg(&db),
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let p = v["periods"].as_array().expect("periods");
+    let labels: Vec<_> = p
+        .iter()
+        .map(|x| x["period"].as_str().expect("label"))
+        .collect();
+    assert_eq!(labels, ["2024-01", "2024-02", "2024-03"]);
+    assert_eq!(p[0]["denominator"], 1);
+    assert_eq!(
+        p[1]["agents"]["GPTBot"],
+        serde_json::json!({"full": 0, "partial": 1, "none": 1})
+    );
+    assert_eq!(
+        p[2]["agents"]["GPTBot"],
+        serde_json::json!({"full": 1, "partial": 0, "none": 1})
+    );
+    assert_eq!(
+        p[2]["agents"]["CCBot"],
+        serde_json::json!({"full": 0, "partial": 2, "none": 0})
+    );
+    assert_eq!(
+        p[2]["group"],
+        serde_json::json!({"full": 1, "partial": 1, "none": 0})
+    );
+    assert_eq!(p[2]["no_robots_txt"], 0);
+    let o = run(&[
+        "trends",
+        "--agent",
+        "GPTBot",
+        "--index",
+        arg(&ix),
+        "--where",
+        "site:b.test",
+        "--by",
+        "year",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(
+        stdout(&o),
+        "period,end,agent,full,partial,none,no_robots_txt,denominator\n2024,2024-12-31T23:59:59Z,\"GPTBot\",0,0,1,,1\n2024,2024-12-31T23:59:59Z,\"(group)\",0,0,1,,1\n"
+    );
+    let o = run(&["trends", "--index", arg(&ix)]);
+    assert_eq!(o.status.code(), Some(2), "an agent is required");
+
+    let o = run(&[
+        "diff",
+        "--site",
+        "a.test",
+        "--db",
+        arg(&db),
+        "--format",
+        "json",
+    ]);
+    let v = json(&o);
+    assert_eq!(
+        (v["from"].as_str(), v["to"].as_str()),
+        (Some("2024-01-05T00:00:00Z"), Some("2024-03-10T00:00:00Z"))
+    );
+    assert_eq!(
+        v["diff"]["added"][0],
+        serde_json::json!({"agents": "gptbot", "kind": "disallow", "value": "/"})
+    );
+    assert_eq!(
+        v["diff"]["verdicts"][0],
+        serde_json::json!({"robot": "gptbot", "path": "/", "before": true, "after": false})
+    );
+    let o = run(&[
+        "diff",
+        "--site",
+        "a.test",
+        "--db",
+        arg(&db),
+        "--to",
+        "2024-02-01",
+    ]);
+    assert!(stdout(&o).contains("no rule changed"), "{}", stdout(&o));
+    let o = run(&["diff", "--site", "nowhere.test", "--db", arg(&db)]);
+    assert_eq!(o.status.code(), Some(2));
+}
