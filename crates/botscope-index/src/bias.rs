@@ -123,12 +123,7 @@ pub fn bias_of(robots: &Robots, matcher: &Matcher) -> FileBias {
     // dropped), with the path the matcher is asked for.
     let mut dir: Vec<(String, Vec<u8>)> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
-    let rules = robots
-        .groups
-        .iter()
-        .flat_map(|g| g.rules.iter())
-        .chain(robots.orphan_rules.iter());
-    for r in rules {
+    for r in robots.rules() {
         let shown = r.pattern.trim();
         let shown = shown.strip_suffix('$').unwrap_or(shown);
         if shown.is_empty() || !seen.insert(shown.to_owned()) {

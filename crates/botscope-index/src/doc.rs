@@ -95,12 +95,7 @@ impl BodyFields {
                 f.delays.push(d.value);
             }
         }
-        let rules = robots
-            .groups
-            .iter()
-            .flat_map(|g| g.rules.iter())
-            .chain(robots.orphan_rules.iter());
-        for r in rules {
+        for r in robots.rules() {
             let v = r.pattern.trim().to_owned();
             match r.kind {
                 RuleKind::Allow => push_unique(&mut f.allow, v),

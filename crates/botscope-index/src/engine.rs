@@ -266,9 +266,47 @@ struct Feeder<'w> {
     cache: HashMap<[u8; 32], Arc<BodyFields>>,
     report: BuildReport,
     path: PathBuf,
+    pending: Vec<SiteHistory>,
 }
 
+/// Sites whose body fields are computed together, on two threads.
+const FEED_BATCH: usize = 512;
+
 impl Feeder<'_> {
+    /// Takes a site; its documents are added when the batch is full.
+    fn push(&mut self, h: SiteHistory) -> Result<()> {
+        self.pending.push(h);
+        if self.pending.len() >= FEED_BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Computes the fields of the batch's new bodies on two threads, then
+    /// adds its documents in order.
+    fn flush(&mut self) -> Result<()> {
+        let batch = std::mem::take(&mut self.pending);
+        let mut need: Vec<&Version> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for v in batch.iter().flat_map(|h| &h.versions) {
+            if !self.cache.contains_key(&v.hash) && seen.insert(v.hash) {
+                need.push(v);
+            }
+        }
+        if self.cache.len() + need.len() > BODY_CACHE {
+            self.cache.clear();
+        }
+        self.report.bodies += need.len() as u64;
+        let computed = par_map(&need, |v| Ok(Arc::new(BodyFields::of(&v.body))))?;
+        for (v, b) in need.iter().zip(computed) {
+            self.cache.insert(v.hash, b);
+        }
+        for h in &batch {
+            self.site(h)?;
+        }
+        Ok(())
+    }
+
     fn fields(&mut self, v: &Version) -> Arc<BodyFields> {
         if let Some(b) = self.cache.get(&v.hash) {
             return b.clone();
@@ -510,10 +548,11 @@ impl Index {
             cache: HashMap::new(),
             report: BuildReport::default(),
             path: tmp.clone(),
+            pending: Vec::new(),
         };
         let mut failure = None;
         let mark = store.sites_changed(0, &mut |h| {
-            if let Err(e) = feeder.site(&h) {
+            if let Err(e) = feeder.push(h) {
                 failure = Some(e);
                 return Err(StoreError::Db {
                     path: String::new(),
@@ -527,6 +566,7 @@ impl Index {
             return Err(e);
         }
         let mark = mark?;
+        feeder.flush()?;
         let mut report = std::mem::take(&mut feeder.report);
         report.mark = mark;
         commit(&mut writer, &tmp, mark, as_of)?;
@@ -602,6 +642,7 @@ impl Index {
             cache: HashMap::new(),
             report: BuildReport::default(),
             path: path.clone(),
+            pending: Vec::new(),
         };
         let mut failure = None;
         let site = self.f.site;
@@ -609,7 +650,7 @@ impl Index {
             feeder
                 .writer
                 .delete_term(Term::from_field_text(site, &h.host));
-            if let Err(e) = feeder.site(&h) {
+            if let Err(e) = feeder.push(h) {
                 failure = Some(e);
                 return Err(StoreError::Db {
                     path: String::new(),
@@ -622,6 +663,7 @@ impl Index {
             return Err(e);
         }
         let mark = mark?;
+        feeder.flush()?;
         let mut report = std::mem::take(&mut feeder.report);
         report.mark = mark;
         commit(&mut writer, &path, mark, self.meta.as_of)?;
@@ -918,10 +960,7 @@ impl Index {
         as_of: Option<i64>,
         semantics: Semantics,
     ) -> Result<FavorTable> {
-        let parsed = match where_ {
-            Some(w) => query::parse(w)?,
-            None => Query::All,
-        };
+        let parsed = where_.map_or(Ok(Query::All), query::parse)?;
         let q = self.compile(&parsed, semantics, as_of)?;
         let searcher = self.reader.searcher();
         let weight = q
@@ -975,18 +1014,9 @@ impl Index {
             }
             Ok(fav)
         };
-        // Segments counted on two threads.
         let mut total = Favorability::new(semantics);
-        let results: Vec<Result<Favorability>> = std::thread::scope(|s| {
-            let half = segments.len().div_ceil(2);
-            let (a, b) = segments.split_at(half);
-            let h = s.spawn(|| b.iter().map(&count).collect::<Vec<_>>());
-            let mut r: Vec<_> = a.iter().map(&count).collect();
-            r.extend(h.join().unwrap_or_default());
-            r
-        });
-        for r in results {
-            total.merge(&r?);
+        for r in par_map(segments, count)? {
+            total.merge(&r);
         }
         Ok(FavorTable {
             n: total.n(),
@@ -1030,6 +1060,31 @@ pub fn popularity(rank: u64) -> f64 {
 
 /// Per document of a segment, the bias of `robot` (by name, else by
 /// product token).
+/// `f` of every item, on two threads taking items in turn; results in
+/// item order, the first error returned.
+fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> Result<U> + Sync) -> Result<Vec<U>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(x) = items.get(i) else {
+                break;
+            };
+            out.push((i, f(x)));
+        }
+        out
+    };
+    let mut all = std::thread::scope(|s| {
+        let h = s.spawn(work);
+        let mut mine = work();
+        mine.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        mine
+    });
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, r)| r).collect()
+}
+
 fn segment_biases(seg: &SegmentReader, field: TField, robot: &str) -> Option<HashMap<DocId, i64>> {
     let inv = seg.inverted_index(field).ok()?;
     let mut out = HashMap::new();
@@ -1187,6 +1242,50 @@ impl Counts {
     }
 }
 
+impl Counts {
+    fn merge(&mut self, o: &Counts) {
+        self.full += o.full;
+        self.partial += o.partial;
+        self.none += o.none;
+    }
+}
+
+/// A period's counts while they are made.
+#[derive(Clone)]
+struct Tally {
+    sites: u64,
+    agents: Vec<Counts>,
+    group: Counts,
+}
+
+impl Tally {
+    fn new(agents: usize) -> Tally {
+        Tally {
+            sites: 0,
+            agents: vec![Counts::default(); agents],
+            group: Counts::default(),
+        }
+    }
+
+    /// One site's restrictions, one per agent.
+    fn add(&mut self, r: &[crate::Restriction]) {
+        self.sites += 1;
+        for (c, x) in self.agents.iter_mut().zip(r) {
+            c.add(*x);
+        }
+        self.group
+            .add(r.iter().copied().max().unwrap_or(crate::Restriction::None));
+    }
+
+    fn merge(&mut self, o: &Tally) {
+        self.sites += o.sites;
+        for (a, b) in self.agents.iter_mut().zip(&o.agents) {
+            a.merge(b);
+        }
+        self.group.merge(&o.group);
+    }
+}
+
 /// One period of a trend.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Period {
@@ -1291,71 +1390,85 @@ impl Index {
         known_at: Option<&dyn Fn(i64) -> Result<u64>>,
         yearly: bool,
     ) -> Result<Trends> {
-        let parsed = match where_ {
-            Some(w) => query::parse(w)?,
-            None => Query::All,
-        };
+        let parsed = where_.map_or(Ok(Query::All), query::parse)?;
         let searcher = self.reader.searcher();
-        let mut cache: HashMap<Vec<u8>, Vec<crate::Restriction>> = HashMap::new();
-        let mut out = Vec::with_capacity(periods.len());
-        for (label, end) in periods {
-            let q = self.compile(&parsed, semantics, Some(*end))?;
-            let weight = q
-                .weight(EnableScoring::disabled_from_searcher(&searcher))
+        let weights = periods
+            .iter()
+            .map(|(_, end)| {
+                self.compile(&parsed, semantics, Some(*end))?
+                    .weight(EnableScoring::disabled_from_searcher(&searcher))
+                    .map_err(self.err())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let words = periods.len().div_ceil(64).max(1);
+        // Per segment: the periods each document is in force and matching
+        // in, then each such document read once (in store order, each
+        // block decompressed once) and its restrictions added to them.
+        let count = |seg: &SegmentReader| -> Result<Vec<Tally>> {
+            let max = seg.max_doc() as usize;
+            let mut member = vec![0u64; max * words];
+            for (p, w) in weights.iter().enumerate() {
+                w.for_each_no_score(seg, &mut |docs| {
+                    for &d in docs {
+                        member[d as usize * words + p / 64] |= 1 << (p % 64);
+                    }
+                })
                 .map_err(self.err())?;
+            }
+            let mut tally = vec![Tally::new(agents.len()); periods.len()];
+            let store = seg
+                .get_store_reader(16)
+                .map_err(|e| io_err(&self.path, e))?;
+            let mut cache: HashMap<Vec<u8>, Vec<crate::Restriction>> = HashMap::new();
+            for d in 0..max {
+                let bits = &member[d * words..(d + 1) * words];
+                if bits.iter().all(|&b| b == 0) || seg.is_deleted(d as DocId) {
+                    continue;
+                }
+                let doc: TantivyDocument = store.get(d as DocId).map_err(self.err())?;
+                let hash = doc
+                    .get_first(self.f.hash)
+                    .and_then(|v| v.as_bytes())
+                    .unwrap_or_default();
+                let r = match cache.get(hash) {
+                    Some(r) => r.clone(),
+                    None => {
+                        let body = doc
+                            .get_first(self.f.body)
+                            .and_then(|v| v.as_str())
+                            .unwrap_or_default();
+                        let r = crate::restrictions(body.as_bytes(), agents, semantics);
+                        if cache.len() < BODY_CACHE {
+                            cache.insert(hash.to_vec(), r.clone());
+                        }
+                        r
+                    }
+                };
+                for (p, t) in tally.iter_mut().enumerate() {
+                    if bits[p / 64] & (1 << (p % 64)) != 0 {
+                        t.add(&r);
+                    }
+                }
+            }
+            Ok(tally)
+        };
+        let mut total = vec![Tally::new(agents.len()); periods.len()];
+        for seg in par_map(searcher.segment_readers(), count)? {
+            for (t, s) in total.iter_mut().zip(seg) {
+                t.merge(&s);
+            }
+        }
+        let mut out = Vec::with_capacity(periods.len());
+        for ((label, end), t) in periods.iter().zip(total) {
             let mut p = Period {
                 period: label.clone(),
                 end: rfc3339(*end),
-                sites: 0,
+                sites: t.sites,
                 no_robots_txt: None,
                 denominator: 0,
-                agents: agents
-                    .iter()
-                    .map(|a| (a.clone(), Counts::default()))
-                    .collect(),
-                group: Counts::default(),
+                agents: agents.iter().cloned().zip(t.agents).collect(),
+                group: t.group,
             };
-            for (ord, seg) in searcher.segment_readers().iter().enumerate() {
-                let mut docs = Vec::new();
-                weight
-                    .for_each_no_score(seg, &mut |d| docs.extend_from_slice(d))
-                    .map_err(self.err())?;
-                for d in docs {
-                    if seg.is_deleted(d) {
-                        continue;
-                    }
-                    let doc: TantivyDocument = searcher
-                        .doc(DocAddress::new(ord as u32, d))
-                        .map_err(self.err())?;
-                    let hash = doc
-                        .get_first(self.f.hash)
-                        .and_then(|v| v.as_bytes())
-                        .unwrap_or_default()
-                        .to_vec();
-                    let r = match cache.get(&hash) {
-                        Some(r) => r.clone(),
-                        None => {
-                            let body = doc
-                                .get_first(self.f.body)
-                                .and_then(|v| v.as_str())
-                                .unwrap_or_default();
-                            let r = crate::restrictions(body.as_bytes(), agents, semantics);
-                            if cache.len() < BODY_CACHE {
-                                cache.insert(hash, r.clone());
-                            }
-                            r
-                        }
-                    };
-                    p.sites += 1;
-                    for (a, x) in agents.iter().zip(&r) {
-                        if let Some(c) = p.agents.get_mut(a) {
-                            c.add(*x);
-                        }
-                    }
-                    p.group
-                        .add(r.iter().copied().max().unwrap_or(crate::Restriction::None));
-                }
-            }
             if where_.is_none()
                 && let Some(known) = known_at
             {

@@ -15,6 +15,11 @@ fn decision(d: &Decision) -> String {
     }
 }
 
+/// The width of a robot-name column: its longest name, at least `robot`'s.
+fn name_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
+    names.map(|n| n.chars().count()).max().unwrap_or(5).max(5)
+}
+
 impl FileBias {
     /// BotSeer's "Analyze it!" for people: the bias of each named robot,
     /// then for each path of DIR who may fetch it and the deciding line.
@@ -34,13 +39,7 @@ impl FileBias {
         if self.robots.is_empty() {
             let _ = writeln!(o, "no robot is named: no bias");
         } else {
-            let w = self
-                .robots
-                .iter()
-                .map(|r| r.robot.chars().count())
-                .max()
-                .unwrap_or(5)
-                .max(5);
+            let w = name_width(self.robots.iter().map(|r| r.robot.as_str()));
             let _ = writeln!(o, "\n{:w$}  may fetch  bias  verdict", "robot");
             for r in &self.robots {
                 let _ = writeln!(
@@ -93,13 +92,7 @@ impl FavorTable {
             self.as_of,
             self.semantics
         );
-        let w = self
-            .robots
-            .iter()
-            .map(|r| r.robot.chars().count())
-            .max()
-            .unwrap_or(5)
-            .max(5);
+        let w = name_width(self.robots.iter().map(|r| r.robot.as_str()));
         let _ = writeln!(
             o,
             "{:w$}  appeared  favored  disfavored  favorability",

@@ -8,16 +8,25 @@ const MAX_LINES: usize = 5;
 /// Characters shown of a line at most.
 const MAX_CHARS: usize = 160;
 
-/// A line's key (lower-case, without `-`, `_` or spaces) and value.
-fn key_value(line: &str) -> Option<(String, &str)> {
+/// A line's key (lower-case, without `-`, `_` or spaces; at most 16
+/// bytes, longer keys are none of the keys a clause asks for) and value.
+/// No allocation: every line of every hit goes through here.
+fn key_value(line: &str) -> Option<([u8; 16], usize, &str)> {
     let line = line.split('#').next().unwrap_or("");
     let (k, v) = line.split_once(':')?;
-    let key: String = k
-        .chars()
-        .filter(|c| !matches!(c, '-' | '_' | ' ' | '\t'))
-        .flat_map(char::to_lowercase)
-        .collect();
-    Some((key, v.trim()))
+    let mut key = [0u8; 16];
+    let mut n = 0;
+    for b in k.bytes() {
+        if matches!(b, b'-' | b'_' | b' ' | b'\t') {
+            continue;
+        }
+        if n == key.len() {
+            return Some(([0; 16], 0, v.trim()));
+        }
+        key[n] = b.to_ascii_lowercase();
+        n += 1;
+    }
+    Some((key, n, v.trim()))
 }
 
 fn path_matches(value: &str, wanted: &str) -> bool {
@@ -42,8 +51,11 @@ fn names(value: &str, robot: &str) -> bool {
 /// Does `line` show what `clause` matched?
 fn shows(line: &str, clause: &Clause) -> bool {
     let kv = key_value(line);
-    let key = kv.as_ref().map(|(k, _)| k.as_str()).unwrap_or("");
-    let value = kv.as_ref().map(|(_, v)| *v).unwrap_or("");
+    let key = kv
+        .as_ref()
+        .and_then(|(k, n, _)| std::str::from_utf8(&k[..*n]).ok())
+        .unwrap_or("");
+    let value = kv.as_ref().map(|(_, _, v)| *v).unwrap_or("");
     match clause {
         Clause::Term(Field::Disallow, w) => key == "disallow" && path_matches(value, w),
         Clause::Term(Field::Allow, w) => key == "allow" && path_matches(value, w),

@@ -666,6 +666,15 @@ pub(crate) fn looks_like_html(input: &[u8]) -> bool {
 }
 
 impl Robots {
+    /// Every Allow and Disallow line of the file in group order, the lines
+    /// before any User-agent line last.
+    pub fn rules(&self) -> impl Iterator<Item = &Rule> {
+        self.groups
+            .iter()
+            .flat_map(|g| g.rules.iter())
+            .chain(self.orphan_rules.iter())
+    }
+
     /// Parses `input` with the default parse cap (500 KiB).
     ///
     /// ```

@@ -1,5 +1,6 @@
 //! Shared support for botscope's tests and benches: the deterministic
-//! synthetic access log ([`synthlog`]), running a command hermetically
+//! synthetic access log ([`synthlog`]) and web of robots.txt files
+//! ([`synthsites`]), running a command hermetically
 //! ([`Run`], [`json`]), headless Chromium ([`chromium`]), a dnsmasq on loopback
 //! ([`Dnsmasq`]), HTML normalised for snapshots ([`normalize_html`]), and
 //! small IP-owner databases with a file server to fetch them from ([`ipdb`]).
@@ -18,6 +19,7 @@ mod html;
 pub mod ipdb;
 mod run;
 pub mod synthlog;
+pub mod synthsites;
 
 use std::path::PathBuf;
 

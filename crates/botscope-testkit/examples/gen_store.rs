@@ -1,0 +1,38 @@
+//! Writes the synthetic web of robots.txt files into a store (see
+//! `botscope_testkit::synthsites`).
+//!
+//! ```sh
+//! cargo run --release -p botscope-testkit --example gen_store -- \
+//!     --corpus ../shared/data/robotstxt/corpus --sites 2200000 --seed 1 --db botseer.db
+//! ```
+
+use std::path::PathBuf;
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let corpus = arg("--corpus").map_or_else(
+        || botscope_testkit::root().join("crates/botscope-robotstxt/tests/data/corpus"),
+        PathBuf::from,
+    );
+    let sites: u64 = arg("--sites").map_or(Ok(100_000), |s| s.parse())?;
+    let seed: u64 = arg("--seed").map_or(Ok(1), |s| s.parse())?;
+    let db = PathBuf::from(arg("--db").ok_or("--db FILE is required")?);
+    if db.exists() {
+        return Err(format!("{} exists: give a new file", db.display()).into());
+    }
+    let files = botscope_testkit::synthsites::corpus(&corpus)?;
+    let mut store = botscope_store::SqliteStore::open(&db)?;
+    botscope_testkit::synthsites::fill(&mut store, &files, sites, seed, &mut |n| {
+        if n % 100_000 == 0 {
+            eprintln!("{n} sites");
+        }
+    })?;
+    Ok(())
+}
