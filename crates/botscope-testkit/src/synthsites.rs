@@ -143,10 +143,7 @@ pub fn corpus(dir: &Path) -> std::io::Result<Vec<Vec<u8>>> {
         .filter(|p| p.is_file())
         .collect();
     names.sort();
-    names
-        .iter()
-        .map(|p| std::fs::read(p).map(cap))
-        .collect()
+    names.iter().map(|p| std::fs::read(p).map(cap)).collect()
 }
 
 fn cap(mut b: Vec<u8>) -> Vec<u8> {
