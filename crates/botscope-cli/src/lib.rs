@@ -108,6 +108,72 @@ pub enum Command {
     ///
     /// Example: botscope submit robots.txt --site www.example.com
     Submit(SubmitArgs),
+    /// BotSeer in a browser: search, sites, bias, robots, crawlers, logs, submit,
+    /// check, and the JSON API under /api.
+    ///
+    /// With no --db it serves a demo built at start from what the repository ships
+    /// (the example robots.txt files and logs, and a synthetic web made from real
+    /// files). With --db it serves that store and its index (DB.index beside it,
+    /// built at start when missing). Logs go to standard error; Ctrl-C or SIGTERM
+    /// stops it after the requests in flight.
+    ///
+    /// Example: botscope serve --db robots.db --listen 127.0.0.1:8080
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The store (an SQLite file); without it, the demo.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// The research index (default: DB.index beside the store).
+    #[arg(long, value_name = "DIR", requires = "db")]
+    pub index: Option<PathBuf>,
+    /// The address to listen on.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub listen: std::net::SocketAddr,
+    /// Largest access log a user may upload (as sent; gzip counts compressed).
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = size_arg)]
+    pub upload_limit: u64,
+    /// API requests per second per client address (0: no limit).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub api_rate: u32,
+    /// Synthetic sites in the demo.
+    #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub demo_sites: u64,
+    /// The registry file to layer over the bundled one and the user's.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// How /check fetches a robots.txt given by URL.
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}
+
+/// `512MiB`, `10MB`, `1GiB`, or bytes.
+fn size_arg(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (such as 256MiB)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1000,
+        "kib" => 1 << 10,
+        "m" | "mb" => 1_000_000,
+        "mib" => 1 << 20,
+        "g" | "gb" => 1_000_000_000,
+        "gib" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "`{s}`: the unit is one of B, KB, KiB, MB, MiB, GB, GiB"
+            ));
+        }
+    };
+    n.checked_mul(mult)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| format!("`{s}` is not a usable size"))
 }
 
 #[derive(Debug, Subcommand)]

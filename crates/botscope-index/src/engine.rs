@@ -616,6 +616,12 @@ impl Index {
         })
     }
 
+    /// Sees the latest commit now (another handle, such as [`submit`]'s,
+    /// may have written one); searches see it within a second anyway.
+    pub fn reload(&self) -> Result<()> {
+        self.reader.reload().map_err(self.err())
+    }
+
     /// What the last commit recorded.
     pub fn meta(&self) -> Meta {
         self.meta

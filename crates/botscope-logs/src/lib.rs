@@ -27,6 +27,7 @@
 //! assert!(text.starts_with("1 lines, 1 parsed"));
 //! ```
 
+mod crawlers;
 mod identify;
 mod input;
 mod join;
@@ -42,6 +43,7 @@ use std::path::PathBuf;
 use botscope_accesslog::{Analysis, Report};
 use botscope_botid::{FcrdnsEvidence, Lists, Registry, UaClassifier};
 
+pub use crawlers::{AddressSeen, CrawlerSeen};
 pub use identify::{RegistryIdentify, robot_name};
 pub use input::{CHUNK_BYTES, Chunk, ReadStats, Source, buffer, chunks, lines, open};
 pub use join::{Checks, dns_wanted, verify_clients};
@@ -278,6 +280,9 @@ pub struct Outcome {
     /// The analysis the report was built from (the clients, for pages
     /// that show more than the report).
     pub analysis: Analysis,
+    /// The verdict of each client that claims a registered robot, by its
+    /// index in the analysis.
+    pub checks: Checks,
 }
 
 impl<'r> Job<'r> {
@@ -352,6 +357,7 @@ impl<'r> Job<'r> {
             damaged,
             warnings,
             analysis,
+            checks,
         }
     }
 }

@@ -16,6 +16,7 @@
 //! [`export_jsonl`], [`export_files`] and [`export_warc`] write every
 //! version out, all over plain `BufRead` / `Write`.
 
+pub mod synth;
 pub mod warc;
 
 mod archive;

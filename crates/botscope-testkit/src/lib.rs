@@ -19,7 +19,7 @@ mod html;
 pub mod ipdb;
 mod run;
 pub mod synthlog;
-pub mod synthsites;
+pub use botscope_store::synth as synthsites;
 
 use std::path::PathBuf;
 

@@ -18,6 +18,7 @@ mod harvest;
 mod logs;
 mod research;
 mod robots;
+mod serve;
 mod store;
 mod verify;
 
@@ -69,5 +70,6 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Submit(a) => research::submit(&a),
         Command::Trends(a) => research::trends(&a, s),
         Command::Diff(a) => research::diff(&a),
+        Command::Serve(a) => serve::run(&a, s).await,
     }
 }

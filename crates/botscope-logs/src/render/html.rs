@@ -37,6 +37,7 @@ th[aria-sort=ascending]::after{content:" \25B2"}th[aria-sort=descending]::after{
 td.n{text-align:right;white-space:nowrap}.muted{color:#777}.bad{color:#b00}
 .legend span{display:inline-block;margin-right:1em}.legend i{display:inline-block;width:.8em;height:.8em;margin-right:.3em}
 code{font-size:.92em;word-break:break-all}
+.c-human{background:#4e79a7}.c-declared_bot{background:#59a14f}.c-undeclared_bot{background:#f28e2b}.c-scanner{background:#e15759}.c-monitor{background:#9c755f}
 "#;
 
 /// Sorts a table by the clicked header (numbers by `data-v`).
@@ -213,7 +214,7 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
     }
 }
 
-fn robots_table(r: &Report) -> Markup {
+fn robots_table(r: &Report, o: &PageOptions) -> Markup {
     let opt = |v: Option<f64>| v.map(|d| d.to_string()).unwrap_or_else(|| "-".into());
     html! {
         h2 { "Robots " span.muted { "(" (r.robots.len()) ")" } }
@@ -230,7 +231,13 @@ fn robots_table(r: &Report) -> Markup {
                 @for (name, b) in robots_by_requests(r) {
                     @let status = |k: &str| num(b.status.get(k).copied().unwrap_or(0));
                     tr {
-                        td { (Text(name)) }
+                        td {
+                            @if let Some(base) = o.robot_link {
+                                a href={ (base) (Link(name)) } { (Text(name)) }
+                            } @else {
+                                (Text(name))
+                            }
+                        }
                         td { (Text(b.category.as_deref().unwrap_or("-"))) }
                         (num(b.requests)) (num(b.sessions)) (num(b.unique_ips)) (num(b.unique_uas))
                         (num_f(b.bytes as f64, &bytes(b.bytes)))
@@ -367,8 +374,38 @@ fn vhosts_table(r: &Report) -> Markup {
     }
 }
 
-/// The whole page.
+/// How the page is made.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PageOptions<'a> {
+    /// Each robot's name links to this prefix followed by the name
+    /// (percent-encoded), e.g. a web application's crawler pages.
+    pub robot_link: Option<&'a str>,
+}
+
+/// A path segment, percent-encoded (all but unreserved characters).
+struct Link<'a>(&'a str);
+
+impl Render for Link<'_> {
+    fn render_to(&self, w: &mut String) {
+        let mut enc = String::with_capacity(self.0.len());
+        for b in self.0.bytes() {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                enc.push(char::from(b));
+            } else {
+                let _ = write!(enc, "%{b:02X}");
+            }
+        }
+        enc.render_to(w);
+    }
+}
+
+/// The whole page, standalone.
 pub fn page(r: &Report) -> String {
+    page_with(r, &PageOptions::default())
+}
+
+/// The whole page, made as `o` says.
+pub fn page_with(r: &Report, o: &PageOptions) -> String {
     let period = r
         .period
         .as_ref()
@@ -423,8 +460,8 @@ pub fn page(r: &Report) -> String {
                 }
                 h2 { "Requests per hour" }
                 p.legend {
-                    @for (name, color) in COLORS {
-                        span { i style={ "background:" (color) } {} (name) }
+                    @for (name, _) in COLORS {
+                        span { i class={ "c-" (name) } {} (name) }
                     }
                 }
                 (hourly_chart(r))
@@ -436,7 +473,7 @@ pub fn page(r: &Report) -> String {
                     (paths_table("not-found", "404 Not Found", &r.not_found, r.not_found_approximate))
                 }
                 (vhosts_table(r))
-                (robots_table(r))
+                (robots_table(r, o))
                 (client_table("Spoofed robots", "spoofed", &r.spoofed))
                 (client_table("Undeclared robots", "undeclared", &r.undeclared_bots))
                 (client_table("Scanners", "scanners", &r.scanners))

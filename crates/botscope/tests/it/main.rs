@@ -8,6 +8,7 @@ mod harvest;
 mod inprocess;
 mod logs;
 mod research;
+mod serve;
 mod snapshots;
 mod store;
 

@@ -8,7 +8,8 @@
 //! top-level domains (`.com` to `.gov` and country codes), `www.` or not;
 //! ranks follow the generation order. One site in five has a second
 //! version later (often a new block of an AI crawler), one in twenty a
-//! third. Deterministic for a seed.
+//! third. Deterministic for a seed. The research benchmark and the
+//! web application's demo are made with it.
 //!
 //! ```sh
 //! cargo run --release -p botscope-testkit --example gen_store -- \
@@ -17,7 +18,7 @@
 
 use std::path::Path;
 
-use botscope_store::{Attempt, Headers, NewRun, Source, Store, content_hash};
+use crate::{Attempt, Headers, NewRun, Source, Store, content_hash};
 
 /// Files longer than this are cut at the last line break before it (18 of
 /// the 11,767 corpus files are longer than 64 KiB).
@@ -146,7 +147,8 @@ pub fn corpus(dir: &Path) -> std::io::Result<Vec<Vec<u8>>> {
     names.iter().map(|p| std::fs::read(p).map(cap)).collect()
 }
 
-fn cap(mut b: Vec<u8>) -> Vec<u8> {
+/// `b` cut at the last line break before [`BODY_CAP`] when longer.
+pub fn cap(mut b: Vec<u8>) -> Vec<u8> {
     if b.len() > BODY_CAP {
         let cut = b[..BODY_CAP]
             .iter()
@@ -260,7 +262,7 @@ pub fn fill(
     sites: u64,
     seed: u64,
     progress: &mut dyn FnMut(u64),
-) -> botscope_store::Result<()> {
+) -> crate::Result<()> {
     let run = store.begin_run(&NewRun {
         input: format!("synthetic:{sites}:{seed}"),
         input_hash: content_hash(format!("synthetic:{sites}:{seed}").as_bytes()),
@@ -283,11 +285,15 @@ pub fn fill(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
     fn files() -> Vec<Vec<u8>> {
-        corpus(&crate::root().join("crates/botscope-robotstxt/tests/data/corpus")).unwrap()
+        corpus(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../botscope-robotstxt/tests/data/corpus"),
+        )
+        .unwrap()
     }
 
     #[test]

@@ -1,0 +1,252 @@
+//! BotSeer in a browser: the web application over botscope's store,
+//! research index and log analysis, with a JSON API beside every page.
+//!
+//! The pages are made on the server (maud: every value escaped by the
+//! template) and carry no script; the maps and charts are inline SVG. The
+//! work is the libraries': search, bias and favourability are
+//! botscope-index's, the log reports botscope-logs', verification
+//! botscope-botid's, fetching a robots.txt botscope-harvest's. This crate
+//! maps requests to them, runs the heavy ones off the async threads, and
+//! keeps what a server must: limits, a Content-Security-Policy without
+//! `unsafe-inline`, per-address rate limiting on the API, request logs, a
+//! graceful shutdown.
+//!
+//! With no store given, [`Server::bind`] builds a demo first
+//! ([`demo::build`]): the example robots.txt files and logs the repository
+//! ships, and a synthetic web made from its corpus of real files.
+
+mod api;
+mod chart;
+pub mod demo;
+mod guard;
+mod layout;
+mod logs;
+mod map;
+mod pages;
+mod state;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+
+pub use map::land_path;
+pub use state::App;
+
+/// What can stop the server from starting.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The research index.
+    #[error(transparent)]
+    Index(#[from] botscope_index::IndexError),
+    /// The store.
+    #[error(transparent)]
+    Store(#[from] botscope_store::StoreError),
+    /// A file or socket.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Anything else, said in words.
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// Limits on what a client may send and how often.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Bytes of a form or JSON body.
+    pub body: usize,
+    /// Bytes of an uploaded access log (as sent: gzip counts compressed).
+    pub upload: u64,
+    /// Bytes of an uploaded log once decompressed.
+    pub upload_unpacked: u64,
+    /// API requests per second per client address (0: no limit).
+    pub api_per_second: u32,
+    /// API requests a client may make at once before the rate applies.
+    pub api_burst: u32,
+    /// Uploaded log reports kept in memory (the oldest goes first).
+    pub uploads_kept: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            body: 2 * 1024 * 1024,
+            upload: 256 * 1024 * 1024,
+            upload_unpacked: 2 * 1024 * 1024 * 1024,
+            api_per_second: 20,
+            api_burst: 40,
+            uploads_kept: 16,
+        }
+    }
+}
+
+/// How the server is set up.
+pub struct Config {
+    /// The store (SQLite file); `None`: the demo.
+    pub db: Option<PathBuf>,
+    /// The research index; default `DB.index` beside the store, built at
+    /// start when missing.
+    pub index: Option<PathBuf>,
+    /// The crawler registry (bundled, with the user's layered over it).
+    pub registry: botscope_botid::Registry,
+    /// The IP-owner databases (network, country, coordinates).
+    pub owners: botscope_ipdb::IpOwners,
+    /// Limits.
+    pub limits: Limits,
+    /// How `/check` fetches a robots.txt given by URL (the harvester's
+    /// fetch and its address guard).
+    pub fetch: botscope_harvest::Config,
+    /// Nameservers for those fetches (the system's when empty).
+    pub nameservers: Vec<SocketAddr>,
+    /// Synthetic sites in the demo.
+    pub demo_sites: u64,
+    /// Threads for log analysis.
+    pub threads: usize,
+}
+
+impl Config {
+    /// The demo, with the bundled registry and no IP-owner data.
+    pub fn demo() -> Config {
+        Config {
+            db: None,
+            index: None,
+            registry: botscope_botid::Registry::bundled(),
+            owners: botscope_ipdb::IpOwners::none(),
+            limits: Limits::default(),
+            fetch: botscope_harvest::Config::default(),
+            nameservers: Vec::new(),
+            demo_sites: demo::DEFAULT_SITES,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+/// Every route: the pages, their JSON twins under `/api`, and the rest.
+pub fn router(app: Arc<App>) -> Router {
+    let limits = app.limits;
+    let api = Router::new()
+        .route("/api/search", get(api::search))
+        .route("/api/site/{host}", get(api::site))
+        .route("/api/bias", get(api::bias))
+        .route("/api/favor", get(api::favor))
+        .route("/api/trends", get(api::trends))
+        .route("/api/crawler/{name}", get(api::crawler))
+        .route("/api/logs", get(api::logs))
+        .route("/api/logs/{id}", get(api::log))
+        .route("/api/submit", post(api::submit))
+        .route("/api/check", post(api::check))
+        .route("/api/openapi.json", get(api::openapi))
+        .route_layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            guard::rate_limit,
+        ));
+    let upload = Router::new()
+        .route("/logs", get(logs::list).post(logs::upload))
+        .layer(DefaultBodyLimit::max(
+            usize::try_from(limits.upload).unwrap_or(usize::MAX),
+        ));
+    Router::new()
+        .route("/", get(pages::home))
+        .route("/search", get(pages::search))
+        .route("/site/{host}", get(pages::site))
+        .route("/site/{host}/robots.txt", get(pages::raw))
+        .route("/site/{host}/bias", get(pages::bias))
+        .route("/robots", get(pages::robots))
+        .route("/crawler/{name}", get(pages::crawler))
+        .route("/logs/{id}", get(logs::report))
+        .route("/submit", get(pages::submit_form).post(pages::submit))
+        .route("/check", get(pages::check_form).post(pages::check))
+        .route("/api", get(pages::api_doc))
+        .route("/healthz", get(pages::healthz))
+        .route("/static/style.css", get(pages::style))
+        .route("/static/favicon.svg", get(pages::favicon))
+        .merge(api)
+        .layer(DefaultBodyLimit::max(limits.body))
+        .merge(upload)
+        .fallback(pages::not_found)
+        .layer(axum::middleware::from_fn(guard::headers))
+        .layer(axum::middleware::from_fn(guard::log))
+        .with_state(app)
+}
+
+/// A server bound to its address, ready to run.
+pub struct Server {
+    listener: tokio::net::TcpListener,
+    app: Arc<App>,
+}
+
+impl Server {
+    /// Builds the demo (without a store), opens the store and the index
+    /// (building the index when missing), analyses the demo's logs, and
+    /// binds `listen`.
+    pub async fn bind(config: Config, listen: SocketAddr) -> Result<Server, Error> {
+        let app = App::new(config).await?;
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|source| Error::Io {
+                what: format!("cannot listen on {listen}"),
+                source,
+            })?;
+        Ok(Server { listener, app })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// The application's state.
+    pub fn app(&self) -> &Arc<App> {
+        &self.app
+    }
+
+    /// Serves until `shutdown` completes, then lets the requests in
+    /// flight finish.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), Error> {
+        let svc = router(self.app).into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(self.listener, svc)
+            .with_graceful_shutdown(shutdown)
+            .await
+            .map_err(|source| Error::Io {
+                what: "the server stopped".into(),
+                source,
+            })
+    }
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down: finishing the requests in flight");
+}

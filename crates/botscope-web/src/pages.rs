@@ -1,0 +1,988 @@
+//! The pages. Each handler reads its parameters, gets its model (the same
+//! value its `/api` twin answers with, from [`crate::api`]'s model
+//! functions) on a blocking thread, and renders it with maud.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::{Multipart, Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use botscope_index::{FileBias, SearchResults, Tilt, VersionDiff};
+use botscope_robotstxt::{Semantics, Severity};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use crate::App;
+use crate::api::{
+    self, CheckInput, CheckModel, CrawlerModel, Fail, FavorParams, SearchParams, SiteModel,
+    SiteParams,
+};
+use crate::layout::{Page, Text, body_lines, day, enc, html_response, listing, query, verdict};
+
+const STYLE: &str = include_str!("../static/style.css");
+const FAVICON: &str = include_str!("../static/favicon.svg");
+
+fn page(app: &App, title: &str, nav: &str, body: Markup) -> Response {
+    page_with(app, StatusCode::OK, title, nav, body, None)
+}
+
+fn page_with(
+    app: &App,
+    status: StatusCode,
+    title: &str,
+    nav: &str,
+    body: Markup,
+    foot: Option<Markup>,
+) -> Response {
+    html_response(
+        status,
+        Page {
+            title,
+            nav,
+            body,
+            foot,
+            demo: app.is_demo(),
+        }
+        .render(),
+    )
+}
+
+impl Fail {
+    /// The failure as a page.
+    pub fn page(self, app: &App) -> Response {
+        let (status, title) = match &self {
+            Fail::BadRequest(_) => (StatusCode::BAD_REQUEST, "That cannot be answered"),
+            Fail::NotFound(_) => (StatusCode::NOT_FOUND, "Not found"),
+            Fail::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "Too large"),
+            Fail::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Something failed"),
+        };
+        crate::layout::error_page(status, title, self.detail(), app.is_demo())
+    }
+}
+
+/// `/`: what is here, and where to start.
+pub async fn home(State(app): State<Arc<App>>) -> Response {
+    let a = app.clone();
+    let stats = api::blocking(move || {
+        a.store_read().and_then(|s| {
+            use botscope_store::Store;
+            s.stats()
+        })
+    })
+    .await;
+    let stats = match stats {
+        Ok(Ok(s)) => Some(s),
+        _ => None,
+    };
+    let body = html! {
+        h1 { "Robots.txt, robots, and who they really are" }
+        p.lead {
+            "Search robots.txt files by field, see how each file treats each robot (BotSeer's bias and favourability), "
+            "follow restrictions over time, and see what robots do in access logs and whether they are who they say."
+        }
+        @if let Some(s) = &stats {
+            p {
+                b { (s.sites) } " sites, " b { (s.versions) } " robots.txt versions ("
+                (s.bodies) " distinct files), " (app.index.documents()) " documents in the index."
+            }
+        }
+        (search_form("", "relevance", "google"))
+        h2 { "Try" }
+        ul.examples {
+            @for (q, what) in EXAMPLES {
+                li { a href={ "/search" (query(&[("q", q)])) } { code { (q) } } " — " (what) }
+            }
+        }
+        div.cards {
+            a.card href="/robots" { b { "Robots" } span { "Favourability of every robot (BotSeer's Figure 5) and restriction over time" } }
+            a.card href="/logs" { b { "Logs" } span { "Upload an access log: robots, spoofers, disobedience" } }
+            a.card href="/submit" { b { "Submit" } span { "Add a robots.txt and see its bias at once" } }
+            a.card href="/check" { b { "Check" } span { "Test a robots.txt against an agent and URLs, both semantics" } }
+        }
+    };
+    page(&app, "botscope", "", body)
+}
+
+const EXAMPLES: &[(&str, &str)] = &[
+    ("botname:googlebot", "files with a group for Googlebot"),
+    (
+        "favor:googlebot site:gov",
+        "government sites that favour Googlebot",
+    ),
+    (
+        "disallow:/cgi-bin/",
+        "files that close /cgi-bin/ (and below)",
+    ),
+    (
+        "contain:universal delay:>10",
+        "a * group and a Crawl-delay over 10 s",
+    ),
+    (
+        "disfavor:gptbot",
+        "files that keep GPTBot out more than others",
+    ),
+    (
+        "favor:googlebot disfavor:msnbot",
+        "Google favoured and MSN disfavoured",
+    ),
+];
+
+fn search_form(q: &str, rank: &str, semantics: &str) -> Markup {
+    html! {
+        form.search method="get" action="/search" role="search" {
+            input type="search" name="q" value=(q) placeholder="favor:googlebot site:gov" aria-label="Query" autofocus;
+            select name="rank" aria-label="Ranking" {
+                @for (v, l) in [("relevance", "relevance"), ("bias", "bias"), ("site", "site")] {
+                    option value=(v) selected[v == rank] { "by " (l) }
+                }
+            }
+            select name="semantics" aria-label="Semantics" {
+                option value="google" selected[semantics == "google"] { "Google (RFC 9309)" }
+                option value="draft1996" selected[semantics == "draft1996"] { "1996 draft" }
+            }
+            button type="submit" { "Search" }
+        }
+        details.help {
+            summary { "Modifiers" }
+            dl {
+                dt { code { "botname:" } } dd { "a User-agent of the file, or its product token (" code { "botname:googlebot" } " finds " code { "Googlebot/2.1" } ")" }
+                dt { code { "site:" } } dd { "the host, whole labels from the right (" code { "site:gov" } ", " code { "site:nasa.gov" } ")" }
+                dt { code { "disallow:" } " " code { "allow:" } } dd { "a rule's path by prefix (" code { "disallow:/cgi-bin/" } "); " code { "disallow:/" } " alone is exactly " code { "/" } }
+                dt { code { "delay:" } } dd { "Crawl-delay: " code { "delay:>10" } ", " code { "delay:[1 TO 5]" } }
+                dt { code { "favor:" } " " code { "disfavor:" } " " code { "nobias:" } } dd { "the file's bias towards a robot" }
+                dt { code { "contain:universal" } } dd { "the file has a " code { "*" } " group" }
+                dt { code { "sitemap:" } " " code { "signal:" } } dd { "a Sitemap line; a Content-Signal (" code { "signal:ai-train=no" } ")" }
+                dt { "words, " code { "\"phrases\"" } } dd { "in the file's text; terms are ANDed; " code { "OR" } ", " code { "-" } "negation and parentheses work" }
+            }
+        }
+    }
+}
+
+/// `/search`.
+pub async fn search(State(app): State<Arc<App>>, Query(p): Query<SearchParams>) -> Response {
+    let q = p.q.clone().unwrap_or_default();
+    let rank = p.rank.clone().unwrap_or_else(|| "relevance".into());
+    let sem = p.semantics.clone().unwrap_or_else(|| "google".into());
+    if q.trim().is_empty() {
+        let body = html! { h1 { "Search" } (search_form("", &rank, &sem)) };
+        return page(&app, "Search", "/search", body);
+    }
+    let page_no = p.page_number();
+    let r = api::search_model(&app, &p, 20, (page_no - 1) * 20).await;
+    let body = match &r {
+        Ok(r) => html! {
+            h1 { "Search" }
+            (search_form(&q, &rank, &sem))
+            (results(r, &p, page_no))
+        },
+        Err(e) => html! {
+            h1 { "Search" }
+            (search_form(&q, &rank, &sem))
+            pre.error { (Text(e.detail())) }
+        },
+    };
+    let status = match r {
+        Ok(_) => StatusCode::OK,
+        Err(Fail::BadRequest(_)) => StatusCode::BAD_REQUEST,
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    page_with(&app, status, "Search", "/search", body, None)
+}
+
+fn results(r: &SearchResults, p: &SearchParams, page_no: usize) -> Markup {
+    let pages = (r.total as usize).div_ceil(20).max(1);
+    let link = |n: usize| {
+        format!(
+            "/search{}",
+            query(&[
+                ("q", p.q.as_deref().unwrap_or_default()),
+                ("rank", p.rank.as_deref().unwrap_or_default()),
+                ("semantics", p.semantics.as_deref().unwrap_or_default()),
+                ("as_of", p.as_of.as_deref().unwrap_or_default()),
+                ("page", &if n > 1 { n.to_string() } else { String::new() }),
+            ])
+        )
+    };
+    html! {
+        p.count { b { (r.total) } " sites (" (format!("{:.1}", r.took_ms)) " ms)" @if pages > 1 { ", page " (page_no) " of " (pages) } }
+        ol.hits start=((page_no - 1) * 20 + 1) {
+            @for h in &r.hits {
+                li.hit {
+                    div.head {
+                        a.site href={ "/site/" (enc(&h.site)) } { (Text(&h.site)) }
+                        @if let Some(rank) = h.rank { " " span.rank title="rank in the host list" { "#" (rank) } }
+                        " " span.muted { "fetched " (h.fetched.get(..10).unwrap_or(&h.fetched)) " · " (h.source) }
+                        " " a href={ "/site/" (enc(&h.site)) "/robots.txt" (query(&[("at", &h.fetched)])) } { "cached" }
+                        " " a href={ "/site/" (enc(&h.site)) "/bias" (query(&[("as_of", &h.fetched)])) } { "Analyze it!" }
+                    }
+                    @if !h.snippet.is_empty() { pre.snippet { (Text(&h.snippet)) } }
+                    @if !h.bias.is_empty() {
+                        div.bias {
+                            @for (robot, b) in h.bias.iter().take(12) {
+                                span class={ "tilt " (Tilt::of(*b).as_str()) } title={ "bias " (b) } {
+                                    (Text(robot)) " " (format!("{b:+}"))
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        @if pages > 1 {
+            nav.pages {
+                @if page_no > 1 { a rel="prev" href=(link(page_no - 1)) { "← previous" } }
+                @if page_no < pages { a rel="next" href=(link(page_no + 1)) { "next →" } }
+            }
+        }
+    }
+}
+
+/// `/site/HOST`: the file with line numbers and lint, its versions, a
+/// diff, and a checker.
+pub async fn site(
+    State(app): State<Arc<App>>,
+    Path(host): Path<String>,
+    Query(p): Query<SiteParams>,
+) -> Response {
+    match api::site_model(&app, &host, &p).await {
+        Ok(m) => {
+            let title = m.host.clone();
+            page(&app, &title, "", site_body(&m, &p))
+        }
+        Err(e) => e.page(&app),
+    }
+}
+
+fn site_body(m: &SiteModel, p: &SiteParams) -> Markup {
+    let lines = body_lines(m.body.as_bytes());
+    let notes = by_line(&m.diagnostics);
+    let hit = |sem: &str| {
+        m.check
+            .iter()
+            .find(|c| c.semantics == sem)
+            .and_then(|c| c.line)
+    };
+    let (hit_g, hit_d) = (hit("google"), hit("draft1996"));
+    let mark = |no: u32| {
+        let class = if Some(no) == hit_g {
+            Some("hit")
+        } else if Some(no) == hit_d {
+            Some("hit2")
+        } else {
+            None
+        };
+        let html = html! {
+            @if Some(no) == hit_g { span.badge { "decides (Google)" } }
+            @if Some(no) == hit_d { span.badge { "decides (1996)" } }
+            @for d in notes.get(&no).into_iter().flatten() {
+                div class={ "diag " (severity(d.severity)) } { b { (d.code.as_str()) } " " (Text(&d.message)) }
+            }
+        };
+        (class, html)
+    };
+    let host = enc(&m.host);
+    html! {
+        h1 { (Text(&m.host)) }
+        p {
+            @if let Some(r) = m.rank { "Rank " b { (r) } " in the host list. " }
+            (m.versions.len()) " version" @if m.versions.len() != 1 { "s" } ". Shown: the version first fetched "
+            b { (day(m.shown)) } " (" (m.source) ", " (m.bytes) " bytes). "
+            a href={ "/site/" (host) "/robots.txt" (query(&[("at", &m.shown.to_string())])) } { "As stored" } " · "
+            a href={ "/site/" (host) "/bias" (query(&[("as_of", &m.shown.to_string())])) } { "Analyze it!" }
+        }
+        (timeline(m))
+        h2 { "Check a URL" }
+        form.inline method="get" action={ "/site/" (host) } {
+            input type="hidden" name="at" value=(m.shown);
+            label { "Agent " input type="text" name="agent" value=(p.agent.as_deref().unwrap_or("Googlebot")) required; }
+            label { "URL or path " input type="text" name="url" value=(p.url.as_deref().unwrap_or("/")) required; }
+            button type="submit" { "Check" }
+        }
+        @if !m.check.is_empty() {
+            table.verdicts {
+                thead { tr { th { "Semantics" } th { "Verdict" } th { "Deciding line" } } }
+                tbody {
+                    @for c in &m.check {
+                        tr {
+                            td { (c.semantics) }
+                            td { (verdict(c.allowed)) }
+                            td { @if let Some(l) = c.line { a href={ "#L" (l) } { (Text(&c.describe)) } } @else { (Text(&c.describe)) } }
+                        }
+                    }
+                }
+            }
+        }
+        h2 { "robots.txt" " " span.muted { "(" (m.diagnostics.len()) " lint diagnostics)" } }
+        @for d in m.diagnostics.iter().filter(|d| d.line == 0) {
+            div class={ "diag " (severity(d.severity)) } { b { (d.code.as_str()) } " " (Text(&d.message)) }
+        }
+        (listing(&lines, &mark))
+        @if m.versions.len() > 1 {
+            h2 { "Compare versions" }
+            form.inline method="get" action={ "/site/" (host) } {
+                input type="hidden" name="at" value=(m.shown);
+                label { "From " select name="from" {
+                    @for v in &m.versions { option value=(v.from) selected[Some(v.from) == m.diff_from] { (day(v.from)) " (" (v.source) ")" } }
+                } }
+                label { "to " select name="to" {
+                    @for v in &m.versions { option value=(v.from) selected[Some(v.from) == m.diff_to] { (day(v.from)) " (" (v.source) ")" } }
+                } }
+                button type="submit" { "Compare" }
+            }
+            @if let Some(d) = &m.diff { (diff(d)) }
+        }
+    }
+}
+
+/// Diagnostics by line.
+fn by_line(
+    ds: &[botscope_robotstxt::Diagnostic],
+) -> BTreeMap<u32, Vec<&botscope_robotstxt::Diagnostic>> {
+    let mut notes: BTreeMap<u32, Vec<&botscope_robotstxt::Diagnostic>> = BTreeMap::new();
+    for d in ds {
+        notes.entry(d.line).or_default().push(d);
+    }
+    notes
+}
+
+fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        _ => "note",
+    }
+}
+
+fn timeline(m: &SiteModel) -> Markup {
+    let (Some(first), Some(last)) = (m.versions.first(), m.versions.last()) else {
+        return html! {};
+    };
+    let span = (last.from - first.from).max(1) as f64;
+    let x = |t: i64| 20.0 + 680.0 * (t - first.from) as f64 / span;
+    html! {
+        svg.timeline viewBox="0 0 720 44" role="img" aria-label="Versions over time" {
+            line.axis x1="20" x2="700" y1="16" y2="16" {}
+            @for v in &m.versions {
+                a href={ "/site/" (enc(&m.host)) (query(&[("at", &v.from.to_string())])) } {
+                    circle class={ "version" @if v.from == m.shown { " current" } } cx=(format!("{:.1}", x(v.from))) cy="16" r="6" {
+                        title { (day(v.from)) " · " (v.source) " · " (v.bytes) " bytes" }
+                    }
+                }
+            }
+            text.axis x="20" y="40" { (day(first.from)) }
+            @if m.versions.len() > 1 { text.axis x="700" y="40" text-anchor="end" { (day(last.from)) } }
+        }
+    }
+}
+
+fn diff(d: &VersionDiff) -> Markup {
+    html! {
+        @if d.added.is_empty() && d.removed.is_empty() && d.verdicts.is_empty() {
+            p.muted { "No rule changed." }
+        }
+        @if !d.added.is_empty() || !d.removed.is_empty() {
+            ul.diff {
+                @for r in &d.removed { li.removed { "− " code { (Text(&r.agents)) " " (r.kind) ": " (Text(&r.value)) } } }
+                @for r in &d.added { li.added { "+ " code { (Text(&r.agents)) " " (r.kind) ": " (Text(&r.value)) } } }
+            }
+        }
+        @if !d.verdicts.is_empty() {
+            div.wide { table {
+                thead { tr { th { "Robot" } th { "Path" } th { "Before" } th { "After" } } }
+                tbody { @for v in d.verdicts.iter().take(200) {
+                    tr { td { (Text(&v.robot)) } td { code { (Text(&v.path)) } } td { (verdict(v.before)) } td { (verdict(v.after)) } }
+                } }
+            } }
+        }
+        @if !d.bias.is_empty() {
+            p { "Bias: "
+                @for (k, b) in d.bias.iter().enumerate() {
+                    @if k > 0 { ", " }
+                    (Text(&b.robot)) " "
+                    (b.before.map_or("—".to_owned(), |x| format!("{x:+}"))) " → "
+                    (b.after.map_or("—".to_owned(), |x| format!("{x:+}")))
+                }
+            }
+        }
+    }
+}
+
+/// `/site/HOST/robots.txt`: the file as stored, as plain text in a
+/// sandbox.
+pub async fn raw(
+    State(app): State<Arc<App>>,
+    Path(host): Path<String>,
+    Query(p): Query<SiteParams>,
+) -> Response {
+    match api::site_model(&app, &host, &p).await {
+        Ok(m) => {
+            let mut res = m.raw.into_response();
+            let h = res.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            h.insert(
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static("sandbox; default-src 'none'"),
+            );
+            res
+        }
+        Err(e) => e.page(&app),
+    }
+}
+
+/// `/site/HOST/bias`: "Analyze it!".
+pub async fn bias(
+    State(app): State<Arc<App>>,
+    Path(host): Path<String>,
+    Query(p): Query<api::BiasParams>,
+) -> Response {
+    match api::bias_model(&app, Some(&host), &p).await {
+        Ok(b) => {
+            let title = format!("Bias of {host}");
+            let body = html! {
+                h1 { "Analyze it! " a href={ "/site/" (enc(&host)) } { (Text(&host)) } }
+                (semantics_switch(&format!("/site/{}/bias", enc(&host)), b.semantics, &[("as_of", p.as_of.as_deref().unwrap_or_default())]))
+                (bias_table(&b))
+            };
+            page(&app, &title, "", body)
+        }
+        Err(e) => e.page(&app),
+    }
+}
+
+fn semantics_switch(base: &str, current: Semantics, keep: &[(&str, &str)]) -> Markup {
+    html! {
+        p.switch {
+            "Semantics: "
+            @for (v, l) in [("google", "Google (RFC 9309)"), ("draft1996", "1996 draft")] {
+                @let pairs: Vec<(&str, &str)> = keep.iter().copied().chain([("semantics", v)]).collect();
+                @if current.as_str() == v { b { (l) } } @else { a href={ (base) (query(&pairs)) } { (l) } }
+                " "
+            }
+        }
+    }
+}
+
+/// The bias table of a file: robots, then who may fetch each path.
+pub fn bias_table(b: &FileBias) -> Markup {
+    html! {
+        p {
+            "DIR: " b { (b.dir.len()) } " distinct Allow and Disallow paths; the universal robot (" code { "*" } ") may fetch "
+            b { (b.universal_allowed) } ". bias(r) = |D_r| − |D_u|."
+        }
+        @if b.robots.is_empty() {
+            p.muted { "The file names no robot: there is no bias to measure." }
+        } @else {
+            div.wide { table.bias id="bias" {
+                thead { tr { th { "Robot" } th { "May fetch" } th { "Bias" } th { "Verdict" } } }
+                tbody {
+                    @for r in &b.robots {
+                        tr {
+                            td { a href={ "/crawler/" (enc(&r.robot)) } { (Text(&r.robot)) } }
+                            td.n { (r.allowed) } td.n { (format!("{:+}", r.bias)) }
+                            td { span class={ "tilt " (r.verdict.as_str()) } { (r.verdict.as_str()) } }
+                        }
+                    }
+                }
+            } }
+        }
+        @if !b.dir.is_empty() {
+            h2 { "Who may fetch each path" }
+            div.wide { table.matrix {
+                thead { tr {
+                    th { "Path" } th { "*" }
+                    @for r in &b.robots { th { (Text(&r.robot)) } }
+                } }
+                tbody {
+                    @for d in b.decisions.iter().take(500) {
+                        tr {
+                            td { code { (Text(&d.path)) } }
+                            (cell(d.universal))
+                            @for x in &d.robots { (cell(*x)) }
+                        }
+                    }
+                }
+            } }
+            @if b.decisions.len() > 500 { p.muted { "The first 500 paths of " (b.decisions.len()) " are shown; the JSON API has them all." } }
+        }
+    }
+}
+
+fn cell(d: botscope_index::Decision) -> Markup {
+    html! {
+        td class=(if d.allowed { "yes" } else { "no" }) title=(d.line.map_or("no rule matched".to_owned(), |l| format!("line {l}"))) {
+            (if d.allowed { "✓" } else { "✗" })
+            @if let Some(l) = d.line { " " span.muted { (l) } }
+        }
+    }
+}
+
+/// `/robots`: Figure 5 and the trends chart.
+pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -> Response {
+    let favor = api::favor_model(&app, &p).await;
+    let trends = api::trends_model(&app, &p).await;
+    let (favor, sem) = match favor {
+        Ok(f) => f,
+        Err(e) => {
+            let body = html! { h1 { "Robots" } (robots_form(&p)) pre.error { (Text(e.detail())) } };
+            let status = if matches!(e, Fail::BadRequest(_)) {
+                StatusCode::BAD_REQUEST
+            } else {
+                StatusCode::INTERNAL_SERVER_ERROR
+            };
+            return page_with(&app, status, "Robots", "/robots", body, None);
+        }
+    };
+    let sort = p.sort.as_deref().unwrap_or("appeared");
+    let link = |s: &str| {
+        format!(
+            "/robots{}",
+            query(&[
+                ("where", p.where_.as_deref().unwrap_or_default()),
+                ("as_of", p.as_of.as_deref().unwrap_or_default()),
+                ("semantics", p.semantics.as_deref().unwrap_or_default()),
+                ("min", p.min.as_deref().unwrap_or_default()),
+                ("agent", p.agent.as_deref().unwrap_or_default()),
+                ("category", p.category.as_deref().unwrap_or_default()),
+                ("sort", s),
+            ])
+        )
+    };
+    let shown = 300;
+    let body = html! {
+        h1 { "Robots" }
+        p.lead { "How the files treat each robot they name: " b { "favoured" } " (the robot may fetch more of the file's paths than the universal robot), "
+            b { "disfavoured" } " (less), favourability = (favoured − disfavoured) / N over every file of the set (BotSeer's Figure 5)." }
+        (robots_form(&p))
+        p { "N = " b { (favor.n) } " files · " (favor.semantics) " semantics · as of " (favor.as_of)
+            @if let Some(w) = &favor.where_ { " · where " code { (Text(w)) } } }
+        div.wide { table.favor id="favor" {
+            thead { tr {
+                @for (key, label) in [("robot", "Robot"), ("appeared", "Appeared"), ("favored", "Favoured"), ("disfavored", "Disfavoured"), ("favorability", "Favourability")] {
+                    th aria-sort=[(key == sort).then_some(if key == "robot" { "ascending" } else { "descending" })] {
+                        a href=(link(key)) { (label) }
+                    }
+                }
+            } }
+            tbody {
+                @for r in favor.robots.iter().take(shown) {
+                    tr {
+                        td { a href={ "/crawler/" (enc(&r.robot)) } { (Text(&r.robot)) } }
+                        td.n { (r.appeared) } td.n { (r.favored) } td.n { (r.disfavored) }
+                        td.n { (format!("{:.8}", r.favorability)) }
+                    }
+                }
+            }
+        } }
+        @if favor.robots.len() > shown { p.muted { "The first " (shown) " robots of " (favor.robots.len()) " are shown; raise the minimum or use the JSON API." } }
+        h2 { "Restriction over time" }
+        @match &trends {
+            Ok(t) => {
+                p { "Share of sites whose robots.txt keeps "
+                    @if t.agents.len() == 1 { code { (Text(&t.agents[0])) } } @else { "the group (" (t.agents.len()) " agents, the strictest per site)" }
+                    " out fully, partially or not at all, per " (t.by) "." }
+                (crate::chart::trends(t))
+            }
+            Err(e) => { pre.error { (Text(e.detail())) } }
+        }
+    };
+    let _ = sem;
+    page(&app, "Robots", "/robots", body)
+}
+
+fn robots_form(p: &FavorParams) -> Markup {
+    let categories: Vec<&str> = botscope_botid::Category::ALL
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    html! {
+        form.inline method="get" action="/robots" {
+            label { "Files matching " input type="search" name="where" value=(p.where_.as_deref().unwrap_or_default()) placeholder="site:gov"; }
+            label { "as of " input type="text" name="as_of" value=(p.as_of.as_deref().unwrap_or_default()) placeholder="latest" size="10"; }
+            label { "named in at least " input type="number" name="min" min="1" value=(p.min.as_deref().unwrap_or("1")) size="4"; " files" }
+            select name="semantics" aria-label="Semantics" {
+                option value="google" selected[p.semantics.as_deref() != Some("draft1996")] { "Google" }
+                option value="draft1996" selected[p.semantics.as_deref() == Some("draft1996")] { "1996 draft" }
+            }
+            label { "trend of robot " input type="text" name="agent" value=(p.agent.as_deref().unwrap_or_default()) placeholder="GPTBot" size="12"; }
+            label { "or category " select name="category" {
+                option value="" { "—" }
+                @for c in &categories { option value=(c) selected[p.category.as_deref() == Some(*c)] { (c) } }
+            } }
+            input type="hidden" name="sort" value=(p.sort.as_deref().unwrap_or_default());
+            button type="submit" { "Show" }
+        }
+    }
+}
+
+/// `/crawler/NAME`: BotSeer's crawler search.
+pub async fn crawler(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
+    match api::crawler_model(&app, &name).await {
+        Ok(m) => {
+            let foot = (!app.owners.is_empty())
+                .then(|| html! { (botscope_ipdb::Kind::City.attribution()) });
+            page_with(
+                &app,
+                StatusCode::OK,
+                &m.name.clone(),
+                "",
+                crawler_body(&app, &m),
+                foot,
+            )
+        }
+        Err(e) => e.page(&app),
+    }
+}
+
+fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
+    let mut marks = Vec::new();
+    for l in &m.logs {
+        for a in &l.addresses {
+            if let (Some(lat), Some(lon)) = (a.latitude, a.longitude) {
+                let class = match (a.seen.verdict, a.seen.disobeyed()) {
+                    ("verified", _) => "verified",
+                    ("spoofed", true) => "spoofed-disobeying",
+                    ("spoofed", false) => "spoofed",
+                    _ => "other",
+                };
+                marks.push(crate::map::Mark {
+                    lon,
+                    lat,
+                    class,
+                    title: format!(
+                        "{} · {} · {} requests{}",
+                        a.seen.ip,
+                        a.seen.verdict,
+                        a.seen.requests,
+                        a.city
+                            .as_deref()
+                            .map(|c| format!(" · {c}"))
+                            .unwrap_or_default()
+                    ),
+                });
+            }
+        }
+    }
+    let addresses: usize = m.logs.iter().map(|l| l.addresses.len()).sum();
+    html! {
+        h1 { (Text(&m.name)) }
+        @match &m.registry {
+            Some(b) => {
+                dl.entry {
+                    dt { "Operator" } dd { (Text(b.operator.as_deref().unwrap_or("—"))) }
+                    dt { "Category" } dd { (b.category.map_or("—", |c| c.as_str())) }
+                    dt { "User-Agent tokens" } dd { @for (k, t) in b.ua_tokens.iter().enumerate() { @if k > 0 { ", " } code { (Text(t)) } } }
+                    dt { "Obeys robots.txt" } dd { (match b.respects_robots_txt { Some(true) => "yes, its operator says", Some(false) => "no, its operator says", None => "not stated" }) }
+                    dt { "Verification" } dd {
+                        @if b.has_ip_verifier() { "published addresses (" (b.ranges().count()) " ranges" @if let Some(d) = &b.ip_as_of { ", as of " (Text(d)) } ")" }
+                        @if b.has_ip_verifier() && b.fcrdns_hosts.is_some() { " " (b.verify.as_str()) " " }
+                        @if let Some(h) = &b.fcrdns_hosts { "reverse DNS in " @for (k, d) in h.iter().enumerate() { @if k > 0 { ", " } code { (Text(d)) } } }
+                        @if !b.has_ip_verifier() && b.fcrdns_hosts.is_none() { "none: it can be claimed, never verified" }
+                    }
+                    @if let Some(u) = &b.url { dt { "Documentation" } dd { (Text(u)) } }
+                }
+            }
+            None => { p.muted { "Not in the registry: botscope cannot verify it." } }
+        }
+        h2 { "Favourability" }
+        @match &m.favor {
+            Some(f) => {
+                p { "Named in " b { (f.appeared) } " of " (m.n) " files: favoured by " b { (f.favored) } ", disfavoured by " b { (f.disfavored) }
+                    "; favourability " b { (format!("{:.8}", f.favorability)) } ". " a href="/robots" { "All robots" } }
+            }
+            None => { p.muted { "No file of the index names it." } }
+        }
+        div.cols {
+            div { h3 { "Sites that favour it" } (site_list(&m.favoring)) }
+            div { h3 { "Sites that disfavour it" } (site_list(&m.disfavoring)) }
+        }
+        h2 { "In the access logs" }
+        @if m.logs.is_empty() {
+            p.muted { "No analysed log shows it. " a href="/logs" { "Upload a log" } "." }
+        } @else {
+            (crate::map::map(&marks))
+            p.legend {
+                span { i.verified {} "verified" } span { i.spoofed-disobeying {} "spoofed, disobeying robots.txt" }
+                span { i.spoofed {} "spoofed" } span { i.other {} "unverifiable" }
+                " · " (marks.len()) " of " (addresses) " addresses located"
+                @if app.owners.is_empty() { " (no IP-owner data installed: " code { "botscope data update" } ")" }
+            }
+            @for l in &m.logs {
+                h3 { a href={ "/logs/" (l.id) } { (Text(&l.log)) } " " span.muted { "as " (Text(&l.robot)) } }
+                details {
+                    summary { (l.user_agents.len()) " User-Agent strings" }
+                    ul { @for (ua, n) in &l.user_agents { li { code { (Text(ua)) } " " span.muted { (n) } } } }
+                }
+                div.wide { table.addresses {
+                    thead { tr { th { "Address" } th { "Verdict" } th { "Network" } th { "Country" } th { "Requests" } th { "robots.txt" } th { "Disallowed" } th { "Why" } } }
+                    tbody {
+                        @for a in l.addresses.iter().take(200) {
+                            tr {
+                                td { code { (a.seen.ip) } }
+                                td { span class={ "v " (a.seen.verdict) } { (a.seen.verdict) } }
+                                td { (Text(&match (a.asn, &a.as_org) { (Some(n), Some(o)) => format!("AS{n} {o}"), (Some(n), None) => format!("AS{n}"), _ => "—".into() })) }
+                                td { (Text(a.country.as_deref().unwrap_or("—"))) }
+                                td.n { (a.seen.requests) }
+                                td.n { (a.seen.robots_txt) }
+                                td.n class=[(a.seen.disallowed > 0).then_some("bad")] { (a.seen.disallowed) " of " (a.seen.judged) }
+                                td { (Text(&a.seen.reason)) }
+                            }
+                        }
+                    }
+                } }
+            }
+        }
+    }
+}
+
+fn site_list(hits: &[botscope_index::Hit]) -> Markup {
+    html! {
+        @if hits.is_empty() { p.muted { "None." } } @else {
+            ul { @for h in hits {
+                li { a href={ "/site/" (enc(&h.site)) "/bias" } { (Text(&h.site)) } " " span.muted { (format!("{:+}", h.score)) } }
+            } }
+        }
+    }
+}
+
+/// `GET /submit`.
+pub async fn submit_form(State(app): State<Arc<App>>) -> Response {
+    page(
+        &app,
+        "Submit a robots.txt",
+        "/submit",
+        submit_markup(None, "", ""),
+    )
+}
+
+fn submit_markup(error: Option<&str>, site: &str, text: &str) -> Markup {
+    html! {
+        h1 { "Submit a robots.txt" }
+        p { "A file you give is stored as the site's " code { "submitted" } " version, indexed at once, and its bias shown (BotSeer's submission)." }
+        @if let Some(e) = error { pre.error { (Text(e)) } }
+        form.stack method="post" action="/submit" enctype="multipart/form-data" {
+            label { "Site " input type="text" name="site" value=(site) placeholder="www.example.com" required; }
+            label { "robots.txt " textarea name="robots_txt" rows="14" placeholder="User-agent: *\nDisallow: /private/" { (text) } }
+            label { "or a file " input type="file" name="file"; }
+            button type="submit" { "Submit" }
+        }
+    }
+}
+
+/// `POST /submit`.
+pub async fn submit(State(app): State<Arc<App>>, mut form: Multipart) -> Response {
+    let mut site = String::new();
+    let mut text = Vec::new();
+    let mut file = Vec::new();
+    loop {
+        match form.next_field().await {
+            Ok(Some(f)) => {
+                let name = f.name().unwrap_or_default().to_owned();
+                match f.bytes().await {
+                    Ok(b) => match name.as_str() {
+                        "site" => site = String::from_utf8_lossy(&b).into_owned(),
+                        "robots_txt" => text = b.to_vec(),
+                        "file" => file = b.to_vec(),
+                        _ => {}
+                    },
+                    Err(e) => return Fail::TooLarge(e.body_text()).page(&app),
+                }
+            }
+            Ok(None) => break,
+            Err(e) => return Fail::BadRequest(e.body_text()).page(&app),
+        }
+    }
+    let body = if file.is_empty() { text } else { file };
+    // A textarea sends CRLF line ends: the file is kept as the user wrote it.
+    match api::submit_model(&app, &site, body.clone(), Semantics::Google).await {
+        Ok(b) => {
+            let host = b.site.clone().unwrap_or_default();
+            let page_body = html! {
+                h1 { "Stored: " a href={ "/site/" (enc(&host)) } { (Text(&host)) } }
+                p.ok { "The file is stored as the submitted version of " (Text(&host)) " and indexed. Its bias:" }
+                (bias_table(&b))
+            };
+            page(&app, "Submitted", "/submit", page_body)
+        }
+        Err(e) => {
+            let status = match e {
+                Fail::BadRequest(_) => StatusCode::BAD_REQUEST,
+                Fail::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+                _ => StatusCode::INTERNAL_SERVER_ERROR,
+            };
+            page_with(
+                &app,
+                status,
+                "Submit a robots.txt",
+                "/submit",
+                submit_markup(Some(e.detail()), &site, &String::from_utf8_lossy(&body)),
+                None,
+            )
+        }
+    }
+}
+
+/// `GET /check`.
+pub async fn check_form(State(app): State<Arc<App>>) -> Response {
+    let input = CheckInput {
+        agent: "Googlebot".into(),
+        urls: vec!["/".into()],
+        ..CheckInput::default()
+    };
+    page(
+        &app,
+        "Check a robots.txt",
+        "/check",
+        check_markup(&input, None),
+    )
+}
+
+/// The check form's fields.
+#[derive(Debug, Default, Deserialize)]
+pub struct CheckForm {
+    robots_txt: Option<String>,
+    url: Option<String>,
+    agent: Option<String>,
+    urls: Option<String>,
+}
+
+/// `POST /check`.
+pub async fn check(State(app): State<Arc<App>>, Form(f): Form<CheckForm>) -> Response {
+    let input = CheckInput {
+        robots_txt: f.robots_txt.filter(|s| !s.trim().is_empty()),
+        url: f.url.filter(|s| !s.trim().is_empty()),
+        agent: f.agent.unwrap_or_default(),
+        urls: f
+            .urls
+            .unwrap_or_default()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    };
+    let r = api::check_model(&app, &input).await;
+    let status = match &r {
+        Ok(_) => StatusCode::OK,
+        Err(Fail::BadRequest(_)) => StatusCode::BAD_REQUEST,
+        Err(Fail::TooLarge(_)) => StatusCode::PAYLOAD_TOO_LARGE,
+        Err(_) => StatusCode::BAD_GATEWAY,
+    };
+    page_with(
+        &app,
+        status,
+        "Check a robots.txt",
+        "/check",
+        check_markup(&input, Some(r)),
+        None,
+    )
+}
+
+fn check_markup(input: &CheckInput, result: Option<Result<CheckModel, Fail>>) -> Markup {
+    html! {
+        h1 { "Check a robots.txt" }
+        p { "Paste a robots.txt, or give a site's URL (fetched as botscope's harvester fetches it: https then http, redirects, 500 KiB cap, no private addresses), "
+            "an agent and URLs: each URL's verdict under Google's rules (RFC 9309) and the 1996 draft, with the deciding line, and the file's lint." }
+        form.stack method="post" action="/check" {
+            label { "robots.txt " textarea name="robots_txt" rows="12" { (input.robots_txt.as_deref().unwrap_or_default()) } }
+            label { "or fetch from " input type="url" name="url" value=(input.url.as_deref().unwrap_or_default()) placeholder="https://www.example.com/"; }
+            label { "Agent " input type="text" name="agent" value=(input.agent) required; }
+            label { "URLs or paths, one per line " textarea name="urls" rows="4" required { (input.urls.join("\n")) } }
+            button type="submit" { "Check" }
+        }
+        @match result {
+            None => {}
+            Some(Err(e)) => { pre.error { (Text(e.detail())) } }
+            Some(Ok(m)) => {
+                @if let Some(f) = &m.fetched { p.muted { "Fetched: " (Text(f)) } }
+                div.wide { table.verdicts id="verdicts" {
+                    thead { tr { th { "URL" } th { "Google" } th { "Deciding line" } th { "1996 draft" } th { "Deciding line" } } }
+                    tbody {
+                        @for r in &m.results {
+                            tr {
+                                td { code { (Text(&r.url)) } }
+                                td { (verdict(r.google.allowed)) } td { (Text(&r.google.describe)) }
+                                td { (verdict(r.draft1996.allowed)) } td { (Text(&r.draft1996.describe)) }
+                            }
+                        }
+                    }
+                } }
+                @let lines = body_lines(m.robots_txt.as_bytes());
+                @let hits: Vec<u32> = m.results.iter().filter_map(|r| r.google.line).collect();
+                @let notes = by_line(&m.diagnostics);
+                h2 { "The file " span.muted { "(" (m.diagnostics.len()) " lint diagnostics)" } }
+                @for d in m.diagnostics.iter().filter(|d| d.line == 0) {
+                    div class={ "diag " (severity(d.severity)) } { b { (d.code.as_str()) } " " (Text(&d.message)) }
+                }
+                (listing(&lines, &|no| {
+                    let class = hits.contains(&no).then_some("hit");
+                    let html = html! {
+                        @for d in notes.get(&no).into_iter().flatten() {
+                            div class={ "diag " (severity(d.severity)) } { b { (d.code.as_str()) } " " (Text(&d.message)) }
+                        }
+                    };
+                    (class, html)
+                }))
+            }
+        }
+    }
+}
+
+/// `/api`: the API, from its OpenAPI description.
+pub async fn api_doc(State(app): State<Arc<App>>) -> Response {
+    let spec: serde_json::Value = serde_json::from_str(api::OPENAPI).unwrap_or_default();
+    let paths = spec["paths"].as_object().cloned().unwrap_or_default();
+    let body = html! {
+        h1 { "JSON API" }
+        p { "Every page has a JSON twin with the same parameters. The OpenAPI 3.1 description is at "
+            a href="/api/openapi.json" { code { "/api/openapi.json" } } ". Requests are limited to "
+            (app.limits.api_per_second) " a second per address (429 with Retry-After beyond)." }
+        @for (path, ops) in &paths {
+            @for (method, op) in ops.as_object().into_iter().flatten() {
+                section.endpoint {
+                    h2 { code { (method.to_uppercase()) " " (path) } }
+                    p { (op["summary"].as_str().unwrap_or_default()) }
+                    @if let Some(params) = op["parameters"].as_array() {
+                        table {
+                            thead { tr { th { "Parameter" } th { "In" } th { "Description" } } }
+                            tbody { @for p in params {
+                                tr { td { code { (p["name"].as_str().unwrap_or_default()) } } td { (p["in"].as_str().unwrap_or_default()) } td { (p["description"].as_str().unwrap_or_default()) } }
+                            } }
+                        }
+                    }
+                    @if let Some(d) = op["requestBody"]["description"].as_str() { p { "Body: " (d) } }
+                }
+            }
+        }
+    };
+    page(&app, "JSON API", "/api", body)
+}
+
+/// `/healthz`.
+pub async fn healthz(State(app): State<Arc<App>>) -> Response {
+    axum::Json(serde_json::json!({
+        "status": "ok",
+        "documents": app.index.documents(),
+        "logs": app.logs().len(),
+    }))
+    .into_response()
+}
+
+/// The stylesheet.
+pub async fn style() -> Response {
+    crate::layout::static_response(STYLE, "text/css; charset=utf-8")
+}
+
+/// The icon.
+pub async fn favicon() -> Response {
+    crate::layout::static_response(FAVICON, "image/svg+xml")
+}
+
+/// Anything else.
+pub async fn not_found(State(app): State<Arc<App>>) -> Response {
+    Fail::NotFound("There is no page at this address.".into()).page(&app)
+}

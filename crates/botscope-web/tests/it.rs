@@ -1,0 +1,847 @@
+//! The web application over loopback: a real server (the demo, built as
+//! `botscope serve` builds it), real HTTP requests, and headless Chromium
+//! for what only a browser shows (the Content-Security-Policy holds, no
+//! console error).
+
+#![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use botscope_web::{Config, Limits, Server};
+
+/// A server on its own runtime thread, for the life of the test process.
+struct Running {
+    addr: SocketAddr,
+}
+
+fn start(config: Config) -> Running {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
+                .await
+                .unwrap();
+            tx.send(server.local_addr()).unwrap();
+            server.run(std::future::pending()).await.unwrap();
+        });
+    });
+    Running {
+        addr: rx.recv_timeout(Duration::from_secs(300)).unwrap(),
+    }
+}
+
+/// Where the test city database places addresses of the example logs.
+const PLACES: &[(&str, &str, &str, f64, f64)] = &[
+    ("66.249.64.0/19", "US", "Mountain View", 37.42, -122.08),
+    ("157.55.0.0/16", "US", "Redmond", 47.67, -122.12),
+    ("46.105.0.0/16", "FR", "Roubaix", 50.69, 3.17),
+];
+
+fn demo_config() -> Config {
+    let geo =
+        botscope_ipdb::GeoDb::from_bytes(botscope_testkit::ipdb::city_mmdb(false, PLACES)).unwrap();
+    Config {
+        owners: botscope_ipdb::IpOwners::new(None, vec![geo]),
+        demo_sites: 300,
+        threads: 2,
+        limits: Limits {
+            api_per_second: 0,
+            upload: 4 * 1024 * 1024,
+            ..Limits::default()
+        },
+        ..Config::demo()
+    }
+}
+
+/// The shared demo server.
+fn demo() -> SocketAddr {
+    static S: OnceLock<Running> = OnceLock::new();
+    S.get_or_init(|| start(demo_config())).addr
+}
+
+struct Res {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Res {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+fn request(addr: SocketAddr, method: &str, path: &str, ctype: &str, body: &[u8]) -> Res {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !ctype.is_empty() {
+        req.push_str(&format!("Content-Type: {ctype}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    // The server may answer (413) before it reads the whole body.
+    let _ = s.write_all(body);
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no response to {path}: {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut body = raw[split + 4..].to_vec();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    if headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"))
+    {
+        body = dechunk(&body);
+    }
+    Res {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(eol) = b.windows(2).position(|w| w == b"\r\n") {
+        let n = usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&b[eol + 2..eol + 2 + n]);
+        b = &b[eol + 2 + n + 2..];
+    }
+    out
+}
+
+fn get(addr: SocketAddr, path: &str) -> Res {
+    request(addr, "GET", path, "", b"")
+}
+
+fn post_json(addr: SocketAddr, path: &str, v: &serde_json::Value) -> Res {
+    request(
+        addr,
+        "POST",
+        path,
+        "application/json",
+        v.to_string().as_bytes(),
+    )
+}
+
+/// A multipart form: `(name, file name, bytes)`.
+fn multipart(fields: &[(&str, Option<&str>, &[u8])]) -> (String, Vec<u8>) {
+    let boundary = "----botscopetestboundary7MA4YWxkTrZu0gW";
+    let mut body = Vec::new();
+    for (name, file, data) in fields {
+        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        match file {
+            Some(f) => body.extend_from_slice(
+                format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{f}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes(),
+            ),
+            None => body.extend_from_slice(
+                format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n").as_bytes(),
+            ),
+        }
+        body.extend_from_slice(data);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+fn pct(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+const PAGES: &[&str] = &[
+    "/",
+    "/search",
+    "/search?q=favor%3Agooglebot+site%3Agov",
+    "/site/www.ebay.com",
+    "/site/www.ebay.com/bias",
+    "/robots",
+    "/robots?sort=favorability&semantics=draft1996",
+    "/crawler/Googlebot",
+    "/logs",
+    "/logs/1",
+    "/submit",
+    "/check",
+    "/api",
+];
+
+#[test]
+fn every_page_renders_with_a_strict_policy() {
+    let addr = demo();
+    for p in PAGES {
+        let r = get(addr, p);
+        assert_eq!(r.status, 200, "{p}: {}", r.body);
+        assert!(
+            r.header("content-type").unwrap().starts_with("text/html"),
+            "{p}"
+        );
+        let csp = r.header("content-security-policy").unwrap();
+        assert!(
+            !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
+            "{p}: {csp}"
+        );
+        assert!(csp.contains("default-src 'none'"), "{p}: {csp}");
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+        // The pages carry no inline style or script (the log report's are
+        // allowed by their hashes).
+        if !p.starts_with("/logs/") {
+            assert!(!r.body.contains("<script"), "{p}");
+            assert!(!r.body.contains("style=\""), "{p}");
+            assert!(!r.body.contains("<style"), "{p}");
+            // Navigation on every page.
+            for nav in ["/search", "/robots", "/logs", "/submit", "/check", "/api"] {
+                assert!(
+                    r.body.contains(&format!("href=\"{nav}\"")),
+                    "{p} lacks {nav}"
+                );
+            }
+        }
+    }
+    assert_eq!(get(addr, "/static/style.css").status, 200);
+    let h = get(addr, "/healthz");
+    assert_eq!(h.status, 200);
+    assert!(h.json()["documents"].as_u64().unwrap() > 300);
+    let nf = get(addr, "/no/such/page");
+    assert_eq!(nf.status, 404);
+    assert!(nf.body.contains("Not found"));
+    // A path from a request never reaches the file system.
+    for p in [
+        "/site/..%2F..%2Fetc%2Fpasswd",
+        "/static/..%2Fsrc%2Flib.rs",
+        "/site/%2Fetc%2Fpasswd/robots.txt",
+    ] {
+        let r = get(addr, p);
+        assert_eq!(r.status, 404, "{p}");
+        assert!(!r.body.contains("root:x:0"), "{p}");
+    }
+}
+
+#[test]
+fn search_answers_as_the_command_does() {
+    let addr = demo();
+    let r = get(addr, "/api/search?q=site%3Aebay.com&limit=5");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let v = r.json();
+    for k in ["query", "total", "took_ms", "hits"] {
+        assert!(v.get(k).is_some(), "{k} missing: {v}");
+    }
+    assert_eq!(v["total"], 1);
+    let hit = &v["hits"][0];
+    assert_eq!(hit["site"], "www.ebay.com");
+    for k in ["site", "score", "rank", "fetched", "bias", "snippet"] {
+        assert!(hit.get(k).is_some(), "{k} missing: {hit}");
+    }
+    // Seed queries: each hit names the robot, or is under the domain.
+    let r = get(addr, "/api/search?q=botname%3Agooglebot&limit=50").json();
+    assert!(r["total"].as_u64().unwrap() > 5, "{r}");
+    for h in r["hits"].as_array().unwrap() {
+        assert!(
+            h["snippet"]
+                .as_str()
+                .unwrap()
+                .to_lowercase()
+                .contains("googlebot"),
+            "{h}"
+        );
+    }
+    let r = get(addr, "/api/search?q=favor%3Agooglebot&rank=bias&limit=50").json();
+    let hits = r["hits"].as_array().unwrap();
+    assert!(!hits.is_empty(), "{r}");
+    let mut last = i64::MAX;
+    for h in hits {
+        let b = h["bias"]["googlebot"].as_i64().unwrap();
+        assert!(b > 0 && b <= last, "ranked by bias: {h}");
+        last = b;
+    }
+    // The page shows the same sites, and links each to its file and its bias.
+    let page = get(addr, "/search?q=favor%3Agooglebot&rank=bias");
+    for h in hits.iter().take(20) {
+        let site = h["site"].as_str().unwrap();
+        assert!(
+            page.body.contains(&format!("href=\"/site/{site}\"")),
+            "{site}"
+        );
+        assert!(
+            page.body
+                .contains(&format!("href=\"/site/{site}/bias?as_of=")),
+            "{site}"
+        );
+    }
+    assert!(page.body.contains(&format!("<b>{}</b> sites", r["total"])));
+    // A malformed query names its column, on the page and in the API.
+    let bad = get(addr, "/api/search?q=%28botname%3Agooglebot");
+    assert_eq!(bad.status, 400);
+    assert!(
+        bad.json()["error"].as_str().unwrap().contains('^'),
+        "{}",
+        bad.body
+    );
+    let bad = get(addr, "/search?q=%28botname%3Agooglebot");
+    assert_eq!(bad.status, 400);
+    assert!(bad.body.contains("class=\"error\""));
+    assert_eq!(get(addr, "/api/search?q=x&rank=popular").status, 400);
+}
+
+#[test]
+fn robots_table_sorts_by_each_column() {
+    let addr = demo();
+    let col = |sort: &str, key: &str| -> Vec<serde_json::Value> {
+        let v = get(addr, &format!("/api/favor?sort={sort}")).json();
+        v["robots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r[key].clone())
+            .collect()
+    };
+    for key in ["appeared", "favored", "disfavored", "favorability"] {
+        let xs: Vec<f64> = col(key, key).iter().map(|x| x.as_f64().unwrap()).collect();
+        assert!(xs.len() > 10);
+        assert!(xs.windows(2).all(|w| w[0] >= w[1]), "{key} not descending");
+    }
+    let names: Vec<String> = col("robot", "robot")
+        .iter()
+        .map(|x| x.as_str().unwrap().to_owned())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    let by_appeared_api: Vec<String> = col("appeared", "robot")
+        .iter()
+        .map(|x| pct(x.as_str().unwrap()))
+        .collect();
+    // The page's order follows the sort, and each robot links to its page.
+    let order = |sort: &str| -> Vec<String> {
+        let body = get(addr, &format!("/robots?sort={sort}")).body;
+        body.split("<td><a href=\"/crawler/")
+            .skip(1)
+            .map(|s| s.split('"').next().unwrap().to_owned())
+            .collect()
+    };
+    let by_appeared = order("appeared");
+    let by_name = order("robot");
+    assert_eq!(by_appeared.len(), by_name.len());
+    assert_ne!(by_appeared, by_name, "sorting reorders the table");
+    assert_eq!(by_name, names.iter().map(|n| pct(n)).collect::<Vec<_>>());
+    assert_eq!(by_appeared, by_appeared_api);
+    // Figure 5's formula over the whole set.
+    let v = get(addr, "/api/favor").json();
+    let n = v["n"].as_f64().unwrap();
+    for r in v["robots"].as_array().unwrap() {
+        let f = (r["favored"].as_f64().unwrap() - r["disfavored"].as_f64().unwrap()) / n;
+        assert!((f - r["favorability"].as_f64().unwrap()).abs() < 1e-12);
+    }
+    // The trends chart draws one bar group per period.
+    let t = get(addr, "/api/trends?agent=GPTBot").json();
+    let periods = t["periods"].as_array().unwrap().len();
+    assert!(periods > 3, "{t}");
+    let page = get(addr, "/robots?agent=GPTBot").body;
+    assert_eq!(page.matches("<g class=\"period\"").count(), periods);
+    assert_eq!(get(addr, "/api/favor?sort=size").status, 400);
+}
+
+#[test]
+fn site_page_checks_lints_and_diffs() {
+    let addr = demo();
+    let r = get(addr, "/site/www.ebay.com?agent=bingbot&url=%2Fbrw%2Fx");
+    assert_eq!(r.status, 200);
+    // Line numbers, the deciding line highlighted, both semantics.
+    assert!(r.body.contains("id=\"L1\""));
+    assert!(
+        r.body.contains("class=\"hit\""),
+        "deciding line highlighted"
+    );
+    assert!(r.body.contains("decides (Google)"));
+    let api = get(addr, "/api/site/www.ebay.com?agent=bingbot&url=%2Fbrw%2Fx").json();
+    let check = api["check"].as_array().unwrap();
+    assert_eq!(check.len(), 2);
+    assert_eq!(check[0]["semantics"], "google");
+    assert_eq!(check[1]["semantics"], "draft1996");
+    assert_eq!(check[0]["allowed"], false, "{api}");
+    // A synthetic site with several versions has a timeline and a diff.
+    let sites = get(addr, "/api/search?q=contain%3Auniversal&limit=300").json();
+    let multi = sites["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["site"].as_str().unwrap().to_owned())
+        .find(|s| {
+            get(addr, &format!("/api/site/{s}")).json()["versions"]
+                .as_array()
+                .is_some_and(|v| v.len() > 1)
+        })
+        .expect("a site with two versions");
+    let page = get(addr, &format!("/site/{multi}"));
+    assert!(page.body.contains("<svg class=\"timeline\""));
+    assert!(page.body.matches("<circle class=\"version").count() >= 2);
+    assert!(page.body.contains("Compare versions"));
+    let v = get(addr, &format!("/api/site/{multi}")).json();
+    assert!(v["diff"].is_object(), "{v}");
+    // The raw file: plain text in a sandbox.
+    let raw = get(addr, "/site/www.ebay.com/robots.txt");
+    assert_eq!(raw.status, 200);
+    assert!(
+        raw.header("content-type")
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    assert!(
+        raw.header("content-security-policy")
+            .unwrap()
+            .contains("sandbox")
+    );
+    assert_eq!(
+        raw.body,
+        String::from_utf8_lossy(
+            &std::fs::read(botscope_testkit::root().join("examples/robots/www.ebay.com.txt"))
+                .unwrap()
+        )
+    );
+    // "Analyze it!" in both semantics, as `botscope bias --format json`.
+    let b = get(addr, "/api/bias?site=www.ebay.com").json();
+    let body =
+        std::fs::read(botscope_testkit::root().join("examples/robots/www.ebay.com.txt")).unwrap();
+    let mut want = botscope_index::bias(&body, botscope_robotstxt::Semantics::Google);
+    want.site = Some("www.ebay.com".into());
+    assert_eq!(b, serde_json::to_value(&want).unwrap());
+    let page = get(addr, "/site/www.ebay.com/bias?semantics=draft1996");
+    assert!(page.body.contains("<b>1996 draft</b>"));
+    assert_eq!(get(addr, "/site/no-such-host.example").status, 404);
+    assert_eq!(get(addr, "/api/bias?site=no-such-host.example").status, 404);
+}
+
+/// Bytes meant to run or to fool: script, HTML, terminal escapes, bidi.
+const HOSTILE: &str = "User-agent: <script>alert(1)</script>\nDisallow: /\"><img src=x onerror=alert(2)>\n# \u{1b}[31mred\u{1b}[0m \u{202e}txt.exe\nUser-agent: *\nDisallow: /private/\n";
+
+#[test]
+fn submitted_files_are_data_only() {
+    let addr = demo();
+    let r = post_json(
+        addr,
+        "/api/submit",
+        &serde_json::json!({"site": "Hostile.Example.ORG", "robots_txt": HOSTILE}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let b = r.json();
+    assert_eq!(b["site"], "hostile.example.org");
+    assert_eq!(b["robots"][0]["robot"], "<script>alert(1)</script>");
+    // Indexed at once.
+    let s = get(addr, "/api/search?q=site%3Ahostile.example.org").json();
+    assert_eq!(s["total"], 1, "{s}");
+    // The page shows it at once, escaped, the controls visible.
+    for p in [
+        "/site/hostile.example.org",
+        "/site/hostile.example.org/bias",
+        "/search?q=site%3Ahostile.example.org",
+        "/crawler/%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+    ] {
+        let page = get(addr, p);
+        assert_eq!(page.status, 200, "{p}");
+        assert!(!page.body.contains("<script"), "{p}");
+        assert!(!page.body.contains("<img"), "{p}");
+        assert!(!page.body.contains('\u{1b}'), "{p}");
+        assert!(!page.body.contains('\u{202e}'), "{p}");
+    }
+    let page = get(addr, "/site/hostile.example.org");
+    assert!(page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(page.body.contains("\\x1b[31mred"));
+    assert!(page.body.contains("\\u{202e}"));
+    // The form posts the same way.
+    let (ct, body) = multipart(&[
+        ("site", None, b"form.example.net"),
+        (
+            "robots_txt",
+            None,
+            b"User-agent: *\nDisallow: /a\n\nUser-agent: Googlebot\nDisallow:\n",
+        ),
+        ("file", Some(""), b""),
+    ]);
+    let r = request(addr, "POST", "/submit", &ct, &body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("href=\"/site/form.example.net\""));
+    assert!(r.body.contains("favored"));
+    // Refused before anything is written: not a host, too large, empty.
+    let bad = post_json(
+        addr,
+        "/api/submit",
+        &serde_json::json!({"site": "not a host/", "robots_txt": "User-agent: *\n"}),
+    );
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let big = "Disallow: /x\n".repeat(50_000);
+    let bad = post_json(
+        addr,
+        "/api/submit",
+        &serde_json::json!({"site": "big.example", "robots_txt": big}),
+    );
+    assert_eq!(bad.status, 413, "{}", bad.body);
+    assert_eq!(
+        get(addr, "/api/search?q=site%3Abig.example").json()["total"],
+        0
+    );
+    let bad = post_json(
+        addr,
+        "/api/submit",
+        &serde_json::json!({"site": "empty.example", "robots_txt": "  \n"}),
+    );
+    assert_eq!(bad.status, 400);
+    let bad = request(
+        addr,
+        "POST",
+        "/api/submit",
+        "application/json",
+        b"{not json",
+    );
+    assert_eq!(bad.status, 400);
+    // A body over the limit is refused whole.
+    let huge = vec![b'a'; 3 * 1024 * 1024];
+    let bad = request(addr, "POST", "/api/submit", "application/json", &huge);
+    assert_eq!(bad.status, 413);
+}
+
+fn gzip(b: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(b).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn an_uploaded_log_gives_the_report() {
+    let addr = demo();
+    let log = std::fs::read(
+        botscope_testkit::root().join("examples/logs/elastic_examples_apache_logs.log"),
+    )
+    .unwrap();
+    let (ct, body) = multipart(&[("log", Some("apache_logs.gz"), &gzip(&log))]);
+    let r = request(addr, "POST", "/logs", &ct, &body);
+    assert_eq!(r.status, 303, "{}", r.body);
+    let loc = r.header("location").unwrap().to_owned();
+    assert!(loc.starts_with("/logs/"));
+    let page = get(addr, &loc);
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("Robots in the access log"));
+    assert!(
+        page.body.contains("10000 lines read"),
+        "the whole log was read"
+    );
+    // Its inline style and script are allowed by hash, nothing else.
+    let csp = page.header("content-security-policy").unwrap();
+    assert!(
+        csp.contains("script-src 'sha256-") && csp.contains("style-src 'sha256-"),
+        "{csp}"
+    );
+    assert!(!csp.contains("unsafe-inline"));
+    assert!(!page.body.contains("style=\""));
+    // The same report as the command line's JSON.
+    let id = loc.trim_start_matches("/logs/");
+    let json = get(addr, &format!("/api/logs/{id}")).json();
+    assert_eq!(json["schema"], "botscope.logs/1");
+    assert_eq!(json["lines"]["total"], 10000);
+    let list = get(addr, "/api/logs").json();
+    assert!(
+        list["logs"].as_array().unwrap().iter().any(|l| l["id"]
+            .as_u64()
+            .map(|n| n.to_string())
+            .as_deref()
+            == Some(id))
+    );
+    // Robots link to their crawler pages.
+    assert!(page.body.contains("href=\"/crawler/"), "robots linked");
+    // A log carrying script and a bidi override is shown as data (a line
+    // with terminal escapes is not a log line: the parser counts it).
+    let hostile = "203.0.113.9 - - [10/Oct/2025:13:55:36 +0000] \"GET /<script>alert(1)</script> HTTP/1.1\" 404 12 \"-\" \"Mozilla/5.0 (compatible; Googlebot/2.1; \u{202e}<img src=x onerror=alert(3)>)\"\n".repeat(3);
+    let (ct, body) = multipart(&[("log", Some("<b>x</b>.log"), hostile.as_bytes())]);
+    let r = request(addr, "POST", "/logs", &ct, &body);
+    assert_eq!(r.status, 303, "{}", r.body);
+    let page = get(addr, r.header("location").unwrap());
+    assert!(!page.body.contains("<script>alert"));
+    assert!(!page.body.contains("<img"));
+    assert!(!page.body.contains('\u{202e}'));
+    let list = get(addr, "/logs").body;
+    assert!(list.contains("&lt;b&gt;x&lt;/b&gt;.log"));
+    // Not a log: refused, nothing kept.
+    let before = get(addr, "/api/logs").json()["logs"]
+        .as_array()
+        .unwrap()
+        .len();
+    let (ct, body) = multipart(&[("log", Some("x.bin"), &[0u8, 1, 2, 3, 255, 254].repeat(1000))]);
+    let r = request(addr, "POST", "/logs", &ct, &body);
+    assert_eq!(r.status, 422, "{}", r.body);
+    // Over the upload limit (4 MiB here): refused, nothing kept.
+    let big = vec![b'x'; 5 * 1024 * 1024];
+    let (ct, body) = multipart(&[("log", Some("big.log"), &big)]);
+    let r = request(addr, "POST", "/logs", &ct, &body);
+    assert_eq!(r.status, 413, "{}", r.body);
+    assert_eq!(
+        get(addr, "/api/logs").json()["logs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        before
+    );
+}
+
+#[test]
+fn crawler_page_maps_each_located_address() {
+    let addr = demo();
+    let m = get(addr, "/api/crawler/googlebot").json();
+    assert_eq!(m["name"], "Googlebot");
+    assert_eq!(m["registry"]["operator"], "Google");
+    assert!(
+        m["favor"]["appeared"].as_u64().unwrap() > 0,
+        "{}",
+        m["favor"]
+    );
+    let logs = m["logs"].as_array().unwrap();
+    assert!(!logs.is_empty(), "the demo's logs show Googlebot");
+    let addrs: Vec<&serde_json::Value> = logs
+        .iter()
+        .flat_map(|l| l["addresses"].as_array().unwrap())
+        .collect();
+    let located = addrs.iter().filter(|a| a["latitude"].is_f64()).count();
+    assert!(
+        located > 0 && located < addrs.len(),
+        "{located} of {}",
+        addrs.len()
+    );
+    // The log's own Googlebot addresses are Google's (published list).
+    assert!(
+        addrs.iter().any(|a| a["ip"] == "66.249.73.135"
+            && a["verdict"] == "verified"
+            && a["country"] == "US")
+    );
+    let page = get(addr, "/crawler/googlebot").body;
+    assert_eq!(page.matches("<circle class=\"mark ").count(), located);
+    assert!(page.contains("<path class=\"land\""));
+    assert!(
+        page.contains("CC BY 4.0"),
+        "the geolocation data is attributed"
+    );
+    assert!(page.contains("class=\"mark verified\""));
+    // The sites that favour it are sites whose bias towards it is positive.
+    for h in m["favoring"].as_array().unwrap() {
+        assert!(h["score"].as_f64().unwrap() > 0.0, "{h}");
+    }
+    // An unknown robot has a page too.
+    let u = get(addr, "/crawler/nosuchbot-42");
+    assert_eq!(u.status, 200);
+    assert!(u.body.contains("Not in the registry"));
+}
+
+#[test]
+fn check_answers_both_semantics_with_lint() {
+    let addr = demo();
+    let robots = "User-agent: *\nDisallow: /private\nAllow: /private/open\nDisallow /typo\n";
+    let r = post_json(
+        addr,
+        "/api/check",
+        &serde_json::json!({"robots_txt": robots, "agent": "Googlebot", "urls": ["/private/x", "/private/open/a", "https://example.com/"]}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let v = r.json();
+    let res = v["results"].as_array().unwrap();
+    assert_eq!(res[0]["google"]["allowed"], false);
+    assert_eq!(res[0]["google"]["line"], 2);
+    assert_eq!(res[1]["google"]["allowed"], true);
+    assert_eq!(res[1]["google"]["line"], 3);
+    // The 1996 draft: the first matching rule wins.
+    assert_eq!(res[1]["draft1996"]["allowed"], false);
+    assert_eq!(res[2]["google"]["allowed"], true);
+    assert!(
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["line"] == 4),
+        "{v}"
+    );
+    let form = format!(
+        "robots_txt={}&agent=Googlebot&urls={}",
+        pct(robots),
+        pct("/private/x\n/private/open/a")
+    );
+    let page = request(
+        addr,
+        "POST",
+        "/check",
+        "application/x-www-form-urlencoded",
+        form.as_bytes(),
+    );
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("id=\"verdicts\""));
+    assert!(page.body.contains("class=\"hit\""));
+    // The default fetch guard refuses loopback: an error, not a verdict.
+    let r = post_json(
+        addr,
+        "/api/check",
+        &serde_json::json!({"url": format!("http://{addr}/"), "agent": "x", "urls": ["/"]}),
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(
+        post_json(
+            addr,
+            "/api/check",
+            &serde_json::json!({"agent": "x", "urls": ["/"]})
+        )
+        .status,
+        400
+    );
+}
+
+#[test]
+fn check_fetches_a_robots_txt_by_url() {
+    // A server allowed to fetch from loopback (as tests and private
+    // networks need), and a site on loopback to fetch from.
+    let site = botscope_testkit::ipdb::FileServer::start(
+        [(
+            "/robots.txt".to_owned(),
+            b"User-agent: *\nDisallow: /no/\n".to_vec(),
+        )]
+        .into(),
+    );
+    let port: u16 = site
+        .url()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    let mut config = demo_config();
+    config.demo_sites = 20;
+    config.fetch.allow_private = true;
+    config.fetch.http_port = port;
+    // Nothing listens for https: the fetch falls back to http.
+    config.fetch.https_port = botscope_testkit::free_port();
+    config.limits.api_per_second = 2;
+    config.limits.api_burst = 2;
+    let s = start(config);
+    let r = post_json(
+        s.addr,
+        "/api/check",
+        &serde_json::json!({"url": format!("http://127.0.0.1:{port}/"), "agent": "bot", "urls": ["/no/x", "/yes"]}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let v = r.json();
+    assert!(v["fetched"].as_str().unwrap().contains("200"), "{v}");
+    assert_eq!(v["results"][0]["google"]["allowed"], false);
+    assert_eq!(v["results"][1]["google"]["allowed"], true);
+    // Per-address rate limit on the API (2 a second here): the pages are
+    // not limited.
+    let codes: Vec<u16> = (0..4).map(|_| get(s.addr, "/api/logs").status).collect();
+    assert!(codes.contains(&429), "{codes:?}");
+    let limited = (0..4)
+        .map(|_| get(s.addr, "/api/logs"))
+        .find(|r| r.status == 429)
+        .unwrap();
+    assert!(limited.header("retry-after").is_some());
+    assert!((0..4).all(|_| get(s.addr, "/logs").status == 200));
+}
+
+#[test]
+fn the_api_is_documented_route_by_route() {
+    let addr = demo();
+    let spec = get(addr, "/api/openapi.json").json();
+    assert_eq!(spec["openapi"], "3.1.0");
+    let documented: std::collections::BTreeSet<String> =
+        spec["paths"].as_object().unwrap().keys().cloned().collect();
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/lib.rs")).unwrap();
+    let routed: std::collections::BTreeSet<String> = src
+        .split(".route(\"")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap().to_owned())
+        .filter(|r| r.starts_with("/api/"))
+        .collect();
+    assert_eq!(documented, routed);
+    let page = get(addr, "/api").body;
+    for p in &documented {
+        assert!(page.contains(p.as_str()), "{p}");
+    }
+}
+
+#[test]
+fn vendored_files_are_as_recorded() {
+    use sha2::Digest;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("vendor");
+    let table = std::fs::read_to_string(dir.join("VENDOR.md")).unwrap();
+    let mut checked = 0;
+    for line in table.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let file = cells[1].trim_matches('`');
+        let want = cells[5].trim_matches('`');
+        let got = sha2::Sha256::digest(std::fs::read(dir.join(file)).unwrap());
+        let got: String = got.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(got, want, "{file}");
+        checked += 1;
+    }
+    assert!(checked > 0);
+}
+
+#[test]
+fn no_console_error_in_a_real_browser() {
+    let addr = demo();
+    let profile = tempfile::tempdir().unwrap();
+    for p in PAGES {
+        let page = botscope_testkit::chromium(&format!("http://{addr}{p}"), profile.path());
+        assert!(page.dom.contains("</html>"), "{p}: {}", page.dom);
+        let errors: Vec<&String> = page
+            .console
+            .iter()
+            .filter(|l| {
+                l.contains("ERROR")
+                    || l.contains("Refused")
+                    || l.contains("Content Security Policy")
+            })
+            .collect();
+        assert!(errors.is_empty(), "{p}: {errors:?}");
+    }
+    // The log report's sorting script runs under its policy.
+    let page = botscope_testkit::chromium(&format!("http://{addr}/logs/1"), profile.path());
+    assert!(
+        page.dom.contains("data-ready=\"1\""),
+        "the report's script ran"
+    );
+}

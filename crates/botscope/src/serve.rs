@@ -1,0 +1,57 @@
+//! `botscope serve`: the web application. The server is botscope-web's;
+//! this module turns the flags into its configuration, starts the log
+//! output, and waits for Ctrl-C or SIGTERM.
+
+use anyhow::Result;
+
+use crate::cli::ServeArgs;
+use crate::exit::ExitStatus;
+use crate::settings::Settings;
+
+/// `serve`.
+pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
+    // Request logs and notes on standard error (RUST_LOG adjusts them).
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(s.terminal)
+        .try_init();
+    let config = botscope_web::Config {
+        db: a.db.clone(),
+        index: a.index.clone(),
+        registry: s.registry(a.registry.as_ref())?,
+        owners: s.owners(),
+        limits: botscope_web::Limits {
+            upload: a.upload_limit,
+            api_per_second: a.api_rate,
+            api_burst: a.api_rate.saturating_mul(2),
+            ..botscope_web::Limits::default()
+        },
+        fetch: crate::harvest::fetch_config(
+            &a.fetch,
+            botscope_robotstxt::Semantics::Google,
+            std::time::Duration::ZERO,
+        )?,
+        nameservers: if a.fetch.dns.is_empty() {
+            Vec::new()
+        } else {
+            crate::harvest::nameservers(&a.fetch.dns)?
+        },
+        demo_sites: a.demo_sites,
+        threads: s.threads,
+    };
+    if let Some(db) = &a.db {
+        anyhow::ensure!(
+            db.is_file(),
+            "{}: no store here (make one with `botscope harvest` or `botscope store import`)",
+            db.display()
+        );
+    }
+    let server = botscope_web::Server::bind(config, a.listen).await?;
+    let addr = server.local_addr();
+    eprintln!("botscope: serving on http://{addr}/ (Ctrl-C to stop)");
+    server.run(botscope_web::shutdown_signal()).await?;
+    Ok(ExitStatus::Success)
+}
