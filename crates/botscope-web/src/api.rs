@@ -42,7 +42,7 @@ impl Fail {
         }
     }
 
-    fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             Fail::BadRequest(_) => StatusCode::BAD_REQUEST,
             Fail::NotFound(_) => StatusCode::NOT_FOUND,
@@ -72,6 +72,14 @@ impl Fail {
 impl From<botscope_store::StoreError> for Fail {
     fn from(e: botscope_store::StoreError) -> Fail {
         Fail::Internal(e.to_string())
+    }
+}
+
+/// A model as JSON, or the failure.
+fn answer<T: Serialize>(r: Result<T, Fail>) -> Response {
+    match r {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => e.json(),
     }
 }
 
@@ -201,10 +209,7 @@ pub async fn search(State(app): State<Arc<App>>, Query(p): Query<SearchParams>) 
         Ok(n) => n,
         Err(e) => return e.json(),
     };
-    match search_model(&app, &p, limit, offset).await {
-        Ok(r) => Json(r).into_response(),
-        Err(e) => e.json(),
-    }
+    answer(search_model(&app, &p, limit, offset).await)
 }
 
 /// The parameters of a site's page.
@@ -303,21 +308,22 @@ fn host_param(host: &str) -> Result<String, Fail> {
     }
 }
 
+/// The verdict of `m` (compiled under `sem`) on `url` for `agent`.
+fn verdict_row(m: &Matcher, sem: Semantics, agent: &str, url: &str) -> CheckRow {
+    let v = m.check_path(agent, &botscope_robotstxt::path_of(url.as_bytes()));
+    CheckRow {
+        semantics: sem.as_str(),
+        allowed: v.allowed,
+        line: v.rule.as_ref().map(|r| r.line),
+        describe: v.describe(),
+    }
+}
+
 fn check_rows(body: &[u8], agent: &str, url: &str) -> Vec<CheckRow> {
     let opts = ParseOptions::default();
-    let path = botscope_robotstxt::path_of(url.as_bytes());
     [Semantics::Google, Semantics::Draft1996]
         .into_iter()
-        .map(|sem| {
-            let m = Matcher::compile(body, sem, &opts);
-            let v = m.check_path(agent, &path);
-            CheckRow {
-                semantics: sem.as_str(),
-                allowed: v.allowed,
-                line: v.rule.as_ref().map(|r| r.line),
-                describe: v.describe(),
-            }
-        })
+        .map(|sem| verdict_row(&Matcher::compile(body, sem, &opts), sem, agent, url))
         .collect()
 }
 
@@ -412,10 +418,7 @@ pub async fn site(
     Path(host): Path<String>,
     Query(p): Query<SiteParams>,
 ) -> Response {
-    match site_model(&app, &host, &p).await {
-        Ok(m) => Json(m).into_response(),
-        Err(e) => e.json(),
-    }
+    answer(site_model(&app, &host, &p).await)
 }
 
 /// The parameters of "Analyze it!".
@@ -457,10 +460,7 @@ pub async fn bias_model(
 
 /// `GET /api/bias?site=HOST`: the JSON of `botscope bias --format json`.
 pub async fn bias(State(app): State<Arc<App>>, Query(p): Query<BiasParams>) -> Response {
-    match bias_model(&app, None, &p).await {
-        Ok(b) => Json(b).into_response(),
-        Err(e) => e.json(),
-    }
+    answer(bias_model(&app, None, &p).await)
 }
 
 /// The parameters of `/robots`, `/api/favor` and `/api/trends`.
@@ -612,10 +612,7 @@ pub async fn trends_model(app: &Arc<App>, p: &FavorParams) -> Result<Trends, Fai
 
 /// `GET /api/trends`: the JSON of `botscope trends --format json`.
 pub async fn trends(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -> Response {
-    match trends_model(&app, &p).await {
-        Ok(t) => Json(t).into_response(),
-        Err(e) => e.json(),
-    }
+    answer(trends_model(&app, &p).await)
 }
 
 /// One log's view of a crawler.
@@ -729,10 +726,7 @@ pub async fn crawler_model(app: &Arc<App>, name: &str) -> Result<CrawlerModel, F
 
 /// `GET /api/crawler/NAME`.
 pub async fn crawler(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
-    match crawler_model(&app, &name).await {
-        Ok(m) => Json(m).into_response(),
-        Err(e) => e.json(),
-    }
+    answer(crawler_model(&app, &name).await)
 }
 
 /// `GET /api/logs`.
@@ -819,10 +813,7 @@ pub async fn submit(
         Ok(s) => s,
         Err(e) => return e.json(),
     };
-    match submit_model(&app, &b.site, b.robots_txt.into_bytes(), sem).await {
-        Ok(r) => Json(r).into_response(),
-        Err(e) => e.json(),
-    }
+    answer(submit_model(&app, &b.site, b.robots_txt.into_bytes(), sem).await)
 }
 
 /// What `/check` and `/api/check` are given.
@@ -906,21 +897,12 @@ pub async fn check_model(app: &Arc<App>, input: &CheckInput) -> Result<CheckMode
         let opts = ParseOptions::default();
         let g = Matcher::compile(&body, Semantics::Google, &opts);
         let d = Matcher::compile(&body, Semantics::Draft1996, &opts);
-        let row = |m: &Matcher, sem: Semantics, url: &str| {
-            let v = m.check_path(&agent, &botscope_robotstxt::path_of(url.as_bytes()));
-            CheckRow {
-                semantics: sem.as_str(),
-                allowed: v.allowed,
-                line: v.rule.as_ref().map(|r| r.line),
-                describe: v.describe(),
-            }
-        };
         let results = urls
             .iter()
             .map(|u| UrlVerdicts {
                 url: u.clone(),
-                google: row(&g, Semantics::Google, u),
-                draft1996: row(&d, Semantics::Draft1996, u),
+                google: verdict_row(&g, Semantics::Google, &agent, u),
+                draft1996: verdict_row(&d, Semantics::Draft1996, &agent, u),
             })
             .collect();
         CheckModel {
@@ -948,10 +930,7 @@ pub async fn check(
                 .into_response();
         }
     };
-    match check_model(&app, &input).await {
-        Ok(m) => Json(m).into_response(),
-        Err(e) => e.json(),
-    }
+    answer(check_model(&app, &input).await)
 }
 
 /// `GET /api/openapi.json`.

@@ -183,11 +183,7 @@ pub async fn search(State(app): State<Arc<App>>, Query(p): Query<SearchParams>) 
             pre.error { (Text(e.detail())) }
         },
     };
-    let status = match r {
-        Ok(_) => StatusCode::OK,
-        Err(Fail::BadRequest(_)) => StatusCode::BAD_REQUEST,
-        Err(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    };
+    let status = r.as_ref().err().map_or(StatusCode::OK, Fail::status);
     page_with(&app, status, "Search", "/search", body, None)
 }
 
@@ -529,11 +525,7 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
         Ok(f) => f,
         Err(e) => {
             let body = html! { h1 { "Robots" } (robots_form(&p)) pre.error { (Text(e.detail())) } };
-            let status = if matches!(e, Fail::BadRequest(_)) {
-                StatusCode::BAD_REQUEST
-            } else {
-                StatusCode::INTERNAL_SERVER_ERROR
-            };
+            let status = e.status();
             return page_with(&app, status, "Robots", "/robots", body, None);
         }
     };
@@ -809,11 +801,7 @@ pub async fn submit(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
             page(&app, "Submitted", "/submit", page_body)
         }
         Err(e) => {
-            let status = match e {
-                Fail::BadRequest(_) => StatusCode::BAD_REQUEST,
-                Fail::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-                _ => StatusCode::INTERNAL_SERVER_ERROR,
-            };
+            let status = e.status();
             page_with(
                 &app,
                 status,
