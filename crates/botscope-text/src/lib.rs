@@ -74,6 +74,20 @@ pub fn csv_cell(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// A value for a URL's path segment or query: every byte but the
+/// unreserved ones (`A-Z a-z 0-9 - . _ ~`) percent-encoded.
+pub fn url_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
 /// The bytes of an OS string (a command-line argument): exact on Unix,
 /// lossy UTF-8 elsewhere.
 #[cfg(unix)]
@@ -107,6 +121,17 @@ pub fn path_from_bytes(b: &[u8]) -> std::path::PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn url_components() {
+        assert_eq!(
+            url_component("Googlebot-Image_2.1~x"),
+            "Googlebot-Image_2.1~x"
+        );
+        assert_eq!(url_component("a b/c?d=e&f#g"), "a%20b%2Fc%3Fd%3De%26f%23g");
+        assert_eq!(url_component("../etc"), "..%2Fetc");
+        assert_eq!(url_component("é\u{1b}"), "%C3%A9%1B");
+    }
 
     #[test]
     fn terminal_escapes() {

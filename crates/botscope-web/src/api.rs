@@ -496,7 +496,7 @@ impl FavorParams {
 }
 
 /// Favourability over the set, sorted.
-pub async fn favor_model(app: &Arc<App>, p: &FavorParams) -> Result<(FavorTable, Semantics), Fail> {
+pub async fn favor_model(app: &Arc<App>, p: &FavorParams) -> Result<FavorTable, Fail> {
     let sem = semantics(p.semantics.as_deref())?;
     let as_of = time(p.as_of.as_deref())?;
     let min = number(p.min.as_deref(), "min", 1, usize::MAX)? as u64;
@@ -523,15 +523,12 @@ pub async fn favor_model(app: &Arc<App>, p: &FavorParams) -> Result<(FavorTable,
     if by_name {
         t.robots.sort_by(|a, b| a.robot.cmp(&b.robot));
     }
-    Ok((t, sem))
+    Ok(t)
 }
 
 /// `GET /api/favor`: the JSON of `botscope favor --format json`.
 pub async fn favor(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -> Response {
-    match favor_model(&app, &p).await {
-        Ok((t, _)) => Json(t).into_response(),
-        Err(e) => e.json(),
-    }
+    answer(favor_model(&app, &p).await)
 }
 
 /// The agents of a trend: the robots named, else the category's tokens
@@ -663,7 +660,7 @@ pub async fn crawler_model(app: &Arc<App>, name: &str) -> Result<CrawlerModel, F
         tokens.extend(b.ua_tokens.iter().map(|t| t.to_lowercase()));
     }
     tokens.dedup();
-    let (table, _) = favor_model(app, &FavorParams::default()).await?;
+    let table = favor_model(app, &FavorParams::default()).await?;
     let favor = table
         .robots
         .iter()

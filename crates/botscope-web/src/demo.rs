@@ -32,11 +32,6 @@ pub fn logs() -> &'static [(&'static str, &'static [u8])] {
     files::LOGS
 }
 
-/// The example robots.txt files: file name and bytes.
-pub fn robots() -> &'static [(&'static str, &'static [u8])] {
-    files::ROBOTS
-}
-
 /// What was built.
 #[derive(Debug, Clone)]
 pub struct Demo {

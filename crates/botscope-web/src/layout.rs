@@ -3,35 +3,16 @@
 //! [`Text`]: escaped by the template, with control and bidi characters
 //! shown as visible escapes.
 
-use std::fmt::Write;
-
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use maud::{DOCTYPE, Markup, Render, html};
+use maud::{DOCTYPE, Markup, html};
 
 /// Text from strangers: HTML-escaped, control and bidi characters shown
-/// as `\x1b`, `\u{202e}`.
-pub struct Text<'a>(pub &'a str);
+/// as `\x1b`, `\u{202e}` (the log report's renderer).
+pub use botscope_logs::render::Text;
 
-impl Render for Text<'_> {
-    fn render_to(&self, w: &mut String) {
-        let _ = maud::Escaper::new(w).write_str(&botscope_text::terminal(self.0));
-    }
-}
-
-/// A value for a URL's query or path: every byte but the unreserved ones
-/// percent-encoded.
-pub fn enc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
-}
+/// A value for a URL's query or path, percent-encoded.
+pub use botscope_text::url_component as enc;
 
 /// `?k=v&…` of the non-empty pairs.
 pub fn query(pairs: &[(&str, &str)]) -> String {

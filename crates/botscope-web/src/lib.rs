@@ -33,7 +33,6 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
-pub use map::land_path;
 pub use state::App;
 
 /// What can stop the server from starting.

@@ -521,7 +521,7 @@ fn cell(d: botscope_index::Decision) -> Markup {
 pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -> Response {
     let favor = api::favor_model(&app, &p).await;
     let trends = api::trends_model(&app, &p).await;
-    let (favor, sem) = match favor {
+    let favor = match favor {
         Ok(f) => f,
         Err(e) => {
             let body = html! { h1 { "Robots" } (robots_form(&p)) pre.error { (Text(e.detail())) } };
@@ -582,7 +582,6 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
             Err(e) => { pre.error { (Text(e.detail())) } }
         }
     };
-    let _ = sem;
     page(&app, "Robots", "/robots", body)
 }
 

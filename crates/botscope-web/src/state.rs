@@ -16,6 +16,7 @@ use botscope_robotstxt::Semantics;
 use botscope_store::{SqliteStore, Store};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
+use crate::demo;
 use crate::logs::LogView;
 use crate::{Config, Error, Limits};
 
@@ -126,11 +127,6 @@ impl App {
         self.demo.is_some()
     }
 
-    /// The store's path.
-    pub fn store_path(&self) -> &Path {
-        &self.store
-    }
-
     /// The whole store's favourability (cached), or a subset's.
     pub(crate) fn favor(
         &self,
@@ -219,5 +215,3 @@ fn open_or_build(store: &Path, dir: &Path) -> Result<Index, Error> {
     }
     Ok(idx)
 }
-
-use crate::demo;

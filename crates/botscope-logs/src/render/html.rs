@@ -14,8 +14,8 @@ use botscope_accesslog::{ClientList, Report};
 use super::{bytes, robots_by_requests};
 
 /// Text from strangers: HTML-escaped, with control and bidi characters
-/// (but newline and tab) shown as visible escapes.
-struct Text<'a>(&'a str);
+/// (but newline and tab) shown as visible escapes. The web pages use it too.
+pub struct Text<'a>(pub &'a str);
 
 impl Render for Text<'_> {
     fn render_to(&self, w: &mut String) {
@@ -233,7 +233,7 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
                     tr {
                         td {
                             @if let Some(base) = o.robot_link {
-                                a href={ (base) (Link(name)) } { (Text(name)) }
+                                a href={ (base) (botscope_text::url_component(name)) } { (Text(name)) }
                             } @else {
                                 (Text(name))
                             }
@@ -380,23 +380,6 @@ pub struct PageOptions<'a> {
     /// Each robot's name links to this prefix followed by the name
     /// (percent-encoded), e.g. a web application's crawler pages.
     pub robot_link: Option<&'a str>,
-}
-
-/// A path segment, percent-encoded (all but unreserved characters).
-struct Link<'a>(&'a str);
-
-impl Render for Link<'_> {
-    fn render_to(&self, w: &mut String) {
-        let mut enc = String::with_capacity(self.0.len());
-        for b in self.0.bytes() {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                enc.push(char::from(b));
-            } else {
-                let _ = write!(enc, "%{b:02X}");
-            }
-        }
-        enc.render_to(w);
-    }
 }
 
 /// The whole page, standalone.
