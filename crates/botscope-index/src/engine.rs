@@ -517,6 +517,13 @@ impl Index {
         as_of: Option<i64>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<BuildReport> {
+        // A file (or anything but a directory) in the way is the user's:
+        // it is neither read as an index nor moved aside.
+        if dir.exists() && !dir.is_dir() {
+            return Err(IndexError::NotAnIndex {
+                path: dir.display().to_string(),
+            });
+        }
         let occupied = std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some());
         if occupied {
             // Only an index of ours is replaced.

@@ -380,6 +380,13 @@ fn what_is_not_an_index_is_left_alone() {
         "chapter 1"
     );
     assert_eq!(std::fs::read_dir(&notes).expect("dir").count(), 1);
+    // A file in the way is refused and left where it was.
+    let file = dir.path().join("thesis.pdf");
+    std::fs::write(&file, "%PDF").expect("write");
+    let e = Index::build(&s, &file, None, &mut |_| {}).expect_err("refused");
+    assert!(matches!(e, IndexError::NotAnIndex { .. }), "{e}");
+    assert_eq!(std::fs::read_to_string(&file).expect("kept"), "%PDF");
+    assert!(!dir.path().join(".thesis.pdf.old").exists());
     assert!(matches!(
         Index::open(&notes),
         Err(IndexError::NotAnIndex { .. })
