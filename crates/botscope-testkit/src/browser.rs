@@ -12,19 +12,28 @@ pub struct Page {
     pub console: Vec<String>,
 }
 
+/// The Chromium executable on `PATH`.
+///
+/// # Panics
+/// When there is none.
+pub fn chromium_exe() -> String {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find_map(|c| {
+            let path = std::env::var_os("PATH")?;
+            std::env::split_paths(&path)
+                .map(|d| d.join(c))
+                .find(|p| p.is_file())
+                .map(|p| p.display().to_string())
+        })
+        .expect("headless Chromium is needed (the test command in README installs it)")
+}
+
 /// Opens `url` (a `file://` or loopback address) in headless Chromium and
 /// returns the DOM after scripts and the console lines. `profile` is an
 /// empty directory for Chromium's profile.
 pub fn chromium(url: &str, profile: &Path) -> Page {
-    let exe = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|c| {
-            Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .expect("headless Chromium is needed (the test command in README installs it)");
+    let exe = chromium_exe();
     let o = Command::new(exe)
         .args([
             "--headless",

@@ -19,11 +19,12 @@ mod html;
 pub mod ipdb;
 mod run;
 pub mod synthlog;
+pub mod webdriver;
 pub use botscope_store::synth as synthsites;
 
 use std::path::PathBuf;
 
-pub use browser::{Page, chromium};
+pub use browser::{Page, chromium, chromium_exe};
 pub use dns::{Dnsmasq, free_port};
 pub use html::normalize_html;
 pub use run::{Run, write_file};

@@ -43,6 +43,17 @@ const NAV: &[(&str, &str)] = &[
     ("/api", "API"),
 ];
 
+/// The navigation as plain links, for pages with their own style (the
+/// log report the command line writes).
+pub fn plain_nav() -> Markup {
+    html! {
+        nav aria-label="botscope" {
+            a href="/" { "botscope" }
+            @for (href, label) in NAV { " · " a href=(href) { (label) } }
+        }
+    }
+}
+
 /// A whole page.
 pub struct Page<'a> {
     /// The title (also the `h1` unless the body has its own).

@@ -133,6 +133,7 @@ pub fn analyse(app: &App, name: &str, source: Source, uploaded: bool) -> Result<
         &outcome.report,
         &botscope_logs::render::PageOptions {
             robot_link: Some("/crawler/"),
+            header: Some(&crate::layout::plain_nav()),
         },
     );
     let crawlers = outcome.crawlers();

@@ -26,6 +26,7 @@ impl Render for Text<'_> {
 const STYLE: &str = r#"
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;padding:0 1.5em;max-width:1400px;color:#222;background:#fff}
 .wide{overflow-x:auto;max-width:100%}
+svg{max-width:100%;height:auto}
 code.path{display:inline-block;max-width:42ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom;word-break:normal}
 td.ua{max-width:34em;word-break:break-all}
 .cols{display:flex;flex-wrap:wrap;gap:0 2em}.cols>div{flex:1 1 30em;min-width:0}
@@ -333,14 +334,14 @@ fn paths_table(
             @if paths.is_empty() {
                 p.muted { "None." }
             } @else {
-                table.sortable id=(id) {
+                div.wide { table.sortable id=(id) {
                     thead { tr { th { "Path" } th { "Requests" } } }
                     tbody {
                         @for p in paths {
                             tr { td { (path(&p.path)) } (num(p.requests)) }
                         }
                     }
-                }
+                } }
             }
         }
     }
@@ -375,11 +376,14 @@ fn vhosts_table(r: &Report) -> Markup {
 }
 
 /// How the page is made.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Clone, Copy, Default)]
 pub struct PageOptions<'a> {
     /// Each robot's name links to this prefix followed by the name
     /// (percent-encoded), e.g. a web application's crawler pages.
     pub robot_link: Option<&'a str>,
+    /// Put first in the body, e.g. a web application's navigation (plain
+    /// elements: the page's own style applies).
+    pub header: Option<&'a Markup>,
 }
 
 /// The whole page, standalone.
@@ -404,6 +408,7 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                 style { (PreEscaped(STYLE)) }
             }
             body {
+                @if let Some(h) = o.header { (h) }
                 h1 { "Robots in the access log" }
                 p {
                     (r.lines.total) " lines read, " (r.lines.parsed) " parsed"
@@ -465,7 +470,7 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                 @if r.malformed.is_empty() {
                     p.muted { "None." }
                 } @else {
-                    table.sortable id="malformed" {
+                    div.wide { table.sortable id="malformed" {
                         thead { tr { th { "Reason" } th { "Lines" } th { "First lines" } } }
                         tbody {
                             @for m in &r.malformed {
@@ -481,7 +486,7 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                                 }
                             }
                         }
-                    }
+                    } }
                     p.muted {
                         (r.lines.malformed) " lines not understood"
                         @if super::cut_short(r) > 0 {

@@ -1,0 +1,248 @@
+//! Headless Chromium driven through WebDriver: Debian's `chromedriver`
+//! (package `chromium-driver`, installed by the test command) on a
+//! loopback port it picks itself, and a fantoccini client.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+
+use fantoccini::wd::WebDriverCompatibleCommand;
+use fantoccini::{Client, ClientBuilder};
+
+/// A chromedriver process with one browser session, stopped (driver and
+/// browser, by their process group) when dropped.
+#[derive(Debug)]
+pub struct Browser {
+    /// The session.
+    pub client: Client,
+    driver: Child,
+    _profile: tempfile::TempDir,
+}
+
+/// One line of the browser's console.
+#[derive(Debug, Clone)]
+pub struct ConsoleLine {
+    /// `SEVERE`, `WARNING`, `INFO`, …
+    pub level: String,
+    /// The text, with its source.
+    pub message: String,
+}
+
+impl Browser {
+    /// Starts chromedriver and a headless Chromium whose viewport is
+    /// `width` × `height` CSS pixels.
+    ///
+    /// # Panics
+    /// When chromedriver or Chromium is missing or does not start.
+    pub async fn start(width: u32, height: u32) -> Browser {
+        let mut driver = Command::new("chromedriver")
+            .arg("--port=0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("chromedriver is needed (the test command in README installs chromium-driver)");
+        let stdout = driver.stdout.take().expect("piped");
+        // "ChromeDriver was started successfully on port 40603."
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if !sent && let Some(rest) = line.split("on port ").nth(1) {
+                    let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    if line.contains("successfully") {
+                        let _ = tx.send(port.parse::<u16>().ok());
+                        sent = true;
+                    }
+                }
+            }
+            let _ = tx.send(None);
+        });
+        let port = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .ok()
+            .flatten()
+            .expect("chromedriver said on which port it listens");
+        let profile = tempfile::tempdir().expect("profile directory");
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            serde_json::json!({
+                "binary": crate::browser::chromium_exe(),
+                "args": [
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-dev-shm-usage",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--hide-scrollbars",
+                    format!("--window-size={width},{height}"),
+                    format!("--user-data-dir={}", profile.path().display()),
+                ],
+            }),
+        );
+        caps.insert(
+            "goog:loggingPrefs".into(),
+            serde_json::json!({ "browser": "ALL" }),
+        );
+        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{port}/"))
+            .await
+            .expect("a WebDriver session");
+        let browser = Browser {
+            client,
+            driver,
+            _profile: profile,
+        };
+        browser.resize(width, height).await;
+        browser
+    }
+
+    /// Sets the viewport (not the window) to `width` × `height`.
+    ///
+    /// # Panics
+    /// When the browser does not answer.
+    pub async fn resize(&self, width: u32, height: u32) {
+        let inner = self
+            .client
+            .execute(
+                "return [window.outerWidth - window.innerWidth, window.outerHeight - window.innerHeight]",
+                vec![],
+            )
+            .await
+            .expect("window size");
+        let dw = inner[0].as_u64().unwrap_or(0) as u32;
+        let dh = inner[1].as_u64().unwrap_or(0) as u32;
+        self.client
+            .set_window_size(width + dw, height + dh)
+            .await
+            .expect("set window size");
+    }
+
+    /// The console lines since the last call.
+    ///
+    /// # Panics
+    /// When the driver does not answer.
+    pub async fn console(&self) -> Vec<ConsoleLine> {
+        let v = self
+            .client
+            .issue_cmd(BrowserLog)
+            .await
+            .expect("the browser's log");
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|e| ConsoleLine {
+                        level: e["level"].as_str().unwrap_or_default().to_owned(),
+                        message: e["message"].as_str().unwrap_or_default().to_owned(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// A PNG of the whole page at the viewport's width, at most
+    /// `max_height` pixels tall (through chromedriver's DevTools
+    /// passthrough, which captures beyond the viewport).
+    ///
+    /// # Panics
+    /// When the browser does not answer.
+    pub async fn screenshot_page(&self, max_height: u32) -> Vec<u8> {
+        use base64::Engine as _;
+        let size = self
+            .client
+            .execute(
+                "return [document.documentElement.clientWidth, document.documentElement.scrollHeight]",
+                vec![],
+            )
+            .await
+            .expect("page size");
+        let w = size[0].as_u64().unwrap_or(1400);
+        let h = size[1].as_u64().unwrap_or(1000).min(u64::from(max_height));
+        let v = self
+            .client
+            .issue_cmd(Cdp(serde_json::json!({
+                "cmd": "Page.captureScreenshot",
+                "params": {
+                    "format": "png",
+                    "captureBeyondViewport": true,
+                    "clip": { "x": 0, "y": 0, "width": w, "height": h, "scale": 1 },
+                },
+            })))
+            .await
+            .expect("screenshot");
+        base64::engine::general_purpose::STANDARD
+            .decode(v["data"].as_str().unwrap_or_default())
+            .expect("a base64 PNG")
+    }
+
+    /// Ends the session and the driver.
+    pub async fn close(mut self) {
+        let _ = self.client.clone().close().await;
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        // The browser runs in the driver's process group.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.driver.id())])
+            .status();
+        let _ = self.driver.wait();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if matches!(self.driver.try_wait(), Ok(None)) {
+            self.stop();
+        }
+    }
+}
+
+/// chromedriver's log command (not in W3C WebDriver, but kept by
+/// chromedriver): the console lines since the last call.
+#[derive(Debug)]
+struct BrowserLog;
+
+impl WebDriverCompatibleCommand for BrowserLog {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/se/log",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(r#"{"type":"browser"}"#.to_owned()))
+    }
+}
+
+/// A DevTools command through chromedriver's passthrough.
+#[derive(Debug)]
+struct Cdp(serde_json::Value);
+
+impl WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(self.0.to_string()))
+    }
+}

@@ -1,0 +1,352 @@
+//! The pages in headless Chromium driven through WebDriver: what a person
+//! does (type a query, click a column, pick a file) and what only a
+//! browser knows (layout width, console errors, the policy holding).
+//!
+//! `BOTSCOPE_SCREENSHOTS=DIR` also saves a PNG of each page at both
+//! widths (`scripts/screenshots` writes the ones in docs/screenshots/).
+
+use std::path::PathBuf;
+
+use botscope_testkit::webdriver::Browser;
+use fantoccini::Locator;
+use serde_json::Value;
+
+use super::{PAGES, demo, get, pct, uploads};
+
+/// The console lines that mean something went wrong: errors and policy
+/// refusals.
+async fn errors(b: &Browser) -> Vec<String> {
+    b.console()
+        .await
+        .into_iter()
+        .filter(|l| {
+            l.level == "SEVERE"
+                || l.message.contains("Refused")
+                || l.message.contains("Content Security Policy")
+        })
+        .map(|l| format!("{} {}", l.level, l.message))
+        .collect()
+}
+
+async fn js(b: &Browser, script: &str) -> Value {
+    b.client.execute(script, vec![]).await.unwrap()
+}
+
+/// The robots table's cells, row by row.
+async fn rows(client: &fantoccini::Client) -> Vec<Vec<String>> {
+    let v = client
+        .execute(
+            "return [...document.querySelectorAll('#favor tbody tr')]\
+             .map(r => [...r.cells].map(c => c.textContent.trim()))",
+            vec![],
+        )
+        .await
+        .unwrap();
+    serde_json::from_value(v).unwrap()
+}
+
+async fn texts(b: &Browser, css: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in b.client.find_all(Locator::Css(css)).await.unwrap() {
+        out.push(e.text().await.unwrap());
+    }
+    out
+}
+
+/// A file name for a page's screenshot.
+fn shot_name(path: &str, width: &str) -> String {
+    let mut s: String = path
+        .trim_start_matches('/')
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    if s.is_empty() {
+        s = "home".into();
+    }
+    format!("{s}.{width}.png")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_fits_a_laptop_and_a_phone() {
+    let addr = demo();
+    let shots = std::env::var_os("BOTSCOPE_SCREENSHOTS").map(PathBuf::from);
+    for (w, h, tag) in [(1400, 1000, "desktop"), (390, 844, "phone")] {
+        let b = Browser::start(w, h).await;
+        for p in PAGES {
+            b.client.goto(&format!("http://{addr}{p}")).await.unwrap();
+            let v = js(
+                &b,
+                "return [document.documentElement.scrollWidth, window.innerWidth, \
+                 document.title, document.querySelectorAll('nav a').length]",
+            )
+            .await;
+            assert_eq!(v[1], w, "the viewport is {w} px wide");
+            if v[0].as_u64() > v[1].as_u64() {
+                let culprits = js(
+                    &b,
+                    "return [...document.querySelectorAll('body *')]\
+                     .filter(e => !e.parentElement.closest('.wide') && (e.getBoundingClientRect().right > window.innerWidth\
+                       || (e.scrollWidth > e.clientWidth && getComputedStyle(e).overflowX == 'visible')))\
+                     .slice(0, 8).map(e => e.tagName + '.' + (e.getAttribute('class') || ''))",
+                )
+                .await;
+                panic!("{p} is wider than a {tag} screen: {v}; {culprits}");
+            }
+            assert!(
+                v[2].as_str().is_some_and(|t| t.contains("botscope")),
+                "{p}: {v}"
+            );
+            assert!(
+                v[3].as_u64() >= Some(6),
+                "{p}: navigation to every page: {v}"
+            );
+            let e = errors(&b).await;
+            assert!(e.is_empty(), "{p} at {w} px: {e:?}");
+            if let Some(dir) = &shots {
+                std::fs::create_dir_all(dir).unwrap();
+                let png = b.screenshot_page(3000).await;
+                std::fs::write(dir.join(shot_name(p, tag)), png).unwrap();
+            }
+        }
+        b.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_from_the_query_box() {
+    let addr = demo();
+    let b = Browser::start(1400, 1000).await;
+    // Seed queries whose answer the example files fix, and one the API
+    // answers (the API is checked against the command line elsewhere).
+    let api = get(addr, &format!("/api/search?q={}", pct("favor:googlebot"))).json();
+    let from_api: Vec<String> = api["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["site"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!from_api.is_empty());
+    for (q, want) in [
+        (
+            "site:ebay.com OR site:etsy.com",
+            vec!["www.ebay.com".to_owned(), "www.etsy.com".to_owned()],
+        ),
+        (
+            "site:google.com botname:googlebot",
+            vec!["news.google.com".to_owned()],
+        ),
+        ("favor:googlebot", from_api),
+    ] {
+        b.client.goto(&format!("http://{addr}/")).await.unwrap();
+        let input = b
+            .client
+            .find(Locator::Css("form.search input[name=q]"))
+            .await
+            .unwrap();
+        input.send_keys(q).await.unwrap();
+        b.client
+            .find(Locator::Css("form.search button[type=submit]"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        b.client
+            .wait()
+            .for_element(Locator::Css("p.count"))
+            .await
+            .unwrap();
+        let url = b.client.current_url().await.unwrap();
+        let sent: Vec<(String, String)> = url.query_pairs().into_owned().collect();
+        assert!(sent.contains(&("q".into(), q.into())), "{url}");
+        let mut got = texts(&b, "ol.hits li.hit a.site").await;
+        let mut want = want;
+        if q.starts_with("site:") {
+            got.sort();
+            want.sort();
+        }
+        assert_eq!(got, want, "{q}");
+        let count = texts(&b, "p.count b").await;
+        assert!(!count.is_empty(), "{q}: the result count is shown");
+    }
+    assert!(errors(&b).await.is_empty());
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clicking_a_column_sorts_the_robots_table() {
+    let addr = demo();
+    let b = Browser::start(1400, 1000).await;
+    b.client
+        .goto(&format!("http://{addr}/robots"))
+        .await
+        .unwrap();
+    let first = rows(&b.client).await;
+    assert!(first.len() > 5, "{first:?}");
+    let num = |s: &str| s.parse::<f64>().unwrap();
+    for (label, col, ascending) in [
+        ("Favourability", 4, false),
+        ("Robot", 0, true),
+        ("Disfavoured", 3, false),
+        ("Appeared", 1, false),
+    ] {
+        b.client
+            .find(Locator::LinkText(label))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        b.client
+            .wait()
+            .for_element(Locator::Css("#favor th[aria-sort] a"))
+            .await
+            .unwrap();
+        let sorted_by = texts(&b, "#favor th[aria-sort] a").await;
+        assert_eq!(sorted_by, [label]);
+        let now = rows(&b.client).await;
+        assert_eq!(now.len(), first.len(), "{label}: same robots");
+        for w in now.windows(2) {
+            if col == 0 {
+                assert!(
+                    w[0][0].to_lowercase() <= w[1][0].to_lowercase(),
+                    "{label}: {w:?}"
+                );
+            } else if ascending {
+                assert!(num(&w[0][col]) <= num(&w[1][col]), "{label}: {w:?}");
+            } else {
+                assert!(num(&w[0][col]) >= num(&w[1][col]), "{label}: {w:?}");
+            }
+        }
+        let order = |r: &Vec<Vec<String>>| r.iter().map(|x| x[0].clone()).collect::<Vec<_>>();
+        if label != "Appeared" {
+            assert_ne!(order(&now), order(&first), "{label} reorders the table");
+        }
+    }
+    assert!(errors(&b).await.is_empty());
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_map_draws_a_mark_per_located_address() {
+    let addr = demo();
+    let m = get(addr, "/api/crawler/googlebot").json();
+    let located: Vec<(String, String)> = m["logs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|l| l["addresses"].as_array().unwrap())
+        .filter(|a| a["latitude"].is_f64())
+        .map(|a| {
+            (
+                a["ip"].as_str().unwrap().to_owned(),
+                a["verdict"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert!(!located.is_empty());
+    let b = Browser::start(1400, 1000).await;
+    b.client
+        .goto(&format!("http://{addr}/crawler/googlebot"))
+        .await
+        .unwrap();
+    // Each mark is drawn: it has a box inside the map's.
+    let v = js(
+        &b,
+        "const map = document.querySelector('svg.map').getBoundingClientRect();\
+         return [...document.querySelectorAll('svg.map circle.mark')].map(c => {\
+           const r = c.getBoundingClientRect();\
+           return [c.getAttribute('class'), c.textContent.trim(), r.width > 0 && r.height > 0 &&\
+             r.left >= map.left - 5 && r.right <= map.right + 5 &&\
+             r.top >= map.top - 5 && r.bottom <= map.bottom + 5];\
+         })",
+    )
+    .await;
+    let marks = v.as_array().unwrap();
+    assert_eq!(marks.len(), located.len(), "{v}");
+    for mark in marks {
+        assert_eq!(mark[2], true, "drawn inside the map: {mark}");
+    }
+    for (ip, verdict) in &located {
+        assert!(
+            marks.iter().any(
+                |mk| mk[1].as_str().unwrap_or_default().contains(ip.as_str())
+                    && mk[0]
+                        .as_str()
+                        .unwrap_or_default()
+                        .contains(match verdict.as_str() {
+                            "verified" => "verified",
+                            "spoofed" => "spoofed",
+                            _ => "other",
+                        })
+            ),
+            "{ip} ({verdict}) has its mark: {v}"
+        );
+    }
+    assert!(errors(&b).await.is_empty());
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_picked_in_the_browser_gives_the_report() {
+    let addr = uploads();
+    let b = Browser::start(1400, 1000).await;
+    b.client.goto(&format!("http://{addr}/logs")).await.unwrap();
+    let log = botscope_testkit::root()
+        .join("examples/logs/elastic_examples_apache_logs.log")
+        .canonicalize()
+        .unwrap();
+    b.client
+        .find(Locator::Css("form.upload input[type=file]"))
+        .await
+        .unwrap()
+        .send_keys(&log.display().to_string())
+        .await
+        .unwrap();
+    b.client
+        .find(Locator::Css("form.upload button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    b.client
+        .wait()
+        .for_element(Locator::Css("body[data-ready='1']"))
+        .await
+        .unwrap();
+    let url = b.client.current_url().await.unwrap();
+    let id = url.path().strip_prefix("/logs/").unwrap().to_owned();
+    let lines = std::fs::read_to_string(&log).unwrap().lines().count();
+    let json = get(addr, &format!("/api/logs/{id}")).json();
+    assert_eq!(json["lines"]["total"], lines, "the whole file was sent");
+    let heading = texts(&b, "h1").await;
+    assert!(
+        heading
+            .iter()
+            .any(|h| h.contains("Robots in the access log")),
+        "{heading:?}"
+    );
+    // Its robots link to their crawler pages, and the link works.
+    let robot = b
+        .client
+        .find(Locator::Css("a[href^='/crawler/']"))
+        .await
+        .unwrap();
+    robot.click().await.unwrap();
+    b.client
+        .wait()
+        .for_element(Locator::Css("svg.map"))
+        .await
+        .unwrap();
+    assert!(
+        b.client
+            .current_url()
+            .await
+            .unwrap()
+            .path()
+            .starts_with("/crawler/")
+    );
+    assert!(errors(&b).await.is_empty());
+    b.close().await;
+}
