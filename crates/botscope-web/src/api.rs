@@ -573,19 +573,44 @@ fn trend_agents(app: &App, p: &FavorParams) -> Result<Vec<String>, Fail> {
     Ok(out)
 }
 
-/// Restriction over time.
-pub async fn trends_model(app: &Arc<App>, p: &FavorParams) -> Result<Trends, Fail> {
+/// What one trends chart is computed from (and its memo key).
+struct TrendJob {
+    key: String,
+    agents: Vec<String>,
+    where_: Option<String>,
+    sem: Semantics,
+    by: Option<String>,
+}
+
+fn trend_job(app: &App, p: &FavorParams) -> Result<TrendJob, Fail> {
     let sem = semantics(p.semantics.as_deref())?;
     let agents = trend_agents(app, p)?;
     let where_ = p.where_();
     let by = p.by.clone();
-    let a = app.clone();
-    blocking(move || {
+    let key = format!(
+        "{}\n{}\n{}\n{}",
+        agents.join(","),
+        where_.as_deref().unwrap_or_default(),
+        sem.as_str(),
+        by.as_deref().unwrap_or_default()
+    );
+    Ok(TrendJob {
+        key,
+        agents,
+        where_,
+        sem,
+        by,
+    })
+}
+
+/// Computes (once, through the memo) and keeps the chart of `j`.
+fn run_trend(a: &App, j: &TrendJob) -> Result<Arc<Trends>, Fail> {
+    a.trends(j.key.clone(), || {
         let (first, last) = a
             .index
             .span()
             .ok_or_else(|| Fail::NotFound("the index is empty".into()))?;
-        let yearly = match by.as_deref() {
+        let yearly = match j.by.as_deref() {
             Some("year") => true,
             Some("month") => false,
             _ => last - first > 3 * 366 * 86_400,
@@ -595,16 +620,48 @@ pub async fn trends_model(app: &Arc<App>, p: &FavorParams) -> Result<Trends, Fai
         let known = |t: i64| -> botscope_index::Result<u64> { Ok(store.sites_known_at(t)?) };
         a.index
             .trends(
-                &agents,
+                &j.agents,
                 &periods,
-                where_.as_deref(),
-                sem,
+                j.where_.as_deref(),
+                j.sem,
                 Some(&known),
                 yearly,
             )
-            .map_err(|e| Fail::index(e, where_.as_deref().unwrap_or_default()))
+            .map_err(|e| Fail::index(e, j.where_.as_deref().unwrap_or_default()))
     })
-    .await?
+}
+
+/// Restriction over time (waits for it).
+pub async fn trends_model(app: &Arc<App>, p: &FavorParams) -> Result<Trends, Fail> {
+    let j = trend_job(app, p)?;
+    let a = app.clone();
+    let t = blocking(move || run_trend(&a, &j)).await??;
+    Ok(Trends::clone(&t))
+}
+
+/// Restriction over time if it is ready; else it is computed in the
+/// background (the page answers at once and says so).
+pub fn trends_if_ready(app: &Arc<App>, p: &FavorParams) -> Result<Option<Arc<Trends>>, Fail> {
+    let j = trend_job(app, p)?;
+    match app.trends_peek(&j.key) {
+        crate::state::Peek::Ready(t) => Ok(Some(t)),
+        crate::state::Peek::Running => Ok(None),
+        crate::state::Peek::Absent => {
+            let a = app.clone();
+            tokio::task::spawn_blocking(move || {
+                if let Err(e) = run_trend(&a, &j) {
+                    tracing::warn!("restriction over time: {}", e.detail());
+                }
+            });
+            Ok(None)
+        }
+    }
+}
+
+/// Starts the default chart of `/robots` (AI training crawlers, Google's
+/// rules) so that it is ready when the page is first opened.
+pub fn warm(app: &Arc<App>) {
+    let _ = trends_if_ready(app, &FavorParams::default());
 }
 
 /// `GET /api/trends`: the JSON of `botscope trends --format json`.

@@ -520,7 +520,7 @@ fn cell(d: botscope_index::Decision) -> Markup {
 /// `/robots`: Figure 5 and the trends chart.
 pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -> Response {
     let favor = api::favor_model(&app, &p).await;
-    let trends = api::trends_model(&app, &p).await;
+    let trends = api::trends_if_ready(&app, &p);
     let favor = match favor {
         Ok(f) => f,
         Err(e) => {
@@ -573,7 +573,11 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
         @if favor.robots.len() > shown { p.muted { "The first " (shown) " robots of " (favor.robots.len()) " are shown; raise the minimum or use the JSON API." } }
         h2 { "Restriction over time" }
         @match &trends {
-            Ok(t) => {
+            Ok(None) => {
+                p.muted { "The chart is being computed over " (favor.n) " files; "
+                    a href=(link(sort)) { "reload" } " in a while." }
+            }
+            Ok(Some(t)) => {
                 p { "Share of sites whose robots.txt keeps "
                     @if t.agents.len() == 1 { code { (Text(&t.agents[0])) } } @else { "the group (" (t.agents.len()) " agents, the strictest per site)" }
                     " out fully, partially or not at all, per " (t.by) "." }

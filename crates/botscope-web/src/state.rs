@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use botscope_botid::Registry;
-use botscope_index::{FavorTable, Index};
+use botscope_index::{FavorTable, Index, Trends};
 use botscope_ipdb::IpOwners;
 use botscope_robotstxt::Semantics;
 use botscope_store::{SqliteStore, Store};
@@ -38,7 +38,8 @@ pub struct App {
     pub(crate) write: tokio::sync::Mutex<()>,
     /// The whole store's favourability per semantics, until the next
     /// submission.
-    favor: Mutex<HashMap<&'static str, Arc<FavorTable>>>,
+    favor: Memo<(Option<String>, Option<i64>, &'static str), FavorTable>,
+    trends: Memo<String, Trends>,
     pub(crate) limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
     /// The demo's directory (removed when the server ends).
     pub(crate) demo: Option<tempfile::TempDir>,
@@ -97,7 +98,8 @@ impl App {
             logs: RwLock::new(Vec::new()),
             next_log: AtomicU32::new(1),
             write: tokio::sync::Mutex::new(()),
-            favor: Mutex::new(HashMap::new()),
+            favor: Memo::default(),
+            trends: Memo::default(),
             limiter,
             demo,
         });
@@ -127,26 +129,32 @@ impl App {
         self.demo.is_some()
     }
 
-    /// The whole store's favourability (cached), or a subset's.
+    /// The favourability of the store or a subset, computed once per
+    /// parameters until the store changes.
     pub(crate) fn favor(
         &self,
         where_: Option<&str>,
         as_of: Option<i64>,
         semantics: Semantics,
     ) -> botscope_index::Result<Arc<FavorTable>> {
-        let whole = where_.is_none() && as_of.is_none();
-        if whole && let Some(t) = self.lock_favor().get(semantics.as_str()) {
-            return Ok(t.clone());
-        }
-        let t = Arc::new(self.index.favor(where_, as_of, semantics)?);
-        if whole {
-            self.lock_favor().insert(semantics.as_str(), t.clone());
-        }
-        Ok(t)
+        let key = (where_.map(str::to_owned), as_of, semantics.as_str());
+        self.favor
+            .get(key, || self.index.favor(where_, as_of, semantics))
     }
 
-    fn lock_favor(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, Arc<FavorTable>>> {
-        self.favor.lock().unwrap_or_else(|p| p.into_inner())
+    /// Restriction over time for a key that names its parameters,
+    /// computed once until the store changes.
+    pub(crate) fn trends<E>(
+        &self,
+        key: String,
+        make: impl FnOnce() -> Result<Trends, E>,
+    ) -> Result<Arc<Trends>, E> {
+        self.trends.get(key, make)
+    }
+
+    /// Whether the chart of `key` is ready, being computed, or neither.
+    pub(crate) fn trends_peek(&self, key: &String) -> Peek<Trends> {
+        self.trends.peek(key)
     }
 
     /// After a write: the index sees it, and the cache is dropped.
@@ -154,7 +162,8 @@ impl App {
         if let Err(e) = self.index.reload() {
             tracing::warn!("reloading the index: {e}");
         }
-        self.lock_favor().clear();
+        self.favor.clear();
+        self.trends.clear();
     }
 
     /// Adds an analysed log; uploads beyond the limit push out the oldest
@@ -214,4 +223,121 @@ fn open_or_build(store: &Path, dir: &Path) -> Result<Index, Error> {
         idx.reload()?;
     }
     Ok(idx)
+}
+
+/// One key's answer, once computed; its lock is held while computing.
+type Cell<V> = Arc<Mutex<Option<Arc<V>>>>;
+
+/// What a memo holds for a key.
+pub(crate) enum Peek<V> {
+    Ready(Arc<V>),
+    Running,
+    Absent,
+}
+
+/// Answers computed once per key, until cleared: a request for a key being
+/// computed waits for that computation instead of starting its own (32
+/// clients opening `/robots` at once cost one computation). Failures are
+/// not kept. At most `Memo::CAP` keys are kept (keys come from requests);
+/// beyond that the memo starts afresh.
+struct Memo<K, V> {
+    cells: Mutex<HashMap<K, Cell<V>>>,
+}
+
+impl<K, V> Default for Memo<K, V> {
+    fn default() -> Self {
+        Memo {
+            cells: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<K: std::hash::Hash + Eq, V> Memo<K, V> {
+    const CAP: usize = 64;
+
+    fn get<E>(&self, key: K, make: impl FnOnce() -> Result<V, E>) -> Result<Arc<V>, E> {
+        let cell = {
+            let mut cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
+            if cells.len() >= Self::CAP && !cells.contains_key(&key) {
+                cells.clear();
+            }
+            cells.entry(key).or_default().clone()
+        };
+        let mut slot = cell.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = &*slot {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(make()?);
+        *slot = Some(v.clone());
+        Ok(v)
+    }
+
+    fn peek(&self, key: &K) -> Peek<V> {
+        let cell = match self
+            .cells
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+        {
+            Some(c) => c.clone(),
+            None => return Peek::Absent,
+        };
+        match cell.try_lock() {
+            Ok(slot) => match &*slot {
+                Some(v) => Peek::Ready(v.clone()),
+                None => Peek::Absent,
+            },
+            Err(std::sync::TryLockError::WouldBlock) => Peek::Running,
+            Err(std::sync::TryLockError::Poisoned(p)) => match &*p.into_inner() {
+                Some(v) => Peek::Ready(v.clone()),
+                None => Peek::Absent,
+            },
+        }
+    }
+
+    fn clear(&self) {
+        self.cells.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn a_memo_computes_once_for_concurrent_askers_and_forgets_failures() {
+        let memo: Arc<Memo<u32, u32>> = Arc::new(Memo::default());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (memo, runs) = (memo.clone(), runs.clone());
+                std::thread::spawn(move || {
+                    memo.get(1, || {
+                        runs.fetch_add(1, Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                        Ok::<_, ()>(7)
+                    })
+                })
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(*t.join().unwrap().unwrap(), 7);
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "one computation");
+        assert!(matches!(memo.peek(&1), Peek::Ready(v) if *v == 7));
+        assert!(matches!(memo.peek(&2), Peek::Absent));
+        // A failure is not kept: the next asker computes again.
+        assert!(memo.get(2, || Err::<u32, _>("down")).is_err());
+        assert_eq!(*memo.get(2, || Ok::<_, ()>(9)).unwrap(), 9);
+        // Cleared after a write.
+        memo.clear();
+        assert!(matches!(memo.peek(&1), Peek::Absent));
+        // Keys come from requests: the memo stays bounded.
+        for k in 0..1000 {
+            memo.get(k, || Ok::<_, ()>(k)).unwrap();
+        }
+        assert!(memo.cells.lock().unwrap().len() <= Memo::<u32, u32>::CAP);
+    }
 }
