@@ -12,6 +12,20 @@ pub struct Page {
     pub console: Vec<String>,
 }
 
+/// Chromium's flags for a headless run in a test: no sandbox (tests may
+/// run as root), no GPU, and nothing fetched from outside.
+pub(crate) const HEADLESS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
+
 /// The Chromium executable on `PATH`.
 ///
 /// # Panics
@@ -35,18 +49,10 @@ pub fn chromium_exe() -> String {
 pub fn chromium(url: &str, profile: &Path) -> Page {
     let exe = chromium_exe();
     let o = Command::new(exe)
+        .args(HEADLESS)
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
             // A laptop's width: pages are checked to fit it.
             "--window-size=1400,1000",
-            "--disable-dev-shm-usage",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
             "--enable-logging=stderr",
             "--v=0",
         ])

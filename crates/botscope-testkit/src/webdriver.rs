@@ -65,25 +65,18 @@ impl Browser {
             .expect("chromedriver said on which port it listens");
         let profile = tempfile::tempdir().expect("profile directory");
         let mut caps = serde_json::Map::new();
+        let mut args: Vec<String> = crate::browser::HEADLESS
+            .iter()
+            .map(|a| (*a).to_owned())
+            .collect();
+        args.extend([
+            "--hide-scrollbars".to_owned(),
+            format!("--window-size={width},{height}"),
+            format!("--user-data-dir={}", profile.path().display()),
+        ]);
         caps.insert(
             "goog:chromeOptions".into(),
-            serde_json::json!({
-                "binary": crate::browser::chromium_exe(),
-                "args": [
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-dev-shm-usage",
-                    "--disable-quic",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--hide-scrollbars",
-                    format!("--window-size={width},{height}"),
-                    format!("--user-data-dir={}", profile.path().display()),
-                ],
-            }),
+            serde_json::json!({ "binary": crate::browser::chromium_exe(), "args": args }),
         );
         caps.insert(
             "goog:loggingPrefs".into(),
@@ -131,7 +124,10 @@ impl Browser {
     pub async fn console(&self) -> Vec<ConsoleLine> {
         let v = self
             .client
-            .issue_cmd(BrowserLog)
+            .issue_cmd(Post {
+                path: "se/log",
+                body: serde_json::json!({ "type": "browser" }),
+            })
             .await
             .expect("the browser's log");
         v.as_array()
@@ -166,14 +162,17 @@ impl Browser {
         let h = size[1].as_u64().unwrap_or(1000).min(u64::from(max_height));
         let v = self
             .client
-            .issue_cmd(Cdp(serde_json::json!({
-                "cmd": "Page.captureScreenshot",
-                "params": {
-                    "format": "png",
-                    "captureBeyondViewport": true,
-                    "clip": { "x": 0, "y": 0, "width": w, "height": h, "scale": 1 },
-                },
-            })))
+            .issue_cmd(Post {
+                path: "goog/cdp/execute",
+                body: serde_json::json!({
+                    "cmd": "Page.captureScreenshot",
+                    "params": {
+                        "format": "png",
+                        "captureBeyondViewport": true,
+                        "clip": { "x": 0, "y": 0, "width": w, "height": h, "scale": 1 },
+                    },
+                }),
+            })
             .await
             .expect("screenshot");
         base64::engine::general_purpose::STANDARD
@@ -204,45 +203,29 @@ impl Drop for Browser {
     }
 }
 
-/// chromedriver's log command (not in W3C WebDriver, but kept by
-/// chromedriver): the console lines since the last call.
+/// A POST to a session's endpoint: chromedriver's log (`se/log`, not in
+/// W3C WebDriver but kept by chromedriver) and its DevTools passthrough
+/// (`goog/cdp/execute`).
 #[derive(Debug)]
-struct BrowserLog;
-
-impl WebDriverCompatibleCommand for BrowserLog {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/se/log",
-            session_id.unwrap_or_default()
-        ))
-    }
-
-    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
-        (http::Method::POST, Some(r#"{"type":"browser"}"#.to_owned()))
-    }
+struct Post {
+    path: &'static str,
+    body: serde_json::Value,
 }
 
-/// A DevTools command through chromedriver's passthrough.
-#[derive(Debug)]
-struct Cdp(serde_json::Value);
-
-impl WebDriverCompatibleCommand for Cdp {
+impl WebDriverCompatibleCommand for Post {
     fn endpoint(
         &self,
         base_url: &url::Url,
         session_id: Option<&str>,
     ) -> Result<url::Url, url::ParseError> {
         base_url.join(&format!(
-            "session/{}/goog/cdp/execute",
-            session_id.unwrap_or_default()
+            "session/{}/{}",
+            session_id.unwrap_or_default(),
+            self.path
         ))
     }
 
     fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
-        (http::Method::POST, Some(self.0.to_string()))
+        (http::Method::POST, Some(self.body.to_string()))
     }
 }

@@ -45,6 +45,10 @@ async fn rows(client: &fantoccini::Client) -> Vec<Vec<String>> {
     serde_json::from_value(v).unwrap()
 }
 
+async fn click(b: &Browser, what: Locator<'_>) {
+    b.client.find(what).await.unwrap().click().await.unwrap();
+}
+
 async fn texts(b: &Browser, css: &str) -> Vec<String> {
     let mut out = Vec::new();
     for e in b.client.find_all(Locator::Css(css)).await.unwrap() {
@@ -144,13 +148,7 @@ async fn search_from_the_query_box() {
             .await
             .unwrap();
         input.send_keys(q).await.unwrap();
-        b.client
-            .find(Locator::Css("form.search button[type=submit]"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&b, Locator::Css("form.search button[type=submit]")).await;
         b.client
             .wait()
             .for_element(Locator::Css("p.count"))
@@ -190,13 +188,7 @@ async fn clicking_a_column_sorts_the_robots_table() {
         ("Disfavoured", 3, false),
         ("Appeared", 1, false),
     ] {
-        b.client
-            .find(Locator::LinkText(label))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&b, Locator::LinkText(label)).await;
         b.client
             .wait()
             .for_element(Locator::Css("#favor th[aria-sort] a"))
@@ -303,13 +295,7 @@ async fn a_log_picked_in_the_browser_gives_the_report() {
         .send_keys(&log.display().to_string())
         .await
         .unwrap();
-    b.client
-        .find(Locator::Css("form.upload button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&b, Locator::Css("form.upload button[type=submit]")).await;
     b.client
         .wait()
         .for_element(Locator::Css("body[data-ready='1']"))
