@@ -60,7 +60,7 @@ impl Fail {
             .into_response()
     }
 
-    fn index(e: IndexError, query: &str) -> Fail {
+    pub(crate) fn index(e: IndexError, query: &str) -> Fail {
         match e {
             IndexError::Query(q) => Fail::BadRequest(format!("query: {q}\n{}", q.pointer(query))),
             IndexError::Request(s) => Fail::BadRequest(s),
@@ -514,11 +514,7 @@ pub async fn favor_model(app: &Arc<App>, p: &FavorParams) -> Result<FavorTable, 
         }
     };
     let where_ = p.where_();
-    let a = app.clone();
-    let w = where_.clone();
-    let t = blocking(move || a.favor(w.as_deref(), as_of, sem))
-        .await?
-        .map_err(|e| Fail::index(e, where_.as_deref().unwrap_or_default()))?;
+    let t = app.favor(where_, as_of, sem).await?;
     let mut t = FavorTable::clone(&t).sorted(sort, min.max(1));
     if by_name {
         t.robots.sort_by(|a, b| a.robot.cmp(&b.robot));
@@ -604,8 +600,9 @@ fn trend_job(app: &App, p: &FavorParams) -> Result<TrendJob, Fail> {
 }
 
 /// Computes (once, through the memo) and keeps the chart of `j`.
-fn run_trend(a: &App, j: &TrendJob) -> Result<Arc<Trends>, Fail> {
-    a.trends(j.key.clone(), || {
+async fn run_trend(app: &Arc<App>, j: TrendJob) -> Result<Arc<Trends>, Fail> {
+    let a = app.clone();
+    app.trends(j.key.clone(), move || {
         let (first, last) = a
             .index
             .span()
@@ -629,13 +626,12 @@ fn run_trend(a: &App, j: &TrendJob) -> Result<Arc<Trends>, Fail> {
             )
             .map_err(|e| Fail::index(e, j.where_.as_deref().unwrap_or_default()))
     })
+    .await
 }
 
 /// Restriction over time (waits for it).
 pub async fn trends_model(app: &Arc<App>, p: &FavorParams) -> Result<Trends, Fail> {
-    let j = trend_job(app, p)?;
-    let a = app.clone();
-    let t = blocking(move || run_trend(&a, &j)).await??;
+    let t = run_trend(app, trend_job(app, p)?).await?;
     Ok(Trends::clone(&t))
 }
 
@@ -648,8 +644,8 @@ pub fn trends_if_ready(app: &Arc<App>, p: &FavorParams) -> Result<Option<Arc<Tre
         crate::state::Peek::Running => Ok(None),
         crate::state::Peek::Absent => {
             let a = app.clone();
-            tokio::task::spawn_blocking(move || {
-                if let Err(e) = run_trend(&a, &j) {
+            tokio::spawn(async move {
+                if let Err(e) = run_trend(&a, j).await {
                     tracing::warn!("restriction over time: {}", e.detail());
                 }
             });

@@ -16,6 +16,7 @@ use botscope_robotstxt::Semantics;
 use botscope_store::{SqliteStore, Store};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
+use crate::api::Fail;
 use crate::demo;
 use crate::logs::LogView;
 use crate::{Config, Error, Limits};
@@ -36,9 +37,10 @@ pub struct App {
     next_log: AtomicU32,
     /// One writer of the store and the index at a time.
     pub(crate) write: tokio::sync::Mutex<()>,
-    /// The whole store's favourability per semantics, until the next
+    /// Favourability per (query, time, semantics), until the next
     /// submission.
     favor: Memo<(Option<String>, Option<i64>, &'static str), FavorTable>,
+    /// Trends charts per parameters (`api::trend_job`'s key), likewise.
     trends: Memo<String, Trends>,
     pub(crate) limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
     /// The demo's directory (removed when the server ends).
@@ -131,25 +133,31 @@ impl App {
 
     /// The favourability of the store or a subset, computed once per
     /// parameters until the store changes.
-    pub(crate) fn favor(
-        &self,
-        where_: Option<&str>,
+    pub(crate) async fn favor(
+        self: &Arc<Self>,
+        where_: Option<String>,
         as_of: Option<i64>,
         semantics: Semantics,
-    ) -> botscope_index::Result<Arc<FavorTable>> {
-        let key = (where_.map(str::to_owned), as_of, semantics.as_str());
+    ) -> Result<Arc<FavorTable>, Fail> {
+        let key = (where_.clone(), as_of, semantics.as_str());
+        let a = self.clone();
         self.favor
-            .get(key, || self.index.favor(where_, as_of, semantics))
+            .get(key, move || {
+                a.index
+                    .favor(where_.as_deref(), as_of, semantics)
+                    .map_err(|e| Fail::index(e, where_.as_deref().unwrap_or_default()))
+            })
+            .await
     }
 
     /// Restriction over time for a key that names its parameters,
     /// computed once until the store changes.
-    pub(crate) fn trends<E>(
+    pub(crate) async fn trends(
         &self,
         key: String,
-        make: impl FnOnce() -> Result<Trends, E>,
-    ) -> Result<Arc<Trends>, E> {
-        self.trends.get(key, make)
+        make: impl FnOnce() -> Result<Trends, Fail> + Send + 'static,
+    ) -> Result<Arc<Trends>, Fail> {
+        self.trends.get(key, make).await
     }
 
     /// Whether the chart of `key` is ready, being computed, or neither.
@@ -226,7 +234,7 @@ fn open_or_build(store: &Path, dir: &Path) -> Result<Index, Error> {
 }
 
 /// One key's answer, once computed; its lock is held while computing.
-type Cell<V> = Arc<Mutex<Option<Arc<V>>>>;
+type Cell<V> = Arc<tokio::sync::Mutex<Option<Arc<V>>>>;
 
 /// What a memo holds for a key.
 pub(crate) enum Peek<V> {
@@ -236,10 +244,12 @@ pub(crate) enum Peek<V> {
 }
 
 /// Answers computed once per key, until cleared: a request for a key being
-/// computed waits for that computation instead of starting its own (32
-/// clients opening `/robots` at once cost one computation). Failures are
-/// not kept. At most `Memo::CAP` keys are kept (keys come from requests);
-/// beyond that the memo starts afresh.
+/// computed waits (without holding a thread) for that computation instead
+/// of starting its own (32 clients opening `/robots` at once cost one
+/// computation). The computation runs in a task of its own, so a waiter
+/// that goes away (a closed connection) does not throw the work away.
+/// Failures are not kept. At most `Memo::CAP` keys are kept (keys come
+/// from requests); beyond that the memo starts afresh.
 struct Memo<K, V> {
     cells: Mutex<HashMap<K, Cell<V>>>,
 }
@@ -252,10 +262,14 @@ impl<K, V> Default for Memo<K, V> {
     }
 }
 
-impl<K: std::hash::Hash + Eq, V> Memo<K, V> {
+impl<K: std::hash::Hash + Eq, V: Send + Sync + 'static> Memo<K, V> {
     const CAP: usize = 64;
 
-    fn get<E>(&self, key: K, make: impl FnOnce() -> Result<V, E>) -> Result<Arc<V>, E> {
+    async fn get(
+        &self,
+        key: K,
+        make: impl FnOnce() -> Result<V, Fail> + Send + 'static,
+    ) -> Result<Arc<V>, Fail> {
         let cell = {
             let mut cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
             if cells.len() >= Self::CAP && !cells.contains_key(&key) {
@@ -263,13 +277,17 @@ impl<K: std::hash::Hash + Eq, V> Memo<K, V> {
             }
             cells.entry(key).or_default().clone()
         };
-        let mut slot = cell.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = cell.lock_owned().await;
         if let Some(v) = &*slot {
             return Ok(v.clone());
         }
-        let v = Arc::new(make()?);
-        *slot = Some(v.clone());
-        Ok(v)
+        tokio::spawn(async move {
+            let v = Arc::new(crate::api::blocking(make).await??);
+            *slot = Some(v.clone());
+            Ok(v)
+        })
+        .await
+        .map_err(|e| Fail::Internal(format!("the work failed: {e}")))?
     }
 
     fn peek(&self, key: &K) -> Peek<V> {
@@ -287,11 +305,7 @@ impl<K: std::hash::Hash + Eq, V> Memo<K, V> {
                 Some(v) => Peek::Ready(v.clone()),
                 None => Peek::Absent,
             },
-            Err(std::sync::TryLockError::WouldBlock) => Peek::Running,
-            Err(std::sync::TryLockError::Poisoned(p)) => match &*p.into_inner() {
-                Some(v) => Peek::Ready(v.clone()),
-                None => Peek::Absent,
-            },
+            Err(_) => Peek::Running,
         }
     }
 
@@ -306,37 +320,67 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
 
-    #[test]
-    fn a_memo_computes_once_for_concurrent_askers_and_forgets_failures() {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_memo_computes_once_for_concurrent_askers_and_forgets_failures() {
         let memo: Arc<Memo<u32, u32>> = Arc::new(Memo::default());
         let runs = Arc::new(AtomicUsize::new(0));
-        let threads: Vec<_> = (0..8)
+        let tasks: Vec<_> = (0..8)
             .map(|_| {
                 let (memo, runs) = (memo.clone(), runs.clone());
-                std::thread::spawn(move || {
-                    memo.get(1, || {
+                tokio::spawn(async move {
+                    memo.get(1, move || {
                         runs.fetch_add(1, Ordering::SeqCst);
                         std::thread::sleep(std::time::Duration::from_millis(50));
-                        Ok::<_, ()>(7)
+                        Ok(7)
                     })
+                    .await
                 })
             })
             .collect();
-        for t in threads {
-            assert_eq!(*t.join().unwrap().unwrap(), 7);
+        for t in tasks {
+            assert_eq!(*t.await.unwrap().unwrap(), 7);
         }
         assert_eq!(runs.load(Ordering::SeqCst), 1, "one computation");
         assert!(matches!(memo.peek(&1), Peek::Ready(v) if *v == 7));
         assert!(matches!(memo.peek(&2), Peek::Absent));
+        // A waiter that goes away does not lose the work.
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let (go, go_rx) = std::sync::mpsc::channel::<()>();
+        let slow = tokio::spawn({
+            let memo = memo.clone();
+            async move {
+                memo.get(3, move || {
+                    started_tx.send(()).unwrap();
+                    go_rx.recv().unwrap();
+                    Ok(30)
+                })
+                .await
+            }
+        });
+        tokio::task::spawn_blocking(move || started.recv().unwrap())
+            .await
+            .unwrap();
+        assert!(matches!(memo.peek(&3), Peek::Running));
+        slow.abort();
+        let _ = slow.await;
+        go.send(()).unwrap();
+        let v = memo
+            .get(3, || Err(Fail::Internal("computed twice".into())))
+            .await;
+        assert_eq!(*v.unwrap(), 30);
         // A failure is not kept: the next asker computes again.
-        assert!(memo.get(2, || Err::<u32, _>("down")).is_err());
-        assert_eq!(*memo.get(2, || Ok::<_, ()>(9)).unwrap(), 9);
+        assert!(
+            memo.get(2, || Err(Fail::Internal("down".into())))
+                .await
+                .is_err()
+        );
+        assert_eq!(*memo.get(2, || Ok(9)).await.unwrap(), 9);
         // Cleared after a write.
         memo.clear();
         assert!(matches!(memo.peek(&1), Peek::Absent));
         // Keys come from requests: the memo stays bounded.
         for k in 0..1000 {
-            memo.get(k, || Ok::<_, ()>(k)).unwrap();
+            memo.get(k, move || Ok(k)).await.unwrap();
         }
         assert!(memo.cells.lock().unwrap().len() <= Memo::<u32, u32>::CAP);
     }
