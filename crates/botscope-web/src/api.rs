@@ -194,7 +194,8 @@ pub async fn search_model(
         as_of: time(p.as_of.as_deref())?,
     };
     let app = app.clone();
-    blocking(move || app.index.search(&req))
+    app.clone()
+        .work(move || app.index.search(&req))
         .await?
         .map_err(|e| Fail::index(e, &query))
 }
@@ -336,7 +337,7 @@ pub async fn site_model(app: &Arc<App>, host: &str, p: &SiteParams) -> Result<Si
     let to = time(p.to.as_deref())?;
     let (agent, url) = (p.agent.clone(), p.url.clone());
     let a = app.clone();
-    blocking(move || {
+    app.work(move || {
         let store = a.store_read()?;
         let h = store
             .site(&host)?
@@ -445,7 +446,7 @@ pub async fn bias_model(
     let sem = semantics(p.semantics.as_deref())?;
     let as_of = time(p.as_of.as_deref())?;
     let a = app.clone();
-    blocking(move || {
+    app.work(move || {
         let store = a.store_read()?;
         botscope_index::site_bias(&store, &host, as_of, sem)
             .map_err(|e| Fail::index(e, ""))?
@@ -727,22 +728,12 @@ pub async fn crawler_model(app: &Arc<App>, name: &str) -> Result<CrawlerModel, F
     let searchable = token
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-    let sites = |modifier: &'static str| {
-        let p = SearchParams {
-            q: Some(format!("{modifier}:{token}")),
-            rank: Some("bias".into()),
-            ..SearchParams::default()
-        };
-        let app = app.clone();
-        async move {
-            if !searchable {
-                return Ok(Vec::new());
-            }
-            search_model(&app, &p, 10, 0).await.map(|r| r.hits)
-        }
+    let (favoring, mut disfavoring) = if searchable {
+        let lists = app.crawler_sites(token).await?;
+        (lists.0.clone(), lists.1.clone())
+    } else {
+        (Vec::new(), Vec::new())
     };
-    let favoring = sites("favor").await?;
-    let mut disfavoring = sites("disfavor").await?;
     // Ranked by bias, most favoured first: the most disfavoured last.
     disfavoring.reverse();
     let mut names = tokens.clone();
@@ -827,7 +818,8 @@ pub async fn submit_model(
     let site = site.trim().to_owned();
     let _writer = app.write.lock().await;
     let a = app.clone();
-    let r = blocking(move || {
+    let r = app
+        .work(move || {
         let mut store = botscope_store::SqliteStore::open(&a.store)?;
         botscope_index::submit(
             &mut store,
@@ -941,7 +933,7 @@ pub async fn check_model(app: &Arc<App>, input: &CheckInput) -> Result<CheckMode
         )));
     }
     let urls = input.urls.clone();
-    blocking(move || {
+    app.work(move || {
         let robots = Robots::parse_with(&body, &ParseOptions::default());
         let diagnostics = botscope_robotstxt::lint(&robots);
         let opts = ParseOptions::default();

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use botscope_botid::Registry;
-use botscope_index::{FavorTable, Index, Trends};
+use botscope_index::{FavorTable, Hit, Index, Rank, SearchRequest, Trends};
 use botscope_ipdb::IpOwners;
 use botscope_robotstxt::Semantics;
 use botscope_store::{SqliteStore, Store};
@@ -32,6 +32,9 @@ pub struct App {
     pub(crate) fetch: botscope_harvest::Config,
     pub(crate) nameservers: Vec<SocketAddr>,
     pub(crate) threads: usize,
+    /// Request work on blocking threads: `threads` at a time, first come
+    /// first served (see [`App::work`]).
+    work: Arc<tokio::sync::Semaphore>,
     /// Analysed logs, oldest first.
     pub(crate) logs: RwLock<Vec<Arc<LogView>>>,
     next_log: AtomicU32,
@@ -42,6 +45,9 @@ pub struct App {
     favor: Memo<(Option<String>, Option<i64>, &'static str), FavorTable>,
     /// Trends charts per parameters (`api::trend_job`'s key), likewise.
     trends: Memo<String, Trends>,
+    /// The sites favouring and disfavouring a robot (by its token), for
+    /// its crawler page, likewise.
+    sites: Memo<String, (Vec<Hit>, Vec<Hit>)>,
     pub(crate) limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
     /// The demo's directory (removed when the server ends).
     pub(crate) demo: Option<tempfile::TempDir>,
@@ -97,11 +103,13 @@ impl App {
             fetch,
             nameservers,
             threads: threads.max(1),
+            work: Arc::new(tokio::sync::Semaphore::new(threads.max(1))),
             logs: RwLock::new(Vec::new()),
             next_log: AtomicU32::new(1),
             write: tokio::sync::Mutex::new(()),
             favor: Memo::default(),
             trends: Memo::default(),
+            sites: Memo::default(),
             limiter,
             demo,
         });
@@ -124,6 +132,30 @@ impl App {
     /// The store, opened for reading.
     pub(crate) fn store_read(&self) -> Result<SqliteStore, botscope_store::StoreError> {
         SqliteStore::open_read(&self.store)
+    }
+
+    /// Runs a request's work on a blocking thread, at most `threads` of
+    /// them at once and in arrival order (tokio's semaphore is fair). Without
+    /// the bound, 32 concurrent searches on 2 cores share the CPU and every
+    /// one of them finishes late; with it, each runs at full speed and the
+    /// rest wait their turn, so latency follows the queue, not the crowd.
+    /// The permit goes with the work, so a client that hangs up does not
+    /// let more work start than there are threads.
+    pub(crate) async fn work<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Fail> {
+        let permit = self
+            .work
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| Fail::Internal(format!("the work queue is closed: {e}")))?;
+        crate::api::blocking(move || {
+            let _permit = permit;
+            f()
+        })
+        .await
     }
 
     /// Whether this is the demo.
@@ -160,6 +192,37 @@ impl App {
         self.trends.get(key, make).await
     }
 
+    /// The ten sites most favouring `token` and ten disfavouring it
+    /// (ranked by bias, most favoured first), computed once until the
+    /// store changes: two searches over every file naming the robot are
+    /// the crawler page's whole cost otherwise.
+    pub(crate) async fn crawler_sites(
+        self: &Arc<Self>,
+        token: String,
+    ) -> Result<Arc<(Vec<Hit>, Vec<Hit>)>, Fail> {
+        let a = self.clone();
+        let key = token.clone();
+        self.sites
+            .get(key, move || {
+                let find = |modifier: &str| {
+                    let query = format!("{modifier}:{token}");
+                    a.index
+                        .search(&SearchRequest {
+                            query: query.clone(),
+                            rank: Rank::Bias,
+                            limit: 10,
+                            offset: 0,
+                            semantics: Semantics::Google,
+                            as_of: None,
+                        })
+                        .map(|r| r.hits)
+                        .map_err(|e| Fail::index(e, &query))
+                };
+                Ok((find("favor")?, find("disfavor")?))
+            })
+            .await
+    }
+
     /// Whether the chart of `key` is ready, being computed, or neither.
     pub(crate) fn trends_peek(&self, key: &String) -> Peek<Trends> {
         self.trends.peek(key)
@@ -172,6 +235,7 @@ impl App {
         }
         self.favor.clear();
         self.trends.clear();
+        self.sites.clear();
     }
 
     /// Adds an analysed log; uploads beyond the limit push out the oldest
