@@ -235,7 +235,9 @@ def main():
         for t in tokens:
             names.add(t.lower())
     for name, info in sorted(ai.items(), key=lambda kv: kv[0].lower()):
-        if name.lower() in names:
+        # `MistralAI-User/1.0` is the documented `MistralAI-User`: the
+        # product token before a version is the robot's robots.txt name.
+        if name.lower() in names or name.split("/")[0].lower() in names:
             continue
         names.add(name.lower())
         op, op_url = plain(info.get("operator", ""))

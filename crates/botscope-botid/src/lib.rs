@@ -4,6 +4,7 @@
 
 mod batch;
 mod export;
+mod generate;
 mod import;
 mod ipset;
 mod registry;
@@ -26,6 +27,7 @@ pub enum Error {
 
 pub use batch::Batch;
 pub use export::{ALL_OK, CATEGORIES, Lists, OTHER, SUSPECT, UNDECLARED, read_verdicts, slug};
+pub use generate::{Blocked, GenerateError, Generated, MAX_GENERATED, Policy, generate};
 pub use import::{Change, Imported, MAX_LIST_BYTES, import_list, publishers_of};
 pub use ipset::{IpIndex, IpIndexBuilder, IpRange, normalize, parse_ip};
 pub use registry::{

@@ -951,6 +951,45 @@ pub enum RobotsCommand {
     ///
     /// Example: botscope robots meta --agent Googlebot --header 'X-Robots-Tag: noarchive' page.html
     Meta(MetaArgs),
+    /// Write a robots.txt that blocks crawler categories (AI training, SEO …) or bots by name, from the registry, merged into a site's own file.
+    ///
+    /// One group per blocked category, each with a comment saying why it is there. With --base,
+    /// the site's groups are kept: a blocked bot's own User-agent line there is commented out (it
+    /// would otherwise obey that group), and every other crawler's verdict is unchanged. Both are
+    /// checked with the engine under Google's rules before anything is written.
+    ///
+    /// Exit status: 0 written, 2 refused or error (nothing written).
+    ///
+    /// Example: botscope robots generate --block ai-training --allow search ai-assistant --base robots.txt --out robots.new.txt
+    Generate(GenerateArgs),
+}
+
+fn category_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        botscope_botid::Category::ALL.iter().map(|(name, _)| *name),
+    )
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Categories left to the file's other rules: never blocked (a conflict with --block is refused).
+    #[arg(long, value_name = "CATEGORY", num_args = 1.., value_parser = category_names())]
+    pub allow: Vec<String>,
+    /// Categories whose every crawler may fetch nothing.
+    #[arg(long, value_name = "CATEGORY", num_args = 1.., value_parser = category_names())]
+    pub block: Vec<String>,
+    /// A bot to block by name (a registry name, or a product token the registry does not know); repeatable.
+    #[arg(long = "block-bot", value_name = "NAME", num_args = 1..)]
+    pub block_bots: Vec<String>,
+    /// The site's robots.txt to merge into (`-` for standard input).
+    #[arg(long, value_name = "FILE")]
+    pub base: Option<PathBuf>,
+    /// A registry file layered over the bundled one.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// Where to write (replaced atomically; default: standard output).
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

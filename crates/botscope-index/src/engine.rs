@@ -15,8 +15,8 @@ use botscope_store::{SiteHistory, Store, StoreError, Version};
 use serde::{Deserialize, Serialize};
 use tantivy::collector::{Count, FilterCollector, TopDocs};
 use tantivy::query::{
-    AllQuery, BooleanQuery, ConstScoreQuery, EmptyQuery, EnableScoring, Occur, PhraseQuery,
-    InvertedIndexRangeQuery, Query as TQuery, RangeQuery, RegexQuery, TermQuery,
+    AllQuery, BooleanQuery, ConstScoreQuery, EmptyQuery, EnableScoring, InvertedIndexRangeQuery,
+    Occur, PhraseQuery, Query as TQuery, RangeQuery, RegexQuery, TermQuery,
 };
 use tantivy::schema::{
     FAST, Field as TField, INDEXED, IndexRecordOption, STORED, STRING, Schema, TEXT, Value,
@@ -884,7 +884,10 @@ impl Index {
                     }
                 });
                 let (n, d) = self.search_in_force(&searcher, &q, req.as_of, (Count, c))?;
-                (n, d.into_iter().map(|((b, _), a)| (f64::from(b), a)).collect())
+                (
+                    n,
+                    d.into_iter().map(|((b, _), a)| (f64::from(b), a)).collect(),
+                )
             }
         };
         let clauses = parsed.positive_clauses();
@@ -1252,7 +1255,8 @@ fn segment_biases(seg: &SegmentReader, field: TField, robot: &str) -> Option<Vec
                 .ok()?
                 .parse()
                 .ok()?;
-            let bias = i32::try_from(bias).unwrap_or(if bias < 0 { i32::MIN + 1 } else { i32::MAX });
+            let bias =
+                i32::try_from(bias).unwrap_or(if bias < 0 { i32::MIN + 1 } else { i32::MAX });
             let mut p = inv
                 .read_postings_from_terminfo(stream.value(), IndexRecordOption::Basic)
                 .ok()?;

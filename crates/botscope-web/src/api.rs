@@ -820,18 +820,18 @@ pub async fn submit_model(
     let a = app.clone();
     let r = app
         .work(move || {
-        let mut store = botscope_store::SqliteStore::open(&a.store)?;
-        botscope_index::submit(
-            &mut store,
-            &a.index_dir,
-            &site,
-            &body,
-            sem,
-            botscope_index::now(),
-        )
-        .map_err(|e| Fail::index(e, ""))
-    })
-    .await?;
+            let mut store = botscope_store::SqliteStore::open(&a.store)?;
+            botscope_index::submit(
+                &mut store,
+                &a.index_dir,
+                &site,
+                &body,
+                sem,
+                botscope_index::now(),
+            )
+            .map_err(|e| Fail::index(e, ""))
+        })
+        .await?;
     app.changed();
     r
 }

@@ -65,13 +65,14 @@ impl Fail {
 /// `/`: what is here, and where to start.
 pub async fn home(State(app): State<Arc<App>>) -> Response {
     let a = app.clone();
-    let stats = app.work(move || {
-        a.store_read().and_then(|s| {
-            use botscope_store::Store;
-            s.stats()
+    let stats = app
+        .work(move || {
+            a.store_read().and_then(|s| {
+                use botscope_store::Store;
+                s.stats()
+            })
         })
-    })
-    .await;
+        .await;
     let stats = match stats {
         Ok(Ok(s)) => Some(s),
         _ => None,
@@ -102,7 +103,12 @@ pub async fn home(State(app): State<Arc<App>>) -> Response {
             a.card href="/check" { b { "Check" } span { "Test a robots.txt against an agent and URLs, both semantics" } }
         }
     };
-    page(&app, "Robots.txt, robots, and who they really are", "", body)
+    page(
+        &app,
+        "Robots.txt, robots, and who they really are",
+        "",
+        body,
+    )
 }
 
 const EXAMPLES: &[(&str, &str)] = &[

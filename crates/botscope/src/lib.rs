@@ -39,6 +39,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
             RobotsCommand::Lint(a) => robots::lint(&a).await,
             RobotsCommand::Parse(a) => robots::parse(&a),
             RobotsCommand::Meta(a) => robots::meta(&a),
+            RobotsCommand::Generate(a) => robots::generate(&a, s),
         },
         Command::Verify(a) => verify::cli(&a, s).await,
         Command::Logs(cmd) => match cmd {

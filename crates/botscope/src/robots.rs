@@ -1,4 +1,4 @@
-//! `botscope robots …`: check, check-batch, lint, parse, meta.
+//! `botscope robots …`: check, check-batch, lint, parse, meta, generate.
 
 use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
@@ -11,8 +11,8 @@ use botscope_robotstxt::{
 use serde_json::json;
 
 use crate::cli::{
-    CheckArgs, CheckBatchArgs, FetchArgs, FileArgs, Format, LintArgs, LintFormat, MetaArgs,
-    MinSeverity,
+    CheckArgs, CheckBatchArgs, FetchArgs, FileArgs, Format, GenerateArgs, LintArgs, LintFormat,
+    MetaArgs, MinSeverity,
 };
 use crate::exit::ExitStatus;
 
@@ -196,5 +196,63 @@ pub fn meta(a: &MetaArgs) -> Result<ExitStatus> {
         Format::Text => out.write_all(botscope_text::terminal(&report.summary()).as_bytes())?,
     }
     out.flush()?;
+    Ok(ExitStatus::Success)
+}
+
+/// `robots generate`: the policy's robots.txt, checked, then written (or
+/// nothing written, exit 2).
+pub fn generate(a: &GenerateArgs, settings: &crate::settings::Settings) -> Result<ExitStatus> {
+    let registry = settings.registry(a.registry.as_ref())?;
+    let category = |n: &String| {
+        botscope_botid::Category::ALL
+            .iter()
+            .find(|(name, _)| name == n)
+            .map(|(_, c)| *c)
+            .with_context(|| format!("unknown category {n}"))
+    };
+    let policy = botscope_botid::Policy {
+        allow: a.allow.iter().map(category).collect::<Result<_>>()?,
+        block: a.block.iter().map(category).collect::<Result<_>>()?,
+        block_bots: a.block_bots.clone(),
+    };
+    let base = match &a.base {
+        Some(p) => {
+            let (bytes, total) = crate::io::read_limited(p, Some(botscope_botid::MAX_GENERATED))?;
+            if total > botscope_botid::MAX_GENERATED as u64 {
+                anyhow::bail!(
+                    "{} is {total} bytes, over the {} bytes crawlers read; nothing was written",
+                    crate::io::display(p),
+                    botscope_botid::MAX_GENERATED
+                );
+            }
+            Some(bytes)
+        }
+        None => None,
+    };
+    let g = botscope_botid::generate(&registry, &policy, base.as_deref())
+        .map_err(|e| anyhow::anyhow!("{e}; nothing was written"))?;
+    match &a.out {
+        Some(p) => botscope_logs::lists::write_atomic(p, &g.text)?,
+        None => {
+            let mut out = io::stdout().lock();
+            out.write_all(&g.text)?;
+            out.flush()?;
+        }
+    }
+    let mut err = io::stderr().lock();
+    let tokens: usize = g.blocked.iter().map(|b| b.tokens.len()).sum();
+    writeln!(
+        err,
+        "blocked {} bots ({tokens} tokens); {} line(s) of the base commented out; {} verdicts checked",
+        g.blocked.len(),
+        g.commented.len(),
+        g.checked
+    )?;
+    for (line, why) in &g.commented {
+        writeln!(err, "  base line {line}: {why}")?;
+    }
+    for n in &g.notes {
+        writeln!(err, "  note: {}", botscope_text::field(n))?;
+    }
     Ok(ExitStatus::Success)
 }

@@ -1186,3 +1186,92 @@ fn robots_lint_reads_well() {
         "{out}"
     );
 }
+
+#[test]
+fn robots_generate_blocks_a_category_and_keeps_the_base() {
+    let out = crate::scratch("generate").join("robots.txt");
+    let o = botscope(
+        &[
+            "robots",
+            "generate",
+            "--block",
+            "ai-training",
+            "--allow",
+            "search",
+            "ai-assistant",
+            "--block-bot",
+            "AhrefsBot",
+            "--base",
+            EBAY,
+            "--out",
+            crate::arg(&out),
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", crate::stderr(&o));
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(
+        text.contains("# ai-training: crawlers that collect training data"),
+        "{text}"
+    );
+    assert!(text.contains("User-agent: GPTBot\n"), "{text}");
+    assert!(
+        text.contains("# AhrefsBot: blocked by name (--block-bot AhrefsBot)"),
+        "{text}"
+    );
+    assert!(
+        crate::stderr(&o).contains("verdicts checked"),
+        "{}",
+        crate::stderr(&o)
+    );
+    let check = |agent: &str, url: &str| {
+        crate::run(&[
+            "robots",
+            "check",
+            "--robots",
+            crate::arg(&out),
+            "--agent",
+            agent,
+            url,
+        ])
+        .status
+        .code()
+    };
+    let base = |agent: &str, url: &str| {
+        crate::run(&["robots", "check", "--robots", EBAY, "--agent", agent, url])
+            .status
+            .code()
+    };
+    assert_eq!(check("GPTBot", "https://www.ebay.com/"), Some(1));
+    assert_eq!(check("AhrefsBot", "https://www.ebay.com/itm/1"), Some(1));
+    for url in [
+        "https://www.ebay.com/",
+        "https://www.ebay.com/brw/x",
+        "/b/shoes?_nkw=1",
+    ] {
+        assert_eq!(check("bingbot", url), base("bingbot", url), "{url}");
+        assert_eq!(
+            check("ChatGPT-User", url),
+            base("ChatGPT-User", url),
+            "{url}"
+        );
+    }
+
+    // Refused: nothing written over the file that is there.
+    for args in [
+        &["--block", "search", "--allow", "search"][..],
+        &["--block-bot", "not a bot"][..],
+        &[][..],
+    ] {
+        let mut a = vec!["robots", "generate", "--out", crate::arg(&out)];
+        a.extend_from_slice(args);
+        let o = crate::run(&a);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", crate::stderr(&o));
+        assert!(
+            crate::stderr(&o).contains("nothing was written"),
+            "{}",
+            crate::stderr(&o)
+        );
+        assert_eq!(std::fs::read_to_string(&out).expect("kept"), text);
+    }
+}

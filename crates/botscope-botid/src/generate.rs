@@ -1,0 +1,750 @@
+//! robots.txt written from the registry's categories (pure): a group per
+//! blocked category (and one for bots blocked by name), each with a comment
+//! saying why it is there, merged into a site's own file without breaking
+//! its groups, then checked with the engine under Google's rules.
+//!
+//! Merging keeps every verdict of the base file for every crawler that is
+//! not blocked. A crawler obeys only the groups that name it (RFC 9309
+//! 2.2.1), so a blocked bot named in one of the base's groups would still
+//! read that group: its `User-agent` line there is commented out (the whole
+//! group when it names only blocked bots), and it is named in the blocking
+//! group instead. The generated groups come first, so the 1996 draft's
+//! first-record readers meet them too; rules before the base's first
+//! `User-agent` line, which no crawler obeys but which would join the last
+//! generated group, are commented out.
+
+use std::collections::BTreeSet;
+
+use botscope_robotstxt::{Matcher, ParseOptions, Robots, Semantics, is_product_token};
+
+use crate::registry::{BotEntry, Category, Registry};
+
+/// The largest file crawlers read (RFC 9309: at least 500 KiB): a result
+/// over it would be cut by the crawlers it is for.
+pub const MAX_GENERATED: usize = botscope_robotstxt::DEFAULT_PARSE_CAP;
+
+/// What to write.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    /// Categories left to the file's other rules (never blocked).
+    pub allow: Vec<Category>,
+    /// Categories whose every bot may fetch nothing.
+    pub block: Vec<Category>,
+    /// Bots blocked by name (registry names, or product tokens the registry
+    /// does not know).
+    pub block_bots: Vec<String>,
+}
+
+/// One blocked bot and the tokens it is named by.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Blocked {
+    /// Its registry name (or the token given).
+    pub name: String,
+    /// Its category, when the registry knows it.
+    pub category: Option<&'static str>,
+    /// The `User-agent` tokens written for it.
+    pub tokens: Vec<String>,
+    /// Why: `--block CATEGORY` or `--block-bot NAME`.
+    pub why: String,
+}
+
+/// The file written, and what was done to get it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Generated {
+    /// The robots.txt.
+    #[serde(skip)]
+    pub text: Vec<u8>,
+    /// Every bot blocked.
+    pub blocked: Vec<Blocked>,
+    /// Lines of the base commented out (1-based), with the reason.
+    pub commented: Vec<(u32, String)>,
+    /// Things worth knowing (bots with no token robots.txt can name …).
+    pub notes: Vec<String>,
+    /// (agent, path) pairs the engine checked.
+    pub checked: usize,
+}
+
+/// Why nothing could be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GenerateError {
+    /// The same category was both allowed and blocked.
+    #[error("category {0} is both allowed and blocked")]
+    Conflict(&'static str),
+    /// A name that is neither a registry bot nor a product token.
+    #[error(
+        "`{0}` is not a bot of the registry nor a robots.txt product token (letters, `-` and `_`)"
+    )]
+    UnknownBot(String),
+    /// A token a blocked bot shares with one that is not blocked.
+    #[error(
+        "{blocked} and {kept} are both named `{token}` in robots.txt: blocking one blocks the other; block {kept} too or leave {blocked} out"
+    )]
+    SharedToken {
+        /// The blocked bot.
+        blocked: String,
+        /// The bot that is not blocked.
+        kept: String,
+        /// The token.
+        token: String,
+    },
+    /// Nothing to block.
+    #[error("nothing to block: give --block CATEGORY or --block-bot NAME")]
+    Nothing,
+    /// The base is bigger than crawlers read.
+    #[error("the result would be {0} bytes, over the {MAX_GENERATED} bytes crawlers read")]
+    TooLarge(usize),
+    /// The engine found a verdict that is not what was asked (a bug: the
+    /// file is not written).
+    #[error("check failed: {0}")]
+    Check(String),
+}
+
+fn category_line(c: Category) -> &'static str {
+    match c {
+        Category::Search => "search engine crawlers",
+        Category::AiTraining => "crawlers that collect training data for AI models",
+        Category::AiAssistant => {
+            "AI search and assistants: fetches for an AI answer or a user's request"
+        }
+        Category::Seo => "SEO and marketing tools",
+        Category::Social => "link previews for social networks and messengers",
+        Category::Monitoring => "uptime and performance monitors",
+        Category::Archive => "web archives",
+        Category::Other => "other robots",
+    }
+}
+
+/// The product token Google's rules read from a `User-agent` value: its
+/// leading run of letters, `-` and `_` (`ai` for `AI2Bot`), lower-cased;
+/// empty when there is none (`360Spider`).
+fn key(value: &str) -> String {
+    value
+        .bytes()
+        .take_while(|b| b.is_ascii_alphabetic() || matches!(b, b'-' | b'_'))
+        .map(|b| char::from(b.to_ascii_lowercase()))
+        .collect()
+}
+
+/// The robot's own name in a token or a `User-agent` value, as crawlers
+/// that match their name themselves read it: up to a `/` or a space,
+/// lower-cased (`ai2bot` for `AI2Bot/1.0`).
+fn name(value: &str) -> String {
+    value
+        .split(['/', ' ', '\t'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
+/// The tokens a bot can be named by in robots.txt, as its operator writes
+/// them, in registry order: one line each, readable (no comment or
+/// control character, no space around it; `Datenbank Crawler` is kept as
+/// ai.robots.txt writes it).
+fn robots_tokens(b: &BotEntry) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    b.tokens()
+        .into_iter()
+        .filter(|t| {
+            !t.is_empty() && t.trim() == *t && !t.bytes().any(|c| c.is_ascii_control() || c == b'#')
+        })
+        .filter(|t| seen.insert(name(t)))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Lines of `bytes` with their ends, split as robots.txt parsers split
+/// them (LF, CRLF or a lone CR), numbered from 1 as the parse tree is.
+fn lines(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                out.push(&bytes[start..=i]);
+                start = i + 1;
+            }
+            b'\r' => {
+                let end = if bytes.get(i + 1) == Some(&b'\n') {
+                    i + 1
+                } else {
+                    i
+                };
+                out.push(&bytes[start..=end]);
+                i = end;
+                start = end + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if start < bytes.len() {
+        out.push(&bytes[start..]);
+    }
+    out
+}
+
+/// A concrete path a pattern matches (`*` as `x`, `$` dropped).
+fn probe_path(pattern: &str) -> Option<String> {
+    let p = pattern
+        .strip_suffix('$')
+        .unwrap_or(pattern)
+        .replace('*', "x");
+    p.starts_with('/').then_some(p)
+}
+
+/// Writes the policy, merged into `base` when given, and checks it.
+pub fn generate(
+    registry: &Registry,
+    policy: &Policy,
+    base: Option<&[u8]>,
+) -> Result<Generated, GenerateError> {
+    if let Some(c) = policy.block.iter().find(|c| policy.allow.contains(c)) {
+        return Err(GenerateError::Conflict(c.as_str()));
+    }
+    if policy.block.is_empty() && policy.block_bots.is_empty() {
+        return Err(GenerateError::Nothing);
+    }
+    let mut notes = Vec::new();
+    // Who is blocked, per reason, in the order given.
+    let mut blocked: Vec<Blocked> = Vec::new();
+    let mut taken = BTreeSet::new();
+    for &c in &policy.block {
+        for b in registry.bots().iter().filter(|b| b.category == Some(c)) {
+            if !taken.insert(b.name.to_ascii_lowercase()) {
+                continue;
+            }
+            let tokens = robots_tokens(b);
+            if tokens.is_empty() {
+                notes.push(format!(
+                    "{} ({}) has no token robots.txt can name: left out",
+                    b.name,
+                    c.as_str()
+                ));
+                continue;
+            }
+            blocked.push(Blocked {
+                name: b.name.clone(),
+                category: Some(c.as_str()),
+                tokens,
+                why: format!("--block {}", c.as_str()),
+            });
+        }
+    }
+    for name in &policy.block_bots {
+        let entry = registry.find(name);
+        let (bot, category, tokens) = match entry {
+            Some(b) => (b.name.clone(), b.category, robots_tokens(b)),
+            None if is_product_token(name) => {
+                notes.push(format!(
+                    "{name} is not in the registry: blocked by that token"
+                ));
+                (name.clone(), None, vec![name.clone()])
+            }
+            None => return Err(GenerateError::UnknownBot(name.clone())),
+        };
+        if !taken.insert(bot.to_ascii_lowercase()) {
+            continue;
+        }
+        if let Some(c) = category.filter(|c| policy.allow.contains(c)) {
+            notes.push(format!(
+                "{bot} is blocked by name although its category, {}, is allowed",
+                c.as_str()
+            ));
+        }
+        if tokens.is_empty() {
+            return Err(GenerateError::UnknownBot(name.clone()));
+        }
+        blocked.push(Blocked {
+            name: bot,
+            category: category.map(Category::as_str),
+            tokens,
+            why: format!("--block-bot {name}"),
+        });
+    }
+    let blocked_names: BTreeSet<String> = blocked
+        .iter()
+        .flat_map(|b| b.tokens.iter().map(|t| name(t)))
+        .collect();
+    // A name shared with a bot that stays would block that bot too.
+    let kept: Vec<&BotEntry> = registry
+        .bots()
+        .iter()
+        .filter(|b| !taken.contains(&b.name.to_ascii_lowercase()))
+        .collect();
+    for k in &kept {
+        for t in robots_tokens(k) {
+            if blocked_names.contains(&name(&t)) {
+                let by = blocked
+                    .iter()
+                    .find(|b| b.tokens.iter().any(|x| name(x) == name(&t)))
+                    .map_or_else(String::new, |b| b.name.clone());
+                return Err(GenerateError::SharedToken {
+                    blocked: by,
+                    kept: k.name.clone(),
+                    token: t,
+                });
+            }
+        }
+    }
+    for b in &blocked {
+        for t in b.tokens.iter().filter(|t| !is_product_token(t)) {
+            let of = if *t == b.name {
+                String::new()
+            } else {
+                format!(" ({})", b.name)
+            };
+            notes.push(format!(
+                "{t}{of}: not a product token (RFC 9309: letters, `-`, `_`); written for crawlers that match their own name, read as `{}` under Google's rules, not checked",
+                key(t)
+            ));
+        }
+    }
+
+    // The base: which lines to comment out.
+    let base = base.unwrap_or_default();
+    let base = base.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(base);
+    let parsed = Robots::parse_with(base, &ParseOptions::default());
+    let mut commented: Vec<(u32, String)> = Vec::new();
+    for g in &parsed.groups {
+        let named: Vec<_> = g
+            .user_agents
+            .iter()
+            .filter(|u| !u.global && blocked_names.contains(&name(&u.value)))
+            .collect();
+        if named.is_empty() {
+            continue;
+        }
+        if named.len() == g.user_agents.len() {
+            let why = format!(
+                "group of {} only, blocked above",
+                named
+                    .iter()
+                    .map(|u| u.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let mut member: Vec<u32> = g.user_agents.iter().map(|u| u.line).collect();
+            member.extend(g.rules.iter().map(|r| r.line));
+            member.extend(g.crawl_delay.iter().map(|l| l.line));
+            member.extend(g.request_rate.iter().map(|l| l.line));
+            member.extend(g.visit_time.iter().map(|l| l.line));
+            member.extend(g.content_signals.iter().map(|l| l.line));
+            commented.extend(member.into_iter().map(|l| (l, why.clone())));
+        } else {
+            commented.extend(
+                named
+                    .iter()
+                    .map(|u| (u.line, format!("{} is blocked above", u.value))),
+            );
+        }
+    }
+    commented.extend(parsed.orphan_rules.iter().map(|r| {
+        (
+            r.line,
+            "a rule before any User-agent line, which no crawler obeys".to_owned(),
+        )
+    }));
+    commented.sort();
+    commented.dedup_by_key(|(l, _)| *l);
+
+    // The file.
+    let mut out: Vec<u8> = Vec::new();
+    let push = |out: &mut Vec<u8>, s: &str| {
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'\n');
+    };
+    push(
+        &mut out,
+        &format!(
+            "# robots.txt policy by crawler category, from botscope's registry of {} crawlers.",
+            registry.bots().len()
+        ),
+    );
+    let names = |cs: &[Category]| cs.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ");
+    if !policy.block.is_empty() {
+        push(&mut out, &format!("# Blocked: {}.", names(&policy.block)));
+    }
+    if !policy.allow.is_empty() {
+        push(
+            &mut out,
+            &format!(
+                "# Allowed (left to the rules for every crawler): {}.",
+                names(&policy.allow)
+            ),
+        );
+    }
+    push(
+        &mut out,
+        "# A crawler obeys only the group that names it: the groups below name each blocked one.",
+    );
+    let mut groups: Vec<(String, Vec<&Blocked>)> = Vec::new();
+    for b in &blocked {
+        match groups.iter_mut().find(|(why, _)| *why == b.why) {
+            Some((_, v)) => v.push(b),
+            None => groups.push((b.why.clone(), vec![b])),
+        }
+    }
+    for (why, bots) in &groups {
+        out.push(b'\n');
+        let what = match policy
+            .block
+            .iter()
+            .find(|c| format!("--block {}", c.as_str()) == *why)
+        {
+            Some(&c) => format!(
+                "# {}: {}. Blocked ({why}): {} crawler{} may fetch nothing.",
+                c.as_str(),
+                category_line(c),
+                bots.len(),
+                if bots.len() == 1 { "" } else { "s" }
+            ),
+            None => format!(
+                "# {}: blocked by name ({why}){}.",
+                bots[0].name,
+                bots[0]
+                    .category
+                    .map_or_else(String::new, |c| format!(", a {c} crawler"))
+            ),
+        };
+        push(&mut out, &what);
+        for b in bots {
+            for t in &b.tokens {
+                push(&mut out, &format!("User-agent: {t}"));
+            }
+        }
+        push(&mut out, "Disallow: /");
+    }
+    out.push(b'\n');
+    if base.iter().all(u8::is_ascii_whitespace) {
+        push(&mut out, "# Every other crawler: allowed everywhere.");
+        push(&mut out, "User-agent: *");
+        push(&mut out, "Disallow:");
+    } else {
+        push(
+            &mut out,
+            "# The site's own rules (--base), unchanged but for the lines marked.",
+        );
+        let mut next = commented.iter().peekable();
+        for (i, line) in lines(base).into_iter().enumerate() {
+            let n = i as u32 + 1;
+            if let Some((_, why)) = next.next_if(|(l, _)| *l == n) {
+                let (body, end) = split_end(line);
+                out.extend_from_slice(b"# ");
+                out.extend_from_slice(body);
+                out.extend_from_slice(format!("  # botscope: {why}").as_bytes());
+                out.extend_from_slice(if end.is_empty() { b"\n" } else { end });
+            } else {
+                out.extend_from_slice(line);
+            }
+        }
+        if !out.ends_with(b"\n") && !out.ends_with(b"\r") {
+            out.push(b'\n');
+        }
+    }
+    if out.len() > MAX_GENERATED {
+        return Err(GenerateError::TooLarge(out.len()));
+    }
+
+    let checked = check(registry, &blocked, &taken, base, &out)?;
+    Ok(Generated {
+        text: out,
+        blocked,
+        commented,
+        notes,
+        checked,
+    })
+}
+
+fn split_end(line: &[u8]) -> (&[u8], &[u8]) {
+    let body = line
+        .iter()
+        .rposition(|b| !matches!(b, b'\n' | b'\r'))
+        .map_or(&line[..0], |i| &line[..=i]);
+    (body, &line[body.len()..])
+}
+
+/// The engine's word on the result: every blocked token disallowed
+/// everywhere; every other crawler (the registry's, the base's named
+/// agents, and one no group names) with the base's verdict on every path
+/// the base's rules name.
+fn check(
+    registry: &Registry,
+    blocked: &[Blocked],
+    taken: &BTreeSet<String>,
+    base: &[u8],
+    out: &[u8],
+) -> Result<usize, GenerateError> {
+    let opts = ParseOptions::default();
+    let before = Matcher::compile(base, Semantics::Google, &opts);
+    let after = Matcher::compile(out, Semantics::Google, &opts);
+    let parsed = Robots::parse_with(base, &opts);
+    let mut paths: BTreeSet<String> = ["/", "/index.html", "/a/b?c=d"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    for r in parsed.rules() {
+        if let Some(p) = probe_path(&r.pattern) {
+            paths.insert(format!("{}x", p.trim_end_matches('x')));
+            paths.insert(p);
+        }
+    }
+    let mut n = 0;
+    for b in blocked {
+        for t in b.tokens.iter().filter(|t| is_product_token(t)) {
+            for p in paths.iter().filter(|p| p.as_str() != "/robots.txt") {
+                n += 1;
+                if after.check(t, p).allowed {
+                    return Err(GenerateError::Check(format!("{t} may still fetch {p}")));
+                }
+            }
+        }
+    }
+    // Every other crawler, except one whose token Google's rules read in a
+    // line written for a blocked bot (`ai` for `AI2Bot`).
+    let claimed: BTreeSet<String> = blocked
+        .iter()
+        .flat_map(|b| b.tokens.iter().map(|t| key(t)))
+        .collect();
+    let mut agents: BTreeSet<String> = registry
+        .bots()
+        .iter()
+        .filter(|b| !taken.contains(&b.name.to_ascii_lowercase()))
+        .flat_map(robots_tokens)
+        .collect();
+    agents.extend(
+        parsed
+            .groups
+            .iter()
+            .flat_map(|g| g.user_agents.iter())
+            .filter(|u| !u.global)
+            .map(|u| u.token.clone()),
+    );
+    agents.retain(|a| !(is_product_token(a) && claimed.contains(&a.to_ascii_lowercase())));
+    agents.insert("botscope-unnamed-crawler".to_owned());
+    for a in &agents {
+        for p in &paths {
+            n += 1;
+            let (x, y) = (before.check(a, p).allowed, after.check(a, p).allowed);
+            if x != y {
+                return Err(GenerateError::Check(format!(
+                    "{a} on {p}: {} in the base, {} in the result",
+                    if x { "allowed" } else { "disallowed" },
+                    if y { "allowed" } else { "disallowed" }
+                )));
+            }
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registry() -> Registry {
+        Registry::parse(
+            "test",
+            "bots:\n\
+             - name: Googlebot\n  category: search\n  ua_tokens: [Googlebot]\n\
+             - name: GPTBot\n  category: ai-training\n  ua_tokens: [GPTBot]\n\
+             - name: CCBot\n  category: ai-training\n  ua_tokens: [CCBot]\n\
+             - name: ChatGPT-User\n  category: ai-assistant\n  ua_tokens: [ChatGPT-User]\n\
+             - name: 360Spider\n  category: ai-training\n  ua_tokens: ['360Spider']\n",
+        )
+        .expect("registry")
+    }
+
+    fn text(g: &Generated) -> String {
+        String::from_utf8_lossy(&g.text).into_owned()
+    }
+
+    fn policy(block: &[Category]) -> Policy {
+        Policy {
+            block: block.to_vec(),
+            ..Policy::default()
+        }
+    }
+
+    #[test]
+    fn a_category_is_blocked_with_a_comment_saying_why() {
+        let g = generate(&registry(), &policy(&[Category::AiTraining]), None).expect("ok");
+        let t = text(&g);
+        assert!(
+            t.contains("# ai-training: crawlers that collect training data"),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "User-agent: GPTBot\nUser-agent: CCBot\nUser-agent: 360Spider\nDisallow: /\n"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("User-agent: *\nDisallow:\n"), "{t}");
+        let m = Matcher::compile(&g.text, Semantics::Google, &ParseOptions::default());
+        assert!(!m.is_allowed("GPTBot", "/"));
+        assert!(!m.is_allowed("Mozilla/5.0 (compatible; CCBot/2.0)", "/x"));
+        assert!(m.is_allowed("Googlebot", "/x"));
+        assert!(m.is_allowed("ChatGPT-User", "/x"));
+        // 360Spider is written for its own matcher; Google's rules cannot
+        // read it, and the note says so.
+        assert!(
+            g.notes
+                .iter()
+                .any(|n| n.starts_with("360Spider") && n.contains("not a product token")),
+            "{:?}",
+            g.notes
+        );
+        assert!(g.checked > 0);
+    }
+
+    #[test]
+    fn the_base_keeps_every_other_verdict() {
+        let base = b"\xEF\xBB\xBFDisallow: /orphan\nUser-agent: *\nDisallow: /private\nAllow: /private/ok$\n\n\
+                     User-agent: GPTBot\nAllow: /\n\n\
+                     User-agent: CCBot\nUser-agent: Googlebot\nDisallow: /nogoogle\r\n\
+                     Sitemap: https://example.com/sitemap.xml\n";
+        let g = generate(&registry(), &policy(&[Category::AiTraining]), Some(base)).expect("ok");
+        let t = text(&g);
+        // GPTBot's own group (Allow: /) is commented out whole; CCBot's
+        // line only; the orphan rule too.
+        assert!(
+            t.contains("# User-agent: GPTBot  # botscope: group of GPTBot only"),
+            "{t}"
+        );
+        assert!(
+            t.contains("# Allow: /  # botscope: group of GPTBot only"),
+            "{t}"
+        );
+        assert!(
+            t.contains("# User-agent: CCBot  # botscope: CCBot is blocked above\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("# Disallow: /orphan  # botscope: a rule before"),
+            "{t}"
+        );
+        assert!(
+            t.contains("User-agent: Googlebot\nDisallow: /nogoogle\r\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("Sitemap: https://example.com/sitemap.xml"),
+            "{t}"
+        );
+        let m = Matcher::compile(&g.text, Semantics::Google, &ParseOptions::default());
+        for p in ["/", "/private/ok", "/nogoogle"] {
+            assert!(!m.is_allowed("GPTBot", p), "{p}");
+            assert!(!m.is_allowed("CCBot", p), "{p}");
+        }
+        assert!(!m.is_allowed("Googlebot", "/nogoogle"));
+        assert!(m.is_allowed("Googlebot", "/private"));
+        assert!(!m.is_allowed("ChatGPT-User", "/private"));
+        assert!(m.is_allowed("ChatGPT-User", "/private/ok"));
+        let lines: Vec<u32> = g.commented.iter().map(|(l, _)| *l).collect();
+        assert_eq!(lines, [1, 6, 7, 9]);
+    }
+
+    #[test]
+    fn bots_by_name_and_refusals() {
+        let r = registry();
+        let p = Policy {
+            allow: vec![Category::AiAssistant],
+            block_bots: vec!["chatgpt-user".into(), "SomeNewBot".into()],
+            ..Policy::default()
+        };
+        let g = generate(&r, &p, None).expect("ok");
+        let t = text(&g);
+        assert!(t.contains("# ChatGPT-User: blocked by name (--block-bot chatgpt-user), a ai-assistant crawler."), "{t}");
+        assert!(t.contains("User-agent: SomeNewBot\nDisallow: /"), "{t}");
+        assert_eq!(g.notes.len(), 2, "{:?}", g.notes);
+        let both = Policy {
+            allow: vec![Category::Search],
+            block: vec![Category::Search],
+            ..Policy::default()
+        };
+        assert_eq!(
+            generate(&r, &both, None),
+            Err(GenerateError::Conflict("search"))
+        );
+        assert_eq!(
+            generate(&r, &Policy::default(), None),
+            Err(GenerateError::Nothing)
+        );
+        let bad = Policy {
+            block_bots: vec!["not a bot".into()],
+            ..Policy::default()
+        };
+        assert!(matches!(
+            generate(&r, &bad, None),
+            Err(GenerateError::UnknownBot(_))
+        ));
+        let big = vec![b'#'; MAX_GENERATED + 1];
+        assert!(matches!(
+            generate(&r, &policy(&[Category::AiTraining]), Some(&big)),
+            Err(GenerateError::TooLarge(_))
+        ));
+    }
+
+    #[test]
+    fn a_token_shared_with_a_kept_bot_is_refused() {
+        let r = Registry::parse(
+            "test",
+            "bots:\n- name: A\n  category: ai-training\n  ua_tokens: [Shared]\n\
+             - name: B\n  category: search\n  ua_tokens: [Shared]\n",
+        )
+        .expect("registry");
+        assert!(matches!(
+            generate(&r, &policy(&[Category::AiTraining]), None),
+            Err(GenerateError::SharedToken { .. })
+        ));
+    }
+
+    #[test]
+    fn the_bundled_registry_blocks_each_category_cleanly() {
+        let r = Registry::bundled();
+        for &(name, c) in Category::ALL {
+            let g = generate(&r, &policy(&[c]), None).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!g.blocked.is_empty(), "{name}");
+        }
+    }
+
+    /// Real sites' files as bases: every category blocked, the engine's
+    /// check passes (it fails the call otherwise), and a second run over
+    /// the result changes nothing more.
+    #[test]
+    fn real_files_merge_under_every_category() {
+        let r = Registry::bundled();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/robots");
+        let mut files = 0;
+        for e in std::fs::read_dir(&dir).expect("examples/robots") {
+            let path = e.expect("entry").path();
+            let base = std::fs::read(&path).expect("read");
+            files += 1;
+            // Every category at once, then the two that name the most bots.
+            let all: Vec<Category> = Category::ALL.iter().map(|(_, c)| *c).collect();
+            for (name, cs) in [
+                ("all", all),
+                ("ai-training", vec![Category::AiTraining]),
+                ("search", vec![Category::Search]),
+            ] {
+                let c = &cs[..];
+                let g = generate(&r, &policy(c), Some(&base))
+                    .unwrap_or_else(|e| panic!("{} {name}: {e}", path.display()));
+                assert!(g.checked > 0);
+                if name != "ai-training" {
+                    continue;
+                }
+                let again = generate(&r, &policy(c), Some(&g.text))
+                    .unwrap_or_else(|e| panic!("{} {name} again: {e}", path.display()));
+                let m = Matcher::compile(&again.text, Semantics::Google, &ParseOptions::default());
+                for b in &g.blocked {
+                    for t in b.tokens.iter().filter(|t| is_product_token(t)) {
+                        assert!(!m.is_allowed(t, "/"), "{} {t}", path.display());
+                    }
+                }
+            }
+        }
+        assert!(files >= 5, "{files}");
+    }
+}
