@@ -14,7 +14,8 @@
 //!
 //! The index is built next to the store (`DB.index`, `DB.fts5`) the first
 //! time, and reused after (`BOTSCOPE_REBUILD=1` builds again); build
-//! figures are printed when built.
+//! figures are printed when built. `BOTSCOPE_NO_PEER=1` times botscope
+//! alone (no FTS5 database is built or read).
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -317,6 +318,7 @@ fn bench(c: &mut Criterion) {
     let index_dir = PathBuf::from(format!("{}.index", db.display()));
     let fts_path = PathBuf::from(format!("{}.fts5", db.display()));
     let rebuild = std::env::var_os("BOTSCOPE_REBUILD").is_some();
+    let peer_on = std::env::var_os("BOTSCOPE_NO_PEER").is_none();
     println!();
     println!("== BotSeer at scale: {} ==", db.display());
     if rebuild || !index_dir.join("meta.json").exists() {
@@ -335,7 +337,7 @@ fn bench(c: &mut Criterion) {
             r.bytes as f64 / r.documents.max(1) as f64
         );
     }
-    if rebuild || !fts_path.exists() {
+    if peer_on && (rebuild || !fts_path.exists()) {
         let tmp = fts_path.with_extension("fts5.partial");
         let t = Instant::now();
         let docs = build_fts5(&store, &tmp);
@@ -350,10 +352,14 @@ fn bench(c: &mut Criterion) {
         );
     }
     let index = Index::open(&index_dir).expect("the index");
-    let peer = Connection::open_with_flags(&fts_path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("the fts5 db");
-    peer.execute_batch("PRAGMA cache_size = -1000000; PRAGMA mmap_size = 30000000000;")
-        .expect("pragmas");
+    let peer = peer_on.then(|| {
+        let peer =
+            Connection::open_with_flags(&fts_path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .expect("the fts5 db");
+        peer.execute_batch("PRAGMA cache_size = -1000000; PRAGMA mmap_size = 30000000000;")
+            .expect("pragmas");
+        peer
+    });
     println!(
         "documents: {} (index), {} bytes index, {} bytes FTS5",
         index.documents(),
@@ -364,8 +370,10 @@ fn bench(c: &mut Criterion) {
     // Same answers first.
     for (q, p) in QUERIES {
         let (a, _) = ours(&index, q);
-        let (b, _) = peer_search(&peer, *p);
-        assert_eq!(a, b, "{q}: botscope finds {a}, FTS5 {b}");
+        if let Some(peer) = &peer {
+            let (b, _) = peer_search(peer, *p);
+            assert_eq!(a, b, "{q}: botscope finds {a}, FTS5 {b}");
+        }
     }
 
     let reps: usize = std::env::var("BOTSCOPE_REPS")
@@ -380,7 +388,9 @@ fn bench(c: &mut Criterion) {
     for (q, p) in QUERIES {
         for _ in 0..3 {
             black_box(ours(&index, q));
-            black_box(peer_search(&peer, *p));
+            if let Some(peer) = &peer {
+                black_box(peer_search(peer, *p));
+            }
         }
         let (mut a, mut b) = (Vec::new(), Vec::new());
         let started = Instant::now();
@@ -389,14 +399,25 @@ fn bench(c: &mut Criterion) {
             let t = Instant::now();
             hits = black_box(ours(&index, q)).0;
             a.push(t.elapsed());
-            if started.elapsed() < budget * 2 || b.len() < 20 {
+            if let Some(peer) = peer
+                .as_ref()
+                .filter(|_| started.elapsed() < budget * 2 || b.len() < 20)
+            {
                 let t = Instant::now();
-                black_box(peer_search(&peer, *p));
+                black_box(peer_search(peer, *p));
                 b.push(t.elapsed());
             }
         }
         a.sort();
         b.sort();
+        if b.is_empty() {
+            println!(
+                "| `{q}` | {hits} | {:.2} ms | {:.2} ms | – | – | – |",
+                ms(quantile(&a, 0.5)),
+                ms(quantile(&a, 0.99)),
+            );
+            continue;
+        }
         println!(
             "| `{q}` | {hits} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.1}× |",
             ms(quantile(&a, 0.5)),
@@ -416,8 +437,19 @@ fn bench(c: &mut Criterion) {
         runs.push(t.elapsed());
     }
     let table = table.expect("a table");
+    runs.sort();
+    let Some(peer) = &peer else {
+        println!(
+            "favor over the whole set (N = {}, {} robots, 2 threads): botscope best {:.2} s, worst {:.2} s",
+            table.n,
+            table.robots.len(),
+            runs[0].as_secs_f64(),
+            runs[runs.len() - 1].as_secs_f64(),
+        );
+        return;
+    };
     let t = Instant::now();
-    let (n, rows) = peer_favor(&peer);
+    let (n, rows) = peer_favor(peer);
     let peer_time = t.elapsed();
     assert_eq!(table.n, n, "same N");
     for (robot, appeared, favored, disfavored) in &rows {
@@ -429,7 +461,6 @@ fn bench(c: &mut Criterion) {
             );
         }
     }
-    runs.sort();
     println!(
         "favor over the whole set (N = {}, {} robots, 2 threads): botscope best {:.2} s, worst {:.2} s; SQL GROUP BY over stored biases {:.2} s ({:.1}×)",
         table.n,
@@ -444,7 +475,7 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(2));
     for (q, p) in QUERIES {
         g.bench_function(format!("botscope {q}"), |b| b.iter(|| ours(&index, q)));
-        g.bench_function(format!("fts5 {q}"), |b| b.iter(|| peer_search(&peer, *p)));
+        g.bench_function(format!("fts5 {q}"), |b| b.iter(|| peer_search(peer, *p)));
     }
     g.finish();
 }

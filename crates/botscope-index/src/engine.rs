@@ -222,7 +222,16 @@ pub struct Index {
     meta: Meta,
     /// The latest versions per segment (see [`Index::latest_sets`]).
     latest: Mutex<HashMap<SegmentId, Arc<BitSet>>>,
+    /// Bias columns per (segment, semantics, robot), most recent first
+    /// (see [`Index::bias_columns`]).
+    biases: Mutex<BiasCache>,
 }
+
+type BiasCache = Vec<(SegmentId, usize, String, Arc<Vec<i32>>)>;
+
+/// Memory the bias columns of [`Index::bias_columns`] keep at most (a
+/// column is 4 bytes per document of its segment: 10 MB for 2.6 million).
+const BIAS_CACHE_BYTES: usize = 64 << 20;
 
 fn tantivy_err(path: &Path) -> impl Fn(tantivy::TantivyError) -> IndexError + '_ {
     move |e| match e {
@@ -623,6 +632,7 @@ impl Index {
             f,
             meta,
             latest: Mutex::default(),
+            biases: Mutex::default(),
         })
     }
 
@@ -875,9 +885,9 @@ impl Index {
                         )
                     })?
                     .to_owned();
-                let field = self.f.bias[sem_index(req.semantics)];
+                let sets = self.bias_columns(&searcher, sem_index(req.semantics), &robot);
                 let c = top.tweak_score(move |seg: &SegmentReader| {
-                    let biases = segment_biases(seg, field, &robot).unwrap_or_default();
+                    let biases = sets.get(&seg.segment_id()).cloned().unwrap_or_default();
                     move |doc: DocId, score: f32| {
                         let b = biases.get(doc as usize).copied().unwrap_or(i32::MIN);
                         (b, score)
@@ -935,6 +945,50 @@ impl Index {
             cache.insert(seg.segment_id(), Arc::new(set));
         }
         Ok(cache.clone())
+    }
+
+    /// The bias of `robot` per segment of `searcher` (semantics `k`), as
+    /// dense columns: read from the postings once per segment and kept,
+    /// the most recently used first, up to [`BIAS_CACHE_BYTES`].
+    fn bias_columns(
+        &self,
+        searcher: &Searcher,
+        k: usize,
+        robot: &str,
+    ) -> HashMap<SegmentId, Arc<Vec<i32>>> {
+        let field = self.f.bias[k];
+        let mut out = HashMap::new();
+        for seg in searcher.segment_readers() {
+            let id = seg.segment_id();
+            let cached = {
+                let mut cache = self.biases.lock().unwrap_or_else(|p| p.into_inner());
+                let hit = cache
+                    .iter()
+                    .position(|(i, kk, r, _)| *i == id && *kk == k && r == robot);
+                hit.map(|i| {
+                    let e = cache.remove(i);
+                    let col = e.3.clone();
+                    cache.insert(0, e);
+                    col
+                })
+            };
+            let col = match cached {
+                Some(c) => c,
+                None => {
+                    let col = Arc::new(segment_biases(seg, field, robot).unwrap_or_default());
+                    let mut cache = self.biases.lock().unwrap_or_else(|p| p.into_inner());
+                    cache.insert(0, (id, k, robot.to_owned(), col.clone()));
+                    let mut bytes = 0;
+                    cache.retain(|e| {
+                        bytes += e.3.len() * 4;
+                        bytes <= BIAS_CACHE_BYTES
+                    });
+                    col
+                }
+            };
+            out.insert(id, col);
+        }
+        out
     }
 
     /// Runs `collector` over the documents of `q` in force at `as_of`
