@@ -517,7 +517,7 @@ fn check(
             .groups
             .iter()
             .flat_map(|g| g.user_agents.iter())
-            .filter(|u| !u.global)
+            .filter(|u| !u.global && !u.token.is_empty())
             .map(|u| u.token.clone()),
     );
     agents.retain(|a| !(is_product_token(a) && claimed.contains(&a.to_ascii_lowercase())));
@@ -684,6 +684,62 @@ mod tests {
             generate(&r, &policy(&[Category::AiTraining]), Some(&big)),
             Err(GenerateError::TooLarge(_))
         ));
+    }
+
+    /// Random files from the lines that matter (groups naming blocked
+    /// and kept bots, `*`, rules, orphans, blank lines, junk): the merge
+    /// never fails the engine's check.
+    #[test]
+    fn random_bases_always_merge() {
+        const LINES: &[&str] = &[
+            "User-agent: GPTBot",
+            "User-agent: gptbot/1.1",
+            "User-agent: CCBot",
+            "User-agent: *",
+            "User-agent: Googlebot",
+            "User-agent: ChatGPT-User",
+            "User-agent: 360Spider",
+            "useragent CCBot",
+            "Allow: /",
+            "Allow: /a",
+            "Disallow: /",
+            "Disallow: /a",
+            "Disallow: /a*b$",
+            "Disallow:",
+            "Crawl-delay: 5",
+            "Sitemap: https://example.com/s.xml",
+            "",
+            "# comment",
+            "junk without colon",
+            "Disallow: /x\r",
+        ];
+        let r = registry();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for case in 0..6000 {
+            let mut base = String::new();
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let n = (x >> 59) as usize + 1;
+            for _ in 0..n {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                base.push_str(LINES[(x >> 33) as usize % LINES.len()]);
+                base.push(if (x >> 20) % 7 == 0 { '\r' } else { '\n' });
+            }
+            let p = match case % 3 {
+                0 => Policy {
+                    block: vec![Category::AiTraining],
+                    block_bots: vec!["Bytespider".into()],
+                    ..Policy::default()
+                },
+                1 => policy(&[Category::Search, Category::AiAssistant]),
+                _ => Policy {
+                    block_bots: vec!["ccbot".into(), "Googlebot".into()],
+                    ..Policy::default()
+                },
+            };
+            if let Err(e) = generate(&r, &p, Some(base.as_bytes())) {
+                panic!("case {case}: {e}\n{base:?}");
+            }
+        }
     }
 
     #[test]

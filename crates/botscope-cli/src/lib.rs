@@ -119,6 +119,40 @@ pub enum Command {
     ///
     /// Example: botscope serve --db robots.db --listen 127.0.0.1:8080
     Serve(ServeArgs),
+    /// Answer a web server per request from local crawler lists: robots.txt per category, and nginx's auth_request.
+    ///
+    /// Keeps in memory the lists `bots export` or `logs export-lists` wrote into --lists (apache-dirs
+    /// or plain layout). `GET /robots.txt` returns the file of --robots-dir chosen for the client's
+    /// category, most specific first: `<bot>.txt`, `all-ok-bots.txt`, `other-bots.txt`,
+    /// `undeclared-bots.txt`, `suspect-bots.txt`, else `default.txt`. `GET /auth` answers 200 or
+    /// 403 (a --deny category) with `X-Bot-Category` and `X-Bot-Name`. Lists and files are reloaded
+    /// atomically when they change and on SIGHUP; a reload that fails keeps the old state and says why.
+    ///
+    /// Example: botscope gate --lists /var/lib/botscope/crawlers --robots-dir /etc/botscope/robots --listen 127.0.0.1:8091
+    Gate(GateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// The lists `bots export` (apache-dirs or plain) or `logs export-lists` wrote.
+    #[arg(long, value_name = "DIR")]
+    pub lists: PathBuf,
+    /// The robots.txt files per category: `default.txt` (required), `all-ok-bots.txt`, `<bot>.txt` …
+    #[arg(long, value_name = "DIR")]
+    pub robots_dir: PathBuf,
+    /// The address to listen on.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8091")]
+    pub listen: std::net::SocketAddr,
+    /// A proxy network whose X-Real-IP / X-Forwarded-For are believed (repeatable).
+    #[arg(long, value_name = "CIDR", num_args = 1..)]
+    pub trust_proxy: Vec<String>,
+    /// Categories /auth answers 403.
+    #[arg(long, value_name = "CATEGORY", num_args = 1.., default_value = "suspect-bots",
+          value_parser = clap::builder::PossibleValuesParser::new(["none", "all-ok-bots", "other-bots", "undeclared-bots", "suspect-bots"]))]
+    pub deny: Vec<String>,
+    /// How often the directories are checked for changes, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    pub poll: f64,
 }
 
 #[derive(Debug, Args)]

@@ -72,5 +72,6 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Trends(a) => research::trends(&a, s),
         Command::Diff(a) => research::diff(&a),
         Command::Serve(a) => serve::run(&a, s).await,
+        Command::Gate(a) => serve::gate(&a, s).await,
     }
 }

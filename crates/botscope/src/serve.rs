@@ -1,16 +1,16 @@
-//! `botscope serve`: the web application. The server is botscope-web's;
-//! this module turns the flags into its configuration, starts the log
-//! output, and waits for Ctrl-C or SIGTERM.
+//! `botscope serve` (the web application, botscope-web's server) and
+//! `botscope gate` (botscope-gate's): this module turns the flags into
+//! their configuration, starts the log output, and waits for Ctrl-C or
+//! SIGTERM.
 
 use anyhow::Result;
 
-use crate::cli::ServeArgs;
+use crate::cli::{GateArgs, ServeArgs};
 use crate::exit::ExitStatus;
 use crate::settings::Settings;
 
-/// `serve`.
-pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
-    // Request logs and notes on standard error (RUST_LOG adjusts them).
+/// Request logs and notes on standard error (RUST_LOG adjusts them).
+fn log_to_stderr(s: &Settings) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
@@ -18,6 +18,48 @@ pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
         .with_writer(std::io::stderr)
         .with_ansi(s.terminal)
         .try_init();
+}
+
+/// `gate`.
+pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
+    log_to_stderr(s);
+    let trust_proxy = a
+        .trust_proxy
+        .iter()
+        .map(|c| {
+            botscope_botid::IpRange::parse_any(c)
+                .map_err(|e| anyhow::anyhow!("--trust-proxy {c}: {e}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let deny = a
+        .deny
+        .iter()
+        .filter_map(|d| botscope_gate::Category::parse(d))
+        .collect();
+    anyhow::ensure!(
+        a.poll.is_finite() && a.poll > 0.0,
+        "--poll {}: give a number of seconds above 0",
+        a.poll
+    );
+    let config = botscope_gate::Config {
+        lists: a.lists.clone(),
+        robots_dir: a.robots_dir.clone(),
+        trust_proxy,
+        deny,
+        poll: std::time::Duration::try_from_secs_f64(a.poll)?,
+    };
+    let server = botscope_gate::Server::bind(config, a.listen).await?;
+    eprintln!(
+        "botscope: gate on http://{}/ (SIGHUP reloads; Ctrl-C to stop)",
+        server.local_addr()
+    );
+    server.run(botscope_web::shutdown_signal()).await?;
+    Ok(ExitStatus::Success)
+}
+
+/// `serve`.
+pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
+    log_to_stderr(s);
     let config = botscope_web::Config {
         db: a.db.clone(),
         index: a.index.clone(),

@@ -1,0 +1,407 @@
+//! The gate: one small service a web server asks per request, answering
+//! from the local lists `bots export` and `logs export-lists` write (ACAP's
+//! crawler guidance, sections 3–4: the slow checking happens offline, the
+//! per-request answer is a lookup).
+//!
+//! - `GET /robots.txt`: the robots.txt of `--robots-dir` chosen for the
+//!   client's category, most specific first: `<bot>.txt` (the verified
+//!   bot's list name as exported), `all-ok-bots.txt`, `other-bots.txt`,
+//!   `undeclared-bots.txt`, `suspect-bots.txt`, else `default.txt`.
+//! - `GET /auth`: 200, or 403 for a denied category (default:
+//!   `suspect-bots`), with `X-Bot-Category` and `X-Bot-Name`, for nginx's
+//!   `auth_request`.
+//! - `GET /healthz`: what is loaded, when, and the last reload error.
+//!
+//! The client is the connection's address, or `X-Real-IP` /
+//! `X-Forwarded-For` only when the connection comes from a trusted proxy
+//! network. Lists and robots files are read into memory and swapped in
+//! whole when they change (polled) or on SIGHUP: a request sees the old
+//! state or the new one, never a mix, and a reload that fails keeps the
+//! old state and says why.
+
+mod lists;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
+
+use axum::Router;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use botscope_botid::IpRange;
+
+pub use lists::{
+    Category, Fingerprint, Lists, MAX_LIST_BYTES, MAX_ROBOTS_BYTES, Placed, choose, fingerprint,
+    read, read_robots,
+};
+
+/// What can stop the gate or a reload.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file or directory that cannot be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// Where.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A list or robots file that is not what it should be.
+    #[error("{}{}: {what}", path.display(), if *line > 0 { format!(":{line}") } else { String::new() })]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The line (0 for the whole file).
+        line: usize,
+        /// What is wrong.
+        what: String,
+    },
+    /// A directory with neither layout.
+    #[error(
+        "{}: no lists here (neither `all-ok-bots.txt` … as `bots export --format plain` writes, nor `all-ok-bots/` … as `--format apache-dirs` writes)",
+        path.display()
+    )]
+    NoLists {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// `--robots-dir` without `default.txt`.
+    #[error("{} is missing: the file served to every client no list names", path.display())]
+    NoDefault {
+        /// The file that should be there.
+        path: PathBuf,
+    },
+    /// The listening socket.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The server stopped on an error.
+    #[error("the server stopped: {0}")]
+    Serve(std::io::Error),
+}
+
+/// The gate's settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The lists (`--lists`).
+    pub lists: PathBuf,
+    /// The robots.txt files (`--robots-dir`).
+    pub robots_dir: PathBuf,
+    /// Proxies whose `X-Real-IP` / `X-Forwarded-For` are believed.
+    pub trust_proxy: Vec<IpRange>,
+    /// Categories `/auth` answers 403 (default: `suspect-bots`).
+    pub deny: Vec<Category>,
+    /// How often the directories are checked for changes.
+    pub poll: Duration,
+}
+
+/// Everything a request reads, swapped in whole.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The lists.
+    pub lists: Lists,
+    /// The robots.txt files by name.
+    pub robots: BTreeMap<String, Arc<[u8]>>,
+    /// When they were read.
+    pub loaded: SystemTime,
+}
+
+/// The gate's state, shared by every request.
+pub struct Gate {
+    config: Config,
+    current: RwLock<Arc<Snapshot>>,
+    /// The fingerprint of what `current` was read from.
+    seen: Mutex<Fingerprint>,
+    /// The last reload's failure, until one succeeds.
+    last_error: Mutex<Option<String>>,
+    reloads: std::sync::atomic::AtomicU64,
+}
+
+fn load(config: &Config) -> Result<Snapshot, Error> {
+    Ok(Snapshot {
+        lists: read(&config.lists)?,
+        robots: read_robots(&config.robots_dir)?,
+        loaded: SystemTime::now(),
+    })
+}
+
+impl Gate {
+    /// Reads the lists and the robots files; an error here stops the
+    /// gate before it listens.
+    pub fn new(config: Config) -> Result<Arc<Gate>, Error> {
+        let seen = fingerprint(&[&config.lists, &config.robots_dir]);
+        let snap = load(&config)?;
+        tracing::info!(
+            lists = %config.lists.display(),
+            layout = snap.lists.layout,
+            entries = snap.lists.total(),
+            robots = snap.robots.len(),
+            "loaded"
+        );
+        Ok(Arc::new(Gate {
+            config,
+            current: RwLock::new(Arc::new(snap)),
+            seen: Mutex::new(seen),
+            last_error: Mutex::new(None),
+            reloads: std::sync::atomic::AtomicU64::new(0),
+        }))
+    }
+
+    /// What requests see now.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Reads everything again and swaps it in; on failure keeps the old
+    /// state, records and logs why, and returns the error.
+    pub fn reload(&self) -> Result<(), Error> {
+        let seen = fingerprint(&[&self.config.lists, &self.config.robots_dir]);
+        match load(&self.config) {
+            Ok(snap) => {
+                tracing::info!(
+                    layout = snap.lists.layout,
+                    entries = snap.lists.total(),
+                    robots = snap.robots.len(),
+                    "reloaded"
+                );
+                *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snap);
+                *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = seen;
+                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                self.reloads
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!("reload failed, the lists loaded before stay in use: {e}");
+                *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = seen;
+                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+                Err(e)
+            }
+        }
+    }
+
+    /// Reloads when either directory changed since the last reading.
+    pub fn reload_if_changed(&self) {
+        let now = fingerprint(&[&self.config.lists, &self.config.robots_dir]);
+        let changed = *self.seen.lock().unwrap_or_else(|p| p.into_inner()) != now;
+        if changed {
+            let _ = self.reload();
+        }
+    }
+
+    /// The client's address: the connection's, or the one a trusted proxy
+    /// reports (`X-Real-IP`, else the last `X-Forwarded-For` hop that is
+    /// not itself a trusted proxy).
+    pub fn client(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+        let trusted = |ip: IpAddr| self.config.trust_proxy.iter().any(|r| r.contains(ip));
+        if !trusted(peer) {
+            return peer;
+        }
+        let parse = |s: &str| s.trim().parse::<IpAddr>().ok();
+        if let Some(ip) = headers
+            .get("x-real-ip")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse)
+        {
+            return ip;
+        }
+        let hops: Vec<IpAddr> = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map_while(parse)
+            .collect();
+        hops.iter()
+            .rev()
+            .find(|ip| !trusted(**ip))
+            .or(hops.first())
+            .copied()
+            .unwrap_or(peer)
+    }
+
+    fn denied(&self, c: Category) -> bool {
+        self.config.deny.contains(&c)
+    }
+}
+
+fn bot_headers(h: &mut HeaderMap, placed: &Placed) {
+    h.insert(
+        "x-bot-category",
+        HeaderValue::from_static(placed.category.as_str()),
+    );
+    // List names are `[a-z0-9._-]`, always a valid header value.
+    let name = placed.bot.as_deref().unwrap_or("");
+    h.insert(
+        "x-bot-name",
+        HeaderValue::from_str(name).unwrap_or_else(|_| HeaderValue::from_static("")),
+    );
+}
+
+async fn robots_txt(
+    State(g): State<Arc<Gate>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
+    let ip = g.client(peer.ip(), &headers);
+    let snap = g.snapshot();
+    let placed = snap.lists.place(ip);
+    let (file, body) = choose(&snap.robots, &placed);
+    let mut r = (StatusCode::OK, body.to_vec()).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    // One client's file must not be served to another by a shared cache.
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private"));
+    bot_headers(h, &placed);
+    if let Ok(v) = HeaderValue::from_str(&format!("{file}.txt")) {
+        h.insert("x-robots-file", v);
+    }
+    r
+}
+
+async fn auth(
+    State(g): State<Arc<Gate>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
+    let ip = g.client(peer.ip(), &headers);
+    let placed = g.snapshot().lists.place(ip);
+    let status = if g.denied(placed.category) {
+        StatusCode::FORBIDDEN
+    } else {
+        StatusCode::OK
+    };
+    let mut r = status.into_response();
+    bot_headers(r.headers_mut(), &placed);
+    r
+}
+
+async fn healthz(State(g): State<Arc<Gate>>) -> Response {
+    let snap = g.snapshot();
+    let loaded = snap
+        .loaded
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let body = serde_json::json!({
+        "layout": snap.lists.layout,
+        "entries": snap.lists.total(),
+        "lists": snap.lists.counts,
+        "robots": snap.robots.keys().collect::<Vec<_>>(),
+        "loaded": loaded,
+        "reloads": g.reloads.load(std::sync::atomic::Ordering::Relaxed),
+        "last_error": *g.last_error.lock().unwrap_or_else(|p| p.into_inner()),
+    });
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// The gate's routes.
+pub fn router(g: Arc<Gate>) -> Router {
+    Router::new()
+        .route("/robots.txt", get(robots_txt))
+        .route("/auth", get(auth))
+        .route("/healthz", get(healthz))
+        .with_state(g)
+}
+
+/// A gate bound to its address, ready to run.
+pub struct Server {
+    listener: tokio::net::TcpListener,
+    gate: Arc<Gate>,
+}
+
+impl Server {
+    /// Loads the lists and the robots files, then binds `listen`.
+    pub async fn bind(config: Config, listen: SocketAddr) -> Result<Server, Error> {
+        let gate = Gate::new(config)?;
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|source| Error::Listen {
+                addr: listen,
+                source,
+            })?;
+        Ok(Server { listener, gate })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// The gate's state.
+    pub fn gate(&self) -> &Arc<Gate> {
+        &self.gate
+    }
+
+    /// Serves until `shutdown` completes, reloading on change (polled)
+    /// and on SIGHUP.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), Error> {
+        let g = self.gate.clone();
+        let poll = g.config.poll.max(Duration::from_millis(50));
+        let watcher = tokio::spawn(async move {
+            #[cfg(unix)]
+            let mut hup =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+            let mut tick = tokio::time::interval(poll);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                #[cfg(unix)]
+                let hangup = async {
+                    match hup.as_mut() {
+                        Some(s) => {
+                            s.recv().await;
+                        }
+                        None => std::future::pending::<()>().await,
+                    }
+                };
+                #[cfg(not(unix))]
+                let hangup = std::future::pending::<()>();
+                let g = g.clone();
+                tokio::select! {
+                    _ = tick.tick() => {
+                        let _ = tokio::task::spawn_blocking(move || g.reload_if_changed()).await;
+                    }
+                    () = hangup => {
+                        tracing::info!("SIGHUP: reloading");
+                        let _ = tokio::task::spawn_blocking(move || g.reload()).await;
+                    }
+                }
+            }
+        });
+        let svc = router(self.gate).into_make_service_with_connect_info::<SocketAddr>();
+        let r = axum::serve(self.listener, svc)
+            .with_graceful_shutdown(shutdown)
+            .await
+            .map_err(Error::Serve);
+        watcher.abort();
+        r
+    }
+}
+
+/// The default `--deny`: spoofers and scanners.
+pub fn default_deny() -> Vec<Category> {
+    vec![Category::Suspect]
+}

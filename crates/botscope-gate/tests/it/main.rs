@@ -1,0 +1,488 @@
+//! The gate on loopback: robots.txt per category, /auth, trusted proxies,
+//! and reloads (on change and on failure) while requests keep coming.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use botscope_botid::IpRange;
+use botscope_gate::{Category, Config, Server};
+
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One request over a fresh connection, optionally as a proxy forwarding
+/// for `client`.
+fn get(addr: SocketAddr, path: &str, client: Option<&str>) -> Answer {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let fwd = client.map_or_else(String::new, |c| {
+        format!("X-Forwarded-For: 198.51.100.9, {c}\r\n")
+    });
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: gate\r\n{fwd}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("read");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").expect("head");
+    let mut lines = head.lines();
+    let status = lines.next().unwrap()[9..12].parse().unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    Answer {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
+}
+
+fn write(dir: &Path, name: &str, body: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(name), body).unwrap();
+}
+
+fn robots(dir: &Path) {
+    write(dir, "default.txt", "User-agent: *\nDisallow: /private/\n");
+    write(dir, "all-ok-bots.txt", "User-agent: *\nAllow: /\n");
+    write(
+        dir,
+        "googlebot.txt",
+        "User-agent: Googlebot\nAllow: /\n# googlebot's\n",
+    );
+    write(dir, "suspect-bots.txt", "User-agent: *\nDisallow: /\n");
+}
+
+struct Running {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn start(lists: &Path, robots_dir: &Path, trust: &[&str]) -> Running {
+    let config = Config {
+        lists: lists.to_path_buf(),
+        robots_dir: robots_dir.to_path_buf(),
+        trust_proxy: trust
+            .iter()
+            .map(|c| IpRange::parse_any(c).unwrap())
+            .collect(),
+        deny: vec![Category::Suspect],
+        poll: Duration::from_millis(50),
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
+                .await
+                .expect("bind");
+            tx.send(server.local_addr()).unwrap();
+            server
+                .run(async {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+        });
+    });
+    Running {
+        addr: rx.recv().expect("started"),
+        stop: Some(stop),
+        thread: Some(thread),
+    }
+}
+
+#[test]
+fn each_category_gets_its_file_and_auth_answer() {
+    let d = tempfile::tempdir().unwrap();
+    let lists = d.path().join("lists");
+    write(&lists, "all-ok-bots.txt", "66.249.66.1\n157.55.39.1\n");
+    write(&lists, "googlebot.txt", "66.249.66.1\n");
+    write(&lists, "other-bots.txt", "203.0.113.5\n");
+    write(&lists, "suspect-bots.txt", "192.0.2.66\n2001:db8::66\n");
+    let rd = d.path().join("robots");
+    robots(&rd);
+    let g = start(&lists, &rd, &["127.0.0.0/8"]);
+    let cases = [
+        (
+            "66.249.66.1",
+            "googlebot.txt",
+            "all-ok-bots",
+            "googlebot",
+            200,
+        ),
+        ("157.55.39.1", "all-ok-bots.txt", "all-ok-bots", "", 200),
+        ("203.0.113.5", "default.txt", "other-bots", "", 200),
+        ("192.0.2.66", "suspect-bots.txt", "suspect-bots", "", 403),
+        ("2001:db8::66", "suspect-bots.txt", "suspect-bots", "", 403),
+        ("198.18.0.1", "default.txt", "none", "", 200),
+    ];
+    for (client, file, category, bot, auth) in cases {
+        let r = get(g.addr, "/robots.txt", Some(client));
+        assert_eq!(r.status, 200, "{client}");
+        assert_eq!(r.header("x-robots-file"), Some(file), "{client}");
+        assert_eq!(r.header("x-bot-category"), Some(category), "{client}");
+        assert_eq!(r.header("cache-control"), Some("private"));
+        let expected = std::fs::read_to_string(rd.join(file)).unwrap();
+        assert_eq!(r.body, expected, "{client}");
+        let a = get(g.addr, "/auth", Some(client));
+        assert_eq!(a.status, auth, "{client}");
+        assert_eq!(a.header("x-bot-category"), Some(category), "{client}");
+        assert_eq!(a.header("x-bot-name"), Some(bot), "{client}");
+    }
+    // Without a forwarding header the client is the proxy itself.
+    assert_eq!(
+        get(g.addr, "/auth", None).header("x-bot-category"),
+        Some("none")
+    );
+}
+
+#[test]
+fn forwarding_headers_count_only_from_trusted_proxies() {
+    let d = tempfile::tempdir().unwrap();
+    let lists = d.path().join("lists");
+    write(&lists, "suspect-bots.txt", "192.0.2.66\n");
+    let rd = d.path().join("robots");
+    robots(&rd);
+    // 127.0.0.1 is not trusted here: a spoofer cannot launder itself, and
+    // cannot frame another address either.
+    let g = start(&lists, &rd, &["10.0.0.0/8"]);
+    let a = get(g.addr, "/auth", Some("192.0.2.66"));
+    assert_eq!(a.status, 200);
+    assert_eq!(a.header("x-bot-category"), Some("none"));
+}
+
+#[test]
+fn lists_reload_on_change_without_a_failed_request_and_a_bad_reload_keeps_the_old() {
+    let d = tempfile::tempdir().unwrap();
+    let lists = d.path().join("lists");
+    write(&lists, "suspect-bots.txt", "192.0.2.66\n");
+    let rd = d.path().join("robots");
+    robots(&rd);
+    let g = start(&lists, &rd, &["127.0.0.0/8"]);
+    assert_eq!(get(g.addr, "/auth", Some("192.0.2.66")).status, 403);
+    assert_eq!(get(g.addr, "/auth", Some("192.0.2.77")).status, 200);
+
+    // Requests keep coming from four threads while the lists change.
+    let done = Arc::new(AtomicBool::new(false));
+    let odd = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(AtomicUsize::new(0));
+    let load: Vec<_> = (0..4)
+        .map(|_| {
+            let (done, odd, seen, addr) = (done.clone(), odd.clone(), seen.clone(), g.addr);
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    let r = get(addr, "/auth", Some("192.0.2.66"));
+                    if !matches!(r.status, 200 | 403) {
+                        odd.fetch_add(1, Ordering::Relaxed);
+                    }
+                    seen.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    let wait_for = |what: &str, f: &dyn Fn() -> bool| {
+        let t = Instant::now();
+        while !f() {
+            assert!(t.elapsed() < Duration::from_secs(10), "{what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    for round in 0..6 {
+        // Move 192.0.2.66 between suspect-bots and other-bots, and back.
+        let (from, to) = if round % 2 == 0 {
+            ("suspect-bots.txt", "other-bots.txt")
+        } else {
+            ("other-bots.txt", "suspect-bots.txt")
+        };
+        let tmp = lists.join(".next");
+        std::fs::write(&tmp, "192.0.2.66\n").unwrap();
+        std::fs::rename(&tmp, lists.join(to)).unwrap();
+        std::fs::write(lists.join(from), "").unwrap();
+        let want = if to == "other-bots.txt" { 200 } else { 403 };
+        wait_for("the change is seen", &|| {
+            get(g.addr, "/auth", Some("192.0.2.66")).status == want
+        });
+    }
+    done.store(true, Ordering::Relaxed);
+    for t in load {
+        t.join().unwrap();
+    }
+    assert_eq!(odd.load(Ordering::Relaxed), 0);
+    assert!(seen.load(Ordering::Relaxed) > 0);
+
+    // Now 192.0.2.66 is suspect. A junk line: the reload fails, the old
+    // lists stay, and /healthz says why.
+    assert_eq!(get(g.addr, "/auth", Some("192.0.2.66")).status, 403);
+    write(
+        &lists,
+        "other-bots.txt",
+        "192.0.2.1\n<script>not an address\n",
+    );
+    wait_for("the failure is reported", &|| {
+        get(g.addr, "/healthz", None)
+            .body
+            .contains("other-bots.txt:2")
+    });
+    assert_eq!(get(g.addr, "/auth", Some("192.0.2.66")).status, 403);
+    assert_eq!(
+        get(g.addr, "/auth", Some("192.0.2.1")).header("x-bot-category"),
+        Some("none")
+    );
+    // A robots directory without default.txt is refused the same way
+    // (the list fixed meanwhile is not taken either: all or nothing).
+    write(&lists, "other-bots.txt", "192.0.2.1\n");
+    std::fs::remove_file(rd.join("default.txt")).unwrap();
+    wait_for("the missing default is reported", &|| {
+        get(g.addr, "/healthz", None)
+            .body
+            .contains("default.txt is missing")
+    });
+    assert!(
+        get(g.addr, "/robots.txt", Some("198.18.0.1"))
+            .body
+            .contains("/private/")
+    );
+    assert_eq!(
+        get(g.addr, "/auth", Some("192.0.2.1")).header("x-bot-category"),
+        Some("none")
+    );
+    // Fixed: everything reloads, and the error clears.
+    robots(&rd);
+    wait_for("the fix is loaded", &|| {
+        get(g.addr, "/auth", Some("192.0.2.1")).header("x-bot-category") == Some("other-bots")
+    });
+    assert!(
+        get(g.addr, "/healthz", None)
+            .body
+            .contains("\"last_error\":null")
+    );
+}
+
+#[test]
+fn apache_dirs_generations_switch_atomically() {
+    let d = tempfile::tempdir().unwrap();
+    let gens = d.path().join("crawlers.generations");
+    let make = |name: &str, ip: &str, list: &str| {
+        let g = gens.join(name);
+        std::fs::create_dir_all(g.join(list)).unwrap();
+        for c in [
+            "all-ok-bots",
+            "other-bots",
+            "undeclared-bots",
+            "suspect-bots",
+        ] {
+            std::fs::create_dir_all(g.join(c)).unwrap();
+        }
+        std::fs::write(g.join(list).join(ip), b"").unwrap();
+    };
+    make("1-1", "66.249.66.1", "googlebot");
+    std::fs::write(gens.join("1-1/all-ok-bots/66.249.66.1"), b"").unwrap();
+    let link = d.path().join("crawlers");
+    std::os::unix::fs::symlink("crawlers.generations/1-1", &link).unwrap();
+    let rd = d.path().join("robots");
+    robots(&rd);
+    let g = start(&link, &rd, &["127.0.0.1/32"]);
+    let r = get(g.addr, "/robots.txt", Some("66.249.66.1"));
+    assert_eq!(r.header("x-robots-file"), Some("googlebot.txt"));
+    // A new generation where the address is a spoofer, swapped in by
+    // one rename of the link, as `bots export` does.
+    make("2-1", "66.249.66.1", "suspect-bots");
+    let tmp = d.path().join("crawlers.link");
+    std::os::unix::fs::symlink("crawlers.generations/2-1", &tmp).unwrap();
+    std::fs::rename(&tmp, &link).unwrap();
+    let t = Instant::now();
+    while get(g.addr, "/auth", Some("66.249.66.1")).status != 403 {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the new generation is seen"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = get(g.addr, "/robots.txt", Some("66.249.66.1"));
+    assert_eq!(r.header("x-robots-file"), Some("suspect-bots.txt"));
+}
+
+/// The nginx configuration of docs/web-server-lists.md, as written there,
+/// in front of the gate: a verified Googlebot, a spoofer and an unknown
+/// client (each from its own loopback address) get their robots.txt and
+/// their answer through nginx.
+#[test]
+fn nginx_with_the_documented_configuration() {
+    use std::os::unix::fs::PermissionsExt;
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/web-server-lists.md"),
+    )
+    .unwrap();
+    let section = &doc[doc.find("## The gate").expect("the gate's section")..];
+    let at = section.find("```nginx\n").expect("its nginx block") + "```nginx\n".len();
+    let block = &section[at..at + section[at..].find("```").unwrap()];
+
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let lists = d.path().join("lists");
+    write(&lists, "all-ok-bots.txt", "127.0.0.2\n");
+    write(&lists, "googlebot.txt", "127.0.0.2\n");
+    write(&lists, "suspect-bots.txt", "127.0.0.3\n");
+    let rd = d.path().join("robots");
+    robots(&rd);
+    let g = start(&lists, &rd, &["127.0.0.1/32"]);
+    let www = d.path().join("www");
+    write(&www, "index.html", "the site\n");
+    for p in [&www, &www.join("index.html")] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = block
+        .replace("127.0.0.1:8091", &g.addr.to_string())
+        .replace("listen 80;", &format!("listen 127.0.0.1:{port};"))
+        .replace("/var/www/html", &www.display().to_string());
+    assert_ne!(
+        server, block,
+        "the placeholders are in the documented block"
+    );
+    let dd = d.path().display();
+    let conf = format!(
+        "worker_processes 1;\npid {dd}/nginx.pid;\nerror_log stderr error;\ndaemon off;\n\
+         events {{ worker_connections 64; }}\n\
+         http {{\n access_log off;\n\
+         client_body_temp_path {dd}/tmp; proxy_temp_path {dd}/tmp; fastcgi_temp_path {dd}/tmp;\n\
+         uwsgi_temp_path {dd}/tmp; scgi_temp_path {dd}/tmp;\n{server}\n}}\n"
+    );
+    std::fs::write(d.path().join("nginx.conf"), conf).unwrap();
+    let exe = ["/usr/sbin/nginx", "nginx"]
+        .into_iter()
+        .find(|p| std::process::Command::new(p).arg("-v").output().is_ok())
+        .expect("nginx is needed (the test command in README installs it)");
+    let mut nginx = std::process::Command::new(exe)
+        .arg("-p")
+        .arg(d.path())
+        .arg("-c")
+        .arg(d.path().join("nginx.conf"))
+        .spawn()
+        .expect("nginx starts");
+    struct Stop(std::process::Child);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("kill")
+                .args(["-QUIT", &self.0.id().to_string()])
+                .status();
+            let _ = self.0.wait();
+        }
+    }
+    let t = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(s)) = nginx.try_wait() {
+            panic!("nginx exited: {s}");
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "nginx listens");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _stop = Stop(nginx);
+    let nginx_addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // A request from `from` (a loopback address of its own).
+    let from = |from: &str, path: &str| -> Answer {
+        let from: SocketAddr = format!("{from}:0").parse().unwrap();
+        let s = rt.block_on(async {
+            let sock = tokio::net::TcpSocket::new_v4().unwrap();
+            sock.bind(from).unwrap();
+            sock.connect(nginx_addr).await.unwrap()
+        });
+        let mut s = s.into_std().unwrap();
+        s.set_nonblocking(false).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: site\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).unwrap();
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        let mut lines = head.lines();
+        let status = lines.next().unwrap()[9..12].parse().unwrap();
+        Answer {
+            status,
+            headers: lines
+                .filter_map(|l| l.split_once(':'))
+                .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+                .collect(),
+            body: body.to_owned(),
+        }
+    };
+    let file = |name: &str| std::fs::read_to_string(rd.join(name)).unwrap();
+    // Verified Googlebot.
+    let r = from("127.0.0.2", "/robots.txt");
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (200, file("googlebot.txt").as_str())
+    );
+    let r = from("127.0.0.2", "/");
+    assert_eq!((r.status, r.body.as_str()), (200, "the site\n"));
+    assert_eq!(r.header("x-bot-category"), Some("all-ok-bots"));
+    assert_eq!(r.header("x-bot-name"), Some("googlebot"));
+    // A spoofer: its own file, and nothing else.
+    let r = from("127.0.0.3", "/robots.txt");
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (200, file("suspect-bots.txt").as_str())
+    );
+    assert_eq!(from("127.0.0.3", "/").status, 403);
+    // Anyone else.
+    let r = from("127.0.0.4", "/robots.txt");
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (200, file("default.txt").as_str())
+    );
+    let r = from("127.0.0.4", "/");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-bot-category"), Some("none"));
+}
