@@ -722,7 +722,11 @@ mod tests {
             for _ in 0..n {
                 x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
                 base.push_str(LINES[(x >> 33) as usize % LINES.len()]);
-                base.push(if (x >> 20) % 7 == 0 { '\r' } else { '\n' });
+                base.push(if (x >> 20).is_multiple_of(7) {
+                    '\r'
+                } else {
+                    '\n'
+                });
             }
             let p = match case % 3 {
                 0 => Policy {
