@@ -3,7 +3,8 @@
 //! ([`synthsites`]), running a command hermetically
 //! ([`Run`], [`json`]), headless Chromium ([`chromium`]), a dnsmasq on loopback
 //! ([`Dnsmasq`]), HTML normalised for snapshots ([`normalize_html`]), and
-//! small IP-owner databases with a file server to fetch them from ([`ipdb`]).
+//! small IP-owner databases with a file server to fetch them from ([`ipdb`]),
+//! and a bounded HTTP load with nginx's static rate beside it ([`load`]).
 //!
 //! ```
 //! let mut log = Vec::new();
@@ -17,6 +18,7 @@ mod browser;
 mod dns;
 mod html;
 pub mod ipdb;
+pub mod load;
 mod run;
 pub mod synthlog;
 pub mod webdriver;

@@ -18,17 +18,10 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use botscope_testkit::load::{Figures, Http, Nginx, Target};
 use botscope_web::{Config, Limits, Server};
-use http_body_util::{BodyExt, Empty};
-use hyper::body::Bytes;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 
 const CLIENTS: usize = 32;
 
@@ -46,163 +39,17 @@ fn enc(s: &str) -> String {
     botscope_text::url_component(s).to_string()
 }
 
-type Http = Client<HttpConnector, Empty<Bytes>>;
-
-fn client() -> Http {
-    let mut c = HttpConnector::new();
-    c.set_nodelay(true);
-    Client::builder(TokioExecutor::new())
-        .pool_max_idle_per_host(CLIENTS)
-        .build(c)
-}
-
-async fn fetch(c: &Http, url: &str) -> (u16, Bytes) {
-    let res = c.get(url.parse().unwrap()).await.expect("request");
-    let status = res.status().as_u16();
-    let body = res.into_body().collect().await.expect("body").to_bytes();
-    (status, body)
-}
-
-/// One page's figures.
-struct Figures {
-    requests: usize,
-    errors: usize,
-    secs: f64,
-    p50: Duration,
-    p99: Duration,
-    max: Duration,
-}
-
-/// `count` requests spread over `urls` in turn, `CLIENTS` at a time,
-/// after one warm-up round of each URL.
-async fn load(c: &Http, urls: &[String], count: usize) -> Figures {
-    for u in urls.iter().take(CLIENTS) {
-        fetch(c, u).await;
-    }
-    let next = Arc::new(AtomicUsize::new(0));
-    let urls = Arc::new(urls.to_vec());
-    let start = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..CLIENTS {
-        let (c, next, urls) = (c.clone(), next.clone(), urls.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut times = Vec::new();
-            let mut errors = 0;
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= count {
-                    break;
-                }
-                let t = Instant::now();
-                let (status, _) = fetch(&c, &urls[i % urls.len()]).await;
-                times.push(t.elapsed());
-                if status != 200 {
-                    errors += 1;
-                }
-            }
-            (times, errors)
-        }));
-    }
-    let mut times = Vec::with_capacity(count);
-    let mut errors = 0;
-    for t in tasks {
-        let (t, e) = t.await.unwrap();
-        times.extend(t);
-        errors += e;
-    }
-    let secs = start.elapsed().as_secs_f64();
-    times.sort();
-    let pct = |p: f64| times[((times.len() as f64 * p).ceil() as usize).clamp(1, times.len()) - 1];
-    Figures {
-        requests: times.len(),
-        errors,
-        secs,
-        p50: pct(0.50),
-        p99: pct(0.99),
-        max: *times.last().unwrap(),
-    }
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2}", d.as_secs_f64() * 1000.0)
-}
-
 fn row(page: &str, f: &Figures) {
-    println!(
-        "| {page} | {} | {} | {:.0} | {} | {} | {} |",
-        f.requests,
-        f.errors,
-        f.requests as f64 / f.secs,
-        ms(f.p50),
-        ms(f.p99),
-        ms(f.max)
-    );
+    println!("{}", f.row(page));
 }
 
-/// nginx serving `body` as a static file on loopback, stopped by its PID.
-struct Nginx {
-    child: Child,
-    addr: SocketAddr,
-    _dir: tempfile::TempDir,
+async fn load(c: &Http, urls: &[String], count: usize) -> Figures {
+    let targets: Vec<Target> = urls.iter().map(Target::get).collect();
+    botscope_testkit::load::load(c, &targets, count, CLIENTS, &[]).await
 }
 
-impl Nginx {
-    fn start(body: &[u8]) -> Option<Nginx> {
-        let exe = ["nginx", "/usr/sbin/nginx"]
-            .into_iter()
-            .find(|e| Command::new(e).arg("-v").output().is_ok())?;
-        let dir = tempfile::tempdir().ok()?;
-        // Its workers may run as another user: let them read the page.
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).ok()?;
-        std::fs::write(dir.path().join("page.html"), body).ok()?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .ok()?
-            .local_addr()
-            .ok()?
-            .port();
-        let d = dir.path().display();
-        // Its documented fast settings for static files: a worker per
-        // core, sendfile, keep-alive, no access log.
-        let conf = format!(
-            "worker_processes auto;\npid {d}/nginx.pid;\nerror_log stderr error;\ndaemon off;\n\
-             events {{ worker_connections 1024; }}\n\
-             http {{\n access_log off;\n sendfile on;\n tcp_nopush on;\n tcp_nodelay on;\n\
-             keepalive_requests 100000;\n open_file_cache max=16;\n\
-             client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp;\n\
-             uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
-             server {{ listen 127.0.0.1:{port}; root {d}; default_type text/html; }}\n}}\n"
-        );
-        std::fs::write(dir.path().join("nginx.conf"), conf).ok()?;
-        let child = Command::new(exe)
-            .arg("-p")
-            .arg(dir.path())
-            .arg("-c")
-            .arg(dir.path().join("nginx.conf"))
-            .spawn()
-            .ok()?;
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().ok()?;
-        for _ in 0..100 {
-            if std::net::TcpStream::connect(addr).is_ok() {
-                return Some(Nginx {
-                    child,
-                    addr,
-                    _dir: dir,
-                });
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        None
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-QUIT", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
-    }
+async fn fetch(c: &Http, url: &str) -> (u16, hyper::body::Bytes) {
+    botscope_testkit::load::fetch(c, &Target::get(url)).await
 }
 
 fn main() {
@@ -255,7 +102,7 @@ fn main() {
         .build()
         .unwrap();
     rt.block_on(async move {
-        let c = client();
+        let c = botscope_testkit::load::client(CLIENTS);
         let base = format!("http://{addr}");
         // Steady state: the `/robots` chart the server starts computing
         // at start, and the favourability table, are ready.
@@ -322,7 +169,7 @@ fn main() {
         for (label, urls, count) in &pages {
             let f = load(&c, urls, *count).await;
             if label.starts_with("`/search` (") {
-                search_rate = f.requests as f64 / f.secs;
+                search_rate = f.rate();
             }
             row(label, &f);
         }
@@ -330,8 +177,7 @@ fn main() {
         let (_, page) = fetch(&c, &search[1]).await;
         match Nginx::start(&page) {
             Some(ng) => {
-                let url = vec![format!("http://{}/page.html", ng.addr)];
-                let f = load(&c, &url, n(10000)).await;
+                let f = load(&c, &[ng.url()], n(10000)).await;
                 row(
                     &format!(
                         "nginx: the search page as a static file ({} bytes)",
@@ -341,7 +187,7 @@ fn main() {
                 );
                 println!(
                     "\n`/search` runs its query for each request at {:.1}% of nginx's static rate.",
-                    100.0 * search_rate / (f.requests as f64 / f.secs)
+                    100.0 * search_rate / f.rate()
                 );
             }
             None => println!("\n(nginx not found: no static-file baseline)"),

@@ -1,0 +1,144 @@
+//! The gate under load: `GET /auth` and `GET /robots.txt` from 64
+//! concurrent keep-alive clients on loopback, each request as a trusted
+//! proxy forwarding for a different client address, against lists of a
+//! million addresses; beside it, nginx serving a static file under the
+//! same load (the pair's other half: the gate must not be what limits
+//! it).
+//!
+//! ```sh
+//! cargo bench -p botscope-gate --bench auth
+//! ```
+//!
+//! `BOTSCOPE_LOAD_SCALE=F` multiplies every request count (default 1).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use botscope_botid::IpRange;
+use botscope_gate::{Category, Config, Server};
+use botscope_testkit::load::{Nginx, Target, client, load};
+
+const CLIENTS: usize = 64;
+/// Addresses in the lists.
+const LISTED: u32 = 1_000_000;
+
+fn main() {
+    let scale: f64 = std::env::var("BOTSCOPE_LOAD_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0);
+    let n = |k: usize| ((k as f64 * scale) as usize).max(CLIENTS);
+    let d = tempfile::tempdir().unwrap();
+    let lists = d.path().join("lists");
+    std::fs::create_dir_all(&lists).unwrap();
+    // A million verified, other and suspect addresses in 10.0.0.0/8,
+    // Googlebot's published /19, and 200 verified Googlebot addresses.
+    let (mut ok, mut other, mut suspect, mut google) =
+        (String::new(), String::new(), String::new(), String::new());
+    for i in 0..LISTED {
+        let ip = std::net::Ipv4Addr::from(0x0a00_0000 + i * 7);
+        let list = match i % 10 {
+            0..=5 => &mut ok,
+            6..=8 => &mut other,
+            _ => &mut suspect,
+        };
+        writeln!(list, "{ip}").unwrap();
+    }
+    for i in 0..200u32 {
+        let ip = std::net::Ipv4Addr::from(0x42f9_4000 + i);
+        writeln!(ok, "{ip}").unwrap();
+        writeln!(google, "{ip}").unwrap();
+    }
+    for (name, body) in [
+        ("all-ok-bots.txt", &ok),
+        ("other-bots.txt", &other),
+        ("suspect-bots.txt", &suspect),
+        ("googlebot.txt", &google),
+    ] {
+        std::fs::write(lists.join(name), body).unwrap();
+    }
+    let robots = d.path().join("robots");
+    std::fs::create_dir_all(&robots).unwrap();
+    for (name, body) in [
+        ("default.txt", "User-agent: *\nDisallow: /private/\n"),
+        ("all-ok-bots.txt", "User-agent: *\nAllow: /\n"),
+        ("googlebot.txt", "User-agent: Googlebot\nAllow: /\n"),
+        ("suspect-bots.txt", "User-agent: *\nDisallow: /\n"),
+    ] {
+        std::fs::write(robots.join(name), body).unwrap();
+    }
+    let config = Config {
+        lists,
+        robots_dir: robots,
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        deny: vec![Category::Suspect],
+        poll: Duration::from_secs(1),
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let started = Instant::now();
+    // The gate on a runtime of its own, as `botscope gate` runs it.
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
+                .await
+                .expect("gate");
+            tx.send(server.local_addr()).unwrap();
+            server.run(std::future::pending()).await.unwrap();
+        });
+    });
+    let addr = rx.recv().expect("the gate started");
+    eprintln!(
+        "gate ready in {:.2} s with {} listed addresses",
+        started.elapsed().as_secs_f64(),
+        LISTED + 400
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let c = client(CLIENTS);
+        // Clients: listed addresses of every list, Googlebot, and strangers.
+        let targets = |path: &str| -> Vec<Target> {
+            (0..1000u32)
+                .map(|i| {
+                    let ip = match i % 4 {
+                        0 => std::net::Ipv4Addr::from(0x0a00_0000 + (i * 7919 % LISTED) * 7),
+                        1 => std::net::Ipv4Addr::from(0x42f9_4000 + i % 200),
+                        2 => std::net::Ipv4Addr::from(0xc633_6400 + i),
+                        _ => std::net::Ipv4Addr::from(0x0a00_0001 + i * 7),
+                    };
+                    Target {
+                        url: format!("http://{addr}{path}"),
+                        headers: vec![("X-Real-IP".into(), ip.to_string())],
+                    }
+                })
+                .collect()
+        };
+        println!("\n{CLIENTS} concurrent clients, keep-alive, loopback\n");
+        println!("| what | requests | non-200/403 | requests/s | p50 ms | p99 ms | max ms |");
+        println!("|---|---:|---:|---:|---:|---:|---:|");
+        let auth = load(&c, &targets("/auth"), n(200_000), CLIENTS, &[403]).await;
+        println!("{}", auth.row("gate `GET /auth`"));
+        let robots = load(&c, &targets("/robots.txt"), n(100_000), CLIENTS, &[]).await;
+        println!("{}", robots.row("gate `GET /robots.txt`"));
+        match Nginx::start(b"User-agent: *\nDisallow: /private/\n") {
+            Some(ng) => {
+                let f = load(&c, &[Target::get(ng.url())], n(200_000), CLIENTS, &[]).await;
+                println!("{}", f.row("nginx: a static file (36 bytes)"));
+                println!(
+                    "\nThe gate's /auth runs at {:.0}% of nginx's static rate.",
+                    100.0 * auth.rate() / f.rate()
+                );
+            }
+            None => println!("\n(nginx not found: no static-file baseline)"),
+        }
+    });
+}

@@ -1,0 +1,232 @@
+//! A bounded load on loopback for the benches: `clients` concurrent
+//! keep-alive connections send `count` requests in turn over a set of
+//! targets, and the latency percentiles and rate come back; and nginx
+//! serving a static file, the ceiling of this load generator here.
+
+use std::net::SocketAddr;
+use std::process::{Child, Command};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use http::Request;
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+/// The HTTP client of the load.
+pub type Http = Client<HttpConnector, Empty<Bytes>>;
+
+/// A client keeping up to `clients` idle connections.
+pub fn client(clients: usize) -> Http {
+    let mut c = HttpConnector::new();
+    c.set_nodelay(true);
+    Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(clients)
+        .build(c)
+}
+
+/// One request to send: a URL and its headers.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The URL.
+    pub url: String,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Target {
+    /// A plain GET of `url`.
+    pub fn get(url: impl Into<String>) -> Target {
+        Target {
+            url: url.into(),
+            headers: Vec::new(),
+        }
+    }
+}
+
+/// Sends `t` and returns the status and body.
+pub async fn fetch(c: &Http, t: &Target) -> (u16, Bytes) {
+    let mut r = Request::get(t.url.as_str());
+    for (k, v) in &t.headers {
+        r = r.header(k.as_str(), v.as_str());
+    }
+    let res = c
+        .request(r.body(Empty::new()).expect("request"))
+        .await
+        .expect("response");
+    let status = res.status().as_u16();
+    let body = res.into_body().collect().await.expect("body").to_bytes();
+    (status, body)
+}
+
+/// One run's figures.
+#[derive(Debug, Clone)]
+pub struct Figures {
+    /// Requests answered.
+    pub requests: usize,
+    /// Answers other than 200 (and `also_ok`).
+    pub errors: usize,
+    /// Wall time.
+    pub secs: f64,
+    /// Median latency.
+    pub p50: Duration,
+    /// 99th percentile.
+    pub p99: Duration,
+    /// Slowest.
+    pub max: Duration,
+}
+
+impl Figures {
+    /// Requests per second.
+    pub fn rate(&self) -> f64 {
+        self.requests as f64 / self.secs
+    }
+
+    /// A Markdown table row: label, requests, non-OK, rate, p50, p99, max.
+    pub fn row(&self, label: &str) -> String {
+        let ms = |d: Duration| format!("{:.2}", d.as_secs_f64() * 1000.0);
+        format!(
+            "| {label} | {} | {} | {:.0} | {} | {} | {} |",
+            self.requests,
+            self.errors,
+            self.rate(),
+            ms(self.p50),
+            ms(self.p99),
+            ms(self.max)
+        )
+    }
+}
+
+/// `count` requests spread over `targets` in turn, `clients` at a time,
+/// after one warm-up round of each target (up to `clients`). A status in
+/// `ok` is not an error.
+pub async fn load(
+    c: &Http,
+    targets: &[Target],
+    count: usize,
+    clients: usize,
+    ok: &[u16],
+) -> Figures {
+    for t in targets.iter().take(clients) {
+        fetch(c, t).await;
+    }
+    let next = Arc::new(AtomicUsize::new(0));
+    let targets = Arc::new(targets.to_vec());
+    let ok = Arc::new(ok.to_vec());
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (c, next, targets, ok) = (c.clone(), next.clone(), targets.clone(), ok.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut times = Vec::new();
+            let mut errors = 0;
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= count {
+                    break;
+                }
+                let t = Instant::now();
+                let (status, _) = fetch(&c, &targets[i % targets.len()]).await;
+                times.push(t.elapsed());
+                if status != 200 && !ok.contains(&status) {
+                    errors += 1;
+                }
+            }
+            (times, errors)
+        }));
+    }
+    let mut times = Vec::with_capacity(count);
+    let mut errors = 0;
+    for t in tasks {
+        let (t, e) = t.await.expect("a client");
+        times.extend(t);
+        errors += e;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    times.sort();
+    let pct = |p: f64| times[((times.len() as f64 * p).ceil() as usize).clamp(1, times.len()) - 1];
+    Figures {
+        requests: times.len(),
+        errors,
+        secs,
+        p50: pct(0.50),
+        p99: pct(0.99),
+        max: *times.last().expect("a request"),
+    }
+}
+
+/// nginx serving `body` as a static file on loopback with its documented
+/// fast settings (a worker per core, sendfile, keep-alive, no access
+/// log), stopped by its PID when dropped.
+pub struct Nginx {
+    child: Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    /// Starts it, or `None` when nginx is not installed or does not start.
+    pub fn start(body: &[u8]) -> Option<Nginx> {
+        let exe = ["nginx", "/usr/sbin/nginx"]
+            .into_iter()
+            .find(|e| Command::new(e).arg("-v").output().is_ok())?;
+        let dir = tempfile::tempdir().ok()?;
+        // Its workers may run as another user: let them read the page.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).ok()?;
+        std::fs::write(dir.path().join("page.html"), body).ok()?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
+        let d = dir.path().display();
+        let conf = format!(
+            "worker_processes auto;\npid {d}/nginx.pid;\nerror_log stderr error;\ndaemon off;\n\
+             events {{ worker_connections 1024; }}\n\
+             http {{\n access_log off;\n sendfile on;\n tcp_nopush on;\n tcp_nodelay on;\n\
+             keepalive_requests 100000;\n open_file_cache max=16;\n\
+             client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp;\n\
+             uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
+             server {{ listen 127.0.0.1:{port}; root {d}; default_type text/html; }}\n}}\n"
+        );
+        std::fs::write(dir.path().join("nginx.conf"), conf).ok()?;
+        let child = Command::new(exe)
+            .arg("-p")
+            .arg(dir.path())
+            .arg("-c")
+            .arg(dir.path().join("nginx.conf"))
+            .spawn()
+            .ok()?;
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().ok()?;
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(addr).is_ok() {
+                return Some(Nginx {
+                    child,
+                    addr,
+                    _dir: dir,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+
+    /// The static page's URL.
+    pub fn url(&self) -> String {
+        format!("http://{}/page.html", self.addr)
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-QUIT", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
