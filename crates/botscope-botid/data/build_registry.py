@@ -235,9 +235,16 @@ def main():
         for t in tokens:
             names.add(t.lower())
     for name, info in sorted(ai.items(), key=lambda kv: kv[0].lower()):
+        if name.lower() in names:
+            continue
         # `MistralAI-User/1.0` is the documented `MistralAI-User`: the
-        # product token before a version is the robot's robots.txt name.
-        if name.lower() in names or name.split("/")[0].lower() in names:
+        # product token before a version is the robot's robots.txt name,
+        # so the versioned name is one more token of that robot.
+        base = name.split("/")[0].lower()
+        owner = next((e for e in entries if base in {t.lower() for t in e["tokens"]} | {e["name"].lower()}), None)
+        if owner is not None:
+            owner["tokens"].append(name)
+            names.add(name.lower())
             continue
         names.add(name.lower())
         op, op_url = plain(info.get("operator", ""))
