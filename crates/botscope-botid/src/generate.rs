@@ -456,6 +456,40 @@ pub fn generate(
     })
 }
 
+/// The files `botscope gate --robots-dir` serves for a generated policy,
+/// by file name: `default.txt`, `all-ok-bots.txt` and `other-bots.txt`
+/// (the generated file), `suspect-bots.txt` (a client pretending to be a
+/// crawler is allowed nothing), and `<bot>.txt` (the bot's list name, as
+/// `bots export` names it) allowing nothing, for each blocked bot: a
+/// verified crawler of a blocked category reads a file with nothing else
+/// in it to misread.
+pub fn gate_files(g: &Generated) -> Vec<(String, Vec<u8>)> {
+    let nothing = |why: &str| format!("# {why}\nUser-agent: *\nDisallow: /\n").into_bytes();
+    let mut out = vec![
+        ("default.txt".to_owned(), g.text.clone()),
+        (format!("{}.txt", crate::ALL_OK), g.text.clone()),
+        (format!("{}.txt", crate::OTHER), g.text.clone()),
+        (
+            format!("{}.txt", crate::SUSPECT),
+            nothing("Served to clients that claim a crawler they are not: nothing is allowed."),
+        ),
+    ];
+    for b in &g.blocked {
+        let name = format!("{}.txt", crate::slug(&b.name));
+        if out.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        out.push((
+            name,
+            nothing(&format!(
+                "Served to {} (verified), blocked by {}: nothing is allowed.",
+                b.name, b.why
+            )),
+        ));
+    }
+    out
+}
+
 fn split_end(line: &[u8]) -> (&[u8], &[u8]) {
     let body = line
         .iter()
@@ -743,6 +777,34 @@ mod tests {
             if let Err(e) = generate(&r, &p, Some(base.as_bytes())) {
                 panic!("case {case}: {e}\n{base:?}");
             }
+        }
+    }
+
+    #[test]
+    fn the_gate_files_of_a_policy() {
+        let g = generate(&registry(), &policy(&[Category::AiTraining]), None).expect("ok");
+        let files = gate_files(&g);
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "default.txt",
+                "all-ok-bots.txt",
+                "other-bots.txt",
+                "suspect-bots.txt",
+                "gptbot.txt",
+                "ccbot.txt",
+                "360spider.txt"
+            ]
+        );
+        for (name, body) in &files {
+            let m = Matcher::compile(body, Semantics::Google, &ParseOptions::default());
+            let blocked = !matches!(
+                name.as_str(),
+                "default.txt" | "all-ok-bots.txt" | "other-bots.txt"
+            );
+            assert_eq!(m.is_allowed("Googlebot", "/x"), !blocked, "{name}");
+            assert!(!m.is_allowed("GPTBot", "/x"), "{name}");
         }
     }
 

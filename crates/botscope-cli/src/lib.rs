@@ -1024,6 +1024,11 @@ pub struct GenerateArgs {
     /// Where to write (replaced atomically; default: standard output).
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
+    /// Also write the per-category files `botscope gate --robots-dir` serves into DIR: `default.txt`,
+    /// `all-ok-bots.txt` and `other-bots.txt` (the file above), `suspect-bots.txt` (nothing allowed),
+    /// and `<bot>.txt` (nothing allowed) for each blocked bot.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

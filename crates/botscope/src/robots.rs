@@ -231,12 +231,18 @@ pub fn generate(a: &GenerateArgs, settings: &crate::settings::Settings) -> Resul
     };
     let g = botscope_botid::generate(&registry, &policy, base.as_deref())
         .map_err(|e| anyhow::anyhow!("{e}; nothing was written"))?;
-    match &a.out {
-        Some(p) => botscope_logs::lists::write_atomic(p, &g.text)?,
-        None => {
+    match (&a.out, &a.out_dir) {
+        (Some(p), _) => botscope_logs::lists::write_atomic(p, &g.text)?,
+        (None, Some(_)) => {}
+        (None, None) => {
             let mut out = io::stdout().lock();
             out.write_all(&g.text)?;
             out.flush()?;
+        }
+    }
+    if let Some(dir) = &a.out_dir {
+        for (name, body) in botscope_botid::gate_files(&g) {
+            botscope_logs::lists::write_atomic(&dir.join(name), &body)?;
         }
     }
     let mut err = io::stderr().lock();

@@ -1257,6 +1257,48 @@ fn robots_generate_blocks_a_category_and_keeps_the_base() {
         );
     }
 
+    // The per-category files the gate serves.
+    let dir = crate::scratch("generate-gate");
+    let o = botscope(
+        &[
+            "robots",
+            "generate",
+            "--block",
+            "ai-training",
+            "--base",
+            EBAY,
+            "--out-dir",
+            crate::arg(&dir),
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", crate::stderr(&o));
+    assert!(o.stdout.is_empty(), "only the directory is written");
+    let same = botscope(
+        &[
+            "robots",
+            "generate",
+            "--block",
+            "ai-training",
+            "--base",
+            EBAY,
+        ],
+        b"",
+    );
+    assert!(!same.stdout.is_empty());
+    assert_eq!(
+        std::fs::read(dir.join("default.txt")).expect("default"),
+        same.stdout
+    );
+    for f in [
+        "all-ok-bots.txt",
+        "other-bots.txt",
+        "suspect-bots.txt",
+        "gptbot.txt",
+    ] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+
     // Refused: nothing written over the file that is there.
     for args in [
         &["--block", "search", "--allow", "search"][..],
