@@ -432,6 +432,9 @@ pub enum Rank {
     Relevance,
     /// The bias of the robot the query names, most favoured first.
     Bias,
+    /// The bias of the robot the query names, least favoured first (the
+    /// sites that disfavour it most).
+    LeastBias,
     /// Relevance weighted by the site's popularity (its rank in the host
     /// list), as BotSeer combined PageRank with tf-idf.
     Site,
@@ -876,7 +879,8 @@ impl Index {
                 });
                 self.search_in_force(&searcher, &q, req.as_of, (Count, c))?
             }
-            Rank::Bias => {
+            Rank::Bias | Rank::LeastBias => {
+                let least = req.rank == Rank::LeastBias;
                 let robot = parsed
                     .robot()
                     .ok_or_else(|| {
@@ -889,14 +893,28 @@ impl Index {
                 let c = top.tweak_score(move |seg: &SegmentReader| {
                     let biases = sets.get(&seg.segment_id()).cloned().unwrap_or_default();
                     move |doc: DocId, score: f32| {
-                        let b = biases.get(doc as usize).copied().unwrap_or(i32::MIN);
+                        // Files without a bias for the robot come last
+                        // either way.
+                        let b = match biases.get(doc as usize).copied() {
+                            Some(b) if b != i32::MIN => {
+                                if least {
+                                    -i64::from(b)
+                                } else {
+                                    i64::from(b)
+                                }
+                            }
+                            _ => i64::MIN,
+                        };
                         (b, score)
                     }
                 });
                 let (n, d) = self.search_in_force(&searcher, &q, req.as_of, (Count, c))?;
+                let bias = |b: i64| if least && b != i64::MIN { -b } else { b };
                 (
                     n,
-                    d.into_iter().map(|((b, _), a)| (f64::from(b), a)).collect(),
+                    d.into_iter()
+                        .map(|((b, _), a)| (bias(b) as f64, a))
+                        .collect(),
                 )
             }
         };

@@ -728,14 +728,12 @@ pub async fn crawler_model(app: &Arc<App>, name: &str) -> Result<CrawlerModel, F
     let searchable = token
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-    let (favoring, mut disfavoring) = if searchable {
+    let (favoring, disfavoring) = if searchable {
         let lists = app.crawler_sites(token).await?;
         (lists.0.clone(), lists.1.clone())
     } else {
         (Vec::new(), Vec::new())
     };
-    // Ranked by bias, most favoured first: the most disfavoured last.
-    disfavoring.reverse();
     let mut names = tokens.clone();
     names.push(name.to_owned());
     let logs = app

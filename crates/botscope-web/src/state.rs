@@ -192,8 +192,8 @@ impl App {
         self.trends.get(key, make).await
     }
 
-    /// The ten sites most favouring `token` and ten disfavouring it
-    /// (ranked by bias, most favoured first), computed once until the
+    /// The ten sites most favouring `token` and the ten disfavouring it
+    /// most (each strongest first), computed once until the
     /// store changes: two searches over every file naming the robot are
     /// the crawler page's whole cost otherwise.
     pub(crate) async fn crawler_sites(
@@ -204,12 +204,12 @@ impl App {
         let key = token.clone();
         self.sites
             .get(key, move || {
-                let find = |modifier: &str| {
+                let find = |modifier: &str, rank: Rank| {
                     let query = format!("{modifier}:{token}");
                     a.index
                         .search(&SearchRequest {
                             query: query.clone(),
-                            rank: Rank::Bias,
+                            rank,
                             limit: 10,
                             offset: 0,
                             semantics: Semantics::Google,
@@ -218,7 +218,10 @@ impl App {
                         .map(|r| r.hits)
                         .map_err(|e| Fail::index(e, &query))
                 };
-                Ok((find("favor")?, find("disfavor")?))
+                Ok((
+                    find("favor", Rank::Bias)?,
+                    find("disfavor", Rank::LeastBias)?,
+                ))
             })
             .await
     }

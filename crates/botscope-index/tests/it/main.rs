@@ -191,7 +191,7 @@ fn botseer_queries_return_what_the_files_say() {
 fn ranking_by_bias_and_by_site() {
     let dir = tempfile::tempdir().expect("tmp");
     let mut s = SqliteStore::open(&dir.path().join("store.db")).expect("store");
-    // Googlebot's bias: +2, -1, 0, +1; ranks 40, 1, 3, 2.
+    // Googlebot's bias: +2, -1, -1, +1; ranks 40, 1, 3, 2.
     put(
         &mut s,
         "a.test",
@@ -227,6 +227,32 @@ fn ranking_by_bias_and_by_site() {
         search_with(&idx, "botname:googlebot", Rank::Bias, None),
         ["a.test", "d.test", "c.test", "b.test"],
         "by product token too"
+    );
+    let least = idx
+        .search(&SearchRequest {
+            query: "botname:googlebot".into(),
+            rank: Rank::LeastBias,
+            limit: 10,
+            offset: 0,
+            semantics: Semantics::Google,
+            as_of: None,
+        })
+        .expect("least");
+    let order: Vec<(&str, f64)> = least
+        .hits
+        .iter()
+        .map(|h| (h.site.as_str(), h.score))
+        .collect();
+    // Least favoured first, the score being the bias itself; b and c tie
+    // at -1 and keep the order of relevance, as under `Rank::Bias`.
+    assert_eq!(
+        order,
+        [
+            ("c.test", -1.0),
+            ("b.test", -1.0),
+            ("d.test", 1.0),
+            ("a.test", 2.0)
+        ]
     );
     let e = idx
         .search(&SearchRequest {
