@@ -446,7 +446,7 @@ pub fn generate(
         return Err(GenerateError::TooLarge(out.len()));
     }
 
-    let checked = check(registry, &blocked, &taken, base, &out)?;
+    let checked = check(registry, &blocked, &taken, base, &parsed, &out)?;
     Ok(Generated {
         text: out,
         blocked,
@@ -507,12 +507,12 @@ fn check(
     blocked: &[Blocked],
     taken: &BTreeSet<String>,
     base: &[u8],
+    parsed: &Robots,
     out: &[u8],
 ) -> Result<usize, GenerateError> {
     let opts = ParseOptions::default();
     let before = Matcher::compile(base, Semantics::Google, &opts);
     let after = Matcher::compile(out, Semantics::Google, &opts);
-    let parsed = Robots::parse_with(base, &opts);
     let mut paths: BTreeSet<String> = ["/", "/index.html", "/a/b?c=d"]
         .iter()
         .map(|s| (*s).to_owned())

@@ -148,7 +148,7 @@ pub struct GateArgs {
     pub trust_proxy: Vec<String>,
     /// Categories /auth answers 403.
     #[arg(long, value_name = "CATEGORY", num_args = 1.., default_value = "suspect-bots",
-          value_parser = clap::builder::PossibleValuesParser::new(["none", "all-ok-bots", "other-bots", "undeclared-bots", "suspect-bots"]))]
+          value_parser = clap::builder::PossibleValuesParser::new(["none", botscope_botid::ALL_OK, botscope_botid::OTHER, botscope_botid::UNDECLARED, botscope_botid::SUSPECT]))]
     pub deny: Vec<String>,
     /// How often the directories are checked for changes, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 1.0)]
@@ -876,9 +876,7 @@ pub struct BotsListArgs {
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
     /// Only bots of this category.
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(
-        botscope_botid::Category::ALL.iter().map(|(name, _)| *name)
-    ))]
+    #[arg(long, value_parser = category_names())]
     pub category: Option<String>,
     /// Output format (json: one object per line).
     #[arg(long, value_enum, default_value_t)]

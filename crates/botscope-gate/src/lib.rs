@@ -44,7 +44,7 @@ pub use lists::{
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A file or directory that cannot be read.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {source}", shown(path))]
     Read {
         /// Where.
         path: PathBuf,
@@ -52,7 +52,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A list or robots file that is not what it should be.
-    #[error("{}{}: {what}", path.display(), if *line > 0 { format!(":{line}") } else { String::new() })]
+    #[error("{}{}: {what}", shown(path), if *line > 0 { format!(":{line}") } else { String::new() })]
     Invalid {
         /// The file.
         path: PathBuf,
@@ -64,14 +64,17 @@ pub enum Error {
     /// A directory with neither layout.
     #[error(
         "{}: no lists here (neither `all-ok-bots.txt` … as `bots export --format plain` writes, nor `all-ok-bots/` … as `--format apache-dirs` writes)",
-        path.display()
+        shown(path)
     )]
     NoLists {
         /// The directory.
         path: PathBuf,
     },
     /// `--robots-dir` without `default.txt`.
-    #[error("{} is missing: the file served to every client no list names", path.display())]
+    #[error(
+        "{} is missing: the file served to every client no list names",
+        shown(path)
+    )]
     NoDefault {
         /// The file that should be there.
         path: PathBuf,
@@ -87,6 +90,12 @@ pub enum Error {
     /// The server stopped on an error.
     #[error("the server stopped: {0}")]
     Serve(std::io::Error),
+}
+
+/// A path in a message: file names in a lists directory are anyone's, so
+/// control characters are shown escaped.
+fn shown(p: &std::path::Path) -> String {
+    botscope_text::field(&p.display().to_string()).to_string()
 }
 
 /// The gate's settings.
@@ -167,7 +176,11 @@ impl Gate {
     /// Reads everything again and swaps it in; on failure keeps the old
     /// state, records and logs why, and returns the error.
     pub fn reload(&self) -> Result<(), Error> {
-        let seen = fingerprint(&[&self.config.lists, &self.config.robots_dir]);
+        self.reload_from(fingerprint(&[&self.config.lists, &self.config.robots_dir]))
+    }
+
+    /// [`Gate::reload`], with the fingerprint taken before reading.
+    fn reload_from(&self, seen: Fingerprint) -> Result<(), Error> {
         match load(&self.config) {
             Ok(snap) => {
                 tracing::info!(
@@ -197,7 +210,7 @@ impl Gate {
         let now = fingerprint(&[&self.config.lists, &self.config.robots_dir]);
         let changed = *self.seen.lock().unwrap_or_else(|p| p.into_inner()) != now;
         if changed {
-            let _ = self.reload();
+            let _ = self.reload_from(now);
         }
     }
 
@@ -217,19 +230,24 @@ impl Gate {
         {
             return ip;
         }
-        let hops: Vec<IpAddr> = headers
+        // From the right, where the trusted proxies appended: the first
+        // hop that is not one of them is the client. What stands left of a
+        // hop that is not an address was written by someone untrusted.
+        let hops: Vec<&str> = headers
             .get_all("x-forwarded-for")
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
-            .map_while(parse)
             .collect();
-        hops.iter()
-            .rev()
-            .find(|ip| !trusted(**ip))
-            .or(hops.first())
-            .copied()
-            .unwrap_or(peer)
+        let mut client = peer;
+        for hop in hops.into_iter().rev() {
+            match parse(hop) {
+                Some(ip) if !trusted(ip) => return ip,
+                Some(ip) => client = ip,
+                None => break,
+            }
+        }
+        client
     }
 
     fn denied(&self, c: Category) -> bool {
@@ -404,4 +422,59 @@ impl Server {
 /// The default `--deny`: spoofers and scanners.
 pub fn default_deny() -> Vec<Category> {
     vec![Category::Suspect]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_client_is_the_rightmost_untrusted_hop() {
+        let d = tempfile::tempdir().expect("tmp");
+        let (lists, robots) = (d.path().join("lists"), d.path().join("robots"));
+        for dir in [&lists, &robots] {
+            std::fs::create_dir(dir).expect("dir");
+        }
+        std::fs::write(lists.join("other-bots.txt"), "192.0.2.1\n").expect("w");
+        std::fs::write(robots.join("default.txt"), "User-agent: *\n").expect("w");
+        let g = Gate::new(Config {
+            lists,
+            robots_dir: robots,
+            trust_proxy: vec![IpRange::parse_any("10.0.0.0/8").expect("cidr")],
+            deny: default_deny(),
+            poll: Duration::from_secs(1),
+        })
+        .expect("gate");
+        let ip = |s: &str| s.parse::<IpAddr>().expect("ip");
+        let with = |name: &'static str, value: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(name, HeaderValue::from_str(value).expect("value"));
+            h
+        };
+        let proxy = ip("10.0.0.1");
+        let xff = |v: &str| g.client(proxy, &with("x-forwarded-for", v));
+        assert_eq!(xff("198.51.100.7"), ip("198.51.100.7"));
+        // A claim left of the client, and proxies right of it.
+        assert_eq!(
+            xff("192.0.2.66, 198.51.100.7, 10.0.0.2"),
+            ip("198.51.100.7")
+        );
+        // Junk left of the client cannot hide it.
+        assert_eq!(
+            xff("192.0.2.66, not-an-ip, 198.51.100.7"),
+            ip("198.51.100.7")
+        );
+        // Junk right after the proxies: the client is unknown, the last
+        // proxy stands for it, never the claim left of the junk.
+        assert_eq!(xff("192.0.2.66, junk, 10.0.0.2"), ip("10.0.0.2"));
+        assert_eq!(xff("junk"), proxy);
+        assert_eq!(
+            g.client(proxy, &with("x-real-ip", "198.51.100.9")),
+            ip("198.51.100.9")
+        );
+        // From an untrusted peer the headers mean nothing.
+        let peer = ip("203.0.113.5");
+        assert_eq!(g.client(peer, &with("x-real-ip", "192.0.2.66")), peer);
+        assert_eq!(g.client(peer, &with("x-forwarded-for", "192.0.2.66")), peer);
+    }
 }

@@ -64,10 +64,7 @@ impl Category {
         }
     }
 
-    /// Every category a `--deny` may name.
-    pub const NAMES: [&'static str; 5] = ["none", ALL_OK, OTHER, UNDECLARED, SUSPECT];
-
-    /// The category of a name in [`Category::NAMES`].
+    /// The category of `none` or a list name of a category.
     pub fn parse(name: &str) -> Option<Category> {
         if name == "none" {
             Some(Category::None)
@@ -318,34 +315,19 @@ pub fn fingerprint(dirs: &[&Path]) -> Fingerprint {
 }
 
 /// The robots.txt for a client: most specific first, `<bot>.txt`, then
-/// its category's file, then `default.txt`. Returns the file's name
-/// (without `.txt`) and body.
-pub fn choose<'a>(
-    robots: &'a BTreeMap<String, Arc<[u8]>>,
-    placed: &Placed,
-) -> (&'a str, &'a Arc<[u8]>) {
-    let mut candidates: Vec<&str> = Vec::new();
-    if let Some(b) = &placed.bot {
-        candidates.push(b);
-    }
-    if placed.category != Category::None {
-        candidates.push(placed.category.as_str());
-    }
-    for c in candidates {
-        if let Some((k, v)) = robots.get_key_value(c) {
-            return (k, v);
-        }
-    }
-    robots
-        .get_key_value("default")
-        .map(|(k, v)| (k.as_str(), v))
-        .unwrap_or_else(|| unreachable_default())
-}
-
-#[cold]
-fn unreachable_default() -> ! {
-    // `read_robots` refuses a directory without `default.txt`.
-    panic!("the robots files always hold default.txt")
+/// its category's file, then `default.txt` ([`read_robots`] requires it;
+/// without it, an empty file, which allows everything). Returns the
+/// file's name (without `.txt`) and body.
+pub fn choose<'a>(robots: &'a BTreeMap<String, Arc<[u8]>>, placed: &Placed) -> (&'a str, &'a [u8]) {
+    let category = (placed.category != Category::None).then(|| placed.category.as_str());
+    placed
+        .bot
+        .as_deref()
+        .into_iter()
+        .chain(category)
+        .chain(["default"])
+        .find_map(|c| robots.get_key_value(c))
+        .map_or(("default", &[][..]), |(k, v)| (k.as_str(), &v[..]))
 }
 
 #[cfg(test)]
@@ -455,6 +437,16 @@ mod tests {
         assert_eq!(l.layout, "apache-dirs");
         assert_eq!(l.place(ip("192.0.2.7")).category, Category::Suspect);
         assert_eq!(l.place(ip("66.249.66.1")).bot.as_deref(), Some("googlebot"));
+
+        // A file name that is not an address is named in the error with
+        // its control characters escaped.
+        std::fs::write(tree.join("suspect-bots").join("10.0.0.1\x1b[2J"), b"").expect("w");
+        let msg = read(&link).expect_err("junk name").to_string();
+        assert!(
+            msg.contains("not an address") && msg.contains("\\x1b"),
+            "{msg}"
+        );
+        assert!(!msg.contains('\x1b'), "{msg}");
 
         let empty = d.path().join("empty");
         std::fs::create_dir(&empty).expect("dir");

@@ -4,7 +4,8 @@
 //! ([`Run`], [`json`]), headless Chromium ([`chromium`]), a dnsmasq on loopback
 //! ([`Dnsmasq`]), HTML normalised for snapshots ([`normalize_html`]), and
 //! small IP-owner databases with a file server to fetch them from ([`ipdb`]),
-//! and a bounded HTTP load with nginx's static rate beside it ([`load`]).
+//! a bounded HTTP load with nginx's static rate beside it ([`load`]), and
+//! raw HTTP answers read off a connection ([`http`]).
 //!
 //! ```
 //! let mut log = Vec::new();
@@ -17,6 +18,7 @@
 mod browser;
 mod dns;
 mod html;
+pub mod http;
 pub mod ipdb;
 pub mod load;
 mod run;

@@ -193,9 +193,8 @@ pub async fn search_model(
         semantics: semantics(p.semantics.as_deref())?,
         as_of: time(p.as_of.as_deref())?,
     };
-    let app = app.clone();
-    app.clone()
-        .work(move || app.index.search(&req))
+    let a = app.clone();
+    app.work(move || a.index.search(&req))
         .await?
         .map_err(|e| Fail::index(e, &query))
 }

@@ -229,8 +229,12 @@ pub fn generate(a: &GenerateArgs, settings: &crate::settings::Settings) -> Resul
         }
         None => None,
     };
-    let g = botscope_botid::generate(&registry, &policy, base.as_deref())
-        .map_err(|e| anyhow::anyhow!("{e}; nothing was written"))?;
+    let g = botscope_botid::generate(&registry, &policy, base.as_deref()).map_err(|e| {
+        anyhow::anyhow!(
+            "{}; nothing was written",
+            botscope_text::field(&e.to_string())
+        )
+    })?;
     match (&a.out, &a.out_dir) {
         (Some(p), _) => botscope_logs::lists::write_atomic(p, &g.text)?,
         (None, Some(_)) => {}
@@ -255,7 +259,7 @@ pub fn generate(a: &GenerateArgs, settings: &crate::settings::Settings) -> Resul
         g.checked
     )?;
     for (line, why) in &g.commented {
-        writeln!(err, "  base line {line}: {why}")?;
+        writeln!(err, "  base line {line}: {}", botscope_text::field(why))?;
     }
     for n in &g.notes {
         writeln!(err, "  note: {}", botscope_text::field(n))?;

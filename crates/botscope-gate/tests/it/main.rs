@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::sync::Arc;
@@ -12,25 +12,11 @@ use std::time::{Duration, Instant};
 
 use botscope_botid::IpRange;
 use botscope_gate::{Category, Config, Server};
-
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
+use botscope_testkit::http::{Res, read_response};
 
 /// One request over a fresh connection, optionally as a proxy forwarding
 /// for `client`.
-fn get(addr: SocketAddr, path: &str, client: Option<&str>) -> Answer {
+fn get(addr: SocketAddr, path: &str, client: Option<&str>) -> Res {
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let fwd = client.map_or_else(String::new, |c| {
@@ -41,21 +27,7 @@ fn get(addr: SocketAddr, path: &str, client: Option<&str>) -> Answer {
         "GET {path} HTTP/1.1\r\nHost: gate\r\n{fwd}Connection: close\r\n\r\n"
     )
     .unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").expect("head");
-    let mut lines = head.lines();
-    let status = lines.next().unwrap()[9..12].parse().unwrap();
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    Answer {
-        status,
-        headers,
-        body: body.to_owned(),
-    }
+    read_response(s, path)
 }
 
 fn write(dir: &Path, name: &str, body: &str) {
@@ -428,7 +400,7 @@ fn nginx_with_the_documented_configuration() {
         .build()
         .unwrap();
     // A request from `from` (a loopback address of its own).
-    let from = |from: &str, path: &str| -> Answer {
+    let from = |from: &str, path: &str| -> Res {
         let from: SocketAddr = format!("{from}:0").parse().unwrap();
         let s = rt.block_on(async {
             let sock = tokio::net::TcpSocket::new_v4().unwrap();
@@ -443,20 +415,7 @@ fn nginx_with_the_documented_configuration() {
             "GET {path} HTTP/1.1\r\nHost: site\r\nConnection: close\r\n\r\n"
         )
         .unwrap();
-        let mut raw = Vec::new();
-        s.read_to_end(&mut raw).unwrap();
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        let (head, body) = text.split_once("\r\n\r\n").unwrap();
-        let mut lines = head.lines();
-        let status = lines.next().unwrap()[9..12].parse().unwrap();
-        Answer {
-            status,
-            headers: lines
-                .filter_map(|l| l.split_once(':'))
-                .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-                .collect(),
-            body: body.to_owned(),
-        }
+        read_response(s, path)
     };
     let file = |name: &str| std::fs::read_to_string(rd.join(name)).unwrap();
     // Verified Googlebot.

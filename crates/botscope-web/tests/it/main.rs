@@ -5,11 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use botscope_testkit::http::{Res, read_response};
 use botscope_web::{Config, Limits, Server};
 
 mod browser;
@@ -82,24 +83,6 @@ fn uploads() -> SocketAddr {
     .addr
 }
 
-struct Res {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Res {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-    fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-}
-
 fn request(addr: SocketAddr, method: &str, path: &str, ctype: &str, body: &[u8]) -> Res {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
@@ -114,51 +97,7 @@ fn request(addr: SocketAddr, method: &str, path: &str, ctype: &str, body: &[u8])
     s.write_all(req.as_bytes()).unwrap();
     // The server may answer (413) before it reads the whole body.
     let _ = s.write_all(body);
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .unwrap_or_else(|| panic!("no response to {path}: {:?}", String::from_utf8_lossy(&raw)));
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut body = raw[split + 4..].to_vec();
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    if headers
-        .iter()
-        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"))
-    {
-        body = dechunk(&body);
-    }
-    Res {
-        status,
-        headers,
-        body: String::from_utf8_lossy(&body).into_owned(),
-    }
-}
-
-fn dechunk(mut b: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(eol) = b.windows(2).position(|w| w == b"\r\n") {
-        let n = usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        out.extend_from_slice(&b[eol + 2..eol + 2 + n]);
-        b = &b[eol + 2 + n + 2..];
-    }
-    out
+    read_response(s, path)
 }
 
 fn get(addr: SocketAddr, path: &str) -> Res {
