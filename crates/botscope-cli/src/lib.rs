@@ -130,6 +130,42 @@ pub enum Command {
     ///
     /// Example: botscope gate --lists /var/lib/botscope/crawlers --robots-dir /etc/botscope/robots --listen 127.0.0.1:8091
     Gate(GateArgs),
+    /// Fetch URLs as a polite crawler: robots.txt first (cached by the fetch policy),
+    /// matched with the User-Agent's product token, the host's pace kept.
+    ///
+    /// Prints per URL the decision (allowed, disallowed, unavailable) with the deciding
+    /// robots.txt line, the time waited and the status. Between two requests to one host:
+    /// the Crawl-delay (or Request-rate) of the group in force, at least --min-gap; one
+    /// connection per host; Retry-After honoured. The User-Agent must name the robot and
+    /// carry a contact URL. Exit status: 0 every URL fetched; 1 one was disallowed or
+    /// unavailable, or got no response; 2 error.
+    ///
+    /// Example: botscope fetch https://example.com/ https://example.com/about --user-agent "ExampleBot/1.0 (+https://example.org/bot.html)"
+    Fetch(FetchPagesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FetchPagesArgs {
+    /// The URLs, fetched in this order per host (hosts in parallel).
+    #[arg(value_name = "URL", required = true)]
+    pub urls: Vec<String>,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+    /// Save each body under DIR/HOST/PATH (a path ending in `/` as index.html).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Output format: `text` (one line per URL) or `json` (one object per line).
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Least time between two requests to one host.
+    #[arg(long, value_name = "DUR", default_value = "1s")]
+    pub min_gap: String,
+    /// Longest wait for a host's turn; a site asking for more is reported unavailable.
+    #[arg(long, value_name = "DUR", default_value = "10m")]
+    pub max_wait: String,
+    /// robots.txt semantics for matching and the fetch policy.
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: SemanticsArg,
 }
 
 #[derive(Debug, Args)]

@@ -54,6 +54,7 @@ pub async fn download(
                 ip,
                 port,
                 user_agent,
+                accept: "*/*",
                 conditional: None,
                 cap,
                 connect_timeout: timeout,

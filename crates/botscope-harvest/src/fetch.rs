@@ -86,6 +86,7 @@ pub(crate) struct Request<'a> {
     pub ip: IpAddr,
     pub port: u16,
     pub user_agent: &'a str,
+    pub accept: &'a str,
     pub conditional: Option<&'a Previous>,
     pub cap: usize,
     pub connect_timeout: Duration,
@@ -196,7 +197,7 @@ where
         let mut req = hyper::Request::get(path)
             .header(header::HOST, host)
             .header(header::USER_AGENT, r.user_agent)
-            .header(header::ACCEPT, "text/plain, */*;q=0.1")
+            .header(header::ACCEPT, r.accept)
             .header(header::ACCEPT_ENCODING, "gzip")
             .header(header::CONNECTION, "close");
         if let Some(p) = r.conditional.filter(|p| p.has_copy) {

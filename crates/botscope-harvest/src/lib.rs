@@ -16,6 +16,7 @@ mod download;
 mod fetch;
 mod hosts;
 mod one;
+pub mod polite;
 mod run;
 pub mod safety;
 mod turns;
@@ -32,7 +33,8 @@ use botscope_store::{Attempt, Headers, Hop, Previous};
 pub use download::download;
 pub use fetch::{Exchange, FetchError};
 pub use hosts::{HostList, MAX_LINE, host_of, read_host_list};
-pub use one::{Fetched, fetch_robots_txt};
+pub use one::{Fetched, dns_pool, fetch_robots_txt};
+pub use polite::{Crawler, Decision, PoliteConfig, RobotsLine, honest_user_agent};
 pub use run::{NoProgress, Progress, RunConfig, Selection, Summary, Tally, backoff, run, select};
 
 /// What stops a harvest (a host's failure never does: it is recorded as
@@ -69,6 +71,9 @@ pub const DEFAULT_USER_AGENT: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (robots.txt research; +https://github.com/botscope/botscope/blob/main/docs/harvest.md)"
 );
+
+/// The `Accept` header of a robots.txt request.
+pub(crate) const ROBOTS_ACCEPT: &str = "text/plain, */*;q=0.1";
 
 /// How a harvest behaves.
 #[derive(Debug, Clone)]
@@ -319,6 +324,7 @@ impl<L: Lookup> Harvester<L> {
                 ip,
                 port,
                 user_agent: &self.cfg.user_agent,
+                accept: ROBOTS_ACCEPT,
                 conditional: prev,
                 cap: self.cfg.policy.size_cap,
                 connect_timeout: self.cfg.connect_timeout,

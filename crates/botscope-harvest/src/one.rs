@@ -61,6 +61,26 @@ fn site_of(url: &str) -> Option<(String, Option<u16>, bool)> {
     Some((host, port, plain))
 }
 
+/// A DNS pool over `nameservers` (the system's when empty) for a few
+/// lookups: no check queries, each name asked of the first server that
+/// answers.
+pub async fn dns_pool(
+    nameservers: Vec<SocketAddr>,
+    timeout: std::time::Duration,
+) -> Result<Pool<HickoryLookup>, Error> {
+    let servers = if nameservers.is_empty() {
+        botscope_dns::system_nameservers()?
+    } else {
+        nameservers
+    };
+    let mut lookups = Vec::new();
+    for s in &servers {
+        lookups.push((*s, HickoryLookup::new(&[*s], timeout)?));
+    }
+    let (pool, _) = Pool::check(lookups, &[]).await?;
+    Ok(pool)
+}
+
 /// Fetches the robots.txt of the site of `url` through `nameservers` (the
 /// system's when empty), with the harvest's fetch, policy and guard. An
 /// address the guard refuses is an error, not a site's answer.
@@ -79,18 +99,7 @@ pub async fn fetch_robots_txt(
             cfg.https_port = p;
         }
     }
-    let servers = if nameservers.is_empty() {
-        botscope_dns::system_nameservers()?
-    } else {
-        nameservers
-    };
-    let mut lookups = Vec::new();
-    for s in &servers {
-        lookups.push((*s, HickoryLookup::new(&[*s], timeout)?));
-    }
-    // No check queries: one name is asked, of the first server that answers.
-    let (pool, _) = Pool::check(lookups, &[]).await?;
-    let h = Harvester::new(cfg, pool)?;
+    let h = Harvester::new(cfg, dns_pool(nameservers, timeout).await?)?;
     let attempt = h.fetch(&host, None, None).await;
     if attempt.error_class.as_deref() == Some(crate::FetchError::Refused(String::new()).class()) {
         return Err(Error::Refused(attempt.error.unwrap_or_default()));

@@ -170,6 +170,51 @@ fn html(status: u16) -> Vec<u8> {
     )
 }
 
+/// An answer of a [`Behaviour::Pages`] site.
+fn page(path: &str, robots: &str) -> Vec<u8> {
+    if path == "/robots.txt" {
+        return response(
+            200,
+            &[("Content-Type", "text/plain".into())],
+            robots.as_bytes(),
+        );
+    }
+    if let Some(code) = path
+        .strip_prefix("/status/")
+        .and_then(|c| c.parse::<u16>().ok())
+        .filter(|c| (200..600).contains(c))
+    {
+        let mut headers = vec![("Content-Type", "text/html".to_owned())];
+        if matches!(code, 429 | 503) {
+            headers.push(("Retry-After", "1".into()));
+        }
+        return response(code, &headers, format!("<h1>{code}</h1>").as_bytes());
+    }
+    if let Some(to) = path.strip_prefix("/redirect/") {
+        return response(302, &[("Location", format!("/{to}"))], b"");
+    }
+    response(
+        200,
+        &[("Content-Type", "text/html; charset=utf-8".into())],
+        b"<!doctype html><html><body><a href=\"/\">home</a></body></html>",
+    )
+}
+
+/// Records a request when the answer is done.
+struct Record<'a> {
+    seen: &'a crate::Seen,
+    hit: Option<crate::Hit>,
+}
+
+impl Drop for Record<'_> {
+    fn drop(&mut self) {
+        if let Some(mut h) = self.hit.take() {
+            h.end = std::time::Instant::now();
+            self.seen.hit(h);
+        }
+    }
+}
+
 /// Answers one request; true when the connection is to be reset.
 async fn handle<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S, shared: &Shared) -> bool {
     let Some((path, host, ua, inm)) = read_head(s).await else {
@@ -177,6 +222,17 @@ async fn handle<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S, shared: &Shared) -
     };
     shared.seen.requests.fetch_add(1, Ordering::Relaxed);
     shared.seen.agent(&ua);
+    let now = std::time::Instant::now();
+    let _record = Record {
+        seen: &shared.seen,
+        hit: Some(crate::Hit {
+            host: host.clone(),
+            path: path.clone(),
+            user_agent: ua.clone(),
+            start: now,
+            end: now,
+        }),
+    };
     let Some((behaviour, _)) = shared.sites.get(&host) else {
         let _ = s.write_all(&html(404)).await;
         return false;
@@ -185,7 +241,11 @@ async fn handle<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S, shared: &Shared) -
     let hop = path
         .strip_prefix("/hop/")
         .and_then(|n| n.parse::<u8>().ok());
-    if path != "/robots.txt" && hop.is_none() && path != "/loop" {
+    if path != "/robots.txt"
+        && hop.is_none()
+        && path != "/loop"
+        && !matches!(behaviour, Behaviour::Pages(_))
+    {
         shared.seen.other_paths.fetch_add(1, Ordering::Relaxed);
     }
     let held;
@@ -219,6 +279,7 @@ async fn handle<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S, shared: &Shared) -
             }
         }
         Behaviour::Status(code) => html(*code),
+        Behaviour::Pages(robots) => page(&path, robots),
         Behaviour::RetryAfter(code, secs) => response(
             *code,
             &[("Retry-After", secs.to_string()), ("Content-Type", "text/html".into())],

@@ -57,6 +57,25 @@ pub enum Behaviour {
     /// Reads the request and waits until [`Sim::release`], then answers as
     /// `Robots(n)`: a run that cannot finish until the test says so.
     Held(usize),
+    /// A site with pages: `/robots.txt` is this text; `/status/N` answers
+    /// status N (429 and 503 with `Retry-After: 1`); `/redirect/PATH`
+    /// answers 302 to `/PATH`; any other path is a small HTML page.
+    Pages(String),
+}
+
+/// One request a server answered.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    /// The `Host` header's name (lower case, without port).
+    pub host: String,
+    /// The request target.
+    pub path: String,
+    /// The User-Agent.
+    pub user_agent: String,
+    /// When the request head had been read.
+    pub start: Instant,
+    /// When the answer had been written.
+    pub end: Instant,
 }
 
 /// One synthetic host.
@@ -92,6 +111,7 @@ pub struct Seen {
     pub other_paths: AtomicU64,
     per_ip: Mutex<HashMap<IpAddr, IpUse>>,
     user_agents: Mutex<HashMap<String, u64>>,
+    hits: Mutex<Vec<Hit>>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -122,6 +142,15 @@ impl Seen {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Every request answered, in the order the answers ended.
+    pub fn hits(&self) -> Vec<Hit> {
+        self.hits.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn hit(&self, h: Hit) {
+        self.hits.lock().unwrap_or_else(|e| e.into_inner()).push(h);
     }
 
     fn open(&self, ip: IpAddr) {

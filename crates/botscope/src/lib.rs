@@ -14,6 +14,7 @@ mod settings;
 mod bots;
 mod data;
 mod export;
+mod fetch;
 mod harvest;
 mod logs;
 mod research;
@@ -73,5 +74,6 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Diff(a) => research::diff(&a),
         Command::Serve(a) => serve::run(&a, s).await,
         Command::Gate(a) => serve::gate(&a, s).await,
+        Command::Fetch(a) => fetch::run(&a).await,
     }
 }

@@ -2,6 +2,8 @@
 //! gives the outcome RFC 9309 prescribes, with its error class, in bounded
 //! time; politeness and address safety hold.
 
+mod polite;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;

@@ -425,3 +425,125 @@ async fn robots_check_and_lint_fetch_a_url() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_as_a_polite_crawler() {
+    let sim = Sim::start(Config {
+        sites: vec![
+            Site {
+                name: "pages.test".into(),
+                behaviour: Behaviour::Pages(
+                    "User-agent: *\nDisallow: /private/\n\nUser-agent: TestBot\nCrawl-delay: 0.3\nDisallow: /no/\n".into(),
+                ),
+                tls: false,
+            },
+            Site {
+                name: "down.test".into(),
+                behaviour: Behaviour::Status(500),
+                tls: false,
+            },
+        ],
+        addresses: 2,
+        corpus: Vec::new(),
+    })
+    .await
+    .expect("sim");
+    let d = dir("fetch");
+    let out = d.join("pages");
+    let common = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "fetch",
+            "--dns",
+            &sim.dns.to_string(),
+            "--allow-private",
+            "--http-port",
+            &sim.http_port.to_string(),
+            "--connect-timeout",
+            "1s",
+            "--min-gap",
+            "100ms",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let o = botscope(common(&[
+        "--user-agent",
+        "TestBot/2.0 (+https://example.org/testbot)",
+        "--format",
+        "json",
+        "--out",
+        crate::arg(&out),
+        "http://pages.test/a/",
+        "http://pages.test/no/x",
+        "http://pages.test/private/y?z=1",
+        "http://down.test/page",
+    ]))
+    .await;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "one disallowed: {err}");
+    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert_eq!(lines[0]["url"], "http://pages.test/a/");
+    assert_eq!(lines[0]["decision"], "allowed");
+    assert_eq!(lines[0]["status"], 200);
+    assert_eq!(lines[1]["decision"], "disallowed");
+    assert_eq!(lines[1]["rule"]["line"], 6);
+    assert_eq!(lines[1]["rule"]["text"], "Disallow: /no/");
+    assert!(lines[1]["status"].is_null());
+    // Its own group, not `*`'s; the Crawl-delay kept.
+    assert_eq!(lines[2]["decision"], "allowed");
+    assert!(
+        lines[2]["waited_ms"].as_u64().expect("ms") >= 250,
+        "{}",
+        lines[2]
+    );
+    assert_eq!(lines[3]["decision"], "unavailable");
+    assert!(lines[3]["reason"].as_str().expect("reason").contains("500"));
+    assert!(out.join("pages.test/a/index.html").is_file());
+    assert!(out.join("pages.test/private/y%3Fz=1").is_file());
+    let paths: Vec<String> = sim
+        .seen
+        .hits()
+        .iter()
+        .filter(|h| h.host == "pages.test")
+        .map(|h| h.path.clone())
+        .collect();
+    assert_eq!(paths, ["/robots.txt", "/a/", "/private/y?z=1"]);
+
+    // Text: one line per URL, the deciding line shown.
+    let o = botscope(common(&[
+        "--user-agent",
+        "TestBot/2.0 (+https://example.org/testbot)",
+        "http://pages.test/no/again",
+    ]))
+    .await;
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with("disallowed\t-\t-\t") && text.contains("line 6: Disallow: /no/"),
+        "{text}"
+    );
+
+    // A User-Agent without a contact URL, or a bad URL: refused before
+    // anything is asked.
+    let before = sim.seen.hits().len();
+    for bad in [
+        vec!["--user-agent", "TestBot/2.0", "http://pages.test/a"],
+        vec![
+            "--user-agent",
+            "TestBot/2.0 (+https://example.org/testbot)",
+            "http://pages.test/a",
+            "file:///etc/passwd",
+        ],
+    ] {
+        let o = botscope(common(&bad)).await;
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(!String::from_utf8_lossy(&o.stderr).is_empty());
+    }
+    assert_eq!(sim.seen.hits().len(), before);
+}

@@ -1,0 +1,253 @@
+//! `botscope fetch`: URLs fetched by botscope-harvest's polite crawler;
+//! this module checks the flags, groups the URLs by host (hosts run in
+//! parallel, a host's URLs in order), prints the outcomes in the order
+//! given and saves bodies.
+
+use std::collections::HashMap;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use botscope_harvest::polite::Fetch;
+use botscope_harvest::{Crawler, Decision, PoliteConfig, dns_pool, honest_user_agent};
+use serde_json::json;
+
+use crate::cli::{FetchPagesArgs, Format};
+use crate::exit::ExitStatus;
+use crate::harvest::{fetch_config, nameservers, parse_duration};
+
+/// Where a body of `url` is saved under `dir`: DIR/HOST[_PORT]/PATH, each
+/// segment reduced to safe bytes, `.` and `..` never used as names, a
+/// path ending in `/` saved as `index.html`, the query kept in the name.
+pub fn save_path(dir: &Path, url: &url::Url) -> PathBuf {
+    fn clean(s: &str) -> String {
+        let out: String = s
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric()
+                    || matches!(c, '.' | '-' | '_' | '~' | '%' | '+' | '=' | ',')
+                {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(200)
+            .collect();
+        match out.as_str() {
+            "" => "_".to_owned(),
+            "." | ".." => out.replace('.', "_"),
+            _ => out,
+        }
+    }
+    let mut host = clean(url.host_str().unwrap_or("_"));
+    if let Some(p) = url.port() {
+        host.push_str(&format!("_{p}"));
+    }
+    let mut p = dir.join(host);
+    let segments: Vec<&str> = url.path_segments().map(|s| s.collect()).unwrap_or_default();
+    let (last, dirs) = segments.split_last().unwrap_or((&"", &[]));
+    for s in dirs {
+        p.push(clean(s));
+    }
+    let mut name = if last.is_empty() {
+        "index.html".to_owned()
+    } else {
+        clean(last)
+    };
+    if let Some(q) = url.query() {
+        name.push_str("%3F");
+        name.push_str(&clean(q));
+    }
+    p.push(name);
+    p
+}
+
+fn save(dir: &Path, f: &Fetch) -> Result<Option<PathBuf>> {
+    let Some(page) = &f.page else {
+        return Ok(None);
+    };
+    let Ok(url) = url::Url::parse(&f.final_url) else {
+        return Ok(None);
+    };
+    let path = save_path(dir, &url);
+    botscope_logs::lists::write_atomic(&path, &page.body)?;
+    Ok(Some(path))
+}
+
+fn detail(f: &Fetch) -> String {
+    let mut parts = Vec::new();
+    match &f.decision {
+        Decision::Allowed(Some(rule)) | Decision::Disallowed(rule) => parts.push(rule.to_string()),
+        Decision::Unavailable(why) => parts.push(why.clone()),
+        _ => {}
+    }
+    if let Some(note) = &f.robots_note {
+        parts.push(note.clone());
+    }
+    if !f.redirects.is_empty() {
+        parts.push(format!("redirected to {}", f.final_url));
+    }
+    if let Some(e) = &f.error {
+        parts.push(e.clone());
+    }
+    parts.join("; ")
+}
+
+fn to_json(f: &Fetch, saved: Option<&Path>) -> serde_json::Value {
+    let reason = match &f.decision {
+        Decision::Unavailable(why) => Some(why.as_str()),
+        _ => f.robots_note.as_deref(),
+    };
+    json!({
+        "url": f.url,
+        "final_url": f.final_url,
+        "decision": f.decision.as_str(),
+        "rule": f.decision.rule(),
+        "reason": reason,
+        "waited_ms": f.waited.as_millis() as u64,
+        "status": f.page.as_ref().map(|p| p.status),
+        "bytes": f.page.as_ref().map(|p| p.body.len()),
+        "truncated": f.page.as_ref().is_some_and(|p| p.truncated),
+        "redirects": f.redirects.iter().map(|(u, s)| json!({"url": u, "status": s})).collect::<Vec<_>>(),
+        "error": f.error,
+        "saved": saved.map(|p| p.display().to_string()),
+    })
+}
+
+/// `fetch`.
+pub async fn run(a: &FetchPagesArgs) -> Result<ExitStatus> {
+    // Everything is checked before anything is asked.
+    let fetch = fetch_config(&a.fetch, a.semantics.into(), Duration::ZERO)?;
+    honest_user_agent(&fetch.user_agent).map_err(anyhow::Error::msg)?;
+    let mut urls = Vec::new();
+    for u in &a.urls {
+        match url::Url::parse(u) {
+            Ok(p) if matches!(p.scheme(), "http" | "https") && p.host_str().is_some() => {
+                urls.push(p)
+            }
+            _ => bail!(
+                "{} is not an http(s) URL",
+                botscope_text::field(&format!("{u:?}"))
+            ),
+        }
+    }
+    let cfg = PoliteConfig {
+        min_gap: parse_duration(&a.min_gap)?,
+        max_wait: parse_duration(&a.max_wait)?,
+        ..PoliteConfig {
+            fetch,
+            ..PoliteConfig::default()
+        }
+    };
+    let pool = dns_pool(nameservers(&a.fetch.dns)?, cfg.fetch.connect_timeout).await?;
+    let crawler = Arc::new(Crawler::new(cfg, pool)?);
+
+    // Per host, in order; hosts in parallel.
+    let mut per_host: HashMap<String, Vec<(usize, String)>> = HashMap::new();
+    for (i, u) in urls.iter().enumerate() {
+        per_host
+            .entry(u.host_str().unwrap_or_default().to_owned())
+            .or_default()
+            .push((i, u.to_string()));
+    }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Fetch)>();
+    for (_, list) in per_host {
+        let c = crawler.clone();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            for (i, u) in list {
+                let f = c.fetch(&u).await;
+                if tx.send((i, f)).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    drop(tx);
+    let mut done: Vec<Option<Fetch>> = (0..urls.len()).map(|_| None).collect();
+    let mut next = 0;
+    let mut out = BufWriter::new(io::stdout().lock());
+    let mut all_fetched = true;
+    while let Some((i, f)) = rx.recv().await {
+        done[i] = Some(f);
+        // Printed in the order given, as soon as the earlier ones are.
+        while let Some(f) = done.get_mut(next).and_then(Option::take) {
+            next += 1;
+            all_fetched &= f.page.is_some();
+            let saved = match &a.out {
+                Some(dir) => save(dir, &f)?,
+                None => None,
+            };
+            match a.format {
+                Format::Text => writeln!(
+                    out,
+                    "{}\t{}\t{}\twaited {:.2}s\t{}\t{}",
+                    f.decision.as_str(),
+                    f.page
+                        .as_ref()
+                        .map_or_else(|| "-".to_owned(), |p| p.status.to_string()),
+                    f.page
+                        .as_ref()
+                        .map_or_else(|| "-".to_owned(), |p| format!("{} B", p.body.len())),
+                    f.waited.as_secs_f64(),
+                    botscope_text::field(&f.url),
+                    botscope_text::field(&detail(&f)),
+                )?,
+                Format::Json => writeln!(out, "{}", to_json(&f, saved.as_deref()))?,
+            }
+            out.flush()?;
+        }
+    }
+    Ok(if all_fetched && next == urls.len() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Negative
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn save_paths_stay_inside() {
+        let dir = Path::new("/out");
+        let p = |u: &str| save_path(dir, &url::Url::parse(u).expect(u));
+        assert_eq!(
+            p("https://a.example/"),
+            Path::new("/out/a.example/index.html")
+        );
+        assert_eq!(
+            p("http://a.example:8080/x/y.html?q=1&r=<2>"),
+            Path::new("/out/a.example_8080/x/y.html%3Fq=1_r=%3C2%3E")
+        );
+        assert_eq!(
+            p("https://a.example/%2e%2e/x"),
+            Path::new("/out/a.example/x")
+        );
+        assert_eq!(
+            p("https://a.example/a/../../b"),
+            Path::new("/out/a.example/b")
+        );
+        assert_eq!(
+            p("https://a.example/d/"),
+            Path::new("/out/a.example/d/index.html")
+        );
+        assert_eq!(
+            p("https://a.example/a//b"),
+            Path::new("/out/a.example/a/_/b")
+        );
+        for u in ["https://a.example/..%2f..%2fetc/passwd", "https://[::1]/x"] {
+            let got = p(u);
+            assert!(got.starts_with(dir), "{u}: {got:?}");
+            assert!(
+                got.components()
+                    .all(|c| !matches!(c, std::path::Component::ParentDir)),
+                "{u}: {got:?}"
+            );
+        }
+    }
+}
