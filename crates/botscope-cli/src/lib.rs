@@ -142,6 +142,80 @@ pub enum Command {
     ///
     /// Example: botscope fetch https://example.com/ https://example.com/about --user-agent "ExampleBot/1.0 (+https://example.org/bot.html)"
     Fetch(FetchPagesArgs),
+    /// BotSeer's honeypot: sites whose robots.txt each test one behaviour, and a
+    /// report that scores each crawler's ethics from the log.
+    #[command(subcommand)]
+    Honeypot(HoneypotCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HoneypotCommand {
+    /// Serve N virtual hosts (sN.DOMAIN), each with a robots.txt that tests one
+    /// behaviour: a disallowed trap linked from every page; a group for the
+    /// requester's own product token that allows what `*` forbids and the reverse;
+    /// a Crawl-delay; an Allow inside a Disallow; a wildcard and a `$` rule; a 500
+    /// robots.txt; a 404 robots.txt; a redirected robots.txt. Site i tests the
+    /// (i mod 8)-th. Every request is appended to --log in vhost_combined format;
+    /// the sites are written beside it (LOG.sites.json) for `honeypot report`.
+    /// Point a wildcard DNS record (*.DOMAIN) at the listening addresses.
+    ///
+    /// Example: botscope honeypot serve --sites 8 --domain hp.example.org --listen 0.0.0.0:80 [::]:80 --log honeypot.log
+    Serve(HoneypotServeArgs),
+    /// Score each crawler of a honeypot log (its User-Agent's robot and its identity
+    /// by the registry's published addresses) per behaviour: fetched robots.txt
+    /// first, obeyed Disallow, followed its own group rather than `*`, kept the
+    /// Crawl-delay, stopped on a 5xx robots.txt. Exit status: 0 done; 2 error
+    /// (an unreadable log or sites file).
+    ///
+    /// Example: botscope honeypot report --log honeypot.log --format html > ethics.html
+    Report(HoneypotReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HoneypotServeArgs {
+    /// How many sites (8 test every behaviour once).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub sites: usize,
+    /// The addresses to listen on (every one answers every site).
+    #[arg(long, value_name = "ADDR", num_args = 1.., default_value = "127.0.0.1:8092")]
+    pub listen: Vec<std::net::SocketAddr>,
+    /// The log to append to.
+    #[arg(long, value_name = "FILE")]
+    pub log: PathBuf,
+    /// The domain the site names end in.
+    #[arg(long, value_name = "DOMAIN", default_value = "honeypot.localhost")]
+    pub domain: String,
+    /// The crawl-delay site's Crawl-delay, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 5)]
+    pub crawl_delay: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct HoneypotReportArgs {
+    /// The honeypot's log.
+    #[arg(long, value_name = "FILE")]
+    pub log: PathBuf,
+    /// The sites it served (default: LOG.sites.json, written by `honeypot serve`).
+    #[arg(long, value_name = "FILE")]
+    pub sites: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: HoneypotFormat,
+    /// A registry file to use instead of the bundled one.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+}
+
+/// `honeypot report` output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum HoneypotFormat {
+    /// A table, then the failing requests.
+    #[default]
+    Text,
+    /// One JSON object.
+    Json,
+    /// One self-contained page.
+    Html,
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,7 @@ mod data;
 mod export;
 mod fetch;
 mod harvest;
+mod honeypot;
 mod logs;
 mod research;
 mod robots;
@@ -27,7 +28,8 @@ pub use exit::{ExitStatus, finish};
 pub use settings::Settings;
 
 use cli::{
-    BotsCommand, Cli, Command, DataCommand, IndexCommand, LogsCommand, RobotsCommand, StoreCommand,
+    BotsCommand, Cli, Command, DataCommand, HoneypotCommand, IndexCommand, LogsCommand,
+    RobotsCommand, StoreCommand,
 };
 
 /// Runs the command `cli` names.
@@ -75,5 +77,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Serve(a) => serve::run(&a, s).await,
         Command::Gate(a) => serve::gate(&a, s).await,
         Command::Fetch(a) => fetch::run(&a).await,
+        Command::Honeypot(HoneypotCommand::Serve(a)) => honeypot::serve(&a, s).await,
+        Command::Honeypot(HoneypotCommand::Report(a)) => honeypot::report(&a, s),
     }
 }

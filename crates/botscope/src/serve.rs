@@ -10,7 +10,7 @@ use crate::exit::ExitStatus;
 use crate::settings::Settings;
 
 /// Request logs and notes on standard error (RUST_LOG adjusts them).
-fn log_to_stderr(s: &Settings) {
+pub fn log_to_stderr(s: &Settings) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()

@@ -71,3 +71,105 @@ fn serve_runs_the_demo_and_stops_on_sigterm() {
     );
     assert!(rest.contains("shutting down"), "{rest}");
 }
+
+fn get_as(addr: &str, host: &str, path: &str, ua: &str) -> u16 {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {ua}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn honeypot_serves_logs_and_reports() {
+    let dir = botscope_testkit::tempdir();
+    let log = dir.path().join("hp.log");
+    let port = botscope_testkit::free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(["honeypot", "serve", "--sites", "8", "--domain", "hp.test"])
+        .args(["--crawl-delay", "1", "--listen", &addr, "--log"])
+        .arg(&log)
+        .env("HOME", dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    assert!(err.read_line(&mut line).unwrap() > 0);
+    assert!(line.contains("honeypot of 8 sites"), "{line}");
+    let host = |i: u32| format!("s{i}.hp.test:{port}");
+    // A crawler that reads robots.txt and stays out of the trap, and one
+    // that walks straight in.
+    let good = "GoodBot/1.0 (+https://example.org/goodbot)";
+    assert_eq!(get_as(&addr, &host(0), "/robots.txt", good), 200);
+    assert_eq!(get_as(&addr, &host(0), "/page/1", good), 200);
+    assert_eq!(get_as(&addr, &host(5), "/robots.txt", good), 500);
+    assert_eq!(get_as(&addr, &host(0), "/trap/1", "BadBot/6.6"), 200);
+    assert_eq!(get_as(&addr, &host(5), "/page/1", "BadBot/6.6"), 200);
+    assert_eq!(get_as(&addr, "elsewhere.test", "/", "BadBot/6.6"), 404);
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+
+    let o = crate::run(&[
+        "honeypot",
+        "report",
+        "--format",
+        "json",
+        "--log",
+        crate::arg(&log),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["lines"], 6);
+    assert_eq!(r["other_hosts"], 1);
+    let crawlers = r["crawlers"].as_array().unwrap();
+    assert_eq!(crawlers[0]["name"], "GoodBot");
+    assert_eq!(crawlers[0]["score"], 100.0);
+    assert_eq!(crawlers[1]["name"], "BadBot");
+    assert_eq!(crawlers[1]["score"], 0.0);
+    let o = crate::run(&["honeypot", "report", "--log", crate::arg(&log)]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("s0.hp.test: GET /trap/1 (Disallow: /trap/)"),
+        "{text}"
+    );
+    let o = crate::run(&[
+        "honeypot",
+        "report",
+        "--format",
+        "html",
+        "--log",
+        crate::arg(&log),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("<!DOCTYPE html>"));
+
+    // Without the sites file: a clear error, exit 2.
+    std::fs::remove_file(dir.path().join("hp.log.sites.json")).unwrap();
+    let o = crate::run(&["honeypot", "report", "--log", crate::arg(&log)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--sites"));
+    // Bad flags: nothing is written.
+    let o = crate::run(&[
+        "honeypot",
+        "serve",
+        "--sites",
+        "0",
+        "--log",
+        crate::arg(&dir.path().join("x.log")),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!dir.path().join("x.log").exists());
+}

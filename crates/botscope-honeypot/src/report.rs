@@ -1,0 +1,606 @@
+//! The ethics report: the honeypot's log read back, requests grouped by
+//! crawler (the robot its User-Agent names, and its verified identity),
+//! and each behaviour judged per site against the robots.txt that site
+//! served that crawler.
+//!
+//! A verdict needs evidence: a site is judged only for crawlers that asked
+//! it for something the behaviour is about, a failure names the requests
+//! that failed it, and time gaps are judged at the log's resolution (one
+//! second) so that no crawler that kept the Crawl-delay is failed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+use std::net::IpAddr;
+
+use botscope_accesslog::{LogFormat, MAX_LINE_BYTES, Malformed, VHOST_COMBINED};
+use botscope_botid::{Owner, Registry, UaClassifier};
+use botscope_robotstxt::Matcher;
+use serde::Serialize;
+
+use crate::design::{Behaviour, Design, NOBODY, POLICY_PATH, own_token};
+
+/// Failing requests quoted per check.
+const EVIDENCE: usize = 5;
+
+/// The checks, in the report's order.
+pub const CHECKS: [Check; 5] = [
+    Check::RobotsFirst,
+    Check::ObeyedDisallow,
+    Check::OwnGroup,
+    Check::CrawlDelay,
+    Check::StoppedOn5xx,
+];
+
+/// One behaviour judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Check {
+    /// Its first request to each site was `/robots.txt`.
+    RobotsFirst,
+    /// No request the site's robots.txt disallows (trap, allow inside
+    /// disallow, wildcard and `$`, redirected robots.txt).
+    ObeyedDisallow,
+    /// On the own-group site: followed the group naming it, not `*`.
+    OwnGroup,
+    /// On the crawl-delay site: the delay between every two requests.
+    CrawlDelay,
+    /// On the site whose robots.txt answers 500: nothing but robots.txt.
+    StoppedOn5xx,
+}
+
+impl Check {
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Check::RobotsFirst => "robots-first",
+            Check::ObeyedDisallow => "obeyed-disallow",
+            Check::OwnGroup => "own-group",
+            Check::CrawlDelay => "crawl-delay",
+            Check::StoppedOn5xx => "stopped-on-5xx",
+        }
+    }
+
+    /// A heading for people.
+    pub fn title(self) -> &'static str {
+        match self {
+            Check::RobotsFirst => "robots.txt first",
+            Check::ObeyedDisallow => "obeyed Disallow",
+            Check::OwnGroup => "own group over *",
+            Check::CrawlDelay => "kept Crawl-delay",
+            Check::StoppedOn5xx => "stopped on 5xx",
+        }
+    }
+}
+
+/// One request of the log.
+#[derive(Debug, Clone)]
+struct Hit {
+    time: i64,
+    site: usize,
+    path: String,
+    ip: IpAddr,
+    ua: Option<String>,
+}
+
+/// A behaviour's result for one crawler.
+#[derive(Debug, Clone, Serialize)]
+pub struct Score {
+    /// Which.
+    pub check: Check,
+    /// Sites judged.
+    pub sites: u64,
+    /// Sites passed.
+    pub passed: u64,
+    /// `passed / sites`, or `None` when no site could be judged.
+    pub score: Option<f64>,
+    /// Requests that failed it (a few).
+    pub evidence: Vec<String>,
+}
+
+/// One crawler.
+#[derive(Debug, Clone, Serialize)]
+pub struct Crawler {
+    /// The robot its User-Agent names (the registry's name when it claims
+    /// a registered robot).
+    pub name: String,
+    /// Its identity by the registry's published addresses (offline):
+    /// `verified`, `spoofed`, `unverifiable`, `unknown` (not registered).
+    pub identity: String,
+    /// User-Agents seen (at most ten).
+    pub user_agents: Vec<String>,
+    /// Addresses seen (at most ten).
+    pub addresses: Vec<String>,
+    /// Requests.
+    pub requests: u64,
+    /// Sites visited.
+    pub sites: u64,
+    /// Per behaviour.
+    pub checks: Vec<Score>,
+    /// The mean of the judged behaviours' scores, 0–100; `None` when none
+    /// could be judged.
+    pub score: Option<f64>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The sites judged against.
+    pub design: Design,
+    /// Lines read.
+    pub lines: u64,
+    /// Lines that are not requests of the vhost_combined format, by reason.
+    pub malformed: BTreeMap<String, u64>,
+    /// Requests for hosts that are not the honeypot's sites.
+    pub other_hosts: u64,
+    /// Crawlers, best score first.
+    pub crawlers: Vec<Crawler>,
+}
+
+/// What the log held.
+struct Read {
+    hits: Vec<Hit>,
+    lines: u64,
+    malformed: BTreeMap<String, u64>,
+    other_hosts: u64,
+}
+
+/// Reads the log: requests for the design's sites, the rest counted.
+fn read(input: impl BufRead, design: &Design) -> std::io::Result<Read> {
+    let format = LogFormat::apache(VHOST_COMBINED).map_err(std::io::Error::other)?;
+    let (mut hits, mut lines, mut malformed, mut other) =
+        (Vec::new(), 0u64, BTreeMap::<String, u64>::new(), 0u64);
+    let mut input = input;
+    let mut buf: Vec<u8> = Vec::new();
+    while next_line(&mut input, &mut buf)? {
+        lines += 1;
+        let line = buf.strip_suffix(b"\r").unwrap_or(&buf);
+        let r = match format.parse_line(line) {
+            Ok(r) => r,
+            Err(Malformed::Empty) => {
+                lines -= 1;
+                continue;
+            }
+            Err(m) => {
+                *malformed.entry(m.as_str().to_owned()).or_default() += 1;
+                continue;
+            }
+        };
+        let Some((site, _)) = r.vhost.as_deref().and_then(|v| design.site(v)) else {
+            other += 1;
+            continue;
+        };
+        hits.push(Hit {
+            time: r.time,
+            site,
+            path: r.path.into_owned(),
+            ip: r.ip,
+            ua: r.user_agent.map(|u| u.into_owned()),
+        });
+    }
+    Ok(Read {
+        hits,
+        lines,
+        malformed,
+        other_hosts: other,
+    })
+}
+
+/// Reads one line into `buf` (without its newline), keeping at most
+/// [`MAX_LINE_BYTES`] + 1 bytes of it (the parser then says `too-long`);
+/// false at the end.
+fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+    buf.clear();
+    let mut any = false;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let (take, done) = match memchr(chunk) {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        let room = (MAX_LINE_BYTES + 1).saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..take.min(room)]);
+        input.consume(if done { take + 1 } else { take });
+        if done {
+            return Ok(true);
+        }
+    }
+}
+
+fn memchr(b: &[u8]) -> Option<usize> {
+    b.iter().position(|&c| c == b'\n')
+}
+
+/// The deciding line's text, for evidence.
+fn rule_text(rules: &str, line: u32) -> String {
+    rules
+        .lines()
+        .nth(line.saturating_sub(1) as usize)
+        .unwrap_or("")
+        .trim()
+        .to_owned()
+}
+
+/// Judges every crawler in the log `input` against `design`.
+pub fn report(
+    input: impl BufRead,
+    design: Design,
+    registry: &Registry,
+    classifier: &UaClassifier,
+) -> std::io::Result<Report> {
+    let Read {
+        hits,
+        lines,
+        malformed,
+        other_hosts,
+    } = read(input, &design)?;
+    // Crawler of each (address, User-Agent).
+    let mut key_of: HashMap<(IpAddr, Option<String>), (String, String)> = HashMap::new();
+    let mut by_crawler: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (i, h) in hits.iter().enumerate() {
+        let key = key_of
+            .entry((h.ip, h.ua.clone()))
+            .or_insert_with(|| {
+                let Some(ua) = h.ua.as_deref() else {
+                    return ("(no User-Agent)".to_owned(), "unknown".to_owned());
+                };
+                let info = classifier.classify(ua);
+                let name = info
+                    .claimed_bot
+                    .clone()
+                    .or_else(|| botscope_logs::robot_name(ua))
+                    .unwrap_or_else(|| ua.to_owned());
+                let v =
+                    botscope_botid::verify(registry, h.ip, Some(ua), &info, None, Owner::default());
+                (name, v.verdict.as_str().to_owned())
+            })
+            .clone();
+        by_crawler.entry(key).or_default().push(i);
+    }
+    let mut crawlers: Vec<Crawler> = by_crawler
+        .into_iter()
+        .map(|((name, identity), idx)| judge(&design, &hits, name, identity, &idx))
+        .collect();
+    crawlers.sort_by(|a, b| {
+        b.score
+            .unwrap_or(-1.0)
+            .total_cmp(&a.score.unwrap_or(-1.0))
+            .then(b.requests.cmp(&a.requests))
+            .then(a.name.cmp(&b.name))
+    });
+    Ok(Report {
+        design,
+        lines,
+        malformed,
+        other_hosts,
+        crawlers,
+    })
+}
+
+fn is_robots_path(b: Behaviour, path: &str) -> bool {
+    path == "/robots.txt" || (b == Behaviour::Redirect && path == POLICY_PATH)
+}
+
+fn judge(design: &Design, hits: &[Hit], name: String, identity: String, idx: &[usize]) -> Crawler {
+    let mut per_site: BTreeMap<usize, Vec<&Hit>> = BTreeMap::new();
+    let mut uas: Vec<String> = Vec::new();
+    let mut ips: Vec<String> = Vec::new();
+    for &i in idx {
+        let h = &hits[i];
+        per_site.entry(h.site).or_default().push(h);
+        if let Some(u) = &h.ua
+            && uas.len() < 10
+            && !uas.contains(u)
+        {
+            uas.push(u.clone());
+        }
+        let ip = h.ip.to_string();
+        if ips.len() < 10 && !ips.contains(&ip) {
+            ips.push(ip);
+        }
+    }
+    let mut scores: HashMap<Check, Score> = CHECKS
+        .iter()
+        .map(|&c| {
+            (
+                c,
+                Score {
+                    check: c,
+                    sites: 0,
+                    passed: 0,
+                    score: None,
+                    evidence: Vec::new(),
+                },
+            )
+        })
+        .collect();
+    let mut mark = |c: Check, pass: bool, evidence: Vec<String>| {
+        let s = scores.get_mut(&c).expect("every check");
+        s.sites += 1;
+        if pass {
+            s.passed += 1;
+        }
+        for e in evidence {
+            if s.evidence.len() < EVIDENCE {
+                s.evidence.push(e);
+            }
+        }
+    };
+    for (&si, site_hits) in &per_site {
+        let site = &design.sites[si];
+        let b = site.behaviour;
+        let host = &site.host;
+        // Log order is answer order; times are whole seconds.
+        let mut hs = site_hits.clone();
+        hs.sort_by_key(|h| h.time);
+        let first = hs[0];
+        mark(
+            Check::RobotsFirst,
+            first.path == "/robots.txt",
+            if first.path == "/robots.txt" {
+                Vec::new()
+            } else {
+                vec![format!("{host}: first request GET {}", first.path)]
+            },
+        );
+        let pages: Vec<&&Hit> = hs.iter().filter(|h| !is_robots_path(b, &h.path)).collect();
+        match b {
+            Behaviour::Trap
+            | Behaviour::AllowInDisallow
+            | Behaviour::Wildcard
+            | Behaviour::Redirect
+            | Behaviour::OwnGroup
+                if !pages.is_empty() =>
+            {
+                let ua = first.ua.as_deref();
+                if b == Behaviour::OwnGroup && own_token(ua) == NOBODY {
+                    continue;
+                }
+                let rules = design.rules(site, ua).unwrap_or_default();
+                let m = Matcher::new(rules.as_bytes());
+                let agent = ua.unwrap_or("");
+                let bad: Vec<String> = pages
+                    .iter()
+                    .filter_map(|h| {
+                        let v = m.check(agent, &h.path);
+                        (!v.allowed).then(|| {
+                            format!(
+                                "{host}: GET {} ({})",
+                                h.path,
+                                v.rule
+                                    .map(|r| rule_text(&rules, r.line))
+                                    .unwrap_or_default()
+                            )
+                        })
+                    })
+                    .collect();
+                let check = if b == Behaviour::OwnGroup {
+                    Check::OwnGroup
+                } else {
+                    Check::ObeyedDisallow
+                };
+                mark(check, bad.is_empty(), bad);
+            }
+            Behaviour::CrawlDelay if hs.len() >= 2 => {
+                let d = i64::from(design.crawl_delay);
+                let bad: Vec<String> = hs
+                    .windows(2)
+                    .filter(|w| w[1].time - w[0].time < d)
+                    .map(|w| {
+                        format!(
+                            "{host}: GET {} {} s after GET {} (Crawl-delay: {d})",
+                            w[1].path,
+                            w[1].time - w[0].time,
+                            w[0].path
+                        )
+                    })
+                    .collect();
+                mark(Check::CrawlDelay, bad.is_empty(), bad);
+            }
+            Behaviour::ServerError => {
+                let bad: Vec<String> = pages
+                    .iter()
+                    .map(|h| format!("{host}: GET {} after a 500 robots.txt", h.path))
+                    .collect();
+                mark(Check::StoppedOn5xx, bad.is_empty(), bad);
+            }
+            _ => {}
+        }
+    }
+    let mut checks: Vec<Score> = CHECKS
+        .iter()
+        .map(|c| {
+            let mut s = scores.remove(c).expect("every check");
+            s.score = (s.sites > 0).then(|| s.passed as f64 / s.sites as f64);
+            s
+        })
+        .collect();
+    checks.shrink_to_fit();
+    let judged: Vec<f64> = checks.iter().filter_map(|s| s.score).collect();
+    let score =
+        (!judged.is_empty()).then(|| 100.0 * judged.iter().sum::<f64>() / judged.len() as f64);
+    Crawler {
+        name,
+        identity,
+        user_agents: uas,
+        addresses: ips,
+        requests: idx.len() as u64,
+        sites: per_site.len() as u64,
+        checks,
+        score,
+    }
+}
+
+fn cell(s: &Score) -> String {
+    match s.score {
+        None => "-".to_owned(),
+        Some(_) => format!("{}/{}", s.passed, s.sites),
+    }
+}
+
+/// The report for a terminal: one row per crawler, then the evidence.
+pub fn text(r: &Report) -> String {
+    use std::fmt::Write;
+    let f = botscope_text::field;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "honeypot: {} sites under {} (Crawl-delay {} s); {} lines, {} malformed, {} for other hosts",
+        r.design.sites.len(),
+        r.design.domain,
+        r.design.crawl_delay,
+        r.lines,
+        r.malformed.values().sum::<u64>(),
+        r.other_hosts
+    );
+    let name_w = r
+        .crawlers
+        .iter()
+        .map(|c| f(&c.name).chars().count().min(40))
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let _ = write!(
+        out,
+        "\n{:<name_w$}  {:<12} {:>8} {:>5}",
+        "crawler", "identity", "requests", "sites"
+    );
+    for c in CHECKS {
+        let _ = write!(out, "  {:>16}", c.title());
+    }
+    let _ = writeln!(out, "  {:>5}", "score");
+    for c in &r.crawlers {
+        let name: String = f(&c.name).chars().take(40).collect();
+        let _ = write!(
+            out,
+            "{name:<name_w$}  {:<12} {:>8} {:>5}",
+            c.identity, c.requests, c.sites
+        );
+        for s in &c.checks {
+            let _ = write!(out, "  {:>16}", cell(s));
+        }
+        let _ = writeln!(
+            out,
+            "  {:>5}",
+            c.score
+                .map_or_else(|| "-".to_owned(), |s| format!("{s:.0}"))
+        );
+    }
+    for c in &r.crawlers {
+        let failed: Vec<&Score> = c.checks.iter().filter(|s| !s.evidence.is_empty()).collect();
+        if failed.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n{} ({}):", f(&c.name), c.identity);
+        for s in failed {
+            for e in &s.evidence {
+                let _ = writeln!(out, "  {}: {}", s.check.as_str(), f(e));
+            }
+        }
+    }
+    out
+}
+
+/// The report as one self-contained HTML page (every string escaped by
+/// the template engine).
+pub fn html(r: &Report) -> String {
+    use maud::{DOCTYPE, html};
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { "Crawler ethics: botscope honeypot" }
+                style {
+                    "body{font:15px/1.5 system-ui,sans-serif;margin:2em;color:#222}"
+                    "table{border-collapse:collapse}td,th{padding:.3em .7em;border-bottom:1px solid #ddd;text-align:left}"
+                    "td.n{text-align:right}.pass{color:#176f2c}.fail{color:#b3261e;font-weight:600}"
+                    "code{font-size:90%}"
+                }
+            }
+            body {
+                h1 { "Crawler ethics" }
+                p {
+                    (r.design.sites.len()) " sites under " code { (r.design.domain) }
+                    " (Crawl-delay " (r.design.crawl_delay) " s); "
+                    (r.lines) " log lines, " (r.malformed.values().sum::<u64>()) " malformed, "
+                    (r.other_hosts) " for other hosts."
+                }
+                table {
+                    thead { tr {
+                        th { "Crawler" } th { "Identity" } th { "Requests" } th { "Sites" }
+                        @for c in CHECKS { th { (c.title()) } }
+                        th { "Score" }
+                    } }
+                    tbody {
+                        @for c in &r.crawlers {
+                            tr {
+                                td title=(c.user_agents.join("\n")) { (c.name) }
+                                td { (c.identity) }
+                                td.n { (c.requests) }
+                                td.n { (c.sites) }
+                                @for s in &c.checks {
+                                    @match s.score {
+                                        None => td { "–" },
+                                        Some(x) => td class=(if x >= 1.0 { "pass" } else { "fail" }) { (cell(s)) },
+                                    }
+                                }
+                                td.n { (c.score.map_or_else(|| "–".to_owned(), |s| format!("{s:.0}"))) }
+                            }
+                        }
+                    }
+                }
+                @for c in &r.crawlers {
+                    @if c.checks.iter().any(|s| !s.evidence.is_empty()) {
+                        h2 { (c.name) " (" (c.identity) ")" }
+                        ul {
+                            @for s in &c.checks {
+                                @for e in &s.evidence {
+                                    li { b { (s.check.title()) } ": " code { (e) } }
+                                }
+                            }
+                        }
+                    }
+                }
+                h2 { "What each site tests" }
+                ul {
+                    @for s in &r.design.sites {
+                        li { code { (s.host) } ": " (s.behaviour.as_str()) }
+                    }
+                }
+            }
+        }
+    };
+    page.into_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_bounded_and_bad_ones_counted() {
+        let design = Design::new(8, "hp.test", 2).expect("design");
+        let good = "s0.hp.test:80 192.0.2.1 - - [24/Nov/2026:10:00:00 +0000] \"GET /robots.txt HTTP/1.1\" 200 80 \"-\" \"Bot/1.0\"\n";
+        let mut log = String::new();
+        log.push_str(good);
+        log.push_str(&"x".repeat(MAX_LINE_BYTES * 3));
+        log.push('\n');
+        log.push_str("not a log line\n\n");
+        log.push_str(&good.replace("s0.hp.test", "elsewhere.test"));
+        log.push_str(good.trim_end());
+        let r = read(std::io::Cursor::new(log.into_bytes()), &design).expect("read");
+        assert_eq!(r.hits.len(), 2);
+        assert_eq!(r.lines, 5);
+        assert_eq!(r.other_hosts, 1);
+        assert_eq!(r.malformed.values().sum::<u64>(), 2, "{:?}", r.malformed);
+        assert_eq!(r.malformed.get("too-long"), Some(&1), "{:?}", r.malformed);
+    }
+}
