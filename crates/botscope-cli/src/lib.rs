@@ -159,7 +159,7 @@ pub enum HoneypotCommand {
     /// the sites are written beside it (LOG.sites.json) for `honeypot report`.
     /// Point a wildcard DNS record (*.DOMAIN) at the listening addresses.
     ///
-    /// Example: botscope honeypot serve --sites 8 --domain hp.example.org --listen 0.0.0.0:80 [::]:80 --log honeypot.log
+    /// Example: botscope honeypot serve --sites 8 --domain hp.example.org --listen 0.0.0.0:80 --log honeypot.log
     Serve(HoneypotServeArgs),
     /// Score each crawler of a honeypot log (its User-Agent's robot and its identity
     /// by the registry's published addresses) per behaviour: fetched robots.txt

@@ -59,6 +59,9 @@ pub struct PoliteConfig {
     pub max_wait: Duration,
     /// Bytes of a page kept (the rest is not read).
     pub page_cap: usize,
+    /// Hosts kept in memory; past it, idle hosts whose gap has passed are
+    /// forgotten (costing at most an early robots.txt fetch).
+    pub max_hosts: usize,
 }
 
 impl Default for PoliteConfig {
@@ -68,6 +71,7 @@ impl Default for PoliteConfig {
             min_gap: Duration::from_secs(1),
             max_wait: Duration::from_secs(600),
             page_cap: 10 * 1024 * 1024,
+            max_hosts: 100_000,
         }
     }
 }
@@ -280,6 +284,7 @@ pub struct Crawler<L> {
     min_gap: Duration,
     max_wait: Duration,
     page_cap: usize,
+    max_hosts: usize,
     hosts: Mutex<HashMap<String, Arc<Host>>>,
 }
 
@@ -296,6 +301,7 @@ impl<L: Lookup> Crawler<L> {
             min_gap: cfg.min_gap,
             max_wait: cfg.max_wait,
             page_cap: cfg.page_cap,
+            max_hosts: cfg.max_hosts.max(1),
             hosts: Mutex::default(),
         })
     }
@@ -306,10 +312,31 @@ impl<L: Lookup> Crawler<L> {
     }
 
     fn host(&self, name: &str) -> Arc<Host> {
-        lock(&self.hosts)
-            .entry(name.to_owned())
-            .or_default()
-            .clone()
+        let mut hosts = lock(&self.hosts);
+        if hosts.len() >= self.max_hosts && !hosts.contains_key(name) {
+            self.forget_idle(&mut hosts);
+        }
+        hosts.entry(name.to_owned()).or_default().clone()
+    }
+
+    /// Bounds the memory of a long crawl: hosts nobody is using whose gap
+    /// has passed are forgotten, those whose robots.txt copies expired
+    /// first. Forgetting costs at most an early robots.txt fetch; it never
+    /// shortens a gap, since only hosts whose gap has passed go.
+    fn forget_idle(&self, hosts: &mut HashMap<String, Arc<Host>>) {
+        let now = Instant::now();
+        let idle = |h: &Arc<Host>| {
+            Arc::strong_count(h) == 1 && self.ready_at(&lock(&h.pace)).is_none_or(|t| t <= now)
+        };
+        hosts.retain(|_, h| {
+            !(idle(h)
+                && h.robots
+                    .try_lock()
+                    .is_ok_and(|r| r.values().all(|c| c.expires <= now)))
+        });
+        if hosts.len() >= self.max_hosts {
+            hosts.retain(|_, h| !idle(h));
+        }
     }
 
     /// The gap a host asks for now.

@@ -8,7 +8,7 @@
 //! Disallow, wildcards and `$`, a 500 robots.txt, a 404 robots.txt, a
 //! redirected robots.txt), site i testing the (i mod 8)-th. [`server`]
 //! answers them by `Host` and logs every request in vhost_combined format;
-//! [`report`] reads the log back and scores each crawler.
+//! [`mod@report`] reads the log back and scores each crawler.
 
 pub mod design;
 pub mod report;

@@ -248,3 +248,44 @@ async fn refuses_private_addresses_and_dishonest_agents() {
     .expect("refused");
     assert!(e.to_string().contains("names no robot"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forgets_idle_hosts_but_never_their_gap() {
+    let sim = sim().await;
+    let lookup = HickoryLookup::new(&[sim.dns], Duration::from_secs(2)).expect("lookup");
+    let (pool, _) = Pool::check(vec![(sim.dns, lookup)], &[])
+        .await
+        .expect("pool");
+    let c = Crawler::new(
+        PoliteConfig {
+            fetch: Config {
+                user_agent: UA.into(),
+                allow_private: true,
+                http_port: sim.http_port,
+                ..Config::default()
+            },
+            min_gap: Duration::from_millis(150),
+            max_hosts: 1,
+            ..PoliteConfig::default()
+        },
+        pool,
+    )
+    .expect("crawler");
+    assert!(c.fetch("http://busy.test/one").await.page.is_some());
+    // busy.test is still within its gap: kept while open.test is fetched.
+    assert!(c.fetch("http://open.test/page").await.page.is_some());
+    assert!(matches!(
+        c.check("http://busy.test/two").await,
+        Decision::Allowed(_) | Decision::Wait(_)
+    ));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Now idle past its gap: forgotten when a third host comes, so its
+    // robots.txt is asked again, and the gap still holds.
+    assert!(c.fetch("http://rules.test/a").await.page.is_some());
+    assert!(c.fetch("http://busy.test/two").await.page.is_some());
+    let hits = by_host(&sim.seen.hits());
+    let busy: Vec<&str> = hits["busy.test"].iter().map(|h| h.path.as_str()).collect();
+    assert_eq!(busy, ["/robots.txt", "/one", "/robots.txt", "/two"]);
+    assert!(min_gap(&hits["busy.test"]).expect("gaps") >= Duration::from_millis(149));
+    assert!(min_gap(&hits["open.test"]).expect("gaps") >= Duration::from_millis(149));
+}
