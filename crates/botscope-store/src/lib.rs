@@ -21,6 +21,7 @@ pub mod warc;
 
 mod archive;
 mod files;
+mod pg;
 mod sqlite;
 
 use std::collections::HashMap;
@@ -29,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 pub use archive::{Imported, Importer, export_files, export_jsonl, export_warc, host_and_path};
 pub use files::{FileImport, host_of_file_name, import_files};
+pub use pg::{PG_SCHEMA_VERSION, PgStore, is_postgres_url, redact_url};
 pub use sqlite::{SCHEMA_VERSION, SqliteStore};
 
 /// A store error: always says which file and what to do.

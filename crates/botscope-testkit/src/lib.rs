@@ -21,6 +21,7 @@ mod html;
 pub mod http;
 pub mod ipdb;
 pub mod load;
+pub mod pg;
 mod run;
 pub mod synthlog;
 pub mod webdriver;

@@ -1,8 +1,17 @@
-//! The SQLite store on real files.
+//! The store on real files, and the same behaviours on a real PostgreSQL
+//! server.
 
 use std::path::PathBuf;
 
-use botscope_store::{Attempt, Headers, NewRun, SqliteStore, Store, StoreError, content_hash};
+use botscope_store::{
+    Attempt, Headers, NewRun, PgStore, SqliteStore, Store, StoreError, content_hash,
+};
+
+/// Opens the store under test again (a new connection to the same store).
+type Open<'a> = &'a mut dyn FnMut() -> Box<dyn Store>;
+
+/// A behaviour test, run on each backend.
+type Behaviour = fn(Open<'_>);
 
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("botscope-store-{}-{name}", std::process::id()));
@@ -31,7 +40,7 @@ fn ok(host: &str, time: i64, body: &str) -> Attempt {
 }
 
 /// An import run named `input`, begun at 3,000.
-fn import_run(s: &mut SqliteStore, input: &str) -> botscope_store::RunId {
+fn import_run(s: &mut dyn Store, input: &str) -> botscope_store::RunId {
     s.begin_run(&NewRun {
         input: input.into(),
         input_hash: content_hash(input.as_bytes()),
@@ -55,7 +64,7 @@ fn failed(host: &str, time: i64, status: Option<u16>) -> Attempt {
     }
 }
 
-fn versions(s: &SqliteStore) -> Vec<(String, i64, i64, String)> {
+fn versions(s: &dyn Store) -> Vec<(String, i64, i64, String)> {
     let mut v = Vec::new();
     s.each_version(&mut |x| {
         v.push((
@@ -73,7 +82,13 @@ fn versions(s: &SqliteStore) -> Vec<(String, i64, i64, String)> {
 #[test]
 fn a_version_only_when_the_content_changes() {
     let path = temp("versions");
-    let mut s = SqliteStore::open(&path).expect("open");
+    a_version_only_when_the_content_changes_in(&mut || {
+        Box::new(SqliteStore::open(&path).expect("open"))
+    });
+}
+
+fn a_version_only_when_the_content_changes_in(open: Open<'_>) {
+    let mut s = open();
     s.record(None, &[ok("a.test", 100, "A")]).expect("record");
     s.record(
         None,
@@ -87,7 +102,7 @@ fn a_version_only_when_the_content_changes() {
     s.record(None, &[ok("a.test", 400, "A"), ok("b.test", 400, "A")])
         .expect("record");
     assert_eq!(
-        versions(&s),
+        versions(&*s),
         vec![
             ("a.test".into(), 100, 200, "A".into()),
             ("a.test".into(), 300, 350, "B".into()),
@@ -105,14 +120,18 @@ fn a_version_only_when_the_content_changes() {
     assert_eq!(st.outcomes.get("parse"), Some(&2));
     // An older record (an import) joins the version it belongs to.
     s.record(None, &[ok("a.test", 50, "A")]).expect("record");
-    assert_eq!(versions(&s)[0], ("a.test".into(), 50, 200, "A".into()));
+    assert_eq!(versions(&*s)[0], ("a.test".into(), 50, 200, "A".into()));
     assert_eq!(s.stats().expect("stats").versions, 4);
 }
 
 #[test]
 fn previous_state_for_the_next_fetch() {
     let path = temp("previous");
-    let mut s = SqliteStore::open(&path).expect("open");
+    previous_state_for_the_next_fetch_in(&mut || Box::new(SqliteStore::open(&path).expect("open")));
+}
+
+fn previous_state_for_the_next_fetch_in(open: Open<'_>) {
+    let mut s = open();
     s.record(None, &[ok("a.test", 100, "A")]).expect("record");
     s.record(
         None,
@@ -141,6 +160,12 @@ fn previous_state_for_the_next_fetch() {
 #[test]
 fn runs_resume_without_duplicate_versions() {
     let path = temp("resume");
+    runs_resume_without_duplicate_versions_in(&mut || {
+        Box::new(SqliteStore::open(&path).expect("open"))
+    });
+}
+
+fn runs_resume_without_duplicate_versions_in(open: Open<'_>) {
     let run = NewRun {
         input: "hosts.txt".into(),
         input_hash: content_hash(b"a.test\nb.test\n"),
@@ -149,13 +174,13 @@ fn runs_resume_without_duplicate_versions() {
         started: 10,
     };
     {
-        let mut s = SqliteStore::open(&path).expect("open");
+        let mut s = open();
         let id = s.begin_run(&run).expect("run");
         s.record(Some(id), &[ok("a.test", 100, "A")])
             .expect("record");
         // Dropped without finishing: a crash.
     }
-    let mut s = SqliteStore::open(&path).expect("reopen");
+    let mut s = open();
     let id = s
         .unfinished_run(&run.input_hash)
         .expect("query")
@@ -328,7 +353,13 @@ fn warc_export_is_standard_and_keeps_truncation() {
 #[test]
 fn the_change_mark_names_the_sites_to_reindex() {
     let path = temp("changes");
-    let mut s = SqliteStore::open(&path).expect("open");
+    the_change_mark_names_the_sites_to_reindex_in(&mut || {
+        Box::new(SqliteStore::open(&path).expect("open"))
+    });
+}
+
+fn the_change_mark_names_the_sites_to_reindex_in(open: Open<'_>) {
+    let mut s = open();
     assert_eq!(s.change_mark().expect("mark"), 0);
     s.record(None, &[ok("a.test", 100, "A"), ok("b.test", 100, "B")])
         .expect("record");
@@ -513,4 +544,74 @@ fn version_one_stores_migrate() {
     })
     .expect("versions");
     assert_eq!(n, 1);
+}
+
+/// The behaviours above on a real PostgreSQL server, a database each; and
+/// what PostgreSQL adds: many writers, a URL that does not connect.
+#[test]
+fn postgres_behaves_like_sqlite() {
+    let pg = botscope_testkit::pg::Postgres::start();
+    let tests: [(&str, Behaviour); 4] = [
+        ("versions", a_version_only_when_the_content_changes_in),
+        ("previous", previous_state_for_the_next_fetch_in),
+        ("resume", runs_resume_without_duplicate_versions_in),
+        ("changes", the_change_mark_names_the_sites_to_reindex_in),
+    ];
+    for (name, test) in tests {
+        let url = pg.create_db(name);
+        test(&mut || Box::new(PgStore::open(&url).expect("open")));
+    }
+    // A database without a store, read: a clear error; opened for
+    // writing: made, and opened again without a second migration.
+    let url = pg.create_db("empty");
+    match PgStore::open_read(&url) {
+        Err(e) => assert!(e.to_string().contains("no botscope store"), "{e}"),
+        Ok(_) => panic!("an empty database read as a store"),
+    }
+    drop(PgStore::open(&url).expect("open"));
+    let s = PgStore::open_read(&url).expect("read");
+    assert_eq!(
+        s.stats().expect("stats").schema_version,
+        botscope_store::PG_SCHEMA_VERSION
+    );
+    // Four writers at once, each its own connection: every attempt in,
+    // one version per content, change marks all distinct and ordered.
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let mut s = PgStore::open(&url).expect("open");
+                for b in 0..10 {
+                    let batch: Vec<Attempt> = (0..20)
+                        .map(|k| ok(&format!("h{w}-{b}-{k}.test"), 100 + b, "same body"))
+                        .collect();
+                    s.record(None, &batch).expect("record");
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().expect("writer");
+    }
+    let st = s.stats().expect("stats");
+    assert_eq!(
+        (st.sites, st.attempts, st.versions, st.bodies),
+        (800, 800, 800, 1)
+    );
+    assert_eq!(s.change_mark().expect("mark"), 40, "one mark per batch");
+    // Text a stranger sent may hold NUL, which PostgreSQL text cannot.
+    let mut w = PgStore::open(&url).expect("open");
+    let mut nul = failed("nul.test", 500, None);
+    nul.error = Some("bad\0byte".into());
+    w.record(None, &[nul]).expect("record NUL");
+    // A server that is not there: a clear error naming it, no password.
+    let gone = format!(
+        "postgres://botscope:secret@127.0.0.1:{}/x",
+        botscope_testkit::free_port()
+    );
+    let e = PgStore::open(&gone).err().expect("no server").to_string();
+    assert!(
+        e.contains("cannot connect") && e.contains("***") && !e.contains("secret"),
+        "{e}"
+    );
 }

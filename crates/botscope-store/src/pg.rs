@@ -1,0 +1,801 @@
+//! The PostgreSQL store: the same tables and meaning as the SQLite one
+//! (docs/store.md), for many harvest processes on many machines writing
+//! one store. Batches are transactions; the change mark is taken under a
+//! transaction-scoped advisory lock, so marks grow in commit order and an
+//! index update that read up to a mark never misses a batch committed
+//! with a smaller one.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use postgres::{Client, NoTls, Row, Transaction};
+
+use crate::{
+    Attempt, NewRun, Origin, Previous, Result, RunId, SiteHistory, Source, Stats, Store,
+    StoreError, Version, content_hash,
+};
+
+/// Migrations, in order; `botscope_schema.version` is the number applied.
+const MIGRATIONS: &[&str] = &[
+    // 1: everything SQLite's schema 2 has.
+    r"
+CREATE TABLE sites (
+    id BIGSERIAL PRIMARY KEY,
+    host TEXT NOT NULL UNIQUE,
+    rank BIGINT,
+    added BIGINT NOT NULL,
+    last_attempt BIGINT,
+    last_outcome TEXT,
+    last_status INTEGER,
+    last_error_class TEXT,
+    unreachable_since BIGINT,
+    has_copy BOOLEAN NOT NULL DEFAULT false,
+    etag TEXT,
+    last_modified TEXT,
+    retry_at BIGINT,
+    changed BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX sites_changed ON sites(changed);
+CREATE TABLE runs (
+    id BIGSERIAL PRIMARY KEY,
+    started BIGINT NOT NULL,
+    finished BIGINT,
+    input TEXT NOT NULL,
+    input_hash BYTEA NOT NULL,
+    user_agent TEXT NOT NULL,
+    hosts BIGINT NOT NULL
+);
+CREATE TABLE bodies (
+    hash BYTEA PRIMARY KEY,
+    size BIGINT NOT NULL,
+    content BYTEA NOT NULL
+);
+CREATE TABLE attempts (
+    id BIGSERIAL PRIMARY KEY,
+    run_id BIGINT REFERENCES runs(id),
+    site_id BIGINT NOT NULL REFERENCES sites(id),
+    time BIGINT NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    url TEXT NOT NULL,
+    redirects TEXT NOT NULL,
+    address TEXT,
+    status INTEGER,
+    content_type TEXT,
+    cache_control TEXT,
+    expires TEXT,
+    retry_after TEXT,
+    last_modified TEXT,
+    etag TEXT,
+    bytes BIGINT NOT NULL,
+    truncated BOOLEAN NOT NULL,
+    error_class TEXT,
+    error TEXT,
+    outcome TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    expires_in BIGINT,
+    body_hash BYTEA REFERENCES bodies(hash)
+);
+CREATE INDEX attempts_site ON attempts(site_id, time);
+CREATE INDEX attempts_run ON attempts(run_id);
+CREATE TABLE versions (
+    id BIGSERIAL PRIMARY KEY,
+    site_id BIGINT NOT NULL REFERENCES sites(id),
+    hash BYTEA NOT NULL REFERENCES bodies(hash),
+    url TEXT NOT NULL,
+    content_type TEXT,
+    first_seen BIGINT NOT NULL,
+    last_seen BIGINT NOT NULL,
+    source TEXT NOT NULL DEFAULT 'harvest'
+);
+CREATE INDEX versions_site ON versions(site_id, first_seen);
+",
+];
+
+/// The PostgreSQL schema version this build writes.
+pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The advisory lock key of migrations and of the change mark
+/// ("botscope" in ASCII, folded).
+const LOCK_MIGRATE: i64 = 0x626f_7473_636f_7065;
+const LOCK_MARK: i64 = LOCK_MIGRATE + 1;
+
+/// Versions with their site, as the research index reads them.
+const HISTORY: &str = "SELECT s.host, s.rank, v.url, v.first_seen, v.last_seen, v.hash, b.content,
+        v.content_type, v.source
+    FROM sites s JOIN versions v ON v.site_id = s.id JOIN bodies b ON b.hash = v.hash";
+
+/// True when `db` names a PostgreSQL store (`postgres://…`,
+/// `postgresql://…`) rather than an SQLite file.
+pub fn is_postgres_url(db: &str) -> bool {
+    let lower = db.get(..13).unwrap_or(db).to_ascii_lowercase();
+    lower.starts_with("postgres://") || lower.starts_with("postgresql://")
+}
+
+/// The URL with its password replaced by `***`, for messages.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (auth, host) = match rest.split_once('@') {
+        Some((a, h)) if !a.contains('/') => (a, h),
+        _ => return url.to_owned(),
+    };
+    match auth.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+/// A store in a PostgreSQL database.
+pub struct PgStore {
+    client: Mutex<Client>,
+    name: String,
+}
+
+/// Text PostgreSQL can hold: NUL bytes become U+FFFD.
+fn text(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\0') {
+        std::borrow::Cow::Owned(s.replace('\0', "\u{fffd}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
+fn opt_text(s: &Option<String>) -> Option<std::borrow::Cow<'_, str>> {
+    s.as_deref().map(text)
+}
+
+impl PgStore {
+    /// Connects to `url` and migrates the database to the current schema
+    /// (creating the tables in an empty database).
+    pub fn open(url: &str) -> Result<PgStore> {
+        let s = Self::connect(url)?;
+        s.setup(true)?;
+        Ok(s)
+    }
+
+    /// Connects for reading; the schema must be current.
+    pub fn open_read(url: &str) -> Result<PgStore> {
+        let s = Self::connect(url)?;
+        s.setup(false)?;
+        Ok(s)
+    }
+
+    fn connect(url: &str) -> Result<PgStore> {
+        let name = redact_url(url);
+        let mut config: postgres::Config = url.parse().map_err(|e| StoreError::Db {
+            path: name.clone(),
+            detail: format!("not a PostgreSQL URL: {e}"),
+        })?;
+        if config.get_application_name().is_none() {
+            config.application_name("botscope");
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(10));
+        }
+        let client = config.connect(NoTls).map_err(|e| StoreError::Db {
+            path: name.clone(),
+            detail: format!("cannot connect: {}", describe(&e)),
+        })?;
+        Ok(PgStore {
+            client: Mutex::new(client),
+            name,
+        })
+    }
+
+    /// The URL, its password hidden.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn err(&self, e: postgres::Error) -> StoreError {
+        StoreError::Db {
+            path: self.name.clone(),
+            detail: describe(&e),
+        }
+    }
+
+    fn client(&self) -> std::sync::MutexGuard<'_, Client> {
+        self.client.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn setup(&self, write: bool) -> Result<()> {
+        let mut c = self.client();
+        let exists: bool = c
+            .query_one("SELECT to_regclass('botscope_schema') IS NOT NULL", &[])
+            .map_err(|e| self.err(e))?
+            .get(0);
+        let version: i64 = if exists {
+            c.query_one("SELECT version FROM botscope_schema", &[])
+                .map_err(|e| self.err(e))?
+                .get(0)
+        } else {
+            0
+        };
+        if version > PG_SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: self.name.clone(),
+                found: version,
+                known: PG_SCHEMA_VERSION,
+            });
+        }
+        if !write {
+            if version < PG_SCHEMA_VERSION {
+                return Err(StoreError::Db {
+                    path: self.name.clone(),
+                    detail: if version == 0 {
+                        "no botscope store in this database (a harvest, import or `store copy` makes one)".into()
+                    } else {
+                        format!(
+                            "schema version {version}, older than {PG_SCHEMA_VERSION}: open it for writing once to migrate"
+                        )
+                    },
+                });
+            }
+            return Ok(());
+        }
+        if version == PG_SCHEMA_VERSION {
+            return Ok(());
+        }
+        // One migrator at a time (workers start together).
+        let mut tx = c.transaction().map_err(|e| self.err(e))?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_MIGRATE])
+            .map_err(|e| self.err(e))?;
+        tx.batch_execute("CREATE TABLE IF NOT EXISTS botscope_schema (version BIGINT NOT NULL)")
+            .map_err(|e| self.err(e))?;
+        let now: Option<i64> = tx
+            .query_opt("SELECT version FROM botscope_schema", &[])
+            .map_err(|e| self.err(e))?
+            .map(|r| r.get(0));
+        if now.is_none() {
+            tx.execute("INSERT INTO botscope_schema(version) VALUES (0)", &[])
+                .map_err(|e| self.err(e))?;
+        }
+        for (i, m) in MIGRATIONS
+            .iter()
+            .enumerate()
+            .skip(now.unwrap_or(0) as usize)
+        {
+            tx.batch_execute(m).map_err(|e| self.err(e))?;
+            tx.execute(
+                "UPDATE botscope_schema SET version = $1",
+                &[&(i as i64 + 1)],
+            )
+            .map_err(|e| self.err(e))?;
+        }
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// Runs a [`HISTORY`] query ordered by host, handing each site's
+    /// versions to `f` together.
+    fn histories(
+        &self,
+        tx: &mut Transaction<'_>,
+        sql: &str,
+        args: &[&(dyn postgres::types::ToSql + Sync)],
+        f: &mut dyn FnMut(SiteHistory) -> Result<()>,
+    ) -> Result<()> {
+        let rows = tx
+            .query_raw(sql, args.iter().copied())
+            .map_err(|e| self.err(e))?;
+        let mut rows = rows;
+        let mut cur: Option<SiteHistory> = None;
+        use postgres::fallible_iterator::FallibleIterator;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let host: String = r.get(0);
+            let v = Version {
+                host: host.clone(),
+                url: r.get(2),
+                first_seen: r.get(3),
+                last_seen: r.get(4),
+                hash: self.hash(&r, 5)?,
+                body: r.get(6),
+                content_type: r.get(7),
+                origin: None,
+                source: Source::from_name(r.get::<_, &str>(8)),
+            };
+            if cur.as_ref().is_some_and(|c| c.host != host) {
+                f(cur.take().expect("checked"))?;
+            }
+            let rank: Option<i64> = r.get(1);
+            cur.get_or_insert_with(|| SiteHistory {
+                host,
+                rank: rank.map(|r| r.max(0) as u64),
+                versions: Vec::new(),
+            })
+            .versions
+            .push(v);
+        }
+        if let Some(c) = cur {
+            f(c)?;
+        }
+        Ok(())
+    }
+
+    fn hash(&self, r: &Row, i: usize) -> Result<[u8; 32]> {
+        let h: Vec<u8> = r.get(i);
+        h.try_into().map_err(|_| StoreError::Corrupt {
+            path: self.name.clone(),
+            detail: "a content hash that is not 32 bytes".into(),
+        })
+    }
+}
+
+/// The server's message and detail, or the client's error.
+fn describe(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(d) => format!("{} ({d})", db.message()),
+            None => db.message().to_owned(),
+        },
+        None => {
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(x) = src {
+                s.push_str(": ");
+                s.push_str(&x.to_string());
+                src = x.source();
+            }
+            s
+        }
+    }
+}
+
+fn i(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn record_one(
+    tx: &mut Transaction<'_>,
+    run: Option<RunId>,
+    a: &Attempt,
+    mark: i64,
+) -> std::result::Result<(), postgres::Error> {
+    let site_id: i64 = tx
+        .query_one(
+            "INSERT INTO sites(host, rank, added) VALUES ($1, $2, $3)
+             ON CONFLICT (host) DO UPDATE SET rank = coalesce(EXCLUDED.rank, sites.rank),
+                changed = CASE WHEN EXCLUDED.rank IS NOT NULL
+                               AND EXCLUDED.rank IS DISTINCT FROM sites.rank
+                               AND sites.has_copy THEN $4 ELSE sites.changed END
+             RETURNING id",
+            &[&text(&a.host), &a.rank.map(i), &a.time, &mark],
+        )?
+        .get(0);
+    let hash = a.body.as_ref().map(|b| (content_hash(b), b));
+    if let Some((h, b)) = &hash {
+        tx.execute(
+            "INSERT INTO bodies(hash, size, content) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            &[&&h[..], &(b.len() as i64), &&b[..]],
+        )?;
+    }
+    let redirects = serde_json::to_string(&a.redirects).unwrap_or_else(|_| "[]".into());
+    let h = &a.headers;
+    let status = a.status.map(i32::from);
+    tx.execute(
+        "INSERT INTO attempts(run_id, site_id, time, duration_ms, url, redirects, address, status,
+            content_type, cache_control, expires, retry_after, last_modified, etag, bytes,
+            truncated, error_class, error, outcome, reason, expires_in, body_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+            $19, $20, $21, $22)",
+        &[
+            &run,
+            &site_id,
+            &a.time,
+            &i(a.duration_ms),
+            &text(&a.url),
+            &text(&redirects),
+            &opt_text(&a.address),
+            &status,
+            &opt_text(&h.content_type),
+            &opt_text(&h.cache_control),
+            &opt_text(&h.expires),
+            &opt_text(&h.retry_after),
+            &opt_text(&h.last_modified),
+            &opt_text(&h.etag),
+            &i(a.bytes),
+            &a.truncated,
+            &opt_text(&a.error_class),
+            &opt_text(&a.error),
+            &text(&a.outcome),
+            &text(&a.reason),
+            &a.expires_in.map(i),
+            &hash.as_ref().map(|(h, _)| h.to_vec()),
+        ],
+    )?;
+    // Versions, as in SQLite: the one in force continues when the content
+    // is the same; else the next one may start earlier; else a new one.
+    let before = tx
+        .query_opt(
+            "SELECT id, hash FROM versions WHERE site_id = $1 AND first_seen <= $2
+             ORDER BY first_seen DESC, id DESC LIMIT 1",
+            &[&site_id, &a.time],
+        )?
+        .map(|r| (r.get::<_, i64>(0), r.get::<_, Vec<u8>>(1)));
+    if let Some((h, _)) = &hash {
+        let after = tx
+            .query_opt(
+                "SELECT id, hash FROM versions WHERE site_id = $1 AND first_seen > $2
+                 ORDER BY first_seen ASC, id ASC LIMIT 1",
+                &[&site_id, &a.time],
+            )?
+            .map(|r| (r.get::<_, i64>(0), r.get::<_, Vec<u8>>(1)));
+        let changed = |tx: &mut Transaction<'_>| {
+            tx.execute(
+                "UPDATE sites SET changed = $2 WHERE id = $1",
+                &[&site_id, &mark],
+            )
+        };
+        match (before, after) {
+            (Some((id, bh)), _) if bh == h[..] => {
+                tx.execute(
+                    "UPDATE versions SET last_seen = greatest(last_seen, $2) WHERE id = $1",
+                    &[&id, &a.time],
+                )?;
+            }
+            (_, Some((id, ah))) if ah == h[..] => {
+                tx.execute(
+                    "UPDATE versions SET first_seen = $2 WHERE id = $1",
+                    &[&id, &a.time],
+                )?;
+                changed(tx)?;
+            }
+            _ => {
+                tx.execute(
+                    "INSERT INTO versions(site_id, hash, url, content_type, first_seen, last_seen,
+                        source)
+                     VALUES ($1, $2, $3, $4, $5, $5, $6)",
+                    &[
+                        &site_id,
+                        &&h[..],
+                        &text(&a.url),
+                        &opt_text(&a.headers.content_type),
+                        &a.time,
+                        &a.source.as_str(),
+                    ],
+                )?;
+                changed(tx)?;
+            }
+        }
+    } else if a.status == Some(304)
+        && let Some((id, _)) = before
+    {
+        tx.execute(
+            "UPDATE versions SET last_seen = greatest(last_seen, $2) WHERE id = $1",
+            &[&id, &a.time],
+        )?;
+    }
+    let retry_at =
+        matches!(a.status, Some(429 | 503)).then(|| a.time + i(a.expires_in.unwrap_or(0)));
+    tx.execute(
+        "UPDATE sites SET
+            last_attempt = $2, last_outcome = $3, last_status = $4, last_error_class = $5,
+            unreachable_since = CASE WHEN $6 THEN coalesce(unreachable_since, $2) ELSE NULL END,
+            has_copy = has_copy OR $7,
+            etag = CASE WHEN $7 THEN $8 ELSE etag END,
+            last_modified = CASE WHEN $7 THEN $9 ELSE last_modified END,
+            retry_at = $10
+         WHERE id = $1 AND (last_attempt IS NULL OR last_attempt <= $2)",
+        &[
+            &site_id,
+            &a.time,
+            &text(&a.outcome),
+            &status,
+            &opt_text(&a.error_class),
+            &a.unreachable(),
+            &hash.is_some(),
+            &opt_text(&h.etag),
+            &opt_text(&h.last_modified),
+            &retry_at,
+        ],
+    )?;
+    Ok(())
+}
+
+impl Store for PgStore {
+    fn begin_run(&mut self, run: &NewRun) -> Result<RunId> {
+        let row = self
+            .client()
+            .query_one(
+                "INSERT INTO runs(started, input, input_hash, user_agent, hosts)
+                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                &[
+                    &run.started,
+                    &text(&run.input),
+                    &&run.input_hash[..],
+                    &text(&run.user_agent),
+                    &i(run.hosts),
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(row.get(0))
+    }
+
+    fn unfinished_run(&self, input_hash: &[u8; 32]) -> Result<Option<RunId>> {
+        Ok(self
+            .client()
+            .query_opt(
+                "SELECT id FROM runs WHERE input_hash = $1 AND finished IS NULL
+                 ORDER BY id DESC LIMIT 1",
+                &[&&input_hash[..]],
+            )
+            .map_err(|e| self.err(e))?
+            .map(|r| r.get(0)))
+    }
+
+    fn finish_run(&mut self, run: RunId, finished: i64) -> Result<()> {
+        self.client()
+            .execute(
+                "UPDATE runs SET finished = $2 WHERE id = $1",
+                &[&run, &finished],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    fn hosts_done(&self, run: RunId) -> Result<HashSet<String>> {
+        let rows = self
+            .client()
+            .query(
+                "SELECT DISTINCT s.host FROM attempts a JOIN sites s ON s.id = a.site_id
+                 WHERE a.run_id = $1",
+                &[&run],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn record(&mut self, run: Option<RunId>, batch: &[Attempt]) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut c = self.client();
+        let mut tx = c.transaction().map_err(|e| self.err(e))?;
+        // Marks in commit order: one batch at a time takes the next.
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_MARK])
+            .map_err(|e| self.err(e))?;
+        let mark: i64 = tx
+            .query_one("SELECT coalesce(max(changed), 0) + 1 FROM sites", &[])
+            .map_err(|e| self.err(e))?
+            .get(0);
+        for a in batch {
+            record_one(&mut tx, run, a, mark).map_err(|e| self.err(e))?;
+        }
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    fn previous(&self) -> Result<HashMap<String, Previous>> {
+        let rows = self
+            .client()
+            .query(
+                "SELECT host, last_attempt, etag, last_modified, has_copy, unreachable_since,
+                        retry_at
+                 FROM sites",
+                &[],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                (
+                    r.get(0),
+                    Previous {
+                        last_attempt: r.get(1),
+                        etag: r.get(2),
+                        last_modified: r.get(3),
+                        has_copy: r.get(4),
+                        unreachable_since: r.get(5),
+                        retry_at: r.get(6),
+                    },
+                )
+            })
+            .collect())
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        let mut c = self.client();
+        let mut one = |sql: &str| -> Result<u64> {
+            c.query_one(sql, &[])
+                .map(|r| r.get::<_, i64>(0).max(0) as u64)
+                .map_err(|e| self.err(e))
+        };
+        let sites = one("SELECT count(*) FROM sites")?;
+        let sites_with_robots_txt = one("SELECT count(DISTINCT site_id) FROM versions")?;
+        let attempts = one("SELECT count(*) FROM attempts")?;
+        let runs = one("SELECT count(*) FROM runs")?;
+        let unfinished_runs = one("SELECT count(*) FROM runs WHERE finished IS NULL")?;
+        let versions = one("SELECT count(*) FROM versions")?;
+        let bodies = one("SELECT count(*) FROM bodies")?;
+        let body_bytes = one("SELECT coalesce(sum(size), 0)::BIGINT FROM bodies")?;
+        let schema_version = one("SELECT version FROM botscope_schema")? as i64;
+        let mut group = |sql: &str| -> Result<HashMap<String, u64>> {
+            let rows = c.query(sql, &[]).map_err(|e| self.err(e))?;
+            Ok(rows
+                .iter()
+                .map(|r| {
+                    (
+                        r.get::<_, Option<String>>(0)
+                            .unwrap_or_else(|| "none".into()),
+                        r.get::<_, i64>(1).max(0) as u64,
+                    )
+                })
+                .collect())
+        };
+        Ok(Stats {
+            schema_version,
+            sites,
+            sites_with_robots_txt,
+            attempts,
+            runs,
+            unfinished_runs,
+            versions,
+            bodies,
+            body_bytes,
+            outcomes: group(
+                "SELECT last_outcome, count(*) FROM sites WHERE last_attempt IS NOT NULL
+                 GROUP BY last_outcome",
+            )?,
+            errors: group(
+                "SELECT last_error_class, count(*) FROM sites WHERE last_error_class IS NOT NULL
+                 GROUP BY last_error_class",
+            )?,
+            statuses: group(
+                "SELECT CASE WHEN last_status IS NULL THEN 'none'
+                        ELSE (last_status / 100)::TEXT || 'xx' END, count(*)
+                 FROM sites WHERE last_attempt IS NOT NULL GROUP BY 1",
+            )?,
+        })
+    }
+
+    fn each_version(&self, f: &mut dyn FnMut(Version) -> Result<()>) -> Result<()> {
+        let mut c = self.client();
+        let mut tx = c
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| self.err(e))?;
+        let mut rows = tx
+            .query_raw(
+                "SELECT s.host, v.url, v.first_seen, v.last_seen, v.hash, b.content, v.content_type,
+                        a.status, a.cache_control, a.expires, a.last_modified, a.etag,
+                        a.retry_after, a.truncated, v.source
+                 FROM versions v JOIN sites s ON s.id = v.site_id JOIN bodies b ON b.hash = v.hash
+                 LEFT JOIN LATERAL (
+                     SELECT * FROM attempts
+                     WHERE site_id = v.site_id AND body_hash = v.hash
+                     ORDER BY time, id LIMIT 1) a ON true
+                 ORDER BY s.host, v.first_seen, v.id",
+                std::iter::empty::<i64>(),
+            )
+            .map_err(|e| self.err(e))?;
+        use postgres::fallible_iterator::FallibleIterator;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let mut v = Version {
+                host: r.get(0),
+                url: r.get(1),
+                first_seen: r.get(2),
+                last_seen: r.get(3),
+                hash: self.hash(&r, 4)?,
+                body: r.get(5),
+                content_type: r.get(6),
+                origin: None,
+                source: Source::from_name(r.get::<_, &str>(14)),
+            };
+            let status: Option<i32> = r.get(7);
+            if let Some(status) = status.and_then(|s| u16::try_from(s).ok()) {
+                let mut headers = Vec::new();
+                for (i, name) in [
+                    (8, "Cache-Control"),
+                    (9, "Expires"),
+                    (10, "Last-Modified"),
+                    (11, "ETag"),
+                    (12, "Retry-After"),
+                ] {
+                    if let Some(value) = r.get::<_, Option<String>>(i) {
+                        headers.push((name.to_owned(), value));
+                    }
+                }
+                v.origin = Some(Origin {
+                    status,
+                    headers,
+                    truncated: r.get::<_, Option<bool>>(13).unwrap_or(false),
+                });
+            }
+            f(v)?;
+        }
+        drop(rows);
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    fn change_mark(&self) -> Result<i64> {
+        Ok(self
+            .client()
+            .query_one("SELECT coalesce(max(changed), 0) FROM sites", &[])
+            .map_err(|e| self.err(e))?
+            .get(0))
+    }
+
+    fn sites_changed(
+        &self,
+        mark: i64,
+        f: &mut dyn FnMut(SiteHistory) -> Result<()>,
+    ) -> Result<i64> {
+        let mut c = self.client();
+        let mut tx = c
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| self.err(e))?;
+        let now: i64 = tx
+            .query_one("SELECT coalesce(max(changed), 0) FROM sites", &[])
+            .map_err(|e| self.err(e))?
+            .get(0);
+        let sql = format!(
+            "{HISTORY} WHERE s.changed > $1 AND s.changed <= $2
+             ORDER BY s.host, v.first_seen, v.id"
+        );
+        self.histories(&mut tx, &sql, &[&mark, &now], f)?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(now)
+    }
+
+    fn site(&self, host: &str) -> Result<Option<SiteHistory>> {
+        let mut c = self.client();
+        let mut tx = c.transaction().map_err(|e| self.err(e))?;
+        let mut found = None;
+        let sql = format!("{HISTORY} WHERE s.host = $1 ORDER BY v.first_seen, v.id");
+        self.histories(&mut tx, &sql, &[&host], &mut |h| {
+            found = Some(h);
+            Ok(())
+        })?;
+        if found.is_none() {
+            let rank: Option<Option<i64>> = tx
+                .query_opt("SELECT rank FROM sites WHERE host = $1", &[&host])
+                .map_err(|e| self.err(e))?
+                .map(|r| r.get(0));
+            found = rank.map(|rank| SiteHistory {
+                host: host.to_owned(),
+                rank: rank.map(|r| r.max(0) as u64),
+                versions: Vec::new(),
+            });
+        }
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(found)
+    }
+
+    fn sites_known_at(&self, t: i64) -> Result<u64> {
+        Ok(self
+            .client()
+            .query_one("SELECT count(*) FROM sites WHERE added <= $1", &[&t])
+            .map_err(|e| self.err(e))?
+            .get::<_, i64>(0)
+            .max(0) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert!(is_postgres_url("postgres://u@h/db"));
+        assert!(is_postgres_url("PostgreSQL://h/db"));
+        assert!(!is_postgres_url("robots.db"));
+        assert!(!is_postgres_url("postgres.db"));
+        assert_eq!(
+            redact_url("postgres://user:secret@host:5432/db"),
+            "postgres://user:***@host:5432/db"
+        );
+        assert_eq!(
+            redact_url("postgres://user@host/db"),
+            "postgres://user@host/db"
+        );
+        assert_eq!(
+            redact_url("postgres://host/db?x=@"),
+            "postgres://host/db?x=@"
+        );
+    }
+}
