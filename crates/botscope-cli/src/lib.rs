@@ -267,7 +267,7 @@ pub struct GateArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The store (an SQLite file); without it, the demo.
+    /// The store (an SQLite file, or postgres://USER@HOST/DB with --index); without it, the demo.
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
     /// The research index (default: DB.index beside the store).
@@ -683,12 +683,29 @@ pub enum StoreCommand {
     /// Example: botscope store import --db robots.db --format warc CC-MAIN-*-robotstxt.warc.gz
     /// Example: botscope store import --db robots.db --format files robots/ --date 2007-03-01
     Import(StoreImportArgs),
+    /// Copy every row of one store into another: SQLite to PostgreSQL and back, ids
+    /// kept, a transaction per chunk. Run it again to resume a copy that stopped; a
+    /// destination that holds another store is refused (exit 2) and nothing is
+    /// written. Copy a store no harvest is writing to.
+    ///
+    /// Example: botscope store copy --from robots.db --to postgres://botscope@db.example.org/botscope
+    Copy(StoreCopyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StoreCopyArgs {
+    /// The store to read: an SQLite file or postgres://USER@HOST/DB.
+    #[arg(long, value_name = "DB")]
+    pub from: PathBuf,
+    /// The store to write (made when missing).
+    #[arg(long, value_name = "DB")]
+    pub to: PathBuf,
 }
 
 /// The store file.
 #[derive(Debug, Args)]
 pub struct DbArgs {
-    /// The store (an SQLite file).
+    /// The store: an SQLite file, or a PostgreSQL database (postgres://USER@HOST/DB).
     #[arg(long, value_name = "PATH", default_value = "botscope.db")]
     pub db: PathBuf,
 }

@@ -20,6 +20,7 @@ pub mod synth;
 pub mod warc;
 
 mod archive;
+mod copy;
 mod files;
 mod pg;
 mod sqlite;
@@ -29,6 +30,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 pub use archive::{Imported, Importer, export_files, export_jsonl, export_warc, host_and_path};
+pub use copy::{Copied, copy};
 pub use files::{FileImport, host_of_file_name, import_files};
 pub use pg::{PG_SCHEMA_VERSION, PgStore, is_postgres_url, redact_url};
 pub use sqlite::{SCHEMA_VERSION, SqliteStore};
@@ -462,4 +464,108 @@ pub fn content_hash(body: &[u8]) -> [u8; 32] {
 /// A hash in hex.
 pub fn hex(h: &[u8]) -> String {
     h.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A store of either kind, chosen by what `--db` names: a `postgres://`
+/// (or `postgresql://`) URL, or an SQLite file.
+pub enum AnyStore {
+    /// One SQLite file.
+    Sqlite(SqliteStore),
+    /// A PostgreSQL database.
+    Pg(PgStore),
+}
+
+impl AnyStore {
+    /// Opens (or creates) the store `db` names for writing, migrating it.
+    pub fn open(db: &std::path::Path) -> Result<AnyStore> {
+        Ok(match db.to_str().filter(|s| is_postgres_url(s)) {
+            Some(url) => AnyStore::Pg(pg_blocking(|| PgStore::open(url))?),
+            None => AnyStore::Sqlite(SqliteStore::open(db)?),
+        })
+    }
+
+    /// Opens an existing store for reading.
+    pub fn open_read(db: &std::path::Path) -> Result<AnyStore> {
+        Ok(match db.to_str().filter(|s| is_postgres_url(s)) {
+            Some(url) => AnyStore::Pg(pg_blocking(|| PgStore::open_read(url))?),
+            None => AnyStore::Sqlite(SqliteStore::open_read(db)?),
+        })
+    }
+
+    /// True when `db` names a PostgreSQL database.
+    pub fn is_postgres(db: &std::path::Path) -> bool {
+        db.to_str().is_some_and(is_postgres_url)
+    }
+
+    /// How `db` is named in messages (a URL's password hidden).
+    pub fn display(db: &std::path::Path) -> String {
+        match db.to_str() {
+            Some(s) if is_postgres_url(s) => redact_url(s),
+            _ => db.display().to_string(),
+        }
+    }
+}
+
+macro_rules! both {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self {
+            AnyStore::Sqlite($s) => $e,
+            AnyStore::Pg($s) => pg_blocking(|| $e),
+        }
+    };
+}
+
+/// Runs PostgreSQL work (the driver blocks on a runtime of its own) from
+/// wherever the caller is: on a multi-threaded runtime's worker the
+/// worker is handed over first, elsewhere it just runs. (A
+/// current-thread runtime cannot lend its thread: call from
+/// `spawn_blocking` there.)
+pub(crate) fn pg_blocking<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
+impl Store for AnyStore {
+    fn begin_run(&mut self, run: &NewRun) -> Result<RunId> {
+        both!(self, s => s.begin_run(run))
+    }
+    fn unfinished_run(&self, input_hash: &[u8; 32]) -> Result<Option<RunId>> {
+        both!(self, s => s.unfinished_run(input_hash))
+    }
+    fn finish_run(&mut self, run: RunId, finished: i64) -> Result<()> {
+        both!(self, s => s.finish_run(run, finished))
+    }
+    fn hosts_done(&self, run: RunId) -> Result<std::collections::HashSet<String>> {
+        both!(self, s => s.hosts_done(run))
+    }
+    fn record(&mut self, run: Option<RunId>, batch: &[Attempt]) -> Result<()> {
+        both!(self, s => s.record(run, batch))
+    }
+    fn previous(&self) -> Result<HashMap<String, Previous>> {
+        both!(self, s => s.previous())
+    }
+    fn stats(&self) -> Result<Stats> {
+        both!(self, s => s.stats())
+    }
+    fn each_version(&self, f: &mut dyn FnMut(Version) -> Result<()>) -> Result<()> {
+        both!(self, s => s.each_version(f))
+    }
+    fn change_mark(&self) -> Result<i64> {
+        both!(self, s => s.change_mark())
+    }
+    fn sites_changed(
+        &self,
+        mark: i64,
+        f: &mut dyn FnMut(SiteHistory) -> Result<()>,
+    ) -> Result<i64> {
+        both!(self, s => s.sites_changed(mark, f))
+    }
+    fn site(&self, host: &str) -> Result<Option<SiteHistory>> {
+        both!(self, s => s.site(host))
+    }
+    fn sites_known_at(&self, t: i64) -> Result<u64> {
+        both!(self, s => s.sites_known_at(t))
+    }
 }

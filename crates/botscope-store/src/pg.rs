@@ -128,8 +128,41 @@ pub fn redact_url(url: &str) -> String {
 
 /// A store in a PostgreSQL database.
 pub struct PgStore {
-    client: Mutex<Client>,
+    /// `None` only while the store is dropped.
+    client: Mutex<Option<Client>>,
     name: String,
+}
+
+/// The connection, locked.
+struct ClientGuard<'a>(std::sync::MutexGuard<'a, Option<Client>>);
+
+impl std::ops::Deref for ClientGuard<'_> {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        self.0
+            .as_ref()
+            .expect("the connection lives as long as the store")
+    }
+}
+
+impl std::ops::DerefMut for ClientGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Client {
+        self.0
+            .as_mut()
+            .expect("the connection lives as long as the store")
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // Closing the connection blocks on the driver's runtime too.
+        let c = self
+            .client
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        crate::pg_blocking(move || drop(c));
+    }
 }
 
 /// Text PostgreSQL can hold: NUL bytes become U+FFFD.
@@ -178,7 +211,7 @@ impl PgStore {
             detail: format!("cannot connect: {}", describe(&e)),
         })?;
         Ok(PgStore {
-            client: Mutex::new(client),
+            client: Mutex::new(Some(client)),
             name,
         })
     }
@@ -195,8 +228,8 @@ impl PgStore {
         }
     }
 
-    fn client(&self) -> std::sync::MutexGuard<'_, Client> {
-        self.client.lock().unwrap_or_else(|e| e.into_inner())
+    fn client(&self) -> ClientGuard<'_> {
+        ClientGuard(self.client.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     fn setup(&self, write: bool) -> Result<()> {
@@ -797,5 +830,148 @@ mod tests {
             redact_url("postgres://host/db?x=@"),
             "postgres://host/db?x=@"
         );
+    }
+}
+
+mod rows {
+    //! Raw rows for `store copy`.
+
+    use postgres::types::ToSql;
+
+    use super::{PgStore, text};
+    use crate::Result;
+    use crate::copy::{Cell, Table, Ty};
+
+    /// A value as the column's type takes it.
+    fn param(c: &Cell, ty: Ty) -> Box<dyn ToSql + Sync> {
+        match (c, ty) {
+            (Cell::Null, Ty::Int) => Box::new(None::<i64>),
+            (Cell::Null, Ty::Int32) => Box::new(None::<i32>),
+            (Cell::Null, Ty::Text) => Box::new(None::<String>),
+            (Cell::Null, Ty::Blob) => Box::new(None::<Vec<u8>>),
+            (Cell::Null, Ty::Bool) => Box::new(None::<bool>),
+            (Cell::Int(i), Ty::Int32) => Box::new(i32::try_from(*i).unwrap_or(i32::MAX)),
+            (Cell::Int(i), Ty::Bool) => Box::new(*i != 0),
+            (Cell::Int(i), _) => Box::new(*i),
+            (Cell::Bool(b), Ty::Int | Ty::Int32) => Box::new(i64::from(*b)),
+            (Cell::Bool(b), _) => Box::new(*b),
+            (Cell::Text(s), Ty::Blob) => Box::new(s.as_bytes().to_vec()),
+            (Cell::Text(s), _) => Box::new(text(s).into_owned()),
+            (Cell::Blob(b), Ty::Text) => Box::new(text(&String::from_utf8_lossy(b)).into_owned()),
+            (Cell::Blob(b), _) => Box::new(b.clone()),
+        }
+    }
+
+    fn cells(t: &Table, r: &postgres::Row) -> Vec<Cell> {
+        t.columns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, ty))| match ty {
+                Ty::Int => r.get::<_, Option<i64>>(i).map_or(Cell::Null, Cell::Int),
+                Ty::Int32 => r
+                    .get::<_, Option<i32>>(i)
+                    .map_or(Cell::Null, |v| Cell::Int(i64::from(v))),
+                Ty::Text => r.get::<_, Option<String>>(i).map_or(Cell::Null, Cell::Text),
+                Ty::Blob => r
+                    .get::<_, Option<Vec<u8>>>(i)
+                    .map_or(Cell::Null, Cell::Blob),
+                Ty::Bool => r.get::<_, Option<bool>>(i).map_or(Cell::Null, Cell::Bool),
+            })
+            .collect()
+    }
+
+    impl PgStore {
+        fn select(
+            &self,
+            t: &Table,
+            filter: &str,
+            args: &[Box<dyn ToSql + Sync>],
+        ) -> Result<Vec<Vec<Cell>>> {
+            let sql = format!("SELECT {} FROM {} {filter}", t.column_list(), t.name);
+            let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|b| &**b).collect();
+            let rows = self.client().query(&sql, &refs).map_err(|e| self.err(e))?;
+            Ok(rows.iter().map(|r| cells(t, r)).collect())
+        }
+
+        fn key_param(t: &Table, k: &Cell) -> Box<dyn ToSql + Sync> {
+            param(k, t.columns[0].1)
+        }
+
+        pub(crate) fn rows_after(
+            &self,
+            t: &Table,
+            after: Option<&Cell>,
+            limit: usize,
+        ) -> Result<Vec<Vec<Cell>>> {
+            let key = t.key();
+            let limit: Box<dyn ToSql + Sync> = Box::new(limit as i64);
+            match after {
+                None => self.select(t, &format!("ORDER BY {key} LIMIT $1"), &[limit]),
+                Some(k) => self.select(
+                    t,
+                    &format!("WHERE {key} > $2 ORDER BY {key} LIMIT $1"),
+                    &[limit, Self::key_param(t, k)],
+                ),
+            }
+        }
+
+        pub(crate) fn last_row(&self, t: &Table) -> Result<Option<Vec<Cell>>> {
+            let key = t.key();
+            Ok(self
+                .select(t, &format!("ORDER BY {key} DESC LIMIT 1"), &[])?
+                .pop())
+        }
+
+        pub(crate) fn row(&self, t: &Table, k: &Cell) -> Result<Option<Vec<Cell>>> {
+            let key = t.key();
+            Ok(self
+                .select(t, &format!("WHERE {key} = $1"), &[Self::key_param(t, k)])?
+                .pop())
+        }
+
+        pub(crate) fn count_up_to(&self, t: &Table, k: &Cell) -> Result<u64> {
+            let sql = format!("SELECT count(*) FROM {} WHERE {} <= $1", t.name, t.key());
+            let p = Self::key_param(t, k);
+            Ok(self
+                .client()
+                .query_one(&sql, &[&*p])
+                .map_err(|e| self.err(e))?
+                .get::<_, i64>(0)
+                .max(0) as u64)
+        }
+
+        pub(crate) fn put_rows(&mut self, t: &Table, rows: &[Vec<Cell>]) -> Result<()> {
+            let mut c = self.client();
+            let mut tx = c.transaction().map_err(|e| self.err(e))?;
+            let marks: Vec<String> = (1..=t.columns.len()).map(|i| format!("${i}")).collect();
+            let sql = format!(
+                "INSERT INTO {}({}) VALUES ({})",
+                t.name,
+                t.column_list(),
+                marks.join(", ")
+            );
+            let st = tx.prepare(&sql).map_err(|e| self.err(e))?;
+            for r in rows {
+                let params: Vec<Box<dyn ToSql + Sync>> = r
+                    .iter()
+                    .zip(t.columns)
+                    .map(|(c, (_, ty))| param(c, *ty))
+                    .collect();
+                let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| &**b).collect();
+                tx.execute(&st, &refs).map_err(|e| self.err(e))?;
+            }
+            if t.key() == "id" {
+                // New rows after the copy take the next ids.
+                tx.execute(
+                    &format!(
+                        "SELECT setval(pg_get_serial_sequence('{0}', 'id'), (SELECT max(id) FROM {0}))",
+                        t.name
+                    ),
+                    &[],
+                )
+                .map_err(|e| self.err(e))?;
+            }
+            tx.commit().map_err(|e| self.err(e))
+        }
     }
 }

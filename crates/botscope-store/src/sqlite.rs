@@ -692,3 +692,114 @@ impl SqliteStore {
         Ok(())
     }
 }
+
+mod rows {
+    //! Raw rows for `store copy`.
+
+    use rusqlite::types::{Value, ValueRef};
+
+    use super::{SqliteStore, classify};
+    use crate::Result;
+    use crate::copy::{Cell, Table, Ty};
+
+    fn to_value(c: &Cell) -> Value {
+        match c {
+            Cell::Null => Value::Null,
+            Cell::Int(i) => Value::Integer(*i),
+            Cell::Bool(b) => Value::Integer(i64::from(*b)),
+            Cell::Text(s) => Value::Text(s.clone()),
+            Cell::Blob(b) => Value::Blob(b.clone()),
+        }
+    }
+
+    fn cells(t: &Table, r: &rusqlite::Row<'_>) -> rusqlite::Result<Vec<Cell>> {
+        let mut out = Vec::with_capacity(t.columns.len());
+        for (i, (_, ty)) in t.columns.iter().enumerate() {
+            out.push(match r.get_ref(i)? {
+                ValueRef::Null => Cell::Null,
+                ValueRef::Integer(n) if *ty == Ty::Bool => Cell::Bool(n != 0),
+                ValueRef::Integer(n) => Cell::Int(n),
+                ValueRef::Real(f) => Cell::Int(f as i64),
+                ValueRef::Text(b) => Cell::Text(String::from_utf8_lossy(b).into_owned()),
+                ValueRef::Blob(b) => Cell::Blob(b.to_vec()),
+            });
+        }
+        Ok(out)
+    }
+
+    impl SqliteStore {
+        fn select(&self, t: &Table, filter: &str, args: &[Value]) -> Result<Vec<Vec<Cell>>> {
+            let sql = format!("SELECT {} FROM {} {filter}", t.column_list(), t.name);
+            let e = |e| classify(&self.path, e);
+            let mut st = self.conn.prepare(&sql).map_err(e)?;
+            let rows = st
+                .query_map(rusqlite::params_from_iter(args.iter()), |r| cells(t, r))
+                .map_err(e)?;
+            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(e)
+        }
+
+        pub(crate) fn rows_after(
+            &self,
+            t: &Table,
+            after: Option<&Cell>,
+            limit: usize,
+        ) -> Result<Vec<Vec<Cell>>> {
+            let key = t.key();
+            match after {
+                None => self.select(
+                    t,
+                    &format!("ORDER BY {key} LIMIT ?1"),
+                    &[Value::Integer(limit as i64)],
+                ),
+                Some(k) => self.select(
+                    t,
+                    &format!("WHERE {key} > ?2 ORDER BY {key} LIMIT ?1"),
+                    &[Value::Integer(limit as i64), to_value(k)],
+                ),
+            }
+        }
+
+        pub(crate) fn last_row(&self, t: &Table) -> Result<Option<Vec<Cell>>> {
+            let key = t.key();
+            Ok(self
+                .select(t, &format!("ORDER BY {key} DESC LIMIT 1"), &[])?
+                .pop())
+        }
+
+        pub(crate) fn row(&self, t: &Table, k: &Cell) -> Result<Option<Vec<Cell>>> {
+            let key = t.key();
+            Ok(self
+                .select(t, &format!("WHERE {key} = ?1"), &[to_value(k)])?
+                .pop())
+        }
+
+        pub(crate) fn count_up_to(&self, t: &Table, k: &Cell) -> Result<u64> {
+            let sql = format!("SELECT count(*) FROM {} WHERE {} <= ?1", t.name, t.key());
+            self.conn
+                .query_row(&sql, [to_value(k)], |r| r.get::<_, i64>(0))
+                .map(|n| n.max(0) as u64)
+                .map_err(|e| classify(&self.path, e))
+        }
+
+        pub(crate) fn put_rows(&mut self, t: &Table, rows: &[Vec<Cell>]) -> Result<()> {
+            let path = self.path.clone();
+            let e = |e| classify(&path, e);
+            let tx = self.conn.transaction().map_err(e)?;
+            {
+                let marks: Vec<String> = (1..=t.columns.len()).map(|i| format!("?{i}")).collect();
+                let sql = format!(
+                    "INSERT INTO {}({}) VALUES ({})",
+                    t.name,
+                    t.column_list(),
+                    marks.join(", ")
+                );
+                let mut st = tx.prepare(&sql).map_err(e)?;
+                for r in rows {
+                    st.execute(rusqlite::params_from_iter(r.iter().map(to_value)))
+                        .map_err(e)?;
+                }
+            }
+            tx.commit().map_err(e)
+        }
+    }
+}

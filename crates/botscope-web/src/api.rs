@@ -817,7 +817,7 @@ pub async fn submit_model(
     let a = app.clone();
     let r = app
         .work(move || {
-            let mut store = botscope_store::SqliteStore::open(&a.store)?;
+            let mut store = botscope_store::AnyStore::open(&a.store)?;
             botscope_index::submit(
                 &mut store,
                 &a.index_dir,

@@ -13,7 +13,7 @@ use botscope_botid::Registry;
 use botscope_index::{FavorTable, Hit, Index, Rank, SearchRequest, Trends};
 use botscope_ipdb::IpOwners;
 use botscope_robotstxt::Semantics;
-use botscope_store::{SqliteStore, Store};
+use botscope_store::{AnyStore, Store};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
 use crate::api::Fail;
@@ -69,7 +69,16 @@ impl App {
         } = config;
         let (store, index_dir, demo) = match db {
             Some(db) => {
-                let dir = index.unwrap_or_else(|| sibling(&db, ".index"));
+                let dir = match index {
+                    Some(i) => i,
+                    None if AnyStore::is_postgres(&db) => {
+                        return Err(Error::Setup(
+                            "a PostgreSQL store has no directory beside it: give --index DIR"
+                                .into(),
+                        ));
+                    }
+                    None => sibling(&db, ".index"),
+                };
                 (db, dir, None)
             }
             None => {
@@ -130,8 +139,8 @@ impl App {
     }
 
     /// The store, opened for reading.
-    pub(crate) fn store_read(&self) -> Result<SqliteStore, botscope_store::StoreError> {
-        SqliteStore::open_read(&self.store)
+    pub(crate) fn store_read(&self) -> Result<AnyStore, botscope_store::StoreError> {
+        AnyStore::open_read(&self.store)
     }
 
     /// Runs a request's work on a blocking thread, at most `threads` of
@@ -278,7 +287,7 @@ fn sibling(db: &Path, suffix: &str) -> PathBuf {
 /// Opens the index, building it first when there is none; an index behind
 /// the store is brought up to it.
 fn open_or_build(store: &Path, dir: &Path) -> Result<Index, Error> {
-    let s = SqliteStore::open_read(store)?;
+    let s = AnyStore::open_read(store)?;
     if !dir.join("meta.json").is_file() {
         tracing::info!(index = %dir.display(), "building the research index");
         let r = Index::build(&s, dir, None, &mut |_| {})?;

@@ -12,7 +12,7 @@ use botscope_harvest::{
     Config, DEFAULT_USER_AGENT, Progress, RunConfig, Selection, Tally, read_host_list,
 };
 use botscope_robotstxt::{FetchPolicy, Semantics};
-use botscope_store::{RunId, SqliteStore};
+use botscope_store::{AnyStore, RunId};
 
 use crate::cli::{FetchArgs, HarvestArgs};
 use crate::exit::ExitStatus;
@@ -110,7 +110,7 @@ pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
         input: a.hosts.display().to_string(),
     };
     // Everything is checked before the store is opened (or created).
-    let store = SqliteStore::open(&a.db.db)?;
+    let store = AnyStore::open(&a.db.db)?;
     let progress = Arc::new(Bar(crate::progress::bar(
         settings,
         a.no_progress,
@@ -121,7 +121,7 @@ pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
         Ok(done) => done,
         Err(botscope_harvest::Error::NothingToResume) => bail!(
             "--resume: no unfinished run over this host list in {}",
-            a.db.db.display()
+            AnyStore::display(&a.db.db)
         ),
         Err(e) => return Err(e.into()),
     };

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use botscope_index::{FavorSort, Index, IndexError, Rank, SearchRequest};
-use botscope_store::SqliteStore;
+use botscope_store::AnyStore;
 
 use crate::cli::{
     BiasArgs, DiffArgs, FavorArgs, FavorSortArg, Format, IndexBuildArgs, IndexUpdateArgs, RankArg,
@@ -34,7 +34,7 @@ fn query_error(e: IndexError, query: &str) -> anyhow::Error {
 
 /// `index build`.
 pub fn build(a: &IndexBuildArgs, s: &crate::Settings) -> Result<ExitStatus> {
-    let store = SqliteStore::open_read(&a.db.db)?;
+    let store = AnyStore::open_read(&a.db.db)?;
     let bar = crate::progress::bar(s, false, 0, "{spinner} {pos} sites indexed, {elapsed}");
     let r = Index::build(&store, &a.index.index, a.as_of, &mut |n| {
         if let Some(b) = &bar {
@@ -50,7 +50,7 @@ pub fn build(a: &IndexBuildArgs, s: &crate::Settings) -> Result<ExitStatus> {
 
 /// `index update`.
 pub fn update(a: &IndexUpdateArgs) -> Result<ExitStatus> {
-    let store = SqliteStore::open_read(&a.db.db)?;
+    let store = AnyStore::open_read(&a.db.db)?;
     let r = Index::open(&a.index.index)?.update(&store)?;
     eprintln!("{}: {r}", a.index.index.display());
     Ok(ExitStatus::Success)
@@ -100,7 +100,7 @@ pub fn bias(a: &BiasArgs) -> Result<ExitStatus> {
             botscope_index::bias(&body, a.semantics.into())
         }
         (None, Some(site)) => {
-            let store = SqliteStore::open_read(&a.db.db)?;
+            let store = AnyStore::open_read(&a.db.db)?;
             botscope_index::site_bias(&store, site, a.as_of, a.semantics.into())?
                 .with_context(|| format!("the store has no robots.txt of {site} at that time"))?
         }
@@ -140,7 +140,7 @@ pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
         crate::io::display(&a.file),
         botscope_index::MAX_SUBMISSION
     );
-    let mut store = SqliteStore::open(&a.db.db)?;
+    let mut store = AnyStore::open(&a.db.db)?;
     let now = botscope_index::now();
     let b = botscope_index::submit(
         &mut store,
@@ -152,7 +152,7 @@ pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
     )?;
     eprintln!(
         "stored in {} and indexed in {}",
-        a.db.db.display(),
+        AnyStore::display(&a.db.db),
         a.index.index.display()
     );
     show_bias(&b, a.format)?;
@@ -192,7 +192,7 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
     };
     let yearly = a.by == "year";
     let periods = botscope_index::periods(a.from.unwrap_or(first), a.to.unwrap_or(last), yearly);
-    let store = a.db.as_deref().map(SqliteStore::open_read).transpose()?;
+    let store = a.db.as_deref().map(AnyStore::open_read).transpose()?;
     let known = |t: i64| -> botscope_index::Result<u64> {
         use botscope_store::Store;
         Ok(store
@@ -222,7 +222,7 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
 /// `diff --site HOST`.
 pub fn diff(a: &DiffArgs) -> Result<ExitStatus> {
     use botscope_store::Store;
-    let store = SqliteStore::open_read(&a.db.db)?;
+    let store = AnyStore::open_read(&a.db.db)?;
     let h = store
         .site(&a.site.trim().to_ascii_lowercase())?
         .with_context(|| format!("the store does not know {}", a.site))?;

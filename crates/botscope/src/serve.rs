@@ -84,7 +84,10 @@ pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
         demo_sites: a.demo_sites,
         threads: s.threads,
     };
-    if let Some(db) = &a.db {
+    if let Some(db) =
+        a.db.as_ref()
+            .filter(|d| !botscope_store::AnyStore::is_postgres(d))
+    {
         anyhow::ensure!(
             db.is_file(),
             "{}: no store here (make one with `botscope harvest` or `botscope store import`)",

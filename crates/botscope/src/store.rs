@@ -5,10 +5,11 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use botscope_robotstxt::FetchPolicy;
-use botscope_store::{Importer, NewRun, SqliteStore, Store, content_hash};
+use botscope_store::{AnyStore, Importer, NewRun, Store, content_hash};
 
 use crate::cli::{
-    Format, StoreExportArgs, StoreExportFormat, StoreImportArgs, StoreImportFormat, StoreStatsArgs,
+    Format, StoreCopyArgs, StoreExportArgs, StoreExportFormat, StoreImportArgs, StoreImportFormat,
+    StoreStatsArgs,
 };
 use crate::exit::ExitStatus;
 
@@ -20,19 +21,19 @@ fn now() -> i64 {
 
 /// `store stats`.
 pub fn stats(a: &StoreStatsArgs) -> Result<ExitStatus> {
-    let s = SqliteStore::open_read(&a.db.db)?;
+    let s = AnyStore::open_read(&a.db.db)?;
     let st = s.stats()?;
     let mut out = std::io::stdout().lock();
     match a.format {
         Format::Json => writeln!(out, "{}", serde_json::to_string(&st)?)?,
-        Format::Text => out.write_all(st.describe(&a.db.db.display().to_string()).as_bytes())?,
+        Format::Text => out.write_all(st.describe(&AnyStore::display(&a.db.db)).as_bytes())?,
     }
     Ok(ExitStatus::Success)
 }
 
 /// `store export`.
 pub fn export(a: &StoreExportArgs) -> Result<ExitStatus> {
-    let s = SqliteStore::open_read(&a.db.db)?;
+    let s = AnyStore::open_read(&a.db.db)?;
     match a.format {
         StoreExportFormat::Files => {
             let dir = a.out.as_deref().context("--format files needs --out DIR")?;
@@ -48,7 +49,7 @@ pub fn export(a: &StoreExportArgs) -> Result<ExitStatus> {
                 .out
                 .as_deref()
                 .is_some_and(|p| p.extension().is_some_and(|e| e == "gz"));
-            let source = a.db.db.display().to_string();
+            let source = AnyStore::display(&a.db.db);
             let mut out = crate::io::output(a.out.as_deref())?;
             let n = botscope_store::export_warc(&s, &mut *out, gz, &source, now())?;
             eprintln!("{n} versions exported");
@@ -59,7 +60,7 @@ pub fn export(a: &StoreExportArgs) -> Result<ExitStatus> {
 
 /// `store import`.
 pub fn import(a: &StoreImportArgs) -> Result<ExitStatus> {
-    let mut store = SqliteStore::open(&a.db.db)?;
+    let mut store = AnyStore::open(&a.db.db)?;
     let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
     let now = now();
     let run = store.begin_run(&NewRun {
@@ -107,4 +108,22 @@ pub fn import(a: &StoreImportArgs) -> Result<ExitStatus> {
     } else {
         ExitStatus::Success
     })
+}
+
+/// `store copy`.
+pub fn copy(a: &StoreCopyArgs) -> Result<ExitStatus> {
+    let (from, to) = (AnyStore::display(&a.from), AnyStore::display(&a.to));
+    anyhow::ensure!(from != to, "--from and --to are the same store ({from})");
+    let src = AnyStore::open_read(&a.from)?;
+    let mut dst = AnyStore::open(&a.to)?;
+    let mut last = std::time::Instant::now();
+    let done = botscope_store::copy(&src, &mut dst, &mut |table, n| {
+        if last.elapsed() > std::time::Duration::from_secs(2) {
+            eprintln!("botscope: {table}: {n} rows");
+            last = std::time::Instant::now();
+        }
+    })
+    .with_context(|| format!("copying {from} to {to}"))?;
+    eprintln!("botscope: {done}");
+    Ok(ExitStatus::Success)
 }

@@ -615,3 +615,107 @@ fn postgres_behaves_like_sqlite() {
         "{e}"
     );
 }
+
+/// `store copy`: SQLite to PostgreSQL and back gives the same export; a
+/// copy that stopped resumes; a destination holding another store is
+/// refused untouched.
+#[test]
+fn copy_to_postgres_and_back() {
+    use botscope_store::AnyStore;
+    let pg = botscope_testkit::pg::Postgres::start();
+    let a = temp("copy-a");
+    {
+        let mut s = SqliteStore::open(&a).expect("open");
+        let run = import_run(&mut s, "copy");
+        let mut batch = Vec::new();
+        for i in 0..2_500i64 {
+            let host = format!("h{}.test", i % 900);
+            batch.push(if i % 7 == 0 {
+                failed(&host, 100 + i, if i % 2 == 0 { Some(503) } else { None })
+            } else {
+                let mut x = ok(
+                    &host,
+                    100 + i,
+                    &format!("User-agent: *\nDisallow: /{}\n", i % 300),
+                );
+                x.rank = Some(i as u64 % 50);
+                x.redirects = vec![botscope_store::Hop {
+                    url: format!("http://{host}/robots.txt"),
+                    status: 301,
+                }];
+                x
+            });
+        }
+        s.record(Some(run), &batch).expect("record");
+        s.finish_run(run, 9_000).expect("finish");
+    }
+    let export = |s: &AnyStore| {
+        let mut out = Vec::new();
+        botscope_store::export_jsonl(s, &mut out).expect("export");
+        out
+    };
+    let src = AnyStore::open_read(&a).expect("read");
+    let want = export(&src);
+    assert!(want.len() > 10_000);
+    let url = pg.create_db("copy");
+    let pg_path = PathBuf::from(&url);
+    let mut dst = AnyStore::open(&pg_path).expect("pg");
+    let done = botscope_store::copy(&src, &mut dst, &mut |_, _| {}).expect("copy");
+    assert!(done.to_string().starts_with("copied sites 900"), "{done}");
+    assert_eq!(export(&dst), want);
+    assert_eq!(
+        src.stats().expect("stats").attempts,
+        dst.stats().expect("stats").attempts
+    );
+    // A copy that stopped: the last rows of two tables gone.
+    {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+        c.batch_execute(
+            "DELETE FROM versions WHERE id > (SELECT max(id) - 100 FROM versions);
+             DELETE FROM attempts WHERE id > 1000;",
+        )
+        .expect("cut");
+    }
+    let again = botscope_store::copy(&src, &mut dst, &mut |_, _| {}).expect("resume");
+    let resumed = again.to_string();
+    assert!(
+        resumed.contains("attempts 1500 (resumed after 1000)"),
+        "{resumed}"
+    );
+    assert!(resumed.contains("versions 100 (resumed after"), "{resumed}");
+    assert!(resumed.contains("sites 0"), "{resumed}");
+    assert_eq!(export(&dst), want);
+    // New rows after a copy take new ids.
+    let mut w = AnyStore::open(&pg_path).expect("pg");
+    w.record(None, &[ok("new.test", 20_000, "new")])
+        .expect("record after copy");
+    // And back into a new SQLite file: the same export.
+    let b = temp("copy-b");
+    let mut back = AnyStore::open(&b).expect("sqlite");
+    let src2 = AnyStore::open_read(&pg_path).expect("read pg");
+    botscope_store::copy(&src2, &mut back, &mut |_, _| {}).expect("copy back");
+    let got2 = String::from_utf8(export(&back)).expect("utf-8");
+    let (with_new, without): (Vec<&str>, Vec<&str>) =
+        got2.lines().partition(|l| l.contains("\"new.test\""));
+    assert_eq!(with_new.len(), 1);
+    assert_eq!(
+        without.join("\n") + "\n",
+        String::from_utf8(want).expect("utf-8")
+    );
+    // Another store as the destination: refused, nothing written.
+    let other = temp("copy-other");
+    {
+        let mut s = SqliteStore::open(&other).expect("open");
+        s.record(None, &[ok("zzz.test", 1, "other")])
+            .expect("record");
+    }
+    let mut o = AnyStore::open(&other).expect("open");
+    let e = botscope_store::copy(&src, &mut o, &mut |_, _| {})
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("another store"), "{e}");
+    drop(o);
+    let o = AnyStore::open_read(&other).expect("read");
+    let st = o.stats().expect("stats");
+    assert_eq!((st.sites, st.attempts), (1, 1));
+}

@@ -547,3 +547,80 @@ async fn fetch_as_a_polite_crawler() {
     }
     assert_eq!(sim.seen.hits().len(), before);
 }
+
+/// `--db postgres://…`: a harvest into PostgreSQL, its totals, a copy to
+/// SQLite with the same export, and the research index built from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn harvest_into_postgres() {
+    let corpus = corpus();
+    let sites = bulk(120, corpus.len());
+    let sim = Sim::start(Config {
+        sites: sites.clone(),
+        addresses: 16,
+        corpus,
+    })
+    .await
+    .expect("sim");
+    let pg = tokio::task::spawn_blocking(botscope_testkit::pg::Postgres::start)
+        .await
+        .expect("postgres");
+    let url = pg.create_db("harvest");
+    let d = dir("pg");
+    let hosts = d.join("hosts.txt");
+    let list: String = sites.iter().map(|s| format!("{}\n", s.name)).collect();
+    std::fs::write(&hosts, list).expect("hosts");
+    let mut a = args(&sim, &d, &hosts, &[]);
+    let at = a.iter().position(|x| x == "--db").expect("--db");
+    a[at + 1] = url.clone();
+    let o = botscope(a).await;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stats = |db: &str| {
+        let o = crate::run(&["store", "stats", "--format", "json", "--db", db]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).expect("json")
+    };
+    let s = stats(&url);
+    assert_eq!(s["sites"], 120);
+    assert_eq!(s["attempts"], 120);
+    assert_eq!(s["versions"], parsed(&sites));
+    let copy = d.join("copy.db");
+    let o = crate::run(&["store", "copy", "--from", &url, "--to", crate::arg(&copy)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let export = |db: &str| {
+        let o = crate::run(&["store", "export", "--format", "jsonl", "--db", db]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    assert_eq!(export(&url), export(crate::arg(&copy)));
+    assert_eq!(stats(crate::arg(&copy))["versions"], s["versions"]);
+    // The same copy again: refused? No: resumed with nothing to do.
+    let o = crate::run(&["store", "copy", "--from", &url, "--to", crate::arg(&copy)]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("copied sites 0"));
+    // The research index from PostgreSQL.
+    let index = d.join("pg.index");
+    let o = crate::run(&[
+        "index",
+        "build",
+        "--db",
+        &url,
+        "--index",
+        crate::arg(&index),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = crate::run(&["search", "site:site0.test", "--index", crate::arg(&index)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A PostgreSQL URL that does not connect: exit 2, the password hidden.
+    let bad = format!(
+        "postgres://botscope:hunter2@127.0.0.1:{}/x",
+        botscope_testkit::free_port()
+    );
+    let o = crate::run(&["store", "stats", "--db", &bad]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot connect") && !err.contains("hunter2"),
+        "{err}"
+    );
+    drop(pg);
+}
