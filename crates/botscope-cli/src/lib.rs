@@ -52,6 +52,9 @@ pub enum Command {
     ///
     /// Example: botscope harvest top-1m.csv --db robots.db --concurrency 512
     Harvest(HarvestArgs),
+    /// The shared frontier of harvest workers, in a PostgreSQL store.
+    #[command(subcommand)]
+    Frontier(FrontierCommand),
     /// The harvest store: totals, export, import of WARC files.
     #[command(subcommand)]
     Store(StoreCommand),
@@ -593,6 +596,41 @@ pub struct DataUpdateArgs {
 
 #[derive(Debug, Args)]
 pub struct DataStatusArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FrontierCommand {
+    /// Add hosts to the frontier, due now: one host per line, or `rank,host` lines
+    /// (`-` for stdin). A host already there keeps its schedule and takes the new
+    /// rank. Exit status: 0 done; 2 error (nothing added).
+    ///
+    /// Example: botscope frontier add top-1m.csv --db postgres://botscope@db/botscope
+    Add(FrontierAddArgs),
+    /// The frontier's counts: hosts, never fetched, due, leased (and expired
+    /// leases), failing, due within a day, week and month, leases per worker.
+    ///
+    /// Example: botscope frontier stats --db postgres://botscope@db/botscope
+    Stats(FrontierStatsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FrontierAddArgs {
+    /// The host list (`-` for stdin).
+    #[arg(value_name = "HOSTS")]
+    pub hosts: PathBuf,
+    /// The store: postgres://USER@HOST/DB.
+    #[arg(long, value_name = "URL")]
+    pub db: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct FrontierStatsArgs {
+    /// The store: postgres://USER@HOST/DB.
+    #[arg(long, value_name = "URL")]
+    pub db: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,

@@ -410,7 +410,13 @@ impl Server {
             }
         });
         let svc = router(self.gate).into_make_service_with_connect_info::<SocketAddr>();
-        let r = axum::serve(self.listener, svc)
+        // Answers are one small segment each: sent at once, never held
+        // back for an acknowledgement.
+        use axum::serve::ListenerExt;
+        let listener = self.listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let r = axum::serve(listener, svc)
             .with_graceful_shutdown(shutdown)
             .await
             .map_err(Error::Serve);

@@ -22,6 +22,7 @@ pub mod warc;
 mod archive;
 mod copy;
 mod files;
+mod frontier;
 mod pg;
 mod sqlite;
 
@@ -32,6 +33,7 @@ use serde::{Deserialize, Serialize};
 pub use archive::{Imported, Importer, export_files, export_jsonl, export_warc, host_and_path};
 pub use copy::{Copied, copy};
 pub use files::{FileImport, host_of_file_name, import_files};
+pub use frontier::{Claimed, Done, FrontierStats, MONTH, next_due};
 pub use pg::{PG_SCHEMA_VERSION, PgStore, is_postgres_url, redact_url};
 pub use sqlite::{SCHEMA_VERSION, SqliteStore};
 
@@ -520,7 +522,7 @@ macro_rules! both {
 /// worker is handed over first, elsewhere it just runs. (A
 /// current-thread runtime cannot lend its thread: call from
 /// `spawn_blocking` there.)
-pub(crate) fn pg_blocking<R>(f: impl FnOnce() -> R) -> R {
+pub fn pg_blocking<R>(f: impl FnOnce() -> R) -> R {
     match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
         Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
         _ => f(),

@@ -89,6 +89,29 @@ CREATE TABLE versions (
 );
 CREATE INDEX versions_site ON versions(site_id, first_seen);
 ",
+    // 2: the shared frontier of harvest workers (docs/harvest.md). Small
+    // rows updated in place; autovacuum clears a busy queue's dead rows
+    // early.
+    r"
+CREATE TABLE frontier (
+    host TEXT PRIMARY KEY,
+    rank BIGINT,
+    due BIGINT NOT NULL,
+    lease_worker TEXT,
+    lease_until BIGINT,
+    failures INTEGER NOT NULL DEFAULT 0,
+    last_done BIGINT,
+    changed BOOLEAN NOT NULL DEFAULT false
+) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.01,
+        autovacuum_vacuum_threshold = 1000, autovacuum_vacuum_cost_delay = 0);
+CREATE INDEX frontier_due ON frontier (due, rank);
+CREATE TABLE frontier_addresses (
+    address TEXT PRIMARY KEY,
+    worker TEXT,
+    lease_until BIGINT,
+    next_ms BIGINT NOT NULL DEFAULT 0
+) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.01);
+",
 ];
 
 /// The PostgreSQL schema version this build writes.
@@ -134,7 +157,7 @@ pub struct PgStore {
 }
 
 /// The connection, locked.
-struct ClientGuard<'a>(std::sync::MutexGuard<'a, Option<Client>>);
+pub(crate) struct ClientGuard<'a>(std::sync::MutexGuard<'a, Option<Client>>);
 
 impl std::ops::Deref for ClientGuard<'_> {
     type Target = Client;
@@ -221,14 +244,14 @@ impl PgStore {
         &self.name
     }
 
-    fn err(&self, e: postgres::Error) -> StoreError {
+    pub(crate) fn err(&self, e: postgres::Error) -> StoreError {
         StoreError::Db {
             path: self.name.clone(),
             detail: describe(&e),
         }
     }
 
-    fn client(&self) -> ClientGuard<'_> {
+    pub(crate) fn client(&self) -> ClientGuard<'_> {
         ClientGuard(self.client.lock().unwrap_or_else(|e| e.into_inner()))
     }
 

@@ -28,8 +28,8 @@ pub use exit::{ExitStatus, finish};
 pub use settings::Settings;
 
 use cli::{
-    BotsCommand, Cli, Command, DataCommand, HoneypotCommand, IndexCommand, LogsCommand,
-    RobotsCommand, StoreCommand,
+    BotsCommand, Cli, Command, DataCommand, FrontierCommand, HoneypotCommand, IndexCommand,
+    LogsCommand, RobotsCommand, StoreCommand,
 };
 
 /// Runs the command `cli` names.
@@ -50,6 +50,8 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
             LogsCommand::ExportLists(a) => logs::export_lists(&a, s).await,
         },
         Command::Harvest(a) => harvest::run(&a, s).await,
+        Command::Frontier(FrontierCommand::Add(a)) => store::frontier_add(&a),
+        Command::Frontier(FrontierCommand::Stats(a)) => store::frontier_stats(&a),
         Command::Store(cmd) => match cmd {
             StoreCommand::Stats(a) => store::stats(&a),
             StoreCommand::Export(a) => store::export(&a),

@@ -8,8 +8,8 @@ use botscope_robotstxt::FetchPolicy;
 use botscope_store::{AnyStore, Importer, NewRun, Store, content_hash};
 
 use crate::cli::{
-    Format, StoreCopyArgs, StoreExportArgs, StoreExportFormat, StoreImportArgs, StoreImportFormat,
-    StoreStatsArgs,
+    Format, FrontierAddArgs, FrontierStatsArgs, StoreCopyArgs, StoreExportArgs, StoreExportFormat,
+    StoreImportArgs, StoreImportFormat, StoreStatsArgs,
 };
 use crate::exit::ExitStatus;
 
@@ -125,5 +125,62 @@ pub fn copy(a: &StoreCopyArgs) -> Result<ExitStatus> {
     })
     .with_context(|| format!("copying {from} to {to}"))?;
     eprintln!("botscope: {done}");
+    Ok(ExitStatus::Success)
+}
+
+/// The PostgreSQL store `db` names, for the frontier.
+fn frontier_store(db: &std::path::Path) -> Result<botscope_store::PgStore> {
+    let url = db.to_str().filter(|s| botscope_store::is_postgres_url(s));
+    let Some(url) = url else {
+        anyhow::bail!(
+            "{}: the frontier lives in a PostgreSQL store: give --db postgres://USER@HOST/DB",
+            db.display()
+        );
+    };
+    Ok(botscope_store::PgStore::open(url)?)
+}
+
+/// `frontier add`.
+pub fn frontier_add(a: &FrontierAddArgs) -> Result<ExitStatus> {
+    anyhow::ensure!(
+        AnyStore::is_postgres(&a.db),
+        "{}: the frontier lives in a PostgreSQL store: give --db postgres://USER@HOST/DB",
+        a.db.display()
+    );
+    // The list is read and checked before the store is touched.
+    let list = botscope_harvest::read_host_list(crate::io::input(&a.hosts)?)
+        .with_context(|| format!("failed to read {}", crate::io::display(&a.hosts)))?;
+    for note in list.notes() {
+        eprintln!("botscope: {note}");
+    }
+    anyhow::ensure!(
+        !list.hosts.is_empty(),
+        "no host names in {}",
+        crate::io::display(&a.hosts)
+    );
+    let hosts = list.hosts;
+    let n = botscope_store::pg_blocking(|| -> Result<u64> {
+        let s = frontier_store(&a.db)?;
+        Ok(s.frontier_add(&hosts, now())?)
+    })?;
+    eprintln!(
+        "botscope: {} hosts: {n} new, {} already in the frontier",
+        hosts.len(),
+        hosts.len() as u64 - n
+    );
+    Ok(ExitStatus::Success)
+}
+
+/// `frontier stats`.
+pub fn frontier_stats(a: &FrontierStatsArgs) -> Result<ExitStatus> {
+    let st = botscope_store::pg_blocking(|| -> Result<botscope_store::FrontierStats> {
+        let s = frontier_store(&a.db)?;
+        Ok(s.frontier_stats(now())?)
+    })?;
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        Format::Json => writeln!(out, "{}", serde_json::to_string(&st)?)?,
+        Format::Text => out.write_all(st.describe(&AnyStore::display(&a.db)).as_bytes())?,
+    }
     Ok(ExitStatus::Success)
 }

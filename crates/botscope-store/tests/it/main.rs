@@ -719,3 +719,123 @@ fn copy_to_postgres_and_back() {
     let st = o.stats().expect("stats");
     assert_eq!((st.sites, st.attempts), (1, 1));
 }
+
+/// The frontier: hosts added once with their ranks, claimed by rank with
+/// SKIP LOCKED (two workers never get the same host), leases renewed,
+/// an expired lease's hosts claimed again, releases scheduled, a round
+/// that ends only when nothing is due or leased.
+#[test]
+fn the_frontier_shares_hosts_between_workers() {
+    use std::time::Duration;
+    let pg = botscope_testkit::pg::Postgres::start();
+    let url = pg.create_db("frontier");
+    let s = PgStore::open(&url).expect("open");
+    let hosts: Vec<(Option<u64>, String)> = (0..1_000u64)
+        .map(|i| (Some(1_000 - i), format!("h{i}.test")))
+        .collect();
+    assert_eq!(s.frontier_add(&hosts, 100).expect("add"), 1_000);
+    assert_eq!(s.frontier_add(&hosts[..10], 100).expect("again"), 0);
+    let st = s.frontier_stats(100).expect("stats");
+    assert_eq!((st.hosts, st.due, st.never_fetched), (1_000, 1_000, 1_000));
+    // Best rank first.
+    let lease = Duration::from_secs(60);
+    let first = s.frontier_claim("w1", 5, lease, 100).expect("claim");
+    assert_eq!(first[0].host, "h999.test");
+    assert_eq!(first[0].rank, Some(1));
+    // Four workers claiming at once never share a host.
+    let threads: Vec<_> = (0..4)
+        .map(|w| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let s = PgStore::open(&url).expect("open");
+                let mut mine = Vec::new();
+                loop {
+                    let c = s
+                        .frontier_claim(&format!("t{w}"), 37, Duration::from_secs(60), 100)
+                        .expect("claim");
+                    if c.is_empty() {
+                        return mine;
+                    }
+                    mine.extend(c.into_iter().map(|c| c.host));
+                }
+            })
+        })
+        .collect();
+    let claims: Vec<Vec<String>> = threads
+        .into_iter()
+        .map(|t| t.join().expect("worker"))
+        .collect();
+    let mut all: Vec<String> = claims.concat();
+    let n = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!((n, all.len()), (995, 995), "each host once");
+    assert!(
+        claims.iter().all(|c| !c.is_empty()),
+        "every worker got some"
+    );
+    let st = s.frontier_stats(100).expect("stats");
+    assert_eq!((st.due, st.leased), (0, 1_000));
+    assert!(!s.frontier_round_over(100).expect("round"));
+    // w1 renews; t0..t3 "die". After the lease, their hosts are due again.
+    assert_eq!(s.frontier_renew("w1", lease, 150).expect("renew"), 5);
+    assert_eq!(s.frontier_stats(170).expect("stats").expired_leases, 995);
+    let again = s.frontier_claim("w2", 2_000, lease, 170).expect("claim");
+    assert_eq!(again.len(), 995);
+    assert!(
+        again.iter().all(|c| first.iter().all(|f| f.host != c.host)),
+        "w1's are kept"
+    );
+    // A late release by a dead worker does not touch w2's lease.
+    let late = botscope_store::Done {
+        host: again[0].host.clone(),
+        time: 171,
+        failed: false,
+        changed: true,
+        retry_at: None,
+    };
+    assert_eq!(
+        s.frontier_release("t0", &[late], botscope_store::MONTH)
+            .expect("release"),
+        0
+    );
+    // Releases: scheduled by rank, change and failure.
+    let done: Vec<botscope_store::Done> = again
+        .iter()
+        .enumerate()
+        .map(|(i, c)| botscope_store::Done {
+            host: c.host.clone(),
+            time: 200,
+            failed: i % 2 == 0,
+            changed: false,
+            retry_at: None,
+        })
+        .collect();
+    assert_eq!(
+        s.frontier_release("w2", &done, botscope_store::MONTH)
+            .expect("release"),
+        995
+    );
+    let w1: Vec<botscope_store::Done> = first
+        .iter()
+        .map(|c| botscope_store::Done {
+            host: c.host.clone(),
+            time: 200,
+            failed: false,
+            changed: true,
+            retry_at: Some(200 + 90 * 86_400),
+        })
+        .collect();
+    s.frontier_release("w1", &w1, botscope_store::MONTH)
+        .expect("release");
+    assert!(s.frontier_round_over(200).expect("round"));
+    let st = s.frontier_stats(200).expect("stats");
+    assert_eq!(
+        (st.leased, st.due, st.never_fetched, st.failing),
+        (0, 0, 0, 498)
+    );
+    // Top-thousand hosts every 7.5 days (a quarter month); the Retry-After
+    // ones in 90 days.
+    assert_eq!(st.due_within[1], 0);
+    assert_eq!(st.due_within[2], 995);
+}

@@ -610,6 +610,26 @@ async fn harvest_into_postgres() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = crate::run(&["search", "site:site0.test", "--index", crate::arg(&index)]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The frontier: hosts added once, junk told; an SQLite store refused.
+    let ranked = d.join("ranked.csv");
+    std::fs::write(
+        &ranked,
+        "rank,domain\n1,site0.test\n2,site1.test\nnot a host\n3,site0.test\n",
+    )
+    .expect("list");
+    let o = crate::run(&["frontier", "add", crate::arg(&ranked), "--db", &url]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("2 hosts: 2 new"), "{err}");
+    let o = crate::run(&["frontier", "stats", "--format", "json", "--db", &url]);
+    let st: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        (st["hosts"].as_u64(), st["due"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let o = crate::run(&["frontier", "stats", "--db", crate::arg(&copy)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("PostgreSQL"));
     // A PostgreSQL URL that does not connect: exit 2, the password hidden.
     let bad = format!(
         "postgres://botscope:hunter2@127.0.0.1:{}/x",

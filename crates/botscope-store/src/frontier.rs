@@ -1,0 +1,386 @@
+//! The shared frontier of harvest workers, in the PostgreSQL store: one
+//! small row per host with its priority (rank), when it is next due, its
+//! lease, and how it went last time; and one row per address with the
+//! worker that may connect to it and when it may next be asked.
+//!
+//! A claim takes due hosts with `SELECT … FOR UPDATE SKIP LOCKED`, so
+//! workers never wait on each other's rows, and moves their due time to
+//! the lease's end: a worker that dies loses nothing, since its hosts fall
+//! due again when the lease runs out. Renewing pushes the due time on.
+//! Releasing writes the next due time from the re-crawl schedule
+//! ([`next_due`]).
+//!
+//! The table is kept small (host, two times, a few counters) and its rows
+//! are updated in place (fillfactor 70, aggressive autovacuum), so that
+//! the dead tuples of a busy queue are cleared quickly.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::Result;
+use crate::pg::PgStore;
+
+/// The default re-crawl period: monthly.
+pub const MONTH: i64 = 30 * 86_400;
+
+/// A claimed host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimed {
+    /// The host.
+    pub host: String,
+    /// Its rank, when a ranked list gave it.
+    pub rank: Option<u64>,
+    /// Failed fetches in a row before this one.
+    pub failures: u32,
+}
+
+/// How a claimed host's fetch went, for its next due time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Done {
+    /// The host.
+    pub host: String,
+    /// When it was fetched (seconds since the epoch).
+    pub time: i64,
+    /// The fetch failed (no response, 429, 5xx).
+    pub failed: bool,
+    /// A new version was stored (the file changed).
+    pub changed: bool,
+    /// Not to be asked before this time (`Retry-After`).
+    pub retry_at: Option<i64>,
+}
+
+/// The re-crawl schedule (BotSeer's prioritised updating): monthly by
+/// default; sooner for higher-ranked sites (the top thousand weekly, the
+/// top hundred thousand fortnightly) and for a site whose file changed
+/// last time (half the period); later for a site that failed (the period
+/// doubled per failure in a row, at most four times); never before a
+/// `Retry-After`.
+pub fn next_due(period: i64, rank: Option<u64>, failures: u32, d: &Done) -> i64 {
+    let mut p = period as f64;
+    p *= match rank {
+        Some(r) if r <= 1_000 => 0.25,
+        Some(r) if r <= 100_000 => 0.5,
+        _ => 1.0,
+    };
+    if d.changed {
+        p *= 0.5;
+    }
+    if d.failed {
+        p *= f64::from(1u32 << failures.min(2));
+    }
+    let due = d.time + (p as i64).max(60);
+    d.retry_at.map_or(due, |r| due.max(r))
+}
+
+/// What the frontier holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FrontierStats {
+    /// Hosts.
+    pub hosts: u64,
+    /// Never fetched.
+    pub never_fetched: u64,
+    /// Due now (and not leased).
+    pub due: u64,
+    /// Leased to a worker now.
+    pub leased: u64,
+    /// Whose lease ran out before they were released (a worker died).
+    pub expired_leases: u64,
+    /// Failing (one failure or more in a row).
+    pub failing: u64,
+    /// Due within the next day, week and month.
+    pub due_within: [u64; 3],
+    /// Leased hosts per worker.
+    pub workers: Vec<(String, u64)>,
+    /// Dead row versions in the table (vacuum's work), by the server's count.
+    pub dead_tuples: u64,
+}
+
+impl FrontierStats {
+    /// The counts for people, one per line.
+    pub fn describe(&self, name: &str) -> String {
+        let workers = if self.workers.is_empty() {
+            "none".to_owned()
+        } else {
+            self.workers
+                .iter()
+                .map(|(w, n)| format!("{w} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "frontier         {name}\n\
+             hosts            {}\n\
+             never fetched    {}\n\
+             due now          {}\n\
+             leased           {} ({} expired)\n\
+             failing          {}\n\
+             due in 1d/7d/30d {} / {} / {}\n\
+             workers          {workers}\n\
+             dead tuples      {}\n",
+            self.hosts,
+            self.never_fetched,
+            self.due,
+            self.leased,
+            self.expired_leases,
+            self.failing,
+            self.due_within[0],
+            self.due_within[1],
+            self.due_within[2],
+            self.dead_tuples
+        )
+    }
+}
+
+fn secs(d: Duration) -> i64 {
+    i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 4)
+}
+
+impl PgStore {
+    /// Adds hosts (`(rank, host)`), due at `now`; a host already there
+    /// keeps its schedule and takes the new rank. Returns how many were
+    /// new.
+    pub fn frontier_add(&self, hosts: &[(Option<u64>, String)], now: i64) -> Result<u64> {
+        let mut added = 0u64;
+        for chunk in hosts.chunks(10_000) {
+            let names: Vec<&str> = chunk.iter().map(|(_, h)| h.as_str()).collect();
+            let ranks: Vec<Option<i64>> = chunk
+                .iter()
+                .map(|(r, _)| r.map(|r| i64::try_from(r).unwrap_or(i64::MAX)))
+                .collect();
+            let n = self
+                .client()
+                .query_one(
+                    "WITH new AS (
+                        INSERT INTO frontier(host, rank, due)
+                        SELECT h, r, $3 FROM unnest($1::text[], $2::bigint[]) AS u(h, r)
+                        ON CONFLICT (host) DO UPDATE SET rank = coalesce(EXCLUDED.rank, frontier.rank)
+                        RETURNING (xmax = 0) AS inserted)
+                     SELECT count(*) FILTER (WHERE inserted) FROM new",
+                    &[&names, &ranks, &now],
+                )
+                .map_err(|e| self.err(e))?
+                .get::<_, i64>(0);
+            added += n.max(0) as u64;
+        }
+        Ok(added)
+    }
+
+    /// Claims up to `batch` due hosts for `worker` for `lease`, most
+    /// overdue first, then by rank. Hosts other workers hold are skipped,
+    /// never waited for.
+    pub fn frontier_claim(
+        &self,
+        worker: &str,
+        batch: usize,
+        lease: Duration,
+        now: i64,
+    ) -> Result<Vec<Claimed>> {
+        let until = now + secs(lease);
+        let rows = self
+            .client()
+            .query(
+                "UPDATE frontier f SET lease_worker = $1, lease_until = $3, due = $3
+                 FROM (SELECT host FROM frontier WHERE due <= $2
+                       ORDER BY due, rank LIMIT $4 FOR UPDATE SKIP LOCKED) c
+                 WHERE f.host = c.host
+                 RETURNING f.host, f.rank, f.failures",
+                &[&worker, &now, &until, &(batch as i64)],
+            )
+            .map_err(|e| self.err(e))?;
+        let mut out: Vec<Claimed> = rows
+            .iter()
+            .map(|r| Claimed {
+                host: r.get(0),
+                rank: r.get::<_, Option<i64>>(1).map(|r| r.max(0) as u64),
+                failures: r.get::<_, i32>(2).max(0) as u32,
+            })
+            .collect();
+        // RETURNING keeps no order: best rank first again.
+        out.sort_by_key(|c| (c.rank.is_none(), c.rank));
+        Ok(out)
+    }
+
+    /// Extends every lease `worker` holds to `now + lease`; returns how
+    /// many it still holds.
+    pub fn frontier_renew(&self, worker: &str, lease: Duration, now: i64) -> Result<u64> {
+        let until = now + secs(lease);
+        let n = self
+            .client()
+            .execute(
+                "UPDATE frontier SET lease_until = $2, due = $2
+                 WHERE lease_worker = $1 AND lease_until >= $3",
+                &[&worker, &until, &now],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n)
+    }
+
+    /// Releases hosts `worker` fetched, each due again by the schedule
+    /// ([`next_due`] with `period`). A host whose lease another worker
+    /// has taken since is left to that worker.
+    pub fn frontier_release(&self, worker: &str, done: &[Done], period: i64) -> Result<u64> {
+        if done.is_empty() {
+            return Ok(0);
+        }
+        let mut c = self.client();
+        let mut tx = c.transaction().map_err(|e| self.err(e))?;
+        let names: Vec<&str> = done.iter().map(|d| d.host.as_str()).collect();
+        let rows = tx
+            .query(
+                "SELECT host, rank, failures FROM frontier
+                 WHERE host = ANY($1) AND lease_worker = $2 FOR UPDATE",
+                &[&names, &worker],
+            )
+            .map_err(|e| self.err(e))?;
+        let known: std::collections::HashMap<String, (Option<u64>, u32)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.get::<_, String>(0),
+                    (
+                        r.get::<_, Option<i64>>(1).map(|x| x.max(0) as u64),
+                        r.get::<_, i32>(2).max(0) as u32,
+                    ),
+                )
+            })
+            .collect();
+        let (mut hosts, mut dues, mut failures, mut times, mut changed) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for d in done {
+            let Some(&(rank, f)) = known.get(&d.host) else {
+                continue;
+            };
+            let f = if d.failed { f.saturating_add(1) } else { 0 };
+            hosts.push(d.host.as_str());
+            dues.push(next_due(period, rank, f.saturating_sub(1), d));
+            failures.push(i32::try_from(f).unwrap_or(i32::MAX));
+            times.push(d.time);
+            changed.push(d.changed);
+        }
+        let n = tx
+            .execute(
+                "UPDATE frontier f SET due = u.due, failures = u.failures, last_done = u.t,
+                        changed = u.changed, lease_worker = NULL, lease_until = NULL
+                 FROM unnest($1::text[], $2::bigint[], $3::int[], $4::bigint[], $5::bool[])
+                      AS u(host, due, failures, t, changed)
+                 WHERE f.host = u.host",
+                &[&hosts, &dues, &failures, &times, &changed],
+            )
+            .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(n)
+    }
+
+    /// True when a single round is over: no host is due and none is
+    /// leased (a dead worker's hosts count until they are fetched).
+    pub fn frontier_round_over(&self, now: i64) -> Result<bool> {
+        Ok(!self
+            .client()
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM frontier WHERE due <= $1 OR lease_worker IS NOT NULL)",
+                &[&now],
+            )
+            .map_err(|e| self.err(e))?
+            .get::<_, bool>(0))
+    }
+
+    /// The frontier's counts.
+    pub fn frontier_stats(&self, now: i64) -> Result<FrontierStats> {
+        let mut c = self.client();
+        let r = c
+            .query_one(
+                "SELECT count(*),
+                        count(*) FILTER (WHERE last_done IS NULL),
+                        count(*) FILTER (WHERE due <= $1 AND lease_worker IS NULL),
+                        count(*) FILTER (WHERE lease_worker IS NOT NULL AND lease_until >= $1),
+                        count(*) FILTER (WHERE lease_worker IS NOT NULL AND lease_until < $1),
+                        count(*) FILTER (WHERE failures > 0),
+                        count(*) FILTER (WHERE due <= $1 + 86400),
+                        count(*) FILTER (WHERE due <= $1 + 7 * 86400),
+                        count(*) FILTER (WHERE due <= $1 + 30 * 86400)
+                 FROM frontier",
+                &[&now],
+            )
+            .map_err(|e| self.err(e))?;
+        let n = |i: usize| r.get::<_, i64>(i).max(0) as u64;
+        let workers = c
+            .query(
+                "SELECT lease_worker, count(*) FROM frontier WHERE lease_worker IS NOT NULL
+                 GROUP BY 1 ORDER BY 2 DESC, 1",
+                &[],
+            )
+            .map_err(|e| self.err(e))?
+            .iter()
+            .map(|w| (w.get::<_, String>(0), w.get::<_, i64>(1).max(0) as u64))
+            .collect();
+        let dead = c
+            .query_opt(
+                "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'frontier'",
+                &[],
+            )
+            .map_err(|e| self.err(e))?
+            .map_or(0, |d| d.get::<_, i64>(0).max(0) as u64);
+        Ok(FrontierStats {
+            hosts: n(0),
+            never_fetched: n(1),
+            due: n(2),
+            leased: n(3),
+            expired_leases: n(4),
+            failing: n(5),
+            due_within: [n(6), n(7), n(8)],
+            workers,
+            dead_tuples: dead,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn done(failed: bool, changed: bool) -> Done {
+        Done {
+            host: "a.test".into(),
+            time: 1_000,
+            failed,
+            changed,
+            retry_at: None,
+        }
+    }
+
+    #[test]
+    fn the_schedule() {
+        let base = next_due(MONTH, None, 0, &done(false, false)) - 1_000;
+        assert_eq!(base, MONTH);
+        assert_eq!(
+            next_due(MONTH, Some(10), 0, &done(false, false)) - 1_000,
+            MONTH / 4
+        );
+        assert_eq!(
+            next_due(MONTH, Some(5_000), 0, &done(false, false)) - 1_000,
+            MONTH / 2
+        );
+        assert_eq!(
+            next_due(MONTH, None, 0, &done(false, true)) - 1_000,
+            MONTH / 2
+        );
+        assert_eq!(next_due(MONTH, None, 0, &done(true, false)) - 1_000, MONTH);
+        assert_eq!(
+            next_due(MONTH, None, 1, &done(true, false)) - 1_000,
+            2 * MONTH
+        );
+        assert_eq!(
+            next_due(MONTH, None, 9, &done(true, false)) - 1_000,
+            4 * MONTH
+        );
+        let mut r = done(true, false);
+        r.retry_at = Some(1_000 + 5 * MONTH);
+        assert_eq!(next_due(MONTH, None, 0, &r), 1_000 + 5 * MONTH);
+        assert_eq!(
+            next_due(1, None, 0, &done(false, false)),
+            1_060,
+            "at least a minute"
+        );
+    }
+}
