@@ -301,6 +301,12 @@ pub fn generate(
         }
     }
 
+    // The keys Google's rules read for the blocked product tokens.
+    let blocked_keys: BTreeSet<String> = blocked
+        .iter()
+        .flat_map(|b| b.tokens.iter().filter(|t| is_product_token(t)).map(|t| key(t)))
+        .filter(|k| !k.is_empty())
+        .collect();
     // The base: which lines to comment out.
     let base = base.unwrap_or_default();
     let base = base.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(base);
@@ -310,7 +316,13 @@ pub fn generate(
         let named: Vec<_> = g
             .user_agents
             .iter()
-            .filter(|u| !u.global && blocked_names.contains(&name(&u.value)))
+            .filter(|u| {
+                // Named by its own reading of the value, or by Google's
+                // (`ccbot+` is CCBot's group there).
+                !u.global
+                    && (blocked_names.contains(&name(&u.value))
+                        || blocked_keys.contains(&key(&u.value)))
+            })
             .collect();
         if named.is_empty() {
             continue;
@@ -630,6 +642,22 @@ mod tests {
             g.notes
         );
         assert!(g.checked > 0);
+    }
+
+    /// Found by the `generate` fuzz target: Google's rules read
+    /// `User-agent: ccbot+` as CCBot's group, so it is commented out like
+    /// `User-agent: CCBot`, or its Allow would outrank the block.
+    #[test]
+    fn a_value_google_reads_as_a_blocked_token_is_commented_out() {
+        let base = b"User-agent: *\nDisallow: /private/\n\nUser-agent: ccbot+\nAllow: /agent\n\nUser-agent: Googlebot\nAllow: /z\n";
+        let g = generate(&registry(), &policy(&[Category::AiTraining]), Some(base))
+            .expect("merged and checked");
+        let t = text(&g);
+        assert!(t.contains("# User-agent: ccbot+"), "{t}");
+        let m = Matcher::compile(&g.text, Semantics::Google, &ParseOptions::default());
+        assert!(!m.is_allowed("CCBot", "/agent"));
+        assert!(m.is_allowed("Googlebot", "/z"));
+        assert!(!m.is_allowed("SomeBot", "/private/x"));
     }
 
     #[test]
