@@ -304,7 +304,12 @@ pub fn generate(
     // The keys Google's rules read for the blocked product tokens.
     let blocked_keys: BTreeSet<String> = blocked
         .iter()
-        .flat_map(|b| b.tokens.iter().filter(|t| is_product_token(t)).map(|t| key(t)))
+        .flat_map(|b| {
+            b.tokens
+                .iter()
+                .filter(|t| is_product_token(t))
+                .map(|t| key(t))
+        })
         .filter(|k| !k.is_empty())
         .collect();
     // The base: which lines to comment out.

@@ -170,7 +170,7 @@ pub struct Fetch {
 /// and a contact URL (`+https://example.org/bot.html`) where a webmaster
 /// reads what it does and how to stop it. Returns the product token that
 /// robots.txt groups are matched against.
-pub fn honest_user_agent(ua: &str) -> Result<&str, String> {
+pub fn honest_user_agent(ua: &str) -> Result<String, String> {
     let ua = ua.trim();
     if ua.is_empty() {
         return Err("the User-Agent is empty: name the robot and give a contact URL, such as \"ExampleBot/1.0 (+https://example.org/bot.html)\"".into());
@@ -181,7 +181,20 @@ pub fn honest_user_agent(ua: &str) -> Result<&str, String> {
     if ua.chars().any(char::is_control) {
         return Err("the User-Agent has control characters".into());
     }
-    let token = product_token(ua);
+    // The robot's name stands outside its contact URL (`example.org/` is
+    // not a product).
+    let outside: String = ua
+        .split_whitespace()
+        .map(|w| {
+            let w = w.trim_start_matches('+');
+            match w.to_ascii_lowercase().find("http") {
+                Some(i) if w[i..].contains("://") => &w[..i],
+                _ => w,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let token = product_token(&outside);
     if !is_product_token(token) || token.eq_ignore_ascii_case("mozilla") {
         return Err(format!(
             "{ua:?} names no robot: give it a product token, such as \"ExampleBot/1.0\" (RFC 9309 2.2.1)"
@@ -210,7 +223,7 @@ pub fn honest_user_agent(ua: &str) -> Result<&str, String> {
             "{ua:?} has no contact URL: add one, such as \"+https://example.org/bot.html\", a page that says what the robot does and how to stop it"
         ));
     }
-    Ok(token)
+    Ok(token.to_owned())
 }
 
 /// What robots.txt said for an origin.
@@ -292,9 +305,7 @@ impl<L: Lookup> Crawler<L> {
     /// A crawler over a checked DNS pool; refuses a dishonest User-Agent
     /// ([`honest_user_agent`]).
     pub fn new(cfg: PoliteConfig, dns: Pool<L>) -> Result<Self, Error> {
-        let token = honest_user_agent(&cfg.fetch.user_agent)
-            .map_err(Error::Setup)?
-            .to_owned();
+        let token = honest_user_agent(&cfg.fetch.user_agent).map_err(Error::Setup)?;
         Ok(Crawler {
             h: Harvester::new(cfg.fetch, dns)?,
             token,
@@ -812,7 +823,7 @@ mod tests {
         }
         assert_eq!(
             honest_user_agent("Mozilla/5.0 (compatible; DanBot/1.0; +http://www.dancryer.com/x)"),
-            Ok("DanBot")
+            Ok("DanBot".to_owned())
         );
         for bad in [
             "",
