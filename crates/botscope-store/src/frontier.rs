@@ -272,6 +272,52 @@ impl PgStore {
         Ok(n)
     }
 
+    /// Takes `address` for `worker` until `until_ms` (milliseconds since
+    /// the epoch), when no other worker holds it or its holder's lease
+    /// ran out before `now_ms`. Returns the time before which the address
+    /// must not be asked (the last holder's end plus its gap), or `None`
+    /// when another worker holds it: one worker connects to an address at
+    /// a time, whichever worker resolved the name.
+    pub fn address_acquire(
+        &self,
+        worker: &str,
+        address: &str,
+        until_ms: i64,
+        now_ms: i64,
+    ) -> Result<Option<i64>> {
+        Ok(self
+            .client()
+            .query_opt(
+                "INSERT INTO frontier_addresses(address, worker, lease_until, next_ms)
+                 VALUES ($1, $2, $3, 0)
+                 ON CONFLICT (address) DO UPDATE
+                    SET worker = EXCLUDED.worker, lease_until = EXCLUDED.lease_until
+                    WHERE frontier_addresses.worker IS NULL
+                       OR frontier_addresses.worker = EXCLUDED.worker
+                       OR frontier_addresses.lease_until < $4
+                 RETURNING next_ms",
+                &[&address, &worker, &until_ms, &now_ms],
+            )
+            .map_err(|e| self.err(e))?
+            .map(|r| r.get(0)))
+    }
+
+    /// Gives `address` back: the next holder waits until `next_ms`. False
+    /// when `worker` no longer held it (its lease ran out and another took
+    /// it), which changes nothing.
+    pub fn address_release(&self, worker: &str, address: &str, next_ms: i64) -> Result<bool> {
+        let n = self
+            .client()
+            .execute(
+                "UPDATE frontier_addresses
+                 SET worker = NULL, lease_until = NULL, next_ms = greatest(next_ms, $3)
+                 WHERE address = $1 AND worker = $2",
+                &[&address, &worker, &next_ms],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n == 1)
+    }
+
     /// True when a single round is over: no host is due and none is
     /// leased (a dead worker's hosts count until they are fetched).
     pub fn frontier_round_over(&self, now: i64) -> Result<bool> {

@@ -834,6 +834,40 @@ fn the_frontier_shares_hosts_between_workers() {
         (st.leased, st.due, st.never_fetched, st.failing),
         (0, 0, 0, 498)
     );
+    // Addresses: one holder at a time; the next waits for the last one's
+    // end plus its gap; an expired holder is taken over and its late
+    // release changes nothing.
+    let ip = "192.0.2.7";
+    assert_eq!(
+        s.address_acquire("w1", ip, 10_000, 1_000).expect("acquire"),
+        Some(0)
+    );
+    assert_eq!(
+        s.address_acquire("w2", ip, 10_000, 1_000).expect("acquire"),
+        None
+    );
+    assert_eq!(
+        s.address_acquire("w1", ip, 20_000, 2_000).expect("renew"),
+        Some(0)
+    );
+    assert!(s.address_release("w1", ip, 5_000).expect("release"));
+    assert_eq!(
+        s.address_acquire("w2", ip, 30_000, 3_000).expect("acquire"),
+        Some(5_000)
+    );
+    assert_eq!(
+        s.address_acquire("w1", ip, 40_000, 31_000)
+            .expect("take over"),
+        Some(5_000)
+    );
+    assert!(!s.address_release("w2", ip, 99_000).expect("late release"));
+    assert!(s.address_release("w1", ip, 4_000).expect("release"));
+    assert_eq!(
+        s.address_acquire("w3", ip, 50_000, 41_000)
+            .expect("acquire"),
+        Some(5_000),
+        "never earlier"
+    );
     // Top-thousand hosts every 7.5 days (a quarter month); the Retry-After
     // ones in 90 days.
     assert_eq!(st.due_within[1], 0);
