@@ -182,13 +182,21 @@ pub fn honest_user_agent(ua: &str) -> Result<String, String> {
         return Err("the User-Agent has control characters".into());
     }
     // The robot's name stands outside its contact URL (`example.org/` is
-    // not a product).
+    // not a product); the URL must name a host with a domain.
+    let mut has_contact = false;
     let outside: String = ua
         .split_whitespace()
         .map(|w| {
             let w = w.trim_start_matches('+');
             match w.to_ascii_lowercase().find("http") {
-                Some(i) if w[i..].contains("://") => &w[..i],
+                Some(i) if w[i..].contains("://") => {
+                    let url = w[i..].trim_end_matches([';', ')', '"', '>', ',']);
+                    has_contact |= url::Url::parse(url)
+                        .ok()
+                        .and_then(|u| u.host_str().map(|h| h.contains('.')))
+                        == Some(true);
+                    &w[..i]
+                }
                 _ => w,
             }
         })
@@ -200,24 +208,6 @@ pub fn honest_user_agent(ua: &str) -> Result<String, String> {
             "{ua:?} names no robot: give it a product token, such as \"ExampleBot/1.0\" (RFC 9309 2.2.1)"
         ));
     }
-    let has_contact = ["https://", "http://"].iter().any(|scheme| {
-        let mut rest = ua;
-        while let Some(i) = rest.to_ascii_lowercase().find(scheme) {
-            let cand = &rest[i..];
-            let end = cand
-                .find(|c: char| c.is_whitespace() || matches!(c, ';' | ')' | '"' | '>'))
-                .unwrap_or(cand.len());
-            if url::Url::parse(&cand[..end])
-                .ok()
-                .and_then(|u| u.host_str().map(|h| h.contains('.')))
-                == Some(true)
-            {
-                return true;
-            }
-            rest = &rest[i + scheme.len()..];
-        }
-        false
-    });
     if !has_contact {
         return Err(format!(
             "{ua:?} has no contact URL: add one, such as \"+https://example.org/bot.html\", a page that says what the robot does and how to stop it"

@@ -414,7 +414,7 @@ fn judge(design: &Design, hits: &[Hit], name: String, identity: String, idx: &[u
             _ => {}
         }
     }
-    let mut checks: Vec<Score> = CHECKS
+    let checks: Vec<Score> = CHECKS
         .iter()
         .map(|c| {
             let mut s = scores.remove(c).expect("every check");
@@ -422,7 +422,6 @@ fn judge(design: &Design, hits: &[Hit], name: String, identity: String, idx: &[u
             s
         })
         .collect();
-    checks.shrink_to_fit();
     let judged: Vec<f64> = checks.iter().filter_map(|s| s.score).collect();
     let score =
         (!judged.is_empty()).then(|| 100.0 * judged.iter().sum::<f64>() / judged.len() as f64);

@@ -24,6 +24,14 @@ pub enum Error {
     /// An address could not be listened on.
     #[error("cannot listen on {0}: {1}")]
     Bind(SocketAddr, std::io::Error),
+    /// The log's sites file describes other sites.
+    #[error(
+        "{0} describes other sites: this log holds another honeypot's requests (give a new --log, or the same --sites, --domain and --crawl-delay)"
+    )]
+    OtherDesign(String),
+    /// A file in the way of the sites file.
+    #[error("{0} is in the way: it is not a honeypot's sites file (give another --log)")]
+    NotADesign(String),
     /// Serving failed.
     #[error("serving: {0}")]
     Serve(std::io::Error),
@@ -181,6 +189,25 @@ impl Honeypot {
         listen: &[SocketAddr],
         log: &Path,
     ) -> Result<Honeypot, Error> {
+        let shown = |p: &Path| botscope_text::field(&p.display().to_string()).into_owned();
+        // A log that already holds another design's requests would be
+        // judged against the wrong sites: refused before anything is
+        // written.
+        let dp = design_path(log);
+        let read = std::fs::File::open(&dp).and_then(|f| {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::Read::take(f, 16 << 20), &mut bytes)
+                .map(|_| bytes)
+        });
+        match read {
+            Ok(bytes) => match serde_json::from_slice::<Design>(&bytes) {
+                Ok(old) if old == design => {}
+                Ok(_) => return Err(Error::OtherDesign(shown(&dp))),
+                Err(_) => return Err(Error::NotADesign(shown(&dp))),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::File(shown(&dp), e)),
+        }
         let mut listeners = Vec::new();
         for a in listen {
             listeners.push(
@@ -189,13 +216,11 @@ impl Honeypot {
                     .map_err(|e| Error::Bind(*a, e))?,
             );
         }
-        let shown = |p: &Path| botscope_text::field(&p.display().to_string()).into_owned();
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(log)
             .map_err(|e| Error::File(shown(log), e))?;
-        let dp = design_path(log);
         let json = serde_json::to_vec_pretty(&design).unwrap_or_default();
         let tmp = {
             let mut s = dp.as_os_str().to_owned();

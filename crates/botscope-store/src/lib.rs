@@ -323,6 +323,16 @@ impl SiteHistory {
     }
 }
 
+/// The response headers a version's origin keeps, in the order the
+/// stores select them.
+pub(crate) const ORIGIN_HEADERS: [&str; 5] = [
+    "Cache-Control",
+    "Expires",
+    "Last-Modified",
+    "ETag",
+    "Retry-After",
+];
+
 /// What the store keeps of the response that first gave a version.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Origin {

@@ -368,6 +368,15 @@ impl PgStore {
         Ok(())
     }
 
+    /// A read-only transaction that sees one snapshot throughout.
+    fn snapshot<'c>(&self, c: &'c mut Client) -> Result<Transaction<'c>> {
+        c.build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| self.err(e))
+    }
+
     fn hash(&self, r: &Row, i: usize) -> Result<[u8; 32]> {
         let h: Vec<u8> = r.get(i);
         h.try_into().map_err(|_| StoreError::Corrupt {
@@ -705,12 +714,7 @@ impl Store for PgStore {
 
     fn each_version(&self, f: &mut dyn FnMut(Version) -> Result<()>) -> Result<()> {
         let mut c = self.client();
-        let mut tx = c
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(|e| self.err(e))?;
+        let mut tx = self.snapshot(&mut c)?;
         let mut rows = tx
             .query_raw(
                 "SELECT s.host, v.url, v.first_seen, v.last_seen, v.hash, b.content, v.content_type,
@@ -741,13 +745,7 @@ impl Store for PgStore {
             let status: Option<i32> = r.get(7);
             if let Some(status) = status.and_then(|s| u16::try_from(s).ok()) {
                 let mut headers = Vec::new();
-                for (i, name) in [
-                    (8, "Cache-Control"),
-                    (9, "Expires"),
-                    (10, "Last-Modified"),
-                    (11, "ETag"),
-                    (12, "Retry-After"),
-                ] {
+                for (i, name) in (8..).zip(crate::ORIGIN_HEADERS) {
                     if let Some(value) = r.get::<_, Option<String>>(i) {
                         headers.push((name.to_owned(), value));
                     }
@@ -778,12 +776,7 @@ impl Store for PgStore {
         f: &mut dyn FnMut(SiteHistory) -> Result<()>,
     ) -> Result<i64> {
         let mut c = self.client();
-        let mut tx = c
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(|e| self.err(e))?;
+        let mut tx = self.snapshot(&mut c)?;
         let now: i64 = tx
             .query_one("SELECT coalesce(max(changed), 0) FROM sites", &[])
             .map_err(|e| self.err(e))?

@@ -553,13 +553,7 @@ impl Store for SqliteStore {
             let status: Option<i64> = r.get(7).map_err(|e| classify(&self.path, e))?;
             if let Some(status) = status.and_then(|s| u16::try_from(s).ok()) {
                 let mut headers = Vec::new();
-                for (i, name) in [
-                    (8, "Cache-Control"),
-                    (9, "Expires"),
-                    (10, "Last-Modified"),
-                    (11, "ETag"),
-                    (12, "Retry-After"),
-                ] {
+                for (i, name) in (8..).zip(crate::ORIGIN_HEADERS) {
                     let value: Option<String> = r.get(i).map_err(|e| classify(&self.path, e))?;
                     if let Some(value) = value {
                         headers.push((name.to_owned(), value));

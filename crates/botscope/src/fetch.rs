@@ -174,11 +174,22 @@ pub async fn run(a: &FetchPagesArgs) -> Result<ExitStatus> {
     while let Some((i, f)) = rx.recv().await {
         done[i] = Some(f);
         // Printed in the order given, as soon as the earlier ones are.
-        while let Some(f) = done.get_mut(next).and_then(Option::take) {
+        while let Some(mut f) = done.get_mut(next).and_then(Option::take) {
             next += 1;
             all_fetched &= f.page.is_some();
-            let saved = match &a.out {
-                Some(dir) => save(dir, &f)?,
+            // A body that cannot be saved (a file in the way, no room) is
+            // that URL's failure, told on its line; the others go on.
+            let saved = match a.out.as_deref().map(|dir| save(dir, &f)) {
+                Some(Ok(p)) => p,
+                Some(Err(e)) => {
+                    all_fetched = false;
+                    let why = format!("not saved: {e:#}");
+                    f.error = Some(match f.error.take() {
+                        Some(before) => format!("{before}; {why}"),
+                        None => why,
+                    });
+                    None
+                }
                 None => None,
             };
             match a.format {

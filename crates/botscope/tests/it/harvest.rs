@@ -529,6 +529,30 @@ async fn fetch_as_a_polite_crawler() {
         "{text}"
     );
 
+    // A file in the way of a body: that URL says so, the file stays as it
+    // was, the next URL is still fetched and saved.
+    std::fs::write(out.join("pages.test/in-the-way"), "mine").expect("file");
+    let o = botscope(common(&[
+        "--user-agent",
+        "TestBot/2.0 (+https://example.org/testbot)",
+        "--out",
+        crate::arg(&out),
+        "http://pages.test/in-the-way/x",
+        "http://pages.test/after",
+    ]))
+    .await;
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.lines().next().unwrap_or("").contains("not saved"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("pages.test/in-the-way")).expect("read"),
+        "mine"
+    );
+    assert!(out.join("pages.test/after").is_file());
+
     // A User-Agent without a contact URL, or a bad URL: refused before
     // anything is asked.
     let before = sim.seen.hits().len();

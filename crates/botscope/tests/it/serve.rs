@@ -172,4 +172,28 @@ fn honeypot_serves_logs_and_reports() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!dir.path().join("x.log").exists());
+    // A log whose sites file describes other sites, or a file in the way:
+    // refused, nothing written.
+    for (what, sites) in [
+        (
+            "other",
+            r#"{"domain":"other.test","crawl_delay":5,"sites":[]}"#,
+        ),
+        ("junk", "=cmd|' /C calc'!A0\n"),
+    ] {
+        let log = dir.path().join(format!("{what}.log"));
+        let sites_file = dir.path().join(format!("{what}.log.sites.json"));
+        std::fs::write(&sites_file, sites).unwrap();
+        let o = crate::run(&[
+            "honeypot",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--log",
+            crate::arg(&log),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{what}");
+        assert!(!log.exists(), "{what}");
+        assert_eq!(std::fs::read_to_string(&sites_file).unwrap(), sites);
+    }
 }
