@@ -140,8 +140,8 @@ pub enum Command {
     /// robots.txt line, the time waited and the status. Between two requests to one host:
     /// the Crawl-delay (or Request-rate) of the group in force, at least --min-gap; one
     /// connection per host; Retry-After honoured. The User-Agent must name the robot and
-    /// carry a contact URL. Exit status: 0 every URL fetched; 1 one was disallowed or
-    /// unavailable, or got no response; 2 error.
+    /// carry a contact URL. Exit status: 0 every URL fetched (and saved); 1 one was
+    /// disallowed or unavailable, got no response or could not be saved; 2 error.
     ///
     /// Example: botscope fetch https://example.com/ https://example.com/about --user-agent "ExampleBot/1.0 (+https://example.org/bot.html)"
     Fetch(FetchPagesArgs),
