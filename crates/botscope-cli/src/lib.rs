@@ -50,7 +50,15 @@ pub enum Command {
     /// headers, redirect chain and error class. One connection at a time per
     /// address with --ip-gap between hits. Exit status: 0 done; 2 error.
     ///
+    /// With --worker NAME and a PostgreSQL --db, the process works the store's
+    /// shared frontier (`botscope frontier add`) beside any number of others:
+    /// one worker per address at a time across all of them, leases that a dead
+    /// worker's hosts outlive, the re-crawl schedule; SIGINT or SIGTERM stops
+    /// claiming and finishes what is claimed.
+    ///
     /// Example: botscope harvest top-1m.csv --db robots.db --concurrency 512
+    ///
+    /// Example: botscope harvest --db postgres://bot@db/robots --worker a1 --once
     Harvest(HarvestArgs),
     /// The shared frontier of harvest workers, in a PostgreSQL store.
     #[command(subcommand)]
@@ -638,9 +646,10 @@ pub struct FrontierStatsArgs {
 
 #[derive(Debug, Args)]
 pub struct HarvestArgs {
-    /// The host list (`-` for stdin).
-    #[arg(value_name = "HOSTS")]
-    pub hosts: PathBuf,
+    /// The host list (`-` for stdin). With --worker it is optional: its hosts
+    /// are added to the frontier first.
+    #[arg(value_name = "HOSTS", required_unless_present = "worker")]
+    pub hosts: Option<PathBuf>,
     #[command(flatten)]
     pub db: DbArgs,
     /// Hosts fetched at once.
@@ -666,6 +675,27 @@ pub struct HarvestArgs {
     /// Never show a progress bar (it only shows on a terminal anyway).
     #[arg(long)]
     pub no_progress: bool,
+    /// Work the shared frontier of a PostgreSQL store as this worker (a name
+    /// unique among the store's workers): claim due hosts in batches, fetch,
+    /// record, release; run as many workers as you like, on any machines.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["resume", "refresh"])]
+    pub worker: Option<String>,
+    /// Hosts per claim (--worker).
+    #[arg(long, value_name = "N", default_value_t = 500, requires = "worker")]
+    pub batch: usize,
+    /// Stop when the round is over: nothing due and nothing leased (--worker).
+    #[arg(long, requires = "worker")]
+    pub once: bool,
+    /// How long a claim lasts unless renewed (--worker; renewed every third).
+    #[arg(long, value_name = "DUR", default_value = "10m", requires = "worker")]
+    pub lease: String,
+    /// The re-crawl period: monthly, sooner for high ranks and changed files,
+    /// later for failing sites (--worker).
+    #[arg(long, value_name = "DUR", default_value = "30d", requires = "worker")]
+    pub period: String,
+    /// The wait between claims when nothing is due (--worker, without --once).
+    #[arg(long, value_name = "DUR", default_value = "1m", requires = "worker")]
+    pub idle: String,
 }
 
 /// How robots.txt files are fetched (`harvest`, and `robots check` or

@@ -20,6 +20,7 @@ pub mod polite;
 mod run;
 pub mod safety;
 mod turns;
+mod worker;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -35,7 +36,11 @@ pub use fetch::{Exchange, FetchError};
 pub use hosts::{HostList, MAX_LINE, host_of, read_host_list};
 pub use one::{Fetched, dns_pool, fetch_robots_txt};
 pub use polite::{Crawler, Decision, PoliteConfig, RobotsLine, honest_user_agent};
-pub use run::{NoProgress, Progress, RunConfig, Selection, Summary, Tally, backoff, run, select};
+pub use run::{
+    NoProgress, Progress, RunConfig, Selection, Summary, Tally, backoff, now_secs, run, select,
+};
+pub use turns::{AddressHolds, KEEP, Sharing, YIELD};
+pub use worker::{WorkerConfig, WorkerSummary, work};
 
 /// What stops a harvest (a host's failure never does: it is recorded as
 /// the attempt's error class, [`FetchError`]).
@@ -185,9 +190,21 @@ fn unix(t: SystemTime) -> i64 {
 impl<L: Lookup> Harvester<L> {
     /// A harvester over a checked DNS pool.
     pub fn new(cfg: Config, dns: Pool<L>) -> Result<Self, Error> {
+        let turns = turns::Turns::new(cfg.ip_gap);
+        Self::with_turns(cfg, dns, turns)
+    }
+
+    /// A harvester whose per-address turns are shared with other
+    /// processes (the frontier's workers).
+    pub fn shared(cfg: Config, dns: Pool<L>, sharing: Sharing) -> Result<Self, Error> {
+        let turns = turns::Turns::shared(cfg.ip_gap, sharing);
+        Self::with_turns(cfg, dns, turns)
+    }
+
+    fn with_turns(cfg: Config, dns: Pool<L>, turns: turns::Turns) -> Result<Self, Error> {
         let tls = tls_connector(&cfg.extra_roots)?;
         Ok(Harvester {
-            turns: turns::Turns::new(cfg.ip_gap),
+            turns,
             cfg,
             dns,
             tls,
@@ -262,19 +279,35 @@ impl<L: Lookup> Harvester<L> {
     /// turn: waiting behind other hosts on the same address is not the
     /// site's time. With `fallback`, https that cannot connect is retried
     /// as http in the same turn; the URL actually asked is returned.
+    /// The turn is left in `slot`: the next hop keeps it when it asks the
+    /// same address, and the caller ends it.
     async fn exchange(
         &self,
         url: &url::Url,
         prev: Option<&Previous>,
         deadline: &mut Option<Instant>,
         fallback: bool,
+        slot: &mut Option<turns::Turn>,
     ) -> (Option<IpAddr>, url::Url, Result<Exchange, FetchError>) {
         let host = url.host_str().unwrap_or_default().to_owned();
         let ip = match self.address(&host).await {
             Ok(ip) => ip,
             Err(e) => return (None, url.clone(), Err(e)),
         };
-        let wait = self.turns.take(ip);
+        let held = slot.take();
+        let wait = async move {
+            match held {
+                Some(mut t) if t.ip() == ip => {
+                    t.again().await;
+                    t
+                }
+                Some(t) => {
+                    t.end().await;
+                    self.turns.take(ip).await
+                }
+                None => self.turns.take(ip).await,
+            }
+        };
         // Later hops wait within the attempt's time.
         let turn = match *deadline {
             None => wait.await,
@@ -300,7 +333,7 @@ impl<L: Lookup> Harvester<L> {
             let _ = url.set_scheme("http");
             r = self.one(&url, &host, ip, prev, deadline).await;
         }
-        drop(turn);
+        *slot = Some(turn);
         (Some(ip), url, r)
     }
 
@@ -337,6 +370,21 @@ impl<L: Lookup> Harvester<L> {
 
     /// Fetches `host`'s robots.txt and decides what it means.
     pub async fn fetch(&self, host: &str, rank: Option<u64>, prev: Option<&Previous>) -> Attempt {
+        let mut slot = None;
+        let attempt = self.fetch_in(host, rank, prev, &mut slot).await;
+        if let Some(turn) = slot {
+            turn.end().await;
+        }
+        attempt
+    }
+
+    async fn fetch_in(
+        &self,
+        host: &str,
+        rank: Option<u64>,
+        prev: Option<&Previous>,
+        slot: &mut Option<turns::Turn>,
+    ) -> Attempt {
         let started = Instant::now();
         let now = SystemTime::now();
         let mut deadline: Option<Instant> = None;
@@ -361,7 +409,9 @@ impl<L: Lookup> Harvester<L> {
         };
         loop {
             let first_hop = attempt.redirects.is_empty();
-            let (ip, used, r) = self.exchange(&url, prev, &mut deadline, first_hop).await;
+            let (ip, used, r) = self
+                .exchange(&url, prev, &mut deadline, first_hop, slot)
+                .await;
             url = used;
             attempt.address = ip.map(|i| i.to_string());
             attempt.url = url.to_string();

@@ -17,9 +17,9 @@ use botscope_store::{Attempt, NewRun, Previous, RunId, Store, content_hash};
 use crate::{Config, Error, Harvester, HostList};
 
 /// Attempts per store transaction.
-const BATCH: usize = 500;
+pub(crate) const BATCH: usize = 500;
 /// The longest a result waits before its batch is written.
-const FLUSH_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const FLUSH_EVERY: Duration = Duration::from_secs(1);
 /// Check queries per nameserver before the run.
 const PROBES: usize = 5;
 /// Time for one check query.
@@ -54,7 +54,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, a: &Attempt) {
+    pub(crate) fn add(&mut self, a: &Attempt) {
         self.done += 1;
         *self.outcomes.entry(a.outcome.clone()).or_default() += 1;
         if let Some(e) = &a.error_class {
@@ -236,7 +236,7 @@ pub struct Summary {
 }
 
 /// Seconds since the epoch, now.
-fn now() -> i64 {
+pub fn now_secs() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
@@ -272,7 +272,7 @@ pub async fn run<S: Store + Send + 'static>(
             input_hash,
             user_agent: config.fetch.user_agent.clone(),
             hosts: list.hosts.len() as u64,
-            started: now(),
+            started: now_secs(),
         })?;
         (run, HashSet::new())
     };
@@ -281,7 +281,7 @@ pub async fn run<S: Store + Send + 'static>(
         list.hosts,
         &done,
         &previous,
-        now(),
+        now_secs(),
         config.refresh_older_than,
     );
     progress.selected(run, &selection);
@@ -326,7 +326,7 @@ pub async fn run<S: Store + Send + 'static>(
     let (tally, mut store) = writer.await.map_err(|_| Error::Writer)??;
     // A run that failed stays unfinished: resuming continues it.
     fetched?;
-    store.finish_run(run, now())?;
+    store.finish_run(run, now_secs())?;
     Ok((
         Summary {
             run,
@@ -347,56 +347,105 @@ async fn fetch_all(
     tx: crossbeam_channel::Sender<Attempt>,
     progress: &dyn Progress,
 ) -> Result<(), Error> {
-    // Names only: an address literal asks no nameserver, and a list of
-    // literals alone needs no check at all.
-    let probes: Vec<String> = todo
+    let names: Vec<&str> = todo.iter().map(|(_, h)| h.as_str()).collect();
+    let pool = checked_pool(&config.nameservers, &names, progress).await?;
+    let h = Arc::new(Harvester::new(config.fetch, pool)?);
+    let (jobs_tx, jobs) = tokio::sync::mpsc::channel::<Job>(concurrency * 4);
+    let mut previous = previous;
+    let todo = todo.to_vec();
+    let feeder = tokio::spawn(async move {
+        for (rank, host) in todo {
+            let previous = previous.remove(&host);
+            let job = Job {
+                rank,
+                host,
+                previous,
+            };
+            if jobs_tx.send(job).await.is_err() {
+                return;
+            }
+        }
+    });
+    fetch_stream(h, jobs, concurrency, tx).await;
+    let _ = feeder.await;
+    Ok(())
+}
+
+/// The nameservers checked with up to [`PROBES`] of `hosts`' names
+/// (address literals ask no nameserver, and a list of literals alone
+/// needs no check at all).
+pub(crate) async fn checked_pool(
+    nameservers: &[SocketAddr],
+    hosts: &[&str],
+    progress: &dyn Progress,
+) -> Result<Pool<HickoryLookup>, Error> {
+    let probes: Vec<String> = hosts
         .iter()
-        .map(|(_, h)| h)
         .filter(|h| {
             h.trim_matches(['[', ']'])
                 .parse::<std::net::IpAddr>()
                 .is_err()
         })
         .take(PROBES)
-        .cloned()
+        .map(|h| (*h).to_owned())
         .collect();
     let mut lookups = Vec::new();
-    for s in &config.nameservers {
+    for s in nameservers {
         lookups.push((*s, HickoryLookup::new(&[*s], PROBE_TIMEOUT)?));
     }
     let (pool, report) = Pool::check(lookups, &probes).await?;
     for r in &report {
         progress.nameserver(r);
     }
-    let h = Arc::new(Harvester::new(config.fetch, pool)?);
-    let previous = Arc::new(previous);
-    // DNS ahead of fetching: hosts go to the fetchers once resolved.
-    let (ready_tx, mut ready_rx) =
-        tokio::sync::mpsc::channel::<(Option<u64>, String)>(concurrency * 4);
+    Ok(pool)
+}
+
+/// A host to fetch, with what the store remembers of it.
+#[derive(Debug)]
+pub(crate) struct Job {
+    pub rank: Option<u64>,
+    pub host: String,
+    pub previous: Option<Previous>,
+}
+
+/// Fetches the hosts of `jobs` as they come, DNS resolved ahead of
+/// `concurrency` fetchers, each attempt sent to the writer `tx`; returns
+/// when `jobs` is closed and every fetch is over.
+pub(crate) async fn fetch_stream(
+    h: Arc<Harvester<HickoryLookup>>,
+    mut jobs: tokio::sync::mpsc::Receiver<Job>,
+    concurrency: usize,
+    tx: crossbeam_channel::Sender<Attempt>,
+) {
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<Job>(concurrency * 4);
     let resolver = {
         let h = h.clone();
-        let todo = todo.to_vec();
         tokio::spawn(async move {
+            // Resolved hosts go on as soon as they are (a worker's jobs
+            // never close while its hosts are out), at most twice
+            // `concurrency` resolving at once.
             let mut set = tokio::task::JoinSet::new();
-            for (rank, host) in todo {
-                while set.len() >= concurrency * 2 {
-                    if let Some(Ok(item)) = set.join_next().await
-                        && ready_tx.send(item).await.is_err()
-                    {
-                        return;
+            let mut open = true;
+            while open || !set.is_empty() {
+                tokio::select! {
+                    biased;
+                    Some(r) = set.join_next(), if !set.is_empty() => {
+                        if let Ok(job) = r
+                            && ready_tx.send(job).await.is_err()
+                        {
+                            return;
+                        }
                     }
-                }
-                let h = h.clone();
-                set.spawn(async move {
-                    h.resolve_ahead(&host).await;
-                    (rank, host)
-                });
-            }
-            while let Some(r) = set.join_next().await {
-                if let Ok(item) = r
-                    && ready_tx.send(item).await.is_err()
-                {
-                    return;
+                    job = jobs.recv(), if open && set.len() < concurrency * 2 => match job {
+                        Some(job) => {
+                            let h = h.clone();
+                            set.spawn(async move {
+                                h.resolve_ahead(&job.host).await;
+                                job
+                            });
+                        }
+                        None => open = false,
+                    },
                 }
             }
         })
@@ -405,13 +454,13 @@ async fn fetch_all(
     // the writer (off the runtime: the writer may be busy committing).
     let permits = Arc::new(tokio::sync::Semaphore::new(concurrency));
     let mut fetches = tokio::task::JoinSet::new();
-    while let Some((rank, host)) = ready_rx.recv().await {
+    while let Some(job) = ready_rx.recv().await {
         let Ok(permit) = permits.clone().acquire_owned().await else {
             break;
         };
-        let (h, tx, previous) = (h.clone(), tx.clone(), previous.clone());
+        let (h, tx) = (h.clone(), tx.clone());
         fetches.spawn(async move {
-            let attempt = h.fetch(&host, rank, previous.get(&host)).await;
+            let attempt = h.fetch(&job.host, job.rank, job.previous.as_ref()).await;
             let _ = tokio::task::spawn_blocking(move || tx.send(attempt).is_ok()).await;
             drop(permit);
         });
@@ -421,7 +470,6 @@ async fn fetch_all(
     drop(tx);
     let _ = resolver.await;
     while fetches.join_next().await.is_some() {}
-    Ok(())
 }
 
 #[cfg(test)]

@@ -2,55 +2,241 @@
 //! between the end of one and the start of the next, whichever host the
 //! exchanges are for (many hosts share an address). Times are Tokio's, so
 //! the rules are tested on a paused clock, exactly.
+//!
+//! Harvest processes that share a frontier share the rule too, through
+//! [`AddressHolds`]: before an exchange, a process holds the address (one
+//! process at a time), and it gives the address back with the gap the next
+//! holder must keep. A process keeps an address across its own exchanges
+//! while it has more waiting for it, for at most [`KEEP`] in a row; then it
+//! lets the address go and stands back for [`YIELD`], so that the others
+//! get their turn.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::OwnedMutexGuard;
 use tokio::time::Instant;
 
+/// The longest a process keeps an address in a row while others may want
+/// it.
+pub const KEEP: Duration = Duration::from_secs(2);
+/// How long a process that let an address go after [`KEEP`] waits before
+/// it asks for it again: longer than the longest wait between two asks of
+/// a process that wants it, so that one that does gets it.
+pub const YIELD: Duration = Duration::from_millis(500);
+/// The first wait before asking again for an address another process
+/// holds; the waits double up to [`POLL_MAX`].
+const POLL_MIN: Duration = Duration::from_millis(20);
+const POLL_MAX: Duration = Duration::from_millis(320);
+/// The wait before asking again when the shared store did not answer.
+const STORE_RETRY: Duration = Duration::from_secs(1);
+
+/// Address holds shared between harvest processes (the frontier's
+/// `frontier_addresses`). Blocking calls: they are made off the runtime.
+pub trait AddressHolds: Send + Sync + 'static {
+    /// Holds `address` for `hold` (again, when already held by this
+    /// process). `Some(wait)`: held, and the address may be asked after
+    /// `wait` (the last holder's gap); `None`: another process holds it.
+    fn acquire(&self, address: IpAddr, hold: Duration) -> Result<Option<Duration>, String>;
+    /// Gives `address` back; the next holder waits `gap`.
+    fn release(&self, address: IpAddr, gap: Duration) -> Result<(), String>;
+}
+
+/// How addresses are shared with other processes.
+#[derive(Clone)]
+pub struct Sharing {
+    /// The shared holds.
+    pub holds: Arc<dyn AddressHolds>,
+    /// How long one hold lasts: longer than an exchange plus the gap, so
+    /// that a process that dies mid-exchange still keeps the others off
+    /// until its gap has passed.
+    pub hold: Duration,
+    /// A hold is taken again when less than this is left of it (the
+    /// longest exchange plus the gap).
+    pub need: Duration,
+}
+
+impl std::fmt::Debug for Sharing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sharing")
+            .field("hold", &self.hold)
+            .field("need", &self.need)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The turns of every address.
 #[derive(Debug, Default)]
 pub struct Turns {
     gap: Duration,
-    /// Per address: held for a whole exchange; the time its last one ended.
-    gates: Mutex<HashMap<IpAddr, Arc<tokio::sync::Mutex<Option<Instant>>>>>,
+    sharing: Option<Sharing>,
+    /// Per address: held for a whole exchange.
+    gates: Mutex<HashMap<IpAddr, Arc<Gate>>>,
 }
 
-/// An address's turn, held for one exchange; its end is recorded when it
-/// is dropped.
+#[derive(Debug, Default)]
+struct Gate {
+    /// Exchanges of this process waiting for the address.
+    waiting: AtomicUsize,
+    state: Arc<tokio::sync::Mutex<State>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// When the last exchange ended.
+    last_end: Option<Instant>,
+    /// The shared hold: until when, and since when it is kept in a row.
+    held: Option<(Instant, Instant)>,
+    /// Not to ask for the address before this (standing back).
+    not_before: Option<Instant>,
+}
+
+/// An address's turn, held for one exchange. [`Turn::end`] records its
+/// end and gives a shared address back when nobody here waits for it;
+/// dropping it records the end only (the hold then runs out by itself).
 #[derive(Debug)]
-pub struct Turn(OwnedMutexGuard<Option<Instant>>);
+pub struct Turn {
+    state: OwnedMutexGuard<State>,
+    gate: Arc<Gate>,
+    ip: IpAddr,
+    gap: Duration,
+    sharing: Option<Sharing>,
+}
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        *self.0 = Some(Instant::now());
+        self.state.last_end = Some(Instant::now());
+    }
+}
+
+impl Turn {
+    /// The address.
+    pub fn ip(&self) -> IpAddr {
+        self.ip
+    }
+
+    /// The exchange is over and the attempt asks the same address again
+    /// (a redirect on the same host): the turn and the shared hold stay,
+    /// and the gap is kept.
+    pub async fn again(&mut self) {
+        let now = Instant::now();
+        self.state.last_end = Some(now);
+        if let Some(sharing) = self.sharing.clone() {
+            hold(&mut self.state, self.ip, &sharing).await;
+        }
+        tokio::time::sleep_until(now + self.gap).await;
+    }
+
+    /// The exchange is over.
+    pub async fn end(mut self) {
+        let now = Instant::now();
+        self.state.last_end = Some(now);
+        let Some(sharing) = self.sharing.clone() else {
+            return;
+        };
+        let Some((_, since)) = self.state.held else {
+            return;
+        };
+        let others = self.gate.waiting.load(Ordering::SeqCst) > 0;
+        let kept_long = now.duration_since(since) >= KEEP;
+        if others && !kept_long {
+            return;
+        }
+        // Given back before the next exchange here may take it again.
+        self.state.held = None;
+        if kept_long {
+            self.state.not_before = Some(now + YIELD);
+        }
+        let (ip, gap) = (self.ip, self.gap);
+        // A release that fails leaves the hold to run out: the others wait
+        // longer, never less.
+        let _ = tokio::task::spawn_blocking(move || sharing.holds.release(ip, gap)).await;
     }
 }
 
 impl Turns {
-    /// Turns with `gap` between exchanges with one address.
+    /// Turns with `gap` between exchanges with one address, in this
+    /// process only.
     pub fn new(gap: Duration) -> Turns {
         Turns {
             gap,
+            sharing: None,
             gates: Mutex::default(),
         }
     }
 
-    /// Waits for `ip`'s turn: the exchange before has ended, and `gap`
-    /// has passed since.
+    /// Turns shared with other processes through `sharing`.
+    pub fn shared(gap: Duration, sharing: Sharing) -> Turns {
+        Turns {
+            gap,
+            sharing: Some(sharing),
+            gates: Mutex::default(),
+        }
+    }
+
+    /// Waits for `ip`'s turn: the exchange before has ended, `gap` has
+    /// passed since, and (shared) this process holds the address and its
+    /// last holder's gap has passed.
     pub async fn take(&self, ip: IpAddr) -> Turn {
         let gate = {
             let mut g = self.gates.lock().unwrap_or_else(|e| e.into_inner());
             g.entry(ip).or_default().clone()
         };
-        let last = gate.lock_owned().await;
-        if let Some(t) = *last {
+        gate.waiting.fetch_add(1, Ordering::SeqCst);
+        let mut state = gate.state.clone().lock_owned().await;
+        gate.waiting.fetch_sub(1, Ordering::SeqCst);
+        if let Some(sharing) = &self.sharing {
+            hold(&mut state, ip, sharing).await;
+        }
+        if let Some(t) = state.last_end {
             tokio::time::sleep_until(t + self.gap).await;
         }
-        Turn(last)
+        Turn {
+            state,
+            gate,
+            ip,
+            gap: self.gap,
+            sharing: self.sharing.clone(),
+        }
+    }
+}
+
+/// Makes sure this process holds `ip` for the next exchange.
+async fn hold(state: &mut State, ip: IpAddr, sharing: &Sharing) {
+    if let Some(t) = state.not_before.take() {
+        tokio::time::sleep_until(t).await;
+    }
+    if state
+        .held
+        .is_some_and(|(until, _)| until > Instant::now() + sharing.need)
+    {
+        return;
+    }
+    let mut poll = POLL_MIN;
+    loop {
+        let asked = Instant::now();
+        let holds = sharing.holds.clone();
+        let hold = sharing.hold;
+        let answer = tokio::task::spawn_blocking(move || holds.acquire(ip, hold))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
+        match answer {
+            Ok(Some(wait)) => {
+                let since = state.held.map_or(asked, |(_, since)| since);
+                state.held = Some((asked + hold, since));
+                tokio::time::sleep(wait).await;
+                return;
+            }
+            Ok(None) => {
+                state.held = None;
+                tokio::time::sleep(poll).await;
+                poll = (poll * 2).min(POLL_MAX);
+            }
+            Err(_) => tokio::time::sleep(STORE_RETRY).await,
+        }
     }
 }
 
@@ -65,7 +251,7 @@ mod tests {
         let start = Instant::now();
         tokio::time::sleep(work).await;
         let end = Instant::now();
-        drop(turn);
+        turn.end().await;
         (start, end)
     }
 
@@ -93,5 +279,94 @@ mod tests {
         assert_eq!(same[0].0, t0, "the first goes at once");
         // Another address does not wait for this one.
         assert_eq!(spans[3].0, t0);
+    }
+
+    /// Shared holds in memory, as the frontier keeps them, on Tokio's
+    /// clock; every call counted.
+    #[derive(Default)]
+    struct Fake {
+        /// Per address: holder and until when; the next holder's start.
+        map: Mutex<HashMap<IpAddr, FakeHold>>,
+        calls: AtomicUsize,
+    }
+
+    type FakeHold = (Option<(usize, Instant)>, Instant);
+
+    struct Process(Arc<Fake>, usize);
+
+    impl AddressHolds for Process {
+        fn acquire(&self, a: IpAddr, hold: Duration) -> Result<Option<Duration>, String> {
+            self.0.calls.fetch_add(1, Ordering::SeqCst);
+            let now = Instant::now();
+            let mut m = self.0.map.lock().expect("lock");
+            let e = m.entry(a).or_insert((None, now));
+            match e.0 {
+                Some((w, until)) if w != self.1 && until > now => Ok(None),
+                _ => {
+                    e.0 = Some((self.1, now + hold));
+                    Ok(Some(e.1.saturating_duration_since(now)))
+                }
+            }
+        }
+        fn release(&self, a: IpAddr, gap: Duration) -> Result<(), String> {
+            self.0.calls.fetch_add(1, Ordering::SeqCst);
+            let mut m = self.0.map.lock().expect("lock");
+            if let Some(e) = m.get_mut(&a)
+                && e.0.is_some_and(|(w, _)| w == self.1)
+            {
+                *e = (None, Instant::now() + gap);
+            }
+            Ok(())
+        }
+    }
+
+    /// Two processes on one address: never at once, always the gap
+    /// between one's end and the other's start, and both get turns.
+    #[tokio::test(start_paused = true)]
+    async fn processes_share_an_address() {
+        let gap = Duration::from_millis(100);
+        let fake = Arc::new(Fake::default());
+        let turns: Vec<Arc<Turns>> = (0..2)
+            .map(|w| {
+                Arc::new(Turns::shared(
+                    gap,
+                    Sharing {
+                        holds: Arc::new(Process(fake.clone(), w)),
+                        hold: Duration::from_secs(60),
+                        need: Duration::from_secs(30),
+                    },
+                ))
+            })
+            .collect();
+        let mut tasks = Vec::new();
+        for (w, t) in turns.iter().enumerate() {
+            for _ in 0..40 {
+                let t = t.clone();
+                tasks.push(tokio::spawn(async move {
+                    let (s, e) = exchange(t, "192.0.2.9", Duration::from_millis(10)).await;
+                    (w, s, e)
+                }));
+            }
+        }
+        let mut spans = Vec::new();
+        for task in tasks {
+            spans.push(task.await.expect("task"));
+        }
+        spans.sort_by_key(|&(_, s, _)| s);
+        for w in spans.windows(2) {
+            assert!(
+                w[1].1 >= w[0].2 + gap,
+                "{:?} began {:?} after {:?} ended",
+                w[1].0,
+                w[1].1.saturating_duration_since(w[0].2),
+                w[0].0
+            );
+        }
+        // Each process kept the address while it had more to ask, then
+        // stood back: turns alternate in runs, not once per exchange.
+        let switches = spans.windows(2).filter(|w| w[0].0 != w[1].0).count();
+        assert!(switches >= 2, "both processes had turns: {switches}");
+        let calls = fake.calls.load(Ordering::SeqCst);
+        assert!(calls < 80, "holds kept across exchanges: {calls} calls");
     }
 }

@@ -201,16 +201,24 @@ impl PgStore {
         Ok(out)
     }
 
-    /// Extends every lease `worker` holds to `now + lease`; returns how
-    /// many it still holds.
-    pub fn frontier_renew(&self, worker: &str, lease: Duration, now: i64) -> Result<u64> {
+    /// Extends the leases `worker` holds on `hosts` (those it still works
+    /// on) to `now + lease`; returns how many it still holds. A lease the
+    /// worker has lost track of (a claim whose answer never came) is not
+    /// renewed: it runs out, and the host is claimed again.
+    pub fn frontier_renew(
+        &self,
+        worker: &str,
+        hosts: &[&str],
+        lease: Duration,
+        now: i64,
+    ) -> Result<u64> {
         let until = now + secs(lease);
         let n = self
             .client()
             .execute(
                 "UPDATE frontier SET lease_until = $2, due = $2
-                 WHERE lease_worker = $1 AND lease_until >= $3",
-                &[&worker, &until, &now],
+                 WHERE host = ANY($4) AND lease_worker = $1 AND lease_until >= $3",
+                &[&worker, &until, &now, &hosts],
             )
             .map_err(|e| self.err(e))?;
         Ok(n)
@@ -272,47 +280,54 @@ impl PgStore {
         Ok(n)
     }
 
-    /// Takes `address` for `worker` until `until_ms` (milliseconds since
-    /// the epoch), when no other worker holds it or its holder's lease
-    /// ran out before `now_ms`. Returns the time before which the address
-    /// must not be asked (the last holder's end plus its gap), or `None`
-    /// when another worker holds it: one worker connects to an address at
-    /// a time, whichever worker resolved the name.
+    /// Takes `address` for `worker` for `hold`, when no other worker
+    /// holds it or its holder's hold ran out. Returns how long to wait
+    /// before asking the address (until the last holder's end plus its
+    /// gap), or `None` when another worker holds it: one worker connects
+    /// to an address at a time, whichever worker resolved the name.
+    /// Taking an address again extends the hold. Times are the server's
+    /// clock, so workers on machines whose clocks differ agree.
     pub fn address_acquire(
         &self,
         worker: &str,
         address: &str,
-        until_ms: i64,
-        now_ms: i64,
-    ) -> Result<Option<i64>> {
+        hold: Duration,
+    ) -> Result<Option<Duration>> {
+        let hold_ms = i64::try_from(hold.as_millis()).unwrap_or(i64::MAX / 4);
         Ok(self
             .client()
             .query_opt(
                 "INSERT INTO frontier_addresses(address, worker, lease_until, next_ms)
-                 VALUES ($1, $2, $3, 0)
+                 VALUES ($1, $2, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $3, 0)
                  ON CONFLICT (address) DO UPDATE
                     SET worker = EXCLUDED.worker, lease_until = EXCLUDED.lease_until
                     WHERE frontier_addresses.worker IS NULL
                        OR frontier_addresses.worker = EXCLUDED.worker
-                       OR frontier_addresses.lease_until < $4
-                 RETURNING next_ms",
-                &[&address, &worker, &until_ms, &now_ms],
+                       OR frontier_addresses.lease_until
+                          < (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+                 RETURNING greatest(next_ms
+                     - (extract(epoch FROM clock_timestamp()) * 1000)::bigint, 0)",
+                &[&address, &worker, &hold_ms],
             )
             .map_err(|e| self.err(e))?
-            .map(|r| r.get(0)))
+            .map(|r| Duration::from_millis(r.get::<_, i64>(0).max(0) as u64)))
     }
 
-    /// Gives `address` back: the next holder waits until `next_ms`. False
-    /// when `worker` no longer held it (its lease ran out and another took
+    /// Gives `address` back: the next holder waits `gap` from now (or
+    /// longer, when an earlier release asked for more). False
+    /// when `worker` no longer held it (its hold ran out and another took
     /// it), which changes nothing.
-    pub fn address_release(&self, worker: &str, address: &str, next_ms: i64) -> Result<bool> {
+    pub fn address_release(&self, worker: &str, address: &str, gap: Duration) -> Result<bool> {
+        let gap_ms = i64::try_from(gap.as_millis()).unwrap_or(i64::MAX / 4);
         let n = self
             .client()
             .execute(
                 "UPDATE frontier_addresses
-                 SET worker = NULL, lease_until = NULL, next_ms = greatest(next_ms, $3)
+                 SET worker = NULL, lease_until = NULL,
+                     next_ms = greatest(next_ms,
+                         (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $3)
                  WHERE address = $1 AND worker = $2",
-                &[&address, &worker, &next_ms],
+                &[&address, &worker, &gap_ms],
             )
             .map_err(|e| self.err(e))?;
         Ok(n == 1)

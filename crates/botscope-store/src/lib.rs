@@ -484,14 +484,14 @@ pub enum AnyStore {
     /// One SQLite file.
     Sqlite(SqliteStore),
     /// A PostgreSQL database.
-    Pg(PgStore),
+    Pg(Box<PgStore>),
 }
 
 impl AnyStore {
     /// Opens (or creates) the store `db` names for writing, migrating it.
     pub fn open(db: &std::path::Path) -> Result<AnyStore> {
         Ok(match db.to_str().filter(|s| is_postgres_url(s)) {
-            Some(url) => AnyStore::Pg(pg_blocking(|| PgStore::open(url))?),
+            Some(url) => AnyStore::Pg(Box::new(pg_blocking(|| PgStore::open(url))?)),
             None => AnyStore::Sqlite(SqliteStore::open(db)?),
         })
     }
@@ -499,7 +499,7 @@ impl AnyStore {
     /// Opens an existing store for reading.
     pub fn open_read(db: &std::path::Path) -> Result<AnyStore> {
         Ok(match db.to_str().filter(|s| is_postgres_url(s)) {
-            Some(url) => AnyStore::Pg(pg_blocking(|| PgStore::open_read(url))?),
+            Some(url) => AnyStore::Pg(Box::new(pg_blocking(|| PgStore::open_read(url))?)),
             None => AnyStore::Sqlite(SqliteStore::open_read(db)?),
         })
     }

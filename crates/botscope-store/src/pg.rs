@@ -127,6 +127,24 @@ const HISTORY: &str = "SELECT s.host, s.rank, v.url, v.first_seen, v.last_seen, 
         v.content_type, v.source
     FROM sites s JOIN versions v ON v.site_id = s.id JOIN bodies b ON b.hash = v.hash";
 
+/// The columns of [`Previous`], read by [`previous_row`].
+const PREVIOUS: &str = "SELECT host, last_attempt, etag, last_modified, has_copy,
+        unreachable_since, retry_at";
+
+fn previous_row(r: &Row) -> (String, Previous) {
+    (
+        r.get(0),
+        Previous {
+            last_attempt: r.get(1),
+            etag: r.get(2),
+            last_modified: r.get(3),
+            has_copy: r.get(4),
+            unreachable_since: r.get(5),
+            retry_at: r.get(6),
+        },
+    )
+}
+
 /// True when `db` names a PostgreSQL store (`postgres://…`,
 /// `postgresql://…`) rather than an SQLite file.
 pub fn is_postgres_url(db: &str) -> bool {
@@ -153,6 +171,8 @@ pub fn redact_url(url: &str) -> String {
 pub struct PgStore {
     /// `None` only while the store is dropped.
     client: Mutex<Option<Client>>,
+    /// How to connect again when the connection is lost.
+    config: Box<postgres::Config>,
     name: String,
 }
 
@@ -235,6 +255,7 @@ impl PgStore {
         })?;
         Ok(PgStore {
             client: Mutex::new(Some(client)),
+            config: Box::new(config),
             name,
         })
     }
@@ -251,8 +272,20 @@ impl PgStore {
         }
     }
 
+    /// The connection, connected again first when it was lost (a server
+    /// restarted): the statement in progress then failed, and the caller's
+    /// next one goes through. When the server is still away, the old
+    /// connection stays and its statements fail with why.
     pub(crate) fn client(&self) -> ClientGuard<'_> {
-        ClientGuard(self.client.lock().unwrap_or_else(|e| e.into_inner()))
+        let mut g = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        if g.as_ref().is_some_and(Client::is_closed)
+            && let Ok(fresh) = self.config.connect(NoTls)
+        {
+            // The old connection's close blocks on the driver's runtime.
+            let old = g.replace(fresh);
+            crate::pg_blocking(move || drop(old));
+        }
+        ClientGuard(g)
     }
 
     fn setup(&self, write: bool) -> Result<()> {
@@ -320,6 +353,54 @@ impl PgStore {
             .map_err(|e| self.err(e))?;
         }
         tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// Records a batch of attempts in one transaction, as
+    /// [`Store::record`] does, and says for each whether it stored content
+    /// other than the version in force before it (the file changed).
+    pub fn record_batch(&self, run: Option<RunId>, batch: &[Attempt]) -> Result<Vec<bool>> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut c = self.client();
+        let mut tx = c.transaction().map_err(|e| self.err(e))?;
+        // Marks in commit order: one batch at a time takes the next.
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_MARK])
+            .map_err(|e| self.err(e))?;
+        let mark: i64 = tx
+            .query_one("SELECT coalesce(max(changed), 0) + 1 FROM sites", &[])
+            .map_err(|e| self.err(e))?
+            .get(0);
+        // Runs of distinct hosts, in order: a host twice in a batch has its
+        // attempts recorded one after the other.
+        let mut changed = Vec::with_capacity(batch.len());
+        let mut part: Vec<&Attempt> = Vec::new();
+        let mut hosts = HashSet::new();
+        for a in batch {
+            if !hosts.insert(a.host.as_str()) {
+                changed.extend(record_set(&mut tx, run, &part, mark).map_err(|e| self.err(e))?);
+                part.clear();
+                hosts.clear();
+                hosts.insert(a.host.as_str());
+            }
+            part.push(a);
+        }
+        changed.extend(record_set(&mut tx, run, &part, mark).map_err(|e| self.err(e))?);
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(changed)
+    }
+
+    /// What the store remembers of these hosts (those it knows), for
+    /// their next fetch: [`Store::previous`] for one batch.
+    pub fn previous_of(&self, hosts: &[&str]) -> Result<HashMap<String, Previous>> {
+        let rows = self
+            .client()
+            .query(
+                &format!("{PREVIOUS} FROM sites WHERE host = ANY($1)"),
+                &[&hosts],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(rows.iter().map(previous_row).collect())
     }
 
     /// Runs a [`HISTORY`] query ordered by host, handing each site's
@@ -410,151 +491,256 @@ fn i(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-fn record_one(
+/// Records `batch` (distinct hosts) in `tx` with a few set statements
+/// rather than a few per attempt: the sites, the bodies, the attempts,
+/// the versions in force around each attempt, then the versions and the
+/// sites updated. Versions as in SQLite: the one in force continues when
+/// the content is the same; else the next one may start earlier; else a
+/// new one. Says for each attempt whether it stored content other than
+/// the version in force before it.
+/// A version (id and content hash) in force at some time, if any.
+type VersionAt = Option<(i64, Vec<u8>)>;
+
+fn record_set(
     tx: &mut Transaction<'_>,
     run: Option<RunId>,
-    a: &Attempt,
+    batch: &[&Attempt],
     mark: i64,
-) -> std::result::Result<(), postgres::Error> {
-    let site_id: i64 = tx
-        .query_one(
-            "INSERT INTO sites(host, rank, added) VALUES ($1, $2, $3)
+) -> std::result::Result<Vec<bool>, postgres::Error> {
+    let owned = |s: &str| text(s).into_owned();
+    let owned_opt = |s: &Option<String>| opt_text(s).map(std::borrow::Cow::into_owned);
+    // The sites.
+    let hosts: Vec<String> = batch.iter().map(|a| owned(&a.host)).collect();
+    let ranks: Vec<Option<i64>> = batch.iter().map(|a| a.rank.map(i)).collect();
+    let times: Vec<i64> = batch.iter().map(|a| a.time).collect();
+    let ids: HashMap<String, i64> = tx
+        .query(
+            "INSERT INTO sites(host, rank, added)
+             SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])
              ON CONFLICT (host) DO UPDATE SET rank = coalesce(EXCLUDED.rank, sites.rank),
                 changed = CASE WHEN EXCLUDED.rank IS NOT NULL
                                AND EXCLUDED.rank IS DISTINCT FROM sites.rank
                                AND sites.has_copy THEN $4 ELSE sites.changed END
-             RETURNING id",
-            &[&text(&a.host), &a.rank.map(i), &a.time, &mark],
+             RETURNING host, id",
+            &[&hosts, &ranks, &times, &mark],
         )?
-        .get(0);
-    let hash = a.body.as_ref().map(|b| (content_hash(b), b));
-    if let Some((h, b)) = &hash {
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let site: Vec<i64> = hosts.iter().map(|h| ids[h]).collect();
+    // The bodies, once each.
+    let hashes: Vec<Option<[u8; 32]>> = batch
+        .iter()
+        .map(|a| a.body.as_ref().map(|b| content_hash(b)))
+        .collect();
+    let mut seen = HashSet::new();
+    let (mut bh, mut bsize, mut bcontent) = (Vec::new(), Vec::new(), Vec::new());
+    for (a, h) in batch.iter().zip(&hashes) {
+        if let (Some(b), Some(h)) = (&a.body, h)
+            && seen.insert(*h)
+        {
+            bh.push(&h[..]);
+            bsize.push(b.len() as i64);
+            bcontent.push(&b[..]);
+        }
+    }
+    if !bh.is_empty() {
         tx.execute(
-            "INSERT INTO bodies(hash, size, content) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-            &[&&h[..], &(b.len() as i64), &&b[..]],
+            "INSERT INTO bodies(hash, size, content)
+             SELECT * FROM unnest($1::bytea[], $2::bigint[], $3::bytea[])
+             ON CONFLICT DO NOTHING",
+            &[&bh, &bsize, &bcontent],
         )?;
     }
-    let redirects = serde_json::to_string(&a.redirects).unwrap_or_else(|_| "[]".into());
-    let h = &a.headers;
-    let status = a.status.map(i32::from);
+    // The attempts.
+    let hash_col: Vec<Option<Vec<u8>>> = hashes.iter().map(|h| h.map(|h| h.to_vec())).collect();
+    let col = |f: fn(&Attempt) -> &Option<String>| -> Vec<Option<String>> {
+        batch.iter().map(|a| owned_opt(f(a))).collect()
+    };
     tx.execute(
         "INSERT INTO attempts(run_id, site_id, time, duration_ms, url, redirects, address, status,
             content_type, cache_control, expires, retry_after, last_modified, etag, bytes,
             truncated, error_class, error, outcome, reason, expires_in, body_hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-            $19, $20, $21, $22)",
+         SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[],
+            $6::text[], $7::text[], $8::int[], $9::text[], $10::text[], $11::text[],
+            $12::text[], $13::text[], $14::text[], $15::bigint[], $16::bool[], $17::text[],
+            $18::text[], $19::text[], $20::text[], $21::bigint[], $22::bytea[])",
         &[
             &run,
-            &site_id,
-            &a.time,
-            &i(a.duration_ms),
-            &text(&a.url),
-            &text(&redirects),
-            &opt_text(&a.address),
-            &status,
-            &opt_text(&h.content_type),
-            &opt_text(&h.cache_control),
-            &opt_text(&h.expires),
-            &opt_text(&h.retry_after),
-            &opt_text(&h.last_modified),
-            &opt_text(&h.etag),
-            &i(a.bytes),
-            &a.truncated,
-            &opt_text(&a.error_class),
-            &opt_text(&a.error),
-            &text(&a.outcome),
-            &text(&a.reason),
-            &a.expires_in.map(i),
-            &hash.as_ref().map(|(h, _)| h.to_vec()),
+            &site,
+            &times,
+            &batch.iter().map(|a| i(a.duration_ms)).collect::<Vec<_>>(),
+            &batch.iter().map(|a| owned(&a.url)).collect::<Vec<_>>(),
+            &batch
+                .iter()
+                .map(|a| {
+                    owned(&serde_json::to_string(&a.redirects).unwrap_or_else(|_| "[]".into()))
+                })
+                .collect::<Vec<_>>(),
+            &col(|a| &a.address),
+            &batch
+                .iter()
+                .map(|a| a.status.map(i32::from))
+                .collect::<Vec<_>>(),
+            &col(|a| &a.headers.content_type),
+            &col(|a| &a.headers.cache_control),
+            &col(|a| &a.headers.expires),
+            &col(|a| &a.headers.retry_after),
+            &col(|a| &a.headers.last_modified),
+            &col(|a| &a.headers.etag),
+            &batch.iter().map(|a| i(a.bytes)).collect::<Vec<_>>(),
+            &batch.iter().map(|a| a.truncated).collect::<Vec<_>>(),
+            &col(|a| &a.error_class),
+            &col(|a| &a.error),
+            &batch.iter().map(|a| owned(&a.outcome)).collect::<Vec<_>>(),
+            &batch.iter().map(|a| owned(&a.reason)).collect::<Vec<_>>(),
+            &batch
+                .iter()
+                .map(|a| a.expires_in.map(i))
+                .collect::<Vec<_>>(),
+            &hash_col,
         ],
     )?;
-    // Versions, as in SQLite: the one in force continues when the content
-    // is the same; else the next one may start earlier; else a new one.
-    let before = tx
-        .query_opt(
-            "SELECT id, hash FROM versions WHERE site_id = $1 AND first_seen <= $2
-             ORDER BY first_seen DESC, id DESC LIMIT 1",
-            &[&site_id, &a.time],
-        )?
-        .map(|r| (r.get::<_, i64>(0), r.get::<_, Vec<u8>>(1)));
-    if let Some((h, _)) = &hash {
-        let after = tx
-            .query_opt(
-                "SELECT id, hash FROM versions WHERE site_id = $1 AND first_seen > $2
-                 ORDER BY first_seen ASC, id ASC LIMIT 1",
-                &[&site_id, &a.time],
-            )?
-            .map(|r| (r.get::<_, i64>(0), r.get::<_, Vec<u8>>(1)));
-        let changed = |tx: &mut Transaction<'_>| {
-            tx.execute(
-                "UPDATE sites SET changed = $2 WHERE id = $1",
-                &[&site_id, &mark],
-            )
-        };
-        match (before, after) {
-            (Some((id, bh)), _) if bh == h[..] => {
-                tx.execute(
-                    "UPDATE versions SET last_seen = greatest(last_seen, $2) WHERE id = $1",
-                    &[&id, &a.time],
-                )?;
-            }
-            (_, Some((id, ah))) if ah == h[..] => {
-                tx.execute(
-                    "UPDATE versions SET first_seen = $2 WHERE id = $1",
-                    &[&id, &a.time],
-                )?;
-                changed(tx)?;
-            }
-            _ => {
-                tx.execute(
-                    "INSERT INTO versions(site_id, hash, url, content_type, first_seen, last_seen,
-                        source)
-                     VALUES ($1, $2, $3, $4, $5, $5, $6)",
-                    &[
-                        &site_id,
-                        &&h[..],
-                        &text(&a.url),
-                        &opt_text(&a.headers.content_type),
-                        &a.time,
-                        &a.source.as_str(),
-                    ],
-                )?;
-                changed(tx)?;
+    // The versions in force at each attempt with a body or a 304, and the
+    // next ones.
+    let asks: Vec<usize> = (0..batch.len())
+        .filter(|&k| hashes[k].is_some() || batch[k].status == Some(304))
+        .collect();
+    let mut around: HashMap<usize, (VersionAt, VersionAt)> = HashMap::new();
+    if !asks.is_empty() {
+        let ks: Vec<i32> = asks.iter().map(|&k| k as i32).collect();
+        let ss: Vec<i64> = asks.iter().map(|&k| site[k]).collect();
+        let ts: Vec<i64> = asks.iter().map(|&k| times[k]).collect();
+        for r in tx.query(
+            "SELECT u.k, b.id, b.hash, a.id, a.hash
+             FROM unnest($1::int[], $2::bigint[], $3::bigint[]) AS u(k, site, t)
+             LEFT JOIN LATERAL (SELECT id, hash FROM versions
+                 WHERE site_id = u.site AND first_seen <= u.t
+                 ORDER BY first_seen DESC, id DESC LIMIT 1) b ON true
+             LEFT JOIN LATERAL (SELECT id, hash FROM versions
+                 WHERE site_id = u.site AND first_seen > u.t
+                 ORDER BY first_seen ASC, id ASC LIMIT 1) a ON true",
+            &[&ks, &ss, &ts],
+        )? {
+            let k = r.get::<_, i32>(0) as usize;
+            let before = r.get::<_, Option<i64>>(1).map(|id| (id, r.get(2)));
+            let after = r.get::<_, Option<i64>>(3).map(|id| (id, r.get(4)));
+            around.insert(k, (before, after));
+        }
+    }
+    let mut new_content = vec![false; batch.len()];
+    let (mut seen_id, mut seen_t) = (Vec::new(), Vec::new());
+    let (mut earlier_id, mut earlier_t) = (Vec::new(), Vec::new());
+    let (mut nv_site, mut nv_hash, mut nv_url, mut nv_ct, mut nv_t, mut nv_src) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
+    let mut changed_sites = Vec::new();
+    for &k in &asks {
+        let a = batch[k];
+        let (before, after) = around.remove(&k).unwrap_or((None, None));
+        match &hashes[k] {
+            Some(h) => match (&before, &after) {
+                (Some((id, bh)), _) if bh[..] == h[..] => {
+                    seen_id.push(*id);
+                    seen_t.push(a.time);
+                }
+                (_, Some((id, ah))) if ah[..] == h[..] => {
+                    earlier_id.push(*id);
+                    earlier_t.push(a.time);
+                    changed_sites.push(site[k]);
+                    new_content[k] = true;
+                }
+                _ => {
+                    nv_site.push(site[k]);
+                    nv_hash.push(h.to_vec());
+                    nv_url.push(owned(&a.url));
+                    nv_ct.push(owned_opt(&a.headers.content_type));
+                    nv_t.push(a.time);
+                    nv_src.push(a.source.as_str().to_owned());
+                    changed_sites.push(site[k]);
+                    new_content[k] = before.is_some();
+                }
+            },
+            None => {
+                if let Some((id, _)) = before {
+                    seen_id.push(id);
+                    seen_t.push(a.time);
+                }
             }
         }
-    } else if a.status == Some(304)
-        && let Some((id, _)) = before
-    {
+    }
+    if !seen_id.is_empty() {
         tx.execute(
-            "UPDATE versions SET last_seen = greatest(last_seen, $2) WHERE id = $1",
-            &[&id, &a.time],
+            "UPDATE versions v SET last_seen = greatest(v.last_seen, u.t)
+             FROM unnest($1::bigint[], $2::bigint[]) AS u(id, t) WHERE v.id = u.id",
+            &[&seen_id, &seen_t],
         )?;
     }
-    let retry_at =
-        matches!(a.status, Some(429 | 503)).then(|| a.time + i(a.expires_in.unwrap_or(0)));
+    if !earlier_id.is_empty() {
+        tx.execute(
+            "UPDATE versions v SET first_seen = u.t
+             FROM unnest($1::bigint[], $2::bigint[]) AS u(id, t) WHERE v.id = u.id",
+            &[&earlier_id, &earlier_t],
+        )?;
+    }
+    if !nv_site.is_empty() {
+        tx.execute(
+            "INSERT INTO versions(site_id, hash, url, content_type, first_seen, last_seen, source)
+             SELECT s, h, u, c, t, t, src
+             FROM unnest($1::bigint[], $2::bytea[], $3::text[], $4::text[], $5::bigint[],
+                         $6::text[]) AS x(s, h, u, c, t, src)",
+            &[&nv_site, &nv_hash, &nv_url, &nv_ct, &nv_t, &nv_src],
+        )?;
+    }
+    if !changed_sites.is_empty() {
+        tx.execute(
+            "UPDATE sites SET changed = $2 WHERE id = ANY($1)",
+            &[&changed_sites, &mark],
+        )?;
+    }
+    // The sites' last attempt (a later one already recorded stays).
     tx.execute(
-        "UPDATE sites SET
-            last_attempt = $2, last_outcome = $3, last_status = $4, last_error_class = $5,
-            unreachable_since = CASE WHEN $6 THEN coalesce(unreachable_since, $2) ELSE NULL END,
-            has_copy = has_copy OR $7,
-            etag = CASE WHEN $7 THEN $8 ELSE etag END,
-            last_modified = CASE WHEN $7 THEN $9 ELSE last_modified END,
-            retry_at = $10
-         WHERE id = $1 AND (last_attempt IS NULL OR last_attempt <= $2)",
+        "UPDATE sites s SET
+            last_attempt = u.t, last_outcome = u.outcome, last_status = u.status,
+            last_error_class = u.ec,
+            unreachable_since = CASE WHEN u.unreach THEN coalesce(s.unreachable_since, u.t)
+                                     ELSE NULL END,
+            has_copy = s.has_copy OR u.body,
+            etag = CASE WHEN u.body THEN u.etag ELSE s.etag END,
+            last_modified = CASE WHEN u.body THEN u.lm ELSE s.last_modified END,
+            retry_at = u.retry
+         FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::int[], $5::text[], $6::bool[],
+                     $7::bool[], $8::text[], $9::text[], $10::bigint[])
+              AS u(id, t, outcome, status, ec, unreach, body, etag, lm, retry)
+         WHERE s.id = u.id AND (s.last_attempt IS NULL OR s.last_attempt <= u.t)",
         &[
-            &site_id,
-            &a.time,
-            &text(&a.outcome),
-            &status,
-            &opt_text(&a.error_class),
-            &a.unreachable(),
-            &hash.is_some(),
-            &opt_text(&h.etag),
-            &opt_text(&h.last_modified),
-            &retry_at,
+            &site,
+            &times,
+            &batch.iter().map(|a| owned(&a.outcome)).collect::<Vec<_>>(),
+            &batch
+                .iter()
+                .map(|a| a.status.map(i32::from))
+                .collect::<Vec<_>>(),
+            &col(|a| &a.error_class),
+            &batch.iter().map(|a| a.unreachable()).collect::<Vec<_>>(),
+            &hashes.iter().map(Option::is_some).collect::<Vec<_>>(),
+            &col(|a| &a.headers.etag),
+            &col(|a| &a.headers.last_modified),
+            &batch
+                .iter()
+                .map(|a| {
+                    matches!(a.status, Some(429 | 503))
+                        .then(|| a.time + i(a.expires_in.unwrap_or(0)))
+                })
+                .collect::<Vec<_>>(),
         ],
     )?;
-    Ok(())
+    Ok(new_content)
 }
 
 impl Store for PgStore {
@@ -611,50 +797,15 @@ impl Store for PgStore {
     }
 
     fn record(&mut self, run: Option<RunId>, batch: &[Attempt]) -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let mut c = self.client();
-        let mut tx = c.transaction().map_err(|e| self.err(e))?;
-        // Marks in commit order: one batch at a time takes the next.
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_MARK])
-            .map_err(|e| self.err(e))?;
-        let mark: i64 = tx
-            .query_one("SELECT coalesce(max(changed), 0) + 1 FROM sites", &[])
-            .map_err(|e| self.err(e))?
-            .get(0);
-        for a in batch {
-            record_one(&mut tx, run, a, mark).map_err(|e| self.err(e))?;
-        }
-        tx.commit().map_err(|e| self.err(e))
+        self.record_batch(run, batch).map(drop)
     }
 
     fn previous(&self) -> Result<HashMap<String, Previous>> {
         let rows = self
             .client()
-            .query(
-                "SELECT host, last_attempt, etag, last_modified, has_copy, unreachable_since,
-                        retry_at
-                 FROM sites",
-                &[],
-            )
+            .query(&format!("{PREVIOUS} FROM sites"), &[])
             .map_err(|e| self.err(e))?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                (
-                    r.get(0),
-                    Previous {
-                        last_attempt: r.get(1),
-                        etag: r.get(2),
-                        last_modified: r.get(3),
-                        has_copy: r.get(4),
-                        unreachable_since: r.get(5),
-                        retry_at: r.get(6),
-                    },
-                )
-            })
-            .collect())
+        Ok(rows.iter().map(previous_row).collect())
     }
 
     fn stats(&self) -> Result<Stats> {

@@ -6,7 +6,11 @@ use std::time::Duration;
 
 /// A port below 32768 free for both UDP and TCP on 127.0.0.1.
 pub fn free_port() -> u16 {
-    let start = 20_000 + (std::process::id() % 10_000) as u16;
+    // Each call starts further on, so that servers started at once in one
+    // process (before any has bound its port) never get the same one.
+    static CALLS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let start = 20_000 + ((std::process::id() % 10_000) as u16 + call.wrapping_mul(97)) % 12_000;
     (start..32_000)
         .chain(20_000..start)
         .find(|&p| {

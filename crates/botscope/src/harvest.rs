@@ -87,16 +87,28 @@ pub fn fetch_config(args: &FetchArgs, semantics: Semantics, ip_gap: Duration) ->
     })
 }
 
-/// `harvest`.
-pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
-    let list = read_host_list(crate::io::input(&a.hosts)?)
-        .with_context(|| format!("failed to read {}", crate::io::display(&a.hosts)))?;
+/// The host list of `path`, its notes told; empty is an error.
+fn host_list(path: &std::path::Path) -> Result<botscope_harvest::HostList> {
+    let list = read_host_list(crate::io::input(path)?)
+        .with_context(|| format!("failed to read {}", crate::io::display(path)))?;
     for note in list.notes() {
         eprintln!("botscope: {note}");
     }
     if list.hosts.is_empty() {
-        bail!("no host names in {}", a.hosts.display());
+        bail!("no host names in {}", crate::io::display(path));
     }
+    Ok(list)
+}
+
+/// `harvest`.
+pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
+    if let Some(worker) = &a.worker {
+        return work(a, worker, settings).await;
+    }
+    let Some(hosts) = &a.hosts else {
+        bail!("give a host list (or --worker NAME to work a PostgreSQL frontier)");
+    };
+    let list = host_list(hosts)?;
     let config = RunConfig {
         fetch: fetch_config(&a.fetch, a.semantics.into(), parse_duration(&a.ip_gap)?)?,
         concurrency: a.concurrency.max(1),
@@ -107,7 +119,7 @@ pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
         } else {
             None
         },
-        input: a.hosts.display().to_string(),
+        input: hosts.display().to_string(),
     };
     // Everything is checked before the store is opened (or created).
     let store = AnyStore::open(&a.db.db)?;
@@ -130,4 +142,80 @@ pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
     }
     eprintln!("{summary}");
     Ok(ExitStatus::Success)
+}
+
+/// `harvest --worker NAME`: the shared frontier of a PostgreSQL store.
+async fn work(a: &HarvestArgs, worker: &str, settings: &Settings) -> Result<ExitStatus> {
+    anyhow::ensure!(
+        AnyStore::is_postgres(&a.db.db),
+        "{}: --worker works the shared frontier of a PostgreSQL store: give --db postgres://USER@HOST/DB",
+        a.db.db.display()
+    );
+    anyhow::ensure!(
+        !worker.trim().is_empty() && worker.len() <= 200 && !worker.chars().any(char::is_control),
+        "--worker: a name of 1 to 200 characters, without control characters"
+    );
+    let lease = parse_duration(&a.lease).context("--lease")?;
+    anyhow::ensure!(
+        lease >= Duration::from_secs(3),
+        "--lease: at least 3s (it is renewed every third)"
+    );
+    let config = botscope_harvest::WorkerConfig {
+        fetch: fetch_config(&a.fetch, a.semantics.into(), parse_duration(&a.ip_gap)?)?,
+        concurrency: a.concurrency.max(1),
+        nameservers: nameservers(&a.fetch.dns)?,
+        worker: worker.to_owned(),
+        batch: a.batch.clamp(1, 100_000),
+        lease,
+        period: parse_duration(&a.period).context("--period")?,
+        once: a.once,
+        idle: parse_duration(&a.idle).context("--idle")?,
+    };
+    // Everything is checked before the store is touched.
+    let list = a.hosts.as_deref().map(host_list).transpose()?;
+    let url = a.db.db.to_string_lossy().into_owned();
+    if let Some(list) = list {
+        let n = botscope_store::pg_blocking(|| -> Result<u64> {
+            let s = botscope_store::PgStore::open(&url)?;
+            Ok(s.frontier_add(&list.hosts, botscope_harvest::now_secs())?)
+        })?;
+        eprintln!(
+            "botscope: {} hosts: {n} new in the frontier",
+            list.hosts.len()
+        );
+    }
+    let progress = Arc::new(Bar(crate::progress::bar(
+        settings,
+        a.no_progress,
+        0,
+        "{spinner} [{elapsed_precise}] {pos} hosts {per_sec}\n{msg}",
+    )));
+    let summary = botscope_harvest::work(&url, config, progress.clone(), shutdown()).await?;
+    if let Some(pb) = &progress.0 {
+        pb.finish_and_clear();
+    }
+    eprintln!("worker {worker}: {summary}");
+    Ok(ExitStatus::Success)
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

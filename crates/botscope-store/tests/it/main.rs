@@ -777,15 +777,24 @@ fn the_frontier_shares_hosts_between_workers() {
     let st = s.frontier_stats(100).expect("stats");
     assert_eq!((st.due, st.leased), (0, 1_000));
     assert!(!s.frontier_round_over(100).expect("round"));
-    // w1 renews; t0..t3 "die". After the lease, their hosts are due again.
-    assert_eq!(s.frontier_renew("w1", lease, 150).expect("renew"), 5);
-    assert_eq!(s.frontier_stats(170).expect("stats").expired_leases, 995);
-    let again = s.frontier_claim("w2", 2_000, lease, 170).expect("claim");
-    assert_eq!(again.len(), 995);
-    assert!(
-        again.iter().all(|c| first.iter().all(|f| f.host != c.host)),
-        "w1's are kept"
+    // w1 renews the hosts it works on (one it lost track of is left to
+    // run out); t0..t3 "die". After the lease, their hosts are due again.
+    let mine: Vec<&str> = first[..4].iter().map(|c| c.host.as_str()).collect();
+    assert_eq!(s.frontier_renew("w1", &mine, lease, 150).expect("renew"), 4);
+    assert_eq!(
+        s.frontier_renew("t0", &mine, lease, 150).expect("not t0's"),
+        0
     );
+    assert_eq!(s.frontier_stats(170).expect("stats").expired_leases, 996);
+    let again = s.frontier_claim("w2", 2_000, lease, 170).expect("claim");
+    assert_eq!(again.len(), 996);
+    assert!(
+        again
+            .iter()
+            .all(|c| first[..4].iter().all(|f| f.host != c.host)),
+        "w1's renewed leases are kept"
+    );
+    assert!(again.iter().any(|c| c.host == first[4].host));
     // A late release by a dead worker does not touch w2's lease.
     let late = botscope_store::Done {
         host: again[0].host.clone(),
@@ -814,7 +823,7 @@ fn the_frontier_shares_hosts_between_workers() {
     assert_eq!(
         s.frontier_release("w2", &done, botscope_store::MONTH)
             .expect("release"),
-        995
+        996
     );
     let w1: Vec<botscope_store::Done> = first
         .iter()
@@ -838,38 +847,41 @@ fn the_frontier_shares_hosts_between_workers() {
     // end plus its gap; an expired holder is taken over and its late
     // release changes nothing.
     let ip = "192.0.2.7";
+    let ms = Duration::from_millis;
+    let minute = Duration::from_secs(60);
     assert_eq!(
-        s.address_acquire("w1", ip, 10_000, 1_000).expect("acquire"),
-        Some(0)
+        s.address_acquire("w1", ip, minute).expect("acquire"),
+        Some(ms(0))
     );
+    assert_eq!(s.address_acquire("w2", ip, minute).expect("acquire"), None);
     assert_eq!(
-        s.address_acquire("w2", ip, 10_000, 1_000).expect("acquire"),
-        None
+        s.address_acquire("w1", ip, minute).expect("again"),
+        Some(ms(0))
     );
-    assert_eq!(
-        s.address_acquire("w1", ip, 20_000, 2_000).expect("renew"),
-        Some(0)
+    assert!(s.address_release("w1", ip, ms(400)).expect("release"));
+    let wait = s.address_acquire("w2", ip, ms(300)).expect("acquire");
+    assert!(
+        wait.is_some_and(|w| w > ms(200) && w <= ms(400)),
+        "the gap of the last holder: {wait:?}"
     );
-    assert!(s.address_release("w1", ip, 5_000).expect("release"));
+    std::thread::sleep(ms(450));
     assert_eq!(
-        s.address_acquire("w2", ip, 30_000, 3_000).expect("acquire"),
-        Some(5_000)
+        s.address_acquire("w1", ip, minute).expect("take over"),
+        Some(ms(0)),
+        "w2's hold ran out, and so did the gap"
     );
-    assert_eq!(
-        s.address_acquire("w1", ip, 40_000, 31_000)
-            .expect("take over"),
-        Some(5_000)
-    );
-    assert!(!s.address_release("w2", ip, 99_000).expect("late release"));
-    assert!(s.address_release("w1", ip, 4_000).expect("release"));
-    assert_eq!(
-        s.address_acquire("w3", ip, 50_000, 41_000)
-            .expect("acquire"),
-        Some(5_000),
-        "never earlier"
+    assert!(!s.address_release("w2", ip, minute).expect("late release"));
+    assert!(s.address_release("w1", ip, ms(5_000)).expect("release"));
+    let wait = s.address_acquire("w3", ip, minute).expect("acquire");
+    assert!(wait.is_some_and(|w| w > ms(4_000)), "{wait:?}");
+    assert!(s.address_release("w3", ip, ms(0)).expect("release"));
+    let wait = s.address_acquire("w1", ip, minute).expect("acquire");
+    assert!(
+        wait.is_some_and(|w| w > ms(4_000)),
+        "never earlier than a release asked: {wait:?}"
     );
     // Top-thousand hosts every 7.5 days (a quarter month); the Retry-After
     // ones in 90 days.
     assert_eq!(st.due_within[1], 0);
-    assert_eq!(st.due_within[2], 995);
+    assert_eq!(st.due_within[2], 996);
 }
