@@ -693,8 +693,9 @@ pub struct HarvestArgs {
     /// later for failing sites (--worker).
     #[arg(long, value_name = "DUR", default_value = "30d", requires = "worker")]
     pub period: String,
-    /// The wait between claims when nothing is due (--worker, without --once).
-    #[arg(long, value_name = "DUR", default_value = "1m", requires = "worker")]
+    /// The wait between claims when nothing is due (--worker, without --once);
+    /// hosts other workers hand over are looked for as often.
+    #[arg(long, value_name = "DUR", default_value = "5s", requires = "worker")]
     pub idle: String,
 }
 

@@ -77,6 +77,22 @@ pub const DEFAULT_USER_AGENT: &str = concat!(
     " (robots.txt research; +https://github.com/botscope/botscope/blob/main/docs/harvest.md)"
 );
 
+/// What became of a host given to [`Harvester::fetch_or_forward`].
+#[derive(Debug, Clone)]
+pub enum Fetch {
+    /// Fetched (or failed): the attempt.
+    Done(Box<Attempt>),
+    /// Not fetched: another process holds its address.
+    Forward {
+        /// The host.
+        host: String,
+        /// The process that holds the address.
+        holder: String,
+        /// The address the host resolved to.
+        address: IpAddr,
+    },
+}
+
 /// The `Accept` header of a robots.txt request.
 pub(crate) const ROBOTS_ACCEPT: &str = "text/plain, */*;q=0.1";
 
@@ -212,9 +228,32 @@ impl<L: Lookup> Harvester<L> {
         })
     }
 
+    /// Gives back the shared addresses idle here, or wanted by another
+    /// process ([`turns::Turns::sweep`]); nothing without sharing.
+    pub async fn sweep(&self) {
+        self.turns.sweep().await;
+    }
+
+    /// Gives back every shared address held and not in use.
+    pub async fn give_back_addresses(&self) {
+        self.turns.give_back_all().await;
+    }
+
     /// The DNS pool (for its counters).
     pub fn dns(&self) -> &Pool<L> {
         &self.dns
+    }
+
+    /// Takes `ip` as `host`'s address for its next fetch (another process
+    /// resolved it and handed the host here).
+    pub fn known_address(&self, host: &str, ip: IpAddr) {
+        self.ahead.lock().unwrap_or_else(|e| e.into_inner()).insert(
+            host.to_owned(),
+            botscope_dns::Timed {
+                answer: Ok(vec![ip]),
+                ttl: Duration::ZERO,
+            },
+        );
     }
 
     /// Resolves `host` now, for a fetch soon: DNS runs ahead of fetching.
@@ -288,37 +327,38 @@ impl<L: Lookup> Harvester<L> {
         deadline: &mut Option<Instant>,
         fallback: bool,
         slot: &mut Option<turns::Turn>,
-    ) -> (Option<IpAddr>, url::Url, Result<Exchange, FetchError>) {
+        give_up: bool,
+    ) -> Result<(Option<IpAddr>, url::Url, Result<Exchange, FetchError>), (String, IpAddr)> {
         let host = url.host_str().unwrap_or_default().to_owned();
         let ip = match self.address(&host).await {
             Ok(ip) => ip,
-            Err(e) => return (None, url.clone(), Err(e)),
+            Err(e) => return Ok((None, url.clone(), Err(e))),
         };
         let held = slot.take();
         let wait = async move {
             match held {
                 Some(mut t) if t.ip() == ip => {
                     t.again().await;
-                    t
+                    Ok(t)
                 }
                 Some(t) => {
                     t.end().await;
-                    self.turns.take(ip).await
+                    Ok(self.turns.take(ip).await)
                 }
-                None => self.turns.take(ip).await,
+                None => self.turns.take_or_busy(ip, give_up).await,
             }
         };
         // Later hops wait within the attempt's time.
         let turn = match *deadline {
-            None => wait.await,
+            None => wait.await.map_err(|holder| (holder, ip))?,
             Some(d) => match tokio::time::timeout_at(d.into(), wait).await {
-                Ok(g) => g,
+                Ok(g) => g.map_err(|holder| (holder, ip))?,
                 Err(_) => {
-                    return (
+                    return Ok((
                         Some(ip),
                         url.clone(),
                         Err(FetchError::Timeout("waiting for the address's turn".into())),
-                    );
+                    ));
                 }
             },
         };
@@ -334,7 +374,7 @@ impl<L: Lookup> Harvester<L> {
             r = self.one(&url, &host, ip, prev, deadline).await;
         }
         *slot = Some(turn);
-        (Some(ip), url, r)
+        Ok((Some(ip), url, r))
     }
 
     async fn one(
@@ -370,12 +410,37 @@ impl<L: Lookup> Harvester<L> {
 
     /// Fetches `host`'s robots.txt and decides what it means.
     pub async fn fetch(&self, host: &str, rank: Option<u64>, prev: Option<&Previous>) -> Attempt {
+        // Without giving up, the turn always comes.
+        loop {
+            if let Fetch::Done(a) = self.fetch_or_forward(host, rank, prev, false).await {
+                return *a;
+            }
+        }
+    }
+
+    /// [`Harvester::fetch`]; with `forward` and shared addresses, when
+    /// another process holds the host's address at the first ask, the
+    /// host is not fetched here but is to be handed to that process.
+    pub async fn fetch_or_forward(
+        &self,
+        host: &str,
+        rank: Option<u64>,
+        prev: Option<&Previous>,
+        forward: bool,
+    ) -> Fetch {
         let mut slot = None;
-        let attempt = self.fetch_in(host, rank, prev, &mut slot).await;
+        let r = self.fetch_in(host, rank, prev, &mut slot, forward).await;
         if let Some(turn) = slot {
             turn.end().await;
         }
-        attempt
+        match r {
+            Ok(a) => Fetch::Done(Box::new(a)),
+            Err((holder, address)) => Fetch::Forward {
+                host: host.to_owned(),
+                holder,
+                address,
+            },
+        }
     }
 
     async fn fetch_in(
@@ -384,7 +449,8 @@ impl<L: Lookup> Harvester<L> {
         rank: Option<u64>,
         prev: Option<&Previous>,
         slot: &mut Option<turns::Turn>,
-    ) -> Attempt {
+        forward: bool,
+    ) -> Result<Attempt, (String, IpAddr)> {
         let started = Instant::now();
         let now = SystemTime::now();
         let mut deadline: Option<Instant> = None;
@@ -398,26 +464,33 @@ impl<L: Lookup> Harvester<L> {
             Ok(u) if u.host_str().is_some() => u,
             _ => {
                 attempt.url = format!("https://{host}/robots.txt");
-                return self.failed(
+                return Ok(self.failed(
                     attempt,
                     FetchError::Dns(format!("{host:?} is not a host name")),
                     started,
                     prev,
                     now,
-                );
+                ));
             }
         };
         loop {
             let first_hop = attempt.redirects.is_empty();
             let (ip, used, r) = self
-                .exchange(&url, prev, &mut deadline, first_hop, slot)
-                .await;
+                .exchange(
+                    &url,
+                    prev,
+                    &mut deadline,
+                    first_hop,
+                    slot,
+                    forward && first_hop,
+                )
+                .await?;
             url = used;
             attempt.address = ip.map(|i| i.to_string());
             attempt.url = url.to_string();
             let x = match r {
                 Ok(x) => x,
-                Err(e) => return self.failed(attempt, e, started, prev, now),
+                Err(e) => return Ok(self.failed(attempt, e, started, prev, now)),
             };
             let headers: Vec<(&str, &str)> = x
                 .headers
@@ -446,7 +519,7 @@ impl<L: Lookup> Harvester<L> {
                         continue;
                     }
                     _ => {
-                        return self.failed(
+                        return Ok(self.failed(
                             attempt,
                             FetchError::Protocol(format!(
                                 "a redirect to {location:?}, not an http(s) URL"
@@ -454,7 +527,7 @@ impl<L: Lookup> Harvester<L> {
                             started,
                             prev,
                             now,
-                        );
+                        ));
                     }
                 }
             }
@@ -477,7 +550,7 @@ impl<L: Lookup> Harvester<L> {
                 attempt.body = Some(x.body);
             }
             attempt.duration_ms = started.elapsed().as_millis() as u64;
-            return attempt;
+            return Ok(attempt);
         }
     }
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use botscope_dns::{HickoryLookup, Pool, ServerCheck};
 use botscope_store::{Attempt, NewRun, Previous, RunId, Store, content_hash};
 
-use crate::{Config, Error, Harvester, HostList};
+use crate::{Config, Error, Fetch, Harvester, HostList};
 
 /// Attempts per store transaction.
 pub(crate) const BATCH: usize = 500;
@@ -289,7 +289,7 @@ pub async fn run<S: Store + Send + 'static>(
     let started = Instant::now();
 
     // The writer: batches into the store, on a blocking thread.
-    let (tx, rx) = crossbeam_channel::bounded::<Attempt>(concurrency * 4);
+    let (tx, rx) = crossbeam_channel::bounded::<Fetch>(concurrency * 4);
     let writer_progress = progress.clone();
     let writer = tokio::task::spawn_blocking(move || -> Result<(Tally, S), Error> {
         let mut tally = Tally::default();
@@ -298,9 +298,10 @@ pub async fn run<S: Store + Send + 'static>(
         loop {
             let next = rx.recv_timeout(FLUSH_EVERY);
             let ended = matches!(next, Err(crossbeam_channel::RecvTimeoutError::Disconnected));
-            if let Ok(a) = next {
+            // (Nothing is handed on without shared addresses.)
+            if let Ok(Fetch::Done(a)) = next {
                 tally.add(&a);
-                batch.push(a);
+                batch.push(*a);
             }
             if !batch.is_empty() && (ended || batch.len() >= BATCH || last.elapsed() >= FLUSH_EVERY)
             {
@@ -344,7 +345,7 @@ async fn fetch_all(
     previous: HashMap<String, Previous>,
     config: RunConfig,
     concurrency: usize,
-    tx: crossbeam_channel::Sender<Attempt>,
+    tx: crossbeam_channel::Sender<Fetch>,
     progress: &dyn Progress,
 ) -> Result<(), Error> {
     let names: Vec<&str> = todo.iter().map(|(_, h)| h.as_str()).collect();
@@ -360,13 +361,14 @@ async fn fetch_all(
                 rank,
                 host,
                 previous,
+                address: None,
             };
             if jobs_tx.send(job).await.is_err() {
                 return;
             }
         }
     });
-    fetch_stream(h, jobs, concurrency, tx).await;
+    fetch_stream(h, jobs, concurrency, false, tx).await;
     let _ = feeder.await;
     Ok(())
 }
@@ -406,16 +408,20 @@ pub(crate) struct Job {
     pub rank: Option<u64>,
     pub host: String,
     pub previous: Option<Previous>,
+    /// Already resolved (by the worker that handed the host over).
+    pub address: Option<std::net::IpAddr>,
 }
 
 /// Fetches the hosts of `jobs` as they come, DNS resolved ahead of
-/// `concurrency` fetchers, each attempt sent to the writer `tx`; returns
+/// `concurrency` fetchers, each attempt (or with `forward`, a host handed
+/// on, [`Harvester::fetch_or_forward`]) sent to the writer `tx`; returns
 /// when `jobs` is closed and every fetch is over.
 pub(crate) async fn fetch_stream(
     h: Arc<Harvester<HickoryLookup>>,
     mut jobs: tokio::sync::mpsc::Receiver<Job>,
     concurrency: usize,
-    tx: crossbeam_channel::Sender<Attempt>,
+    forward: bool,
+    tx: crossbeam_channel::Sender<Fetch>,
 ) {
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<Job>(concurrency * 4);
     let resolver = {
@@ -440,7 +446,10 @@ pub(crate) async fn fetch_stream(
                         Some(job) => {
                             let h = h.clone();
                             set.spawn(async move {
-                                h.resolve_ahead(&job.host).await;
+                                match job.address {
+                                    Some(ip) => h.known_address(&job.host, ip),
+                                    None => h.resolve_ahead(&job.host).await,
+                                }
                                 job
                             });
                         }
@@ -460,8 +469,10 @@ pub(crate) async fn fetch_stream(
         };
         let (h, tx) = (h.clone(), tx.clone());
         fetches.spawn(async move {
-            let attempt = h.fetch(&job.host, job.rank, job.previous.as_ref()).await;
-            let _ = tokio::task::spawn_blocking(move || tx.send(attempt).is_ok()).await;
+            let f = h
+                .fetch_or_forward(&job.host, job.rank, job.previous.as_ref(), forward)
+                .await;
+            let _ = tokio::task::spawn_blocking(move || tx.send(f).is_ok()).await;
             drop(permit);
         });
         // Reap what has finished, so the set stays small.

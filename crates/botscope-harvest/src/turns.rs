@@ -6,14 +6,16 @@
 //! Harvest processes that share a frontier share the rule too, through
 //! [`AddressHolds`]: before an exchange, a process holds the address (one
 //! process at a time), and it gives the address back with the gap the next
-//! holder must keep. A process keeps an address across its own exchanges
-//! while it has more waiting for it, for at most [`KEEP`] in a row; then it
-//! lets the address go and stands back for [`YIELD`], so that the others
-//! get their turn.
+//! holder must keep. A process keeps an address across its exchanges, so
+//! that a busy address costs no shared round trip per exchange; it lets it
+//! go when it has been idle for a while ([`Turns::sweep`], in batches), or
+//! when another process asked for it: at once when nothing here waits for
+//! it, else after [`KEEP`] in a row, standing back for [`YIELD`] so that
+//! the other gets its turn.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -31,6 +33,8 @@ pub const YIELD: Duration = Duration::from_millis(500);
 /// holds; the waits double up to [`POLL_MAX`].
 const POLL_MIN: Duration = Duration::from_millis(20);
 const POLL_MAX: Duration = Duration::from_millis(320);
+/// The least time a shared address is kept while idle here.
+const LINGER: Duration = Duration::from_secs(1);
 /// The wait before asking again when the shared store did not answer.
 const STORE_RETRY: Duration = Duration::from_secs(1);
 
@@ -38,11 +42,22 @@ const STORE_RETRY: Duration = Duration::from_secs(1);
 /// `frontier_addresses`). Blocking calls: they are made off the runtime.
 pub trait AddressHolds: Send + Sync + 'static {
     /// Holds `address` for `hold` (again, when already held by this
-    /// process). `Some(wait)`: held, and the address may be asked after
-    /// `wait` (the last holder's gap); `None`: another process holds it.
-    fn acquire(&self, address: IpAddr, hold: Duration) -> Result<Option<Duration>, String>;
-    /// Gives `address` back; the next holder waits `gap`.
-    fn release(&self, address: IpAddr, gap: Duration) -> Result<(), String>;
+    /// process), or says which process holds it.
+    fn acquire(&self, address: IpAddr, hold: Duration) -> Result<Acquired, String>;
+    /// Gives these addresses back; the next holder of each waits `gap`.
+    fn release(&self, addresses: &[IpAddr], gap: Duration) -> Result<(), String>;
+    /// The addresses this process holds that another asked for lately.
+    fn wanted(&self) -> Result<Vec<IpAddr>, String>;
+}
+
+/// The answer to asking for a shared address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Acquired {
+    /// Held; the address may be asked after this wait (the last holder's
+    /// gap).
+    Held(Duration),
+    /// Another process holds it (its name).
+    Busy(String),
 }
 
 /// How addresses are shared with other processes.
@@ -81,6 +96,8 @@ pub struct Turns {
 struct Gate {
     /// Exchanges of this process waiting for the address.
     waiting: AtomicUsize,
+    /// Another process asked for the shared address.
+    wanted: AtomicBool,
     state: Arc<tokio::sync::Mutex<State>>,
 }
 
@@ -125,12 +142,15 @@ impl Turn {
         let now = Instant::now();
         self.state.last_end = Some(now);
         if let Some(sharing) = self.sharing.clone() {
-            hold(&mut self.state, self.ip, &sharing).await;
+            let _ = hold(&mut self.state, self.ip, &sharing, false).await;
         }
         tokio::time::sleep_until(now + self.gap).await;
     }
 
-    /// The exchange is over.
+    /// The exchange is over. A shared address another process asked for
+    /// is given back now, unless exchanges here wait for it and it has
+    /// been kept for less than [`KEEP`]; others are kept until they are
+    /// idle ([`Turns::sweep`]).
     pub async fn end(mut self) {
         let now = Instant::now();
         self.state.last_end = Some(now);
@@ -140,20 +160,23 @@ impl Turn {
         let Some((_, since)) = self.state.held else {
             return;
         };
+        if !self.gate.wanted.load(Ordering::SeqCst) {
+            return;
+        }
         let others = self.gate.waiting.load(Ordering::SeqCst) > 0;
-        let kept_long = now.duration_since(since) >= KEEP;
-        if others && !kept_long {
+        if others && now.duration_since(since) < KEEP {
             return;
         }
         // Given back before the next exchange here may take it again.
         self.state.held = None;
-        if kept_long {
+        self.gate.wanted.store(false, Ordering::SeqCst);
+        if others {
             self.state.not_before = Some(now + YIELD);
         }
         let (ip, gap) = (self.ip, self.gap);
         // A release that fails leaves the hold to run out: the others wait
         // longer, never less.
-        let _ = tokio::task::spawn_blocking(move || sharing.holds.release(ip, gap)).await;
+        let _ = tokio::task::spawn_blocking(move || sharing.holds.release(&[ip], gap)).await;
     }
 }
 
@@ -177,10 +200,85 @@ impl Turns {
         }
     }
 
+    /// Shared addresses: marks those another process asked for, and gives
+    /// back, in one batch, those idle here for twice the gap (and at least
+    /// a second). Called every few hundred milliseconds by a worker.
+    pub async fn sweep(&self) {
+        self.give_back(false).await;
+    }
+
+    /// Shared addresses: gives back every one held and not in use (a
+    /// worker that is done).
+    pub async fn give_back_all(&self) {
+        self.give_back(true).await;
+    }
+
+    async fn give_back(&self, all: bool) {
+        let Some(sharing) = &self.sharing else {
+            return;
+        };
+        let holds = sharing.holds.clone();
+        let wanted = tokio::task::spawn_blocking(move || holds.wanted())
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()))
+            .unwrap_or_default();
+        let gates: Vec<(IpAddr, Arc<Gate>)> = {
+            let g = self.gates.lock().unwrap_or_else(|e| e.into_inner());
+            for ip in &wanted {
+                if let Some(gate) = g.get(ip) {
+                    gate.wanted.store(true, Ordering::SeqCst);
+                }
+            }
+            g.iter().map(|(ip, gate)| (*ip, gate.clone())).collect()
+        };
+        let linger = (self.gap * 2).max(LINGER);
+        let now = Instant::now();
+        let mut free = Vec::new();
+        for (ip, gate) in gates {
+            // An address in use, or waited for, is left to its turns.
+            if gate.waiting.load(Ordering::SeqCst) > 0 {
+                continue;
+            }
+            let Ok(mut state) = gate.state.clone().try_lock_owned() else {
+                continue;
+            };
+            if state.held.is_none() {
+                continue;
+            }
+            let idle = state
+                .last_end
+                .is_none_or(|t| now.duration_since(t) >= linger);
+            if all || idle || gate.wanted.load(Ordering::SeqCst) {
+                state.held = None;
+                gate.wanted.store(false, Ordering::SeqCst);
+                // Held until the release is done.
+                free.push((ip, state));
+            }
+        }
+        if free.is_empty() {
+            return;
+        }
+        let ips: Vec<IpAddr> = free.iter().map(|(ip, _)| *ip).collect();
+        let (holds, gap) = (sharing.holds.clone(), self.gap);
+        let _ = tokio::task::spawn_blocking(move || holds.release(&ips, gap)).await;
+        drop(free);
+    }
+
     /// Waits for `ip`'s turn: the exchange before has ended, `gap` has
     /// passed since, and (shared) this process holds the address and its
     /// last holder's gap has passed.
     pub async fn take(&self, ip: IpAddr) -> Turn {
+        // Without giving up, the turn always comes.
+        loop {
+            if let Ok(t) = self.take_or_busy(ip, false).await {
+                return t;
+            }
+        }
+    }
+
+    /// [`Turns::take`], or with `give_up`, the name of the process that
+    /// holds the shared address now (for the host to be handed to it).
+    pub async fn take_or_busy(&self, ip: IpAddr, give_up: bool) -> Result<Turn, String> {
         let gate = {
             let mut g = self.gates.lock().unwrap_or_else(|e| e.into_inner());
             g.entry(ip).or_default().clone()
@@ -189,23 +287,29 @@ impl Turns {
         let mut state = gate.state.clone().lock_owned().await;
         gate.waiting.fetch_sub(1, Ordering::SeqCst);
         if let Some(sharing) = &self.sharing {
-            hold(&mut state, ip, sharing).await;
+            hold(&mut state, ip, sharing, give_up).await?;
         }
         if let Some(t) = state.last_end {
             tokio::time::sleep_until(t + self.gap).await;
         }
-        Turn {
+        Ok(Turn {
             state,
             gate,
             ip,
             gap: self.gap,
             sharing: self.sharing.clone(),
-        }
+        })
     }
 }
 
-/// Makes sure this process holds `ip` for the next exchange.
-async fn hold(state: &mut State, ip: IpAddr, sharing: &Sharing) {
+/// Makes sure this process holds `ip` for the next exchange; with
+/// `give_up`, says who holds it rather than wait.
+async fn hold(
+    state: &mut State,
+    ip: IpAddr,
+    sharing: &Sharing,
+    give_up: bool,
+) -> Result<(), String> {
     if let Some(t) = state.not_before.take() {
         tokio::time::sleep_until(t).await;
     }
@@ -213,7 +317,7 @@ async fn hold(state: &mut State, ip: IpAddr, sharing: &Sharing) {
         .held
         .is_some_and(|(until, _)| until > Instant::now() + sharing.need)
     {
-        return;
+        return Ok(());
     }
     let mut poll = POLL_MIN;
     loop {
@@ -224,14 +328,18 @@ async fn hold(state: &mut State, ip: IpAddr, sharing: &Sharing) {
             .await
             .unwrap_or_else(|e| Err(e.to_string()));
         match answer {
-            Ok(Some(wait)) => {
+            Ok(Acquired::Held(wait)) => {
                 let since = state.held.map_or(asked, |(_, since)| since);
                 state.held = Some((asked + hold, since));
                 tokio::time::sleep(wait).await;
-                return;
+                return Ok(());
             }
-            Ok(None) => {
+            Ok(Acquired::Busy(holder)) => {
                 state.held = None;
+                // (A holder that let go meanwhile has no name: ask again.)
+                if give_up && !holder.is_empty() {
+                    return Err(holder);
+                }
                 tokio::time::sleep(poll).await;
                 poll = (poll * 2).min(POLL_MAX);
             }
@@ -290,33 +398,48 @@ mod tests {
         calls: AtomicUsize,
     }
 
-    type FakeHold = (Option<(usize, Instant)>, Instant);
+    /// Holder and until when; the next holder's start; who asked last.
+    type FakeHold = (Option<(usize, Instant)>, Instant, Option<usize>);
 
     struct Process(Arc<Fake>, usize);
 
     impl AddressHolds for Process {
-        fn acquire(&self, a: IpAddr, hold: Duration) -> Result<Option<Duration>, String> {
+        fn acquire(&self, a: IpAddr, hold: Duration) -> Result<Acquired, String> {
             self.0.calls.fetch_add(1, Ordering::SeqCst);
             let now = Instant::now();
             let mut m = self.0.map.lock().expect("lock");
-            let e = m.entry(a).or_insert((None, now));
+            let e = m.entry(a).or_insert((None, now, None));
             match e.0 {
-                Some((w, until)) if w != self.1 && until > now => Ok(None),
+                Some((w, until)) if w != self.1 && until > now => {
+                    e.2 = Some(self.1);
+                    Ok(Acquired::Busy(w.to_string()))
+                }
                 _ => {
                     e.0 = Some((self.1, now + hold));
-                    Ok(Some(e.1.saturating_duration_since(now)))
+                    Ok(Acquired::Held(e.1.saturating_duration_since(now)))
                 }
             }
         }
-        fn release(&self, a: IpAddr, gap: Duration) -> Result<(), String> {
+        fn release(&self, addresses: &[IpAddr], gap: Duration) -> Result<(), String> {
             self.0.calls.fetch_add(1, Ordering::SeqCst);
             let mut m = self.0.map.lock().expect("lock");
-            if let Some(e) = m.get_mut(&a)
-                && e.0.is_some_and(|(w, _)| w == self.1)
-            {
-                *e = (None, Instant::now() + gap);
+            for a in addresses {
+                if let Some(e) = m.get_mut(a)
+                    && e.0.is_some_and(|(w, _)| w == self.1)
+                {
+                    *e = (None, Instant::now() + gap, None);
+                }
             }
             Ok(())
+        }
+        fn wanted(&self) -> Result<Vec<IpAddr>, String> {
+            let m = self.0.map.lock().expect("lock");
+            Ok(m.iter()
+                .filter(|(_, e)| {
+                    e.0.is_some_and(|(w, _)| w == self.1) && e.2.is_some_and(|o| o != self.1)
+                })
+                .map(|(a, _)| *a)
+                .collect())
         }
     }
 
@@ -338,6 +461,18 @@ mod tests {
                 ))
             })
             .collect();
+        let sweepers: Vec<_> = turns
+            .iter()
+            .map(|t| {
+                let t = t.clone();
+                tokio::spawn(async move {
+                    loop {
+                        t.sweep().await;
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                })
+            })
+            .collect();
         let mut tasks = Vec::new();
         for (w, t) in turns.iter().enumerate() {
             for _ in 0..40 {
@@ -351,6 +486,9 @@ mod tests {
         let mut spans = Vec::new();
         for task in tasks {
             spans.push(task.await.expect("task"));
+        }
+        for s in sweepers {
+            s.abort();
         }
         spans.sort_by_key(|&(_, s, _)| s);
         for w in spans.windows(2) {

@@ -23,12 +23,18 @@ use std::time::{Duration, Instant};
 use botscope_store::{Attempt, Done, NewRun, PgStore, RunId, Store, StoreError, content_hash};
 
 use crate::run::{BATCH, FLUSH_EVERY, Job, checked_pool, fetch_stream, now_secs};
-use crate::turns::{AddressHolds, Sharing};
-use crate::{Config, Error, Harvester, Progress, Tally};
+use crate::turns::{Acquired, AddressHolds, Sharing};
+use crate::{Config, Error, Fetch, Harvester, Progress, Tally};
 
 /// How long a worker waits for a store that does not answer before it
 /// gives up.
 pub const STORE_PATIENCE: Duration = Duration::from_secs(300);
+/// How recent another worker's ask for an address must be to count.
+const WANTED_WITHIN: Duration = Duration::from_secs(2);
+/// How often a worker with hosts out looks for hosts handed to it.
+const FORWARD_POLL: Duration = Duration::from_millis(250);
+/// How often a worker gives back the addresses it no longer uses.
+const SWEEP_EVERY: Duration = Duration::from_millis(200);
 /// The wait between two tries at a store that does not answer.
 const STORE_RETRY: Duration = Duration::from_secs(1);
 
@@ -104,17 +110,37 @@ impl PgHolds {
 }
 
 impl AddressHolds for PgHolds {
-    fn acquire(&self, a: IpAddr, hold: Duration) -> Result<Option<Duration>, String> {
-        self.store(a)
+    fn acquire(&self, a: IpAddr, hold: Duration) -> Result<Acquired, String> {
+        match self
+            .store(a)
             .address_acquire(&self.worker, &a.to_string(), hold)
+        {
+            Ok(Ok(wait)) => Ok(Acquired::Held(wait)),
+            Ok(Err(holder)) => Ok(Acquired::Busy(holder)),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn release(&self, addresses: &[IpAddr], gap: Duration) -> Result<(), String> {
+        let names: Vec<String> = addresses.iter().map(IpAddr::to_string).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let store = match addresses {
+            [one] => self.store(*one),
+            _ => &self.stores[0],
+        };
+        store
+            .addresses_release(&self.worker, &names, gap)
+            .map(drop)
             .map_err(|e| e.to_string())
     }
 
-    fn release(&self, a: IpAddr, gap: Duration) -> Result<(), String> {
-        self.store(a)
-            .address_release(&self.worker, &a.to_string(), gap)
-            .map(drop)
-            .map_err(|e| e.to_string())
+    fn wanted(&self) -> Result<Vec<IpAddr>, String> {
+        Ok(self.stores[0]
+            .addresses_wanted(&self.worker, WANTED_WITHIN)
+            .map_err(|e| e.to_string())?
+            .iter()
+            .filter_map(|a| a.parse().ok())
+            .collect())
     }
 }
 
@@ -216,25 +242,56 @@ pub async fn work(
         need,
     };
     let h = Arc::new(Harvester::shared(config.fetch.clone(), pool, sharing)?);
+    // Addresses idle here, or wanted by another worker, given back.
+    let sweeper = {
+        let h = h.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(SWEEP_EVERY).await;
+                h.sweep().await;
+            }
+        })
+    };
     // The hosts claimed and not yet released: the leases to renew.
     let working: Arc<Mutex<HashSet<String>>> =
         Arc::new(Mutex::new(first.iter().map(|c| c.host.clone()).collect()));
 
     // The writer: attempts recorded and their hosts released, in batches.
-    let (tx, rx) = crossbeam_channel::bounded::<Attempt>(concurrency * 4);
+    let (tx, rx) = crossbeam_channel::bounded::<Fetch>(concurrency * 4);
     let writer = {
         let (progress, worker, working) = (progress.clone(), worker.clone(), working.clone());
         let period = i64::try_from(config.period.as_secs()).unwrap_or(i64::MAX / 4);
+        let lease = config.lease;
         tokio::task::spawn_blocking(move || -> Result<Tally, Error> {
             let mut tally = Tally::default();
             let mut batch: Vec<Attempt> = Vec::with_capacity(BATCH);
+            let mut forward: Vec<(String, String, String)> = Vec::new();
             let mut last = Instant::now();
             loop {
                 let next = rx.recv_timeout(FLUSH_EVERY);
                 let ended = matches!(next, Err(crossbeam_channel::RecvTimeoutError::Disconnected));
-                if let Ok(a) = next {
-                    tally.add(&a);
-                    batch.push(a);
+                match next {
+                    Ok(Fetch::Done(a)) => {
+                        tally.add(&a);
+                        batch.push(*a);
+                    }
+                    Ok(Fetch::Forward {
+                        host,
+                        holder,
+                        address,
+                    }) => forward.push((host, holder, address.to_string())),
+                    Err(_) => {}
+                }
+                // Hosts handed on go at once: their new holder is busy with
+                // their address now.
+                if !forward.is_empty() {
+                    patiently(|| {
+                        writer_store.frontier_forward(&worker, &forward, lease, now_secs())
+                    })?;
+                    let mut w = working.lock().unwrap_or_else(|e| e.into_inner());
+                    for (h, _, _) in forward.drain(..) {
+                        w.remove(&h);
+                    }
                 }
                 if !batch.is_empty()
                     && (ended || batch.len() >= BATCH || last.elapsed() >= FLUSH_EVERY)
@@ -308,6 +365,7 @@ pub async fn work(
                         let job = Job {
                             rank: c.rank,
                             previous: previous.remove(&c.host),
+                            address: c.address.as_deref().and_then(|a| a.parse().ok()),
                             host: c.host,
                         };
                         if jobs_tx.send(job).await.is_err() {
@@ -315,10 +373,24 @@ pub async fn work(
                         }
                     }
                 }
-                // Stop claiming on shutdown; else claim again, waiting
+                // Stop claiming on shutdown (hosts handed here meanwhile
+                // run out of lease and are claimed again). Else first the
+                // hosts other workers handed here, then a claim, waiting
                 // when nothing is due.
                 if futures_now(&mut stop) {
                     return Ok((claimed, n_claims));
+                }
+                let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
+                next = blocking(move || {
+                    patiently(|| c.frontier_take_forwarded(&w, batch, lease, now_secs()))
+                })
+                .await?;
+                if !next.is_empty() {
+                    working
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .extend(next.iter().map(|c| c.host.clone()));
+                    continue;
                 }
                 let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
                 next =
@@ -331,9 +403,17 @@ pub async fn work(
                     {
                         return Ok((claimed, n_claims));
                     }
+                    // Short naps while this worker has hosts out: other
+                    // workers may hand it hosts meanwhile.
+                    let busy = !working.lock().unwrap_or_else(|e| e.into_inner()).is_empty();
+                    let nap = if busy {
+                        poll(&config).min(FORWARD_POLL)
+                    } else {
+                        poll(&config)
+                    };
                     tokio::select! {
                         () = &mut stop => return Ok((claimed, n_claims)),
-                        () = tokio::time::sleep(poll(&config)) => {}
+                        () = tokio::time::sleep(nap) => {}
                     }
                 } else {
                     claimed += next.len() as u64;
@@ -346,10 +426,13 @@ pub async fn work(
             }
         })
     };
-    fetch_stream(h, jobs, concurrency, tx).await;
+    fetch_stream(h.clone(), jobs, concurrency, true, tx).await;
     let claimed: Result<(u64, u64), StoreError> = producer.await.map_err(|_| Error::Writer)?;
     let tally = writer.await.map_err(|_| Error::Writer)??;
     renewer.abort();
+    sweeper.abort();
+    // What this worker still holds is given back for the others.
+    h.give_back_addresses().await;
     let (more, n) = claimed?;
     summary.claimed += more;
     summary.claims += n;

@@ -33,6 +33,8 @@ pub struct Claimed {
     pub rank: Option<u64>,
     /// Failed fetches in a row before this one.
     pub failures: u32,
+    /// The address it resolved to, when another worker handed it here.
+    pub address: Option<String>,
 }
 
 /// How a claimed host's fetch went, for its next due time.
@@ -180,7 +182,7 @@ impl PgStore {
         let rows = self
             .client()
             .query(
-                "UPDATE frontier f SET lease_worker = $1, lease_until = $3, due = $3
+                "UPDATE frontier f SET lease_worker = $1, lease_until = $3, due = $3, forwarded = false
                  FROM (SELECT host FROM frontier WHERE due <= $2
                        ORDER BY due, rank LIMIT $4 FOR UPDATE SKIP LOCKED) c
                  WHERE f.host = c.host
@@ -194,6 +196,7 @@ impl PgStore {
                 host: r.get(0),
                 rank: r.get::<_, Option<i64>>(1).map(|r| r.max(0) as u64),
                 failures: r.get::<_, i32>(2).max(0) as u32,
+                address: None,
             })
             .collect();
         // RETURNING keeps no order: best rank first again.
@@ -222,6 +225,70 @@ impl PgStore {
             )
             .map_err(|e| self.err(e))?;
         Ok(n)
+    }
+
+    /// Hands hosts `worker` holds to the workers that hold their
+    /// addresses (`(host, to, address)`): their leases become the new holders',
+    /// for `lease` from `now`, to be taken with
+    /// [`PgStore::frontier_take_forwarded`]. A host whose lease `worker`
+    /// no longer holds is left alone. Returns how many were handed on.
+    pub fn frontier_forward(
+        &self,
+        worker: &str,
+        hosts: &[(String, String, String)],
+        lease: Duration,
+        now: i64,
+    ) -> Result<u64> {
+        if hosts.is_empty() {
+            return Ok(0);
+        }
+        let until = now + secs(lease);
+        let names: Vec<&str> = hosts.iter().map(|(h, _, _)| h.as_str()).collect();
+        let to: Vec<&str> = hosts.iter().map(|(_, t, _)| t.as_str()).collect();
+        let addresses: Vec<&str> = hosts.iter().map(|(_, _, a)| a.as_str()).collect();
+        self.client()
+            .execute(
+                "UPDATE frontier f SET lease_worker = u.to_worker, lease_until = $3, due = $3,
+                        forwarded = true, forward_address = u.address
+                 FROM unnest($1::text[], $2::text[], $5::text[]) AS u(host, to_worker, address)
+                 WHERE f.host = u.host AND f.lease_worker = $4",
+                &[&names, &to, &until, &worker, &addresses],
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Takes the hosts other workers handed to `worker` (up to `limit`),
+    /// renewing their lease.
+    pub fn frontier_take_forwarded(
+        &self,
+        worker: &str,
+        limit: usize,
+        lease: Duration,
+        now: i64,
+    ) -> Result<Vec<Claimed>> {
+        let until = now + secs(lease);
+        let rows = self
+            .client()
+            .query(
+                "UPDATE frontier f SET forwarded = false, forward_address = NULL,
+                        lease_until = $2, due = $2
+                 FROM (SELECT host, forward_address FROM frontier
+                       WHERE lease_worker = $1 AND forwarded
+                       LIMIT $3 FOR UPDATE SKIP LOCKED) c
+                 WHERE f.host = c.host
+                 RETURNING f.host, f.rank, f.failures, c.forward_address",
+                &[&worker, &until, &(limit as i64)],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| Claimed {
+                host: r.get(0),
+                rank: r.get::<_, Option<i64>>(1).map(|r| r.max(0) as u64),
+                failures: r.get::<_, i32>(2).max(0) as u32,
+                address: r.get(3),
+            })
+            .collect())
     }
 
     /// Releases hosts `worker` fetched, each due again by the schedule
@@ -269,7 +336,8 @@ impl PgStore {
         let n = tx
             .execute(
                 "UPDATE frontier f SET due = u.due, failures = u.failures, last_done = u.t,
-                        changed = u.changed, lease_worker = NULL, lease_until = NULL
+                        changed = u.changed, lease_worker = NULL, lease_until = NULL,
+                        forwarded = false
                  FROM unnest($1::text[], $2::bigint[], $3::int[], $4::bigint[], $5::bool[])
                       AS u(host, due, failures, t, changed)
                  WHERE f.host = u.host",
@@ -283,19 +351,21 @@ impl PgStore {
     /// Takes `address` for `worker` for `hold`, when no other worker
     /// holds it or its holder's hold ran out. Returns how long to wait
     /// before asking the address (until the last holder's end plus its
-    /// gap), or `None` when another worker holds it: one worker connects
-    /// to an address at a time, whichever worker resolved the name.
-    /// Taking an address again extends the hold. Times are the server's
-    /// clock, so workers on machines whose clocks differ agree.
+    /// gap), or, as the error, the worker that holds it; the holder is
+    /// then told that the address is wanted ([`PgStore::addresses_wanted`]).
+    /// One worker connects to an address at a time, whichever worker
+    /// resolved the name. Taking an address again extends the hold.
+    /// Times are the server's clock, so workers on machines whose clocks
+    /// differ agree.
     pub fn address_acquire(
         &self,
         worker: &str,
         address: &str,
         hold: Duration,
-    ) -> Result<Option<Duration>> {
+    ) -> Result<std::result::Result<Duration, String>> {
         let hold_ms = i64::try_from(hold.as_millis()).unwrap_or(i64::MAX / 4);
-        Ok(self
-            .client()
+        let mut c = self.client();
+        let taken = c
             .query_opt(
                 "INSERT INTO frontier_addresses(address, worker, lease_until, next_ms)
                  VALUES ($1, $2, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $3, 0)
@@ -310,27 +380,69 @@ impl PgStore {
                 &[&address, &worker, &hold_ms],
             )
             .map_err(|e| self.err(e))?
-            .map(|r| Duration::from_millis(r.get::<_, i64>(0).max(0) as u64)))
+            .map(|r| Duration::from_millis(r.get::<_, i64>(0).max(0) as u64));
+        if let Some(wait) = taken {
+            return Ok(Ok(wait));
+        }
+        let holder = c
+            .query_opt(
+                "UPDATE frontier_addresses
+                 SET wanted = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+                 WHERE address = $1
+                 RETURNING worker",
+                &[&address],
+            )
+            .map_err(|e| self.err(e))?
+            .and_then(|r| r.get::<_, Option<String>>(0))
+            .unwrap_or_default();
+        Ok(Err(holder))
     }
 
     /// Gives `address` back: the next holder waits `gap` from now (or
-    /// longer, when an earlier release asked for more). False
-    /// when `worker` no longer held it (its hold ran out and another took
-    /// it), which changes nothing.
+    /// longer, when an earlier release asked for more). False when
+    /// `worker` no longer held it (its hold ran out and another took it),
+    /// which changes nothing.
     pub fn address_release(&self, worker: &str, address: &str, gap: Duration) -> Result<bool> {
+        Ok(self.addresses_release(worker, &[address], gap)? == 1)
+    }
+
+    /// Gives these addresses back at once ([`PgStore::address_release`]);
+    /// returns how many `worker` still held.
+    pub fn addresses_release(
+        &self,
+        worker: &str,
+        addresses: &[&str],
+        gap: Duration,
+    ) -> Result<u64> {
         let gap_ms = i64::try_from(gap.as_millis()).unwrap_or(i64::MAX / 4);
-        let n = self
-            .client()
+        self.client()
             .execute(
                 "UPDATE frontier_addresses
-                 SET worker = NULL, lease_until = NULL,
+                 SET worker = NULL, lease_until = NULL, wanted = 0,
                      next_ms = greatest(next_ms,
                          (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $3)
-                 WHERE address = $1 AND worker = $2",
-                &[&address, &worker, &gap_ms],
+                 WHERE address = ANY($1) AND worker = $2",
+                &[&addresses, &worker, &gap_ms],
             )
-            .map_err(|e| self.err(e))?;
-        Ok(n == 1)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The addresses `worker` holds that another worker asked for in the
+    /// last `within`.
+    pub fn addresses_wanted(&self, worker: &str, within: Duration) -> Result<Vec<String>> {
+        let ms = i64::try_from(within.as_millis()).unwrap_or(i64::MAX / 4);
+        Ok(self
+            .client()
+            .query(
+                "SELECT address FROM frontier_addresses
+                 WHERE worker = $1
+                   AND wanted > (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $2",
+                &[&worker, &ms],
+            )
+            .map_err(|e| self.err(e))?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
     }
 
     /// True when a single round is over: no host is due and none is

@@ -851,33 +851,43 @@ fn the_frontier_shares_hosts_between_workers() {
     let minute = Duration::from_secs(60);
     assert_eq!(
         s.address_acquire("w1", ip, minute).expect("acquire"),
-        Some(ms(0))
+        Ok(ms(0))
     );
-    assert_eq!(s.address_acquire("w2", ip, minute).expect("acquire"), None);
+    assert_eq!(
+        s.address_acquire("w2", ip, minute).expect("acquire"),
+        Err("w1".to_owned())
+    );
+    assert_eq!(
+        s.addresses_wanted("w1", Duration::from_secs(2))
+            .expect("wanted"),
+        vec![ip.to_owned()],
+        "the holder hears that w2 asked"
+    );
+    assert!(s.addresses_wanted("w2", minute).expect("wanted").is_empty());
     assert_eq!(
         s.address_acquire("w1", ip, minute).expect("again"),
-        Some(ms(0))
+        Ok(ms(0))
     );
     assert!(s.address_release("w1", ip, ms(400)).expect("release"));
     let wait = s.address_acquire("w2", ip, ms(300)).expect("acquire");
     assert!(
-        wait.is_some_and(|w| w > ms(200) && w <= ms(400)),
+        wait.as_ref().is_ok_and(|&w| w > ms(200) && w <= ms(400)),
         "the gap of the last holder: {wait:?}"
     );
     std::thread::sleep(ms(450));
     assert_eq!(
         s.address_acquire("w1", ip, minute).expect("take over"),
-        Some(ms(0)),
+        Ok(ms(0)),
         "w2's hold ran out, and so did the gap"
     );
     assert!(!s.address_release("w2", ip, minute).expect("late release"));
     assert!(s.address_release("w1", ip, ms(5_000)).expect("release"));
     let wait = s.address_acquire("w3", ip, minute).expect("acquire");
-    assert!(wait.is_some_and(|w| w > ms(4_000)), "{wait:?}");
+    assert!(wait.as_ref().is_ok_and(|&w| w > ms(4_000)), "{wait:?}");
     assert!(s.address_release("w3", ip, ms(0)).expect("release"));
     let wait = s.address_acquire("w1", ip, minute).expect("acquire");
     assert!(
-        wait.is_some_and(|w| w > ms(4_000)),
+        wait.as_ref().is_ok_and(|&w| w > ms(4_000)),
         "never earlier than a release asked: {wait:?}"
     );
     // Top-thousand hosts every 7.5 days (a quarter month); the Retry-After
