@@ -229,7 +229,7 @@ impl<L: Lookup> Harvester<L> {
     }
 
     /// Gives back the shared addresses idle here, or wanted by another
-    /// process ([`turns::Turns::sweep`]); nothing without sharing.
+    /// process; nothing without sharing.
     pub async fn sweep(&self) {
         self.turns.sweep().await;
     }

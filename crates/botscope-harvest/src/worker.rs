@@ -166,7 +166,7 @@ fn patiently<R>(mut f: impl FnMut() -> Result<R, StoreError>) -> Result<R, Store
 
 /// Works the frontier of the PostgreSQL store at `url` as `config.worker`
 /// until the round is over (`once`), `shutdown` completes, or the store
-/// is gone for longer than [`STORE_PATIENCE`]. On shutdown, no new host
+/// is gone for longer than five minutes. On shutdown, no new host
 /// is claimed; those claimed are fetched, recorded and released.
 pub async fn work(
     url: &str,
