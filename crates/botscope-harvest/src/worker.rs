@@ -386,10 +386,7 @@ pub async fn work(
                 })
                 .await?;
                 if !next.is_empty() {
-                    working
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .extend(next.iter().map(|c| c.host.clone()));
+                    taken(&working, &next);
                     continue;
                 }
                 let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
@@ -418,10 +415,7 @@ pub async fn work(
                 } else {
                     claimed += next.len() as u64;
                     n_claims += 1;
-                    working
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .extend(next.iter().map(|c| c.host.clone()));
+                    taken(&working, &next);
                 }
             }
         })
@@ -439,6 +433,14 @@ pub async fn work(
     summary.tally = tally;
     summary.elapsed = started.elapsed();
     Ok(summary)
+}
+
+/// Hosts now this worker's to fetch, renew and release.
+fn taken(working: &Mutex<HashSet<String>>, hosts: &[botscope_store::Claimed]) {
+    working
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(hosts.iter().map(|c| c.host.clone()));
 }
 
 /// True when `f` has completed (polled once, without waiting).

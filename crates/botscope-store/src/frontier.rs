@@ -134,6 +134,16 @@ impl FrontierStats {
     }
 }
 
+/// A claimed host from a row of `host, rank, failures`.
+fn claimed(r: &postgres::Row, address: Option<String>) -> Claimed {
+    Claimed {
+        host: r.get(0),
+        rank: r.get::<_, Option<i64>>(1).map(|r| r.max(0) as u64),
+        failures: r.get::<_, i32>(2).max(0) as u32,
+        address,
+    }
+}
+
 fn secs(d: Duration) -> i64 {
     i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 4)
 }
@@ -182,7 +192,8 @@ impl PgStore {
         let rows = self
             .client()
             .query(
-                "UPDATE frontier f SET lease_worker = $1, lease_until = $3, due = $3, forwarded = false
+                "UPDATE frontier f SET lease_worker = $1, lease_until = $3, due = $3,
+                        forwarded = false, forward_address = NULL
                  FROM (SELECT host FROM frontier WHERE due <= $2
                        ORDER BY due, rank LIMIT $4 FOR UPDATE SKIP LOCKED) c
                  WHERE f.host = c.host
@@ -190,15 +201,7 @@ impl PgStore {
                 &[&worker, &now, &until, &(batch as i64)],
             )
             .map_err(|e| self.err(e))?;
-        let mut out: Vec<Claimed> = rows
-            .iter()
-            .map(|r| Claimed {
-                host: r.get(0),
-                rank: r.get::<_, Option<i64>>(1).map(|r| r.max(0) as u64),
-                failures: r.get::<_, i32>(2).max(0) as u32,
-                address: None,
-            })
-            .collect();
+        let mut out: Vec<Claimed> = rows.iter().map(|r| claimed(r, None)).collect();
         // RETURNING keeps no order: best rank first again.
         out.sort_by_key(|c| (c.rank.is_none(), c.rank));
         Ok(out)
@@ -280,15 +283,7 @@ impl PgStore {
                 &[&worker, &until, &(limit as i64)],
             )
             .map_err(|e| self.err(e))?;
-        Ok(rows
-            .iter()
-            .map(|r| Claimed {
-                host: r.get(0),
-                rank: r.get::<_, Option<i64>>(1).map(|r| r.max(0) as u64),
-                failures: r.get::<_, i32>(2).max(0) as u32,
-                address: r.get(3),
-            })
-            .collect())
+        Ok(rows.iter().map(|r| claimed(r, r.get(3))).collect())
     }
 
     /// Releases hosts `worker` fetched, each due again by the schedule

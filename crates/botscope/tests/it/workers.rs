@@ -119,6 +119,20 @@ fn frontier(url: &str) -> Value {
     json(&["frontier", "stats", "--format", "json", "--db", url])
 }
 
+/// Nothing due, nothing leased, every host fetched.
+fn round_over(url: &str) {
+    let f = frontier(url);
+    assert_eq!(
+        (
+            f["due"].as_u64(),
+            f["leased"].as_u64(),
+            f["never_fetched"].as_u64()
+        ),
+        (Some(0), Some(0), Some(0)),
+        "{f}"
+    );
+}
+
 fn add(d: &Path, url: &str, sites: &[Site]) {
     let hosts = d.join("hosts.txt");
     let list: String = sites.iter().map(|s| format!("{}\n", s.name)).collect();
@@ -265,16 +279,7 @@ async fn workers_share_the_frontier_politely() {
         );
         assert_eq!(s["runs"], workers, "{s}");
         assert_eq!(s["unfinished_runs"], 0, "{s}");
-        let f = frontier(&url);
-        assert_eq!(
-            (
-                f["due"].as_u64(),
-                f["leased"].as_u64(),
-                f["never_fetched"].as_u64()
-            ),
-            (Some(0), Some(0), Some(0)),
-            "{f}"
-        );
+        round_over(&url);
     }
 }
 
@@ -323,16 +328,7 @@ async fn a_killed_worker_loses_nothing() {
     assert_eq!(s["sites_with_robots_txt"], parsed(&all), "{s}");
     let hits = robots_hits(&sim);
     assert_eq!(hits.len(), 600, "every host asked");
-    let f = frontier(&url);
-    assert_eq!(
-        (
-            f["due"].as_u64(),
-            f["leased"].as_u64(),
-            f["never_fetched"].as_u64()
-        ),
-        (Some(0), Some(0), Some(0)),
-        "{f}"
-    );
+    round_over(&url);
     assert_eq!(sim.seen.max_concurrent_per_ip(), 1);
 }
 
@@ -389,16 +385,7 @@ async fn workers_outlive_a_postgres_restart() {
     assert_eq!(s["versions"], parsed(&all), "{s}");
     let hits = robots_hits(&sim);
     assert_eq!(hits.len(), 3_000, "every host asked");
-    let f = frontier(&url);
-    assert_eq!(
-        (
-            f["due"].as_u64(),
-            f["leased"].as_u64(),
-            f["never_fetched"].as_u64()
-        ),
-        (Some(0), Some(0), Some(0)),
-        "{f}"
-    );
+    round_over(&url);
     assert_eq!(sim.seen.max_concurrent_per_ip(), 1);
     drop(pg);
 }
