@@ -39,7 +39,7 @@ pub use polite::{Crawler, Decision, PoliteConfig, RobotsLine, honest_user_agent}
 pub use run::{
     NoProgress, Progress, RunConfig, Selection, Summary, Tally, backoff, now_secs, run, select,
 };
-pub use turns::{AddressHolds, KEEP, Sharing, YIELD};
+pub use turns::{AddressHolds, KEEP, Owner, Sharing, YIELD, owner};
 pub use worker::{WorkerConfig, WorkerSummary, work};
 
 /// What stops a harvest (a host's failure never does: it is recorded as

@@ -469,6 +469,10 @@ pub(crate) async fn fetch_stream(
         };
         let (h, tx) = (h.clone(), tx.clone());
         fetches.spawn(async move {
+            // A host handed here is not handed on again: it waits for its
+            // address (which then is wanted from its holder), so that no
+            // host goes round between workers.
+            let forward = forward && job.address.is_none();
             let f = h
                 .fetch_or_forward(&job.host, job.rank, job.previous.as_ref(), forward)
                 .await;

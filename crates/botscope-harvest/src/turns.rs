@@ -33,8 +33,12 @@ pub const YIELD: Duration = Duration::from_millis(500);
 /// holds; the waits double up to [`POLL_MAX`].
 const POLL_MIN: Duration = Duration::from_millis(20);
 const POLL_MAX: Duration = Duration::from_millis(320);
-/// The least time a shared address is kept while idle here.
-const LINGER: Duration = Duration::from_secs(1);
+/// The least time a shared address is kept while idle here: hosts that
+/// other processes resolve to it keep coming here meanwhile.
+const LINGER: Duration = Duration::from_secs(10);
+/// How long an address another process holds is taken to be still its
+/// own, without asking.
+pub const ELSEWHERE: Duration = Duration::from_secs(5);
 /// The wait before asking again when the shared store did not answer.
 const STORE_RETRY: Duration = Duration::from_secs(1);
 
@@ -42,12 +46,53 @@ const STORE_RETRY: Duration = Duration::from_secs(1);
 /// `frontier_addresses`). Blocking calls: they are made off the runtime.
 pub trait AddressHolds: Send + Sync + 'static {
     /// Holds `address` for `hold` (again, when already held by this
-    /// process), or says which process holds it.
-    fn acquire(&self, address: IpAddr, hold: Duration) -> Result<Acquired, String>;
+    /// process), or says which process holds it; with `want` (this
+    /// process will wait for the address rather than hand its host to the
+    /// holder), the holder hears that it is wanted.
+    fn acquire(&self, address: IpAddr, hold: Duration, want: bool) -> Result<Acquired, String>;
     /// Gives these addresses back; the next holder of each waits `gap`.
     fn release(&self, addresses: &[IpAddr], gap: Duration) -> Result<(), String>;
     /// The addresses this process holds that another asked for lately.
     fn wanted(&self) -> Result<Vec<IpAddr>, String>;
+    /// Which process an address's hosts go to, when addresses are shared
+    /// out among the processes at work ([`owner`]).
+    fn owner(&self, _address: IpAddr) -> Owner {
+        Owner::Unknown
+    }
+}
+
+/// Which process an address's hosts go to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    /// Addresses are not shared out: a host goes to whichever process
+    /// holds its address, else it stays.
+    Unknown,
+    /// This process: it waits for the address, and the holder lets it go.
+    Here,
+    /// Another process (its name): the host is handed to it without
+    /// asking for the address.
+    Elsewhere(String),
+}
+
+/// Shares addresses out among `processes` (rendezvous hashing): each
+/// address goes to the process with the highest score for it, the same
+/// answer in every process that knows the same names, about as many
+/// addresses to each, and only the addresses of a process that comes or
+/// goes move. `None` when there is no process.
+pub fn owner(address: IpAddr, processes: &[String]) -> Option<&str> {
+    let ip = match address {
+        IpAddr::V4(v) => v.to_ipv6_mapped().octets(),
+        IpAddr::V6(v) => v.octets(),
+    };
+    processes
+        .iter()
+        .max_by_key(|p| {
+            let mut key = ip.to_vec();
+            key.extend_from_slice(p.as_bytes());
+            let h = botscope_store::content_hash(&key);
+            u64::from_le_bytes(h[..8].try_into().unwrap_or_default())
+        })
+        .map(String::as_str)
 }
 
 /// The answer to asking for a shared address.
@@ -90,6 +135,9 @@ pub struct Turns {
     sharing: Option<Sharing>,
     /// Per address: held for a whole exchange.
     gates: Mutex<HashMap<IpAddr, Arc<Gate>>>,
+    /// Shared addresses another process held when last asked, and when:
+    /// hosts for them are handed to it without asking again for a while.
+    elsewhere: Mutex<HashMap<IpAddr, (String, Instant)>>,
 }
 
 #[derive(Debug, Default)]
@@ -188,6 +236,7 @@ impl Turns {
             gap,
             sharing: None,
             gates: Mutex::default(),
+            elsewhere: Mutex::default(),
         }
     }
 
@@ -197,6 +246,7 @@ impl Turns {
             gap,
             sharing: Some(sharing),
             gates: Mutex::default(),
+            elsewhere: Mutex::default(),
         }
     }
 
@@ -278,7 +328,28 @@ impl Turns {
 
     /// [`Turns::take`], or with `give_up`, the name of the process that
     /// holds the shared address now (for the host to be handed to it).
-    pub async fn take_or_busy(&self, ip: IpAddr, give_up: bool) -> Result<Turn, String> {
+    /// An address another process held lately is not asked again for
+    /// [`ELSEWHERE`]: the host goes to that process (which then asks for
+    /// the address itself, if it let it go meanwhile).
+    pub async fn take_or_busy(&self, ip: IpAddr, mut give_up: bool) -> Result<Turn, String> {
+        if let Some(sharing) = &self.sharing {
+            match sharing.holds.owner(ip) {
+                Owner::Unknown => {}
+                Owner::Here => give_up = false,
+                Owner::Elsewhere(p) if give_up => return Err(p),
+                Owner::Elsewhere(_) => {}
+            }
+        }
+        if give_up
+            && let Some((holder, at)) = self
+                .elsewhere
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&ip)
+            && at.elapsed() < ELSEWHERE
+        {
+            return Err(holder.clone());
+        }
         let gate = {
             let mut g = self.gates.lock().unwrap_or_else(|e| e.into_inner());
             g.entry(ip).or_default().clone()
@@ -287,7 +358,17 @@ impl Turns {
         let mut state = gate.state.clone().lock_owned().await;
         gate.waiting.fetch_sub(1, Ordering::SeqCst);
         if let Some(sharing) = &self.sharing {
-            hold(&mut state, ip, sharing, give_up).await?;
+            let held = hold(&mut state, ip, sharing, give_up).await;
+            let mut elsewhere = self.elsewhere.lock().unwrap_or_else(|e| e.into_inner());
+            match held {
+                Ok(()) => {
+                    elsewhere.remove(&ip);
+                }
+                Err(holder) => {
+                    elsewhere.insert(ip, (holder.clone(), Instant::now()));
+                    return Err(holder);
+                }
+            }
         }
         if let Some(t) = state.last_end {
             tokio::time::sleep_until(t + self.gap).await;
@@ -324,7 +405,7 @@ async fn hold(
         let asked = Instant::now();
         let holds = sharing.holds.clone();
         let hold = sharing.hold;
-        let answer = tokio::task::spawn_blocking(move || holds.acquire(ip, hold))
+        let answer = tokio::task::spawn_blocking(move || holds.acquire(ip, hold, !give_up))
             .await
             .unwrap_or_else(|e| Err(e.to_string()));
         match answer {
@@ -351,6 +432,37 @@ async fn hold(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_are_shared_out_evenly_and_only_a_leavers_move() {
+        let names = |n: &[&str]| n.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let four = names(&["w0", "w1", "w2", "w3"]);
+        let three = names(&["w0", "w1", "w3"]);
+        let ips: Vec<IpAddr> = (0..10_000u32)
+            .map(|i| IpAddr::from(std::net::Ipv4Addr::from(0x0a00_0000 + i)))
+            .chain((0..2_000u128).map(|i| IpAddr::from(std::net::Ipv6Addr::from(i << 64))))
+            .collect();
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for ip in &ips {
+            let o = owner(*ip, &four).expect("an owner");
+            *counts.entry(o).or_default() += 1;
+            // The same answer whatever the order of the names.
+            let mut reversed = four.clone();
+            reversed.reverse();
+            assert_eq!(owner(*ip, &reversed), Some(o));
+            // w2 leaves: only its addresses move.
+            let after = owner(*ip, &three).expect("an owner");
+            if o == "w2" {
+                assert_ne!(after, "w2");
+            } else {
+                assert_eq!(after, o, "{ip} moved without need");
+            }
+        }
+        for (w, n) in &counts {
+            assert!((2_600..=3_400).contains(n), "{w}: {n} of 12,000");
+        }
+        assert_eq!(owner(ips[0], &[]), None);
+    }
 
     /// Takes `ip`'s turn, holds it for `work`, and returns when the turn
     /// began and ended.
@@ -404,14 +516,16 @@ mod tests {
     struct Process(Arc<Fake>, usize);
 
     impl AddressHolds for Process {
-        fn acquire(&self, a: IpAddr, hold: Duration) -> Result<Acquired, String> {
+        fn acquire(&self, a: IpAddr, hold: Duration, want: bool) -> Result<Acquired, String> {
             self.0.calls.fetch_add(1, Ordering::SeqCst);
             let now = Instant::now();
             let mut m = self.0.map.lock().expect("lock");
             let e = m.entry(a).or_insert((None, now, None));
             match e.0 {
                 Some((w, until)) if w != self.1 && until > now => {
-                    e.2 = Some(self.1);
+                    if want {
+                        e.2 = Some(self.1);
+                    }
                     Ok(Acquired::Busy(w.to_string()))
                 }
                 _ => {

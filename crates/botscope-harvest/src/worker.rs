@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use botscope_store::{Attempt, Done, NewRun, PgStore, RunId, Store, StoreError, content_hash};
 
 use crate::run::{BATCH, FLUSH_EVERY, Job, checked_pool, fetch_stream, now_secs};
-use crate::turns::{Acquired, AddressHolds, Sharing};
+use crate::turns::{Acquired, AddressHolds, Owner, Sharing};
 use crate::{Config, Error, Fetch, Harvester, Progress, Tally};
 
 /// How long a worker waits for a store that does not answer before it
@@ -33,6 +33,16 @@ pub const STORE_PATIENCE: Duration = Duration::from_secs(300);
 const WANTED_WITHIN: Duration = Duration::from_secs(2);
 /// How often a worker with hosts out looks for hosts handed to it.
 const FORWARD_POLL: Duration = Duration::from_millis(250);
+/// The longest a host to hand on waits for others to go with it.
+const FORWARD_EVERY: Duration = Duration::from_millis(50);
+/// Hosts handed on in one statement at most.
+const FORWARD_BATCH: usize = 256;
+/// How often a worker says it is at work, and hears who else is.
+const BEAT_EVERY: Duration = Duration::from_secs(1);
+/// A worker silent this long is taken to be gone: its addresses go to
+/// the others (hosts handed to it meanwhile wait for their lease to run
+/// out).
+const LIVE: Duration = Duration::from_secs(10);
 /// How often a worker gives back the addresses it no longer uses.
 const SWEEP_EVERY: Duration = Duration::from_millis(200);
 /// The wait between two tries at a store that does not answer.
@@ -97,9 +107,21 @@ struct PgHolds {
     /// Connections for the holds (one is picked per address).
     stores: Vec<PgStore>,
     worker: String,
+    /// The workers at work (this one among them), as last heard.
+    members: Mutex<Vec<String>>,
 }
 
 impl PgHolds {
+    /// A sign of life, and the workers at work learnt.
+    fn beat(&self) -> Result<(), StoreError> {
+        let mut live = self.stores[0].workers_beat(&self.worker, LIVE)?;
+        if !live.contains(&self.worker) {
+            live.push(self.worker.clone());
+        }
+        *self.members.lock().unwrap_or_else(|e| e.into_inner()) = live;
+        Ok(())
+    }
+
     fn store(&self, a: IpAddr) -> &PgStore {
         let k = match a {
             IpAddr::V4(v) => u32::from(v) as usize,
@@ -110,10 +132,10 @@ impl PgHolds {
 }
 
 impl AddressHolds for PgHolds {
-    fn acquire(&self, a: IpAddr, hold: Duration) -> Result<Acquired, String> {
+    fn acquire(&self, a: IpAddr, hold: Duration, want: bool) -> Result<Acquired, String> {
         match self
             .store(a)
-            .address_acquire(&self.worker, &a.to_string(), hold)
+            .address_acquire(&self.worker, &a.to_string(), hold, want)
         {
             Ok(Ok(wait)) => Ok(Acquired::Held(wait)),
             Ok(Err(holder)) => Ok(Acquired::Busy(holder)),
@@ -132,6 +154,15 @@ impl AddressHolds for PgHolds {
             .addresses_release(&self.worker, &names, gap)
             .map(drop)
             .map_err(|e| e.to_string())
+    }
+
+    fn owner(&self, a: IpAddr) -> Owner {
+        let members = self.members.lock().unwrap_or_else(|e| e.into_inner());
+        match crate::turns::owner(a, &members) {
+            None => Owner::Unknown,
+            Some(w) if w == self.worker => Owner::Here,
+            Some(w) => Owner::Elsewhere(w.to_owned()),
+        }
     }
 
     fn wanted(&self) -> Result<Vec<IpAddr>, String> {
@@ -178,10 +209,11 @@ pub async fn work(
     let open = |url: String| blocking(move || PgStore::open(&url));
     let mut writer_store = open(url.to_owned()).await?;
     let claims = Arc::new(open(url.to_owned()).await?);
-    let holds = PgHolds {
+    let holds = Arc::new(PgHolds {
         stores: vec![open(url.to_owned()).await?, open(url.to_owned()).await?],
         worker: config.worker.clone(),
-    };
+        members: Mutex::default(),
+    });
     let input = format!("frontier worker {}", config.worker);
     let new_run = NewRun {
         input_hash: content_hash(input.as_bytes()),
@@ -236,8 +268,24 @@ pub async fn work(
     let pool = checked_pool(&config.nameservers, &names, &*progress).await?;
     let gap = config.fetch.ip_gap;
     let need = config.fetch.total_timeout + gap + Duration::from_secs(1);
+    // Addresses are shared out among the workers at work: known before
+    // the first fetch, then heard every second.
+    {
+        let holds = holds.clone();
+        blocking(move || patiently(|| holds.beat())).await?;
+    }
+    let heart = {
+        let holds = holds.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(BEAT_EVERY).await;
+                let holds = holds.clone();
+                let _ = blocking(move || holds.beat()).await;
+            }
+        })
+    };
     let sharing = Sharing {
-        holds: Arc::new(holds),
+        holds: holds.clone(),
         hold: need * 2,
         need,
     };
@@ -267,8 +315,15 @@ pub async fn work(
             let mut batch: Vec<Attempt> = Vec::with_capacity(BATCH);
             let mut forward: Vec<(String, String, String)> = Vec::new();
             let mut last = Instant::now();
+            // Since when the oldest host to hand on waits.
+            let mut forward_since = Instant::now();
             loop {
-                let next = rx.recv_timeout(FLUSH_EVERY);
+                let wait = if forward.is_empty() {
+                    FLUSH_EVERY
+                } else {
+                    FORWARD_EVERY.saturating_sub(forward_since.elapsed())
+                };
+                let next = rx.recv_timeout(wait);
                 let ended = matches!(next, Err(crossbeam_channel::RecvTimeoutError::Disconnected));
                 match next {
                     Ok(Fetch::Done(a)) => {
@@ -279,12 +334,21 @@ pub async fn work(
                         host,
                         holder,
                         address,
-                    }) => forward.push((host, holder, address.to_string())),
+                    }) => {
+                        if forward.is_empty() {
+                            forward_since = Instant::now();
+                        }
+                        forward.push((host, holder, address.to_string()));
+                    }
                     Err(_) => {}
                 }
-                // Hosts handed on go at once: their new holder is busy with
-                // their address now.
-                if !forward.is_empty() {
+                // Hosts handed on go soon, in batches: their new holder is
+                // busy with their address now.
+                if !forward.is_empty()
+                    && (ended
+                        || forward.len() >= FORWARD_BATCH
+                        || forward_since.elapsed() >= FORWARD_EVERY)
+                {
                     patiently(|| {
                         writer_store.frontier_forward(&worker, &forward, lease, now_secs())
                     })?;
@@ -348,76 +412,95 @@ pub async fn work(
     let (jobs_tx, jobs) = tokio::sync::mpsc::channel::<Job>(batch);
     let producer = {
         let (claims, worker, config) = (claims.clone(), worker.clone(), config.clone());
-        let working = working.clone();
+        let (working, holds) = (working.clone(), holds.clone());
         tokio::spawn(async move {
             let (mut claimed, mut n_claims) = (0u64, 0u64);
             let mut next = first;
-            loop {
-                if !next.is_empty() {
-                    let hosts: Vec<String> = next.iter().map(|c| c.host.clone()).collect();
-                    let c = claims.clone();
-                    let mut previous = blocking(move || {
-                        let names: Vec<&str> = hosts.iter().map(String::as_str).collect();
-                        patiently(|| c.previous_of(&names))
-                    })
-                    .await?;
-                    for c in std::mem::take(&mut next) {
-                        let job = Job {
-                            rank: c.rank,
-                            previous: previous.remove(&c.host),
-                            address: c.address.as_deref().and_then(|a| a.parse().ok()),
-                            host: c.host,
-                        };
-                        if jobs_tx.send(job).await.is_err() {
-                            return Ok((claimed, n_claims));
+            let claiming = async {
+                loop {
+                    if !next.is_empty() {
+                        let hosts: Vec<String> = next.iter().map(|c| c.host.clone()).collect();
+                        let c = claims.clone();
+                        let mut previous = blocking(move || {
+                            let names: Vec<&str> = hosts.iter().map(String::as_str).collect();
+                            patiently(|| c.previous_of(&names))
+                        })
+                        .await?;
+                        for c in std::mem::take(&mut next) {
+                            let job = Job {
+                                rank: c.rank,
+                                previous: previous.remove(&c.host),
+                                address: c.address.as_deref().and_then(|a| a.parse().ok()),
+                                host: c.host,
+                            };
+                            if jobs_tx.send(job).await.is_err() {
+                                return Ok((claimed, n_claims));
+                            }
                         }
                     }
-                }
-                // Stop claiming on shutdown (hosts handed here meanwhile
-                // run out of lease and are claimed again). Else first the
-                // hosts other workers handed here, then a claim, waiting
-                // when nothing is due.
-                if futures_now(&mut stop) {
-                    return Ok((claimed, n_claims));
-                }
-                let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
-                next = blocking(move || {
-                    patiently(|| c.frontier_take_forwarded(&w, batch, lease, now_secs()))
-                })
-                .await?;
-                if !next.is_empty() {
-                    taken(&working, &next);
-                    continue;
-                }
-                let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
-                next =
-                    blocking(move || patiently(|| c.frontier_claim(&w, batch, lease, now_secs())))
-                        .await?;
-                if next.is_empty() {
-                    let c = claims.clone();
-                    if config.once
-                        && blocking(move || patiently(|| c.frontier_round_over(now_secs()))).await?
-                    {
+                    // Stop claiming on shutdown (hosts handed here meanwhile
+                    // run out of lease and are claimed again). Else first the
+                    // hosts other workers handed here, then a claim, waiting
+                    // when nothing is due.
+                    if futures_now(&mut stop) {
                         return Ok((claimed, n_claims));
                     }
-                    // Short naps while this worker has hosts out: other
-                    // workers may hand it hosts meanwhile.
-                    let busy = !working.lock().unwrap_or_else(|e| e.into_inner()).is_empty();
-                    let nap = if busy {
-                        poll(&config).min(FORWARD_POLL)
-                    } else {
-                        poll(&config)
-                    };
-                    tokio::select! {
-                        () = &mut stop => return Ok((claimed, n_claims)),
-                        () = tokio::time::sleep(nap) => {}
+                    let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
+                    next = blocking(move || {
+                        patiently(|| c.frontier_take_forwarded(&w, batch, lease, now_secs()))
+                    })
+                    .await?;
+                    if !next.is_empty() {
+                        taken(&working, &next);
+                        continue;
                     }
-                } else {
-                    claimed += next.len() as u64;
-                    n_claims += 1;
-                    taken(&working, &next);
+                    let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
+                    next = blocking(move || {
+                        patiently(|| c.frontier_claim(&w, batch, lease, now_secs()))
+                    })
+                    .await?;
+                    if next.is_empty() {
+                        let c = claims.clone();
+                        if config.once
+                            && blocking(move || patiently(|| c.frontier_round_over(now_secs())))
+                                .await?
+                        {
+                            return Ok((claimed, n_claims));
+                        }
+                        // Short naps while this worker has hosts out, or
+                        // while other workers are at work: they may hand it
+                        // hosts meanwhile.
+                        let busy = !working.lock().unwrap_or_else(|e| e.into_inner()).is_empty();
+                        let others = holds
+                            .members
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .len()
+                            > 1;
+                        let nap = if busy || others {
+                            poll(&config).min(FORWARD_POLL)
+                        } else {
+                            poll(&config)
+                        };
+                        tokio::select! {
+                            () = &mut stop => return Ok((claimed, n_claims)),
+                            () = tokio::time::sleep(nap) => {}
+                        }
+                    } else {
+                        claimed += next.len() as u64;
+                        n_claims += 1;
+                        taken(&working, &next);
+                    }
                 }
-            }
+            };
+            let r: Result<(u64, u64), StoreError> = claiming.await;
+            // No more claims: the others stop handing hosts here, and those
+            // handed here and not taken are due again for them.
+            heart.abort();
+            let w = worker.clone();
+            let _ =
+                blocking(move || patiently(|| holds.stores[0].workers_leave(&w, now_secs()))).await;
+            r
         })
     };
     fetch_stream(h.clone(), jobs, concurrency, true, tx).await;
@@ -425,8 +508,13 @@ pub async fn work(
     let tally = writer.await.map_err(|_| Error::Writer)??;
     renewer.abort();
     sweeper.abort();
-    // What this worker still holds is given back for the others.
+    // What this worker still holds is given back for the others (and
+    // hosts handed here since it left are due again).
     h.give_back_addresses().await;
+    {
+        let (c, w) = (claims.clone(), worker.clone());
+        let _ = blocking(move || c.workers_leave(&w, now_secs())).await;
+    }
     let (more, n) = claimed?;
     summary.claimed += more;
     summary.claims += n;

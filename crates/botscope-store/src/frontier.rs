@@ -346,8 +346,10 @@ impl PgStore {
     /// Takes `address` for `worker` for `hold`, when no other worker
     /// holds it or its holder's hold ran out. Returns how long to wait
     /// before asking the address (until the last holder's end plus its
-    /// gap), or, as the error, the worker that holds it; the holder is
-    /// then told that the address is wanted ([`PgStore::addresses_wanted`]).
+    /// gap), or, as the error, the worker that holds it; with `want` (the
+    /// asker will wait for it, rather than hand its host to the holder),
+    /// the holder is then told that the address is wanted
+    /// ([`PgStore::addresses_wanted`]).
     /// One worker connects to an address at a time, whichever worker
     /// resolved the name. Taking an address again extends the hold.
     /// Times are the server's clock, so workers on machines whose clocks
@@ -357,6 +359,7 @@ impl PgStore {
         worker: &str,
         address: &str,
         hold: Duration,
+        want: bool,
     ) -> Result<std::result::Result<Duration, String>> {
         let hold_ms = i64::try_from(hold.as_millis()).unwrap_or(i64::MAX / 4);
         let mut c = self.client();
@@ -381,10 +384,14 @@ impl PgStore {
         }
         let holder = c
             .query_opt(
-                "UPDATE frontier_addresses
-                 SET wanted = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
-                 WHERE address = $1
-                 RETURNING worker",
+                if want {
+                    "UPDATE frontier_addresses
+                     SET wanted = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+                     WHERE address = $1
+                     RETURNING worker"
+                } else {
+                    "SELECT worker FROM frontier_addresses WHERE address = $1"
+                },
                 &[&address],
             )
             .map_err(|e| self.err(e))?
@@ -438,6 +445,51 @@ impl PgStore {
             .iter()
             .map(|r| r.get(0))
             .collect())
+    }
+
+    /// A sign of life from `worker`: returns the workers (itself among
+    /// them) whose last sign is less than `within` old, by name. Times are
+    /// the server's clock.
+    pub fn workers_beat(&self, worker: &str, within: Duration) -> Result<Vec<String>> {
+        let ms = i64::try_from(within.as_millis()).unwrap_or(i64::MAX / 4);
+        let mut c = self.client();
+        c.execute(
+            "INSERT INTO frontier_workers(worker, seen)
+             VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+             ON CONFLICT (worker) DO UPDATE SET seen = EXCLUDED.seen",
+            &[&worker],
+        )
+        .map_err(|e| self.err(e))?;
+        Ok(c.query(
+            "SELECT worker FROM frontier_workers
+                 WHERE seen > (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1
+                 ORDER BY worker",
+            &[&ms],
+        )
+        .map_err(|e| self.err(e))?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+    }
+
+    /// `worker` stops: it leaves the workers at work, and the hosts handed
+    /// to it that it has not taken are due again at once for any worker
+    /// (rather than when their lease runs out). Returns how many.
+    pub fn workers_leave(&self, worker: &str, now: i64) -> Result<u64> {
+        let mut c = self.client();
+        let mut tx = c.transaction().map_err(|e| self.err(e))?;
+        tx.execute("DELETE FROM frontier_workers WHERE worker = $1", &[&worker])
+            .map_err(|e| self.err(e))?;
+        let n = tx
+            .execute(
+                "UPDATE frontier SET lease_worker = NULL, lease_until = NULL, due = $2,
+                        forwarded = false, forward_address = NULL
+                 WHERE lease_worker = $1 AND forwarded",
+                &[&worker, &now],
+            )
+            .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(n)
     }
 
     /// True when a single round is over: no host is due and none is

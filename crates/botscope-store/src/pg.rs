@@ -119,6 +119,12 @@ CREATE TABLE frontier_addresses (
      ALTER TABLE frontier ADD COLUMN forwarded BOOLEAN NOT NULL DEFAULT false;
      ALTER TABLE frontier ADD COLUMN forward_address TEXT;
      CREATE INDEX frontier_forwarded ON frontier (lease_worker) WHERE forwarded;",
+    // 4: the workers at work, each with its last sign of life (server
+    // milliseconds): addresses are shared out among them.
+    "CREATE TABLE frontier_workers (
+        worker TEXT PRIMARY KEY,
+        seen BIGINT NOT NULL
+     ) WITH (fillfactor = 50);",
 ];
 
 /// The PostgreSQL schema version this build writes.
@@ -128,6 +134,9 @@ pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// ("botscope" in ASCII, folded).
 const LOCK_MIGRATE: i64 = 0x626f_7473_636f_7065;
 const LOCK_MARK: i64 = LOCK_MIGRATE + 1;
+/// The change mark of sites a batch changed, until its end takes the
+/// next mark (never seen outside the batch's transaction).
+const PENDING: i64 = -1;
 
 /// Versions with their site, as the research index reads them.
 const HISTORY: &str = "SELECT s.host, s.rank, v.url, v.first_seen, v.last_seen, v.hash, b.content,
@@ -370,29 +379,58 @@ impl PgStore {
             return Ok(Vec::new());
         }
         let mut c = self.client();
-        let mut tx = c.transaction().map_err(|e| self.err(e))?;
-        // Marks in commit order: one batch at a time takes the next.
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_MARK])
+        // The bodies first, once each, in a statement of their own and in
+        // hash order: stored content is never wrong to keep, and writers
+        // that store the same new file at once wait for each other only
+        // for this statement, never in a cycle.
+        let mut bodies: Vec<([u8; 32], &[u8])> = batch
+            .iter()
+            .filter_map(|a| a.body.as_deref().map(|b| (content_hash(b), b)))
+            .collect();
+        bodies.sort_unstable_by_key(|b| b.0);
+        bodies.dedup_by(|a, b| a.0 == b.0);
+        if !bodies.is_empty() {
+            let bh: Vec<&[u8]> = bodies.iter().map(|(h, _)| &h[..]).collect();
+            let bsize: Vec<i64> = bodies.iter().map(|(_, b)| b.len() as i64).collect();
+            let bcontent: Vec<&[u8]> = bodies.iter().map(|(_, b)| *b).collect();
+            c.execute(
+                "INSERT INTO bodies(hash, size, content)
+                 SELECT * FROM unnest($1::bytea[], $2::bigint[], $3::bytea[])
+                 ON CONFLICT DO NOTHING",
+                &[&bh, &bsize, &bcontent],
+            )
             .map_err(|e| self.err(e))?;
-        let mark: i64 = tx
-            .query_one("SELECT coalesce(max(changed), 0) + 1 FROM sites", &[])
-            .map_err(|e| self.err(e))?
-            .get(0);
+        }
+        let mut tx = c.transaction().map_err(|e| self.err(e))?;
         // Runs of distinct hosts, in order: a host twice in a batch has its
-        // attempts recorded one after the other.
+        // attempts recorded one after the other. The sites they change are
+        // marked [`PENDING`] until the end.
         let mut changed = Vec::with_capacity(batch.len());
+        let mut sites = Vec::with_capacity(batch.len());
         let mut part: Vec<&Attempt> = Vec::new();
         let mut hosts = HashSet::new();
         for a in batch {
             if !hosts.insert(a.host.as_str()) {
-                changed.extend(record_set(&mut tx, run, &part, mark).map_err(|e| self.err(e))?);
+                record_set(&mut tx, run, &part, &mut changed, &mut sites)
+                    .map_err(|e| self.err(e))?;
                 part.clear();
                 hosts.clear();
                 hosts.insert(a.host.as_str());
             }
             part.push(a);
         }
-        changed.extend(record_set(&mut tx, run, &part, mark).map_err(|e| self.err(e))?);
+        record_set(&mut tx, run, &part, &mut changed, &mut sites).map_err(|e| self.err(e))?;
+        // Marks in commit order: the next mark is taken under a lock held
+        // until the commit, so writers run side by side until here and a
+        // batch that commits later always has a greater mark.
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_MARK])
+            .map_err(|e| self.err(e))?;
+        tx.execute(
+            "UPDATE sites SET changed = (SELECT greatest(max(changed), 0) + 1 FROM sites)
+             WHERE id = ANY($1) AND changed = $2",
+            &[&sites, &PENDING],
+        )
+        .map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(changed)
     }
@@ -512,8 +550,10 @@ fn record_set(
     tx: &mut Transaction<'_>,
     run: Option<RunId>,
     batch: &[&Attempt],
-    mark: i64,
-) -> std::result::Result<Vec<bool>, postgres::Error> {
+    changed: &mut Vec<bool>,
+    sites: &mut Vec<i64>,
+) -> std::result::Result<(), postgres::Error> {
+    let mark = PENDING;
     let owned = |s: &str| text(s).into_owned();
     let owned_opt = |s: &Option<String>| opt_text(s).map(std::borrow::Cow::into_owned);
     // The sites.
@@ -535,30 +575,11 @@ fn record_set(
         .map(|r| (r.get(0), r.get(1)))
         .collect();
     let site: Vec<i64> = hosts.iter().map(|h| ids[h]).collect();
-    // The bodies, once each.
+    // The bodies are stored (by the caller).
     let hashes: Vec<Option<[u8; 32]>> = batch
         .iter()
         .map(|a| a.body.as_ref().map(|b| content_hash(b)))
         .collect();
-    let mut seen = HashSet::new();
-    let (mut bh, mut bsize, mut bcontent) = (Vec::new(), Vec::new(), Vec::new());
-    for (a, h) in batch.iter().zip(&hashes) {
-        if let (Some(b), Some(h)) = (&a.body, h)
-            && seen.insert(*h)
-        {
-            bh.push(&h[..]);
-            bsize.push(b.len() as i64);
-            bcontent.push(&b[..]);
-        }
-    }
-    if !bh.is_empty() {
-        tx.execute(
-            "INSERT INTO bodies(hash, size, content)
-             SELECT * FROM unnest($1::bytea[], $2::bigint[], $3::bytea[])
-             ON CONFLICT DO NOTHING",
-            &[&bh, &bsize, &bcontent],
-        )?;
-    }
     // The attempts.
     let hash_col: Vec<Option<Vec<u8>>> = hashes.iter().map(|h| h.map(|h| h.to_vec())).collect();
     let col = |f: fn(&Attempt) -> &Option<String>| -> Vec<Option<String>> {
@@ -747,7 +768,9 @@ fn record_set(
                 .collect::<Vec<_>>(),
         ],
     )?;
-    Ok(new_content)
+    changed.extend(new_content);
+    sites.extend(site);
+    Ok(())
 }
 
 impl Store for PgStore {

@@ -6,11 +6,21 @@
 //! between the workers), so the rows compare the machinery, not the
 //! number of sockets.
 //!
-//! `cargo bench -p botscope --bench workers [-- HOSTS [CORPUS_DIR]]`
+//! Each row also says where the CPU went, per 1,000 hosts: the botscope
+//! processes, the PostgreSQL server and the simulated web (this process),
+//! read from `/proc` every 100 ms. On one machine the rows share two
+//! cores; the CPU per host says what each part needs when workers and the
+//! server have machines of their own.
+//!
+//! `cargo bench -p botscope --bench workers [-- HOSTS [CORPUS_DIR]]`;
+//! `BENCH_WORKERS=2,4` runs only those worker rows.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use botscope_simweb::{Config, Sim, bulk};
 use botscope_testkit::pg::Postgres;
@@ -43,66 +53,49 @@ fn main() {
             corpus,
         }))
         .expect("sim");
-    let common = |db: &str| -> Vec<String> {
-        [
-            "--db",
-            db,
-            "--dns",
-            &sim.dns.to_string(),
-            "--allow-private",
-            "--http-port",
-            &sim.http_port.to_string(),
-            "--https-port",
-            &sim.https_port.to_string(),
-            "--ip-gap",
-            "100ms",
-            "--no-progress",
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect()
-    };
-    let run = |label: &str, procs: Vec<Vec<String>>, setup: &dyn Fn()| {
-        setup();
-        let started = Instant::now();
-        let children: Vec<_> = procs
-            .iter()
-            .map(|a| {
-                Command::new(BIN)
-                    .args(a)
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .expect("spawn")
-            })
-            .collect();
-        for c in children {
-            let o = c.wait_with_output().expect("wait");
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        }
-        let secs = started.elapsed().as_secs_f64();
-        println!("| {label} | {secs:.1} s | {:.0} |", n as f64 / secs);
+    let bench = Bench {
+        n,
+        hosts,
+        common: vec![
+            "--dns".into(),
+            sim.dns.to_string(),
+            "--allow-private".into(),
+            "--http-port".into(),
+            sim.http_port.to_string(),
+            "--https-port".into(),
+            sim.https_port.to_string(),
+            "--ip-gap".into(),
+            "100ms".into(),
+            "--no-progress".into(),
+        ],
+        cpu: Cpu::start(),
     };
     println!("{n} hosts, 1,024 addresses, --ip-gap 100ms, 512 connections in all");
-    println!("| harvest | time | hosts/s |");
-    println!("|---|---|---|");
-    let sqlite = dir.path().join("h.db");
-    let mut a = vec!["harvest".to_owned(), hosts.display().to_string()];
-    a.extend(common(&sqlite.display().to_string()));
-    a.extend(["--concurrency".into(), "512".into()]);
-    run("one process, SQLite", vec![a], &|| {});
-    let url = pg.create_db("single");
-    let mut a = vec!["harvest".to_owned(), hosts.display().to_string()];
-    a.extend(common(&url));
-    a.extend(["--concurrency".into(), "512".into()]);
-    run("one process, PostgreSQL", vec![a], &|| {});
-    sizes(&url);
-    for workers in [1usize, 2, 4] {
+    println!(
+        "| harvest | time | hosts/s | CPU ms per 1,000 hosts: botscope | PostgreSQL | simulated web |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let only: Option<Vec<usize>> = std::env::var("BENCH_WORKERS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|w| w.trim().parse().ok()).collect());
+    let mut single = None;
+    if only.is_none() {
+        let sqlite = dir.path().join("h.db");
+        bench.row(
+            "one process, SQLite",
+            &[bench.single(&sqlite.display().to_string())],
+            &|| {},
+        );
+        let url = pg.create_db("single");
+        bench.row("one process, PostgreSQL", &[bench.single(&url)], &|| {});
+        single = Some(url);
+    }
+    for workers in only.unwrap_or_else(|| vec![1, 2, 4]) {
         let url = pg.create_db(&format!("workers{workers}"));
         let procs: Vec<Vec<String>> = (0..workers)
             .map(|w| {
-                let mut a = vec!["harvest".to_owned()];
-                a.extend(common(&url));
+                let mut a = vec!["harvest".to_owned(), "--db".into(), url.clone()];
+                a.extend(bench.common.iter().cloned());
                 a.extend([
                     "--worker".into(),
                     format!("w{w}"),
@@ -117,27 +110,168 @@ fn main() {
             .collect();
         let add = || {
             let o = Command::new(BIN)
-                .args([
-                    "frontier",
-                    "add",
-                    &hosts.display().to_string(),
-                    "--db",
-                    &url,
-                ])
+                .args(["frontier", "add"])
+                .arg(&bench.hosts)
+                .args(["--db", &url])
                 .output()
                 .expect("frontier add");
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         };
-        run(
-            &format!(
-                "{workers} worker{}, PostgreSQL frontier",
-                if workers > 1 { "s" } else { "" }
-            ),
-            procs,
+        let s = if workers > 1 { "s" } else { "" };
+        bench.row(
+            &format!("{workers} worker{s}, PostgreSQL frontier"),
+            &procs,
             &add,
         );
     }
+    if let Some(url) = single {
+        sizes(&url);
+    }
     drop(sim);
+}
+
+struct Bench {
+    n: usize,
+    hosts: PathBuf,
+    common: Vec<String>,
+    cpu: Cpu,
+}
+
+impl Bench {
+    /// A plain harvest of the list into `db`.
+    fn single(&self, db: &str) -> Vec<String> {
+        let mut a = vec![
+            "harvest".to_owned(),
+            self.hosts.display().to_string(),
+            "--db".into(),
+            db.to_owned(),
+        ];
+        a.extend(self.common.iter().cloned());
+        a.extend(["--concurrency".into(), "512".into()]);
+        a
+    }
+
+    /// Runs `procs` at once (after `setup`) and prints their row.
+    fn row(&self, label: &str, procs: &[Vec<String>], setup: &dyn Fn()) {
+        setup();
+        let before = self.cpu.now();
+        let started = Instant::now();
+        let children: Vec<_> = procs
+            .iter()
+            .map(|a| {
+                Command::new(BIN)
+                    .args(a)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("spawn")
+            })
+            .collect();
+        for c in children {
+            let o = c.wait_with_output().expect("wait");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(o.status.success(), "{err}");
+            for line in err.lines().filter(|l| l.starts_with("worker ")) {
+                eprintln!("  {line}");
+            }
+        }
+        let secs = started.elapsed().as_secs_f64();
+        let used = self.cpu.since(&before);
+        let per = |part: &str| used.get(part).copied().unwrap_or(0.0) * 1e6 / self.n as f64;
+        println!(
+            "| {label} | {secs:.1} s | {:.0} | {:.0} | {:.0} | {:.0} |",
+            self.n as f64 / secs,
+            per("botscope"),
+            per("postgres"),
+            per("sim"),
+        );
+    }
+}
+
+/// CPU seconds per part of the machine, sampled from `/proc`: the last
+/// seen total of every process, so that one that exits keeps what it used
+/// (up to the last sample).
+struct Cpu {
+    seen: Arc<Mutex<HashMap<u32, (&'static str, f64)>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Cpu {
+    fn start() -> Cpu {
+        let tick = Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            })
+            .unwrap_or(100.0);
+        let cpu = Cpu {
+            seen: Arc::default(),
+            stop: Arc::default(),
+        };
+        let (seen, stop) = (cpu.seen.clone(), cpu.stop.clone());
+        let me = std::process::id();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let now = sample(me, tick);
+                seen.lock().expect("cpu").extend(now);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        cpu
+    }
+
+    fn now(&self) -> HashMap<u32, (&'static str, f64)> {
+        self.seen.lock().expect("cpu").clone()
+    }
+
+    /// CPU seconds per part since `before`.
+    fn since(&self, before: &HashMap<u32, (&'static str, f64)>) -> HashMap<&'static str, f64> {
+        std::thread::sleep(Duration::from_millis(150));
+        let mut out = HashMap::new();
+        for (pid, (part, t)) in self.now() {
+            let was = before.get(&pid).map_or(0.0, |b| b.1);
+            *out.entry(part).or_default() += t - was;
+        }
+        out
+    }
+}
+
+impl Drop for Cpu {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Every process of a part, with its CPU seconds so far.
+fn sample(me: u32, tick: f64) -> Vec<(u32, (&'static str, f64))> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat =
+            std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("stat")).ok()?;
+        let (head, rest) = stat.rsplit_once(')')?;
+        let comm = head.split_once('(')?.1;
+        let part = if pid == me {
+            "sim"
+        } else if comm == "botscope" {
+            "botscope"
+        } else if comm == "postgres" {
+            "postgres"
+        } else {
+            return None;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+        Some((pid, (part, ticks / tick)))
+    })
+    .collect()
 }
 
 /// Rows and bytes (heap, indexes and TOAST) per table of the store at

@@ -850,11 +850,19 @@ fn the_frontier_shares_hosts_between_workers() {
     let ms = Duration::from_millis;
     let minute = Duration::from_secs(60);
     assert_eq!(
-        s.address_acquire("w1", ip, minute).expect("acquire"),
+        s.address_acquire("w1", ip, minute, true).expect("acquire"),
         Ok(ms(0))
     );
     assert_eq!(
-        s.address_acquire("w2", ip, minute).expect("acquire"),
+        s.address_acquire("w2", ip, minute, false).expect("acquire"),
+        Err("w1".to_owned())
+    );
+    assert!(
+        s.addresses_wanted("w1", minute).expect("wanted").is_empty(),
+        "an ask that hands its host over does not want the address"
+    );
+    assert_eq!(
+        s.address_acquire("w2", ip, minute, true).expect("acquire"),
         Err("w1".to_owned())
     );
     assert_eq!(
@@ -865,27 +873,28 @@ fn the_frontier_shares_hosts_between_workers() {
     );
     assert!(s.addresses_wanted("w2", minute).expect("wanted").is_empty());
     assert_eq!(
-        s.address_acquire("w1", ip, minute).expect("again"),
+        s.address_acquire("w1", ip, minute, true).expect("again"),
         Ok(ms(0))
     );
     assert!(s.address_release("w1", ip, ms(400)).expect("release"));
-    let wait = s.address_acquire("w2", ip, ms(300)).expect("acquire");
+    let wait = s.address_acquire("w2", ip, ms(300), true).expect("acquire");
     assert!(
         wait.as_ref().is_ok_and(|&w| w > ms(200) && w <= ms(400)),
         "the gap of the last holder: {wait:?}"
     );
     std::thread::sleep(ms(450));
     assert_eq!(
-        s.address_acquire("w1", ip, minute).expect("take over"),
+        s.address_acquire("w1", ip, minute, true)
+            .expect("take over"),
         Ok(ms(0)),
         "w2's hold ran out, and so did the gap"
     );
     assert!(!s.address_release("w2", ip, minute).expect("late release"));
     assert!(s.address_release("w1", ip, ms(5_000)).expect("release"));
-    let wait = s.address_acquire("w3", ip, minute).expect("acquire");
+    let wait = s.address_acquire("w3", ip, minute, true).expect("acquire");
     assert!(wait.as_ref().is_ok_and(|&w| w > ms(4_000)), "{wait:?}");
     assert!(s.address_release("w3", ip, ms(0)).expect("release"));
-    let wait = s.address_acquire("w1", ip, minute).expect("acquire");
+    let wait = s.address_acquire("w1", ip, minute, true).expect("acquire");
     assert!(
         wait.as_ref().is_ok_and(|&w| w > ms(4_000)),
         "never earlier than a release asked: {wait:?}"
@@ -894,4 +903,55 @@ fn the_frontier_shares_hosts_between_workers() {
     // ones in 90 days.
     assert_eq!(st.due_within[1], 0);
     assert_eq!(st.due_within[2], 996);
+}
+
+#[test]
+fn workers_hand_hosts_over_say_who_is_at_work_and_leave() {
+    use std::time::Duration;
+    let pg = botscope_testkit::pg::Postgres::start();
+    let url = pg.create_db("hand_over");
+    let s = PgStore::open(&url).expect("open");
+    let minute = Duration::from_secs(60);
+    assert_eq!(s.workers_beat("w1", minute).expect("beat"), ["w1"]);
+    assert_eq!(s.workers_beat("w2", minute).expect("beat"), ["w1", "w2"]);
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(
+        s.workers_beat("w2", Duration::from_millis(20))
+            .expect("beat"),
+        ["w2"],
+        "w1 fell silent"
+    );
+    let hosts: Vec<(Option<u64>, String)> = (0..3).map(|i| (None, format!("h{i}.test"))).collect();
+    s.frontier_add(&hosts, 100).expect("add");
+    let claimed = s.frontier_claim("w1", 10, minute, 100).expect("claim");
+    assert_eq!(claimed.len(), 3);
+    let over = |h: &str| (h.to_owned(), "w2".to_owned(), "192.0.2.9".to_owned());
+    assert_eq!(
+        s.frontier_forward("w1", &[over("h0.test"), over("h1.test")], minute, 100)
+            .expect("forward"),
+        2
+    );
+    assert_eq!(
+        s.frontier_forward("w3", &[over("h2.test")], minute, 100)
+            .expect("not w3's"),
+        0
+    );
+    let taken = s
+        .frontier_take_forwarded("w2", 1, minute, 101)
+        .expect("take");
+    assert_eq!(taken.len(), 1);
+    assert_eq!(taken[0].address.as_deref(), Some("192.0.2.9"));
+    assert!(
+        s.frontier_claim("w2", 10, minute, 101)
+            .expect("claim")
+            .is_empty()
+    );
+    // w2 leaves: the host handed to it and not taken is due again for
+    // anyone at once; the one it took stays its own.
+    assert_eq!(s.workers_leave("w2", 102).expect("leave"), 1);
+    assert_eq!(s.workers_beat("w1", minute).expect("beat"), ["w1"]);
+    let again = s.frontier_claim("w1", 10, minute, 102).expect("claim");
+    assert_eq!(again.len(), 1);
+    assert_ne!(again[0].host, taken[0].host);
+    assert!(again[0].address.is_none());
 }
