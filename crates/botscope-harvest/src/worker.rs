@@ -232,13 +232,37 @@ pub async fn work(
     let batch = config.batch.max(1);
     let worker = config.worker.clone();
 
+    // Addresses are shared out among the workers at work: known before
+    // the first claim (which takes the hosts of this worker's addresses),
+    // and heard every second from here on.
+    {
+        let holds = holds.clone();
+        blocking(move || patiently(|| holds.beat())).await?;
+    }
+    let heart = {
+        let holds = holds.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(BEAT_EVERY).await;
+                let holds = holds.clone();
+                let _ = blocking(move || holds.beat()).await;
+            }
+        })
+    };
     // The first claim: its names check the nameservers.
     let mut stop = Box::pin(shutdown);
     let mut first = Vec::new();
     loop {
         let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
-        let got =
-            blocking(move || patiently(|| c.frontier_claim(&w, batch, lease, now_secs()))).await?;
+        let members = holds
+            .members
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let got = blocking(move || {
+            patiently(|| c.frontier_claim_among(&w, &members, batch, lease, now_secs()))
+        })
+        .await?;
         if !got.is_empty() {
             first = got;
             break;
@@ -260,6 +284,9 @@ pub async fn work(
         elapsed: Duration::ZERO,
     };
     if first.is_empty() {
+        heart.abort();
+        let (c, w) = (claims.clone(), worker.clone());
+        blocking(move || patiently(|| c.workers_leave(&w, now_secs()))).await?;
         blocking(move || writer_store.finish_run(run, now_secs())).await?;
         summary.elapsed = started.elapsed();
         return Ok(summary);
@@ -268,22 +295,6 @@ pub async fn work(
     let pool = checked_pool(&config.nameservers, &names, &*progress).await?;
     let gap = config.fetch.ip_gap;
     let need = config.fetch.total_timeout + gap + Duration::from_secs(1);
-    // Addresses are shared out among the workers at work: known before
-    // the first fetch, then heard every second.
-    {
-        let holds = holds.clone();
-        blocking(move || patiently(|| holds.beat())).await?;
-    }
-    let heart = {
-        let holds = holds.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(BEAT_EVERY).await;
-                let holds = holds.clone();
-                let _ = blocking(move || holds.beat()).await;
-            }
-        })
-    };
     let sharing = Sharing {
         holds: holds.clone(),
         hold: need * 2,
@@ -455,8 +466,13 @@ pub async fn work(
                         continue;
                     }
                     let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
+                    let members = holds
+                        .members
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .clone();
                     next = blocking(move || {
-                        patiently(|| c.frontier_claim(&w, batch, lease, now_secs()))
+                        patiently(|| c.frontier_claim_among(&w, &members, batch, lease, now_secs()))
                     })
                     .await?;
                     if next.is_empty() {
@@ -557,5 +573,6 @@ fn done(a: &Attempt, changed: bool) -> Done {
         changed,
         retry_at: matches!(a.status, Some(429 | 503))
             .then(|| a.time + i64::try_from(a.expires_in.unwrap_or(0)).unwrap_or(0)),
+        address: a.address.as_deref().and_then(|s| s.parse().ok()),
     }
 }

@@ -34,6 +34,7 @@ fn drain(url: &str, worker: &str, batch: usize, now: i64) -> (u64, u64) {
                 failed: false,
                 changed: false,
                 retry_at: None,
+                address: None,
             })
             .collect();
         s.frontier_release(worker, &done, MONTH).expect("release");

@@ -14,6 +14,7 @@
 //! are updated in place (fillfactor 70, aggressive autovacuum), so that
 //! the dead tuples of a busy queue are cleared quickly.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -50,6 +51,43 @@ pub struct Done {
     pub changed: bool,
     /// Not to be asked before this time (`Retry-After`).
     pub retry_at: Option<i64>,
+    /// The address it was asked at, if any: its next claim goes to the
+    /// worker the address falls to ([`address_owner`]).
+    pub address: Option<IpAddr>,
+}
+
+/// A 31-bit key of an address, the same in every process and in SQL.
+pub fn address_key(address: IpAddr) -> i64 {
+    let octets = match address {
+        IpAddr::V4(v) => v.to_ipv6_mapped().octets(),
+        IpAddr::V6(v) => v.octets(),
+    };
+    key31(&octets)
+}
+
+fn key31(bytes: &[u8]) -> i64 {
+    let h = crate::content_hash(bytes);
+    i64::from(u32::from_le_bytes([h[0], h[1], h[2], h[3]]) >> 1)
+}
+
+/// The score of a worker for an address key (rendezvous hashing), as
+/// `frontier_claim` computes it in SQL: no product overflows 63 bits.
+fn share_score(key: i64, worker: &str) -> i64 {
+    ((key ^ key31(worker.as_bytes())) * 2_654_435_761) % 4_294_967_291
+}
+
+/// The worker among `workers` an address (by [`address_key`]) falls to:
+/// the highest score, ties to the greatest name. Every process that
+/// knows the same names agrees; each gets about as many addresses; when
+/// one comes or goes, only its own addresses move. `None` without
+/// workers.
+pub fn address_owner(key: i64, workers: &[String]) -> Option<&str> {
+    workers
+        .iter()
+        .max_by(|a, b| {
+            (share_score(key, a), a.as_bytes()).cmp(&(share_score(key, b), b.as_bytes()))
+        })
+        .map(String::as_str)
 }
 
 /// The re-crawl schedule (BotSeer's prioritised updating): monthly by
@@ -188,17 +226,39 @@ impl PgStore {
         lease: Duration,
         now: i64,
     ) -> Result<Vec<Claimed>> {
+        self.frontier_claim_among(worker, &[], batch, lease, now)
+    }
+
+    /// [`PgStore::frontier_claim`] for one of `workers` (those at work,
+    /// `worker` among them): only hosts whose last address falls to
+    /// `worker` ([`address_owner`]) or whose address is not known, so
+    /// that on a round after the first, hosts are fetched where their
+    /// address is and seldom handed over. Without workers, any host.
+    pub fn frontier_claim_among(
+        &self,
+        worker: &str,
+        workers: &[String],
+        batch: usize,
+        lease: Duration,
+        now: i64,
+    ) -> Result<Vec<Claimed>> {
         let until = now + secs(lease);
+        let salts: Vec<i64> = workers.iter().map(|w| key31(w.as_bytes())).collect();
         let rows = self
             .client()
             .query(
                 "UPDATE frontier f SET lease_worker = $1, lease_until = $3, due = $3,
                         forwarded = false, forward_address = NULL
                  FROM (SELECT host FROM frontier WHERE due <= $2
+                         AND (address_key IS NULL OR cardinality($5::text[]) = 0
+                              OR (SELECT w FROM unnest($5::text[], $6::bigint[]) AS m(w, salt)
+                                  ORDER BY ((address_key # salt) * 2654435761) % 4294967291 DESC,
+                                           w COLLATE \"C\" DESC
+                                  LIMIT 1) = $1)
                        ORDER BY due, rank LIMIT $4 FOR UPDATE SKIP LOCKED) c
                  WHERE f.host = c.host
                  RETURNING f.host, f.rank, f.failures",
-                &[&worker, &now, &until, &(batch as i64)],
+                &[&worker, &now, &until, &(batch as i64), &workers, &salts],
             )
             .map_err(|e| self.err(e))?;
         let mut out: Vec<Claimed> = rows.iter().map(|r| claimed(r, None)).collect();
@@ -315,8 +375,14 @@ impl PgStore {
                 )
             })
             .collect();
-        let (mut hosts, mut dues, mut failures, mut times, mut changed) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut hosts, mut dues, mut failures, mut times, mut changed, mut keys) = (
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        );
         for d in done {
             let Some(&(rank, f)) = known.get(&d.host) else {
                 continue;
@@ -327,16 +393,18 @@ impl PgStore {
             failures.push(i32::try_from(f).unwrap_or(i32::MAX));
             times.push(d.time);
             changed.push(d.changed);
+            keys.push(d.address.map(address_key));
         }
         let n = tx
             .execute(
                 "UPDATE frontier f SET due = u.due, failures = u.failures, last_done = u.t,
                         changed = u.changed, lease_worker = NULL, lease_until = NULL,
-                        forwarded = false
-                 FROM unnest($1::text[], $2::bigint[], $3::int[], $4::bigint[], $5::bool[])
-                      AS u(host, due, failures, t, changed)
+                        forwarded = false, address_key = coalesce(u.key, f.address_key)
+                 FROM unnest($1::text[], $2::bigint[], $3::int[], $4::bigint[], $5::bool[],
+                             $6::bigint[])
+                      AS u(host, due, failures, t, changed, key)
                  WHERE f.host = u.host",
-                &[&hosts, &dues, &failures, &times, &changed],
+                &[&hosts, &dues, &failures, &times, &changed, &keys],
             )
             .map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
@@ -566,6 +634,7 @@ mod tests {
             failed,
             changed,
             retry_at: None,
+            address: None,
         }
     }
 

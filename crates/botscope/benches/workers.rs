@@ -12,6 +12,11 @@
 //! cores; the CPU per host says what each part needs when workers and the
 //! server have machines of their own.
 //!
+//! Every worker row is run twice: the first round (no host's address
+//! known yet, so hosts are handed to the worker their address falls to),
+//! and the next round, all hosts due again with their last address known
+//! (each worker claims the hosts of its own addresses).
+//!
 //! `cargo bench -p botscope --bench workers [-- HOSTS [CORPUS_DIR]]`;
 //! `BENCH_WORKERS=2,4` runs only those worker rows.
 
@@ -122,6 +127,13 @@ fn main() {
             &format!("{workers} worker{s}, PostgreSQL frontier"),
             &procs,
             &add,
+        );
+        // The next round: every host due again, its last address known.
+        let again = || psql(&url, "UPDATE frontier SET due = 0");
+        bench.row(
+            &format!("{workers} worker{s}, the next round"),
+            &procs,
+            &again,
         );
     }
     if let Some(url) = single {
@@ -272,6 +284,16 @@ fn sample(me: u32, tick: f64) -> Vec<(u32, (&'static str, f64))> {
         Some((pid, (part, ticks / tick)))
     })
     .collect()
+}
+
+/// Runs `sql` on the database at `url`.
+fn psql(url: &str, sql: &str) {
+    let bin = botscope_testkit::pg::bin_dir().expect("PostgreSQL");
+    let o = Command::new(bin.join("psql"))
+        .args([url, "-q", "-c", sql])
+        .output()
+        .expect("psql");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 /// Rows and bytes (heap, indexes and TOAST) per table of the store at

@@ -802,6 +802,7 @@ fn the_frontier_shares_hosts_between_workers() {
         failed: false,
         changed: true,
         retry_at: None,
+        address: None,
     };
     assert_eq!(
         s.frontier_release("t0", &[late], botscope_store::MONTH)
@@ -818,6 +819,7 @@ fn the_frontier_shares_hosts_between_workers() {
             failed: i % 2 == 0,
             changed: false,
             retry_at: None,
+            address: None,
         })
         .collect();
     assert_eq!(
@@ -833,6 +835,7 @@ fn the_frontier_shares_hosts_between_workers() {
             failed: false,
             changed: true,
             retry_at: Some(200 + 90 * 86_400),
+            address: None,
         })
         .collect();
     s.frontier_release("w1", &w1, botscope_store::MONTH)
@@ -954,4 +957,32 @@ fn workers_hand_hosts_over_say_who_is_at_work_and_leave() {
     assert_eq!(again.len(), 1);
     assert_ne!(again[0].host, taken[0].host);
     assert!(again[0].address.is_none());
+    // Released with the address it was asked at, a host is claimed next
+    // round only by the worker its address falls to, among those at work.
+    let ip: std::net::IpAddr = "192.0.2.9".parse().expect("ip");
+    let done = botscope_store::Done {
+        host: again[0].host.clone(),
+        time: 103,
+        failed: false,
+        changed: false,
+        retry_at: None,
+        address: Some(ip),
+    };
+    assert_eq!(s.frontier_release("w1", &[done], 0).expect("release"), 1);
+    let workers = vec!["w1".to_owned(), "w2".to_owned()];
+    let owner = botscope_store::address_owner(botscope_store::address_key(ip), &workers)
+        .expect("owner")
+        .to_owned();
+    let other = if owner == "w1" { "w2" } else { "w1" };
+    // (Due a minute after, with the leases of the others run out.)
+    let host = again[0].host.clone();
+    let got = |w: &str| -> Vec<String> {
+        s.frontier_claim_among(w, &workers, 10, minute, 170)
+            .expect("claim")
+            .into_iter()
+            .map(|c| c.host)
+            .collect()
+    };
+    assert!(!got(other).contains(&host), "not {other}'s address");
+    assert_eq!(got(&owner), [host]);
 }
