@@ -5,6 +5,11 @@
 //! same load (the pair's other half: the gate must not be what limits
 //! it).
 //!
+//! Two loads: closed loop (the most each carries at 64 connections), then
+//! open loop at bounded rates, a quarter, a half and three quarters of
+//! nginx's static rate, on both (latency counted from when each request
+//! was due; the generator on one thread of its own).
+//!
 //! ```sh
 //! cargo bench -p botscope-gate --bench auth
 //! ```
@@ -18,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use botscope_botid::IpRange;
 use botscope_gate::{Category, Config, Server};
-use botscope_testkit::load::{Nginx, Target, client, load};
+use botscope_testkit::load::{Figures, Nginx, Target, client, load, paced};
 
 const CLIENTS: usize = 64;
 /// Addresses in the lists.
@@ -103,25 +108,26 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(async move {
+    // Clients: listed addresses of every list, Googlebot, and strangers.
+    let targets = |path: &str| -> Vec<Target> {
+        (0..1000u32)
+            .map(|i| {
+                let ip = match i % 4 {
+                    0 => std::net::Ipv4Addr::from(0x0a00_0000 + (i * 7919 % LISTED) * 7),
+                    1 => std::net::Ipv4Addr::from(0x42f9_4000 + i % 200),
+                    2 => std::net::Ipv4Addr::from(0xc633_6400 + i),
+                    _ => std::net::Ipv4Addr::from(0x0a00_0001 + i * 7),
+                };
+                Target {
+                    url: format!("http://{addr}{path}"),
+                    headers: vec![("X-Real-IP".into(), ip.to_string())],
+                }
+            })
+            .collect()
+    };
+    let nginx = Nginx::start(b"User-agent: *\nDisallow: /private/\n");
+    let (auth, static_rate) = rt.block_on(async {
         let c = client(CLIENTS);
-        // Clients: listed addresses of every list, Googlebot, and strangers.
-        let targets = |path: &str| -> Vec<Target> {
-            (0..1000u32)
-                .map(|i| {
-                    let ip = match i % 4 {
-                        0 => std::net::Ipv4Addr::from(0x0a00_0000 + (i * 7919 % LISTED) * 7),
-                        1 => std::net::Ipv4Addr::from(0x42f9_4000 + i % 200),
-                        2 => std::net::Ipv4Addr::from(0xc633_6400 + i),
-                        _ => std::net::Ipv4Addr::from(0x0a00_0001 + i * 7),
-                    };
-                    Target {
-                        url: format!("http://{addr}{path}"),
-                        headers: vec![("X-Real-IP".into(), ip.to_string())],
-                    }
-                })
-                .collect()
-        };
         println!("\n{CLIENTS} concurrent clients, keep-alive, loopback\n");
         println!("| what | requests | non-200/403 | requests/s | p50 ms | p99 ms | max ms |");
         println!("|---|---:|---:|---:|---:|---:|---:|");
@@ -129,7 +135,7 @@ fn main() {
         println!("{}", auth.row("gate `GET /auth`"));
         let robots = load(&c, &targets("/robots.txt"), n(100_000), CLIENTS, &[]).await;
         println!("{}", robots.row("gate `GET /robots.txt`"));
-        match Nginx::start(b"User-agent: *\nDisallow: /private/\n") {
+        let static_rate = match &nginx {
             Some(ng) => {
                 let f = load(&c, &[Target::get(ng.url())], n(200_000), CLIENTS, &[]).await;
                 println!("{}", f.row("nginx: a static file (36 bytes)"));
@@ -137,8 +143,57 @@ fn main() {
                     "\nThe gate's /auth runs at {:.0}% of nginx's static rate.",
                     100.0 * auth.rate() / f.rate()
                 );
+                Some(f.rate())
             }
-            None => println!("\n(nginx not found: no static-file baseline)"),
+            None => {
+                println!("\n(nginx not found: no static-file baseline)");
+                None
+            }
+        };
+        (auth, static_rate)
+    });
+    drop(rt);
+    // Open loop: the generator on one thread, requests due at a fixed rate.
+    let base = static_rate.unwrap_or_else(|| auth.rate());
+    let paced_rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    paced_rt.block_on(async {
+        let c = client(CLIENTS);
+        println!(
+            "\nBounded load, open loop: {CLIENTS} connections, requests due at a fixed rate \
+             (a share of {:.0}/s, {}'s closed-loop rate), latency from when each was due\n",
+            base,
+            if static_rate.is_some() { "nginx static" } else { "the gate" }
+        );
+        println!(
+            "| what | rate | requests | non-200/403 | requests/s | p50 ms | p99 ms | max ms | generator late p99 ms |"
+        );
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let row = |label: &str, share: f64, f: &Figures| {
+            let ms = |d: Duration| format!("{:.2}", d.as_secs_f64() * 1000.0);
+            println!(
+                "| {label} | {:.0}% | {} | {} | {:.0} | {} | {} | {} | {} |",
+                share * 100.0,
+                f.requests,
+                f.errors,
+                f.rate(),
+                ms(f.p50),
+                ms(f.p99),
+                ms(f.max),
+                ms(f.late_p99)
+            );
+        };
+        for share in [0.25, 0.5, 0.75] {
+            let rate = base * share;
+            let count = n((rate * 8.0) as usize);
+            let f = paced(&c, &targets("/auth"), rate, count, CLIENTS, &[403]).await;
+            row("gate `GET /auth`", share, &f);
+            if let Some(ng) = &nginx {
+                let f = paced(&c, &[Target::get(ng.url())], rate, count, CLIENTS, &[]).await;
+                row("nginx static", share, &f);
+            }
         }
     });
 }

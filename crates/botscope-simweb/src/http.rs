@@ -237,6 +237,10 @@ async fn handle<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S, shared: &Shared) -
         let _ = s.write_all(&html(404)).await;
         return false;
     };
+    let latency = shared.latency_us.load(Ordering::Relaxed);
+    if latency > 0 {
+        tokio::time::sleep(Duration::from_micros(latency)).await;
+    }
     let robots = |i: usize| shared.corpus.get(i).cloned().unwrap_or_default();
     let hop = path
         .strip_prefix("/hop/")

@@ -185,6 +185,8 @@ pub(crate) struct Shared {
     pub corpus: Vec<Vec<u8>>,
     pub seen: Arc<Seen>,
     pub stop: AtomicBool,
+    /// Microseconds every answer waits before it is written.
+    pub latency_us: AtomicU64,
     /// Becomes true when the held hosts may answer.
     pub released: tokio::sync::watch::Receiver<bool>,
 }
@@ -238,6 +240,14 @@ fn candidate_ports(salt: u16) -> Vec<u16> {
 }
 
 impl Sim {
+    /// Makes every answer from now on wait `d` after its request was read,
+    /// as a far server's round trip and think time do: a harvest then
+    /// waits on the network, not on the cores.
+    pub fn set_latency(&self, d: Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        self.shared.latency_us.store(us, Ordering::Relaxed);
+    }
+
     /// Lets the [`Behaviour::Held`] hosts answer, now and from then on.
     pub fn release(&self) {
         let _ = self.release.send(true);
@@ -277,6 +287,7 @@ impl Sim {
             corpus: cfg.corpus,
             seen: seen.clone(),
             stop: AtomicBool::new(false),
+            latency_us: AtomicU64::new(0),
             released,
         });
         let mut tasks = Vec::new();
@@ -406,4 +417,47 @@ pub fn bulk(n: usize, corpus_len: usize) -> Vec<Site> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Asks `host` for its robots.txt and returns the time to the whole
+    /// answer and its status line.
+    async fn ask(sim: &Sim, host: &str) -> (Duration, String) {
+        let ip = sim.addresses[host];
+        let t = Instant::now();
+        let mut s = tokio::net::TcpStream::connect((ip, sim.http_port))
+            .await
+            .expect("connect");
+        let req = format!("GET /robots.txt HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+        s.write_all(req.as_bytes()).await.expect("write");
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).await.expect("read");
+        let text = String::from_utf8_lossy(&out);
+        (t.elapsed(), text.lines().next().unwrap_or("").to_owned())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn answers_wait_the_latency_set() {
+        let sim = Sim::start(Config {
+            sites: bulk(2, 1),
+            addresses: 2,
+            corpus: vec![b"User-agent: *\nDisallow: /x\n".to_vec()],
+        })
+        .await
+        .expect("sim");
+        let (quick, status) = ask(&sim, "site0.test").await;
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        assert!(quick < Duration::from_millis(250), "{quick:?} with no latency");
+        sim.set_latency(Duration::from_millis(300));
+        let (slow, status) = ask(&sim, "site0.test").await;
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        assert!(slow >= Duration::from_millis(300), "{slow:?} with 300 ms set");
+        sim.set_latency(Duration::ZERO);
+        let (again, _) = ask(&sim, "site1.test").await;
+        assert!(again < Duration::from_millis(250), "{again:?} after reset");
+    }
 }

@@ -1,7 +1,13 @@
-//! A bounded load on loopback for the benches: `clients` concurrent
-//! keep-alive connections send `count` requests in turn over a set of
-//! targets, and the latency percentiles and rate come back; and nginx
-//! serving a static file, the ceiling of this load generator here.
+//! Loads on loopback for the benches, and nginx serving a static file,
+//! the ceiling of these load generators here.
+//!
+//! - [`load`]: closed loop, `clients` concurrent keep-alive connections
+//!   send `count` requests as fast as they are answered: the most a
+//!   server carries.
+//! - [`paced`]: open loop at a bounded rate, as requests arrive in life:
+//!   each request is due at its time whether or not the last one was
+//!   answered, and its latency counts from when it was due (as wrk2
+//!   counts), so a server that stalls cannot hide the queue it built.
 
 use std::net::SocketAddr;
 use std::process::{Child, Command};
@@ -77,6 +83,10 @@ pub struct Figures {
     pub p99: Duration,
     /// Slowest.
     pub max: Duration,
+    /// For [`paced`]: how late the generator sent the 99th percentile
+    /// request after it was due (its own share of the latency); zero for
+    /// [`load`].
+    pub late_p99: Duration,
 }
 
 impl Figures {
@@ -147,14 +157,101 @@ pub async fn load(
     }
     let secs = start.elapsed().as_secs_f64();
     times.sort();
-    let pct = |p: f64| times[((times.len() as f64 * p).ceil() as usize).clamp(1, times.len()) - 1];
     Figures {
         requests: times.len(),
         errors,
         secs,
-        p50: pct(0.50),
-        p99: pct(0.99),
+        p50: pct(&times, 0.50),
+        p99: pct(&times, 0.99),
         max: *times.last().expect("a request"),
+        late_p99: Duration::ZERO,
+    }
+}
+
+/// The `p`-th quantile of sorted `times`.
+fn pct(times: &[Duration], p: f64) -> Duration {
+    times[((times.len() as f64 * p).ceil() as usize).clamp(1, times.len()) - 1]
+}
+
+/// `count` requests over `targets` in turn at `rate` a second, open loop,
+/// on up to `clients` keep-alive connections, after one warm-up round.
+/// Request i is due at `i / rate` seconds; a pacing thread hands each out
+/// when due (to about 0.1 ms: the thread sleeps between batches), the
+/// first free connection sends it, and its latency runs from when it was
+/// due to the end of its answer. When every connection is busy, requests
+/// queue and their wait counts. Run it on a runtime of its own thread
+/// (current-thread) so that the generator takes one core at most.
+pub async fn paced(
+    c: &Http,
+    targets: &[Target],
+    rate: f64,
+    count: usize,
+    clients: usize,
+    ok: &[u16],
+) -> Figures {
+    for t in targets.iter().take(clients) {
+        fetch(c, t).await;
+    }
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Instant)>();
+    let start = Instant::now() + Duration::from_millis(20);
+    let pacer = std::thread::spawn(move || {
+        let due = |i: usize| start + Duration::from_secs_f64(i as f64 / rate);
+        let mut i = 0;
+        while i < count {
+            let now = Instant::now();
+            while i < count && due(i) <= now {
+                if tx.send((i, due(i))).is_err() {
+                    return;
+                }
+                i += 1;
+            }
+            if i < count {
+                std::thread::sleep(due(i).saturating_duration_since(Instant::now()));
+            }
+        }
+    });
+    let rx = Arc::new(tokio::sync::Mutex::new(rx));
+    let targets = Arc::new(targets.to_vec());
+    let ok = Arc::new(ok.to_vec());
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (c, rx, targets, ok) = (c.clone(), rx.clone(), targets.clone(), ok.clone());
+        tasks.push(tokio::spawn(async move {
+            let (mut times, mut late) = (Vec::new(), Vec::new());
+            let mut errors = 0;
+            loop {
+                let job = rx.lock().await.recv().await;
+                let Some((i, due)) = job else { break };
+                late.push(Instant::now().saturating_duration_since(due));
+                let (status, _) = fetch(&c, &targets[i % targets.len()]).await;
+                times.push(Instant::now().saturating_duration_since(due));
+                if status != 200 && !ok.contains(&status) {
+                    errors += 1;
+                }
+            }
+            (times, late, errors)
+        }));
+    }
+    let (mut times, mut late) = (Vec::with_capacity(count), Vec::with_capacity(count));
+    let mut errors = 0;
+    for t in tasks {
+        let (t, l, e) = t.await.expect("a client");
+        times.extend(t);
+        late.extend(l);
+        errors += e;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    pacer.join().expect("the pacer");
+    times.sort();
+    late.sort();
+    Figures {
+        requests: times.len(),
+        errors,
+        secs,
+        p50: pct(&times, 0.50),
+        p99: pct(&times, 0.99),
+        max: *times.last().expect("a request"),
+        late_p99: pct(&late, 0.99),
     }
 }
 

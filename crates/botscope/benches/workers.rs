@@ -19,6 +19,15 @@
 //!
 //! `cargo bench -p botscope --bench workers [-- HOSTS [CORPUS_DIR]]`;
 //! `BENCH_WORKERS=2,4` runs only those worker rows.
+//!
+//! The real web is far: an exchange takes a round trip or more, and a
+//! worker is bound by its sockets and by politeness long before its CPU.
+//! `BENCH_LATENCY_MS=200` makes every simulated answer wait that long, and
+//! `BENCH_CONNS=64` gives every process (the single ones and each worker)
+//! that many connections of its own, as a worker on a machine of its own
+//! has: then the rows show whether the shared frontier lets workers add
+//! up, which on two shared cores with no latency they cannot (the cores
+//! are the limit).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -58,9 +67,18 @@ fn main() {
             corpus,
         }))
         .expect("sim");
+    let latency_ms: u64 = std::env::var("BENCH_LATENCY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    sim.set_latency(Duration::from_millis(latency_ms));
+    let conns: Option<usize> = std::env::var("BENCH_CONNS")
+        .ok()
+        .and_then(|v| v.parse().ok());
     let bench = Bench {
         n,
         hosts,
+        conns: conns.unwrap_or(512),
         common: vec![
             "--dns".into(),
             sim.dns.to_string(),
@@ -75,7 +93,16 @@ fn main() {
         ],
         cpu: Cpu::start(),
     };
-    println!("{n} hosts, 1,024 addresses, --ip-gap 100ms, 512 connections in all");
+    match conns {
+        Some(c) => println!(
+            "{n} hosts, 1,024 addresses, --ip-gap 100ms, answers after {latency_ms} ms, \
+             {c} connections per process"
+        ),
+        None => println!(
+            "{n} hosts, 1,024 addresses, --ip-gap 100ms, answers after {latency_ms} ms, \
+             512 connections in all"
+        ),
+    }
     println!(
         "| harvest | time | hosts/s | CPU ms per 1,000 hosts: botscope | PostgreSQL | simulated web |"
     );
@@ -106,7 +133,7 @@ fn main() {
                     format!("w{w}"),
                     "--once".into(),
                     "--concurrency".into(),
-                    (512 / workers).to_string(),
+                    conns.unwrap_or(512 / workers).to_string(),
                     "--batch".into(),
                     "500".into(),
                 ]);
@@ -145,6 +172,8 @@ fn main() {
 struct Bench {
     n: usize,
     hosts: PathBuf,
+    /// Connections of a single process.
+    conns: usize,
     common: Vec<String>,
     cpu: Cpu,
 }
@@ -159,7 +188,7 @@ impl Bench {
             db.to_owned(),
         ];
         a.extend(self.common.iter().cloned());
-        a.extend(["--concurrency".into(), "512".into()]);
+        a.extend(["--concurrency".into(), self.conns.to_string()]);
         a
     }
 

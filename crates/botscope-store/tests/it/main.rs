@@ -742,22 +742,34 @@ fn the_frontier_shares_hosts_between_workers() {
     let first = s.frontier_claim("w1", 5, lease, 100).expect("claim");
     assert_eq!(first[0].host, "h999.test");
     assert_eq!(first[0].rank, Some(1));
-    // Four workers claiming at once never share a host.
+    // Four workers claiming at once never share a host. They start
+    // together once connected, and each one's first claim is in before
+    // any goes on, so that a slow start cannot leave one without hosts.
+    let (connected, first_in) = (
+        std::sync::Arc::new(std::sync::Barrier::new(4)),
+        std::sync::Arc::new(std::sync::Barrier::new(4)),
+    );
     let threads: Vec<_> = (0..4)
         .map(|w| {
             let url = url.clone();
+            let (connected, first_in) = (connected.clone(), first_in.clone());
             std::thread::spawn(move || {
                 let s = PgStore::open(&url).expect("open");
                 let mut mine = Vec::new();
-                loop {
+                connected.wait();
+                for round in 0.. {
+                    if round == 1 {
+                        first_in.wait();
+                    }
                     let c = s
                         .frontier_claim(&format!("t{w}"), 37, Duration::from_secs(60), 100)
                         .expect("claim");
-                    if c.is_empty() {
-                        return mine;
+                    if c.is_empty() && round > 0 {
+                        break;
                     }
                     mine.extend(c.into_iter().map(|c| c.host));
                 }
+                mine
             })
         })
         .collect();
