@@ -168,6 +168,52 @@ pub async fn load(
     }
 }
 
+type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
+
+/// The address and the request (origin form, `Host`, the target's
+/// headers) of a target.
+fn raw_request(t: &Target) -> (SocketAddr, Request<Empty<Bytes>>) {
+    let u = url::Url::parse(&t.url).expect("a target URL");
+    let addr = u
+        .socket_addrs(|| Some(80))
+        .expect("a target address")
+        .into_iter()
+        .next()
+        .expect("an address");
+    let path = match u.query() {
+        Some(q) => format!("{}?{q}", u.path()),
+        None => u.path().to_owned(),
+    };
+    let mut r = Request::get(path).header("host", addr.to_string());
+    for (k, v) in &t.headers {
+        r = r.header(k.as_str(), v.as_str());
+    }
+    (addr, r.body(Empty::new()).expect("request"))
+}
+
+/// A keep-alive HTTP/1 connection of its own to `addr`.
+async fn connect(addr: SocketAddr) -> Sender {
+    let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    tcp.set_nodelay(true).expect("nodelay");
+    let (s, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
+        .await
+        .expect("handshake");
+    tokio::spawn(conn);
+    s
+}
+
+/// Sends a copy of `req` on `s` and reads the whole answer; its status.
+async fn send(s: &mut Sender, req: &Request<Empty<Bytes>>) -> u16 {
+    let mut r = Request::new(Empty::new());
+    *r.uri_mut() = req.uri().clone();
+    *r.headers_mut() = req.headers().clone();
+    s.ready().await.expect("connection ready");
+    let res = s.send_request(r).await.expect("response");
+    let status = res.status().as_u16();
+    res.into_body().collect().await.expect("body");
+    status
+}
+
 /// The `p`-th quantile of sorted `times`.
 fn pct(times: &[Duration], p: f64) -> Duration {
     times[((times.len() as f64 * p).ceil() as usize).clamp(1, times.len()) - 1]
@@ -211,19 +257,32 @@ pub async fn paced(
         }
     });
     let rx = Arc::new(tokio::sync::Mutex::new(rx));
-    let targets = Arc::new(targets.to_vec());
+    // Requests built once; each connection is its own (no pool between
+    // the generator and the socket).
+    let requests: Arc<Vec<(SocketAddr, Request<Empty<Bytes>>)>> =
+        Arc::new(targets.iter().map(raw_request).collect());
     let ok = Arc::new(ok.to_vec());
     let mut tasks = Vec::new();
     for _ in 0..clients {
-        let (c, rx, targets, ok) = (c.clone(), rx.clone(), targets.clone(), ok.clone());
+        let (rx, requests, ok) = (rx.clone(), requests.clone(), ok.clone());
         tasks.push(tokio::spawn(async move {
             let (mut times, mut late) = (Vec::new(), Vec::new());
             let mut errors = 0;
+            let mut conns: std::collections::HashMap<SocketAddr, Sender> = Default::default();
             loop {
                 let job = rx.lock().await.recv().await;
                 let Some((i, due)) = job else { break };
                 late.push(Instant::now().saturating_duration_since(due));
-                let (status, _) = fetch(&c, &targets[i % targets.len()]).await;
+                let (addr, req) = &requests[i % requests.len()];
+                let status = match conns.get_mut(addr) {
+                    Some(s) if !s.is_closed() => send(s, req).await,
+                    _ => {
+                        let mut s = connect(*addr).await;
+                        let status = send(&mut s, req).await;
+                        conns.insert(*addr, s);
+                        status
+                    }
+                };
                 times.push(Instant::now().saturating_duration_since(due));
                 if status != 200 && !ok.contains(&status) {
                     errors += 1;
