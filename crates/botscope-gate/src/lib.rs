@@ -25,11 +25,12 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use arc_swap::ArcSwap;
 use axum::Router;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -127,7 +128,8 @@ pub struct Snapshot {
 /// The gate's state, shared by every request.
 pub struct Gate {
     config: Config,
-    current: RwLock<Arc<Snapshot>>,
+    /// Swapped whole on reload; a request reads it without a lock.
+    current: ArcSwap<Snapshot>,
     /// The fingerprint of what `current` was read from.
     seen: Mutex<Fingerprint>,
     /// The last reload's failure, until one succeeds.
@@ -158,7 +160,7 @@ impl Gate {
         );
         Ok(Arc::new(Gate {
             config,
-            current: RwLock::new(Arc::new(snap)),
+            current: ArcSwap::from_pointee(snap),
             seen: Mutex::new(seen),
             last_error: Mutex::new(None),
             reloads: std::sync::atomic::AtomicU64::new(0),
@@ -167,10 +169,7 @@ impl Gate {
 
     /// What requests see now.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.current
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.current.load_full()
     }
 
     /// Reads everything again and swaps it in; on failure keeps the old
@@ -189,7 +188,7 @@ impl Gate {
                     robots = snap.robots.len(),
                     "reloaded"
                 );
-                *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snap);
+                self.current.store(Arc::new(snap));
                 *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = seen;
                 *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 self.reloads
@@ -268,13 +267,16 @@ fn bot_headers(h: &mut HeaderMap, placed: &Placed) {
     );
 }
 
+// The handlers take the request whole to read its headers in place (the
+// `HeaderMap` extractor would copy them), and read the snapshot without
+// touching its reference count.
 async fn robots_txt(
     State(g): State<Arc<Gate>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
+    req: Request,
 ) -> Response {
-    let ip = g.client(peer.ip(), &headers);
-    let snap = g.snapshot();
+    let ip = g.client(peer.ip(), req.headers());
+    let snap = g.current.load();
     let placed = snap.lists.place(ip);
     let (file, body) = choose(&snap.robots, &placed);
     let mut r = (StatusCode::OK, body.to_vec()).into_response();
@@ -295,10 +297,10 @@ async fn robots_txt(
 async fn auth(
     State(g): State<Arc<Gate>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
+    req: Request,
 ) -> Response {
-    let ip = g.client(peer.ip(), &headers);
-    let placed = g.snapshot().lists.place(ip);
+    let ip = g.client(peer.ip(), req.headers());
+    let placed = g.current.load().lists.place(ip);
     let status = if g.denied(placed.category) {
         StatusCode::FORBIDDEN
     } else {

@@ -78,8 +78,8 @@ impl Category {
 #[derive(Debug)]
 pub struct Lists {
     index: IpIndex,
-    /// List names by owner id.
-    names: Vec<String>,
+    /// List names by owner id (shared with every answer that names one).
+    names: Vec<Arc<str>>,
     /// Addresses (entries) per list.
     pub counts: BTreeMap<String, usize>,
     /// `apache-dirs` or `plain`.
@@ -92,19 +92,19 @@ pub struct Placed {
     /// The most severe category of the lists that hold it.
     pub category: Category,
     /// The verified bot's list (its directory name as exported), if any.
-    pub bot: Option<String>,
+    pub bot: Option<Arc<str>>,
 }
 
 impl Lists {
     /// Builds the index from `(list, range)` entries.
     pub fn from_entries(entries: Vec<(String, IpRange)>, layout: &'static str) -> Lists {
-        let mut names: Vec<String> = Vec::new();
+        let mut names: Vec<Arc<str>> = Vec::new();
         let mut ids: BTreeMap<String, u32> = BTreeMap::new();
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         let mut b = IpIndex::builder();
         for (list, range) in entries {
             let id = *ids.entry(list.clone()).or_insert_with(|| {
-                names.push(list.clone());
+                names.push(Arc::from(list.as_str()));
                 (names.len() - 1) as u32
             });
             *counts.entry(list).or_default() += 1;
@@ -133,7 +133,7 @@ impl Lists {
                 None => {
                     // A per-bot list holds verified addresses only.
                     category = category.max(Category::AllOk);
-                    if bot.as_ref().is_none_or(|b: &String| name < b) {
+                    if bot.as_ref().is_none_or(|b: &Arc<str>| name < b) {
                         bot = Some(name.clone());
                     }
                 }
@@ -382,7 +382,7 @@ mod tests {
                 &files,
                 &Placed {
                     category,
-                    bot: bot.map(str::to_owned),
+                    bot: bot.map(Arc::from),
                 },
             )
             .0
