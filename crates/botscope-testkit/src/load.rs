@@ -90,6 +90,26 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// The figures of a run's latencies, non-OK answers, wall time and,
+    /// for [`paced`], how late each request was sent (empty for [`load`]).
+    fn of(mut times: Vec<Duration>, errors: usize, secs: f64, mut late: Vec<Duration>) -> Figures {
+        times.sort();
+        late.sort();
+        Figures {
+            requests: times.len(),
+            errors,
+            secs,
+            p50: pct(&times, 0.50),
+            p99: pct(&times, 0.99),
+            max: *times.last().expect("a request"),
+            late_p99: if late.is_empty() {
+                Duration::ZERO
+            } else {
+                pct(&late, 0.99)
+            },
+        }
+    }
+
     /// Requests per second.
     pub fn rate(&self) -> f64 {
         self.requests as f64 / self.secs
@@ -155,17 +175,7 @@ pub async fn load(
         times.extend(t);
         errors += e;
     }
-    let secs = start.elapsed().as_secs_f64();
-    times.sort();
-    Figures {
-        requests: times.len(),
-        errors,
-        secs,
-        p50: pct(&times, 0.50),
-        p99: pct(&times, 0.99),
-        max: *times.last().expect("a request"),
-        late_p99: Duration::ZERO,
-    }
+    Figures::of(times, errors, start.elapsed().as_secs_f64(), Vec::new())
 }
 
 type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
@@ -301,17 +311,7 @@ pub async fn paced(
     }
     let secs = start.elapsed().as_secs_f64();
     pacer.join().expect("the pacer");
-    times.sort();
-    late.sort();
-    Figures {
-        requests: times.len(),
-        errors,
-        secs,
-        p50: pct(&times, 0.50),
-        p99: pct(&times, 0.99),
-        max: *times.last().expect("a request"),
-        late_p99: pct(&late, 0.99),
-    }
+    Figures::of(times, errors, secs, late)
 }
 
 /// nginx serving `body` as a static file on loopback with its documented
