@@ -160,7 +160,6 @@ fn main() {
         .build()
         .unwrap();
     paced_rt.block_on(async {
-        let c = client(CLIENTS);
         println!(
             "\nBounded load, open loop: {CLIENTS} connections, requests due at a fixed rate \
              (a share of {:.0}/s, {}'s closed-loop rate), latency from when each was due\n",
@@ -188,10 +187,10 @@ fn main() {
         for share in [0.25, 0.5, 0.75] {
             let rate = base * share;
             let count = n((rate * 8.0) as usize);
-            let f = paced(&c, &targets("/auth"), rate, count, CLIENTS, &[403]).await;
+            let f = paced(&targets("/auth"), rate, count, CLIENTS, &[403]).await;
             row("gate `GET /auth`", share, &f);
             if let Some(ng) = &nginx {
-                let f = paced(&c, &[Target::get(ng.url())], rate, count, CLIENTS, &[]).await;
+                let f = paced(&[Target::get(ng.url())], rate, count, CLIENTS, &[]).await;
                 row("nginx static", share, &f);
             }
         }

@@ -78,21 +78,11 @@ pub enum Owner {
 /// address goes to the process with the highest score for it, the same
 /// answer in every process that knows the same names, about as many
 /// addresses to each, and only the addresses of a process that comes or
-/// goes move. `None` when there is no process.
+/// goes move. `None` when there is no process. The same sharing as the
+/// frontier's claims ([`botscope_store::address_owner`]), so that a host
+/// claimed for its last address stays with the claimer.
 pub fn owner(address: IpAddr, processes: &[String]) -> Option<&str> {
-    let ip = match address {
-        IpAddr::V4(v) => v.to_ipv6_mapped().octets(),
-        IpAddr::V6(v) => v.octets(),
-    };
-    processes
-        .iter()
-        .max_by_key(|p| {
-            let mut key = ip.to_vec();
-            key.extend_from_slice(p.as_bytes());
-            let h = botscope_store::content_hash(&key);
-            u64::from_le_bytes(h[..8].try_into().unwrap_or_default())
-        })
-        .map(String::as_str)
+    botscope_store::address_owner(botscope_store::address_key(address), processes)
 }
 
 /// The answer to asking for a shared address.

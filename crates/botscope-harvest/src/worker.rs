@@ -122,6 +122,14 @@ impl PgHolds {
         Ok(())
     }
 
+    /// The workers at work, as last heard.
+    fn members(&self) -> Vec<String> {
+        self.members
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     fn store(&self, a: IpAddr) -> &PgStore {
         let k = match a {
             IpAddr::V4(v) => u32::from(v) as usize,
@@ -254,11 +262,7 @@ pub async fn work(
     let mut first = Vec::new();
     loop {
         let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
-        let members = holds
-            .members
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let members = holds.members();
         let got = blocking(move || {
             patiently(|| c.frontier_claim_among(&w, &members, batch, lease, now_secs()))
         })
@@ -466,11 +470,7 @@ pub async fn work(
                         continue;
                     }
                     let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
-                    let members = holds
-                        .members
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .clone();
+                    let members = holds.members();
                     next = blocking(move || {
                         patiently(|| c.frontier_claim_among(&w, &members, batch, lease, now_secs()))
                     })
@@ -487,12 +487,7 @@ pub async fn work(
                         // while other workers are at work: they may hand it
                         // hosts meanwhile.
                         let busy = !working.lock().unwrap_or_else(|e| e.into_inner()).is_empty();
-                        let others = holds
-                            .members
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .len()
-                            > 1;
+                        let others = holds.members().len() > 1;
                         let nap = if busy || others {
                             poll(&config).min(FORWARD_POLL)
                         } else {

@@ -449,21 +449,20 @@ mod tests {
         })
         .await
         .expect("sim");
-        let (quick, status) = ask(&sim, "site0.test").await;
+        let (_, status) = ask(&sim, "site0.test").await;
         assert_eq!(status, "HTTP/1.1 200 OK");
-        assert!(
-            quick < Duration::from_millis(250),
-            "{quick:?} with no latency"
-        );
         sim.set_latency(Duration::from_millis(300));
         let (slow, status) = ask(&sim, "site0.test").await;
         assert_eq!(status, "HTTP/1.1 200 OK");
+        // A floor the answer cannot beat, not a ceiling a busy machine
+        // could break.
         assert!(
             slow >= Duration::from_millis(300),
             "{slow:?} with 300 ms set"
         );
         sim.set_latency(Duration::ZERO);
-        let (again, _) = ask(&sim, "site1.test").await;
-        assert!(again < Duration::from_millis(250), "{again:?} after reset");
+        assert_eq!(sim.shared.latency_us.load(Ordering::Relaxed), 0);
+        let (_, status) = ask(&sim, "site1.test").await;
+        assert_eq!(status, "HTTP/1.1 200 OK");
     }
 }

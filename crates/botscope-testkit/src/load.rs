@@ -9,6 +9,7 @@
 //!   answered, and its latency counts from when it was due (as wrk2
 //!   counts), so a server that stalls cannot hide the queue it built.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::process::{Child, Command};
 use std::sync::Arc;
@@ -230,7 +231,8 @@ fn pct(times: &[Duration], p: f64) -> Duration {
 }
 
 /// `count` requests over `targets` in turn at `rate` a second, open loop,
-/// on up to `clients` keep-alive connections, after one warm-up round.
+/// on `clients` keep-alive connections to each target's address, each
+/// opened and warmed up (one request) before the clock starts.
 /// Request i is due at `i / rate` seconds; a pacing thread hands each out
 /// when due (to about 0.1 ms: the thread sleeps between batches), the
 /// first free connection sends it, and its latency runs from when it was
@@ -238,15 +240,27 @@ fn pct(times: &[Duration], p: f64) -> Duration {
 /// queue and their wait counts. Run it on a runtime of its own thread
 /// (current-thread) so that the generator takes one core at most.
 pub async fn paced(
-    c: &Http,
     targets: &[Target],
     rate: f64,
     count: usize,
     clients: usize,
     ok: &[u16],
 ) -> Figures {
-    for t in targets.iter().take(clients) {
-        fetch(c, t).await;
+    // Requests built once; each connection is its own (no pool between
+    // the generator and the socket), opened before the clock starts.
+    let requests: Arc<Vec<(SocketAddr, Request<Empty<Bytes>>)>> =
+        Arc::new(targets.iter().map(raw_request).collect());
+    let mut warm = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        let mut conns: HashMap<SocketAddr, Sender> = HashMap::new();
+        for (addr, req) in requests.iter() {
+            if !conns.contains_key(addr) {
+                let mut s = connect(*addr).await;
+                send(&mut s, req).await;
+                conns.insert(*addr, s);
+            }
+        }
+        warm.push(conns);
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Instant)>();
     let start = Instant::now() + Duration::from_millis(20);
@@ -267,18 +281,13 @@ pub async fn paced(
         }
     });
     let rx = Arc::new(tokio::sync::Mutex::new(rx));
-    // Requests built once; each connection is its own (no pool between
-    // the generator and the socket).
-    let requests: Arc<Vec<(SocketAddr, Request<Empty<Bytes>>)>> =
-        Arc::new(targets.iter().map(raw_request).collect());
     let ok = Arc::new(ok.to_vec());
     let mut tasks = Vec::new();
-    for _ in 0..clients {
+    for mut conns in warm {
         let (rx, requests, ok) = (rx.clone(), requests.clone(), ok.clone());
         tasks.push(tokio::spawn(async move {
             let (mut times, mut late) = (Vec::new(), Vec::new());
             let mut errors = 0;
-            let mut conns: std::collections::HashMap<SocketAddr, Sender> = Default::default();
             loop {
                 let job = rx.lock().await.recv().await;
                 let Some((i, due)) = job else { break };

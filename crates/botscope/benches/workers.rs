@@ -93,16 +93,12 @@ fn main() {
         ],
         cpu: Cpu::start(),
     };
-    match conns {
-        Some(c) => println!(
-            "{n} hosts, 1,024 addresses, --ip-gap 100ms, answers after {latency_ms} ms, \
-             {c} connections per process"
-        ),
-        None => println!(
-            "{n} hosts, 1,024 addresses, --ip-gap 100ms, answers after {latency_ms} ms, \
-             512 connections in all"
-        ),
-    }
+    let sockets = conns.map_or("512 connections in all".to_owned(), |c| {
+        format!("{c} connections per process")
+    });
+    println!(
+        "{n} hosts, 1,024 addresses, --ip-gap 100ms, answers after {latency_ms} ms, {sockets}"
+    );
     println!(
         "| harvest | time | hosts/s | CPU ms per 1,000 hosts: botscope | PostgreSQL | simulated web |"
     );
