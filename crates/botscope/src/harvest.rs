@@ -184,38 +184,17 @@ async fn work(a: &HarvestArgs, worker: &str, settings: &Settings) -> Result<Exit
             list.hosts.len()
         );
     }
+    let stop = botscope_web::shutdown_signal();
     let progress = Arc::new(Bar(crate::progress::bar(
         settings,
         a.no_progress,
         0,
         "{spinner} [{elapsed_precise}] {pos} hosts {per_sec}\n{msg}",
     )));
-    let summary = botscope_harvest::work(&url, config, progress.clone(), shutdown()).await?;
+    let summary = botscope_harvest::work(&url, config, progress.clone(), stop).await?;
     if let Some(pb) = &progress.0 {
         pb.finish_and_clear();
     }
     eprintln!("worker {worker}: {summary}");
     Ok(ExitStatus::Success)
-}
-
-/// Completes on SIGINT or SIGTERM.
-async fn shutdown() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -49,11 +49,12 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         poll: std::time::Duration::try_from_secs_f64(a.poll)?,
     };
     let server = botscope_gate::Server::bind(config, a.listen).await?;
+    let stop = botscope_web::shutdown_signal();
     eprintln!(
         "botscope: gate on http://{}/ (SIGHUP reloads; Ctrl-C to stop)",
         server.local_addr()
     );
-    server.run(botscope_web::shutdown_signal()).await?;
+    server.run(stop).await?;
     Ok(ExitStatus::Success)
 }
 
@@ -96,7 +97,8 @@ pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
     }
     let server = botscope_web::Server::bind(config, a.listen).await?;
     let addr = server.local_addr();
+    let stop = botscope_web::shutdown_signal();
     eprintln!("botscope: serving on http://{addr}/ (Ctrl-C to stop)");
-    server.run(botscope_web::shutdown_signal()).await?;
+    server.run(stop).await?;
     Ok(ExitStatus::Success)
 }
