@@ -10,10 +10,16 @@
 //! matcher is asked with the token by which that User-agent line is matched
 //! (under Google's rules `MJ12bot` is matched as `MJ`), so that a group
 //! always applies to the robot it names.
+//!
+//! Cost: robots whose User-agent lines select the same groups get the same
+//! answers, so each path of DIR is matched once per distinct selection, not
+//! once per robot. The work (rules looked at, bytes compared, cells of the
+//! decision table) is counted; past [`BIAS_WORK_CAP`] units the table is
+//! not computed and says so ([`FileBias::too_complex`]), whatever the file.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use botscope_robotstxt::{Matcher, ParseOptions, Robots, Semantics, Verdict};
+use botscope_robotstxt::{Matcher, ParseOptions, Robots, Selection, Semantics, Verdict};
 use serde::Serialize;
 
 /// How a file treats a robot against the universal robot.
@@ -90,6 +96,35 @@ pub struct PathDecisions {
     pub robots: Vec<Decision>,
 }
 
+/// Units of counted work one file's bias may take (rules looked at, 32-byte
+/// blocks compared, decision cells filled; [`Matcher::check_selected_counted`]):
+/// about a tenth of a second on one core. Every real file measured needs
+/// far less (BENCHMARKS.md).
+pub const BIAS_WORK_CAP: u64 = 10_000_000;
+
+/// Why a file's bias was not computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TooComplex {
+    /// The paths of DIR.
+    pub paths: usize,
+    /// The named robots.
+    pub robots: usize,
+    /// Distinct group selections among them (and the universal robot's).
+    pub selections: usize,
+    /// The budget that ran out, in units of counted work.
+    pub budget: u64,
+}
+
+impl TooComplex {
+    /// The diagnostic, for people.
+    pub fn message(&self) -> String {
+        format!(
+            "too-complex: bias not computed ({} paths × {} robots in {} distinct rule sets exceed the budget of {} rule evaluations per file)",
+            self.paths, self.robots, self.selections, self.budget
+        )
+    }
+}
+
 /// The bias table of one file ("Analyze it!").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FileBias {
@@ -105,6 +140,24 @@ pub struct FileBias {
     pub robots: Vec<RobotBias>,
     /// Per path of DIR, each robot's decision and the deciding line.
     pub decisions: Vec<PathDecisions>,
+    /// Paths of DIR whose row is left out of `decisions` (past
+    /// [`TABLE_CELLS`], or all of them in a [`Detail::Summary`]); the
+    /// robots' counts include them.
+    pub decisions_omitted: usize,
+    /// Units of counted work spent (at most the budget and one path's
+    /// matching past it).
+    #[serde(skip)]
+    pub work: u64,
+    /// Set when the file needed more work than [`BIAS_WORK_CAP`]: then
+    /// `robots` and `decisions` are empty and no bias is claimed.
+    pub too_complex: Option<TooComplex>,
+}
+
+impl FileBias {
+    /// The bias was computed (the file was within the budget).
+    pub fn computed(&self) -> bool {
+        self.too_complex.is_none()
+    }
 }
 
 /// The bias table of a robots.txt body under `semantics`.
@@ -118,9 +171,34 @@ pub fn bias(body: &[u8], semantics: Semantics) -> FileBias {
 /// The bias table of a parsed file and its compiled matcher (compiled from
 /// the same bytes).
 pub fn bias_of(robots: &Robots, matcher: &Matcher) -> FileBias {
+    bias_with(robots, matcher, Detail::Table, BIAS_WORK_CAP)
+}
+
+/// [`bias_of`] keeping `detail`, within `cap` units of counted work.
+pub fn bias_with(robots: &Robots, matcher: &Matcher, detail: Detail, cap: u64) -> FileBias {
     let semantics = matcher.semantics();
-    // DIR: every distinct non-empty value, as written (a trailing `$`
-    // dropped), with the path the matcher is asked for.
+    let dir = dir_of(robots);
+    // The named robots, once each, with the name the matcher is asked.
+    let mut named: Vec<(String, String)> = Vec::new();
+    let mut names: HashSet<String> = HashSet::new();
+    for ua in robots.groups.iter().flat_map(|g| g.user_agents.iter()) {
+        let robot = ua.value.trim().to_ascii_lowercase();
+        if ua.global || robot.is_empty() || !names.insert(robot.clone()) {
+            continue;
+        }
+        let ask = match semantics {
+            Semantics::Google if !ua.token.is_empty() => ua.token.clone(),
+            _ => ua.value.trim().to_owned(),
+        };
+        named.push((robot, ask));
+    }
+    let universal = universal_name(robots, semantics);
+    bias_within(semantics, dir, named, &universal, matcher, cap, detail)
+}
+
+/// DIR: every distinct non-empty Allow and Disallow value, as written (a
+/// trailing `$` dropped), with the path the matcher is asked for.
+pub(crate) fn dir_of(robots: &Robots) -> Vec<(String, Vec<u8>)> {
     let mut dir: Vec<(String, Vec<u8>)> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     for r in robots.rules() {
@@ -138,46 +216,110 @@ pub fn bias_of(robots: &Robots, matcher: &Matcher) -> FileBias {
         path.extend_from_slice(normalized.as_bytes());
         dir.push((shown.to_owned(), path));
     }
-    // The named robots, once each, with the name the matcher is asked.
-    let mut named: Vec<(String, String)> = Vec::new();
-    let mut names: HashSet<String> = HashSet::new();
-    for ua in robots.groups.iter().flat_map(|g| g.user_agents.iter()) {
-        let robot = ua.value.trim().to_ascii_lowercase();
-        if ua.global || robot.is_empty() || !names.insert(robot.clone()) {
-            continue;
-        }
-        let ask = match semantics {
-            Semantics::Google if !ua.token.is_empty() => ua.token.clone(),
-            _ => ua.value.trim().to_owned(),
-        };
-        named.push((robot, ask));
-    }
-    let universal = universal_name(robots, semantics);
-    let mut decisions = Vec::with_capacity(dir.len());
-    let mut universal_allowed = 0;
-    let mut allowed = vec![0usize; named.len()];
-    for (shown, path) in &dir {
-        let u = Decision::of(&matcher.check_path(&universal, path));
-        universal_allowed += usize::from(u.allowed);
-        let robots: Vec<Decision> = named
-            .iter()
-            .zip(allowed.iter_mut())
-            .map(|((_, ask), n)| {
-                let d = Decision::of(&matcher.check_path(ask, path));
-                *n += usize::from(d.allowed);
-                d
+    dir
+}
+
+/// How much of the table to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Per path, each robot's decision (at most [`TABLE_CELLS`] cells).
+    Table,
+    /// Only each robot's bias (what the index stores).
+    Summary,
+}
+
+/// Decision cells a table keeps at most (8 bytes each); the paths past
+/// them are counted in the bias and left out of
+/// [`FileBias::decisions`] ([`FileBias::decisions_omitted`] says how many).
+pub const TABLE_CELLS: usize = 1 << 20;
+
+/// The table from DIR and the named robots, matching each path once per
+/// distinct selection of groups, within `cap` units of counted work.
+fn bias_within(
+    semantics: Semantics,
+    dir: Vec<(String, Vec<u8>)>,
+    named: Vec<(String, String)>,
+    universal: &str,
+    matcher: &Matcher,
+    cap: u64,
+    detail: Detail,
+) -> FileBias {
+    // Column 0 is the universal robot; robots sharing a selection share
+    // a column.
+    let mut work = 0u64;
+    let mut columns: Vec<Selection> = vec![matcher.select_counted(universal, &mut work)];
+    let mut column_of: HashMap<Selection, usize> = HashMap::new();
+    column_of.insert(columns[0].clone(), 0);
+    let asks: Vec<&str> = named.iter().map(|(_, ask)| ask.as_str()).collect();
+    let robot_column: Vec<usize> = matcher
+        .select_many(&asks, &mut work)
+        .into_iter()
+        .map(|sel| {
+            *column_of.entry(sel).or_insert_with_key(|sel| {
+                columns.push(sel.clone());
+                columns.len() - 1
             })
-            .collect();
-        decisions.push(PathDecisions {
-            path: shown.clone(),
-            universal: u,
-            robots,
-        });
+        })
+        .collect();
+    let rows_kept = match detail {
+        Detail::Summary => 0,
+        Detail::Table => (TABLE_CELLS / (named.len() + 1)).max(1).min(dir.len()),
+    };
+    let mut column_allowed = vec![0usize; columns.len()];
+    let not_computed = |dir: &[(String, Vec<u8>)], work: u64| FileBias {
+        site: None,
+        semantics,
+        dir: dir.iter().map(|(shown, _)| shown.clone()).collect(),
+        universal_allowed: 0,
+        robots: Vec::new(),
+        decisions: Vec::new(),
+        decisions_omitted: 0,
+        work,
+        too_complex: Some(TooComplex {
+            paths: dir.len(),
+            robots: named.len(),
+            selections: columns.len(),
+            budget: cap,
+        }),
+    };
+    // Column by column: one selection's rules indexed once, every path
+    // asked of it; the cells of the rows kept.
+    let mut cells: Vec<Decision> = Vec::with_capacity(rows_kept * columns.len());
+    for (c, sel) in columns.iter().enumerate() {
+        if work > cap {
+            return not_computed(&dir, work);
+        }
+        let ix = matcher.index_selection(sel, &mut work);
+        for (i, (_, path)) in dir.iter().enumerate() {
+            let d = Decision::of(&matcher.check_indexed(&ix, path, &mut work));
+            column_allowed[c] += usize::from(d.allowed);
+            if i < rows_kept {
+                cells.push(d);
+            }
+            if work > cap {
+                return not_computed(&dir, work);
+            }
+        }
     }
+    let decisions: Vec<PathDecisions> = dir
+        .iter()
+        .take(rows_kept)
+        .enumerate()
+        .map(|(i, (shown, _))| PathDecisions {
+            path: shown.clone(),
+            universal: cells[i],
+            robots: robot_column
+                .iter()
+                .map(|&c| cells[c * rows_kept + i])
+                .collect(),
+        })
+        .collect();
+    let universal_allowed = column_allowed[0];
     let robots = named
         .into_iter()
-        .zip(allowed)
-        .map(|((robot, _), allowed)| {
+        .zip(&robot_column)
+        .map(|((robot, _), &c)| {
+            let allowed = column_allowed[c];
             let bias = allowed as i64 - universal_allowed as i64;
             RobotBias {
                 robot,
@@ -187,6 +329,10 @@ pub fn bias_of(robots: &Robots, matcher: &Matcher) -> FileBias {
             }
         })
         .collect();
+    let decisions_omitted = match detail {
+        Detail::Table => dir.len() - decisions.len(),
+        Detail::Summary => 0,
+    };
     FileBias {
         site: None,
         semantics,
@@ -194,6 +340,9 @@ pub fn bias_of(robots: &Robots, matcher: &Matcher) -> FileBias {
         universal_allowed,
         robots,
         decisions,
+        decisions_omitted,
+        work,
+        too_complex: None,
     }
 }
 
@@ -275,8 +424,11 @@ impl Favorability {
         self.n
     }
 
-    /// Adds one file.
+    /// Adds one file; a file whose bias was not computed is left out of N.
     pub fn add(&mut self, f: &FileBias) {
+        if !f.computed() {
+            return;
+        }
         self.n += 1;
         for r in &f.robots {
             self.add_robot(&r.robot, r.verdict);
@@ -446,6 +598,95 @@ User-agent: msnbot\nDisallow: /private/\nDisallow: /tmp/\n";
             assert_eq!(b.universal_allowed, 1, "{s:?}");
             assert_eq!(robot(&b, "q").bias, -1, "{s:?}");
         }
+    }
+
+    /// One group named by `agents` User-agent lines over `rules` Disallow
+    /// lines, as a stranger may submit it.
+    fn one_group(agents: usize, rules: usize) -> Vec<u8> {
+        let mut b = Vec::new();
+        for i in 0..agents {
+            b.extend_from_slice(format!("User-agent: b{i}\n").as_bytes());
+        }
+        for i in 0..rules {
+            b.extend_from_slice(format!("Disallow: /p{i}\n").as_bytes());
+        }
+        b
+    }
+
+    /// Found: a 33 KB file of one group of 1,000 User-agent lines over
+    /// 1,000 rules took minutes (about n⁴: every robot, every path, every
+    /// line naming the token, every rule). Robots that select the same
+    /// groups share one evaluation: a few million units of work.
+    #[test]
+    fn robots_sharing_a_group_share_one_evaluation() {
+        let body = one_group(1_000, 1_000);
+        for sem in [Semantics::Google, Semantics::Draft1996] {
+            let opts = ParseOptions::default();
+            let robots = Robots::parse_with(&body, &opts);
+            let m = Matcher::compile(&body, sem, &opts);
+            let b = bias_with(&robots, &m, Detail::Table, 3_000_000);
+            assert!(b.computed(), "{sem:?}: {:?}", b.too_complex);
+            assert!(b.work <= 3_000_000, "{sem:?}: {} units", b.work);
+            assert_eq!(b.robots.len(), 1_000);
+            assert_eq!(b.universal_allowed, 1_000, "no `*` group");
+            for r in &b.robots {
+                assert_eq!(
+                    (r.allowed, r.bias, r.verdict),
+                    (0, -1_000, Tilt::Disfavored),
+                    "{sem:?} {}",
+                    r.robot
+                );
+            }
+            assert_eq!(b.decisions.len(), 1_000);
+            // `/p999`: the longest match under Google's rules, the first
+            // (`/p9`) under the draft's.
+            let line = if sem == Semantics::Google {
+                2_000
+            } else {
+                1_010
+            };
+            assert_eq!(b.decisions[999].robots[999].line, Some(line));
+            assert_eq!(b.decisions_omitted, 0);
+        }
+    }
+
+    /// Past the budget the bias is not computed, says so and claims
+    /// nothing; favourability leaves the file out of N.
+    #[test]
+    fn too_complex_files_say_so() {
+        // 5,000 groups of distinct tokens, each with a rule of its own: 5,000
+        // distinct rule sets over 5,000 paths.
+        let mut body = b"User-agent: *\nDisallow: /\n\n".to_vec();
+        for i in 0..5_000u32 {
+            let name: String = (0..4)
+                .map(|k| char::from(b'a' + ((i / 26u32.pow(k)) % 26) as u8))
+                .collect();
+            body.extend_from_slice(format!("User-agent: x{name}\nDisallow: /{i}\n\n").as_bytes());
+        }
+        let b = bias(&body, Semantics::Google);
+        let t = b.too_complex.expect("too complex");
+        assert_eq!((t.paths, t.robots, t.budget), (5_001, 5_000, BIAS_WORK_CAP));
+        assert!(t.selections > 1_000);
+        assert!(b.work <= BIAS_WORK_CAP + 100_000, "{} units", b.work);
+        assert!(b.robots.is_empty() && b.decisions.is_empty());
+        assert!(t.message().starts_with("too-complex: bias not computed"));
+        assert!(b.to_text().contains("too-complex"));
+        let mut f = Favorability::new(Semantics::Google);
+        f.add(&b);
+        assert_eq!(f.n(), 0);
+        // A small budget makes any file too complex, and a file within it
+        // is computed as before.
+        let small = b"User-agent: *\nDisallow: /a\n\nUser-agent: g\nDisallow:\n";
+        let opts = ParseOptions::default();
+        let m = Matcher::compile(small, Semantics::Google, &opts);
+        let robots = Robots::parse_with(small, &opts);
+        assert!(!bias_with(&robots, &m, Detail::Table, 1).computed());
+        let full = bias_with(&robots, &m, Detail::Table, BIAS_WORK_CAP);
+        assert_eq!(full, bias(small, Semantics::Google));
+        assert_eq!(full.robots[0].bias, 1);
+        let summary = bias_with(&robots, &m, Detail::Summary, BIAS_WORK_CAP);
+        assert_eq!(summary.robots, full.robots);
+        assert!(summary.decisions.is_empty());
     }
 
     #[test]

@@ -1,10 +1,16 @@
 //! Two versions of a file compared, and the restriction an agent meets
 //! (the measure of "Consent in Crisis", with the exact engine). Pure.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
-use botscope_robotstxt::{Matcher, ParseOptions, Robots, RuleKind, Semantics};
+use botscope_robotstxt::{Matcher, ParseOptions, Robots, RuleKind, Selection, Semantics};
+
+use crate::bias::{BIAS_WORK_CAP, Detail, bias_with};
+
+/// Verdict changes a diff lists at most; the rest are counted
+/// ([`VersionDiff::verdicts_omitted`]).
+pub const DIFF_VERDICTS: usize = 10_000;
 use serde::Serialize;
 
 /// One rule line of a version, with the agents of its group.
@@ -54,6 +60,12 @@ pub struct VersionDiff {
     /// Verdicts that changed, per robot named in either version (and `*`),
     /// over the paths of both.
     pub verdicts: Vec<VerdictChange>,
+    /// Verdict changes past [`DIFF_VERDICTS`], counted and not listed.
+    pub verdicts_omitted: usize,
+    /// The verdicts needed more work than the budget of one file's bias
+    /// (`BIAS_WORK_CAP`, twice): those listed are right, others may be
+    /// missing.
+    pub too_complex: bool,
     /// Bias per robot whose bias changed.
     pub bias: Vec<BiasChange>,
 }
@@ -92,49 +104,134 @@ pub fn diff_versions(old: &[u8], new: &[u8], semantics: Semantics) -> VersionDif
         Robots::parse_with(new, &opts),
     );
     let (lo, ln) = (rule_lines(&ro), rule_lines(&rn));
-    let (bo, bn) = (crate::bias(old, semantics), crate::bias(new, semantics));
     let (mo, mn) = (
         Matcher::compile(old, semantics, &opts),
         Matcher::compile(new, semantics, &opts),
     );
+    let (bo, bn) = (
+        bias_with(&ro, &mo, Detail::Summary, BIAS_WORK_CAP),
+        bias_with(&rn, &mn, Detail::Summary, BIAS_WORK_CAP),
+    );
     let mut robots: Vec<String> = vec!["*".into()];
+    let mut seen: HashSet<&str> = HashSet::new();
     for r in bo.robots.iter().chain(&bn.robots) {
-        if !robots.contains(&r.robot) {
+        if seen.insert(&r.robot) {
             robots.push(r.robot.clone());
         }
     }
-    let paths: BTreeSet<&String> = bo.dir.iter().chain(&bn.dir).collect();
-    let mut verdicts = Vec::new();
-    for robot in &robots {
-        // The universal robot: a name no group gives.
-        let ask = if robot == "*" { "qqqqqqqqqqqq" } else { robot };
-        for p in &paths {
-            let path = if p.starts_with('/') {
-                p.to_string()
-            } else {
-                format!("/{p}")
-            };
-            let before = mo.check_path(ask, path.as_bytes()).allowed;
-            let after = mn.check_path(ask, path.as_bytes()).allowed;
-            if before != after {
-                verdicts.push(VerdictChange {
-                    robot: robot.clone(),
-                    path: (*p).clone(),
-                    before,
-                    after,
-                });
+    let paths: Vec<Vec<u8>> = bo
+        .dir
+        .iter()
+        .chain(&bn.dir)
+        .collect::<BTreeSet<&String>>()
+        .into_iter()
+        .map(|p| {
+            let mut v = Vec::with_capacity(p.len() + 1);
+            if !p.starts_with('/') {
+                v.push(b'/');
             }
+            v.extend_from_slice(p.as_bytes());
+            v
+        })
+        .collect();
+    // Robots that select the same groups in both versions change
+    // together: each distinct pair is asked about every path once.
+    // Each robot is asked as the bias asks it: by its line's token under
+    // Google's rules. The universal robot: a name no group gives.
+    let mut tokens: HashMap<String, &str> = HashMap::new();
+    for ua in ro
+        .groups
+        .iter()
+        .chain(&rn.groups)
+        .flat_map(|g| &g.user_agents)
+    {
+        if semantics == Semantics::Google && !ua.token.is_empty() {
+            tokens
+                .entry(ua.value.trim().to_ascii_lowercase())
+                .or_insert(ua.token.as_str());
         }
     }
-    let bias_of =
-        |b: &crate::FileBias, r: &str| b.robots.iter().find(|x| x.robot == r).map(|x| x.bias);
+    let asks: Vec<&str> = robots
+        .iter()
+        .map(|r| match tokens.get(r) {
+            _ if r == "*" => "qqqqqqqqqqqq",
+            Some(t) => t,
+            None => r.as_str(),
+        })
+        .collect();
+    let mut work = 0u64;
+    let cap = 2 * BIAS_WORK_CAP;
+    let (so, sn) = (
+        mo.select_many(&asks, &mut work),
+        mn.select_many(&asks, &mut work),
+    );
+    // Per pair of selections, the paths whose verdict changed (index and
+    // the verdict after); `None` past the budget.
+    type Changes = Option<Vec<(u32, bool)>>;
+    let mut changed: HashMap<(&Selection, &Selection), Changes> = HashMap::new();
+    let mut too_complex = !bo.computed() || !bn.computed();
+    for (o, n) in so.iter().zip(&sn) {
+        if changed.contains_key(&(o, n)) {
+            continue;
+        }
+        let list = if work > cap {
+            too_complex = true;
+            None
+        } else {
+            let (io, inn) = (
+                mo.index_selection(o, &mut work),
+                mn.index_selection(n, &mut work),
+            );
+            let mut list = Vec::new();
+            for (i, p) in paths.iter().enumerate() {
+                let after = mn.check_indexed(&inn, p, &mut work).allowed;
+                if mo.check_indexed(&io, p, &mut work).allowed != after {
+                    list.push((i as u32, after));
+                }
+            }
+            Some(list)
+        };
+        changed.insert((o, n), list);
+    }
+    let shown: Vec<&String> = bo
+        .dir
+        .iter()
+        .chain(&bn.dir)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut verdicts = Vec::new();
+    let mut verdicts_omitted = 0;
+    for ((robot, o), n) in robots.iter().zip(&so).zip(&sn) {
+        let Some(Some(list)) = changed.get(&(o, n)) else {
+            continue;
+        };
+        for &(i, after) in list {
+            if verdicts.len() >= DIFF_VERDICTS {
+                verdicts_omitted += 1;
+                continue;
+            }
+            verdicts.push(VerdictChange {
+                robot: robot.clone(),
+                path: shown[i as usize].clone(),
+                before: !after,
+                after,
+            });
+        }
+    }
+    let index = |b: &crate::FileBias| -> HashMap<String, i64> {
+        b.robots.iter().map(|x| (x.robot.clone(), x.bias)).collect()
+    };
+    let (bio, bin) = (index(&bo), index(&bn));
+    let both = bo.computed() && bn.computed();
     let bias = robots
         .iter()
         .skip(1)
+        .filter(|_| both)
         .map(|r| BiasChange {
             robot: r.clone(),
-            before: bias_of(&bo, r),
-            after: bias_of(&bn, r),
+            before: bio.get(r).copied(),
+            after: bin.get(r).copied(),
         })
         .filter(|c| c.before != c.after)
         .collect();
@@ -142,6 +239,8 @@ pub fn diff_versions(old: &[u8], new: &[u8], semantics: Semantics) -> VersionDif
         added: ln.difference(&lo).cloned().collect(),
         removed: lo.difference(&ln).cloned().collect(),
         verdicts,
+        verdicts_omitted,
+        too_complex,
         bias,
     }
 }
@@ -187,6 +286,16 @@ impl VersionDiff {
                 );
             }
         }
+        if self.verdicts_omitted > 0 {
+            let _ = writeln!(
+                o,
+                "  … and {} more verdicts that changed",
+                self.verdicts_omitted
+            );
+        }
+        if self.too_complex {
+            o.push_str("\ntoo-complex: a version needs more work than the budget; bias changes not computed, verdict changes may be incomplete\n");
+        }
         if !self.bias.is_empty() {
             o.push_str("\nbias that changed:\n");
             let n = |b: Option<i64>| b.map_or_else(|| "not named".to_owned(), |b| format!("{b:+}"));
@@ -217,28 +326,28 @@ pub enum Restriction {
 pub fn restrictions(body: &[u8], agents: &[String], semantics: Semantics) -> Vec<Restriction> {
     let opts = ParseOptions::default();
     let m = Matcher::compile(body, semantics, &opts);
-    let b = crate::bias(body, semantics);
-    let paths: Vec<String> = b
-        .dir
-        .iter()
-        .map(|p| {
-            if p.starts_with('/') {
-                p.clone()
-            } else {
-                format!("/{p}")
-            }
-        })
-        .collect();
-    agents
-        .iter()
-        .map(|a| {
-            if !m.check_path(a, b"/").allowed {
-                Restriction::Full
-            } else if paths.iter().any(|p| !m.check_path(a, p.as_bytes()).allowed) {
-                Restriction::Partial
-            } else {
-                Restriction::None
-            }
+    let dir = crate::bias::dir_of(&Robots::parse_with(body, &opts));
+    // Agents that select the same groups meet the same restriction: each
+    // distinct selection is indexed once and asked about the paths.
+    let asks: Vec<&str> = agents.iter().map(String::as_str).collect();
+    let sels = m.select_many(&asks, &mut 0);
+    let mut known: HashMap<&Selection, Restriction> = HashMap::new();
+    sels.iter()
+        .map(|sel| {
+            *known.entry(sel).or_insert_with(|| {
+                let ix = m.index_selection(sel, &mut 0);
+                let mut work = 0;
+                if !m.check_indexed(&ix, b"/", &mut work).allowed {
+                    Restriction::Full
+                } else if dir
+                    .iter()
+                    .any(|(_, p)| !m.check_indexed(&ix, p, &mut work).allowed)
+                {
+                    Restriction::Partial
+                } else {
+                    Restriction::None
+                }
+            })
         })
         .collect()
 }
@@ -246,6 +355,46 @@ pub fn restrictions(body: &[u8], agents: &[String], semantics: Semantics) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found: an 8 KB file of one group of many User-agent lines made every
+    /// view of its site's versions take seconds (both biases and every
+    /// robot's every verdict recomputed). Robots that select the same
+    /// groups are asked once, and the list of changes is bounded.
+    #[test]
+    fn a_diff_of_a_crafted_file_is_bounded() {
+        let mut new = Vec::new();
+        for i in 0..1_000 {
+            new.extend_from_slice(format!("User-agent: b{i}\n").as_bytes());
+        }
+        for i in 0..1_000 {
+            new.extend_from_slice(format!("Disallow: /p{i}\n").as_bytes());
+        }
+        let d = diff_versions(b"", &new, Semantics::Google);
+        assert!(!d.too_complex);
+        assert_eq!(d.verdicts.len(), DIFF_VERDICTS);
+        assert_eq!(d.verdicts.len() + d.verdicts_omitted, 1_000 * 1_000);
+        assert!(
+            d.verdicts
+                .iter()
+                .all(|v| v.before && !v.after && v.robot != "*")
+        );
+        assert_eq!(d.bias.len(), 1_000);
+        assert!(
+            d.bias
+                .iter()
+                .all(|b| b.before.is_none() && b.after == Some(-1_000))
+        );
+        assert!(d.to_text().contains("and 990000 more verdicts"));
+        let r = restrictions(
+            &new,
+            &["b".into(), "b7".into(), "gptbot".into()],
+            Semantics::Google,
+        );
+        assert_eq!(
+            r,
+            [Restriction::Partial, Restriction::None, Restriction::None]
+        );
+    }
 
     #[test]
     fn rules_verdicts_and_bias() {

@@ -4,7 +4,7 @@
 
 use botscope_robotstxt::{Matcher, ParseOptions, Robots, RuleKind, Semantics};
 
-use crate::bias::{FileBias, Tilt, bias_of};
+use crate::bias::{BIAS_WORK_CAP, Detail, FileBias, Tilt, bias_with};
 
 /// The searchable values of one body.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,9 +29,9 @@ pub struct BodyFields {
     /// Content-Signal entries as `name=value`, and each name alone,
     /// lower-cased.
     pub signals: Vec<String>,
-    /// The bias table under Google's rules.
+    /// The bias under Google's rules (each robot's, no decision rows).
     pub google: FileBias,
-    /// The bias table under the 1996 draft.
+    /// The bias under the 1996 draft.
     pub draft1996: FileBias,
     /// The body as text (invalid UTF-8 replaced).
     pub text: String,
@@ -64,11 +64,12 @@ impl BodyFields {
     pub fn of(body: &[u8]) -> BodyFields {
         let opts = ParseOptions::default();
         let robots = Robots::parse_with(body, &opts);
-        let google = bias_of(&robots, &Matcher::compile(body, Semantics::Google, &opts));
-        let draft1996 = bias_of(
-            &robots,
-            &Matcher::compile(body, Semantics::Draft1996, &opts),
-        );
+        let table = |sem| {
+            let m = Matcher::compile(body, sem, &opts);
+            bias_with(&robots, &m, Detail::Summary, BIAS_WORK_CAP)
+        };
+        let google = table(Semantics::Google);
+        let draft1996 = table(Semantics::Draft1996);
         let mut f = BodyFields {
             botnames: Vec::new(),
             disallow: Vec::new(),

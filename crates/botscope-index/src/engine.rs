@@ -170,6 +170,14 @@ fn schema() -> (Schema, Fields) {
     (b.build(), f)
 }
 
+/// The `contain` term of a file whose bias under `s` was not computed.
+fn too_complex_term(s: Semantics) -> &'static str {
+    match s {
+        Semantics::Google => "too-complex:google",
+        Semantics::Draft1996 => "too-complex:draft1996",
+    }
+}
+
 fn sem_index(s: Semantics) -> usize {
     match s {
         Semantics::Google => 0,
@@ -387,6 +395,14 @@ fn document(
     if b.universal {
         d.add_text(f.contain, "universal");
     }
+    for sem in [Semantics::Google, Semantics::Draft1996] {
+        if !b.bias(sem).computed() {
+            d.add_text(f.contain, too_complex_term(sem));
+        }
+    }
+    if !b.google.computed() || !b.draft1996.computed() {
+        d.add_text(f.contain, "too-complex");
+    }
     let mut json = serde_json::Map::new();
     for sem in [Semantics::Google, Semantics::Draft1996] {
         let k = sem_index(sem);
@@ -494,8 +510,12 @@ pub struct SearchResults {
 /// Favourability over a set (BotSeer's Figure 5).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FavorTable {
-    /// Files in the set (N).
+    /// Files in the set (N), not counting those whose bias was not
+    /// computed.
     pub n: u64,
+    /// Files of the set left out of N because their bias was not computed
+    /// (`contain:too-complex`).
+    pub not_computed: u64,
     /// The semantics.
     pub semantics: &'static str,
     /// The time the set is taken at (RFC 3339), or `latest`.
@@ -1132,7 +1152,7 @@ impl Index {
             .map_err(self.err())?;
         let field = self.f.bias[sem_index(semantics)];
         let segments = searcher.segment_readers();
-        let count = |seg: &SegmentReader| -> Result<Favorability> {
+        let count = |seg: &SegmentReader| -> Result<(Favorability, u64)> {
             let mut set = vec![false; seg.max_doc() as usize];
             let mut fav = Favorability::new(semantics);
             let alive = seg.alive_bitset();
@@ -1147,7 +1167,26 @@ impl Index {
                     }
                 })
                 .map_err(self.err())?;
-            fav.add_files(n);
+            // Files whose bias was not computed are not in N.
+            let inv = seg.inverted_index(self.f.contain).map_err(self.err())?;
+            let term = Term::from_field_text(self.f.contain, too_complex_term(semantics));
+            let mut skipped = 0u64;
+            if let Some(info) = inv
+                .get_term_info(&term)
+                .map_err(|e| io_err(&self.path, e))?
+            {
+                let mut postings = inv
+                    .read_postings_from_terminfo(&info, IndexRecordOption::Basic)
+                    .map_err(|e| io_err(&self.path, e))?;
+                let mut d = tantivy::DocSet::doc(&postings);
+                while d != tantivy::TERMINATED {
+                    if std::mem::take(&mut set[d as usize]) {
+                        skipped += 1;
+                    }
+                    d = tantivy::DocSet::advance(&mut postings);
+                }
+            }
+            fav.add_files(n - skipped);
             let inv = seg.inverted_index(field).map_err(self.err())?;
             let mut stream = inv.terms().stream().map_err(|e| io_err(&self.path, e))?;
             while stream.advance() {
@@ -1176,14 +1215,17 @@ impl Index {
                     fav.add_robots(robot, Tilt::of(bias), c);
                 }
             }
-            Ok(fav)
+            Ok((fav, skipped))
         };
         let mut total = Favorability::new(semantics);
-        for r in par_map(segments, count)? {
+        let mut not_computed = 0;
+        for (r, skipped) in par_map(segments, count)? {
             total.merge(&r);
+            not_computed += skipped;
         }
         Ok(FavorTable {
             n: total.n(),
+            not_computed,
             semantics: semantics.as_str(),
             as_of: as_of.map_or_else(|| "latest".to_owned(), rfc3339),
             where_: where_.map(str::to_owned),

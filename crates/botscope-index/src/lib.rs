@@ -29,8 +29,8 @@ mod render;
 mod snippet;
 
 pub use bias::{
-    Decision, Favorability, FileBias, PathDecisions, RobotBias, RobotFavor, Tilt, bias, bias_of,
-    favorability,
+    BIAS_WORK_CAP, Decision, Detail, Favorability, FileBias, PathDecisions, RobotBias, RobotFavor,
+    TABLE_CELLS, Tilt, TooComplex, bias, bias_of, bias_with, favorability,
 };
 pub use compare::{
     BiasChange, Restriction, RuleLine, VerdictChange, VersionDiff, diff_versions, restrictions,

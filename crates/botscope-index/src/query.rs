@@ -43,7 +43,8 @@ pub enum Field {
     Disfavor,
     /// A robot the file names without bias.
     Nobias,
-    /// `contain:universal`: the file has a `*` group.
+    /// `contain:universal`: the file has a `*` group; `contain:too-complex`:
+    /// its bias was not computed (past the work budget).
     Contain,
     /// A Sitemap URL, by prefix (`*`: any).
     Sitemap,
@@ -530,10 +531,12 @@ impl Parser<'_> {
                 Clause::Delay(lo, hi)
             }
             Field::Contain => {
-                if lower != "universal" {
+                if lower != "universal" && lower != "too-complex" {
                     return Err(self.error_at(
                         vstart,
-                        format!("`contain:{value}`: the one value is `contain:universal`"),
+                        format!(
+                            "`contain:{value}`: the values are `contain:universal` and `contain:too-complex`"
+                        ),
                     ));
                 }
                 Clause::Term(field, lower)

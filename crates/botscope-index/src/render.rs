@@ -29,10 +29,19 @@ impl FileBias {
             botscope_robotstxt::Semantics::Google => "Google's rules (RFC 9309)",
             botscope_robotstxt::Semantics::Draft1996 => "the 1996 draft",
         };
+        let site = self.site.as_deref().unwrap_or("file");
+        if let Some(t) = &self.too_complex {
+            let _ = writeln!(
+                o,
+                "{site}: {} paths in Allow and Disallow lines, read by {rules}\n{}",
+                self.dir.len(),
+                t.message()
+            );
+            return o;
+        }
         let _ = writeln!(
             o,
-            "{}: {} paths in Allow and Disallow lines; the universal robot may fetch {}, read by {rules}",
-            self.site.as_deref().unwrap_or("file"),
+            "{site}: {} paths in Allow and Disallow lines; the universal robot may fetch {}, read by {rules}",
             self.dir.len(),
             self.universal_allowed
         );
@@ -73,6 +82,14 @@ impl FileBias {
                 let _ = writeln!(o, "  may not fetch: {}", may_not.join(", "));
             }
         }
+        if self.decisions_omitted > 0 {
+            let _ = writeln!(
+                o,
+                "\n{} more paths counted above and not listed (a table keeps at most {} decisions)",
+                self.decisions_omitted,
+                crate::bias::TABLE_CELLS
+            );
+        }
         o
     }
 }
@@ -92,6 +109,13 @@ impl FavorTable {
             self.as_of,
             self.semantics
         );
+        if self.not_computed > 0 {
+            let _ = writeln!(
+                o,
+                "{} more files left out: their bias was not computed (too-complex)",
+                self.not_computed
+            );
+        }
         let w = name_width(self.robots.iter().map(|r| r.robot.as_str()));
         let _ = writeln!(
             o,

@@ -49,7 +49,9 @@ pub use fetch::{
 };
 pub use lexer::{KeyKind, MAX_LINE_LEN};
 pub use lint::{lint, lint_counted};
-pub use matcher::{GroupMatch, MatchedRule, Matcher, Semantics, Verdict};
+pub use matcher::{
+    GroupMatch, IndexedSelection, MatchedRule, Matcher, Selection, Semantics, Verdict,
+};
 pub use meta::{ImagePreview, MetaReport, MetaSource, MetaWarning, RobotsDirectives};
 pub use parse::{
     Group, Located, OtherLine, RequestRate, Robots, Rule, RuleKind, Signal, UserAgent,

@@ -9,6 +9,9 @@ use crate::parse::{RuleKind, parse_seconds};
 use crate::scan::{self, Event, Grouper, ParseOptions};
 use crate::url::{Recoded, Recoding, draft_canonical, escape_pattern, path_of};
 
+mod indexed;
+pub use indexed::IndexedSelection;
+
 /// Which reading of robots.txt to apply.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -164,6 +167,33 @@ pub struct Matcher {
     rules: Box<[CRule]>,
     groups: Box<[CGroup]>,
     agents: Box<[CAgent]>,
+    /// Google's semantics: the agents ordered by lower-cased token, then
+    /// group, each (token, group) pair once, so that a query visits each
+    /// group naming its token once, found by binary search.
+    by_token: Box<[u32]>,
+}
+
+/// The groups that apply to one agent, found once and asked about many
+/// paths ([`Matcher::select`], [`Matcher::check_selected`]). Two agents
+/// with equal selections get equal verdicts on every path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Selection {
+    /// Indices of the groups, in file order.
+    groups: Vec<u32>,
+    specific: bool,
+}
+
+impl Selection {
+    /// Which kind of group applies.
+    pub fn group_match(&self) -> GroupMatch {
+        if self.specific {
+            GroupMatch::Specific
+        } else if self.groups.is_empty() {
+            GroupMatch::None
+        } else {
+            GroupMatch::Global
+        }
+    }
 }
 
 struct Compiler {
@@ -371,14 +401,44 @@ impl Compiler {
                 rules.copy_from_slice(&scratch);
             }
         }
+        let by_token = match self.semantics {
+            Semantics::Google => {
+                let token = |i: u32| {
+                    let a = &self.agents[i as usize];
+                    &self.arena[a.off as usize..a.off as usize + usize::from(a.len)]
+                };
+                let mut idx: Vec<u32> = (0..to_u32(self.agents.len())).collect();
+                idx.sort_unstable_by(|&x, &y| {
+                    cmp_ignore_case(token(x), token(y)).then(
+                        self.agents[x as usize]
+                            .group
+                            .cmp(&self.agents[y as usize].group),
+                    )
+                });
+                idx.dedup_by(|x, y| {
+                    self.agents[*x as usize].group == self.agents[*y as usize].group
+                        && token(*x).eq_ignore_ascii_case(token(*y))
+                });
+                idx
+            }
+            Semantics::Draft1996 => Vec::new(),
+        };
         Matcher {
             semantics: self.semantics,
             arena: self.arena.into_boxed_slice(),
             rules: self.rules.into_boxed_slice(),
             groups: self.groups.into_boxed_slice(),
             agents: self.agents.into_boxed_slice(),
+            by_token: by_token.into_boxed_slice(),
         }
     }
+}
+
+/// ASCII case-insensitive order of byte strings.
+fn cmp_ignore_case(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    a.iter()
+        .map(u8::to_ascii_lowercase)
+        .cmp(b.iter().map(u8::to_ascii_lowercase))
 }
 
 /// Fills `head` from a pattern's literal start and returns the head flags.
@@ -515,6 +575,148 @@ impl Matcher {
             + size_of_val(&*self.rules)
             + size_of_val(&*self.groups)
             + size_of_val(&*self.agents)
+            + size_of_val(&*self.by_token)
+    }
+
+    /// The groups naming `token` (Google's semantics), each once, in file
+    /// order.
+    fn named_groups<'a>(&'a self, token: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+        let lo = self.by_token.partition_point(|&i| {
+            cmp_ignore_case(self.token(&self.agents[i as usize]), token).is_lt()
+        });
+        self.by_token[lo..]
+            .iter()
+            .map(|&i| &self.agents[i as usize])
+            .take_while(move |a| self.token(a).eq_ignore_ascii_case(token))
+            .map(|a| a.group as usize)
+    }
+
+    /// The groups that apply to `agent` (a product token or a whole
+    /// User-Agent header, as for [`Matcher::check`]).
+    pub fn select(&self, agent: &str) -> Selection {
+        self.select_counted(agent, &mut 0)
+    }
+
+    /// Like [`Matcher::select`], adding the work done to `work` (one unit
+    /// per agent token compared, as for
+    /// [`Matcher::check_selected_counted`]).
+    pub fn select_counted(&self, agent: &str, work: &mut u64) -> Selection {
+        match self.semantics {
+            Semantics::Google => {
+                let token = product_token(agent);
+                *work += 1 + u64::from(usize::BITS - self.by_token.len().leading_zeros());
+                let groups: Vec<u32> = self.named_groups(token.as_bytes()).map(to_u32).collect();
+                *work += groups.len() as u64;
+                if groups.is_empty() {
+                    *work += self.groups.len() as u64;
+                    Selection {
+                        groups: (0..self.groups.len())
+                            .filter(|&g| self.groups[g].global)
+                            .map(to_u32)
+                            .collect(),
+                        specific: false,
+                    }
+                } else {
+                    Selection {
+                        groups,
+                        specific: true,
+                    }
+                }
+            }
+            Semantics::Draft1996 => {
+                let (gi, m) = self.draft_record_counted(agent.as_bytes(), work);
+                Selection {
+                    groups: gi.map(to_u32).into_iter().collect(),
+                    specific: m == GroupMatch::Specific,
+                }
+            }
+        }
+    }
+
+    /// The selections of many agents, as [`Matcher::select_counted`] makes
+    /// them one by one, adding the work to `work`. Under the 1996 draft the
+    /// agents' tokens are searched for in each name at once (Aho-Corasick),
+    /// so a file of thousands of agents costs the names' length, not the
+    /// number of agents for each name.
+    pub fn select_many(&self, agents: &[&str], work: &mut u64) -> Vec<Selection> {
+        if self.semantics == Semantics::Google || agents.len() < 8 {
+            return agents
+                .iter()
+                .map(|a| self.select_counted(a, work))
+                .collect();
+        }
+        let ids: Vec<usize> = (0..self.agents.len())
+            .filter(|&i| self.agents[i].len > 0)
+            .collect();
+        *work += ids.len() as u64 + (self.arena.len() >> 5) as u64;
+        let Ok(ac) = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(ids.iter().map(|&i| self.token(&self.agents[i])))
+        else {
+            return agents
+                .iter()
+                .map(|a| self.select_counted(a, work))
+                .collect();
+        };
+        let global = self.groups.iter().position(|g| g.global);
+        agents
+            .iter()
+            .map(|a| {
+                *work += 1 + (a.len() >> 3) as u64;
+                let mut first: Option<usize> = None;
+                for m in ac.find_overlapping_iter(a.as_bytes()) {
+                    *work += 1;
+                    let i = ids[m.pattern().as_usize()];
+                    first = Some(first.map_or(i, |f| f.min(i)));
+                }
+                match first {
+                    Some(i) => Selection {
+                        groups: vec![self.agents[i].group],
+                        specific: true,
+                    },
+                    None => Selection {
+                        groups: global.map(to_u32).into_iter().collect(),
+                        specific: false,
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// The verdict for `path` (as for [`Matcher::check_path`]) under the
+    /// groups of a selection made by this matcher.
+    pub fn check_selected(&self, sel: &Selection, path: &[u8]) -> Verdict<'_> {
+        self.check_selected_counted(sel, path, &mut 0)
+    }
+
+    /// Like [`Matcher::check_selected`], adding the work done to `work`:
+    /// one unit per rule looked at, and one per 32 bytes of pattern and
+    /// path compared in full. The count depends only on the file and the
+    /// query, so callers bound their work by it, not by a clock.
+    pub fn check_selected_counted(
+        &self,
+        sel: &Selection,
+        path: &[u8],
+        work: &mut u64,
+    ) -> Verdict<'_> {
+        let group = sel.group_match();
+        match self.semantics {
+            Semantics::Google => {
+                let mut best = None;
+                for &g in &sel.groups {
+                    best = self.best_in_group(g as usize, path, best, work);
+                }
+                self.google_verdict(best, group)
+            }
+            Semantics::Draft1996 => match sel.groups.first() {
+                Some(&g) => self.draft_in(g as usize, path, group, work),
+                None => Verdict {
+                    allowed: true,
+                    rule: None,
+                    group,
+                },
+            },
+        }
     }
 
     fn group_rules(&self, gi: usize) -> &[CRule] {
@@ -546,6 +748,14 @@ impl Matcher {
         self.check_path(agent, &path_of(url.as_bytes()))
     }
 
+    /// Like [`Matcher::check`], adding the work done to `work` (as
+    /// [`Matcher::check_selected_counted`] counts it): the tests and the
+    /// fuzz targets bound a query's cost by it.
+    pub fn check_counted(&self, agent: &str, url: &str, work: &mut u64) -> Verdict<'_> {
+        let sel = self.select_counted(agent, work);
+        self.check_selected_counted(&sel, &path_of(url.as_bytes()), work)
+    }
+
     /// Like [`Matcher::check`] for a path that starts with `/` (path,
     /// params and query, as [`crate::path_of`] returns it).
     pub fn check_path(&self, agent: &str, path: &[u8]) -> Verdict<'_> {
@@ -558,9 +768,16 @@ impl Matcher {
     /// The best-ranked rule of a group that matches `path`, or `best` if
     /// that ranks higher. Rules are in rank order, so the first match is
     /// the group's best.
-    fn best_in_group(&self, gi: usize, path: &[u8], best: Option<Best>) -> Option<Best> {
+    fn best_in_group(
+        &self,
+        gi: usize,
+        path: &[u8],
+        best: Option<Best>,
+        work: &mut u64,
+    ) -> Option<Best> {
         let start = self.groups[gi].rules_start;
         for (i, r) in self.group_rules(gi).iter().enumerate() {
+            *work += 1;
             let rank = r.rank();
             if best.is_some_and(|b| b.rank >= rank) {
                 // Rules are in rank order: nothing further can win.
@@ -573,6 +790,7 @@ impl Matcher {
                 continue;
             }
             let pat = self.pattern(r);
+            *work += ((pat.len() + path.len()) >> 5) as u64;
             let hit = if r.flags & F_RAW != 0 {
                 raw_matches(path, pat, r.flags)
             } else if r.flags & F_GLOB != 0 {
@@ -602,11 +820,10 @@ impl Matcher {
     fn check_google(&self, agent: &[u8], path: &[u8]) -> Verdict<'_> {
         let mut best: Option<Best> = None;
         let mut specific = false;
-        for a in self.agents.iter() {
-            if self.token(a).eq_ignore_ascii_case(agent) {
-                specific = true;
-                best = self.best_in_group(a.group as usize, path, best);
-            }
+        let work = &mut 0;
+        for g in self.named_groups(agent) {
+            specific = true;
+            best = self.best_in_group(g, path, best, work);
         }
         let group = if specific {
             GroupMatch::Specific
@@ -615,7 +832,7 @@ impl Matcher {
             for gi in 0..self.groups.len() {
                 if self.groups[gi].global {
                     any = true;
-                    best = self.best_in_group(gi, path, best);
+                    best = self.best_in_group(gi, path, best, work);
                 }
             }
             if any {
@@ -624,6 +841,10 @@ impl Matcher {
                 GroupMatch::None
             }
         };
+        self.google_verdict(best, group)
+    }
+
+    fn google_verdict(&self, best: Option<Best>, group: GroupMatch) -> Verdict<'_> {
         let rule = best.map(|b| self.matched(b.idx));
         let allowed = match best {
             Some(b) if b.priority > 0 => b.allow,
@@ -651,8 +872,13 @@ impl Matcher {
     }
 
     fn draft_record(&self, agent: &[u8]) -> (Option<usize>, GroupMatch) {
+        self.draft_record_counted(agent, &mut 0)
+    }
+
+    fn draft_record_counted(&self, agent: &[u8], work: &mut u64) -> (Option<usize>, GroupMatch) {
         for a in self.agents.iter() {
             let tok = self.token(a);
+            *work += 1 + ((agent.len() * tok.len().min(32)) >> 5) as u64;
             if !tok.is_empty() && contains_ignore_case(agent, tok) {
                 return (Some(a.group as usize), GroupMatch::Specific);
             }
@@ -672,9 +898,14 @@ impl Matcher {
                 group,
             };
         };
+        self.draft_in(gi, path, group, &mut 0)
+    }
+
+    fn draft_in(&self, gi: usize, path: &[u8], group: GroupMatch, work: &mut u64) -> Verdict<'_> {
         let start = self.groups[gi].rules_start;
         for (i, r) in self.group_rules(gi).iter().enumerate() {
             let pat = self.pattern(r);
+            *work += 1 + (pat.len() >> 5) as u64;
             if draft_prefix(path, pat) {
                 let m = self.matched(start + to_u32(i));
                 let allowed = m.kind == RuleKind::Allow || pat.is_empty();
@@ -703,13 +934,9 @@ impl Matcher {
         match self.semantics {
             Semantics::Google => {
                 let agent = product_token(agent).as_bytes();
-                let mut named = self
-                    .agents
-                    .iter()
-                    .filter(|a| self.token(a).eq_ignore_ascii_case(agent))
-                    .peekable();
+                let mut named = self.named_groups(agent).peekable();
                 if named.peek().is_some() {
-                    named.find_map(|a| pick(a.group as usize))
+                    named.find_map(pick)
                 } else {
                     (0..self.groups.len())
                         .filter(|&g| self.groups[g].global)

@@ -430,6 +430,8 @@ pub struct BiasParams {
     pub semantics: Option<String>,
     /// The version in force then (default: the latest).
     pub as_of: Option<String>,
+    /// `all`: the page shows up to 500 rows instead of 25.
+    pub rows: Option<String>,
 }
 
 /// The bias table of a site's file.

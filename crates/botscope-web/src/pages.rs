@@ -448,7 +448,11 @@ pub async fn bias(
             let body = html! {
                 h1 { "Analyze it! " a href={ "/site/" (enc(&host)) } { (Text(&host)) } }
                 (semantics_switch(&format!("/site/{}/bias", enc(&host)), b.semantics, &[("as_of", p.as_of.as_deref().unwrap_or_default())]))
-                (bias_table(&b))
+                (bias_table(&b, p.rows.as_deref() == Some("all"), &format!("/site/{}/bias{}", enc(&host), query(&[
+                    ("as_of", p.as_of.as_deref().unwrap_or_default()),
+                    ("semantics", p.semantics.as_deref().unwrap_or_default()),
+                    ("rows", "all"),
+                ]))))
             };
             page(&app, &title, "", body)
         }
@@ -469,20 +473,64 @@ fn semantics_switch(base: &str, current: Semantics, keep: &[(&str, &str)]) -> Ma
     }
 }
 
-/// The bias table of a file: robots, then who may fetch each path.
-pub fn bias_table(b: &FileBias) -> Markup {
+/// Rows a bias table shows before "show all".
+const BIAS_ROWS: usize = 25;
+/// Rows it shows at most with "show all" (the JSON API has them all).
+const BIAS_ROWS_ALL: usize = 500;
+/// Columns of robots the path matrix shows at most (robots that decide
+/// every shown path alike share a column).
+const BIAS_COLUMNS: usize = 24;
+
+/// The bias table of a file: robots, then who may fetch each path; `all`
+/// shows up to [`BIAS_ROWS_ALL`] rows instead of [`BIAS_ROWS`], and `more`
+/// is the link that shows them.
+pub fn bias_table(b: &FileBias, all: bool, more: &str) -> Markup {
+    let rows = if all { BIAS_ROWS_ALL } else { BIAS_ROWS };
+    // Robots that decide each shown path alike share a matrix column.
+    let shown = &b.decisions[..b.decisions.len().min(rows)];
+    let mut columns: Vec<(Vec<usize>, usize)> = Vec::new();
+    let mut by_key: std::collections::HashMap<Vec<(bool, Option<u32>)>, usize> =
+        std::collections::HashMap::new();
+    for i in 0..b.robots.len() {
+        let key: Vec<(bool, Option<u32>)> = shown
+            .iter()
+            .map(|d| (d.robots[i].allowed, d.robots[i].line))
+            .collect();
+        match by_key.get(&key) {
+            Some(&c) => columns[c].0.push(i),
+            None => {
+                by_key.insert(key, columns.len());
+                columns.push((vec![i], i));
+            }
+        }
+    }
+    let hidden_columns = columns.len().saturating_sub(BIAS_COLUMNS);
+    columns.truncate(BIAS_COLUMNS);
+    let label = |members: &[usize]| -> String {
+        let name = |i: usize| b.robots[i].robot.as_str();
+        match members {
+            [one] => name(*one).to_owned(),
+            [a, b2] => format!("{}, {}", name(*a), name(*b2)),
+            [a, rest @ ..] => format!("{} and {} more", name(*a), rest.len()),
+            [] => String::new(),
+        }
+    };
     html! {
-        p {
-            "DIR: " b { (b.dir.len()) } " distinct Allow and Disallow paths; the universal robot (" code { "*" } ") may fetch "
-            b { (b.universal_allowed) } ". bias(r) = |D_r| − |D_u|."
+        @if let Some(t) = &b.too_complex {
+            p.warn { (t.message()) ". The file is stored and searchable; its bias is not claimed." }
+        } @else {
+            p {
+                "DIR: " b { (b.dir.len()) } " distinct Allow and Disallow paths; the universal robot (" code { "*" } ") may fetch "
+                b { (b.universal_allowed) } ". bias(r) = |D_r| − |D_u|."
+            }
         }
         @if b.robots.is_empty() {
-            p.muted { "The file names no robot: there is no bias to measure." }
+            @if b.computed() { p.muted { "The file names no robot: there is no bias to measure." } }
         } @else {
             div.wide { table.bias id="bias" {
                 thead { tr { th { "Robot" } th { "May fetch" } th { "Bias" } th { "Verdict" } } }
                 tbody {
-                    @for r in &b.robots {
+                    @for r in b.robots.iter().take(rows) {
                         tr {
                             td { a href={ "/crawler/" (enc(&r.robot)) } { (Text(&r.robot)) } }
                             td.n { (r.allowed) } td.n { (format!("{:+}", r.bias)) }
@@ -491,25 +539,39 @@ pub fn bias_table(b: &FileBias) -> Markup {
                     }
                 }
             } }
+            @if b.robots.len() > rows {
+                p.muted { "The first " (rows) " robots of " (b.robots.len()) " are shown. "
+                    @if !all { a href=(more) { "Show " (b.robots.len().min(BIAS_ROWS_ALL)) } } @else { "The JSON API has them all." } }
+            }
         }
-        @if !b.dir.is_empty() {
+        @if b.computed() && !b.dir.is_empty() {
             h2 { "Who may fetch each path" }
             div.wide { table.matrix {
                 thead { tr {
                     th { "Path" } th { "*" }
-                    @for r in &b.robots { th { (Text(&r.robot)) } }
+                    @for (members, _) in &columns {
+                        th title=(members.iter().map(|&i| b.robots[i].robot.as_str()).take(200).collect::<Vec<_>>().join(", ")) { (Text(&label(members))) }
+                    }
                 } }
                 tbody {
-                    @for d in b.decisions.iter().take(500) {
+                    @for d in shown {
                         tr {
                             td { code { (Text(&d.path)) } }
                             (cell(d.universal))
-                            @for x in &d.robots { (cell(*x)) }
+                            @for (_, first) in &columns { (cell(d.robots[*first])) }
                         }
                     }
                 }
             } }
-            @if b.decisions.len() > 500 { p.muted { "The first 500 paths of " (b.decisions.len()) " are shown; the JSON API has them all." } }
+            @if b.dir.len() > shown.len() || hidden_columns > 0 {
+                p.muted {
+                    "The first " (shown.len()) " paths of " (b.dir.len()) " are shown"
+                    @if hidden_columns > 0 { ", and " (BIAS_COLUMNS) " columns of " (BIAS_COLUMNS + hidden_columns) " (robots that decide every shown path alike share one)" }
+                    ". "
+                    @if !all && b.dir.len() > shown.len() { a href=(more) { "Show " (b.dir.len().min(BIAS_ROWS_ALL)) " paths" } " · " }
+                    "The JSON API has them all."
+                }
+            }
         }
     }
 }
@@ -805,7 +867,7 @@ pub async fn submit(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
             let page_body = html! {
                 h1 { "Stored: " a href={ "/site/" (enc(&host)) } { (Text(&host)) } }
                 p.ok { "The file is stored as the submitted version of " (Text(&host)) " and indexed. Its bias:" }
-                (bias_table(&b))
+                (bias_table(&b, false, &format!("/site/{}/bias?rows=all", enc(&host))))
             };
             page(&app, "Submitted", "/submit", page_body)
         }

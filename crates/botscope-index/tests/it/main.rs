@@ -652,3 +652,41 @@ fn favorability_on_the_corpus_agrees_with_brute_force() {
     assert_eq!(got, named);
     assert!(named.len() > 10, "{}", named.len());
 }
+
+/// Every real file's bias is computed, far within the work budget: the cap
+/// only ever stops crafted files. `BOTSCOPE_CORPUS=DIR` runs it over
+/// another folder of robots.txt files (the shared corpus: 11,767 files).
+#[test]
+fn real_files_are_far_within_the_bias_budget() {
+    let files: Vec<(String, Vec<u8>)> = match std::env::var_os("BOTSCOPE_CORPUS") {
+        Some(dir) => std::fs::read_dir(dir)
+            .expect("corpus")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .map(|p| (p.display().to_string(), std::fs::read(&p).expect("read")))
+            .collect(),
+        None => corpus(),
+    };
+    let mut works = Vec::new();
+    for (name, body) in &files {
+        for sem in [Semantics::Google, Semantics::Draft1996] {
+            let b = botscope_index::bias(body, sem);
+            assert!(b.computed(), "{name} {sem:?}: {:?}", b.too_complex);
+            works.push((b.work, name.clone(), sem.as_str()));
+        }
+    }
+    works.sort();
+    let at = |q: f64| works[((works.len() - 1) as f64 * q) as usize].0;
+    let max = works.last().expect("files");
+    eprintln!(
+        "bias work over {} files: median {}, p99 {}, p99.9 {}, max {} ({} {}); cap {}",
+        files.len(),
+        at(0.5),
+        at(0.99),
+        at(0.999),
+        max.0,
+        max.1,
+        max.2,
+        botscope_index::BIAS_WORK_CAP
+    );
+    assert!(max.0 < botscope_index::BIAS_WORK_CAP / 4);
+}

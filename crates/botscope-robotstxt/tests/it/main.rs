@@ -3,6 +3,7 @@
 
 mod alloc;
 mod conformance;
+mod cost;
 mod draft1996;
 mod rfc9309;
 mod robustness;

@@ -1,0 +1,227 @@
+//! Counted cost: a query's work is bounded by the file's size, whatever
+//! its shape (many agents sharing a token, many groups, many rules, long
+//! patterns full of `*`).
+
+use botscope_robotstxt::{Matcher, ParseOptions, Semantics};
+
+/// The bound every query keeps: linear in the file, times the query's own
+/// length in 32-byte blocks (see `Matcher::check_selected_counted`).
+fn bound(body: &[u8], agent: &str, url: &str) -> u64 {
+    (body.len() as u64 + 64) * (2 + url.len() as u64 / 32 + agent.len() as u64 / 8)
+}
+
+/// One group named by `agents` User-agent lines over `rules` Disallow lines.
+fn one_group(agents: usize, rules: usize) -> Vec<u8> {
+    let mut b = Vec::new();
+    for i in 0..agents {
+        b.extend_from_slice(format!("User-agent: b{i}\n").as_bytes());
+    }
+    for i in 0..rules {
+        b.extend_from_slice(format!("Disallow: /p{i}\n").as_bytes());
+    }
+    b
+}
+
+/// Pathological shapes a stranger can write in well under 500 KiB.
+pub fn shapes() -> Vec<(&'static str, Vec<u8>)> {
+    let mut v = vec![(
+        "15,000 agents sharing a token over 1,000 rules",
+        one_group(15_000, 1_000),
+    )];
+    // Many groups, each naming the same token: Google merges them all.
+    let mut b = Vec::new();
+    for i in 0..5_000 {
+        b.extend_from_slice(format!("User-agent: bot{i}\nDisallow: /g{i}\n\n").as_bytes());
+    }
+    v.push(("5,000 groups of one token", b));
+    // Long patterns with many wildcards.
+    let mut b = b"User-agent: *\n".to_vec();
+    for i in 0..200 {
+        b.extend_from_slice(b"Disallow: /");
+        for _ in 0..400 {
+            b.extend_from_slice(b"a*");
+        }
+        b.extend_from_slice(format!("{i}$\n").as_bytes());
+    }
+    v.push(("200 patterns of 400 wildcards", b));
+    // The same rule duplicated.
+    let mut b = b"User-agent: *\n".to_vec();
+    for _ in 0..30_000 {
+        b.extend_from_slice(b"Disallow: /x\n");
+    }
+    v.push(("30,000 copies of one rule", b));
+    // Many distinct agents (the 1996 draft compares each as a substring).
+    let mut b = Vec::new();
+    for i in 0..20_000 {
+        b.extend_from_slice(format!("User-agent: agent-{i:05}\n").as_bytes());
+    }
+    b.extend_from_slice(b"Disallow: /\n");
+    v.push(("20,000 distinct agents", b));
+    v
+}
+
+#[test]
+fn every_query_is_bounded_by_the_file() {
+    let long = format!("/{}", "a".repeat(2_000));
+    let urls = [
+        "/",
+        "/p999",
+        "/g4999",
+        "/x",
+        long.as_str(),
+        "https://example.com/aaaaaaaaaaaaaaaaaaaa0",
+    ];
+    for (name, body) in shapes() {
+        for sem in [Semantics::Google, Semantics::Draft1996] {
+            let m = Matcher::compile(&body, sem, &ParseOptions::unlimited());
+            for agent in [
+                "b",
+                "b7",
+                "bot",
+                "agent-19999",
+                "Googlebot",
+                "Mozilla/5.0 (compatible; bot/1.0)",
+            ] {
+                for url in urls {
+                    let mut work = 0;
+                    let v = m.check_counted(agent, url, &mut work);
+                    assert_eq!(
+                        v,
+                        m.check(agent, url),
+                        "{name}, {sem:?}: counted and plain agree"
+                    );
+                    assert!(
+                        work <= bound(&body, agent, url),
+                        "{name}, {sem:?}, {agent} {url}: {work} units for {} bytes",
+                        body.len()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Found: with 15,000 `User-agent: bN` lines in one group (all the token
+/// `b` under Google's rules) the group was scanned once per line, 15,000
+/// times per URL. It is scanned once: a query costs about the group's
+/// rules, as if the group had one User-agent line.
+#[test]
+fn a_group_is_scanned_once_however_many_lines_name_it() {
+    let many = one_group(15_000, 1_000);
+    let single = one_group(1, 1_000);
+    let (m, s) = (Matcher::new(&many), Matcher::new(&single));
+    for i in (0..1_000).step_by(7) {
+        let url = format!("https://example.com/q{i}");
+        let (mut wm, mut ws) = (0, 0);
+        let vm = m.check_counted("b", &url, &mut wm);
+        let vs = s.check_counted("b", &url, &mut ws);
+        assert_eq!(vm.allowed, vs.allowed);
+        assert!(wm <= ws + 32, "{url}: {wm} units against {ws} for one line");
+        assert!(wm <= 1_100, "{url}: {wm} units for a group of 1,000 rules");
+    }
+    assert!(!m.is_allowed("b", "/p3"));
+    assert!(m.is_allowed("b", "/q3"));
+    // Google matches a line by its token's letters: `b12` is not `b`.
+    assert!(m.is_allowed("b12", "/p3"));
+}
+
+/// Equal selections give equal verdicts, and a selection answers as the
+/// agent would.
+#[test]
+fn selections_answer_as_their_agent() {
+    let body = b"User-agent: a\nUser-agent: A\nDisallow: /x\n\nUser-agent: *\nDisallow: /y\n\nUser-agent: a\nAllow: /x/ok\n";
+    for sem in [Semantics::Google, Semantics::Draft1996] {
+        let m = Matcher::compile(body, sem, &ParseOptions::default());
+        for agent in ["a", "A", "zzz", "Mozilla/5.0 (compatible; a/1.0)"] {
+            let sel = m.select(agent);
+            for path in ["/x", "/x/ok", "/y", "/"] {
+                assert_eq!(
+                    m.check_selected(&sel, path.as_bytes()),
+                    m.check_path(agent, path.as_bytes()),
+                    "{sem:?} {agent} {path}"
+                );
+            }
+        }
+        assert_eq!(m.select("a"), m.select("A"));
+        assert_ne!(m.select("a"), m.select("zzz"));
+    }
+}
+
+/// The indexed form answers as the plain one, on every vector and on every
+/// path each corpus file names, under both semantics.
+#[test]
+fn indexed_selections_answer_as_plain_ones() {
+    let check = |body: &[u8], agents: &[&str], paths: &[Vec<u8>], what: &str| {
+        for sem in [Semantics::Google, Semantics::Draft1996] {
+            let m = Matcher::compile(body, sem, &ParseOptions::default());
+            let one_by_one: Vec<_> = agents.iter().map(|a| m.select(a)).collect();
+            let many: Vec<&str> = agents
+                .iter()
+                .chain(agents)
+                .chain(agents)
+                .chain(agents)
+                .copied()
+                .collect();
+            let at_once = m.select_many(&many, &mut 0);
+            assert_eq!(
+                &at_once[..agents.len()],
+                &one_by_one[..],
+                "{what} {sem:?}: select_many"
+            );
+            for agent in agents {
+                let sel = m.select(agent);
+                let ix = m.index_selection(&sel, &mut 0);
+                for p in paths {
+                    let mut work = 0;
+                    assert_eq!(
+                        m.check_indexed(&ix, p, &mut work),
+                        m.check_selected(&sel, p),
+                        "{what} {sem:?} {agent} {}",
+                        String::from_utf8_lossy(p)
+                    );
+                    assert!(work <= 2 * p.len() as u64 + 2 * body.len() as u64 + 8);
+                }
+            }
+        }
+    };
+    for v in crate::jsonl("google_vectors.jsonl")
+        .into_iter()
+        .chain(crate::jsonl("google_aux_vectors.jsonl"))
+    {
+        let body = v["robotstxt"].as_str().unwrap_or_default();
+        let agent = v["useragent"].as_str().unwrap_or_default();
+        let url = v["url"].as_str().unwrap_or_default();
+        let path = botscope_robotstxt::path_of(url.as_bytes()).into_owned();
+        check(body.as_bytes(), &[agent, "zzz"], &[path], "vector");
+    }
+    let mut n = 0;
+    for entry in std::fs::read_dir(crate::data("corpus")).expect("corpus") {
+        let path = entry.expect("entry").path();
+        let body = std::fs::read(&path).expect("read");
+        let robots = botscope_robotstxt::Robots::parse(&body);
+        let mut paths: Vec<Vec<u8>> = robots
+            .rules()
+            .map(|r| {
+                let v = r.normalized.trim();
+                let v = v.strip_suffix('$').unwrap_or(v);
+                botscope_robotstxt::path_of(v.as_bytes()).into_owned()
+            })
+            .collect();
+        paths.extend(
+            ["/", "/index.html", "/a%2Fb/%41", "/search?q=1"].map(|p| p.as_bytes().to_vec()),
+        );
+        let mut agents: Vec<String> = robots
+            .groups
+            .iter()
+            .flat_map(|g| &g.user_agents)
+            .map(|u| u.value.clone())
+            .take(20)
+            .collect();
+        agents.push("Googlebot".into());
+        agents.push("qqqqqqqq".into());
+        let agents: Vec<&str> = agents.iter().map(String::as_str).collect();
+        check(&body, &agents, &paths, &path.display().to_string());
+        n += 1;
+    }
+    assert!(n > 250);
+}
