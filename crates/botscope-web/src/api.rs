@@ -32,13 +32,19 @@ pub enum Fail {
     TooLarge(String),
     /// The server failed (500; 502 for a fetch).
     Internal(String),
+    /// Too much work waiting (503, with `Retry-After`).
+    Busy(String),
 }
 
 impl Fail {
     /// What went wrong, in words.
     pub fn detail(&self) -> &str {
         match self {
-            Fail::BadRequest(s) | Fail::NotFound(s) | Fail::TooLarge(s) | Fail::Internal(s) => s,
+            Fail::BadRequest(s)
+            | Fail::NotFound(s)
+            | Fail::TooLarge(s)
+            | Fail::Internal(s)
+            | Fail::Busy(s) => s,
         }
     }
 
@@ -48,16 +54,29 @@ impl Fail {
             Fail::NotFound(_) => StatusCode::NOT_FOUND,
             Fail::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Fail::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Fail::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
+    }
+
+    /// `Retry-After` on a 503.
+    pub(crate) fn retry_after(&self, mut res: Response) -> Response {
+        if matches!(self, Fail::Busy(_)) {
+            res.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("5"),
+            );
+        }
+        res
     }
 
     /// The failure as JSON: `{"error": …}`.
     pub fn json(self) -> Response {
-        (
+        let res = (
             self.status(),
             Json(serde_json::json!({ "error": self.detail() })),
         )
-            .into_response()
+            .into_response();
+        self.retry_after(res)
     }
 
     pub(crate) fn index(e: IndexError, query: &str) -> Fail {

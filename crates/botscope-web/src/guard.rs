@@ -1,6 +1,7 @@
 //! What every response carries and every request meets: security headers
 //! (a Content-Security-Policy without `unsafe-inline`), a log line per
-//! request, and per-address rate limiting on the API.
+//! request, per-address rate limiting, and refusal of posts from other
+//! sites.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -62,14 +63,59 @@ pub async fn log(req: Request, next: Next) -> Response {
     res
 }
 
-/// Answers 429 with `Retry-After` to an address over its API rate.
+/// The key an address is rate-limited by: an IPv4 address itself, an IPv6
+/// one by its /64 (one subscriber's network, which holds as many
+/// addresses as it likes).
+pub fn client_key(ip: std::net::IpAddr) -> std::net::IpAddr {
+    match botscope_botid::normalize(ip) {
+        std::net::IpAddr::V6(v6) => {
+            let bits = u128::from(v6) & !((1u128 << 64) - 1);
+            std::net::IpAddr::V6(std::net::Ipv6Addr::from(bits))
+        }
+        v4 => v4,
+    }
+}
+
+/// Refuses (403) a form or upload posted from another site: a browser
+/// says where a request comes from in `Sec-Fetch-Site` (and `Origin`); a
+/// request that is not `same-origin`, or names another origin than this
+/// server's own `Host`, did not come from its pages. Clients that are not browsers send
+/// neither and are let through (the API is for them).
+pub async fn same_origin(req: Request, next: Next) -> Response {
+    if req.method() == axum::http::Method::POST {
+        let h = req.headers();
+        let host = h.get(header::HOST).and_then(|v| v.to_str().ok());
+        let origin = h.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+        let site = h.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+        // A browser's own word first: `Sec-Fetch-Site` (the pages send
+        // `no-referrer`, so Chromium's `Origin` of a form post is `null`).
+        let foreign = match (site, origin) {
+            (Some(site), _) => site != "same-origin" && site != "none",
+            (None, Some(o)) => {
+                let authority = o.split_once("://").map_or(o, |(_, rest)| rest);
+                host.is_none_or(|h| !authority.eq_ignore_ascii_case(h))
+            }
+            (None, None) => false,
+        };
+        if foreign {
+            return (
+                StatusCode::FORBIDDEN,
+                "a form of another site posted here: refused (post from this server's own pages)\n",
+            )
+                .into_response();
+        }
+    }
+    next.run(req).await
+}
+
+/// Answers 429 with `Retry-After` to an address over its rate.
 pub async fn rate_limit(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     let peer = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0);
     if let (Some(limiter), Some(peer)) = (&app.limiter, peer) {
-        let ip = botscope_botid::normalize(peer.ip());
+        let ip = client_key(peer.ip());
         if let Err(not_until) = limiter.check_key(&ip) {
             let wait = not_until.wait_time_from(governor::clock::Clock::now(
                 &governor::clock::DefaultClock::default(),

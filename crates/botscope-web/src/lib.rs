@@ -23,11 +23,13 @@ mod layout;
 mod logs;
 mod map;
 mod pages;
+mod serve;
 mod state;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -67,12 +69,34 @@ pub struct Limits {
     pub upload: u64,
     /// Bytes of an uploaded log once decompressed.
     pub upload_unpacked: u64,
-    /// API requests per second per client address (0: no limit).
+    /// Requests per second per client address (an IPv6 client by its /64),
+    /// pages, API, submissions and uploads alike (0: no limit).
     pub api_per_second: u32,
     /// API requests a client may make at once before the rate applies.
     pub api_burst: u32,
     /// Uploaded log reports kept in memory (the oldest goes first).
     pub uploads_kept: usize,
+    /// Connections open at once; the next are closed at once.
+    pub connections: usize,
+    /// Connections open at once from one client address (an IPv6 client
+    /// by its /64).
+    pub connections_per_client: usize,
+    /// Time a connection has to send a request's head, and an idle
+    /// keep-alive connection to send its next one.
+    pub header_timeout: Duration,
+    /// Time a request has to be answered (its body read and its work
+    /// done); past it, 503.
+    pub request_deadline: Duration,
+    /// The same for a log upload.
+    pub upload_deadline: Duration,
+    /// Time an upload may send nothing before it is dropped (the body's
+    /// minimum rate).
+    pub body_stall: Duration,
+    /// Requests waiting for a work thread at most; past it, 503 with
+    /// `Retry-After`.
+    pub queue: usize,
+    /// Time the requests in flight get after the stop signal.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for Limits {
@@ -84,6 +108,14 @@ impl Default for Limits {
             api_per_second: 20,
             api_burst: 40,
             uploads_kept: 16,
+            connections: 4096,
+            connections_per_client: 64,
+            header_timeout: Duration::from_secs(10),
+            request_deadline: Duration::from_secs(30),
+            upload_deadline: Duration::from_secs(300),
+            body_stall: Duration::from_secs(10),
+            queue: 64,
+            shutdown_grace: Duration::from_secs(3),
         }
     }
 }
@@ -143,16 +175,16 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/logs/{id}", get(api::log))
         .route("/api/submit", post(api::submit))
         .route("/api/check", post(api::check))
-        .route("/api/openapi.json", get(api::openapi))
-        .route_layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            guard::rate_limit,
-        ));
+        .route("/api/openapi.json", get(api::openapi));
     let upload = Router::new()
         .route("/logs", get(logs::list).post(logs::upload))
         .layer(DefaultBodyLimit::max(
             usize::try_from(limits.upload).unwrap_or(usize::MAX),
         ));
+    let open = Router::new()
+        .route("/healthz", get(pages::healthz))
+        .route("/static/style.css", get(pages::style))
+        .route("/static/favicon.svg", get(pages::favicon));
     Router::new()
         .route("/", get(pages::home))
         .route("/search", get(pages::search))
@@ -165,13 +197,20 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/submit", get(pages::submit_form).post(pages::submit))
         .route("/check", get(pages::check_form).post(pages::check))
         .route("/api", get(pages::api_doc))
-        .route("/healthz", get(pages::healthz))
-        .route("/static/style.css", get(pages::style))
-        .route("/static/favicon.svg", get(pages::favicon))
         .merge(api)
         .layer(DefaultBodyLimit::max(limits.body))
         .merge(upload)
         .fallback(pages::not_found)
+        .layer(axum::middleware::from_fn(guard::same_origin))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            guard::rate_limit,
+        ))
+        .merge(open)
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            serve::deadline,
+        ))
         .layer(axum::middleware::from_fn(guard::headers))
         .layer(axum::middleware::from_fn(guard::log))
         .with_state(app)
@@ -212,14 +251,13 @@ impl Server {
     }
 
     /// Serves until `shutdown` completes, then lets the requests in
-    /// flight finish.
+    /// flight finish (within `Limits::shutdown_grace`).
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
-        let svc = router(self.app).into_make_service_with_connect_info::<SocketAddr>();
-        axum::serve(self.listener, svc)
-            .with_graceful_shutdown(shutdown)
+        let limits = self.app.limits;
+        serve::serve(self.listener, router(self.app), limits, shutdown)
             .await
             .map_err(|source| Error::Io {
                 what: "the server stopped".into(),

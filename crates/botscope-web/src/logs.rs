@@ -284,7 +284,18 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
         );
         let mut field = field;
         loop {
-            match field.chunk().await {
+            // A client that stops sending holds a connection and a file:
+            // the body has a minimum rate.
+            let Ok(chunk) = tokio::time::timeout(app.limits.body_stall, field.chunk()).await else {
+                return fail(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the upload sent nothing for {} s and was dropped; nothing was kept",
+                        app.limits.body_stall.as_secs()
+                    ),
+                );
+            };
+            match chunk {
                 Ok(Some(bytes)) => {
                     size += bytes.len() as u64;
                     if let Err(e) = file.write_all(&bytes) {
@@ -309,21 +320,26 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
         return fail(StatusCode::BAD_REQUEST, format!("{name} is empty"));
     }
     let a = app.clone();
-    let analysed = tokio::task::spawn_blocking(move || {
-        let source = source_of(&file, &name, a.limits.upload_unpacked)?;
-        analyse(&a, &name, source, true).map_err(|e| e.to_string())
-    })
-    .await;
+    // The analysis uses every work thread: it waits for all of them, in
+    // the same bounded queue as every other request.
+    let threads = u32::try_from(app.threads).unwrap_or(u32::MAX);
+    let analysed = app
+        .pool
+        .run(threads, move || {
+            let source = source_of(&file, &name, a.limits.upload_unpacked)?;
+            analyse(&a, &name, source, true).map_err(|e| e.to_string())
+        })
+        .await;
     match analysed {
         Ok(Ok(view)) => {
             let id = app.add_log(view);
             Redirect::to(&format!("/logs/{id}")).into_response()
         }
         Ok(Err(e)) => fail(StatusCode::UNPROCESSABLE_ENTITY, e),
-        Err(e) => fail(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("the analysis failed: {e}"),
-        ),
+        Err(e) => {
+            let status = e.status();
+            e.retry_after(fail(status, e.detail().to_owned()))
+        }
     }
 }
 

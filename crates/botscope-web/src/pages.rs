@@ -57,8 +57,10 @@ impl Fail {
             Fail::NotFound(_) => (StatusCode::NOT_FOUND, "Not found"),
             Fail::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "Too large"),
             Fail::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Something failed"),
+            Fail::Busy(_) => (StatusCode::SERVICE_UNAVAILABLE, "Busy"),
         };
-        crate::layout::error_page(status, title, self.detail(), app.is_demo())
+        let res = crate::layout::error_page(status, title, self.detail(), app.is_demo());
+        self.retry_after(res)
     }
 }
 

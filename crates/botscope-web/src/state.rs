@@ -33,8 +33,8 @@ pub struct App {
     pub(crate) nameservers: Vec<SocketAddr>,
     pub(crate) threads: usize,
     /// Request work on blocking threads: `threads` at a time, first come
-    /// first served (see [`App::work`]).
-    work: Arc<tokio::sync::Semaphore>,
+    /// first served, a bounded queue (see [`App::work`]).
+    pub(crate) pool: Arc<Work>,
     /// Analysed logs, oldest first.
     pub(crate) logs: RwLock<Vec<Arc<LogView>>>,
     next_log: AtomicU32,
@@ -112,7 +112,7 @@ impl App {
             fetch,
             nameservers,
             threads: threads.max(1),
-            work: Arc::new(tokio::sync::Semaphore::new(threads.max(1))),
+            pool: Arc::new(Work::new(threads.max(1), limits.queue)),
             logs: RwLock::new(Vec::new()),
             next_log: AtomicU32::new(1),
             write: tokio::sync::Mutex::new(()),
@@ -154,17 +154,7 @@ impl App {
         &self,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Fail> {
-        let permit = self
-            .work
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|e| Fail::Internal(format!("the work queue is closed: {e}")))?;
-        crate::api::blocking(move || {
-            let _permit = permit;
-            f()
-        })
-        .await
+        self.pool.run(1, f).await
     }
 
     /// Whether this is the demo.
@@ -183,7 +173,7 @@ impl App {
         let key = (where_.clone(), as_of, semantics.as_str());
         let a = self.clone();
         self.favor
-            .get(key, move || {
+            .get(&self.pool, key, move || {
                 a.index
                     .favor(where_.as_deref(), as_of, semantics)
                     .map_err(|e| Fail::index(e, where_.as_deref().unwrap_or_default()))
@@ -198,7 +188,7 @@ impl App {
         key: String,
         make: impl FnOnce() -> Result<Trends, Fail> + Send + 'static,
     ) -> Result<Arc<Trends>, Fail> {
-        self.trends.get(key, make).await
+        self.trends.get(&self.pool, key, make).await
     }
 
     /// The ten sites most favouring `token` and the ten disfavouring it
@@ -212,7 +202,7 @@ impl App {
         let a = self.clone();
         let key = token.clone();
         self.sites
-            .get(key, move || {
+            .get(&self.pool, key, move || {
                 let find = |modifier: &str, rank: Rank| {
                     let query = format!("{modifier}:{token}");
                     a.index
@@ -309,6 +299,68 @@ fn open_or_build(store: &Path, dir: &Path) -> Result<Index, Error> {
     Ok(idx)
 }
 
+/// The work threads: at most `threads` jobs at once, in arrival order
+/// (tokio's semaphore is fair), and at most `queue` waiting; past that a
+/// request is shed at once with 503 and `Retry-After` rather than queued
+/// for minutes. Searches, pages, checks, submissions, uploads and the
+/// background computations all go through it.
+pub(crate) struct Work {
+    permits: Arc<tokio::sync::Semaphore>,
+    threads: u32,
+    waiting: std::sync::atomic::AtomicUsize,
+    queue: usize,
+}
+
+impl Work {
+    pub(crate) fn new(threads: usize, queue: usize) -> Work {
+        Work {
+            permits: Arc::new(tokio::sync::Semaphore::new(threads)),
+            threads: u32::try_from(threads).unwrap_or(u32::MAX),
+            waiting: std::sync::atomic::AtomicUsize::new(0),
+            queue,
+        }
+    }
+
+    /// Runs `f` on a blocking thread holding `threads` of the permits (1,
+    /// or all of them for a job that uses every core), the permits going
+    /// with the work so that a client that hangs up does not let more
+    /// work start than there are threads.
+    pub(crate) async fn run<T: Send + 'static>(
+        &self,
+        threads: u32,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Fail> {
+        let permit = match self
+            .permits
+            .clone()
+            .try_acquire_many_owned(threads.min(self.threads))
+        {
+            Ok(p) => p,
+            Err(_) => {
+                if self.waiting.fetch_add(1, Ordering::SeqCst) >= self.queue {
+                    self.waiting.fetch_sub(1, Ordering::SeqCst);
+                    return Err(Fail::Busy(format!(
+                        "the server is busy ({} jobs waiting for its {} work threads); try again in a few seconds",
+                        self.queue, self.threads
+                    )));
+                }
+                let p = self
+                    .permits
+                    .clone()
+                    .acquire_many_owned(threads.min(self.threads))
+                    .await;
+                self.waiting.fetch_sub(1, Ordering::SeqCst);
+                p.map_err(|e| Fail::Internal(format!("the work queue is closed: {e}")))?
+            }
+        };
+        crate::api::blocking(move || {
+            let _permit = permit;
+            f()
+        })
+        .await
+    }
+}
+
 /// One key's answer, once computed; its lock is held while computing.
 type Cell<V> = Arc<tokio::sync::Mutex<Option<Arc<V>>>>;
 
@@ -343,6 +395,7 @@ impl<K: std::hash::Hash + Eq, V: Send + Sync + 'static> Memo<K, V> {
 
     async fn get(
         &self,
+        pool: &Arc<Work>,
         key: K,
         make: impl FnOnce() -> Result<V, Fail> + Send + 'static,
     ) -> Result<Arc<V>, Fail> {
@@ -357,8 +410,9 @@ impl<K: std::hash::Hash + Eq, V: Send + Sync + 'static> Memo<K, V> {
         if let Some(v) = &*slot {
             return Ok(v.clone());
         }
+        let pool = pool.clone();
         tokio::spawn(async move {
-            let v = Arc::new(crate::api::blocking(make).await??);
+            let v = Arc::new(pool.run(1, make).await??);
             *slot = Some(v.clone());
             Ok(v)
         })
@@ -399,12 +453,13 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_memo_computes_once_for_concurrent_askers_and_forgets_failures() {
         let memo: Arc<Memo<u32, u32>> = Arc::new(Memo::default());
+        let pool = Arc::new(Work::new(2, 64));
         let runs = Arc::new(AtomicUsize::new(0));
         let tasks: Vec<_> = (0..8)
             .map(|_| {
-                let (memo, runs) = (memo.clone(), runs.clone());
+                let (memo, runs, pool) = (memo.clone(), runs.clone(), pool.clone());
                 tokio::spawn(async move {
-                    memo.get(1, move || {
+                    memo.get(&pool, 1, move || {
                         runs.fetch_add(1, Ordering::SeqCst);
                         std::thread::sleep(std::time::Duration::from_millis(50));
                         Ok(7)
@@ -423,9 +478,9 @@ mod tests {
         let (started_tx, started) = std::sync::mpsc::channel();
         let (go, go_rx) = std::sync::mpsc::channel::<()>();
         let slow = tokio::spawn({
-            let memo = memo.clone();
+            let (memo, pool) = (memo.clone(), pool.clone());
             async move {
-                memo.get(3, move || {
+                memo.get(&pool, 3, move || {
                     started_tx.send(()).unwrap();
                     go_rx.recv().unwrap();
                     Ok(30)
@@ -441,23 +496,70 @@ mod tests {
         let _ = slow.await;
         go.send(()).unwrap();
         let v = memo
-            .get(3, || Err(Fail::Internal("computed twice".into())))
+            .get(&pool, 3, || Err(Fail::Internal("computed twice".into())))
             .await;
         assert_eq!(*v.unwrap(), 30);
         // A failure is not kept: the next asker computes again.
         assert!(
-            memo.get(2, || Err(Fail::Internal("down".into())))
+            memo.get(&pool, 2, || Err(Fail::Internal("down".into())))
                 .await
                 .is_err()
         );
-        assert_eq!(*memo.get(2, || Ok(9)).await.unwrap(), 9);
+        assert_eq!(*memo.get(&pool, 2, || Ok(9)).await.unwrap(), 9);
         // Cleared after a write.
         memo.clear();
         assert!(matches!(memo.peek(&1), Peek::Absent));
         // Keys come from requests: the memo stays bounded.
         for k in 0..1000 {
-            memo.get(k, move || Ok(k)).await.unwrap();
+            memo.get(&pool, k, move || Ok(k)).await.unwrap();
         }
         assert!(memo.cells.lock().unwrap().len() <= Memo::<u32, u32>::CAP);
+    }
+
+    /// Found: background computations and uploads ran outside the work
+    /// threads' bound. Every job goes through one queue; past its bound a
+    /// job is shed at once (503), and a job holding every thread waits
+    /// for all of them.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_work_queue_is_bounded_and_sheds_load() {
+        let pool = Arc::new(Work::new(2, 3));
+        let (go, go_rx) = std::sync::mpsc::channel::<()>();
+        let go_rx = Arc::new(Mutex::new(go_rx));
+        // Two jobs hold both threads, three wait: the queue is full.
+        let mut held = Vec::new();
+        for _ in 0..5 {
+            let (pool, rx) = (pool.clone(), go_rx.clone());
+            held.push(tokio::spawn(async move {
+                pool.run(1, move || rx.lock().unwrap().recv().unwrap())
+                    .await
+            }));
+        }
+        while pool.waiting.load(Ordering::SeqCst) < 3 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let shed = pool.run(1, || ()).await;
+        assert!(
+            matches!(&shed, Err(Fail::Busy(_))),
+            "{:?}",
+            shed.as_ref().err().map(Fail::detail)
+        );
+        let res = shed.unwrap_err().json();
+        assert_eq!(res.status(), axum::http::StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(res.headers()[axum::http::header::RETRY_AFTER], "5");
+        // A memo's background computation is a job like any other.
+        let memo: Memo<u32, u32> = Memo::default();
+        assert!(matches!(
+            memo.get(&pool, 1, || Ok(1)).await,
+            Err(Fail::Busy(_))
+        ));
+        for _ in 0..5 {
+            go.send(()).unwrap();
+        }
+        for h in held {
+            h.await.unwrap().unwrap();
+        }
+        // Empty again: a job using both threads runs.
+        assert_eq!(pool.run(2, || 7).await.unwrap(), 7);
+        assert_eq!(*memo.get(&pool, 1, || Ok(1)).await.unwrap(), 1);
     }
 }

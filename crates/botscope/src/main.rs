@@ -10,7 +10,13 @@ fn main() -> ExitCode {
         .enable_all()
         .build();
     match runtime {
-        Ok(rt) => botscope::finish(rt.block_on(botscope::run(cli, &settings))),
+        Ok(rt) => {
+            let result = rt.block_on(botscope::run(cli, &settings));
+            // Work still on blocking threads (a request's analysis when a
+            // server stops) is not waited for beyond this.
+            rt.shutdown_timeout(std::time::Duration::from_secs(2));
+            botscope::finish(result)
+        }
         Err(e) => botscope::finish(Err(
             anyhow::Error::new(e).context("failed to start the runtime")
         )),

@@ -296,11 +296,14 @@ async fn a_log_picked_in_the_browser_gives_the_report() {
         .await
         .unwrap();
     click(&b, Locator::Css("form.upload button[type=submit]")).await;
-    b.client
+    if let Err(e) = b
+        .client
         .wait()
         .for_element(Locator::Css("body[data-ready='1']"))
         .await
-        .unwrap();
+    {
+        panic!("{e}: {}", b.client.source().await.unwrap_or_default());
+    }
     let url = b.client.current_url().await.unwrap();
     let id = url.path().strip_prefix("/logs/").unwrap().to_owned();
     let lines = std::fs::read_to_string(&log).unwrap().lines().count();
