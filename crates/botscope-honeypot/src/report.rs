@@ -508,9 +508,11 @@ pub fn text(r: &Report) -> String {
 }
 
 /// The report as one self-contained HTML page (every string escaped by
-/// the template engine).
+/// the template engine, and strangers' control and bidi characters shown
+/// as escapes).
 pub fn html(r: &Report) -> String {
     use maud::{DOCTYPE, html};
+    let f = botscope_text::field;
     let page = html! {
         (DOCTYPE)
         html lang="en" {
@@ -541,8 +543,8 @@ pub fn html(r: &Report) -> String {
                     tbody {
                         @for c in &r.crawlers {
                             tr {
-                                td title=(c.user_agents.join("\n")) { (c.name) }
-                                td { (c.identity) }
+                                td title=(c.user_agents.iter().map(|u| f(u)).collect::<Vec<_>>().join("\n")) { (f(&c.name)) }
+                                td { (f(&c.identity)) }
                                 td.n { (c.requests) }
                                 td.n { (c.sites) }
                                 @for s in &c.checks {
@@ -558,11 +560,11 @@ pub fn html(r: &Report) -> String {
                 }
                 @for c in &r.crawlers {
                     @if c.checks.iter().any(|s| !s.evidence.is_empty()) {
-                        h2 { (c.name) " (" (c.identity) ")" }
+                        h2 { (f(&c.name)) " (" (f(&c.identity)) ")" }
                         ul {
                             @for s in &c.checks {
                                 @for e in &s.evidence {
-                                    li { b { (s.check.title()) } ": " code { (e) } }
+                                    li { b { (s.check.title()) } ": " code { (f(e)) } }
                                 }
                             }
                         }
@@ -601,5 +603,41 @@ mod tests {
         assert_eq!(r.other_hosts, 1);
         assert_eq!(r.malformed.values().sum::<u64>(), 2, "{:?}", r.malformed);
         assert_eq!(r.malformed.get("too-long"), Some(&1), "{:?}", r.malformed);
+    }
+
+    /// Found: bidi controls reached the HTML report raw. A crawler's name,
+    /// User-Agent and evidence from a stranger's request are shown with
+    /// their control and bidi characters escaped, in text and HTML alike.
+    #[test]
+    fn strangers_characters_are_escaped_in_the_reports() {
+        let design = Design::new(8, "hp.test", 2).expect("design");
+        let ua = "Evil\u{202e}gnp.exe/1.0 (\u{2067}x)";
+        let mut log = String::new();
+        for path in ["/robots.txt", "/trap/\u{202e}x", "/"] {
+            log.push_str(&format!(
+                "s1.hp.test:80 192.0.2.7 - - [24/Nov/2026:10:00:00 +0000] \"GET {path} HTTP/1.1\" 200 80 \"-\" \"{ua}\"\n"
+            ));
+        }
+        let registry = botscope_botid::Registry::bundled();
+        let classifier = botscope_botid::UaClassifier::bundled(&registry).expect("classifier");
+        let r = report(
+            std::io::Cursor::new(log.into_bytes()),
+            design,
+            &registry,
+            &classifier,
+        )
+        .expect("report");
+        assert!(
+            !r.crawlers.is_empty(),
+            "{} lines, {:?} malformed, {} elsewhere",
+            r.lines,
+            r.malformed,
+            r.other_hosts
+        );
+        for out in [html(&r), text(&r)] {
+            assert!(!out.contains('\u{202e}'), "{out}");
+            assert!(!out.contains('\u{2067}'), "{out}");
+            assert!(out.contains("\\u{202e}"), "{out}");
+        }
     }
 }

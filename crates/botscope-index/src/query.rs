@@ -23,6 +23,9 @@ pub const MAX_QUERY_BYTES: usize = 4096;
 pub const MAX_DEPTH: usize = 32;
 /// The most clauses in one query.
 pub const MAX_CLAUSES: usize = 256;
+/// Bytes of one field's value at most (a path prefix becomes an automaton
+/// over the term dictionary; its size follows the value's).
+pub const MAX_VALUE_BYTES: usize = 512;
 
 /// A field of the index a clause searches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -518,6 +521,9 @@ impl Parser<'_> {
         };
         if value.is_empty() {
             return Err(self.error_at(vstart, format!("`{}:` needs a value", field.name())));
+        }
+        if value.len() > MAX_VALUE_BYTES {
+            return Err(self.error_at(vstart, format!("a value is over {MAX_VALUE_BYTES} bytes")));
         }
         let lower = value.to_lowercase();
         Ok(match field {

@@ -83,14 +83,20 @@ impl Fail {
         match e {
             IndexError::Query(q) => Fail::BadRequest(format!("query: {q}\n{}", q.pointer(query))),
             IndexError::Request(s) => Fail::BadRequest(s),
-            e => Fail::Internal(e.to_string()),
+            // The cause names the server's files: it goes to the log.
+            e => {
+                tracing::error!("the index failed: {e}");
+                Fail::Internal("the research index failed; the server's log has the cause".into())
+            }
         }
     }
 }
 
 impl From<botscope_store::StoreError> for Fail {
     fn from(e: botscope_store::StoreError) -> Fail {
-        Fail::Internal(e.to_string())
+        // The cause names the server's files: it goes to the log.
+        tracing::error!("the store failed: {e}");
+        Fail::Internal("the store failed; the server's log has the cause".into())
     }
 }
 

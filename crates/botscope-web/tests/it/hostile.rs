@@ -157,3 +157,26 @@ fn posts_from_other_sites_are_refused() {
         "a client that is not a browser"
     );
 }
+
+/// Found: a query of 700 wildcards answered 500 with the index's path and
+/// the regular expression's error. It is a 400 naming the limit, and no
+/// answer names a server path.
+#[test]
+fn a_huge_query_is_a_client_error_that_names_no_path() {
+    let addr = hostile();
+    let q = format!("disallow:/{}", "a*".repeat(700));
+    for path in ["/search", "/api/search"] {
+        let r = crate::get(addr, &format!("{path}?q={}", crate::pct(&q)));
+        assert_eq!(r.status, 400, "{path}: {}", r.body);
+        assert!(r.body.contains("over 512 bytes"), "{path}: {}", r.body);
+        assert!(
+            !r.body.contains("/tmp") && !r.body.contains("index"),
+            "{path}: {}",
+            r.body
+        );
+    }
+    // Just under the limit, the same shape is answered.
+    let q = format!("disallow:/{}", "a*".repeat(250));
+    let r = crate::get(addr, &format!("/api/search?q={}", crate::pct(&q)));
+    assert_eq!(r.status, 200, "{}", r.body);
+}
