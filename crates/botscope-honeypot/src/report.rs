@@ -618,8 +618,8 @@ mod tests {
                 "s1.hp.test:80 192.0.2.7 - - [24/Nov/2026:10:00:00 +0000] \"GET {path} HTTP/1.1\" 200 80 \"-\" \"{ua}\"\n"
             ));
         }
-        let registry = botscope_botid::Registry::bundled();
-        let classifier = botscope_botid::UaClassifier::bundled(&registry).expect("classifier");
+        let registry = Registry::bundled();
+        let classifier = UaClassifier::bundled(&registry).expect("classifier");
         let r = report(
             std::io::Cursor::new(log.into_bytes()),
             design,
