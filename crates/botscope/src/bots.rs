@@ -87,7 +87,7 @@ pub fn update(a: &BotsUpdateArgs, settings: &Settings) -> Result<ExitStatus> {
         )
     })?;
     let header = "# botscope user registry, written by `botscope bots update`; layered over the bundled one.\n";
-    botscope_logs::lists::write_atomic(&out_path, format!("{header}{text}").as_bytes())?;
+    botscope_os::write_atomic(&out_path, format!("{header}{text}").as_bytes())?;
     writeln!(out, "wrote {}", out_path.display())?;
     out.flush()?;
     Ok(if unattributed > 0 {

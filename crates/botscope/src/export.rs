@@ -4,7 +4,8 @@
 
 use anyhow::{Context, Result};
 use botscope_botid::{Lists, read_verdicts};
-use botscope_logs::lists::{write_atomic, write_dirs, write_plain};
+use botscope_logs::lists::{write_dirs, write_plain};
+use botscope_os::write_atomic;
 
 use crate::cli::{BotsExportArgs, ExportFormat};
 use crate::exit::ExitStatus;

@@ -18,10 +18,10 @@ use crate::cli::{FetchPagesArgs, Format};
 use crate::exit::ExitStatus;
 use crate::harvest::{fetch_config, nameservers, parse_duration};
 
-/// Where a body of `url` is saved under `dir`: DIR/HOST[_PORT]/PATH, each
+/// Where a body of `url` is saved under `--out`: HOST[_PORT]/PATH, each
 /// segment reduced to safe bytes, `.` and `..` never used as names, a
 /// path ending in `/` saved as `index.html`, the query kept in the name.
-pub fn save_path(dir: &Path, url: &url::Url) -> PathBuf {
+fn save_rel(url: &url::Url) -> PathBuf {
     fn clean(s: &str) -> String {
         let out: String = s
             .chars()
@@ -46,7 +46,7 @@ pub fn save_path(dir: &Path, url: &url::Url) -> PathBuf {
     if let Some(p) = url.port() {
         host.push_str(&format!("_{p}"));
     }
-    let mut p = dir.join(host);
+    let mut p = PathBuf::from(host);
     let segments: Vec<&str> = url.path_segments().map(|s| s.collect()).unwrap_or_default();
     let (last, dirs) = segments.split_last().unwrap_or((&"", &[]));
     for s in dirs {
@@ -72,8 +72,9 @@ fn save(dir: &Path, f: &Fetch) -> Result<Option<PathBuf>> {
     let Ok(url) = url::Url::parse(&f.final_url) else {
         return Ok(None);
     };
-    let path = save_path(dir, &url);
-    botscope_logs::lists::write_atomic(&path, &page.body)?;
+    // A directory symlink planted under `--out` that leads out of it is
+    // refused: bodies are strangers' bytes and stay where they were sent.
+    let path = botscope_os::write_under(dir, &save_rel(&url), &page.body)?;
     Ok(Some(path))
 }
 
@@ -226,7 +227,7 @@ mod tests {
     #[test]
     fn save_paths_stay_inside() {
         let dir = Path::new("/out");
-        let p = |u: &str| save_path(dir, &url::Url::parse(u).expect(u));
+        let p = |u: &str| dir.join(save_rel(&url::Url::parse(u).expect(u)));
         assert_eq!(
             p("https://a.example/"),
             Path::new("/out/a.example/index.html")

@@ -42,13 +42,54 @@ pub fn input_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead>> {
     })
 }
 
-/// A file created (or truncated) at `path`, or standard output.
-pub fn output(path: Option<&Path>) -> Result<Box<dyn Write>> {
+/// Where a command's output goes: a file written whole through
+/// [`botscope_os::AtomicFile`] (replaced only by [`Output::finish`], so a
+/// command that fails half-way leaves the old file), or standard output.
+pub enum Output {
+    /// A file being written.
+    File(botscope_os::AtomicFile),
+    /// Standard output, buffered.
+    Stdout(BufWriter<io::StdoutLock<'static>>),
+}
+
+impl Output {
+    /// Puts the file in place, or flushes standard output.
+    pub fn finish(self) -> Result<()> {
+        match self {
+            Output::File(f) => Ok(f.commit()?),
+            Output::Stdout(mut w) => Ok(w.flush()?),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Output::File(f) => f.write(buf),
+            Output::Stdout(w) => w.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Output::File(f) => f.write_all(buf),
+            Output::Stdout(w) => w.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Output::File(f) => f.flush(),
+            Output::Stdout(w) => w.flush(),
+        }
+    }
+}
+
+/// The output at `path`, or standard output.
+pub fn output(path: Option<&Path>) -> Result<Output> {
     Ok(match path {
-        Some(p) => Box::new(BufWriter::new(
-            File::create(p).with_context(|| format!("failed to create {}", p.display()))?,
-        )),
-        None => Box::new(BufWriter::new(io::stdout().lock())),
+        Some(p) => Output::File(botscope_os::AtomicFile::create(p)?),
+        None => Output::Stdout(BufWriter::new(io::stdout().lock())),
     })
 }
 

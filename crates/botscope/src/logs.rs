@@ -90,7 +90,7 @@ async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analy
 
 fn emit(out: Option<&Path>, content: &str) -> Result<()> {
     match out {
-        Some(p) => botscope_logs::lists::write_atomic(p, content.as_bytes())?,
+        Some(p) => botscope_os::write_atomic(p, content.as_bytes())?,
         None => {
             let mut o = std::io::stdout().lock();
             o.write_all(content.as_bytes())?;

@@ -236,7 +236,7 @@ pub fn generate(a: &GenerateArgs, settings: &crate::settings::Settings) -> Resul
         )
     })?;
     match (&a.out, &a.out_dir) {
-        (Some(p), _) => botscope_logs::lists::write_atomic(p, &g.text)?,
+        (Some(p), _) => botscope_os::write_atomic(p, &g.text)?,
         (None, Some(_)) => {}
         (None, None) => {
             let mut out = io::stdout().lock();
@@ -246,7 +246,7 @@ pub fn generate(a: &GenerateArgs, settings: &crate::settings::Settings) -> Resul
     }
     if let Some(dir) = &a.out_dir {
         for (name, body) in botscope_botid::gate_files(&g) {
-            botscope_logs::lists::write_atomic(&dir.join(name), &body)?;
+            botscope_os::write_atomic(&dir.join(name), &body)?;
         }
     }
     let mut err = io::stderr().lock();

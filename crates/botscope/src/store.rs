@@ -41,7 +41,9 @@ pub fn export(a: &StoreExportArgs) -> Result<ExitStatus> {
             eprintln!("{n} versions written under {}", dir.display());
         }
         StoreExportFormat::Jsonl => {
-            let n = botscope_store::export_jsonl(&s, &mut *crate::io::output(a.out.as_deref())?)?;
+            let mut out = crate::io::output(a.out.as_deref())?;
+            let n = botscope_store::export_jsonl(&s, &mut out)?;
+            out.finish()?;
             eprintln!("{n} versions exported");
         }
         StoreExportFormat::Warc => {
@@ -51,7 +53,8 @@ pub fn export(a: &StoreExportArgs) -> Result<ExitStatus> {
                 .is_some_and(|p| p.extension().is_some_and(|e| e == "gz"));
             let source = AnyStore::display(&a.db.db);
             let mut out = crate::io::output(a.out.as_deref())?;
-            let n = botscope_store::export_warc(&s, &mut *out, gz, &source, now())?;
+            let n = botscope_store::export_warc(&s, &mut out, gz, &source, now())?;
+            out.finish()?;
             eprintln!("{n} versions exported");
         }
     }

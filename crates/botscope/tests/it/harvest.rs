@@ -553,6 +553,30 @@ async fn fetch_as_a_polite_crawler() {
     );
     assert!(out.join("pages.test/after").is_file());
 
+    // Found: a directory symlink planted inside `--out` was followed and
+    // the body written outside. It is refused, nothing lands outside.
+    #[cfg(unix)]
+    {
+        let outside = d.join("outside");
+        std::fs::create_dir_all(&outside).expect("dir");
+        std::os::unix::fs::symlink(&outside, out.join("pages.test/planted")).expect("link");
+        let o = botscope(common(&[
+            "--user-agent",
+            "TestBot/2.0 (+https://example.org/testbot)",
+            "--out",
+            crate::arg(&out),
+            "http://pages.test/planted/x",
+        ]))
+        .await;
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains("not saved") && text.contains("leads out of"),
+            "{text}"
+        );
+        assert_eq!(std::fs::read_dir(&outside).expect("dir").count(), 0);
+    }
+
     // A User-Agent without a contact URL, or a bad URL: refused before
     // anything is asked.
     let before = sim.seen.hits().len();

@@ -1,0 +1,597 @@
+//! botscope's edge to the file system, for files and directories that
+//! other people can touch.
+//!
+//! - Every file botscope writes goes through [`write_atomic`] or
+//!   [`AtomicFile`]: the bytes go to a temporary file created exclusively
+//!   (a new random name, `O_EXCL`) beside the target, are synced, then
+//!   renamed over it. A reader sees the old file or the new one, never half
+//!   of one; a planted symlink at a predictable name is never written
+//!   through; a command that fails half-way leaves the old file as it was.
+//! - [`write_under`] writes below a directory (`fetch --out`,
+//!   `store export --format files`), creating the directories between and
+//!   refusing a symlink that leads out of it.
+//! - [`Dir`] reads a directory that was resolved once (`gate --lists`,
+//!   `--robots-dir`): every entry is read through that one resolved path,
+//!   so a flipped generation link never mixes two generations; symlinks
+//!   leading out of the directory and anything that is not a regular file
+//!   (a FIFO would block a reader forever) are refused; reads are capped.
+//!
+//! ```
+//! let dir = tempfile::tempdir()?;
+//! botscope_os::write_atomic(&dir.path().join("robots.txt"), b"User-agent: *\n")?;
+//! let d = botscope_os::Dir::open(dir.path())?;
+//! let entries = d.entries()?;
+//! assert_eq!(entries.len(), 1);
+//! assert_eq!(d.read(&entries[0], 500 * 1024)?, b"User-agent: *\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Component, Path, PathBuf};
+
+/// What went wrong, naming the path (escaped: names in a shared
+/// directory are anyone's).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The operating system refused.
+    #[error("{}: {source}", shown(path))]
+    Io {
+        /// Where.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// A symlink that leads out of the directory (or nowhere).
+    #[error(
+        "{} is a symbolic link that leads out of {}; refused",
+        shown(path),
+        shown(root)
+    )]
+    Escapes {
+        /// The link.
+        path: PathBuf,
+        /// The directory it had to stay in.
+        root: PathBuf,
+    },
+    /// A FIFO, socket, device or directory where a file was expected.
+    #[error("{} is not a regular file; refused", shown(path))]
+    NotRegular {
+        /// Where.
+        path: PathBuf,
+    },
+    /// A file where a directory was expected.
+    #[error("{} is not a directory", shown(path))]
+    NotADirectory {
+        /// Where.
+        path: PathBuf,
+    },
+    /// Over the size the reader allows.
+    #[error("{} is over {cap} bytes", shown(path))]
+    TooBig {
+        /// Where.
+        path: PathBuf,
+        /// The cap.
+        cap: u64,
+    },
+    /// A relative path with `..`, a root or nothing in it.
+    #[error("{} is not a relative path of plain names", shown(path))]
+    BadName {
+        /// The path.
+        path: PathBuf,
+    },
+}
+
+fn shown(p: &Path) -> String {
+    botscope_text::field(&p.display().to_string()).into_owned()
+}
+
+fn io_at(path: &Path) -> impl FnOnce(io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A file being written: bytes go to an exclusive temporary file beside
+/// `path`, which [`AtomicFile::commit`] renames over `path`. Dropped
+/// without a commit, the temporary file is removed and `path` is left as
+/// it was.
+pub struct AtomicFile {
+    w: BufWriter<tempfile::NamedTempFile>,
+    path: PathBuf,
+}
+
+impl AtomicFile {
+    /// Starts writing `path`, creating its directory when missing.
+    pub fn create(path: &Path) -> Result<AtomicFile, Error> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(dir).map_err(io_at(dir))?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".botscope-").suffix(".tmp");
+        // Readable by others, as any file a command writes (not the
+        // temporary file's owner-only mode).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        let tmp = builder.tempfile_in(dir).map_err(io_at(dir))?;
+        Ok(AtomicFile {
+            w: BufWriter::with_capacity(1 << 16, tmp),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file this will become.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Syncs the bytes and renames the temporary file over the target (a
+    /// symlink at the target is replaced, never followed).
+    pub fn commit(self) -> Result<(), Error> {
+        let path = self.path;
+        let tmp = self
+            .w
+            .into_inner()
+            .map_err(|e| io_at(&path)(e.into_error()))?;
+        tmp.as_file().sync_all().map_err(io_at(&path))?;
+        tmp.persist(&path).map_err(|e| io_at(&path)(e.error))?;
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.w.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.w.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// Writes `content` to `path` through an exclusive temporary file beside
+/// it and one rename.
+pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), Error> {
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(content).map_err(io_at(path))?;
+    f.commit()
+}
+
+/// The plain names of a relative path, or [`Error::BadName`].
+fn plain_names(rel: &Path) -> Result<Vec<&std::ffi::OsStr>, Error> {
+    let bad = || Error::BadName {
+        path: rel.to_path_buf(),
+    };
+    let mut names = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(n) => names.push(n),
+            Component::CurDir => {}
+            _ => return Err(bad()),
+        }
+    }
+    if names.is_empty() {
+        return Err(bad());
+    }
+    Ok(names)
+}
+
+/// Writes `content` at `root/rel` with [`write_atomic`], creating the
+/// directories between. A directory on the way that is a symlink leading
+/// out of `root` is refused ([`Error::Escapes`]), and so is `rel` with
+/// `..` or a root. Returns `root/rel`.
+pub fn write_under(root: &Path, rel: &Path, content: &[u8]) -> Result<PathBuf, Error> {
+    let names = plain_names(rel)?;
+    std::fs::create_dir_all(root).map_err(io_at(root))?;
+    let base = std::fs::canonicalize(root).map_err(io_at(root))?;
+    let (file, dirs) = names.split_last().ok_or_else(|| Error::BadName {
+        path: rel.to_path_buf(),
+    })?;
+    let mut cur = base.clone();
+    let mut shown_path = root.to_path_buf();
+    for d in dirs {
+        let p = cur.join(d);
+        shown_path.push(d);
+        let meta = match std::fs::symlink_metadata(&p) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                match std::fs::create_dir(&p) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(io_at(&shown_path)(e)),
+                }
+                std::fs::symlink_metadata(&p).map_err(io_at(&shown_path))?
+            }
+            Err(e) => return Err(io_at(&shown_path)(e)),
+            Ok(m) => m,
+        };
+        if meta.is_dir() {
+            cur = p;
+        } else if meta.file_type().is_symlink() {
+            let escapes = || Error::Escapes {
+                path: shown_path.clone(),
+                root: root.to_path_buf(),
+            };
+            let t = std::fs::canonicalize(&p).map_err(|_| escapes())?;
+            if !t.starts_with(&base) {
+                return Err(escapes());
+            }
+            if !t.is_dir() {
+                return Err(Error::NotADirectory { path: shown_path });
+            }
+            cur = t;
+        } else {
+            return Err(Error::NotADirectory { path: shown_path });
+        }
+    }
+    write_atomic(&cur.join(file), content).map_err(|e| match e {
+        Error::Io { source, .. } => Error::Io {
+            path: root.join(rel),
+            source,
+        },
+        other => other,
+    })?;
+    Ok(root.join(rel))
+}
+
+/// What an entry of a [`Dir`] is, symlinks inside the directory followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file of this many bytes.
+    File {
+        /// Its size when listed.
+        len: u64,
+    },
+    /// A directory inside.
+    Dir,
+    /// A FIFO, socket or device.
+    Other,
+    /// A symlink leading out of the directory, or nowhere.
+    Escapes,
+}
+
+/// One entry of a [`Dir`].
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Its name in the directory.
+    pub name: OsString,
+    /// Where it is read from: inside the resolved directory, symlinks
+    /// followed.
+    pub path: PathBuf,
+    /// What it is.
+    pub kind: Kind,
+}
+
+impl Entry {
+    /// The name as text (lossy).
+    pub fn name_lossy(&self) -> String {
+        self.name.to_string_lossy().into_owned()
+    }
+}
+
+/// A directory resolved once: entries are listed and read through the
+/// resolved path only.
+#[derive(Debug, Clone)]
+pub struct Dir {
+    root: PathBuf,
+}
+
+fn kind_of(meta: &std::fs::Metadata) -> Kind {
+    if meta.is_file() {
+        Kind::File { len: meta.len() }
+    } else if meta.is_dir() {
+        Kind::Dir
+    } else {
+        Kind::Other
+    }
+}
+
+impl Dir {
+    /// Resolves `path` (a symlink such as a generation link is followed
+    /// here, once).
+    pub fn open(path: &Path) -> Result<Dir, Error> {
+        let root = std::fs::canonicalize(path).map_err(io_at(path))?;
+        let meta = std::fs::metadata(&root).map_err(io_at(path))?;
+        if !meta.is_dir() {
+            return Err(Error::NotADirectory {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(Dir { root })
+    }
+
+    /// The resolved directory.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// The entries, sorted by name. Listing never fails on an entry: a
+    /// symlink out is [`Kind::Escapes`], and the caller refuses it where
+    /// the name matters.
+    pub fn entries(&self) -> Result<Vec<Entry>, Error> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(&self.root).map_err(io_at(&self.root))? {
+            let e = e.map_err(io_at(&self.root))?;
+            let name = e.file_name();
+            let path = self.root.join(&name);
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue; // removed meanwhile
+            };
+            let (path, kind) = if meta.file_type().is_symlink() {
+                match std::fs::canonicalize(&path) {
+                    Ok(t) if t.starts_with(&self.root) && t != self.root => {
+                        match std::fs::metadata(&t) {
+                            Ok(m) => (t, kind_of(&m)),
+                            Err(_) => (path, Kind::Escapes),
+                        }
+                    }
+                    _ => (path, Kind::Escapes),
+                }
+            } else {
+                (path, kind_of(&meta))
+            };
+            out.push(Entry { name, path, kind });
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    fn refuse(&self, e: &Entry) -> Option<Error> {
+        match e.kind {
+            Kind::Escapes => Some(Error::Escapes {
+                path: self.root.join(&e.name),
+                root: self.root.clone(),
+            }),
+            Kind::Other | Kind::Dir => Some(Error::NotRegular {
+                path: self.root.join(&e.name),
+            }),
+            Kind::File { .. } => None,
+        }
+    }
+
+    /// The bytes of a file entry, at most `cap` of them ([`Error::TooBig`]
+    /// past it). The file is opened without following a symlink and
+    /// without blocking, then checked to be a regular file, so a swap
+    /// after listing is refused too.
+    pub fn read(&self, e: &Entry, cap: u64) -> Result<Vec<u8>, Error> {
+        if let Some(err) = self.refuse(e) {
+            return Err(err);
+        }
+        let mut f = open_nofollow(&e.path).map_err(|err| {
+            if is_loop(&err) {
+                Error::Escapes {
+                    path: self.root.join(&e.name),
+                    root: self.root.clone(),
+                }
+            } else {
+                io_at(&e.path)(err)
+            }
+        })?;
+        let meta = f.metadata().map_err(io_at(&e.path))?;
+        if !meta.is_file() {
+            return Err(Error::NotRegular {
+                path: e.path.clone(),
+            });
+        }
+        if meta.len() > cap {
+            return Err(Error::TooBig {
+                path: e.path.clone(),
+                cap,
+            });
+        }
+        let mut buf = Vec::with_capacity(meta.len() as usize);
+        (&mut f)
+            .take(cap + 1)
+            .read_to_end(&mut buf)
+            .map_err(io_at(&e.path))?;
+        if buf.len() as u64 > cap {
+            return Err(Error::TooBig {
+                path: e.path.clone(),
+                cap,
+            });
+        }
+        Ok(buf)
+    }
+
+    /// A directory entry as a [`Dir`] of its own, bound to stay inside
+    /// this one.
+    pub fn subdir(&self, e: &Entry) -> Result<Dir, Error> {
+        match e.kind {
+            Kind::Dir => Ok(Dir {
+                root: e.path.clone(),
+            }),
+            Kind::Escapes => Err(Error::Escapes {
+                path: self.root.join(&e.name),
+                root: self.root.clone(),
+            }),
+            _ => Err(Error::NotADirectory {
+                path: self.root.join(&e.name),
+            }),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn open_nofollow(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nofollow(path: &Path) -> io::Result<File> {
+    File::open(path)
+}
+
+#[cfg(unix)]
+fn is_loop(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ELOOP)
+}
+
+#[cfg(not(unix))]
+fn is_loop(_: &io::Error) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .expect("dir")
+            .map(|e| e.expect("e").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temporary() {
+        let d = tempfile::tempdir().expect("tmp");
+        let p = d.path().join("out.txt");
+        write_atomic(&p, b"one\n").expect("write");
+        write_atomic(&p, b"two\n").expect("write");
+        assert_eq!(std::fs::read(&p).expect("read"), b"two\n");
+        assert_eq!(names(d.path()), ["out.txt"]);
+    }
+
+    #[test]
+    fn an_uncommitted_file_leaves_the_old_one() {
+        let d = tempfile::tempdir().expect("tmp");
+        let p = d.path().join("list.txt");
+        std::fs::write(&p, b"kept\n").expect("write");
+        {
+            let mut f = AtomicFile::create(&p).expect("create");
+            f.write_all(b"half").expect("write");
+        }
+        assert_eq!(std::fs::read(&p).expect("read"), b"kept\n");
+        assert_eq!(names(d.path()), ["list.txt"]);
+    }
+
+    /// Found: `honeypot serve` wrote `LOG.sites.json.tmp` through a
+    /// planted symlink. No predictable name is written to, and a symlink
+    /// at the target itself is replaced, not followed.
+    #[cfg(unix)]
+    #[test]
+    fn planted_symlinks_are_never_written_through() {
+        let d = tempfile::tempdir().expect("tmp");
+        let secret = d.path().join("secret");
+        std::fs::write(&secret, b"secret\n").expect("write");
+        let target = d.path().join("LOG.sites.json");
+        for planted in ["LOG.sites.json.tmp", ".botscope-.tmp"] {
+            std::os::unix::fs::symlink(&secret, d.path().join(planted)).expect("link");
+        }
+        write_atomic(&target, b"{}").expect("write");
+        assert_eq!(std::fs::read(&secret).expect("read"), b"secret\n");
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&secret, &link).expect("link");
+        write_atomic(&link, b"new").expect("write");
+        assert_eq!(std::fs::read(&secret).expect("read"), b"secret\n");
+        assert!(std::fs::symlink_metadata(&link).expect("m").is_file());
+    }
+
+    /// Found: `fetch --out` followed a directory symlink planted inside
+    /// `--out` and wrote outside it.
+    #[cfg(unix)]
+    #[test]
+    fn writing_under_a_directory_stays_inside_it() {
+        let d = tempfile::tempdir().expect("tmp");
+        let out = d.path().join("out");
+        let outside = d.path().join("outside");
+        std::fs::create_dir_all(&out).expect("dir");
+        std::fs::create_dir_all(&outside).expect("dir");
+        std::os::unix::fs::symlink(&outside, out.join("example.com")).expect("link");
+        let e = write_under(&out, Path::new("example.com/robots.txt"), b"x").expect_err("escape");
+        assert!(matches!(e, Error::Escapes { .. }), "{e}");
+        assert!(e.to_string().contains("leads out of"), "{e}");
+        assert!(names(&outside).is_empty());
+        // A link inside the directory is followed.
+        std::fs::create_dir_all(out.join("real")).expect("dir");
+        std::os::unix::fs::symlink("real", out.join("alias")).expect("link");
+        let p = write_under(&out, Path::new("alias/a/b.txt"), b"ok").expect("inside");
+        assert_eq!(p, out.join("alias/a/b.txt"));
+        assert_eq!(
+            std::fs::read(out.join("real/a/b.txt")).expect("read"),
+            b"ok"
+        );
+        for bad in ["../x", "/etc/x", ""] {
+            assert!(matches!(
+                write_under(&out, Path::new(bad), b"x"),
+                Err(Error::BadName { .. })
+            ));
+        }
+    }
+
+    /// Found: the gate served a symlink to a secret file as `/robots.txt`.
+    #[cfg(unix)]
+    #[test]
+    fn reading_refuses_links_out_and_what_is_not_a_file() {
+        let d = tempfile::tempdir().expect("tmp");
+        let dir = d.path().join("robots");
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(d.path().join("secret"), b"root:x:0:0\n").expect("write");
+        std::os::unix::fs::symlink(d.path().join("secret"), dir.join("default.txt")).expect("l");
+        std::fs::write(dir.join("real.txt"), b"User-agent: *\n").expect("write");
+        std::os::unix::fs::symlink("real.txt", dir.join("alias.txt")).expect("l");
+        let fifo = dir.join("fifo.txt");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        let dd = Dir::open(&dir).expect("open");
+        let entries = dd.entries().expect("entries");
+        let get = |n: &str| entries.iter().find(|e| e.name == n).expect("entry").clone();
+        let e = dd.read(&get("default.txt"), 1000).expect_err("escapes");
+        assert!(matches!(e, Error::Escapes { .. }), "{e}");
+        assert!(!e.to_string().contains("root:x"));
+        assert_eq!(
+            dd.read(&get("alias.txt"), 1000).expect("read"),
+            b"User-agent: *\n"
+        );
+        assert!(matches!(
+            dd.read(&get("real.txt"), 5),
+            Err(Error::TooBig { cap: 5, .. })
+        ));
+        if made {
+            assert_eq!(get("fifo.txt").kind, Kind::Other);
+            assert!(matches!(
+                dd.read(&get("fifo.txt"), 1000),
+                Err(Error::NotRegular { .. })
+            ));
+        }
+    }
+
+    /// A generation link flipped after opening: reads keep to the
+    /// generation resolved at open.
+    #[cfg(unix)]
+    #[test]
+    fn one_generation_is_read_through_one_resolved_path() {
+        let d = tempfile::tempdir().expect("tmp");
+        for (g, body) in [("g1", "one"), ("g2", "two")] {
+            std::fs::create_dir_all(d.path().join(g)).expect("dir");
+            std::fs::write(d.path().join(g).join("list.txt"), body).expect("w");
+        }
+        let link = d.path().join("current");
+        std::os::unix::fs::symlink("g1", &link).expect("link");
+        let dd = Dir::open(&link).expect("open");
+        let entries = dd.entries().expect("entries");
+        std::fs::remove_file(&link).expect("rm");
+        std::os::unix::fs::symlink("g2", &link).expect("link");
+        assert_eq!(dd.read(&entries[0], 100).expect("read"), b"one");
+        assert_eq!(dd.entries().expect("again")[0].path, entries[0].path);
+    }
+}
