@@ -23,6 +23,16 @@ pub const CLIENT_SAMPLES: usize = 5;
 /// approximate (the rarest paths are dropped).
 pub const TOP_PATHS_CAP: usize = 4096;
 
+/// Distinct clients (IP + User-Agent) tracked by default; the requests of
+/// clients past them count for the site (requests, bytes, paths, days)
+/// but not per client, and the report says how many.
+pub const MAX_CLIENTS: usize = 4_000_000;
+
+/// Robots whose paths are counted, besides every registered one: the
+/// report keeps [`crate::ROBOTS_CAP`] robots, and a made-up robot name per
+/// line cannot multiply the counters.
+pub const ROBOT_PATH_COUNTERS: usize = 2 * crate::ROBOTS_CAP;
+
 /// Distinct virtual hosts counted; the rest count under [`OTHER_VHOSTS`].
 pub const MAX_VHOSTS: usize = 1000;
 
@@ -85,6 +95,11 @@ pub struct Folded {
     /// Per virtual host (when the format logs one): requests, bytes,
     /// declared robots' requests and bytes, 404s.
     vhosts: Map<Box<str>, [u64; 5]>,
+    /// Some robot had no path counter of its own (past
+    /// [`ROBOT_PATH_COUNTERS`]).
+    pub robot_paths_dropped: bool,
+    /// Requests of clients past the cap on distinct clients.
+    pub untracked: Untracked,
     /// Malformed lines by reason.
     pub malformed: MalformedStats,
     /// Lines read (records + malformed lines, minus blank lines).
@@ -93,6 +108,15 @@ pub struct Folded {
     pub records: u64,
     /// Records outside the window.
     pub out_of_window: u64,
+}
+
+/// Requests that count for the site but belong to no tracked client.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Untracked {
+    /// Requests.
+    pub requests: u64,
+    /// Bytes.
+    pub bytes: u64,
 }
 
 impl Analysis {

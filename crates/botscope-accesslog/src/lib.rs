@@ -32,17 +32,17 @@ use std::collections::BTreeMap;
 
 pub use analyze::{
     Agent, Analysis, Analyzer, CLIENT_SAMPLES, Class, Client, Clients, Example, Folded, Identify,
-    NoPolicy, Partial, Policy, Reason, SESSION_GAP, Seconds, Span, TOP_PATHS_CAP, TopPaths, Window,
-    classify,
+    MAX_CLIENTS, NoPolicy, Partial, Policy, Reason, SESSION_GAP, Seconds, Span, TOP_PATHS_CAP,
+    TopPaths, Untracked, Window, classify,
 };
 pub use format::{COMBINED, COMMON, Error, Field, LogFormat, VHOST_COMBINED};
 pub use parse::{MAX_LINE_BYTES, Malformed, Record};
 pub use paths::{PROBES, PathKind, is_absolute, is_common_method, path_kind, path_only, probe};
 pub use report::{
     Check, CheckCount, Checked, ClassTotals, ClientEntry, ClientList, Day, Disallowed, Hour, Input,
-    LIST_LIMIT, LineAt, Lines, MalformedCount, Pace, PathCount, Period, ReasonOut, Report, Robot,
-    RobotsTxtVersion, SCHEMA, SITE_TOP_PATHS, SPOOFED_IPS, Site, TOP_PATHS, Verification, Vhost,
-    build,
+    LIST_LIMIT, LineAt, Lines, MalformedCount, OmittedRobots, Pace, PathCount, Period, ROBOTS_CAP,
+    ReasonOut, Report, Robot, RobotsTxtVersion, SCHEMA, SITE_TOP_PATHS, SPOOFED_IPS, Site,
+    TOP_PATHS, Verification, Vhost, build,
 };
 pub use time::{format_rfc3339, parse_clf_time, parse_iso_time};
 

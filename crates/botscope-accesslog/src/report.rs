@@ -24,6 +24,10 @@ pub const TOP_PATHS: usize = 10;
 /// Top paths and 404 paths shown for the whole site.
 pub const SITE_TOP_PATHS: usize = 25;
 
+/// Declared robots given their own entry; the rest are counted together
+/// in [`Report::robots_omitted`].
+pub const ROBOTS_CAP: usize = 1000;
+
 /// Spoofing addresses shown per robot.
 pub const SPOOFED_IPS: usize = 20;
 
@@ -80,8 +84,16 @@ pub struct Report {
     /// Per virtual host, most requests first; empty when the log format
     /// has no virtual host (`%v`).
     pub vhosts: Vec<Vhost>,
-    /// Declared robots, keyed by name.
+    /// Declared robots, keyed by name: every registered robot, then the
+    /// unregistered ones with the most requests, [`ROBOTS_CAP`] in all.
     pub robots: BTreeMap<String, Robot>,
+    /// The declared robots past [`ROBOTS_CAP`], counted together.
+    pub robots_omitted: OmittedRobots,
+    /// Requests of clients past the cap on distinct clients: counted in
+    /// the site's requests, bytes, days and paths, but in no client,
+    /// class or list (zero unless the log has more distinct clients than
+    /// the analysis tracks).
+    pub untracked: crate::analyze::Untracked,
     /// Robots with a browser's User-Agent (or none).
     pub undeclared_bots: ClientList,
     /// Clients probing for weak spots.
@@ -122,6 +134,19 @@ impl Report {
         }
         self.inputs = inputs;
     }
+}
+
+/// Declared robots that have no entry of their own.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct OmittedRobots {
+    /// How many robots.
+    pub robots: u64,
+    /// Their clients.
+    pub clients: u64,
+    /// Their requests.
+    pub requests: u64,
+    /// Their bytes.
+    pub bytes: u64,
 }
 
 /// One input (file or stdin).

@@ -909,6 +909,11 @@ pub struct LogInputArgs {
     /// Parsing threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Distinct clients (address + User-Agent) tracked at most; past them
+    /// requests count for the site only and the report's `untracked` says
+    /// how many. Bounds memory (about 0.5-1 KB per client).
+    #[arg(long, value_name = "N", default_value_t = 4_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_clients: u64,
     /// Never show a progress bar (it only shows on a terminal anyway).
     #[arg(long)]
     pub no_progress: bool,

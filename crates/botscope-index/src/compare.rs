@@ -60,7 +60,7 @@ pub struct VersionDiff {
     /// Verdicts that changed, per robot named in either version (and `*`),
     /// over the paths of both.
     pub verdicts: Vec<VerdictChange>,
-    /// Verdict changes past [`DIFF_VERDICTS`], counted and not listed.
+    /// Verdict changes past the 10,000 listed, counted and not listed.
     pub verdicts_omitted: usize,
     /// The verdicts needed more work than the budget of one file's bias
     /// (`BIAS_WORK_CAP`, twice): those listed are right, others may be

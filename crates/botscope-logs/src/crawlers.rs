@@ -44,18 +44,30 @@ impl AddressSeen {
     }
 }
 
+/// Addresses kept per robot (most requests first).
+pub const CRAWLER_ADDRESSES: usize = 1000;
+
+/// User-Agent strings kept per robot (most requests first).
+pub const CRAWLER_USER_AGENTS: usize = 100;
+
 /// What the log shows of one robot.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CrawlerSeen {
-    /// The User-Agent strings, with their requests, most first.
+    /// The User-Agent strings, with their requests, most first (at most
+    /// [`CRAWLER_USER_AGENTS`]).
     pub user_agents: Vec<(String, u64)>,
-    /// Its addresses, most requests first.
+    /// Distinct User-Agent strings in all.
+    pub user_agents_total: usize,
+    /// Its addresses, most requests first (at most [`CRAWLER_ADDRESSES`]).
     pub addresses: Vec<AddressSeen>,
+    /// Distinct addresses in all.
+    pub addresses_total: usize,
 }
 
 impl Outcome {
-    /// Per declared robot (by the report's name), its User-Agent strings
-    /// and addresses.
+    /// Per declared robot of the report (by its name), its User-Agent
+    /// strings and addresses, the most active first, within
+    /// [`CRAWLER_USER_AGENTS`] and [`CRAWLER_ADDRESSES`].
     pub fn crawlers(&self) -> BTreeMap<String, CrawlerSeen> {
         let a = &self.analysis;
         let mut out: BTreeMap<String, CrawlerSeen> = BTreeMap::new();
@@ -65,6 +77,9 @@ impl Outcome {
             let Some(robot) = agent.robot.as_deref() else {
                 continue;
             };
+            if !self.report.robots.contains_key(robot) {
+                continue;
+            }
             let checked = self.checks.get(&i);
             let (verdict, reason) = match checked {
                 Some(k) => (
@@ -126,9 +141,14 @@ impl Outcome {
             seen.addresses = by_ip.into_values().collect();
             seen.addresses
                 .sort_by(|x, y| y.requests.cmp(&x.requests).then(x.ip.cmp(&y.ip)));
+            seen.addresses_total = seen.addresses.len();
+            seen.addresses.truncate(CRAWLER_ADDRESSES);
+            seen.addresses.shrink_to_fit();
             let mut u: Vec<(String, u64)> =
                 uas.remove(robot).unwrap_or_default().into_iter().collect();
             u.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
+            seen.user_agents_total = u.len();
+            u.truncate(CRAWLER_USER_AGENTS);
             seen.user_agents = u;
         }
         out

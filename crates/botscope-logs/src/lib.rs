@@ -16,7 +16,7 @@
 //! "#;
 //! let registry = botscope_botid::Registry::bundled();
 //! let job = Job::new(&registry, Default::default(), 1).unwrap();
-//! let settings = Settings { format: None, window: Default::default(), threads: 1 };
+//! let settings = Settings { format: None, window: Default::default(), threads: 1, max_clients: 1_000_000 };
 //! let source = Source::Reader("access.log".into(), Box::new(&log[..]));
 //! let read = job.read(vec![source], &settings, &NoProgress).unwrap();
 //! // Offline: no FCrDNS evidence; the published addresses decide.
@@ -43,7 +43,7 @@ use std::path::PathBuf;
 use botscope_accesslog::{Analysis, Report};
 use botscope_botid::{FcrdnsEvidence, Lists, Registry, UaClassifier};
 
-pub use crawlers::{AddressSeen, CrawlerSeen};
+pub use crawlers::{AddressSeen, CRAWLER_ADDRESSES, CRAWLER_USER_AGENTS, CrawlerSeen};
 pub use identify::{RegistryIdentify, robot_name};
 pub use input::{CHUNK_BYTES, Chunk, ReadStats, Source, buffer, chunks, lines, open};
 pub use join::{Checks, dns_wanted, verify_clients};

@@ -23,6 +23,10 @@ pub struct Settings {
     pub window: Window,
     /// Parsing threads (at least one); the reading runs on the caller's.
     pub threads: usize,
+    /// Distinct clients tracked at most ([`botscope_accesslog::MAX_CLIENTS`]
+    /// by default); past them requests count for the site only, and the
+    /// report's `untracked` says how many.
+    pub max_clients: usize,
 }
 
 impl Settings {
@@ -52,6 +56,7 @@ impl Settings {
                 until: date(until, "until")?,
             },
             threads: threads.max(1),
+            max_clients: botscope_accesslog::MAX_CLIENTS,
         })
     }
 }
@@ -112,13 +117,15 @@ pub fn read(
     let mut inputs: Vec<Input> = Vec::new();
     let mut warnings: Vec<Warning> = Vec::new();
     let window = settings.window;
+    let max_clients = settings.max_clients;
     let partials: Vec<Partial> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let rx = rx.clone();
                 let back = back_tx.clone();
                 s.spawn(move || {
-                    let mut an = Analyzer::new(identify, policy, window);
+                    let mut an =
+                        Analyzer::new(identify, policy, window).with_max_clients(max_clients);
                     for (format, seq, offset, chunk) in rx {
                         an.begin_chunk(seq);
                         for (n, line) in input::lines(&chunk) {

@@ -701,10 +701,16 @@ pub struct CrawlerLog {
     pub log: String,
     /// The name the report gives the robot.
     pub robot: String,
-    /// User-Agent strings and their requests.
+    /// User-Agent strings and their requests, the most first.
     pub user_agents: Vec<(String, u64)>,
-    /// Its addresses, placed.
+    /// Distinct User-Agent strings in all (more than listed past
+    /// `botscope_logs::CRAWLER_USER_AGENTS`).
+    pub user_agents_total: usize,
+    /// Its addresses, placed, the most requests first.
     pub addresses: Vec<Located>,
+    /// Distinct addresses in all (more than listed past
+    /// `botscope_logs::CRAWLER_ADDRESSES`).
+    pub addresses_total: usize,
 }
 
 /// A crawler's page.
@@ -772,7 +778,9 @@ pub async fn crawler_model(app: &Arc<App>, name: &str) -> Result<CrawlerModel, F
                 log: l.name.clone(),
                 robot: robot.clone(),
                 user_agents: seen.user_agents.clone(),
+                user_agents_total: seen.user_agents_total,
                 addresses: seen.addresses.iter().map(|a| locate(app, a)).collect(),
+                addresses_total: seen.addresses_total,
             })
         })
         .collect();

@@ -76,6 +76,12 @@ pub struct Limits {
     pub api_burst: u32,
     /// Uploaded log reports kept in memory (the oldest goes first).
     pub uploads_kept: usize,
+    /// Bytes the kept reports may hold together (their rendered pages and
+    /// data); the oldest uploads go first to stay within it.
+    pub uploads_bytes: usize,
+    /// Distinct clients an upload's analysis tracks; past them requests
+    /// count for the site only and the report says how many.
+    pub upload_clients: usize,
     /// Connections open at once; the next are closed at once.
     pub connections: usize,
     /// Connections open at once from one client address (an IPv6 client
@@ -108,6 +114,8 @@ impl Default for Limits {
             api_per_second: 20,
             api_burst: 40,
             uploads_kept: 16,
+            uploads_bytes: 256 * 1024 * 1024,
+            upload_clients: 500_000,
             connections: 4096,
             connections_per_client: 64,
             header_timeout: Duration::from_secs(10),

@@ -32,8 +32,12 @@ pub struct LogView {
     pub analysed: i64,
     /// The report.
     pub report: Report,
-    /// The report as the command line's HTML, robots linked.
-    pub html: String,
+    /// The report as the command line's HTML, robots linked: rendered
+    /// once, served from these bytes without a copy.
+    pub html: axum::body::Bytes,
+    /// About how many bytes this view holds (its page, its report's JSON
+    /// and its crawlers), for the bound on what kept reports hold.
+    pub size: usize,
     /// The Content-Security-Policy of that page: its inline style and
     /// script allowed by their hashes, nothing else.
     pub csp: String,
@@ -117,12 +121,19 @@ pub enum LogError {
 
 /// Analyses one log offline: published addresses and IP-owner data
 /// decide; no DNS query is sent.
-pub fn analyse(app: &App, name: &str, source: Source, uploaded: bool) -> Result<LogView, LogError> {
-    let job = Job::new(&app.registry, Default::default(), app.threads)?;
+pub fn analyse(
+    app: &App,
+    name: &str,
+    source: Source,
+    uploaded: bool,
+    threads: usize,
+) -> Result<LogView, LogError> {
+    let job = Job::new(&app.registry, Default::default(), threads)?;
     let settings = Settings {
         format: None,
         window: Default::default(),
-        threads: app.threads,
+        threads,
+        max_clients: app.limits.upload_clients,
     };
     let read = job.read(vec![source], &settings, &NoProgress)?;
     let outcome = job.finish(read, &std::collections::HashMap::new(), &app.owners, false);
@@ -137,13 +148,28 @@ pub fn analyse(app: &App, name: &str, source: Source, uploaded: bool) -> Result<
         },
     );
     let crawlers = outcome.crawlers();
+    let csp = report_csp(&html);
+    let size = html.len()
+        + serde_json::to_vec(&outcome.report).map_or(0, |v| v.len())
+        + crawlers
+            .values()
+            .map(|c| {
+                c.addresses.len() * size_of::<botscope_logs::AddressSeen>()
+                    + c.addresses.iter().map(|a| a.reason.len()).sum::<usize>()
+                    + c.user_agents
+                        .iter()
+                        .map(|(u, _)| u.len() + 32)
+                        .sum::<usize>()
+            })
+            .sum::<usize>();
     Ok(LogView {
         id: 0,
         name: name.to_owned(),
         uploaded,
         analysed: botscope_index::now(),
-        csp: report_csp(&html),
-        html,
+        csp,
+        html: axum::body::Bytes::from(html),
+        size,
         report: outcome.report,
         crawlers,
     })
@@ -153,7 +179,7 @@ pub fn analyse(app: &App, name: &str, source: Source, uploaded: bool) -> Result<
 pub fn analyse_demo(app: &App) -> Result<(), crate::Error> {
     for (name, bytes) in crate::demo::logs() {
         let source = Source::Reader((*name).to_owned(), Box::new(*bytes));
-        match analyse(app, name, source, false) {
+        match analyse(app, name, source, false, app.threads) {
             Ok(v) => {
                 app.add_log(v);
             }
@@ -241,7 +267,12 @@ pub async fn report(State(app): State<Arc<App>>, Path(id): Path<String>) -> Resp
             app.is_demo(),
         );
     };
-    let mut res = html_response(StatusCode::OK, maud::PreEscaped(view.html.clone()));
+    // The page's bytes are shared, not copied, however many ask.
+    let mut res = (StatusCode::OK, view.html.clone()).into_response();
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
     if let Ok(v) = HeaderValue::from_str(&view.csp) {
         res.headers_mut().insert(header::CONTENT_SECURITY_POLICY, v);
     }
@@ -320,14 +351,14 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
         return fail(StatusCode::BAD_REQUEST, format!("{name} is empty"));
     }
     let a = app.clone();
-    // The analysis uses every work thread: it waits for all of them, in
-    // the same bounded queue as every other request.
+    // A long job: it may use every work thread but one, which stays for
+    // searches and pages; uploads wait their turn in the bounded queue.
     let threads = u32::try_from(app.threads).unwrap_or(u32::MAX);
     let analysed = app
         .pool
-        .run(threads, move || {
+        .run_long(threads, move |threads| {
             let source = source_of(&file, &name, a.limits.upload_unpacked)?;
-            analyse(&a, &name, source, true).map_err(|e| e.to_string())
+            analyse(&a, &name, source, true, threads).map_err(|e| e.to_string())
         })
         .await;
     match analysed {

@@ -779,7 +779,7 @@ fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
             @for l in &m.logs {
                 h3 { a href={ "/logs/" (l.id) } { (Text(&l.log)) } " " span.muted { "as " (Text(&l.robot)) } }
                 details {
-                    summary { (l.user_agents.len()) " User-Agent strings" }
+                    summary { (l.user_agents_total) " User-Agent strings" @if l.user_agents_total > l.user_agents.len() { " (the " (l.user_agents.len()) " most active shown)" } }
                     ul { @for (ua, n) in &l.user_agents { li { code { (Text(ua)) } " " span.muted { (n) } } } }
                 }
                 div.wide { table.addresses {
@@ -799,6 +799,9 @@ fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
                         }
                     }
                 } }
+                @if l.addresses_total > l.addresses.len().min(200) {
+                    p.muted { "The " (l.addresses.len().min(200)) " most active of " (l.addresses_total) " addresses." }
+                }
             }
         }
     }

@@ -247,11 +247,19 @@ impl App {
         view.id = id;
         let mut logs = self.logs.write().unwrap_or_else(|p| p.into_inner());
         logs.push(Arc::new(view));
-        let uploads = logs.iter().filter(|l| l.uploaded).count();
-        if uploads > self.limits.uploads_kept
-            && let Some(i) = logs.iter().position(|l| l.uploaded)
-        {
-            logs.remove(i);
+        // The oldest uploads go until the kept ones are within both the
+        // count and the bytes (the newest is always kept).
+        loop {
+            let uploads: Vec<&Arc<LogView>> = logs.iter().filter(|l| l.uploaded).collect();
+            let bytes: usize = uploads.iter().map(|l| l.size).sum();
+            let over = uploads.len() > self.limits.uploads_kept
+                || (bytes > self.limits.uploads_bytes && uploads.len() > 1);
+            match logs.iter().position(|l| l.uploaded) {
+                Some(i) if over => {
+                    logs.remove(i);
+                }
+                _ => break,
+            }
         }
         id
     }
@@ -307,18 +315,48 @@ fn open_or_build(store: &Path, dir: &Path) -> Result<Index, Error> {
 pub(crate) struct Work {
     permits: Arc<tokio::sync::Semaphore>,
     threads: u32,
+    /// Long jobs (uploads, background computations) hold these as well:
+    /// one fewer than the threads, so one thread is always left for
+    /// searches and pages, however many long jobs arrive.
+    long: Arc<tokio::sync::Semaphore>,
+    long_threads: u32,
     waiting: std::sync::atomic::AtomicUsize,
     queue: usize,
 }
 
 impl Work {
     pub(crate) fn new(threads: usize, queue: usize) -> Work {
+        let long_threads = threads.saturating_sub(1).max(1);
         Work {
             permits: Arc::new(tokio::sync::Semaphore::new(threads)),
             threads: u32::try_from(threads).unwrap_or(u32::MAX),
+            long: Arc::new(tokio::sync::Semaphore::new(long_threads)),
+            long_threads: u32::try_from(long_threads).unwrap_or(u32::MAX),
             waiting: std::sync::atomic::AtomicUsize::new(0),
             queue,
         }
+    }
+
+    /// `n` permits of `sem`: at once, or after waiting in the bounded
+    /// queue; past the queue, [`Fail::Busy`].
+    async fn acquire(
+        &self,
+        sem: &Arc<tokio::sync::Semaphore>,
+        n: u32,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, Fail> {
+        if let Ok(p) = sem.clone().try_acquire_many_owned(n) {
+            return Ok(p);
+        }
+        if self.waiting.fetch_add(1, Ordering::SeqCst) >= self.queue {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return Err(Fail::Busy(format!(
+                "the server is busy ({} jobs waiting for its {} work threads); try again in a few seconds",
+                self.queue, self.threads
+            )));
+        }
+        let p = sem.clone().acquire_many_owned(n).await;
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        p.map_err(|e| Fail::Internal(format!("the work queue is closed: {e}")))
     }
 
     /// Runs `f` on a blocking thread holding `threads` of the permits (1,
@@ -330,32 +368,30 @@ impl Work {
         threads: u32,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Fail> {
-        let permit = match self
-            .permits
-            .clone()
-            .try_acquire_many_owned(threads.min(self.threads))
-        {
-            Ok(p) => p,
-            Err(_) => {
-                if self.waiting.fetch_add(1, Ordering::SeqCst) >= self.queue {
-                    self.waiting.fetch_sub(1, Ordering::SeqCst);
-                    return Err(Fail::Busy(format!(
-                        "the server is busy ({} jobs waiting for its {} work threads); try again in a few seconds",
-                        self.queue, self.threads
-                    )));
-                }
-                let p = self
-                    .permits
-                    .clone()
-                    .acquire_many_owned(threads.min(self.threads))
-                    .await;
-                self.waiting.fetch_sub(1, Ordering::SeqCst);
-                p.map_err(|e| Fail::Internal(format!("the work queue is closed: {e}")))?
-            }
-        };
+        let permit = self
+            .acquire(&self.permits, threads.min(self.threads))
+            .await?;
         crate::api::blocking(move || {
             let _permit = permit;
             f()
+        })
+        .await
+    }
+
+    /// A long job (an upload's analysis, a background computation): up to
+    /// `threads` threads, but never the last one, which stays for short
+    /// requests. `f` is given the number of threads it holds.
+    pub(crate) async fn run_long<T: Send + 'static>(
+        &self,
+        threads: u32,
+        f: impl FnOnce(usize) -> T + Send + 'static,
+    ) -> Result<T, Fail> {
+        let n = threads.clamp(1, self.long_threads);
+        let long = self.acquire(&self.long, n).await?;
+        let permit = self.acquire(&self.permits, n).await?;
+        crate::api::blocking(move || {
+            let _permits = (long, permit);
+            f(n as usize)
         })
         .await
     }
@@ -412,7 +448,7 @@ impl<K: std::hash::Hash + Eq, V: Send + Sync + 'static> Memo<K, V> {
         }
         let pool = pool.clone();
         tokio::spawn(async move {
-            let v = Arc::new(pool.run(1, make).await??);
+            let v = Arc::new(pool.run_long(1, move |_| make()).await??);
             *slot = Some(v.clone());
             Ok(v)
         })

@@ -52,6 +52,10 @@ async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analy
         a.threads.unwrap_or(settings.threads),
     )
     .map_err(anyhow::Error::msg)?;
+    let read_settings = ReadSettings {
+        max_clients: usize::try_from(a.max_clients).unwrap_or(usize::MAX),
+        ..read_settings
+    };
     let files: Vec<PathBuf> = if a.files.is_empty() {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             eprintln!(
@@ -160,4 +164,22 @@ pub async fn export_lists(a: &ExportListsArgs, settings: &Settings) -> Result<Ex
     botscope_logs::lists::write_dirs(&a.out_dir, &o.lists)?;
     println!("{}: {}", a.out_dir.display(), o.lists.summary());
     Ok(status(&o))
+}
+
+#[cfg(test)]
+mod tests {
+    /// `--max-clients`'s default is the library's.
+    #[test]
+    fn the_default_client_cap_is_the_librarys() {
+        use clap::Parser;
+        let cli = botscope_cli::Cli::try_parse_from(["botscope", "logs", "analyze", "x.log"])
+            .expect("arguments");
+        let botscope_cli::Command::Logs(botscope_cli::LogsCommand::Analyze(a)) = cli.command else {
+            panic!("logs analyze");
+        };
+        assert_eq!(
+            a.input.max_clients as usize,
+            botscope_accesslog::MAX_CLIENTS
+        );
+    }
 }

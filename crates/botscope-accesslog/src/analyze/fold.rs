@@ -8,15 +8,38 @@ use super::*;
 use crate::Record;
 use crate::paths::{PathKind, is_absolute, is_common_method, path_kind, probe};
 
+/// The agent of a record whose User-Agent is new when no client can be
+/// added any more.
+const NO_AGENT: u32 = u32::MAX;
+
+/// A client of another partial that was not taken in (past the cap).
+const DROPPED: u32 = u32::MAX;
+
 /// The state of one thread (or the merged state of all).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Partial {
     pub(super) agents: Vec<(Option<Box<str>>, Agent)>,
     pub(super) agent_ix: Map<Box<str>, u32>,
     pub(super) no_ua: Option<u32>,
     pub(super) client_ix: Map<(IpAddr, u32), u32>,
+    /// Distinct clients tracked at most; the requests of the others are
+    /// counted in [`Folded::untracked`].
+    pub(super) max_clients: usize,
     /// What the records folded into.
     pub folded: Folded,
+}
+
+impl Default for Partial {
+    fn default() -> Partial {
+        Partial {
+            agents: Vec::new(),
+            agent_ix: Map::default(),
+            no_ua: None,
+            client_ix: Map::default(),
+            max_clients: MAX_CLIENTS,
+            folded: Folded::default(),
+        }
+    }
 }
 
 /// Folds records into a [`Partial`]. One per thread.
@@ -43,6 +66,16 @@ impl<'a> Analyzer<'a> {
             chunk: 0,
             last: None,
         }
+    }
+
+    /// Tracks at most `n` distinct clients (IP + User-Agent); the
+    /// requests of clients past them are counted in
+    /// [`Folded::untracked`] and the report says so. Bounds memory by the
+    /// cap, not by the input: a log of a million made-up clients costs
+    /// what `n` clients cost.
+    pub fn with_max_clients(mut self, n: usize) -> Self {
+        self.part.max_clients = n;
+        self
     }
 
     /// Starts a new chunk of input: pairings between consecutive requests
@@ -79,6 +112,9 @@ impl<'a> Analyzer<'a> {
         if let Some(i) = p.agent_ix.get(ua) {
             return *i;
         }
+        if p.folded.clients.len() >= p.max_clients {
+            return NO_AGENT;
+        }
         let i = p.agents.len() as u32;
         p.agents
             .push((Some(ua.into()), self.identify.identify(Some(ua))));
@@ -102,16 +138,28 @@ impl<'a> Analyzer<'a> {
         }
         let a = self.agent(r.user_agent.as_deref());
         let p = &mut self.part;
+        let full = p.folded.clients.len() >= p.max_clients;
         let ci = match self.last {
-            Some((ip, la, ci)) if la == a && ip == r.ip => ci,
-            _ => match p.client_ix.entry((r.ip, a)) {
+            Some((ip, la, ci)) if la == a && ip == r.ip => Some(ci),
+            _ if a == NO_AGENT => None,
+            _ if full => p.client_ix.get(&(r.ip, a)).copied(),
+            _ => Some(match p.client_ix.entry((r.ip, a)) {
                 Entry::Occupied(e) => *e.get(),
                 Entry::Vacant(e) => {
                     let i = p.folded.clients.push(Client::new(r.ip, a, r.time));
                     e.insert(i);
                     i
                 }
-            },
+            }),
+        };
+        let Some(ci) = ci else {
+            // Past the cap: the request counts for the site, not for a
+            // client.
+            let f = &mut p.folded;
+            f.untracked.requests += 1;
+            f.untracked.bytes = f.untracked.bytes.saturating_add(r.bytes);
+            f.per_record(r, false);
+            return;
         };
         self.last = Some((r.ip, a, ci));
         let agent = &p.agents[a as usize].1;
@@ -213,42 +261,22 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
-        let f = &mut p.folded;
-        f.site_paths.add(target, 1);
-        let not_found = u64::from(r.status == 404);
-        if not_found == 1 {
-            f.not_found.add(target, 1);
-        }
-        let day = f.days.entry(r.time.div_euclid(86_400)).or_default();
-        day[0] += 1;
-        day[1] = day[1].saturating_add(r.bytes);
-        day[2] += not_found;
-        if let Some(v) = &r.vhost {
-            let key: &str = if f.vhosts.len() < MAX_VHOSTS || f.vhosts.contains_key(&**v) {
-                v
-            } else {
-                OTHER_VHOSTS
-            };
-            let n = match f.vhosts.get_mut(key) {
-                Some(n) => n,
-                None => f.vhosts.entry(key.into()).or_default(),
-            };
-            let robot = u64::from(agent.robot.is_some());
-            n[0] += 1;
-            n[1] = n[1].saturating_add(r.bytes);
-            n[2] += robot;
-            n[3] = n[3].saturating_add(robot * r.bytes);
-            n[4] += not_found;
-        }
+        p.folded.per_record(r, agent.robot.is_some());
         if let Some(robot) = &agent.robot {
-            p.folded.seconds.entry(ci).or_default().push(r.time);
-            match p.folded.robot_paths.get_mut(robot.as_str()) {
+            let f = &mut p.folded;
+            f.seconds.entry(ci).or_default().push(r.time);
+            let room = f.robot_paths.len() < ROBOT_PATH_COUNTERS || agent.registered;
+            match f.robot_paths.get_mut(robot.as_str()) {
                 Some(t) => t.add(target, 1),
-                None => {
+                // Path counters for the first robots, and for every
+                // registered one: made-up robot names cannot multiply
+                // them.
+                None if room => {
                     let mut t = TopPaths::default();
                     t.add(target, 1);
-                    p.folded.robot_paths.insert(robot.as_str().into(), t);
+                    f.robot_paths.insert(robot.as_str().into(), t);
                 }
+                None => f.robot_paths_dropped = true,
             }
         }
     }
@@ -256,6 +284,40 @@ impl<'a> Analyzer<'a> {
     /// The state so far, to merge with other threads'.
     pub fn into_partial(self) -> Partial {
         self.part
+    }
+}
+
+impl Folded {
+    /// What every record adds, tracked client or not: the site's paths,
+    /// 404s, days and virtual hosts.
+    fn per_record(&mut self, r: &Record<'_>, robot: bool) {
+        let target: &str = &r.path;
+        self.site_paths.add(target, 1);
+        let not_found = u64::from(r.status == 404);
+        if not_found == 1 {
+            self.not_found.add(target, 1);
+        }
+        let day = self.days.entry(r.time.div_euclid(86_400)).or_default();
+        day[0] += 1;
+        day[1] = day[1].saturating_add(r.bytes);
+        day[2] += not_found;
+        if let Some(v) = &r.vhost {
+            let key: &str = if self.vhosts.len() < MAX_VHOSTS || self.vhosts.contains_key(&**v) {
+                v
+            } else {
+                OTHER_VHOSTS
+            };
+            let n = match self.vhosts.get_mut(key) {
+                Some(n) => n,
+                None => self.vhosts.entry(key.into()).or_default(),
+            };
+            let robot = u64::from(robot);
+            n[0] += 1;
+            n[1] = n[1].saturating_add(r.bytes);
+            n[2] += robot;
+            n[3] = n[3].saturating_add(robot * r.bytes);
+            n[4] += not_found;
+        }
     }
 }
 
@@ -319,6 +381,12 @@ impl Partial {
                             self.folded.clients.get_mut(i).merge(&c);
                             client_map.push(i);
                         }
+                        Entry::Vacant(_) if self.folded.clients.len() >= self.max_clients => {
+                            self.folded.untracked.requests += c.requests;
+                            self.folded.untracked.bytes =
+                                self.folded.untracked.bytes.saturating_add(c.bytes);
+                            client_map.push(DROPPED);
+                        }
                         Entry::Vacant(e) => {
                             let i = self.folded.clients.push(c);
                             e.insert(i);
@@ -342,6 +410,13 @@ impl Partial {
                         client_map.push(i);
                         kept.push(false);
                     }
+                    None if next as usize >= self.max_clients => {
+                        self.folded.untracked.requests += c.requests;
+                        self.folded.untracked.bytes =
+                            self.folded.untracked.bytes.saturating_add(c.bytes);
+                        client_map.push(DROPPED);
+                        kept.push(false);
+                    }
                     None => {
                         client_map.push(next);
                         next += 1;
@@ -352,6 +427,9 @@ impl Partial {
             self.folded.clients.append_kept(segs, &kept);
         }
         for (ci, samples) in o.folded.probe_samples {
+            if client_map[ci as usize] == DROPPED {
+                continue;
+            }
             let s = self
                 .folded
                 .probe_samples
@@ -360,6 +438,9 @@ impl Partial {
             keep_first(s, samples, true);
         }
         for (ci, samples) in o.folded.disallowed_samples {
+            if client_map[ci as usize] == DROPPED {
+                continue;
+            }
             let s = self
                 .folded
                 .disallowed_samples
@@ -368,6 +449,9 @@ impl Partial {
             keep_first(s, samples, false);
         }
         for (ci, secs) in o.folded.seconds {
+            if client_map[ci as usize] == DROPPED {
+                continue;
+            }
             self.folded
                 .seconds
                 .entry(client_map[ci as usize])
@@ -382,6 +466,13 @@ impl Partial {
                 }
             }
         }
+        self.folded.robot_paths_dropped |= o.folded.robot_paths_dropped;
+        self.folded.untracked.requests += o.folded.untracked.requests;
+        self.folded.untracked.bytes = self
+            .folded
+            .untracked
+            .bytes
+            .saturating_add(o.folded.untracked.bytes);
         self.folded.site_paths.merge(o.folded.site_paths);
         self.folded.not_found.merge(o.folded.not_found);
         for (d, n) in o.folded.days {

@@ -202,7 +202,10 @@ impl RobotAcc {
                         .collect()
                 })
                 .unwrap_or_default(),
-            top_paths_approximate: top.is_some_and(|t| t.approximate),
+            top_paths_approximate: match top {
+                Some(t) => t.approximate,
+                None => a.folded.robot_paths_dropped && self.requests > 0,
+            },
             verification: self.verification,
             spoofed_ips: {
                 // Most requests first, then by address: the same for any
@@ -248,11 +251,24 @@ fn distinct_addresses(a: &Analysis, threads: usize) -> Distinct {
     }
 }
 
+/// Where a User-Agent's requests go in the report.
+#[derive(Clone, Copy)]
+enum Slot {
+    /// No robot declared.
+    None,
+    /// The robot at this index.
+    Kept(usize),
+    /// A robot past the cap.
+    Omitted,
+}
+
 /// What one pass over the clients adds up.
 struct Pass {
-    /// For each User-Agent, its robot's index in `robots`.
-    agent_robot: Vec<Option<usize>>,
+    /// For each User-Agent, its robot's place in `robots`.
+    agent_robot: Vec<Slot>,
     robots: Vec<(String, RobotAcc)>,
+    /// The robots past [`ROBOTS_CAP`], counted together.
+    omitted: OmittedRobots,
     classes: [ClassTotals; 5],
     hourly: Map<i64, [u64; 5]>,
     /// Clients active per day.
@@ -270,16 +286,58 @@ struct Pass {
 
 impl Pass {
     /// Robots by agent: each client adds to its agent's robot without a
-    /// lookup by name.
+    /// lookup by name. At most [`ROBOTS_CAP`] robots get their own entry
+    /// (every registered robot first, then the most requests, then by
+    /// name): a log of a million made-up robot names costs a report of a
+    /// thousand, and the rest are counted in `robots_omitted`.
     fn new(a: &Analysis) -> Pass {
+        let mut per_agent = vec![0u64; a.agents.len()];
+        for i in 0..a.folded.clients.len() {
+            let c = &a.folded.clients[i];
+            per_agent[c.agent()] += c.requests;
+        }
+        let mut by_name: Map<&str, (bool, u64)> = Map::default();
+        for ((_, agent), n) in a.agents.iter().zip(&per_agent) {
+            // An agent whose clients were all past the cap on clients
+            // has no requests here.
+            if *n == 0 {
+                continue;
+            }
+            if let Some(name) = agent.robot.as_deref() {
+                let e = by_name.entry(name).or_default();
+                e.0 |= agent.registered;
+                e.1 += n;
+            }
+        }
+        let kept: Option<Set<&str>> = (by_name.len() > ROBOTS_CAP).then(|| {
+            let mut v: Vec<(&str, (bool, u64))> = by_name.iter().map(|(k, v)| (*k, *v)).collect();
+            let order = |x: &(&str, (bool, u64)), y: &(&str, (bool, u64))| {
+                y.1.0
+                    .cmp(&x.1.0)
+                    .then(y.1.1.cmp(&x.1.1))
+                    .then_with(|| x.0.cmp(y.0))
+            };
+            v.select_nth_unstable_by(ROBOTS_CAP, order);
+            v.truncate(ROBOTS_CAP);
+            v.into_iter().map(|(k, _)| k).collect()
+        });
+        let mut omitted = OmittedRobots::default();
+        if let Some(k) = &kept {
+            omitted.robots = (by_name.len() - k.len()) as u64;
+        }
         let mut robot_ix: Map<&str, usize> = Map::default();
         let mut robots: Vec<(String, RobotAcc)> = Vec::new();
         let agent_robot = a
             .agents
             .iter()
             .map(|(_, agent)| {
-                let name = agent.robot.as_deref()?;
-                Some(*robot_ix.entry(name).or_insert_with(|| {
+                let Some(name) = agent.robot.as_deref() else {
+                    return Slot::None;
+                };
+                if kept.as_ref().is_some_and(|k| !k.contains(name)) {
+                    return Slot::Omitted;
+                }
+                Slot::Kept(*robot_ix.entry(name).or_insert_with(|| {
                     robots.push((name.to_owned(), RobotAcc::new(agent)));
                     robots.len() - 1
                 }))
@@ -288,6 +346,7 @@ impl Pass {
         Pass {
             agent_robot,
             robots,
+            omitted,
             classes: Default::default(),
             hourly: Map::default(),
             visitors: Map::default(),
@@ -340,8 +399,14 @@ impl Pass {
         if check == Some(Check::Spoofed) {
             self.lists[3].push(i);
         }
-        if let Some(ri) = self.agent_robot[c.agent()] {
-            self.robots[ri].1.add(a, i, ci, check);
+        match self.agent_robot[c.agent()] {
+            Slot::Kept(ri) => self.robots[ri].1.add(a, i, ci, check),
+            Slot::Omitted => {
+                self.omitted.clients += 1;
+                self.omitted.requests += c.requests;
+                self.omitted.bytes += c.bytes;
+            }
+            Slot::None => {}
         }
     }
 }
@@ -573,14 +638,17 @@ pub fn build<S: BuildHasher>(
             last: format_rfc3339(p.last),
         }),
         site: Site {
-            requests: p.requests,
-            bytes: p.bytes,
+            requests: p.requests + a.folded.untracked.requests,
+            bytes: p.bytes.saturating_add(a.folded.untracked.bytes),
             clients: a.folded.clients.len() as u64,
             unique_ips,
             robot_requests: p.robot_requests,
             robot_bytes: p.robot_bytes,
-            robot_request_share: ratio(p.robot_requests, p.requests),
-            robot_byte_share: ratio(p.robot_bytes, p.bytes),
+            robot_request_share: ratio(p.robot_requests, p.requests + a.folded.untracked.requests),
+            robot_byte_share: ratio(
+                p.robot_bytes,
+                p.bytes.saturating_add(a.folded.untracked.bytes),
+            ),
             classes: Class::ALL
                 .iter()
                 .zip(p.classes)
@@ -596,6 +664,8 @@ pub fn build<S: BuildHasher>(
         not_found_approximate: a.not_found().approximate,
         vhosts: vhosts(a),
         robots,
+        robots_omitted: p.omitted,
+        untracked: a.folded.untracked,
         undeclared_bots: undeclared,
         scanners,
         monitors,

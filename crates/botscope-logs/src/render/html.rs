@@ -215,6 +215,27 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
     }
 }
 
+/// The line that says how many robots have no entry of their own.
+pub(crate) fn omitted_robots(o: &botscope_accesslog::OmittedRobots) -> String {
+    format!(
+        "{} more robots ({} clients, {} requests) are counted together: a report keeps {} robots (every registered one, then the most requests).",
+        o.robots,
+        o.clients,
+        o.requests,
+        botscope_accesslog::ROBOTS_CAP
+    )
+}
+
+/// The line that says how many requests belong to no tracked client.
+pub(crate) fn untracked(r: &Report) -> String {
+    format!(
+        "{} requests ({}) came from clients past the {} distinct clients the analysis tracks: they count for the site (requests, days, paths), not in any client, class or list.",
+        r.untracked.requests,
+        bytes(r.untracked.bytes),
+        r.site.clients
+    )
+}
+
 fn robots_table(r: &Report, o: &PageOptions) -> Markup {
     let opt = |v: Option<f64>| v.map(|d| d.to_string()).unwrap_or_else(|| "-".into());
     html! {
@@ -264,6 +285,12 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
                 }
             }
         } }
+        @if r.robots_omitted.robots > 0 {
+            p.muted { (omitted_robots(&r.robots_omitted)) }
+        }
+        @if r.untracked.requests > 0 {
+            p.muted { (untracked(r)) }
+        }
     }
 }
 

@@ -352,6 +352,12 @@ pub fn text_fit(r: &Report, width: usize) -> String {
             width,
             &[12, 13, 3, 8, 1, 6, 11],
         );
+        if r.robots_omitted.robots > 0 {
+            let _ = writeln!(out, "{}", super::html::omitted_robots(&r.robots_omitted));
+        }
+    }
+    if r.untracked.requests > 0 {
+        let _ = writeln!(out, "\n{}", super::html::untracked(r));
     }
     clients(&mut out, "spoofed robots", &r.spoofed, 20, width);
     clients(&mut out, "undeclared robots", &r.undeclared_bots, 20, width);

@@ -17,6 +17,7 @@ fn settings(threads: usize) -> Settings {
         format: None,
         window: Default::default(),
         threads,
+        max_clients: botscope_accesslog::MAX_CLIENTS,
     }
 }
 

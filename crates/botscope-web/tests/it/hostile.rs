@@ -18,6 +18,8 @@ fn hostile() -> SocketAddr {
                 api_per_second: 0,
                 header_timeout: Duration::from_secs(1),
                 connections_per_client: 32,
+                upload_clients: 3000,
+                uploads_bytes: 1,
                 ..Limits::default()
             },
             ..Config::demo()
@@ -179,4 +181,48 @@ fn a_huge_query_is_a_client_error_that_names_no_path() {
     let q = format!("disallow:/{}", "a*".repeat(250));
     let r = crate::get(addr, &format!("/api/search?q={}", crate::pct(&q)));
     assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// Found: an upload of a million distinct made-up robots held gigabytes
+/// (a report entry, a page section and a path counter per robot) and
+/// kept them. Now the analysis tracks a bounded number of clients, the
+/// report a bounded number of robots, each counting the rest together;
+/// and the kept reports are bounded in bytes, the oldest going first.
+#[test]
+fn an_upload_of_made_up_clients_is_bounded_and_says_so() {
+    let addr = hostile();
+    let mut log = String::new();
+    for i in 0..4000u32 {
+        log.push_str(&format!(
+            "10.{}.{}.{} - - [24/Nov/2026:10:{:02}:00 +0000] \"GET /p/{i} HTTP/1.1\" 200 100 \"-\" \"Mozilla/5.0 (compatible; Made{i}Bot/1.0; +http://example.com/)\"\n",
+            i >> 16,
+            (i >> 8) & 255,
+            i & 255,
+            i % 60
+        ));
+    }
+    let (ct, body) = crate::multipart(&[("log", Some("made-up.log"), log.as_bytes())]);
+    let first = crate::request(addr, "POST", "/logs", &ct, &body);
+    assert_eq!(first.status, 303, "{}", first.body);
+    let first = first.header("location").unwrap().to_owned();
+    let id = first.trim_start_matches("/logs/");
+    let json = crate::get(addr, &format!("/api/logs/{id}")).json();
+    assert_eq!(json["site"]["requests"], 4000);
+    assert_eq!(json["site"]["clients"], 3000);
+    assert_eq!(json["untracked"]["requests"], 1000);
+    assert_eq!(json["robots"].as_object().unwrap().len(), 1000);
+    assert_eq!(json["robots_omitted"]["robots"], 2000);
+    assert_eq!(json["robots_omitted"]["requests"], 2000);
+    let page = crate::get(addr, &first);
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("2000 more robots"), "the page says so");
+    assert!(page.body.contains("1000 requests"), "the page says so");
+    // A second upload: the kept reports are over their bytes, the oldest
+    // goes.
+    let (ct, body) = crate::multipart(&[("log", Some("second.log"), &log.as_bytes()[..2000])]);
+    let second = crate::request(addr, "POST", "/logs", &ct, &body);
+    assert_eq!(second.status, 303, "{}", second.body);
+    let second = second.header("location").unwrap().to_owned();
+    assert_eq!(crate::get(addr, &second).status, 200);
+    assert_eq!(crate::get(addr, &first).status, 404);
 }
