@@ -307,7 +307,7 @@ impl Feeder<'_> {
         let batch = std::mem::take(&mut self.pending);
         let mut need: Vec<&Version> = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        for v in batch.iter().flat_map(|h| &h.versions) {
+        for v in batch.iter().flat_map(|h| h.stream()) {
             if !self.cache.contains_key(&v.hash) && seen.insert(v.hash) {
                 need.push(v);
             }
@@ -341,9 +341,12 @@ impl Feeder<'_> {
 
     fn site(&mut self, h: &SiteHistory) -> Result<()> {
         self.report.sites += 1;
-        let n = h.versions.len();
-        for (i, v) in h.versions.iter().enumerate() {
-            let until = h.versions.get(i + 1).map_or(FOREVER, |w| w.first_seen);
+        // What the site serves: a user's submission is kept in the store
+        // as its own source and never replaces a fetched version here.
+        let versions = h.stream();
+        let n = versions.len();
+        for (i, v) in versions.iter().enumerate() {
+            let until = versions.get(i + 1).map_or(FOREVER, |w| w.first_seen);
             if let Some(t) = self.as_of
                 && !(v.first_seen <= t && t < until)
             {

@@ -317,9 +317,26 @@ pub struct SiteHistory {
 }
 
 impl SiteHistory {
-    /// The version in force at `t`: the latest first seen no later.
+    /// The versions that say what the site serves, oldest first: those
+    /// fetched or imported. A user's submission never replaces them; a
+    /// site known only from submissions has those.
+    pub fn stream(&self) -> Vec<&Version> {
+        let observed: Vec<&Version> = self
+            .versions
+            .iter()
+            .filter(|v| v.source != Source::Submitted)
+            .collect();
+        if observed.is_empty() {
+            self.versions.iter().collect()
+        } else {
+            observed
+        }
+    }
+
+    /// The version in force at `t`: the latest of [`SiteHistory::stream`]
+    /// first seen no later.
     pub fn at(&self, t: i64) -> Option<&Version> {
-        self.versions.iter().rev().find(|v| v.first_seen <= t)
+        self.stream().into_iter().rev().find(|v| v.first_seen <= t)
     }
 }
 

@@ -642,16 +642,24 @@ fn record_set(
         let ks: Vec<i32> = asks.iter().map(|&k| k as i32).collect();
         let ss: Vec<i64> = asks.iter().map(|&k| site[k]).collect();
         let ts: Vec<i64> = asks.iter().map(|&k| times[k]).collect();
+        // A user's submission is a stream of its own: it never continues,
+        // moves or interrupts the versions fetched from the site.
+        let subs: Vec<bool> = asks
+            .iter()
+            .map(|&k| batch[k].source == Source::Submitted)
+            .collect();
         for r in tx.query(
             "SELECT u.k, b.id, b.hash, a.id, a.hash
-             FROM unnest($1::int[], $2::bigint[], $3::bigint[]) AS u(k, site, t)
+             FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bool[]) AS u(k, site, t, sub)
              LEFT JOIN LATERAL (SELECT id, hash FROM versions
                  WHERE site_id = u.site AND first_seen <= u.t
+                    AND (source = 'submitted') = u.sub
                  ORDER BY first_seen DESC, id DESC LIMIT 1) b ON true
              LEFT JOIN LATERAL (SELECT id, hash FROM versions
                  WHERE site_id = u.site AND first_seen > u.t
+                    AND (source = 'submitted') = u.sub
                  ORDER BY first_seen ASC, id ASC LIMIT 1) a ON true",
-            &[&ks, &ss, &ts],
+            &[&ks, &ss, &ts, &subs],
         )? {
             let k = r.get::<_, i32>(0) as usize;
             let before = r.get::<_, Option<i64>>(1).map(|id| (id, r.get(2)));
@@ -746,9 +754,10 @@ fn record_set(
             last_modified = CASE WHEN u.body THEN u.lm ELSE s.last_modified END,
             retry_at = u.retry
          FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::int[], $5::text[], $6::bool[],
-                     $7::bool[], $8::text[], $9::text[], $10::bigint[])
-              AS u(id, t, outcome, status, ec, unreach, body, etag, lm, retry)
-         WHERE s.id = u.id AND (s.last_attempt IS NULL OR s.last_attempt <= u.t)",
+                     $7::bool[], $8::text[], $9::text[], $10::bigint[], $11::bool[])
+              AS u(id, t, outcome, status, ec, unreach, body, etag, lm, retry, sub)
+         WHERE s.id = u.id AND NOT u.sub
+            AND (s.last_attempt IS NULL OR s.last_attempt <= u.t)",
         &[
             &site,
             &times,
@@ -768,6 +777,11 @@ fn record_set(
                     matches!(a.status, Some(429 | 503))
                         .then(|| a.time + i(a.expires_in.unwrap_or(0)))
                 })
+                .collect::<Vec<_>>(),
+            // A submission says nothing of what the site serves.
+            &batch
+                .iter()
+                .map(|a| a.source == Source::Submitted)
                 .collect::<Vec<_>>(),
         ],
     )?;

@@ -285,18 +285,25 @@ fn record_one(
     // Versions: the one in force at this time (the latest that started no
     // later) continues when the content is the same; else the next one
     // may start earlier; else a new version starts.
+    // A user's submission is a stream of its own: it never continues,
+    // moves or interrupts the versions fetched from the site, nor they it.
+    let submitted = a.source == Source::Submitted;
     let at = |sql: &str| -> rusqlite::Result<Option<(i64, Vec<u8>)>> {
         tx.prepare_cached(sql)?
-            .query_row(params![site_id, a.time], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row(params![site_id, a.time, submitted], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .optional()
     };
     let before = at(
         "SELECT id, hash FROM versions WHERE site_id = ?1 AND first_seen <= ?2
+            AND (source = 'submitted') = ?3
          ORDER BY first_seen DESC, id DESC LIMIT 1",
     )?;
     if let Some((h, _)) = &hash {
         let after = at(
             "SELECT id, hash FROM versions WHERE site_id = ?1 AND first_seen > ?2
+            AND (source = 'submitted') = ?3
              ORDER BY first_seen ASC, id ASC LIMIT 1",
         )?;
         match (before, after) {
@@ -334,6 +341,11 @@ fn record_one(
         // Not modified: the version in force is still there.
         tx.prepare_cached("UPDATE versions SET last_seen = max(last_seen, ?2) WHERE id = ?1")?
             .execute(params![id, a.time])?;
+    }
+    if submitted {
+        // A submission says nothing of what the site serves: its fetch
+        // state stays.
+        return Ok(());
     }
     // The site's latest state, only from an attempt at least as recent.
     tx.prepare_cached(

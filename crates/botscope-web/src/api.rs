@@ -367,9 +367,12 @@ pub async fn site_model(app: &Arc<App>, host: &str, p: &SiteParams) -> Result<Si
             .site(&host)?
             .filter(|h| !h.versions.is_empty())
             .ok_or_else(|| Fail::NotFound(format!("the store has no robots.txt of {host}")))?;
+        // What the site serves (a submission is listed, never shown in
+        // place of a fetched version).
+        let stream = h.stream();
         let v = h
             .at(at.unwrap_or(i64::MAX))
-            .or(h.versions.first())
+            .or(stream.first().copied())
             .ok_or_else(|| Fail::NotFound(format!("no version of {host}")))?;
         let robots = Robots::parse_with(&v.body, &ParseOptions::default());
         let diagnostics = botscope_robotstxt::lint(&robots);
@@ -390,15 +393,14 @@ pub async fn site_model(app: &Arc<App>, host: &str, p: &SiteParams) -> Result<Si
                 diff_from = Some(a.first_seen);
                 diff_to = Some(b.first_seen);
             }
-        } else if h.versions.len() > 1 {
+        } else if stream.len() > 1 {
             // The change that made the version shown, or the first one.
-            let i = h
-                .versions
+            let i = stream
                 .iter()
                 .position(|x| x.first_seen == v.first_seen)
                 .unwrap_or(0)
                 .max(1);
-            let (a, b) = (&h.versions[i - 1], &h.versions[i]);
+            let (a, b) = (stream[i - 1], stream[i]);
             diff = Some(botscope_index::diff_versions(
                 &a.body,
                 &b.body,

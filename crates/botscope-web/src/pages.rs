@@ -296,6 +296,12 @@ fn site_body(m: &SiteModel, p: &SiteParams) -> Markup {
             a href={ "/site/" (host) "/robots.txt" (query(&[("at", &m.shown.to_string())])) } { "As stored" } " · "
             a href={ "/site/" (host) "/bias" (query(&[("as_of", &m.shown.to_string())])) } { "Analyze it!" }
         }
+        @let submitted = m.versions.iter().filter(|v| v.source == "submitted").count();
+        @if submitted > 0 && m.source != "submitted" {
+            p.muted { (submitted) " of the versions were submitted by users: they are kept and listed as such, but search, bias and this page show what the site serves." }
+        } @else if m.source == "submitted" {
+            p.muted { "botscope has never fetched this site: what it shows was submitted by a user." }
+        }
         (timeline(m))
         h2 { "Check a URL" }
         form.inline method="get" action={ "/site/" (host) } {
@@ -830,7 +836,7 @@ pub async fn submit_form(State(app): State<Arc<App>>) -> Response {
 fn submit_markup(error: Option<&str>, site: &str, text: &str) -> Markup {
     html! {
         h1 { "Submit a robots.txt" }
-        p { "A file you give is stored as the site's " code { "submitted" } " version, indexed at once, and its bias shown (BotSeer's submission)." }
+        p { "A file you give is stored as a " code { "submitted" } " version of the site and its bias shown (BotSeer's submission). It is kept apart from what the site serves: search and bias keep using the versions fetched from the site, and use yours only for a site never fetched." }
         @if let Some(e) = error { pre.error { (Text(e)) } }
         form.stack method="post" action="/submit" enctype="multipart/form-data" {
             label { "Site " input type="text" name="site" value=(site) placeholder="www.example.com" required; }
@@ -871,7 +877,7 @@ pub async fn submit(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
             let host = b.site.clone().unwrap_or_default();
             let page_body = html! {
                 h1 { "Stored: " a href={ "/site/" (enc(&host)) } { (Text(&host)) } }
-                p.ok { "The file is stored as the submitted version of " (Text(&host)) " and indexed. Its bias:" }
+                p.ok { "The file is stored as a submitted version of " (Text(&host)) ", kept apart from the versions fetched from the site. Its bias:" }
                 (bias_table(&b, false, &format!("/site/{}/bias?rows=all", enc(&host))))
             };
             page(&app, "Submitted", "/submit", page_body)

@@ -125,6 +125,41 @@ fn a_version_only_when_the_content_changes_in(open: Open<'_>) {
 }
 
 #[test]
+fn a_submission_is_a_stream_of_its_own() {
+    let path = temp("submissions");
+    a_submission_is_a_stream_of_its_own_in(&mut || {
+        Box::new(SqliteStore::open(&path).expect("open"))
+    });
+}
+
+/// A user's submission neither continues nor interrupts the versions
+/// fetched from the site, leaves the site's fetch state alone, and is not
+/// what the site serves.
+fn a_submission_is_a_stream_of_its_own_in(open: Open<'_>) {
+    let mut s = open();
+    s.record(None, &[ok("a.test", 100, "A")]).expect("record");
+    let before = s.previous().expect("previous")["a.test"].clone();
+    let mut sub = ok("a.test", 200, "S");
+    sub.status = None;
+    sub.headers = Headers::default();
+    sub.source = botscope_store::Source::Submitted;
+    s.record(None, &[sub]).expect("record");
+    assert_eq!(s.previous().expect("previous")["a.test"], before);
+    // The next fetch of the same content continues the fetched version.
+    s.record(None, &[ok("a.test", 300, "A")]).expect("record");
+    assert_eq!(
+        versions(&*s),
+        vec![
+            ("a.test".into(), 100, 300, "A".into()),
+            ("a.test".into(), 200, 200, "S".into()),
+        ]
+    );
+    let h = s.site("a.test").expect("site").expect("known");
+    assert_eq!(h.at(i64::MAX).expect("in force").body, b"A");
+    assert_eq!(h.stream().len(), 1);
+}
+
+#[test]
 fn previous_state_for_the_next_fetch() {
     let path = temp("previous");
     previous_state_for_the_next_fetch_in(&mut || Box::new(SqliteStore::open(&path).expect("open")));
@@ -551,8 +586,9 @@ fn version_one_stores_migrate() {
 #[test]
 fn postgres_behaves_like_sqlite() {
     let pg = botscope_testkit::pg::Postgres::start();
-    let tests: [(&str, Behaviour); 4] = [
+    let tests: [(&str, Behaviour); 5] = [
         ("versions", a_version_only_when_the_content_changes_in),
+        ("submissions", a_submission_is_a_stream_of_its_own_in),
         ("previous", previous_state_for_the_next_fetch_in),
         ("resume", runs_resume_without_duplicate_versions_in),
         ("changes", the_change_mark_names_the_sites_to_reindex_in),

@@ -428,6 +428,61 @@ fn site_page_checks_lints_and_diffs() {
 /// Bytes meant to run or to fool: script, HTML, terminal escapes, bidi.
 const HOSTILE: &str = "User-agent: <script>alert(1)</script>\nDisallow: /\"><img src=x onerror=alert(2)>\n# \u{1b}[31mred\u{1b}[0m \u{202e}txt.exe\nUser-agent: *\nDisallow: /private/\n";
 
+/// Found: a cross-origin form post replaced what search and bias call a
+/// site's robots.txt. A submission is kept as its own source, listed as
+/// submitted, and never replaces the fetched version in search, bias or
+/// the site page.
+#[test]
+fn a_submission_never_replaces_what_the_site_serves() {
+    let addr = start(Config {
+        demo_sites: 50,
+        ..demo_config()
+    })
+    .addr;
+    let hits = get(addr, "/api/search?q=disallow%3A%2F&limit=1").json();
+    let host = hits["hits"][0]["site"].as_str().unwrap().to_owned();
+    let before = get(addr, &format!("/api/site/{host}")).json();
+    let bias_before = get(addr, &format!("/api/bias?site={host}")).json();
+    assert_ne!(before["source"], "submitted");
+    let r = post_json(
+        addr,
+        "/api/submit",
+        &serde_json::json!({"site": host, "robots_txt": "User-agent: *\nDisallow: /submitted-zzq\n"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let after = get(addr, &format!("/api/site/{host}")).json();
+    assert_eq!(after["shown"], before["shown"], "{after}");
+    assert_eq!(after["source"], before["source"]);
+    assert_eq!(after["body"], before["body"]);
+    let versions = after["versions"].as_array().unwrap();
+    assert_eq!(
+        versions.len(),
+        before["versions"].as_array().unwrap().len() + 1
+    );
+    assert!(versions.iter().any(|v| v["source"] == "submitted"));
+    assert_eq!(
+        get(addr, &format!("/api/bias?site={host}")).json(),
+        bias_before
+    );
+    let s = get(addr, "/api/search?q=disallow%3A%2Fsubmitted-zzq").json();
+    assert_eq!(s["total"], 0, "{s}");
+    let page = get(addr, &format!("/site/{host}"));
+    assert!(page.body.contains("submitted by users"), "the page says so");
+    // A site never fetched is known by its submission.
+    let r = post_json(
+        addr,
+        "/api/submit",
+        &serde_json::json!({"site": "never-fetched.example", "robots_txt": "User-agent: *\nDisallow: /only-zzq\n"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let s = get(addr, "/api/search?q=disallow%3A%2Fonly-zzq").json();
+    assert_eq!(s["total"], 1, "{s}");
+    assert_eq!(
+        get(addr, "/api/site/never-fetched.example").json()["source"],
+        "submitted"
+    );
+}
+
 #[test]
 fn submitted_files_are_data_only() {
     // A server of its own: the shared one's robots table stays as the
