@@ -512,6 +512,8 @@ pub struct FavorParams {
     pub category: Option<String>,
     /// `month` or `year` (default: by month up to three years).
     pub by: Option<String>,
+    /// `all`: the page lists up to 300 robots instead of 25.
+    pub rows: Option<String>,
 }
 
 impl FavorParams {

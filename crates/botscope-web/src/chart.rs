@@ -9,7 +9,12 @@ use botscope_index::{Counts, Trends};
 const W: f64 = 720.0;
 const H: f64 = 240.0;
 const LEFT: f64 = 40.0;
+const RIGHT: f64 = 8.0;
+/// Room above the plot for the top label (`100%`).
+const TOP: f64 = 10.0;
 const BOTTOM: f64 = 40.0;
+/// The width an axis label takes per character (11 px text), generously.
+const CHAR: f64 = 7.0;
 
 /// The counts a chart shows for a period: one agent's, or the group's.
 fn counts<'a>(t: &'a Trends, p: &'a botscope_index::Period) -> &'a Counts {
@@ -19,19 +24,33 @@ fn counts<'a>(t: &'a Trends, p: &'a botscope_index::Period) -> &'a Counts {
     }
 }
 
+/// Every how many periods a label is written so that labels never meet:
+/// the widest label plus a gap fits in that many slots.
+pub fn label_every(labels: &[&str], slot: f64) -> usize {
+    let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64 * CHAR;
+    (((widest + 2.0 * CHAR) / slot.max(0.1)).ceil() as usize).max(1)
+}
+
 /// The stacked bars.
 pub fn trends(t: &Trends) -> Markup {
     let n = t.periods.len().max(1) as f64;
-    let slot = (W - LEFT) / n;
+    let slot = (W - LEFT - RIGHT) / n;
     let bar = (slot * 0.8).max(1.0);
-    let plot = H - BOTTOM;
-    // Label at most ~12 periods.
-    let every = (t.periods.len() / 12).max(1);
+    let plot = H - BOTTOM - TOP;
+    let labels: Vec<&str> = t.periods.iter().map(|p| p.period.as_str()).collect();
+    let every = label_every(&labels, slot);
+    // A label is centred under its bar, but kept inside the picture.
+    let label_x = |x: f64, label: &str| {
+        let half = label.chars().count() as f64 * CHAR / 2.0;
+        x.clamp(LEFT.max(half), W - half)
+    };
+    // On a phone the chart scrolls sideways rather than shrink its labels
+    // below reading size.
     html! {
-        svg.chart viewBox={ "0 0 " (W) " " (H) } role="img" aria-label="Restriction over time" {
+        div.wide { svg.chart viewBox={ "0 0 " (W) " " (H) } role="img" aria-label="Restriction over time" {
             @for pct in [0u32, 25, 50, 75, 100] {
-                @let y = plot - plot * f64::from(pct) / 100.0;
-                line.grid x1=(LEFT) x2=(W) y1=(format!("{y:.1}")) y2=(format!("{y:.1}")) {}
+                @let y = TOP + plot - plot * f64::from(pct) / 100.0;
+                line.grid x1=(LEFT) x2=(W - RIGHT) y1=(format!("{y:.1}")) y2=(format!("{y:.1}")) {}
                 text.axis x=(LEFT - 4.0) y=(format!("{:.1}", y + 4.0)) text-anchor="end" { (pct) "%" }
             }
             @for (i, p) in t.periods.iter().enumerate() {
@@ -41,21 +60,40 @@ pub fn trends(t: &Trends) -> Markup {
                 @let hf = plot * c.full as f64 / total;
                 @let hp = plot * c.partial as f64 / total;
                 @let hn = plot * c.none as f64 / total;
+                @let base = TOP + plot;
                 g.period data-period=(p.period) {
                     title { (p.period) ": " (c.full) " full, " (c.partial) " partial, " (c.none) " none of " (p.sites) " sites" }
-                    rect.full x=(format!("{x:.1}")) y=(format!("{:.1}", plot - hf)) width=(format!("{bar:.1}")) height=(format!("{hf:.1}")) {}
-                    rect.partial x=(format!("{x:.1}")) y=(format!("{:.1}", plot - hf - hp)) width=(format!("{bar:.1}")) height=(format!("{hp:.1}")) {}
-                    rect.none x=(format!("{x:.1}")) y=(format!("{:.1}", plot - hf - hp - hn)) width=(format!("{bar:.1}")) height=(format!("{hn:.1}")) {}
+                    rect.full x=(format!("{x:.1}")) y=(format!("{:.1}", base - hf)) width=(format!("{bar:.1}")) height=(format!("{hf:.1}")) {}
+                    rect.partial x=(format!("{x:.1}")) y=(format!("{:.1}", base - hf - hp)) width=(format!("{bar:.1}")) height=(format!("{hp:.1}")) {}
+                    rect.none x=(format!("{x:.1}")) y=(format!("{:.1}", base - hf - hp - hn)) width=(format!("{bar:.1}")) height=(format!("{hn:.1}")) {}
                     @if i % every == 0 {
-                        text.axis x=(format!("{:.1}", x + bar / 2.0)) y=(format!("{:.1}", plot + 16.0)) text-anchor="middle" { (p.period) }
+                        text.axis x=(format!("{:.1}", label_x(x + bar / 2.0, &p.period))) y=(format!("{:.1}", base + 20.0)) text-anchor="middle" { (p.period) }
                     }
                 }
             }
-        }
+        } }
         p.legend {
             span { i.full {} "full (Disallow: /)" }
             span { i.partial {} "partial" }
             span { i.none {} "none" }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found: monthly labels ran into each other (`2024-012024-02…`).
+    #[test]
+    fn labels_are_thinned_to_never_meet() {
+        let months: Vec<String> = (0..36)
+            .map(|i| format!("{}-{:02}", 2023 + i / 12, i % 12 + 1))
+            .collect();
+        let labels: Vec<&str> = months.iter().map(String::as_str).collect();
+        let slot = (W - LEFT - RIGHT) / labels.len() as f64;
+        let every = label_every(&labels, slot);
+        assert!(every as f64 * slot >= 7.0 * CHAR, "{every} × {slot}");
+        assert_eq!(label_every(&["2024"], 600.0), 1);
     }
 }

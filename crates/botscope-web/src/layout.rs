@@ -43,16 +43,25 @@ const NAV: &[(&str, &str)] = &[
     ("/api", "API"),
 ];
 
-/// The navigation as plain links, for pages with their own style (the
-/// log report the command line writes).
-pub fn plain_nav() -> Markup {
+/// The site's header for pages with their own style (the log report the
+/// command line writes), `current` marked; styled by [`HEADER_STYLE`],
+/// which such a page adds to its own.
+pub fn header(current: &str) -> Markup {
     html! {
-        nav aria-label="botscope" {
-            a href="/" { "botscope" }
-            @for (href, label) in NAV { " · " a href=(href) { (label) } }
+        header.top {
+            a.brand href="/" { "botscope" }
+            nav {
+                @for (href, label) in NAV {
+                    a href=(href) aria-current=[(*href == current).then_some("page")] { (label) }
+                }
+            }
         }
     }
 }
+
+/// The rules of [`header`], as the site's stylesheet has them, for a page
+/// whose policy allows only its own inline style.
+pub const HEADER_STYLE: &str = "body{margin-top:0}header.top{display:flex;flex-wrap:wrap;align-items:center;gap:.4em 1.4em;padding:.6em 1.2em;margin:0 -1.5em 1em;background:#1f4e79;color:#fff}header.top a{color:#fff;text-decoration:none}header.top .brand{font-weight:700;font-size:1.15em}header.top nav{display:flex;flex-wrap:wrap;gap:.2em 1em}header.top nav a[aria-current=page]{text-decoration:underline;text-underline-offset:4px}";
 
 /// A whole page.
 pub struct Page<'a> {
@@ -82,14 +91,7 @@ impl Page<'_> {
                     link rel="icon" href="/static/favicon.svg" type="image/svg+xml";
                 }
                 body {
-                    header.top {
-                        a.brand href="/" { "botscope" }
-                        nav {
-                            @for (href, label) in NAV {
-                                a href=(href) aria-current=[(*href == self.nav).then_some("page")] { (label) }
-                            }
-                        }
-                    }
+                    (header(self.nav))
                     @if self.demo {
                         p.demo {
                             "Demo: the robots.txt files and logs this repository ships, and a synthetic web made from its real files. "

@@ -144,7 +144,8 @@ pub fn analyse(
         &outcome.report,
         &botscope_logs::render::PageOptions {
             robot_link: Some("/crawler/"),
-            header: Some(&crate::layout::plain_nav()),
+            header: Some(&crate::layout::header("/logs")),
+            style: Some(crate::layout::HEADER_STYLE),
         },
     );
     let crawlers = outcome.crawlers();

@@ -620,7 +620,21 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
             ])
         )
     };
-    let shown = 300;
+    let all = p.rows.as_deref() == Some("all");
+    let shown = if all { 300 } else { 25 };
+    let all_link = format!(
+        "/robots{}",
+        query(&[
+            ("where", p.where_.as_deref().unwrap_or_default()),
+            ("as_of", p.as_of.as_deref().unwrap_or_default()),
+            ("semantics", p.semantics.as_deref().unwrap_or_default()),
+            ("min", p.min.as_deref().unwrap_or_default()),
+            ("agent", p.agent.as_deref().unwrap_or_default()),
+            ("category", p.category.as_deref().unwrap_or_default()),
+            ("sort", sort),
+            ("rows", "all"),
+        ])
+    );
     let body = html! {
         h1 { "Robots" }
         p.lead { "How the files treat each robot they name: " b { "favoured" } " (the robot may fetch more of the file's paths than the universal robot), "
@@ -628,6 +642,21 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
         (robots_form(&p))
         p { "N = " b { (favor.n) } " files · " (favor.semantics) " semantics · as of " (favor.as_of)
             @if let Some(w) = &favor.where_ { " · where " code { (Text(w)) } } }
+        h2 { "Restriction over time" }
+        @match &trends {
+            Ok(None) => {
+                p.muted { "The chart is being computed over " (favor.n) " files; "
+                    a href=(link(sort)) { "reload" } " in a while." }
+            }
+            Ok(Some(t)) => {
+                p { "Share of sites whose robots.txt keeps "
+                    @if t.agents.len() == 1 { code { (Text(&t.agents[0])) } } @else { "the group (" (t.agents.len()) " agents, the strictest per site)" }
+                    " out fully, partially or not at all, per " (t.by) "." }
+                (crate::chart::trends(t))
+            }
+            Err(e) => { pre.error { (Text(e.detail())) } }
+        }
+        h2 { "Favourability" }
         div.wide { table.favor id="favor" {
             thead { tr {
                 @for (key, label) in [("robot", "Robot"), ("appeared", "Appeared"), ("favored", "Favoured"), ("disfavored", "Disfavoured"), ("favorability", "Favourability")] {
@@ -646,20 +675,11 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
                 }
             }
         } }
-        @if favor.robots.len() > shown { p.muted { "The first " (shown) " robots of " (favor.robots.len()) " are shown; raise the minimum or use the JSON API." } }
-        h2 { "Restriction over time" }
-        @match &trends {
-            Ok(None) => {
-                p.muted { "The chart is being computed over " (favor.n) " files; "
-                    a href=(link(sort)) { "reload" } " in a while." }
+        @if favor.robots.len() > shown {
+            p.muted {
+                "The first " (shown) " robots of " (favor.robots.len()) " are shown; "
+                @if all { "raise the minimum or use the JSON API." } @else { a href=(all_link) { "show up to 300" } "." }
             }
-            Ok(Some(t)) => {
-                p { "Share of sites whose robots.txt keeps "
-                    @if t.agents.len() == 1 { code { (Text(&t.agents[0])) } } @else { "the group (" (t.agents.len()) " agents, the strictest per site)" }
-                    " out fully, partially or not at all, per " (t.by) "." }
-                (crate::chart::trends(t))
-            }
-            Err(e) => { pre.error { (Text(e.detail())) } }
         }
     };
     page(&app, "Robots", "/robots", body)
@@ -775,12 +795,20 @@ fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
         @if m.logs.is_empty() {
             p.muted { "No analysed log shows it. " a href="/logs" { "Upload a log" } "." }
         } @else {
-            (crate::map::map(&marks))
-            p.legend {
-                span { i.verified {} "verified" } span { i.spoofed-disobeying {} "spoofed, disobeying robots.txt" }
-                span { i.spoofed {} "spoofed" } span { i.other {} "unverifiable" }
-                " · " (marks.len()) " of " (addresses) " addresses located"
-                @if app.owners.is_empty() { " (no IP-owner data installed: " code { "botscope data update" } ")" }
+            @if marks.is_empty() {
+                p.empty {
+                    "None of its " (addresses) " addresses could be placed on a map: "
+                    @if app.owners.is_empty() { "no IP-owner data is installed. " } @else { "the installed IP-owner data does not cover them. " }
+                    "Run " code { "botscope data update" } " to install the current tables (AS, country, city), then restart the server."
+                }
+            } @else {
+                (crate::map::map(&marks))
+                p.legend {
+                    span { i.verified {} "verified" } span { i.spoofed-disobeying {} "spoofed, disobeying robots.txt" }
+                    span { i.spoofed {} "spoofed" } span { i.other {} "unverifiable" }
+                    " · " (marks.len()) " of " (addresses) " addresses located"
+                    @if marks.len() < addresses { " (the others are not in the installed IP-owner data: " code { "botscope data update" } " installs the current tables)" }
+                }
             }
             @for l in &m.logs {
                 h3 { a href={ "/logs/" (l.id) } { (Text(&l.log)) } " " span.muted { "as " (Text(&l.robot)) } }

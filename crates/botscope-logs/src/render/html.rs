@@ -29,6 +29,9 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;padding:0 1.5em;max-wi
 svg{max-width:100%;height:auto}
 code.path{display:inline-block;max-width:42ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom;word-break:normal}
 td.ua{max-width:34em;word-break:break-all}
+td.when{white-space:nowrap}td.paths code.path{max-width:36ch}
+#robots th,#robots-answers th{white-space:normal}#robots td:first-child,#robots-answers td:first-child{max-width:16em;word-break:break-all}
+h3{font-size:1em;margin-top:1.2em}
 .cols{display:flex;flex-wrap:wrap;gap:0 2em}.cols>div{flex:1 1 30em;min-width:0}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums}
@@ -238,6 +241,20 @@ pub(crate) fn untracked(r: &Report) -> String {
 
 fn robots_table(r: &Report, o: &PageOptions) -> Markup {
     let opt = |v: Option<f64>| v.map(|d| d.to_string()).unwrap_or_else(|| "-".into());
+    let robot = |name: &str| {
+        html! {
+            td {
+                @if let Some(base) = o.robot_link {
+                    a href={ (base) (botscope_text::url_component(name)) } { (Text(name)) }
+                } @else {
+                    (Text(name))
+                }
+            }
+        }
+    };
+    let robots = robots_by_requests(r);
+    // Two tables of a dozen columns each, so that both fit a laptop's
+    // screen: what each robot did, then how it was answered and verified.
     html! {
         h2 { "Robots " span.muted { "(" (r.robots.len()) ")" } }
         div.wide { table.sortable id="robots" {
@@ -245,21 +262,12 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
                 th { "Robot" } th { "Category" } th { "Requests" } th { "Sessions" } th { "IPs" }
                 th { "UAs" } th { "Bytes" } th { "robots.txt" } th { "Disallowed" }
                 th { "Disallowed %" } th { "Crawl-delay" } th { "Delay breaches" }
-                th { "Median gap (s)" } th { "2xx" } th { "3xx" } th { "4xx" } th { "5xx" }
-                th { "Verified IPs" } th { "Spoofed IPs" } th { "Unverifiable IPs" }
-                th { "First seen" } th { "Last seen" } th { "Top paths" }
+                th { "Median gap (s)" }
             } }
             tbody {
-                @for (name, b) in robots_by_requests(r) {
-                    @let status = |k: &str| num(b.status.get(k).copied().unwrap_or(0));
+                @for (name, b) in &robots {
                     tr {
-                        td {
-                            @if let Some(base) = o.robot_link {
-                                a href={ (base) (botscope_text::url_component(name)) } { (Text(name)) }
-                            } @else {
-                                (Text(name))
-                            }
-                        }
+                        (robot(name))
                         td { (Text(b.category.as_deref().unwrap_or("-"))) }
                         (num(b.requests)) (num(b.sessions)) (num(b.unique_ips)) (num(b.unique_uas))
                         (num_f(b.bytes as f64, &bytes(b.bytes)))
@@ -268,19 +276,6 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
                         (num_f(b.pace.crawl_delay_s.unwrap_or(-1.0), &opt(b.pace.crawl_delay_s)))
                         (num(b.pace.crawl_delay_breaches))
                         (num_f(b.pace.median_gap_s.unwrap_or(-1.0), &opt(b.pace.median_gap_s)))
-                        (status("2xx")) (status("3xx")) (status("4xx")) (status("5xx"))
-                        (num(b.verification.verified.ips))
-                        td class=(if b.verification.spoofed.ips > 0 { "n bad" } else { "n" })
-                            data-v=(b.verification.spoofed.ips) { (b.verification.spoofed.ips) }
-                        (num(b.verification.unverifiable.ips))
-                        td { (Text(&b.first_seen)) }
-                        td { (Text(&b.last_seen)) }
-                        td {
-                            @for (k, p) in b.top_paths.iter().take(5).enumerate() {
-                                @if k > 0 { br; }
-                                (path(&p.path)) " " (p.requests)
-                            }
-                        }
                     }
                 }
             }
@@ -291,6 +286,35 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
         @if r.untracked.requests > 0 {
             p.muted { (untracked(r)) }
         }
+        h3 { "How they were answered and verified" }
+        div.wide { table.sortable id="robots-answers" {
+            thead { tr {
+                th { "Robot" } th { "2xx" } th { "3xx" } th { "4xx" } th { "5xx" }
+                th { "Verified IPs" } th { "Spoofed IPs" } th { "Unverifiable IPs" }
+                th { "First seen" } th { "Last seen" } th { "Top paths" }
+            } }
+            tbody {
+                @for (name, b) in &robots {
+                    @let status = |k: &str| num(b.status.get(k).copied().unwrap_or(0));
+                    tr {
+                        (robot(name))
+                        (status("2xx")) (status("3xx")) (status("4xx")) (status("5xx"))
+                        (num(b.verification.verified.ips))
+                        td class=(if b.verification.spoofed.ips > 0 { "n bad" } else { "n" })
+                            data-v=(b.verification.spoofed.ips) { (b.verification.spoofed.ips) }
+                        (num(b.verification.unverifiable.ips))
+                        td.when { (Text(&b.first_seen)) }
+                        td.when { (Text(&b.last_seen)) }
+                        td.paths {
+                            @for (k, p) in b.top_paths.iter().take(5).enumerate() {
+                                @if k > 0 { br; }
+                                (path(&p.path)) " " (p.requests)
+                            }
+                        }
+                    }
+                }
+            }
+        } }
     }
 }
 
@@ -408,9 +432,10 @@ pub struct PageOptions<'a> {
     /// Each robot's name links to this prefix followed by the name
     /// (percent-encoded), e.g. a web application's crawler pages.
     pub robot_link: Option<&'a str>,
-    /// Put first in the body, e.g. a web application's navigation (plain
-    /// elements: the page's own style applies).
+    /// Put first in the body, e.g. a web application's navigation.
     pub header: Option<&'a Markup>,
+    /// Style rules added to the page's own (for the header's elements).
+    pub style: Option<&'a str>,
 }
 
 /// The whole page, standalone.
@@ -432,7 +457,7 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width,initial-scale=1";
                 title { "botscope: robots in the access log" }
-                style { (PreEscaped(STYLE)) }
+                style { (PreEscaped(STYLE)) @if let Some(extra) = o.style { (PreEscaped(extra)) } }
             }
             body {
                 @if let Some(h) = o.header { (h) }

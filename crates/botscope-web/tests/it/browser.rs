@@ -70,9 +70,58 @@ fn shot_name(path: &str, width: &str) -> String {
     format!("{s}.{width}.png")
 }
 
+/// What a person would see as broken, measured in the page: a table
+/// whose body cells are not under their header cells (or beside the
+/// header instead of below it), an axis or legend label that runs into
+/// another or is cut by its picture, a page without the site's header.
+const GEOMETRY: &str = r#"
+const problems = [];
+const name = e => e.id ? '#' + e.id : e.tagName.toLowerCase() + (e.className && typeof e.className == 'string' ? '.' + e.className.split(' ')[0] : '');
+for (const t of document.querySelectorAll('table')) {
+  if (!t.tHead || !t.tBodies.length) continue;
+  const hb = t.tHead.getBoundingClientRect();
+  if (hb.width == 0) continue;
+  if (window.innerWidth >= 1200 && t.getBoundingClientRect().width > document.documentElement.clientWidth)
+    problems.push(name(t) + ': wider than a laptop screen (' + Math.round(t.getBoundingClientRect().width) + ' px)');
+  const head = [...t.tHead.rows].pop();
+  const hcells = [...head.cells];
+  for (const r of [...t.tBodies[0].rows].slice(0, 8)) {
+    const rb = r.getBoundingClientRect();
+    if (rb.top < hb.bottom - 1) { problems.push(name(t) + ': a body row is beside the header, not under it'); break; }
+    if (r.cells.length != hcells.length) continue;
+    [...r.cells].forEach((c, i) => {
+      const a = c.getBoundingClientRect(), h = hcells[i].getBoundingClientRect();
+      if (Math.abs(a.left - h.left) > 1.5 || Math.abs(a.right - h.right) > 1.5)
+        problems.push(name(t) + ': cell ' + i + ' (' + c.textContent.trim().slice(0, 20) + ') is not under its header');
+    });
+  }
+}
+for (const svg of document.querySelectorAll('svg')) {
+  const sb = svg.getBoundingClientRect();
+  if (sb.width == 0) continue;
+  const texts = [...svg.querySelectorAll('text')].map(t => [t.textContent, t.getBoundingClientRect()]).filter(([_, b]) => b.width > 0);
+  for (const [t, b] of texts)
+    if (b.left < sb.left - 0.5 || b.right > sb.right + 0.5 || b.top < sb.top - 0.5 || b.bottom > sb.bottom + 0.5)
+      problems.push(name(svg) + ': label "' + t + '" is cut by its picture');
+  for (let i = 0; i < texts.length; i++)
+    for (let j = i + 1; j < texts.length; j++) {
+      const [x, a] = texts[i], [y, b] = texts[j];
+      if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5)
+        problems.push(name(svg) + ': labels "' + x + '" and "' + y + '" overlap');
+    }
+}
+if (!document.querySelector('header.top nav')) problems.push('no site header with its navigation');
+return problems.slice(0, 12);
+"#;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_page_fits_a_laptop_and_a_phone() {
     let addr = demo();
+    // The trends charts are computed in the background: asked here first,
+    // so that the pages show them.
+    for q in ["", "?agent=GPTBot"] {
+        assert_eq!(get(addr, &format!("/api/trends{q}")).status, 200);
+    }
     let shots = std::env::var_os("BOTSCOPE_SCREENSHOTS").map(PathBuf::from);
     for (w, h, tag) in [(1400, 1000, "desktop"), (390, 844, "phone")] {
         let b = Browser::start(w, h).await;
@@ -106,6 +155,8 @@ async fn every_page_fits_a_laptop_and_a_phone() {
             );
             let e = errors(&b).await;
             assert!(e.is_empty(), "{p} at {w} px: {e:?}");
+            let broken = js(&b, GEOMETRY).await;
+            assert_eq!(broken, serde_json::json!([]), "{p} at {w} px");
             if let Some(dir) = &shots {
                 std::fs::create_dir_all(dir).unwrap();
                 let png = b.screenshot_page(3000).await;

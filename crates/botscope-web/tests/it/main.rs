@@ -156,6 +156,7 @@ const PAGES: &[&str] = &[
     "/site/www.ebay.com/bias",
     "/robots",
     "/robots?sort=favorability&semantics=draft1996",
+    "/robots?agent=GPTBot",
     "/crawler/Googlebot",
     "/logs",
     "/logs/1",
@@ -311,7 +312,7 @@ fn robots_table_sorts_by_each_column() {
         .collect();
     // The page's order follows the sort, and each robot links to its page.
     let order = |sort: &str| -> Vec<String> {
-        let body = get(addr, &format!("/robots?sort={sort}")).body;
+        let body = get(addr, &format!("/robots?sort={sort}&rows=all")).body;
         body.split("<td><a href=\"/crawler/")
             .skip(1)
             .map(|s| s.split('"').next().unwrap().to_owned())
@@ -323,6 +324,10 @@ fn robots_table_sorts_by_each_column() {
     assert_ne!(by_appeared, by_name, "sorting reorders the table");
     assert_eq!(by_name, names.iter().map(|n| pct(n)).collect::<Vec<_>>());
     assert_eq!(by_appeared, by_appeared_api);
+    // Without `rows=all`, the first 25 and a link to the rest.
+    let body = get(addr, "/robots?sort=robot").body;
+    assert_eq!(body.matches("<td><a href=\"/crawler/").count(), 25);
+    assert!(body.contains("rows=all"), "a link to the rest");
     // Figure 5's formula over the whole set.
     let v = get(addr, "/api/favor").json();
     let n = v["n"].as_f64().unwrap();
