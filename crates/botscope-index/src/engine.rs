@@ -419,10 +419,13 @@ fn document(
         }
         let table = b.bias(sem);
         let mut per = serde_json::Map::new();
+        // Looked up, not scanned: a file may name thousands of robots.
+        let named: std::collections::HashSet<&str> =
+            table.robots.iter().map(|o| o.robot.as_str()).collect();
         for r in &table.robots {
             d.add_text(f.bias[k], format!("{}\u{1}{}", r.robot, r.bias));
             let token = product_token(&r.robot);
-            if token != r.robot && !table.robots.iter().any(|o| o.robot == token) {
+            if token != r.robot && !named.contains(token) {
                 d.add_text(f.bias[k], format!("{token}\u{2}{}", r.bias));
             }
             per.insert(r.robot.clone(), r.bias.into());
