@@ -190,15 +190,23 @@ pub fn analyse_demo(app: &App) -> Result<(), crate::Error> {
     Ok(())
 }
 
-/// A reader that fails once more than `left` bytes came out of it.
+/// A reader that fails once more than `left` bytes came out of it, or
+/// once nobody waits for the analysis any more (its request's deadline
+/// passed): reading stops and the analysis ends early.
 struct Capped<R> {
     inner: R,
     left: u64,
     cap: u64,
+    cancel: crate::state::Cancel,
 }
 
 impl<R: Read> Read for Capped<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.cancel.is_set() {
+            return Err(std::io::Error::other(
+                "the request was given up (its deadline passed); the analysis was stopped",
+            ));
+        }
         let n = self.inner.read(buf)?;
         if n as u64 > self.left {
             return Err(std::io::Error::other(format!(
@@ -357,8 +365,8 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
     let threads = u32::try_from(app.threads).unwrap_or(u32::MAX);
     let analysed = app
         .pool
-        .run_long(threads, move |threads| {
-            let source = source_of(&file, &name, a.limits.upload_unpacked)?;
+        .run_long(threads, move |threads, cancel| {
+            let source = source_of(&file, &name, a.limits.upload_unpacked, cancel)?;
             analyse(&a, &name, source, true, threads).map_err(|e| e.to_string())
         })
         .await;
@@ -385,7 +393,12 @@ fn upload_error(detail: &str, limit: u64) -> String {
 
 /// The uploaded file as a source: gzip is decompressed here, within the
 /// decompressed limit.
-fn source_of(file: &tempfile::NamedTempFile, name: &str, cap: u64) -> Result<Source, String> {
+fn source_of(
+    file: &tempfile::NamedTempFile,
+    name: &str,
+    cap: u64,
+    cancel: crate::state::Cancel,
+) -> Result<Source, String> {
     let mut f = file
         .reopen()
         .map_err(|e| format!("cannot read the upload: {e}"))?;
@@ -407,6 +420,7 @@ fn source_of(file: &tempfile::NamedTempFile, name: &str, cap: u64) -> Result<Sou
             inner: reader,
             left: cap,
             cap,
+            cancel,
         }),
     ))
 }

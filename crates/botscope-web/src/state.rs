@@ -380,20 +380,45 @@ impl Work {
 
     /// A long job (an upload's analysis, a background computation): up to
     /// `threads` threads, but never the last one, which stays for short
-    /// requests. `f` is given the number of threads it holds.
+    /// requests. `f` is given the number of threads it holds and a
+    /// [`Cancel`] that turns true when the caller stops waiting (its
+    /// request's deadline passed, its client went away): work that checks
+    /// it stops early instead of holding the threads.
     pub(crate) async fn run_long<T: Send + 'static>(
         &self,
         threads: u32,
-        f: impl FnOnce(usize) -> T + Send + 'static,
+        f: impl FnOnce(usize, Cancel) -> T + Send + 'static,
     ) -> Result<T, Fail> {
         let n = threads.clamp(1, self.long_threads);
         let long = self.acquire(&self.long, n).await?;
         let permit = self.acquire(&self.permits, n).await?;
+        let cancel = Cancel::default();
+        let _on_drop = CancelOnDrop(cancel.clone());
         crate::api::blocking(move || {
             let _permits = (long, permit);
-            f(n as usize)
+            f(n as usize, cancel)
         })
         .await
+    }
+}
+
+/// Set when the caller of a long job stopped waiting for it.
+#[derive(Clone, Default)]
+pub(crate) struct Cancel(Arc<std::sync::atomic::AtomicBool>);
+
+impl Cancel {
+    /// Whether the job should stop.
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Sets its [`Cancel`] when the waiting future is dropped (or done).
+struct CancelOnDrop(Cancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -448,7 +473,7 @@ impl<K: std::hash::Hash + Eq, V: Send + Sync + 'static> Memo<K, V> {
         }
         let pool = pool.clone();
         tokio::spawn(async move {
-            let v = Arc::new(pool.run_long(1, move |_| make()).await??);
+            let v = Arc::new(pool.run_long(1, move |_, _| make()).await??);
             *slot = Some(v.clone());
             Ok(v)
         })
@@ -550,6 +575,33 @@ mod tests {
             memo.get(&pool, k, move || Ok(k)).await.unwrap();
         }
         assert!(memo.cells.lock().unwrap().len() <= Memo::<u32, u32>::CAP);
+    }
+
+    /// A long job whose caller stops waiting (a deadline, a closed
+    /// connection) is told so, and stops early.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_long_job_is_told_when_nobody_waits_any_more() {
+        let pool = Arc::new(Work::new(2, 3));
+        let (seen, seen_rx) = std::sync::mpsc::channel::<bool>();
+        let job = pool.run_long(2, move |threads, cancel| {
+            assert_eq!(threads, 1, "one thread stays for short requests");
+            let t = std::time::Instant::now();
+            while !cancel.is_set() && t.elapsed() < std::time::Duration::from_secs(20) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            seen.send(cancel.is_set()).unwrap();
+        });
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_millis(100), job)
+                .await
+                .is_err()
+        );
+        let told = tokio::task::spawn_blocking(move || seen_rx.recv().unwrap())
+            .await
+            .unwrap();
+        assert!(told, "the job saw the cancel");
+        // Short requests kept their thread meanwhile, and have both again.
+        assert_eq!(pool.run(2, || 7).await.unwrap(), 7);
     }
 
     /// Found: background computations and uploads ran outside the work
