@@ -32,8 +32,8 @@ use std::collections::BTreeMap;
 
 pub use analyze::{
     Agent, Analysis, Analyzer, CLIENT_SAMPLES, Class, Client, Clients, Example, Folded, Identify,
-    MAX_CLIENTS, NoPolicy, Partial, Policy, Reason, SESSION_GAP, Seconds, Span, TOP_PATHS_CAP,
-    TopPaths, Untracked, Window, classify,
+    MAX_CLIENTS, NoPolicy, Partial, Policy, ROBOT_PATH_COUNTERS, Reason, SESSION_GAP, Seconds,
+    Span, TOP_PATHS_CAP, TopPaths, Untracked, Window, classify,
 };
 pub use format::{COMBINED, COMMON, Error, Field, LogFormat, VHOST_COMBINED};
 pub use parse::{MAX_LINE_BYTES, Malformed, Record};

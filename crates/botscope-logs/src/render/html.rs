@@ -30,7 +30,7 @@ svg{max-width:100%;height:auto}
 code.path{display:inline-block;max-width:42ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom;word-break:normal}
 td.ua{max-width:34em;word-break:break-all}
 td.when{white-space:nowrap}td.paths code.path{max-width:36ch}
-#robots th,#robots-answers th{white-space:normal}#robots td:first-child,#robots-answers td:first-child{max-width:16em;word-break:break-all}
+#robots th,#robots-answers th{white-space:normal}#robots td:first-child,#robots-answers td:first-child{max-width:16em;min-width:9em;overflow-wrap:anywhere}
 h3{font-size:1em;margin-top:1.2em}
 .cols{display:flex;flex-wrap:wrap;gap:0 2em}.cols>div{flex:1 1 30em;min-width:0}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
