@@ -28,7 +28,7 @@ pub enum Error {
 pub use batch::Batch;
 pub use export::{ALL_OK, CATEGORIES, Lists, OTHER, SUSPECT, UNDECLARED, read_verdicts, slug};
 pub use generate::{
-    Blocked, GenerateError, Generated, MAX_GENERATED, Policy, gate_files, generate,
+    Blocked, CHECK_WORK_CAP, GenerateError, Generated, MAX_GENERATED, Policy, gate_files, generate,
 };
 pub use import::{Change, Imported, MAX_LIST_BYTES, import_list, publishers_of};
 pub use ipset::{IpIndex, IpIndexBuilder, IpRange, normalize, parse_ip};
