@@ -806,8 +806,10 @@ fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
                 p.legend {
                     span { i.verified {} "verified" } span { i.spoofed-disobeying {} "spoofed, disobeying robots.txt" }
                     span { i.spoofed {} "spoofed" } span { i.other {} "unverifiable" }
-                    " · " (marks.len()) " of " (addresses) " addresses located"
-                    @if marks.len() < addresses { " (the others are not in the installed IP-owner data: " code { "botscope data update" } " installs the current tables)" }
+                    span { (marks.len()) " of " (addresses) " addresses located" }
+                }
+                @if marks.len() < addresses {
+                    p.muted { "The others are not in the installed IP-owner data: " code { "botscope data update" } " installs the current tables." }
                 }
             }
             @for l in &m.logs {
