@@ -119,6 +119,13 @@ pub struct Untracked {
     pub bytes: u64,
 }
 
+impl Untracked {
+    pub(crate) fn add(&mut self, requests: u64, bytes: u64) {
+        self.requests += requests;
+        self.bytes = self.bytes.saturating_add(bytes);
+    }
+}
+
 impl Analysis {
     /// The User-Agent and agent of a client.
     pub fn agent_of(&self, c: &Client) -> (Option<&str>, &Agent) {

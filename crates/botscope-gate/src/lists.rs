@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use botscope_botid::{ALL_OK, IpIndex, IpRange, OTHER, SUSPECT, UNDECLARED};
-use botscope_os::{Dir, Entry, Kind};
+use botscope_os::{Dir, Kind};
 
 use crate::Error;
 
@@ -171,24 +171,6 @@ fn list_name(name: &str) -> Option<&str> {
     .then_some(name)
 }
 
-/// An entry whose name matters, as a file or a directory of the listing;
-/// a symlink leading out of the directory or anything that is neither is
-/// refused.
-fn refuse_odd(dir: &Dir, e: &Entry) -> Result<(), Error> {
-    match e.kind {
-        Kind::File { .. } | Kind::Dir => Ok(()),
-        Kind::Escapes => Err(botscope_os::Error::Escapes {
-            path: dir.path().join(&e.name),
-            root: dir.path().to_path_buf(),
-        }
-        .into()),
-        Kind::Other => Err(botscope_os::Error::NotRegular {
-            path: dir.path().join(&e.name),
-        }
-        .into()),
-    }
-}
-
 /// Reads the lists in `dir` (either layout). `dir` is resolved once (a
 /// symlink such as the apache-dirs generation link is followed there) and
 /// everything is read through that one path, so a generation flipped
@@ -206,7 +188,7 @@ pub fn read(dir: &Path) -> Result<Lists, Error> {
         if plain_name.is_none() && dir_name.is_none() {
             continue;
         }
-        refuse_odd(&root, &e)?;
+        root.check(&e)?;
         match (e.kind, plain_name, dir_name) {
             (Kind::File { .. }, Some(list), _) => plain.push((list.to_owned(), e)),
             (Kind::Dir, _, Some(list)) => dirs.push((list.to_owned(), e)),
@@ -286,7 +268,7 @@ pub fn read_robots(dir: &Path) -> Result<BTreeMap<String, Arc<[u8]>>, Error> {
         if e.kind == Kind::Dir {
             continue;
         }
-        refuse_odd(&root, &e)?;
+        root.check(&e)?;
         let body = root.read(&e, MAX_ROBOTS_BYTES).map_err(|err| match err {
             botscope_os::Error::TooBig { .. } => bad(
                 &e.path,

@@ -222,10 +222,7 @@ impl Honeypot {
             .open(log)
             .map_err(|e| Error::File(shown(log), e))?;
         let json = serde_json::to_vec_pretty(&design).unwrap_or_default();
-        botscope_os::write_atomic(&dp, &json).map_err(|e| match e {
-            botscope_os::Error::Io { source, .. } => Error::File(shown(&dp), source),
-            other => Error::File(shown(&dp), std::io::Error::other(other.to_string())),
-        })?;
+        botscope_os::write_atomic(&dp, &json).map_err(|e| Error::File(shown(&dp), e.into_io()))?;
         Ok(Honeypot {
             shared: Arc::new(Shared {
                 design,

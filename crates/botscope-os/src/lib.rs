@@ -84,6 +84,17 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// As an I/O error, for callers whose errors carry one: the operating
+    /// system's own error when there is one, else this error's words.
+    pub fn into_io(self) -> io::Error {
+        match self {
+            Error::Io { source, .. } => source,
+            other => io::Error::other(other.to_string()),
+        }
+    }
+}
+
 fn shown(p: &Path) -> String {
     botscope_text::field(&p.display().to_string()).into_owned()
 }
@@ -347,16 +358,18 @@ impl Dir {
         Ok(out)
     }
 
-    fn refuse(&self, e: &Entry) -> Option<Error> {
+    /// Refuses an entry that is a symlink leading out of the directory (or
+    /// nowhere), or neither a regular file nor a directory.
+    pub fn check(&self, e: &Entry) -> Result<(), Error> {
         match e.kind {
-            Kind::Escapes => Some(Error::Escapes {
+            Kind::Escapes => Err(Error::Escapes {
                 path: self.root.join(&e.name),
                 root: self.root.clone(),
             }),
-            Kind::Other | Kind::Dir => Some(Error::NotRegular {
+            Kind::Other => Err(Error::NotRegular {
                 path: self.root.join(&e.name),
             }),
-            Kind::File { .. } => None,
+            Kind::File { .. } | Kind::Dir => Ok(()),
         }
     }
 
@@ -365,8 +378,11 @@ impl Dir {
     /// without blocking, then checked to be a regular file, so a swap
     /// after listing is refused too.
     pub fn read(&self, e: &Entry, cap: u64) -> Result<Vec<u8>, Error> {
-        if let Some(err) = self.refuse(e) {
-            return Err(err);
+        self.check(e)?;
+        if e.kind == Kind::Dir {
+            return Err(Error::NotRegular {
+                path: self.root.join(&e.name),
+            });
         }
         let mut f = open_nofollow(&e.path).map_err(|err| {
             if is_loop(&err) {
@@ -407,13 +423,10 @@ impl Dir {
     /// A directory entry as a [`Dir`] of its own, bound to stay inside
     /// this one.
     pub fn subdir(&self, e: &Entry) -> Result<Dir, Error> {
+        self.check(e)?;
         match e.kind {
             Kind::Dir => Ok(Dir {
                 root: e.path.clone(),
-            }),
-            Kind::Escapes => Err(Error::Escapes {
-                path: self.root.join(&e.name),
-                root: self.root.clone(),
             }),
             _ => Err(Error::NotADirectory {
                 path: self.root.join(&e.name),

@@ -606,7 +606,8 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
         }
     };
     let sort = p.sort.as_deref().unwrap_or("appeared");
-    let link = |s: &str| {
+    // This page's parameters with `sort` and `rows` set (empty: left out).
+    let link_with = |sort: &str, rows: &str| {
         format!(
             "/robots{}",
             query(&[
@@ -616,25 +617,15 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
                 ("min", p.min.as_deref().unwrap_or_default()),
                 ("agent", p.agent.as_deref().unwrap_or_default()),
                 ("category", p.category.as_deref().unwrap_or_default()),
-                ("sort", s),
+                ("sort", sort),
+                ("rows", rows),
             ])
         )
     };
+    let link = |s: &str| link_with(s, "");
     let all = p.rows.as_deref() == Some("all");
     let shown = if all { 300 } else { 25 };
-    let all_link = format!(
-        "/robots{}",
-        query(&[
-            ("where", p.where_.as_deref().unwrap_or_default()),
-            ("as_of", p.as_of.as_deref().unwrap_or_default()),
-            ("semantics", p.semantics.as_deref().unwrap_or_default()),
-            ("min", p.min.as_deref().unwrap_or_default()),
-            ("agent", p.agent.as_deref().unwrap_or_default()),
-            ("category", p.category.as_deref().unwrap_or_default()),
-            ("sort", sort),
-            ("rows", "all"),
-        ])
-    );
+    let all_link = link_with(sort, "all");
     let body = html! {
         h1 { "Robots" }
         p.lead { "How the files treat each robot they name: " b { "favoured" } " (the robot may fetch more of the file's paths than the universal robot), "

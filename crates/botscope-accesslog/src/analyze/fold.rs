@@ -156,8 +156,7 @@ impl<'a> Analyzer<'a> {
             // Past the cap: the request counts for the site, not for a
             // client.
             let f = &mut p.folded;
-            f.untracked.requests += 1;
-            f.untracked.bytes = f.untracked.bytes.saturating_add(r.bytes);
+            f.untracked.add(1, r.bytes);
             f.per_record(r, false);
             return;
         };
@@ -382,9 +381,7 @@ impl Partial {
                             client_map.push(i);
                         }
                         Entry::Vacant(_) if self.folded.clients.len() >= self.max_clients => {
-                            self.folded.untracked.requests += c.requests;
-                            self.folded.untracked.bytes =
-                                self.folded.untracked.bytes.saturating_add(c.bytes);
+                            self.folded.untracked.add(c.requests, c.bytes);
                             client_map.push(DROPPED);
                         }
                         Entry::Vacant(e) => {
@@ -411,9 +408,7 @@ impl Partial {
                         kept.push(false);
                     }
                     None if next as usize >= self.max_clients => {
-                        self.folded.untracked.requests += c.requests;
-                        self.folded.untracked.bytes =
-                            self.folded.untracked.bytes.saturating_add(c.bytes);
+                        self.folded.untracked.add(c.requests, c.bytes);
                         client_map.push(DROPPED);
                         kept.push(false);
                     }
@@ -467,12 +462,8 @@ impl Partial {
             }
         }
         self.folded.robot_paths_dropped |= o.folded.robot_paths_dropped;
-        self.folded.untracked.requests += o.folded.untracked.requests;
-        self.folded.untracked.bytes = self
-            .folded
-            .untracked
-            .bytes
-            .saturating_add(o.folded.untracked.bytes);
+        let u = o.folded.untracked;
+        self.folded.untracked.add(u.requests, u.bytes);
         self.folded.site_paths.merge(o.folded.site_paths);
         self.folded.not_found.merge(o.folded.not_found);
         for (d, n) in o.folded.days {

@@ -621,6 +621,9 @@ pub fn build<S: BuildHasher>(
         })
         .collect();
     let (malformed, not_understood) = malformed(a);
+    // The site's totals include the requests of untracked clients.
+    let requests = p.requests + a.folded.untracked.requests;
+    let bytes = p.bytes.saturating_add(a.folded.untracked.bytes);
     Report {
         schema: SCHEMA,
         inputs: Vec::new(),
@@ -638,17 +641,14 @@ pub fn build<S: BuildHasher>(
             last: format_rfc3339(p.last),
         }),
         site: Site {
-            requests: p.requests + a.folded.untracked.requests,
-            bytes: p.bytes.saturating_add(a.folded.untracked.bytes),
+            requests,
+            bytes,
             clients: a.folded.clients.len() as u64,
             unique_ips,
             robot_requests: p.robot_requests,
             robot_bytes: p.robot_bytes,
-            robot_request_share: ratio(p.robot_requests, p.requests + a.folded.untracked.requests),
-            robot_byte_share: ratio(
-                p.robot_bytes,
-                p.bytes.saturating_add(a.folded.untracked.bytes),
-            ),
+            robot_request_share: ratio(p.robot_requests, requests),
+            robot_byte_share: ratio(p.robot_bytes, bytes),
             classes: Class::ALL
                 .iter()
                 .zip(p.classes)
