@@ -290,9 +290,37 @@ pub struct ServeArgs {
     /// Largest access log a user may upload (as sent; gzip counts compressed).
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = size_arg)]
     pub upload_limit: u64,
-    /// API requests per second per client address (0: no limit).
+    /// Requests per second per client address (an IPv6 client by its /64),
+    /// pages, API, submissions and uploads alike (0: no limit).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub api_rate: u32,
+    /// Connections open at once; past it new connections are closed at once.
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: u64,
+    /// Connections open at once from one client address.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections_per_client: u64,
+    /// Time a connection has to send a request's head (and an idle
+    /// keep-alive connection its next one).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration_arg)]
+    pub header_timeout: std::time::Duration,
+    /// Time a request has to be answered, its body read and its work done;
+    /// past it, 503 and the work is abandoned.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration_arg)]
+    pub request_timeout: std::time::Duration,
+    /// The same for an access log upload.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration_arg)]
+    pub upload_timeout: std::time::Duration,
+    /// Requests waiting for a work thread at most; past it, 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub queue: u64,
+    /// Memory the kept upload reports may hold together (the oldest go first).
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = size_arg)]
+    pub uploads_memory: u64,
+    /// Distinct clients one upload's analysis tracks; past them requests
+    /// count for the site only and the report says how many.
+    #[arg(long, value_name = "N", default_value_t = 500_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub upload_clients: u64,
     /// Synthetic sites in the demo.
     #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub demo_sites: u64,
@@ -329,6 +357,20 @@ fn size_arg(s: &str) -> Result<u64, String> {
     n.checked_mul(mult)
         .filter(|&b| b > 0)
         .ok_or_else(|| format!("`{s}` is not a usable size"))
+}
+
+/// `30s`, `500ms`, `15m`, `1h 30m`, or seconds; above 0 and at most a day.
+fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let d = match t.parse::<u64>() {
+        Ok(n) => std::time::Duration::from_secs(n),
+        Err(_) => humantime::parse_duration(t)
+            .map_err(|e| format!("`{s}` is not a duration (such as 30s, 500ms, 5m): {e}"))?,
+    };
+    if d.is_zero() || d > std::time::Duration::from_secs(86_400) {
+        return Err(format!("`{s}`: give a duration above 0 and at most a day"));
+    }
+    Ok(d)
 }
 
 #[derive(Debug, Subcommand)]

@@ -70,6 +70,14 @@ pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
             upload: a.upload_limit,
             api_per_second: a.api_rate,
             api_burst: a.api_rate.saturating_mul(2),
+            connections: usize::try_from(a.max_connections)?,
+            connections_per_client: usize::try_from(a.max_connections_per_client)?,
+            header_timeout: a.header_timeout,
+            request_deadline: a.request_timeout,
+            upload_deadline: a.upload_timeout,
+            queue: usize::try_from(a.queue)?,
+            uploads_bytes: usize::try_from(a.uploads_memory)?,
+            upload_clients: usize::try_from(a.upload_clients)?,
             ..botscope_web::Limits::default()
         },
         fetch: crate::harvest::fetch_config(

@@ -1317,3 +1317,18 @@ fn robots_generate_blocks_a_category_and_keeps_the_base() {
         assert_eq!(std::fs::read_to_string(&out).expect("kept"), text);
     }
 }
+
+#[test]
+fn serve_limits_are_checked_before_it_starts() {
+    for (flag, value, says) in [
+        ("--request-timeout", "0s", "above 0"),
+        ("--header-timeout", "soon", "not a duration"),
+        ("--uploads-memory", "lots", "not a size"),
+        ("--max-connections", "0", "0"),
+    ] {
+        let o = botscope(&["serve", "--listen", "127.0.0.1:1", flag, value], b"");
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(flag) && err.contains(says), "{flag}: {err}");
+    }
+}

@@ -28,7 +28,15 @@ fn serve_runs_the_demo_and_stops_on_sigterm() {
     let port = botscope_testkit::free_port();
     let addr = format!("127.0.0.1:{port}");
     let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
-        .args(["serve", "--listen", &addr, "--demo-sites", "100"])
+        .args([
+            "serve",
+            "--listen",
+            &addr,
+            "--demo-sites",
+            "100",
+            "--header-timeout",
+            "1s",
+        ])
         .env("HOME", home.path())
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_DATA_HOME")
@@ -55,6 +63,17 @@ fn serve_runs_the_demo_and_stops_on_sigterm() {
     let (status, body) = get(&addr, "/healthz");
     assert_eq!(status, 200);
     assert!(body.contains("\"status\":\"ok\""));
+    // --header-timeout reaches the server: a connection that sends no
+    // request is closed after about a second, not the default ten.
+    let mut idle = TcpStream::connect(&addr).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
+    let opened = Instant::now();
+    let mut buf = Vec::new();
+    let _ = idle.read_to_end(&mut buf);
+    assert!(
+        opened.elapsed() < Duration::from_secs(8),
+        "an idle connection was kept past --header-timeout"
+    );
     let ok = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
