@@ -39,10 +39,11 @@ pub use registry::{
 pub use trace::{reverse_name, trace};
 pub use ua::{
     CRAWLER_PATTERNS, ISBOT_PATTERNS, MAX_UA_BYTES, UAP_EXTRAS, UAP_REGEXES, UaClassifier, UaInfo,
+    robot_name,
 };
 pub use update::Update;
 pub use verify::{
-    DnsAnswer, DnsFailure, Fcrdns, FcrdnsEvidence, MAX_PTR_NAMES, NoOwners, Owner, Owners, Verdict,
-    Verification, check_fcrdns, dns_questions, fcrdns_domains, in_domain, names_to_confirm,
-    trust_zones, verify, wants_fcrdns,
+    DnsAnswer, DnsFailure, Fcrdns, FcrdnsEvidence, LIST_STALE_AFTER, MAX_PTR_NAMES, NoOwners,
+    Owner, Owners, Verdict, Verification, check_fcrdns, dns_questions, fcrdns_domains, in_domain,
+    names_to_confirm, trust_zones, verify, verify_at, wants_fcrdns,
 };

@@ -255,6 +255,26 @@ impl Registry {
         &self.bots
     }
 
+    /// The robots.txt agent of each robot in `category` (`ai-training`) or
+    /// run by `operator` (case-insensitively), in the registry's order,
+    /// each once: its first User-Agent token, else its name. What `trends
+    /// --category` and the web's trends chart follow.
+    pub fn agents(&self, category: Option<&str>, operator: Option<&str>) -> Vec<String> {
+        let operator = operator.map(str::to_lowercase);
+        let mut seen = std::collections::HashSet::new();
+        self.bots
+            .iter()
+            .filter(|b| {
+                category.is_some_and(|c| b.category.map(|x| x.as_str()) == Some(c))
+                    || operator.as_deref().is_some_and(|o| {
+                        b.operator.as_deref().map(str::to_lowercase).as_deref() == Some(o)
+                    })
+            })
+            .filter_map(|b| b.tokens().first().map(|t| (*t).to_owned()))
+            .filter(|t| seen.insert(t.to_ascii_lowercase()))
+            .collect()
+    }
+
     /// The entry named `name`, case-insensitively (`baiduspider` finds
     /// `Baiduspider`).
     pub fn get(&self, name: &str) -> Option<&BotEntry> {
@@ -384,6 +404,24 @@ mod tests {
         assert_eq!(owners("2001:db8::5"), ["v6bot"]);
         assert_eq!(owners("198.51.100.7"), ["v6bot"]);
         assert!(owners("8.8.8.8").is_empty());
+    }
+
+    #[test]
+    fn agents_by_category_or_operator_each_once() {
+        let text = "bots:\n- name: GPTBot\n  category: ai-training\n  operator: OpenAI\n- name: OAI-SearchBot\n  category: search\n  operator: OpenAI\n- name: Google-Extended\n  category: ai-training\n  operator: Google\n  ua_tokens: [Google-Extended]\n- name: Googlebot\n  category: search\n  operator: Google\n- name: gptbot-copy\n  category: ai-training\n  ua_tokens: [gptbot]\n";
+        let r = Registry::parse("t.yaml", text).expect("valid");
+        assert_eq!(
+            r.agents(Some("ai-training"), None),
+            ["GPTBot", "Google-Extended"],
+            "registry order, a token named twice once"
+        );
+        assert_eq!(r.agents(None, Some("openai")), ["GPTBot", "OAI-SearchBot"]);
+        assert_eq!(
+            r.agents(Some("search"), Some("GOOGLE")),
+            ["OAI-SearchBot", "Google-Extended", "Googlebot"]
+        );
+        assert!(r.agents(Some("no-such"), None).is_empty());
+        assert!(r.agents(None, None).is_empty());
     }
 
     #[test]

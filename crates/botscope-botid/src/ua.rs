@@ -19,6 +19,8 @@ use regex::RegexSet;
 use serde::Serialize;
 use ua_parser::{Regexes, user_agent};
 
+use botscope_robotstxt::product_token;
+
 use crate::registry::Registry;
 
 /// uap-core's `regexes.yaml`, shipped with botscope.
@@ -495,6 +497,152 @@ impl UaClassifier {
             family,
             claimed_bot: claimed,
             reason,
+        }
+    }
+}
+
+/// A display name for an unregistered robot: the leading product of a
+/// User-Agent that does not pose as a browser (`Chef Client/10.18` →
+/// `Chef Client`), else its robot product token with the digits RFC 9309
+/// tokens leave out (`MJ12bot/v1.4` → `MJ12bot`), else the first word that
+/// says robot (`… Firefox/1.5.0.11; 360Spider` → `360Spider`), else the host
+/// of the URL it gives (`http://www.tropicdesigns.net` → `tropicdesigns.net`),
+/// else the User-Agent itself. Never a browser's name (`Mozilla`, `IE`) or a piece of
+/// a host name (`com` of `docs.google.com/viewer`).
+pub fn robot_name(ua: &str) -> Option<String> {
+    let ua = ua.trim();
+    if ua.is_empty() {
+        return None;
+    }
+    if !ua.starts_with("Mozilla/") {
+        let end = ua.find(['/', '(', ';']).unwrap_or(ua.len());
+        let lead = ua[..end].trim().trim_end_matches(['-', ':', ',']);
+        if !lead.is_empty() && lead.len() <= 40 {
+            return Some(lead.to_owned());
+        }
+    }
+    if let Some(name) = token_name(ua).or_else(|| robot_word(ua)) {
+        return Some(name);
+    }
+    Some(url_host(ua).unwrap_or(ua).to_owned())
+}
+
+/// Words that name what a robot is (`360Spider`, `GoogleImageProxy`).
+const ROBOT_WORDS: &[&str] = &[
+    "bot",
+    "spider",
+    "crawl",
+    "fetch",
+    "proxy",
+    "preview",
+    "favicon",
+    "archiver",
+    "validator",
+];
+
+/// The first word of `ua` that says robot, outside addresses.
+fn robot_word(ua: &str) -> Option<String> {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_');
+    let mut start = 0;
+    for (i, c) in ua.char_indices().chain([(ua.len(), ' ')]) {
+        if is_word(c) {
+            continue;
+        }
+        let word = &ua[start..i];
+        let in_address = ua[..start].ends_with(['.', '/', '@']) || c == '@' || c == '.';
+        let lower = word.to_ascii_lowercase();
+        if !word.is_empty() && !in_address && ROBOT_WORDS.iter().any(|w| lower.contains(w)) {
+            return Some(word.to_owned());
+        }
+        start = i + c.len_utf8();
+    }
+    None
+}
+
+/// The robot product token of `ua` trimmed to its name, when it is one: not
+/// the whole User-Agent and not part of a host name.
+fn token_name(ua: &str) -> Option<String> {
+    let token = product_token(ua);
+    if token.is_empty() || token.len() == ua.len() {
+        return None;
+    }
+    // Where the token sits in `ua` (it is a slice of it).
+    let start = (token.as_ptr() as usize).checked_sub(ua.as_ptr() as usize)?;
+    if ua[..start].ends_with(['.', '@', '/']) {
+        return None;
+    }
+    let rest = ua.get(start..)?;
+    let len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        .unwrap_or(rest.len());
+    let name = rest[..len].trim_end_matches('.');
+    (!name.is_empty()).then(|| name.to_owned())
+}
+
+/// The host of the first `http://`, `https://` or `www.` address in `ua`,
+/// without `www.`.
+fn url_host(ua: &str) -> Option<&str> {
+    let lower = ua.to_ascii_lowercase();
+    let start = ["http://", "https://", "www."]
+        .iter()
+        .filter_map(|p| {
+            lower
+                .find(p)
+                .map(|i| i + if *p == "www." { 0 } else { p.len() })
+        })
+        .min()?;
+    let rest = &ua[start..];
+    let len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '.')))
+        .unwrap_or(rest.len());
+    let host = rest[..len].trim_end_matches('.');
+    let host = host
+        .get(..4)
+        .filter(|w| w.eq_ignore_ascii_case("www."))
+        .map_or(host, |_| &host[4..]);
+    host.contains('.').then_some(host)
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    #[test]
+    fn robot_names() {
+        for (ua, want) in [
+            (
+                "Chef Client/10.18.2 (ruby-1.9.3-p327; +http://opscode.com)",
+                "Chef Client",
+            ),
+            ("Tiny Tiny RSS/1.11 (http://tt-rss.org/)", "Tiny Tiny RSS"),
+            (
+                "Mozilla/5.0 (compatible; MJ12bot/v1.4.4; http://www.majestic12.co.uk/bot.php?+)",
+                "MJ12bot",
+            ),
+            ("Mozilla/5.0 zgrab/0.x", "zgrab"),
+            ("python-requests/2.31.0", "python-requests"),
+            ("curl/8.5.0", "curl"),
+            // Never a browser's name or a piece of a host name.
+            (
+                "Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1; SV1; http://www.tropicdesigns.net)",
+                "tropicdesigns.net",
+            ),
+            (
+                "Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/32.0.1700.76 Safari/537.36,gzip(gfe) (via docs.google.com/viewer)",
+                "Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/32.0.1700.76 Safari/537.36,gzip(gfe) (via docs.google.com/viewer)",
+            ),
+            ("Mozilla/4.0", "Mozilla/4.0"),
+            (
+                "Mozilla/5.0 (Windows; U; Windows NT 5.1; fr; rv:1.8.1) VoilaBot BETA 1.2 (support.voilabot@orange-ftgroup.com)",
+                "VoilaBot",
+            ),
+            ("Mozilla/4.0 (compatible;)", "Mozilla/4.0 (compatible;)"),
+            (
+                "Mozilla/5.0 (compatible; MSIE or Firefox mutant; not on Windows server; + http://tab.search.daum.net/aboutWebSearch.html) Daumoa/3.0",
+                "tab.search.daum.net",
+            ),
+        ] {
+            assert_eq!(robot_name(ua).as_deref(), Some(want), "{ua}");
         }
     }
 }

@@ -404,6 +404,11 @@ pub fn wants_fcrdns(registry: &Registry, ip: IpAddr, ua: &UaInfo) -> bool {
     fcrdns_domains(registry, ip, ua).is_some()
 }
 
+/// How much older than a published list a request may be for its absence
+/// from the list to count: addresses move, and a log of 2015 read with the
+/// lists of 2026 would call the crawlers of that time fakes.
+pub const LIST_STALE_AFTER: i64 = 90 * 86_400;
+
 /// Decides the verdict for one client. `dns` is the FCrDNS evidence for
 /// `ip`, or `None` when DNS is not to be used (offline); `owner` is who
 /// the address is registered to (all `None` when unknown).
@@ -414,6 +419,21 @@ pub fn verify(
     ua: &UaInfo,
     dns: Option<&FcrdnsEvidence>,
     owner: Owner,
+) -> Verification {
+    verify_at(registry, ip, user_agent, ua, dns, owner, None)
+}
+
+/// [`verify`] for a request made at `when` (Unix seconds): an address
+/// missing from a list dated more than [`LIST_STALE_AFTER`] after it is
+/// not evidence (the verdict says `unverifiable`, naming the list's date).
+pub fn verify_at(
+    registry: &Registry,
+    ip: IpAddr,
+    user_agent: Option<&str>,
+    ua: &UaInfo,
+    dns: Option<&FcrdnsEvidence>,
+    owner: Owner,
+    when: Option<i64>,
 ) -> Verification {
     let ip = normalize(ip);
     let mut v = Verification {
@@ -452,11 +472,30 @@ pub fn verify(
         return v;
     };
     v.category = bot.category.map(|c| c.as_str().to_owned());
-    decide(bot, ip, dns, &mut v);
+    decide(bot, ip, dns, list_dated_after(bot, when), &mut v);
     v
 }
 
-fn decide(bot: &BotEntry, ip: IpAddr, dns: Option<&FcrdnsEvidence>, v: &mut Verification) {
+/// The date of `bot`'s list when it is more than [`LIST_STALE_AFTER`]
+/// after a request made at `when`.
+fn list_dated_after(bot: &BotEntry, when: Option<i64>) -> Option<&str> {
+    let as_of = bot.ip_as_of.as_deref()?;
+    let date: jiff::civil::Date = as_of.parse().ok()?;
+    let listed_at = date
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .ok()?
+        .timestamp()
+        .as_second();
+    (when? < listed_at - LIST_STALE_AFTER).then_some(as_of)
+}
+
+fn decide(
+    bot: &BotEntry,
+    ip: IpAddr,
+    dns: Option<&FcrdnsEvidence>,
+    stale_list: Option<&str>,
+    v: &mut Verification,
+) {
     let name = &bot.name;
     let has_list = bot.has_ip_verifier();
     if !has_list && bot.fcrdns_hosts.is_none() {
@@ -479,8 +518,20 @@ fn decide(bot: &BotEntry, ip: IpAddr, dns: Option<&FcrdnsEvidence>, v: &mut Veri
     if has_list {
         v.methods.push("ip".into());
     }
+    // A list dated long after the request says nothing of an address it
+    // lacks: the crawler's addresses of that time may have been others.
+    let absence_counts = stale_list.is_none();
     let Some(domains) = &bot.fcrdns_hosts else {
         // Verified by its list only: the list is the whole truth.
+        if !listed && !absence_counts {
+            v.verdict = Verdict::Unverifiable;
+            v.reason = format!(
+                "claims {name}; {ip} is not among {name}'s published addresses, which says \
+                 nothing of a request made long before them (list dated {})",
+                stale_list.unwrap_or_default()
+            );
+            return;
+        }
         if listed {
             v.verdict = Verdict::Verified;
             v.reason = format!("{ip} is among {name}'s published addresses");
@@ -499,7 +550,7 @@ fn decide(bot: &BotEntry, ip: IpAddr, dns: Option<&FcrdnsEvidence>, v: &mut Veri
             v.reason = format!("{ip} is among {name}'s published addresses");
             return;
         }
-        Combine::AllOf if has_list && !listed => {
+        Combine::AllOf if has_list && !listed && absence_counts => {
             v.verdict = Verdict::Spoofed;
             v.reason = format!(
                 "claims {name}, but {ip} is not among {name}'s published addresses \
@@ -512,7 +563,14 @@ fn decide(bot: &BotEntry, ip: IpAddr, dns: Option<&FcrdnsEvidence>, v: &mut Veri
     let before = match (has_list, listed) {
         (false, _) => String::new(),
         (true, true) => format!("{ip} is among {name}'s published addresses; "),
-        (true, false) => format!("{ip} is not among {name}'s published addresses; "),
+        (true, false) if absence_counts => {
+            format!("{ip} is not among {name}'s published addresses; ")
+        }
+        (true, false) => format!(
+            "{ip} is not among {name}'s published addresses (list dated {}, long after the \
+             request: not evidence); ",
+            stale_list.unwrap_or_default()
+        ),
     };
     let Some(ev) = dns else {
         if by_network(bot, ip, v) {
@@ -795,6 +853,54 @@ mod tests {
         assert!(!wants("Both", "203.0.113.5"), "spoofed by the list already");
         assert!(wants("Googlebot", "203.0.113.5"));
         assert!(!wants("GPTBot", "203.0.113.5"));
+    }
+
+    /// A list is evidence for requests near its date: an address missing
+    /// from the list of 2026 says nothing of a request of 2015.
+    #[test]
+    fn a_list_dated_long_after_the_request_is_not_evidence_of_absence() {
+        let r = Registry::parse(
+            "t",
+            "bots:\n- name: AhrefsBot\n  cidr_list: [192.0.2.0/24]\n  ip_as_of: 2026-06-01\n- name: Both\n  cidr_list: [198.51.100.0/24]\n  fcrdns_hosts: [both.example]\n  ip_as_of: 2026-06-01\n",
+        )
+        .expect("registry");
+        let t = |d: &str| {
+            d.parse::<jiff::civil::Date>()
+                .expect("date")
+                .to_zoned(jiff::tz::TimeZone::UTC)
+                .expect("zoned")
+                .timestamp()
+                .as_second()
+        };
+        let at = |bot: &str, a: &str, when: Option<i64>| {
+            verify_at(&r, ip(a), None, &claim(bot), None, Owner::default(), when)
+        };
+        // Near the list's date (or with no date to go by) it decides.
+        assert_eq!(
+            at("AhrefsBot", "203.0.113.5", None).verdict,
+            Verdict::Spoofed
+        );
+        let near = at("AhrefsBot", "203.0.113.5", Some(t("2026-05-01")));
+        assert_eq!(near.verdict, Verdict::Spoofed);
+        // Years before it, absence is no evidence.
+        let old = at("AhrefsBot", "203.0.113.5", Some(t("2015-03-01")));
+        assert_eq!(old.verdict, Verdict::Unverifiable, "{}", old.reason);
+        assert!(
+            old.reason.contains("list dated 2026-06-01"),
+            "{}",
+            old.reason
+        );
+        // Presence still counts.
+        let listed = at("AhrefsBot", "192.0.2.9", Some(t("2015-03-01")));
+        assert_eq!(listed.verdict, Verdict::Verified);
+        // Required beside FCrDNS, a stale list does not spoof either.
+        let both = at("Both", "203.0.113.5", Some(t("2015-03-01")));
+        assert_eq!(both.verdict, Verdict::Unverifiable, "{}", both.reason);
+        assert!(both.reason.contains("not evidence"), "{}", both.reason);
+        assert_eq!(
+            at("Both", "203.0.113.5", Some(t("2026-06-01"))).verdict,
+            Verdict::Spoofed
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// botscope: robots.txt and web robots, for crawler authors, site operators
 /// and researchers.
 #[derive(Debug, Parser)]
-#[command(name = "botscope", version, about, long_about = None, propagate_version = true)]
+#[command(name = "botscope", version, long_about = None, propagate_version = true)]
 pub struct Cli {
     /// The command.
     #[command(subcommand)]
@@ -82,7 +82,7 @@ pub enum Command {
     /// "quoted phrases" of the file. AND by default, OR, -negation, (groups). Exit
     /// status: 0 hits; 1 none; 2 error (a malformed query names its column).
     ///
-    /// Example: botscope search 'favor:googlebot site:gov' --index botscope.index --rank bias
+    /// Example: botscope search 'favor:googlebot site:gov' --index robots.db.index --rank bias
     Search(SearchArgs),
     /// BotSeer's "Analyze it!": the bias of a robots.txt towards each robot it names.
     ///
@@ -97,7 +97,7 @@ pub enum Command {
     /// favorability = (files favouring it − files disfavouring it) / N, N every file of
     /// the set, naming the robot or not.
     ///
-    /// Example: botscope favor --index botscope.index --where 'site:gov' --format csv
+    /// Example: botscope favor --index robots.db.index --where 'site:gov' --format csv
     Favor(FavorArgs),
     /// How far robots.txt files keep agents out, period by period ("Consent in
     /// Crisis", with the exact engine).
@@ -108,7 +108,7 @@ pub enum Command {
     /// each site's strictest status. With --db and no --where, sites the store knew
     /// without a robots.txt are counted apart; the denominator is always printed.
     ///
-    /// Example: botscope trends --category ai-training --index botscope.index --db robots.db
+    /// Example: botscope trends --category ai-training --db robots.db
     Trends(TrendsArgs),
     /// What changed between two versions of a site: rules, verdicts, bias.
     ///
@@ -388,9 +388,28 @@ pub enum IndexCommand {
 /// The research index directory.
 #[derive(Debug, Args)]
 pub struct IndexDirArgs {
-    /// The research index (a directory).
-    #[arg(long, value_name = "DIR", default_value = "botscope.index")]
-    pub index: PathBuf,
+    /// The research index, a directory (default: DB.index beside the store, as
+    /// `serve --db DB` uses; botscope.db.index without --db).
+    #[arg(long, value_name = "DIR")]
+    pub index: Option<PathBuf>,
+}
+
+impl IndexDirArgs {
+    /// The index directory: `--index`, else `DB.index` beside the store
+    /// `db` (a PostgreSQL store has no beside: `--index` is needed), else
+    /// `botscope.db.index`, the index of the default store.
+    pub fn resolve(&self, db: Option<&std::path::Path>) -> Result<PathBuf, String> {
+        if let Some(dir) = &self.index {
+            return Ok(dir.clone());
+        }
+        let db = db.unwrap_or(std::path::Path::new("botscope.db"));
+        if db.to_str().is_some_and(botscope_store::is_postgres_url) {
+            return Err("a PostgreSQL store has no directory beside it: give --index DIR".into());
+        }
+        let mut s = db.as_os_str().to_owned();
+        s.push(".index");
+        Ok(PathBuf::from(s))
+    }
 }
 
 /// A time: 2007-03-01, 2007-03 or RFC 3339.
@@ -642,6 +661,9 @@ pub struct DataUpdateArgs {
     /// Replace an ASN table even with one under half its size.
     #[arg(long)]
     pub force: bool,
+    /// What HTTPS trusts.
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 #[derive(Debug, Args)]
@@ -767,7 +789,20 @@ pub struct FetchArgs {
     /// Port for https:// URLs without one.
     #[arg(long, value_name = "PORT", default_value_t = 443)]
     pub https_port: u16,
-    /// Certificates (PEM) to trust besides the Web PKI roots.
+    /// What HTTPS trusts.
+    #[command(flatten)]
+    pub tls: TlsArgs,
+}
+
+/// What HTTPS trusts (every command that fetches).
+#[derive(Debug, Clone, Args)]
+pub struct TlsArgs {
+    /// Certificate authorities: `system`, the machine's store (or the files
+    /// SSL_CERT_FILE and SSL_CERT_DIR name), as curl does; `bundled`, the
+    /// Mozilla roots built into botscope, the same on every machine.
+    #[arg(long, value_name = "ROOTS", default_value = "system", value_parser = ["system", "bundled"])]
+    pub tls_roots: String,
+    /// Certificates (PEM) to trust besides those roots.
     #[arg(long, value_name = "FILE")]
     pub ca_file: Option<PathBuf>,
 }
@@ -1372,4 +1407,16 @@ pub struct MetaArgs {
     /// The HTML file, or `-` for standard input.
     #[arg(value_name = "FILE.html")]
     pub file: PathBuf,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap's own checks of the whole command line: no two flags with one
+    /// name, defaults that parse, `requires` that name real arguments.
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
 }

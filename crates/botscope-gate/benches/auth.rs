@@ -81,23 +81,16 @@ fn main() {
         deny: vec![Category::Suspect],
         poll: Duration::from_secs(1),
     };
-    let (tx, rx) = std::sync::mpsc::channel();
     let started = Instant::now();
     // The gate on a runtime of its own, as `botscope gate` runs it.
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
-                .await
-                .expect("gate");
-            tx.send(server.local_addr()).unwrap();
-            server.run(std::future::pending()).await.unwrap();
-        });
+    let gate = botscope_testkit::spawn_server(None, move |ready, stop| async move {
+        let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
+            .await
+            .expect("gate");
+        ready.send(server.local_addr());
+        server.run(stop).await.unwrap();
     });
-    let addr = rx.recv().expect("the gate started");
+    let addr = gate.addr;
     eprintln!(
         "gate ready in {:.2} s with {} listed addresses",
         started.elapsed().as_secs_f64(),

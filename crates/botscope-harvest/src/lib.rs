@@ -12,33 +12,29 @@
 //! with its error class; nothing a server does stops the run, and every
 //! host costs a bounded time (the total timeout) and memory (the cap).
 
-mod download;
-mod fetch;
 mod hosts;
 mod one;
 pub mod polite;
 mod run;
-pub mod safety;
 mod turns;
 mod worker;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use botscope_dns::{Lookup, Pool};
 use botscope_robotstxt::{FetchAction, FetchPolicy, FetchResponse, decide_fetch};
 use botscope_store::{Attempt, Headers, Hop, Previous};
 
-pub use download::download;
-pub use fetch::{Exchange, FetchError};
+pub use botscope_http::{
+    DEFAULT_USER_AGENT, Exchange, FetchError, Roots, Trust, certificates, not_public,
+};
 pub use hosts::{HostList, MAX_LINE, host_of, read_host_list};
 pub use one::{Fetched, dns_pool, fetch_robots_txt};
 pub use polite::{Crawler, Decision, PoliteConfig, RobotsLine, honest_user_agent};
-pub use run::{
-    NoProgress, Progress, RunConfig, Selection, Summary, Tally, backoff, now_secs, run, select,
-};
+pub use run::{NoProgress, Progress, RunConfig, Selection, Summary, Tally, backoff, run, select};
 pub use turns::{AddressHolds, KEEP, Owner, Sharing, YIELD, owner};
 pub use worker::{WorkerConfig, WorkerSummary, work};
 
@@ -46,9 +42,12 @@ pub use worker::{WorkerConfig, WorkerSummary, work};
 /// the attempt's error class, [`FetchError`]).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The harvester could not be set up (TLS, a certificate to trust).
+    /// The harvester could not be set up.
     #[error("{0}")]
     Setup(String),
+    /// TLS could not be set up (the trust store, a certificate to trust).
+    #[error(transparent)]
+    Http(#[from] botscope_http::Error),
     /// The host list names no host.
     #[error("no host names in {0}")]
     NoHosts(String),
@@ -69,13 +68,6 @@ pub enum Error {
     #[error("{0}")]
     Refused(String),
 }
-
-/// The default User-Agent: the robot's name and where to read about it.
-pub const DEFAULT_USER_AGENT: &str = concat!(
-    "botscope/",
-    env!("CARGO_PKG_VERSION"),
-    " (robots.txt research; +https://github.com/botscope/botscope/blob/main/docs/harvest.md)"
-);
 
 /// What became of a host given to [`Harvester::fetch_or_forward`].
 #[derive(Debug, Clone)]
@@ -115,8 +107,9 @@ pub struct Config {
     pub https_port: u16,
     /// The fetch policy (redirect hops, size cap, status reading).
     pub policy: FetchPolicy,
-    /// Certificates to trust besides the Web PKI roots (PEM or DER).
-    pub extra_roots: Vec<rustls_pki_types::CertificateDer<'static>>,
+    /// What HTTPS trusts: the system's store by default (as curl), or the
+    /// bundled roots, and certificates added to them.
+    pub trust: Trust,
 }
 
 impl Default for Config {
@@ -130,7 +123,7 @@ impl Default for Config {
             http_port: 80,
             https_port: 443,
             policy: FetchPolicy::google(),
-            extra_roots: Vec::new(),
+            trust: Trust::default(),
         }
     }
 }
@@ -139,19 +132,11 @@ impl Default for Config {
 pub struct Harvester<L> {
     cfg: Config,
     dns: Pool<L>,
-    tls: tokio_rustls::TlsConnector,
+    tls: botscope_http::TlsConnector,
     turns: turns::Turns,
     /// Answers resolved ahead of the fetch ([`Harvester::resolve_ahead`]),
     /// taken when the host is fetched.
     ahead: Mutex<HashMap<String, botscope_dns::Timed<IpAddr>>>,
-}
-
-/// The certificates of a PEM file (to trust besides the Web PKI roots).
-pub fn certificates(
-    pem: &[u8],
-) -> Result<Vec<rustls_pki_types::CertificateDer<'static>>, rustls_pki_types::pem::Error> {
-    use rustls_pki_types::pem::PemObject;
-    rustls_pki_types::CertificateDer::pem_slice_iter(pem).collect()
 }
 
 /// The longest duration a flag takes: ten years (longer ones would
@@ -176,28 +161,6 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-/// A TLS client trusting the Web PKI roots and `extra_roots`, speaking
-/// HTTP/1.1.
-pub(crate) fn tls_connector(
-    extra_roots: &[rustls_pki_types::CertificateDer<'static>],
-) -> Result<tokio_rustls::TlsConnector, Error> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    for c in extra_roots {
-        roots
-            .add(c.clone())
-            .map_err(|e| Error::Setup(format!("a certificate to trust is not usable: {e}")))?;
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| Error::Setup(format!("TLS setup: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(tokio_rustls::TlsConnector::from(Arc::new(tls)))
-}
-
 fn unix(t: SystemTime) -> i64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
@@ -218,7 +181,7 @@ impl<L: Lookup> Harvester<L> {
     }
 
     fn with_turns(cfg: Config, dns: Pool<L>, turns: turns::Turns) -> Result<Self, Error> {
-        let tls = tls_connector(&cfg.extra_roots)?;
+        let tls = cfg.trust.connector()?;
         Ok(Harvester {
             turns,
             cfg,
@@ -305,7 +268,7 @@ impl<L: Lookup> Harvester<L> {
     }
 
     fn check(&self, ip: IpAddr) -> Result<IpAddr, FetchError> {
-        match safety::not_public(ip) {
+        match not_public(ip) {
             Some(why) if !self.cfg.allow_private => Err(FetchError::Refused(format!(
                 "{ip} is a {why} address: not connected to"
             ))),
@@ -390,15 +353,18 @@ impl<L: Lookup> Harvester<L> {
         } else {
             self.cfg.http_port
         });
-        fetch::exchange(
-            fetch::Request {
+        // A conditional request only when a good copy is kept to fall back on.
+        let copy = prev.filter(|p| p.has_copy);
+        botscope_http::exchange(
+            botscope_http::Request {
                 url,
                 host,
                 ip,
                 port,
                 user_agent: &self.cfg.user_agent,
                 accept: ROBOTS_ACCEPT,
-                conditional: prev,
+                if_none_match: copy.and_then(|p| p.etag.as_deref()),
+                if_modified_since: copy.and_then(|p| p.last_modified.as_deref()),
                 cap: self.cfg.policy.size_cap,
                 connect_timeout: self.cfg.connect_timeout,
                 deadline,

@@ -34,8 +34,8 @@ use botscope_robotstxt::{
 };
 use tokio::time::Instant;
 
-use crate::fetch::{self, Exchange, FetchError};
 use crate::{Config, Error, Harvester};
+use botscope_http::{Exchange, FetchError};
 
 /// The `Accept` header of a page request.
 const PAGE_ACCEPT: &str = "text/html, application/xhtml+xml, */*;q=0.8";
@@ -410,15 +410,16 @@ impl<L: Lookup> Crawler<L> {
         } else {
             cfg.http_port
         });
-        fetch::exchange(
-            fetch::Request {
+        botscope_http::exchange(
+            botscope_http::Request {
                 url,
                 host: host.trim_matches(['[', ']']),
                 ip,
                 port,
                 user_agent: &cfg.user_agent,
                 accept,
-                conditional: None,
+                if_none_match: None,
+                if_modified_since: None,
                 cap,
                 connect_timeout: cfg.connect_timeout,
                 deadline,

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use botscope_dns::{HickoryLookup, Pool, ServerCheck};
 use botscope_store::{Attempt, NewRun, Previous, RunId, Store, content_hash};
@@ -235,13 +235,6 @@ pub struct Summary {
     pub elapsed: Duration,
 }
 
-/// Seconds since the epoch, now.
-pub fn now_secs() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
-
 /// Harvests the hosts of `list` into `store`, inside the caller's Tokio
 /// runtime, and returns the summary. The store comes back with it.
 pub async fn run<S: Store + Send + 'static>(
@@ -272,7 +265,7 @@ pub async fn run<S: Store + Send + 'static>(
             input_hash,
             user_agent: config.fetch.user_agent.clone(),
             hosts: list.hosts.len() as u64,
-            started: now_secs(),
+            started: botscope_os::unix_now(),
         })?;
         (run, HashSet::new())
     };
@@ -281,7 +274,7 @@ pub async fn run<S: Store + Send + 'static>(
         list.hosts,
         &done,
         &previous,
-        now_secs(),
+        botscope_os::unix_now(),
         config.refresh_older_than,
     );
     progress.selected(run, &selection);
@@ -327,7 +320,7 @@ pub async fn run<S: Store + Send + 'static>(
     let (tally, mut store) = writer.await.map_err(|_| Error::Writer)??;
     // A run that failed stays unfinished: resuming continues it.
     fetched?;
-    store.finish_run(run, now_secs())?;
+    store.finish_run(run, botscope_os::unix_now())?;
     Ok((
         Summary {
             run,

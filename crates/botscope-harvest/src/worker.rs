@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use botscope_store::{Attempt, Done, NewRun, PgStore, RunId, Store, StoreError, content_hash};
 
-use crate::run::{BATCH, FLUSH_EVERY, Job, checked_pool, fetch_stream, now_secs};
+use crate::run::{BATCH, FLUSH_EVERY, Job, checked_pool, fetch_stream};
 use crate::turns::{Acquired, AddressHolds, Owner, Sharing};
 use crate::{Config, Error, Fetch, Harvester, Progress, Tally};
 
@@ -228,7 +228,7 @@ pub async fn work(
         input,
         user_agent: config.fetch.user_agent.clone(),
         hosts: 0,
-        started: now_secs(),
+        started: botscope_os::unix_now(),
     };
     let (run, mut writer_store) = blocking(move || {
         let run = writer_store.begin_run(&new_run);
@@ -264,7 +264,9 @@ pub async fn work(
         let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
         let members = holds.members();
         let got = blocking(move || {
-            patiently(|| c.frontier_claim_among(&w, &members, batch, lease, now_secs()))
+            patiently(|| {
+                c.frontier_claim_among(&w, &members, batch, lease, botscope_os::unix_now())
+            })
         })
         .await?;
         if !got.is_empty() {
@@ -272,7 +274,10 @@ pub async fn work(
             break;
         }
         let c = claims.clone();
-        if config.once && blocking(move || patiently(|| c.frontier_round_over(now_secs()))).await? {
+        if config.once
+            && blocking(move || patiently(|| c.frontier_round_over(botscope_os::unix_now())))
+                .await?
+        {
             break;
         }
         tokio::select! {
@@ -290,8 +295,8 @@ pub async fn work(
     if first.is_empty() {
         heart.abort();
         let (c, w) = (claims.clone(), worker.clone());
-        blocking(move || patiently(|| c.workers_leave(&w, now_secs()))).await?;
-        blocking(move || writer_store.finish_run(run, now_secs())).await?;
+        blocking(move || patiently(|| c.workers_leave(&w, botscope_os::unix_now()))).await?;
+        blocking(move || writer_store.finish_run(run, botscope_os::unix_now())).await?;
         summary.elapsed = started.elapsed();
         return Ok(summary);
     }
@@ -365,7 +370,12 @@ pub async fn work(
                         || forward_since.elapsed() >= FORWARD_EVERY)
                 {
                     patiently(|| {
-                        writer_store.frontier_forward(&worker, &forward, lease, now_secs())
+                        writer_store.frontier_forward(
+                            &worker,
+                            &forward,
+                            lease,
+                            botscope_os::unix_now(),
+                        )
                     })?;
                     let mut w = working.lock().unwrap_or_else(|e| e.into_inner());
                     for (h, _, _) in forward.drain(..) {
@@ -393,7 +403,7 @@ pub async fn work(
                     progress.recorded(&tally);
                 }
                 if ended {
-                    patiently(|| writer_store.finish_run(run, now_secs()))?;
+                    patiently(|| writer_store.finish_run(run, botscope_os::unix_now()))?;
                     return Ok(tally);
                 }
             }
@@ -416,7 +426,7 @@ pub async fn work(
                     .collect();
                 let _ = blocking(move || {
                     let hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
-                    c.frontier_renew(&w, &hosts, lease, now_secs())
+                    c.frontier_renew(&w, &hosts, lease, botscope_os::unix_now())
                 })
                 .await;
             }
@@ -462,7 +472,9 @@ pub async fn work(
                     }
                     let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
                     next = blocking(move || {
-                        patiently(|| c.frontier_take_forwarded(&w, batch, lease, now_secs()))
+                        patiently(|| {
+                            c.frontier_take_forwarded(&w, batch, lease, botscope_os::unix_now())
+                        })
                     })
                     .await?;
                     if !next.is_empty() {
@@ -472,14 +484,24 @@ pub async fn work(
                     let (c, w, lease) = (claims.clone(), worker.clone(), config.lease);
                     let members = holds.members();
                     next = blocking(move || {
-                        patiently(|| c.frontier_claim_among(&w, &members, batch, lease, now_secs()))
+                        patiently(|| {
+                            c.frontier_claim_among(
+                                &w,
+                                &members,
+                                batch,
+                                lease,
+                                botscope_os::unix_now(),
+                            )
+                        })
                     })
                     .await?;
                     if next.is_empty() {
                         let c = claims.clone();
                         if config.once
-                            && blocking(move || patiently(|| c.frontier_round_over(now_secs())))
-                                .await?
+                            && blocking(move || {
+                                patiently(|| c.frontier_round_over(botscope_os::unix_now()))
+                            })
+                            .await?
                         {
                             return Ok((claimed, n_claims));
                         }
@@ -509,8 +531,10 @@ pub async fn work(
             // handed here and not taken are due again for them.
             heart.abort();
             let w = worker.clone();
-            let _ =
-                blocking(move || patiently(|| holds.stores[0].workers_leave(&w, now_secs()))).await;
+            let _ = blocking(move || {
+                patiently(|| holds.stores[0].workers_leave(&w, botscope_os::unix_now()))
+            })
+            .await;
             r
         })
     };
@@ -524,7 +548,7 @@ pub async fn work(
     h.give_back_addresses().await;
     {
         let (c, w) = (claims.clone(), worker.clone());
-        let _ = blocking(move || c.workers_leave(&w, now_secs())).await;
+        let _ = blocking(move || c.workers_leave(&w, botscope_os::unix_now())).await;
     }
     let (more, n) = claimed?;
     summary.claimed += more;

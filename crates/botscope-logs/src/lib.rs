@@ -44,7 +44,7 @@ use botscope_accesslog::{Analysis, Report};
 use botscope_botid::{FcrdnsEvidence, Lists, Registry, UaClassifier};
 
 pub use crawlers::{AddressSeen, CRAWLER_ADDRESSES, CRAWLER_USER_AGENTS, CrawlerSeen};
-pub use identify::{RegistryIdentify, robot_name};
+pub use identify::RegistryIdentify;
 pub use input::{CHUNK_BYTES, Chunk, ReadStats, Source, buffer, chunks, lines, open};
 pub use join::{Checks, dns_wanted, verify_clients};
 pub use pipeline::{Read, Settings, read};

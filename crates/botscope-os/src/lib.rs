@@ -1,5 +1,5 @@
-//! botscope's edge to the file system, for files and directories that
-//! other people can touch.
+//! botscope's edge to the operating system: files and directories that
+//! other people can touch, the clock, and the stop signals.
 //!
 //! - Every file botscope writes goes through [`write_atomic`] or
 //!   [`AtomicFile`]: the bytes go to a temporary file created exclusively
@@ -15,6 +15,9 @@
 //!   so a flipped generation link never mixes two generations; symlinks
 //!   leading out of the directory and anything that is not a regular file
 //!   (a FIFO would block a reader forever) are refused; reads are capped.
+//! - [`unix_now`]: the time, as every store and report records it.
+//! - `shutdown_signal` (feature `signal`): Ctrl-C or SIGTERM, for every
+//!   long-running command.
 //!
 //! ```
 //! let dir = tempfile::tempdir()?;
@@ -26,10 +29,22 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(feature = "signal")]
+mod signal;
+#[cfg(feature = "signal")]
+pub use signal::shutdown_signal;
+
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Component, Path, PathBuf};
+
+/// Seconds since the Unix epoch, now (0 for a clock set before 1970).
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
 
 /// What went wrong, naming the path (escaped: names in a shared
 /// directory are anyone's).

@@ -25,6 +25,7 @@ mod files;
 mod frontier;
 mod pg;
 mod sqlite;
+mod version;
 
 use std::collections::HashMap;
 
@@ -36,6 +37,7 @@ pub use files::{FileImport, host_of_file_name, import_files};
 pub use frontier::{Claimed, Done, FrontierStats, MONTH, address_key, address_owner, next_due};
 pub use pg::{PG_SCHEMA_VERSION, PgStore, is_postgres_url, redact_url};
 pub use sqlite::{SCHEMA_VERSION, SqliteStore};
+pub use version::{Near, VersionOp, next_version};
 
 /// A store error: always says which file and what to do.
 #[derive(Debug, thiserror::Error)]
@@ -391,7 +393,66 @@ pub struct Stats {
     pub statuses: HashMap<String, u64>,
 }
 
+/// Rows of a `stats` query: a key (absent for a plain count) and a count.
+pub(crate) type CountRows = Vec<(Option<String>, i64)>;
+
 impl Stats {
+    /// The totals, from the queries both backends run the same way:
+    /// `rows` runs one (a `count` in one column, or a key and a count).
+    pub(crate) fn gather(
+        schema_version: i64,
+        mut rows: impl FnMut(&str) -> Result<CountRows>,
+    ) -> Result<Stats> {
+        let mut count = |sql: &str| -> Result<u64> {
+            Ok(rows(sql)?
+                .first()
+                .map_or(0, |(_, n)| u64::try_from(*n).unwrap_or(0)))
+        };
+        let sites = count("SELECT count(*) FROM sites")?;
+        let sites_with_robots_txt = count("SELECT count(DISTINCT site_id) FROM versions")?;
+        let attempts = count("SELECT count(*) FROM attempts")?;
+        let runs = count("SELECT count(*) FROM runs")?;
+        let unfinished_runs = count("SELECT count(*) FROM runs WHERE finished IS NULL")?;
+        let versions = count("SELECT count(*) FROM versions")?;
+        let bodies = count("SELECT count(*) FROM bodies")?;
+        let body_bytes = count("SELECT CAST(coalesce(sum(size), 0) AS BIGINT) FROM bodies")?;
+        let mut group = |sql: &str| -> Result<HashMap<String, u64>> {
+            Ok(rows(sql)?
+                .into_iter()
+                .map(|(k, n)| {
+                    (
+                        k.unwrap_or_else(|| "none".into()),
+                        u64::try_from(n).unwrap_or(0),
+                    )
+                })
+                .collect())
+        };
+        Ok(Stats {
+            schema_version,
+            sites,
+            sites_with_robots_txt,
+            attempts,
+            runs,
+            unfinished_runs,
+            versions,
+            bodies,
+            body_bytes,
+            outcomes: group(
+                "SELECT last_outcome, count(*) FROM sites WHERE last_attempt IS NOT NULL
+                 GROUP BY last_outcome",
+            )?,
+            errors: group(
+                "SELECT last_error_class, count(*) FROM sites WHERE last_error_class IS NOT NULL
+                 GROUP BY last_error_class",
+            )?,
+            statuses: group(
+                "SELECT CASE WHEN last_status IS NULL THEN 'none'
+                        ELSE CAST(last_status / 100 AS TEXT) || 'xx' END, count(*)
+                 FROM sites WHERE last_attempt IS NOT NULL GROUP BY 1",
+            )?,
+        })
+    }
+
     /// The totals for people, one per line, for the store called `name`;
     /// counts by outcome, status and error most frequent first.
     pub fn describe(&self, name: &str) -> String {

@@ -12,122 +12,15 @@ use postgres::{Client, NoTls, Row, Transaction};
 
 use crate::{
     Attempt, NewRun, Origin, Previous, Result, RunId, SiteHistory, Source, Stats, Store,
-    StoreError, Version, content_hash,
+    StoreError, Version, VersionOp, content_hash,
 };
 
 /// Migrations, in order; `botscope_schema.version` is the number applied.
 const MIGRATIONS: &[&str] = &[
-    // 1: everything SQLite's schema 2 has.
-    r"
-CREATE TABLE sites (
-    id BIGSERIAL PRIMARY KEY,
-    host TEXT NOT NULL UNIQUE,
-    rank BIGINT,
-    added BIGINT NOT NULL,
-    last_attempt BIGINT,
-    last_outcome TEXT,
-    last_status INTEGER,
-    last_error_class TEXT,
-    unreachable_since BIGINT,
-    has_copy BOOLEAN NOT NULL DEFAULT false,
-    etag TEXT,
-    last_modified TEXT,
-    retry_at BIGINT,
-    changed BIGINT NOT NULL DEFAULT 0
-);
-CREATE INDEX sites_changed ON sites(changed);
-CREATE TABLE runs (
-    id BIGSERIAL PRIMARY KEY,
-    started BIGINT NOT NULL,
-    finished BIGINT,
-    input TEXT NOT NULL,
-    input_hash BYTEA NOT NULL,
-    user_agent TEXT NOT NULL,
-    hosts BIGINT NOT NULL
-);
-CREATE TABLE bodies (
-    hash BYTEA PRIMARY KEY,
-    size BIGINT NOT NULL,
-    content BYTEA NOT NULL
-);
-CREATE TABLE attempts (
-    id BIGSERIAL PRIMARY KEY,
-    run_id BIGINT REFERENCES runs(id),
-    site_id BIGINT NOT NULL REFERENCES sites(id),
-    time BIGINT NOT NULL,
-    duration_ms BIGINT NOT NULL,
-    url TEXT NOT NULL,
-    redirects TEXT NOT NULL,
-    address TEXT,
-    status INTEGER,
-    content_type TEXT,
-    cache_control TEXT,
-    expires TEXT,
-    retry_after TEXT,
-    last_modified TEXT,
-    etag TEXT,
-    bytes BIGINT NOT NULL,
-    truncated BOOLEAN NOT NULL,
-    error_class TEXT,
-    error TEXT,
-    outcome TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    expires_in BIGINT,
-    body_hash BYTEA REFERENCES bodies(hash)
-);
-CREATE INDEX attempts_site ON attempts(site_id, time);
-CREATE INDEX attempts_run ON attempts(run_id);
-CREATE TABLE versions (
-    id BIGSERIAL PRIMARY KEY,
-    site_id BIGINT NOT NULL REFERENCES sites(id),
-    hash BYTEA NOT NULL REFERENCES bodies(hash),
-    url TEXT NOT NULL,
-    content_type TEXT,
-    first_seen BIGINT NOT NULL,
-    last_seen BIGINT NOT NULL,
-    source TEXT NOT NULL DEFAULT 'harvest'
-);
-CREATE INDEX versions_site ON versions(site_id, first_seen);
-",
-    // 2: the shared frontier of harvest workers (docs/harvest.md). Small
-    // rows updated in place; autovacuum clears a busy queue's dead rows
-    // early.
-    r"
-CREATE TABLE frontier (
-    host TEXT PRIMARY KEY,
-    rank BIGINT,
-    due BIGINT NOT NULL,
-    lease_worker TEXT,
-    lease_until BIGINT,
-    failures INTEGER NOT NULL DEFAULT 0,
-    last_done BIGINT,
-    changed BOOLEAN NOT NULL DEFAULT false
-) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.01,
-        autovacuum_vacuum_threshold = 1000, autovacuum_vacuum_cost_delay = 0);
-CREATE INDEX frontier_due ON frontier (due, rank);
-CREATE TABLE frontier_addresses (
-    address TEXT PRIMARY KEY,
-    worker TEXT,
-    lease_until BIGINT,
-    next_ms BIGINT NOT NULL DEFAULT 0
-) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.01);
-",
-    // 3: when another worker last asked for an address its holder keeps
-    // (milliseconds since the epoch), so that the holder lets it go; and
-    // hosts handed to the worker that holds their address.
-    "ALTER TABLE frontier_addresses ADD COLUMN wanted BIGINT NOT NULL DEFAULT 0;
-     ALTER TABLE frontier ADD COLUMN forwarded BOOLEAN NOT NULL DEFAULT false;
-     ALTER TABLE frontier ADD COLUMN forward_address TEXT;
-     CREATE INDEX frontier_forwarded ON frontier (lease_worker) WHERE forwarded;",
-    // 4: the workers at work, each with its last sign of life (server
-    // milliseconds): addresses are shared out among them.
-    // The key of the address a host had when last fetched, by which
-    // claims prefer the hosts of the claimer's own addresses.
-    "CREATE TABLE frontier_workers (
-        worker TEXT PRIMARY KEY,
-        seen BIGINT NOT NULL
-     ) WITH (fillfactor = 50);
-     ALTER TABLE frontier ADD COLUMN address_key BIGINT;",
+    include_str!("../schema/postgres/001.sql"),
+    include_str!("../schema/postgres/002.sql"),
+    include_str!("../schema/postgres/003.sql"),
+    include_str!("../schema/postgres/004.sql"),
 ];
 
 /// The PostgreSQL schema version this build writes.
@@ -682,36 +575,35 @@ fn record_set(
     for &k in &asks {
         let a = batch[k];
         let (before, after) = around.remove(&k).unwrap_or((None, None));
-        match &hashes[k] {
-            Some(h) => match (&before, &after) {
-                (Some((id, bh)), _) if bh[..] == h[..] => {
-                    seen_id.push(*id);
-                    seen_t.push(a.time);
-                }
-                (_, Some((id, ah))) if ah[..] == h[..] => {
-                    earlier_id.push(*id);
-                    earlier_t.push(a.time);
-                    changed_sites.push(site[k]);
-                    new_content[k] = true;
-                }
-                _ => {
-                    nv_site.push(site[k]);
-                    nv_hash.push(h.to_vec());
-                    nv_url.push(owned(&a.url));
-                    nv_ct.push(owned_opt(&a.headers.content_type));
-                    nv_t.push(a.time);
-                    nv_src.push(a.source.as_str().to_owned());
-                    changed_sites.push(site[k]);
-                    new_content[k] = before.is_some();
-                }
-            },
-            None => {
-                if let Some((id, _)) = before {
-                    seen_id.push(id);
-                    seen_t.push(a.time);
-                }
+        let op = crate::next_version(
+            before.as_ref().map(|(id, h)| (*id, &h[..])),
+            after.as_ref().map(|(id, h)| (*id, &h[..])),
+            hashes[k].as_ref().map(|h| &h[..]),
+            a.status,
+        );
+        match op {
+            VersionOp::Keep => {}
+            VersionOp::Continue(id) => {
+                seen_id.push(id);
+                seen_t.push(a.time);
+            }
+            VersionOp::StartEarlier(id) => {
+                earlier_id.push(id);
+                earlier_t.push(a.time);
+            }
+            VersionOp::Start { .. } => {
+                nv_site.push(site[k]);
+                nv_hash.push(hashes[k].map(|h| h.to_vec()).unwrap_or_default());
+                nv_url.push(owned(&a.url));
+                nv_ct.push(owned_opt(&a.headers.content_type));
+                nv_t.push(a.time);
+                nv_src.push(a.source.as_str().to_owned());
             }
         }
+        if op.marks_change() {
+            changed_sites.push(site[k]);
+        }
+        new_content[k] = op.new_content();
     }
     if !seen_id.is_empty() {
         tx.execute(
@@ -857,56 +749,22 @@ impl Store for PgStore {
 
     fn stats(&self) -> Result<Stats> {
         let mut c = self.client();
-        let mut one = |sql: &str| -> Result<u64> {
-            c.query_one(sql, &[])
-                .map(|r| r.get::<_, i64>(0).max(0) as u64)
-                .map_err(|e| self.err(e))
-        };
-        let sites = one("SELECT count(*) FROM sites")?;
-        let sites_with_robots_txt = one("SELECT count(DISTINCT site_id) FROM versions")?;
-        let attempts = one("SELECT count(*) FROM attempts")?;
-        let runs = one("SELECT count(*) FROM runs")?;
-        let unfinished_runs = one("SELECT count(*) FROM runs WHERE finished IS NULL")?;
-        let versions = one("SELECT count(*) FROM versions")?;
-        let bodies = one("SELECT count(*) FROM bodies")?;
-        let body_bytes = one("SELECT coalesce(sum(size), 0)::BIGINT FROM bodies")?;
-        let schema_version = one("SELECT version FROM botscope_schema")? as i64;
-        let mut group = |sql: &str| -> Result<HashMap<String, u64>> {
+        let schema_version: i64 = c
+            .query_one("SELECT version FROM botscope_schema", &[])
+            .map(|r| r.get::<_, i64>(0))
+            .map_err(|e| self.err(e))?;
+        Stats::gather(schema_version, |sql| {
             let rows = c.query(sql, &[]).map_err(|e| self.err(e))?;
             Ok(rows
                 .iter()
                 .map(|r| {
-                    (
-                        r.get::<_, Option<String>>(0)
-                            .unwrap_or_else(|| "none".into()),
-                        r.get::<_, i64>(1).max(0) as u64,
-                    )
+                    if r.len() > 1 {
+                        (r.get::<_, Option<String>>(0), r.get::<_, i64>(1))
+                    } else {
+                        (None, r.get::<_, i64>(0))
+                    }
                 })
                 .collect())
-        };
-        Ok(Stats {
-            schema_version,
-            sites,
-            sites_with_robots_txt,
-            attempts,
-            runs,
-            unfinished_runs,
-            versions,
-            bodies,
-            body_bytes,
-            outcomes: group(
-                "SELECT last_outcome, count(*) FROM sites WHERE last_attempt IS NOT NULL
-                 GROUP BY last_outcome",
-            )?,
-            errors: group(
-                "SELECT last_error_class, count(*) FROM sites WHERE last_error_class IS NOT NULL
-                 GROUP BY last_error_class",
-            )?,
-            statuses: group(
-                "SELECT CASE WHEN last_status IS NULL THEN 'none'
-                        ELSE (last_status / 100)::TEXT || 'xx' END, count(*)
-                 FROM sites WHERE last_attempt IS NOT NULL GROUP BY 1",
-            )?,
         })
     }
 

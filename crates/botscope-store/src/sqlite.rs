@@ -8,7 +8,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::{
     Attempt, NewRun, Origin, Previous, Result, RunId, SiteHistory, Source, Stats, Store,
-    StoreError, Version, content_hash,
+    StoreError, Version, VersionOp, content_hash,
 };
 
 /// Versions with their site, as the research index reads them.
@@ -18,83 +18,8 @@ const HISTORY: &str = "SELECT s.host, s.rank, v.url, v.first_seen, v.last_seen, 
 
 /// Migrations, in order; `PRAGMA user_version` is the number applied.
 const MIGRATIONS: &[&str] = &[
-    // 1: sites, runs, attempts, bodies, versions.
-    r"
-CREATE TABLE sites (
-    id INTEGER PRIMARY KEY,
-    host TEXT NOT NULL UNIQUE,
-    rank INTEGER,
-    added INTEGER NOT NULL,
-    last_attempt INTEGER,
-    last_outcome TEXT,
-    last_status INTEGER,
-    last_error_class TEXT,
-    unreachable_since INTEGER,
-    has_copy INTEGER NOT NULL DEFAULT 0,
-    etag TEXT,
-    last_modified TEXT,
-    retry_at INTEGER
-);
-CREATE TABLE runs (
-    id INTEGER PRIMARY KEY,
-    started INTEGER NOT NULL,
-    finished INTEGER,
-    input TEXT NOT NULL,
-    input_hash BLOB NOT NULL,
-    user_agent TEXT NOT NULL,
-    hosts INTEGER NOT NULL
-);
-CREATE TABLE bodies (
-    hash BLOB PRIMARY KEY,
-    size INTEGER NOT NULL,
-    content BLOB NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE attempts (
-    id INTEGER PRIMARY KEY,
-    run_id INTEGER REFERENCES runs(id),
-    site_id INTEGER NOT NULL REFERENCES sites(id),
-    time INTEGER NOT NULL,
-    duration_ms INTEGER NOT NULL,
-    url TEXT NOT NULL,
-    redirects TEXT NOT NULL,
-    address TEXT,
-    status INTEGER,
-    content_type TEXT,
-    cache_control TEXT,
-    expires TEXT,
-    retry_after TEXT,
-    last_modified TEXT,
-    etag TEXT,
-    bytes INTEGER NOT NULL,
-    truncated INTEGER NOT NULL,
-    error_class TEXT,
-    error TEXT,
-    outcome TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    expires_in INTEGER,
-    body_hash BLOB REFERENCES bodies(hash)
-);
-CREATE INDEX attempts_site ON attempts(site_id, time);
-CREATE INDEX attempts_run ON attempts(run_id);
-CREATE TABLE versions (
-    id INTEGER PRIMARY KEY,
-    site_id INTEGER NOT NULL REFERENCES sites(id),
-    hash BLOB NOT NULL REFERENCES bodies(hash),
-    url TEXT NOT NULL,
-    content_type TEXT,
-    first_seen INTEGER NOT NULL,
-    last_seen INTEGER NOT NULL
-);
-CREATE INDEX versions_site ON versions(site_id, first_seen);
-",
-    // 2: where each version comes from; the change mark the research
-    // index follows.
-    r"
-ALTER TABLE versions ADD COLUMN source TEXT NOT NULL DEFAULT 'harvest';
-ALTER TABLE sites ADD COLUMN changed INTEGER NOT NULL DEFAULT 0;
-UPDATE sites SET changed = 1 WHERE id IN (SELECT site_id FROM versions);
-CREATE INDEX sites_changed ON sites(changed);
-",
+    include_str!("../schema/sqlite/001.sql"),
+    include_str!("../schema/sqlite/002.sql"),
 ];
 
 /// The schema version this build writes.
@@ -237,10 +162,6 @@ fn record_one(
             params![a.host, a.rank.map(|r| r as i64), a.time, mark],
             |r| r.get(0),
         )?;
-    let changed = || {
-        tx.prepare_cached("UPDATE sites SET changed = ?2 WHERE id = ?1")?
-            .execute(params![site_id, mark])
-    };
     let hash = a.body.as_ref().map(|b| {
         let h = content_hash(b);
         (h, b)
@@ -300,47 +221,49 @@ fn record_one(
             AND (source = 'submitted') = ?3
          ORDER BY first_seen DESC, id DESC LIMIT 1",
     )?;
-    if let Some((h, _)) = &hash {
-        let after = at(
+    let after = match &hash {
+        Some(_) => at(
             "SELECT id, hash FROM versions WHERE site_id = ?1 AND first_seen > ?2
             AND (source = 'submitted') = ?3
              ORDER BY first_seen ASC, id ASC LIMIT 1",
-        )?;
-        match (before, after) {
-            (Some((id, bh)), _) if bh == h[..] => {
-                tx.prepare_cached(
-                    "UPDATE versions SET last_seen = max(last_seen, ?2) WHERE id = ?1",
-                )?
+        )?,
+        None => None,
+    };
+    let op = crate::next_version(
+        before.as_ref().map(|(id, h)| (*id, &h[..])),
+        after.as_ref().map(|(id, h)| (*id, &h[..])),
+        hash.as_ref().map(|(h, _)| &h[..]),
+        a.status,
+    );
+    match op {
+        VersionOp::Keep => {}
+        VersionOp::Continue(id) => {
+            tx.prepare_cached("UPDATE versions SET last_seen = max(last_seen, ?2) WHERE id = ?1")?
                 .execute(params![id, a.time])?;
-            }
-            (_, Some((id, ah))) if ah == h[..] => {
-                tx.prepare_cached("UPDATE versions SET first_seen = ?2 WHERE id = ?1")?
-                    .execute(params![id, a.time])?;
-                changed()?;
-            }
-            _ => {
-                tx.prepare_cached(
-                    "INSERT INTO versions(site_id, hash, url, content_type, first_seen, last_seen,
-                        source)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
-                )?
-                .execute(params![
-                    site_id,
-                    &h[..],
-                    a.url,
-                    a.headers.content_type,
-                    a.time,
-                    a.source.as_str()
-                ])?;
-                changed()?;
-            }
         }
-    } else if a.status == Some(304)
-        && let Some((id, _)) = before
-    {
-        // Not modified: the version in force is still there.
-        tx.prepare_cached("UPDATE versions SET last_seen = max(last_seen, ?2) WHERE id = ?1")?
-            .execute(params![id, a.time])?;
+        VersionOp::StartEarlier(id) => {
+            tx.prepare_cached("UPDATE versions SET first_seen = ?2 WHERE id = ?1")?
+                .execute(params![id, a.time])?;
+        }
+        VersionOp::Start { .. } => {
+            tx.prepare_cached(
+                "INSERT INTO versions(site_id, hash, url, content_type, first_seen, last_seen,
+                    source)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
+            )?
+            .execute(params![
+                site_id,
+                hash.as_ref().map(|(h, _)| h.to_vec()),
+                a.url,
+                a.headers.content_type,
+                a.time,
+                a.source.as_str()
+            ])?;
+        }
+    }
+    if op.marks_change() {
+        tx.prepare_cached("UPDATE sites SET changed = ?2 WHERE id = ?1")?
+            .execute(params![site_id, mark])?;
     }
     if submitted {
         // A submission says nothing of what the site serves: its fetch
@@ -480,50 +403,23 @@ impl Store for SqliteStore {
 
     fn stats(&self) -> Result<Stats> {
         let c = &self.conn;
-        let one = |sql: &str| -> Result<u64> {
-            c.query_row(sql, [], |r| r.get::<_, i64>(0))
-                .map(|n| n.max(0) as u64)
-                .map_err(|e| classify(&self.path, e))
-        };
-        let group = |sql: &str| -> Result<HashMap<String, u64>> {
+        let schema_version = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        Stats::gather(schema_version, |sql| {
             let mut st = c.prepare(sql).map_err(|e| classify(&self.path, e))?;
+            let keyed = st.column_count() > 1;
             let rows = st
                 .query_map([], |r| {
-                    Ok((
-                        r.get::<_, Option<String>>(0)?
-                            .unwrap_or_else(|| "none".into()),
-                        r.get::<_, i64>(1)?.max(0) as u64,
-                    ))
+                    if keyed {
+                        Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?))
+                    } else {
+                        Ok((None, r.get::<_, i64>(0)?))
+                    }
                 })
                 .map_err(|e| classify(&self.path, e))?;
-            rows.collect::<rusqlite::Result<HashMap<_, _>>>()
+            rows.collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(|e| classify(&self.path, e))
-        };
-        Ok(Stats {
-            schema_version: c
-                .query_row("PRAGMA user_version", [], |r| r.get(0))
-                .map_err(|e| self.err(e))?,
-            sites: one("SELECT count(*) FROM sites")?,
-            sites_with_robots_txt: one("SELECT count(DISTINCT site_id) FROM versions")?,
-            attempts: one("SELECT count(*) FROM attempts")?,
-            runs: one("SELECT count(*) FROM runs")?,
-            unfinished_runs: one("SELECT count(*) FROM runs WHERE finished IS NULL")?,
-            versions: one("SELECT count(*) FROM versions")?,
-            bodies: one("SELECT count(*) FROM bodies")?,
-            body_bytes: one("SELECT coalesce(sum(size), 0) FROM bodies")?,
-            outcomes: group(
-                "SELECT last_outcome, count(*) FROM sites WHERE last_attempt IS NOT NULL
-                 GROUP BY last_outcome",
-            )?,
-            errors: group(
-                "SELECT last_error_class, count(*) FROM sites WHERE last_error_class IS NOT NULL
-                 GROUP BY last_error_class",
-            )?,
-            statuses: group(
-                "SELECT CASE WHEN last_status IS NULL THEN 'none'
-                        ELSE (last_status / 100) || 'xx' END, count(*)
-                 FROM sites WHERE last_attempt IS NOT NULL GROUP BY 1",
-            )?,
         })
     }
 

@@ -51,56 +51,145 @@ pub fn npm_tgz(files: &[(&str, &[u8])]) -> Vec<u8> {
     gz.finish().unwrap()
 }
 
+/// A certificate authority of the tests' own and a server configuration
+/// whose certificate, signed by it, names `127.0.0.1` and `localhost`: what
+/// an inspecting proxy or a private network presents, trusted only by a
+/// client told to.
+pub struct TestCa {
+    /// The authority's certificate (PEM), for `SSL_CERT_FILE` or `--ca-file`.
+    pub pem: String,
+    server: Arc<rustls::ServerConfig>,
+}
+
+impl TestCa {
+    /// A new authority and server certificate.
+    pub fn new() -> TestCa {
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca.distinguished_name
+            .push(rcgen::DnType::CommonName, "botscope test proxy CA");
+        let ca_cert = ca.self_signed(&ca_key).unwrap();
+        let issuer = rcgen::Issuer::new(ca, ca_key);
+        let leaf_key = rcgen::KeyPair::generate().unwrap();
+        let leaf =
+            rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+                .unwrap()
+                .signed_by(&leaf_key, &issuer)
+                .unwrap();
+        let key = rustls::pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der()).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let server = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![leaf.der().clone(), ca_cert.der().clone()], key)
+            .unwrap();
+        TestCa {
+            pem: ca_cert.pem(),
+            server: Arc::new(server),
+        }
+    }
+}
+
+impl Default for TestCa {
+    fn default() -> Self {
+        TestCa::new()
+    }
+}
+
 /// A static HTTP/1.1 server on 127.0.0.1: path → body, 404 otherwise;
-/// counts the requests. Stops with the process (tests are short).
+/// counts the requests; plain or over TLS. Stops with the process (tests
+/// are short).
 pub struct FileServer {
     addr: SocketAddr,
     hits: Arc<AtomicU64>,
+    tls: bool,
 }
 
 impl FileServer {
-    /// Serves `files` (paths start with `/`).
+    /// Serves `files` (paths start with `/`) over plain HTTP.
     pub fn start(files: HashMap<String, Vec<u8>>) -> FileServer {
+        FileServer::serve(files, None)
+    }
+
+    /// Serves `files` over HTTPS with `ca`'s server certificate.
+    pub fn start_tls(files: HashMap<String, Vec<u8>>, ca: &TestCa) -> FileServer {
+        FileServer::serve(files, Some(ca.server.clone()))
+    }
+
+    fn serve(
+        files: HashMap<String, Vec<u8>>,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> FileServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let hits = Arc::new(AtomicU64::new(0));
         let counter = hits.clone();
+        let is_tls = tls.is_some();
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
                 counter.fetch_add(1, Ordering::SeqCst);
-                let mut r = BufReader::new(conn.try_clone().unwrap());
-                let mut line = String::new();
-                if r.read_line(&mut line).is_err() {
-                    continue;
+                let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+                match &tls {
+                    Some(cfg) => {
+                        let Ok(server) = rustls::ServerConnection::new(cfg.clone()) else {
+                            continue;
+                        };
+                        let mut stream = rustls::StreamOwned::new(server, conn);
+                        answer(&mut stream, &files);
+                        stream.conn.send_close_notify();
+                        let _ = stream.flush();
+                    }
+                    None => {
+                        let mut conn = conn;
+                        answer(&mut conn, &files);
+                    }
                 }
-                let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                let mut h = String::new();
-                while r.read_line(&mut h).is_ok_and(|n| n > 2) {
-                    h.clear();
-                }
-                let mut w = conn;
-                let (status, body) = match files.get(&path) {
-                    Some(b) => ("200 OK", b.as_slice()),
-                    None => ("404 Not Found", b"not found".as_slice()),
-                };
-                let _ = write!(
-                    w,
-                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = w.write_all(body);
             }
         });
-        FileServer { addr, hits }
+        FileServer {
+            addr,
+            hits,
+            tls: is_tls,
+        }
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT` (`https://` over TLS).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
-    /// Requests served so far.
+    /// Requests served so far (TLS connections the client gave up on
+    /// included).
     pub fn hits(&self) -> u64 {
         self.hits.load(Ordering::SeqCst)
     }
+}
+
+/// Reads one request's head from `conn` and answers it from `files`.
+fn answer<S: std::io::Read + Write>(conn: &mut S, files: &HashMap<String, Vec<u8>>) {
+    let mut r = BufReader::new(&mut *conn);
+    let mut line = String::new();
+    if r.read_line(&mut line).is_err() {
+        return;
+    }
+    let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+    let mut h = String::new();
+    while r.read_line(&mut h).is_ok_and(|n| n > 2) {
+        h.clear();
+    }
+    drop(r);
+    let (status, body) = match files.get(&path) {
+        Some(b) => ("200 OK", b.as_slice()),
+        None => ("404 Not Found", b"not found".as_slice()),
+    };
+    let _ = write!(
+        conn,
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = conn.write_all(body);
+    let _ = conn.flush();
 }

@@ -23,6 +23,7 @@ pub mod ipdb;
 pub mod load;
 pub mod pg;
 mod run;
+mod server;
 pub mod synthlog;
 pub mod webdriver;
 pub use botscope_store::synth as synthsites;
@@ -33,6 +34,7 @@ pub use browser::{Page, chromium, chromium_exe};
 pub use dns::{Dnsmasq, free_port};
 pub use html::normalize_html;
 pub use run::{Run, write_file};
+pub use server::{Ready, Spawned, Stop, spawn_server};
 
 /// The workspace root (where `examples/` and `Cargo.toml` are).
 pub fn root() -> PathBuf {

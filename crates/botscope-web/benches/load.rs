@@ -72,22 +72,15 @@ fn main() {
     };
     // The server on a runtime of its own with a worker per core, as
     // `botscope serve` runs it.
-    let (tx, rx) = std::sync::mpsc::channel();
     let started = Instant::now();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
-                .await
-                .expect("server");
-            tx.send(server.local_addr()).unwrap();
-            server.run(std::future::pending()).await.unwrap();
-        });
+    let server = botscope_testkit::spawn_server(None, move |ready, stop| async move {
+        let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
+            .await
+            .expect("server");
+        ready.send(server.local_addr());
+        server.run(stop).await.unwrap();
     });
-    let addr: SocketAddr = rx.recv().expect("the server started");
+    let addr: SocketAddr = server.addr;
     eprintln!(
         "server ready in {:.1} s on {addr} ({})",
         started.elapsed().as_secs_f64(),

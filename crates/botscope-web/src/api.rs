@@ -578,19 +578,7 @@ fn trend_agents(app: &App, p: &FavorParams) -> Result<Vec<String>, Fail> {
         .as_deref()
         .filter(|c| !c.is_empty())
         .unwrap_or("ai-training");
-    let mut out: Vec<String> = app
-        .registry
-        .bots()
-        .iter()
-        .filter(|b| b.category.map(|c| c.as_str()) == Some(cat))
-        .map(|b| {
-            b.ua_tokens
-                .first()
-                .cloned()
-                .unwrap_or_else(|| b.name.clone())
-        })
-        .collect();
-    out.dedup();
+    let out = app.registry.agents(Some(cat), None);
     if out.is_empty() {
         return Err(Fail::BadRequest(format!(
             "no registry robot is in the category `{}`",
@@ -772,7 +760,7 @@ pub async fn crawler_model(app: &Arc<App>, name: &str) -> Result<CrawlerModel, F
     };
     let mut names = tokens.clone();
     names.push(name.to_owned());
-    let logs = app
+    let logs: Vec<CrawlerLog> = app
         .logs()
         .iter()
         .filter_map(|l| {
@@ -788,6 +776,12 @@ pub async fn crawler_model(app: &Arc<App>, name: &str) -> Result<CrawlerModel, F
             })
         })
         .collect();
+    if entry.is_none() && favor.is_none() && logs.is_empty() {
+        return Err(Fail::NotFound(format!(
+            "no crawler named `{}`: not in the registry, in no robots.txt of the index, in no uploaded log",
+            botscope_text::field(name)
+        )));
+    }
     Ok(CrawlerModel {
         name: entry
             .as_ref()
@@ -804,6 +798,14 @@ pub async fn crawler_model(app: &Arc<App>, name: &str) -> Result<CrawlerModel, F
 /// `GET /api/crawler/NAME`.
 pub async fn crawler(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
     answer(crawler_model(&app, &name).await)
+}
+
+/// Any other address under `/api/`: a JSON 404 naming the API's index.
+pub async fn not_found() -> Response {
+    Fail::NotFound(
+        "there is no API call at this address (the calls are listed at /api/openapi.json)".into(),
+    )
+    .json()
 }
 
 /// `GET /api/logs`.
@@ -863,7 +865,7 @@ pub async fn submit_model(
                 &site,
                 &body,
                 sem,
-                botscope_index::now(),
+                botscope_os::unix_now(),
             )
             .map_err(|e| Fail::index(e, ""))
         })

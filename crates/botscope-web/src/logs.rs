@@ -167,7 +167,7 @@ pub fn analyse(
         id: 0,
         name: name.to_owned(),
         uploaded,
-        analysed: botscope_index::now(),
+        analysed: botscope_os::unix_now(),
         csp,
         html: axum::body::Bytes::from(html),
         size,

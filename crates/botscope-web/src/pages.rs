@@ -210,13 +210,13 @@ fn results(r: &SearchResults, p: &SearchParams, page_no: usize) -> Markup {
         )
     };
     html! {
-        p.count { b { (r.total) } " sites (" (format!("{:.1}", r.took_ms)) " ms)" @if pages > 1 { ", page " (page_no) " of " (pages) } }
+        p.count { b { (r.total) } (if r.total == 1 { " site (" } else { " sites (" }) (format!("{:.1}", r.took_ms)) " ms)" @if pages > 1 { ", page " (page_no) " of " (pages) } }
         ol.hits start=((page_no - 1) * 20 + 1) {
             @for h in &r.hits {
                 li.hit {
                     div.head {
                         a.site href={ "/site/" (enc(&h.site)) } { (Text(&h.site)) }
-                        @if let Some(rank) = h.rank { " " span.rank title="rank in the host list" { "#" (rank) } }
+                        @if let Some(rank) = h.rank { " " span.rank title="the site's rank in the host list it was harvested from" { "rank " (rank) } }
                         " " span.muted { "fetched " (h.fetched.get(..10).unwrap_or(&h.fetched)) " · " (h.source) }
                         " " a href={ "/site/" (enc(&h.site)) "/robots.txt" (query(&[("at", &h.fetched)])) } { "cached" }
                         " " a href={ "/site/" (enc(&h.site)) "/bias" (query(&[("as_of", &h.fetched)])) } { "Analyze it!" }
@@ -224,6 +224,7 @@ fn results(r: &SearchResults, p: &SearchParams, page_no: usize) -> Markup {
                     @if !h.snippet.is_empty() { pre.snippet { (Text(&h.snippet)) } }
                     @if !h.bias.is_empty() {
                         div.bias {
+                            span.muted title="bias: the paths a robot may fetch minus those every robot (*) may; + favored, − disfavored" { "bias per robot:" }
                             @for (robot, b) in h.bias.iter().take(12) {
                                 span class={ "tilt " (Tilt::of(*b).as_str()) } title={ "bias " (b) } {
                                     (Text(robot)) " " (format!("{b:+}"))
@@ -838,7 +839,7 @@ fn site_list(hits: &[botscope_index::Hit]) -> Markup {
     html! {
         @if hits.is_empty() { p.muted { "None." } } @else {
             ul { @for h in hits {
-                li { a href={ "/site/" (enc(&h.site)) "/bias" } { (Text(&h.site)) } " " span.muted { (format!("{:+}", h.score)) } }
+                li { a href={ "/site/" (enc(&h.site)) "/bias" } { (Text(&h.site)) } " " span.muted title="the robot's bias in this file" { "bias " (format!("{:+}", h.score)) } }
             } }
         }
     }

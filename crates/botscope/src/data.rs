@@ -23,6 +23,7 @@ pub async fn update(a: &DataUpdateArgs, settings: &Settings) -> Result<ExitStatu
         timeout: std::time::Duration::try_from_secs_f64(a.timeout.clamp(1.0, 86_400.0))
             .context("--timeout")?,
         force: a.force,
+        trust: crate::harvest::trust(&a.tls)?,
     };
     botscope_ipdb::update(&dir(settings)?, &cfg, |i| println!("{}", i.describe())).await?;
     Ok(ExitStatus::Success)

@@ -14,7 +14,7 @@ use botscope_harvest::{
 use botscope_robotstxt::{FetchPolicy, Semantics};
 use botscope_store::{AnyStore, RunId};
 
-use crate::cli::{FetchArgs, HarvestArgs};
+use crate::cli::{FetchArgs, HarvestArgs, TlsArgs};
 use crate::exit::ExitStatus;
 use crate::settings::Settings;
 
@@ -62,15 +62,23 @@ impl Progress for Bar {
     }
 }
 
-/// The fetch settings of `args`, checked.
-pub fn fetch_config(args: &FetchArgs, semantics: Semantics, ip_gap: Duration) -> Result<Config> {
-    let extra_roots = match &args.ca_file {
+/// What HTTPS trusts, as `--tls-roots` and `--ca-file` say.
+pub fn trust(args: &TlsArgs) -> Result<botscope_harvest::Trust> {
+    let roots = botscope_harvest::Roots::parse(&args.tls_roots)
+        .with_context(|| format!("--tls-roots {}: system or bundled", args.tls_roots))?;
+    let extra = match &args.ca_file {
         Some(ca) => botscope_harvest::certificates(
             &std::fs::read(ca).with_context(|| format!("cannot read {}", ca.display()))?,
         )
-        .with_context(|| format!("{}: not a PEM certificate", ca.display()))?,
+        .with_context(|| format!("--ca-file {}", ca.display()))?,
         None => Vec::new(),
     };
+    Ok(botscope_harvest::Trust { roots, extra })
+}
+
+/// The fetch settings of `args`, checked.
+pub fn fetch_config(args: &FetchArgs, semantics: Semantics, ip_gap: Duration) -> Result<Config> {
+    let trust = trust(&args.tls)?;
     Ok(Config {
         user_agent: args
             .user_agent
@@ -83,7 +91,7 @@ pub fn fetch_config(args: &FetchArgs, semantics: Semantics, ip_gap: Duration) ->
         http_port: args.http_port,
         https_port: args.https_port,
         policy: FetchPolicy::for_semantics(semantics),
-        extra_roots,
+        trust,
     })
 }
 
@@ -177,14 +185,14 @@ async fn work(a: &HarvestArgs, worker: &str, settings: &Settings) -> Result<Exit
     if let Some(list) = list {
         let n = botscope_store::pg_blocking(|| -> Result<u64> {
             let s = botscope_store::PgStore::open(&url)?;
-            Ok(s.frontier_add(&list.hosts, botscope_harvest::now_secs())?)
+            Ok(s.frontier_add(&list.hosts, botscope_os::unix_now())?)
         })?;
         eprintln!(
             "botscope: {} hosts: {n} new in the frontier",
             list.hosts.len()
         );
     }
-    let stop = botscope_web::shutdown_signal();
+    let stop = crate::serve::stop_signal();
     let progress = Arc::new(Bar(crate::progress::bar(
         settings,
         a.no_progress,

@@ -34,9 +34,13 @@ fn query_error(e: IndexError, query: &str) -> anyhow::Error {
 
 /// `index build`.
 pub fn build(a: &IndexBuildArgs, s: &crate::Settings) -> Result<ExitStatus> {
+    let index = a
+        .index
+        .resolve(Some(&a.db.db))
+        .map_err(anyhow::Error::msg)?;
     let store = AnyStore::open_read(&a.db.db)?;
     let bar = crate::progress::bar(s, false, 0, "{spinner} {pos} sites indexed, {elapsed}");
-    let r = Index::build(&store, &a.index.index, a.as_of, &mut |n| {
+    let r = Index::build(&store, &index, a.as_of, &mut |n| {
         if let Some(b) = &bar {
             b.set_position(n);
         }
@@ -44,21 +48,26 @@ pub fn build(a: &IndexBuildArgs, s: &crate::Settings) -> Result<ExitStatus> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    eprintln!("{}: {r}", a.index.index.display());
+    eprintln!("{}: {r}", index.display());
     Ok(ExitStatus::Success)
 }
 
 /// `index update`.
 pub fn update(a: &IndexUpdateArgs) -> Result<ExitStatus> {
+    let index = a
+        .index
+        .resolve(Some(&a.db.db))
+        .map_err(anyhow::Error::msg)?;
     let store = AnyStore::open_read(&a.db.db)?;
-    let r = Index::open(&a.index.index)?.update(&store)?;
-    eprintln!("{}: {r}", a.index.index.display());
+    let r = Index::open(&index)?.update(&store)?;
+    eprintln!("{}: {r}", index.display());
     Ok(ExitStatus::Success)
 }
 
 /// `search`: exit 1 when nothing matches.
 pub fn search(a: &SearchArgs) -> Result<ExitStatus> {
-    let idx = Index::open(&a.index.index)?;
+    let index = a.index.resolve(None).map_err(anyhow::Error::msg)?;
+    let idx = Index::open(&index)?;
     let rank = match a.rank {
         RankArg::Relevance => Rank::Relevance,
         RankArg::Bias => Rank::Bias,
@@ -112,7 +121,8 @@ pub fn bias(a: &BiasArgs) -> Result<ExitStatus> {
 
 /// `favor`.
 pub fn favor(a: &FavorArgs) -> Result<ExitStatus> {
-    let idx = Index::open(&a.index.index)?;
+    let index = a.index.resolve(None).map_err(anyhow::Error::msg)?;
+    let idx = Index::open(&index)?;
     let sort = match a.sort {
         FavorSortArg::Appeared => FavorSort::Appeared,
         FavorSortArg::Favored => FavorSort::Favored,
@@ -133,6 +143,10 @@ pub fn favor(a: &FavorArgs) -> Result<ExitStatus> {
 
 /// `submit FILE --site HOST`.
 pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
+    let index = a
+        .index
+        .resolve(Some(&a.db.db))
+        .map_err(anyhow::Error::msg)?;
     let (body, total) = crate::io::read_limited(&a.file, Some(botscope_index::MAX_SUBMISSION))?;
     anyhow::ensure!(
         total as usize <= botscope_index::MAX_SUBMISSION,
@@ -141,19 +155,12 @@ pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
         botscope_index::MAX_SUBMISSION
     );
     let mut store = AnyStore::open(&a.db.db)?;
-    let now = botscope_index::now();
-    let b = botscope_index::submit(
-        &mut store,
-        &a.index.index,
-        &a.site,
-        &body,
-        a.semantics.into(),
-        now,
-    )?;
+    let now = botscope_os::unix_now();
+    let b = botscope_index::submit(&mut store, &index, &a.site, &body, a.semantics.into(), now)?;
     eprintln!(
         "stored in {} and indexed in {}",
         AnyStore::display(&a.db.db),
-        a.index.index.display()
+        index.display()
     );
     show_bias(&b, a.format)?;
     Ok(ExitStatus::Success)
@@ -161,34 +168,26 @@ pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
 
 /// `trends`.
 pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
+    let index = a
+        .index
+        .resolve(a.db.as_deref())
+        .map_err(anyhow::Error::msg)?;
     let mut agents: Vec<String> = a.agent.iter().map(|x| x.trim().to_owned()).collect();
     if a.category.is_some() || a.operator.is_some() {
         let r = s.registry(None)?;
-        for b in r.bots() {
-            let cat = b.category.map(|c| c.as_str());
-            let op = b.operator.as_deref().map(str::to_lowercase);
-            if a.category.as_deref().is_some_and(|c| Some(c) == cat)
-                || a.operator
-                    .as_deref()
-                    .is_some_and(|o| op.as_deref() == Some(&o.to_lowercase()))
-            {
-                agents.push(
-                    b.ua_tokens
-                        .first()
-                        .cloned()
-                        .unwrap_or_else(|| b.name.clone()),
-                );
+        for t in r.agents(a.category.as_deref(), a.operator.as_deref()) {
+            if !agents.iter().any(|x| x.eq_ignore_ascii_case(&t)) {
+                agents.push(t);
             }
         }
     }
-    agents.dedup();
     anyhow::ensure!(
         !agents.is_empty(),
         "no registry robot is in that category or run by that operator (see `botscope bots list`)"
     );
-    let idx = Index::open(&a.index.index)?;
+    let idx = Index::open(&index)?;
     let Some((first, last)) = idx.span() else {
-        anyhow::bail!("{}: the index is empty", a.index.index.display());
+        anyhow::bail!("{}: the index is empty", index.display());
     };
     let yearly = a.by == "year";
     let periods = botscope_index::periods(a.from.unwrap_or(first), a.to.unwrap_or(last), yearly);

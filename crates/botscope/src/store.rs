@@ -13,11 +13,7 @@ use crate::cli::{
 };
 use crate::exit::ExitStatus;
 
-/// Seconds since the epoch, now.
-fn now() -> i64 {
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    t.map_or(0, |d| d.as_secs() as i64)
-}
+use botscope_os::unix_now as now;
 
 /// `store stats`.
 pub fn stats(a: &StoreStatsArgs) -> Result<ExitStatus> {

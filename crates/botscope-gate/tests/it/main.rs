@@ -46,22 +46,7 @@ fn robots(dir: &Path) {
     write(dir, "suspect-bots.txt", "User-agent: *\nDisallow: /\n");
 }
 
-struct Running {
-    addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
+type Running = botscope_testkit::Spawned;
 
 fn start(lists: &Path, robots_dir: &Path, trust: &[&str]) -> Running {
     let config = Config {
@@ -74,32 +59,13 @@ fn start(lists: &Path, robots_dir: &Path, trust: &[&str]) -> Running {
         deny: vec![Category::Suspect],
         poll: Duration::from_millis(50),
     };
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let thread = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
-                .await
-                .expect("bind");
-            tx.send(server.local_addr()).unwrap();
-            server
-                .run(async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-        });
-    });
-    Running {
-        addr: rx.recv().expect("started"),
-        stop: Some(stop),
-        thread: Some(thread),
-    }
+    botscope_testkit::spawn_server(Some(2), move |ready, stop| async move {
+        let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
+            .await
+            .expect("bind");
+        ready.send(server.local_addr());
+        server.run(stop).await.unwrap();
+    })
 }
 
 #[test]

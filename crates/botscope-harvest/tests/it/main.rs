@@ -56,7 +56,10 @@ async fn harvester_trusting(
             allow_private,
             http_port: sim.http_port,
             https_port: sim.https_port,
-            extra_roots: if trust { vec![ca] } else { Vec::new() },
+            trust: botscope_harvest::Trust {
+                roots: botscope_harvest::Roots::Bundled,
+                extra: if trust { vec![ca] } else { Vec::new() },
+            },
             ..Config::default()
         },
         pool,
@@ -345,7 +348,10 @@ async fn a_run_into_a_store_then_a_refresh() {
             allow_private: true,
             http_port: sim.http_port,
             https_port: sim.https_port,
-            extra_roots: vec![CertificateDer::from_pem_slice(sim.ca_pem.as_bytes()).expect("CA")],
+            trust: botscope_harvest::Trust {
+                roots: botscope_harvest::Roots::Bundled,
+                extra: vec![CertificateDer::from_pem_slice(sim.ca_pem.as_bytes()).expect("CA")],
+            },
             ..Config::default()
         },
         concurrency: 16,

@@ -271,8 +271,16 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
                         td { (Text(b.category.as_deref().unwrap_or("-"))) }
                         (num(b.requests)) (num(b.sessions)) (num(b.unique_ips)) (num(b.unique_uas))
                         (num_f(b.bytes as f64, &bytes(b.bytes)))
-                        (num(b.robots_txt_fetches)) (num(b.disallowed_requests))
-                        (num_f(b.disallowed_share, &format!("{:.1}", b.disallowed_share * 100.0)))
+                        (num(b.robots_txt_fetches))
+                        @if b.judged_requests > 0 {
+                            (num(b.disallowed_requests))
+                            (num_f(b.disallowed_share, &format!("{:.1}", b.disallowed_share * 100.0)))
+                        } @else {
+                            // No robots.txt was given: nothing was checked,
+                            // which is not the same as nothing disallowed.
+                            td.n.muted data-v="-1" title="no robots.txt was given to check against" { "not checked" }
+                            td.n.muted data-v="-1" { "-" }
+                        }
                         (num_f(b.pace.crawl_delay_s.unwrap_or(-1.0), &opt(b.pace.crawl_delay_s)))
                         (num(b.pace.crawl_delay_breaches))
                         (num_f(b.pace.median_gap_s.unwrap_or(-1.0), &opt(b.pace.median_gap_s)))
@@ -315,6 +323,9 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
                 }
             }
         } }
+        @if let Some(note) = super::unverifiable_note(r) {
+            p.muted { (Text(&note)) }
+        }
     }
 }
 

@@ -26,6 +26,27 @@ pub fn robots_by_requests(r: &Report) -> Vec<(&String, &Robot)> {
     v
 }
 
+/// What to do about the addresses that claim a registered robot and could
+/// not be decided, when there are any: they are neither cleared nor
+/// listed as fakes, and the user should know which evidence decides them.
+pub fn unverifiable_note(r: &Report) -> Option<String> {
+    let (ips, requests) = r.robots.values().fold((0, 0), |(i, q), b| {
+        (
+            i + b.verification.unverifiable.ips,
+            q + b.verification.unverifiable.requests,
+        )
+    });
+    (ips > 0).then(|| {
+        format!(
+            "{ips} addresses ({requests} requests) claim a registered robot but could not be \
+             decided, so none of them is called a fake: `botscope logs analyze --verify` \
+             checks them by forward-confirmed reverse DNS (for robots whose operators \
+             document it), and `botscope data update` installs the IP-owner database that \
+             tells an operator's network from a stranger's."
+        )
+    })
+}
+
 /// Lines read with their last field cut (truncated): parsed, and listed
 /// with the lines not understood.
 fn cut_short(r: &Report) -> u64 {

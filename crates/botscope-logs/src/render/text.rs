@@ -355,6 +355,9 @@ pub fn text_fit(r: &Report, width: usize) -> String {
         if r.robots_omitted.robots > 0 {
             let _ = writeln!(out, "{}", super::html::omitted_robots(&r.robots_omitted));
         }
+        if let Some(note) = super::unverifiable_note(r) {
+            let _ = writeln!(out, "{note}");
+        }
     }
     if r.untracked.requests > 0 {
         let _ = writeln!(out, "\n{}", super::html::untracked(r));

@@ -17,29 +17,16 @@ mod browser;
 mod hostile;
 
 /// A server on its own runtime thread, for the life of the test process.
-struct Running {
-    addr: SocketAddr,
-}
+type Running = botscope_testkit::Spawned;
 
 fn start(config: Config) -> Running {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
+    botscope_testkit::spawn_server(Some(2), move |ready, stop| async move {
+        let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
+            .await
             .unwrap();
-        rt.block_on(async move {
-            let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
-                .await
-                .unwrap();
-            tx.send(server.local_addr()).unwrap();
-            server.run(std::future::pending()).await.unwrap();
-        });
-    });
-    Running {
-        addr: rx.recv_timeout(Duration::from_secs(300)).unwrap(),
-    }
+        ready.send(server.local_addr());
+        server.run(stop).await.unwrap();
+    })
 }
 
 /// Where the test city database places addresses of the example logs.
@@ -439,11 +426,11 @@ const HOSTILE: &str = "User-agent: <script>alert(1)</script>\nDisallow: /\"><img
 /// the site page.
 #[test]
 fn a_submission_never_replaces_what_the_site_serves() {
-    let addr = start(Config {
+    let server = start(Config {
         demo_sites: 50,
         ..demo_config()
-    })
-    .addr;
+    });
+    let addr = server.addr;
     let hits = get(addr, "/api/search?q=disallow%3A%2F&limit=1").json();
     let host = hits["hits"][0]["site"].as_str().unwrap().to_owned();
     let before = get(addr, &format!("/api/site/{host}")).json();
@@ -492,11 +479,11 @@ fn a_submission_never_replaces_what_the_site_serves() {
 fn submitted_files_are_data_only() {
     // A server of its own: the shared one's robots table stays as the
     // sorting tests read it.
-    let addr = start(Config {
+    let server = start(Config {
         demo_sites: 50,
         ..demo_config()
-    })
-    .addr;
+    });
+    let addr = server.addr;
     let r = post_json(
         addr,
         "/api/submit",
@@ -703,10 +690,11 @@ fn crawler_page_maps_each_located_address() {
     for h in m["favoring"].as_array().unwrap() {
         assert!(h["score"].as_f64().unwrap() > 0.0, "{h}");
     }
-    // An unknown robot has a page too.
+    // A robot nothing knows (no registry entry, no file, no log) is a 404
+    // that says so.
     let u = get(addr, "/crawler/nosuchbot-42");
-    assert_eq!(u.status, 200);
-    assert!(u.body.contains("Not in the registry"));
+    assert_eq!(u.status, 404);
+    assert!(u.body.contains("no crawler named"));
 }
 
 #[test]
@@ -833,7 +821,8 @@ fn the_api_is_documented_route_by_route() {
         .split(".route(\"")
         .skip(1)
         .map(|s| s.split('"').next().unwrap().to_owned())
-        .filter(|r| r.starts_with("/api/"))
+        // The catch-all is the JSON 404 of every other address.
+        .filter(|r| r.starts_with("/api/") && !r.contains('*'))
         .collect();
     assert_eq!(documented, routed);
     let page = get(addr, "/api").body;
@@ -858,4 +847,34 @@ fn vendored_files_are_as_recorded() {
         checked += 1;
     }
     assert!(checked > 0);
+}
+
+/// The API answers in JSON wherever it is asked: an address it does not
+/// have and a crawler nobody knows are JSON 404s, not an HTML page or a 200
+/// full of nulls.
+#[test]
+fn the_api_answers_unknowns_with_json_404s() {
+    let addr = demo();
+    for p in [
+        "/api/no-such-call",
+        "/api/site",
+        "/api/crawler/NoSuchBotAnywhere",
+    ] {
+        let r = get(addr, p);
+        assert_eq!(r.status, 404, "{p}: {}", r.body);
+        assert!(
+            r.header("content-type")
+                .is_some_and(|c| c.starts_with("application/json")),
+            "{p}"
+        );
+        assert!(
+            r.json()["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{p}"
+        );
+    }
+    let r = get(addr, "/crawler/NoSuchBotAnywhere");
+    assert_eq!(r.status, 404);
+    assert!(r.body.contains("no crawler named"), "{}", r.body);
+    // A crawler of the registry that no file names is still found.
+    assert_eq!(get(addr, "/api/crawler/GPTBot").status, 200);
 }

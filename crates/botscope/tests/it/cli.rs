@@ -1332,3 +1332,15 @@ fn serve_limits_are_checked_before_it_starts() {
         assert!(err.contains(flag) && err.contains(says), "{flag}: {err}");
     }
 }
+
+#[test]
+fn help_says_what_the_tool_is() {
+    let o = botscope(&["--help"], b"");
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("botscope: robots.txt and web robots, for crawler authors"),
+        "{out}"
+    );
+    assert!(!out.contains("clap"), "{out}");
+}

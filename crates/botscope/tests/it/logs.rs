@@ -588,6 +588,13 @@ fn html_report_renders_in_chromium_without_console_errors() {
     );
     assert_eq!(o.status.code(), Some(0));
     let html = std::fs::read_to_string(&page).expect("page");
+    // No robots.txt was given: "Disallowed" says nothing was checked, not 0.
+    let robots = html
+        .split("id=\"robots\"")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .expect("the robots table");
+    assert!(robots.contains("not checked"), "{robots}");
     // Data in the tables may quote URLs; the page itself loads nothing.
     for external in ["src=", "href="] {
         assert!(!html.contains(external), "no external resource: {external}");
@@ -785,4 +792,22 @@ fn undeclared_robots_get_their_own_list() {
         "every undeclared robot is listed (or in a list a verdict chose)"
     );
     assert!(undeclared.iter().any(|ip| listed(ip)));
+}
+
+/// Offline, claims outside the published lists are unverifiable, and the
+/// report says how many and what decides them.
+#[test]
+fn the_report_says_what_decides_the_unverifiable_claims() {
+    let o = botscope(&["logs", "analyze", ELASTIC, "--format", "text"], b"");
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let note = out
+        .lines()
+        .find(|l| l.contains("could not be decided"))
+        .unwrap_or_else(|| panic!("no note on the unverifiable claims:\n{out}"));
+    assert!(
+        note.contains("--verify") && note.contains("botscope data update"),
+        "{note}"
+    );
+    assert!(note.starts_with(|c: char| c.is_ascii_digit()), "{note}");
 }

@@ -389,3 +389,74 @@ fn trends_and_diff_over_versions() {
     let o = run(&["diff", "--site", "nowhere.test", "--db", arg(&db)]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `submit --db X` without `--index` keeps its index beside the store,
+/// where `serve --db X` and `index build --db X` look for it, never in the
+/// working directory.
+#[test]
+fn the_index_defaults_to_the_one_beside_the_store() {
+    let d = scratch("index-beside");
+    let db = d.join("robots.db");
+    let cwd = d.join("cwd");
+    std::fs::create_dir_all(&cwd).expect("mkdir");
+    let in_cwd = |args: &[&str], stdin: &[u8]| {
+        use std::io::Write;
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_botscope"))
+            .args(args)
+            .current_dir(&cwd)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("botscope");
+        c.stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin)
+            .expect("write");
+        c.wait_with_output().expect("wait")
+    };
+    let o = in_cwd(
+        &[
+            "submit",
+            "-",
+            "--site",
+            "www.research.gov",
+            "--db",
+            arg(&db),
+        ],
+        b"User-agent: *\nDisallow: /private/\n",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(d.join("robots.db.index").join("meta.json").is_file());
+    assert_eq!(
+        std::fs::read_dir(&cwd).expect("cwd").count(),
+        0,
+        "nothing in the working directory"
+    );
+    // The other commands find it there too.
+    let o = in_cwd(&["index", "update", "--db", arg(&db)], b"");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = in_cwd(
+        &[
+            "search",
+            "site:gov",
+            "--index",
+            arg(&d.join("robots.db.index")),
+        ],
+        b"",
+    );
+    assert!(stdout(&o).contains("www.research.gov"), "{}", stdout(&o));
+    // A PostgreSQL store has no beside: --index is asked for.
+    let o = in_cwd(
+        &[
+            "index",
+            "update",
+            "--db",
+            "postgres://nobody@127.0.0.1:1/none",
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("give --index DIR"), "{}", stderr(&o));
+}

@@ -6,7 +6,6 @@ use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use botscope_store::Previous;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::header::{self, HeaderValue};
@@ -79,17 +78,31 @@ pub struct Exchange {
     pub truncated: bool,
 }
 
-/// What to ask, of whom.
-pub(crate) struct Request<'a> {
+/// What to ask, of whom: one `GET` of `url` from `ip:port`, `host` in
+/// the `Host` header and the TLS name.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The URL asked for (its path and query are sent).
     pub url: &'a url::Url,
+    /// The host name (no brackets around an IPv6 address).
     pub host: &'a str,
+    /// The address connected to (checked by the caller: see [`crate::not_public`]).
     pub ip: IpAddr,
+    /// The port connected to.
     pub port: u16,
+    /// The `User-Agent` header.
     pub user_agent: &'a str,
+    /// The `Accept` header.
     pub accept: &'a str,
-    pub conditional: Option<&'a Previous>,
+    /// `If-None-Match`, for a conditional request.
+    pub if_none_match: Option<&'a str>,
+    /// `If-Modified-Since`, for a conditional request.
+    pub if_modified_since: Option<&'a str>,
+    /// Bytes of body kept (after gzip decoding); the rest is not read.
     pub cap: usize,
+    /// Time to connect.
     pub connect_timeout: Duration,
+    /// When everything must be done: connect, TLS, head and body.
     pub deadline: Instant,
 }
 
@@ -132,8 +145,10 @@ fn hyper_error(e: &hyper::Error) -> FetchError {
     }
 }
 
-/// Runs one exchange.
-pub(crate) async fn exchange(
+/// Runs one exchange: connect (TLS for `https`), send the `GET`, read the
+/// head (at most 64 KiB) and at most `r.cap` bytes of body, decompressing
+/// gzip, all before `r.deadline`.
+pub async fn exchange(
     r: Request<'_>,
     tls: &tokio_rustls::TlsConnector,
 ) -> Result<Exchange, FetchError> {
@@ -200,21 +215,14 @@ where
             .header(header::ACCEPT, r.accept)
             .header(header::ACCEPT_ENCODING, "gzip")
             .header(header::CONNECTION, "close");
-        if let Some(p) = r.conditional.filter(|p| p.has_copy) {
-            if let Some(v) = p
-                .etag
-                .as_deref()
-                .and_then(|v| HeaderValue::from_str(v).ok())
-            {
-                req = req.header(header::IF_NONE_MATCH, v);
-            }
-            if let Some(v) = p
-                .last_modified
-                .as_deref()
-                .and_then(|v| HeaderValue::from_str(v).ok())
-            {
-                req = req.header(header::IF_MODIFIED_SINCE, v);
-            }
+        if let Some(v) = r.if_none_match.and_then(|v| HeaderValue::from_str(v).ok()) {
+            req = req.header(header::IF_NONE_MATCH, v);
+        }
+        if let Some(v) = r
+            .if_modified_since
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            req = req.header(header::IF_MODIFIED_SINCE, v);
         }
         let req = req
             .body(http_body_util::Empty::<Bytes>::new())

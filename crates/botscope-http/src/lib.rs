@@ -1,0 +1,57 @@
+//! botscope's HTTP client, shared by every part that fetches: the
+//! harvester and `fetch`, `robots check URL`, `data update`, and the key
+//! directories of signed agents.
+//!
+//! - [`exchange`]: one HTTP/1.1 `GET` with one address, TLS for `https`,
+//!   the head bounded (64 KiB), the body read up to a cap (gzip decoded,
+//!   its wire size bounded too), everything before a deadline. Errors are
+//!   classed ([`FetchError::class`]) so a harvest can record them.
+//! - [`Trust`]: which authorities HTTPS trusts, the system's store
+//!   (`SSL_CERT_FILE`, `SSL_CERT_DIR`) by default, or botscope's bundled
+//!   roots for answers that do not depend on the machine.
+//! - [`not_public`]: the guard on addresses: a fetch on a stranger's
+//!   behalf connects to public unicast addresses only.
+//! - [`download`]: a whole file from a URL the user gave.
+//!
+//! Name resolution is the caller's (a harvest uses its checked DNS pool),
+//! so the same exchange serves a crawler and a one-off download.
+
+mod download;
+mod exchange;
+mod guard;
+mod tls;
+
+pub use download::download;
+pub use exchange::{Exchange, FetchError, Request, exchange};
+pub use guard::not_public;
+pub use tls::{Roots, Trust, certificates};
+pub use tokio_rustls::TlsConnector;
+
+/// The User-Agent botscope sends unless told otherwise: its name, version
+/// and where to read what it does.
+pub const DEFAULT_USER_AGENT: &str = concat!(
+    "botscope/",
+    env!("CARGO_PKG_VERSION"),
+    " (robots.txt research; +https://github.com/botscope/botscope/blob/main/docs/harvest.md)"
+);
+
+/// Why a client could not be made or a download failed (a harvested
+/// site's failure is a [`FetchError`], recorded, not this).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// TLS could not be set up (the trust store, a certificate to trust).
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// Not a URL this client fetches.
+    #[error("{0}")]
+    Url(String),
+    /// The download failed: no response, a status other than 200, a file
+    /// over the cap.
+    #[error("{url}: {reason}")]
+    Download {
+        /// The URL (the last hop's).
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+}

@@ -1,0 +1,86 @@
+//! A server under test on a Tokio runtime of its own thread, as the
+//! command runs it, its address sent back once it listens.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// Where the server says it listens.
+pub struct Ready(std::sync::mpsc::Sender<SocketAddr>);
+
+impl Ready {
+    /// The server listens on `addr`.
+    pub fn send(self, addr: SocketAddr) {
+        let _ = self.0.send(addr);
+    }
+}
+
+/// Completes when the test stops the server (never for a server kept for
+/// the whole test binary).
+pub type Stop = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// A running server.
+pub struct Spawned {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Spawned {
+    /// Stops the server and waits for its thread.
+    pub fn stop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Runs `serve` on a runtime of its own (`workers` threads, or one per
+/// core) and returns once it sent its address through [`Ready`]; it runs
+/// until [`Stop`] completes (on [`Spawned::stop`] or drop).
+///
+/// ```ignore
+/// let s = spawn_server(Some(2), |ready, stop| async move {
+///     let server = Server::bind(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+///     ready.send(server.local_addr());
+///     server.run(stop).await.unwrap();
+/// });
+/// ```
+pub fn spawn_server<F, Fut>(workers: Option<usize>, serve: F) -> Spawned
+where
+    F: FnOnce(Ready, Stop) -> Fut + Send + 'static,
+    Fut: Future<Output = ()>,
+{
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        if let Some(n) = workers {
+            b.worker_threads(n);
+        }
+        let rt = b.enable_all().build().expect("a Tokio runtime");
+        let stop: Stop = Box::pin(async move {
+            let _ = stopped.await;
+        });
+        rt.block_on(serve(Ready(tx), stop));
+    });
+    let addr = rx
+        .recv_timeout(Duration::from_secs(300))
+        .expect("the server did not start within 300 s");
+    Spawned {
+        addr,
+        stop: Some(stop),
+        thread: Some(thread),
+    }
+}
