@@ -20,6 +20,10 @@
 //! assert_eq!(bad.total(), 1);
 //! ```
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod analyze;
 mod format;
 mod json;

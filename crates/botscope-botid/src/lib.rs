@@ -2,6 +2,10 @@
 //! superset of it), IP sets, and the verification decision. No I/O: files
 //! and DNS answers come in as values.
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod batch;
 mod export;
 mod generate;

@@ -2,6 +2,9 @@
 //! doc comments. These types know nothing of the commands (they live in
 //! their own crate, as in uv); `botscope::run` dispatches them.
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 // A doc comment on an argument struct would become help text: the
 // variants and fields that use them carry the documentation.
 #![allow(missing_docs)]
@@ -10,7 +13,9 @@
 
 use std::path::PathBuf;
 
-use botscope_robotstxt::Semantics;
+use botscope_index::{FavorSort, Rank};
+pub use botscope_robotstxt::Semantics;
+use botscope_store::StoreLocator;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// botscope: robots.txt and web robots, for crawler authors, site operators
@@ -243,14 +248,14 @@ pub struct FetchPagesArgs {
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
     /// Least time between two requests to one host.
-    #[arg(long, value_name = "DUR", default_value = "1s")]
-    pub min_gap: String,
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = any_duration_arg)]
+    pub min_gap: std::time::Duration,
     /// Longest wait for a host's turn; a site asking for more is reported unavailable.
-    #[arg(long, value_name = "DUR", default_value = "10m")]
-    pub max_wait: String,
+    #[arg(long, value_name = "DUR", default_value = "10m", value_parser = any_duration_arg)]
+    pub max_wait: std::time::Duration,
     /// robots.txt semantics for matching and the fetch policy.
     #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
+    pub semantics: Semantics,
 }
 
 #[derive(Debug, Args)]
@@ -280,7 +285,7 @@ pub struct GateArgs {
 pub struct ServeArgs {
     /// The store (an SQLite file, or postgres://USER@HOST/DB with --index); without it, the demo.
     #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    pub db: Option<StoreLocator>,
     /// The research index (default: DB.index beside the store).
     #[arg(long, value_name = "DIR", requires = "db")]
     pub index: Option<PathBuf>,
@@ -359,14 +364,25 @@ fn size_arg(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{s}` is not a usable size"))
 }
 
-/// `30s`, `500ms`, `15m`, `1h 30m`, or seconds; above 0 and at most a day.
-fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
+/// `30s`, `500ms`, `15m`, `12h`, `7d`, `1h 30m`, or seconds; at most ten
+/// years (longer ones would overflow the clock's arithmetic).
+fn any_duration_arg(s: &str) -> Result<std::time::Duration, String> {
     let t = s.trim();
     let d = match t.parse::<u64>() {
         Ok(n) => std::time::Duration::from_secs(n),
-        Err(_) => humantime::parse_duration(t)
-            .map_err(|e| format!("`{s}` is not a duration (such as 30s, 500ms, 5m): {e}"))?,
+        Err(_) => humantime::parse_duration(t).map_err(|e| {
+            format!("`{s}` is not a duration (such as 30s, 500ms, 15m, 12h, 7d): {e}")
+        })?,
     };
+    if d > std::time::Duration::from_secs(10 * 366 * 86_400) {
+        return Err(format!("`{s}`: at most 10 years"));
+    }
+    Ok(d)
+}
+
+/// A server's timeout: a duration above 0 and at most a day.
+fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
+    let d = any_duration_arg(s)?;
     if d.is_zero() || d > std::time::Duration::from_secs(86_400) {
         return Err(format!("`{s}`: give a duration above 0 and at most a day"));
     }
@@ -398,23 +414,20 @@ impl IndexDirArgs {
     /// The index directory: `--index`, else `DB.index` beside the store
     /// `db` (a PostgreSQL store has no beside: `--index` is needed), else
     /// `botscope.db.index`, the index of the default store.
-    pub fn resolve(&self, db: Option<&std::path::Path>) -> Result<PathBuf, String> {
+    pub fn resolve(&self, db: Option<&StoreLocator>) -> Result<PathBuf, String> {
         if let Some(dir) = &self.index {
             return Ok(dir.clone());
         }
-        let db = db.unwrap_or(std::path::Path::new("botscope.db"));
-        if db.to_str().is_some_and(botscope_store::is_postgres_url) {
-            return Err("a PostgreSQL store has no directory beside it: give --index DIR".into());
-        }
-        let mut s = db.as_os_str().to_owned();
-        s.push(".index");
-        Ok(PathBuf::from(s))
+        let default = StoreLocator::Sqlite(PathBuf::from("botscope.db"));
+        db.unwrap_or(&default).index_beside().ok_or_else(|| {
+            "a PostgreSQL store has no directory beside it: give --index DIR".to_owned()
+        })
     }
 }
 
 /// A time: 2007-03-01, 2007-03 or RFC 3339.
 fn time_arg(s: &str) -> Result<i64, String> {
-    botscope_store::parse_time_arg(s)
+    botscope_store::parse_time_arg(s).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Args)]
@@ -436,18 +449,6 @@ pub struct IndexUpdateArgs {
     pub index: IndexDirArgs,
 }
 
-/// How search hits are ordered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum RankArg {
-    /// Text relevance (BM25).
-    #[default]
-    Relevance,
-    /// The bias of the robot the query names, most favoured first.
-    Bias,
-    /// Relevance weighted by the site's popularity (its rank in the host list).
-    Site,
-}
-
 #[derive(Debug, Args)]
 pub struct SearchArgs {
     /// The query.
@@ -456,7 +457,7 @@ pub struct SearchArgs {
     pub index: IndexDirArgs,
     /// Order of the hits.
     #[arg(long, value_enum, default_value_t)]
-    pub rank: RankArg,
+    pub rank: Rank,
     /// Hits shown.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub limit: usize,
@@ -468,7 +469,7 @@ pub struct SearchArgs {
     pub as_of: Option<i64>,
     /// Semantics of favor:, disfavor:, nobias: and the bias shown.
     #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
+    pub semantics: Semantics,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -493,24 +494,10 @@ pub struct BiasArgs {
     pub as_of: Option<i64>,
     /// Matching semantics (the 2007 study read files by the 1996 draft).
     #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
+    pub semantics: Semantics,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
-}
-
-/// Columns `favor` sorts by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum FavorSortArg {
-    /// Files naming the robot.
-    #[default]
-    Appeared,
-    /// Files favouring it.
-    Favored,
-    /// Files disfavouring it.
-    Disfavored,
-    /// Favourability.
-    Favorability,
 }
 
 /// Output formats of tables.
@@ -537,10 +524,10 @@ pub struct FavorArgs {
     pub as_of: Option<i64>,
     /// Matching semantics.
     #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
+    pub semantics: Semantics,
     /// Sort by this column (largest first).
     #[arg(long, value_enum, default_value_t)]
-    pub sort: FavorSortArg,
+    pub sort: FavorSort,
     /// Only robots named in at least K files.
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub min_appeared: u64,
@@ -565,7 +552,7 @@ pub struct TrendsArgs {
     pub index: IndexDirArgs,
     /// The store, to count the sites without a robots.txt.
     #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    pub db: Option<StoreLocator>,
     /// Only the sites matching this query (search's language).
     #[arg(long = "where", value_name = "QUERY")]
     pub where_: Option<String>,
@@ -580,7 +567,7 @@ pub struct TrendsArgs {
     pub to: Option<i64>,
     /// Matching semantics.
     #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
+    pub semantics: Semantics,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: TableFormat,
@@ -601,7 +588,7 @@ pub struct DiffArgs {
     pub to: Option<i64>,
     /// Matching semantics.
     #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
+    pub semantics: Semantics,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -621,7 +608,7 @@ pub struct SubmitArgs {
     pub index: IndexDirArgs,
     /// Semantics of the bias printed.
     #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
+    pub semantics: Semantics,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -695,14 +682,14 @@ pub struct FrontierAddArgs {
     pub hosts: PathBuf,
     /// The store: postgres://USER@HOST/DB.
     #[arg(long, value_name = "URL")]
-    pub db: PathBuf,
+    pub db: StoreLocator,
 }
 
 #[derive(Debug, Args)]
 pub struct FrontierStatsArgs {
     /// The store: postgres://USER@HOST/DB.
     #[arg(long, value_name = "URL")]
-    pub db: PathBuf,
+    pub db: StoreLocator,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -728,14 +715,14 @@ pub struct HarvestArgs {
     #[arg(long, requires = "older_than")]
     pub refresh: bool,
     /// Age for --refresh: 30m, 12h, 7d.
-    #[arg(long, value_name = "DUR")]
-    pub older_than: Option<String>,
+    #[arg(long, value_name = "DUR", value_parser = any_duration_arg)]
+    pub older_than: Option<std::time::Duration>,
     /// Least time between two requests to the same address.
-    #[arg(long, value_name = "DUR", default_value = "1s")]
-    pub ip_gap: String,
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = any_duration_arg)]
+    pub ip_gap: std::time::Duration,
     /// robots.txt semantics for the fetch policy (401/403 read as disallow-all under draft1996).
     #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
+    pub semantics: Semantics,
     /// Never show a progress bar (it only shows on a terminal anyway).
     #[arg(long)]
     pub no_progress: bool,
@@ -751,16 +738,16 @@ pub struct HarvestArgs {
     #[arg(long, requires = "worker")]
     pub once: bool,
     /// How long a claim lasts unless renewed (--worker; renewed every third).
-    #[arg(long, value_name = "DUR", default_value = "10m", requires = "worker")]
-    pub lease: String,
+    #[arg(long, value_name = "DUR", default_value = "10m", requires = "worker", value_parser = any_duration_arg)]
+    pub lease: std::time::Duration,
     /// The re-crawl period: monthly, sooner for high ranks and changed files,
     /// later for failing sites (--worker).
-    #[arg(long, value_name = "DUR", default_value = "30d", requires = "worker")]
-    pub period: String,
+    #[arg(long, value_name = "DUR", default_value = "30d", requires = "worker", value_parser = any_duration_arg)]
+    pub period: std::time::Duration,
     /// The wait between claims when nothing is due (--worker, without --once);
     /// hosts other workers hand over are looked for as often.
-    #[arg(long, value_name = "DUR", default_value = "5s", requires = "worker")]
-    pub idle: String,
+    #[arg(long, value_name = "DUR", default_value = "5s", requires = "worker", value_parser = any_duration_arg)]
+    pub idle: std::time::Duration,
 }
 
 /// How robots.txt files are fetched (`harvest`, and `robots check` or
@@ -775,11 +762,11 @@ pub struct FetchArgs {
     #[arg(long = "dns", value_name = "ADDR")]
     pub dns: Vec<String>,
     /// Time to connect.
-    #[arg(long, value_name = "DUR", default_value = "10s")]
-    pub connect_timeout: String,
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = any_duration_arg)]
+    pub connect_timeout: std::time::Duration,
     /// Time for a whole attempt, redirects included.
-    #[arg(long, value_name = "DUR", default_value = "30s")]
-    pub timeout: String,
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = any_duration_arg)]
+    pub timeout: std::time::Duration,
     /// Also connect to loopback and private addresses (tests, private networks).
     #[arg(long)]
     pub allow_private: bool,
@@ -842,10 +829,10 @@ pub enum StoreCommand {
 pub struct StoreCopyArgs {
     /// The store to read: an SQLite file or postgres://USER@HOST/DB.
     #[arg(long, value_name = "DB")]
-    pub from: PathBuf,
+    pub from: StoreLocator,
     /// The store to write (made when missing).
     #[arg(long, value_name = "DB")]
-    pub to: PathBuf,
+    pub to: StoreLocator,
 }
 
 /// The store file.
@@ -853,7 +840,7 @@ pub struct StoreCopyArgs {
 pub struct DbArgs {
     /// The store: an SQLite file, or a PostgreSQL database (postgres://USER@HOST/DB).
     #[arg(long, value_name = "PATH", default_value = "botscope.db")]
-    pub db: PathBuf,
+    pub db: StoreLocator,
 }
 
 #[derive(Debug, Args)]
@@ -907,7 +894,7 @@ pub struct StoreImportArgs {
     pub format: StoreImportFormat,
     /// robots.txt semantics for the fetch policy's outcome of each response.
     #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
+    pub semantics: Semantics,
     /// `files`: the date of every file (default: its modification time, or the
     /// date in an exported name).
     #[arg(long, value_name = "DATE", value_parser = time_arg)]
@@ -967,7 +954,7 @@ pub struct LogInputArgs {
     pub robots: Vec<String>,
     /// robots.txt semantics for the compliance check.
     #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
+    pub semantics: Semantics,
     /// Check claimed robots with forward-confirmed reverse DNS as well as the
     /// published address lists (distinct addresses, concurrently, cached).
     #[arg(long)]
@@ -1196,25 +1183,6 @@ pub enum Format {
     Json,
 }
 
-/// Matching semantics, as a flag value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum SemanticsArg {
-    /// RFC 9309 as Google implements it (longest match, wildcards).
-    #[default]
-    Google,
-    /// The 1996 draft (first match, substring user-agent match, no wildcards).
-    Draft1996,
-}
-
-impl From<SemanticsArg> for Semantics {
-    fn from(s: SemanticsArg) -> Self {
-        match s {
-            SemanticsArg::Google => Semantics::Google,
-            SemanticsArg::Draft1996 => Semantics::Draft1996,
-        }
-    }
-}
-
 /// Options shared by the commands that read robots.txt files.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct ParseArgs {
@@ -1318,7 +1286,7 @@ pub struct CheckArgs {
     pub agent: String,
     /// Matching semantics.
     #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
+    pub semantics: Semantics,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -1338,7 +1306,7 @@ pub struct CheckBatchArgs {
     pub input: PathBuf,
     /// Matching semantics.
     #[arg(long, value_enum, default_value_t)]
-    pub semantics: SemanticsArg,
+    pub semantics: Semantics,
     /// Output format: `text` (one word per line) or `json` (one object per line).
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,

@@ -6,6 +6,10 @@
 //! and bounds how many lookups run at once. Whether the evidence verifies a
 //! crawler is decided in `botscope-botid`.
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod cache;
 mod evidence;
 mod hickory;

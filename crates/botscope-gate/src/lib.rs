@@ -19,6 +19,10 @@
 //! state or the new one, never a mix, and a reload that fails keeps the
 //! old state and says why.
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod lists;
 
 use std::collections::BTreeMap;

@@ -12,6 +12,10 @@
 //! with its error class; nothing a server does stops the run, and every
 //! host costs a bounded time (the total timeout) and memory (the cap).
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod hosts;
 mod one;
 pub mod polite;
@@ -33,7 +37,9 @@ pub use botscope_http::{
 };
 pub use hosts::{HostList, MAX_LINE, host_of, read_host_list};
 pub use one::{Fetched, dns_pool, fetch_robots_txt};
-pub use polite::{Crawler, Decision, PoliteConfig, RobotsLine, honest_user_agent};
+pub use polite::{
+    Crawler, Decision, DishonestUserAgent, FetchAll, PoliteConfig, RobotsLine, honest_user_agent,
+};
 pub use run::{NoProgress, Progress, RunConfig, Selection, Summary, Tally, backoff, run, select};
 pub use turns::{AddressHolds, KEEP, Owner, Sharing, YIELD, owner};
 pub use worker::{WorkerConfig, WorkerSummary, work};
@@ -137,28 +143,6 @@ pub struct Harvester<L> {
     /// Answers resolved ahead of the fetch ([`Harvester::resolve_ahead`]),
     /// taken when the host is fetched.
     ahead: Mutex<HashMap<String, botscope_dns::Timed<IpAddr>>>,
-}
-
-/// The longest duration a flag takes: ten years (longer ones would
-/// overflow the clock's arithmetic).
-const MAX_DURATION: Duration = Duration::from_secs(10 * 366 * 86_400);
-
-/// `30s`, `500ms`, `15m`, `12h`, `7d`, `1h 30m` (humantime); a bare number
-/// is seconds; at most ten years. Checked before a run touches the store.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let d = match s.parse::<u64>() {
-        Ok(n) => Duration::from_secs(n),
-        Err(_) => humantime::parse_duration(s).map_err(|e| {
-            format!("{s:?} is not a duration (such as 30s, 500ms, 15m, 12h, 7d): {e}")
-        })?,
-    };
-    if d > MAX_DURATION {
-        return Err(format!(
-            "{s:?} is not a duration botscope takes (at most 10 years)"
-        ));
-    }
-    Ok(d)
 }
 
 fn unix(t: SystemTime) -> i64 {

@@ -165,21 +165,47 @@ pub struct Fetch {
     pub error: Option<String>,
 }
 
+/// Why a User-Agent does not identify a robot honestly.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DishonestUserAgent {
+    /// Nothing at all.
+    #[error(
+        "the User-Agent is empty: name the robot and give a contact URL, such as \"ExampleBot/1.0 (+https://example.org/bot.html)\""
+    )]
+    Empty,
+    /// Over 512 bytes.
+    #[error("the User-Agent is over 512 bytes")]
+    TooLong,
+    /// Control characters.
+    #[error("the User-Agent has control characters")]
+    Controls,
+    /// No product token names the robot (only a browser's, or none).
+    #[error(
+        "{0:?} names no robot: give it a product token, such as \"ExampleBot/1.0\" (RFC 9309 2.2.1)"
+    )]
+    NoRobot(String),
+    /// No contact URL.
+    #[error(
+        "{0:?} has no contact URL: add one, such as \"+https://example.org/bot.html\", a page that says what the robot does and how to stop it"
+    )]
+    NoContact(String),
+}
+
 /// Checks that a User-Agent identifies a robot honestly: a product token
 /// that names it (`ExampleBot/1.0`; not only a browser's `Mozilla/5.0`)
 /// and a contact URL (`+https://example.org/bot.html`) where a webmaster
 /// reads what it does and how to stop it. Returns the product token that
 /// robots.txt groups are matched against.
-pub fn honest_user_agent(ua: &str) -> Result<String, String> {
+pub fn honest_user_agent(ua: &str) -> Result<String, DishonestUserAgent> {
     let ua = ua.trim();
     if ua.is_empty() {
-        return Err("the User-Agent is empty: name the robot and give a contact URL, such as \"ExampleBot/1.0 (+https://example.org/bot.html)\"".into());
+        return Err(DishonestUserAgent::Empty);
     }
     if ua.len() > 512 {
-        return Err("the User-Agent is over 512 bytes".into());
+        return Err(DishonestUserAgent::TooLong);
     }
     if ua.chars().any(char::is_control) {
-        return Err("the User-Agent has control characters".into());
+        return Err(DishonestUserAgent::Controls);
     }
     // The robot's name stands outside its contact URL (`example.org/` is
     // not a product); the URL must name a host with a domain.
@@ -204,14 +230,10 @@ pub fn honest_user_agent(ua: &str) -> Result<String, String> {
         .join(" ");
     let token = product_token(&outside);
     if !is_product_token(token) || token.eq_ignore_ascii_case("mozilla") {
-        return Err(format!(
-            "{ua:?} names no robot: give it a product token, such as \"ExampleBot/1.0\" (RFC 9309 2.2.1)"
-        ));
+        return Err(DishonestUserAgent::NoRobot(ua.to_owned()));
     }
     if !has_contact {
-        return Err(format!(
-            "{ua:?} has no contact URL: add one, such as \"+https://example.org/bot.html\", a page that says what the robot does and how to stop it"
-        ));
+        return Err(DishonestUserAgent::NoContact(ua.to_owned()));
     }
     Ok(token.to_owned())
 }
@@ -279,6 +301,30 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The fetches of [`Crawler::fetch_all`], in the order the URLs were given.
+pub struct FetchAll {
+    rx: tokio::sync::mpsc::UnboundedReceiver<(usize, Fetch)>,
+    done: Vec<Option<Fetch>>,
+    next: usize,
+}
+
+impl FetchAll {
+    /// The next URL's fetch, once it and every earlier one are done;
+    /// `None` after the last (or when a host's task stopped early).
+    pub async fn next(&mut self) -> Option<Fetch> {
+        loop {
+            if let Some(f) = self.done.get_mut(self.next).and_then(Option::take) {
+                self.next += 1;
+                return Some(f);
+            }
+            let (i, f) = self.rx.recv().await?;
+            if let Some(slot) = self.done.get_mut(i) {
+                *slot = Some(f);
+            }
+        }
+    }
+}
+
 /// A polite crawler. Share it (`Arc`) between tasks: hosts are paced
 /// across all of them.
 pub struct Crawler<L> {
@@ -295,7 +341,8 @@ impl<L: Lookup> Crawler<L> {
     /// A crawler over a checked DNS pool; refuses a dishonest User-Agent
     /// ([`honest_user_agent`]).
     pub fn new(cfg: PoliteConfig, dns: Pool<L>) -> Result<Self, Error> {
-        let token = honest_user_agent(&cfg.fetch.user_agent).map_err(Error::Setup)?;
+        let token =
+            honest_user_agent(&cfg.fetch.user_agent).map_err(|e| Error::Setup(e.to_string()))?;
         Ok(Crawler {
             h: Harvester::new(cfg.fetch, dns)?,
             token,
@@ -676,6 +723,43 @@ impl<L: Lookup> Crawler<L> {
                 }
             }
             d => d,
+        }
+    }
+
+    /// Fetches every URL of `urls`: each host's URLs one after another,
+    /// the hosts side by side (a task per host on the caller's runtime),
+    /// the results given back in the order of `urls` as soon as the
+    /// earlier ones are in.
+    pub fn fetch_all(self: &Arc<Self>, urls: Vec<String>) -> FetchAll
+    where
+        L: 'static,
+    {
+        let mut per_host: HashMap<String, Vec<(usize, String)>> = HashMap::new();
+        for (i, u) in urls.into_iter().enumerate() {
+            let host = url::Url::parse(&u)
+                .ok()
+                .and_then(|p| p.host_str().map(str::to_owned))
+                .unwrap_or_default();
+            per_host.entry(host).or_default().push((i, u));
+        }
+        let total = per_host.values().map(Vec::len).sum();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        for (_, list) in per_host {
+            let c = self.clone();
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                for (i, u) in list {
+                    let f = c.fetch(&u).await;
+                    if tx.send((i, f)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        FetchAll {
+            rx,
+            done: (0..total).map(|_| None).collect(),
+            next: 0,
         }
     }
 

@@ -145,26 +145,35 @@ fn is_host_name(s: &str) -> bool {
         })
 }
 
+/// A honeypot design botscope cannot make.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DesignError {
+    /// Too few or too many sites.
+    #[error("--sites {0}: between 1 and {MAX_SITES} (8 test every behaviour)")]
+    Sites(usize),
+    /// Not a domain name (shown escaped).
+    #[error("{0}: not a domain name")]
+    Domain(String),
+    /// A crawl delay out of range.
+    #[error("--crawl-delay {0}: between 1 and 3600 seconds")]
+    CrawlDelay(u32),
+}
+
 impl Design {
     /// `sites` sites under `domain`, the crawl-delay site asking for
     /// `crawl_delay` seconds.
-    pub fn new(sites: usize, domain: &str, crawl_delay: u32) -> Result<Design, String> {
+    pub fn new(sites: usize, domain: &str, crawl_delay: u32) -> Result<Design, DesignError> {
         if sites == 0 || sites > MAX_SITES {
-            return Err(format!(
-                "--sites {sites}: between 1 and {MAX_SITES} (8 test every behaviour)"
-            ));
+            return Err(DesignError::Sites(sites));
         }
         let domain = domain.trim_end_matches('.').to_ascii_lowercase();
         if !is_host_name(&domain) {
-            return Err(format!(
-                "{}: not a domain name",
-                botscope_text::field(&format!("{domain:?}"))
+            return Err(DesignError::Domain(
+                botscope_text::field(&format!("{domain:?}")).into_owned(),
             ));
         }
         if crawl_delay == 0 || crawl_delay > 3600 {
-            return Err(format!(
-                "--crawl-delay {crawl_delay}: between 1 and 3600 seconds"
-            ));
+            return Err(DesignError::CrawlDelay(crawl_delay));
         }
         Ok(Design {
             sites: (0..sites)

@@ -10,10 +10,14 @@
 //! answers them by `Host` and logs every request in vhost_combined format;
 //! [`mod@report`] reads the log back and scores each crawler.
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod design;
 pub mod report;
 pub mod server;
 
-pub use design::{Behaviour, Design};
+pub use design::{Behaviour, Design, DesignError};
 pub use report::{Check, Report, report};
 pub use server::{Error, Honeypot, design_path};

@@ -16,6 +16,10 @@
 //! Name resolution is the caller's (a harvest uses its checked DNS pool),
 //! so the same exchange serves a crawler and a one-off download.
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod download;
 mod exchange;
 mod guard;

@@ -20,25 +20,40 @@
 //! assert_eq!(f.table()[0].favorability, 1.0);
 //! ```
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod bias;
+mod build;
+mod collector;
 mod compare;
 mod doc;
 mod engine;
+mod error;
+mod favor;
 pub mod query;
 mod render;
+mod schema;
+mod search;
 mod snippet;
+mod submit;
+mod translate;
+mod trends;
 
 pub use bias::{
     BIAS_WORK_CAP, Decision, Detail, Favorability, FileBias, PathDecisions, RobotBias, RobotFavor,
     TABLE_CELLS, Tilt, TooComplex, bias, bias_of, bias_with, favorability,
 };
+pub use build::BuildReport;
 pub use compare::{
     BiasChange, Restriction, RuleLine, VerdictChange, VersionDiff, diff_versions, restrictions,
 };
 pub use doc::{BodyFields, host_suffixes, product_token};
-pub use engine::{
-    BuildReport, Counts, FavorSort, FavorTable, Hit, Index, IndexError, MAX_SUBMISSION, Meta,
-    Period, Rank, Result, SearchRequest, SearchResults, Trends, periods, popularity, rfc3339,
-    site_bias, submit,
-};
+pub use engine::{Index, Meta, rfc3339};
+pub use error::{IndexError, Result};
+pub use favor::{FavorSort, FavorTable, popularity};
+pub use search::{Hit, Rank, SearchRequest, SearchResults};
 pub use snippet::snippet;
+pub use submit::{MAX_SUBMISSION, site_bias, submit};
+pub use trends::{Counts, Period, Trends, periods};

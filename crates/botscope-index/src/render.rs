@@ -6,7 +6,9 @@
 use std::fmt::Write;
 
 use crate::bias::{Decision, FileBias};
-use crate::engine::{FavorTable, SearchResults};
+use crate::favor::FavorTable;
+use crate::search::SearchResults;
+use crate::trends::Trends;
 
 fn decision(d: &Decision) -> String {
     match d.line {
@@ -180,6 +182,80 @@ impl SearchResults {
             }
             for l in h.snippet.lines() {
                 let _ = writeln!(o, "   {l}");
+            }
+        }
+        o
+    }
+}
+
+impl Trends {
+    /// For people: per period the denominator, then each agent's and the
+    /// group's counts and shares.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut o = String::new();
+        let share = |n: u64, d: u64| {
+            if d == 0 {
+                0.0
+            } else {
+                100.0 * n as f64 / d as f64
+            }
+        };
+        for p in &self.periods {
+            let _ = write!(o, "{}: {} sites with robots.txt", p.period, p.sites);
+            if let Some(n) = p.no_robots_txt {
+                let _ = write!(o, ", {n} without");
+            }
+            let _ = writeln!(o, "; shares of {}", p.denominator);
+            let w = self
+                .agents
+                .iter()
+                .map(|a| a.chars().count())
+                .max()
+                .unwrap_or(5)
+                .max(5);
+            let rows = p
+                .agents
+                .iter()
+                .map(|(a, c)| (a.as_str(), c))
+                .chain([("(group)", &p.group)]);
+            for (a, c) in rows {
+                let _ = writeln!(
+                    o,
+                    "  {a:w$}  full {:>6} {:>5.1}%  partial {:>6} {:>5.1}%  none {:>6} {:>5.1}%",
+                    c.full,
+                    share(c.full, p.denominator),
+                    c.partial,
+                    share(c.partial, p.denominator),
+                    c.none,
+                    share(c.none, p.denominator)
+                );
+            }
+        }
+        o
+    }
+
+    /// CSV: one row per period and agent (`(group)` for the group).
+    pub fn to_csv(&self) -> String {
+        let mut o = String::from("period,end,agent,full,partial,none,no_robots_txt,denominator\n");
+        for p in &self.periods {
+            let rows = p
+                .agents
+                .iter()
+                .map(|(a, c)| (a.as_str(), c))
+                .chain([("(group)", &p.group)]);
+            for (a, c) in rows {
+                let name = botscope_text::csv_cell(a).replace('"', "\"\"");
+                o.push_str(&format!(
+                    "{},{},\"{name}\",{},{},{},{},{}\n",
+                    p.period,
+                    p.end,
+                    c.full,
+                    c.partial,
+                    c.none,
+                    p.no_robots_txt.map(|n| n.to_string()).unwrap_or_default(),
+                    p.denominator
+                ));
             }
         }
         o

@@ -5,6 +5,10 @@
 //! a data directory; [`DataDir::install`] checks a new one before it
 //! replaces the old, and everything works without them (owners unknown).
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod asn;
 mod dir;
 mod geo;

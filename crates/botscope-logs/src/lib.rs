@@ -27,6 +27,10 @@
 //! assert!(text.starts_with("1 lines, 1 parsed"));
 //! ```
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod crawlers;
 mod identify;
 mod input;

@@ -29,6 +29,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 #[cfg(feature = "signal")]
 mod signal;
 #[cfg(feature = "signal")]

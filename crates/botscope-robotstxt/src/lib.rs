@@ -26,6 +26,10 @@
 //! assert!(lint(&robots).iter().all(|d| d.severity < botscope_robotstxt::Severity::Error));
 //! ```
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod agent;
 mod batch;
 mod diagnostic;

@@ -14,6 +14,7 @@ pub use indexed::IndexedSelection;
 
 /// Which reading of robots.txt to apply.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Semantics {
     /// RFC 9309 as Google's reference parser implements it: longest match

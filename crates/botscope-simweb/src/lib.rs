@@ -210,6 +210,23 @@ pub struct Sim {
     release: tokio::sync::watch::Sender<bool>,
 }
 
+impl Sim {
+    /// The flags that point a botscope command at this web: its DNS
+    /// responder, loopback allowed, its ports (`--ca-file` aside, since
+    /// the CA is a file the caller writes).
+    pub fn fetch_flags(&self) -> Vec<String> {
+        vec![
+            "--dns".into(),
+            self.dns.to_string(),
+            "--allow-private".into(),
+            "--http-port".into(),
+            self.http_port.to_string(),
+            "--https-port".into(),
+            self.https_port.to_string(),
+        ]
+    }
+}
+
 impl Drop for Sim {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);

@@ -16,6 +16,10 @@
 //! [`export_jsonl`], [`export_files`] and [`export_warc`] write every
 //! version out, all over plain `BufRead` / `Write`.
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod synth;
 pub mod warc;
 
@@ -527,7 +531,7 @@ pub trait Store {
 /// A time given on a command line: RFC 3339 (`2007-03-01T00:00:00Z`), a
 /// date (`2007-03-01`, midnight UTC), or a month (`2007-03`, its first day),
 /// as seconds since the epoch.
-pub fn parse_time_arg(s: &str) -> std::result::Result<i64, String> {
+pub fn parse_time_arg(s: &str) -> std::result::Result<i64, BadTime> {
     let s = s.trim();
     if let Ok(t) = s.parse::<jiff::Timestamp>() {
         return Ok(t.as_second());
@@ -541,10 +545,13 @@ pub fn parse_time_arg(s: &str) -> std::result::Result<i64, String> {
         .ok()
         .and_then(|d| d.to_zoned(jiff::tz::TimeZone::UTC).ok())
         .map(|z| z.timestamp().as_second())
-        .ok_or_else(|| {
-            format!("`{s}` is not a time: give 2007-03-01, 2007-03 or 2007-03-01T12:00:00Z")
-        })
+        .ok_or_else(|| BadTime(s.to_owned()))
 }
+
+/// A time argument that is none of the forms [`parse_time_arg`] reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a time: give 2007-03-01, 2007-03 or 2007-03-01T12:00:00Z")]
+pub struct BadTime(pub String);
 
 /// BLAKE3 of a body, as stored.
 pub fn content_hash(body: &[u8]) -> [u8; 32] {
@@ -565,34 +572,107 @@ pub enum AnyStore {
     Pg(Box<PgStore>),
 }
 
-impl AnyStore {
-    /// Opens (or creates) the store `db` names for writing, migrating it.
-    pub fn open(db: &std::path::Path) -> Result<AnyStore> {
-        Ok(match db.to_str().filter(|s| is_postgres_url(s)) {
-            Some(url) => AnyStore::Pg(Box::new(pg_blocking(|| PgStore::open(url))?)),
-            None => AnyStore::Sqlite(SqliteStore::open(db)?),
+/// Where a store is, as `--db` names it: an SQLite file, or a PostgreSQL
+/// database (`postgres://USER@HOST/DB`, or `postgresql://`). Parsed once,
+/// where the flags are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocator {
+    /// An SQLite file.
+    Sqlite(std::path::PathBuf),
+    /// A PostgreSQL connection URL.
+    Postgres(String),
+}
+
+impl StoreLocator {
+    /// Opens (or creates) the store for writing, migrating it.
+    pub fn open(&self) -> Result<AnyStore> {
+        Ok(match self {
+            StoreLocator::Postgres(url) => {
+                AnyStore::Pg(Box::new(pg_blocking(|| PgStore::open(url))?))
+            }
+            StoreLocator::Sqlite(path) => AnyStore::Sqlite(SqliteStore::open(path)?),
         })
     }
 
     /// Opens an existing store for reading.
-    pub fn open_read(db: &std::path::Path) -> Result<AnyStore> {
-        Ok(match db.to_str().filter(|s| is_postgres_url(s)) {
-            Some(url) => AnyStore::Pg(Box::new(pg_blocking(|| PgStore::open_read(url))?)),
-            None => AnyStore::Sqlite(SqliteStore::open_read(db)?),
+    pub fn open_read(&self) -> Result<AnyStore> {
+        Ok(match self {
+            StoreLocator::Postgres(url) => {
+                AnyStore::Pg(Box::new(pg_blocking(|| PgStore::open_read(url))?))
+            }
+            StoreLocator::Sqlite(path) => AnyStore::Sqlite(SqliteStore::open_read(path)?),
         })
+    }
+
+    /// True for a PostgreSQL database.
+    pub fn is_postgres(&self) -> bool {
+        matches!(self, StoreLocator::Postgres(_))
+    }
+
+    /// The SQLite file, when it is one.
+    pub fn sqlite_path(&self) -> Option<&std::path::Path> {
+        match self {
+            StoreLocator::Sqlite(p) => Some(p),
+            StoreLocator::Postgres(_) => None,
+        }
+    }
+
+    /// The index directory beside the store (`DB.index`); a PostgreSQL
+    /// store has none.
+    pub fn index_beside(&self) -> Option<std::path::PathBuf> {
+        self.sqlite_path().map(|p| {
+            let mut s = p.as_os_str().to_owned();
+            s.push(".index");
+            std::path::PathBuf::from(s)
+        })
+    }
+}
+
+impl std::fmt::Display for StoreLocator {
+    /// The path, or the URL with its password hidden.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreLocator::Sqlite(p) => write!(f, "{}", p.display()),
+            StoreLocator::Postgres(url) => f.write_str(&redact_url(url)),
+        }
+    }
+}
+
+impl From<&std::path::Path> for StoreLocator {
+    fn from(db: &std::path::Path) -> StoreLocator {
+        match db.to_str().filter(|s| is_postgres_url(s)) {
+            Some(url) => StoreLocator::Postgres(url.to_owned()),
+            None => StoreLocator::Sqlite(db.to_path_buf()),
+        }
+    }
+}
+
+impl std::str::FromStr for StoreLocator {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> std::result::Result<StoreLocator, Self::Err> {
+        Ok(StoreLocator::from(std::path::Path::new(s)))
+    }
+}
+
+impl AnyStore {
+    /// Opens (or creates) the store `db` names for writing, migrating it.
+    pub fn open(db: &std::path::Path) -> Result<AnyStore> {
+        StoreLocator::from(db).open()
+    }
+
+    /// Opens an existing store for reading.
+    pub fn open_read(db: &std::path::Path) -> Result<AnyStore> {
+        StoreLocator::from(db).open_read()
     }
 
     /// True when `db` names a PostgreSQL database.
     pub fn is_postgres(db: &std::path::Path) -> bool {
-        db.to_str().is_some_and(is_postgres_url)
+        StoreLocator::from(db).is_postgres()
     }
 
     /// How `db` is named in messages (a URL's password hidden).
     pub fn display(db: &std::path::Path) -> String {
-        match db.to_str() {
-            Some(s) if is_postgres_url(s) => redact_url(s),
-            _ => db.display().to_string(),
-        }
+        StoreLocator::from(db).to_string()
     }
 }
 

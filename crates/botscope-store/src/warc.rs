@@ -222,9 +222,18 @@ impl HttpResponse {
     }
 }
 
+/// Why a record's block is not an HTTP response.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadResponse(pub String);
+
 /// Reads the HTTP response in a block (`HTTP/1.1 200 OK`, headers, body).
 /// The body is cut at `cap` bytes (after de-chunking and decompression).
-pub fn parse_http_response(block: &[u8], cap: usize) -> Result<HttpResponse, String> {
+pub fn parse_http_response(block: &[u8], cap: usize) -> Result<HttpResponse, BadResponse> {
+    read_response(block, cap).map_err(BadResponse)
+}
+
+fn read_response(block: &[u8], cap: usize) -> Result<HttpResponse, String> {
     let head = &block[..block.len().min(MAX_HTTP_HEAD)];
     if !head.starts_with(b"HTTP/") {
         let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
@@ -541,7 +550,7 @@ mod tests {
         assert_eq!(r.body, b"body");
         assert!(r.header("x-a").is_some_and(|v| v.starts_with("one")));
         let e = parse_http_response(b"HTTP/1.1 200 OK\r\nX: y\r\n", 100).expect_err("no end");
-        assert_eq!(e, "no end of the HTTP header");
+        assert_eq!(e.to_string(), "no end of the HTTP header");
     }
 
     #[test]

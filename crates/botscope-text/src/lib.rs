@@ -8,6 +8,10 @@
 //! controls and DEL, `\u{85}` for C1 controls, `\u{202e}` for the bidi
 //! controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C).
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 use std::borrow::Cow;
 use std::fmt::Write;
 

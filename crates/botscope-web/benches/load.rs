@@ -61,7 +61,7 @@ fn main() {
     let n = |k: usize| ((k as f64 * scale) as usize).max(CLIENTS);
     let db = std::env::var_os("BOTSCOPE_BOTSEER_DB").map(PathBuf::from);
     let config = Config {
-        db: db.clone(),
+        db: db.as_deref().map(botscope_store::StoreLocator::from),
         demo_sites: 20_000,
         threads: 2,
         limits: Limits {

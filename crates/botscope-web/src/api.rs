@@ -137,7 +137,7 @@ fn time(s: Option<&str>) -> Result<Option<i64>, Fail> {
             }
             botscope_store::parse_time_arg(s)
                 .map(Some)
-                .map_err(Fail::BadRequest)
+                .map_err(|e| Fail::BadRequest(e.to_string()))
         }
     }
 }
@@ -858,7 +858,7 @@ pub async fn submit_model(
     let a = app.clone();
     let r = app
         .work(move || {
-            let mut store = botscope_store::AnyStore::open(&a.store)?;
+            let mut store = a.store.open()?;
             botscope_index::submit(
                 &mut store,
                 &a.index_dir,

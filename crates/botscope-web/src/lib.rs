@@ -15,6 +15,10 @@
 //! ([`demo::build`]): the example robots.txt files and logs the repository
 //! ships, and a synthetic web made from its corpus of real files.
 
+// A library speaks through its return values and the caller's writer,
+// never by printing.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod api;
 mod chart;
 pub mod demo;
@@ -130,8 +134,8 @@ impl Default for Limits {
 
 /// How the server is set up.
 pub struct Config {
-    /// The store (SQLite file); `None`: the demo.
-    pub db: Option<PathBuf>,
+    /// The store (an SQLite file or a PostgreSQL database); `None`: the demo.
+    pub db: Option<botscope_store::StoreLocator>,
     /// The research index; default `DB.index` beside the store, built at
     /// start when missing.
     pub index: Option<PathBuf>,

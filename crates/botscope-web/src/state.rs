@@ -13,7 +13,7 @@ use botscope_botid::Registry;
 use botscope_index::{FavorTable, Hit, Index, Rank, SearchRequest, Trends};
 use botscope_ipdb::IpOwners;
 use botscope_robotstxt::Semantics;
-use botscope_store::{AnyStore, Store};
+use botscope_store::{AnyStore, Store, StoreLocator};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
 use crate::api::Fail;
@@ -23,7 +23,7 @@ use crate::{Config, Error, Limits};
 
 /// The application's state, shared by every request.
 pub struct App {
-    pub(crate) store: PathBuf,
+    pub(crate) store: StoreLocator,
     pub(crate) index_dir: PathBuf,
     pub(crate) index: Index,
     pub(crate) registry: Registry,
@@ -69,15 +69,14 @@ impl App {
         } = config;
         let (store, index_dir, demo) = match db {
             Some(db) => {
-                let dir = match index {
+                let dir = match index.or_else(|| db.index_beside()) {
                     Some(i) => i,
-                    None if AnyStore::is_postgres(&db) => {
+                    None => {
                         return Err(Error::Setup(
                             "a PostgreSQL store has no directory beside it: give --index DIR"
                                 .into(),
                         ));
                     }
-                    None => sibling(&db, ".index"),
                 };
                 (db, dir, None)
             }
@@ -90,11 +89,12 @@ impl App {
                         source,
                     })?;
                 let d = demo::build_blocking(dir.path().to_path_buf(), demo_sites).await?;
-                (d.db, d.index, Some(dir))
+                (StoreLocator::Sqlite(d.db), d.index, Some(dir))
             }
         };
         let (s, d) = (store.clone(), index_dir.clone());
-        let index = tokio::task::spawn_blocking(move || open_or_build(&s, &d))
+        let workers = threads.max(1);
+        let index = tokio::task::spawn_blocking(move || open_or_build(&s, &d, workers))
             .await
             .map_err(|e| Error::Setup(format!("opening the index failed: {e}")))??;
         let limiter = NonZeroU32::new(limits.api_per_second).map(|rate| {
@@ -129,7 +129,7 @@ impl App {
                 .map_err(|e| Error::Setup(format!("analysing the demo's logs failed: {e}")))??;
         }
         tracing::info!(
-            store = %app.store.display(),
+            store = %app.store,
             index = %app.index_dir.display(),
             documents = app.index.documents(),
             demo = app.demo.is_some(),
@@ -140,7 +140,7 @@ impl App {
 
     /// The store, opened for reading.
     pub(crate) fn store_read(&self) -> Result<AnyStore, botscope_store::StoreError> {
-        AnyStore::open_read(&self.store)
+        self.store.open_read()
     }
 
     /// Runs a request's work on a blocking thread, at most `threads` of
@@ -275,24 +275,20 @@ impl App {
     }
 }
 
-/// `DB.index` beside `DB`.
-fn sibling(db: &Path, suffix: &str) -> PathBuf {
-    let mut s = db.as_os_str().to_owned();
-    s.push(suffix);
-    PathBuf::from(s)
-}
-
 /// Opens the index, building it first when there is none; an index behind
 /// the store is brought up to it.
-fn open_or_build(store: &Path, dir: &Path) -> Result<Index, Error> {
-    let s = AnyStore::open_read(store)?;
+fn open_or_build(store: &StoreLocator, dir: &Path, threads: usize) -> Result<Index, Error> {
+    let s = store.open_read()?;
     if !dir.join("meta.json").is_file() {
         tracing::info!(index = %dir.display(), "building the research index");
-        let r = Index::build(&s, dir, None, &mut |_| {})?;
+        let r = Index::build_on(&s, dir, None, threads, &mut |_| {})?;
         tracing::info!(index = %dir.display(), "{r}");
-        return Ok(Index::open(dir)?);
+        let mut idx = Index::open(dir)?;
+        idx.set_threads(threads);
+        return Ok(idx);
     }
     let mut idx = Index::open(dir)?;
+    idx.set_threads(threads);
     if s.change_mark()? > idx.meta().mark {
         match idx.update(&s) {
             Ok(r) => tracing::info!(index = %dir.display(), "brought up to the store: {r}"),

@@ -79,18 +79,11 @@ fn main() {
         n,
         hosts,
         conns: conns.unwrap_or(512),
-        common: vec![
-            "--dns".into(),
-            sim.dns.to_string(),
-            "--allow-private".into(),
-            "--http-port".into(),
-            sim.http_port.to_string(),
-            "--https-port".into(),
-            sim.https_port.to_string(),
-            "--ip-gap".into(),
-            "100ms".into(),
-            "--no-progress".into(),
-        ],
+        common: [
+            sim.fetch_flags(),
+            vec!["--ip-gap".into(), "100ms".into(), "--no-progress".into()],
+        ]
+        .concat(),
         cpu: Cpu::start(),
     };
     let sockets = conns.map_or("512 connections in all".to_owned(), |c| {

@@ -1,9 +1,8 @@
-//! `botscope fetch`: URLs fetched by botscope-harvest's polite crawler;
-//! this module checks the flags, groups the URLs by host (hosts run in
-//! parallel, a host's URLs in order), prints the outcomes in the order
-//! given and saves bodies.
+//! `botscope fetch`: URLs fetched by botscope-harvest's polite crawler
+//! (`Crawler::fetch_all`: hosts side by side, a host's URLs in order);
+//! this module checks the flags, prints the outcomes in the order given
+//! and saves bodies.
 
-use std::collections::HashMap;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,7 +15,7 @@ use serde_json::json;
 
 use crate::cli::{FetchPagesArgs, Format};
 use crate::exit::ExitStatus;
-use crate::harvest::{fetch_config, nameservers, parse_duration};
+use crate::harvest::{fetch_config, nameservers};
 
 /// Where a body of `url` is saved under `--out`: HOST[_PORT]/PATH, each
 /// segment reduced to safe bytes, `.` and `..` never used as names, a
@@ -121,8 +120,8 @@ fn to_json(f: &Fetch, saved: Option<&Path>) -> serde_json::Value {
 /// `fetch`.
 pub async fn run(a: &FetchPagesArgs) -> Result<ExitStatus> {
     // Everything is checked before anything is asked.
-    let fetch = fetch_config(&a.fetch, a.semantics.into(), Duration::ZERO)?;
-    honest_user_agent(&fetch.user_agent).map_err(anyhow::Error::msg)?;
+    let fetch = fetch_config(&a.fetch, a.semantics, Duration::ZERO)?;
+    honest_user_agent(&fetch.user_agent)?;
     let mut urls = Vec::new();
     for u in &a.urls {
         match url::Url::parse(u) {
@@ -136,8 +135,8 @@ pub async fn run(a: &FetchPagesArgs) -> Result<ExitStatus> {
         }
     }
     let cfg = PoliteConfig {
-        min_gap: parse_duration(&a.min_gap)?,
-        max_wait: parse_duration(&a.max_wait)?,
+        min_gap: a.min_gap,
+        max_wait: a.max_wait,
         ..PoliteConfig {
             fetch,
             ..PoliteConfig::default()
@@ -146,72 +145,47 @@ pub async fn run(a: &FetchPagesArgs) -> Result<ExitStatus> {
     let pool = dns_pool(nameservers(&a.fetch.dns)?, cfg.fetch.connect_timeout).await?;
     let crawler = Arc::new(Crawler::new(cfg, pool)?);
 
-    // Per host, in order; hosts in parallel.
-    let mut per_host: HashMap<String, Vec<(usize, String)>> = HashMap::new();
-    for (i, u) in urls.iter().enumerate() {
-        per_host
-            .entry(u.host_str().unwrap_or_default().to_owned())
-            .or_default()
-            .push((i, u.to_string()));
-    }
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Fetch)>();
-    for (_, list) in per_host {
-        let c = crawler.clone();
-        let tx = tx.clone();
-        tokio::spawn(async move {
-            for (i, u) in list {
-                let f = c.fetch(&u).await;
-                if tx.send((i, f)).is_err() {
-                    return;
-                }
-            }
-        });
-    }
-    drop(tx);
-    let mut done: Vec<Option<Fetch>> = (0..urls.len()).map(|_| None).collect();
+    let mut all = crawler.fetch_all(urls.iter().map(ToString::to_string).collect());
     let mut next = 0;
     let mut out = BufWriter::new(io::stdout().lock());
     let mut all_fetched = true;
-    while let Some((i, f)) = rx.recv().await {
-        done[i] = Some(f);
-        // Printed in the order given, as soon as the earlier ones are.
-        while let Some(mut f) = done.get_mut(next).and_then(Option::take) {
-            next += 1;
-            all_fetched &= f.page.is_some();
-            // A body that cannot be saved (a file in the way, no room) is
-            // that URL's failure, told on its line; the others go on.
-            let saved = match a.out.as_deref().map(|dir| save(dir, &f)) {
-                Some(Ok(p)) => p,
-                Some(Err(e)) => {
-                    all_fetched = false;
-                    let why = format!("not saved: {e:#}");
-                    f.error = Some(match f.error.take() {
-                        Some(before) => format!("{before}; {why}"),
-                        None => why,
-                    });
-                    None
-                }
-                None => None,
-            };
-            match a.format {
-                Format::Text => writeln!(
-                    out,
-                    "{}\t{}\t{}\twaited {:.2}s\t{}\t{}",
-                    f.decision.as_str(),
-                    f.page
-                        .as_ref()
-                        .map_or_else(|| "-".to_owned(), |p| p.status.to_string()),
-                    f.page
-                        .as_ref()
-                        .map_or_else(|| "-".to_owned(), |p| format!("{} B", p.body.len())),
-                    f.waited.as_secs_f64(),
-                    botscope_text::field(&f.url),
-                    botscope_text::field(&detail(&f)),
-                )?,
-                Format::Json => writeln!(out, "{}", to_json(&f, saved.as_deref()))?,
+    // Printed in the order given, as soon as the earlier ones are.
+    while let Some(mut f) = all.next().await {
+        next += 1;
+        all_fetched &= f.page.is_some();
+        // A body that cannot be saved (a file in the way, no room) is
+        // that URL's failure, told on its line; the others go on.
+        let saved = match a.out.as_deref().map(|dir| save(dir, &f)) {
+            Some(Ok(p)) => p,
+            Some(Err(e)) => {
+                all_fetched = false;
+                let why = format!("not saved: {e:#}");
+                f.error = Some(match f.error.take() {
+                    Some(before) => format!("{before}; {why}"),
+                    None => why,
+                });
+                None
             }
-            out.flush()?;
+            None => None,
+        };
+        match a.format {
+            Format::Text => writeln!(
+                out,
+                "{}\t{}\t{}\twaited {:.2}s\t{}\t{}",
+                f.decision.as_str(),
+                f.page
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), |p| p.status.to_string()),
+                f.page
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), |p| format!("{} B", p.body.len())),
+                f.waited.as_secs_f64(),
+                botscope_text::field(&f.url),
+                botscope_text::field(&detail(&f)),
+            )?,
+            Format::Json => writeln!(out, "{}", to_json(&f, saved.as_deref()))?,
         }
+        out.flush()?;
     }
     Ok(if all_fetched && next == urls.len() {
         ExitStatus::Success

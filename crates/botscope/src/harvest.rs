@@ -12,16 +12,11 @@ use botscope_harvest::{
     Config, DEFAULT_USER_AGENT, Progress, RunConfig, Selection, Tally, read_host_list,
 };
 use botscope_robotstxt::{FetchPolicy, Semantics};
-use botscope_store::{AnyStore, RunId};
+use botscope_store::{RunId, StoreLocator};
 
 use crate::cli::{FetchArgs, HarvestArgs, TlsArgs};
 use crate::exit::ExitStatus;
 use crate::settings::Settings;
-
-/// A duration flag, checked (see [`botscope_harvest::parse_duration`]).
-pub fn parse_duration(s: &str) -> Result<Duration> {
-    botscope_harvest::parse_duration(s).map_err(anyhow::Error::msg)
-}
 
 pub fn nameservers(args: &[String]) -> Result<Vec<SocketAddr>> {
     if args.is_empty() {
@@ -84,8 +79,8 @@ pub fn fetch_config(args: &FetchArgs, semantics: Semantics, ip_gap: Duration) ->
             .user_agent
             .clone()
             .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned()),
-        connect_timeout: parse_duration(&args.connect_timeout)?,
-        total_timeout: parse_duration(&args.timeout)?,
+        connect_timeout: args.connect_timeout,
+        total_timeout: args.timeout,
         ip_gap,
         allow_private: args.allow_private,
         http_port: args.http_port,
@@ -118,19 +113,15 @@ pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
     };
     let list = host_list(hosts)?;
     let config = RunConfig {
-        fetch: fetch_config(&a.fetch, a.semantics.into(), parse_duration(&a.ip_gap)?)?,
+        fetch: fetch_config(&a.fetch, a.semantics, a.ip_gap)?,
         concurrency: a.concurrency.max(1),
         nameservers: nameservers(&a.fetch.dns)?,
         resume: a.resume,
-        refresh_older_than: if a.refresh {
-            a.older_than.as_deref().map(parse_duration).transpose()?
-        } else {
-            None
-        },
+        refresh_older_than: if a.refresh { a.older_than } else { None },
         input: hosts.display().to_string(),
     };
     // Everything is checked before the store is opened (or created).
-    let store = AnyStore::open(&a.db.db)?;
+    let store = a.db.db.open()?;
     let progress = Arc::new(Bar(crate::progress::bar(
         settings,
         a.no_progress,
@@ -141,7 +132,7 @@ pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
         Ok(done) => done,
         Err(botscope_harvest::Error::NothingToResume) => bail!(
             "--resume: no unfinished run over this host list in {}",
-            AnyStore::display(&a.db.db)
+            a.db.db
         ),
         Err(e) => return Err(e.into()),
     };
@@ -155,33 +146,36 @@ pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
 /// `harvest --worker NAME`: the shared frontier of a PostgreSQL store.
 async fn work(a: &HarvestArgs, worker: &str, settings: &Settings) -> Result<ExitStatus> {
     anyhow::ensure!(
-        AnyStore::is_postgres(&a.db.db),
+        a.db.db.is_postgres(),
         "{}: --worker works the shared frontier of a PostgreSQL store: give --db postgres://USER@HOST/DB",
-        a.db.db.display()
+        a.db.db
     );
     anyhow::ensure!(
         !worker.trim().is_empty() && worker.len() <= 200 && !worker.chars().any(char::is_control),
         "--worker: a name of 1 to 200 characters, without control characters"
     );
-    let lease = parse_duration(&a.lease).context("--lease")?;
+    let lease = a.lease;
     anyhow::ensure!(
         lease >= Duration::from_secs(3),
         "--lease: at least 3s (it is renewed every third)"
     );
     let config = botscope_harvest::WorkerConfig {
-        fetch: fetch_config(&a.fetch, a.semantics.into(), parse_duration(&a.ip_gap)?)?,
+        fetch: fetch_config(&a.fetch, a.semantics, a.ip_gap)?,
         concurrency: a.concurrency.max(1),
         nameservers: nameservers(&a.fetch.dns)?,
         worker: worker.to_owned(),
         batch: a.batch.clamp(1, 100_000),
         lease,
-        period: parse_duration(&a.period).context("--period")?,
+        period: a.period,
         once: a.once,
-        idle: parse_duration(&a.idle).context("--idle")?,
+        idle: a.idle,
     };
     // Everything is checked before the store is touched.
     let list = a.hosts.as_deref().map(host_list).transpose()?;
-    let url = a.db.db.to_string_lossy().into_owned();
+    let url = match &a.db.db {
+        StoreLocator::Postgres(url) => url.clone(),
+        StoreLocator::Sqlite(_) => unreachable!("checked above"),
+    };
     if let Some(list) = list {
         let n = botscope_store::pg_blocking(|| -> Result<u64> {
             let s = botscope_store::PgStore::open(&url)?;

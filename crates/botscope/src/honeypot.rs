@@ -17,7 +17,7 @@ const MAX_DESIGN_BYTES: u64 = 16 << 20;
 
 /// `honeypot serve`.
 pub async fn serve(a: &HoneypotServeArgs, s: &Settings) -> Result<ExitStatus> {
-    let design = Design::new(a.sites, &a.domain, a.crawl_delay).map_err(anyhow::Error::msg)?;
+    let design = Design::new(a.sites, &a.domain, a.crawl_delay)?;
     crate::serve::log_to_stderr(s);
     let h = Honeypot::bind(design, &a.listen, &a.log).await?;
     let stop = crate::serve::stop_signal();

@@ -43,7 +43,7 @@ async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analy
         .iter()
         .map(|s| RobotsSpec::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
-    let robots = RobotsTxt::load(&specs, a.semantics.into())?;
+    let robots = RobotsTxt::load(&specs, a.semantics)?;
     let job = Job::new(&registry, robots, settings.threads)?;
     let read_settings = ReadSettings::from_flags(
         a.log_format.as_deref(),
@@ -149,9 +149,8 @@ pub async fn analyze(a: &AnalyzeArgs, settings: &Settings) -> Result<ExitStatus>
         eprintln!("{}: {}", dir.display(), o.lists.summary());
     }
     let code = status(&o);
-    // Half a million small allocations are not worth freeing one by one
-    // just before the process ends.
-    std::mem::forget(o);
+    // Freed (or not) where the process ends.
+    settings.leftovers.keep(o);
     Ok(code)
 }
 

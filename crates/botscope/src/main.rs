@@ -12,6 +12,10 @@ fn main() -> ExitCode {
     match runtime {
         Ok(rt) => {
             let result = rt.block_on(botscope::run(cli, &settings));
+            // What the command is done with is left to the operating
+            // system: freeing half a million small allocations one by one
+            // just before exiting only costs time.
+            std::mem::forget(settings.leftovers.take());
             // Work still on blocking threads (a request's analysis when a
             // server stops) is not waited for beyond this.
             rt.shutdown_timeout(std::time::Duration::from_secs(2));

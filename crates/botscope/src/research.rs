@@ -4,12 +4,12 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use botscope_index::{FavorSort, Index, IndexError, Rank, SearchRequest};
-use botscope_store::AnyStore;
+use botscope_index::{Index, IndexError, SearchRequest};
+use botscope_store::StoreLocator;
 
 use crate::cli::{
-    BiasArgs, DiffArgs, FavorArgs, FavorSortArg, Format, IndexBuildArgs, IndexUpdateArgs, RankArg,
-    SearchArgs, SubmitArgs, TableFormat, TrendsArgs,
+    BiasArgs, DiffArgs, FavorArgs, Format, IndexBuildArgs, IndexUpdateArgs, SearchArgs, SubmitArgs,
+    TableFormat, TrendsArgs,
 };
 use crate::exit::ExitStatus;
 
@@ -38,9 +38,9 @@ pub fn build(a: &IndexBuildArgs, s: &crate::Settings) -> Result<ExitStatus> {
         .index
         .resolve(Some(&a.db.db))
         .map_err(anyhow::Error::msg)?;
-    let store = AnyStore::open_read(&a.db.db)?;
+    let store = a.db.db.open_read()?;
     let bar = crate::progress::bar(s, false, 0, "{spinner} {pos} sites indexed, {elapsed}");
-    let r = Index::build(&store, &index, a.as_of, &mut |n| {
+    let r = Index::build_on(&store, &index, a.as_of, s.threads, &mut |n| {
         if let Some(b) = &bar {
             b.set_position(n);
         }
@@ -58,7 +58,7 @@ pub fn update(a: &IndexUpdateArgs) -> Result<ExitStatus> {
         .index
         .resolve(Some(&a.db.db))
         .map_err(anyhow::Error::msg)?;
-    let store = AnyStore::open_read(&a.db.db)?;
+    let store = a.db.db.open_read()?;
     let r = Index::open(&index)?.update(&store)?;
     eprintln!("{}: {r}", index.display());
     Ok(ExitStatus::Success)
@@ -68,18 +68,14 @@ pub fn update(a: &IndexUpdateArgs) -> Result<ExitStatus> {
 pub fn search(a: &SearchArgs) -> Result<ExitStatus> {
     let index = a.index.resolve(None).map_err(anyhow::Error::msg)?;
     let idx = Index::open(&index)?;
-    let rank = match a.rank {
-        RankArg::Relevance => Rank::Relevance,
-        RankArg::Bias => Rank::Bias,
-        RankArg::Site => Rank::Site,
-    };
+    let rank = a.rank;
     let r = idx
         .search(&SearchRequest {
             query: a.query.clone(),
             rank,
             limit: a.limit,
             offset: a.offset,
-            semantics: a.semantics.into(),
+            semantics: a.semantics,
             as_of: a.as_of,
         })
         .map_err(|e| query_error(e, &a.query))?;
@@ -106,11 +102,11 @@ pub fn bias(a: &BiasArgs) -> Result<ExitStatus> {
     let b = match (&a.file, &a.site) {
         (Some(f), _) => {
             let (body, _) = crate::io::read_limited(f, Some(botscope_index::MAX_SUBMISSION))?;
-            botscope_index::bias(&body, a.semantics.into())
+            botscope_index::bias(&body, a.semantics)
         }
         (None, Some(site)) => {
-            let store = AnyStore::open_read(&a.db.db)?;
-            botscope_index::site_bias(&store, site, a.as_of, a.semantics.into())?
+            let store = a.db.db.open_read()?;
+            botscope_index::site_bias(&store, site, a.as_of, a.semantics)?
                 .with_context(|| format!("the store has no robots.txt of {site} at that time"))?
         }
         (None, None) => anyhow::bail!("give a FILE or --site HOST"),
@@ -123,14 +119,9 @@ pub fn bias(a: &BiasArgs) -> Result<ExitStatus> {
 pub fn favor(a: &FavorArgs) -> Result<ExitStatus> {
     let index = a.index.resolve(None).map_err(anyhow::Error::msg)?;
     let idx = Index::open(&index)?;
-    let sort = match a.sort {
-        FavorSortArg::Appeared => FavorSort::Appeared,
-        FavorSortArg::Favored => FavorSort::Favored,
-        FavorSortArg::Disfavored => FavorSort::Disfavored,
-        FavorSortArg::Favorability => FavorSort::Favorability,
-    };
+    let sort = a.sort;
     let t = idx
-        .favor(a.where_.as_deref(), a.as_of, a.semantics.into())
+        .favor(a.where_.as_deref(), a.as_of, a.semantics)
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?
         .sorted(sort, a.min_appeared);
     match a.format {
@@ -154,24 +145,17 @@ pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
         crate::io::display(&a.file),
         botscope_index::MAX_SUBMISSION
     );
-    let mut store = AnyStore::open(&a.db.db)?;
+    let mut store = a.db.db.open()?;
     let now = botscope_os::unix_now();
-    let b = botscope_index::submit(&mut store, &index, &a.site, &body, a.semantics.into(), now)?;
-    eprintln!(
-        "stored in {} and indexed in {}",
-        AnyStore::display(&a.db.db),
-        index.display()
-    );
+    let b = botscope_index::submit(&mut store, &index, &a.site, &body, a.semantics, now)?;
+    eprintln!("stored in {} and indexed in {}", a.db.db, index.display());
     show_bias(&b, a.format)?;
     Ok(ExitStatus::Success)
 }
 
 /// `trends`.
 pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
-    let index = a
-        .index
-        .resolve(a.db.as_deref())
-        .map_err(anyhow::Error::msg)?;
+    let index = a.index.resolve(a.db.as_ref()).map_err(anyhow::Error::msg)?;
     let mut agents: Vec<String> = a.agent.iter().map(|x| x.trim().to_owned()).collect();
     if a.category.is_some() || a.operator.is_some() {
         let r = s.registry(None)?;
@@ -185,13 +169,14 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
         !agents.is_empty(),
         "no registry robot is in that category or run by that operator (see `botscope bots list`)"
     );
-    let idx = Index::open(&index)?;
+    let mut idx = Index::open(&index)?;
+    idx.set_threads(s.threads);
     let Some((first, last)) = idx.span() else {
         anyhow::bail!("{}: the index is empty", index.display());
     };
     let yearly = a.by == "year";
     let periods = botscope_index::periods(a.from.unwrap_or(first), a.to.unwrap_or(last), yearly);
-    let store = a.db.as_deref().map(AnyStore::open_read).transpose()?;
+    let store = a.db.as_ref().map(StoreLocator::open_read).transpose()?;
     let known = |t: i64| -> botscope_index::Result<u64> {
         use botscope_store::Store;
         Ok(store
@@ -205,7 +190,7 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
             &agents,
             &periods,
             a.where_.as_deref(),
-            a.semantics.into(),
+            a.semantics,
             store.as_ref().map(|_| &known as _),
             yearly,
         )
@@ -221,7 +206,7 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
 /// `diff --site HOST`.
 pub fn diff(a: &DiffArgs) -> Result<ExitStatus> {
     use botscope_store::Store;
-    let store = AnyStore::open_read(&a.db.db)?;
+    let store = a.db.db.open_read()?;
     let h = store
         .site(&a.site.trim().to_ascii_lowercase())?
         .with_context(|| format!("the store does not know {}", a.site))?;
@@ -232,7 +217,7 @@ pub fn diff(a: &DiffArgs) -> Result<ExitStatus> {
         Some(t) => h.at(t).context("no version at --from")?,
         None => h.at(to.first_seen - 1).unwrap_or(to),
     };
-    let d = botscope_index::diff_versions(&from.body, &to.body, a.semantics.into());
+    let d = botscope_index::diff_versions(&from.body, &to.body, a.semantics);
     match a.format {
         Format::Json => {
             let v = serde_json::json!({"site": h.host, "from": botscope_index::rfc3339(from.first_seen),

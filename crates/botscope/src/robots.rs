@@ -44,7 +44,7 @@ fn parse_file(path: &Path, opts: &ParseOptions) -> Result<Robots> {
 pub async fn check(a: &CheckArgs) -> Result<ExitStatus> {
     let opts = a.parse.options();
     let (bytes, _) = robots_bytes(&a.robots, &a.fetch, opts.max_bytes).await?;
-    let semantics: Semantics = a.semantics.into();
+    let semantics: Semantics = a.semantics;
     let m = Matcher::compile(&bytes, semantics, &opts);
     let mut out = BufWriter::new(io::stdout().lock());
     let mut all_allowed = true;
@@ -93,7 +93,7 @@ pub fn check_batch(a: &CheckBatchArgs) -> Result<ExitStatus> {
                 .with_context(|| format!("failed to open {}", a.input.display()))?,
         )
     };
-    let mut checker = BatchChecker::new(a.semantics.into(), opts);
+    let mut checker = BatchChecker::new(a.semantics, opts);
     let mut out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
     let load = |path: &[u8]| {
         crate::io::read_limited(&botscope_text::path_from_bytes(path), opts.max_bytes)

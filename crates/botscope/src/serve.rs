@@ -105,7 +105,7 @@ pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
     };
     if let Some(db) =
         a.db.as_ref()
-            .filter(|d| !botscope_store::AnyStore::is_postgres(d))
+            .and_then(botscope_store::StoreLocator::sqlite_path)
     {
         anyhow::ensure!(
             db.is_file(),

@@ -25,6 +25,41 @@ pub struct Settings {
     pub threads: usize,
     /// Standard error is a terminal (progress bars may be drawn).
     pub terminal: bool,
+    /// What commands leave for the end of the process.
+    pub leftovers: Leftovers,
+}
+
+/// Large results a command is done with, handed to whoever ends the
+/// process: `main` leaves them to the operating system (half a million
+/// small allocations are not worth freeing one by one just before the
+/// process exits); a test that calls `run` in-process drops them.
+#[derive(Clone, Default)]
+pub struct Leftovers(std::sync::Arc<std::sync::Mutex<Vec<Box<dyn std::any::Any + Send>>>>);
+
+impl Leftovers {
+    /// Keeps `x` until [`Leftovers::take`].
+    pub fn keep(&self, x: impl std::any::Any + Send) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Box::new(x));
+    }
+
+    /// Everything kept so far.
+    pub fn take(&self) -> Vec<Box<dyn std::any::Any + Send>> {
+        std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+}
+
+impl std::fmt::Debug for Leftovers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Leftovers")
+    }
 }
 
 impl Settings {
@@ -45,6 +80,7 @@ impl Settings {
             data_dir: data.map(|d| d.join("botscope")),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             terminal: std::io::stderr().is_terminal(),
+            leftovers: Leftovers::default(),
         }
     }
 

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use botscope_robotstxt::FetchPolicy;
-use botscope_store::{AnyStore, Importer, NewRun, Store, content_hash};
+use botscope_store::{Importer, NewRun, Store, StoreLocator, content_hash};
 
 use crate::cli::{
     Format, FrontierAddArgs, FrontierStatsArgs, StoreCopyArgs, StoreExportArgs, StoreExportFormat,
@@ -17,19 +17,19 @@ use botscope_os::unix_now as now;
 
 /// `store stats`.
 pub fn stats(a: &StoreStatsArgs) -> Result<ExitStatus> {
-    let s = AnyStore::open_read(&a.db.db)?;
+    let s = a.db.db.open_read()?;
     let st = s.stats()?;
     let mut out = std::io::stdout().lock();
     match a.format {
         Format::Json => writeln!(out, "{}", serde_json::to_string(&st)?)?,
-        Format::Text => out.write_all(st.describe(&AnyStore::display(&a.db.db)).as_bytes())?,
+        Format::Text => out.write_all(st.describe(&a.db.db.to_string()).as_bytes())?,
     }
     Ok(ExitStatus::Success)
 }
 
 /// `store export`.
 pub fn export(a: &StoreExportArgs) -> Result<ExitStatus> {
-    let s = AnyStore::open_read(&a.db.db)?;
+    let s = a.db.db.open_read()?;
     match a.format {
         StoreExportFormat::Files => {
             let dir = a.out.as_deref().context("--format files needs --out DIR")?;
@@ -47,7 +47,7 @@ pub fn export(a: &StoreExportArgs) -> Result<ExitStatus> {
                 .out
                 .as_deref()
                 .is_some_and(|p| p.extension().is_some_and(|e| e == "gz"));
-            let source = AnyStore::display(&a.db.db);
+            let source = a.db.db.to_string();
             let mut out = crate::io::output(a.out.as_deref())?;
             let n = botscope_store::export_warc(&s, &mut out, gz, &source, now())?;
             out.finish()?;
@@ -59,7 +59,7 @@ pub fn export(a: &StoreExportArgs) -> Result<ExitStatus> {
 
 /// `store import`.
 pub fn import(a: &StoreImportArgs) -> Result<ExitStatus> {
-    let mut store = AnyStore::open(&a.db.db)?;
+    let mut store = a.db.db.open()?;
     let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
     let now = now();
     let run = store.begin_run(&NewRun {
@@ -71,7 +71,7 @@ pub fn import(a: &StoreImportArgs) -> Result<ExitStatus> {
     })?;
     let mut damaged = false;
     if a.format == StoreImportFormat::Files {
-        let cap = FetchPolicy::for_semantics(a.semantics.into()).size_cap;
+        let cap = FetchPolicy::for_semantics(a.semantics).size_cap;
         let mut note = |what: &str| {
             damaged = true;
             eprintln!("botscope: {}", botscope_text::field(what));
@@ -88,7 +88,7 @@ pub fn import(a: &StoreImportArgs) -> Result<ExitStatus> {
     let mut importer = Importer::new(
         &mut store,
         run,
-        FetchPolicy::for_semantics(a.semantics.into()),
+        FetchPolicy::for_semantics(a.semantics),
         now,
     );
     for f in &a.files {
@@ -111,10 +111,10 @@ pub fn import(a: &StoreImportArgs) -> Result<ExitStatus> {
 
 /// `store copy`.
 pub fn copy(a: &StoreCopyArgs) -> Result<ExitStatus> {
-    let (from, to) = (AnyStore::display(&a.from), AnyStore::display(&a.to));
+    let (from, to) = (a.from.to_string(), a.to.to_string());
     anyhow::ensure!(from != to, "--from and --to are the same store ({from})");
-    let src = AnyStore::open_read(&a.from)?;
-    let mut dst = AnyStore::open(&a.to)?;
+    let src = a.from.open_read()?;
+    let mut dst = a.to.open()?;
     let mut last = std::time::Instant::now();
     let done = botscope_store::copy(&src, &mut dst, &mut |table, n| {
         if last.elapsed() > std::time::Duration::from_secs(2) {
@@ -128,12 +128,10 @@ pub fn copy(a: &StoreCopyArgs) -> Result<ExitStatus> {
 }
 
 /// The PostgreSQL store `db` names, for the frontier.
-fn frontier_store(db: &std::path::Path) -> Result<botscope_store::PgStore> {
-    let url = db.to_str().filter(|s| botscope_store::is_postgres_url(s));
-    let Some(url) = url else {
+fn frontier_store(db: &StoreLocator) -> Result<botscope_store::PgStore> {
+    let StoreLocator::Postgres(url) = db else {
         anyhow::bail!(
-            "{}: the frontier lives in a PostgreSQL store: give --db postgres://USER@HOST/DB",
-            db.display()
+            "{db}: the frontier lives in a PostgreSQL store: give --db postgres://USER@HOST/DB"
         );
     };
     Ok(botscope_store::PgStore::open(url)?)
@@ -142,9 +140,9 @@ fn frontier_store(db: &std::path::Path) -> Result<botscope_store::PgStore> {
 /// `frontier add`.
 pub fn frontier_add(a: &FrontierAddArgs) -> Result<ExitStatus> {
     anyhow::ensure!(
-        AnyStore::is_postgres(&a.db),
+        a.db.is_postgres(),
         "{}: the frontier lives in a PostgreSQL store: give --db postgres://USER@HOST/DB",
-        a.db.display()
+        a.db
     );
     // The list is read and checked before the store is touched.
     let list = botscope_harvest::read_host_list(crate::io::input(&a.hosts)?)
@@ -179,7 +177,7 @@ pub fn frontier_stats(a: &FrontierStatsArgs) -> Result<ExitStatus> {
     let mut out = std::io::stdout().lock();
     match a.format {
         Format::Json => writeln!(out, "{}", serde_json::to_string(&st)?)?,
-        Format::Text => out.write_all(st.describe(&AnyStore::display(&a.db)).as_bytes())?,
+        Format::Text => out.write_all(st.describe(&a.db.to_string()).as_bytes())?,
     }
     Ok(ExitStatus::Success)
 }

@@ -64,13 +64,6 @@ fn args(sim: &Sim, d: &Path, hosts: &Path, extra: &[&str]) -> Vec<String> {
         hosts.to_str().expect("utf-8"),
         "--db",
         d.join("h.db").to_str().expect("utf-8"),
-        "--dns",
-        &sim.dns.to_string(),
-        "--allow-private",
-        "--http-port",
-        &sim.http_port.to_string(),
-        "--https-port",
-        &sim.https_port.to_string(),
         "--ca-file",
         ca.to_str().expect("utf-8"),
         "--ip-gap",
@@ -82,6 +75,7 @@ fn args(sim: &Sim, d: &Path, hosts: &Path, extra: &[&str]) -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    v.extend(sim.fetch_flags());
     if !extra.contains(&"--timeout") {
         v.extend(["--timeout".to_owned(), "2s".to_owned()]);
     }

@@ -15,6 +15,7 @@ fn run(args: &[&str]) -> anyhow::Result<ExitStatus> {
         data_dir: None,
         threads: 2,
         terminal: false,
+        leftovers: Default::default(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -45,28 +45,16 @@ fn parsed(sites: &[Site]) -> u64 {
 }
 
 fn worker_args(sim: &Sim, url: &str, name: &str, gap: &str, extra: &[&str]) -> Vec<String> {
-    let mut v: Vec<String> = [
-        "harvest",
-        "--db",
-        url,
-        "--worker",
-        name,
-        "--dns",
-        &sim.dns.to_string(),
-        "--allow-private",
-        "--http-port",
-        &sim.http_port.to_string(),
-        "--https-port",
-        &sim.https_port.to_string(),
-        "--ip-gap",
-        gap,
-        "--connect-timeout",
-        "1s",
-        "--no-progress",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+    let mut v: Vec<String> = ["harvest", "--db", url, "--worker", name]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    v.extend(sim.fetch_flags());
+    v.extend(
+        ["--ip-gap", gap, "--connect-timeout", "1s", "--no-progress"]
+            .iter()
+            .map(|s| (*s).to_owned()),
+    );
     v.extend(extra.iter().map(|s| (*s).to_owned()));
     if !extra.contains(&"--timeout") {
         v.extend(["--timeout".to_owned(), "2s".to_owned()]);
