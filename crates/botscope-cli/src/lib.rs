@@ -375,7 +375,9 @@ fn any_duration_arg(s: &str) -> Result<std::time::Duration, String> {
         })?,
     };
     if d > std::time::Duration::from_secs(10 * 366 * 86_400) {
-        return Err(format!("`{s}`: at most 10 years"));
+        return Err(format!(
+            "`{s}` is not a duration botscope takes (at most 10 years)"
+        ));
     }
     Ok(d)
 }

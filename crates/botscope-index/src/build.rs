@@ -361,7 +361,7 @@ impl Index {
         })
     }
 
-    /// Sees the latest commit now (another handle, such as [`submit`]'s,
+    /// Sees the latest commit now (another handle, such as [`crate::submit`]'s,
     /// may have written one); searches see it within a second anyway.
     pub fn reload(&self) -> Result<()> {
         self.reader.reload().map_err(self.err())

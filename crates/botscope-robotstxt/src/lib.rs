@@ -52,7 +52,7 @@ pub use fetch::{
     is_robots_txt_path, parse_retry_after,
 };
 pub use lexer::{KeyKind, MAX_LINE_LEN};
-pub use lint::{lint, lint_counted};
+pub use lint::{lint, lint_counted, lint_with};
 pub use matcher::{
     GroupMatch, IndexedSelection, MatchedRule, Matcher, Selection, Semantics, Verdict,
 };

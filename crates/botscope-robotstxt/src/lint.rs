@@ -19,15 +19,30 @@ pub fn lint(robots: &Robots) -> Vec<Diagnostic> {
     lint_counted(robots).0
 }
 
+/// [`lint`], knowing which user-agent values are documented by crawlers'
+/// operators (`documented`, such as a registry's tokens, compared as
+/// written): such a value with characters outside `[A-Za-z_-]`
+/// (`AI2Bot`, where Google's rules read `AI`) is the crawler's own name,
+/// written as its operator asks, so it gets a note (R006 at info level)
+/// instead of a warning to rewrite it.
+pub fn lint_with(robots: &Robots, documented: &dyn Fn(&str) -> bool) -> Vec<Diagnostic> {
+    run(robots, documented).0
+}
+
 /// [`lint`], with the number of elementary steps it took (rules and user
 /// agents visited, trie nodes walked): the tests bound the work by this
 /// count, not by the clock. It grows as n log n in the file's size.
 pub fn lint_counted(robots: &Robots) -> (Vec<Diagnostic>, u64) {
+    run(robots, &|_| false)
+}
+
+fn run(robots: &Robots, documented: &dyn Fn(&str) -> bool) -> (Vec<Diagnostic>, u64) {
     let mut out = robots.diagnostics.clone();
     let mut l = Linter {
         out: &mut out,
         robots,
         steps: 0,
+        documented,
     };
     l.groups();
     l.rules();
@@ -42,6 +57,8 @@ struct Linter<'a> {
     out: &'a mut Vec<Diagnostic>,
     robots: &'a Robots,
     steps: u64,
+    /// User-agent values crawlers' operators document.
+    documented: &'a dyn Fn(&str) -> bool,
 }
 
 /// A byte trie over rule patterns: each node keeps the first rule (by
@@ -239,6 +256,21 @@ impl Linter<'_> {
                     )
                     .suggest("name a crawler (`Googlebot`) or `*`"),
                 );
+            } else if ua.value.len() > ua.token.len()
+                && !ua.value[ua.token.len()..].starts_with('/')
+                && (self.documented)(&ua.value)
+            {
+                let mut d = Diagnostic::new(
+                    Code::UserAgentChars,
+                    ua.line,
+                    1,
+                    format!(
+                        "user-agent `{}` is the crawler's name as its operator documents it; Google's rules read only `{}`",
+                        ua.value, ua.token
+                    ),
+                );
+                d.severity = crate::Severity::Info;
+                self.push(d);
             } else if ua.value.len() > ua.token.len() {
                 let rest = &ua.value[ua.token.len()..];
                 let (code, what) = if rest.starts_with('/') {
@@ -520,6 +552,36 @@ mod tests {
             .iter()
             .map(|d| (d.line, d.code.as_str()))
             .collect()
+    }
+
+    #[test]
+    fn documented_tokens_get_a_note_not_a_warning() {
+        let r = Robots::parse(
+            b"User-agent: AI2Bot\nUser-agent: Brightbot 1.0\nUser-agent: Other2Bot\nDisallow: /\n",
+        );
+        let known = |v: &str| ["AI2Bot", "Brightbot 1.0"].contains(&v);
+        let d = lint_with(&r, &known);
+        let r006: Vec<(u32, crate::Severity)> = d
+            .iter()
+            .filter(|d| d.code.as_str() == "R006")
+            .map(|d| (d.line, d.severity))
+            .collect();
+        assert_eq!(
+            r006,
+            [
+                (1, crate::Severity::Info),
+                (2, crate::Severity::Info),
+                (3, crate::Severity::Warning)
+            ]
+        );
+        assert!(d[0].message.contains("read only `AI`"), "{}", d[0].message);
+        // Without the list, every one is a warning, as before.
+        assert!(
+            lint(&r)
+                .iter()
+                .filter(|d| d.code.as_str() == "R006")
+                .all(|d| d.severity == crate::Severity::Warning)
+        );
     }
 
     #[test]

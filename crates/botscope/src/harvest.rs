@@ -186,7 +186,7 @@ async fn work(a: &HarvestArgs, worker: &str, settings: &Settings) -> Result<Exit
             list.hosts.len()
         );
     }
-    let stop = crate::serve::stop_signal();
+    let stop = crate::stop::stop_signal();
     let progress = Arc::new(Bar(crate::progress::bar(
         settings,
         a.no_progress,

@@ -20,7 +20,7 @@ pub async fn serve(a: &HoneypotServeArgs, s: &Settings) -> Result<ExitStatus> {
     let design = Design::new(a.sites, &a.domain, a.crawl_delay)?;
     crate::serve::log_to_stderr(s);
     let h = Honeypot::bind(design, &a.listen, &a.log).await?;
-    let stop = crate::serve::stop_signal();
+    let stop = crate::stop::stop_signal();
     let addrs: Vec<String> = h.local_addrs().iter().map(ToString::to_string).collect();
     eprintln!(
         "botscope: honeypot of {} sites (s0.{} … s{}.{}) on {}; logging to {} (Ctrl-C to stop)",

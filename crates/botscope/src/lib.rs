@@ -21,6 +21,7 @@ mod logs;
 mod research;
 mod robots;
 mod serve;
+mod stop;
 mod store;
 mod verify;
 
@@ -39,7 +40,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Robots(cmd) => match cmd {
             RobotsCommand::Check(a) => robots::check(&a).await,
             RobotsCommand::CheckBatch(a) => robots::check_batch(&a),
-            RobotsCommand::Lint(a) => robots::lint(&a).await,
+            RobotsCommand::Lint(a) => robots::lint(&a, s).await,
             RobotsCommand::Parse(a) => robots::parse(&a),
             RobotsCommand::Meta(a) => robots::meta(&a),
             RobotsCommand::Generate(a) => robots::generate(&a, s),

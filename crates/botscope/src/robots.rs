@@ -116,12 +116,17 @@ fn display_name(p: &Path) -> String {
 }
 
 /// `robots lint`.
-pub async fn lint(a: &LintArgs) -> Result<ExitStatus> {
+pub async fn lint(a: &LintArgs, s: &crate::settings::Settings) -> Result<ExitStatus> {
     let opts = a.parse.options();
     let (bytes, total) = robots_bytes(&a.file, &a.fetch, opts.max_bytes).await?;
     let mut robots = Robots::parse_with(&bytes, &opts);
     robots.set_total_bytes(usize::try_from(total).unwrap_or(usize::MAX));
-    let diags = botscope_robotstxt::lint(&robots);
+    // A crawler's name as its operator documents it (`AI2Bot`) is written
+    // as the operator asks: a note, not a warning to rewrite it.
+    let registry = s.registry(None)?;
+    let diags = botscope_robotstxt::lint_with(&robots, &|v| {
+        registry.find(v).is_some_and(|b| b.tokens().contains(&v))
+    });
     let min = match a.min_severity {
         MinSeverity::Note => Severity::Info,
         MinSeverity::Warning => Severity::Warning,

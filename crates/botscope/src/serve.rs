@@ -20,16 +20,6 @@ pub fn log_to_stderr(s: &Settings) {
         .try_init();
 }
 
-/// Ctrl-C or SIGTERM (installed now: see
-/// [`botscope_os::shutdown_signal`]), said in the log when it comes.
-pub fn stop_signal() -> impl Future<Output = ()> + Send + 'static {
-    let signal = botscope_os::shutdown_signal();
-    async move {
-        signal.await;
-        tracing::info!("shutting down: finishing the work in flight");
-    }
-}
-
 /// `gate`.
 pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
     log_to_stderr(s);
@@ -59,7 +49,7 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         poll: std::time::Duration::try_from_secs_f64(a.poll)?,
     };
     let server = botscope_gate::Server::bind(config, a.listen).await?;
-    let stop = stop_signal();
+    let stop = crate::stop::stop_signal();
     eprintln!(
         "botscope: gate on http://{}/ (SIGHUP reloads; Ctrl-C to stop)",
         server.local_addr()
@@ -115,7 +105,7 @@ pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
     }
     let server = botscope_web::Server::bind(config, a.listen).await?;
     let addr = server.local_addr();
-    let stop = stop_signal();
+    let stop = crate::stop::stop_signal();
     eprintln!("botscope: serving on http://{addr}/ (Ctrl-C to stop)");
     server.run(stop).await?;
     Ok(ExitStatus::Success)

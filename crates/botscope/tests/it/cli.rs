@@ -1344,3 +1344,47 @@ fn help_says_what_the_tool_is() {
     );
     assert!(!out.contains("clap"), "{out}");
 }
+
+/// What `robots generate` writes lints clean: a crawler's name written as
+/// its operator documents it (`AI2Bot`) is a note, not a warning.
+#[test]
+fn generated_files_lint_clean() {
+    let out = crate::scratch("generate-lint").join("robots.txt");
+    let o = botscope(
+        &[
+            "robots",
+            "generate",
+            "--block",
+            "ai-training",
+            "--out",
+            out.to_str().expect("utf-8"),
+        ],
+        b"",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = botscope(&["robots", "lint", out.to_str().expect("utf-8")], b"");
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(text.contains("0 error(s), 0 warning(s)"), "{text}");
+    // The file has such names, and lint says what Google reads of them.
+    let o = botscope(
+        &[
+            "robots",
+            "lint",
+            out.to_str().expect("utf-8"),
+            "--min-severity",
+            "note",
+        ],
+        b"",
+    );
+    assert!(
+        stdout(&o).contains("Google's rules read only"),
+        "{}",
+        stdout(&o)
+    );
+}
