@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use serde_json::Value;
 
-use crate::parse::{Malformed, Record};
+use crate::record::{Malformed, Record};
 use crate::time::{parse_clf_time, parse_iso_time};
 
 fn get<'v>(o: &'v serde_json::Map<String, Value>, keys: &[&str]) -> Option<&'v Value> {

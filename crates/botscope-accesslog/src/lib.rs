@@ -29,6 +29,7 @@ mod format;
 mod json;
 mod parse;
 mod paths;
+mod record;
 mod report;
 mod time;
 
@@ -40,8 +41,8 @@ pub use analyze::{
     Span, TOP_PATHS_CAP, TopPaths, Untracked, Window, classify,
 };
 pub use format::{COMBINED, COMMON, Error, Field, LogFormat, VHOST_COMBINED};
-pub use parse::{MAX_LINE_BYTES, Malformed, Record};
 pub use paths::{PROBES, PathKind, is_absolute, is_common_method, path_kind, path_only, probe};
+pub use record::{MAX_LINE_BYTES, Malformed, Record};
 pub use report::{
     Check, CheckCount, Checked, ClassTotals, ClientEntry, ClientList, Day, Disallowed, Hour, Input,
     LIST_LIMIT, LineAt, Lines, MalformedCount, OmittedRobots, Pace, PathCount, Period, ROBOTS_CAP,

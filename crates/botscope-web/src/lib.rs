@@ -22,13 +22,16 @@
 mod api;
 mod chart;
 pub mod demo;
+mod fail;
 mod guard;
 mod layout;
 mod logs;
+mod logview;
 mod map;
 mod pages;
 mod serve;
 mod state;
+mod work;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -10,185 +10,13 @@ use std::sync::Arc;
 use axum::extract::{Multipart, Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use base64::Engine;
-use botscope_accesslog::Report;
-use botscope_logs::{CrawlerSeen, Job, NoProgress, Settings, Source};
+use botscope_logs::{CrawlerSeen, Source};
 use maud::html;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::App;
 use crate::layout::{Page, Text, error_page, html_response};
-
-/// One analysed log.
-pub struct LogView {
-    /// Its id in URLs (`/logs/ID`).
-    pub id: u32,
-    /// Its name as given (data only: shown escaped, never a path).
-    pub name: String,
-    /// Uploaded by a user (else the demo's).
-    pub uploaded: bool,
-    /// When it was analysed (Unix seconds).
-    pub analysed: i64,
-    /// The report.
-    pub report: Report,
-    /// The report as the command line's HTML, robots linked: rendered
-    /// once, served from these bytes without a copy.
-    pub html: axum::body::Bytes,
-    /// About how many bytes this view holds (its page, its report's JSON
-    /// and its crawlers), for the bound on what kept reports hold.
-    pub size: usize,
-    /// The Content-Security-Policy of that page: its inline style and
-    /// script allowed by their hashes, nothing else.
-    pub csp: String,
-    /// Per declared robot, its User-Agents and addresses.
-    pub crawlers: std::collections::BTreeMap<String, CrawlerSeen>,
-}
-
-/// The summary of a log in lists.
-#[derive(Debug, Serialize)]
-pub struct LogSummary<'a> {
-    /// Its id.
-    pub id: u32,
-    /// Its name.
-    pub name: &'a str,
-    /// Uploaded by a user.
-    pub uploaded: bool,
-    /// When it was analysed (RFC 3339).
-    pub analysed: String,
-    /// Lines read.
-    pub lines: u64,
-    /// Requests analysed.
-    pub requests: u64,
-    /// Declared robots seen.
-    pub robots: usize,
-    /// Addresses that claimed a robot falsely.
-    pub spoofed: u64,
-}
-
-impl LogView {
-    /// Its summary.
-    pub fn summary(&self) -> LogSummary<'_> {
-        LogSummary {
-            id: self.id,
-            name: &self.name,
-            uploaded: self.uploaded,
-            analysed: botscope_index::rfc3339(self.analysed),
-            lines: self.report.lines.total,
-            requests: self.report.site.requests,
-            robots: self.report.robots.len(),
-            spoofed: self.report.spoofed.total,
-        }
-    }
-}
-
-/// `'sha256-…'` of an inline block.
-fn hash_source(s: &str) -> String {
-    format!(
-        "'sha256-{}'",
-        base64::engine::general_purpose::STANDARD.encode(Sha256::digest(s.as_bytes()))
-    )
-}
-
-/// The text between the first `<tag>` and `</tag>`.
-fn inline_block<'a>(html: &'a str, tag: &str) -> Option<&'a str> {
-    let open = format!("<{tag}>");
-    let start = html.find(&open)? + open.len();
-    let end = html[start..].find(&format!("</{tag}>"))? + start;
-    Some(&html[start..end])
-}
-
-/// The policy of a report page: its own inline style and script, by hash.
-fn report_csp(html: &str) -> String {
-    let style = inline_block(html, "style").map_or_else(|| "'none'".into(), hash_source);
-    let script = inline_block(html, "script").map_or_else(|| "'none'".into(), hash_source);
-    format!(
-        "default-src 'none'; style-src {style}; script-src {script}; img-src data:; \
-         form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-    )
-}
-
-/// Why an upload was not analysed.
-#[derive(Debug, thiserror::Error)]
-pub enum LogError {
-    /// The log could not be read as a log.
-    #[error("{0}")]
-    Unreadable(String),
-    /// The analysis failed.
-    #[error(transparent)]
-    Logs(#[from] botscope_logs::Error),
-}
-
-/// Analyses one log offline: published addresses and IP-owner data
-/// decide; no DNS query is sent.
-pub fn analyse(
-    app: &App,
-    name: &str,
-    source: Source,
-    uploaded: bool,
-    threads: usize,
-) -> Result<LogView, LogError> {
-    let job = Job::new(&app.registry, Default::default(), threads)?;
-    let settings = Settings {
-        format: None,
-        window: Default::default(),
-        threads,
-        max_clients: app.limits.upload_clients,
-    };
-    let read = job.read(vec![source], &settings, &NoProgress)?;
-    let outcome = job.finish(read, &std::collections::HashMap::new(), &app.owners, false);
-    if let Some(p) = outcome.problem() {
-        return Err(LogError::Unreadable(p.to_string()));
-    }
-    let html = botscope_logs::render::html_with(
-        &outcome.report,
-        &botscope_logs::render::PageOptions {
-            robot_link: Some("/crawler/"),
-            header: Some(&crate::layout::header("/logs")),
-            style: Some(crate::layout::HEADER_STYLE),
-        },
-    );
-    let crawlers = outcome.crawlers();
-    let csp = report_csp(&html);
-    let size = html.len()
-        + serde_json::to_vec(&outcome.report).map_or(0, |v| v.len())
-        + crawlers
-            .values()
-            .map(|c| {
-                c.addresses.len() * size_of::<botscope_logs::AddressSeen>()
-                    + c.addresses.iter().map(|a| a.reason.len()).sum::<usize>()
-                    + c.user_agents
-                        .iter()
-                        .map(|(u, _)| u.len() + 32)
-                        .sum::<usize>()
-            })
-            .sum::<usize>();
-    Ok(LogView {
-        id: 0,
-        name: name.to_owned(),
-        uploaded,
-        analysed: botscope_os::unix_now(),
-        csp,
-        html: axum::body::Bytes::from(html),
-        size,
-        report: outcome.report,
-        crawlers,
-    })
-}
-
-/// The demo's logs, analysed at start.
-pub fn analyse_demo(app: &App) -> Result<(), crate::Error> {
-    for (name, bytes) in crate::demo::logs() {
-        let source = Source::Reader((*name).to_owned(), Box::new(*bytes));
-        match analyse(app, name, source, false, app.threads) {
-            Ok(v) => {
-                app.add_log(v);
-            }
-            Err(e) => tracing::warn!("demo log {name}: {e}"),
-        }
-    }
-    Ok(())
-}
+use crate::logview::{Analysis, LogView, analyse};
 
 /// A reader that fails once more than `left` bytes came out of it, or
 /// once nobody waits for the analysis any more (its request's deadline
@@ -197,7 +25,7 @@ struct Capped<R> {
     inner: R,
     left: u64,
     cap: u64,
-    cancel: crate::state::Cancel,
+    cancel: crate::work::Cancel,
 }
 
 impl<R: Read> Read for Capped<R> {
@@ -367,7 +195,12 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
         .pool
         .run_long(threads, move |threads, cancel| {
             let source = source_of(&file, &name, a.limits.upload_unpacked, cancel)?;
-            analyse(&a, &name, source, true, threads).map_err(|e| e.to_string())
+            let on = Analysis {
+                registry: &a.registry,
+                owners: &a.owners,
+                max_clients: a.limits.upload_clients,
+            };
+            analyse(&on, &name, source, true, threads).map_err(|e| e.to_string())
         })
         .await;
     match analysed {
@@ -397,7 +230,7 @@ fn source_of(
     file: &tempfile::NamedTempFile,
     name: &str,
     cap: u64,
-    cancel: crate::state::Cancel,
+    cancel: crate::work::Cancel,
 ) -> Result<Source, String> {
     let mut f = file
         .reopen()

@@ -16,9 +16,9 @@ use serde::Deserialize;
 
 use crate::App;
 use crate::api::{
-    self, CheckInput, CheckModel, CrawlerModel, Fail, FavorParams, SearchParams, SiteModel,
-    SiteParams,
+    self, CheckInput, CheckModel, CrawlerModel, FavorParams, SearchParams, SiteModel, SiteParams,
 };
+use crate::fail::Fail;
 use crate::layout::{Page, Text, body_lines, day, enc, html_response, listing, query, verdict};
 
 const STYLE: &str = include_str!("../static/style.css");

@@ -1,0 +1,190 @@
+//! An analysed access log as the server keeps it: the report, its page
+//! rendered once, the crawlers seen, what it weighs. Knows nothing of the
+//! server around it.
+
+use base64::Engine;
+use botscope_accesslog::Report;
+use botscope_logs::{CrawlerSeen, Job, NoProgress, Settings, Source};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// One analysed log.
+pub struct LogView {
+    /// Its id in URLs (`/logs/ID`).
+    pub id: u32,
+    /// Its name as given (data only: shown escaped, never a path).
+    pub name: String,
+    /// Uploaded by a user (else the demo's).
+    pub uploaded: bool,
+    /// When it was analysed (Unix seconds).
+    pub analysed: i64,
+    /// The report.
+    pub report: Report,
+    /// The report as the command line's HTML, robots linked: rendered
+    /// once, served from these bytes without a copy.
+    pub html: axum::body::Bytes,
+    /// About how many bytes this view holds (its page, its report's JSON
+    /// and its crawlers), for the bound on what kept reports hold.
+    pub size: usize,
+    /// The Content-Security-Policy of that page: its inline style and
+    /// script allowed by their hashes, nothing else.
+    pub csp: String,
+    /// Per declared robot, its User-Agents and addresses.
+    pub crawlers: std::collections::BTreeMap<String, CrawlerSeen>,
+}
+
+/// The summary of a log in lists.
+#[derive(Debug, Serialize)]
+pub struct LogSummary<'a> {
+    /// Its id.
+    pub id: u32,
+    /// Its name.
+    pub name: &'a str,
+    /// Uploaded by a user.
+    pub uploaded: bool,
+    /// When it was analysed (RFC 3339).
+    pub analysed: String,
+    /// Lines read.
+    pub lines: u64,
+    /// Requests analysed.
+    pub requests: u64,
+    /// Declared robots seen.
+    pub robots: usize,
+    /// Addresses that claimed a robot falsely.
+    pub spoofed: u64,
+}
+
+impl LogView {
+    /// Its summary.
+    pub fn summary(&self) -> LogSummary<'_> {
+        LogSummary {
+            id: self.id,
+            name: &self.name,
+            uploaded: self.uploaded,
+            analysed: botscope_index::rfc3339(self.analysed),
+            lines: self.report.lines.total,
+            requests: self.report.site.requests,
+            robots: self.report.robots.len(),
+            spoofed: self.report.spoofed.total,
+        }
+    }
+}
+
+/// `'sha256-…'` of an inline block.
+fn hash_source(s: &str) -> String {
+    format!(
+        "'sha256-{}'",
+        base64::engine::general_purpose::STANDARD.encode(Sha256::digest(s.as_bytes()))
+    )
+}
+
+/// The text between the first `<tag>` and `</tag>`.
+fn inline_block<'a>(html: &'a str, tag: &str) -> Option<&'a str> {
+    let open = format!("<{tag}>");
+    let start = html.find(&open)? + open.len();
+    let end = html[start..].find(&format!("</{tag}>"))? + start;
+    Some(&html[start..end])
+}
+
+/// The policy of a report page: its own inline style and script, by hash.
+fn report_csp(html: &str) -> String {
+    let style = inline_block(html, "style").map_or_else(|| "'none'".into(), hash_source);
+    let script = inline_block(html, "script").map_or_else(|| "'none'".into(), hash_source);
+    format!(
+        "default-src 'none'; style-src {style}; script-src {script}; img-src data:; \
+         form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    )
+}
+
+/// Why an upload was not analysed.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// The log could not be read as a log.
+    #[error("{0}")]
+    Unreadable(String),
+    /// The analysis failed.
+    #[error(transparent)]
+    Logs(#[from] botscope_logs::Error),
+}
+
+/// What an analysis needs of the server: who robots are, who owns
+/// addresses, and how many clients it may track.
+pub struct Analysis<'a> {
+    /// The crawler registry.
+    pub registry: &'a botscope_botid::Registry,
+    /// The IP-owner databases.
+    pub owners: &'a botscope_ipdb::IpOwners,
+    /// Distinct clients tracked at most.
+    pub max_clients: usize,
+}
+
+/// Analyses one log offline: published addresses and IP-owner data
+/// decide; no DNS query is sent.
+pub fn analyse(
+    on: &Analysis<'_>,
+    name: &str,
+    source: Source,
+    uploaded: bool,
+    threads: usize,
+) -> Result<LogView, LogError> {
+    let job = Job::new(on.registry, Default::default(), threads)?;
+    let settings = Settings {
+        format: None,
+        window: Default::default(),
+        threads,
+        max_clients: on.max_clients,
+    };
+    let read = job.read(vec![source], &settings, &NoProgress)?;
+    let outcome = job.finish(read, &std::collections::HashMap::new(), on.owners, false);
+    if let Some(p) = outcome.problem() {
+        return Err(LogError::Unreadable(p.to_string()));
+    }
+    let html = botscope_logs::render::html_with(
+        &outcome.report,
+        &botscope_logs::render::PageOptions {
+            robot_link: Some("/crawler/"),
+            header: Some(&crate::layout::header("/logs")),
+            style: Some(crate::layout::HEADER_STYLE),
+        },
+    );
+    let crawlers = outcome.crawlers();
+    let csp = report_csp(&html);
+    let size = html.len()
+        + serde_json::to_vec(&outcome.report).map_or(0, |v| v.len())
+        + crawlers
+            .values()
+            .map(|c| {
+                c.addresses.len() * size_of::<botscope_logs::AddressSeen>()
+                    + c.addresses.iter().map(|a| a.reason.len()).sum::<usize>()
+                    + c.user_agents
+                        .iter()
+                        .map(|(u, _)| u.len() + 32)
+                        .sum::<usize>()
+            })
+            .sum::<usize>();
+    Ok(LogView {
+        id: 0,
+        name: name.to_owned(),
+        uploaded,
+        analysed: botscope_os::unix_now(),
+        csp,
+        html: axum::body::Bytes::from(html),
+        size,
+        report: outcome.report,
+        crawlers,
+    })
+}
+
+/// The demo's logs, analysed at start (a log that cannot be read is told
+/// and left out).
+pub fn analyse_demo(on: &Analysis<'_>, threads: usize) -> Vec<LogView> {
+    let mut out = Vec::new();
+    for (name, bytes) in crate::demo::logs() {
+        let source = Source::Reader((*name).to_owned(), Box::new(*bytes));
+        match analyse(on, name, source, false, threads) {
+            Ok(v) => out.push(v),
+            Err(e) => tracing::warn!("demo log {name}: {e}"),
+        }
+    }
+    out
+}
