@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use botscope_store::StoreError;
 use tokio::sync::OwnedMutexGuard;
 use tokio::time::Instant;
 
@@ -49,11 +50,11 @@ pub trait AddressHolds: Send + Sync + 'static {
     /// process), or says which process holds it; with `want` (this
     /// process will wait for the address rather than hand its host to the
     /// holder), the holder hears that it is wanted.
-    fn acquire(&self, address: IpAddr, hold: Duration, want: bool) -> Result<Acquired, String>;
+    fn acquire(&self, address: IpAddr, hold: Duration, want: bool) -> Result<Acquired, StoreError>;
     /// Gives these addresses back; the next holder of each waits `gap`.
-    fn release(&self, addresses: &[IpAddr], gap: Duration) -> Result<(), String>;
+    fn release(&self, addresses: &[IpAddr], gap: Duration) -> Result<(), StoreError>;
     /// The addresses this process holds that another asked for lately.
-    fn wanted(&self) -> Result<Vec<IpAddr>, String>;
+    fn wanted(&self) -> Result<Vec<IpAddr>, StoreError>;
     /// Which process an address's hosts go to, when addresses are shared
     /// out among the processes at work ([`owner`]).
     fn owner(&self, _address: IpAddr) -> Owner {
@@ -260,7 +261,7 @@ impl Turns {
         let holds = sharing.holds.clone();
         let wanted = tokio::task::spawn_blocking(move || holds.wanted())
             .await
-            .unwrap_or_else(|e| Err(e.to_string()))
+            .unwrap_or_else(|e| Err(lost(&e)))
             .unwrap_or_default();
         let gates: Vec<(IpAddr, Arc<Gate>)> = {
             let g = self.gates.lock().unwrap_or_else(|e| e.into_inner());
@@ -373,6 +374,15 @@ impl Turns {
     }
 }
 
+/// A call to the shared holds that did not come back (its task failed):
+/// treated as the store not answering, so the call is made again.
+fn lost(e: &tokio::task::JoinError) -> StoreError {
+    StoreError::Db {
+        path: "the shared address holds".into(),
+        detail: format!("the call did not come back: {e}"),
+    }
+}
+
 /// Makes sure this process holds `ip` for the next exchange; with
 /// `give_up`, says who holds it rather than wait.
 async fn hold(
@@ -397,7 +407,7 @@ async fn hold(
         let hold = sharing.hold;
         let answer = tokio::task::spawn_blocking(move || holds.acquire(ip, hold, !give_up))
             .await
-            .unwrap_or_else(|e| Err(e.to_string()));
+            .unwrap_or_else(|e| Err(lost(&e)));
         match answer {
             Ok(Acquired::Held(wait)) => {
                 let since = state.held.map_or(asked, |(_, since)| since);
@@ -506,7 +516,7 @@ mod tests {
     struct Process(Arc<Fake>, usize);
 
     impl AddressHolds for Process {
-        fn acquire(&self, a: IpAddr, hold: Duration, want: bool) -> Result<Acquired, String> {
+        fn acquire(&self, a: IpAddr, hold: Duration, want: bool) -> Result<Acquired, StoreError> {
             self.0.calls.fetch_add(1, Ordering::SeqCst);
             let now = Instant::now();
             let mut m = self.0.map.lock().expect("lock");
@@ -524,7 +534,7 @@ mod tests {
                 }
             }
         }
-        fn release(&self, addresses: &[IpAddr], gap: Duration) -> Result<(), String> {
+        fn release(&self, addresses: &[IpAddr], gap: Duration) -> Result<(), StoreError> {
             self.0.calls.fetch_add(1, Ordering::SeqCst);
             let mut m = self.0.map.lock().expect("lock");
             for a in addresses {
@@ -536,7 +546,7 @@ mod tests {
             }
             Ok(())
         }
-        fn wanted(&self) -> Result<Vec<IpAddr>, String> {
+        fn wanted(&self) -> Result<Vec<IpAddr>, StoreError> {
             let m = self.0.map.lock().expect("lock");
             Ok(m.iter()
                 .filter(|(_, e)| {

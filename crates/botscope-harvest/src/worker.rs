@@ -20,7 +20,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use botscope_store::{Attempt, Done, NewRun, PgStore, RunId, Store, StoreError, content_hash};
+use botscope_store::{
+    Attempt, Done, Frontier, NewRun, PgStore, RunId, Store, StoreError, content_hash,
+};
 
 use crate::run::{BATCH, FLUSH_EVERY, Job, checked_pool, fetch_stream};
 use crate::turns::{Acquired, AddressHolds, Owner, Sharing};
@@ -140,28 +142,25 @@ impl PgHolds {
 }
 
 impl AddressHolds for PgHolds {
-    fn acquire(&self, a: IpAddr, hold: Duration, want: bool) -> Result<Acquired, String> {
+    fn acquire(&self, a: IpAddr, hold: Duration, want: bool) -> Result<Acquired, StoreError> {
         match self
             .store(a)
             .address_acquire(&self.worker, &a.to_string(), hold, want)
         {
             Ok(Ok(wait)) => Ok(Acquired::Held(wait)),
             Ok(Err(holder)) => Ok(Acquired::Busy(holder)),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e),
         }
     }
 
-    fn release(&self, addresses: &[IpAddr], gap: Duration) -> Result<(), String> {
+    fn release(&self, addresses: &[IpAddr], gap: Duration) -> Result<(), StoreError> {
         let names: Vec<String> = addresses.iter().map(IpAddr::to_string).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let store = match addresses {
             [one] => self.store(*one),
             _ => &self.stores[0],
         };
-        store
-            .addresses_release(&self.worker, &names, gap)
-            .map(drop)
-            .map_err(|e| e.to_string())
+        store.addresses_release(&self.worker, &names, gap).map(drop)
     }
 
     fn owner(&self, a: IpAddr) -> Owner {
@@ -173,10 +172,9 @@ impl AddressHolds for PgHolds {
         }
     }
 
-    fn wanted(&self) -> Result<Vec<IpAddr>, String> {
+    fn wanted(&self) -> Result<Vec<IpAddr>, StoreError> {
         Ok(self.stores[0]
-            .addresses_wanted(&self.worker, WANTED_WITHIN)
-            .map_err(|e| e.to_string())?
+            .addresses_wanted(&self.worker, WANTED_WITHIN)?
             .iter()
             .filter_map(|a| a.parse().ok())
             .collect())

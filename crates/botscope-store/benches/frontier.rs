@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use botscope_store::{Done, MONTH, PgStore};
+use botscope_store::{Done, Frontier, MONTH, PgStore};
 use botscope_testkit::pg::Postgres;
 
 /// Claims (and releases) until the frontier has nothing due; returns the

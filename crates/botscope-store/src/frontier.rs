@@ -186,11 +186,134 @@ fn secs(d: Duration) -> i64 {
     i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 4)
 }
 
-impl PgStore {
+/// The shared frontier of harvest workers (PostgreSQL only): the hosts
+/// due, their leases, the addresses each worker holds, the workers at
+/// work. Blocking calls: make them off an async runtime's workers
+/// (`pg_blocking`, or a blocking task).
+pub trait Frontier {
     /// Adds hosts (`(rank, host)`), due at `now`; a host already there
     /// keeps its schedule and takes the new rank. Returns how many were
     /// new.
-    pub fn frontier_add(&self, hosts: &[(Option<u64>, String)], now: i64) -> Result<u64> {
+    fn frontier_add(&self, hosts: &[(Option<u64>, String)], now: i64) -> Result<u64>;
+
+    /// Claims up to `batch` due hosts for `worker` for `lease`, most
+    /// overdue first, then by rank. Hosts other workers hold are skipped,
+    /// never waited for.
+    fn frontier_claim(
+        &self,
+        worker: &str,
+        batch: usize,
+        lease: Duration,
+        now: i64,
+    ) -> Result<Vec<Claimed>>;
+
+    /// [`Frontier::frontier_claim`] for one of `workers` (those at work,
+    /// `worker` among them): only hosts whose last address falls to
+    /// `worker` ([`address_owner`]) or whose address is not known, so
+    /// that on a round after the first, hosts are fetched where their
+    /// address is and seldom handed over. Without workers, any host.
+    fn frontier_claim_among(
+        &self,
+        worker: &str,
+        workers: &[String],
+        batch: usize,
+        lease: Duration,
+        now: i64,
+    ) -> Result<Vec<Claimed>>;
+
+    /// Extends the leases `worker` holds on `hosts` (those it still works
+    /// on) to `now + lease`; returns how many it still holds. A lease the
+    /// worker has lost track of (a claim whose answer never came) is not
+    /// renewed: it runs out, and the host is claimed again.
+    fn frontier_renew(
+        &self,
+        worker: &str,
+        hosts: &[&str],
+        lease: Duration,
+        now: i64,
+    ) -> Result<u64>;
+
+    /// Hands hosts `worker` holds to the workers that hold their
+    /// addresses (`(host, to, address)`): their leases become the new holders',
+    /// for `lease` from `now`, to be taken with
+    /// [`Frontier::frontier_take_forwarded`]. A host whose lease `worker`
+    /// no longer holds is left alone. Returns how many were handed on.
+    fn frontier_forward(
+        &self,
+        worker: &str,
+        hosts: &[(String, String, String)],
+        lease: Duration,
+        now: i64,
+    ) -> Result<u64>;
+
+    /// Takes the hosts other workers handed to `worker` (up to `limit`),
+    /// renewing their lease.
+    fn frontier_take_forwarded(
+        &self,
+        worker: &str,
+        limit: usize,
+        lease: Duration,
+        now: i64,
+    ) -> Result<Vec<Claimed>>;
+
+    /// Releases hosts `worker` fetched, each due again by the schedule
+    /// ([`next_due`] with `period`). A host whose lease another worker
+    /// has taken since is left to that worker.
+    fn frontier_release(&self, worker: &str, done: &[Done], period: i64) -> Result<u64>;
+
+    /// Takes `address` for `worker` for `hold`, when no other worker
+    /// holds it or its holder's hold ran out. Returns how long to wait
+    /// before asking the address (until the last holder's end plus its
+    /// gap), or, as the error, the worker that holds it; with `want` (the
+    /// asker will wait for it, rather than hand its host to the holder),
+    /// the holder is then told that the address is wanted
+    /// ([`Frontier::addresses_wanted`]).
+    /// One worker connects to an address at a time, whichever worker
+    /// resolved the name. Taking an address again extends the hold.
+    /// Times are the server's clock, so workers on machines whose clocks
+    /// differ agree.
+    fn address_acquire(
+        &self,
+        worker: &str,
+        address: &str,
+        hold: Duration,
+        want: bool,
+    ) -> Result<std::result::Result<Duration, String>>;
+
+    /// Gives `address` back: the next holder waits `gap` from now (or
+    /// longer, when an earlier release asked for more). False when
+    /// `worker` no longer held it (its hold ran out and another took it),
+    /// which changes nothing.
+    fn address_release(&self, worker: &str, address: &str, gap: Duration) -> Result<bool>;
+
+    /// Gives these addresses back at once ([`Frontier::address_release`]);
+    /// returns how many `worker` still held.
+    fn addresses_release(&self, worker: &str, addresses: &[&str], gap: Duration) -> Result<u64>;
+
+    /// The addresses `worker` holds that another worker asked for in the
+    /// last `within`.
+    fn addresses_wanted(&self, worker: &str, within: Duration) -> Result<Vec<String>>;
+
+    /// A sign of life from `worker`: returns the workers (itself among
+    /// them) whose last sign is less than `within` old, by name. Times are
+    /// the server's clock.
+    fn workers_beat(&self, worker: &str, within: Duration) -> Result<Vec<String>>;
+
+    /// `worker` stops: it leaves the workers at work, and the hosts handed
+    /// to it that it has not taken are due again at once for any worker
+    /// (rather than when their lease runs out). Returns how many.
+    fn workers_leave(&self, worker: &str, now: i64) -> Result<u64>;
+
+    /// True when a single round is over: no host is due and none is
+    /// leased (a dead worker's hosts count until they are fetched).
+    fn frontier_round_over(&self, now: i64) -> Result<bool>;
+
+    /// The frontier's counts.
+    fn frontier_stats(&self, now: i64) -> Result<FrontierStats>;
+}
+
+impl Frontier for PgStore {
+    fn frontier_add(&self, hosts: &[(Option<u64>, String)], now: i64) -> Result<u64> {
         let mut added = 0u64;
         for chunk in hosts.chunks(10_000) {
             let names: Vec<&str> = chunk.iter().map(|(_, h)| h.as_str()).collect();
@@ -216,10 +339,7 @@ impl PgStore {
         Ok(added)
     }
 
-    /// Claims up to `batch` due hosts for `worker` for `lease`, most
-    /// overdue first, then by rank. Hosts other workers hold are skipped,
-    /// never waited for.
-    pub fn frontier_claim(
+    fn frontier_claim(
         &self,
         worker: &str,
         batch: usize,
@@ -229,12 +349,7 @@ impl PgStore {
         self.frontier_claim_among(worker, &[], batch, lease, now)
     }
 
-    /// [`PgStore::frontier_claim`] for one of `workers` (those at work,
-    /// `worker` among them): only hosts whose last address falls to
-    /// `worker` ([`address_owner`]) or whose address is not known, so
-    /// that on a round after the first, hosts are fetched where their
-    /// address is and seldom handed over. Without workers, any host.
-    pub fn frontier_claim_among(
+    fn frontier_claim_among(
         &self,
         worker: &str,
         workers: &[String],
@@ -267,11 +382,7 @@ impl PgStore {
         Ok(out)
     }
 
-    /// Extends the leases `worker` holds on `hosts` (those it still works
-    /// on) to `now + lease`; returns how many it still holds. A lease the
-    /// worker has lost track of (a claim whose answer never came) is not
-    /// renewed: it runs out, and the host is claimed again.
-    pub fn frontier_renew(
+    fn frontier_renew(
         &self,
         worker: &str,
         hosts: &[&str],
@@ -290,12 +401,7 @@ impl PgStore {
         Ok(n)
     }
 
-    /// Hands hosts `worker` holds to the workers that hold their
-    /// addresses (`(host, to, address)`): their leases become the new holders',
-    /// for `lease` from `now`, to be taken with
-    /// [`PgStore::frontier_take_forwarded`]. A host whose lease `worker`
-    /// no longer holds is left alone. Returns how many were handed on.
-    pub fn frontier_forward(
+    fn frontier_forward(
         &self,
         worker: &str,
         hosts: &[(String, String, String)],
@@ -320,9 +426,7 @@ impl PgStore {
             .map_err(|e| self.err(e))
     }
 
-    /// Takes the hosts other workers handed to `worker` (up to `limit`),
-    /// renewing their lease.
-    pub fn frontier_take_forwarded(
+    fn frontier_take_forwarded(
         &self,
         worker: &str,
         limit: usize,
@@ -346,10 +450,7 @@ impl PgStore {
         Ok(rows.iter().map(|r| claimed(r, r.get(3))).collect())
     }
 
-    /// Releases hosts `worker` fetched, each due again by the schedule
-    /// ([`next_due`] with `period`). A host whose lease another worker
-    /// has taken since is left to that worker.
-    pub fn frontier_release(&self, worker: &str, done: &[Done], period: i64) -> Result<u64> {
+    fn frontier_release(&self, worker: &str, done: &[Done], period: i64) -> Result<u64> {
         if done.is_empty() {
             return Ok(0);
         }
@@ -411,18 +512,7 @@ impl PgStore {
         Ok(n)
     }
 
-    /// Takes `address` for `worker` for `hold`, when no other worker
-    /// holds it or its holder's hold ran out. Returns how long to wait
-    /// before asking the address (until the last holder's end plus its
-    /// gap), or, as the error, the worker that holds it; with `want` (the
-    /// asker will wait for it, rather than hand its host to the holder),
-    /// the holder is then told that the address is wanted
-    /// ([`PgStore::addresses_wanted`]).
-    /// One worker connects to an address at a time, whichever worker
-    /// resolved the name. Taking an address again extends the hold.
-    /// Times are the server's clock, so workers on machines whose clocks
-    /// differ agree.
-    pub fn address_acquire(
+    fn address_acquire(
         &self,
         worker: &str,
         address: &str,
@@ -468,22 +558,11 @@ impl PgStore {
         Ok(Err(holder))
     }
 
-    /// Gives `address` back: the next holder waits `gap` from now (or
-    /// longer, when an earlier release asked for more). False when
-    /// `worker` no longer held it (its hold ran out and another took it),
-    /// which changes nothing.
-    pub fn address_release(&self, worker: &str, address: &str, gap: Duration) -> Result<bool> {
+    fn address_release(&self, worker: &str, address: &str, gap: Duration) -> Result<bool> {
         Ok(self.addresses_release(worker, &[address], gap)? == 1)
     }
 
-    /// Gives these addresses back at once ([`PgStore::address_release`]);
-    /// returns how many `worker` still held.
-    pub fn addresses_release(
-        &self,
-        worker: &str,
-        addresses: &[&str],
-        gap: Duration,
-    ) -> Result<u64> {
+    fn addresses_release(&self, worker: &str, addresses: &[&str], gap: Duration) -> Result<u64> {
         let gap_ms = i64::try_from(gap.as_millis()).unwrap_or(i64::MAX / 4);
         self.client()
             .execute(
@@ -497,9 +576,7 @@ impl PgStore {
             .map_err(|e| self.err(e))
     }
 
-    /// The addresses `worker` holds that another worker asked for in the
-    /// last `within`.
-    pub fn addresses_wanted(&self, worker: &str, within: Duration) -> Result<Vec<String>> {
+    fn addresses_wanted(&self, worker: &str, within: Duration) -> Result<Vec<String>> {
         let ms = i64::try_from(within.as_millis()).unwrap_or(i64::MAX / 4);
         Ok(self
             .client()
@@ -515,10 +592,7 @@ impl PgStore {
             .collect())
     }
 
-    /// A sign of life from `worker`: returns the workers (itself among
-    /// them) whose last sign is less than `within` old, by name. Times are
-    /// the server's clock.
-    pub fn workers_beat(&self, worker: &str, within: Duration) -> Result<Vec<String>> {
+    fn workers_beat(&self, worker: &str, within: Duration) -> Result<Vec<String>> {
         let ms = i64::try_from(within.as_millis()).unwrap_or(i64::MAX / 4);
         let mut c = self.client();
         c.execute(
@@ -540,10 +614,7 @@ impl PgStore {
         .collect())
     }
 
-    /// `worker` stops: it leaves the workers at work, and the hosts handed
-    /// to it that it has not taken are due again at once for any worker
-    /// (rather than when their lease runs out). Returns how many.
-    pub fn workers_leave(&self, worker: &str, now: i64) -> Result<u64> {
+    fn workers_leave(&self, worker: &str, now: i64) -> Result<u64> {
         let mut c = self.client();
         let mut tx = c.transaction().map_err(|e| self.err(e))?;
         tx.execute("DELETE FROM frontier_workers WHERE worker = $1", &[&worker])
@@ -560,9 +631,7 @@ impl PgStore {
         Ok(n)
     }
 
-    /// True when a single round is over: no host is due and none is
-    /// leased (a dead worker's hosts count until they are fetched).
-    pub fn frontier_round_over(&self, now: i64) -> Result<bool> {
+    fn frontier_round_over(&self, now: i64) -> Result<bool> {
         Ok(!self
             .client()
             .query_one(
@@ -573,8 +642,7 @@ impl PgStore {
             .get::<_, bool>(0))
     }
 
-    /// The frontier's counts.
-    pub fn frontier_stats(&self, now: i64) -> Result<FrontierStats> {
+    fn frontier_stats(&self, now: i64) -> Result<FrontierStats> {
         let mut c = self.client();
         let r = c
             .query_one(

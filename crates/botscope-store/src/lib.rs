@@ -38,7 +38,9 @@ use serde::{Deserialize, Serialize};
 pub use archive::{Imported, Importer, export_files, export_jsonl, export_warc, host_and_path};
 pub use copy::{Copied, copy};
 pub use files::{FileImport, host_of_file_name, import_files};
-pub use frontier::{Claimed, Done, FrontierStats, MONTH, address_key, address_owner, next_due};
+pub use frontier::{
+    Claimed, Done, Frontier, FrontierStats, MONTH, address_key, address_owner, next_due,
+};
 pub use pg::{PG_SCHEMA_VERSION, PgStore, is_postgres_url, redact_url};
 pub use sqlite::{SCHEMA_VERSION, SqliteStore};
 pub use version::{Near, VersionOp, next_version};

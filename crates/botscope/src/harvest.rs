@@ -12,7 +12,7 @@ use botscope_harvest::{
     Config, DEFAULT_USER_AGENT, Progress, RunConfig, Selection, Tally, read_host_list,
 };
 use botscope_robotstxt::{FetchPolicy, Semantics};
-use botscope_store::{RunId, StoreLocator};
+use botscope_store::{Frontier, RunId, StoreLocator};
 
 use crate::cli::{FetchArgs, HarvestArgs, TlsArgs};
 use crate::exit::ExitStatus;

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use botscope_robotstxt::FetchPolicy;
-use botscope_store::{Importer, NewRun, Store, StoreLocator, content_hash};
+use botscope_store::{Frontier, Importer, NewRun, Store, StoreLocator, content_hash};
 
 use crate::cli::{
     Format, FrontierAddArgs, FrontierStatsArgs, StoreCopyArgs, StoreExportArgs, StoreExportFormat,

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use botscope_store::{
-    Attempt, Headers, NewRun, PgStore, SqliteStore, Store, StoreError, content_hash,
+    Attempt, Frontier, Headers, NewRun, PgStore, SqliteStore, Store, StoreError, content_hash,
 };
 
 /// Opens the store under test again (a new connection to the same store).
