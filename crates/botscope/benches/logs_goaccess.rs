@@ -7,7 +7,12 @@
 //! ```sh
 //! cargo bench -p botscope --bench logs_goaccess                  # 2,000,000 lines
 //! BOTSCOPE_LOG_LINES=500000 cargo bench -p botscope --bench logs_goaccess
+//! BOTSCOPE_LOG_SHAPE=many-clients BOTSCOPE_LOG_LINES=1000000 cargo bench -p botscope --bench logs_goaccess
 //! ```
+//!
+//! `many-clients` is the harder log of a busy site
+//! (`synthlog::write_many_clients`): 4,000 addresses with thousands of
+//! distinct browser User-Agents, interleaved, lines of about 320 bytes.
 //!
 //! GoAccess comes from Debian (`apt-get install goaccess`); without it only
 //! botscope is timed.
@@ -60,7 +65,12 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let log = dir.path().join("big.log");
     let f = std::fs::File::create(&log).expect("create");
-    botscope_testkit::synthlog::write(f, lines, 1).expect("write the log");
+    let shape = std::env::var("BOTSCOPE_LOG_SHAPE").unwrap_or_default();
+    match shape.as_str() {
+        "many-clients" => botscope_testkit::synthlog::write_many_clients(f, lines, 1),
+        _ => botscope_testkit::synthlog::write(f, lines, 1),
+    }
+    .expect("write the log");
     let (ours_out, theirs_out) = (dir.path().join("ours.json"), dir.path().join("report.json"));
     let s = |d: Duration| format!("{:.2} s", d.as_secs_f64());
     // Peak memory first, while botscope is the only child so far.
@@ -68,7 +78,14 @@ fn main() {
     let peak_kb = getrusage(UsageWho::RUSAGE_CHILDREN)
         .expect("getrusage")
         .max_rss();
-    println!("logs analyze, {lines} lines (seed 1), wall time per whole process:");
+    println!(
+        "logs analyze, {lines} lines (seed 1{}), wall time per whole process:",
+        if shape.is_empty() {
+            String::new()
+        } else {
+            format!(", {shape}")
+        }
+    );
     println!("  botscope alone: {}, peak {} MB", s(first), peak_kb / 1024);
     let has_goaccess = Command::new("goaccess")
         .arg("--version")
