@@ -294,6 +294,14 @@ impl Registry {
         })
     }
 
+    /// True when `value` is, as written, a User-Agent token an entry
+    /// documents (`AI2Bot`): what `robots lint` takes as the crawler's own
+    /// spelling rather than a mistake.
+    pub fn documents_token(&self, value: &str) -> bool {
+        self.find(value)
+            .is_some_and(|b| b.tokens().contains(&value))
+    }
+
     /// The names of the entries with no verifier: they can be claimed,
     /// never verified.
     pub fn unverifiable_names(&self) -> Vec<&str> {
@@ -404,6 +412,19 @@ mod tests {
         assert_eq!(owners("2001:db8::5"), ["v6bot"]);
         assert_eq!(owners("198.51.100.7"), ["v6bot"]);
         assert!(owners("8.8.8.8").is_empty());
+    }
+
+    #[test]
+    fn documented_tokens_are_taken_as_written() {
+        let r = Registry::parse(
+            "t.yaml",
+            "bots:\n- name: AI2Bot\n- name: Brightbot\n  ua_tokens: [Brightbot 1.0]\n",
+        )
+        .expect("valid");
+        assert!(r.documents_token("AI2Bot"));
+        assert!(r.documents_token("Brightbot 1.0"));
+        assert!(!r.documents_token("ai2bot"), "as written, not any case");
+        assert!(!r.documents_token("AI3Bot"));
     }
 
     #[test]

@@ -472,7 +472,7 @@ pub fn verify_at(
         return v;
     };
     v.category = bot.category.map(|c| c.as_str().to_owned());
-    decide(bot, ip, dns, list_dated_after(bot, when), &mut v);
+    decide(bot, ip, dns, when, &mut v);
     v
 }
 
@@ -493,7 +493,7 @@ fn decide(
     bot: &BotEntry,
     ip: IpAddr,
     dns: Option<&FcrdnsEvidence>,
-    stale_list: Option<&str>,
+    when: Option<i64>,
     v: &mut Verification,
 ) {
     let name = &bot.name;
@@ -520,6 +520,12 @@ fn decide(
     }
     // A list dated long after the request says nothing of an address it
     // lacks: the crawler's addresses of that time may have been others.
+    // (Its date is read only for an address it lacks.)
+    let stale_list = if has_list && !listed {
+        list_dated_after(bot, when)
+    } else {
+        None
+    };
     let absence_counts = stale_list.is_none();
     let Some(domains) = &bot.fcrdns_hosts else {
         // Verified by its list only: the list is the whole truth.

@@ -59,11 +59,14 @@ impl Trust {
 
     /// A TLS client over these roots, speaking HTTP/1.1.
     pub fn connector(&self) -> Result<tokio_rustls::TlsConnector, Error> {
-        let mut roots = rustls::RootCertStore::empty();
-        match self.roots {
-            Roots::Bundled => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
-            Roots::System => system_roots(&mut roots)?,
-        }
+        let mut roots = match self.roots {
+            Roots::Bundled => {
+                let mut r = rustls::RootCertStore::empty();
+                r.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+                r
+            }
+            Roots::System => system_roots()?,
+        };
         for c in &self.extra {
             roots
                 .add(c.clone())
@@ -83,15 +86,28 @@ impl Trust {
 /// The environment variables that replace the platform's store.
 const CERT_VARS: [&str; 2] = ["SSL_CERT_FILE", "SSL_CERT_DIR"];
 
-/// Adds the system's roots to `store`. Certificates it cannot parse are
-/// skipped (a bundle often carries a few); a store set by `SSL_CERT_FILE`
-/// or `SSL_CERT_DIR` that gives none is an error naming them, since the
-/// user chose it.
-fn system_roots(store: &mut rustls::RootCertStore) -> Result<(), Error> {
+/// The system's roots, read once per process (the bundle is a few hundred
+/// KB of PEM; a server that fetches per request does not parse it per
+/// request).
+fn system_roots() -> Result<rustls::RootCertStore, Error> {
+    static ROOTS: std::sync::OnceLock<Result<rustls::RootCertStore, String>> =
+        std::sync::OnceLock::new();
+    ROOTS
+        .get_or_init(load_system_roots)
+        .clone()
+        .map_err(Error::Tls)
+}
+
+/// Reads the system's roots. Certificates it cannot parse are skipped (a
+/// bundle often carries a few); a store set by `SSL_CERT_FILE` or
+/// `SSL_CERT_DIR` that gives none is an error naming them, since the user
+/// chose it.
+fn load_system_roots() -> Result<rustls::RootCertStore, String> {
+    let mut store = rustls::RootCertStore::empty();
     let found = rustls_native_certs::load_native_certs();
     let (added, _unparsable) = store.add_parsable_certificates(found.certs);
     if added > 0 {
-        return Ok(());
+        return Ok(store);
     }
     let set: Vec<String> = CERT_VARS
         .iter()
@@ -99,7 +115,7 @@ fn system_roots(store: &mut rustls::RootCertStore) -> Result<(), Error> {
         .collect();
     if set.is_empty() {
         store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        return Ok(());
+        return Ok(store);
     }
     let why = found
         .errors
@@ -107,7 +123,7 @@ fn system_roots(store: &mut rustls::RootCertStore) -> Result<(), Error> {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join("; ");
-    Err(Error::Tls(format!(
+    Err(format!(
         "{} gives no certificate to trust{}",
         set.join(" and "),
         if why.is_empty() {
@@ -115,7 +131,7 @@ fn system_roots(store: &mut rustls::RootCertStore) -> Result<(), Error> {
         } else {
             format!(" ({why})")
         }
-    )))
+    ))
 }
 
 /// The certificates of a PEM file (to trust besides the roots).

@@ -51,8 +51,9 @@ pub struct IpOwners {
 
 /// How much older than the ASN table a request may be for its network to
 /// count as evidence: addresses are reassigned, and a log of 2015 read
-/// with a table of 2026 would call the crawlers of that time fakes.
-pub const STALE_AFTER: i64 = 90 * 86_400;
+/// with a table of 2026 would call the crawlers of that time fakes. The
+/// same bound as for published lists.
+pub const STALE_AFTER: i64 = botscope_botid::LIST_STALE_AFTER;
 
 impl IpOwners {
     /// No database: every owner unknown.

@@ -287,7 +287,8 @@ pub async fn site_model(app: &Arc<App>, host: &str, p: &SiteParams) -> Result<Si
             .or(stream.first().copied())
             .ok_or_else(|| Fail::NotFound(format!("no version of {host}")))?;
         let robots = Robots::parse_with(&v.body, &ParseOptions::default());
-        let diagnostics = botscope_robotstxt::lint(&robots);
+        let diagnostics =
+            botscope_robotstxt::lint_with(&robots, &|t| a.registry.documents_token(t));
         let check = match (agent.as_deref(), url.as_deref()) {
             (Some(ag), Some(u)) if !ag.trim().is_empty() && !u.trim().is_empty() => {
                 check_rows(&v.body, ag.trim(), u.trim())
@@ -883,9 +884,11 @@ pub async fn check_model(app: &Arc<App>, input: &CheckInput) -> Result<CheckMode
         )));
     }
     let urls = input.urls.clone();
+    let a = app.clone();
     app.work(move || {
         let robots = Robots::parse_with(&body, &ParseOptions::default());
-        let diagnostics = botscope_robotstxt::lint(&robots);
+        let diagnostics =
+            botscope_robotstxt::lint_with(&robots, &|t| a.registry.documents_token(t));
         let opts = ParseOptions::default();
         let g = Matcher::compile(&body, Semantics::Google, &opts);
         let d = Matcher::compile(&body, Semantics::Draft1996, &opts);

@@ -124,9 +124,7 @@ pub async fn lint(a: &LintArgs, s: &crate::settings::Settings) -> Result<ExitSta
     // A crawler's name as its operator documents it (`AI2Bot`) is written
     // as the operator asks: a note, not a warning to rewrite it.
     let registry = s.registry(None)?;
-    let diags = botscope_robotstxt::lint_with(&robots, &|v| {
-        registry.find(v).is_some_and(|b| b.tokens().contains(&v))
-    });
+    let diags = botscope_robotstxt::lint_with(&robots, &|v| registry.documents_token(v));
     let min = match a.min_severity {
         MinSeverity::Note => Severity::Info,
         MinSeverity::Warning => Severity::Warning,

@@ -724,6 +724,31 @@ fn check_answers_both_semantics_with_lint() {
             .any(|d| d["line"] == 4),
         "{v}"
     );
+    // A crawler's name as its operator writes it is a note, as in `robots
+    // lint`; a made-up one of the same shape is a warning.
+    let r = post_json(
+        addr,
+        "/api/check",
+        &serde_json::json!({"robots_txt": "User-agent: AI2Bot\nUser-agent: Zz9Bot\nDisallow: /\n", "agent": "AI2Bot", "urls": ["/"]}),
+    );
+    let v = r.json();
+    let r006: Vec<(u64, String)> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "R006")
+        .map(|d| {
+            (
+                d["line"].as_u64().unwrap(),
+                d["severity"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        r006,
+        [(1, "info".to_owned()), (2, "warning".to_owned())],
+        "{v}"
+    );
     let form = format!(
         "robots_txt={}&agent=Googlebot&urls={}",
         pct(robots),
