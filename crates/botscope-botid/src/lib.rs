@@ -42,8 +42,8 @@ pub use registry::{
 };
 pub use trace::{reverse_name, trace};
 pub use ua::{
-    CRAWLER_PATTERNS, ISBOT_PATTERNS, MAX_UA_BYTES, UAP_EXTRAS, UAP_REGEXES, UaClassifier, UaInfo,
-    robot_name,
+    CRAWLER_PATTERNS, ISBOT_PATTERNS, MAX_UA_BYTES, OWN_PATTERNS, UAP_EXTRAS, UAP_REGEXES,
+    UaClassifier, UaInfo, robot_name,
 };
 pub use update::Update;
 pub use verify::{

@@ -31,6 +31,9 @@ pub const UAP_EXTRAS: &str = include_str!("../data/uap_extras.yaml");
 pub const CRAWLER_PATTERNS: &str = include_str!("../data/crawler_patterns.txt");
 /// isbot's patterns, a JSON list of regex fragments (matched ignoring case).
 pub const ISBOT_PATTERNS: &str = include_str!("../data/isbot_patterns.json");
+/// botscope's own robot patterns (data/own_patterns.txt), made from the
+/// design halves of the labelled sets; added to any pattern list.
+pub const OWN_PATTERNS: &str = include_str!("../data/own_patterns.txt");
 
 /// Tokens shorter than this claim a bot only when written in the
 /// registry's case.
@@ -255,6 +258,13 @@ impl UaClassifier {
             .filter(|l| compiles(l))
             .filter(|l| !PATTERNS_THAT_MATCH_BROWSERS.contains(l))
             .map(str::to_owned)
+            .chain(
+                OWN_PATTERNS
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(|l| format!("(?i){l}")),
+            )
             .collect();
         let isbot_all: Vec<String> = if isbot.trim().is_empty() {
             Vec::new()

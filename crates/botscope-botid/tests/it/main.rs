@@ -226,15 +226,23 @@ mod ua {
         );
     }
 
-    /// Browsers, apps and bots that no rule was made from: Matomo Device
-    /// Detector's fixtures (tests/data/build_matomo_ua.py). The `design`
-    /// half was looked at while the rules were made; the `held-out` half
-    /// gives the figures (docs/verification.md).
-    #[test]
-    fn held_out_user_agents() {
+    /// Per split: [bots, bots flagged, browsers, browsers flagged], and the
+    /// held-out half's misses and false hits. `ua_col` is the User-Agent's
+    /// column; columns 0 and 1 are the split and the label. With
+    /// `BOTSCOPE_UA_DESIGN_OUT=FILE` the design half's errors are written
+    /// there (the half that may be looked at).
+    fn measure(
+        file: &str,
+        ua_col: usize,
+    ) -> (
+        std::collections::BTreeMap<String, [u32; 4]>,
+        Vec<String>,
+        Vec<String>,
+    ) {
         use std::io::Read;
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/matomo_ua.tsv.gz");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(file);
         let mut text = String::new();
         flate2::read::GzDecoder::new(std::fs::File::open(path).expect("data"))
             .read_to_string(&mut text)
@@ -242,30 +250,37 @@ mod ua {
         let r = Registry::bundled();
         let c = UaClassifier::bundled(&r).expect("classifier");
         let mut seen = std::collections::BTreeMap::new();
-        let (mut missed, mut false_hits) = (Vec::new(), Vec::new());
+        let (mut missed, mut false_hits, mut design) = (Vec::new(), Vec::new(), Vec::new());
         for line in text.lines().skip(1) {
-            let cols: Vec<&str> = line.splitn(5, '\t').collect();
-            let (split, label, ua) = (cols[0], cols[1], cols[4]);
+            let cols: Vec<&str> = line.splitn(ua_col + 1, '\t').collect();
+            let (split, label, ua) = (cols[0], cols[1], cols[ua_col]);
             let info = c.classify(ua);
-            // [bots, bots flagged, browsers, browsers flagged] per split.
             let n = seen.entry(split.to_owned()).or_insert([0u32; 4]);
-            if label == "bot" {
+            let wrong = if label == "bot" {
                 n[0] += 1;
                 n[1] += u32::from(info.is_bot);
-                if !info.is_bot && split == "held-out" {
-                    missed.push(ua.to_owned());
-                }
+                !info.is_bot
             } else {
                 n[2] += 1;
                 n[3] += u32::from(info.is_bot);
-                if info.is_bot && split == "held-out" {
-                    false_hits.push(format!("{ua} ({:?})", info.reason));
-                }
+                info.is_bot
+            };
+            if !wrong {
+                continue;
             }
+            let shown = format!("{label}\t{}\t{ua} ({:?})", cols[2], info.reason);
+            match (split, label) {
+                ("held-out", "bot") => missed.push(shown),
+                ("held-out", _) => false_hits.push(shown),
+                _ => design.push(shown),
+            }
+        }
+        if let Ok(out) = std::env::var("BOTSCOPE_UA_DESIGN_OUT") {
+            std::fs::write(out, design.join("\n")).expect("design out");
         }
         for (split, n) in &seen {
             println!(
-                "{split}: bots flagged {}/{} = {:.2}%, browsers flagged {}/{} = {:.2}%",
+                "{file} {split}: bots flagged {}/{} = {:.2}%, browsers flagged {}/{} = {:.2}%",
                 n[1],
                 n[0],
                 100.0 * f64::from(n[1]) / f64::from(n[0]),
@@ -274,21 +289,54 @@ mod ua {
                 100.0 * f64::from(n[3]) / f64::from(n[2])
             );
         }
-        let n = seen["held-out"];
-        assert!(
-            n[0] > 600 && n[2] > 18_000,
-            "the held-out half is whole: {n:?}"
-        );
+        (seen, missed, false_hits)
+    }
+
+    fn assert_rates(n: [u32; 4], min_recall: f64, missed: &[String], false_hits: &[String]) {
         let bot_rate = f64::from(n[1]) / f64::from(n[0]);
         let fp_rate = f64::from(n[3]) / f64::from(n[2]);
         assert!(
-            bot_rate >= 0.99 && fp_rate <= 0.01,
+            bot_rate >= min_recall && fp_rate <= 0.01,
             "held out: {:.2}% of bots flagged, {:.2}% of browsers.\nMissed bots:\n{}\nFlagged browsers:\n{}",
             100.0 * bot_rate,
             100.0 * fp_rate,
             missed.join("\n"),
             false_hits.join("\n")
         );
+    }
+
+    /// Browsers, apps and bots that no rule was made from: Matomo Device
+    /// Detector's fixtures (tests/data/build_matomo_ua.py). The `design`
+    /// half was looked at while the rules were made; the `held-out` half
+    /// gives the figures (docs/verification.md).
+    #[test]
+    fn held_out_user_agents() {
+        let (seen, missed, false_hits) = measure("matomo_ua.tsv.gz", 4);
+        let n = seen["held-out"];
+        assert!(
+            n[0] > 600 && n[2] > 18_000,
+            "the held-out half is whole: {n:?}"
+        );
+        assert_rates(n, 0.99, &missed, &false_hits);
+    }
+
+    /// The same measure on sources other than Matomo's: CrawlerDetect's
+    /// fixtures (165,639 real devices' strings and 3,702 crawlers), woothee's
+    /// testsets, fake-useragent's and user-agents' browser lists
+    /// (tests/data/build_more_ua.py). CrawlerDetect counts as crawlers what
+    /// a person runs (Word and Outlook fetching a link's preview, download
+    /// managers, mail clients) and HTTP libraries; three in four of the
+    /// design half's misses are those, so recall here is held to 96%, not
+    /// 99% (docs/verification.md).
+    #[test]
+    fn held_out_user_agents_from_other_sources() {
+        let (seen, missed, false_hits) = measure("more_ua.tsv.gz", 3);
+        let n = seen["held-out"];
+        assert!(
+            n[0] > 1_800 && n[2] > 80_000,
+            "the held-out half is whole: {n:?}"
+        );
+        assert_rates(n, 0.96, &missed, &false_hits);
     }
 
     /// Generic words count only without a browser parse; device models and
