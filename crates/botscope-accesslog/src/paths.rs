@@ -108,10 +108,7 @@ fn probes() -> Option<&'static AhoCorasick> {
         AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::LeftmostFirst)
-            // Every target has a `/`: a prefilter cannot skip anything,
-            // and a DFA of these ~50 short patterns is small and fastest.
             .kind(Some(AhoCorasickKind::DFA))
-            .prefilter(false)
             .build(PROBES)
             .ok()
     })

@@ -67,6 +67,11 @@ pub struct UaClassifier {
     isbot_generic: Vec<bool>,
     /// isbot's patterns that need look-around, each with its genericity.
     isbot_fancy: Vec<(fancy_regex::Regex, bool)>,
+    /// The same patterns without their look-arounds, which match whatever
+    /// the whole pattern matches and more: the backtracking engine runs
+    /// only for a pattern whose relaxed form matches (most User-Agents
+    /// match none, and the engine is slow).
+    isbot_fancy_pre: RegexSet,
     /// uap-core families of automated clients (bots, HTTP libraries).
     automation: regex::Regex,
     /// Device-model slots and app package names: text that is no evidence.
@@ -194,6 +199,73 @@ fn extras(text: &str) -> Result<Vec<user_agent::Parser<'static>>, String> {
 }
 
 /// True when the match `[s, e)` in `hay` stands as a whole word.
+/// `p` without its look-around groups (`(?=…)`, `(?!…)`, `(?<=…)`,
+/// `(?<!…)`): a pattern that matches wherever `p` does. Escapes and
+/// bracket classes are skipped over whole.
+fn without_lookaround(p: &str) -> String {
+    let b = p.as_bytes();
+    let mut out = String::with_capacity(p.len());
+    let mut i = 0;
+    // Start of the copied run not yet written.
+    let mut from = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'[' => i = class_end(b, i),
+            b'(' if ["(?=", "(?!", "(?<=", "(?<!"]
+                .iter()
+                .any(|l| b[i..].starts_with(l.as_bytes())) =>
+            {
+                out.push_str(&p[from..i]);
+                let mut depth = 0usize;
+                while i < b.len() {
+                    match b[i] {
+                        b'\\' => i += 1,
+                        b'[' => {
+                            i = class_end(b, i);
+                            continue;
+                        }
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                i += 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                from = i.min(b.len());
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(p.get(from..).unwrap_or(""));
+    out
+}
+
+/// The index just past the bracket class that opens at `b[i]`.
+fn class_end(b: &[u8], mut i: usize) -> usize {
+    i += 1;
+    if b.get(i) == Some(&b'^') {
+        i += 1;
+    }
+    // A `]` first in the class is a literal.
+    if b.get(i) == Some(&b']') {
+        i += 1;
+    }
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b']' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
 fn whole_word(hay: &[u8], s: usize, e: usize) -> bool {
     let alnum = |b: u8| b.is_ascii_alphanumeric();
     (s == 0 || !alnum(hay[s - 1])) && (e == hay.len() || !alnum(hay[e]))
@@ -326,6 +398,15 @@ impl UaClassifier {
                     .map_err(|e| format!("isbot pattern {p}: {e}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let isbot_fancy_pre = regex::RegexSetBuilder::new(
+            fancy
+                .iter()
+                .map(|(p, _)| without_lookaround(p))
+                .map(|p| if compiles(&p) { p } else { String::new() }),
+        )
+        .case_insensitive(true)
+        .build()
+        .map_err(|e| format!("isbot patterns: {e}"))?;
         let automation = regex::Regex::new(AUTOMATION_FAMILY).map_err(|e| e.to_string())?;
         let neutral = regex::Regex::new(NEUTRAL_TEXT).map_err(|e| e.to_string())?;
         let mut token_text = Vec::new();
@@ -351,6 +432,7 @@ impl UaClassifier {
             isbot_text,
             isbot_generic,
             isbot_fancy,
+            isbot_fancy_pre,
             automation,
             neutral,
             tokens,
@@ -452,7 +534,8 @@ impl UaClassifier {
             }
             generic.get_or_insert(why);
         }
-        for (r, is_generic) in &self.isbot_fancy {
+        for i in self.isbot_fancy_pre.matches(text).iter() {
+            let (r, is_generic) = &self.isbot_fancy[i];
             if r.is_match(text).unwrap_or(false) {
                 let why = format!(
                     "matches isbot pattern `{}`",
@@ -616,6 +699,23 @@ fn url_host(ua: &str) -> Option<&str> {
 #[cfg(test)]
 mod name_tests {
     use super::*;
+
+    #[test]
+    fn lookarounds_are_dropped() {
+        for (p, relaxed) in [
+            ("(?:^|[^g])news(?!sapphire)", "(?:^|[^g])news"),
+            (
+                "(?<! channel/|google/)google(?!(?:wv|app|/google| pixel))",
+                "google",
+            ),
+            ("(?<! cu)bots?(?:\\b|_)", "bots?(?:\\b|_)"),
+            ("java(?!;)", "java"),
+            ("a[(?!]b(?=c\\))d", "a[(?!]bd"),
+            ("(?!x", ""),
+        ] {
+            assert_eq!(without_lookaround(p), relaxed, "{p}");
+        }
+    }
 
     #[test]
     fn robot_names() {

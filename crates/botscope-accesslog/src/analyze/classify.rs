@@ -92,7 +92,6 @@ pub(super) mod limits {
 /// `FAST_PAGES` pages.
 pub(super) fn peak_rate(c: &Client) -> Option<(f64, u32)> {
     c.sessions()
-        .iter()
         .filter(|s| s.pages >= limits::FAST_PAGES)
         .map(|s| {
             let minutes = ((s.end - s.start) as f64 / 60.0).max(1.0 / 60.0);

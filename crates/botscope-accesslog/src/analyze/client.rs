@@ -18,54 +18,89 @@ pub struct Span {
     pub pages: u32,
 }
 
-/// Disjoint spans, sorted, each more than the gap apart. One span is
-/// stored inline: most clients have one session.
+/// Disjoint spans, sorted, each more than the gap apart: the latest
+/// inline (`cur`, where nearly every request lands, read without
+/// following a pointer), the earlier ones boxed behind it. 32 bytes.
 #[derive(Debug, Clone)]
-pub(super) enum Spans {
-    One(Span),
-    Many(Vec<Span>),
+pub(super) struct Spans {
+    cur: Span,
+    #[allow(clippy::box_collection)]
+    done: Option<Box<Vec<Span>>>,
 }
 
 impl Spans {
-    pub(super) fn as_slice(&self) -> &[Span] {
-        match self {
-            Spans::One(s) => std::slice::from_ref(s),
-            Spans::Many(v) => v,
+    pub(super) fn new(t: i64, requests: u32, pages: u32) -> Spans {
+        Spans {
+            cur: Span {
+                start: t,
+                end: t,
+                requests,
+                pages,
+            },
+            done: None,
         }
+    }
+
+    pub(super) fn iter(&self) -> impl DoubleEndedIterator<Item = &Span> {
+        self.done
+            .iter()
+            .flat_map(|v| v.iter())
+            .chain(std::iter::once(&self.cur))
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.done.as_ref().map_or(0, |v| v.len()) + 1
     }
 
     pub(super) fn add(&mut self, t: i64, page: bool) {
         let pages = u32::from(page);
-        if let Spans::One(s) = self {
-            if t >= s.start.saturating_sub(SESSION_GAP) && t <= s.end.saturating_add(SESSION_GAP) {
-                s.start = s.start.min(t);
-                s.end = s.end.max(t);
-                s.requests = s.requests.saturating_add(1);
-                s.pages = s.pages.saturating_add(pages);
-                return;
+        let cur = &mut self.cur;
+        if t >= cur.start {
+            if t <= cur.end.saturating_add(SESSION_GAP) {
+                cur.end = cur.end.max(t);
+                cur.requests = cur.requests.saturating_add(1);
+                cur.pages = cur.pages.saturating_add(pages);
+            } else {
+                let old = std::mem::replace(
+                    cur,
+                    Span {
+                        start: t,
+                        end: t,
+                        requests: 1,
+                        pages,
+                    },
+                );
+                self.done.get_or_insert_default().push(old);
             }
-            *self = Spans::Many(vec![*s]);
+            return;
         }
-        let Spans::Many(v) = self else { return };
+        if t >= cur.start.saturating_sub(SESSION_GAP) {
+            cur.start = t;
+            cur.requests = cur.requests.saturating_add(1);
+            cur.pages = cur.pages.saturating_add(pages);
+            // The earlier spans are more than the gap apart: only the
+            // last of them can now touch `cur`.
+            if let Some(v) = &mut self.done
+                && v.last()
+                    .is_some_and(|l| l.end.saturating_add(SESSION_GAP) >= t)
+                && let Some(last) = v.pop()
+            {
+                join(cur, &last);
+                if v.is_empty() {
+                    self.done = None;
+                }
+            }
+            return;
+        }
+        // More than the gap before `cur`: among the earlier spans, none of
+        // which can reach `cur` by taking `t` in.
+        let v = self.done.get_or_insert_default();
         let span = Span {
             start: t,
             end: t,
             requests: 1,
             pages,
         };
-        // Fast path: in order, at or after the last span.
-        if let Some(last) = v.last_mut()
-            && t >= last.start
-        {
-            if t <= last.end.saturating_add(SESSION_GAP) {
-                last.end = last.end.max(t);
-                last.requests = last.requests.saturating_add(1);
-                last.pages = last.pages.saturating_add(pages);
-            } else {
-                v.push(span);
-            }
-            return;
-        }
         // The first span that ends within the gap before t.
         let i = v.partition_point(|s| s.end.saturating_add(SESSION_GAP) < t);
         if i < v.len() && v[i].start.saturating_sub(SESSION_GAP) <= t {
@@ -84,8 +119,7 @@ impl Spans {
     }
 
     pub(super) fn merge(&mut self, other: &Spans) {
-        let mut all: Vec<Span> = self.as_slice().to_vec();
-        all.extend_from_slice(other.as_slice());
+        let mut all: Vec<Span> = self.iter().chain(other.iter()).copied().collect();
         all.sort_unstable_by_key(|s| s.start);
         let mut out: Vec<Span> = Vec::with_capacity(all.len());
         for s in all {
@@ -94,11 +128,10 @@ impl Spans {
                 _ => out.push(s),
             }
         }
-        *self = if out.len() == 1 {
-            Spans::One(out[0])
-        } else {
-            Spans::Many(out)
-        };
+        // `all` has at least self's span.
+        let Some(cur) = out.pop() else { return };
+        self.cur = cur;
+        self.done = (!out.is_empty()).then(|| Box::new(out));
     }
 }
 
@@ -109,13 +142,14 @@ pub(super) fn join(a: &mut Span, b: &Span) {
     a.pages = a.pages.saturating_add(b.pages);
 }
 
-/// Requests per hour (hours since the epoch), sorted by hour. 16 bytes:
-/// most clients are active within one hour, and the rest pay for a box.
+/// Requests per hour (hours since the epoch), sorted by hour: the latest
+/// hour inline (where nearly every request lands), the earlier ones boxed
+/// behind it. 16 bytes.
 #[derive(Debug, Clone)]
-pub(super) enum Hours {
-    One(i32, u32),
+pub(super) struct Hours {
+    cur: (i32, u32),
     #[allow(clippy::box_collection)]
-    Many(Box<Vec<(i32, u32)>>),
+    earlier: Option<Box<Vec<(i32, u32)>>>,
 }
 
 /// The hour of a time, as stored (times are years 1970–9999).
@@ -125,41 +159,38 @@ pub(super) fn hour_of(t: i64) -> i32 {
 }
 
 impl Hours {
-    pub(super) fn each(&self, mut f: impl FnMut(i64, u32)) {
-        match self {
-            Hours::One(h, n) => f(i64::from(*h), *n),
-            Hours::Many(v) => v.iter().for_each(|(h, n)| f(i64::from(*h), *n)),
+    pub(super) fn new(h: i32, n: u32) -> Hours {
+        Hours {
+            cur: (h, n),
+            earlier: None,
         }
     }
 
+    pub(super) fn each(&self, mut f: impl FnMut(i64, u32)) {
+        for (h, n) in self.earlier.iter().flat_map(|v| v.iter()) {
+            f(i64::from(*h), *n);
+        }
+        f(i64::from(self.cur.0), self.cur.1);
+    }
+
     pub(super) fn add(&mut self, h: i32, n: u32) {
-        match self {
-            Hours::One(h0, n0) if *h0 == h => *n0 = n0.saturating_add(n),
-            Hours::One(h0, n0) => {
-                let mut v = vec![(*h0, *n0), (h, n)];
-                v.sort_unstable_by_key(|p| p.0);
-                *self = Hours::Many(Box::new(v));
-            }
-            Hours::Many(v) => {
-                if let Some(last) = v.last_mut()
-                    && last.0 == h
-                {
-                    last.1 = last.1.saturating_add(n);
-                    return;
-                }
-                match v.binary_search_by_key(&h, |p| p.0) {
-                    Ok(i) => v[i].1 = v[i].1.saturating_add(n),
-                    Err(i) => v.insert(i, (h, n)),
-                }
+        let cur = &mut self.cur;
+        if cur.0 == h {
+            cur.1 = cur.1.saturating_add(n);
+        } else if h > cur.0 {
+            let old = std::mem::replace(cur, (h, n));
+            self.earlier.get_or_insert_default().push(old);
+        } else {
+            let v = self.earlier.get_or_insert_default();
+            match v.binary_search_by_key(&h, |p| p.0) {
+                Ok(i) => v[i].1 = v[i].1.saturating_add(n),
+                Err(i) => v.insert(i, (h, n)),
             }
         }
     }
 
     pub(super) fn merge(&mut self, other: &Hours) {
-        match other {
-            Hours::One(h, n) => self.add(*h, *n),
-            Hours::Many(v) => v.iter().for_each(|(h, n)| self.add(*h, *n)),
-        }
+        other.each(|h, n| self.add(h as i32, n));
     }
 }
 
@@ -238,13 +269,8 @@ impl Client {
             prev_chunk: u32::MAX,
             paths: [0; 2],
             more_paths: false,
-            sessions: Spans::One(Span {
-                start: t,
-                end: t,
-                requests: 0,
-                pages: 0,
-            }),
-            hours: Hours::One(hour_of(t), 0),
+            sessions: Spans::new(t, 0, 0),
+            hours: Hours::new(hour_of(t), 0),
         }
     }
 
@@ -259,18 +285,23 @@ impl Client {
     }
 
     /// Sessions, in time order.
-    pub fn sessions(&self) -> &[Span] {
-        self.sessions.as_slice()
+    pub fn sessions(&self) -> impl DoubleEndedIterator<Item = &Span> {
+        self.sessions.iter()
+    }
+
+    /// How many sessions.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
     }
 
     /// First request time (the start of the first session).
     pub fn first(&self) -> i64 {
-        self.sessions.as_slice().first().map_or(0, |s| s.start)
+        self.sessions.iter().next().map_or(0, |s| s.start)
     }
 
     /// Last request time (the end of the last session).
     pub fn last(&self) -> i64 {
-        self.sessions.as_slice().last().map_or(0, |s| s.end)
+        self.sessions.cur.end
     }
 
     /// Requests per hour (hour = seconds since the epoch / 3600).

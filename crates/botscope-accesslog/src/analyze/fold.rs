@@ -203,13 +203,8 @@ impl<'a> Analyzer<'a> {
         c.prev_chunk = self.chunk;
         c.note_path(target);
         if fresh {
-            c.sessions = Spans::One(Span {
-                start: r.time,
-                end: r.time,
-                requests: 1,
-                pages: u32::from(kind == PathKind::Page),
-            });
-            c.hours = Hours::One(hour_of(r.time), 1);
+            c.sessions = Spans::new(r.time, 1, u32::from(kind == PathKind::Page));
+            c.hours = Hours::new(hour_of(r.time), 1);
         } else {
             c.sessions.add(r.time, kind == PathKind::Page);
             c.hours.add(hour_of(r.time), 1);

@@ -57,48 +57,103 @@ impl Seconds {
 
 /// Path counts for one robot: exact up to [`TOP_PATHS_CAP`] distinct
 /// paths, then the rarest are dropped (lossy counting), so the top of
-/// the table stays right and the memory stays bounded.
+/// the table stays right and the memory stays bounded. The paths live in
+/// one text buffer (compacted when the rarest are dropped), so a new path
+/// costs no allocation of its own.
 #[derive(Debug, Clone, Default)]
 pub struct TopPaths {
-    pub(super) counts: Map<Box<str>, u64>,
+    table: hashbrown::HashTable<PathCount>,
+    text: String,
+    hasher: Hasher,
     /// Paths were dropped: counts are lower bounds.
     pub approximate: bool,
 }
 
+/// A path (a slice of [`TopPaths::text`]) and its count.
+#[derive(Debug, Clone, Copy)]
+struct PathCount {
+    hash: u64,
+    start: u32,
+    len: u32,
+    count: u64,
+}
+
 impl TopPaths {
     pub(super) fn add(&mut self, path: &str, n: u64) {
+        use std::hash::BuildHasher;
         let path = clip(path);
-        match self.counts.get_mut(path) {
-            Some(c) => *c += n,
-            None => {
-                self.counts.insert(path.into(), n);
-                if self.counts.len() > TOP_PATHS_CAP {
-                    self.prune();
-                }
-            }
+        let hash = self.hasher.hash_one(path);
+        let text = &self.text;
+        let at = |e: &PathCount| &text[e.start as usize..(e.start + e.len) as usize];
+        if let Some(e) = self
+            .table
+            .find_mut(hash, |e| e.hash == hash && at(e) == path)
+        {
+            e.count += n;
+            return;
         }
+        // `clip` keeps paths short and the table small: the text stays far
+        // below 4 GiB.
+        let start = self.text.len() as u32;
+        self.text.push_str(path);
+        let e = PathCount {
+            hash,
+            start,
+            len: path.len() as u32,
+            count: n,
+        };
+        self.table.insert_unique(hash, e, |e| e.hash);
+        if self.table.len() > TOP_PATHS_CAP {
+            self.prune();
+        }
+    }
+
+    /// Distinct paths counted.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// No path counted.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
     }
 
     pub(super) fn prune(&mut self) {
         self.approximate = true;
         let mut cut = 1;
-        while self.counts.len() > TOP_PATHS_CAP / 2 {
-            self.counts.retain(|_, c| *c > cut);
+        while self.table.len() > TOP_PATHS_CAP / 2 {
+            self.table.retain(|e| e.count > cut);
             cut *= 2;
         }
+        let mut text = String::with_capacity(self.text.len());
+        for e in self.table.iter_mut() {
+            let (s, l) = (e.start as usize, e.len as usize);
+            e.start = text.len() as u32;
+            text.push_str(&self.text[s..s + l]);
+        }
+        self.text = text;
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.table.iter().map(|e| {
+            (
+                &self.text[e.start as usize..(e.start + e.len) as usize],
+                e.count,
+            )
+        })
     }
 
     /// Adds another counter's counts.
     pub(super) fn merge(&mut self, o: TopPaths) {
         self.approximate |= o.approximate;
-        for (p, n) in o.counts {
-            self.add(&p, n);
+        for (p, n) in o.entries() {
+            self.add(p, n);
         }
     }
 
     /// The `n` most requested paths, most first (ties by path).
     pub fn top(&self, n: usize) -> Vec<(&str, u64)> {
-        let mut v: Vec<(&str, u64)> = self.counts.iter().map(|(p, c)| (&**p, *c)).collect();
+        let mut v: Vec<(&str, u64)> = self.entries().collect();
         v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         v.truncate(n);
         v

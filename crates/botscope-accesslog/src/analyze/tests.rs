@@ -225,7 +225,7 @@ fn classes_with_reasons() {
         .iter()
         .find(|c| c.ip.to_string() == "192.0.2.1")
         .expect("h");
-    assert_eq!(human.sessions().len(), 2);
+    assert_eq!(human.session_count(), 2);
     assert_eq!((human.pages, human.assets), (4, 4));
 }
 
@@ -246,7 +246,7 @@ fn summary(a: &Analysis) -> Vec<String> {
                 c.requests,
                 class.as_str(),
                 reasons,
-                c.sessions(),
+                c.sessions().collect::<Vec<_>>(),
                 hours,
                 (c.first(), c.last(), c.distinct_paths(), c.status)
             )
@@ -278,20 +278,15 @@ fn order_and_threads_do_not_change_the_result() {
 
 #[test]
 fn sessions_join_when_a_gap_is_filled() {
-    let mut s = Spans::One(Span {
-        start: 0,
-        end: 0,
-        requests: 1,
-        pages: 1,
-    });
+    let mut s = Spans::new(0, 1, 1);
     s.add(3000, true);
     s.add(6000, true);
-    assert_eq!(s.as_slice().len(), 3);
+    assert_eq!(s.len(), 3);
     // 1500 is within 30 minutes of 0 and of 3000: the first two join.
     s.add(1500, false);
-    assert_eq!(s.as_slice().len(), 2);
+    assert_eq!(s.len(), 2);
     assert_eq!(
-        s.as_slice()[0],
+        *s.iter().next().expect("a span"),
         Span {
             start: 0,
             end: 3000,
@@ -301,8 +296,8 @@ fn sessions_join_when_a_gap_is_filled() {
     );
     s.add(4500, false);
     assert_eq!(
-        s.as_slice(),
-        &[Span {
+        s.iter().copied().collect::<Vec<_>>(),
+        [Span {
             start: 0,
             end: 6000,
             requests: 5,
@@ -310,15 +305,77 @@ fn sessions_join_when_a_gap_is_filled() {
         }]
     );
     // Exactly 30 minutes apart is still the same session.
-    let mut t = Spans::One(Span {
-        start: 0,
-        end: 0,
-        requests: 1,
-        pages: 0,
-    });
+    let mut t = Spans::new(0, 1, 0);
     t.add(SESSION_GAP, false);
     t.add(2 * SESSION_GAP + 1, false);
-    assert_eq!(t.as_slice().len(), 2);
+    assert_eq!(t.len(), 2);
+}
+
+/// Times in any order give the sessions that sorting them and cutting at
+/// every gap over [`SESSION_GAP`] gives; hours likewise.
+#[test]
+fn sessions_and_hours_match_a_sorted_count_in_any_order() {
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    for round in 0..200 {
+        let n = 1 + next(60) as usize;
+        let spread = [4_000, 40_000, 400_000][round % 3];
+        let times: Vec<(i64, bool)> = (0..n)
+            .map(|_| (next(spread) as i64, next(2) == 0))
+            .collect();
+        let mut spans = Spans::new(times[0].0, 1, u32::from(times[0].1));
+        let mut hours = Hours::new(hour_of(times[0].0), 1);
+        for &(t, page) in &times[1..] {
+            spans.add(t, page);
+            hours.add(hour_of(t), 1);
+        }
+        let mut sorted = times.clone();
+        sorted.sort();
+        let mut want: Vec<Span> = Vec::new();
+        for &(t, page) in &sorted {
+            match want.last_mut() {
+                Some(s) if t <= s.end + SESSION_GAP => {
+                    s.end = t;
+                    s.requests += 1;
+                    s.pages += u32::from(page);
+                }
+                _ => want.push(Span {
+                    start: t,
+                    end: t,
+                    requests: 1,
+                    pages: u32::from(page),
+                }),
+            }
+        }
+        assert_eq!(spans.iter().copied().collect::<Vec<_>>(), want, "{times:?}");
+        assert_eq!(spans.len(), want.len());
+        let mut want_hours: Vec<(i64, u32)> = Vec::new();
+        for &(t, _) in &sorted {
+            let h = i64::from(hour_of(t));
+            match want_hours.last_mut() {
+                Some(last) if last.0 == h => last.1 += 1,
+                _ => want_hours.push((h, 1)),
+            }
+        }
+        let mut got = Vec::new();
+        hours.each(|h, n| got.push((h, n)));
+        assert_eq!(got, want_hours);
+        // Merging two halves gives the same.
+        let (a, b) = times.split_at(n / 2);
+        if let (Some(fa), Some(fb)) = (a.first(), b.first()) {
+            let mut sa = Spans::new(fa.0, 1, u32::from(fa.1));
+            a[1..].iter().for_each(|&(t, p)| sa.add(t, p));
+            let mut sb = Spans::new(fb.0, 1, u32::from(fb.1));
+            b[1..].iter().for_each(|&(t, p)| sb.add(t, p));
+            sa.merge(&sb);
+            assert_eq!(sa.iter().copied().collect::<Vec<_>>(), want);
+        }
+    }
 }
 
 #[test]
@@ -330,7 +387,7 @@ fn top_paths_stay_bounded_and_keep_the_heavy_hitters() {
             t.add("/hot", 1);
         }
     }
-    assert!(t.counts.len() <= TOP_PATHS_CAP);
+    assert!(t.len() <= TOP_PATHS_CAP);
     assert!(t.approximate);
     assert_eq!(t.top(1)[0], ("/hot", 2000));
 }

@@ -114,7 +114,7 @@ impl RobotAcc {
     fn add(&mut self, a: &mut Analysis, i: usize, ci: usize, check: Option<Check>) {
         let c = &a.folded.clients[i];
         self.requests += c.requests;
-        self.sessions += c.sessions().len() as u64;
+        self.sessions += c.session_count() as u64;
         self.ips.insert(c.ip);
         self.uas.insert(c.agent());
         self.bytes += c.bytes;
@@ -436,7 +436,7 @@ fn client_entry<S: BuildHasher>(
         robot: agent.robot.clone(),
         class: class.as_str(),
         requests: c.requests,
-        sessions: c.sessions().len() as u64,
+        sessions: c.session_count() as u64,
         pages: u64::from(c.pages),
         bytes: c.bytes,
         first_seen: format_rfc3339(c.first()),
