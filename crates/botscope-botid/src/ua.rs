@@ -47,7 +47,8 @@ pub const MAX_UA_BYTES: usize = 8 * 1024;
 pub struct UaInfo {
     /// The User-Agent is a robot's.
     pub is_bot: bool,
-    /// uap-core's `user_agent.family`.
+    /// uap-core's `user_agent.family` (from [`UaClassifier::classify_lazily`]:
+    /// only when the decision looked at it).
     pub family: Option<String>,
     /// The registered bot the User-Agent names (registry name).
     pub claimed_bot: Option<String>,
@@ -55,10 +56,70 @@ pub struct UaInfo {
     pub reason: Option<String>,
 }
 
+/// uap-core's parsers: compiled at once, or on a thread of their own and
+/// waited for at their first use. Most User-Agents are decided without
+/// them, so a log's analysis starts while they compile.
+struct Uap {
+    ready: std::sync::OnceLock<user_agent::Extractor<'static>>,
+    #[allow(clippy::type_complexity)]
+    pending: std::sync::Mutex<
+        Option<std::thread::JoinHandle<Result<user_agent::Extractor<'static>, String>>>,
+    >,
+}
+
+impl Uap {
+    fn ready(e: user_agent::Extractor<'static>) -> Uap {
+        Uap {
+            ready: std::sync::OnceLock::from(e),
+            pending: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn compiling(regexes: &'static str, extras_text: &'static str) -> Uap {
+        Uap {
+            ready: std::sync::OnceLock::new(),
+            pending: std::sync::Mutex::new(Some(std::thread::spawn(move || {
+                compile_uap(regexes, extras_text)
+            }))),
+        }
+    }
+
+    /// The parsers. The bundled ones always compile (a test builds them);
+    /// if others failed on the compiling thread, none match.
+    fn get(&self) -> &user_agent::Extractor<'static> {
+        self.ready.get_or_init(|| {
+            let handle = self
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            match handle.map(|h| h.join()) {
+                Some(Ok(Ok(e))) => e,
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                Some(Ok(Err(_))) | None => user_agent::Builder::new()
+                    .build()
+                    .unwrap_or_else(|_| unreachable!("an empty parser set builds")),
+            }
+        })
+    }
+}
+
+fn compile_uap(regexes: &str, extras_text: &str) -> Result<user_agent::Extractor<'static>, String> {
+    let regexes: Regexes<'static> =
+        marked_yaml::from_yaml(0, regexes).map_err(|e| format!("uap regexes: {e}"))?;
+    let mut ua_parsers = extras(extras_text)?;
+    ua_parsers.extend(regexes.user_agent_parsers);
+    user_agent::Builder::new()
+        .push_all(ua_parsers)
+        .map_err(|e| format!("uap user agent parsers: {e}"))?
+        .build()
+        .map_err(|e| format!("uap user agent parsers: {e}"))
+}
+
 /// Classifies User-Agent strings. Build once; `classify` is read-only and
 /// can be shared across threads.
 pub struct UaClassifier {
-    ua: user_agent::Extractor<'static>,
+    ua: Uap,
     patterns: RegexSet,
     pattern_text: Vec<String>,
     isbot: RegexSet,
@@ -307,17 +368,15 @@ impl UaClassifier {
         isbot: &str,
         registry: &Registry,
     ) -> Result<UaClassifier, crate::Error> {
-        Self::build(regexes, extras_text, patterns, isbot, registry, 1)
-            .map_err(crate::Error::Classifier)
+        let ua = compile_uap(regexes, extras_text).map_err(crate::Error::Classifier)?;
+        Self::build(Uap::ready(ua), patterns, isbot, registry).map_err(crate::Error::Classifier)
     }
 
     fn build(
-        regexes: &str,
-        extras_text: &str,
+        ua: Uap,
         patterns: &str,
         isbot: &str,
         registry: &Registry,
-        threads: usize,
     ) -> Result<UaClassifier, String> {
         // Syntax checks only: compiling each pattern on its own just to
         // see that it compiles would double the start-up time.
@@ -355,41 +414,12 @@ impl UaClassifier {
         let (isbot_all, fancy): (Vec<_>, Vec<_>) =
             isbot_all.into_iter().partition(|(p, _)| compiles(p));
         let (isbot_text, isbot_generic): (Vec<String>, Vec<bool>) = isbot_all.into_iter().unzip();
-        let compile_ua = || -> Result<_, String> {
-            let regexes: Regexes<'static> =
-                marked_yaml::from_yaml(0, regexes).map_err(|e| format!("uap regexes: {e}"))?;
-            let mut ua_parsers = extras(extras_text)?;
-            ua_parsers.extend(regexes.user_agent_parsers);
-            user_agent::Builder::new()
-                .push_all(ua_parsers)
-                .map_err(|e| format!("uap user agent parsers: {e}"))?
-                .build()
-                .map_err(|e| format!("uap user agent parsers: {e}"))
-        };
-        let compile_sets = || {
-            let isbot = regex::RegexSetBuilder::new(&isbot_text)
-                .case_insensitive(true)
-                .build()
-                .map_err(|e| format!("isbot patterns: {e}"));
-            let patterns =
-                RegexSet::new(&pattern_text).map_err(|e| format!("crawler patterns: {e}"));
-            (patterns, isbot)
-        };
-        // With a second thread, uap-core's parsers compile beside the two
-        // pattern sets.
-        let (ua, (patterns, isbot)) = if threads > 1 {
-            std::thread::scope(|s| {
-                let ua = s.spawn(compile_ua);
-                let sets = compile_sets();
-                (
-                    ua.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-                    sets,
-                )
-            })
-        } else {
-            (compile_ua(), compile_sets())
-        };
-        let (ua, patterns, isbot) = (ua?, patterns?, isbot?);
+        let isbot = regex::RegexSetBuilder::new(&isbot_text)
+            .case_insensitive(true)
+            .build()
+            .map_err(|e| format!("isbot patterns: {e}"))?;
+        let patterns =
+            RegexSet::new(&pattern_text).map_err(|e| format!("crawler patterns: {e}"))?;
         let isbot_fancy = fancy
             .iter()
             .map(|(p, generic)| {
@@ -449,20 +479,19 @@ impl UaClassifier {
     /// [`UaClassifier::bundled`], compiled on up to `threads` threads (two
     /// are used).
     pub fn bundled_on(registry: &Registry, threads: usize) -> Result<UaClassifier, crate::Error> {
-        Self::build(
-            UAP_REGEXES,
-            UAP_EXTRAS,
-            CRAWLER_PATTERNS,
-            ISBOT_PATTERNS,
-            registry,
-            threads,
-        )
-        .map_err(crate::Error::Classifier)
+        let ua = if threads > 1 {
+            Uap::compiling(UAP_REGEXES, UAP_EXTRAS)
+        } else {
+            Uap::ready(compile_uap(UAP_REGEXES, UAP_EXTRAS).map_err(crate::Error::Classifier)?)
+        };
+        Self::build(ua, CRAWLER_PATTERNS, ISBOT_PATTERNS, registry)
+            .map_err(crate::Error::Classifier)
     }
 
     /// uap-core's family for a User-Agent (`Other` when nothing matches).
     pub fn family(&self, ua: &str) -> String {
         self.ua
+            .get()
             .extract(ua)
             .map_or_else(|| "Other".to_owned(), |v| v.family.into_owned())
     }
@@ -514,8 +543,8 @@ impl UaClassifier {
 
     /// Why the patterns take `ua` for a robot, if they do. A specific
     /// pattern decides; a generic one only when uap-core cannot name the
-    /// client (`family`).
-    fn pattern_reason(&self, ua: &str, family: Option<&str>) -> Option<String> {
+    /// client (`names_a_client`, which looks the family up).
+    fn pattern_reason(&self, ua: &str, names_a_client: &mut dyn FnMut() -> bool) -> Option<String> {
         let text = self.without_neutral_text(ua);
         let text = text.as_ref();
         let mut generic = None;
@@ -554,7 +583,7 @@ impl UaClassifier {
             ));
         }
         if let Some(why) = generic
-            && !self.names_a_client(family)
+            && !names_a_client()
         {
             return Some(why);
         }
@@ -566,6 +595,17 @@ impl UaClassifier {
 
     /// Classifies one User-Agent.
     pub fn classify(&self, ua: &str) -> UaInfo {
+        self.classify_with(ua, true)
+    }
+
+    /// [`UaClassifier::classify`], with uap-core's family looked up only
+    /// when the decision needs it (most User-Agents are decided by the
+    /// patterns alone); the same `is_bot`, `claimed_bot` and `reason`.
+    pub fn classify_lazily(&self, ua: &str) -> UaInfo {
+        self.classify_with(ua, false)
+    }
+
+    fn classify_with(&self, ua: &str, eager: bool) -> UaInfo {
         let ua = if ua.len() > MAX_UA_BYTES {
             let mut end = MAX_UA_BYTES;
             while !ua.is_char_boundary(end) {
@@ -575,7 +615,8 @@ impl UaClassifier {
         } else {
             ua
         };
-        let family = self.ua.extract(ua).map(|v| v.family.into_owned());
+        let mut family: Option<Option<String>> =
+            eager.then(|| self.ua.get().extract(ua).map(|v| v.family.into_owned()));
         // Claims come from registry tokens only: a uap family can name a
         // browser after a robot (the bottica extra maps the DuckDuckGo
         // browser app to `DuckDuckBot`).
@@ -583,11 +624,17 @@ impl UaClassifier {
         let reason = if let Some(c) = &claimed {
             Some(format!("names the registered bot {c}"))
         } else {
-            self.pattern_reason(ua, family.as_deref())
+            let cell = &mut family;
+            self.pattern_reason(ua, &mut || {
+                let f = cell.get_or_insert_with(|| {
+                    self.ua.get().extract(ua).map(|v| v.family.into_owned())
+                });
+                self.names_a_client(f.as_deref())
+            })
         };
         UaInfo {
             is_bot: reason.is_some(),
-            family,
+            family: family.flatten(),
             claimed_bot: claimed,
             reason,
         }

@@ -47,7 +47,7 @@ impl Identify for RegistryIdentify<'_> {
         let Some(ua) = user_agent else {
             return Agent::default();
         };
-        let info = self.ua.classify(ua);
+        let info = self.ua.classify_lazily(ua);
         if let Some(bot) = info
             .claimed_bot
             .as_deref()
@@ -66,7 +66,10 @@ impl Identify for RegistryIdentify<'_> {
             return Agent::default();
         }
         let name = robot_name(ua)
-            .or_else(|| info.family.clone().filter(|f| f != "Other"))
+            .or_else(|| {
+                Some(info.family.clone().unwrap_or_else(|| self.ua.family(ua)))
+                    .filter(|f| f != "Other")
+            })
             .unwrap_or_else(|| ua.chars().take(64).collect());
         Agent {
             token: Some(product_token(ua).to_owned()),

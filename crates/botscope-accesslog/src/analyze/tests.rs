@@ -37,8 +37,10 @@ fn append_kept_keeps_order_and_full_segments() {
 
 #[test]
 fn client_record_stays_small() {
-    // Memory is bounded by distinct clients: this is the price of one.
-    assert!(size_of::<Client>() <= 184, "{}", size_of::<Client>());
+    // Memory is bounded by distinct clients: this is the price of one,
+    // three cache lines; what every request touches is in the first two.
+    assert!(size_of::<Client>() <= 192, "{}", size_of::<Client>());
+    assert!(std::mem::offset_of!(Client, more_paths) < 128);
 }
 
 struct Ua;

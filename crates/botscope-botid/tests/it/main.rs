@@ -182,6 +182,34 @@ mod ua {
         );
     }
 
+    /// The lazy classification (uap-core's parsers compiled on their own
+    /// thread, looked up only when a decision needs them) decides exactly
+    /// as the eager one, on every labelled User-Agent.
+    #[test]
+    fn lazy_family_lookup_decides_the_same() {
+        let r = Registry::bundled();
+        let eager = UaClassifier::bundled(&r).expect("classifier");
+        let lazy = UaClassifier::bundled_on(&r, 2).expect("classifier");
+        let text = data("labeled_ua.tsv");
+        let mut consulted = 0;
+        for line in text.lines().skip(1) {
+            let ua = line.splitn(4, '\t').nth(3).expect("ua");
+            let a = eager.classify(ua);
+            let b = lazy.classify_lazily(ua);
+            assert_eq!(
+                (a.is_bot, &a.claimed_bot, &a.reason),
+                (b.is_bot, &b.claimed_bot, &b.reason),
+                "{ua}"
+            );
+            if let Some(f) = &b.family {
+                consulted += 1;
+                assert_eq!(Some(f), a.family.as_ref(), "{ua}");
+            }
+            assert_eq!(lazy.family(ua), eager.family(ua), "{ua}");
+        }
+        assert!(consulted > 0, "some decisions look the family up");
+    }
+
     /// Bots flagged, browsers not, on the labelled set.
     #[test]
     fn labeled_user_agents() {
