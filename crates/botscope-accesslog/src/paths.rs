@@ -100,17 +100,33 @@ pub const PROBES: &[&str] = &[
     "${jndi:",
 ];
 
-/// The probe automaton (built once; the fixed patterns always build, and
-/// a test asserts it).
-fn probes() -> Option<&'static AhoCorasick> {
-    static AC: OnceLock<Option<AhoCorasick>> = OnceLock::new();
+/// Targets up to this long are searched by the packed searcher.
+const PACKED_TARGET: usize = 512;
+
+/// The probe searchers (built once; the fixed patterns always build, and
+/// a test asserts it): a SIMD packed searcher over the lowercased target
+/// where the processor has one (twice as fast on real targets), else a DFA
+/// that ignores ASCII case. Both find the same leftmost-first match.
+struct Probes {
+    packed: Option<aho_corasick::packed::Searcher>,
+    dfa: AhoCorasick,
+}
+
+fn probes() -> Option<&'static Probes> {
+    static AC: OnceLock<Option<Probes>> = OnceLock::new();
     AC.get_or_init(|| {
-        AhoCorasickBuilder::new()
+        let dfa = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::LeftmostFirst)
             .kind(Some(AhoCorasickKind::DFA))
             .build(PROBES)
-            .ok()
+            .ok()?;
+        let packed = aho_corasick::packed::Config::new()
+            .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
+            .builder()
+            .extend(PROBES.iter().map(|p| p.to_ascii_lowercase()))
+            .build();
+        Some(Probes { packed, dfa })
     })
     .as_ref()
 }
@@ -178,9 +194,19 @@ pub fn path_kind(target: &str) -> PathKind {
 
 /// The probe pattern a request target contains, if any.
 pub fn probe(target: &str) -> Option<&'static str> {
-    probes()?
-        .find(target.as_bytes())
-        .map(|m| PROBES[m.pattern().as_usize()])
+    let p = probes()?;
+    let b = target.as_bytes();
+    let found = match &p.packed {
+        Some(packed) if b.len() <= PACKED_TARGET => {
+            let mut buf = [0u8; PACKED_TARGET];
+            let lower = &mut buf[..b.len()];
+            lower.copy_from_slice(b);
+            lower.make_ascii_lowercase();
+            packed.find(&*lower).map(|m| m.pattern().as_usize())
+        }
+        _ => p.dfa.find(b).map(|m| m.pattern().as_usize()),
+    };
+    found.map(|i| PROBES[i])
 }
 
 /// True for request methods a web client sends; anything else (CONNECT,
@@ -209,6 +235,51 @@ mod tests {
             PathKind::RobotsTxt
         );
         assert_eq!(path_kind("/report.pdf"), PathKind::Page);
+    }
+
+    /// The packed searcher and the DFA find the same probe, at any case.
+    #[test]
+    fn probe_searchers_agree() {
+        let p = probes().expect("probes");
+        assert!(
+            p.packed.is_some() || !cfg!(target_arch = "x86_64"),
+            "x86-64 has a packed searcher"
+        );
+        let mut targets: Vec<String> = vec![
+            "/".into(),
+            "/a/b?c=d".into(),
+            "/WP-Admin/x".into(),
+            "/x/..%2F..%2Fetc/passwd".into(),
+            "/?q=${JNDI:ldap://x}".into(),
+            "/.git/config".into(),
+            "/owa/auth/x.js?/+CSCOE+/".into(),
+        ];
+        for (i, pat) in PROBES.iter().enumerate() {
+            let mixed: String = pat
+                .chars()
+                .enumerate()
+                .map(|(k, c)| {
+                    if (k + i) % 2 == 0 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            targets.push(format!("/x{mixed}y"));
+            targets.push(format!("{mixed}"));
+            targets.push(format!(
+                "/catalog/{i}?next={pat}&{}",
+                PROBES[(i + 7) % PROBES.len()]
+            ));
+        }
+        for t in &targets {
+            let dfa = p
+                .dfa
+                .find(t.as_bytes())
+                .map(|m| PROBES[m.pattern().as_usize()]);
+            assert_eq!(probe(t), dfa, "{t}");
+        }
     }
 
     #[test]

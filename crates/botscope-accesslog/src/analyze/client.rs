@@ -119,16 +119,24 @@ impl Spans {
     }
 
     pub(super) fn merge(&mut self, other: &Spans) {
-        let mut all: Vec<Span> = self.iter().chain(other.iter()).copied().collect();
-        all.sort_unstable_by_key(|s| s.start);
-        let mut out: Vec<Span> = Vec::with_capacity(all.len());
-        for s in all {
+        // Both are sorted by start: one linear merge, joining as it goes.
+        let mut out: Vec<Span> = Vec::with_capacity(self.len() + other.len());
+        let (mut a, mut b) = (self.iter().peekable(), other.iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x.start <= y.start => a.next(),
+                (Some(_), Some(_)) => b.next(),
+                (Some(_), None) => a.next(),
+                (None, _) => b.next(),
+            };
+            let Some(s) = next else { break };
             match out.last_mut() {
-                Some(last) if s.start <= last.end.saturating_add(SESSION_GAP) => join(last, &s),
-                _ => out.push(s),
+                Some(last) if s.start <= last.end.saturating_add(SESSION_GAP) => join(last, s),
+                _ => out.push(*s),
             }
         }
-        // `all` has at least self's span.
+        drop((a, b));
+        // `out` has at least self's span.
         let Some(cur) = out.pop() else { return };
         self.cur = cur;
         self.done = (!out.is_empty()).then(|| Box::new(out));
@@ -190,7 +198,37 @@ impl Hours {
     }
 
     pub(super) fn merge(&mut self, other: &Hours) {
-        other.each(|h, n| self.add(h as i32, n));
+        // Both are sorted by hour: one linear merge.
+        let mine = self
+            .earlier
+            .iter()
+            .flat_map(|v| v.iter())
+            .chain([&self.cur]);
+        let theirs = other
+            .earlier
+            .iter()
+            .flat_map(|v| v.iter())
+            .chain([&other.cur]);
+        let (mut a, mut b) = (mine.peekable(), theirs.peekable());
+        let mut out: Vec<(i32, u32)> = Vec::new();
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x.0 <= y.0 => a.next(),
+                (Some(_), Some(_)) => b.next(),
+                (Some(_), None) => a.next(),
+                (None, _) => b.next(),
+            };
+            let Some(&(h, n)) = next else { break };
+            match out.last_mut() {
+                Some(last) if last.0 == h => last.1 = last.1.saturating_add(n),
+                _ => out.push((h, n)),
+            }
+        }
+        drop((a, b));
+        // `out` has at least self's hour.
+        let Some(cur) = out.pop() else { return };
+        self.cur = cur;
+        self.earlier = (!out.is_empty()).then(|| Box::new(out));
     }
 }
 
