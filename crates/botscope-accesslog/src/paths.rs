@@ -267,7 +267,7 @@ mod tests {
                 })
                 .collect();
             targets.push(format!("/x{mixed}y"));
-            targets.push(format!("{mixed}"));
+            targets.push(mixed.clone());
             targets.push(format!(
                 "/catalog/{i}?next={pat}&{}",
                 PROBES[(i + 7) % PROBES.len()]
