@@ -81,8 +81,11 @@ pub fn open<'p>(source: Source, progress: &'p dyn Progress) -> io::Result<Box<dy
         Source::Stdin => Box::new(io::stdin()),
         Source::Reader(_, r) => r,
     };
+    // Small: it only sniffs the gzip magic and feeds the decoder. Plain
+    // reads, asked in blocks larger than it, go past it straight into the
+    // chunk's buffer once the sniffed head is drained.
     let mut buffered = BufReader::with_capacity(
-        256 * 1024,
+        32 * 1024,
         Counting {
             inner: raw,
             progress,
