@@ -142,6 +142,10 @@ impl Policy for RobotsTxt {
     fn crawl_delay(&self, token: Option<&str>, time: i64) -> Option<f64> {
         self.at(time)?.crawl_delay(token.unwrap_or("*"))
     }
+
+    fn judges(&self) -> bool {
+        !self.versions.is_empty()
+    }
 }
 
 #[cfg(test)]

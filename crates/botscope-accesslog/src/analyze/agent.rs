@@ -34,6 +34,11 @@ pub trait Policy: Sync {
     fn disallowed(&self, token: Option<&str>, target: &str, time: i64) -> Option<bool>;
     /// The Crawl-delay, in seconds, for `token` at `time`.
     fn crawl_delay(&self, token: Option<&str>, time: i64) -> Option<f64>;
+    /// Whether any request can be judged at all (`false`: no robots.txt,
+    /// and the fold need not look the agent's token up for it).
+    fn judges(&self) -> bool {
+        true
+    }
 }
 
 /// No robots.txt known: nothing is judged.
@@ -46,6 +51,9 @@ impl Policy for NoPolicy {
     }
     fn crawl_delay(&self, _: Option<&str>, _: i64) -> Option<f64> {
         None
+    }
+    fn judges(&self) -> bool {
+        false
     }
 }
 

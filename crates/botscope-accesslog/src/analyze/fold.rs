@@ -19,6 +19,9 @@ const DROPPED: u32 = u32::MAX;
 #[derive(Debug)]
 pub struct Partial {
     pub(super) agents: Vec<(Option<Box<str>>, Agent)>,
+    /// For each agent: it is a robot's. Dense, so that a browser's request
+    /// does not read its agent (a cache miss in a busy log).
+    pub(super) robot: Vec<bool>,
     pub(super) agent_ix: Map<Box<str>, u32>,
     pub(super) no_ua: Option<u32>,
     pub(super) client_ix: Map<(IpAddr, u32), u32>,
@@ -33,6 +36,7 @@ impl Default for Partial {
     fn default() -> Partial {
         Partial {
             agents: Vec::new(),
+            robot: Vec::new(),
             agent_ix: Map::default(),
             no_ua: None,
             client_ix: Map::default(),
@@ -53,6 +57,8 @@ pub struct Analyzer<'a> {
     /// Requests come in runs (a page and its assets, a crawler's burst),
     /// and a run needs no lookup in the large client index.
     pub(super) last: Option<(IpAddr, u32, u32)>,
+    /// The policy judges requests ([`Policy::judges`]).
+    pub(super) judges: bool,
 }
 
 impl<'a> Analyzer<'a> {
@@ -65,6 +71,7 @@ impl<'a> Analyzer<'a> {
             part: Partial::default(),
             chunk: 0,
             last: None,
+            judges: policy.judges(),
         }
     }
 
@@ -99,7 +106,9 @@ impl<'a> Analyzer<'a> {
                 return i;
             }
             let i = p.agents.len() as u32;
-            p.agents.push((None, self.identify.identify(None)));
+            let agent = self.identify.identify(None);
+            p.robot.push(agent.robot.is_some());
+            p.agents.push((None, agent));
             p.no_ua = Some(i);
             return i;
         };
@@ -116,8 +125,9 @@ impl<'a> Analyzer<'a> {
             return NO_AGENT;
         }
         let i = p.agents.len() as u32;
-        p.agents
-            .push((Some(ua.into()), self.identify.identify(Some(ua))));
+        let agent = self.identify.identify(Some(ua));
+        p.robot.push(agent.robot.is_some());
+        p.agents.push((Some(ua.into()), agent));
         p.agent_ix.insert(ua.into(), i);
         i
     }
@@ -161,7 +171,7 @@ impl<'a> Analyzer<'a> {
             return;
         };
         self.last = Some((r.ip, a, ci));
-        let agent = &p.agents[a as usize].1;
+        let robot = p.robot[a as usize];
         let target: &str = &r.path;
         let kind = path_kind(target);
         let c = p.folded.clients.get_mut(ci);
@@ -237,9 +247,10 @@ impl<'a> Analyzer<'a> {
         }
         // robots.txt itself is always allowed (RFC 9309 2.2.2).
         if kind != PathKind::RobotsTxt
-            && let Some(d) = self
-                .policy
-                .disallowed(agent.token.as_deref(), target, r.time)
+            && self.judges
+            && let Some(d) =
+                self.policy
+                    .disallowed(p.agents[a as usize].1.token.as_deref(), target, r.time)
         {
             let c = p.folded.clients.get_mut(ci);
             inc(&mut c.judged);
@@ -255,8 +266,9 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
-        p.folded.per_record(r, agent.robot.is_some());
-        if let Some(robot) = &agent.robot {
+        p.folded.per_record(r, robot);
+        if robot && let Some(robot) = &p.agents[a as usize].1.robot {
+            let agent = &p.agents[a as usize].1;
             let f = &mut p.folded;
             f.seconds.entry(ci).or_default().push(r.time);
             let room = f.robot_paths.len() < ROBOT_PATH_COUNTERS || agent.registered;
@@ -357,6 +369,7 @@ impl Partial {
                         self.agent_ix.insert(u.clone(), i);
                     }
                 }
+                self.robot.push(agent.robot.is_some());
                 self.agents.push((ua, agent));
                 i
             });
