@@ -47,8 +47,8 @@ pub const MAX_UA_BYTES: usize = 8 * 1024;
 pub struct UaInfo {
     /// The User-Agent is a robot's.
     pub is_bot: bool,
-    /// uap-core's `user_agent.family` (from [`UaClassifier::classify_lazily`]:
-    /// only when the decision looked at it).
+    /// uap-core's `user_agent.family`, when the decision looked it up (a
+    /// generic pattern matched); [`UaClassifier::family`] gives it always.
     pub family: Option<String>,
     /// The registered bot the User-Agent names (registry name).
     pub claimed_bot: Option<String>,
@@ -259,7 +259,6 @@ fn extras(text: &str) -> Result<Vec<user_agent::Parser<'static>>, String> {
     Ok(out)
 }
 
-/// True when the match `[s, e)` in `hay` stands as a whole word.
 /// `p` without its look-around groups (`(?=…)`, `(?!…)`, `(?<=…)`,
 /// `(?<!…)`): a pattern that matches wherever `p` does. Escapes and
 /// bracket classes are skipped over whole.
@@ -327,6 +326,7 @@ fn class_end(b: &[u8], mut i: usize) -> usize {
     b.len()
 }
 
+/// True when the match `[s, e)` in `hay` stands as a whole word.
 fn whole_word(hay: &[u8], s: usize, e: usize) -> bool {
     let alnum = |b: u8| b.is_ascii_alphanumeric();
     (s == 0 || !alnum(hay[s - 1])) && (e == hay.len() || !alnum(hay[e]))
@@ -593,19 +593,10 @@ impl UaClassifier {
         None
     }
 
-    /// Classifies one User-Agent.
+    /// Classifies one User-Agent. uap-core's parsers are consulted only
+    /// when the decision needs them (most User-Agents are decided by the
+    /// patterns alone).
     pub fn classify(&self, ua: &str) -> UaInfo {
-        self.classify_with(ua, true)
-    }
-
-    /// [`UaClassifier::classify`], with uap-core's family looked up only
-    /// when the decision needs it (most User-Agents are decided by the
-    /// patterns alone); the same `is_bot`, `claimed_bot` and `reason`.
-    pub fn classify_lazily(&self, ua: &str) -> UaInfo {
-        self.classify_with(ua, false)
-    }
-
-    fn classify_with(&self, ua: &str, eager: bool) -> UaInfo {
         let ua = if ua.len() > MAX_UA_BYTES {
             let mut end = MAX_UA_BYTES;
             while !ua.is_char_boundary(end) {
@@ -615,8 +606,7 @@ impl UaClassifier {
         } else {
             ua
         };
-        let mut family: Option<Option<String>> =
-            eager.then(|| self.ua.get().extract(ua).map(|v| v.family.into_owned()));
+        let mut family: Option<Option<String>> = None;
         // Claims come from registry tokens only: a uap family can name a
         // browser after a robot (the bottica extra maps the DuckDuckGo
         // browser app to `DuckDuckBot`).

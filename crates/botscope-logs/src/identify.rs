@@ -47,7 +47,7 @@ impl Identify for RegistryIdentify<'_> {
         let Some(ua) = user_agent else {
             return Agent::default();
         };
-        let info = self.ua.classify_lazily(ua);
+        let info = self.ua.classify(ua);
         if let Some(bot) = info
             .claimed_bot
             .as_deref()

@@ -119,28 +119,48 @@ impl Spans {
     }
 
     pub(super) fn merge(&mut self, other: &Spans) {
-        // Both are sorted by start: one linear merge, joining as it goes.
-        let mut out: Vec<Span> = Vec::with_capacity(self.len() + other.len());
-        let (mut a, mut b) = (self.iter().peekable(), other.iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) if x.start <= y.start => a.next(),
-                (Some(_), Some(_)) => b.next(),
-                (Some(_), None) => a.next(),
-                (None, _) => b.next(),
-            };
-            let Some(s) = next else { break };
-            match out.last_mut() {
-                Some(last) if s.start <= last.end.saturating_add(SESSION_GAP) => join(last, s),
-                _ => out.push(*s),
-            }
-        }
-        drop((a, b));
+        let mut out = merge_sorted(
+            self.iter(),
+            other.iter(),
+            |s| s.start,
+            |last, s| {
+                let touches = s.start <= last.end.saturating_add(SESSION_GAP);
+                if touches {
+                    join(last, s);
+                }
+                touches
+            },
+        );
         // `out` has at least self's span.
         let Some(cur) = out.pop() else { return };
         self.cur = cur;
         self.done = (!out.is_empty()).then(|| Box::new(out));
     }
+}
+
+/// Two sequences sorted by `key` merged into one (linear, no sort), each
+/// item folded into the one before it when `fold` takes it.
+fn merge_sorted<'a, T: Copy + 'a, K: Ord>(
+    a: impl Iterator<Item = &'a T>,
+    b: impl Iterator<Item = &'a T>,
+    key: impl Fn(&T) -> K,
+    mut fold: impl FnMut(&mut T, &T) -> bool,
+) -> Vec<T> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    let mut out: Vec<T> = Vec::with_capacity(a.size_hint().0 + b.size_hint().0);
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if key(x) <= key(y) => a.next(),
+            (Some(_), Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, _) => b.next(),
+        };
+        let Some(item) = next else { break };
+        if !out.last_mut().is_some_and(|last| fold(last, item)) {
+            out.push(*item);
+        }
+    }
+    out
 }
 
 pub(super) fn join(a: &mut Span, b: &Span) {
@@ -198,7 +218,6 @@ impl Hours {
     }
 
     pub(super) fn merge(&mut self, other: &Hours) {
-        // Both are sorted by hour: one linear merge.
         let mine = self
             .earlier
             .iter()
@@ -209,22 +228,18 @@ impl Hours {
             .iter()
             .flat_map(|v| v.iter())
             .chain([&other.cur]);
-        let (mut a, mut b) = (mine.peekable(), theirs.peekable());
-        let mut out: Vec<(i32, u32)> = Vec::new();
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) if x.0 <= y.0 => a.next(),
-                (Some(_), Some(_)) => b.next(),
-                (Some(_), None) => a.next(),
-                (None, _) => b.next(),
-            };
-            let Some(&(h, n)) = next else { break };
-            match out.last_mut() {
-                Some(last) if last.0 == h => last.1 = last.1.saturating_add(n),
-                _ => out.push((h, n)),
-            }
-        }
-        drop((a, b));
+        let mut out = merge_sorted(
+            mine,
+            theirs,
+            |p| p.0,
+            |last, p| {
+                let same = last.0 == p.0;
+                if same {
+                    last.1 = last.1.saturating_add(p.1);
+                }
+                same
+            },
+        );
         // `out` has at least self's hour.
         let Some(cur) = out.pop() else { return };
         self.cur = cur;

@@ -267,12 +267,12 @@ impl<'a> Analyzer<'a> {
             }
         }
         p.folded.per_record(r, robot);
-        if robot && let Some(robot) = &p.agents[a as usize].1.robot {
-            let agent = &p.agents[a as usize].1;
+        let agent = &p.agents[a as usize].1;
+        if robot && let Some(name) = agent.robot.as_deref() {
             let f = &mut p.folded;
             f.seconds.entry(ci).or_default().push(r.time);
             let room = f.robot_paths.len() < ROBOT_PATH_COUNTERS || agent.registered;
-            match f.robot_paths.get_mut(robot.as_str()) {
+            match f.robot_paths.get_mut(name) {
                 Some(t) => t.add(target, 1),
                 // Path counters for the first robots, and for every
                 // registered one: made-up robot names cannot multiply
@@ -280,7 +280,7 @@ impl<'a> Analyzer<'a> {
                 None if room => {
                     let mut t = TopPaths::default();
                     t.add(target, 1);
-                    f.robot_paths.insert(robot.as_str().into(), t);
+                    f.robot_paths.insert(name.into(), t);
                 }
                 None => f.robot_paths_dropped = true,
             }
