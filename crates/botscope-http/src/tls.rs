@@ -11,6 +11,7 @@ use crate::Error;
 
 /// The certificate authorities a client starts from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Roots {
     /// The system's store: the files named by `SSL_CERT_FILE` and
     /// `SSL_CERT_DIR` when either is set (only them), else the platform's

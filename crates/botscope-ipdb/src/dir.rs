@@ -18,6 +18,7 @@ const MAX_INPUT: usize = 1 << 30;
 
 /// A kind of database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Kind {
     /// IP range → AS number and organisation.
     Asn,

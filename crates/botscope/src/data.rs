@@ -1,7 +1,7 @@
 //! `botscope data`: the IP-owner databases of the data directory.
 
 use anyhow::{Context, Result};
-use botscope_ipdb::{DataDir, Kind, UpdateConfig};
+use botscope_ipdb::{DataDir, UpdateConfig};
 
 use crate::cli::{DataStatusArgs, DataUpdateArgs, Format};
 use crate::exit::ExitStatus;
@@ -17,13 +17,12 @@ fn dir(settings: &Settings) -> Result<DataDir> {
 /// `data update`: each database fetched, checked, then installed.
 pub async fn update(a: &DataUpdateArgs, settings: &Settings) -> Result<ExitStatus> {
     let cfg = UpdateConfig {
-        kinds: a.what.iter().filter_map(|w| Kind::from_name(w)).collect(),
+        kinds: a.what.clone(),
         from: a.from.clone(),
         npm_registry: a.npm_registry.clone(),
-        timeout: std::time::Duration::try_from_secs_f64(a.timeout.clamp(1.0, 86_400.0))
-            .context("--timeout")?,
+        timeout: a.timeout,
         force: a.force,
-        trust: crate::harvest::trust(&a.tls)?,
+        trust: crate::settings::trust(&a.tls)?,
     };
     botscope_ipdb::update(&dir(settings)?, &cfg, |i| println!("{}", i.describe())).await?;
     Ok(ExitStatus::Success)

@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::cli::{FetchPagesArgs, Format};
 use crate::exit::ExitStatus;
-use crate::harvest::{fetch_config, nameservers};
+use crate::settings::FetchSettings;
 
 /// Where a body of `url` is saved under `--out`: HOST[_PORT]/PATH, each
 /// segment reduced to safe bytes, `.` and `..` never used as names, a
@@ -120,7 +120,9 @@ fn to_json(f: &Fetch, saved: Option<&Path>) -> serde_json::Value {
 /// `fetch`.
 pub async fn run(a: &FetchPagesArgs) -> Result<ExitStatus> {
     // Everything is checked before anything is asked.
-    let fetch = fetch_config(&a.fetch, a.semantics, Duration::ZERO)?;
+    let settings = FetchSettings::resolve(&a.fetch, a.semantics, Duration::ZERO)?;
+    let nameservers = settings.nameservers()?;
+    let fetch = settings.config;
     honest_user_agent(&fetch.user_agent)?;
     let mut urls = Vec::new();
     for u in &a.urls {
@@ -142,7 +144,7 @@ pub async fn run(a: &FetchPagesArgs) -> Result<ExitStatus> {
             ..PoliteConfig::default()
         }
     };
-    let pool = dns_pool(nameservers(&a.fetch.dns)?, cfg.fetch.connect_timeout).await?;
+    let pool = dns_pool(nameservers, cfg.fetch.connect_timeout).await?;
     let crawler = Arc::new(Crawler::new(cfg, pool)?);
 
     let mut all = crawler.fetch_all(urls.iter().map(ToString::to_string).collect());

@@ -2,28 +2,17 @@
 //! is botscope-harvest's; this module reads the host list, turns the flags
 //! into its configuration, and draws the progress and the summary.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use botscope_dns::ServerCheck;
-use botscope_harvest::{
-    Config, DEFAULT_USER_AGENT, Progress, RunConfig, Selection, Tally, read_host_list,
-};
-use botscope_robotstxt::{FetchPolicy, Semantics};
+use botscope_harvest::{Progress, RunConfig, Selection, Tally, read_host_list};
 use botscope_store::{Frontier, RunId, StoreLocator};
 
-use crate::cli::{FetchArgs, HarvestArgs, TlsArgs};
+use crate::cli::HarvestArgs;
 use crate::exit::ExitStatus;
-use crate::settings::Settings;
-
-pub fn nameservers(args: &[String]) -> Result<Vec<SocketAddr>> {
-    if args.is_empty() {
-        return botscope_dns::system_nameservers().context("no --dns given");
-    }
-    botscope_dns::parse_nameservers(args).context("--dns")
-}
+use crate::settings::{FetchSettings, Settings};
 
 /// What the run says as it goes: notes on standard error, a bar on a
 /// terminal.
@@ -57,39 +46,6 @@ impl Progress for Bar {
     }
 }
 
-/// What HTTPS trusts, as `--tls-roots` and `--ca-file` say.
-pub fn trust(args: &TlsArgs) -> Result<botscope_harvest::Trust> {
-    let roots = botscope_harvest::Roots::parse(&args.tls_roots)
-        .with_context(|| format!("--tls-roots {}: system or bundled", args.tls_roots))?;
-    let extra = match &args.ca_file {
-        Some(ca) => botscope_harvest::certificates(
-            &std::fs::read(ca).with_context(|| format!("cannot read {}", ca.display()))?,
-        )
-        .with_context(|| format!("--ca-file {}", ca.display()))?,
-        None => Vec::new(),
-    };
-    Ok(botscope_harvest::Trust { roots, extra })
-}
-
-/// The fetch settings of `args`, checked.
-pub fn fetch_config(args: &FetchArgs, semantics: Semantics, ip_gap: Duration) -> Result<Config> {
-    let trust = trust(&args.tls)?;
-    Ok(Config {
-        user_agent: args
-            .user_agent
-            .clone()
-            .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned()),
-        connect_timeout: args.connect_timeout,
-        total_timeout: args.timeout,
-        ip_gap,
-        allow_private: args.allow_private,
-        http_port: args.http_port,
-        https_port: args.https_port,
-        policy: FetchPolicy::for_semantics(semantics),
-        trust,
-    })
-}
-
 /// The host list of `path`, its notes told; empty is an error.
 fn host_list(path: &std::path::Path) -> Result<botscope_harvest::HostList> {
     let list = read_host_list(crate::io::input(path)?)
@@ -112,10 +68,11 @@ pub async fn run(a: &HarvestArgs, settings: &Settings) -> Result<ExitStatus> {
         bail!("give a host list (or --worker NAME to work a PostgreSQL frontier)");
     };
     let list = host_list(hosts)?;
+    let fetch = FetchSettings::resolve(&a.fetch, a.semantics, a.ip_gap)?;
     let config = RunConfig {
-        fetch: fetch_config(&a.fetch, a.semantics, a.ip_gap)?,
+        nameservers: fetch.nameservers()?,
+        fetch: fetch.config,
         concurrency: a.concurrency.max(1),
-        nameservers: nameservers(&a.fetch.dns)?,
         resume: a.resume,
         refresh_older_than: if a.refresh { a.older_than } else { None },
         input: hosts.display().to_string(),
@@ -159,10 +116,11 @@ async fn work(a: &HarvestArgs, worker: &str, settings: &Settings) -> Result<Exit
         lease >= Duration::from_secs(3),
         "--lease: at least 3s (it is renewed every third)"
     );
+    let fetch = FetchSettings::resolve(&a.fetch, a.semantics, a.ip_gap)?;
     let config = botscope_harvest::WorkerConfig {
-        fetch: fetch_config(&a.fetch, a.semantics, a.ip_gap)?,
+        nameservers: fetch.nameservers()?,
+        fetch: fetch.config,
         concurrency: a.concurrency.max(1),
-        nameservers: nameservers(&a.fetch.dns)?,
         worker: worker.to_owned(),
         batch: a.batch.clamp(1, 100_000),
         lease,

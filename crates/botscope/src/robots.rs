@@ -15,6 +15,7 @@ use crate::cli::{
     MetaArgs, MinSeverity,
 };
 use crate::exit::ExitStatus;
+use crate::settings::FetchSettings;
 
 /// The bytes of a robots.txt given as a file or, for an `http(s)://` URL,
 /// fetched from the site as `harvest` fetches it (what was fetched, and
@@ -24,10 +25,9 @@ async fn robots_bytes(arg: &Path, fetch: &FetchArgs, max: Option<usize>) -> Resu
     if !(text.starts_with("http://") || text.starts_with("https://")) {
         return crate::io::read_limited(arg, max);
     }
-    let cfg = crate::harvest::fetch_config(fetch, Semantics::Google, Duration::ZERO)?;
-    let timeout = cfg.connect_timeout;
-    let servers = crate::harvest::nameservers(&fetch.dns)?;
-    let f = botscope_harvest::fetch_robots_txt(&text, cfg, servers, timeout).await?;
+    let fetch = FetchSettings::resolve(fetch, Semantics::Google, Duration::ZERO)?;
+    let (servers, timeout) = (fetch.nameservers()?, fetch.config.connect_timeout);
+    let f = botscope_harvest::fetch_robots_txt(&text, fetch.config, servers, timeout).await?;
     eprintln!("botscope: {}", botscope_text::field(&f.describe()));
     let total = f.attempt.bytes.max(f.robots_txt.len() as u64);
     Ok((f.robots_txt, total))

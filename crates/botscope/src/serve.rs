@@ -61,6 +61,11 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
 /// `serve`.
 pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
     log_to_stderr(s);
+    let fetch = crate::settings::FetchSettings::resolve(
+        &a.fetch,
+        botscope_robotstxt::Semantics::Google,
+        std::time::Duration::ZERO,
+    )?;
     let config = botscope_web::Config {
         db: a.db.clone(),
         index: a.index.clone(),
@@ -80,16 +85,8 @@ pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
             upload_clients: usize::try_from(a.upload_clients)?,
             ..botscope_web::Limits::default()
         },
-        fetch: crate::harvest::fetch_config(
-            &a.fetch,
-            botscope_robotstxt::Semantics::Google,
-            std::time::Duration::ZERO,
-        )?,
-        nameservers: if a.fetch.dns.is_empty() {
-            Vec::new()
-        } else {
-            crate::harvest::nameservers(&a.fetch.dns)?
-        },
+        fetch: fetch.config,
+        nameservers: fetch.dns,
         demo_sites: a.demo_sites,
         threads: s.threads,
     };

@@ -5,8 +5,15 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
+use std::net::SocketAddr;
+use std::time::Duration;
+
 use anyhow::{Context, Result};
 use botscope_botid::{MAX_REGISTRY_BYTES, Registry};
+use botscope_harvest::{Config, DEFAULT_USER_AGENT};
+use botscope_robotstxt::{FetchPolicy, Semantics};
+
+use crate::cli::{FetchArgs, TlsArgs};
 
 /// What every command may need to know of its surroundings.
 #[derive(Debug, Clone)]
@@ -109,6 +116,74 @@ impl Settings {
         }
         Ok(r)
     }
+}
+
+/// How a command that fetches (harvest, fetch, robots from a URL, serve)
+/// fetches, resolved once from its flags before anything is opened or
+/// asked: the client's configuration (certificates read, User-Agent
+/// chosen) and the nameservers given.
+#[derive(Debug, Clone)]
+pub struct FetchSettings {
+    /// How each host is fetched.
+    pub config: Config,
+    /// The nameservers `--dns` names; none means the system's
+    /// ([`FetchSettings::nameservers`]).
+    pub dns: Vec<SocketAddr>,
+}
+
+impl FetchSettings {
+    /// The settings `args` give, for `semantics` (which statuses and
+    /// redirects a robots.txt fetch follows) and `ip_gap` (the pause
+    /// between two requests to one address).
+    pub fn resolve(args: &FetchArgs, semantics: Semantics, ip_gap: Duration) -> Result<Self> {
+        let dns = if args.dns.is_empty() {
+            Vec::new()
+        } else {
+            botscope_dns::parse_nameservers(&args.dns).context("--dns")?
+        };
+        Ok(FetchSettings {
+            config: Config {
+                user_agent: args
+                    .user_agent
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned()),
+                connect_timeout: args.connect_timeout,
+                total_timeout: args.timeout,
+                ip_gap,
+                allow_private: args.allow_private,
+                http_port: args.http_port,
+                https_port: args.https_port,
+                policy: FetchPolicy::for_semantics(semantics),
+                trust: trust(&args.tls)?,
+            },
+            dns,
+        })
+    }
+
+    /// The nameservers to use: those given, else the system's
+    /// (`/etc/resolv.conf`).
+    pub fn nameservers(&self) -> Result<Vec<SocketAddr>> {
+        if self.dns.is_empty() {
+            return botscope_dns::system_nameservers().context("no --dns given");
+        }
+        Ok(self.dns.clone())
+    }
+}
+
+/// What HTTPS trusts, as `--tls-roots` and `--ca-file` say (the
+/// certificates read and checked).
+pub fn trust(args: &TlsArgs) -> Result<botscope_harvest::Trust> {
+    let extra = match &args.ca_file {
+        Some(ca) => botscope_harvest::certificates(
+            &std::fs::read(ca).with_context(|| format!("cannot read {}", ca.display()))?,
+        )
+        .with_context(|| format!("--ca-file {}", ca.display()))?,
+        None => Vec::new(),
+    };
+    Ok(botscope_harvest::Trust {
+        roots: args.tls_roots,
+        extra,
+    })
 }
 
 /// A registry file's text, within the size limit.
