@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use super::*;
 
 /// One session: a span of activity with no gap over [`SESSION_GAP`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Span {
     /// First request.
     pub start: i64,
@@ -52,76 +52,65 @@ impl Spans {
         self.done.as_ref().map_or(0, |v| v.len()) + 1
     }
 
-    pub(super) fn add(&mut self, t: i64, page: bool) {
+    /// Takes a request at `t` in where the latest span can (within the
+    /// gap after it, or before it); otherwise returns the span to set
+    /// aside: the latest one, closed by a request more than the gap after
+    /// it, or a span of the one request long before it. What is set aside
+    /// is taken back by [`Spans::settle`]; until then the spans are not
+    /// in their final form (the latest may have grown back to touch an
+    /// earlier one). The fold keeps set-aside spans in the partial's
+    /// trail, so a request never follows a pointer out of its client.
+    pub(super) fn step(&mut self, t: i64, page: bool) -> Option<Span> {
         let pages = u32::from(page);
         let cur = &mut self.cur;
-        if t >= cur.start {
-            if t <= cur.end.saturating_add(SESSION_GAP) {
-                cur.end = cur.end.max(t);
-                cur.requests = cur.requests.saturating_add(1);
-                cur.pages = cur.pages.saturating_add(pages);
-            } else {
-                let old = std::mem::replace(
-                    cur,
-                    Span {
-                        start: t,
-                        end: t,
-                        requests: 1,
-                        pages,
-                    },
-                );
-                self.done.get_or_insert_default().push(old);
-            }
-            return;
-        }
-        if t >= cur.start.saturating_sub(SESSION_GAP) {
-            cur.start = t;
-            cur.requests = cur.requests.saturating_add(1);
-            cur.pages = cur.pages.saturating_add(pages);
-            // The earlier spans are more than the gap apart: only the
-            // last of them can now touch `cur`.
-            if let Some(v) = &mut self.done
-                && v.last()
-                    .is_some_and(|l| l.end.saturating_add(SESSION_GAP) >= t)
-                && let Some(last) = v.pop()
-            {
-                join(cur, &last);
-                if v.is_empty() {
-                    self.done = None;
-                }
-            }
-            return;
-        }
-        // More than the gap before `cur`: among the earlier spans, none of
-        // which can reach `cur` by taking `t` in.
-        let v = self.done.get_or_insert_default();
-        let span = Span {
+        let single = Span {
             start: t,
             end: t,
             requests: 1,
             pages,
         };
-        // The first span that ends within the gap before t.
-        let i = v.partition_point(|s| s.end.saturating_add(SESSION_GAP) < t);
-        if i < v.len() && v[i].start.saturating_sub(SESSION_GAP) <= t {
-            let s = &mut v[i];
-            s.start = s.start.min(t);
-            s.end = s.end.max(t);
-            s.requests = s.requests.saturating_add(1);
-            s.pages = s.pages.saturating_add(pages);
-            if i + 1 < v.len() && v[i].end.saturating_add(SESSION_GAP) >= v[i + 1].start {
-                let next = v.remove(i + 1);
-                join(&mut v[i], &next);
+        if t >= cur.start {
+            if t <= cur.end.saturating_add(SESSION_GAP) {
+                cur.end = cur.end.max(t);
+                cur.requests = cur.requests.saturating_add(1);
+                cur.pages = cur.pages.saturating_add(pages);
+                return None;
             }
-        } else {
-            v.insert(i, span);
+            return Some(std::mem::replace(cur, single));
         }
+        if t >= cur.start.saturating_sub(SESSION_GAP) {
+            cur.start = t;
+            cur.requests = cur.requests.saturating_add(1);
+            cur.pages = cur.pages.saturating_add(pages);
+            return None;
+        }
+        Some(single)
+    }
+
+    /// Takes back spans [`Spans::step`] set aside (in any order): the
+    /// spans become disjoint, sorted and more than the gap apart again.
+    pub(super) fn settle(&mut self, aside: &mut [Span]) {
+        aside.sort_unstable_by_key(|s| s.start);
+        self.merge_in(aside.iter());
+    }
+
+    /// Takes a request at `t` in, settled at once.
+    #[cfg(test)]
+    pub(super) fn add(&mut self, t: i64, page: bool) {
+        let mut aside: Vec<Span> = self.step(t, page).into_iter().collect();
+        self.settle(&mut aside);
     }
 
     pub(super) fn merge(&mut self, other: &Spans) {
+        self.merge_in(other.iter());
+    }
+
+    /// Merges spans sorted by start into these (which are sorted by
+    /// start, if not yet disjoint: [`Spans::step`]).
+    fn merge_in<'a>(&mut self, other: impl Iterator<Item = &'a Span>) {
         let mut out = merge_sorted(
             self.iter(),
-            other.iter(),
+            other,
             |s| s.start,
             |last, s| {
                 let touches = s.start <= last.end.saturating_add(SESSION_GAP);
@@ -140,9 +129,9 @@ impl Spans {
 
 /// Two sequences sorted by `key` merged into one (linear, no sort), each
 /// item folded into the one before it when `fold` takes it.
-fn merge_sorted<'a, T: Copy + 'a, K: Ord>(
+fn merge_sorted<'a, 'b, T: Copy + 'a + 'b, K: Ord>(
     a: impl Iterator<Item = &'a T>,
-    b: impl Iterator<Item = &'a T>,
+    b: impl Iterator<Item = &'b T>,
     key: impl Fn(&T) -> K,
     mut fold: impl FnMut(&mut T, &T) -> bool,
 ) -> Vec<T> {
@@ -201,33 +190,52 @@ impl Hours {
         f(i64::from(self.cur.0), self.cur.1);
     }
 
-    pub(super) fn add(&mut self, h: i32, n: u32) {
+    /// Counts `n` requests in hour `h` where the latest hour is `h`;
+    /// otherwise returns the count to set aside: the latest hour's, when
+    /// `h` is later, or `(h, n)` itself. [`Hours::settle`] takes them
+    /// back.
+    pub(super) fn step(&mut self, h: i32, n: u32) -> Option<(i32, u32)> {
         let cur = &mut self.cur;
         if cur.0 == h {
             cur.1 = cur.1.saturating_add(n);
+            None
         } else if h > cur.0 {
-            let old = std::mem::replace(cur, (h, n));
-            self.earlier.get_or_insert_default().push(old);
+            Some(std::mem::replace(cur, (h, n)))
         } else {
-            let v = self.earlier.get_or_insert_default();
-            match v.binary_search_by_key(&h, |p| p.0) {
-                Ok(i) => v[i].1 = v[i].1.saturating_add(n),
-                Err(i) => v.insert(i, (h, n)),
-            }
+            Some((h, n))
+        }
+    }
+
+    /// Takes back counts [`Hours::step`] set aside (in any order).
+    pub(super) fn settle(&mut self, aside: &mut [(i32, u32)]) {
+        aside.sort_unstable_by_key(|p| p.0);
+        self.merge_in(aside.iter());
+    }
+
+    /// Counts `n` requests in hour `h`, settled at once.
+    #[cfg(test)]
+    pub(super) fn add(&mut self, h: i32, n: u32) {
+        if let Some(p) = self.step(h, n) {
+            self.settle(&mut [p]);
         }
     }
 
     pub(super) fn merge(&mut self, other: &Hours) {
-        let mine = self
-            .earlier
-            .iter()
-            .flat_map(|v| v.iter())
-            .chain([&self.cur]);
         let theirs = other
             .earlier
             .iter()
             .flat_map(|v| v.iter())
             .chain([&other.cur]);
+        self.merge_in(theirs);
+    }
+
+    /// Merges counts sorted by hour into these.
+    fn merge_in<'a>(&mut self, theirs: impl Iterator<Item = &'a (i32, u32)>) {
+        let mine = self
+            .earlier
+            .iter()
+            .flat_map(|v| v.iter())
+            .chain([&self.cur]);
         let mut out = merge_sorted(
             mine,
             theirs,

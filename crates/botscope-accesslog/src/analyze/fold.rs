@@ -25,6 +25,9 @@ pub struct Partial {
     pub(super) agent_ix: Map<Box<str>, u32>,
     pub(super) no_ua: Option<u32>,
     pub(super) client_ix: Map<(IpAddr, u32), u32>,
+    /// Sessions and hours the clients set aside ([`Spans::step`],
+    /// [`Hours::step`]), by client, until [`Partial::settle`].
+    pub(super) trail: Trail,
     /// Distinct clients tracked at most; the requests of the others are
     /// counted in [`Folded::untracked`].
     pub(super) max_clients: usize,
@@ -40,11 +43,28 @@ impl Default for Partial {
             agent_ix: Map::default(),
             no_ua: None,
             client_ix: Map::default(),
+            trail: Trail::default(),
             max_clients: MAX_CLIENTS,
             folded: Folded::default(),
         }
     }
 }
+
+/// What clients set aside as they go: a session a later request closed
+/// (or one long before the latest), an hour passed. Appended where the
+/// fold is, so that a request in a busy log touches its client and
+/// nothing behind it; taken back into the clients, all at once, by
+/// [`Partial::settle`].
+#[derive(Debug, Default)]
+pub(super) struct Trail {
+    spans: Vec<(u32, Span)>,
+    hours: Vec<(u32, (i32, u32))>,
+}
+
+/// Entries a trail holds before it is settled (4 MB of sessions): memory
+/// stays near what the clients' own sessions take, and the trail's tail
+/// in cache.
+const TRAIL_SETTLE: usize = 1 << 17;
 
 /// Folds records into a [`Partial`]. One per thread.
 pub struct Analyzer<'a> {
@@ -146,6 +166,9 @@ impl<'a> Analyzer<'a> {
             self.part.folded.out_of_window += 1;
             return;
         }
+        if self.part.trail.spans.len().max(self.part.trail.hours.len()) >= TRAIL_SETTLE {
+            self.part.settle();
+        }
         let a = self.agent(r.user_agent.as_deref());
         let p = &mut self.part;
         let full = p.folded.clients.len() >= p.max_clients;
@@ -216,8 +239,12 @@ impl<'a> Analyzer<'a> {
             c.sessions = Spans::new(r.time, 1, u32::from(kind == PathKind::Page));
             c.hours = Hours::new(hour_of(r.time), 1);
         } else {
-            c.sessions.add(r.time, kind == PathKind::Page);
-            c.hours.add(hour_of(r.time), 1);
+            if let Some(s) = c.sessions.step(r.time, kind == PathKind::Page) {
+                p.trail.spans.push((ci, s));
+            }
+            if let Some(h) = c.hours.step(hour_of(r.time), 1) {
+                p.trail.hours.push((ci, h));
+            }
         }
         let probed = if probe(target).is_some() {
             inc(&mut c.probes);
@@ -288,7 +315,9 @@ impl<'a> Analyzer<'a> {
     }
 
     /// The state so far, to merge with other threads'.
-    pub fn into_partial(self) -> Partial {
+    /// The thread's state, settled ([`Partial::settle`]).
+    pub fn into_partial(mut self) -> Partial {
+        self.part.settle();
         self.part
     }
 }
@@ -328,6 +357,20 @@ impl Folded {
 }
 
 impl Partial {
+    /// Takes what the clients set aside back into them: the trail's
+    /// entries grouped by client (a counting sort, linear), then merged
+    /// into each client's sorted sessions and hours.
+    pub(super) fn settle(&mut self) {
+        let clients = &mut self.folded.clients;
+        let trail = &mut self.trail;
+        settle_by_client(&mut trail.spans, clients.len(), |ci, aside| {
+            clients.get_mut(ci).sessions.settle(aside);
+        });
+        settle_by_client(&mut trail.hours, clients.len(), |ci, aside| {
+            clients.get_mut(ci).hours.settle(aside);
+        });
+    }
+
     /// Distinct clients so far.
     pub fn client_count(&self) -> usize {
         self.folded.clients.len()
@@ -355,6 +398,8 @@ impl Partial {
     }
 
     pub(super) fn fold(&mut self, mut o: Partial, index: bool) {
+        self.settle();
+        o.settle();
         let mut agent_map: Vec<u32> = Vec::with_capacity(o.agents.len());
         for (ua, agent) in std::mem::take(&mut o.agents) {
             let existing = match &ua {
@@ -500,6 +545,7 @@ impl Partial {
 
     /// Classifies every client, on `threads` threads.
     pub fn finish(mut self, threads: usize) -> Analysis {
+        self.settle();
         // The index is not needed any more: free it first.
         self.client_ix = Map::default();
         // Segments are classified on all cores, then put in order.
@@ -559,6 +605,39 @@ impl Partial {
                 .collect(),
             classes,
             folded: self.folded,
+        }
+    }
+}
+
+/// Hands each client's entries of `trail` (client index, entry) to
+/// `settle`, grouped by a counting sort over `clients` indices, and
+/// empties the trail.
+fn settle_by_client<T: Copy + Default>(
+    trail: &mut Vec<(u32, T)>,
+    clients: usize,
+    mut settle: impl FnMut(u32, &mut [T]),
+) {
+    if trail.is_empty() {
+        return;
+    }
+    let mut start = vec![0u32; clients + 1];
+    for (ci, _) in trail.iter() {
+        start[*ci as usize + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut at = start.clone();
+    let mut grouped = vec![T::default(); trail.len()];
+    for (ci, x) in trail.drain(..) {
+        let slot = &mut at[ci as usize];
+        grouped[*slot as usize] = x;
+        *slot += 1;
+    }
+    for ci in 0..clients {
+        let (a, b) = (start[ci] as usize, start[ci + 1] as usize);
+        if a < b {
+            settle(ci as u32, &mut grouped[a..b]);
         }
     }
 }

@@ -367,6 +367,28 @@ fn sessions_and_hours_match_a_sorted_count_in_any_order() {
         let mut got = Vec::new();
         hours.each(|h, n| got.push((h, n)));
         assert_eq!(got, want_hours);
+        // Stepping, with what is set aside settled now and then (as the
+        // fold's trail does), gives the same.
+        let mut lazy = Spans::new(times[0].0, 1, u32::from(times[0].1));
+        let mut lazy_hours = Hours::new(hour_of(times[0].0), 1);
+        let (mut aside, mut aside_hours) = (Vec::new(), Vec::new());
+        let every = 1 + round % 9;
+        for (i, &(t, page)) in times[1..].iter().enumerate() {
+            aside.extend(lazy.step(t, page));
+            aside_hours.extend(lazy_hours.step(hour_of(t), 1));
+            if i % every == every - 1 {
+                lazy.settle(&mut aside);
+                lazy_hours.settle(&mut aside_hours);
+                aside.clear();
+                aside_hours.clear();
+            }
+        }
+        lazy.settle(&mut aside);
+        lazy_hours.settle(&mut aside_hours);
+        assert_eq!(lazy.iter().copied().collect::<Vec<_>>(), want, "{times:?}");
+        let mut got = Vec::new();
+        lazy_hours.each(|h, n| got.push((h, n)));
+        assert_eq!(got, want_hours);
         // Merging two halves gives the same.
         let (a, b) = times.split_at(n / 2);
         if let (Some(fa), Some(fb)) = (a.first(), b.first()) {
