@@ -2,6 +2,8 @@
 //!
 //! ```sh
 //! cargo run --release -p botscope-testkit --example gen_log -- --lines 2000000 --seed 1 > big.log
+//! # the bench's busy-site shape (`synthlog::write_many_clients`):
+//! cargo run --release -p botscope-testkit --example gen_log -- --many-clients --lines 1000000 > many.log
 //! ```
 
 fn arg(name: &str, default: u64) -> u64 {
@@ -15,5 +17,10 @@ fn arg(name: &str, default: u64) -> u64 {
 
 fn main() -> std::io::Result<()> {
     let out = std::io::stdout().lock();
-    botscope_testkit::synthlog::write(out, arg("--lines", 100_000), arg("--seed", 1))
+    let (lines, seed) = (arg("--lines", 100_000), arg("--seed", 1));
+    if std::env::args().any(|a| a == "--many-clients") {
+        botscope_testkit::synthlog::write_many_clients(out, lines, seed)
+    } else {
+        botscope_testkit::synthlog::write(out, lines, seed)
+    }
 }

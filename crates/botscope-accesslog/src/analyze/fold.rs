@@ -1,16 +1,15 @@
 //! Records folded into a thread's [`Partial`]; partials merged and
 //! classified into the [`Analysis`].
 
-use std::collections::hash_map::Entry;
+use std::hash::BuildHasher;
 use std::net::IpAddr;
+use std::sync::OnceLock;
+
+use hashbrown::HashTable;
 
 use super::*;
 use crate::Record;
 use crate::paths::{PathKind, is_absolute, is_common_method, path_kind, probe};
-
-/// The agent of a record whose User-Agent is new when no client can be
-/// added any more.
-const NO_AGENT: u32 = u32::MAX;
 
 /// A client of another partial that was not taken in (past the cap).
 const DROPPED: u32 = u32::MAX;
@@ -22,9 +21,13 @@ pub struct Partial {
     /// For each agent: it is a robot's. Dense, so that a browser's request
     /// does not read its agent (a cache miss in a busy log).
     pub(super) robot: Vec<bool>,
-    pub(super) agent_ix: Map<Box<str>, u32>,
-    pub(super) no_ua: Option<u32>,
-    pub(super) client_ix: Map<(IpAddr, u32), u32>,
+    /// Each agent's User-Agent hashed ([`ua_hash`]).
+    pub(super) agent_hash: Vec<u64>,
+    /// Agents by [`ua_hash`] (no User-Agent is an agent too).
+    pub(super) agent_ix: HashTable<u32>,
+    /// Clients by [`client_hash`] of their address and their agent's
+    /// hash: a record finds its client without looking its agent up.
+    pub(super) client_ix: HashTable<u32>,
     /// Sessions and hours the clients set aside ([`Spans::step`],
     /// [`Hours::step`]), by client, until [`Partial::settle`].
     pub(super) trail: Trail,
@@ -40,9 +43,9 @@ impl Default for Partial {
         Partial {
             agents: Vec::new(),
             robot: Vec::new(),
-            agent_ix: Map::default(),
-            no_ua: None,
-            client_ix: Map::default(),
+            agent_hash: Vec::new(),
+            agent_ix: HashTable::new(),
+            client_ix: HashTable::new(),
             trail: Trail::default(),
             max_clients: MAX_CLIENTS,
             folded: Folded::default(),
@@ -73,10 +76,11 @@ pub struct Analyzer<'a> {
     pub(super) window: Window,
     pub(super) part: Partial,
     pub(super) chunk: u32,
-    /// The previous record's client: (address, agent, client index).
+    /// The previous record's client: (address, User-Agent's hash, client
+    /// index).
     /// Requests come in runs (a page and its assets, a crawler's burst),
     /// and a run needs no lookup in the large client index.
-    pub(super) last: Option<(IpAddr, u32, u32)>,
+    pub(super) last: Option<(IpAddr, u64, u32)>,
     /// The policy judges requests ([`Policy::judges`]).
     pub(super) judges: bool,
 }
@@ -119,39 +123,6 @@ impl<'a> Analyzer<'a> {
         self.part.folded.malformed.add(reason, line);
     }
 
-    pub(super) fn agent(&mut self, ua: Option<&str>) -> u32 {
-        let p = &mut self.part;
-        let Some(ua) = ua else {
-            if let Some(i) = p.no_ua {
-                return i;
-            }
-            let i = p.agents.len() as u32;
-            let agent = self.identify.identify(None);
-            p.robot.push(agent.robot.is_some());
-            p.agents.push((None, agent));
-            p.no_ua = Some(i);
-            return i;
-        };
-        // The previous record's agent, without hashing the whole string.
-        if let Some((_, a, _)) = self.last
-            && p.agents[a as usize].0.as_deref() == Some(ua)
-        {
-            return a;
-        }
-        if let Some(i) = p.agent_ix.get(ua) {
-            return *i;
-        }
-        if p.folded.clients.len() >= p.max_clients {
-            return NO_AGENT;
-        }
-        let i = p.agents.len() as u32;
-        let agent = self.identify.identify(Some(ua));
-        p.robot.push(agent.robot.is_some());
-        p.agents.push((Some(ua.into()), agent));
-        p.agent_ix.insert(ua.into(), i);
-        i
-    }
-
     /// Folds one record (line `line` of the input) into its client.
     pub fn record(&mut self, r: &Record<'_>, line: u64) {
         self.part.folded.lines += 1;
@@ -169,21 +140,35 @@ impl<'a> Analyzer<'a> {
         if self.part.trail.spans.len().max(self.part.trail.hours.len()) >= TRAIL_SETTLE {
             self.part.settle();
         }
-        let a = self.agent(r.user_agent.as_deref());
+        let ua = r.user_agent.as_deref();
+        let uh = ua_hash(ua);
         let p = &mut self.part;
-        let full = p.folded.clients.len() >= p.max_clients;
-        let ci = match self.last {
-            Some((ip, la, ci)) if la == a && ip == r.ip => Some(ci),
-            _ if a == NO_AGENT => None,
-            _ if full => p.client_ix.get(&(r.ip, a)).copied(),
-            _ => Some(match p.client_ix.entry((r.ip, a)) {
-                Entry::Occupied(e) => *e.get(),
-                Entry::Vacant(e) => {
-                    let i = p.folded.clients.push(Client::new(r.ip, a, r.time));
-                    e.insert(i);
-                    i
-                }
-            }),
+        // The client: the previous record's, or found by its address and
+        // the User-Agent's hash; its agent's text confirms either.
+        let same = |p: &Partial, ci: u32| {
+            let c = &p.folded.clients[ci as usize];
+            c.ip == r.ip
+                && p.agent_hash[c.agent as usize] == uh
+                && p.agents[c.agent as usize].0.as_deref() == ua
+        };
+        let found = match self.last {
+            Some((ip, h, ci)) if ip == r.ip && h == uh && same(p, ci) => Some(ci),
+            _ => p
+                .client_ix
+                .find(client_hash(r.ip, uh), |&ci| same(p, ci))
+                .copied(),
+        };
+        let ci = match found {
+            Some(ci) => Some(ci),
+            // Past the cap, no client (nor agent) is added.
+            None if p.folded.clients.len() >= p.max_clients => None,
+            None => {
+                let a = match p.find_agent(ua, uh) {
+                    Some(a) => a,
+                    None => p.add_agent(ua.map(Into::into), uh, self.identify.identify(ua)),
+                };
+                Some(p.add_client(Client::new(r.ip, a, r.time)))
+            }
         };
         let Some(ci) = ci else {
             // Past the cap: the request counts for the site, not for a
@@ -193,7 +178,8 @@ impl<'a> Analyzer<'a> {
             f.per_record(r, false);
             return;
         };
-        self.last = Some((r.ip, a, ci));
+        self.last = Some((r.ip, uh, ci));
+        let a = p.folded.clients[ci as usize].agent;
         let robot = p.robot[a as usize];
         let target: &str = &r.path;
         let kind = path_kind(target);
@@ -371,6 +357,44 @@ impl Partial {
         });
     }
 
+    /// The agent of User-Agent `ua` (hash `h`), if known.
+    fn find_agent(&self, ua: Option<&str>, h: u64) -> Option<u32> {
+        self.agent_ix
+            .find(h, |&i| self.agents[i as usize].0.as_deref() == ua)
+            .copied()
+    }
+
+    /// Adds an agent not yet known, its User-Agent's hash `h`.
+    fn add_agent(&mut self, ua: Option<Box<str>>, h: u64, agent: Agent) -> u32 {
+        let i = self.agents.len() as u32;
+        self.robot.push(agent.robot.is_some());
+        self.agents.push((ua, agent));
+        self.agent_hash.push(h);
+        let hashes = &self.agent_hash;
+        self.agent_ix.insert_unique(h, i, |&j| hashes[j as usize]);
+        i
+    }
+
+    /// The client of address `ip` and agent `a`, if known.
+    fn find_client(&self, ip: IpAddr, a: u32) -> Option<u32> {
+        self.client_ix
+            .find(client_hash(ip, self.agent_hash[a as usize]), |&ci| {
+                let c = &self.folded.clients[ci as usize];
+                c.ip == ip && c.agent == a
+            })
+            .copied()
+    }
+
+    /// Adds a client not yet known (its agent is).
+    fn add_client(&mut self, c: Client) -> u32 {
+        let h = client_hash(c.ip, self.agent_hash[c.agent as usize]);
+        let i = self.folded.clients.push(c);
+        let (clients, hashes) = (&self.folded.clients, &self.agent_hash);
+        self.client_ix
+            .insert_unique(h, i, |&j| rehash(clients, hashes, j));
+        i
+    }
+
     /// Distinct clients so far.
     pub fn client_count(&self) -> usize {
         self.folded.clients.len()
@@ -401,47 +425,35 @@ impl Partial {
         self.settle();
         o.settle();
         let mut agent_map: Vec<u32> = Vec::with_capacity(o.agents.len());
-        for (ua, agent) in std::mem::take(&mut o.agents) {
-            let existing = match &ua {
-                None => self.no_ua,
-                Some(u) => self.agent_ix.get(&**u).copied(),
+        let hashes = std::mem::take(&mut o.agent_hash);
+        for ((ua, agent), h) in std::mem::take(&mut o.agents).into_iter().zip(hashes) {
+            let i = match self.find_agent(ua.as_deref(), h) {
+                Some(i) => i,
+                None => self.add_agent(ua, h, agent),
             };
-            let i = existing.unwrap_or_else(|| {
-                let i = self.agents.len() as u32;
-                match &ua {
-                    None => self.no_ua = Some(i),
-                    Some(u) => {
-                        self.agent_ix.insert(u.clone(), i);
-                    }
-                }
-                self.robot.push(agent.robot.is_some());
-                self.agents.push((ua, agent));
-                i
-            });
             agent_map.push(i);
         }
         let mut client_map: Vec<u32> = Vec::with_capacity(o.folded.clients.len());
         if index {
-            self.client_ix.reserve(o.folded.clients.len());
+            {
+                let (clients, hashes) = (&self.folded.clients, &self.agent_hash);
+                self.client_ix
+                    .reserve(o.folded.clients.len(), |&i| rehash(clients, hashes, i));
+            }
             // Segment by segment: each is freed once moved.
             for seg in std::mem::take(&mut o.folded.clients.segs) {
                 for mut c in seg {
                     c.agent = agent_map[c.agent as usize];
-                    match self.client_ix.entry((c.ip, c.agent)) {
-                        Entry::Occupied(e) => {
-                            let i = *e.get();
+                    match self.find_client(c.ip, c.agent) {
+                        Some(i) => {
                             self.folded.clients.get_mut(i).merge(&c);
                             client_map.push(i);
                         }
-                        Entry::Vacant(_) if self.folded.clients.len() >= self.max_clients => {
+                        None if self.folded.clients.len() >= self.max_clients => {
                             self.folded.untracked.add(c.requests, c.bytes);
                             client_map.push(DROPPED);
                         }
-                        Entry::Vacant(e) => {
-                            let i = self.folded.clients.push(c);
-                            e.insert(i);
-                            client_map.push(i);
-                        }
+                        None => client_map.push(self.add_client(c)),
                     }
                 }
             }
@@ -454,8 +466,8 @@ impl Partial {
             let mut kept: Vec<bool> = Vec::with_capacity(o.folded.clients.len());
             for c in segs.iter_mut().flatten() {
                 c.agent = agent_map[c.agent as usize];
-                match self.client_ix.get(&(c.ip, c.agent)) {
-                    Some(&i) => {
+                match self.find_client(c.ip, c.agent) {
+                    Some(i) => {
                         self.folded.clients.get_mut(i).merge(c);
                         client_map.push(i);
                         kept.push(false);
@@ -547,7 +559,7 @@ impl Partial {
     pub fn finish(mut self, threads: usize) -> Analysis {
         self.settle();
         // The index is not needed any more: free it first.
-        self.client_ix = Map::default();
+        self.client_ix = HashTable::new();
         // Segments are classified on all cores, then put in order.
         let agents = &self.agents;
         let class_of = |seg: &[Client]| -> Vec<Class> {
@@ -640,4 +652,28 @@ fn settle_by_client<T: Copy + Default>(
             settle(ci as u32, &mut grouped[a..b]);
         }
     }
+}
+
+/// The hasher of User-Agents and clients: one per process, so that every
+/// thread's hashes agree and a merge reuses them; seeded at random, so
+/// that made-up User-Agents cannot be chosen to collide.
+fn hasher() -> &'static Hasher {
+    static STATE: OnceLock<Hasher> = OnceLock::new();
+    STATE.get_or_init(Hasher::default)
+}
+
+/// A User-Agent's hash (no User-Agent has one too).
+fn ua_hash(ua: Option<&str>) -> u64 {
+    hasher().hash_one(ua)
+}
+
+/// A client's hash: its address and its User-Agent's hash.
+fn client_hash(ip: IpAddr, ua_hash: u64) -> u64 {
+    hasher().hash_one((ip, ua_hash))
+}
+
+/// Client `i`'s hash, for the index's growth.
+fn rehash(clients: &Clients, agent_hash: &[u64], i: u32) -> u64 {
+    let c = &clients[i as usize];
+    client_hash(c.ip, agent_hash[c.agent as usize])
 }
