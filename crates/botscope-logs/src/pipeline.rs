@@ -118,6 +118,8 @@ pub fn read(
     let mut warnings: Vec<Warning> = Vec::new();
     let window = settings.window;
     let max_clients = settings.max_clients;
+    let shared = crate::identify::Shared::new(identify);
+    let identify: &dyn Identify = &shared;
     let partials: Vec<Partial> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {

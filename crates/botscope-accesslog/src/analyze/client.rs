@@ -484,6 +484,60 @@ impl Clients {
         self.segs.iter().flatten()
     }
 
+    /// Merges `theirs[j]` into client `i` for each `(i, j)` of `pairs`
+    /// (each `i` at most once), on up to `threads` threads, each taking
+    /// a disjoint range of clients.
+    pub(super) fn merge_pairs(
+        &mut self,
+        pairs: &mut [(u32, u32)],
+        theirs: &[&Client],
+        threads: usize,
+    ) {
+        /// Fewer merges are done on the calling thread.
+        const PARALLEL_FROM: usize = 1024;
+        let threads = threads.max(1);
+        if threads == 1 || pairs.len() < PARALLEL_FROM {
+            for &(i, j) in pairs.iter() {
+                self.get_mut(i).merge(theirs[j as usize]);
+            }
+            return;
+        }
+        pairs.sort_unstable_by_key(|p| p.0);
+        let pairs = &*pairs;
+        // Ranges of clients, with the pairs that fall in each.
+        let mut work: Vec<(usize, &mut [Client], &[(u32, u32)])> = Vec::new();
+        for (si, seg) in self.segs.iter_mut().enumerate() {
+            // Client indices are (segment, offset) ([`Clients::get_mut`]).
+            let base = si << SEG_BITS;
+            let step = seg.len().div_ceil(threads).max(1);
+            for (k, range) in seg.chunks_mut(step).enumerate() {
+                let lo = base + k * step;
+                let hi = lo + range.len();
+                let a = pairs.partition_point(|p| (p.0 as usize) < lo);
+                let b = pairs.partition_point(|p| (p.0 as usize) < hi);
+                if a < b {
+                    work.push((lo, range, &pairs[a..b]));
+                }
+            }
+        }
+        let mut shares: Vec<Vec<(usize, &mut [Client], &[(u32, u32)])>> =
+            (0..threads).map(|_| Vec::new()).collect();
+        for (n, w) in work.into_iter().enumerate() {
+            shares[n % threads].push(w);
+        }
+        std::thread::scope(|s| {
+            for share in shares {
+                s.spawn(move || {
+                    for (lo, range, ps) in share {
+                        for &(i, j) in ps {
+                            range[i as usize - lo].merge(theirs[j as usize]);
+                        }
+                    }
+                });
+            }
+        });
+    }
+
     /// Appends, in order, the clients of `segs` (segments as this store
     /// makes them) whose `keep` flag is set, moving them within `segs`'
     /// own allocations: our last segment is topped up first, the rest is

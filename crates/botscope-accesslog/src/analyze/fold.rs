@@ -410,7 +410,7 @@ impl Partial {
         let mut all = parts.next().unwrap_or_default();
         let mut rest = parts.peekable();
         while let Some(p) = rest.next() {
-            all.fold(p, rest.peek().is_some());
+            all.fold(p, rest.peek().is_some(), threads);
         }
         all.finish(threads)
     }
@@ -418,10 +418,13 @@ impl Partial {
     /// Folds another thread's state into this one (cheapest with the
     /// larger state as `self`).
     pub fn merge(&mut self, o: Partial) {
-        self.fold(o, true);
+        self.fold(o, true, 1);
     }
 
-    pub(super) fn fold(&mut self, mut o: Partial, index: bool) {
+    /// Folds `o` in; `index`: the clients it adds are indexed (more folds
+    /// to come). The last fold merges the clients both sides have on
+    /// `threads` threads.
+    pub(super) fn fold(&mut self, mut o: Partial, index: bool, threads: usize) {
         self.settle();
         o.settle();
         let mut agent_map: Vec<u32> = Vec::with_capacity(o.agents.len());
@@ -464,11 +467,13 @@ impl Partial {
             let mut segs = std::mem::take(&mut o.folded.clients.segs);
             let mut next = self.folded.clients.len() as u32;
             let mut kept: Vec<bool> = Vec::with_capacity(o.folded.clients.len());
-            for c in segs.iter_mut().flatten() {
+            // (client here, client of `o` in order): merged below.
+            let mut pairs: Vec<(u32, u32)> = Vec::new();
+            for (j, c) in segs.iter_mut().flatten().enumerate() {
                 c.agent = agent_map[c.agent as usize];
                 match self.find_client(c.ip, c.agent) {
                     Some(i) => {
-                        self.folded.clients.get_mut(i).merge(c);
+                        pairs.push((i, j as u32));
                         client_map.push(i);
                         kept.push(false);
                     }
@@ -484,6 +489,11 @@ impl Partial {
                     }
                 }
             }
+            let theirs: Vec<&Client> = segs.iter().flatten().collect();
+            self.folded
+                .clients
+                .merge_pairs(&mut pairs, &theirs, threads);
+            drop(theirs);
             self.folded.clients.append_kept(segs, &kept);
         }
         for (ci, samples) in o.folded.probe_samples {

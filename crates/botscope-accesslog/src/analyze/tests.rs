@@ -445,3 +445,29 @@ fn window_skips_and_counts() {
     assert_eq!(p.folded.records, sample().len() as u64);
     assert_eq!(p.folded.records - p.folded.out_of_window, 12);
 }
+
+/// A busy site: thousands of clients, each seen by every thread, their
+/// requests hours apart (a session each) and out of order. The last fold
+/// merges the clients both sides have on several threads; any number of
+/// threads gives what one does.
+#[test]
+fn many_shared_clients_fold_alike_on_any_number_of_threads() {
+    let ips: Vec<String> = (0..3000u32)
+        .map(|n| format!("10.{}.{}.{}", n >> 16, (n >> 8) & 255, n & 255))
+        .collect();
+    let mut records = Vec::new();
+    for round in 0..6i64 {
+        for (n, ip) in ips.iter().enumerate() {
+            // Rounds 2 hours apart, the odd ones earlier than the even.
+            let t = 1_000_000 + (if round % 2 == 0 { round } else { 10 - round }) * 7_200;
+            let ua = if n % 7 == 0 { "Googlebot/2.1" } else { FIREFOX };
+            records.push(rec(ip, t + n as i64, "GET", "/page", false, ua));
+        }
+    }
+    let base = summary(&run(&records, 1));
+    assert_eq!(base.len(), 3000);
+    assert!(base[0].contains("start"), "sessions listed: {}", base[0]);
+    for threads in [2, 3] {
+        assert_eq!(summary(&run(&records, threads)), base, "{threads} threads");
+    }
+}
