@@ -27,11 +27,12 @@ struct Checked<'a> {
 }
 
 impl<'a> Checked<'a> {
-    fn new(bytes: &'a [u8]) -> Self {
+    /// `bytes`, whose backslashes [`scan`] found (or not).
+    fn new(bytes: &'a [u8], escapes: bool) -> Self {
         Checked {
             bytes,
             text: std::str::from_utf8(bytes).ok(),
-            escapes: memchr::memchr(b'\\', bytes).is_some(),
+            escapes,
         }
     }
 
@@ -59,23 +60,30 @@ impl<'a> Checked<'a> {
     }
 }
 
-/// True when `b` has a NUL or a control byte other than tab: no log line
-/// has one. Eight bytes at a time.
-fn has_control(b: &[u8]) -> bool {
+/// What one pass over a line finds: (a NUL or a control byte other than
+/// tab, which no log line has; a backslash, so that some field may need
+/// unescaping). Eight bytes at a time, without a branch per word.
+fn scan(b: &[u8]) -> (bool, bool) {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
-    let mut chunks = b.chunks_exact(8);
-    for c in &mut chunks {
+    const BACKSLASH: u64 = LO * b'\\' as u64;
+    let (mut low, mut backslash) = (0u64, 0u64);
+    let mut words = b.chunks_exact(8);
+    for c in &mut words {
         let mut w = [0u8; 8];
         w.copy_from_slice(c);
         let x = u64::from_le_bytes(w);
-        // Some byte < 0x20 (a byte >= 0x80 can set a false alarm; the
-        // exact check below settles it).
-        if (x.wrapping_sub(LO * 0x20) & !x & HI) != 0 && c.iter().any(|&b| b < 0x20 && b != b'\t') {
-            return true;
-        }
+        // Some byte < 0x20; some byte equal to `\` (both exact as to
+        // whether there is one).
+        low |= x.wrapping_sub(LO * 0x20) & !x & HI;
+        let y = x ^ BACKSLASH;
+        backslash |= y.wrapping_sub(LO) & !y & HI;
     }
-    chunks.remainder().iter().any(|&b| b < 0x20 && b != b'\t')
+    let rest = words.remainder();
+    let control = |&c: &u8| c < 0x20 && c != b'\t';
+    // A tab is below 0x20 too: a word that has one is looked at again.
+    let control = (low != 0 && b.iter().any(control)) || rest.iter().any(control);
+    (control, backslash != 0 || rest.contains(&b'\\'))
 }
 
 /// Undoes the escaping web servers apply to quoted fields: `\"`, `\\`,
@@ -270,7 +278,8 @@ impl LogFormat {
         if line.iter().all(u8::is_ascii_whitespace) {
             return Err(Malformed::Empty);
         }
-        if has_control(line) {
+        let (control, escapes) = scan(line);
+        if control {
             return Err(Malformed::Binary);
         }
         if self.json {
@@ -294,7 +303,7 @@ impl LogFormat {
         let (mut have_ip, mut have_time) = (false, false);
         let mut p = 0usize;
         let toks = &self.tokens;
-        let checked = Checked::new(line);
+        let checked = Checked::new(line, escapes);
         for (k, tok) in toks.iter().enumerate() {
             match tok {
                 Tok::Lit(l) => {
@@ -429,18 +438,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn control_bytes() {
-        assert!(!has_control(
-            b"plain text\twith a tab, and \xc3\xa9 bytes over 0x80 ......"
-        ));
-        for i in 0..40 {
-            let mut v = vec![b'a'; 40];
-            v[i] = 0;
-            assert!(has_control(&v), "{i}");
-            v[i] = 0x1f;
-            assert!(has_control(&v), "{i}");
-            v[i] = 0x9f;
-            assert!(!has_control(&v), "{i}");
+    fn control_bytes_and_backslashes() {
+        assert_eq!(
+            scan(b"plain text\twith a tab, and \xc3\xa9 bytes over 0x80 ......"),
+            (false, false)
+        );
+        for n in [1, 7, 8, 9, 16, 40, 43] {
+            for i in 0..n {
+                let mut v = vec![b'a'; n];
+                for (byte, want) in [
+                    (0, (true, false)),
+                    (0x1f, (true, false)),
+                    (b'\t', (false, false)),
+                    (0x9f, (false, false)),
+                    (0xdc, (false, false)),
+                    (b'\\', (false, true)),
+                    (b'\\' ^ 0x80, (false, false)),
+                ] {
+                    v[i] = byte;
+                    assert_eq!(scan(&v), want, "{byte:#x} at {i} of {n}");
+                }
+                // A tab beside a control byte.
+                v[i] = 0x01;
+                if n > 1 {
+                    v[(i + 1) % n] = b'\t';
+                }
+                assert!(scan(&v).0, "{i} of {n}");
+            }
         }
     }
 
