@@ -27,7 +27,7 @@ pub struct Partial {
     pub(super) agent_ix: HashTable<u32>,
     /// Clients by [`client_hash`] of their address and their agent's
     /// hash: a record finds its client without looking its agent up.
-    pub(super) client_ix: HashTable<u32>,
+    pub(super) client_ix: HashTable<Slot>,
     /// Sessions and hours the clients set aside ([`Spans::step`],
     /// [`Hours::step`]), by client, until [`Partial::settle`].
     pub(super) trail: Trail,
@@ -69,6 +69,15 @@ pub(super) struct Trail {
 /// in cache.
 const TRAIL_SETTLE: usize = 1 << 17;
 
+/// A client's entry in the client index: its place and its agent, so
+/// that the reads of the client (for its address) and of its agent's
+/// text go out at once rather than one after the other.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Slot {
+    client: u32,
+    agent: u32,
+}
+
 /// Folds records into a [`Partial`]. One per thread.
 pub struct Analyzer<'a> {
     pub(super) identify: &'a dyn Identify,
@@ -76,11 +85,11 @@ pub struct Analyzer<'a> {
     pub(super) window: Window,
     pub(super) part: Partial,
     pub(super) chunk: u32,
-    /// The previous record's client: (address, User-Agent's hash, client
-    /// index).
+    /// The previous record's client: its User-Agent's hash and its index
+    /// entry.
     /// Requests come in runs (a page and its assets, a crawler's burst),
     /// and a run needs no lookup in the large client index.
-    pub(super) last: Option<(IpAddr, u64, u32)>,
+    pub(super) last: Option<(u64, Slot)>,
     /// The policy judges requests ([`Policy::judges`]).
     pub(super) judges: bool,
 }
@@ -145,21 +154,20 @@ impl<'a> Analyzer<'a> {
         let p = &mut self.part;
         // The client: the previous record's, or found by its address and
         // the User-Agent's hash; its agent's text confirms either.
-        let same = |p: &Partial, ci: u32| {
-            let c = &p.folded.clients[ci as usize];
-            c.ip == r.ip
-                && p.agent_hash[c.agent as usize] == uh
-                && p.agents[c.agent as usize].0.as_deref() == ua
+        let same = |p: &Partial, s: &Slot| {
+            p.agent_hash[s.agent as usize] == uh
+                && p.folded.clients[s.client as usize].ip == r.ip
+                && p.agents[s.agent as usize].0.as_deref() == ua
         };
         let found = match self.last {
-            Some((ip, h, ci)) if ip == r.ip && h == uh && same(p, ci) => Some(ci),
+            Some((h, s)) if h == uh && same(p, &s) => Some(s),
             _ => p
                 .client_ix
-                .find(client_hash(r.ip, uh), |&ci| same(p, ci))
+                .find(client_hash(r.ip, uh), |s| same(p, s))
                 .copied(),
         };
-        let ci = match found {
-            Some(ci) => Some(ci),
+        let slot = match found {
+            Some(s) => Some(s),
             // Past the cap, no client (nor agent) is added.
             None if p.folded.clients.len() >= p.max_clients => None,
             None => {
@@ -167,10 +175,13 @@ impl<'a> Analyzer<'a> {
                     Some(a) => a,
                     None => p.add_agent(ua.map(Into::into), uh, self.identify.identify(ua)),
                 };
-                Some(p.add_client(Client::new(r.ip, a, r.time)))
+                Some(Slot {
+                    agent: a,
+                    client: p.add_client(Client::new(r.ip, a, r.time)),
+                })
             }
         };
-        let Some(ci) = ci else {
+        let Some(slot) = slot else {
             // Past the cap: the request counts for the site, not for a
             // client.
             let f = &mut p.folded;
@@ -178,8 +189,8 @@ impl<'a> Analyzer<'a> {
             f.per_record(r, false);
             return;
         };
-        self.last = Some((r.ip, uh, ci));
-        let a = p.folded.clients[ci as usize].agent;
+        self.last = Some((uh, slot));
+        let (ci, a) = (slot.client, slot.agent);
         let robot = p.robot[a as usize];
         let target: &str = &r.path;
         let kind = path_kind(target);
@@ -378,21 +389,21 @@ impl Partial {
     /// The client of address `ip` and agent `a`, if known.
     fn find_client(&self, ip: IpAddr, a: u32) -> Option<u32> {
         self.client_ix
-            .find(client_hash(ip, self.agent_hash[a as usize]), |&ci| {
-                let c = &self.folded.clients[ci as usize];
-                c.ip == ip && c.agent == a
+            .find(client_hash(ip, self.agent_hash[a as usize]), |s| {
+                s.agent == a && self.folded.clients[s.client as usize].ip == ip
             })
-            .copied()
+            .map(|s| s.client)
     }
 
     /// Adds a client not yet known (its agent is).
     fn add_client(&mut self, c: Client) -> u32 {
-        let h = client_hash(c.ip, self.agent_hash[c.agent as usize]);
-        let i = self.folded.clients.push(c);
+        let (ip, agent) = (c.ip, c.agent);
+        let h = client_hash(ip, self.agent_hash[agent as usize]);
+        let client = self.folded.clients.push(c);
         let (clients, hashes) = (&self.folded.clients, &self.agent_hash);
         self.client_ix
-            .insert_unique(h, i, |&j| rehash(clients, hashes, j));
-        i
+            .insert_unique(h, Slot { client, agent }, |s| rehash(clients, hashes, s));
+        client
     }
 
     /// Distinct clients so far.
@@ -438,11 +449,9 @@ impl Partial {
         }
         let mut client_map: Vec<u32> = Vec::with_capacity(o.folded.clients.len());
         if index {
-            {
-                let (clients, hashes) = (&self.folded.clients, &self.agent_hash);
-                self.client_ix
-                    .reserve(o.folded.clients.len(), |&i| rehash(clients, hashes, i));
-            }
+            let (clients, hashes) = (&self.folded.clients, &self.agent_hash);
+            self.client_ix
+                .reserve(o.folded.clients.len(), |s| rehash(clients, hashes, s));
             // Segment by segment: each is freed once moved.
             for seg in std::mem::take(&mut o.folded.clients.segs) {
                 for mut c in seg {
@@ -682,8 +691,7 @@ fn client_hash(ip: IpAddr, ua_hash: u64) -> u64 {
     hasher().hash_one((ip, ua_hash))
 }
 
-/// Client `i`'s hash, for the index's growth.
-fn rehash(clients: &Clients, agent_hash: &[u64], i: u32) -> u64 {
-    let c = &clients[i as usize];
-    client_hash(c.ip, agent_hash[c.agent as usize])
+/// An index entry's hash, for the index's growth.
+fn rehash(clients: &Clients, agent_hash: &[u64], s: &Slot) -> u64 {
+    client_hash(clients[s.client as usize].ip, agent_hash[s.agent as usize])
 }
