@@ -505,7 +505,10 @@ impl Clients {
         pairs.sort_unstable_by_key(|p| p.0);
         let pairs = &*pairs;
         // Ranges of clients, with the pairs that fall in each.
-        let mut work: Vec<(usize, &mut [Client], &[(u32, u32)])> = Vec::new();
+        /// A range of clients (its first index, the clients) and the
+        /// pairs that fall in it.
+        type Range<'a> = (usize, &'a mut [Client], &'a [(u32, u32)]);
+        let mut work: Vec<Range<'_>> = Vec::new();
         for (si, seg) in self.segs.iter_mut().enumerate() {
             // Client indices are (segment, offset) ([`Clients::get_mut`]).
             let base = si << SEG_BITS;
@@ -520,8 +523,7 @@ impl Clients {
                 }
             }
         }
-        let mut shares: Vec<Vec<(usize, &mut [Client], &[(u32, u32)])>> =
-            (0..threads).map(|_| Vec::new()).collect();
+        let mut shares: Vec<Vec<Range<'_>>> = (0..threads).map(|_| Vec::new()).collect();
         for (n, w) in work.into_iter().enumerate() {
             shares[n % threads].push(w);
         }
