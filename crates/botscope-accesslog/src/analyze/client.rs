@@ -91,7 +91,7 @@ impl Spans {
     /// spans become disjoint, sorted and more than the gap apart again.
     pub(super) fn settle(&mut self, aside: &mut [Span]) {
         aside.sort_unstable_by_key(|s| s.start);
-        self.merge_in(aside.iter());
+        self.merge_in([aside, &[]]);
     }
 
     /// Takes a request at `t` in, settled at once.
@@ -102,14 +102,17 @@ impl Spans {
     }
 
     pub(super) fn merge(&mut self, other: &Spans) {
-        self.merge_in(other.iter());
+        let done = other.done.as_deref().map_or(&[][..], |v| v.as_slice());
+        self.merge_in([done, std::slice::from_ref(&other.cur)]);
     }
 
-    /// Merges spans sorted by start into these (which are sorted by
-    /// start, if not yet disjoint: [`Spans::step`]).
-    fn merge_in<'a>(&mut self, other: impl Iterator<Item = &'a Span>) {
+    /// Merges spans sorted by start (in two runs, one after the other)
+    /// into these (which are sorted by start, if not yet disjoint:
+    /// [`Spans::step`]).
+    fn merge_in(&mut self, other: [&[Span]; 2]) {
+        let done = self.done.as_deref().map_or(&[][..], |v| v.as_slice());
         let mut out = merge_sorted(
-            self.iter(),
+            [done, std::slice::from_ref(&self.cur)],
             other,
             |s| s.start,
             |last, s| {
@@ -127,29 +130,80 @@ impl Spans {
     }
 }
 
-/// Two sequences sorted by `key` merged into one (linear, no sort), each
-/// item folded into the one before it when `fold` takes it.
-fn merge_sorted<'a, 'b, T: Copy + 'a + 'b, K: Ord>(
-    a: impl Iterator<Item = &'a T>,
-    b: impl Iterator<Item = &'b T>,
+/// Two sequences sorted by `key`, each in two runs (its earlier items,
+/// then its latest), merged into one (linear, no sort), each item folded
+/// into the one before it when `fold` takes it.
+fn merge_sorted<T: Copy, K: Ord>(
+    a: [&[T]; 2],
+    b: [&[T]; 2],
     key: impl Fn(&T) -> K,
     mut fold: impl FnMut(&mut T, &T) -> bool,
 ) -> Vec<T> {
-    let (mut a, mut b) = (a.peekable(), b.peekable());
-    let mut out: Vec<T> = Vec::with_capacity(a.size_hint().0 + b.size_hint().0);
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) if key(x) <= key(y) => a.next(),
-            (Some(_), Some(_)) => b.next(),
-            (Some(_), None) => a.next(),
-            (None, _) => b.next(),
-        };
-        let Some(item) = next else { break };
+    let mut out: Vec<T> = Vec::with_capacity(a[0].len() + a[1].len() + b[0].len() + b[1].len());
+    let mut push = |item: &T| {
         if !out.last_mut().is_some_and(|last| fold(last, item)) {
             out.push(*item);
         }
+    };
+    let (mut a, mut b) = (Runs::new(a), Runs::new(b));
+    while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+        if key(x) <= key(y) {
+            push(x);
+            a.advance();
+        } else {
+            push(y);
+            b.advance();
+        }
+    }
+    for rest in [a, b] {
+        rest.rest().for_each(&mut push);
     }
     out
+}
+
+/// A cursor over two runs read one after the other.
+struct Runs<'a, T> {
+    runs: [&'a [T]; 2],
+    run: usize,
+    at: usize,
+}
+
+impl<'a, T> Runs<'a, T> {
+    fn new(runs: [&'a [T]; 2]) -> Self {
+        let mut r = Runs {
+            runs,
+            run: 0,
+            at: 0,
+        };
+        r.skip_empty();
+        r
+    }
+
+    fn skip_empty(&mut self) {
+        while self.run < 2 && self.at >= self.runs[self.run].len() {
+            self.run += 1;
+            self.at = 0;
+        }
+    }
+
+    fn peek(&self) -> Option<&'a T> {
+        self.runs.get(self.run).and_then(|r| r.get(self.at))
+    }
+
+    fn advance(&mut self) {
+        self.at += 1;
+        self.skip_empty();
+    }
+
+    /// What is left, as one iterator.
+    fn rest(self) -> impl Iterator<Item = &'a T> {
+        let (first, second) = match self.run {
+            0 => (&self.runs[0][self.at..], self.runs[1]),
+            1 => (&self.runs[1][self.at..], &[][..]),
+            _ => (&[][..], &[][..]),
+        };
+        first.iter().chain(second)
+    }
 }
 
 pub(super) fn join(a: &mut Span, b: &Span) {
@@ -209,7 +263,7 @@ impl Hours {
     /// Takes back counts [`Hours::step`] set aside (in any order).
     pub(super) fn settle(&mut self, aside: &mut [(i32, u32)]) {
         aside.sort_unstable_by_key(|p| p.0);
-        self.merge_in(aside.iter());
+        self.merge_in([aside, &[]]);
     }
 
     /// Counts `n` requests in hour `h`, settled at once.
@@ -221,23 +275,16 @@ impl Hours {
     }
 
     pub(super) fn merge(&mut self, other: &Hours) {
-        let theirs = other
-            .earlier
-            .iter()
-            .flat_map(|v| v.iter())
-            .chain([&other.cur]);
-        self.merge_in(theirs);
+        let earlier = other.earlier.as_deref().map_or(&[][..], |v| v.as_slice());
+        self.merge_in([earlier, std::slice::from_ref(&other.cur)]);
     }
 
-    /// Merges counts sorted by hour into these.
-    fn merge_in<'a>(&mut self, theirs: impl Iterator<Item = &'a (i32, u32)>) {
-        let mine = self
-            .earlier
-            .iter()
-            .flat_map(|v| v.iter())
-            .chain([&self.cur]);
+    /// Merges counts sorted by hour (in two runs, one after the other)
+    /// into these.
+    fn merge_in(&mut self, theirs: [&[(i32, u32)]; 2]) {
+        let earlier = self.earlier.as_deref().map_or(&[][..], |v| v.as_slice());
         let mut out = merge_sorted(
-            mine,
+            [earlier, std::slice::from_ref(&self.cur)],
             theirs,
             |p| p.0,
             |last, p| {

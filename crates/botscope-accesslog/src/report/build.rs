@@ -262,6 +262,62 @@ enum Slot {
     Omitted,
 }
 
+/// Requests per hour and class: in a table over the hours of the log's
+/// days when they span at most [`HourTable::DENSE`] hours (a count is an
+/// index, not a hash lookup), in a map otherwise.
+struct HourTable {
+    /// The first hour of the table.
+    base: i64,
+    dense: Vec<[u64; 5]>,
+    sparse: Map<i64, [u64; 5]>,
+}
+
+impl HourTable {
+    /// Ten years of hours (7 MB of counts) at most in the table.
+    const DENSE: i64 = 10 * 366 * 24;
+
+    /// A table for hours within `days` (days since the epoch).
+    fn over(days: impl Iterator<Item = i64>) -> HourTable {
+        let (lo, hi) = days.fold((i64::MAX, i64::MIN), |(lo, hi), d| (lo.min(d), hi.max(d)));
+        let hours = hi.saturating_sub(lo).saturating_add(1).saturating_mul(24);
+        let len = if lo <= hi && hours <= Self::DENSE {
+            hours
+        } else {
+            0
+        };
+        HourTable {
+            base: lo.saturating_mul(24),
+            dense: vec![[0; 5]; usize::try_from(len).unwrap_or(0)],
+            sparse: Map::default(),
+        }
+    }
+
+    fn add(&mut self, hour: i64, class: usize, n: u64) {
+        let slot = usize::try_from(hour.wrapping_sub(self.base))
+            .ok()
+            .and_then(|i| self.dense.get_mut(i));
+        match slot {
+            Some(counts) => counts[class] += n,
+            None => self.sparse.entry(hour).or_default()[class] += n,
+        }
+    }
+
+    /// The hours with a request, in order.
+    fn into_sorted(self) -> Vec<(i64, [u64; 5])> {
+        let base = self.base;
+        let mut v: Vec<(i64, [u64; 5])> = self
+            .dense
+            .into_iter()
+            .enumerate()
+            .filter(|(_, n)| n.iter().any(|&x| x > 0))
+            .map(|(i, n)| (base + i as i64, n))
+            .chain(self.sparse)
+            .collect();
+        v.sort_unstable_by_key(|(h, _)| *h);
+        v
+    }
+}
+
 /// What one pass over the clients adds up.
 struct Pass {
     /// For each User-Agent, its robot's place in `robots`.
@@ -270,7 +326,7 @@ struct Pass {
     /// The robots past [`ROBOTS_CAP`], counted together.
     omitted: OmittedRobots,
     classes: [ClassTotals; 5],
-    hourly: Map<i64, [u64; 5]>,
+    hourly: HourTable,
     /// Clients active per day.
     visitors: Map<i64, u64>,
     /// Undeclared robots, scanners, monitors, spoofers.
@@ -348,7 +404,7 @@ impl Pass {
             robots,
             omitted,
             classes: Default::default(),
-            hourly: Map::default(),
+            hourly: HourTable::over(a.days().map(|(d, _)| d)),
             visitors: Map::default(),
             lists: Default::default(),
             requests: 0,
@@ -374,17 +430,17 @@ impl Pass {
         t.clients += 1;
         t.requests += c.requests;
         t.bytes += c.bytes;
-        let hourly = &mut self.hourly;
-        let mut days: Vec<i64> = Vec::new();
+        let (hourly, visitors) = (&mut self.hourly, &mut self.visitors);
+        // Hours come in order: a day's hours one after the other.
+        let mut day = None;
         c.each_hour(|h, n| {
-            hourly.entry(h).or_default()[ci] += u64::from(n);
-            days.push(h.div_euclid(24));
+            hourly.add(h, ci, u64::from(n));
+            let d = h.div_euclid(24);
+            if day != Some(d) {
+                day = Some(d);
+                *visitors.entry(d).or_default() += 1;
+            }
         });
-        days.sort_unstable();
-        days.dedup();
-        for d in days {
-            *self.visitors.entry(d).or_default() += 1;
-        }
         if class.is_robot() {
             self.robot_requests += c.requests;
             self.robot_bytes += c.bytes;
@@ -509,7 +565,7 @@ fn malformed(a: &Analysis) -> (Vec<MalformedCount>, u64) {
 
 /// Per day: the fold's requests, bytes and 404s, the visitors, and the
 /// requests per class summed from the hours.
-fn days(a: &Analysis, hourly: &Map<i64, [u64; 5]>, visitors: &Map<i64, u64>) -> Vec<Day> {
+fn days(a: &Analysis, hourly: &[(i64, [u64; 5])], visitors: &Map<i64, u64>) -> Vec<Day> {
     let mut classes: Map<i64, [u64; 5]> = Map::default();
     for (h, n) in hourly {
         let d = classes.entry(h.div_euclid(24)).or_default();
@@ -573,9 +629,7 @@ fn vhosts(a: &Analysis) -> Vec<Vhost> {
 }
 
 /// Requests per hour and class, by hour.
-fn hours(hourly: Map<i64, [u64; 5]>) -> Vec<Hour> {
-    let mut hourly: Vec<(i64, [u64; 5])> = hourly.into_iter().collect();
-    hourly.sort_unstable_by_key(|(h, _)| *h);
+fn hours(hourly: Vec<(i64, [u64; 5])>) -> Vec<Hour> {
     hourly
         .into_iter()
         .map(|(h, n)| Hour {
@@ -621,6 +675,7 @@ pub fn build<S: BuildHasher>(
         })
         .collect();
     let (malformed, not_understood) = malformed(a);
+    let hourly = p.hourly.into_sorted();
     // The site's totals include the requests of untracked clients.
     let requests = p.requests + a.folded.untracked.requests;
     let bytes = p.bytes.saturating_add(a.folded.untracked.bytes);
@@ -656,8 +711,8 @@ pub fn build<S: BuildHasher>(
                 .collect(),
             disallowed_requests: p.disallowed,
         },
-        daily: days(a, &p.hourly, &p.visitors),
-        hourly: hours(p.hourly),
+        daily: days(a, &hourly, &p.visitors),
+        hourly: hours(hourly),
         top_paths: path_counts(a.site_paths(), SITE_TOP_PATHS),
         top_paths_approximate: a.site_paths().approximate,
         not_found: path_counts(a.not_found(), SITE_TOP_PATHS),
@@ -670,5 +725,41 @@ pub fn build<S: BuildHasher>(
         scanners,
         monitors,
         spoofed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HourTable;
+
+    /// Hours within the log's days are counted in the table, any others
+    /// beside it; both come out in order, hours without a request left
+    /// out.
+    #[test]
+    fn hour_table_counts_in_and_out_of_its_days() {
+        let mut t = HourTable::over([20_000, 20_002, 20_001].into_iter());
+        assert_eq!(t.dense.len(), 3 * 24);
+        for (h, class) in [(480_000, 0), (480_071, 4), (480_000, 1), (480_000, 0)] {
+            t.add(h, class, 1);
+        }
+        t.add(479_999, 2, 5);
+        t.add(-3, 3, 2);
+        t.add(i64::MAX, 0, 1);
+        assert_eq!(
+            t.into_sorted(),
+            [
+                (-3, [0, 0, 0, 2, 0]),
+                (479_999, [0, 0, 5, 0, 0]),
+                (480_000, [2, 1, 0, 0, 0]),
+                (480_071, [0, 0, 0, 0, 1]),
+                (i64::MAX, [1, 0, 0, 0, 0]),
+            ]
+        );
+        // A log spanning centuries keeps its hours in the map alone.
+        let mut wide = HourTable::over([0, 100 * 366].into_iter());
+        assert!(wide.dense.is_empty());
+        wide.add(5, 0, 1);
+        assert_eq!(wide.into_sorted(), [(5, [1, 0, 0, 0, 0])]);
+        assert!(HourTable::over(std::iter::empty()).dense.is_empty());
     }
 }
