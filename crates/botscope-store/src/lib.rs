@@ -27,6 +27,7 @@ mod archive;
 mod copy;
 mod files;
 mod frontier;
+mod mem_frontier;
 mod pg;
 mod sqlite;
 mod version;
@@ -41,6 +42,7 @@ pub use files::{FileImport, host_of_file_name, import_files};
 pub use frontier::{
     Claimed, Done, Frontier, FrontierStats, MONTH, address_key, address_owner, next_due,
 };
+pub use mem_frontier::MemFrontier;
 pub use pg::{PG_SCHEMA_VERSION, PgStore, is_postgres_url, redact_url};
 pub use sqlite::{SCHEMA_VERSION, SqliteStore};
 pub use version::{Near, VersionOp, next_version};

@@ -762,10 +762,22 @@ fn copy_to_postgres_and_back() {
 /// that ends only when nothing is due or leased.
 #[test]
 fn the_frontier_shares_hosts_between_workers() {
-    use std::time::Duration;
     let pg = botscope_testkit::pg::Postgres::start();
     let url = pg.create_db("frontier");
-    let s = PgStore::open(&url).expect("open");
+    frontier_shares_hosts(move || PgStore::open(&url).expect("open"));
+}
+
+/// The in-memory frontier behaves as PostgreSQL's, on the same test.
+#[test]
+fn the_in_memory_frontier_shares_hosts_between_workers() {
+    let m = botscope_store::MemFrontier::new();
+    frontier_shares_hosts(move || m.clone());
+}
+
+/// `open` connects to one frontier (each call a new connection).
+fn frontier_shares_hosts<F: Frontier>(open: impl Fn() -> F + Clone + Send + 'static) {
+    use std::time::Duration;
+    let s = open();
     let hosts: Vec<(Option<u64>, String)> = (0..1_000u64)
         .map(|i| (Some(1_000 - i), format!("h{i}.test")))
         .collect();
@@ -787,10 +799,10 @@ fn the_frontier_shares_hosts_between_workers() {
     );
     let threads: Vec<_> = (0..4)
         .map(|w| {
-            let url = url.clone();
+            let open = open.clone();
             let (connected, first_in) = (connected.clone(), first_in.clone());
             std::thread::spawn(move || {
-                let s = PgStore::open(&url).expect("open");
+                let s = open();
                 let mut mine = Vec::new();
                 connected.wait();
                 for round in 0.. {
@@ -958,10 +970,19 @@ fn the_frontier_shares_hosts_between_workers() {
 
 #[test]
 fn workers_hand_hosts_over_say_who_is_at_work_and_leave() {
-    use std::time::Duration;
     let pg = botscope_testkit::pg::Postgres::start();
     let url = pg.create_db("hand_over");
-    let s = PgStore::open(&url).expect("open");
+    hand_hosts_over(&PgStore::open(&url).expect("open"));
+}
+
+/// The in-memory frontier hands hosts over as PostgreSQL's does.
+#[test]
+fn the_in_memory_frontier_hands_hosts_over() {
+    hand_hosts_over(&botscope_store::MemFrontier::new());
+}
+
+fn hand_hosts_over(s: &impl Frontier) {
+    use std::time::Duration;
     let minute = Duration::from_secs(60);
     assert_eq!(s.workers_beat("w1", minute).expect("beat"), ["w1"]);
     assert_eq!(s.workers_beat("w2", minute).expect("beat"), ["w1", "w2"]);
