@@ -1,6 +1,25 @@
 //! Who is this crawler really? The bot registry (the bottica format and a
 //! superset of it), IP sets, and the verification decision. No I/O: files
 //! and DNS answers come in as values.
+//!
+//! ```
+//! use botscope_botid::{Owner, Registry, UaClassifier, Verdict, verify};
+//!
+//! let registry = Registry::bundled();
+//! let classifier = UaClassifier::bundled(&registry)?;
+//! let ua = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+//! let info = classifier.classify(ua);
+//! assert_eq!(info.claimed_bot.as_deref(), Some("Googlebot"));
+//!
+//! // From an address Google publishes: the list is the evidence.
+//! let v = verify(&registry, "66.249.66.1".parse()?, Some(ua), &info, None, Owner::default());
+//! assert_eq!(v.verdict, Verdict::Verified);
+//! // From anywhere else, with no DNS answer given, nothing proves it.
+//! let v = verify(&registry, "203.0.113.9".parse()?, Some(ua), &info, None, Owner::default());
+//! assert_ne!(v.verdict, Verdict::Verified);
+//! println!("{}", v.reason);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // A library speaks through its return values and the caller's writer,
 // never by printing.

@@ -1,6 +1,19 @@
 //! botscope's command line: clap's derive types, the help text in their
 //! doc comments. These types know nothing of the commands (they live in
 //! their own crate, as in uv); `botscope::run` dispatches them.
+//!
+//! ```
+//! use botscope_cli::{Cli, Command, RobotsCommand};
+//! use clap::Parser;
+//!
+//! let cli = Cli::try_parse_from([
+//!     "botscope", "robots", "check", "--robots", "robots.txt", "--agent", "Googlebot",
+//!     "https://example.com/private/x",
+//! ])?;
+//! assert!(matches!(cli.command, Command::Robots(RobotsCommand::Check(_))));
+//! assert!(Cli::try_parse_from(["botscope", "robots", "nonsense"]).is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // A library speaks through its return values and the caller's writer,
 // never by printing.

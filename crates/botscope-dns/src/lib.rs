@@ -5,6 +5,50 @@
 //! negative answers for their TTL in a cache that can be saved to disk;
 //! and bounds how many lookups run at once. Whether the evidence verifies a
 //! crawler is decided in `botscope-botid`.
+//!
+//! The evidence for one address, through a [`Lookup`] over a zone held in
+//! memory (as tests do; [`HickoryLookup`] asks real servers), then judged:
+//!
+//! ```
+//! use std::net::IpAddr;
+//! use std::time::Duration;
+//!
+//! use botscope_dns::{Cache, DnsFailure, Fcrdns, Lookup, Timed};
+//!
+//! /// One crawler's PTR record and its address record.
+//! struct Zone;
+//!
+//! const NAME: &str = "crawl-66-249-66-1.googlebot.com";
+//!
+//! impl Lookup for Zone {
+//!     async fn reverse(&self, ip: IpAddr) -> Timed<String> {
+//!         let names = if ip == IpAddr::from([66, 249, 66, 1]) {
+//!             vec![NAME.to_owned()]
+//!         } else {
+//!             Vec::new()
+//!         };
+//!         Timed { answer: Ok(names), ttl: Duration::from_secs(300) }
+//!     }
+//!     async fn forward(&self, name: &str) -> Timed<IpAddr> {
+//!         let addresses = if name == NAME { vec![IpAddr::from([66, 249, 66, 1])] } else { Vec::new() };
+//!         Timed { answer: Ok(addresses), ttl: Duration::from_secs(300) }
+//!     }
+//!     async fn exists(&self, _: &str) -> Result<bool, DnsFailure> {
+//!         Ok(true)
+//!     }
+//! }
+//!
+//! let dns = Fcrdns::new(Zone, Cache::default(), 8);
+//! let domains = vec!["googlebot.com".to_owned()];
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! for (ip, confirmed) in [([66, 249, 66, 1], true), ([203, 0, 113, 9], false)] {
+//!     let ip = IpAddr::from(ip);
+//!     let evidence = runtime.block_on(dns.evidence(ip, &domains));
+//!     let judged = botscope_botid::check_fcrdns(ip, &domains, &evidence);
+//!     assert_eq!(matches!(judged, botscope_botid::Fcrdns::Pass { .. }), confirmed, "{ip}: {judged:?}");
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // A library speaks through its return values and the caller's writer,
 // never by printing.

@@ -18,6 +18,41 @@
 //! whole when they change (polled) or on SIGHUP: a request sees the old
 //! state or the new one, never a mix, and a reload that fails keeps the
 //! old state and says why.
+//!
+//! What the gate answers for an address, from the lists as exported:
+//!
+//! ```
+//! use std::net::IpAddr;
+//! use std::time::Duration;
+//!
+//! use botscope_gate::{Category, Config, Gate, choose, default_deny};
+//!
+//! let dir = botscope_testkit::tempdir();
+//! let (lists, robots) = (dir.path().join("lists"), dir.path().join("robots"));
+//! for d in [&lists, &robots] {
+//!     std::fs::create_dir_all(d)?;
+//! }
+//! std::fs::write(lists.join("all-ok-bots.txt"), "66.249.66.1\n")?;
+//! std::fs::write(lists.join("googlebot.txt"), "66.249.66.1\n")?;
+//! std::fs::write(lists.join("suspect-bots.txt"), "192.0.2.66\n")?;
+//! std::fs::write(robots.join("default.txt"), "User-agent: *\nDisallow: /private/\n")?;
+//! std::fs::write(robots.join("googlebot.txt"), "User-agent: *\nAllow: /\n")?;
+//! let gate = Gate::new(Config {
+//!     lists,
+//!     robots_dir: robots,
+//!     trust_proxy: Vec::new(),
+//!     deny: default_deny(),
+//!     poll: Duration::from_secs(5),
+//! })?;
+//! let now = gate.snapshot();
+//! let google = now.lists.place(IpAddr::from([66, 249, 66, 1]));
+//! assert_eq!(google.category, Category::AllOk);
+//! assert_eq!(choose(&now.robots, &google).0, "googlebot");
+//! let fake = now.lists.place(IpAddr::from([192, 0, 2, 66]));
+//! assert!(default_deny().contains(&fake.category), "/auth answers 403");
+//! assert_eq!(choose(&now.robots, &fake).0, "default");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // A library speaks through its return values and the caller's writer,
 // never by printing.

@@ -11,6 +11,35 @@
 //! policy decide. Every attempt comes back as a [`botscope_store::Attempt`]
 //! with its error class; nothing a server does stops the run, and every
 //! host costs a bounded time (the total timeout) and memory (the cap).
+//!
+//! One site's robots.txt, fetched as the harvest fetches it (here from a
+//! server on loopback, which the address guard refuses unless allowed):
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use std::time::Duration;
+//!
+//! use botscope_harvest::{Config, fetch_robots_txt};
+//!
+//! let body = b"User-agent: *\nDisallow: /private\n".to_vec();
+//! let site = botscope_testkit::ipdb::FileServer::start(HashMap::from([(
+//!     "/robots.txt".to_owned(),
+//!     body.clone(),
+//! )]));
+//! let cfg = Config {
+//!     allow_private: true,
+//!     ..Config::default()
+//! };
+//! let url = format!("{}/robots.txt", site.url());
+//! // An address needs no nameserver; a name would be resolved through this one.
+//! let dns = vec!["127.0.0.1:53".parse()?];
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! let fetched = runtime.block_on(fetch_robots_txt(&url, cfg, dns, Duration::from_secs(5)))?;
+//! assert_eq!(fetched.attempt.status, Some(200));
+//! assert_eq!(fetched.attempt.outcome, "parse");
+//! assert_eq!(fetched.robots_txt, body);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // A library speaks through its return values and the caller's writer,
 // never by printing.

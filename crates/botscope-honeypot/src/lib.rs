@@ -9,6 +9,17 @@
 //! redirected robots.txt), site i testing the (i mod 8)-th. [`server`]
 //! answers them by `Host` and logs every request in vhost_combined format;
 //! [`mod@report`] reads the log back and scores each crawler.
+//!
+//! ```
+//! use botscope_honeypot::{Behaviour, Design};
+//!
+//! let design = Design::new(8, "trap.example", 10)?;
+//! let (i, site) = design.site("S0.Trap.Example:8080").ok_or("no site")?;
+//! assert_eq!((i, site.behaviour), (0, Behaviour::Trap));
+//! let rules = design.rules(site, Some("Googlebot/2.1")).ok_or("no rules")?;
+//! assert!(rules.contains("Disallow: /trap/"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // A library speaks through its return values and the caller's writer,
 // never by printing.

@@ -2,6 +2,15 @@
 //! harvester and `fetch`, `robots check URL`, `data update`, and the key
 //! directories of signed agents.
 //!
+//! ```
+//! use std::net::IpAddr;
+//!
+//! // A stranger's robots.txt may redirect anywhere: not to the inside.
+//! assert!(botscope_http::not_public(IpAddr::from([10, 0, 0, 1])).is_some());
+//! assert!(botscope_http::not_public(IpAddr::from([127, 0, 0, 1])).is_some());
+//! assert_eq!(botscope_http::not_public(IpAddr::from([93, 184, 215, 14])), None);
+//! ```
+//!
 //! - [`exchange`]: one HTTP/1.1 `GET` with one address, TLS for `https`,
 //!   the head bounded (64 KiB), the body read up to a cap (gzip decoded,
 //!   its wire size bounded too), everything before a deadline. Errors are

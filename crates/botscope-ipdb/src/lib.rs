@@ -4,6 +4,18 @@
 //! city database, CC BY 4.0, as MaxMind DB files). The databases live in
 //! a data directory; [`DataDir::install`] checks a new one before it
 //! replaces the old, and everything works without them (owners unknown).
+//!
+//! ```
+//! use botscope_ipdb::AsnBuilder;
+//!
+//! let mut b = AsnBuilder::default();
+//! b.add_csv(b"66.249.64.0,66.249.95.255,15169,Google LLC\n")?;
+//! let (table, report) = b.finish();
+//! assert_eq!(report.rows, 1);
+//! assert_eq!(table.lookup("66.249.66.1".parse()?), Some((15169, "Google LLC")));
+//! assert_eq!(table.lookup("192.0.2.1".parse()?), None);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // A library speaks through its return values and the caller's writer,
 // never by printing.

@@ -11,10 +11,40 @@
 //! fetching a host once more) adds an attempt but never a duplicate
 //! version.
 //!
+//! [`PgStore`] is the same store on PostgreSQL, for many harvest workers
+//! at once; they share a [`Frontier`] of hosts due ([`MemFrontier`] is
+//! one in memory, for tests). [`StoreLocator`] reads `--db` (a path or a
+//! `postgres://` URL) and opens either.
+//!
 //! [`warc`] reads and writes WARC records; [`Importer`] turns a WARC
 //! stream (Common Crawl's robots.txt subsets) into attempts, and
 //! [`export_jsonl`], [`export_files`] and [`export_warc`] write every
 //! version out, all over plain `BufRead` / `Write`.
+//!
+//! ```
+//! use botscope_store::{Attempt, SqliteStore, Store};
+//!
+//! let dir = botscope_testkit::tempdir();
+//! let mut store = SqliteStore::open(&dir.path().join("robots.db"))?;
+//! let fetch = |time: i64, body: &str| Attempt {
+//!     host: "example.com".into(),
+//!     url: "https://example.com/robots.txt".into(),
+//!     time,
+//!     status: Some(200),
+//!     outcome: "parse".into(),
+//!     reason: "success".into(),
+//!     bytes: body.len() as u64,
+//!     body: Some(body.as_bytes().to_vec()),
+//!     ..Attempt::default()
+//! };
+//! // Three fetches, two distinct files: two versions of the site.
+//! store.record(None, &[fetch(1_000, "User-agent: *\nDisallow: /a\n")])?;
+//! store.record(None, &[fetch(2_000, "User-agent: *\nDisallow: /a\n")])?;
+//! store.record(None, &[fetch(3_000, "User-agent: *\nDisallow: /b\n")])?;
+//! let stats = store.stats()?;
+//! assert_eq!((stats.sites, stats.attempts, stats.versions), (1, 3, 2));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // A library speaks through its return values and the caller's writer,
 // never by printing.

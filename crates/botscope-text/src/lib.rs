@@ -7,6 +7,14 @@
 //! The escapes are visible and unambiguous enough to read: `\x1b` for C0
 //! controls and DEL, `\u{85}` for C1 controls, `\u{202e}` for the bidi
 //! controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C).
+//!
+//! ```
+//! // A User-Agent that would clear the screen and a path that would run
+//! // as a formula in a spreadsheet.
+//! assert_eq!(botscope_text::field("evil\x1b[2Jbot"), "evil\\x1b[2Jbot");
+//! assert_eq!(botscope_text::csv_cell("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+//! assert_eq!(botscope_text::csv_cell("-1.5"), "-1.5");
+//! ```
 
 // A library speaks through its return values and the caller's writer,
 // never by printing.

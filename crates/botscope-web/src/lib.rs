@@ -14,6 +14,39 @@
 //! With no store given, [`Server::bind`] builds a demo first
 //! ([`demo::build`]): the example robots.txt files and logs the repository
 //! ships, and a synthetic web made from its corpus of real files.
+//!
+//! The demo on a port of its own, asked over HTTP, then stopped:
+//!
+//! ```
+//! use std::io::{Read, Write};
+//!
+//! let runtime = tokio::runtime::Runtime::new()?;
+//! runtime.block_on(async {
+//!     let mut config = botscope_web::Config::demo();
+//!     config.demo_sites = 50;
+//!     let server = botscope_web::Server::bind(config, "127.0.0.1:0".parse()?).await?;
+//!     let addr = server.local_addr();
+//!     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+//!     let running = tokio::spawn(server.run(async {
+//!         let _ = stopped.await;
+//!     }));
+//!     let answer = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
+//!         let mut s = std::net::TcpStream::connect(addr)?;
+//!         s.write_all(b"GET /api/search?q=googlebot HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")?;
+//!         let mut out = String::new();
+//!         s.read_to_string(&mut out)?;
+//!         Ok(out)
+//!     })
+//!     .await??;
+//!     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+//!     assert!(answer.contains("application/json"));
+//!     let _ = stop.send(());
+//!     running.await??;
+//!     Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+//! })
+//! .map_err(|e| e as Box<dyn std::error::Error>)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // A library speaks through its return values and the caller's writer,
 // never by printing.

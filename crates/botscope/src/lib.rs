@@ -3,6 +3,28 @@
 //! Tokio runtime, and returns its [`ExitStatus`]. `main` only parses,
 //! starts the runtime and maps the status to the process exit code; tests
 //! call [`run`] in-process.
+//!
+//! ```
+//! use botscope::cli::Cli;
+//! use botscope::{ExitStatus, Settings};
+//! use clap::Parser;
+//!
+//! let dir = botscope_testkit::tempdir();
+//! let robots = dir.path().join("robots.txt");
+//! std::fs::write(&robots, "User-agent: *\nDisallow: /private/\n")?;
+//! let robots = robots.to_str().ok_or("path")?;
+//! let check = |url: &str| -> anyhow::Result<ExitStatus> {
+//!     let cli = Cli::try_parse_from([
+//!         "botscope", "robots", "check", "--robots", robots, "--agent", "Googlebot", url,
+//!     ])?;
+//!     let runtime = tokio::runtime::Runtime::new()?;
+//!     runtime.block_on(botscope::run(cli, &Settings::from_env()))
+//! };
+//! // The verdicts print on standard output; the status says them too.
+//! assert_eq!(check("https://example.com/public")?, ExitStatus::Success);
+//! assert_eq!(check("https://example.com/private/x")?, ExitStatus::Negative);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 /// The command-line types (their own crate).
 pub use botscope_cli as cli;
