@@ -97,14 +97,14 @@ const SHARED_AGENTS: usize = 100_000;
 /// the first thread to meet a User-Agent identifies it, the others take
 /// its answer (in a busy site's log, every thread meets nearly every
 /// browser). Answers are the inner identifier's, whichever thread asks.
-pub struct Shared<'a> {
+pub(crate) struct Shared<'a> {
     inner: &'a dyn Identify,
     seen: Mutex<HashMap<Box<str>, Agent, foldhash::fast::RandomState>>,
 }
 
 impl<'a> Shared<'a> {
     /// Shares `inner`'s answers.
-    pub fn new(inner: &'a dyn Identify) -> Self {
+    pub(crate) fn new(inner: &'a dyn Identify) -> Self {
         Shared {
             inner,
             seen: Mutex::default(),
