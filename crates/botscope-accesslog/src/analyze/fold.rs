@@ -311,8 +311,8 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    /// The state so far, to merge with other threads'.
-    /// The thread's state, settled ([`Partial::settle`]).
+    /// The state so far, to merge with other threads', with the sessions
+    /// and hours its clients set aside settled into them.
     pub fn into_partial(mut self) -> Partial {
         self.part.settle();
         self.part
