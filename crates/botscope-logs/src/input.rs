@@ -73,22 +73,9 @@ pub struct Chunk {
     pub too_long: Vec<u64>,
 }
 
-/// An opened input.
-pub struct Opened<'p> {
-    /// The input's bytes, decompressed.
-    pub reader: Box<dyn Read + 'p>,
-    /// The input is plain: its raw bytes are the ones read, and whoever
-    /// reads them reports them ([`chunks`] does). A compressed input's
-    /// reader reports its raw bytes itself. (A wrapper that counted plain
-    /// reads would cost a pass zeroing each block before it is read:
-    /// only readers of their own may fill a buffer unzeroed.)
-    pub plain: bool,
-}
-
 /// Opens an input; gzip is recognised by its magic bytes, whatever the
-/// name. A compressed input's raw bytes are reported to `progress` as
-/// they are read; a plain input's, by the caller ([`Opened::plain`]).
-pub fn open<'p>(source: Source, progress: &'p dyn Progress) -> io::Result<Opened<'p>> {
+/// name. Raw bytes read are reported to `progress`.
+pub fn open<'p>(source: Source, progress: &'p dyn Progress) -> io::Result<Box<dyn Read + 'p>> {
     let raw: Box<dyn Read + Send> = match source {
         Source::File(p) => Box::new(File::open(p)?),
         Source::Stdin => Box::new(io::stdin()),
@@ -97,25 +84,18 @@ pub fn open<'p>(source: Source, progress: &'p dyn Progress) -> io::Result<Opened
     // Small: it only sniffs the gzip magic and feeds the decoder. Plain
     // reads, asked in blocks larger than it, go past it straight into the
     // chunk's buffer once the sniffed head is drained.
-    let mut buffered = BufReader::with_capacity(32 * 1024, raw);
+    let mut buffered = BufReader::with_capacity(
+        32 * 1024,
+        Counting {
+            inner: raw,
+            progress,
+        },
+    );
     let head = buffered.fill_buf()?;
     if head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-        Ok(Opened {
-            // Counted as the decoder pulls them (the sniffed head too).
-            reader: Box::new(MultiGzDecoder::new(BufReader::with_capacity(
-                32 * 1024,
-                Counting {
-                    inner: buffered,
-                    progress,
-                },
-            ))),
-            plain: false,
-        })
+        Ok(Box::new(MultiGzDecoder::new(buffered)))
     } else {
-        Ok(Opened {
-            reader: Box::new(buffered),
-            plain: true,
-        })
+        Ok(Box::new(buffered))
     }
 }
 
@@ -155,14 +135,12 @@ pub fn buffer() -> Vec<u8> {
 }
 
 /// Reads `r` to its end (or first error), handing chunks of whole lines to
-/// `sink`; `fresh` supplies empty buffers (recycled ones, or [`buffer`]);
-/// `progress` hears of the bytes read, when given (a plain input's).
+/// `sink`; `fresh` supplies empty buffers (recycled ones, or [`buffer`]).
 /// Returns what was read; a read error ends the input but everything
 /// before it has been handed on.
 pub fn chunks(
     mut r: impl Read,
     mut fresh: impl FnMut() -> Vec<u8>,
-    progress: Option<&dyn Progress>,
     mut sink: impl FnMut(Chunk) -> bool,
 ) -> ReadStats {
     let mut fresh = move || {
@@ -182,9 +160,6 @@ pub fn chunks(
         let got = (&mut r).take(BLOCK as u64).read_to_end(&mut buf);
         let n = buf.len() - old;
         stats.bytes += n as u64;
-        if let Some(p) = progress {
-            p.read(n as u64);
-        }
         if let Err(e) = &got {
             stats.error = Some(describe(e));
         }
@@ -312,7 +287,7 @@ mod tests {
                 Ok(n)
             }
         }
-        let stats = chunks(Slow(data), buffer, None, |c| {
+        let stats = chunks(Slow(data), buffer, |c| {
             out.extend(lines(&c).map(|(n, l)| (n, l.map(<[u8]>::to_vec))));
             true
         });
@@ -365,9 +340,8 @@ mod tests {
         let path = dir.path().join("trunc.gz");
         std::fs::write(&path, &two).expect("write");
         let r = open(Source::File(path), &crate::NoProgress).expect("open");
-        assert!(!r.plain);
         let mut got = 0u64;
-        let stats = chunks(r.reader, buffer, None, |c| {
+        let stats = chunks(r, buffer, |c| {
             got += lines(&c).count() as u64;
             true
         });
@@ -377,39 +351,5 @@ mod tests {
             "the first member and part of the second: {got}"
         );
         assert_eq!(got, stats.lines);
-    }
-
-    /// Progress hears of the raw bytes, once each: a plain file's as they
-    /// are read, a compressed one's under the decoder.
-    #[test]
-    fn progress_counts_raw_bytes_once() {
-        use std::io::Write;
-        use std::sync::atomic::{AtomicU64, Ordering};
-        #[derive(Default)]
-        struct Sum(AtomicU64);
-        impl crate::Progress for Sum {
-            fn read(&self, n: u64) {
-                self.0.fetch_add(n, Ordering::Relaxed);
-            }
-        }
-        let mut text = Vec::new();
-        for i in 0..50_000 {
-            writeln!(text, "line {i} of a log").expect("write");
-        }
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(&text).expect("gz");
-        let packed = gz.finish().expect("gz");
-        let dir = botscope_testkit::tempdir();
-        for (name, bytes) in [("plain.log", &text), ("packed.log.gz", &packed)] {
-            let path = dir.path().join(name);
-            std::fs::write(&path, bytes).expect("write");
-            let sum = Sum::default();
-            let r = open(Source::File(path), &sum).expect("open");
-            assert_eq!(r.plain, name == "plain.log");
-            let plain = r.plain.then_some(&sum as &dyn crate::Progress);
-            let stats = chunks(r.reader, buffer, plain, |_| true);
-            assert_eq!(stats.bytes, text.len() as u64, "{name}");
-            assert_eq!(sum.0.load(Ordering::Relaxed), bytes.len() as u64, "{name}");
-        }
     }
 }

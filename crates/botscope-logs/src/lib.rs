@@ -49,7 +49,7 @@ use botscope_botid::{FcrdnsEvidence, Lists, Registry, UaClassifier};
 
 pub use crawlers::{AddressSeen, CRAWLER_ADDRESSES, CRAWLER_USER_AGENTS, CrawlerSeen};
 pub use identify::RegistryIdentify;
-pub use input::{CHUNK_BYTES, Chunk, Opened, ReadStats, Source, buffer, chunks, lines, open};
+pub use input::{CHUNK_BYTES, Chunk, ReadStats, Source, buffer, chunks, lines, open};
 pub use join::{Checks, dns_wanted, verify_clients};
 pub use pipeline::{Read, Settings, read};
 pub use robots::{RobotsSpec, RobotsTxt, parse_when};

@@ -157,8 +157,7 @@ pub fn read(
             let mut format: Option<Arc<LogFormat>> = settings.format.clone().map(Arc::new);
             let mut guessed = false;
             let fresh = || back_rx.try_recv().unwrap_or_else(|_| input::buffer());
-            let plain = r.plain.then_some(progress);
-            let stats = input::chunks(r.reader, fresh, plain, |chunk| {
+            let stats = input::chunks(r, fresh, |chunk| {
                 let fmt = format.get_or_insert_with(|| {
                     let sample: Vec<&[u8]> = input::lines(&chunk)
                         .filter_map(|(_, l)| l)
