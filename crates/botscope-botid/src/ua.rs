@@ -56,50 +56,44 @@ pub struct UaInfo {
     pub reason: Option<String>,
 }
 
-/// uap-core's parsers: compiled at once, or on a thread of their own and
-/// waited for at their first use. Most User-Agents are decided without
-/// them, so a log's analysis starts while they compile.
+/// uap-core's parsers: compiled at once, or at their first use. Most
+/// User-Agents are decided without them (neither benched log needs them
+/// at all), so a log's analysis neither waits for them nor shares its
+/// cores with their compiling (70 ms of CPU); the first decision that
+/// needs them waits for them once.
 struct Uap {
     ready: std::sync::OnceLock<user_agent::Extractor<'static>>,
-    #[allow(clippy::type_complexity)]
-    pending: std::sync::Mutex<
-        Option<std::thread::JoinHandle<Result<user_agent::Extractor<'static>, String>>>,
-    >,
+    /// The regexes and extras, compiled at the first use.
+    sources: Option<(&'static str, &'static str)>,
 }
 
 impl Uap {
     fn ready(e: user_agent::Extractor<'static>) -> Uap {
         Uap {
             ready: std::sync::OnceLock::from(e),
-            pending: std::sync::Mutex::new(None),
+            sources: None,
         }
     }
 
-    fn compiling(regexes: &'static str, extras_text: &'static str) -> Uap {
+    fn lazy(regexes: &'static str, extras_text: &'static str) -> Uap {
         Uap {
             ready: std::sync::OnceLock::new(),
-            pending: std::sync::Mutex::new(Some(std::thread::spawn(move || {
-                compile_uap(regexes, extras_text)
-            }))),
+            sources: Some((regexes, extras_text)),
         }
     }
 
-    /// The parsers. The bundled ones always compile (a test builds them);
-    /// if others failed on the compiling thread, none match.
+    /// The parsers (compiled now if not yet; other threads wait for the
+    /// one compiling). The bundled ones always compile (a test builds
+    /// them); if others fail, none match.
     fn get(&self) -> &user_agent::Extractor<'static> {
         self.ready.get_or_init(|| {
-            let handle = self
-                .pending
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take();
-            match handle.map(|h| h.join()) {
-                Some(Ok(Ok(e))) => e,
-                Some(Err(panic)) => std::panic::resume_unwind(panic),
-                Some(Ok(Err(_))) | None => user_agent::Builder::new()
-                    .build()
-                    .unwrap_or_else(|_| unreachable!("an empty parser set builds")),
-            }
+            self.sources
+                .and_then(|(regexes, extras)| compile_uap(regexes, extras).ok())
+                .unwrap_or_else(|| {
+                    user_agent::Builder::new()
+                        .build()
+                        .unwrap_or_else(|_| unreachable!("an empty parser set builds"))
+                })
         })
     }
 }
@@ -476,11 +470,13 @@ impl UaClassifier {
         UaClassifier::bundled_on(registry, 1)
     }
 
-    /// [`UaClassifier::bundled`], compiled on up to `threads` threads (two
-    /// are used).
+    /// [`UaClassifier::bundled`] for a process with `threads` threads of
+    /// work: with more than one, uap-core's parsers are compiled at their
+    /// first use ([`UaClassifier::family`], or a decision that needs
+    /// them), not before.
     pub fn bundled_on(registry: &Registry, threads: usize) -> Result<UaClassifier, crate::Error> {
         let ua = if threads > 1 {
-            Uap::compiling(UAP_REGEXES, UAP_EXTRAS)
+            Uap::lazy(UAP_REGEXES, UAP_EXTRAS)
         } else {
             Uap::ready(compile_uap(UAP_REGEXES, UAP_EXTRAS).map_err(crate::Error::Classifier)?)
         };

@@ -182,8 +182,8 @@ mod ua {
         );
     }
 
-    /// uap-core's parsers compiled at once or on their own thread (waited
-    /// for at first use) decide alike on every labelled User-Agent, and
+    /// uap-core's parsers compiled at once or at their first use decide
+    /// alike on every labelled User-Agent, and
     /// the family a decision looked up is uap-core's family.
     #[test]
     fn lazy_family_lookup_decides_the_same() {
