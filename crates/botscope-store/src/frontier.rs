@@ -182,7 +182,8 @@ fn claimed(r: &postgres::Row, address: Option<String>) -> Claimed {
     }
 }
 
-fn secs(d: Duration) -> i64 {
+/// Whole seconds of `d`, as the frontier's times are.
+pub(crate) fn secs(d: Duration) -> i64 {
     i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 4)
 }
 
@@ -205,7 +206,9 @@ pub trait Frontier {
         batch: usize,
         lease: Duration,
         now: i64,
-    ) -> Result<Vec<Claimed>>;
+    ) -> Result<Vec<Claimed>> {
+        self.frontier_claim_among(worker, &[], batch, lease, now)
+    }
 
     /// [`Frontier::frontier_claim`] for one of `workers` (those at work,
     /// `worker` among them): only hosts whose last address falls to
@@ -284,7 +287,9 @@ pub trait Frontier {
     /// longer, when an earlier release asked for more). False when
     /// `worker` no longer held it (its hold ran out and another took it),
     /// which changes nothing.
-    fn address_release(&self, worker: &str, address: &str, gap: Duration) -> Result<bool>;
+    fn address_release(&self, worker: &str, address: &str, gap: Duration) -> Result<bool> {
+        Ok(self.addresses_release(worker, &[address], gap)? == 1)
+    }
 
     /// Gives these addresses back at once ([`Frontier::address_release`]);
     /// returns how many `worker` still held.
@@ -337,16 +342,6 @@ impl Frontier for PgStore {
             added += n.max(0) as u64;
         }
         Ok(added)
-    }
-
-    fn frontier_claim(
-        &self,
-        worker: &str,
-        batch: usize,
-        lease: Duration,
-        now: i64,
-    ) -> Result<Vec<Claimed>> {
-        self.frontier_claim_among(worker, &[], batch, lease, now)
     }
 
     fn frontier_claim_among(
@@ -556,10 +551,6 @@ impl Frontier for PgStore {
             .and_then(|r| r.get::<_, Option<String>>(0))
             .unwrap_or_default();
         Ok(Err(holder))
-    }
-
-    fn address_release(&self, worker: &str, address: &str, gap: Duration) -> Result<bool> {
-        Ok(self.addresses_release(worker, &[address], gap)? == 1)
     }
 
     fn addresses_release(&self, worker: &str, addresses: &[&str], gap: Duration) -> Result<u64> {

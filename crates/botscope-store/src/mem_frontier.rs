@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::Result;
 use crate::frontier::{
-    Claimed, Done, Frontier, FrontierStats, address_key, address_owner, next_due,
+    Claimed, Done, Frontier, FrontierStats, address_key, address_owner, next_due, secs,
 };
 
 /// A frontier held in memory ([`Frontier`]); `Clone` shares it.
@@ -51,10 +51,6 @@ struct Address {
     next_ms: i64,
     /// When another worker last asked for it (ms).
     wanted: i64,
-}
-
-fn secs(d: Duration) -> i64 {
-    i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 4)
 }
 
 fn millis(d: Duration) -> i64 {
@@ -116,16 +112,6 @@ impl Frontier for MemFrontier {
             }
         }
         Ok(added)
-    }
-
-    fn frontier_claim(
-        &self,
-        worker: &str,
-        batch: usize,
-        lease: Duration,
-        now: i64,
-    ) -> Result<Vec<Claimed>> {
-        self.frontier_claim_among(worker, &[], batch, lease, now)
     }
 
     fn frontier_claim_among(
@@ -298,10 +284,6 @@ impl Frontier for MemFrontier {
             a.wanted = now;
         }
         Ok(Err(a.worker.clone().unwrap_or_default()))
-    }
-
-    fn address_release(&self, worker: &str, address: &str, gap: Duration) -> Result<bool> {
-        Ok(self.addresses_release(worker, &[address], gap)? == 1)
     }
 
     fn addresses_release(&self, worker: &str, addresses: &[&str], gap: Duration) -> Result<u64> {
