@@ -53,13 +53,13 @@ impl Spans {
     }
 
     /// Takes a request at `t` in where the latest span can (within the
-    /// gap after it, or before it); otherwise returns the span to set
-    /// aside: the latest one, closed by a request more than the gap after
-    /// it, or a span of the one request long before it. What is set aside
-    /// is taken back by [`Spans::settle`]; until then the spans are not
-    /// in their final form (the latest may have grown back to touch an
-    /// earlier one). The fold keeps set-aside spans in the partial's
-    /// trail, so a request never follows a pointer out of its client.
+    /// gap after it, or before it when there is no earlier span it could
+    /// reach); otherwise returns the span to set aside: the latest one,
+    /// closed by a request more than the gap after it, or a span of the
+    /// one request before it. What is set aside is taken back by
+    /// [`Spans::settle`]; the earlier spans stay clear of the latest
+    /// meanwhile. The fold keeps set-aside spans in the partial's trail,
+    /// so a request never follows a pointer out of its client.
     pub(super) fn step(&mut self, t: i64, page: bool) -> Option<Span> {
         let pages = u32::from(page);
         let cur = &mut self.cur;
@@ -78,7 +78,7 @@ impl Spans {
             }
             return Some(std::mem::replace(cur, single));
         }
-        if t >= cur.start.saturating_sub(SESSION_GAP) {
+        if self.done.is_none() && t >= cur.start.saturating_sub(SESSION_GAP) {
             cur.start = t;
             cur.requests = cur.requests.saturating_add(1);
             cur.pages = cur.pages.saturating_add(pages);
@@ -107,12 +107,18 @@ impl Spans {
     }
 
     /// Merges spans sorted by start (in two runs, one after the other)
-    /// into these (which are sorted by start, if not yet disjoint:
-    /// [`Spans::step`]).
+    /// into these. The earlier spans that end more than the gap before the
+    /// first of `other` stay where they are: in a log read in order, that
+    /// is all of them, and a long history is not copied at each settling.
     fn merge_in(&mut self, other: [&[Span]; 2]) {
-        let done = self.done.as_deref().map_or(&[][..], |v| v.as_slice());
-        let mut out = merge_sorted(
-            [done, std::slice::from_ref(&self.cur)],
+        let Some(first) = other.iter().find_map(|r| r.first()) else {
+            return;
+        };
+        let mut done = self.done.take().map_or_else(Vec::new, |b| *b);
+        let keep = done.partition_point(|s| s.end.saturating_add(SESSION_GAP) < first.start);
+        let tail = done.split_off(keep);
+        let out = merge_sorted(
+            [&tail, std::slice::from_ref(&self.cur)],
             other,
             |s| s.start,
             |last, s| {
@@ -123,10 +129,15 @@ impl Spans {
                 touches
             },
         );
-        // `out` has at least self's span.
-        let Some(cur) = out.pop() else { return };
-        self.cur = cur;
-        self.done = (!out.is_empty()).then(|| Box::new(out));
+        // Exactly: histories are many and mostly short; a long one grows
+        // by the allocator moving its pages, not its bytes.
+        done.reserve_exact(out.len());
+        done.extend(out);
+        // `done` has at least self's latest span.
+        if let Some(cur) = done.pop() {
+            self.cur = cur;
+        }
+        self.done = (!done.is_empty()).then(|| Box::new(done));
     }
 }
 
@@ -280,11 +291,17 @@ impl Hours {
     }
 
     /// Merges counts sorted by hour (in two runs, one after the other)
-    /// into these.
+    /// into these; the earlier hours before the first of `theirs` stay
+    /// where they are ([`Spans::merge_in`]).
     fn merge_in(&mut self, theirs: [&[(i32, u32)]; 2]) {
-        let earlier = self.earlier.as_deref().map_or(&[][..], |v| v.as_slice());
-        let mut out = merge_sorted(
-            [earlier, std::slice::from_ref(&self.cur)],
+        let Some(first) = theirs.iter().find_map(|r| r.first()) else {
+            return;
+        };
+        let mut earlier = self.earlier.take().map_or_else(Vec::new, |b| *b);
+        let keep = earlier.partition_point(|p| p.0 < first.0);
+        let tail = earlier.split_off(keep);
+        let out = merge_sorted(
+            [&tail, std::slice::from_ref(&self.cur)],
             theirs,
             |p| p.0,
             |last, p| {
@@ -295,10 +312,13 @@ impl Hours {
                 same
             },
         );
-        // `out` has at least self's hour.
-        let Some(cur) = out.pop() else { return };
-        self.cur = cur;
-        self.earlier = (!out.is_empty()).then(|| Box::new(out));
+        earlier.reserve_exact(out.len());
+        earlier.extend(out);
+        // `earlier` has at least self's latest hour.
+        if let Some(cur) = earlier.pop() {
+            self.cur = cur;
+        }
+        self.earlier = (!earlier.is_empty()).then(|| Box::new(earlier));
     }
 }
 
@@ -551,7 +571,6 @@ impl Clients {
         }
         pairs.sort_unstable_by_key(|p| p.0);
         let pairs = &*pairs;
-        // Ranges of clients, with the pairs that fall in each.
         /// A range of clients (its first index, the clients) and the
         /// pairs that fall in it.
         type Range<'a> = (usize, &'a mut [Client], &'a [(u32, u32)]);

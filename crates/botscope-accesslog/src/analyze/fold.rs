@@ -64,9 +64,10 @@ pub(super) struct Trail {
     hours: Vec<(u32, (i32, u32))>,
 }
 
-/// Entries a trail holds before it is settled (4 MB of sessions): memory
-/// stays near what the clients' own sessions take, and the trail's tail
-/// in cache.
+/// Entries a trail holds before it is settled (4 MB of sessions), or as
+/// many as there are clients when there are more: memory stays near what
+/// the clients' own sessions take, and a settling (linear in the trail
+/// and the clients) costs a few steps per entry.
 const TRAIL_SETTLE: usize = 1 << 17;
 
 /// A client's entry in the client index: its place and its agent, so
@@ -146,7 +147,10 @@ impl<'a> Analyzer<'a> {
             self.part.folded.out_of_window += 1;
             return;
         }
-        if self.part.trail.spans.len().max(self.part.trail.hours.len()) >= TRAIL_SETTLE {
+        let trail = &self.part.trail;
+        if trail.spans.len().max(trail.hours.len())
+            >= TRAIL_SETTLE.max(self.part.folded.clients.len())
+        {
             self.part.settle();
         }
         let ua = r.user_agent.as_deref();
