@@ -471,3 +471,25 @@ fn many_shared_clients_fold_alike_on_any_number_of_threads() {
         assert_eq!(summary(&run(&records, threads)), base, "{threads} threads");
     }
 }
+
+/// A request between an earlier session and the latest, after the earlier
+/// one was settled, joins all three on the next settling, even when
+/// nothing else was set aside meanwhile.
+#[test]
+fn a_late_request_joins_a_settled_session() {
+    let mut s = Spans::new(0, 1, 0);
+    let mut aside: Vec<Span> = s.step(2_000, false).into_iter().collect();
+    s.settle(&mut aside);
+    assert_eq!(s.len(), 2);
+    let mut aside: Vec<Span> = s.step(1_000, false).into_iter().collect();
+    s.settle(&mut aside);
+    assert_eq!(
+        s.iter().copied().collect::<Vec<_>>(),
+        [Span {
+            start: 0,
+            end: 2_000,
+            requests: 3,
+            pages: 0
+        }]
+    );
+}
