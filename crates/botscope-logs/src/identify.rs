@@ -99,8 +99,11 @@ const SHARED_AGENTS: usize = 100_000;
 /// browser). Answers are the inner identifier's, whichever thread asks.
 pub(crate) struct Shared<'a> {
     inner: &'a dyn Identify,
-    seen: Mutex<HashMap<Box<str>, Agent, foldhash::fast::RandomState>>,
+    seen: Mutex<Seen>,
 }
+
+/// The answers kept, by User-Agent.
+type Seen = HashMap<Box<str>, Agent, foldhash::fast::RandomState>;
 
 impl<'a> Shared<'a> {
     /// Shares `inner`'s answers.
@@ -111,9 +114,7 @@ impl<'a> Shared<'a> {
         }
     }
 
-    fn seen(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<Box<str>, Agent, foldhash::fast::RandomState>> {
+    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
         self.seen
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
