@@ -363,7 +363,7 @@ impl UaClassifier {
         registry: &Registry,
     ) -> Result<UaClassifier, crate::Error> {
         let ua = compile_uap(regexes, extras_text).map_err(crate::Error::Classifier)?;
-        Self::build(Uap::ready(ua), patterns, isbot, registry).map_err(crate::Error::Classifier)
+        Self::build(Uap::ready(ua), patterns, isbot, registry, 1).map_err(crate::Error::Classifier)
     }
 
     fn build(
@@ -371,83 +371,125 @@ impl UaClassifier {
         patterns: &str,
         isbot: &str,
         registry: &Registry,
+        threads: usize,
     ) -> Result<UaClassifier, String> {
         // Syntax checks only: compiling each pattern on its own just to
         // see that it compiles would double the start-up time.
         let compiles = |p: &str| regex_syntax::Parser::new().parse(p).is_ok();
-        // Patterns the regex crate cannot compile (look-around) are left out.
-        let pattern_text: Vec<String> = patterns
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .filter(|l| compiles(l))
-            .filter(|l| !PATTERNS_THAT_MATCH_BROWSERS.contains(l))
-            .map(str::to_owned)
-            .chain(
-                OWN_PATTERNS
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                    .map(|l| format!("(?i){l}")),
+        // isbot's patterns: those the regex crate compiles in one set, the
+        // look-around ones apart.
+        let isbot_sets = || -> Result<_, String> {
+            let isbot_all: Vec<String> = if isbot.trim().is_empty() {
+                Vec::new()
+            } else {
+                serde_json::from_str(isbot).map_err(|e| format!("isbot patterns: {e}"))?
+            };
+            // JavaScript reads `-` after a class escape inside `[...]` as a
+            // literal; Rust's regex wants it escaped.
+            let isbot_all: Vec<(String, bool)> = isbot_all
+                .into_iter()
+                .map(|p| {
+                    let generic = GENERIC_ISBOT_PATTERNS.contains(&p.as_str());
+                    (js_class_dashes(&p), generic)
+                })
+                .collect();
+            let (isbot_all, fancy): (Vec<_>, Vec<_>) =
+                isbot_all.into_iter().partition(|(p, _)| compiles(p));
+            let (isbot_text, isbot_generic): (Vec<String>, Vec<bool>) =
+                isbot_all.into_iter().unzip();
+            let isbot = regex::RegexSetBuilder::new(&isbot_text)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| format!("isbot patterns: {e}"))?;
+            let isbot_fancy = fancy
+                .iter()
+                .map(|(p, generic)| {
+                    fancy_regex::Regex::new(&format!("(?i){p}"))
+                        .map(|r| (r, *generic))
+                        .map_err(|e| format!("isbot pattern {p}: {e}"))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let isbot_fancy_pre = regex::RegexSetBuilder::new(
+                fancy
+                    .iter()
+                    .map(|(p, _)| without_lookaround(p))
+                    .map(|p| if compiles(&p) { p } else { String::new() }),
             )
-            .collect();
-        let isbot_all: Vec<String> = if isbot.trim().is_empty() {
-            Vec::new()
-        } else {
-            serde_json::from_str(isbot).map_err(|e| format!("isbot patterns: {e}"))?
-        };
-        // JavaScript reads `-` after a class escape inside `[...]` as a
-        // literal; Rust's regex wants it escaped.
-        let isbot_all: Vec<(String, bool)> = isbot_all
-            .into_iter()
-            .map(|p| {
-                let generic = GENERIC_ISBOT_PATTERNS.contains(&p.as_str());
-                (js_class_dashes(&p), generic)
-            })
-            .collect();
-        let (isbot_all, fancy): (Vec<_>, Vec<_>) =
-            isbot_all.into_iter().partition(|(p, _)| compiles(p));
-        let (isbot_text, isbot_generic): (Vec<String>, Vec<bool>) = isbot_all.into_iter().unzip();
-        let isbot = regex::RegexSetBuilder::new(&isbot_text)
             .case_insensitive(true)
             .build()
             .map_err(|e| format!("isbot patterns: {e}"))?;
-        let patterns =
-            RegexSet::new(&pattern_text).map_err(|e| format!("crawler patterns: {e}"))?;
-        let isbot_fancy = fancy
-            .iter()
-            .map(|(p, generic)| {
-                fancy_regex::Regex::new(&format!("(?i){p}"))
-                    .map(|r| (r, *generic))
-                    .map_err(|e| format!("isbot pattern {p}: {e}"))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let isbot_fancy_pre = regex::RegexSetBuilder::new(
-            fancy
-                .iter()
-                .map(|(p, _)| without_lookaround(p))
-                .map(|p| if compiles(&p) { p } else { String::new() }),
-        )
-        .case_insensitive(true)
-        .build()
-        .map_err(|e| format!("isbot patterns: {e}"))?;
-        let automation = regex::Regex::new(AUTOMATION_FAMILY).map_err(|e| e.to_string())?;
-        let neutral = regex::Regex::new(NEUTRAL_TEXT).map_err(|e| e.to_string())?;
-        let mut token_text = Vec::new();
-        let mut token_bot = Vec::new();
-        for b in registry.bots() {
-            for t in b.tokens() {
-                if t.len() >= 3 {
-                    token_text.push(t.to_owned());
-                    token_bot.push(b.name.clone());
+            Ok((
+                isbot,
+                isbot_text,
+                isbot_generic,
+                isbot_fancy,
+                isbot_fancy_pre,
+            ))
+        };
+        // The crawler patterns, uap-core's families of automated clients,
+        // neutral text and the registry's tokens.
+        let rest = || -> Result<_, String> {
+            // Patterns the regex crate cannot compile (look-around) are left out.
+            let pattern_text: Vec<String> = patterns
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .filter(|l| compiles(l))
+                .filter(|l| !PATTERNS_THAT_MATCH_BROWSERS.contains(l))
+                .map(str::to_owned)
+                .chain(
+                    OWN_PATTERNS
+                        .lines()
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                        .map(|l| format!("(?i){l}")),
+                )
+                .collect();
+            let patterns =
+                RegexSet::new(&pattern_text).map_err(|e| format!("crawler patterns: {e}"))?;
+            let automation = regex::Regex::new(AUTOMATION_FAMILY).map_err(|e| e.to_string())?;
+            let neutral = regex::Regex::new(NEUTRAL_TEXT).map_err(|e| e.to_string())?;
+            let mut token_text = Vec::new();
+            let mut token_bot = Vec::new();
+            for b in registry.bots() {
+                for t in b.tokens() {
+                    if t.len() >= 3 {
+                        token_text.push(t.to_owned());
+                        token_bot.push(b.name.clone());
+                    }
                 }
             }
-        }
-        let tokens = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(&token_text)
-            .map_err(|e| format!("registry tokens: {e}"))?;
+            let tokens = AhoCorasickBuilder::new()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&token_text)
+                .map_err(|e| format!("registry tokens: {e}"))?;
+            Ok((
+                patterns,
+                pattern_text,
+                automation,
+                neutral,
+                tokens,
+                token_text,
+                token_bot,
+            ))
+        };
+        // isbot's sets are half the compiling: with a second thread, they
+        // compile beside the rest.
+        let (isbot, rest) = if threads > 1 {
+            std::thread::scope(|s| {
+                let isbot = s.spawn(isbot_sets);
+                let rest = rest();
+                let isbot = isbot
+                    .join()
+                    .unwrap_or_else(|_| Err("isbot patterns: the compiling thread failed".into()));
+                (isbot, rest)
+            })
+        } else {
+            (isbot_sets(), rest())
+        };
+        let (isbot, isbot_text, isbot_generic, isbot_fancy, isbot_fancy_pre) = isbot?;
+        let (patterns, pattern_text, automation, neutral, tokens, token_text, token_bot) = rest?;
         Ok(UaClassifier {
             ua,
             patterns,
@@ -473,14 +515,14 @@ impl UaClassifier {
     /// [`UaClassifier::bundled`] for a process with `threads` threads of
     /// work: with more than one, uap-core's parsers are compiled at their
     /// first use ([`UaClassifier::family`], or a decision that needs
-    /// them), not before.
+    /// them), not before, and the patterns compile on two threads.
     pub fn bundled_on(registry: &Registry, threads: usize) -> Result<UaClassifier, crate::Error> {
         let ua = if threads > 1 {
             Uap::lazy(UAP_REGEXES, UAP_EXTRAS)
         } else {
             Uap::ready(compile_uap(UAP_REGEXES, UAP_EXTRAS).map_err(crate::Error::Classifier)?)
         };
-        Self::build(ua, CRAWLER_PATTERNS, ISBOT_PATTERNS, registry)
+        Self::build(ua, CRAWLER_PATTERNS, ISBOT_PATTERNS, registry, threads)
             .map_err(crate::Error::Classifier)
     }
 
