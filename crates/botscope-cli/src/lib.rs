@@ -175,6 +175,33 @@ pub enum Command {
     /// report that scores each crawler's ethics from the log.
     #[command(subcommand)]
     Honeypot(HoneypotCommand),
+    /// Signing keys for Web Bot Auth (HTTP Message Signatures): a crawler's
+    /// Ed25519 key and the key directory it publishes.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Make an Ed25519 signing key in DIR: `signing-key.jwk` (the private key,
+    /// created 0600) and `http-message-signatures-directory` (the public key
+    /// directory to publish at https://AGENT/.well-known/http-message-signatures-directory,
+    /// served as application/http-message-signatures-directory+json). Prints the
+    /// key's JWK thumbprint, the `keyid` its signatures carry. Never overwrites:
+    /// when either file exists, nothing is written (exit 2).
+    ///
+    /// Example: botscope keys generate --out /etc/examplebot/keys
+    Generate(KeysGenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KeysGenerateArgs {
+    /// The directory to write the key and the key directory into (made when missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Output format of the summary.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
 }
 
 #[derive(Debug, Subcommand)]

@@ -39,6 +39,7 @@ mod export;
 mod fetch;
 mod harvest;
 mod honeypot;
+mod keys;
 mod logs;
 mod research;
 mod robots;
@@ -52,7 +53,7 @@ pub use settings::Settings;
 
 use cli::{
     BotsCommand, Cli, Command, DataCommand, FrontierCommand, HoneypotCommand, IndexCommand,
-    LogsCommand, RobotsCommand, StoreCommand,
+    KeysCommand, LogsCommand, RobotsCommand, StoreCommand,
 };
 
 /// Runs the command `cli` names.
@@ -105,5 +106,6 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Fetch(a) => fetch::run(&a).await,
         Command::Honeypot(HoneypotCommand::Serve(a)) => honeypot::serve(&a, s).await,
         Command::Honeypot(HoneypotCommand::Report(a)) => honeypot::report(&a, s),
+        Command::Keys(KeysCommand::Generate(a)) => keys::generate(&a),
     }
 }

@@ -1388,3 +1388,46 @@ fn generated_files_lint_clean() {
         stdout(&o)
     );
 }
+
+#[test]
+fn keys_generate_writes_a_private_key_and_its_directory_and_never_overwrites() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = crate::scratch("keys").join("bot");
+    let o = crate::run(&[
+        "keys",
+        "generate",
+        "--out",
+        crate::arg(&dir),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::stderr(&o));
+    let summary: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let key_file = dir.join("signing-key.jwk");
+    let mode = std::fs::metadata(&key_file)
+        .expect("key")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "the private key is its owner's alone");
+    let key =
+        botscope_httpsig::SigningKey::parse(&std::fs::read_to_string(&key_file).expect("read"))
+            .expect("a key");
+    assert_eq!(summary["keyid"], key.keyid());
+    let published = std::fs::read(dir.join("http-message-signatures-directory")).expect("dir");
+    let directory = botscope_httpsig::Directory::parse(&published).expect("a directory");
+    assert_eq!(directory.key(&key.keyid()), Some(&key.public()));
+    assert!(
+        !String::from_utf8_lossy(&published).contains("\"d\""),
+        "no private half published"
+    );
+    // A second run writes nothing.
+    let before = std::fs::read(&key_file).expect("read");
+    let o = crate::run(&["keys", "generate", "--out", crate::arg(&dir)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        crate::stderr(&o).contains("not overwriting"),
+        "{}",
+        crate::stderr(&o)
+    );
+    assert_eq!(std::fs::read(&key_file).expect("read"), before);
+}

@@ -1,0 +1,390 @@
+//! Keys: JSON Web Keys (RFC 7517) of Ed25519 (RFC 8037) and RSA, their
+//! SHA-256 thumbprints (RFC 7638, the `keyid` Web Bot Auth uses), key
+//! directories and signing keys.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use ring::signature::{self, KeyPair as _};
+
+use crate::Error;
+
+/// The largest key directory read, in bytes.
+pub const MAX_DIRECTORY_BYTES: usize = 64 * 1024;
+/// The most keys a directory may list.
+pub const MAX_DIRECTORY_KEYS: usize = 64;
+
+/// A public key that can check signatures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PublicKey {
+    /// An Ed25519 key (32 bytes): `alg="ed25519"`.
+    Ed25519([u8; 32]),
+    /// An RSA key (modulus and exponent, big-endian): `alg="rsa-pss-sha512"`.
+    Rsa {
+        /// The modulus.
+        n: Vec<u8>,
+        /// The public exponent.
+        e: Vec<u8>,
+    },
+}
+
+/// The signature algorithms (RFC 9421 §3.3) and whether they are accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    /// `ed25519`.
+    Ed25519,
+    /// `rsa-pss-sha512`.
+    RsaPssSha512,
+}
+
+impl Algorithm {
+    /// The name in `alg`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Ed25519 => "ed25519",
+            Algorithm::RsaPssSha512 => "rsa-pss-sha512",
+        }
+    }
+}
+
+impl PublicKey {
+    /// The algorithm this key signs with.
+    pub fn algorithm(&self) -> Algorithm {
+        match self {
+            PublicKey::Ed25519(_) => Algorithm::Ed25519,
+            PublicKey::Rsa { .. } => Algorithm::RsaPssSha512,
+        }
+    }
+
+    /// The JWK SHA-256 thumbprint (RFC 7638), base64url without padding:
+    /// the hash of the required members in lexicographic order, no
+    /// whitespace (`{"crv":"Ed25519","kty":"OKP","x":"…"}`).
+    pub fn thumbprint(&self) -> String {
+        let canonical = match self {
+            PublicKey::Ed25519(x) => format!(
+                r#"{{"crv":"Ed25519","kty":"OKP","x":"{}"}}"#,
+                URL_SAFE_NO_PAD.encode(x)
+            ),
+            PublicKey::Rsa { n, e } => format!(
+                r#"{{"e":"{}","kty":"RSA","n":"{}"}}"#,
+                URL_SAFE_NO_PAD.encode(e),
+                URL_SAFE_NO_PAD.encode(n)
+            ),
+        };
+        URL_SAFE_NO_PAD.encode(ring::digest::digest(
+            &ring::digest::SHA256,
+            canonical.as_bytes(),
+        ))
+    }
+
+    /// Whether `sig` is this key's signature of `message`.
+    pub fn verify(&self, message: &[u8], sig: &[u8]) -> bool {
+        match self {
+            PublicKey::Ed25519(x) => signature::UnparsedPublicKey::new(&signature::ED25519, x)
+                .verify(message, sig)
+                .is_ok(),
+            PublicKey::Rsa { n, e } => signature::RsaPublicKeyComponents { n, e }
+                .verify(&signature::RSA_PSS_2048_8192_SHA512, message, sig)
+                .is_ok(),
+        }
+    }
+
+    /// The key as a public JWK, with its thumbprint as `kid`.
+    pub fn to_jwk(&self) -> serde_json::Value {
+        match self {
+            PublicKey::Ed25519(x) => serde_json::json!({
+                "kty": "OKP",
+                "crv": "Ed25519",
+                "kid": self.thumbprint(),
+                "x": URL_SAFE_NO_PAD.encode(x),
+                "use": "sig",
+            }),
+            PublicKey::Rsa { n, e } => serde_json::json!({
+                "kty": "RSA",
+                "kid": self.thumbprint(),
+                "n": URL_SAFE_NO_PAD.encode(n),
+                "e": URL_SAFE_NO_PAD.encode(e),
+                "use": "sig",
+            }),
+        }
+    }
+
+    /// A public key from a JWK object. Private members are ignored; keys of
+    /// other types, curves or uses (`"use":"enc"`) are refused.
+    pub fn from_jwk(jwk: &serde_json::Value) -> Result<PublicKey, Error> {
+        let s = |k: &str| jwk.get(k).and_then(serde_json::Value::as_str);
+        let b64 = |k: &str| -> Result<Vec<u8>, Error> {
+            let v = s(k).ok_or_else(|| Error::Jwk(format!("no `{k}`")))?;
+            URL_SAFE_NO_PAD
+                .decode(v.trim_end_matches('='))
+                .map_err(|_| Error::Jwk(format!("`{k}` is not base64url")))
+        };
+        if let Some(u) = s("use")
+            && u != "sig"
+        {
+            return Err(Error::Jwk(format!("a key for `{u}`, not for signatures")));
+        }
+        match (s("kty"), s("crv")) {
+            (Some("OKP"), Some("Ed25519")) => {
+                let x = b64("x")?;
+                let x: [u8; 32] = x
+                    .try_into()
+                    .map_err(|_| Error::Jwk("an Ed25519 `x` is 32 bytes".into()))?;
+                Ok(PublicKey::Ed25519(x))
+            }
+            (Some("RSA"), _) => {
+                let (n, e) = (b64("n")?, b64("e")?);
+                // ring takes 2048 to 8192 bits.
+                let bits = n.iter().skip_while(|b| **b == 0).count() * 8;
+                if !(2048..=8192).contains(&bits) {
+                    return Err(Error::Jwk(format!("an RSA key of {bits} bits")));
+                }
+                Ok(PublicKey::Rsa { n, e })
+            }
+            (Some("OKP"), crv) => Err(Error::Jwk(format!(
+                "curve {} (only Ed25519)",
+                crv.unwrap_or("none")
+            ))),
+            (kty, _) => Err(Error::Jwk(format!(
+                "key type {} (only OKP Ed25519 and RSA)",
+                kty.unwrap_or("none")
+            ))),
+        }
+    }
+}
+
+/// A key directory (`/.well-known/http-message-signatures-directory`, a
+/// JWK Set): the keys it lists, by thumbprint. Keys it cannot use are
+/// counted, not fatal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Directory {
+    /// (thumbprint, key), in the directory's order.
+    pub keys: Vec<(String, PublicKey)>,
+    /// Entries left out, with the reason.
+    pub skipped: Vec<String>,
+}
+
+impl Directory {
+    /// Parses a directory body (`{"keys": [JWK, …]}`), at most
+    /// [`MAX_DIRECTORY_BYTES`] and [`MAX_DIRECTORY_KEYS`] keys.
+    pub fn parse(body: &[u8]) -> Result<Directory, Error> {
+        if body.len() > MAX_DIRECTORY_BYTES {
+            return Err(Error::Directory(format!(
+                "{} bytes, more than {MAX_DIRECTORY_BYTES}",
+                body.len()
+            )));
+        }
+        let v: serde_json::Value =
+            serde_json::from_slice(body).map_err(|e| Error::Directory(format!("not JSON: {e}")))?;
+        let keys = v
+            .get("keys")
+            .and_then(serde_json::Value::as_array)
+            .ok_or_else(|| Error::Directory("no `keys` array".into()))?;
+        if keys.len() > MAX_DIRECTORY_KEYS {
+            return Err(Error::Directory(format!(
+                "{} keys, more than {MAX_DIRECTORY_KEYS}",
+                keys.len()
+            )));
+        }
+        let mut d = Directory::default();
+        for (i, k) in keys.iter().enumerate() {
+            match PublicKey::from_jwk(k) {
+                Ok(key) => d.keys.push((key.thumbprint(), key)),
+                Err(e) => d.skipped.push(format!("key {i}: {e}")),
+            }
+        }
+        Ok(d)
+    }
+
+    /// The key whose thumbprint is `keyid`.
+    pub fn key(&self, keyid: &str) -> Option<&PublicKey> {
+        self.keys.iter().find(|(t, _)| t == keyid).map(|(_, k)| k)
+    }
+
+    /// The directory as published: a JWK Set.
+    pub fn to_json(&self) -> String {
+        let keys: Vec<serde_json::Value> = self.keys.iter().map(|(_, k)| k.to_jwk()).collect();
+        serde_json::json!({ "keys": keys }).to_string()
+    }
+}
+
+/// An Ed25519 signing key.
+pub struct SigningKey {
+    pair: signature::Ed25519KeyPair,
+    seed: [u8; 32],
+}
+
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the private half.
+        f.debug_struct("SigningKey")
+            .field("keyid", &self.keyid())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SigningKey {
+    /// The key of a 32-byte seed (the JWK `d`).
+    pub fn from_seed(seed: &[u8]) -> Result<SigningKey, Error> {
+        let seed: [u8; 32] = seed
+            .try_into()
+            .map_err(|_| Error::Jwk("an Ed25519 private key is 32 bytes".into()))?;
+        let pair = signature::Ed25519KeyPair::from_seed_unchecked(&seed)
+            .map_err(|e| Error::Jwk(format!("Ed25519 key: {e}")))?;
+        Ok(SigningKey { pair, seed })
+    }
+
+    /// A new random key.
+    pub fn generate() -> Result<SigningKey, Error> {
+        let mut seed = [0u8; 32];
+        ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut seed)
+            .map_err(|_| Error::Random)?;
+        SigningKey::from_seed(&seed)
+    }
+
+    /// Reads a private key file: a JWK with `d` (as `keys generate` writes
+    /// it), or a PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`, as RFC 9421's
+    /// test key is given).
+    pub fn parse(text: &str) -> Result<SigningKey, Error> {
+        let t = text.trim();
+        if t.starts_with('{') {
+            let v: serde_json::Value =
+                serde_json::from_str(t).map_err(|e| Error::Jwk(format!("not JSON: {e}")))?;
+            if v.get("kty").and_then(serde_json::Value::as_str) != Some("OKP")
+                || v.get("crv").and_then(serde_json::Value::as_str) != Some("Ed25519")
+            {
+                return Err(Error::Jwk("only Ed25519 keys sign".into()));
+            }
+            let d = v
+                .get("d")
+                .and_then(serde_json::Value::as_str)
+                .ok_or_else(|| Error::Jwk("no private `d`: a public key cannot sign".into()))?;
+            let d = URL_SAFE_NO_PAD
+                .decode(d.trim_end_matches('='))
+                .map_err(|_| Error::Jwk("`d` is not base64url".into()))?;
+            let key = SigningKey::from_seed(&d)?;
+            // A JWK that also gives `x` must give this key's.
+            if let Some(x) = v.get("x").and_then(serde_json::Value::as_str)
+                && URL_SAFE_NO_PAD
+                    .decode(x.trim_end_matches('='))
+                    .ok()
+                    .as_deref()
+                    != Some(key.pair.public_key().as_ref())
+            {
+                return Err(Error::Jwk("`x` is not the public half of `d`".into()));
+            }
+            return Ok(key);
+        }
+        let body = t
+            .strip_prefix("-----BEGIN PRIVATE KEY-----")
+            .and_then(|r| r.strip_suffix("-----END PRIVATE KEY-----"))
+            .ok_or_else(|| {
+                Error::Jwk("neither a JWK nor a PKCS#8 `BEGIN PRIVATE KEY` PEM".into())
+            })?;
+        let der: String = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        let der = STANDARD
+            .decode(der)
+            .map_err(|_| Error::Jwk("the PEM is not base64".into()))?;
+        // PKCS#8 of Ed25519 (RFC 8410): the seed is the last 32 bytes of
+        // the OCTET STRING inside the privateKey OCTET STRING; ring checks
+        // the structure.
+        signature::Ed25519KeyPair::from_pkcs8_maybe_unchecked(&der)
+            .map_err(|e| Error::Jwk(format!("PKCS#8 Ed25519 key: {e}")))?;
+        let seed = der
+            .get(16..48)
+            .ok_or_else(|| Error::Jwk("PKCS#8 key too short".into()))?;
+        let key = SigningKey::from_seed(seed)?;
+        Ok(key)
+    }
+
+    /// The public half.
+    pub fn public(&self) -> PublicKey {
+        let mut x = [0u8; 32];
+        x.copy_from_slice(self.pair.public_key().as_ref());
+        PublicKey::Ed25519(x)
+    }
+
+    /// The keyid: the public key's JWK thumbprint.
+    pub fn keyid(&self) -> String {
+        self.public().thumbprint()
+    }
+
+    /// Signs `message`.
+    pub fn sign(&self, message: &[u8]) -> Vec<u8> {
+        self.pair.sign(message).as_ref().to_vec()
+    }
+
+    /// The private JWK (`kty`, `crv`, `kid`, `x`, `d`), as a key file holds it.
+    pub fn to_private_jwk(&self) -> String {
+        let mut v = self.public().to_jwk();
+        v["d"] = URL_SAFE_NO_PAD.encode(self.seed).into();
+        serde_json::to_string_pretty(&v).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc8037_thumbprint() {
+        // RFC 8037 Appendix A.3.
+        let jwk = serde_json::json!({"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"});
+        let k = PublicKey::from_jwk(&jwk).expect("key");
+        assert_eq!(
+            k.thumbprint(),
+            "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k"
+        );
+    }
+
+    #[test]
+    fn jwk_refusals() {
+        for (jwk, says) in [
+            (
+                serde_json::json!({"kty":"OKP","crv":"X25519","x":"AAAA"}),
+                "curve X25519",
+            ),
+            (serde_json::json!({"kty":"oct","k":"AAAA"}), "key type oct"),
+            (
+                serde_json::json!({"kty":"OKP","crv":"Ed25519","x":"AAAA"}),
+                "32 bytes",
+            ),
+            (serde_json::json!({"kty":"OKP","crv":"Ed25519"}), "no `x`"),
+            (
+                serde_json::json!({"kty":"OKP","crv":"Ed25519","use":"enc","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}),
+                "for `enc`",
+            ),
+        ] {
+            let e = PublicKey::from_jwk(&jwk).expect_err("refused").to_string();
+            assert!(e.contains(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn directory_limits_and_skips() {
+        let d = Directory::parse(br#"{"keys":[{"kty":"oct","k":"x"},{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#).expect("dir");
+        assert_eq!(d.keys.len(), 1);
+        assert_eq!(d.skipped.len(), 1);
+        assert!(
+            d.key("kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k")
+                .is_some()
+        );
+        assert!(Directory::parse(b"[]").is_err());
+        assert!(Directory::parse(&vec![b' '; MAX_DIRECTORY_BYTES + 1]).is_err());
+        let many = format!(
+            r#"{{"keys":[{}]}}"#,
+            vec!["{}"; MAX_DIRECTORY_KEYS + 1].join(",")
+        );
+        assert!(Directory::parse(many.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn generated_keys_round_trip() {
+        let k = SigningKey::generate().expect("key");
+        let back = SigningKey::parse(&k.to_private_jwk()).expect("parse");
+        assert_eq!(back.keyid(), k.keyid());
+        let sig = k.sign(b"message");
+        assert!(k.public().verify(b"message", &sig));
+        assert!(!k.public().verify(b"other", &sig));
+        assert!(!format!("{k:?}").contains("seed"));
+    }
+}

@@ -1,0 +1,189 @@
+//! HTTP Message Signatures (RFC 9421) as Web Bot Auth uses them
+//! (`draft-ietf-webbotauth-httpsig-protocol`): a crawler signs each
+//! request with an Ed25519 key, names its key directory in
+//! `Signature-Agent`, and a site checks the signature with the key the
+//! directory lists under the signature's `keyid` (the key's JWK SHA-256
+//! thumbprint).
+//!
+//! Pure: no I/O, no clock. The caller gives the request's parts, the time
+//! and the keys (a [`Keys`] store: by agent URL and keyid, never by keyid
+//! alone), and gets a [`Verdict`]: `verified`, `invalid` (with what is
+//! wrong) or `unverified` (no signature, or keys not known yet), kept
+//! apart as the draft keeps them. Header fields are bounded
+//! ([`base::MAX_FIELD_BYTES`], [`base::MAX_SIGNATURES`],
+//! [`base::MAX_COMPONENTS`]); a request costs at most that many
+//! signature checks.
+//!
+//! ```
+//! use botscope_httpsig::{KeySet, Outcome, Policy, Reason, Request, SignSpec, SigningKey,
+//!     sign_request, verify_request};
+//! // The crawler's side.
+//! let key = SigningKey::generate().unwrap();
+//! let agent = "https://crawler.example";
+//! let mut req = Request::new("GET", "https", "example.com", "/", vec![]);
+//! let spec = SignSpec::new(Some(agent), 1_735_689_600, 60, Some("bm9uY2U=".into()));
+//! req.headers.extend(sign_request(&req, &key, &spec).unwrap().headers());
+//! // The site's: the agent's directory lists the key.
+//! let mut keys = KeySet::new();
+//! keys.add_key(Some(agent), key.public());
+//! let v = verify_request(&req, &keys, 1_735_689_610, &Policy::default());
+//! assert_eq!(v.outcome, Outcome::Verified);
+//! assert_eq!(v.keyid, Some(key.keyid()));
+//! // A minute and more after it expired, the same request is refused.
+//! let v = verify_request(&req, &keys, 1_735_689_800, &Policy::default());
+//! assert_eq!(v.outcome, Outcome::Invalid);
+//! assert!(matches!(v.reason, Reason::Expired { .. }));
+//! ```
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod base;
+pub mod keys;
+pub mod message;
+pub mod sign;
+pub mod verify;
+
+pub use keys::{Algorithm, Directory, PublicKey, SigningKey};
+pub use message::{Request, Response, normalize_authority};
+pub use sign::{AgentForm, SignSpec, Signed, sign_directory, sign_request};
+pub use verify::{
+    KeySet, Keys, Lookup, NonceMemory, Policy, TAG_DIRECTORY, TAG_REQUEST, Verdict,
+    check_content_digest, content_digest, verify_directory_response, verify_request,
+};
+
+/// The three outcomes of checking a signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// A signature holds with a key its agent lists.
+    Verified,
+    /// A signature is there and is wrong (expired, tampered, malformed, a
+    /// key its agent does not list). Not, by itself, evidence of spoofing.
+    Invalid,
+    /// No signature to check, or its keys are not known (yet).
+    Unverified,
+}
+
+impl Outcome {
+    /// `verified`, `invalid` or `unverified`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Verified => "verified",
+            Outcome::Invalid => "invalid",
+            Outcome::Unverified => "unverified",
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a verdict is what it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Reason {
+    /// The signature holds.
+    #[error("the signature holds")]
+    Holds,
+    /// No `Signature-Input` and `Signature`.
+    #[error("no signature")]
+    NoSignature,
+    /// Signatures, none with the tag looked for.
+    #[error("no signature tagged `{want}` (tags: {})", found.join(", "))]
+    NotTagged {
+        /// The tag wanted.
+        want: String,
+        /// The tags found (`none` for a signature without one).
+        found: Vec<String>,
+    },
+    /// A field or parameter does not parse as it must.
+    #[error("malformed: {0}")]
+    Malformed(String),
+    /// A required parameter is missing.
+    #[error("no `{0}` parameter")]
+    MissingParam(&'static str),
+    /// `created` is later than now (beyond the skew allowed).
+    #[error("created {created} is in the future (now {now})")]
+    CreatedInFuture {
+        /// `created`.
+        created: i64,
+        /// The verifier's time.
+        now: i64,
+    },
+    /// `expires` has passed (beyond the skew allowed).
+    #[error("expired at {expires} (now {now})")]
+    Expired {
+        /// `expires`.
+        expires: i64,
+        /// The verifier's time.
+        now: i64,
+    },
+    /// The validity window is longer than the policy accepts.
+    #[error("valid for {seconds} s, more than the {max} s accepted")]
+    ValidityTooLong {
+        /// `expires` − `created`.
+        seconds: i64,
+        /// The longest accepted.
+        max: i64,
+    },
+    /// Neither `@authority` nor `@target-uri` is covered.
+    #[error("the signature covers neither @authority nor @target-uri")]
+    AuthorityNotCovered,
+    /// `Signature-Agent` is present and not covered.
+    #[error("Signature-Agent is present and not covered by the signature")]
+    AgentNotCovered,
+    /// A covered component is not in the message.
+    #[error("covered component {0} is not in the message")]
+    ComponentMissing(String),
+    /// A covered component this verifier does not derive.
+    #[error("unsupported component {0}")]
+    UnsupportedComponent(String),
+    /// HMAC: a shared secret proves nothing about who signed.
+    #[error("HMAC signatures are refused (a shared secret identifies no agent)")]
+    Hmac,
+    /// An algorithm other than `ed25519` and `rsa-pss-sha512`.
+    #[error("unsupported algorithm `{0}`")]
+    UnsupportedAlgorithm(String),
+    /// `alg` names another algorithm than the key's.
+    #[error("alg `{alg}` but the key is {key}")]
+    AlgorithmMismatch {
+        /// `alg`.
+        alg: String,
+        /// The key's algorithm.
+        key: &'static str,
+    },
+    /// The agent's keys are known and the keyid is not among them.
+    #[error("keyid not in the directory of {}", agent.as_deref().unwrap_or("(no agent)"))]
+    KeyNotListed {
+        /// The agent.
+        agent: Option<String>,
+    },
+    /// The agent's keys are not known.
+    #[error("keys not known: {0}")]
+    KeysUnknown(String),
+    /// The signature does not match the base with the key.
+    #[error("the signature does not match")]
+    BadSignature,
+    /// `Content-Digest` does not match the body.
+    #[error("Content-Digest does not match the body")]
+    DigestMismatch,
+    /// The nonce was seen before, inside its validity window.
+    #[error("nonce replayed")]
+    Replayed,
+}
+
+/// Errors of key handling.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A JWK or key file that cannot be used.
+    #[error("key: {0}")]
+    Jwk(String),
+    /// A key directory that cannot be read.
+    #[error("key directory: {0}")]
+    Directory(String),
+    /// The system's random source failed.
+    #[error("the system's random source failed")]
+    Random,
+}

@@ -1,0 +1,541 @@
+//! Verifying a Web Bot Auth request: which signature, which key, and
+//! whether it holds.
+
+use std::collections::{BTreeMap, HashMap};
+
+use base64::Engine as _;
+use sfv::{BareItem, ListEntry};
+
+use crate::base::{self, Input, MAX_SIGNATURES, Target};
+use crate::keys::{Directory, PublicKey};
+use crate::message::{Request, Response, field};
+use crate::{Outcome, Reason};
+
+/// The tag of a Web Bot Auth request signature.
+pub const TAG_REQUEST: &str = "web-bot-auth";
+/// The tag of a key directory's response signature.
+pub const TAG_DIRECTORY: &str = "http-message-signatures-directory";
+
+/// What a verifier accepts.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Clock skew allowed, in seconds, on both `created` and `expires`.
+    pub skew: i64,
+    /// The longest validity (`expires` − `created`) accepted, in seconds.
+    pub max_validity: i64,
+    /// The tag a signature must carry to be considered.
+    pub tag: String,
+}
+
+impl Default for Policy {
+    /// 60 s of skew, a day of validity, `tag="web-bot-auth"`.
+    fn default() -> Self {
+        Policy {
+            skew: 60,
+            max_validity: 24 * 3600,
+            tag: TAG_REQUEST.to_owned(),
+        }
+    }
+}
+
+/// What a key store says about (agent, keyid).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// The key.
+    Key(PublicKey),
+    /// The agent's keys are known and this keyid is not among them.
+    NotListed,
+    /// The agent's keys are not known (not fetched yet, or the fetch
+    /// failed): the signature cannot be checked now.
+    Unknown(String),
+}
+
+/// Keys by (agent URL, keyid): never by keyid alone, so one agent cannot
+/// sign with the key another one lists.
+pub trait Keys {
+    /// The key `keyid` of `agent` (`None` for a request without
+    /// `Signature-Agent`).
+    fn lookup(&self, agent: Option<&str>, keyid: &str) -> Lookup;
+}
+
+/// An in-memory key store: directories by agent URL.
+#[derive(Debug, Clone, Default)]
+pub struct KeySet {
+    agents: HashMap<Option<String>, Directory>,
+}
+
+impl KeySet {
+    /// An empty store.
+    pub fn new() -> KeySet {
+        KeySet::default()
+    }
+
+    /// Adds `agent`'s directory (`None`: keys for requests without a
+    /// `Signature-Agent`, configured by hand).
+    pub fn insert(&mut self, agent: Option<&str>, dir: Directory) {
+        self.agents.insert(agent.map(str::to_owned), dir);
+    }
+
+    /// Adds one key for `agent`.
+    pub fn add_key(&mut self, agent: Option<&str>, key: PublicKey) {
+        let d = self.agents.entry(agent.map(str::to_owned)).or_default();
+        d.keys.push((key.thumbprint(), key));
+    }
+}
+
+impl Keys for KeySet {
+    fn lookup(&self, agent: Option<&str>, keyid: &str) -> Lookup {
+        match self.agents.get(&agent.map(str::to_owned)) {
+            Some(d) => d.key(keyid).cloned().map_or(Lookup::NotListed, Lookup::Key),
+            None => Lookup::Unknown(match agent {
+                Some(a) => format!("no directory of {a}"),
+                None => "no keys for requests without Signature-Agent".into(),
+            }),
+        }
+    }
+}
+
+/// The verdict on a message's signatures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// Verified, invalid or unverified.
+    pub outcome: Outcome,
+    /// Why (for `verified`: the signature that holds).
+    pub reason: Reason,
+    /// The label of the signature the verdict is about.
+    pub label: Option<String>,
+    /// The signature agent (URL) the signature names.
+    pub agent: Option<String>,
+    /// The keyid.
+    pub keyid: Option<String>,
+    /// `created`, `expires` and `nonce`.
+    pub created: Option<i64>,
+    /// See `created`.
+    pub expires: Option<i64>,
+    /// See `created`.
+    pub nonce: Option<String>,
+    /// The signature base that was built, for tracing.
+    pub base: Option<String>,
+}
+
+impl Verdict {
+    fn bare(outcome: Outcome, reason: Reason) -> Verdict {
+        Verdict {
+            outcome,
+            reason,
+            label: None,
+            agent: None,
+            keyid: None,
+            created: None,
+            expires: None,
+            nonce: None,
+            base: None,
+        }
+    }
+}
+
+/// The agent a signature names: the `Signature-Agent` member its
+/// `"signature-agent";key="…"` component selects (dictionary form), or the
+/// field itself (the legacy form: one sf-string, or a bare URL).
+fn agent_of(req: &Request, input: &Input) -> Result<Option<String>, Reason> {
+    let Some(value) = req.header("signature-agent") else {
+        return Ok(None);
+    };
+    let covered: Vec<&sfv::Item> = input
+        .components
+        .iter()
+        .filter(|c| matches!(&c.bare_item, BareItem::String(s) if s.as_str() == "signature-agent"))
+        .collect();
+    if covered.is_empty() {
+        // The draft: when the header is present, it must be covered.
+        return Err(Reason::AgentNotCovered);
+    }
+    for c in covered {
+        if let Some(BareItem::String(key)) = c.params.get("key") {
+            let d = base::dictionary("Signature-Agent", &value)?;
+            return match d.get(key.as_str()) {
+                Some(ListEntry::Item(sfv::Item {
+                    bare_item: BareItem::String(s),
+                    ..
+                })) => Ok(Some(s.as_str().to_owned())),
+                Some(_) => Err(Reason::Malformed(format!(
+                    "Signature-Agent `{}` is not a string",
+                    key.as_str()
+                ))),
+                None => Err(Reason::ComponentMissing(format!(
+                    "\"signature-agent\";key=\"{}\"",
+                    key.as_str()
+                ))),
+            };
+        }
+    }
+    // Legacy: `Signature-Agent: "https://…"`.
+    if value.len() > base::MAX_FIELD_BYTES {
+        return Err(Reason::Malformed("Signature-Agent is too long".into()));
+    }
+    match sfv::Parser::new(&value).parse::<sfv::Item>() {
+        Ok(sfv::Item {
+            bare_item: BareItem::String(s),
+            ..
+        }) => Ok(Some(s.as_str().to_owned())),
+        // Some agents send the URL bare (`<https://…>` or `https://…`).
+        _ => Ok(Some(value.trim_matches(['<', '>', ' ']).to_owned())),
+    }
+}
+
+/// What one signature is checked against.
+struct Context<'a> {
+    target: Target<'a>,
+    /// The request (the message itself, or the one a response answers).
+    req: &'a Request,
+    /// The `Signature` field.
+    signatures: &'a str,
+    keys: &'a dyn Keys,
+    now: i64,
+    policy: &'a Policy,
+}
+
+/// Verifies one signature input. `Err` carries the outcome and reason.
+fn check_one(cx: &Context<'_>, input: &Input, v: &mut Verdict) -> Result<(), (Outcome, Reason)> {
+    let Context {
+        target,
+        req,
+        signatures: signature_field,
+        keys,
+        now,
+        policy,
+    } = *cx;
+    let invalid = |r: Reason| (Outcome::Invalid, r);
+    v.label = Some(input.label.clone());
+    v.created = input.int("created").map_err(invalid)?;
+    v.expires = input.int("expires").map_err(invalid)?;
+    v.nonce = input.string("nonce").map_err(invalid)?.map(str::to_owned);
+    v.keyid = input.string("keyid").map_err(invalid)?.map(str::to_owned);
+    let keyid = v
+        .keyid
+        .clone()
+        .ok_or(invalid(Reason::MissingParam("keyid")))?;
+    let created = v.created.ok_or(invalid(Reason::MissingParam("created")))?;
+    let expires = v.expires.ok_or(invalid(Reason::MissingParam("expires")))?;
+    let alg = input.string("alg").map_err(invalid)?.map(str::to_owned);
+    if let Some(a) = &alg {
+        if a.starts_with("hmac") {
+            return Err(invalid(Reason::Hmac));
+        }
+        if a != "ed25519" && a != "rsa-pss-sha512" {
+            return Err(invalid(Reason::UnsupportedAlgorithm(a.clone())));
+        }
+    }
+    if created > now + policy.skew {
+        return Err(invalid(Reason::CreatedInFuture { created, now }));
+    }
+    if expires <= created {
+        return Err(invalid(Reason::Malformed(
+            "`expires` is not after `created`".into(),
+        )));
+    }
+    if expires + policy.skew < now {
+        return Err(invalid(Reason::Expired { expires, now }));
+    }
+    if expires - created > policy.max_validity {
+        return Err(invalid(Reason::ValidityTooLong {
+            seconds: expires - created,
+            max: policy.max_validity,
+        }));
+    }
+    if matches!(target, Target::Request(_))
+        && !input.covers("@authority")
+        && !input.covers("@target-uri")
+    {
+        return Err(invalid(Reason::AuthorityNotCovered));
+    }
+    v.agent = agent_of(req, input).map_err(invalid)?;
+    let base = base::signature_base(target, input).map_err(invalid)?;
+    let sig = base::signature(signature_field, &input.label).map_err(invalid)?;
+    v.base = Some(base);
+    let key = match keys.lookup(v.agent.as_deref(), &keyid) {
+        Lookup::Key(k) => k,
+        Lookup::NotListed => {
+            return Err(invalid(Reason::KeyNotListed {
+                agent: v.agent.clone(),
+            }));
+        }
+        Lookup::Unknown(why) => return Err((Outcome::Unverified, Reason::KeysUnknown(why))),
+    };
+    if let Some(a) = &alg
+        && a != key.algorithm().name()
+    {
+        return Err(invalid(Reason::AlgorithmMismatch {
+            alg: a.clone(),
+            key: key.algorithm().name(),
+        }));
+    }
+    let base = v.base.as_deref().unwrap_or_default();
+    if key.verify(base.as_bytes(), &sig) {
+        Ok(())
+    } else {
+        Err(invalid(Reason::BadSignature))
+    }
+}
+
+/// Verifies the signatures of `target` tagged `policy.tag`, at `now`
+/// (Unix seconds). Verified when one holds; else invalid when one is
+/// wrong; else unverified (no such signature, or keys not known yet).
+/// At most [`MAX_SIGNATURES`] signatures are looked at. Replayed nonces
+/// are the caller's to catch ([`NonceMemory`]), as it keeps the state.
+fn verify_target(
+    target: Target<'_>,
+    req: &Request,
+    keys: &dyn Keys,
+    now: i64,
+    policy: &Policy,
+) -> Verdict {
+    let headers = match target {
+        Target::Request(r) => r.headers.as_slice(),
+        Target::Response(r) => r.headers,
+    };
+    let (Some(input_field), Some(sig_field)) = (
+        field(headers, "signature-input"),
+        field(headers, "signature"),
+    ) else {
+        let reason = if field(headers, "signature-input").is_some()
+            || field(headers, "signature").is_some()
+        {
+            return Verdict::bare(
+                Outcome::Invalid,
+                Reason::Malformed("Signature-Input without Signature, or the other way".into()),
+            );
+        } else {
+            Reason::NoSignature
+        };
+        return Verdict::bare(Outcome::Unverified, reason);
+    };
+    let inputs = match base::inputs(&input_field) {
+        Ok(i) => i,
+        Err(r) => return Verdict::bare(Outcome::Invalid, r),
+    };
+    let tagged: Vec<&Input> = inputs
+        .iter()
+        .filter(|i| i.string("tag").ok().flatten() == Some(policy.tag.as_str()))
+        .take(MAX_SIGNATURES)
+        .collect();
+    if tagged.is_empty() {
+        let tags: Vec<String> = inputs
+            .iter()
+            .map(|i| i.string("tag").ok().flatten().unwrap_or("none").to_owned())
+            .collect();
+        return Verdict::bare(
+            Outcome::Unverified,
+            Reason::NotTagged {
+                want: policy.tag.clone(),
+                found: tags,
+            },
+        );
+    }
+    let cx = Context {
+        target,
+        req,
+        signatures: &sig_field,
+        keys,
+        now,
+        policy,
+    };
+    let mut worst: Option<Verdict> = None;
+    for input in tagged {
+        let mut v = Verdict::bare(Outcome::Verified, Reason::Holds);
+        match check_one(&cx, input, &mut v) {
+            Ok(()) => return v,
+            Err((outcome, reason)) => {
+                v.outcome = outcome;
+                v.reason = reason;
+                // Invalid outranks unverified: a wrong signature is worth
+                // reporting over one that could not be checked.
+                let replace = match &worst {
+                    None => true,
+                    Some(w) => w.outcome == Outcome::Unverified && outcome == Outcome::Invalid,
+                };
+                if replace {
+                    worst = Some(v);
+                }
+            }
+        }
+    }
+    worst.unwrap_or_else(|| Verdict::bare(Outcome::Unverified, Reason::NoSignature))
+}
+
+/// Verifies a request's Web Bot Auth signature at `now` (Unix seconds).
+///
+/// ```
+/// use botscope_httpsig::{KeySet, Outcome, Policy, Request, Reason, verify_request};
+/// let req = Request::new("GET", "https", "example.com", "/", vec![]);
+/// let v = verify_request(&req, &KeySet::new(), 1_735_689_600, &Policy::default());
+/// assert_eq!((v.outcome, v.reason), (Outcome::Unverified, Reason::NoSignature));
+/// ```
+pub fn verify_request(req: &Request, keys: &dyn Keys, now: i64, policy: &Policy) -> Verdict {
+    verify_target(Target::Request(req), req, keys, now, policy)
+}
+
+/// Verifies a key directory response: its `Content-Digest` matches the
+/// body, and a signature tagged `http-message-signatures-directory`,
+/// covering the request's `@authority` (`;req`), holds with a key the
+/// directory itself lists. `Unverified` when the response is not signed.
+pub fn verify_directory_response(
+    request: &Request,
+    response: Response<'_>,
+    body: &[u8],
+    now: i64,
+    policy: &Policy,
+) -> Verdict {
+    let dir = match Directory::parse(body) {
+        Ok(d) => d,
+        Err(e) => return Verdict::bare(Outcome::Invalid, Reason::Malformed(e.to_string())),
+    };
+    if let Some(digest) = field(response.headers, "content-digest")
+        && let Err(r) = check_content_digest(&digest, body)
+    {
+        return Verdict::bare(Outcome::Invalid, r);
+    }
+    let mut keys = KeySet::new();
+    keys.insert(None, dir);
+    let policy = Policy {
+        tag: TAG_DIRECTORY.to_owned(),
+        ..policy.clone()
+    };
+    // The directory's keys sign for the directory itself: looked up
+    // without an agent.
+    let bare = Request {
+        headers: Vec::new(),
+        ..request.clone()
+    };
+    let mut v = verify_target(Target::Response(response), &bare, &keys, now, &policy);
+    if v.outcome == Outcome::Verified
+        && !v
+            .base
+            .as_deref()
+            .is_some_and(|b| b.lines().any(|l| l.starts_with("\"@authority\";req: ")))
+    {
+        v.outcome = Outcome::Invalid;
+        v.reason = Reason::AuthorityNotCovered;
+    }
+    v
+}
+
+/// Checks a `Content-Digest` (RFC 9530) against `body`: every `sha-256`
+/// and `sha-512` member must match, and one must be there.
+pub fn check_content_digest(value: &str, body: &[u8]) -> Result<(), Reason> {
+    let d = base::dictionary("Content-Digest", value)?;
+    let mut checked = false;
+    for (alg, entry) in &d {
+        let algorithm = match alg.as_str() {
+            "sha-256" => &ring::digest::SHA256,
+            "sha-512" => &ring::digest::SHA512,
+            _ => continue,
+        };
+        let ListEntry::Item(sfv::Item {
+            bare_item: BareItem::ByteSequence(want),
+            ..
+        }) = entry
+        else {
+            return Err(Reason::Malformed(format!(
+                "Content-Digest `{}` is not a byte sequence",
+                alg.as_str()
+            )));
+        };
+        if ring::digest::digest(algorithm, body).as_ref() != want.as_slice() {
+            return Err(Reason::DigestMismatch);
+        }
+        checked = true;
+    }
+    if checked {
+        Ok(())
+    } else {
+        Err(Reason::Malformed(
+            "Content-Digest has no sha-256 or sha-512".into(),
+        ))
+    }
+}
+
+/// A `Content-Digest` value for `body` (`sha-256=:…:`).
+pub fn content_digest(body: &[u8]) -> String {
+    format!(
+        "sha-256=:{}:",
+        base64::engine::general_purpose::STANDARD
+            .encode(ring::digest::digest(&ring::digest::SHA256, body))
+    )
+}
+
+/// Nonces seen, each kept until its signature expires: a second request
+/// with the same (agent, keyid, nonce) inside the validity window is a
+/// replay. At most `capacity` are kept; when full, the one that expires
+/// first is forgotten (a flood of valid signatures needs valid keys).
+#[derive(Debug)]
+pub struct NonceMemory {
+    capacity: usize,
+    /// (agent, keyid, nonce) → (expires, insertion number).
+    seen: HashMap<NonceKey, (i64, u64)>,
+    by_expiry: BTreeMap<(i64, u64), NonceKey>,
+    next: u64,
+}
+
+type NonceKey = (Option<String>, String, String);
+
+impl NonceMemory {
+    /// A memory of at most `capacity` nonces.
+    pub fn new(capacity: usize) -> NonceMemory {
+        NonceMemory {
+            capacity: capacity.max(1),
+            seen: HashMap::new(),
+            by_expiry: BTreeMap::new(),
+            next: 0,
+        }
+    }
+
+    /// Nonces kept now.
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// No nonce kept.
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+
+    /// Checks a verified signature's nonce and remembers it: `false` when
+    /// it was seen before and has not expired. A verdict without a nonce
+    /// passes (the draft lets agents leave it out).
+    pub fn admit(&mut self, v: &Verdict, now: i64) -> bool {
+        let (Some(nonce), Some(keyid), Some(expires)) = (&v.nonce, &v.keyid, v.expires) else {
+            return true;
+        };
+        // Expired entries go first.
+        while let Some(entry) = self.by_expiry.first_entry() {
+            if entry.key().0 >= now {
+                break;
+            }
+            let k = entry.remove();
+            self.seen.remove(&k);
+        }
+        let key = (v.agent.clone(), keyid.clone(), nonce.clone());
+        if self.seen.contains_key(&key) {
+            return false;
+        }
+        if self.seen.len() >= self.capacity
+            && let Some((_, k)) = self.by_expiry.pop_first()
+        {
+            self.seen.remove(&k);
+        }
+        self.next += 1;
+        self.seen.insert(key.clone(), (expires, self.next));
+        self.by_expiry.insert((expires, self.next), key);
+        true
+    }
+
+    /// [`NonceMemory::admit`] applied to a verdict: a verified signature
+    /// whose nonce was seen becomes invalid (`nonce replayed`).
+    pub fn check(&mut self, v: &mut Verdict, now: i64) {
+        if v.outcome == Outcome::Verified && !self.admit(v, now) {
+            v.outcome = Outcome::Invalid;
+            v.reason = Reason::Replayed;
+        }
+    }
+}
