@@ -21,6 +21,9 @@
 //! - [`not_public`]: the guard on addresses: a fetch on a stranger's
 //!   behalf connects to public unicast addresses only.
 //! - [`download`]: a whole file from a URL the user gave.
+//! - [`directory::fetch_directory`]: a signed agent's key directory, as
+//!   Web Bot Auth fetches it (https only, the guard, no redirect, the
+//!   media type, its own signature, how long to keep it).
 //!
 //! Name resolution is the caller's (a harvest uses its checked DNS pool),
 //! so the same exchange serves a crawler and a one-off download.
@@ -29,6 +32,7 @@
 // never by printing.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod directory;
 mod download;
 mod exchange;
 mod guard;

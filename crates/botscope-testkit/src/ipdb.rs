@@ -98,6 +98,37 @@ impl Default for TestCa {
     }
 }
 
+/// A response a [`FileServer`] gives for a path: its status line's code
+/// and reason, its headers and body.
+#[derive(Debug, Clone)]
+pub struct Canned {
+    /// `200 OK`, `302 Found`, …
+    pub status: String,
+    /// Headers besides `Content-Length` and `Connection`.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl Canned {
+    /// `200 OK` with `body` and `headers`.
+    pub fn ok(headers: &[(&str, &str)], body: &[u8]) -> Canned {
+        Canned::status("200 OK", headers, body)
+    }
+
+    /// A response with `status` (`302 Found`).
+    pub fn status(status: &str, headers: &[(&str, &str)], body: &[u8]) -> Canned {
+        Canned {
+            status: status.to_owned(),
+            headers: headers
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect(),
+            body: body.to_vec(),
+        }
+    }
+}
+
 /// A static HTTP/1.1 server on 127.0.0.1: path → body, 404 otherwise;
 /// counts the requests; plain or over TLS. Stops with the process (tests
 /// are short).
@@ -105,29 +136,36 @@ pub struct FileServer {
     addr: SocketAddr,
     hits: Arc<AtomicU64>,
     tls: bool,
+    files: Arc<std::sync::RwLock<HashMap<String, Canned>>>,
 }
 
 impl FileServer {
     /// Serves `files` (paths start with `/`) over plain HTTP.
     pub fn start(files: HashMap<String, Vec<u8>>) -> FileServer {
-        FileServer::serve(files, None)
+        FileServer::serve(plain(files), None)
     }
 
     /// Serves `files` over HTTPS with `ca`'s server certificate.
     pub fn start_tls(files: HashMap<String, Vec<u8>>, ca: &TestCa) -> FileServer {
-        FileServer::serve(files, Some(ca.server.clone()))
+        FileServer::serve(plain(files), Some(ca.server.clone()))
     }
 
-    fn serve(
-        files: HashMap<String, Vec<u8>>,
-        tls: Option<Arc<rustls::ServerConfig>>,
-    ) -> FileServer {
+    /// Serves canned responses (status, headers, body) over HTTPS with
+    /// `ca`'s server certificate.
+    pub fn start_tls_canned(responses: HashMap<String, Canned>, ca: &TestCa) -> FileServer {
+        FileServer::serve(responses, Some(ca.server.clone()))
+    }
+
+    fn serve(files: HashMap<String, Canned>, tls: Option<Arc<rustls::ServerConfig>>) -> FileServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let hits = Arc::new(AtomicU64::new(0));
         let counter = hits.clone();
         let is_tls = tls.is_some();
+        let files = Arc::new(std::sync::RwLock::new(files));
+        let shared = files.clone();
         std::thread::spawn(move || {
+            let files = shared;
             for conn in listener.incoming().flatten() {
                 counter.fetch_add(1, Ordering::SeqCst);
                 let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(10)));
@@ -152,6 +190,15 @@ impl FileServer {
             addr,
             hits,
             tls: is_tls,
+            files,
+        }
+    }
+
+    /// Serves `response` at `path` from now on (for answers that name the
+    /// server's own address).
+    pub fn set(&self, path: &str, response: Canned) {
+        if let Ok(mut f) = self.files.write() {
+            f.insert(path.to_owned(), response);
         }
     }
 
@@ -168,8 +215,19 @@ impl FileServer {
     }
 }
 
+/// Plain files as `200 OK` responses.
+fn plain(files: HashMap<String, Vec<u8>>) -> HashMap<String, Canned> {
+    files
+        .into_iter()
+        .map(|(p, body)| (p, Canned::ok(&[], &body)))
+        .collect()
+}
+
 /// Reads one request's head from `conn` and answers it from `files`.
-fn answer<S: std::io::Read + Write>(conn: &mut S, files: &HashMap<String, Vec<u8>>) {
+fn answer<S: std::io::Read + Write>(
+    conn: &mut S,
+    files: &std::sync::RwLock<HashMap<String, Canned>>,
+) {
     let mut r = BufReader::new(&mut *conn);
     let mut line = String::new();
     if r.read_line(&mut line).is_err() {
@@ -181,15 +239,21 @@ fn answer<S: std::io::Read + Write>(conn: &mut S, files: &HashMap<String, Vec<u8
         h.clear();
     }
     drop(r);
-    let (status, body) = match files.get(&path) {
-        Some(b) => ("200 OK", b.as_slice()),
-        None => ("404 Not Found", b"not found".as_slice()),
-    };
+    let missing = Canned::status("404 Not Found", &[], b"not found");
+    let c = files
+        .read()
+        .ok()
+        .and_then(|f| f.get(&path).cloned())
+        .unwrap_or(missing);
+    let mut head = format!("HTTP/1.1 {}\r\n", c.status);
+    for (n, v) in &c.headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
     let _ = write!(
         conn,
-        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
+        "{head}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        c.body.len()
     );
-    let _ = conn.write_all(body);
+    let _ = conn.write_all(&c.body);
     let _ = conn.flush();
 }
