@@ -88,7 +88,7 @@ async fn directories_over_https() {
     assert_eq!(got.signature, Outcome::Unverified);
     assert_eq!(got.keep, DEFAULT_KEEP);
 
-    let fails = |r: Result<_, DirectoryError>| r.err().expect("an error");
+    let fails = |r: Result<_, DirectoryError>| r.expect_err("an error");
     let e = fails(fetch_directory(&format!("{base}/redirect"), &cfg, NOW).await);
     assert!(
         matches!(e, DirectoryError::Redirect { status: 302, .. }),
