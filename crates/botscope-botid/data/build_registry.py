@@ -18,6 +18,15 @@ from pathlib import Path
 DATA = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data")
 IPDATA = DATA / "botid" / "ipdata"
 
+# The Web Bot Auth signature agents operators sign as (the `Signature-Agent`
+# URL whose key directory lists their keys), with where that is said.
+SIGNATURE_AGENTS = {
+    "ChatGPT Agent": (["https://chatgpt.com"],
+                      "OpenAI: ChatGPT agent signs its requests (HTTP Message Signatures), Signature-Agent https://chatgpt.com"),
+    "DuckDuckBot": (["https://bot.duckduckgo.com"],
+                    "DuckDuckGo: DuckDuckBot's signed requests name https://bot.duckduckgo.com"),
+}
+
 # name, operator, category, url, respects robots.txt, ua tokens, fcrdns hosts
 # (None: no FCrDNS), ip files (relative to ipdata), ip source URLs.
 BOTS = [
@@ -259,7 +268,8 @@ def main():
 
     print("# The registry bundled with botscope: valid bottica (bots: name, fcrdns_hosts,")
     print("# ip_list, ip_ranges, cidr_list) plus botscope's fields (operator, category, url,")
-    print("# respects_robots_txt, ua_tokens, ip_sources, verify, asns, ip_as_of).")
+    print("# respects_robots_txt, ua_tokens, ip_sources, verify, asns, ip_as_of,")
+    print("# signature_agents).")
     print("# Built by crates/botscope-botid/data/build_registry.py from public data:")
     print("# operators' published IP lists and documented reverse-DNS domains (see")
     print("# SOURCES.tsv beside this file) and the ai.robots.txt list of AI agents.")
@@ -295,6 +305,12 @@ def main():
                 print("  fcrdns_hosts: []")
         if e["as_of"] and e["nets"]:
             print(f"  ip_as_of: {e['as_of']}")
+        if e["name"] in SIGNATURE_AGENTS:
+            agents, why = SIGNATURE_AGENTS[e["name"]]
+            print(f"  # {why}")
+            print("  signature_agents:")
+            for a in agents:
+                print(f"    - {q(a)}")
         singles = [n for n in e["nets"] if n.num_addresses == 1]
         blocks = [n for n in e["nets"] if n.num_addresses > 1]
         if singles:

@@ -280,6 +280,7 @@ mod tests {
             hostnames: vec![],
             reason: String::new(),
             owner: Default::default(),
+            signature: None,
         }
     }
 

@@ -57,7 +57,7 @@ pub use import::{Change, Imported, MAX_LIST_BYTES, import_list, publishers_of};
 pub use ipset::{IpIndex, IpIndexBuilder, IpRange, normalize, parse_ip};
 pub use registry::{
     BUNDLED_REGISTRY, BotEntry, Category, Combine, MAX_REGISTRY_BYTES, Registry, RegistryError,
-    errors_text, validation_report,
+    errors_text, signature_agent, validation_report,
 };
 pub use trace::{reverse_name, trace};
 pub use ua::{
@@ -67,6 +67,7 @@ pub use ua::{
 pub use update::Update;
 pub use verify::{
     DnsAnswer, DnsFailure, Fcrdns, FcrdnsEvidence, LIST_STALE_AFTER, MAX_PTR_NAMES, NoOwners,
-    Owner, Owners, Verdict, Verification, check_fcrdns, dns_questions, fcrdns_domains, in_domain,
-    names_to_confirm, trust_zones, verify, verify_at, wants_fcrdns,
+    Owner, Owners, SignatureEvidence, Verdict, Verification, check_fcrdns, dns_questions,
+    fcrdns_domains, in_domain, names_to_confirm, trust_zones, verify, verify_at, wants_fcrdns,
+    with_signature,
 };

@@ -118,6 +118,11 @@ pub struct BotEntry {
     /// The date of the published list the addresses were taken from
     /// (`ip_as_of`, `YYYY-MM-DD`), when known.
     pub ip_as_of: Option<String>,
+    /// The Web Bot Auth signature agents its operator signs as
+    /// (`signature_agents`: `https://` URLs, as `Signature-Agent` names
+    /// them): a request whose signature holds with such an agent's key is
+    /// this bot's.
+    pub signature_agents: Vec<String>,
     /// Single addresses it may use.
     pub ip_list: Vec<IpAddr>,
     /// Inclusive ranges it may use.
@@ -312,6 +317,15 @@ impl Registry {
             .collect()
     }
 
+    /// The entry whose operator signs as `agent` (a `Signature-Agent`
+    /// URL), compared in the form [`signature_agent`] gives.
+    pub fn signed_by(&self, agent: &str) -> Option<&BotEntry> {
+        let agent = signature_agent(agent)?;
+        self.bots
+            .iter()
+            .find(|b| b.signature_agents.iter().any(|a| *a == agent))
+    }
+
     /// The entries whose published addresses include `ip`.
     pub fn owners_of(&self, ip: IpAddr) -> impl Iterator<Item = &BotEntry> {
         self.ips.lookup(ip).iter().map(|&i| &self.bots[i as usize])
@@ -321,6 +335,30 @@ impl Registry {
     pub fn ip_index(&self) -> &IpIndex {
         &self.ips
     }
+}
+
+/// A signature agent's URL in the form compared: `https://`, the host in
+/// lowercase, no default port, no trailing `/` alone (`https://Bot.Example/`
+/// → `https://bot.example`); `None` when it is not an https URL with a host.
+pub fn signature_agent(url: &str) -> Option<String> {
+    let rest = url.trim().strip_prefix("https://").or_else(|| {
+        let t = url.trim();
+        t.get(..8)
+            .filter(|p| p.eq_ignore_ascii_case("https://"))
+            .map(|_| &t[8..])
+    })?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (host, path) = rest.split_at(end);
+    let host = host.to_ascii_lowercase();
+    let host = host.strip_suffix(":443").unwrap_or(&host);
+    if host.is_empty()
+        || host.contains('@')
+        || host.contains(|c: char| c.is_whitespace() || c.is_control())
+    {
+        return None;
+    }
+    let path = if path == "/" { "" } else { path };
+    Some(format!("https://{host}{path}"))
 }
 
 /// What `bots validate` prints for the file `name`: in text, the errors

@@ -342,6 +342,74 @@ pub struct Verification {
     /// `country`: null when no IP-owner database knows).
     #[serde(flatten)]
     pub owner: Owner,
+    /// The request's Web Bot Auth signature, when a request was examined
+    /// (`verify --request`, the gate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<SignatureEvidence>,
+}
+
+/// What a request's HTTP message signature says (`signature` of a
+/// verdict).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignatureEvidence {
+    /// `verified`, `invalid` or `unverified`.
+    pub outcome: String,
+    /// The signature agent (`Signature-Agent` URL) the signature names.
+    pub agent: Option<String>,
+    /// The key's id (its JWK thumbprint).
+    pub keyid: Option<String>,
+    /// Why, in one phrase.
+    pub reason: String,
+    /// The registered bot whose operator signs as `agent`: null for an
+    /// agent no entry names (signed, an identity without an operator).
+    pub bot: Option<String>,
+}
+
+/// Adds a request's signature to a verdict. A signature that holds, from
+/// an agent a registry entry names, verifies that bot (method
+/// `signature`) whatever the address says; one from an agent no entry
+/// names is reported as signed by that agent and changes nothing else; an
+/// invalid one is shown with its reason and is not, by itself, evidence
+/// of spoofing.
+pub fn with_signature(registry: &Registry, v: &mut Verification, mut sig: SignatureEvidence) {
+    let bot = match (&sig.outcome[..], &sig.agent) {
+        ("verified", Some(agent)) => registry.signed_by(agent),
+        _ => None,
+    };
+    sig.bot = bot.map(|b| b.name.clone());
+    match (sig.outcome.as_str(), bot) {
+        ("verified", Some(bot)) => {
+            let agent = sig.agent.as_deref().unwrap_or_default();
+            let claim = match v.claimed_bot.as_deref() {
+                Some(c) if !c.eq_ignore_ascii_case(&bot.name) => {
+                    format!(" (its User-Agent claims {c})")
+                }
+                _ => String::new(),
+            };
+            v.reason = format!(
+                "signed by {agent}, the signature agent of {}{claim}",
+                bot.name
+            );
+            v.claimed_bot = Some(bot.name.clone());
+            v.category = bot.category.map(|c| c.as_str().to_owned());
+            v.is_bot = true;
+            v.verdict = Verdict::Verified;
+            v.methods.retain(|m| m != "signature");
+            v.methods.insert(0, "signature".to_owned());
+        }
+        ("verified", None) => {
+            v.reason = format!(
+                "{}; signed by {}, an agent no registry entry names",
+                v.reason,
+                sig.agent.as_deref().unwrap_or("(no agent)")
+            );
+        }
+        ("invalid", _) => {
+            v.reason = format!("{}; its signature is invalid ({})", v.reason, sig.reason);
+        }
+        _ => {}
+    }
+    v.signature = Some(sig);
 }
 
 impl Verification {
@@ -447,6 +515,7 @@ pub fn verify_at(
         hostnames: Vec::new(),
         reason: String::new(),
         owner,
+        signature: None,
     };
     let Some(bot) = ua.claimed_bot.as_deref().and_then(|n| registry.get(n)) else {
         let owners: Vec<&BotEntry> = registry.owners_of(ip).collect();
@@ -1178,5 +1247,119 @@ mod tests {
         let j = serde_json::to_value(&v).expect("json");
         assert_eq!(j["asn"], 1);
         assert_eq!(j["as_org"], "X");
+    }
+}
+
+#[cfg(test)]
+mod signature_tests {
+    use super::*;
+
+    fn registry() -> Registry {
+        Registry::parse(
+            "t.yaml",
+            "bots:\n- name: SignedBot\n  category: ai-assistant\n  ua_tokens: [SignedBot]\n  signature_agents: ['https://Agent.Example/']\n- name: Googlebot\n  ua_tokens: [Googlebot]\n  cidr_list: [192.0.2.0/24]\n",
+        )
+        .expect("registry")
+    }
+
+    fn evidence(outcome: &str, agent: &str) -> SignatureEvidence {
+        SignatureEvidence {
+            outcome: outcome.to_owned(),
+            agent: Some(agent.to_owned()),
+            keyid: Some("k".to_owned()),
+            reason: "why".to_owned(),
+            bot: None,
+        }
+    }
+
+    fn unknown(r: &Registry) -> Verification {
+        verify(
+            r,
+            "203.0.113.9".parse().expect("ip"),
+            None,
+            &UaInfo::default(),
+            None,
+            Owner::default(),
+        )
+    }
+
+    #[test]
+    fn a_registered_agent_verifies_its_bot() {
+        let r = registry();
+        assert_eq!(
+            r.signed_by("https://agent.example")
+                .map(|b| b.name.as_str()),
+            Some("SignedBot")
+        );
+        assert!(r.signed_by("https://agent.example.evil").is_none());
+        let mut v = unknown(&r);
+        with_signature(
+            &r,
+            &mut v,
+            evidence("verified", "https://agent.example:443"),
+        );
+        assert_eq!(v.verdict, Verdict::Verified);
+        assert_eq!(v.claimed_bot.as_deref(), Some("SignedBot"));
+        assert_eq!(v.methods, ["signature"]);
+        assert_eq!(
+            v.signature.as_ref().and_then(|s| s.bot.as_deref()),
+            Some("SignedBot")
+        );
+        let json = serde_json::to_value(&v).expect("json");
+        assert_eq!(json["signature"]["outcome"], "verified");
+        assert_eq!(json["signature"]["agent"], "https://agent.example:443");
+    }
+
+    #[test]
+    fn an_unregistered_agent_is_signed_not_a_bot() {
+        let r = registry();
+        let mut v = unknown(&r);
+        let before = v.verdict;
+        with_signature(&r, &mut v, evidence("verified", "https://stranger.example"));
+        assert_eq!(v.verdict, before);
+        assert_eq!(v.claimed_bot, None);
+        assert!(
+            v.reason.contains("signed by https://stranger.example"),
+            "{}",
+            v.reason
+        );
+        assert_eq!(v.signature.as_ref().and_then(|s| s.bot.clone()), None);
+    }
+
+    #[test]
+    fn an_invalid_signature_is_no_evidence_of_spoofing() {
+        let r = registry();
+        let ua = UaInfo {
+            is_bot: true,
+            claimed_bot: Some("Googlebot".into()),
+            ..UaInfo::default()
+        };
+        let ip = "192.0.2.7".parse().expect("ip");
+        let mut v = verify(&r, ip, Some("Googlebot"), &ua, None, Owner::default());
+        assert_eq!(v.verdict, Verdict::Verified);
+        with_signature(&r, &mut v, evidence("invalid", "https://agent.example"));
+        assert_eq!(v.verdict, Verdict::Verified, "the address still vouches");
+        assert!(v.reason.contains("signature is invalid"), "{}", v.reason);
+        // Nor does a valid signature of a registered agent turn into a
+        // spoofing verdict for another claim.
+        let json = serde_json::to_value(&v).expect("json");
+        assert_eq!(json["signature"]["outcome"], "invalid");
+    }
+
+    #[test]
+    fn without_a_request_there_is_no_signature_field() {
+        let r = registry();
+        let json = serde_json::to_value(unknown(&r)).expect("json");
+        assert!(json.get("signature").is_none());
+    }
+
+    #[test]
+    fn registry_urls_must_be_https() {
+        let e = Registry::parse(
+            "t.yaml",
+            "bots:\n- name: x\n  signature_agents: ['http://agent.example', 'https://']\n",
+        )
+        .expect_err("refused");
+        assert_eq!(e.len(), 2, "{e:?}");
     }
 }

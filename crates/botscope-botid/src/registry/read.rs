@@ -32,6 +32,7 @@ const BOT_KEYS: &[&str] = &[
     "verify",
     "asns",
     "ip_as_of",
+    "signature_agents",
 ];
 
 struct Reader<'a> {
@@ -149,6 +150,7 @@ impl Reader<'_> {
             verify: Combine::AllOf,
             asns: Vec::new(),
             ip_as_of: None,
+            signature_agents: Vec::new(),
             ip_list: Vec::new(),
             ip_ranges: Vec::new(),
             cidr_list: Vec::new(),
@@ -215,6 +217,21 @@ impl Reader<'_> {
                 "ua_tokens" => e.ua_tokens = self.strings(v, key, &name, false).unwrap_or_default(),
                 "ip_sources" => {
                     e.ip_sources = self.strings(v, key, &name, false).unwrap_or_default()
+                }
+                "signature_agents" => {
+                    for a in self.strings(v, key, &name, false).unwrap_or_default() {
+                        match signature_agent(&a) {
+                            Some(a) => e.signature_agents.push(a),
+                            None => self.err(
+                                v.span(),
+                                Some(&name),
+                                format!(
+                                    "signature_agents: `{}` is not an https:// URL with a host",
+                                    botscope_text::field(&a)
+                                ),
+                            ),
+                        }
+                    }
                 }
                 "fcrdns_hosts" => {
                     if let Some(hosts) = self.strings(v, key, &name, true) {

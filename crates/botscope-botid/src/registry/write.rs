@@ -71,6 +71,9 @@ impl Registry {
             if let Some(d) = &b.ip_as_of {
                 out.push_str(&format!("  ip_as_of: {d}\n"));
             }
+            if !b.signature_agents.is_empty() {
+                list(&mut out, "signature_agents", &b.signature_agents);
+            }
             if !b.ip_list.is_empty() {
                 list(
                     &mut out,
