@@ -323,7 +323,7 @@ impl Registry {
         let agent = signature_agent(agent)?;
         self.bots
             .iter()
-            .find(|b| b.signature_agents.iter().any(|a| *a == agent))
+            .find(|b| b.signature_agents.contains(&agent))
     }
 
     /// The entries whose published addresses include `ip`.
