@@ -1,5 +1,5 @@
 //! The Web Bot Auth header parsers and verifier on arbitrary fields: the
-//! first lines of the input are `Signature-Input`, `Signature`,
+//! input as a request head, and its first lines as `Signature-Input`, `Signature`,
 //! `Signature-Agent`, the authority and the target. A verdict always comes
 //! back, its signature base bounded by the fields' size, and a request
 //! botscope signs for any agent URL verifies.
@@ -17,6 +17,12 @@ const SEED: [u8; 32] = [
 ];
 
 fuzz_target!(|data: &[u8]| {
+    // The whole input as a request head (`verify --request`): a request
+    // or a reason, and a verdict for it.
+    if let Ok(req) = Request::parse_head(data, "https") {
+        let _ = verify_request(&req, &KeySet::new(), 1_735_689_600, &Policy::default());
+        assert!(req.headers.len() <= botscope_httpsig::message::MAX_HEADER_LINES);
+    }
     let text = String::from_utf8_lossy(data);
     let mut lines = text.split('\n');
     let mut next = || lines.next().unwrap_or("").to_owned();

@@ -53,8 +53,13 @@ pub enum Command {
     ///
     /// Exit status: 0 verified, 1 spoofed, 3 unverifiable, 4 unknown or not a bot, 2 error.
     /// With --batch: one JSON verdict per input line, in order; 1 if any is spoofed.
+    /// With --request: the request head's Web Bot Auth signature too (its agent's key
+    /// directory fetched over https), the User-Agent from the head, the address from IP or
+    /// the head's X-Real-IP / X-Forwarded-For.
     ///
     /// Example: botscope verify 66.249.66.1 --ua 'Mozilla/5.0 (compatible; Googlebot/2.1)' --offline
+    ///
+    /// Example: botscope verify --request request.txt --trace
     Verify(VerifyArgs),
     /// Access logs: what robots do on a site, who is fake, who disobeys robots.txt.
     #[command(subcommand)]
@@ -1052,7 +1057,7 @@ pub struct ExportListsArgs {
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// The client's address (IPv4 or IPv6).
-    #[arg(value_name = "IP", required_unless_present = "batch")]
+    #[arg(value_name = "IP", required_unless_present_any = ["batch", "request"])]
     pub ip: Option<String>,
     /// The client's User-Agent.
     #[arg(long, value_name = "UA")]
@@ -1060,6 +1065,23 @@ pub struct VerifyArgs {
     /// Lines `IP<TAB>USER-AGENT` from FILE (or `-`); distinct addresses are resolved once.
     #[arg(long, value_name = "FILE", conflicts_with = "ip")]
     pub batch: Option<PathBuf>,
+    /// An HTTP/1.1 request head from FILE (or `-`): the request line and the header
+    /// fields as a proxy saw them (at most 64 KiB). Its signature (Signature,
+    /// Signature-Input, Signature-Agent) is verified with the agent's key directory.
+    #[arg(long, value_name = "FILE", conflicts_with = "batch")]
+    pub request: Option<PathBuf>,
+    /// The scheme the request came over (the head's X-Forwarded-Proto wins).
+    #[arg(long, value_name = "SCHEME", default_value = "https", value_parser = ["https", "http"], requires = "request")]
+    pub scheme: String,
+    /// Fetch key directories from private and loopback addresses too (tests,
+    /// private deployments); by default only public addresses.
+    #[arg(long, requires = "request")]
+    pub allow_private: bool,
+    /// Time for each key directory (seconds, or such as 10s).
+    #[arg(long, value_name = "DUR", default_value = "10", value_parser = duration_arg, requires = "request")]
+    pub directory_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub tls: TlsArgs,
     /// A registry file layered over the bundled one.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,

@@ -285,6 +285,48 @@ pub async fn fetch_directory(
     })
 }
 
+/// What fetching one agent's directory gave.
+#[derive(Debug)]
+pub struct AgentKeys {
+    /// The agent.
+    pub agent: String,
+    /// Its directory, or why there is none.
+    pub directory: Result<Fetched, DirectoryError>,
+}
+
+/// Verifies `req`'s Web Bot Auth signature at `now`, first fetching the
+/// key directory of each agent its `Signature-Agent` names (at most
+/// [`botscope_httpsig::base::MAX_SIGNATURES`]); with `fetch` false none
+/// is fetched and a signature stays unverified.
+pub async fn verify_request(
+    req: &botscope_httpsig::Request,
+    cfg: &DirectoryConfig,
+    now: i64,
+    fetch: bool,
+) -> (botscope_httpsig::Verdict, Vec<AgentKeys>) {
+    let mut keys = botscope_httpsig::KeySet::new();
+    let mut fetched = Vec::new();
+    if req.header("signature-input").is_some() {
+        for agent in botscope_httpsig::signature_agents(req) {
+            if !fetch {
+                keys.fail(Some(&agent), "offline: its key directory was not fetched");
+                continue;
+            }
+            let got = fetch_directory(&agent, cfg, now).await;
+            match &got {
+                Ok(d) => keys.insert(Some(&agent), d.directory.clone()),
+                Err(e) => keys.fail(Some(&agent), e.to_string()),
+            }
+            fetched.push(AgentKeys {
+                agent,
+                directory: got,
+            });
+        }
+    }
+    let v = botscope_httpsig::verify_request(req, &keys, now, &Policy::default());
+    (v, fetched)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

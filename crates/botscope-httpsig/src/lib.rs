@@ -44,11 +44,12 @@ pub mod sign;
 pub mod verify;
 
 pub use keys::{Algorithm, Directory, PublicKey, SigningKey};
-pub use message::{Request, Response, normalize_authority};
+pub use message::{HeadError, Request, Response, normalize_authority};
 pub use sign::{AgentForm, SignSpec, Signed, sign_directory, sign_request};
 pub use verify::{
     KeySet, Keys, Lookup, NonceMemory, Policy, TAG_DIRECTORY, TAG_REQUEST, Verdict,
-    check_content_digest, content_digest, verify_directory_response, verify_request,
+    check_content_digest, content_digest, signature_agents, verify_directory_response,
+    verify_request,
 };
 
 /// The three outcomes of checking a signature.

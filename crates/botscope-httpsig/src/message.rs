@@ -120,6 +120,118 @@ impl Request {
     }
 }
 
+/// The largest request head [`Request::parse_head`] reads.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// The most header lines it reads.
+pub const MAX_HEADER_LINES: usize = 256;
+
+/// Why a request head could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeadError {
+    /// Over [`MAX_HEAD_BYTES`] or [`MAX_HEADER_LINES`].
+    #[error("the request head is larger than {0}")]
+    TooLarge(&'static str),
+    /// The request line is not `METHOD TARGET HTTP/x.y`.
+    #[error("line 1: not a request line (METHOD TARGET HTTP/1.1): {0:?}")]
+    RequestLine(String),
+    /// A header line is not `Name: value`.
+    #[error("line {line}: not a header field: {text:?}")]
+    Header {
+        /// Its line number.
+        line: usize,
+        /// The line (cut to 80 characters).
+        text: String,
+    },
+    /// No `Host` and no absolute target: no authority to check against.
+    #[error("no Host header and no absolute target: the authority is unknown")]
+    NoAuthority,
+}
+
+impl Request {
+    /// Reads an HTTP/1.1 request head as a proxy saw it: the request line
+    /// and the header fields, up to the first empty line (a body after it
+    /// is ignored). Lines may end in CRLF or LF; an obsolete folded line
+    /// continues the field before it. The authority is the absolute
+    /// target's, else `Host`'s; `scheme` is the one the request came over
+    /// (`X-Forwarded-Proto` when the head has it).
+    pub fn parse_head(head: &[u8], scheme: &str) -> Result<Request, HeadError> {
+        if head.len() > MAX_HEAD_BYTES {
+            return Err(HeadError::TooLarge("64 KiB"));
+        }
+        let text = String::from_utf8_lossy(head);
+        let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
+        // Blank lines before the request line are tolerated (RFC 9112 §2.2).
+        let first = lines
+            .by_ref()
+            .find(|l| !l.trim().is_empty())
+            .ok_or_else(|| HeadError::RequestLine(String::new()))?;
+        let cut = |l: &str| l.chars().take(80).collect::<String>();
+        let parts: Vec<&str> = first.split(' ').filter(|p| !p.is_empty()).collect();
+        let [method, target, version] = parts[..] else {
+            return Err(HeadError::RequestLine(cut(first)));
+        };
+        if !version.starts_with("HTTP/") || !method.bytes().all(is_tchar) {
+            return Err(HeadError::RequestLine(cut(first)));
+        }
+        let mut headers: Vec<(String, String)> = Vec::new();
+        for (i, line) in lines.enumerate() {
+            if line.is_empty() {
+                break;
+            }
+            if headers.len() >= MAX_HEADER_LINES {
+                return Err(HeadError::TooLarge("256 header lines"));
+            }
+            if line.starts_with([' ', '\t']) {
+                match headers.last_mut() {
+                    Some((_, v)) => {
+                        v.push(' ');
+                        v.push_str(line.trim());
+                        continue;
+                    }
+                    None => {
+                        return Err(HeadError::Header {
+                            line: i + 2,
+                            text: cut(line),
+                        });
+                    }
+                }
+            }
+            match line.split_once(':') {
+                Some((name, value)) if !name.is_empty() && name.bytes().all(is_tchar) => {
+                    headers.push((name.to_owned(), value.trim().to_owned()));
+                }
+                _ => {
+                    return Err(HeadError::Header {
+                        line: i + 2,
+                        text: cut(line),
+                    });
+                }
+            }
+        }
+        let scheme = field(&headers, "x-forwarded-proto")
+            .map(|p| {
+                p.split(',')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .filter(|p| p == "https" || p == "http")
+            .unwrap_or_else(|| scheme.to_ascii_lowercase());
+        if target.contains("://") {
+            return Request::from_uri(method, target, headers)
+                .ok_or_else(|| HeadError::RequestLine(cut(first)));
+        }
+        let host = field(&headers, "host").ok_or(HeadError::NoAuthority)?;
+        Ok(Request::new(method, &scheme, &host, target, headers))
+    }
+}
+
+/// A token character (RFC 9110 §5.6.2).
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
 /// The combined value of the field `name` among `headers` (RFC 9421 §2.1:
 /// each line's value trimmed, the lines joined by `, `).
 pub fn field(headers: &[(String, String)], name: &str) -> Option<String> {
@@ -176,6 +288,44 @@ mod tests {
         assert_eq!((r.authority.as_str(), r.path.as_str()), ("[::1]:9000", "/"));
         assert!(Request::from_uri("GET", "/relative", vec![]).is_none());
         assert!(Request::from_uri("GET", "https:///x", vec![]).is_none());
+    }
+
+    #[test]
+    fn request_heads() {
+        let r = Request::parse_head(
+            b"GET /a?b=1 HTTP/1.1\r\nHost: Example.com:443\r\nX-Folded: one\r\n two\r\n\r\nbody",
+            "https",
+        )
+        .expect("head");
+        assert_eq!(r.authority, "example.com");
+        assert_eq!(r.target(), "/a?b=1");
+        assert_eq!(r.header("x-folded").as_deref(), Some("one two"));
+        let r = Request::parse_head(b"GET https://a.example/x HTTP/1.1\n\n", "http").expect("abs");
+        assert_eq!(
+            (r.scheme.as_str(), r.authority.as_str()),
+            ("https", "a.example")
+        );
+        let r = Request::parse_head(
+            b"GET / HTTP/1.1\nHost: a\nX-Forwarded-Proto: http\n",
+            "https",
+        )
+        .expect("proto");
+        assert_eq!(r.scheme, "http");
+        for (bad, want) in [
+            (&b"GET /\n"[..], "request line"),
+            (b"GET / HTTP/1.1\nno colon\n", "line 2"),
+            (b"GET / HTTP/1.1\n", "authority"),
+            (b"GET / HTTP/1.1\n bad fold\n", "line 2"),
+            (b"", "request line"),
+        ] {
+            let e = Request::parse_head(bad, "https")
+                .expect_err("refused")
+                .to_string();
+            assert!(e.contains(want), "{e}");
+        }
+        let many = format!("GET / HTTP/1.1\nHost: a\n{}", "X: y\n".repeat(300));
+        assert!(Request::parse_head(many.as_bytes(), "https").is_err());
+        assert!(Request::parse_head(&vec![b'a'; MAX_HEAD_BYTES + 1], "https").is_err());
     }
 
     #[test]

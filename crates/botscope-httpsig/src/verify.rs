@@ -58,10 +58,12 @@ pub trait Keys {
     fn lookup(&self, agent: Option<&str>, keyid: &str) -> Lookup;
 }
 
-/// An in-memory key store: directories by agent URL.
+/// An in-memory key store: directories by agent URL, and why an agent's
+/// could not be had.
 #[derive(Debug, Clone, Default)]
 pub struct KeySet {
     agents: HashMap<Option<String>, Directory>,
+    failed: HashMap<Option<String>, String>,
 }
 
 impl KeySet {
@@ -76,6 +78,12 @@ impl KeySet {
         self.agents.insert(agent.map(str::to_owned), dir);
     }
 
+    /// Notes that `agent`'s directory could not be had, and why: its
+    /// signatures are unverified with that reason.
+    pub fn fail(&mut self, agent: Option<&str>, why: impl Into<String>) {
+        self.failed.insert(agent.map(str::to_owned), why.into());
+    }
+
     /// Adds one key for `agent`.
     pub fn add_key(&mut self, agent: Option<&str>, key: PublicKey) {
         let d = self.agents.entry(agent.map(str::to_owned)).or_default();
@@ -87,9 +95,11 @@ impl Keys for KeySet {
     fn lookup(&self, agent: Option<&str>, keyid: &str) -> Lookup {
         match self.agents.get(&agent.map(str::to_owned)) {
             Some(d) => d.key(keyid).cloned().map_or(Lookup::NotListed, Lookup::Key),
-            None => Lookup::Unknown(match agent {
-                Some(a) => format!("no directory of {a}"),
-                None => "no keys for requests without Signature-Agent".into(),
+            None => Lookup::Unknown(match (self.failed.get(&agent.map(str::to_owned)), agent) {
+                (Some(why), Some(a)) => format!("the directory of {a}: {why}"),
+                (Some(why), None) => why.clone(),
+                (None, Some(a)) => format!("no directory of {a}"),
+                (None, None) => "no keys for requests without Signature-Agent".into(),
             }),
         }
     }
@@ -193,6 +203,41 @@ struct Context<'a> {
     keys: &'a dyn Keys,
     now: i64,
     policy: &'a Policy,
+}
+
+/// The agent URLs a request's `Signature-Agent` names (every string
+/// member of the dictionary form, or the legacy single value), at most
+/// [`MAX_SIGNATURES`]: the directories to fetch before verifying.
+pub fn signature_agents(req: &Request) -> Vec<String> {
+    let Some(value) = req.header("signature-agent") else {
+        return Vec::new();
+    };
+    if value.len() > base::MAX_FIELD_BYTES {
+        return Vec::new();
+    }
+    if let Ok(d) = sfv::Parser::new(&value).parse::<sfv::Dictionary>() {
+        let agents: Vec<String> = d
+            .values()
+            .filter_map(|e| match e {
+                ListEntry::Item(sfv::Item {
+                    bare_item: BareItem::String(s),
+                    ..
+                }) => Some(s.as_str().to_owned()),
+                _ => None,
+            })
+            .take(MAX_SIGNATURES)
+            .collect();
+        if !agents.is_empty() {
+            return agents;
+        }
+    }
+    match sfv::Parser::new(&value).parse::<sfv::Item>() {
+        Ok(sfv::Item {
+            bare_item: BareItem::String(s),
+            ..
+        }) => vec![s.as_str().to_owned()],
+        _ => vec![value.trim_matches(['<', '>', ' ']).to_owned()],
+    }
 }
 
 /// Verifies one signature input. `Err` carries the outcome and reason.

@@ -32,48 +32,189 @@ pub async fn run(
 ) -> Result<ExitStatus> {
     let registry = settings.registry(a.registry.as_ref())?;
     let ua_classifier = UaClassifier::bundled_on(&registry, settings.threads)?;
+    if let Some(path) = &a.request {
+        return request_run(a, settings, &registry, &ua_classifier, dns, path).await;
+    }
     match (&a.batch, &a.ip) {
         (Some(batch), None) => {
             batch_run(batch, &registry, &ua_classifier, dns, &settings.owners()).await
         }
         (None, Some(ip)) => {
             let ip = parse_ip(ip)?;
-            let ua =
-                a.ua.as_deref()
-                    .map(|u| ua_classifier.classify(u))
-                    .unwrap_or_default();
-            let domains = botscope_botid::fcrdns_domains(&registry, ip, &ua);
-            let evidence = match (dns, domains) {
-                (Some(d), Some(domains)) => {
-                    let ip = botscope_botid::normalize(ip);
-                    gather(d, &[(ip, domains.to_vec())]).await.remove(&ip)
-                }
-                _ => None,
-            };
-            let owner = botscope_botid::Owners::owner(&settings.owners(), ip);
-            let v = verify(
+            let v = single(
+                a,
+                settings,
                 &registry,
+                &ua_classifier,
+                dns,
                 ip,
                 a.ua.as_deref(),
-                &ua,
-                evidence.as_ref(),
-                owner,
-            );
-            if a.trace {
-                let t = botscope_botid::trace(&registry, &ua, evidence.as_ref(), &v);
-                eprint!("{}", botscope_text::terminal(&t));
-            }
-            let mut out = BufWriter::new(io::stdout().lock());
-            match a.format {
-                Format::Json => writeln!(out, "{}", serde_json::to_string(&v)?)?,
-                Format::Text => writeln!(out, "{}", v.text_line())?,
-            }
-            out.flush()?;
-            Ok(exit_of(v.verdict))
+            )
+            .await;
+            print_verdict(a, &v)
         }
         (Some(_), Some(_)) => bail!("give either an IP or --batch, not both"),
         (None, None) => bail!("give an IP, or --batch FILE"),
     }
+}
+
+/// The verdict on one address and User-Agent, with the FCrDNS evidence
+/// gathered when `dns` is given; `--trace` prints its steps.
+async fn single(
+    a: &VerifyArgs,
+    settings: &Settings,
+    registry: &Registry,
+    ua_classifier: &UaClassifier,
+    dns: Option<&DnsEvidence>,
+    ip: IpAddr,
+    user_agent: Option<&str>,
+) -> botscope_botid::Verification {
+    let ua = user_agent
+        .map(|u| ua_classifier.classify(u))
+        .unwrap_or_default();
+    let domains = botscope_botid::fcrdns_domains(registry, ip, &ua);
+    let evidence = match (dns, domains) {
+        (Some(d), Some(domains)) => {
+            let ip = botscope_botid::normalize(ip);
+            gather(d, &[(ip, domains.to_vec())]).await.remove(&ip)
+        }
+        _ => None,
+    };
+    let owner = botscope_botid::Owners::owner(&settings.owners(), ip);
+    let v = verify(registry, ip, user_agent, &ua, evidence.as_ref(), owner);
+    if a.trace {
+        let t = botscope_botid::trace(registry, &ua, evidence.as_ref(), &v);
+        eprint!("{}", botscope_text::terminal(&t));
+    }
+    v
+}
+
+/// Prints a verdict as `--format` says; its exit status.
+fn print_verdict(a: &VerifyArgs, v: &botscope_botid::Verification) -> Result<ExitStatus> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    match a.format {
+        Format::Json => writeln!(out, "{}", serde_json::to_string(v)?)?,
+        Format::Text => {
+            writeln!(out, "{}", v.text_line())?;
+            if let Some(s) = &v.signature {
+                writeln!(
+                    out,
+                    "signature\t{}\t{}\t{}\t{}",
+                    s.outcome,
+                    botscope_text::field(s.agent.as_deref().unwrap_or("-")),
+                    botscope_text::field(s.keyid.as_deref().unwrap_or("-")),
+                    botscope_text::field(&s.reason)
+                )?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(exit_of(v.verdict))
+}
+
+/// `verify --request`: the head read, the client's address and
+/// User-Agent taken from it, the signature checked with the agents' key
+/// directories (fetched unless `--offline`), one verdict with every piece
+/// of evidence.
+async fn request_run(
+    a: &VerifyArgs,
+    settings: &Settings,
+    registry: &Registry,
+    ua_classifier: &UaClassifier,
+    dns: Option<&DnsEvidence>,
+    path: &Path,
+) -> Result<ExitStatus> {
+    use botscope_httpsig::message::MAX_HEAD_BYTES;
+    let mut head = Vec::new();
+    let limit = MAX_HEAD_BYTES as u64 + 1;
+    if path == Path::new("-") {
+        io::Read::read_to_end(&mut io::Read::take(io::stdin().lock(), limit), &mut head)
+            .context("cannot read the request from standard input")?;
+    } else {
+        let f =
+            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+        io::Read::read_to_end(&mut io::Read::take(f, limit), &mut head)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+    }
+    let req = botscope_httpsig::Request::parse_head(&head, &a.scheme)
+        .with_context(|| format!("{}: not a request head", path.display()))?;
+    let ip = match &a.ip {
+        Some(ip) => parse_ip(ip)?,
+        None => {
+            let from_head = req.header("x-real-ip").or_else(|| {
+                req.header("x-forwarded-for")
+                    .and_then(|f| f.split(',').next().map(|s| s.trim().to_owned()))
+            });
+            match from_head {
+                Some(h) => {
+                    parse_ip(&h).with_context(|| format!("the head's client address `{h}`"))?
+                }
+                None => bail!(
+                    "the request head names no client address (X-Real-IP, X-Forwarded-For): give IP"
+                ),
+            }
+        }
+    };
+    let user_agent = a.ua.clone().or_else(|| req.header("user-agent"));
+    let mut v = single(
+        a,
+        settings,
+        registry,
+        ua_classifier,
+        dns,
+        ip,
+        user_agent.as_deref(),
+    )
+    .await;
+    let now = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs(),
+    )
+    .unwrap_or(i64::MAX);
+    let cfg = botscope_http::directory::DirectoryConfig {
+        trust: crate::settings::trust(&a.tls)?,
+        allow_private: a.allow_private,
+        timeout: a.directory_timeout,
+        ..Default::default()
+    };
+    let (s, fetched) = botscope_http::directory::verify_request(&req, &cfg, now, !a.offline).await;
+    if a.trace {
+        for f in &fetched {
+            match &f.directory {
+                Ok(d) => eprintln!(
+                    "directory {}: {} key(s), its response's signature {}",
+                    botscope_text::field(&d.url),
+                    d.directory.keys.len(),
+                    d.signature
+                ),
+                Err(e) => eprintln!(
+                    "directory of {}: {}",
+                    botscope_text::field(&f.agent),
+                    botscope_text::field(&e.to_string())
+                ),
+            }
+        }
+    }
+    if a.trace
+        && let Some(base) = &s.base
+    {
+        eprintln!("signature base ({}):", s.label.as_deref().unwrap_or("-"));
+        eprintln!("{}", botscope_text::terminal(base));
+    }
+    botscope_botid::with_signature(
+        registry,
+        &mut v,
+        botscope_botid::SignatureEvidence {
+            outcome: s.outcome.as_str().to_owned(),
+            agent: s.agent,
+            keyid: s.keyid,
+            reason: s.reason.to_string(),
+            bot: None,
+        },
+    );
+    print_verdict(a, &v)
 }
 
 /// Batch lines are `IP<TAB>USER-AGENT`; the output has one JSON verdict per

@@ -1431,3 +1431,133 @@ fn keys_generate_writes_a_private_key_and_its_directory_and_never_overwrites() {
     );
     assert_eq!(std::fs::read(&key_file).expect("read"), before);
 }
+
+/// `verify --request`: a request signed by an agent whose key directory
+/// is served over HTTPS on loopback, the agent named by a registry entry.
+#[test]
+fn verify_request_checks_the_signature_with_the_agents_directory() {
+    use botscope_httpsig::{
+        Directory, Request, SignSpec, SigningKey, sign_directory, sign_request,
+    };
+    use botscope_testkit::ipdb::{Canned, FileServer, TestCa};
+    let ca = TestCa::new();
+    let key = SigningKey::generate().expect("key");
+    let server = FileServer::start_tls_canned(std::collections::HashMap::new(), &ca);
+    let agent = server.url();
+    let now = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_secs(),
+    )
+    .expect("time");
+    let body = Directory {
+        keys: vec![(key.keyid(), key.public())],
+        skipped: Vec::new(),
+    }
+    .to_json();
+    let dir_req = Request::new(
+        "GET",
+        "https",
+        agent.trim_start_matches("https://"),
+        "/.well-known/http-message-signatures-directory",
+        Vec::new(),
+    );
+    let mut headers =
+        sign_directory(&dir_req, body.as_bytes(), &[&key], now - 10, now + 3600).expect("sign");
+    headers.push((
+        "Content-Type".into(),
+        "application/http-message-signatures-directory+json".into(),
+    ));
+    server.set(
+        "/.well-known/http-message-signatures-directory",
+        Canned {
+            status: "200 OK".into(),
+            headers,
+            body: body.into_bytes(),
+        },
+    );
+    let ca_file = tmp("webbotauth-ca.pem", ca.pem.as_bytes());
+    let registry = tmp(
+        "webbotauth.yaml",
+        format!("bots:\n- name: SignedBot\n  category: ai-assistant\n  ua_tokens: [SignedBot]\n  signature_agents: ['{agent}']\n").as_bytes(),
+    );
+    let signed_head = |host: &str| {
+        let req = Request::new("GET", "https", "shop.example", "/item?id=7", Vec::new());
+        let spec = SignSpec::new(Some(&agent), now - 5, 300, Some("bm9uY2UtY2xp".into()));
+        let s = sign_request(&req, &key, &spec).expect("sign");
+        let mut head = format!(
+            "GET /item?id=7 HTTP/1.1\r\nHost: {host}\r\nUser-Agent: SignedBot/1.0\r\nX-Forwarded-For: 203.0.113.9, 10.0.0.1\r\n"
+        );
+        for (n, v) in s.headers() {
+            head.push_str(&format!("{n}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        head
+    };
+    let run = |head: &str, extra: &[&str]| {
+        let mut args = vec![
+            "verify",
+            "--request",
+            "-",
+            "--registry",
+            crate::arg(&registry),
+            "--ca-file",
+            crate::arg(&ca_file),
+            "--allow-private",
+            "--format",
+            "json",
+            "--no-dns-cache",
+        ];
+        args.extend_from_slice(extra);
+        let o = botscope(&args, head.as_bytes());
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o))
+            .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), crate::stderr(&o)));
+        (o.status.code(), v)
+    };
+    let (code, v) = run(&signed_head("shop.example"), &[]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["verdict"], "verified");
+    assert_eq!(v["ip"], "203.0.113.9");
+    assert_eq!(v["claimed_bot"], "SignedBot");
+    assert_eq!(v["methods"][0], "signature");
+    assert_eq!(v["signature"]["outcome"], "verified");
+    assert_eq!(v["signature"]["agent"], agent.as_str());
+    assert_eq!(v["signature"]["keyid"], key.keyid());
+    assert_eq!(v["signature"]["bot"], "SignedBot");
+    // The same signature sent to another host does not hold.
+    let (_, v) = run(&signed_head("other.example"), &[]);
+    assert_eq!(v["signature"]["outcome"], "invalid");
+    assert_ne!(v["verdict"], "verified");
+    // Offline, nothing is fetched: the signature is unverified.
+    let hits = server.hits();
+    let (_, v) = run(&signed_head("shop.example"), &["--offline"]);
+    assert_eq!(v["signature"]["outcome"], "unverified");
+    assert_eq!(server.hits(), hits);
+    // The trace shows the signature base.
+    let mut args = vec![
+        "verify",
+        "--request",
+        "-",
+        "--registry",
+        crate::arg(&registry),
+        "--ca-file",
+        crate::arg(&ca_file),
+        "--allow-private",
+        "--trace",
+        "--no-dns-cache",
+    ];
+    let o = botscope(&args, signed_head("shop.example").as_bytes());
+    let err = crate::stderr(&o);
+    assert!(err.contains("\"@authority\": shop.example"), "{err}");
+    assert!(stdout(&o).contains("signature\tverified"), "{}", stdout(&o));
+    // A head that is not one is an error, exit 2.
+    args.truncate(3);
+    let o = botscope(&args, b"not a request\n");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        crate::stderr(&o).contains("not a request head"),
+        "{}",
+        crate::stderr(&o)
+    );
+}
