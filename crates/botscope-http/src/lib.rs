@@ -36,6 +36,7 @@ pub mod directory;
 mod download;
 mod exchange;
 mod guard;
+pub mod keycache;
 mod tls;
 
 pub use download::download;

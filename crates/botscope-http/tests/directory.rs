@@ -125,3 +125,67 @@ async fn directories_over_https() {
     let e = fails(fetch_directory(&base, &untrusting, NOW).await);
     assert!(matches!(e, DirectoryError::Fetch(_)), "{e}");
 }
+
+/// The cache a server verifies with: the first lookup of an agent does
+/// not wait (unverified, fetching), later ones find the key; the number
+/// of agents and of fetches in flight is bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_cache_fetches_off_the_request_path_within_bounds() {
+    use botscope_http::keycache::{Bounds, KeyCache};
+    use botscope_httpsig::{Keys, Lookup};
+    let ca = TestCa::new();
+    let key = SigningKey::generate().expect("key");
+    let server = FileServer::start_tls_canned(HashMap::new(), &ca);
+    let agent = server.url();
+    server.set(
+        WELL_KNOWN,
+        signed(&key, agent.trim_start_matches("https://")),
+    );
+    let cache = KeyCache::new(
+        config(&ca, true),
+        Bounds {
+            agents: 2,
+            in_flight: 1,
+            refresh: Duration::from_secs(60),
+        },
+    );
+    let keys = cache.keys(NOW);
+    let first = keys.lookup(Some(&agent), &key.keyid());
+    assert!(
+        matches!(&first, Lookup::Unknown(w) if w.contains("being fetched")),
+        "{first:?}"
+    );
+    // While it is in flight, another agent is refused a fetch (one at a
+    // time), and nothing waits.
+    let other = keys.lookup(Some("https://127.0.0.1:9/"), "k");
+    assert!(matches!(&other, Lookup::Unknown(_)), "{other:?}");
+    let mut found = None;
+    for _ in 0..200 {
+        match keys.lookup(Some(&agent), &key.keyid()) {
+            Lookup::Key(k) => {
+                found = Some(k);
+                break;
+            }
+            _ => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+    assert_eq!(found, Some(key.public()));
+    assert_eq!(
+        keys.lookup(Some(&agent), "someone-elses-key"),
+        Lookup::NotListed
+    );
+    let hits = server.hits();
+    for _ in 0..100 {
+        let _ = keys.lookup(Some(&agent), &key.keyid());
+    }
+    assert_eq!(server.hits(), hits, "a kept directory is not fetched again");
+    // A flood of made-up agents: at most `agents` entries, the rest refused.
+    for i in 0..50 {
+        let _ = keys.lookup(Some(&format!("https://made-up-{i}.invalid")), "k");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let stats = cache.stats();
+    assert!(stats.agents <= 2, "{stats:?}");
+    assert!(stats.refused > 0, "{stats:?}");
+    assert!(stats.fetches <= 3 + 2, "{stats:?}");
+}

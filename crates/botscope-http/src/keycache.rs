@@ -1,0 +1,261 @@
+//! Key directories kept for a server that verifies signatures per
+//! request (the gate): a request never waits for a fetch. An agent seen
+//! for the first time is `unverified` while its directory is fetched in
+//! the background; what is fetched is kept as long as its caching headers
+//! say (within bounds), a failure at most 5 minutes. The number of agents
+//! kept, the fetches in flight and each agent's refreshes are bounded, so
+//! a flood of made-up agent URLs costs a bounded number of fetches and
+//! entries, never a request's time.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use botscope_httpsig::{Directory, Keys, Lookup};
+
+use crate::directory::{DirectoryConfig, MIN_KEEP, fetch_directory};
+
+/// The bounds of a [`KeyCache`].
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    /// Agents kept at most (fetched, failed or being fetched).
+    pub agents: usize,
+    /// Fetches in flight at most.
+    pub in_flight: usize,
+    /// The shortest time between two fetches of one agent's directory.
+    pub refresh: Duration,
+}
+
+impl Default for Bounds {
+    /// 1,024 agents, 8 fetches at once, a minute between an agent's fetches.
+    fn default() -> Self {
+        Bounds {
+            agents: 1024,
+            in_flight: 8,
+            refresh: MIN_KEEP,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum State {
+    Fetching,
+    Ready(Arc<Directory>),
+    Failed(String),
+}
+
+#[derive(Debug)]
+struct Entry {
+    state: State,
+    /// When the answer goes stale (a failure: when to try again).
+    until: Instant,
+    /// When the last fetch started.
+    fetched: Instant,
+}
+
+/// Counters, for health pages.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct CacheStats {
+    /// Agents kept.
+    pub agents: usize,
+    /// Fetches started.
+    pub fetches: u64,
+    /// Fetches that failed.
+    pub failures: u64,
+    /// Lookups refused a fetch: too many agents or fetches in flight.
+    pub refused: u64,
+}
+
+/// Directories by agent URL, fetched off the request path.
+#[derive(Debug)]
+pub struct KeyCache {
+    cfg: DirectoryConfig,
+    bounds: Bounds,
+    entries: Mutex<HashMap<String, Entry>>,
+    in_flight: AtomicUsize,
+    fetches: AtomicU64,
+    failures: AtomicU64,
+    refused: AtomicU64,
+    runtime: Option<tokio::runtime::Handle>,
+}
+
+impl KeyCache {
+    /// A cache fetching with `cfg` on the current Tokio runtime (none: it
+    /// never fetches, every agent stays unknown).
+    pub fn new(cfg: DirectoryConfig, bounds: Bounds) -> Arc<KeyCache> {
+        Arc::new(KeyCache {
+            cfg,
+            bounds,
+            entries: Mutex::new(HashMap::new()),
+            in_flight: AtomicUsize::new(0),
+            fetches: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            runtime: tokio::runtime::Handle::try_current().ok(),
+        })
+    }
+
+    /// Puts a directory in by hand (keys configured for an agent, tests).
+    pub fn insert(&self, agent: &str, dir: Directory, keep: Duration) {
+        let now = Instant::now();
+        self.lock().insert(
+            agent.to_owned(),
+            Entry {
+                state: State::Ready(Arc::new(dir)),
+                until: now + keep,
+                fetched: now,
+            },
+        );
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            agents: self.lock().len(),
+            fetches: self.fetches.load(Ordering::Relaxed),
+            failures: self.failures.load(Ordering::Relaxed),
+            refused: self.refused.load(Ordering::Relaxed),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The keys as a verifier sees them at `now_unix` (the time a fetched
+    /// directory's own signature is checked at).
+    pub fn keys(self: &Arc<Self>, now_unix: i64) -> CacheKeys {
+        CacheKeys {
+            cache: self.clone(),
+            now_unix,
+        }
+    }
+
+    /// Starts a fetch of `agent` unless a bound forbids it; `entries` is
+    /// the locked map. The answer for now.
+    fn start(
+        self: &Arc<Self>,
+        entries: &mut HashMap<String, Entry>,
+        agent: &str,
+        now: Instant,
+        now_unix: i64,
+    ) -> Result<(), &'static str> {
+        let Some(rt) = &self.runtime else {
+            return Err("no runtime to fetch with");
+        };
+        if !entries.contains_key(agent) && entries.len() >= self.bounds.agents {
+            // Room first from what has gone stale.
+            entries.retain(|_, e| e.until > now || matches!(e.state, State::Fetching));
+            if entries.len() >= self.bounds.agents {
+                self.refused.fetch_add(1, Ordering::Relaxed);
+                return Err("too many signature agents");
+            }
+        }
+        let claimed = self
+            .in_flight
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.bounds.in_flight).then_some(n + 1)
+            });
+        if claimed.is_err() {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            return Err("key directory fetches busy");
+        }
+        self.fetches.fetch_add(1, Ordering::Relaxed);
+        let previous = entries.insert(
+            agent.to_owned(),
+            Entry {
+                state: State::Fetching,
+                until: now + self.cfg.timeout,
+                fetched: now,
+            },
+        );
+        let me = self.clone();
+        let agent = agent.to_owned();
+        rt.spawn(async move {
+            let got = fetch_directory(&agent, &me.cfg, now_unix).await;
+            let done = Instant::now();
+            let entry = match got {
+                Ok(f) => Entry {
+                    state: State::Ready(Arc::new(f.directory)),
+                    until: done + f.keep,
+                    fetched: now,
+                },
+                Err(e) => {
+                    me.failures.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(agent = %botscope_text::field(&agent), "key directory: {e}");
+                    // A refresh that fails keeps the keys known until they
+                    // go stale; a first fetch that fails is remembered.
+                    match previous {
+                        Some(Entry {
+                            state: State::Ready(d),
+                            until,
+                            ..
+                        }) if until > done => Entry {
+                            state: State::Ready(d),
+                            until,
+                            fetched: now,
+                        },
+                        _ => Entry {
+                            state: State::Failed(e.to_string()),
+                            until: done + e.keep(),
+                            fetched: now,
+                        },
+                    }
+                }
+            };
+            me.lock().insert(agent, entry);
+            me.in_flight.fetch_sub(1, Ordering::AcqRel);
+        });
+        Ok(())
+    }
+}
+
+/// A [`KeyCache`] as a verifier's key store, at one time.
+#[derive(Debug, Clone)]
+pub struct CacheKeys {
+    cache: Arc<KeyCache>,
+    now_unix: i64,
+}
+
+impl Keys for CacheKeys {
+    fn lookup(&self, agent: Option<&str>, keyid: &str) -> Lookup {
+        let Some(agent) = agent else {
+            return Lookup::Unknown("no Signature-Agent: no directory to look in".into());
+        };
+        let c = &self.cache;
+        let now = Instant::now();
+        let mut entries = c.lock();
+        let (known, due) = match entries.get(agent) {
+            Some(e) => {
+                let answer = match &e.state {
+                    State::Ready(d) => {
+                        Some(d.key(keyid).cloned().map_or(Lookup::NotListed, Lookup::Key))
+                    }
+                    State::Failed(why) if e.until > now => {
+                        Some(Lookup::Unknown(format!("the directory of {agent}: {why}")))
+                    }
+                    State::Fetching => Some(Lookup::Unknown(format!(
+                        "the directory of {agent} is being fetched"
+                    ))),
+                    State::Failed(_) => None,
+                };
+                let due = e.until <= now
+                    && !matches!(e.state, State::Fetching)
+                    && now.duration_since(e.fetched) >= c.bounds.refresh;
+                (answer, due)
+            }
+            None => (None, true),
+        };
+        if due {
+            let started = c.start(&mut entries, agent, now, self.now_unix);
+            if known.is_none() {
+                return Lookup::Unknown(match started {
+                    Ok(()) => format!("the directory of {agent} is being fetched"),
+                    Err(why) => format!("the directory of {agent} is not fetched: {why}"),
+                });
+            }
+        }
+        known.unwrap_or_else(|| Lookup::Unknown(format!("the directory of {agent} is not known")))
+    }
+}
