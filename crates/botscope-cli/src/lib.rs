@@ -159,7 +159,10 @@ pub enum Command {
     /// or plain layout). `GET /robots.txt` returns the file of --robots-dir chosen for the client's
     /// category, most specific first: `<bot>.txt`, `all-ok-bots.txt`, `other-bots.txt`,
     /// `undeclared-bots.txt`, `suspect-bots.txt`, else `default.txt`. `GET /auth` answers 200 or
-    /// 403 (a --deny category) with `X-Bot-Category` and `X-Bot-Name`. Lists and files are reloaded
+    /// 403 (a --deny category) with `X-Bot-Category` and `X-Bot-Name`, and `X-Bot-Signature`
+    /// (verified, invalid, unverified) for the request's Web Bot Auth signature, with
+    /// `X-Signature-Agent` when verified; an agent's key directory is fetched in the
+    /// background the first time it is seen (its first request is unverified). Lists and files are reloaded
     /// atomically when they change and on SIGHUP; a reload that fails keeps the old state and says why.
     ///
     /// Example: botscope gate --lists /var/lib/botscope/crawlers --robots-dir /etc/botscope/robots --listen 127.0.0.1:8091
@@ -324,6 +327,28 @@ pub struct GateArgs {
     /// How often the directories are checked for changes, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 1.0)]
     pub poll: f64,
+    /// Do not check Web Bot Auth signatures at /auth (no X-Bot-Signature; no
+    /// key directory is ever fetched).
+    #[arg(long)]
+    pub no_signatures: bool,
+    /// A registry file layered over the bundled one (its signature_agents say
+    /// which bot each signature agent is).
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// Fetch key directories from private and loopback addresses too.
+    #[arg(long)]
+    pub allow_private: bool,
+    /// Signature agents whose directories are kept at most.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_signature_agents: usize,
+    /// Key directory fetches in flight at most.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub directory_fetches: usize,
+    /// Time for each key directory fetch (seconds, or such as 10s).
+    #[arg(long, value_name = "DUR", default_value = "10", value_parser = duration_arg)]
+    pub directory_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 #[derive(Debug, Args)]

@@ -80,6 +80,7 @@ fn main() {
         trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
         deny: vec![Category::Suspect],
         poll: Duration::from_secs(1),
+        signatures: None,
     };
     let started = Instant::now();
     // The gate on a runtime of its own, as `botscope gate` runs it.

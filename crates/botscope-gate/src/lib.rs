@@ -9,7 +9,10 @@
 //!   `undeclared-bots.txt`, `suspect-bots.txt`, else `default.txt`.
 //! - `GET /auth`: 200, or 403 for a denied category (default:
 //!   `suspect-bots`), with `X-Bot-Category` and `X-Bot-Name`, for nginx's
-//!   `auth_request`.
+//!   `auth_request`; with signatures on, also `X-Bot-Signature:
+//!   verified|invalid|unverified` for the request's Web Bot Auth signature
+//!   and, when verified, `X-Signature-Agent` (a registered bot's signature
+//!   makes it `all-ok-bots` under its name, whatever its address).
 //! - `GET /healthz`: what is loaded, when, and the last reload error.
 //!
 //! The client is the connection's address, or `X-Real-IP` /
@@ -43,6 +46,7 @@
 //!     trust_proxy: Vec::new(),
 //!     deny: default_deny(),
 //!     poll: Duration::from_secs(5),
+//!     signatures: None,
 //! })?;
 //! let now = gate.snapshot();
 //! let google = now.lists.place(IpAddr::from([66, 249, 66, 1]));
@@ -59,6 +63,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod lists;
+pub mod signature;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -147,6 +152,8 @@ pub struct Config {
     pub deny: Vec<Category>,
     /// How often the directories are checked for changes.
     pub poll: Duration,
+    /// Web Bot Auth signatures checked at `/auth` (none: not checked).
+    pub signatures: Option<signature::SignatureConfig>,
 }
 
 /// Everything a request reads, swapped in whole.
@@ -170,6 +177,7 @@ pub struct Gate {
     /// The last reload's failure, until one succeeds.
     last_error: Mutex<Option<String>>,
     reloads: std::sync::atomic::AtomicU64,
+    signatures: Option<signature::Signatures>,
 }
 
 fn load(config: &Config) -> Result<Snapshot, Error> {
@@ -193,12 +201,14 @@ impl Gate {
             robots = snap.robots.len(),
             "loaded"
         );
+        let signatures = config.signatures.clone().map(signature::Signatures::new);
         Ok(Arc::new(Gate {
             config,
             current: ArcSwap::from_pointee(snap),
             seen: Mutex::new(seen),
             last_error: Mutex::new(None),
             reloads: std::sync::atomic::AtomicU64::new(0),
+            signatures,
         }))
     }
 
@@ -287,6 +297,17 @@ impl Gate {
     fn denied(&self, c: Category) -> bool {
         self.config.deny.contains(&c)
     }
+
+    /// The signature checking, when on.
+    pub fn signatures(&self) -> Option<&signature::Signatures> {
+        self.signatures.as_ref()
+    }
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 fn bot_headers(h: &mut HeaderMap, placed: &Placed) {
@@ -335,14 +356,63 @@ async fn auth(
     req: Request,
 ) -> Response {
     let ip = g.client(peer.ip(), req.headers());
-    let placed = g.current.load().lists.place(ip);
+    let mut placed = g.current.load().lists.place(ip);
+    let checked = g
+        .signatures
+        .as_ref()
+        .map(|s| s.check(req.headers(), ip, unix_now()));
+    // A registered bot's signature places the request under its name,
+    // whatever list its address is on (or none).
+    if let Some(bot) = checked.as_ref().and_then(|c| c.bot.as_deref()) {
+        placed = Placed {
+            category: Category::AllOk,
+            bot: Some(botscope_botid::slug(bot).into()),
+        };
+    }
     let status = if g.denied(placed.category) {
         StatusCode::FORBIDDEN
     } else {
         StatusCode::OK
     };
     let mut r = status.into_response();
-    bot_headers(r.headers_mut(), &placed);
+    let h = r.headers_mut();
+    bot_headers(h, &placed);
+    if let Some(c) = checked {
+        h.insert(
+            "x-bot-signature",
+            HeaderValue::from_static(c.verdict.outcome.as_str()),
+        );
+        // Why, for the web server's log (`$upstream_http_x_bot_signature_reason`):
+        // text a stranger's fields shaped, escaped to printable ASCII.
+        if c.verdict.outcome != botscope_httpsig::Outcome::Verified
+            && let Ok(v) = HeaderValue::from_str(
+                &c.verdict
+                    .reason
+                    .to_string()
+                    .chars()
+                    .take(200)
+                    .map(|ch| {
+                        if ch.is_ascii_graphic() || ch == ' ' {
+                            ch
+                        } else {
+                            '?'
+                        }
+                    })
+                    .collect::<String>(),
+            )
+        {
+            h.insert("x-bot-signature-reason", v);
+        }
+        if c.verdict.outcome == botscope_httpsig::Outcome::Verified
+            && let Some(v) = c
+                .verdict
+                .agent
+                .as_deref()
+                .and_then(|a| HeaderValue::from_str(a).ok())
+        {
+            h.insert("x-signature-agent", v);
+        }
+    }
     r
 }
 
@@ -360,6 +430,7 @@ async fn healthz(State(g): State<Arc<Gate>>) -> Response {
         "loaded": loaded,
         "reloads": g.reloads.load(std::sync::atomic::Ordering::Relaxed),
         "last_error": *g.last_error.lock().unwrap_or_else(|p| p.into_inner()),
+        "signature_agents": g.signatures.as_ref().map(signature::Signatures::stats),
     });
     (
         [(header::CONTENT_TYPE, "application/json")],
@@ -486,6 +557,7 @@ mod tests {
             trust_proxy: vec![IpRange::parse_any("10.0.0.0/8").expect("cidr")],
             deny: default_deny(),
             poll: Duration::from_secs(1),
+            signatures: None,
         })
         .expect("gate");
         let ip = |s: &str| s.parse::<IpAddr>().expect("ip");

@@ -509,6 +509,10 @@ pub fn content_digest(body: &[u8]) -> String {
     )
 }
 
+/// Seconds within which one request asked about again (same nonce, same
+/// context) is not a replay.
+pub const REPEAT_GRACE: i64 = 5;
+
 /// Nonces seen, each kept until its signature expires: a second request
 /// with the same (agent, keyid, nonce) inside the validity window is a
 /// replay. At most `capacity` are kept; when full, the one that expires
@@ -516,8 +520,9 @@ pub fn content_digest(body: &[u8]) -> String {
 #[derive(Debug)]
 pub struct NonceMemory {
     capacity: usize,
-    /// (agent, keyid, nonce) → (expires, insertion number).
-    seen: HashMap<NonceKey, (i64, u64)>,
+    /// (agent, keyid, nonce) → (expires, insertion number, the request's
+    /// context, when first seen).
+    seen: HashMap<NonceKey, (i64, u64, Option<u64>, i64)>,
     by_expiry: BTreeMap<(i64, u64), NonceKey>,
     next: u64,
 }
@@ -549,6 +554,16 @@ impl NonceMemory {
     /// it was seen before and has not expired. A verdict without a nonce
     /// passes (the draft lets agents leave it out).
     pub fn admit(&mut self, v: &Verdict, now: i64) -> bool {
+        self.admit_in(v, now, None)
+    }
+
+    /// [`NonceMemory::admit`] for a server asked about one request more
+    /// than once (nginx's `auth_request` asks again after an internal
+    /// redirect, to `index.html` say): the same nonce in the same
+    /// `context` (a hash of the client's address and the request as
+    /// sent) within [`REPEAT_GRACE`] seconds of its first sight is the
+    /// same request, not a replay.
+    pub fn admit_in(&mut self, v: &Verdict, now: i64, context: Option<u64>) -> bool {
         let (Some(nonce), Some(keyid), Some(expires)) = (&v.nonce, &v.keyid, v.expires) else {
             return true;
         };
@@ -561,8 +576,8 @@ impl NonceMemory {
             self.seen.remove(&k);
         }
         let key = (v.agent.clone(), keyid.clone(), nonce.clone());
-        if self.seen.contains_key(&key) {
-            return false;
+        if let Some(&(_, _, first_context, first)) = self.seen.get(&key) {
+            return context.is_some() && first_context == context && now - first <= REPEAT_GRACE;
         }
         if self.seen.len() >= self.capacity
             && let Some((_, k)) = self.by_expiry.pop_first()
@@ -570,7 +585,8 @@ impl NonceMemory {
             self.seen.remove(&k);
         }
         self.next += 1;
-        self.seen.insert(key.clone(), (expires, self.next));
+        self.seen
+            .insert(key.clone(), (expires, self.next, context, now));
         self.by_expiry.insert((expires, self.next), key);
         true
     }
@@ -578,7 +594,12 @@ impl NonceMemory {
     /// [`NonceMemory::admit`] applied to a verdict: a verified signature
     /// whose nonce was seen becomes invalid (`nonce replayed`).
     pub fn check(&mut self, v: &mut Verdict, now: i64) {
-        if v.outcome == Outcome::Verified && !self.admit(v, now) {
+        self.check_in(v, now, None);
+    }
+
+    /// [`NonceMemory::admit_in`] applied to a verdict.
+    pub fn check_in(&mut self, v: &mut Verdict, now: i64, context: Option<u64>) {
+        if v.outcome == Outcome::Verified && !self.admit_in(v, now, context) {
             v.outcome = Outcome::Invalid;
             v.reason = Reason::Replayed;
         }

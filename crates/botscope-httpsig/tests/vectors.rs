@@ -552,6 +552,27 @@ fn replayed_nonce() {
 }
 
 #[test]
+fn one_request_asked_about_twice_is_not_a_replay() {
+    let (req, keys) = fresh(Some(AGENT), CREATED);
+    let mut memory = NonceMemory::new(16);
+    let v = verify_request(&req, &keys, CREATED, &Policy::default());
+    assert!(memory.admit_in(&v, CREATED, Some(7)));
+    assert!(
+        memory.admit_in(&v, CREATED + 2, Some(7)),
+        "the same request, asked again"
+    );
+    assert!(
+        !memory.admit_in(&v, CREATED + 2, Some(8)),
+        "another client or request"
+    );
+    assert!(
+        !memory.admit_in(&v, CREATED + 30, Some(7)),
+        "past the grace"
+    );
+    assert!(!memory.admit(&v, CREATED + 1), "no context: no grace");
+}
+
+#[test]
 fn nonce_memory_is_bounded() {
     let (req, keys) = fresh(Some(AGENT), CREATED);
     let mut memory = NonceMemory::new(3);

@@ -47,6 +47,24 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         trust_proxy,
         deny,
         poll: std::time::Duration::try_from_secs_f64(a.poll)?,
+        signatures: if a.no_signatures {
+            None
+        } else {
+            Some(botscope_gate::signature::SignatureConfig {
+                registry: std::sync::Arc::new(s.registry(a.registry.as_ref())?),
+                directory: botscope_http::directory::DirectoryConfig {
+                    trust: crate::settings::trust(&a.tls)?,
+                    allow_private: a.allow_private,
+                    timeout: a.directory_timeout,
+                    ..Default::default()
+                },
+                bounds: botscope_http::keycache::Bounds {
+                    agents: a.max_signature_agents.max(1),
+                    in_flight: a.directory_fetches.max(1),
+                    ..Default::default()
+                },
+            })
+        },
     };
     let server = botscope_gate::Server::bind(config, a.listen).await?;
     let stop = crate::stop::stop_signal();

@@ -49,6 +49,15 @@ fn robots(dir: &Path) {
 type Running = botscope_testkit::Spawned;
 
 fn start(lists: &Path, robots_dir: &Path, trust: &[&str]) -> Running {
+    start_with(lists, robots_dir, trust, None)
+}
+
+fn start_with(
+    lists: &Path,
+    robots_dir: &Path,
+    trust: &[&str],
+    signatures: Option<botscope_gate::signature::SignatureConfig>,
+) -> Running {
     let config = Config {
         lists: lists.to_path_buf(),
         robots_dir: robots_dir.to_path_buf(),
@@ -58,6 +67,7 @@ fn start(lists: &Path, robots_dir: &Path, trust: &[&str]) -> Running {
             .collect(),
         deny: vec![Category::Suspect],
         poll: Duration::from_millis(50),
+        signatures,
     };
     botscope_testkit::spawn_server(Some(2), move |ready, stop| async move {
         let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
@@ -302,7 +312,54 @@ fn nginx_with_the_documented_configuration() {
     write(&lists, "suspect-bots.txt", "127.0.0.3\n");
     let rd = d.path().join("robots");
     robots(&rd);
-    let g = start(&lists, &rd, &["127.0.0.1/32"]);
+    // A signed agent: its key directory on HTTPS (loopback, a test CA),
+    // named by a registry entry.
+    let ca = botscope_testkit::ipdb::TestCa::new();
+    let key = botscope_httpsig::SigningKey::generate().unwrap();
+    let keys_server = botscope_testkit::ipdb::FileServer::start_tls_canned(Default::default(), &ca);
+    let agent = keys_server.url();
+    let now = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs(),
+    )
+    .unwrap();
+    let body = botscope_httpsig::Directory {
+        keys: vec![(key.keyid(), key.public())],
+        skipped: vec![],
+    }
+    .to_json();
+    keys_server.set(
+        "/.well-known/http-message-signatures-directory",
+        botscope_testkit::ipdb::Canned::ok(
+            &[(
+                "Content-Type",
+                "application/http-message-signatures-directory+json",
+            )],
+            body.as_bytes(),
+        ),
+    );
+    let registry = botscope_botid::Registry::parse(
+        "test.yaml",
+        &format!(
+            "bots:\n- name: SignedBot\n  category: ai-assistant\n  ua_tokens: [SignedBot]\n  signature_agents: ['{agent}']\n"
+        ),
+    )
+    .unwrap();
+    let signatures = botscope_gate::signature::SignatureConfig {
+        registry: Arc::new(registry),
+        directory: botscope_http::directory::DirectoryConfig {
+            trust: botscope_http::Trust {
+                extra: botscope_http::certificates(ca.pem.as_bytes()).unwrap(),
+                ..botscope_http::Trust::system()
+            },
+            allow_private: true,
+            ..Default::default()
+        },
+        bounds: botscope_http::keycache::Bounds::default(),
+    };
+    let g = start_with(&lists, &rd, &["127.0.0.1/32"], Some(signatures));
     let www = d.path().join("www");
     write(&www, "index.html", "the site\n");
     for p in [&www, &www.join("index.html")] {
@@ -365,8 +422,9 @@ fn nginx_with_the_documented_configuration() {
         .enable_all()
         .build()
         .unwrap();
-    // A request from `from` (a loopback address of its own).
-    let from = |from: &str, path: &str| -> Res {
+    // A request from `from` (a loopback address of its own), with more
+    // header lines.
+    let from_with = |from: &str, path: &str, more: &str| -> Res {
         let from: SocketAddr = format!("{from}:0").parse().unwrap();
         let s = rt.block_on(async {
             let sock = tokio::net::TcpSocket::new_v4().unwrap();
@@ -378,11 +436,12 @@ fn nginx_with_the_documented_configuration() {
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         write!(
             s,
-            "GET {path} HTTP/1.1\r\nHost: site\r\nConnection: close\r\n\r\n"
+            "GET {path} HTTP/1.1\r\nHost: site\r\n{more}Connection: close\r\n\r\n"
         )
         .unwrap();
         read_response(s, path)
     };
+    let from = |addr: &str, path: &str| from_with(addr, path, "");
     let file = |name: &str| std::fs::read_to_string(rd.join(name)).unwrap();
     // Verified Googlebot.
     let r = from("127.0.0.2", "/robots.txt");
@@ -410,4 +469,52 @@ fn nginx_with_the_documented_configuration() {
     let r = from("127.0.0.4", "/");
     assert_eq!(r.status, 200);
     assert_eq!(r.header("x-bot-category"), Some("none"));
+    assert_eq!(r.header("x-bot-signature"), Some("unverified"));
+
+    // A signed crawler, from an address no list names: its first request
+    // is unverified while the gate fetches its directory, then verified.
+    let signed = |host: &str, nonce: &str| -> String {
+        let req = botscope_httpsig::Request::new("GET", "http", host, "/", vec![]);
+        let spec =
+            botscope_httpsig::SignSpec::new(Some(&agent), now - 2, 300, Some(nonce.to_owned()));
+        let s = botscope_httpsig::sign_request(&req, &key, &spec).unwrap();
+        s.headers()
+            .iter()
+            .map(|(n, v)| format!("{n}: {v}\r\n"))
+            .collect()
+    };
+    let mut verified = None;
+    for i in 0..200 {
+        let r = from_with("127.0.0.5", "/", &signed("site", &format!("n{i}")));
+        assert_eq!(r.status, 200);
+        if r.header("x-bot-signature") == Some("verified") {
+            verified = Some(r);
+            break;
+        }
+        assert_eq!(
+            r.header("x-bot-signature"),
+            Some("unverified"),
+            "{:?}",
+            r.header("x-bot-signature-reason")
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = verified.expect("verified once the directory is in");
+    assert_eq!(r.header("x-signature-agent"), Some(agent.as_str()));
+    assert_eq!(r.header("x-bot-category"), Some("all-ok-bots"));
+    assert_eq!(r.header("x-bot-name"), Some("signedbot"));
+    // nginx asks twice about `/` (again after the internal redirect to
+    // index.html): one request, not a replay. The same signed fields sent
+    // again from another address are a replay.
+    let again = signed("site", "replayed");
+    assert_eq!(
+        from_with("127.0.0.5", "/", &again).header("x-bot-signature"),
+        Some("verified")
+    );
+    let r = from_with("127.0.0.6", "/", &again);
+    assert_eq!(r.header("x-bot-signature"), Some("invalid"));
+    assert_eq!(r.header("x-bot-category"), Some("none"));
+    // Signed for another site: invalid.
+    let r = from_with("127.0.0.5", "/", &signed("elsewhere", "n-other"));
+    assert_eq!(r.header("x-bot-signature"), Some("invalid"));
 }
