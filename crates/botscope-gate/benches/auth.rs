@@ -26,6 +26,10 @@ use botscope_gate::{Category, Config, Server};
 use botscope_testkit::load::{Figures, Nginx, Target, client, load, paced};
 
 const CLIENTS: usize = 64;
+/// The signature agent of the signed requests.
+const AGENT: &str = "https://agent.bench.example";
+/// Distinct signed requests (each its own nonce), sent in turn.
+const SIGNED: usize = 20_000;
 /// Addresses in the lists.
 const LISTED: u32 = 1_000_000;
 
@@ -80,7 +84,24 @@ fn main() {
         trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
         deny: vec![Category::Suspect],
         poll: Duration::from_secs(1),
-        signatures: None,
+        signatures: Some(botscope_gate::signature::SignatureConfig {
+            registry: std::sync::Arc::new(
+                botscope_botid::Registry::parse(
+                    "bench.yaml",
+                    &format!(
+                        "bots:\n- name: SignedBot\n  category: ai-assistant\n  signature_agents: ['{AGENT}']\n"
+                    ),
+                )
+                .unwrap(),
+            ),
+            directory: botscope_http::directory::DirectoryConfig::default(),
+            bounds: botscope_http::keycache::Bounds::default(),
+        }),
+    };
+    let key = botscope_httpsig::SigningKey::generate().unwrap();
+    let directory = botscope_httpsig::Directory {
+        keys: vec![(key.keyid(), key.public())],
+        skipped: Vec::new(),
     };
     let started = Instant::now();
     // The gate on a runtime of its own, as `botscope gate` runs it.
@@ -88,6 +109,13 @@ fn main() {
         let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
             .await
             .expect("gate");
+        // The agent's keys are in, as once its directory has been fetched.
+        server
+            .gate()
+            .signatures()
+            .expect("signatures on")
+            .keys()
+            .insert(AGENT, directory, Duration::from_secs(3600));
         ready.send(server.local_addr());
         server.run(stop).await.unwrap();
     });
@@ -119,6 +147,41 @@ fn main() {
             })
             .collect()
     };
+    // Signed requests as nginx passes them to /auth: the crawler's three
+    // fields and the original host, each with a nonce of its own (after
+    // one round the same nonce comes back: a replay, answered `invalid`
+    // after the same signature check).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let signed_targets = |path: &str| -> Vec<Target> {
+        (0..SIGNED)
+            .map(|i| {
+                let req =
+                    botscope_httpsig::Request::new("GET", "https", "shop.example", "/", vec![]);
+                let spec = botscope_httpsig::SignSpec::new(
+                    Some(AGENT),
+                    now,
+                    3600,
+                    Some(format!("nonce-{i}")),
+                );
+                let signed = botscope_httpsig::sign_request(&req, &key, &spec).unwrap();
+                let mut headers = signed.headers();
+                headers.push(("X-Original-Host".into(), "shop.example".into()));
+                headers.push(("X-Original-URI".into(), "/".into()));
+                headers.push((
+                    "X-Real-IP".into(),
+                    std::net::Ipv4Addr::from(0xc633_6400 + i as u32 % 1000).to_string(),
+                ));
+                Target {
+                    url: format!("http://{addr}{path}"),
+                    headers,
+                }
+            })
+            .collect()
+    };
+    let signed = signed_targets("/auth");
     let nginx = Nginx::start(b"User-agent: *\nDisallow: /private/\n");
     let (auth, static_rate) = rt.block_on(async {
         let c = client(CLIENTS);
@@ -127,6 +190,8 @@ fn main() {
         println!("|---|---:|---:|---:|---:|---:|---:|");
         let auth = load(&c, &targets("/auth"), n(200_000), CLIENTS, &[403]).await;
         println!("{}", auth.row("gate `GET /auth`"));
+        let signed_auth = load(&c, &signed, n(100_000), CLIENTS, &[403]).await;
+        println!("{}", signed_auth.row("gate `GET /auth`, signed (Ed25519)"));
         let robots = load(&c, &targets("/robots.txt"), n(100_000), CLIENTS, &[]).await;
         println!("{}", robots.row("gate `GET /robots.txt`"));
         let static_rate = match &nginx {
@@ -136,6 +201,10 @@ fn main() {
                 println!(
                     "\nThe gate's /auth runs at {:.0}% of nginx's static rate.",
                     100.0 * auth.rate() / f.rate()
+                );
+                println!(
+                    "Signed requests run at {:.0}% of the unsigned /auth rate.",
+                    100.0 * signed_auth.rate() / auth.rate()
                 );
                 Some(f.rate())
             }
@@ -183,6 +252,8 @@ fn main() {
             let count = n((rate * 8.0) as usize);
             let f = paced(&targets("/auth"), rate, count, CLIENTS, &[403]).await;
             row("gate `GET /auth`", share, &f);
+            let f = paced(&signed, rate, count, CLIENTS, &[403]).await;
+            row("gate `GET /auth`, signed", share, &f);
             if let Some(ng) = &nginx {
                 let f = paced(&[Target::get(ng.url())], rate, count, CLIENTS, &[]).await;
                 row("nginx static", share, &f);

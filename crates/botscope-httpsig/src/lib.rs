@@ -43,7 +43,7 @@ pub mod message;
 pub mod sign;
 pub mod verify;
 
-pub use keys::{Algorithm, Directory, PublicKey, SigningKey};
+pub use keys::{Algorithm, Directory, Ed25519Key, PublicKey, SigningKey};
 pub use message::{HeadError, Request, Response, normalize_authority};
 pub use sign::{AgentForm, SignSpec, Signed, sign_directory, sign_request};
 pub use verify::{
