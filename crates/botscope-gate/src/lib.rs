@@ -357,10 +357,10 @@ async fn auth(
 ) -> Response {
     let ip = g.client(peer.ip(), req.headers());
     let mut placed = g.current.load().lists.place(ip);
-    let checked = g
-        .signatures
-        .as_ref()
-        .map(|s| s.check(req.headers(), ip, unix_now()));
+    let checked = match &g.signatures {
+        Some(s) => Some(s.check(req.headers(), ip, unix_now()).await),
+        None => None,
+    };
     // A registered bot's signature places the request under its name,
     // whatever list its address is on (or none).
     if let Some(bot) = checked.as_ref().and_then(|c| c.bot.as_deref()) {

@@ -10,10 +10,55 @@ use axum::http::HeaderMap;
 use botscope_botid::Registry;
 use botscope_http::directory::DirectoryConfig;
 use botscope_http::keycache::{Bounds, CacheStats, KeyCache};
-use botscope_httpsig::{NonceMemory, Outcome, Policy, Verdict};
+use botscope_httpsig::{NonceMemory, Outcome, Policy, PublicKey, Verdict};
 
 /// Nonces remembered at most (a signature's validity window, bounded).
 pub const NONCES: usize = 65_536;
+/// Signature checks made in one batch at most.
+pub const BATCH: usize = 64;
+/// Requests waiting for the checking thread at most; past it a request's
+/// signature is checked on its own worker.
+const QUEUE: usize = 4096;
+
+/// One request's signature checks, sent to the checking thread.
+struct Job {
+    checks: Vec<(PublicKey, Vec<u8>, Vec<u8>)>,
+    reply: tokio::sync::oneshot::Sender<Vec<bool>>,
+}
+
+/// The checking thread: it takes whatever requests are waiting (up to
+/// [`BATCH`] checks) and checks their signatures in one batch, so that
+/// under load each check costs about half of what it costs alone, and
+/// with one request waiting it checks that one at once.
+fn checker(rx: std::sync::mpsc::Receiver<Job>) {
+    while let Ok(first) = rx.recv() {
+        let mut n = first.checks.len();
+        let mut jobs = vec![first];
+        while n < BATCH {
+            match rx.try_recv() {
+                Ok(j) => {
+                    n += j.checks.len();
+                    jobs.push(j);
+                }
+                Err(_) => break,
+            }
+        }
+        let flat: Vec<(&PublicKey, &[u8], &[u8])> = jobs
+            .iter()
+            .flat_map(|j| {
+                j.checks
+                    .iter()
+                    .map(|(k, m, s)| (k, m.as_slice(), s.as_slice()))
+            })
+            .collect();
+        let mut results = botscope_httpsig::check_batch(&flat).into_iter();
+        drop(flat);
+        for j in jobs {
+            let mine: Vec<bool> = results.by_ref().take(j.checks.len()).collect();
+            let _ = j.reply.send(mine);
+        }
+    }
+}
 
 /// How the gate checks signatures.
 #[derive(Debug, Clone)]
@@ -35,6 +80,8 @@ pub struct Signatures {
     policy: Policy,
     /// Keyed per process: request contexts are hashed with it.
     hasher: std::collections::hash_map::RandomState,
+    /// To the checking thread (none: it could not be started).
+    checker: Option<std::sync::mpsc::SyncSender<Job>>,
 }
 
 /// What `/auth` says of a request's signature.
@@ -70,6 +117,38 @@ impl Signatures {
             nonces: Mutex::new(NonceMemory::new(NONCES)),
             policy: Policy::default(),
             hasher: std::collections::hash_map::RandomState::new(),
+            checker: {
+                let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+                std::thread::Builder::new()
+                    .name("signature checks".into())
+                    .spawn(move || checker(rx))
+                    .ok()
+                    .map(|_| tx)
+            },
+        }
+    }
+
+    /// Finishes `p`'s checks on the checking thread (batched with other
+    /// requests'), or here when it is busy or gone.
+    async fn verify(&self, p: botscope_httpsig::Prepared) -> Verdict {
+        let checks: Vec<(PublicKey, Vec<u8>, Vec<u8>)> = p
+            .checks()
+            .into_iter()
+            .map(|(k, m, s)| (k.clone(), m.to_vec(), s.to_vec()))
+            .collect();
+        if checks.is_empty() {
+            return p.finish(&[]);
+        }
+        let Some(tx) = &self.checker else {
+            return p.verify();
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        if tx.try_send(Job { checks, reply }).is_err() {
+            return p.verify();
+        }
+        match answer.await {
+            Ok(results) => p.finish(&results),
+            Err(_) => p.verify(),
         }
     }
 
@@ -88,7 +167,7 @@ impl Signatures {
     /// `Host`), the target from `X-Original-URI`, the method from
     /// `X-Original-Method` (else `GET`), the scheme from
     /// `X-Forwarded-Proto` (else `https`).
-    pub fn check(&self, h: &HeaderMap, client: std::net::IpAddr, now: i64) -> Checked {
+    pub async fn check(&self, h: &HeaderMap, client: std::net::IpAddr, now: i64) -> Checked {
         if !h.contains_key("signature-input") && !h.contains_key("signature") {
             return Checked {
                 verdict: unsigned(),
@@ -116,8 +195,9 @@ impl Signatures {
             }
         }
         let req = botscope_httpsig::Request::new(&method, &scheme, &authority, &target, fields);
-        let mut verdict =
-            botscope_httpsig::verify_request(&req, &self.keys.keys(now), now, &self.policy);
+        let prepared =
+            botscope_httpsig::prepare_request(&req, &self.keys.keys(now), now, &self.policy);
+        let mut verdict = self.verify(prepared).await;
         // nginx asks again about one request after an internal redirect:
         // the same client sending the same request is not a replay.
         let context = {

@@ -119,6 +119,15 @@ impl PublicKey {
         ))
     }
 
+    /// An Ed25519 key's curve point (none for RSA, or a key that verifies
+    /// nothing).
+    pub(crate) fn point(&self) -> Option<&ed25519_dalek::VerifyingKey> {
+        match self {
+            PublicKey::Ed25519(k) => k.point.as_deref(),
+            PublicKey::Rsa { .. } => None,
+        }
+    }
+
     /// Whether `sig` is this key's signature of `message`. Ed25519 as RFC
     /// 8032 says it (ed25519-dalek: the signature's scalar reduced; keys
     /// of small order are refused when read), at about 60% of ring's cost.

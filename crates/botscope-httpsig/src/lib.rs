@@ -47,9 +47,9 @@ pub use keys::{Algorithm, Directory, Ed25519Key, PublicKey, SigningKey};
 pub use message::{HeadError, Request, Response, normalize_authority};
 pub use sign::{AgentForm, SignSpec, Signed, sign_directory, sign_request};
 pub use verify::{
-    KeySet, Keys, Lookup, NonceMemory, Policy, TAG_DIRECTORY, TAG_REQUEST, Verdict,
-    check_content_digest, content_digest, signature_agents, verify_directory_response,
-    verify_request,
+    KeySet, Keys, Lookup, NonceMemory, Policy, Prepared, TAG_DIRECTORY, TAG_REQUEST, Verdict,
+    check_batch, check_content_digest, content_digest, prepare_request, signature_agents,
+    verify_directory_response, verify_request,
 };
 
 /// The three outcomes of checking a signature.

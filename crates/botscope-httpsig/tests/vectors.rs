@@ -728,3 +728,54 @@ fn one_good_signature_among_bad_ones_verifies() {
         (Outcome::Verified, Some("sig1"))
     );
 }
+
+#[test]
+fn batched_checks_agree_with_single_ones() {
+    use botscope_httpsig::{check_batch, prepare_request};
+    let keys: Vec<SigningKey> = (0..3)
+        .map(|_| SigningKey::generate().expect("key"))
+        .collect();
+    let mut set = KeySet::new();
+    let mut requests = Vec::new();
+    for i in 0..40 {
+        let key = &keys[i % 3];
+        let agent = format!("https://agent{}.test", i % 3);
+        set.add_key(Some(&agent), key.public());
+        let mut req = Request::new("GET", "https", "example.com", &format!("/p{i}"), vec![]);
+        let spec = SignSpec::new(Some(&agent), CREATED, 60, Some(format!("n{i}")));
+        req.headers
+            .extend(sign_request(&req, key, &spec).expect("sign").headers());
+        if i % 7 == 3 {
+            // Signed for another host.
+            req.authority = "other.test".into();
+        }
+        requests.push(req);
+    }
+    let prepared: Vec<_> = requests
+        .iter()
+        .map(|r| prepare_request(r, &set, CREATED, &Policy::default()))
+        .collect();
+    let checks: Vec<_> = prepared.iter().flat_map(|p| p.checks()).collect();
+    assert_eq!(checks.len(), 40);
+    let batch = check_batch(&checks);
+    let single: Vec<bool> = checks.iter().map(|(k, m, s)| k.verify(m, s)).collect();
+    assert_eq!(batch, single);
+    assert_eq!(batch.iter().filter(|ok| !**ok).count(), 6);
+    // All good: the batch holds as a whole.
+    let good: Vec<_> = checks
+        .iter()
+        .zip(&single)
+        .filter(|(_, ok)| **ok)
+        .map(|(c, _)| *c)
+        .collect();
+    assert!(check_batch(&good).iter().all(|ok| *ok));
+    // Each request's verdict from its share of the results.
+    let mut at = 0;
+    for (p, r) in prepared.into_iter().zip(&requests) {
+        let n = p.checks().len();
+        let v = p.finish(&batch[at..at + n]);
+        at += n;
+        let alone = verify_request(r, &set, CREATED, &Policy::default());
+        assert_eq!((v.outcome, v.reason), (alone.outcome, alone.reason));
+    }
+}
