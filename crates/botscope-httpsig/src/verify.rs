@@ -340,13 +340,20 @@ struct Pending {
 #[derive(Debug)]
 pub struct Prepared {
     /// Per tagged signature, in order: its failure, or its check.
-    steps: Vec<Result<Pending, Verdict>>,
+    steps: Vec<Step>,
+}
+
+/// A tagged signature: checked but for the cryptography, or failed.
+#[derive(Debug)]
+enum Step {
+    Pending(Pending),
+    Failed(Verdict),
 }
 
 impl Prepared {
     fn done(v: Verdict) -> Prepared {
         Prepared {
-            steps: vec![Err(v)],
+            steps: vec![Step::Failed(v)],
         }
     }
 
@@ -354,7 +361,10 @@ impl Prepared {
     pub fn checks(&self) -> Vec<(&PublicKey, &[u8], &[u8])> {
         self.steps
             .iter()
-            .filter_map(|s| s.as_ref().ok())
+            .filter_map(|s| match s {
+                Step::Pending(p) => Some(p),
+                Step::Failed(_) => None,
+            })
             .map(|p| {
                 (
                     &p.key,
@@ -373,7 +383,7 @@ impl Prepared {
         let mut worst: Option<Verdict> = None;
         for step in self.steps {
             let v = match step {
-                Ok(mut p) => {
+                Step::Pending(mut p) => {
                     if results.next().copied().unwrap_or(false) {
                         return p.verdict;
                     }
@@ -381,7 +391,7 @@ impl Prepared {
                     p.verdict.reason = Reason::BadSignature;
                     p.verdict
                 }
-                Err(v) => v,
+                Step::Failed(v) => v,
             };
             // Invalid outranks unverified: a wrong signature is worth
             // reporting over one that could not be checked.
@@ -512,7 +522,7 @@ fn prepare_target(
         .map(|input| {
             let mut v = Verdict::bare(Outcome::Verified, Reason::Holds);
             match check_one(&cx, input, &mut v) {
-                Ok((key, signature)) => Ok(Pending {
+                Ok((key, signature)) => Step::Pending(Pending {
                     verdict: v,
                     key,
                     signature,
@@ -520,7 +530,7 @@ fn prepare_target(
                 Err((outcome, reason)) => {
                     v.outcome = outcome;
                     v.reason = reason;
-                    Err(v)
+                    Step::Failed(v)
                 }
             }
         })
