@@ -177,6 +177,9 @@ pub enum Command {
     /// carry a contact URL. Exit status: 0 every URL fetched (and saved); 1 one was
     /// disallowed or unavailable, got no response or could not be saved; 2 error.
     ///
+    /// With --signing-key and --signature-agent every request is signed (Web Bot Auth:
+    /// HTTP Message Signatures over @authority and Signature-Agent, a fresh nonce each).
+    ///
     /// Example: botscope fetch https://example.com/ https://example.com/about --user-agent "ExampleBot/1.0 (+https://example.org/bot.html)"
     Fetch(FetchPagesArgs),
     /// BotSeer's honeypot: sites whose robots.txt each test one behaviour, and a
@@ -304,6 +307,16 @@ pub struct FetchPagesArgs {
     /// robots.txt semantics for matching and the fetch policy.
     #[arg(long, value_enum, default_value_t)]
     pub semantics: Semantics,
+    /// Sign every request (robots.txt and pages) with this Ed25519 key (Web Bot
+    /// Auth; a JWK as `keys generate` writes it, or a PKCS#8 PEM).
+    #[arg(long, value_name = "FILE", requires = "signature_agent")]
+    pub signing_key: Option<PathBuf>,
+    /// The agent URL whose key directory lists the key (`Signature-Agent`).
+    #[arg(long, value_name = "URL", requires = "signing_key")]
+    pub signature_agent: Option<String>,
+    /// How long each signature is valid.
+    #[arg(long, value_name = "DUR", default_value = "60s", value_parser = any_duration_arg)]
+    pub signature_validity: std::time::Duration,
 }
 
 #[derive(Debug, Args)]

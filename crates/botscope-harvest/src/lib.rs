@@ -67,7 +67,8 @@ pub use botscope_http::{
 pub use hosts::{HostList, MAX_LINE, host_of, read_host_list};
 pub use one::{Fetched, dns_pool, fetch_robots_txt};
 pub use polite::{
-    Crawler, Decision, DishonestUserAgent, FetchAll, PoliteConfig, RobotsLine, honest_user_agent,
+    Crawler, Decision, DishonestUserAgent, FetchAll, PoliteConfig, RobotsLine, Signer,
+    honest_user_agent,
 };
 pub use run::{NoProgress, Progress, RunConfig, Selection, Summary, Tally, backoff, run, select};
 pub use turns::{AddressHolds, KEEP, Owner, Sharing, YIELD, owner};
@@ -378,6 +379,7 @@ impl<L: Lookup> Harvester<L> {
                 accept: ROBOTS_ACCEPT,
                 if_none_match: copy.and_then(|p| p.etag.as_deref()),
                 if_modified_since: copy.and_then(|p| p.last_modified.as_deref()),
+                extra: &[],
                 cap: self.cfg.policy.size_cap,
                 connect_timeout: self.cfg.connect_timeout,
                 deadline,

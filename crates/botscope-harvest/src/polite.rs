@@ -62,6 +62,42 @@ pub struct PoliteConfig {
     /// Hosts kept in memory; past it, idle hosts whose gap has passed are
     /// forgotten (costing at most an early robots.txt fetch).
     pub max_hosts: usize,
+    /// Sign every request (robots.txt and pages) as this Web Bot Auth
+    /// agent, if set.
+    pub signer: Option<Signer>,
+}
+
+/// A Web Bot Auth identity: the key requests are signed with, and the
+/// agent URL whose key directory lists it (`Signature-Agent`).
+#[derive(Debug, Clone)]
+pub struct Signer {
+    /// The Ed25519 key.
+    pub key: Arc<botscope_httpsig::SigningKey>,
+    /// The agent URL (`https://…`).
+    pub agent: String,
+    /// How long each signature is valid (a minute by default).
+    pub validity: Duration,
+}
+
+impl Signer {
+    /// The signature fields of a `GET` of `url` as sent to `authority`,
+    /// at this moment, with a fresh nonce.
+    pub fn headers(&self, url: &url::Url, authority: &str) -> Vec<(String, String)> {
+        let now = SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
+        let req =
+            botscope_httpsig::Request::new("GET", url.scheme(), authority, target, Vec::new());
+        let Ok(nonce) = botscope_httpsig::sign::nonce() else {
+            return Vec::new();
+        };
+        let seconds = i64::try_from(self.validity.as_secs()).unwrap_or(60).max(1);
+        let spec = botscope_httpsig::SignSpec::new(Some(&self.agent), now, seconds, Some(nonce));
+        botscope_httpsig::sign_request(&req, &self.key, &spec)
+            .map(|s| s.headers())
+            .unwrap_or_default()
+    }
 }
 
 impl Default for PoliteConfig {
@@ -72,6 +108,7 @@ impl Default for PoliteConfig {
             max_wait: Duration::from_secs(600),
             page_cap: 10 * 1024 * 1024,
             max_hosts: 100_000,
+            signer: None,
         }
     }
 }
@@ -334,6 +371,7 @@ pub struct Crawler<L> {
     max_wait: Duration,
     page_cap: usize,
     max_hosts: usize,
+    signer: Option<Signer>,
     hosts: Mutex<HashMap<String, Arc<Host>>>,
 }
 
@@ -349,6 +387,7 @@ impl<L: Lookup> Crawler<L> {
             min_gap: cfg.min_gap,
             max_wait: cfg.max_wait,
             page_cap: cfg.page_cap,
+            signer: cfg.signer,
             max_hosts: cfg.max_hosts.max(1),
             hosts: Mutex::default(),
         })
@@ -457,6 +496,17 @@ impl<L: Lookup> Crawler<L> {
         } else {
             cfg.http_port
         });
+        // Signed over the authority the `Host` field carries.
+        let signature = match &self.signer {
+            Some(s) => {
+                let authority = match url.port() {
+                    Some(p) => format!("{host}:{p}"),
+                    None => host.to_owned(),
+                };
+                s.headers(url, &authority)
+            }
+            None => Vec::new(),
+        };
         botscope_http::exchange(
             botscope_http::Request {
                 url,
@@ -467,6 +517,7 @@ impl<L: Lookup> Crawler<L> {
                 accept,
                 if_none_match: None,
                 if_modified_since: None,
+                extra: &signature,
                 cap,
                 connect_timeout: cfg.connect_timeout,
                 deadline,

@@ -222,6 +222,7 @@ pub async fn fetch_directory(
             accept: MEDIA_TYPE,
             if_none_match: None,
             if_modified_since: None,
+            extra: &[],
             cap: MAX_DIRECTORY_BYTES,
             connect_timeout: cfg.timeout,
             deadline,

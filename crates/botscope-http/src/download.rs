@@ -62,6 +62,7 @@ pub async fn download(
                 accept: "*/*",
                 if_none_match: None,
                 if_modified_since: None,
+                extra: &[],
                 cap,
                 connect_timeout: timeout,
                 deadline,

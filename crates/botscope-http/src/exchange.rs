@@ -98,6 +98,9 @@ pub struct Request<'a> {
     pub if_none_match: Option<&'a str>,
     /// `If-Modified-Since`, for a conditional request.
     pub if_modified_since: Option<&'a str>,
+    /// More header fields (a signed agent's `Signature-Agent`,
+    /// `Signature-Input` and `Signature`); invalid ones are left out.
+    pub extra: &'a [(String, String)],
     /// Bytes of body kept (after gzip decoding); the rest is not read.
     pub cap: usize,
     /// Time to connect.
@@ -223,6 +226,14 @@ where
             .and_then(|v| HeaderValue::from_str(v).ok())
         {
             req = req.header(header::IF_MODIFIED_SINCE, v);
+        }
+        for (name, value) in r.extra {
+            if let (Ok(n), Ok(v)) = (
+                header::HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                req = req.header(n, v);
+            }
         }
         let req = req
             .body(http_body_util::Empty::<Bytes>::new())

@@ -87,9 +87,18 @@ pub(crate) async fn serve(
 }
 
 /// Reads the request head: (path, host, user agent, if-none-match).
-async fn read_head<S: AsyncRead + Unpin>(
-    s: &mut S,
-) -> Option<(String, String, String, Option<String>)> {
+/// A request head's parts: the target, the host (lower case, no port), the
+/// User-Agent, `If-None-Match`, and the signature fields (`Signature`,
+/// `Signature-Input`, `Signature-Agent`) as sent.
+type Head = (
+    String,
+    String,
+    String,
+    Option<String>,
+    Vec<(String, String)>,
+);
+
+async fn read_head<S: AsyncRead + Unpin>(s: &mut S) -> Option<Head> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 2048];
     let read = async {
@@ -114,9 +123,13 @@ async fn read_head<S: AsyncRead + Unpin>(
     let mut lines = head.split("\r\n");
     let path = lines.next()?.split_whitespace().nth(1)?.to_owned();
     let (mut host, mut ua, mut inm) = (String::new(), String::new(), None);
+    let mut signature = Vec::new();
     for l in lines {
         if let Some((k, v)) = l.split_once(':') {
             match k.trim().to_ascii_lowercase().as_str() {
+                name @ ("signature" | "signature-input" | "signature-agent") => {
+                    signature.push((name.to_owned(), v.trim().to_owned()));
+                }
                 "host" => {
                     host = v
                         .trim()
@@ -131,7 +144,7 @@ async fn read_head<S: AsyncRead + Unpin>(
             }
         }
     }
-    Some((path, host, ua, inm))
+    Some((path, host, ua, inm, signature))
 }
 
 fn response(status: u16, headers: &[(&str, String)], body: &[u8]) -> Vec<u8> {
@@ -217,7 +230,7 @@ impl Drop for Record<'_> {
 
 /// Answers one request; true when the connection is to be reset.
 async fn handle<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S, shared: &Shared) -> bool {
-    let Some((path, host, ua, inm)) = read_head(s).await else {
+    let Some((path, host, ua, inm, signature)) = read_head(s).await else {
         return false;
     };
     shared.seen.requests.fetch_add(1, Ordering::Relaxed);
@@ -229,6 +242,7 @@ async fn handle<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S, shared: &Shared) -
             host: host.clone(),
             path: path.clone(),
             user_agent: ua.clone(),
+            signature,
             start: now,
             end: now,
         }),

@@ -72,6 +72,9 @@ pub struct Hit {
     pub path: String,
     /// The User-Agent.
     pub user_agent: String,
+    /// The Web Bot Auth fields, as sent (`signature`, `signature-input`,
+    /// `signature-agent`; none for an unsigned request).
+    pub signature: Vec<(String, String)>,
     /// When the request head had been read.
     pub start: Instant,
     /// When the answer had been written.

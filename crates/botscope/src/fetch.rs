@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use botscope_harvest::polite::Fetch;
 use botscope_harvest::{Crawler, Decision, PoliteConfig, dns_pool, honest_user_agent};
 use serde_json::json;
@@ -136,9 +136,29 @@ pub async fn run(a: &FetchPagesArgs) -> Result<ExitStatus> {
             ),
         }
     }
+    let signer = match (&a.signing_key, &a.signature_agent) {
+        (Some(file), Some(agent)) => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let key = botscope_httpsig::SigningKey::parse(&text)
+                .with_context(|| format!("--signing-key {}", file.display()))?;
+            anyhow::ensure!(
+                botscope_botid::signature_agent(agent).is_some(),
+                "--signature-agent {}: an https:// URL with a host",
+                botscope_text::field(agent)
+            );
+            Some(botscope_harvest::Signer {
+                key: Arc::new(key),
+                agent: agent.clone(),
+                validity: a.signature_validity,
+            })
+        }
+        _ => None,
+    };
     let cfg = PoliteConfig {
         min_gap: a.min_gap,
         max_wait: a.max_wait,
+        signer,
         ..PoliteConfig {
             fetch,
             ..PoliteConfig::default()

@@ -686,3 +686,134 @@ async fn harvest_into_postgres() {
     );
     drop(pg);
 }
+
+/// `fetch --signing-key --signature-agent`: every request the crawler
+/// sends (robots.txt and pages) carries a Web Bot Auth signature that
+/// holds, as the server saw it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_signs_every_request() {
+    let sim = Sim::start(Config {
+        sites: vec![Site {
+            name: "pages.test".into(),
+            behaviour: Behaviour::Pages("User-agent: *\nDisallow: /private/\n".into()),
+            tls: false,
+        }],
+        addresses: 1,
+        corpus: Vec::new(),
+    })
+    .await
+    .expect("sim");
+    let d = dir("fetch-signed");
+    let o = botscope(
+        ["keys", "generate", "--out", crate::arg(&d.join("keys"))]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+    )
+    .await;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let key_file = d.join("keys/signing-key.jwk");
+    let key =
+        botscope_httpsig::SigningKey::parse(&std::fs::read_to_string(&key_file).expect("key"))
+            .expect("a key");
+    let agent = "https://crawler.example";
+    let o = botscope(
+        [
+            "fetch",
+            "--dns",
+            &sim.dns.to_string(),
+            "--allow-private",
+            "--http-port",
+            &sim.http_port.to_string(),
+            "--min-gap",
+            "50ms",
+            "--user-agent",
+            "SignedBot/1.0 (+https://crawler.example/bot)",
+            "--signing-key",
+            crate::arg(&key_file),
+            "--signature-agent",
+            agent,
+            "http://pages.test/a",
+            "http://pages.test/b?x=1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+    )
+    .await;
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut keys = botscope_httpsig::KeySet::new();
+    keys.add_key(Some(agent), key.public());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
+    let hits: Vec<_> = sim
+        .seen
+        .hits()
+        .into_iter()
+        .filter(|h| h.host == "pages.test")
+        .collect();
+    let paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+    assert_eq!(paths, ["/robots.txt", "/a", "/b?x=1"]);
+    let mut nonces = std::collections::HashSet::new();
+    for h in &hits {
+        assert_eq!(h.signature.len(), 3, "{h:?}");
+        let req =
+            botscope_httpsig::Request::new("GET", "http", &h.host, &h.path, h.signature.clone());
+        let v = botscope_httpsig::verify_request(
+            &req,
+            &keys,
+            now,
+            &botscope_httpsig::Policy::default(),
+        );
+        assert_eq!(
+            v.outcome,
+            botscope_httpsig::Outcome::Verified,
+            "{}: {}",
+            h.path,
+            v.reason
+        );
+        assert_eq!(v.agent.as_deref(), Some(agent));
+        assert!(
+            nonces.insert(v.nonce.clone().expect("a nonce")),
+            "a fresh nonce each"
+        );
+    }
+    // The same fetch without a key signs nothing.
+    let o = botscope(
+        [
+            "fetch",
+            "--dns",
+            &sim.dns.to_string(),
+            "--allow-private",
+            "--http-port",
+            &sim.http_port.to_string(),
+            "--user-agent",
+            "SignedBot/1.0 (+https://crawler.example/bot)",
+            "http://pages.test/c",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(0));
+    let last = sim
+        .seen
+        .hits()
+        .into_iter()
+        .rfind(|h| h.path == "/c")
+        .expect("hit");
+    assert!(last.signature.is_empty());
+}
