@@ -231,8 +231,10 @@ pub enum HoneypotCommand {
     /// Score each crawler of a honeypot log (its User-Agent's robot and its identity
     /// by the registry's published addresses) per behaviour: fetched robots.txt
     /// first, obeyed Disallow, followed its own group rather than `*`, kept the
-    /// Crawl-delay, stopped on a 5xx robots.txt. Exit status: 0 done; 2 error
-    /// (an unreadable log or sites file).
+    /// Crawl-delay, stopped on a 5xx robots.txt; and which crawlers signed their
+    /// requests (Web Bot Auth) and whether the signatures held, each checked at its
+    /// time with the agent's key directory. Exit status: 0 done; 2 error (an
+    /// unreadable log or sites file).
     ///
     /// Example: botscope honeypot report --log honeypot.log --format html > ethics.html
     Report(HoneypotReportArgs),
@@ -271,6 +273,20 @@ pub struct HoneypotReportArgs {
     /// A registry file to use instead of the bundled one.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
+    /// The signed requests `honeypot serve` recorded (default: LOG.signatures.jsonl).
+    #[arg(long, value_name = "FILE")]
+    pub signatures: Option<PathBuf>,
+    /// Fetch no key directory: signed requests stay unverified.
+    #[arg(long)]
+    pub offline: bool,
+    /// Fetch key directories from private and loopback addresses too.
+    #[arg(long)]
+    pub allow_private: bool,
+    /// Time for each key directory (seconds, or such as 10s).
+    #[arg(long, value_name = "DUR", default_value = "10", value_parser = duration_arg)]
+    pub directory_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 /// `honeypot report` output.

@@ -30,5 +30,7 @@ pub mod report;
 pub mod server;
 
 pub use design::{Behaviour, Design, DesignError};
-pub use report::{Check, Report, report};
-pub use server::{Error, Honeypot, design_path};
+pub use report::{
+    Check, Report, Signatures, SignedRequest, read_signed, report, report_signed, signed_agents,
+};
+pub use server::{Error, Honeypot, design_path, signatures_path};

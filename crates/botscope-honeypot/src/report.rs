@@ -119,6 +119,108 @@ pub struct Crawler {
     /// The mean of the judged behaviours' scores, 0–100; `None` when none
     /// could be judged.
     pub score: Option<f64>,
+    /// Its Web Bot Auth signatures, when it signed any request.
+    pub signatures: Option<Signatures>,
+}
+
+/// A crawler's signed requests, each checked at the time it was made.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Signatures {
+    /// Requests that carried a signature.
+    pub signed: u64,
+    /// Of those, signatures that held.
+    pub verified: u64,
+    /// Signatures that were wrong (expired, another host, replayed …).
+    pub invalid: u64,
+    /// Signatures that could not be checked (the agent's keys unknown).
+    pub unverified: u64,
+    /// The signature agents named (at most ten).
+    pub agents: Vec<String>,
+    /// The registered bots whose agents signed verified requests.
+    pub bots: Vec<String>,
+    /// Why the first signature that did not verify did not.
+    pub first_failure: Option<String>,
+}
+
+impl Signatures {
+    /// `verified/signed`.
+    pub fn cell(&self) -> String {
+        format!("{}/{}", self.verified, self.signed)
+    }
+}
+
+/// A signed request as the honeypot recorded it (`LOG.signatures.jsonl`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct SignedRequest {
+    /// When (Unix seconds).
+    pub time: i64,
+    /// The client.
+    pub ip: IpAddr,
+    /// Its User-Agent.
+    pub user_agent: Option<String>,
+    /// The method.
+    pub method: String,
+    /// The `Host` field as sent.
+    pub host: String,
+    /// The request target.
+    pub target: String,
+    /// `Signature`.
+    pub signature: Option<String>,
+    /// `Signature-Input`.
+    pub signature_input: Option<String>,
+    /// `Signature-Agent`.
+    pub signature_agent: Option<String>,
+}
+
+/// Signed requests read at most.
+pub const MAX_SIGNED: usize = 1_000_000;
+
+/// Reads the signed requests the honeypot recorded beside its log
+/// (`LOG.signatures.jsonl`): none when there is no such file. Lines that
+/// are not records are counted, at most [`MAX_SIGNED`] records kept.
+pub fn read_signed(path: &std::path::Path) -> std::io::Result<(Vec<SignedRequest>, u64)> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+        Err(e) => return Err(e),
+    };
+    let mut input = std::io::BufReader::new(file);
+    let (mut out, mut bad) = (Vec::new(), 0u64);
+    let mut buf = Vec::new();
+    while next_line(&mut input, &mut buf)? {
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<SignedRequest>(&buf) {
+            Ok(r) if out.len() < MAX_SIGNED => out.push(r),
+            _ => bad += 1,
+        }
+    }
+    Ok((out, bad))
+}
+
+/// The distinct signature agents the records name (at most 64): the key
+/// directories to fetch before the report.
+pub fn signed_agents(records: &[SignedRequest]) -> Vec<String> {
+    let mut agents: Vec<String> = Vec::new();
+    for r in records {
+        let Some(a) = &r.signature_agent else {
+            continue;
+        };
+        let req = botscope_httpsig::Request::new(
+            "GET",
+            "http",
+            "x",
+            "/",
+            vec![("Signature-Agent".to_owned(), a.clone())],
+        );
+        for agent in botscope_httpsig::signature_agents(&req) {
+            if agents.len() < 64 && !agents.contains(&agent) {
+                agents.push(agent);
+            }
+        }
+    }
+    agents
 }
 
 /// The whole report.
@@ -235,6 +337,27 @@ pub fn report(
     registry: &Registry,
     classifier: &UaClassifier,
 ) -> std::io::Result<Report> {
+    report_signed(
+        input,
+        design,
+        registry,
+        classifier,
+        &[],
+        &botscope_httpsig::KeySet::new(),
+    )
+}
+
+/// [`report`], with the signed requests recorded beside the log, each
+/// checked at its time with `keys` (the agents' key directories), and a
+/// signature seen twice counted invalid (a replay).
+pub fn report_signed(
+    input: impl BufRead,
+    design: Design,
+    registry: &Registry,
+    classifier: &UaClassifier,
+    signed: &[SignedRequest],
+    keys: &dyn botscope_httpsig::Keys,
+) -> std::io::Result<Report> {
     let Read {
         hits,
         lines,
@@ -243,12 +366,11 @@ pub fn report(
     } = read(input, &design)?;
     // Crawler of each (address, User-Agent).
     let mut key_of: HashMap<(IpAddr, Option<String>), (String, String)> = HashMap::new();
-    let mut by_crawler: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
-    for (i, h) in hits.iter().enumerate() {
-        let key = key_of
-            .entry((h.ip, h.ua.clone()))
+    let mut crawler_of = |ip: IpAddr, ua: Option<&str>| {
+        key_of
+            .entry((ip, ua.map(str::to_owned)))
             .or_insert_with(|| {
-                let Some(ua) = h.ua.as_deref() else {
+                let Some(ua) = ua else {
                     return ("(no User-Agent)".to_owned(), "unknown".to_owned());
                 };
                 let info = classifier.classify(ua);
@@ -258,15 +380,72 @@ pub fn report(
                     .or_else(|| botscope_botid::robot_name(ua))
                     .unwrap_or_else(|| ua.to_owned());
                 let v =
-                    botscope_botid::verify(registry, h.ip, Some(ua), &info, None, Owner::default());
+                    botscope_botid::verify(registry, ip, Some(ua), &info, None, Owner::default());
                 (name, v.verdict.as_str().to_owned())
             })
-            .clone();
+            .clone()
+    };
+    let mut by_crawler: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (i, h) in hits.iter().enumerate() {
+        let key = crawler_of(h.ip, h.ua.as_deref());
         by_crawler.entry(key).or_default().push(i);
+    }
+    // Each signed request checked at the time it was made, in order (a
+    // nonce seen twice is a replay).
+    let mut sigs: HashMap<(String, String), Signatures> = HashMap::new();
+    let mut nonces = botscope_httpsig::NonceMemory::new(MAX_SIGNED);
+    for r in signed {
+        let key = crawler_of(r.ip, r.user_agent.as_deref());
+        let fields: Vec<(String, String)> = [
+            ("signature", &r.signature),
+            ("signature-input", &r.signature_input),
+            ("signature-agent", &r.signature_agent),
+        ]
+        .into_iter()
+        .filter_map(|(n, v)| v.clone().map(|v| (n.to_owned(), v)))
+        .collect();
+        let req = botscope_httpsig::Request::new(&r.method, "http", &r.host, &r.target, fields);
+        let mut v = botscope_httpsig::verify_request(
+            &req,
+            keys,
+            r.time,
+            &botscope_httpsig::Policy::default(),
+        );
+        nonces.check(&mut v, r.time);
+        let s = sigs.entry(key).or_default();
+        s.signed += 1;
+        match v.outcome {
+            botscope_httpsig::Outcome::Verified => {
+                s.verified += 1;
+                if let Some(bot) = v.agent.as_deref().and_then(|a| registry.signed_by(a))
+                    && !s.bots.contains(&bot.name)
+                {
+                    s.bots.push(bot.name.clone());
+                }
+            }
+            botscope_httpsig::Outcome::Invalid => s.invalid += 1,
+            botscope_httpsig::Outcome::Unverified => s.unverified += 1,
+        }
+        if v.outcome != botscope_httpsig::Outcome::Verified && s.first_failure.is_none() {
+            s.first_failure = Some(format!("{} {}: {}", r.method, r.target, v.reason));
+        }
+        if let Some(a) = v.agent
+            && s.agents.len() < 10
+            && !s.agents.contains(&a)
+        {
+            s.agents.push(a);
+        }
     }
     let mut crawlers: Vec<Crawler> = by_crawler
         .into_iter()
-        .map(|((name, identity), idx)| judge(&design, &hits, name, identity, &idx))
+        .map(|(key, idx)| {
+            let signatures = sigs.remove(&key);
+            let (name, identity) = key;
+            Crawler {
+                signatures,
+                ..judge(&design, &hits, name, identity, &idx)
+            }
+        })
         .collect();
     crawlers.sort_by(|a, b| {
         b.score
@@ -434,6 +613,7 @@ fn judge(design: &Design, hits: &[Hit], name: String, identity: String, idx: &[u
         sites: per_site.len() as u64,
         checks,
         score,
+        signatures: None,
     }
 }
 
@@ -474,7 +654,7 @@ pub fn text(r: &Report) -> String {
     for c in CHECKS {
         let _ = write!(out, "  {:>16}", c.title());
     }
-    let _ = writeln!(out, "  {:>5}", "score");
+    let _ = writeln!(out, "  {:>5}  {:>6}", "score", "signed");
     for c in &r.crawlers {
         let name: String = f(&c.name).chars().take(40).collect();
         let _ = write!(
@@ -487,9 +667,35 @@ pub fn text(r: &Report) -> String {
         }
         let _ = writeln!(
             out,
-            "  {:>5}",
+            "  {:>5}  {:>6}",
             c.score
-                .map_or_else(|| "-".to_owned(), |s| format!("{s:.0}"))
+                .map_or_else(|| "-".to_owned(), |s| format!("{s:.0}")),
+            c.signatures
+                .as_ref()
+                .map_or_else(|| "-".to_owned(), Signatures::cell)
+        );
+    }
+    for c in &r.crawlers {
+        let Some(s) = &c.signatures else { continue };
+        let _ = writeln!(
+            out,
+            "\n{} ({}) signed {} requests as {}: {} verified, {} invalid, {} unverified{}{}",
+            f(&c.name),
+            c.identity,
+            s.signed,
+            f(&s.agents.join(", ")),
+            s.verified,
+            s.invalid,
+            s.unverified,
+            if s.bots.is_empty() {
+                String::new()
+            } else {
+                format!("; the signature agent of {}", f(&s.bots.join(", ")))
+            },
+            s.first_failure
+                .as_deref()
+                .map(|w| format!("\n  first failure: {}", f(w)))
+                .unwrap_or_default()
         );
     }
     for c in &r.crawlers {
@@ -518,12 +724,13 @@ pub fn html(r: &Report) -> String {
         html lang="en" {
             head {
                 meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
                 title { "Crawler ethics: botscope honeypot" }
                 style {
                     "body{font:15px/1.5 system-ui,sans-serif;margin:2em;color:#222}"
                     "table{border-collapse:collapse}td,th{padding:.3em .7em;border-bottom:1px solid #ddd;text-align:left}"
                     "td.n{text-align:right}.pass{color:#176f2c}.fail{color:#b3261e;font-weight:600}"
-                    "code{font-size:90%}"
+                    "code{font-size:90%}.scroll{overflow-x:auto;max-width:100%}"
                 }
             }
             body {
@@ -534,11 +741,12 @@ pub fn html(r: &Report) -> String {
                     (r.lines) " log lines, " (r.malformed.values().sum::<u64>()) " malformed, "
                     (r.other_hosts) " for other hosts."
                 }
-                table {
+                div.scroll { table {
                     thead { tr {
                         th { "Crawler" } th { "Identity" } th { "Requests" } th { "Sites" }
                         @for c in CHECKS { th { (c.title()) } }
                         th { "Score" }
+                        th title="signatures that held / signed requests (Web Bot Auth)" { "Signed" }
                     } }
                     tbody {
                         @for c in &r.crawlers {
@@ -554,6 +762,30 @@ pub fn html(r: &Report) -> String {
                                     }
                                 }
                                 td.n { (c.score.map_or_else(|| "–".to_owned(), |s| format!("{s:.0}"))) }
+                                td.n title=(c.signatures.as_ref().map(|s| f(&s.agents.join(", ")).into_owned()).unwrap_or_default()) {
+                                    (c.signatures.as_ref().map_or_else(|| "–".to_owned(), Signatures::cell))
+                                }
+                            }
+                        }
+                    }
+                } }
+                @if r.crawlers.iter().any(|c| c.signatures.is_some()) {
+                    h2 { "Signed requests (Web Bot Auth)" }
+                    ul {
+                        @for c in &r.crawlers {
+                            @if let Some(s) = &c.signatures {
+                                li {
+                                    b { (f(&c.name)) } " signed " (s.signed) " requests as "
+                                    code { (f(&s.agents.join(", "))) } ": "
+                                    (s.verified) " verified, " (s.invalid) " invalid, "
+                                    (s.unverified) " unverified"
+                                    @if !s.bots.is_empty() {
+                                        " (the signature agent of " (f(&s.bots.join(", "))) ")"
+                                    }
+                                    @if let Some(w) = &s.first_failure {
+                                        br; "first failure: " code { (f(w)) }
+                                    }
+                                }
                             }
                         }
                     }

@@ -37,6 +37,15 @@ pub enum Error {
     Serve(std::io::Error),
 }
 
+/// Where signed requests' fields are written beside the log:
+/// `LOG.signatures.jsonl`, one JSON object per signed request (the log
+/// line's format has no room for them), for the report to verify.
+pub fn signatures_path(log: &Path) -> PathBuf {
+    let mut s = log.as_os_str().to_owned();
+    s.push(".signatures.jsonl");
+    PathBuf::from(s)
+}
+
 /// Where the design is written beside the log: `LOG.sites.json`.
 pub fn design_path(log: &Path) -> PathBuf {
     let mut s = log.as_os_str().to_owned();
@@ -47,6 +56,9 @@ pub fn design_path(log: &Path) -> PathBuf {
 struct Shared {
     design: Design,
     log: Mutex<std::fs::File>,
+    /// The signed requests' fields (opened at the first one).
+    signatures: Mutex<Option<std::fs::File>>,
+    signatures_path: PathBuf,
 }
 
 #[derive(Clone)]
@@ -157,6 +169,48 @@ async fn handle(
             tracing::error!("cannot write the log: {e}");
         }
     }
+    if headers.contains_key("signature-input") || headers.contains_key("signature") {
+        let field = |name: &str| {
+            headers.get(name).map(|v| {
+                String::from_utf8_lossy(v.as_bytes())
+                    .chars()
+                    .take(8192)
+                    .collect::<String>()
+            })
+        };
+        let record = crate::report::SignedRequest {
+            time: jiff::Timestamp::now().as_second(),
+            ip: peer.ip().to_canonical(),
+            user_agent: ua_text.as_deref().map(str::to_owned),
+            method: req.method().as_str().to_owned(),
+            host: host.chars().take(300).collect(),
+            target: target.chars().take(8192).collect(),
+            signature: field("signature"),
+            signature_input: field("signature-input"),
+            signature_agent: field("signature-agent"),
+        };
+        if let Ok(mut json) = serde_json::to_string(&record) {
+            json.push('\n');
+            let mut f = l
+                .shared
+                .signatures
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if f.is_none() {
+                *f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&l.shared.signatures_path)
+                    .map_err(|e| tracing::error!("cannot open the signatures file: {e}"))
+                    .ok();
+            }
+            if let Some(file) = f.as_mut()
+                && let Err(e) = file.write_all(json.as_bytes())
+            {
+                tracing::error!("cannot write the signatures file: {e}");
+            }
+        }
+    }
     let mut r = Response::new(if head {
         Body::empty()
     } else {
@@ -227,6 +281,8 @@ impl Honeypot {
             shared: Arc::new(Shared {
                 design,
                 log: Mutex::new(file),
+                signatures: Mutex::new(None),
+                signatures_path: signatures_path(log),
             }),
             listeners,
         })

@@ -121,7 +121,9 @@ async fn polite_scores_full_marks_and_rude_scores_zero() {
         let _ = stop_rx.await;
     }));
 
-    // The polite crawler, from the first site.
+    // The polite crawler, from the first site, signing its requests.
+    let key = Arc::new(botscope_httpsig::SigningKey::generate().expect("key"));
+    let agent = "https://politebot.example";
     let lookup = HickoryLookup::new(&[sim.dns], Duration::from_secs(2)).expect("lookup");
     let (pool, _) = Pool::check(vec![(sim.dns, lookup)], &[])
         .await
@@ -138,6 +140,11 @@ async fn polite_scores_full_marks_and_rude_scores_zero() {
                     ..Config::default()
                 },
                 min_gap: Duration::from_millis(50),
+                signer: Some(botscope_harvest::Signer {
+                    key: key.clone(),
+                    agent: agent.into(),
+                    validity: Duration::from_secs(60),
+                }),
                 ..PoliteConfig::default()
             },
             pool,
@@ -184,11 +191,19 @@ async fn polite_scores_full_marks_and_rude_scores_zero() {
     assert_eq!(written, design);
     let registry = botscope_botid::Registry::bundled();
     let classifier = botscope_botid::UaClassifier::bundled(&registry).expect("classifier");
-    let r = report::report(
+    let (signed, bad) =
+        report::read_signed(&botscope_honeypot::signatures_path(&log)).expect("signatures");
+    assert_eq!(bad, 0);
+    assert_eq!(report::signed_agents(&signed), [agent]);
+    let mut keys = botscope_httpsig::KeySet::new();
+    keys.add_key(Some(agent), key.public());
+    let r = report::report_signed(
         std::io::BufReader::new(std::fs::File::open(&log).expect("log")),
         written,
         &registry,
         &classifier,
+        &signed,
+        &keys,
     )
     .expect("report");
     assert!(r.malformed.is_empty(), "{:?}", r.malformed);
@@ -214,6 +229,15 @@ async fn polite_scores_full_marks_and_rude_scores_zero() {
         assert_eq!(s.score, Some(1.0), "polite, {}: {:?}", s.check.as_str(), s);
     }
     assert_eq!(polite.score, Some(100.0));
+    // Every request of the polite crawler was signed and verified; the
+    // rude one signed nothing.
+    let sigs = polite.signatures.as_ref().expect("signed");
+    assert_eq!(sigs.signed, polite.requests);
+    assert_eq!(sigs.verified, polite.requests, "{sigs:?}");
+    assert_eq!(sigs.agents, [agent]);
+    assert!(rude.signatures.is_none());
+    assert!(report::text(&r).contains("PoliteBot (unknown) signed"));
+    assert!(report::html(&r).contains(&sigs.cell()));
     for s in &rude.checks {
         assert_eq!(s.score, Some(0.0), "rude, {}: {:?}", s.check.as_str(), s);
         assert!(!s.evidence.is_empty());

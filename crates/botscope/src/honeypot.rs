@@ -36,7 +36,7 @@ pub async fn serve(a: &HoneypotServeArgs, s: &Settings) -> Result<ExitStatus> {
 }
 
 /// `honeypot report`.
-pub fn report(a: &HoneypotReportArgs, s: &Settings) -> Result<ExitStatus> {
+pub async fn report(a: &HoneypotReportArgs, s: &Settings) -> Result<ExitStatus> {
     let sites = a.sites.clone().unwrap_or_else(|| design_path(&a.log));
     let (bytes, total) = crate::io::read_limited(&sites, Some(MAX_DESIGN_BYTES as usize)).context(
         "the honeypot's sites (written by `honeypot serve` beside its log; or give --sites)",
@@ -58,8 +58,41 @@ pub fn report(a: &HoneypotReportArgs, s: &Settings) -> Result<ExitStatus> {
     );
     let registry = s.registry(a.registry.as_ref())?;
     let classifier = botscope_botid::UaClassifier::bundled_on(&registry, s.threads)?;
+    // Signed requests, recorded beside the log, and their agents' keys.
+    let sig_path = a
+        .signatures
+        .clone()
+        .unwrap_or_else(|| botscope_honeypot::signatures_path(&a.log));
+    let (signed, bad) = botscope_honeypot::read_signed(&sig_path)
+        .with_context(|| format!("cannot read {}", sig_path.display()))?;
+    if bad > 0 {
+        eprintln!(
+            "botscope: {}: {bad} lines are not signed-request records (left out)",
+            sig_path.display()
+        );
+    }
+    let cfg = botscope_http::directory::DirectoryConfig {
+        trust: crate::settings::trust(&a.tls)?,
+        allow_private: a.allow_private,
+        timeout: a.directory_timeout,
+        ..Default::default()
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let mut keys = botscope_httpsig::KeySet::new();
+    for agent in botscope_honeypot::signed_agents(&signed) {
+        if a.offline {
+            keys.fail(Some(&agent), "--offline: its key directory was not fetched");
+            continue;
+        }
+        match botscope_http::directory::fetch_directory(&agent, &cfg, now).await {
+            Ok(d) => keys.insert(Some(&agent), d.directory),
+            Err(e) => keys.fail(Some(&agent), e.to_string()),
+        }
+    }
     let input = crate::io::input_maybe_gzip(&a.log)?;
-    let r = ethics::report(input, design, &registry, &classifier)
+    let r = ethics::report_signed(input, design, &registry, &classifier, &signed, &keys)
         .with_context(|| format!("failed to read {}", crate::io::display(&a.log)))?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match a.format {

@@ -105,7 +105,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Gate(a) => serve::gate(&a, s).await,
         Command::Fetch(a) => fetch::run(&a).await,
         Command::Honeypot(HoneypotCommand::Serve(a)) => honeypot::serve(&a, s).await,
-        Command::Honeypot(HoneypotCommand::Report(a)) => honeypot::report(&a, s),
+        Command::Honeypot(HoneypotCommand::Report(a)) => honeypot::report(&a, s).await,
         Command::Keys(KeysCommand::Generate(a)) => keys::generate(&a),
     }
 }
