@@ -170,7 +170,7 @@ impl Signatures {
     pub async fn check(&self, h: &HeaderMap, client: std::net::IpAddr, now: i64) -> Checked {
         if !h.contains_key("signature-input") && !h.contains_key("signature") {
             return Checked {
-                verdict: unsigned(),
+                verdict: Verdict::bare(Outcome::Unverified, botscope_httpsig::Reason::NoSignature),
                 bot: None,
             };
         }
@@ -213,19 +213,5 @@ impl Signatures {
             _ => None,
         };
         Checked { verdict, bot }
-    }
-}
-
-fn unsigned() -> Verdict {
-    Verdict {
-        outcome: Outcome::Unverified,
-        reason: botscope_httpsig::Reason::NoSignature,
-        label: None,
-        agent: None,
-        keyid: None,
-        created: None,
-        expires: None,
-        nonce: None,
-        base: None,
     }
 }

@@ -129,7 +129,8 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    fn bare(outcome: Outcome, reason: Reason) -> Verdict {
+    /// A verdict with nothing but its outcome and reason.
+    pub fn bare(outcome: Outcome, reason: Reason) -> Verdict {
         Verdict {
             outcome,
             reason,
@@ -179,17 +180,21 @@ fn agent_of(req: &Request, input: &Input) -> Result<Option<String>, Reason> {
             };
         }
     }
-    // Legacy: `Signature-Agent: "https://…"`.
     if value.len() > base::MAX_FIELD_BYTES {
         return Err(Reason::Malformed("Signature-Agent is too long".into()));
     }
-    match sfv::Parser::new(&value).parse::<sfv::Item>() {
+    Ok(Some(legacy_agent(&value)))
+}
+
+/// The agent of the legacy form `Signature-Agent: "https://…"`; some
+/// agents send the URL bare (`<https://…>` or `https://…`).
+fn legacy_agent(value: &str) -> String {
+    match sfv::Parser::new(value).parse::<sfv::Item>() {
         Ok(sfv::Item {
             bare_item: BareItem::String(s),
             ..
-        }) => Ok(Some(s.as_str().to_owned())),
-        // Some agents send the URL bare (`<https://…>` or `https://…`).
-        _ => Ok(Some(value.trim_matches(['<', '>', ' ']).to_owned())),
+        }) => s.as_str().to_owned(),
+        _ => value.trim_matches(['<', '>', ' ']).to_owned(),
     }
 }
 
@@ -209,13 +214,16 @@ struct Context<'a> {
 /// member of the dictionary form, or the legacy single value), at most
 /// [`MAX_SIGNATURES`]: the directories to fetch before verifying.
 pub fn signature_agents(req: &Request) -> Vec<String> {
-    let Some(value) = req.header("signature-agent") else {
-        return Vec::new();
-    };
+    req.header("signature-agent")
+        .map_or_else(Vec::new, |v| agents_in(&v))
+}
+
+/// The agent URLs a `Signature-Agent` value names ([`signature_agents`]).
+pub fn agents_in(value: &str) -> Vec<String> {
     if value.len() > base::MAX_FIELD_BYTES {
         return Vec::new();
     }
-    if let Ok(d) = sfv::Parser::new(&value).parse::<sfv::Dictionary>() {
+    if let Ok(d) = sfv::Parser::new(value).parse::<sfv::Dictionary>() {
         let agents: Vec<String> = d
             .values()
             .filter_map(|e| match e {
@@ -231,13 +239,7 @@ pub fn signature_agents(req: &Request) -> Vec<String> {
             return agents;
         }
     }
-    match sfv::Parser::new(&value).parse::<sfv::Item>() {
-        Ok(sfv::Item {
-            bare_item: BareItem::String(s),
-            ..
-        }) => vec![s.as_str().to_owned()],
-        _ => vec![value.trim_matches(['<', '>', ' ']).to_owned()],
-    }
+    vec![legacy_agent(value)]
 }
 
 /// Checks one signature input up to the cryptography: `Ok` with the key

@@ -124,18 +124,8 @@ async fn request_run(
     dns: Option<&DnsEvidence>,
     path: &Path,
 ) -> Result<ExitStatus> {
-    use botscope_httpsig::message::MAX_HEAD_BYTES;
-    let mut head = Vec::new();
-    let limit = MAX_HEAD_BYTES as u64 + 1;
-    if path == Path::new("-") {
-        io::Read::read_to_end(&mut io::Read::take(io::stdin().lock(), limit), &mut head)
-            .context("cannot read the request from standard input")?;
-    } else {
-        let f =
-            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-        io::Read::read_to_end(&mut io::Read::take(f, limit), &mut head)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-    }
+    // Past the limit the head is refused by its parser (too large).
+    let (head, _) = crate::io::read_limited(path, Some(botscope_httpsig::message::MAX_HEAD_BYTES))?;
     let req = botscope_httpsig::Request::parse_head(&head, &a.scheme)
         .with_context(|| format!("{}: not a request head", path.display()))?;
     let ip = match &a.ip {
