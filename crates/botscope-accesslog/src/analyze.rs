@@ -51,6 +51,7 @@ mod classify;
 mod client;
 mod fold;
 mod samples;
+mod signed;
 #[cfg(test)]
 mod tests;
 
@@ -59,6 +60,10 @@ pub use classify::{Class, Reason, classify};
 pub use client::{Client, Clients, Span};
 pub use fold::{Analyzer, Partial};
 pub use samples::{Example, Seconds, TopPaths};
+pub use signed::{
+    AgentTally, ClientSignatures, MAX_SIGNATURE_AGENTS, NO_AGENT, OTHER_AGENTS, SignatureCheck,
+    SignatureCounts, SignatureOutcome, SignatureSeen,
+};
 
 use client::{Hours, Spans, hour_of};
 use samples::{clip, keep_first};
@@ -86,6 +91,10 @@ pub struct Folded {
     disallowed_samples: Map<u32, Vec<Example>>,
     seconds: Map<u32, Seconds>,
     robot_paths: Map<Box<str>, TopPaths>,
+    /// Signed requests per client.
+    signed: Map<u32, ClientSignatures>,
+    /// Signed requests per signature agent (tracked client or not).
+    signature_agents: signed::Agents,
     /// Every request's path: the site's top paths.
     site_paths: TopPaths,
     /// Paths answered 404 Not Found.
@@ -159,6 +168,23 @@ impl Analysis {
     /// Request seconds of client `i` (declared robots only).
     pub fn take_seconds(&mut self, i: usize) -> Option<Seconds> {
         self.folded.seconds.remove(&(i as u32))
+    }
+
+    /// The signed requests of client `i`, if it sent any.
+    pub fn signed(&self, i: usize) -> Option<&ClientSignatures> {
+        u32::try_from(i)
+            .ok()
+            .and_then(|i| self.folded.signed.get(&i))
+    }
+
+    /// Signed requests by signature agent (URL, [`NO_AGENT`] or
+    /// [`OTHER_AGENTS`]), in no particular order.
+    pub fn signature_agents(&self) -> impl Iterator<Item = (&str, &AgentTally)> + '_ {
+        self.folded
+            .signature_agents
+            .by_agent
+            .iter()
+            .map(|(a, t)| (&**a, t))
     }
 
     /// Path counts of a robot.

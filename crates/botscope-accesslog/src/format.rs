@@ -36,6 +36,14 @@ pub enum Field {
     DurationMicros,
     /// `%T`, `$request_time` (seconds, maybe fractional).
     DurationSeconds,
+    /// `$scheme` (`https`), for signatures that cover `@target-uri`.
+    Scheme,
+    /// `%{Signature-Input}i`, `$http_signature_input` (RFC 9421).
+    SignatureInput,
+    /// `%{Signature}i`, `$http_signature`.
+    Signature,
+    /// `%{Signature-Agent}i`, `$http_signature_agent` (Web Bot Auth).
+    SignatureAgent,
     /// Anything else: read and ignored.
     Ignored,
 }
@@ -86,6 +94,9 @@ fn apache_field(directive: &str, arg: Option<&str>) -> Result<Field, Error> {
         ("b" | "B" | "O" | "I" | "S", _) => Field::Bytes,
         ("i", Some("referer")) => Field::Referer,
         ("i", Some("user-agent")) => Field::UserAgent,
+        ("i", Some("signature-input")) => Field::SignatureInput,
+        ("i", Some("signature")) => Field::Signature,
+        ("i", Some("signature-agent")) => Field::SignatureAgent,
         ("v" | "V", _) => Field::VHost,
         ("D", _) => Field::DurationMicros,
         ("T", None) => Field::DurationSeconds,
@@ -114,6 +125,10 @@ fn nginx_field(var: &str) -> Field {
         "http_user_agent" => Field::UserAgent,
         "host" | "server_name" | "http_host" => Field::VHost,
         "request_time" => Field::DurationSeconds,
+        "scheme" => Field::Scheme,
+        "http_signature_input" => Field::SignatureInput,
+        "http_signature" => Field::Signature,
+        "http_signature_agent" => Field::SignatureAgent,
         _ => Field::Ignored,
     }
 }

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use serde_json::Value;
 
-use crate::record::{Malformed, Record};
+use crate::record::{Malformed, Record, Signed};
 use crate::time::{parse_clf_time, parse_iso_time};
 
 fn get<'v>(o: &'v serde_json::Map<String, Value>, keys: &[&str]) -> Option<&'v Value> {
@@ -129,6 +129,12 @@ pub(crate) fn parse_json_line(line: &[u8]) -> Result<Record<'static>, Malformed>
                 .filter(|x| x.is_finite() && *x >= 0.0)
                 .map(|s| (s * 1e6) as u64),
             _ => None,
+        },
+        signed: Signed {
+            input: string(get(&o, &["http_signature_input", "signature_input"])).map(Cow::Owned),
+            signature: string(get(&o, &["http_signature", "signature"])).map(Cow::Owned),
+            agent: string(get(&o, &["http_signature_agent", "signature_agent"])).map(Cow::Owned),
+            scheme: string(get(&o, &["scheme", "request_scheme"])).map(Cow::Owned),
         },
         truncated: false,
     })

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use crate::format::{Field, LogFormat, Tok};
 use crate::time::{parse_clf_time, parse_iso_time};
 
-use crate::record::{MAX_LINE_BYTES, Malformed, Record};
+use crate::record::{MAX_LINE_BYTES, Malformed, Record, Signed};
 
 fn text(b: &[u8]) -> Cow<'_, str> {
     // Valid UTF-8 (nearly every field) is checked by the fast validator;
@@ -298,6 +298,7 @@ impl LogFormat {
             referer: None,
             user_agent: None,
             duration_us: None,
+            signed: Signed::default(),
             truncated: false,
         };
         let (mut have_ip, mut have_time) = (false, false);
@@ -403,6 +404,16 @@ impl LogFormat {
                         Field::UserAgent => rec.user_agent = dash_none(checked.unescaped(raw)),
                         Field::VHost => rec.vhost = dash_none(checked.text(raw)),
                         Field::DurationMicros => rec.duration_us = Some(number(raw)?),
+                        Field::Scheme => rec.signed.scheme = dash_none(checked.text(raw)),
+                        Field::SignatureInput => {
+                            rec.signed.input = dash_none(checked.unescaped(raw));
+                        }
+                        Field::Signature => {
+                            rec.signed.signature = dash_none(checked.unescaped(raw));
+                        }
+                        Field::SignatureAgent => {
+                            rec.signed.agent = dash_none(checked.unescaped(raw));
+                        }
                         Field::DurationSeconds => {
                             let s = std::str::from_utf8(raw)
                                 .ok()
@@ -436,6 +447,62 @@ impl LogFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signature_headers_in_nginx_apache_and_json_logs() {
+        let input = r#"sig1=("@authority" "signature-agent";key="sig1");created=1700000000;keyid="k";tag="web-bot-auth""#;
+        let nginx = LogFormat::nginx(
+            r#"$remote_addr [$time_local] "$request" $status $body_bytes_sent "$http_user_agent" $scheme "$http_signature_input" "$http_signature" "$http_signature_agent""#,
+        )
+        .expect("nginx");
+        // nginx writes `"` as `\x22`.
+        let line = format!(
+            r#"192.0.2.1 [14/Nov/2023:22:13:20 +0000] "GET / HTTP/1.1" 200 5 "Bot/1" https "{}" "sig1=:AAAA:" "sig1=\x22https://bot.example\x22""#,
+            input.replace('"', "\\x22")
+        );
+        let r = nginx.parse_line(line.as_bytes()).expect("line");
+        assert_eq!(r.signed.input.as_deref(), Some(input));
+        assert_eq!(r.signed.signature.as_deref(), Some("sig1=:AAAA:"));
+        assert_eq!(
+            r.signed.agent.as_deref(),
+            Some(r#"sig1="https://bot.example""#)
+        );
+        assert_eq!(r.signed.scheme.as_deref(), Some("https"));
+        assert!(r.signed.is_signed());
+        // Unsigned: `-` is no header.
+        let line = r#"192.0.2.1 [14/Nov/2023:22:13:20 +0000] "GET / HTTP/1.1" 200 5 "Bot/1" http "-" "-" "-""#;
+        let r = nginx.parse_line(line.as_bytes()).expect("line");
+        assert_eq!(
+            r.signed,
+            Signed {
+                scheme: Some("http".into()),
+                ..Signed::default()
+            }
+        );
+        assert!(!r.signed.is_signed());
+        // Apache writes `"` as `\"`.
+        let apache = LogFormat::apache(
+            r#"%h %l %u %t "%r" %>s %b "%{Signature-Input}i" "%{Signature}i" "%{Signature-Agent}i""#,
+        )
+        .expect("apache");
+        let line = format!(
+            r#"192.0.2.1 - - [14/Nov/2023:22:13:20 +0000] "GET / HTTP/1.1" 200 5 "{}" "sig1=:AAAA:" "-""#,
+            input.replace('"', "\\\"")
+        );
+        let r = apache.parse_line(line.as_bytes()).expect("line");
+        assert_eq!(r.signed.input.as_deref(), Some(input));
+        assert_eq!(r.signed.agent, None);
+        let json = serde_json::json!({
+            "remote_addr": "192.0.2.1", "time_iso8601": "2023-11-14T22:13:20+00:00",
+            "request": "GET / HTTP/1.1", "status": 200,
+            "http_signature_input": input, "http_signature": "sig1=:AAAA:",
+            "http_signature_agent": "\"https://bot.example\""
+        })
+        .to_string();
+        let r = LogFormat::json().parse_line(json.as_bytes()).expect("json");
+        assert_eq!(r.signed.input.as_deref(), Some(input));
+        assert_eq!(r.signed.agent.as_deref(), Some("\"https://bot.example\""));
+    }
 
     #[test]
     fn control_bytes_and_backslashes() {

@@ -35,9 +35,34 @@ pub struct Record<'a> {
     pub user_agent: Option<Cow<'a, str>>,
     /// Time to serve, in microseconds, when logged.
     pub duration_us: Option<u64>,
+    /// The request's HTTP message signature headers, when the format
+    /// logs them (all `None` otherwise).
+    pub signed: Signed<'a>,
     /// The line ended inside its last quoted field; the record holds what
     /// was there (and the line is counted as `truncated`).
     pub truncated: bool,
+}
+
+/// The headers a signed request (RFC 9421, Web Bot Auth) carries, and
+/// what else its signature base may need, as a log line has them; `-`
+/// and empty values are `None`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Signed<'a> {
+    /// `Signature-Input`.
+    pub input: Option<Cow<'a, str>>,
+    /// `Signature`.
+    pub signature: Option<Cow<'a, str>>,
+    /// `Signature-Agent`.
+    pub agent: Option<Cow<'a, str>>,
+    /// The scheme (`$scheme`): `https` is assumed when not logged.
+    pub scheme: Option<Cow<'a, str>>,
+}
+
+impl Signed<'_> {
+    /// Whether the request carried a signature (both of its headers).
+    pub fn is_signed(&self) -> bool {
+        self.input.is_some() && self.signature.is_some()
+    }
 }
 
 /// Why a line is not a record. The names are stable (reports count them).

@@ -102,6 +102,9 @@ pub struct Report {
     pub monitors: ClientList,
     /// Clients claiming a robot from an address that is not the robot's.
     pub spoofed: ClientList,
+    /// Signed requests by signature agent, most requests first (empty
+    /// when the log format has no signature headers or none was signed).
+    pub signature_agents: Vec<SignatureAgent>,
 }
 
 impl Report {
@@ -420,6 +423,27 @@ pub struct Robot {
     /// Clients of each class (a declared robot can be a scanner or a
     /// monitor).
     pub classes: BTreeMap<&'static str, u64>,
+    /// Its signed requests (HTTP Message Signatures), when it sent any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signatures: Option<crate::SignatureCounts>,
+}
+
+/// One signature agent's requests (Web Bot Auth).
+#[derive(Debug, Clone, Serialize)]
+pub struct SignatureAgent {
+    /// Its URL as the requests named it, [`crate::NO_AGENT`] or
+    /// [`crate::OTHER_AGENTS`].
+    pub agent: String,
+    /// The registered robot that publishes this agent (set by the caller
+    /// from the registry), if any.
+    pub robot: Option<String>,
+    /// Requests signed, verified and invalid.
+    #[serde(flatten)]
+    pub counts: crate::SignatureCounts,
+    /// Requests neither verified nor invalid.
+    pub unverified: u64,
+    /// Why requests were not verified, with how many each.
+    pub reasons: BTreeMap<String, u64>,
 }
 
 /// One reason, as reported.

@@ -279,14 +279,8 @@ pub struct HoneypotReportArgs {
     /// Fetch no key directory: signed requests stay unverified.
     #[arg(long)]
     pub offline: bool,
-    /// Fetch key directories from private and loopback addresses too.
-    #[arg(long)]
-    pub allow_private: bool,
-    /// Time for each key directory (seconds, or such as 10s).
-    #[arg(long, value_name = "DUR", default_value = "10", value_parser = duration_arg)]
-    pub directory_timeout: std::time::Duration,
     #[command(flatten)]
-    pub tls: TlsArgs,
+    pub directories: KeyDirectoryArgs,
 }
 
 /// `honeypot report` output.
@@ -364,20 +358,14 @@ pub struct GateArgs {
     /// which bot each signature agent is).
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
-    /// Fetch key directories from private and loopback addresses too.
-    #[arg(long)]
-    pub allow_private: bool,
     /// Signature agents whose directories are kept at most.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub max_signature_agents: usize,
     /// Key directory fetches in flight at most.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub directory_fetches: usize,
-    /// Time for each key directory fetch (seconds, or such as 10s).
-    #[arg(long, value_name = "DUR", default_value = "10", value_parser = duration_arg)]
-    pub directory_timeout: std::time::Duration,
     #[command(flatten)]
-    pub tls: TlsArgs,
+    pub directories: KeyDirectoryArgs,
 }
 
 #[derive(Debug, Args)]
@@ -882,6 +870,21 @@ pub struct FetchArgs {
     pub tls: TlsArgs,
 }
 
+/// Where Web Bot Auth key directories may be fetched from, and how long
+/// each may take (every command that verifies signatures).
+#[derive(Debug, Clone, Args)]
+pub struct KeyDirectoryArgs {
+    /// Fetch key directories from private and loopback addresses too (tests,
+    /// private deployments); by default only public addresses.
+    #[arg(long)]
+    pub allow_private: bool,
+    /// Time for each key directory fetch (seconds, or such as 10s).
+    #[arg(long, value_name = "DUR", default_value = "10", value_parser = duration_arg)]
+    pub directory_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub tls: TlsArgs,
+}
+
 /// What HTTPS trusts (every command that fetches).
 #[derive(Debug, Clone, Args)]
 pub struct TlsArgs {
@@ -1057,11 +1060,16 @@ pub struct LogInputArgs {
     #[arg(long, value_enum, default_value_t)]
     pub semantics: Semantics,
     /// Check claimed robots with forward-confirmed reverse DNS as well as the
-    /// published address lists (distinct addresses, concurrently, cached).
+    /// published address lists (distinct addresses, concurrently, cached), and
+    /// signed requests (when the log format has $http_signature,
+    /// $http_signature_input and $http_signature_agent) with their agents' key
+    /// directories.
     #[arg(long)]
     pub verify: bool,
     #[command(flatten)]
     pub dns: DnsArgs,
+    #[command(flatten)]
+    pub directories: KeyDirectoryArgs,
     /// A registry file layered over the bundled one.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
@@ -1127,15 +1135,8 @@ pub struct VerifyArgs {
     /// The scheme the request came over (the head's X-Forwarded-Proto wins).
     #[arg(long, value_name = "SCHEME", default_value = "https", value_parser = ["https", "http"], requires = "request")]
     pub scheme: String,
-    /// Fetch key directories from private and loopback addresses too (tests,
-    /// private deployments); by default only public addresses.
-    #[arg(long, requires = "request")]
-    pub allow_private: bool,
-    /// Time for each key directory (seconds, or such as 10s).
-    #[arg(long, value_name = "DUR", default_value = "10", value_parser = duration_arg, requires = "request")]
-    pub directory_timeout: std::time::Duration,
     #[command(flatten)]
-    pub tls: TlsArgs,
+    pub directories: KeyDirectoryArgs,
     /// A registry file layered over the bundled one.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,

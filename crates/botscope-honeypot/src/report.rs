@@ -207,14 +207,7 @@ pub fn signed_agents(records: &[SignedRequest]) -> Vec<String> {
         let Some(a) = &r.signature_agent else {
             continue;
         };
-        let req = botscope_httpsig::Request::new(
-            "GET",
-            "http",
-            "x",
-            "/",
-            vec![("Signature-Agent".to_owned(), a.clone())],
-        );
-        for agent in botscope_httpsig::signature_agents(&req) {
+        for agent in botscope_httpsig::agents_in(a) {
             if agents.len() < 64 && !agents.contains(&agent) {
                 agents.push(agent);
             }

@@ -120,6 +120,20 @@ pub struct Fetched {
     pub signature: Outcome,
 }
 
+/// [`fetch_directory`] for a caller without a runtime (a log's parsing
+/// thread): the fetch runs on a runtime of its own, made for it.
+pub fn fetch_directory_blocking(
+    agent: &str,
+    cfg: &DirectoryConfig,
+    now: i64,
+) -> Result<Fetched, DirectoryError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| FetchError::Connect(format!("no runtime for the fetch: {e}")))?;
+    rt.block_on(fetch_directory(agent, cfg, now))
+}
+
 /// The directory URL of `agent`: its origin's well-known path, or the
 /// agent URL itself when it names a path of its own.
 pub fn directory_url(agent: &str) -> Result<url::Url, DirectoryError> {

@@ -48,8 +48,8 @@ pub use message::{HeadError, Request, Response, normalize_authority};
 pub use sign::{AgentForm, SignSpec, Signed, sign_directory, sign_request};
 pub use verify::{
     KeySet, Keys, Lookup, NonceMemory, Policy, Prepared, TAG_DIRECTORY, TAG_REQUEST, Verdict,
-    check_batch, check_content_digest, content_digest, prepare_request, signature_agents,
-    verify_directory_response, verify_request,
+    agents_in, check_batch, check_content_digest, content_digest, prepare_request,
+    signature_agents, verify_directory_response, verify_request,
 };
 
 /// The three outcomes of checking a signature.
@@ -173,6 +173,34 @@ pub enum Reason {
     /// The nonce was seen before, inside its validity window.
     #[error("nonce replayed")]
     Replayed,
+}
+
+impl Reason {
+    /// A stable code for counting reasons (the message has the details).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Reason::Holds => "holds",
+            Reason::NoSignature => "no-signature",
+            Reason::NotTagged { .. } => "not-tagged",
+            Reason::Malformed(_) => "malformed",
+            Reason::MissingParam(_) => "missing-parameter",
+            Reason::CreatedInFuture { .. } => "created-in-future",
+            Reason::Expired { .. } => "expired",
+            Reason::ValidityTooLong { .. } => "validity-too-long",
+            Reason::AuthorityNotCovered => "authority-not-covered",
+            Reason::AgentNotCovered => "agent-not-covered",
+            Reason::ComponentMissing(_) => "component-missing",
+            Reason::UnsupportedComponent(_) => "unsupported-component",
+            Reason::Hmac => "hmac",
+            Reason::UnsupportedAlgorithm(_) => "unsupported-algorithm",
+            Reason::AlgorithmMismatch { .. } => "algorithm-mismatch",
+            Reason::KeyNotListed { .. } => "key-not-listed",
+            Reason::KeysUnknown(_) => "keys-unknown",
+            Reason::BadSignature => "bad-signature",
+            Reason::DigestMismatch => "digest-mismatch",
+            Reason::Replayed => "replayed",
+        }
+    }
 }
 
 /// Errors of key handling.

@@ -8,7 +8,9 @@ use std::hash::BuildHasher;
 use std::net::IpAddr;
 
 use botscope_accesslog::{Analysis, Check, Checked, Class};
-use botscope_botid::{FcrdnsEvidence, Lists, Owners, Registry, UaInfo, Verdict, Verification};
+use botscope_botid::{
+    FcrdnsEvidence, Lists, Owners, Registry, SignatureEvidence, UaInfo, Verdict, Verification,
+};
 
 /// Verdicts by client index.
 pub type Checks = HashMap<usize, Checked, foldhash::fast::RandomState>;
@@ -65,27 +67,55 @@ pub fn verify_clients<S: BuildHasher>(
         if lists && analysis.classes[i] == Class::UndeclaredBot {
             undeclared.push(c.ip);
         }
-        let check = infos[c.agent()].as_ref().map(|info| {
-            let v = botscope_botid::verify_at(
-                registry,
-                c.ip,
-                ua,
-                info,
-                evidence.get(&c.ip),
-                owners.owner_at(c.ip, c.last()),
-                Some(c.last()),
-            );
-            let check = match v.verdict {
-                Verdict::Verified => Check::Verified,
-                Verdict::Spoofed => Check::Spoofed,
-                _ => Check::Unverifiable,
-            };
-            let reason = v.reason.clone();
-            if lists {
-                verdicts.push(v);
-            }
-            Checked { check, reason }
+        // A signature that verified, from an agent the registry names,
+        // is evidence for that robot whatever the User-Agent says.
+        let signed = analysis.signed(i).and_then(|s| {
+            let agent = s.verified_agent.as_deref()?;
+            registry.signed_by(agent)?;
+            Some(SignatureEvidence {
+                outcome: "verified".into(),
+                agent: Some(agent.to_owned()),
+                keyid: None,
+                reason: format!(
+                    "{} of {} signed requests verified",
+                    s.counts.verified, s.counts.signed
+                ),
+                bot: None,
+            })
         });
+        let signed_info = signed.as_ref().map(|_| UaInfo {
+            is_bot: true,
+            family: None,
+            claimed_bot: None,
+            reason: agent.reason.clone(),
+        });
+        let check = infos[c.agent()]
+            .as_ref()
+            .or(signed_info.as_ref())
+            .map(|info| {
+                let mut v = botscope_botid::verify_at(
+                    registry,
+                    c.ip,
+                    ua,
+                    info,
+                    evidence.get(&c.ip),
+                    owners.owner_at(c.ip, c.last()),
+                    Some(c.last()),
+                );
+                if let Some(sig) = signed.clone() {
+                    botscope_botid::with_signature(registry, &mut v, sig);
+                }
+                let check = match v.verdict {
+                    Verdict::Verified => Check::Verified,
+                    Verdict::Spoofed => Check::Spoofed,
+                    _ => Check::Unverifiable,
+                };
+                let reason = v.reason.clone();
+                if lists {
+                    verdicts.push(v);
+                }
+                Checked { check, reason }
+            });
         if lists && check.is_none() && c.robots_txt > 0 {
             // A robots.txt requester is a robot (ACAP 3.1) even with a
             // browser's User-Agent.

@@ -39,6 +39,7 @@ pub mod lists;
 mod pipeline;
 pub mod render;
 mod robots;
+mod signatures;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -53,6 +54,7 @@ pub use input::{CHUNK_BYTES, Chunk, ReadStats, Source, buffer, chunks, lines, op
 pub use join::{Checks, dns_wanted, verify_clients};
 pub use pipeline::{Read, Settings, read};
 pub use robots::{RobotsSpec, RobotsTxt, parse_when};
+pub use signatures::{Directories, LogSignatures, Offline};
 
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]
@@ -308,15 +310,36 @@ impl<'r> Job<'r> {
         })
     }
 
-    /// Reads and analyses the inputs (see [`read`]).
+    /// Reads and analyses the inputs (see [`read`]); signed requests are
+    /// counted by agent and left unverified (no directory is fetched).
     pub fn read(
         &self,
         sources: Vec<Source>,
         settings: &Settings,
         progress: &dyn Progress,
     ) -> Result<Read, Error> {
+        self.read_signed(sources, settings, progress, &Offline)
+    }
+
+    /// Reads and analyses the inputs, checking each signed request with
+    /// the key directories `directories` gives for the agents it names.
+    pub fn read_signed(
+        &self,
+        sources: Vec<Source>,
+        settings: &Settings,
+        progress: &dyn Progress,
+        directories: &dyn Directories,
+    ) -> Result<Read, Error> {
         let identify = RegistryIdentify::new(self.registry, &self.classifier);
-        read(sources, settings, &identify, &self.robots, progress)
+        let signatures = LogSignatures::new(directories);
+        read(
+            sources,
+            settings,
+            &identify,
+            &self.robots,
+            &signatures,
+            progress,
+        )
     }
 
     /// The distinct addresses whose verdict would use FCrDNS: the caller
@@ -354,6 +377,9 @@ impl<'r> Job<'r> {
                 let o = owners.owner(c.ip);
                 (c.asn, c.as_org, c.country) = (o.asn, o.as_org, o.country);
             }
+        }
+        for a in &mut report.signature_agents {
+            a.robot = self.registry.signed_by(&a.agent).map(|b| b.name.clone());
         }
         let damaged = inputs.iter().any(|i| i.error.is_some());
         report.set_inputs(inputs);

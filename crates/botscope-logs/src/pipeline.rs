@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use botscope_accesslog::{
-    Analysis, Analyzer, Identify, Input, LogFormat, Malformed, Partial, Policy, Window,
+    Analysis, Analyzer, Identify, Input, LogFormat, Malformed, Partial, Policy, SignatureCheck,
+    Window,
 };
 
 use crate::input::{self, Source};
@@ -83,12 +84,14 @@ impl Read {
 
 /// Reads, parses and analyses every input. Inputs are opened first, so a
 /// missing file is an error before any work; a damaged one ends early,
-/// and everything before the damage is counted.
+/// and everything before the damage is counted. Signed requests are
+/// checked by `signatures`.
 pub fn read(
     sources: Vec<Source>,
     settings: &Settings,
     identify: &dyn Identify,
     policy: &dyn Policy,
+    signatures: &dyn SignatureCheck,
     progress: &dyn Progress,
 ) -> Result<Read, Error> {
     if let (Some(since), Some(until)) = (settings.window.since, settings.window.until)
@@ -126,8 +129,9 @@ pub fn read(
                 let rx = rx.clone();
                 let back = back_tx.clone();
                 s.spawn(move || {
-                    let mut an =
-                        Analyzer::new(identify, policy, window).with_max_clients(max_clients);
+                    let mut an = Analyzer::new(identify, policy, window)
+                        .with_max_clients(max_clients)
+                        .with_signatures(signatures);
                     for (format, seq, offset, chunk) in rx {
                         an.begin_chunk(seq);
                         for (n, line) in input::lines(&chunk) {

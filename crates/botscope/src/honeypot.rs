@@ -71,12 +71,7 @@ pub async fn report(a: &HoneypotReportArgs, s: &Settings) -> Result<ExitStatus> 
             sig_path.display()
         );
     }
-    let cfg = botscope_http::directory::DirectoryConfig {
-        trust: crate::settings::trust(&a.tls)?,
-        allow_private: a.allow_private,
-        timeout: a.directory_timeout,
-        ..Default::default()
-    };
+    let cfg = crate::settings::directory_config(&a.directories)?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));

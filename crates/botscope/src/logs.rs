@@ -35,6 +35,17 @@ impl Progress for Bar {
     }
 }
 
+/// Key directories fetched while the log is read (`--verify`).
+struct Fetch(botscope_http::directory::DirectoryConfig);
+
+impl botscope_logs::Directories for Fetch {
+    fn fetch(&self, agent: &str) -> Result<botscope_httpsig::Directory, String> {
+        botscope_http::directory::fetch_directory_blocking(agent, &self.0, botscope_os::unix_now())
+            .map(|f| f.directory)
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// Reads, analyses and verifies; `lists`: also prepare the export lists.
 async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analysed> {
     let registry = settings.registry(a.registry.as_ref())?;
@@ -74,7 +85,12 @@ async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analy
         total,
         "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
     ));
-    let read = job.read(sources, &read_settings, &bar)?;
+    let read = if a.verify {
+        let fetch = Fetch(crate::settings::directory_config(&a.directories)?);
+        job.read_signed(sources, &read_settings, &bar, &fetch)?
+    } else {
+        job.read(sources, &read_settings, &bar)?
+    };
     if let Some(pb) = &bar.0 {
         pb.finish_and_clear();
     }

@@ -52,12 +52,7 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         } else {
             Some(botscope_gate::signature::SignatureConfig {
                 registry: std::sync::Arc::new(s.registry(a.registry.as_ref())?),
-                directory: botscope_http::directory::DirectoryConfig {
-                    trust: crate::settings::trust(&a.tls)?,
-                    allow_private: a.allow_private,
-                    timeout: a.directory_timeout,
-                    ..Default::default()
-                },
+                directory: crate::settings::directory_config(&a.directories)?,
                 bounds: botscope_http::keycache::Bounds {
                     agents: a.max_signature_agents.max(1),
                     in_flight: a.directory_fetches.max(1),

@@ -170,6 +170,19 @@ impl FetchSettings {
     }
 }
 
+/// How key directories are fetched, as `--allow-private`,
+/// `--directory-timeout` and the TLS flags say.
+pub fn directory_config(
+    args: &botscope_cli::KeyDirectoryArgs,
+) -> Result<botscope_http::directory::DirectoryConfig> {
+    Ok(botscope_http::directory::DirectoryConfig {
+        trust: trust(&args.tls)?,
+        allow_private: args.allow_private,
+        timeout: args.directory_timeout,
+        ..Default::default()
+    })
+}
+
 /// What HTTPS trusts, as `--tls-roots` and `--ca-file` say (the
 /// certificates read and checked).
 pub fn trust(args: &TlsArgs) -> Result<botscope_harvest::Trust> {

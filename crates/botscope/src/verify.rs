@@ -163,12 +163,7 @@ async fn request_run(
             .as_secs(),
     )
     .unwrap_or(i64::MAX);
-    let cfg = botscope_http::directory::DirectoryConfig {
-        trust: crate::settings::trust(&a.tls)?,
-        allow_private: a.allow_private,
-        timeout: a.directory_timeout,
-        ..Default::default()
-    };
+    let cfg = crate::settings::directory_config(&a.directories)?;
     let (s, fetched) = botscope_http::directory::verify_request(&req, &cfg, now, !a.offline).await;
     if a.trace {
         for f in &fetched {

@@ -93,6 +93,8 @@ pub struct Analyzer<'a> {
     pub(super) last: Option<(u64, Slot)>,
     /// The policy judges requests ([`Policy::judges`]).
     pub(super) judges: bool,
+    /// Checks signed requests; without one they are counted, undecided.
+    pub(super) signatures: Option<&'a dyn SignatureCheck>,
 }
 
 impl<'a> Analyzer<'a> {
@@ -106,7 +108,15 @@ impl<'a> Analyzer<'a> {
             chunk: 0,
             last: None,
             judges: policy.judges(),
+            signatures: None,
         }
+    }
+
+    /// Checks the signature of every signed request with `check` (at the
+    /// cost of one signature verification per signed request).
+    pub fn with_signatures(mut self, check: &'a dyn SignatureCheck) -> Self {
+        self.signatures = Some(check);
+        self
     }
 
     /// Tracks at most `n` distinct clients (IP + User-Agent); the
@@ -185,6 +195,13 @@ impl<'a> Analyzer<'a> {
                 })
             }
         };
+        let seen = r.signed.is_signed().then(|| {
+            let seen = self
+                .signatures
+                .map_or_else(signed::unchecked, |c| c.check(r));
+            p.folded.signature_agents.add(&seen);
+            seen
+        });
         let Some(slot) = slot else {
             // Past the cap: the request counts for the site, not for a
             // client.
@@ -193,6 +210,9 @@ impl<'a> Analyzer<'a> {
             f.per_record(r, false);
             return;
         };
+        if let Some(seen) = &seen {
+            p.folded.signed.entry(slot.client).or_default().add(seen);
+        }
         self.last = Some((uh, slot));
         let (ci, a) = (slot.client, slot.agent);
         let robot = p.robot[a as usize];
@@ -541,6 +561,19 @@ impl Partial {
                 .or_default()
                 .extend_from(&secs);
         }
+        for (ci, signed) in o.folded.signed {
+            if client_map[ci as usize] == DROPPED {
+                continue;
+            }
+            self.folded
+                .signed
+                .entry(client_map[ci as usize])
+                .or_default()
+                .merge(signed);
+        }
+        self.folded
+            .signature_agents
+            .merge(o.folded.signature_agents);
         for (name, paths) in o.folded.robot_paths {
             match self.folded.robot_paths.get_mut(&name) {
                 Some(t) => t.merge(paths),

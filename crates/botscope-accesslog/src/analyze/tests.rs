@@ -95,6 +95,7 @@ fn rec<'a>(
         referer: referer.then_some(Cow::Borrowed("https://example.com/")),
         user_agent: (!ua.is_empty()).then_some(Cow::Borrowed(ua)),
         duration_us: None,
+        signed: Default::default(),
         truncated: false,
     }
 }

@@ -31,6 +31,7 @@ struct RobotAcc {
     spoofed_ips: Map<IpAddr, u64>,
     seconds: Seconds,
     classes: [u64; 5],
+    signatures: Option<crate::SignatureCounts>,
 }
 
 const STATUS_NAMES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "other"];
@@ -130,6 +131,9 @@ impl RobotAcc {
         for e in a.disallowed_examples(i) {
             self.examples.push((e.time, c.ip, e.target.clone()));
         }
+        if let Some(s) = a.signed(i) {
+            self.signatures.get_or_insert_default().merge(&s.counts);
+        }
         let k = match check {
             Some(Check::Verified) => 0,
             Some(Check::Spoofed) => 1,
@@ -221,8 +225,30 @@ impl RobotAcc {
                 .filter(|(_, n)| *n > 0)
                 .map(|(c, n)| (c.as_str(), n))
                 .collect(),
+            signatures: self.signatures,
         }
     }
+}
+
+/// Signed requests by agent, most first.
+fn signature_agents(a: &Analysis) -> Vec<SignatureAgent> {
+    let mut v: Vec<SignatureAgent> = a
+        .signature_agents()
+        .map(|(agent, t)| SignatureAgent {
+            agent: agent.to_owned(),
+            robot: None,
+            counts: t.counts,
+            unverified: t.counts.unverified(),
+            reasons: t.reasons.clone(),
+        })
+        .collect();
+    v.sort_by(|x, y| {
+        y.counts
+            .signed
+            .cmp(&x.counts.signed)
+            .then_with(|| x.agent.cmp(&y.agent))
+    });
+    v
 }
 
 /// Distinct addresses, by sorting (a hash set's random inserts would miss
@@ -725,6 +751,7 @@ pub fn build<S: BuildHasher>(
         scanners,
         monitors,
         spoofed,
+        signature_agents: signature_agents(a),
     }
 }
 

@@ -35,6 +35,8 @@ pub const CSV_COLUMNS: &[&str] = &[
     "unverifiable_ips",
     "unchecked_ips",
     "top_path",
+    "signed_requests",
+    "verified_signatures",
 ];
 
 /// Numbers as Rust shows them (`0.5`, `2`), the form the columns promise.
@@ -84,6 +86,8 @@ struct Row<'a> {
     unverifiable_ips: u64,
     unchecked_ips: u64,
     top_path: std::borrow::Cow<'a, str>,
+    signed_requests: u64,
+    verified_signatures: u64,
 }
 
 /// One row per robot, with a header.
@@ -118,6 +122,8 @@ pub fn csv(r: &Report) -> String {
             unverifiable_ips: b.verification.unverifiable.ips,
             unchecked_ips: b.verification.unchecked.ips,
             top_path: botscope_text::csv_cell(b.top_paths.first().map_or("", |p| p.path.as_str())),
+            signed_requests: b.signatures.map_or(0, |s| s.signed),
+            verified_signatures: b.signatures.map_or(0, |s| s.verified),
         }
     }))
 }
@@ -168,6 +174,8 @@ mod tests {
             unverifiable_ips: 0,
             unchecked_ips: 1,
             top_path: botscope_text::csv_cell("=/a\nb"),
+            signed_requests: 2,
+            verified_signatures: 1,
         };
         let out = to_csv([row].into_iter());
         let mut lines = out.split('\n');
@@ -176,7 +184,7 @@ mod tests {
             lines.next(),
             Some(
                 "\"'@Bot, \"\"the\"\" crawler\",,false,3,1,1,1,10,0,2,1,0.5,10,0,,3,3,0,0,0,\
-                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,'=/a\\x0ab"
+                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,'=/a\\x0ab,2,1"
             ),
             "formulas neutralised, a newline escaped"
         );

@@ -253,6 +253,7 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
         }
     };
     let robots = robots_by_requests(r);
+    let any_signed = robots.iter().any(|(_, b)| b.signatures.is_some());
     // Two tables of a dozen columns each, so that both fit a laptop's
     // screen: what each robot did, then how it was answered and verified.
     html! {
@@ -299,6 +300,7 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
             thead { tr {
                 th { "Robot" } th { "2xx" } th { "3xx" } th { "4xx" } th { "5xx" }
                 th { "Verified IPs" } th { "Spoofed IPs" } th { "Unverifiable IPs" }
+                @if any_signed { th title="requests whose signature verified / signed requests" { "Signed" } }
                 th { "First seen" } th { "Last seen" } th { "Top paths" }
             } }
             tbody {
@@ -311,6 +313,10 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
                         td class=(if b.verification.spoofed.ips > 0 { "n bad" } else { "n" })
                             data-v=(b.verification.spoofed.ips) { (b.verification.spoofed.ips) }
                         (num(b.verification.unverifiable.ips))
+                        @if any_signed {
+                            @let s = b.signatures.unwrap_or_default();
+                            td.n data-v=(s.signed) { (s.verified) " / " (s.signed) }
+                        }
                         td.when { (Text(&b.first_seen)) }
                         td.when { (Text(&b.last_seen)) }
                         td.paths {
@@ -325,6 +331,34 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
         } }
         @if let Some(note) = super::unverifiable_note(r) {
             p.muted { (Text(&note)) }
+        }
+    }
+}
+
+/// Signed requests by signature agent (Web Bot Auth), when there are any.
+fn signatures_table(r: &Report) -> Markup {
+    html! {
+        @if !r.signature_agents.is_empty() {
+            h2 id="signatures-h" { "Signed requests " span.muted { "(Web Bot Auth)" } }
+            div.wide { table.sortable id="signatures" {
+                thead { tr {
+                    th { "Signature agent" } th { "Robot" } th { "Signed" } th { "Verified" }
+                    th { "Invalid" } th { "Unverified" } th { "Why not verified" }
+                } }
+                tbody {
+                    @for a in &r.signature_agents {
+                        tr {
+                            td.agent { (Text(&a.agent)) }
+                            td { (Text(a.robot.as_deref().unwrap_or("-"))) }
+                            (num(a.counts.signed)) (num(a.counts.verified))
+                            td class=(if a.counts.invalid > 0 { "n bad" } else { "n" })
+                                data-v=(a.counts.invalid) { (a.counts.invalid) }
+                            (num(a.unverified))
+                            td { (Text(&super::reasons(&a.reasons))) }
+                        }
+                    }
+                }
+            } }
         }
     }
 }
@@ -525,6 +559,7 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                 }
                 (vhosts_table(r))
                 (robots_table(r, o))
+                (signatures_table(r))
                 (client_table("Spoofed robots", "spoofed", &r.spoofed))
                 (client_table("Undeclared robots", "undeclared", &r.undeclared_bots))
                 (client_table("Scanners", "scanners", &r.scanners))

@@ -47,6 +47,16 @@ pub fn unverifiable_note(r: &Report) -> Option<String> {
     })
 }
 
+/// Reasons with their counts, most first: `expired 3, bad-signature 1`.
+fn reasons(r: &std::collections::BTreeMap<String, u64>) -> String {
+    let mut v: Vec<(&String, &u64)> = r.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    v.iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Lines read with their last field cut (truncated): parsed, and listed
 /// with the lines not understood.
 fn cut_short(r: &Report) -> u64 {

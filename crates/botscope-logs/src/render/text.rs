@@ -222,6 +222,67 @@ fn clients(out: &mut String, title: &str, l: &ClientList, limit: usize, width: u
     }
 }
 
+/// Signed requests (Web Bot Auth): by signature agent, then by robot.
+fn signatures(out: &mut String, r: &Report, width: usize) {
+    if r.signature_agents.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nsigned requests by signature agent:");
+    let rows: Vec<Vec<String>> = r
+        .signature_agents
+        .iter()
+        .map(|a| {
+            vec![
+                shorten(&a.agent, 48),
+                a.robot.clone().unwrap_or_else(|| "-".into()),
+                a.counts.signed.to_string(),
+                a.counts.verified.to_string(),
+                a.counts.invalid.to_string(),
+                a.unverified.to_string(),
+                super::reasons(&a.reasons),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "agent",
+            "robot",
+            "signed",
+            "verified",
+            "invalid",
+            "unverified",
+            "why not verified",
+        ],
+        &rows,
+        width,
+        &[6, 1],
+    );
+    let robots: Vec<Vec<String>> = robots_by_requests(r)
+        .iter()
+        .filter_map(|(name, b)| {
+            let s = b.signatures?;
+            Some(vec![
+                shorten(name, 32),
+                b.requests.to_string(),
+                s.signed.to_string(),
+                s.verified.to_string(),
+                s.invalid.to_string(),
+            ])
+        })
+        .collect();
+    if !robots.is_empty() {
+        let _ = writeln!(out, "\nsigned requests by robot:");
+        table(
+            out,
+            &["robot", "requests", "signed", "verified", "invalid"],
+            &robots,
+            width,
+            &[],
+        );
+    }
+}
+
 /// Terminal tables, fitted to 100 columns (what `text` writes when the
 /// output is not a terminal).
 pub fn text(r: &Report) -> String {
@@ -362,6 +423,7 @@ pub fn text_fit(r: &Report, width: usize) -> String {
     if r.untracked.requests > 0 {
         let _ = writeln!(out, "\n{}", super::html::untracked(r));
     }
+    signatures(&mut out, r, width);
     clients(&mut out, "spoofed robots", &r.spoofed, 20, width);
     clients(&mut out, "undeclared robots", &r.undeclared_bots, 20, width);
     clients(&mut out, "scanners", &r.scanners, 20, width);

@@ -103,3 +103,207 @@ fn a_missing_file_is_an_error_before_any_work() {
     assert_eq!(e.to_string(), "failed to open no/such/file.log");
     assert!(std::error::Error::source(&e).is_some(), "the cause is kept");
 }
+
+/// Key directories from memory: one agent's keys, every other agent's
+/// fetch fails; each agent is asked once.
+struct Keys {
+    agent: String,
+    dir: botscope_httpsig::Directory,
+    asked: Mutex<Vec<String>>,
+}
+
+impl botscope_logs::Directories for Keys {
+    fn fetch(&self, agent: &str) -> Result<botscope_httpsig::Directory, String> {
+        self.asked.lock().expect("lock").push(agent.to_owned());
+        if agent == self.agent {
+            Ok(self.dir.clone())
+        } else {
+            Err("status 404".into())
+        }
+    }
+}
+
+/// An nginx log line of a request, its signature headers escaped as nginx
+/// writes them (`"` as `\x22`).
+fn nginx_line(
+    ip: &str,
+    t: i64,
+    path: &str,
+    ua: &str,
+    host: &str,
+    sig: &[(String, String)],
+) -> String {
+    let time = jiff::Timestamp::from_second(t)
+        .expect("time")
+        .strftime("%d/%b/%Y:%H:%M:%S +0000");
+    let h = |name: &str| {
+        sig.iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map_or("-".to_owned(), |(_, v)| v.replace('"', "\\x22"))
+    };
+    format!(
+        "{ip} - - [{time}] \"GET {path} HTTP/1.1\" 200 512 \"-\" \"{ua}\" \"{host}\" \"{}\" \"{}\" \"{}\"\n",
+        h("Signature-Input"),
+        h("Signature"),
+        h("Signature-Agent")
+    )
+}
+
+#[test]
+fn signed_requests_are_checked_at_their_time_with_their_agents_keys() {
+    use botscope_httpsig::{Directory, Request, SignSpec, SigningKey, sign_request};
+    let registry = Registry::bundled();
+    let robot = registry
+        .signed_by("https://chatgpt.com")
+        .expect("the bundled registry names ChatGPT's signature agent")
+        .name
+        .clone();
+    let key = SigningKey::generate().expect("key");
+    let keys = Keys {
+        agent: "https://chatgpt.com".into(),
+        dir: Directory {
+            keys: vec![(key.keyid(), key.public())],
+            skipped: Vec::new(),
+        },
+        asked: Mutex::new(Vec::new()),
+    };
+    // Long ago: the log's own time decides, not the clock's.
+    let t = 1_700_000_000;
+    let sign = |agent: &str, path: &str, created: i64| {
+        let req = Request::new("GET", "https", "shop.example", path, Vec::new());
+        let spec = SignSpec::new(Some(agent), created, 300, Some(format!("n{created}{path}")));
+        sign_request(&req, &key, &spec).expect("sign").headers()
+    };
+    let chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+    let good = sign("https://chatgpt.com", "/a", t - 5);
+    let mut log = String::new();
+    for k in 0..3 {
+        log.push_str(&nginx_line(
+            "192.0.2.7",
+            t + k,
+            "/a",
+            chrome,
+            "shop.example",
+            &good,
+        ));
+    }
+    // The same signature sent to another host (it covers the authority),
+    // an expired one, one from an agent whose directory cannot be had.
+    log.push_str(&nginx_line(
+        "192.0.2.7",
+        t + 5,
+        "/a",
+        chrome,
+        "other.example",
+        &good,
+    ));
+    log.push_str(&nginx_line(
+        "192.0.2.7",
+        t + 10,
+        "/c",
+        chrome,
+        "shop.example",
+        &sign("https://chatgpt.com", "/c", t - 1000),
+    ));
+    log.push_str(&nginx_line(
+        "198.51.100.3",
+        t + 11,
+        "/d",
+        "Made-up/1.0",
+        "shop.example",
+        &sign("https://made-up.example", "/d", t + 11),
+    ));
+    // An unsigned robot.
+    log.push_str(&nginx_line(
+        "66.249.66.1",
+        t + 12,
+        "/",
+        "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+        "shop.example",
+        &[],
+    ));
+    let format = r#"$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" "$host" "$http_signature_input" "$http_signature" "$http_signature_agent""#;
+    let settings = Settings {
+        format: Some(botscope_accesslog::LogFormat::nginx(format).expect("format")),
+        ..settings(2)
+    };
+    let job = Job::new(&registry, RobotsTxt::default(), 2).expect("job");
+    let offline = log.clone();
+    let source = Source::Reader("signed.log".into(), Box::new(std::io::Cursor::new(log)));
+    let read = job
+        .read_signed(vec![source], &settings, &NoProgress, &keys)
+        .expect("read");
+    let o = job.finish(read, &HashMap::new(), &botscope_botid::NoOwners, true);
+    assert_eq!(o.report.lines.malformed, 0, "{:?}", o.report.malformed);
+    let mut asked = keys.asked.lock().expect("lock").clone();
+    asked.sort();
+    assert_eq!(
+        asked,
+        ["https://chatgpt.com", "https://made-up.example"],
+        "each agent's directory is fetched once"
+    );
+    let by = |a: &str| {
+        o.report
+            .signature_agents
+            .iter()
+            .find(|x| x.agent == a)
+            .unwrap_or_else(|| panic!("{a} in {:?}", o.report.signature_agents))
+    };
+    let gpt = by("https://chatgpt.com");
+    assert_eq!(gpt.robot.as_deref(), Some(robot.as_str()));
+    assert_eq!(
+        (gpt.counts.signed, gpt.counts.verified, gpt.counts.invalid),
+        (5, 3, 2)
+    );
+    assert_eq!(
+        gpt.reasons.get("bad-signature"),
+        Some(&1),
+        "{:?}",
+        gpt.reasons
+    );
+    assert_eq!(gpt.reasons.get("expired"), Some(&1), "{:?}", gpt.reasons);
+    let other = by("https://made-up.example");
+    assert_eq!(
+        other.robot, None,
+        "an agent no entry names is nobody's robot"
+    );
+    assert_eq!((other.counts.signed, other.unverified), (1, 1));
+    assert!(
+        other.reasons.keys().any(|r| r.contains("status 404")),
+        "{:?}",
+        other.reasons
+    );
+    assert_eq!(
+        o.report.signature_agents.len(),
+        2,
+        "unsigned requests name no agent"
+    );
+    // A browser's User-Agent, signed by ChatGPT's agent: verified by its
+    // signature, so its address is on the list of robots that are what
+    // they say.
+    let ip: std::net::IpAddr = "192.0.2.7".parse().expect("ip");
+    assert!(o.lists.all_ok.contains(&ip), "{:?}", o.lists.all_ok);
+    assert!(!o.lists.suspect.contains(&ip));
+    assert!(o.report.robots["Googlebot"].signatures.is_none());
+    let text = botscope_logs::render::text(&o.report);
+    assert!(
+        text.contains("signed requests by signature agent"),
+        "{text}"
+    );
+    let html = botscope_logs::render::html(&o.report);
+    assert!(html.contains("id=\"signatures\""));
+    // Offline, the same requests are counted; only what needs no key (the
+    // expired one) is decided.
+    let source = Source::Reader("signed.log".into(), Box::new(std::io::Cursor::new(offline)));
+    let read = job
+        .read(vec![source], &settings, &NoProgress)
+        .expect("read");
+    let o = job.finish(read, &HashMap::new(), &botscope_botid::NoOwners, true);
+    let gpt = &o.report.signature_agents[0];
+    assert_eq!(gpt.agent, "https://chatgpt.com");
+    assert_eq!(
+        (gpt.counts.signed, gpt.counts.verified, gpt.counts.invalid),
+        (5, 0, 1)
+    );
+    assert!(!o.lists.all_ok.contains(&ip), "no evidence offline");
+}

@@ -1434,23 +1434,19 @@ fn keys_generate_writes_a_private_key_and_its_directory_and_never_overwrites() {
 
 /// `verify --request`: a request signed by an agent whose key directory
 /// is served over HTTPS on loopback, the agent named by a registry entry.
-#[test]
-fn verify_request_checks_the_signature_with_the_agents_directory() {
-    use botscope_httpsig::{
-        Directory, Request, SignSpec, SigningKey, sign_directory, sign_request,
-    };
+/// A loopback HTTPS server publishing `key` in a signed key directory at
+/// the well-known path, and the test CA it trusts.
+fn key_directory(
+    key: &botscope_httpsig::SigningKey,
+) -> (
+    botscope_testkit::ipdb::FileServer,
+    botscope_testkit::ipdb::TestCa,
+) {
+    use botscope_httpsig::{Directory, Request, sign_directory};
     use botscope_testkit::ipdb::{Canned, FileServer, TestCa};
     let ca = TestCa::new();
-    let key = SigningKey::generate().expect("key");
     let server = FileServer::start_tls_canned(std::collections::HashMap::new(), &ca);
-    let agent = server.url();
-    let now = i64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("clock")
-            .as_secs(),
-    )
-    .expect("time");
+    let now = botscope_os::unix_now();
     let body = Directory {
         keys: vec![(key.keyid(), key.public())],
         skipped: Vec::new(),
@@ -1459,12 +1455,12 @@ fn verify_request_checks_the_signature_with_the_agents_directory() {
     let dir_req = Request::new(
         "GET",
         "https",
-        agent.trim_start_matches("https://"),
+        server.url().trim_start_matches("https://"),
         "/.well-known/http-message-signatures-directory",
         Vec::new(),
     );
     let mut headers =
-        sign_directory(&dir_req, body.as_bytes(), &[&key], now - 10, now + 3600).expect("sign");
+        sign_directory(&dir_req, body.as_bytes(), &[key], now - 10, now + 3600).expect("sign");
     headers.push((
         "Content-Type".into(),
         "application/http-message-signatures-directory+json".into(),
@@ -1477,6 +1473,16 @@ fn verify_request_checks_the_signature_with_the_agents_directory() {
             body: body.into_bytes(),
         },
     );
+    (server, ca)
+}
+
+#[test]
+fn verify_request_checks_the_signature_with_the_agents_directory() {
+    use botscope_httpsig::{Request, SignSpec, SigningKey, sign_request};
+    let key = SigningKey::generate().expect("key");
+    let (server, ca) = key_directory(&key);
+    let agent = server.url();
+    let now = botscope_os::unix_now();
     let ca_file = tmp("webbotauth-ca.pem", ca.pem.as_bytes());
     let registry = tmp(
         "webbotauth.yaml",
@@ -1560,4 +1566,88 @@ fn verify_request_checks_the_signature_with_the_agents_directory() {
         "{}",
         crate::stderr(&o)
     );
+}
+
+#[test]
+fn logs_analyze_verifies_signed_requests_with_the_agents_directory() {
+    use botscope_httpsig::{Request, SignSpec, SigningKey, sign_request};
+    let key = SigningKey::generate().expect("key");
+    let (server, ca) = key_directory(&key);
+    let agent = server.url();
+    let ca_file = tmp("logs-webbotauth-ca.pem", ca.pem.as_bytes());
+    let registry = tmp(
+        "logs-webbotauth.yaml",
+        format!("bots:\n- name: SignedBot\n  category: ai-assistant\n  ua_tokens: [SignedBot]\n  signature_agents: ['{agent}']\n").as_bytes(),
+    );
+    // A JSON log, as nginx writes one with `escape=json`: three signed
+    // requests (one to a host its signature does not name), one unsigned.
+    let t = 1_700_000_000;
+    let req = Request::new("GET", "https", "shop.example", "/", Vec::new());
+    let spec = SignSpec::new(Some(&agent), t - 5, 300, Some("bm9uY2U".into()));
+    let signed = sign_request(&req, &key, &spec).expect("sign");
+    let mut log = String::new();
+    for (k, host) in ["shop.example", "shop.example", "other.example", ""]
+        .iter()
+        .enumerate()
+    {
+        let mut line = serde_json::json!({
+            "remote_addr": "203.0.113.9",
+            "time_iso8601": botscope_accesslog::format_rfc3339(t + k as i64),
+            "request": "GET / HTTP/1.1",
+            "status": 200,
+            "http_user_agent": "SignedBot/1.0",
+            "host": if host.is_empty() { "shop.example" } else { host },
+        });
+        if !host.is_empty() {
+            for (n, v) in signed.headers() {
+                line[format!("http_{}", n.to_ascii_lowercase().replace('-', "_"))] = v.into();
+            }
+        }
+        log.push_str(&line.to_string());
+        log.push('\n');
+    }
+    let log_file = tmp("signed.jsonl", log.as_bytes());
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "logs",
+            "analyze",
+            crate::arg(&log_file),
+            "--registry",
+            crate::arg(&registry),
+            "--ca-file",
+            crate::arg(&ca_file),
+            "--allow-private",
+            "--format",
+            "json",
+            "--no-progress",
+        ];
+        args.extend_from_slice(extra);
+        let o = botscope(&args, b"");
+        assert_eq!(o.status.code(), Some(0), "{}", crate::stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+        v
+    };
+    let v = run(&["--verify"]);
+    let a = &v["signature_agents"][0];
+    assert_eq!(a["agent"], agent.as_str(), "{v}");
+    assert_eq!(a["robot"], "SignedBot");
+    assert_eq!(
+        (
+            a["signed"].as_u64(),
+            a["verified"].as_u64(),
+            a["invalid"].as_u64()
+        ),
+        (Some(3), Some(2), Some(1))
+    );
+    assert_eq!(a["reasons"]["bad-signature"], 1);
+    let bot = &v["robots"]["SignedBot"];
+    assert_eq!(bot["signatures"]["signed"], 3);
+    assert_eq!(bot["signatures"]["verified"], 2);
+    assert_eq!(bot["verification"]["verified"]["ips"], 1, "{bot}");
+    // Without --verify no directory is fetched: counted, undecided.
+    let hits = server.hits();
+    let v = run(&[]);
+    assert_eq!(v["signature_agents"][0]["verified"], 0);
+    assert_eq!(v["signature_agents"][0]["signed"], 3);
+    assert_eq!(server.hits(), hits);
 }
