@@ -117,6 +117,20 @@ codes! {
     /// So many agents share groups that checking every agent's rule set
     /// would take longer than the file is worth; the rest were not checked.
     LintBudget = "R030", "lint-budget", Info;
+    /// A Content-Usage rule that cannot be read (no preference, or one that
+    /// is not a structured-field dictionary): every preference is unknown.
+    UsageMalformed = "R031", "usage-malformed", Error;
+    /// A Content-Usage entry the vocabulary does not define, or whose value
+    /// is not `y` or `n`: that preference is unknown.
+    UsageUnknown = "R032", "usage-unknown", Warning;
+    /// A Content-Usage rule without a path: read as `/`, but the attach
+    /// draft requires one.
+    UsageNoPath = "R033", "usage-no-path", Warning;
+    /// A Content-Usage rule outside any group: it applies to no crawler.
+    UsageOutsideGroup = "R034", "usage-outside-group", Error;
+    /// A Content-Signal entry the policy does not define (search,
+    /// ai-input, ai-train) or whose value is not `yes` or `no`.
+    SignalUnknown = "R035", "signal-unknown", Warning;
 }
 
 impl fmt::Display for Code {

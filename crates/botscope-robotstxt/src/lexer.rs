@@ -299,6 +299,9 @@ pub enum KeyKind {
     /// `Content-Signal`: what the content may be used for (Cloudflare's
     /// Content Signals Policy, 2025: `search=yes, ai-train=no`).
     ContentSignal,
+    /// `Content-Usage`: AI usage preferences for a path (IETF aipref,
+    /// draft-ietf-aipref-attach: `Content-Usage: / train-ai=n`).
+    ContentUsage,
     /// `Noindex`: never supported by RFC 9309; Google dropped it in 2019.
     Noindex,
     /// Any other key.
@@ -319,6 +322,7 @@ impl KeyKind {
             KeyKind::Host => "Host",
             KeyKind::CleanParam => "Clean-param",
             KeyKind::ContentSignal => "Content-Signal",
+            KeyKind::ContentUsage => "Content-Usage",
             KeyKind::Noindex => "Noindex",
             KeyKind::Unknown => "",
         }
@@ -413,6 +417,7 @@ pub(crate) fn classify_key(key: &[u8]) -> (KeyKind, bool) {
         (b"host", KeyKind::Host),
         (b"clean-param", KeyKind::CleanParam),
         (b"content-signal", KeyKind::ContentSignal),
+        (b"content-usage", KeyKind::ContentUsage),
         (b"noindex", KeyKind::Noindex),
     ];
     for (spelling, kind) in ext {

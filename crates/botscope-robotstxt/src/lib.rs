@@ -41,6 +41,7 @@ mod meta;
 mod parse;
 mod scan;
 mod text;
+mod usage;
 pub use text::{SHOWN_PER_CODE, lint_json, lint_report, lint_sarif};
 mod url;
 
@@ -63,3 +64,7 @@ pub use parse::{
 };
 pub use scan::{DEFAULT_PARSE_CAP, ParseOptions};
 pub use url::{escape_pattern, path_of};
+pub use usage::{
+    CATEGORIES, FORMER_CATEGORIES, MAX_PREFERENCE_BYTES, Preference, Preferences, SIGNALS, Usage,
+    UsageRule, combine as combine_usage, parse_preference, parse_usage_rule, usage_to_signals,
+};

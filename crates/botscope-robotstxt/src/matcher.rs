@@ -492,6 +492,13 @@ fn glob_matches(path: &[u8], pat: &[u8]) -> bool {
     !anchored || pos == path.len()
 }
 
+/// Whether `pat` (escaped as [`crate::url::escape_pattern`] does) matches
+/// `path` under RFC 9309's rules, for the rules the matcher does not
+/// compile (Content-Usage).
+pub(crate) fn pattern_matches(path: &[u8], pat: &[u8]) -> bool {
+    glob_matches(path, pat)
+}
+
 /// Matches a pattern stored as written (non-ASCII, no wildcard) against a
 /// path, escaping the pattern on the fly.
 fn raw_matches(path: &[u8], raw: &[u8], flags: u8) -> bool {

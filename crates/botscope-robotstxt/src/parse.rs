@@ -119,6 +119,8 @@ pub struct Group {
     pub visit_time: Option<Located<String>>,
     /// `Content-Signal` lines, read.
     pub content_signals: Vec<Located<Vec<Signal>>>,
+    /// `Content-Usage` rules, read (IETF aipref).
+    pub content_usage: Vec<Located<crate::usage::UsageRule>>,
 }
 
 impl Group {
@@ -447,6 +449,23 @@ impl Builder<'_> {
             KeyKind::CleanParam => self.robots.clean_params.push(Located { line, value }),
             KeyKind::ContentSignal => match parse_content_signal(&value) {
                 Some(signals) => {
+                    for sig in &signals {
+                        let known = crate::usage::SIGNALS.contains(&sig.name.as_str());
+                        if !known || !(sig.value == "yes" || sig.value == "no") {
+                            let what = if known {
+                                format!(
+                                    "Content-Signal `{}={}`: the value is neither yes nor no",
+                                    sig.name, sig.value
+                                )
+                            } else {
+                                format!(
+                                    "Content-Signal `{}` is not a signal of the policy (search, ai-input, ai-train)",
+                                    sig.name
+                                )
+                            };
+                            self.diag(Code::SignalUnknown, line, bytes, kv.value_start, what);
+                        }
+                    }
                     let l = Located {
                         line,
                         value: signals,
@@ -473,6 +492,7 @@ impl Builder<'_> {
                     });
                 }
             },
+            KeyKind::ContentUsage => self.content_usage(line, bytes, kv, value),
             KeyKind::CrawlDelay | KeyKind::RequestRate | KeyKind::VisitTime => {
                 self.extension(line, bytes, kind, kv, value);
             }
@@ -498,6 +518,73 @@ impl Builder<'_> {
                     d.suggestion = Some(format!("did you mean `{k}`?"));
                 }
                 self.robots.other.push(OtherLine { line, key, value });
+            }
+        }
+    }
+
+    /// A `Content-Usage` rule (draft-ietf-aipref-attach): kept in its
+    /// group with the problems of its entries as diagnostics.
+    fn content_usage(&mut self, line: u32, bytes: &[u8], kv: &KeyValue<'_>, value: String) {
+        let at = kv.value_start;
+        match crate::usage::parse_usage_rule(&value) {
+            Ok((rule, problems)) => {
+                for p in problems {
+                    self.diag(
+                        Code::UsageUnknown,
+                        line,
+                        bytes,
+                        at,
+                        format!("Content-Usage {p}"),
+                    );
+                }
+                if !rule.has_path {
+                    self.diag(
+                        Code::UsageNoPath,
+                        line,
+                        bytes,
+                        at,
+                        "Content-Usage without a path: read as `/`; the attach draft requires one",
+                    )
+                    .suggestion = Some(format!("write `Content-Usage: / {}`", rule.preference));
+                }
+                match self.current() {
+                    Some(g) => g.content_usage.push(Located { line, value: rule }),
+                    None => {
+                        self.diag(
+                            Code::UsageOutsideGroup,
+                            line,
+                            bytes,
+                            kv.key_start,
+                            "Content-Usage before any User-agent line: it applies to no crawler",
+                        )
+                        .suggestion = Some("put it in a group, such as `User-agent: *`".into());
+                        self.robots.other.push(OtherLine {
+                            line,
+                            key: lossy(kv.key),
+                            value,
+                        });
+                    }
+                }
+            }
+            Err(why) => {
+                self.diag(
+                    Code::UsageMalformed,
+                    line,
+                    bytes,
+                    at,
+                    format!(
+                        "Content-Usage `{value}` cannot be read: {why}; its preferences are unknown"
+                    ),
+                )
+                .suggestion = Some(
+                    "write a path and `category=y|n` pairs, such as `/ train-ai=n, search=y`"
+                        .into(),
+                );
+                self.robots.other.push(OtherLine {
+                    line,
+                    key: lossy(kv.key),
+                    value,
+                });
             }
         }
     }
