@@ -33,6 +33,10 @@ pub struct Policy {
     /// Bots blocked by name (registry names, or product tokens the registry
     /// does not know).
     pub block_bots: Vec<String>,
+    /// AI usage preferences to state (`train-ai=n`), in both dialects: a
+    /// `Content-Usage: /` rule (IETF aipref) and the `Content-Signal` line
+    /// Cloudflare's policy reads, in every group that allows crawling.
+    pub usage: botscope_robotstxt::Usage,
 }
 
 /// One blocked bot and the tokens it is named by.
@@ -212,9 +216,32 @@ pub fn generate(
     if let Some(c) = policy.block.iter().find(|c| policy.allow.contains(c)) {
         return Err(GenerateError::Conflict(c.as_str()));
     }
-    if policy.block.is_empty() && policy.block_bots.is_empty() {
+    if policy.block.is_empty() && policy.block_bots.is_empty() && policy.usage.is_empty() {
         return Err(GenerateError::Nothing);
     }
+    // The preference lines, written right after a group's User-agent lines
+    // (before its rules: a User-agent line after a non-rule line would
+    // continue the group).
+    let usage_lines: Vec<String> = if policy.usage.is_empty() {
+        Vec::new()
+    } else {
+        let mut v = vec![format!(
+            "Content-Usage: / {}",
+            botscope_robotstxt::show_usage(&policy.usage)
+        )];
+        let signals = botscope_robotstxt::usage_to_signals(&policy.usage);
+        if !signals.is_empty() {
+            v.push(format!(
+                "Content-Signal: {}",
+                signals
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        v
+    };
     let mut notes = Vec::new();
     // Who is blocked, per reason, in the order given.
     let mut blocked: Vec<Blocked> = Vec::new();
@@ -401,10 +428,21 @@ pub fn generate(
             ),
         );
     }
-    push(
-        &mut out,
-        "# A crawler obeys only the group that names it: the groups below name each blocked one.",
-    );
+    if !policy.usage.is_empty() {
+        push(
+            &mut out,
+            &format!(
+                "# AI usage preferences: {} (Content-Usage, IETF aipref; Content-Signal, Cloudflare), in every group that allows crawling.",
+                botscope_robotstxt::show_usage(&policy.usage)
+            ),
+        );
+    }
+    if !blocked.is_empty() {
+        push(
+            &mut out,
+            "# A crawler obeys only the group that names it: the groups below name each blocked one.",
+        );
+    }
     let mut groups: Vec<(String, Vec<&Blocked>)> = Vec::new();
     for b in &blocked {
         match groups.iter_mut().find(|(why, _)| *why == b.why) {
@@ -446,8 +484,35 @@ pub fn generate(
     if base.iter().all(u8::is_ascii_whitespace) {
         push(&mut out, "# Every other crawler: allowed everywhere.");
         push(&mut out, "User-agent: *");
+        for l in &usage_lines {
+            push(&mut out, l);
+        }
         push(&mut out, "Disallow:");
     } else {
+        // Each base group that stays and states no preference of its own
+        // gets the preference lines after its last User-agent line.
+        let commented_lines: BTreeSet<u32> = commented.iter().map(|(l, _)| *l).collect();
+        let mut insert_after: BTreeSet<u32> = BTreeSet::new();
+        if !usage_lines.is_empty() {
+            for g in &parsed.groups {
+                let Some(last_ua) = g
+                    .user_agents
+                    .iter()
+                    .map(|u| u.line)
+                    .filter(|l| !commented_lines.contains(l))
+                    .max()
+                else {
+                    continue;
+                };
+                if g.content_usage.is_empty() && g.content_signals.is_empty() {
+                    insert_after.insert(last_ua);
+                } else {
+                    notes.push(format!(
+                        "the base's group at line {last_ua} states its own usage preferences: left as they are"
+                    ));
+                }
+            }
+        }
         push(
             &mut out,
             "# The site's own rules (--base), unchanged but for the lines marked.",
@@ -464,9 +529,29 @@ pub fn generate(
             } else {
                 out.extend_from_slice(line);
             }
+            if insert_after.contains(&n) {
+                if !out.ends_with(b"\n") && !out.ends_with(b"\r") {
+                    out.push(b'\n');
+                }
+                for l in &usage_lines {
+                    push(&mut out, l);
+                }
+            }
         }
         if !out.ends_with(b"\n") && !out.ends_with(b"\r") {
             out.push(b'\n');
+        }
+        if !usage_lines.is_empty() && !parsed.groups.iter().any(|g| g.is_global()) {
+            // Crawlers the base names nowhere read the `*` group: one that
+            // allows everything, as no group does, and states the
+            // preferences.
+            out.push(b'\n');
+            push(&mut out, "# Every other crawler: allowed everywhere.");
+            push(&mut out, "User-agent: *");
+            for l in &usage_lines {
+                push(&mut out, l);
+            }
+            push(&mut out, "Allow: /");
         }
     }
     if out.len() > MAX_GENERATED {
@@ -669,6 +754,59 @@ mod tests {
             block: block.to_vec(),
             ..Policy::default()
         }
+    }
+
+    #[test]
+    fn usage_preferences_are_written_in_both_dialects_where_crawling_is_allowed() {
+        let usage = botscope_robotstxt::parse_preference("train-ai=n, search=y")
+            .expect("statement")
+            .usage;
+        let p = Policy {
+            block: vec![Category::AiTraining],
+            usage: usage.clone(),
+            ..Policy::default()
+        };
+        let base = b"User-agent: Googlebot\nDisallow: /x\n\nUser-agent: Bingbot\nContent-Usage: / train-ai=y\nAllow: /\n";
+        let g = generate(&registry(), &p, Some(base)).expect("ok");
+        let r = Robots::parse(&g.text);
+        let codes: Vec<&str> = botscope_robotstxt::lint(&r)
+            .iter()
+            .map(|d| d.code.as_str())
+            .filter(|c| ["R010", "R019", "R031", "R032", "R033", "R034", "R035"].contains(c))
+            .collect();
+        assert!(
+            codes.is_empty(),
+            "no group continued, every preference read: {codes:?}\n{}",
+            text(&g)
+        );
+        let at = |agent: &str, path: &[u8]| r.preferences(agent, path, true);
+        // The base's Googlebot group, the added `*` group: both dialects.
+        for agent in ["Googlebot", "SomeOtherBot"] {
+            let p = at(agent, b"/page");
+            assert_eq!(p.usage.as_ref(), Some(&usage), "{agent}");
+            let s = p.content_signal.expect("signal");
+            assert_eq!(
+                (s["ai-train"].as_str(), s["search"].as_str()),
+                ("no", "yes")
+            );
+        }
+        // A group with preferences of its own keeps them.
+        assert_eq!(at("Bingbot", b"/").usage.expect("usage")["train-ai"], "y");
+        assert!(
+            g.notes
+                .iter()
+                .any(|n| n.contains("states its own usage preferences"))
+        );
+        // A blocked crawler's group states none: it may not crawl.
+        let blocked = &g.blocked[0].tokens[0];
+        assert_eq!(at(blocked, b"/").usage, None);
+        // Preferences alone are a policy too.
+        let only = Policy {
+            usage,
+            ..Policy::default()
+        };
+        let g = generate(&registry(), &only, None).expect("ok");
+        assert!(text(&g).contains("User-agent: *\nContent-Usage: / search=y, train-ai=n\nContent-Signal: search=yes, ai-train=no\nDisallow:\n"), "{}", text(&g));
     }
 
     #[test]

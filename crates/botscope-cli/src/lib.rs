@@ -870,6 +870,19 @@ pub struct FetchArgs {
     pub tls: TlsArgs,
 }
 
+/// A `--usage` statement: a structured-field dictionary of the vocabulary's
+/// categories to `y` or `n`, every entry understood.
+fn usage_arg(s: &str) -> Result<botscope_robotstxt::Usage, String> {
+    let p = botscope_robotstxt::parse_preference(s)?;
+    if let Some(problem) = p.problems.first() {
+        return Err(problem.clone());
+    }
+    if p.usage.is_empty() {
+        return Err("no preference (write such as `train-ai=n, search=y`)".into());
+    }
+    Ok(p.usage)
+}
+
 /// Where Web Bot Auth key directories may be fetched from, and how long
 /// each may take (every command that verifies signatures).
 #[derive(Debug, Clone, Args)]
@@ -1378,6 +1391,11 @@ pub struct GenerateArgs {
     /// A bot to block by name (a registry name, or a product token the registry does not know); repeatable.
     #[arg(long = "block-bot", value_name = "NAME", num_args = 1..)]
     pub block_bots: Vec<String>,
+    /// AI usage preferences to state, in the IETF vocabulary (`train-ai=n, search=y`): written
+    /// as a `Content-Usage: /` rule and as the matching `Content-Signal` line in every group that
+    /// allows crawling.
+    #[arg(long, value_name = "PREFERENCES", value_parser = usage_arg)]
+    pub usage: Option<botscope_robotstxt::Usage>,
     /// The site's robots.txt to merge into (`-` for standard input).
     #[arg(long, value_name = "FILE")]
     pub base: Option<PathBuf>,
@@ -1485,7 +1503,8 @@ pub struct MetaArgs {
     /// The robot: a product token or a whole User-Agent header.
     #[arg(long, value_name = "NAME")]
     pub agent: String,
-    /// A response header, such as `X-Robots-Tag: googlebot: noindex` (repeatable).
+    /// A response header, such as `X-Robots-Tag: googlebot: noindex` or `Content-Usage:
+    /// train-ai=n` (AI usage preferences); repeatable.
     #[arg(long = "header", value_name = "HEADER")]
     pub headers: Vec<String>,
     /// Output format.

@@ -66,5 +66,6 @@ pub use scan::{DEFAULT_PARSE_CAP, ParseOptions};
 pub use url::{escape_pattern, path_of};
 pub use usage::{
     CATEGORIES, FORMER_CATEGORIES, MAX_PREFERENCE_BYTES, Preference, Preferences, SIGNALS, Usage,
-    UsageRule, combine as combine_usage, parse_preference, parse_usage_rule, usage_to_signals,
+    UsageRule, combine as combine_usage, parse_preference, parse_usage_rule, show as show_usage,
+    usage_to_signals,
 };

@@ -60,7 +60,7 @@ pub struct RobotsDirectives {
 /// Where a directive list came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MetaSource {
-    /// `meta` or `header`.
+    /// `meta` or `header` (`content-usage` for a Content-Usage header).
     pub origin: &'static str,
     /// The meta name or header agent prefix (`robots`, `googlebot`, or `*`
     /// for a header without prefix).
@@ -94,6 +94,10 @@ pub struct MetaReport {
     pub sources: Vec<MetaSource>,
     /// Unknown directives, conflicts, bad values.
     pub warnings: Vec<MetaWarning>,
+    /// AI usage preferences from `Content-Usage` headers
+    /// (draft-ietf-aipref-attach), combined toward the restrictive; `None`
+    /// when no header states any.
+    pub usage: Option<crate::usage::Usage>,
 }
 
 const KNOWN: &[&str] = &[
@@ -457,6 +461,44 @@ impl MetaReport {
             r.add_header(v);
         }
         r
+    }
+
+    /// Adds a `Content-Usage` header value (AI usage preferences): its
+    /// statement is combined with earlier ones toward the restrictive; a
+    /// value that is not a dictionary leaves the preferences unknown and
+    /// is a warning.
+    ///
+    /// ```
+    /// use botscope_robotstxt::MetaReport;
+    /// let mut r = MetaReport::from_html(b"", "GPTBot");
+    /// r.add_usage_header("train-ai=n, search=y");
+    /// assert_eq!(r.usage.unwrap()["train-ai"], "n");
+    /// ```
+    pub fn add_usage_header(&mut self, value: &str) {
+        match crate::usage::parse_preference(value) {
+            Ok(p) => {
+                for problem in p.problems {
+                    self.warnings.push(MetaWarning {
+                        code: "usage-unknown",
+                        line: None,
+                        message: format!("Content-Usage {problem}"),
+                    });
+                }
+                let prev = self.usage.take().unwrap_or_default();
+                self.usage = Some(crate::usage::combine([&prev, &p.usage]));
+            }
+            Err(why) => self.warnings.push(MetaWarning {
+                code: "usage-malformed",
+                line: None,
+                message: format!("Content-Usage `{value}` cannot be read: {why}"),
+            }),
+        }
+        self.sources.push(MetaSource {
+            origin: "header",
+            name: "content-usage".into(),
+            line: None,
+            content: value.to_owned(),
+        });
     }
 
     /// Adds one `X-Robots-Tag` value.

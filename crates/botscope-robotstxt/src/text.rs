@@ -166,6 +166,9 @@ impl MetaReport {
             parts.join(", ")
         };
         let mut s = format!("{}: {summary}\n", self.agent);
+        if let Some(u) = &self.usage {
+            let _ = writeln!(s, "  usage: {}", crate::usage::show(u));
+        }
         let place =
             |line: Option<u32>| line.map_or_else(|| "header".to_owned(), |l| format!("line {l}"));
         for src in &self.sources {

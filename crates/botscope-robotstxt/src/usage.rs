@@ -255,6 +255,14 @@ impl Robots {
     }
 }
 
+/// A statement or a signal map as text: `train-ai=n, search=y`.
+pub fn show(m: &BTreeMap<String, String>) -> String {
+    m.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Maps an IETF statement to Cloudflare's signals (`train-ai` →
 /// `ai-train`, `ai-use` → `ai-input`, `search` → `search`; `y`/`n` →
 /// `yes`/`no`), for files that state both.

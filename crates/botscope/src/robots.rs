@@ -46,29 +46,47 @@ pub async fn check(a: &CheckArgs) -> Result<ExitStatus> {
     let (bytes, _) = robots_bytes(&a.robots, &a.fetch, opts.max_bytes).await?;
     let semantics: Semantics = a.semantics;
     let m = Matcher::compile(&bytes, semantics, &opts);
+    // Usage preferences (Content-Usage, Content-Signal) from the same
+    // bytes, for the agent's groups as RFC 9309 selects them.
+    let robots = Robots::parse_with(&bytes, &opts);
+    let token = botscope_robotstxt::product_token(&a.agent);
     let mut out = BufWriter::new(io::stdout().lock());
     let mut all_allowed = true;
     for raw in &a.urls {
         let url = raw.to_string_lossy();
-        let v = m.check_path(
-            &a.agent,
-            &botscope_robotstxt::path_of(&botscope_text::os_bytes(raw)),
-        );
+        let raw_bytes = botscope_text::os_bytes(raw);
+        let path = botscope_robotstxt::path_of(&raw_bytes);
+        let v = m.check_path(&a.agent, &path);
+        let prefs = robots.preferences(token, &path, v.allowed);
         all_allowed &= v.allowed;
         match a.format {
-            Format::Text => writeln!(
-                out,
-                "{}\t{}\t{}",
-                v.word(),
-                botscope_text::field(&url),
-                botscope_text::field(&v.describe())
-            )?,
+            Format::Text => {
+                write!(
+                    out,
+                    "{}\t{}\t{}",
+                    v.word(),
+                    botscope_text::field(&url),
+                    botscope_text::field(&v.describe())
+                )?;
+                // After the verdict, when the file states them.
+                if let Some(u) = &prefs.usage {
+                    let shown = botscope_robotstxt::show_usage(u);
+                    write!(out, "\tusage: {}", botscope_text::field(&shown))?;
+                }
+                if let Some(s) = &prefs.content_signal {
+                    let shown = botscope_robotstxt::show_usage(s);
+                    write!(out, "\tcontent-signal: {}", botscope_text::field(&shown))?;
+                }
+                writeln!(out)?;
+            }
             Format::Json => {
                 let mut obj = v.to_json();
                 obj["url"] = json!(url);
                 obj["agent"] = json!(a.agent);
                 obj["semantics"] = json!(semantics.as_str());
                 obj["allowed"] = json!(v.allowed);
+                obj["usage"] = json!(prefs.usage);
+                obj["content_signal"] = json!(prefs.content_signal);
                 writeln!(out, "{obj}")?;
             }
         }
@@ -189,6 +207,8 @@ pub fn meta(a: &MetaArgs) -> Result<ExitStatus> {
             .with_context(|| format!("header {h:?} is not `Name: value`"))?;
         if name.trim().eq_ignore_ascii_case("x-robots-tag") {
             report.add_header(value);
+        } else if name.trim().eq_ignore_ascii_case("content-usage") {
+            report.add_usage_header(value.trim());
         }
     }
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
@@ -217,6 +237,7 @@ pub fn generate(a: &GenerateArgs, settings: &crate::settings::Settings) -> Resul
         allow: a.allow.iter().map(category).collect::<Result<_>>()?,
         block: a.block.iter().map(category).collect::<Result<_>>()?,
         block_bots: a.block_bots.clone(),
+        usage: a.usage.clone().unwrap_or_default(),
     };
     let base = match &a.base {
         Some(p) => {

@@ -1651,3 +1651,88 @@ fn logs_analyze_verifies_signed_requests_with_the_agents_directory() {
     assert_eq!(v["signature_agents"][0]["signed"], 3);
     assert_eq!(server.hits(), hits);
 }
+
+#[test]
+fn robots_check_reports_usage_preferences_after_the_verdict() {
+    let robots = tmp(
+        "usage-robots.txt",
+        b"User-Agent: *\nAllow: /\nDisallow: /never/\nContent-Usage: / train-ai=n\nContent-Usage: /ai-ok/ train-ai=y, search=y\nContent-Signal: search=yes, ai-train=no\n",
+    );
+    let args = |fmt: &'static str| {
+        vec![
+            "robots",
+            "check",
+            "--robots",
+            crate::arg(&robots),
+            "--agent",
+            "ExampleBot",
+            "--format",
+            fmt,
+            "https://a.example/test",
+            "https://a.example/never/test",
+            "https://a.example/ai-ok/test",
+        ]
+    };
+    let o = botscope(&args("json"), b"");
+    assert_eq!(o.status.code(), Some(1), "one URL is disallowed");
+    let rows: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(rows[0]["usage"], serde_json::json!({"train-ai": "n"}));
+    assert_eq!(
+        rows[1]["usage"],
+        serde_json::Value::Null,
+        "not crawlable: no preference"
+    );
+    assert_eq!(
+        rows[2]["usage"],
+        serde_json::json!({"train-ai": "y", "search": "y"})
+    );
+    for r in &rows {
+        assert_eq!(
+            r["content_signal"],
+            serde_json::json!({"search": "yes", "ai-train": "no"})
+        );
+    }
+    let text = stdout(&botscope(&args("text"), b""));
+    let first = text.lines().next().expect("a line");
+    assert!(
+        first.starts_with("allowed\thttps://a.example/test\t")
+            && first.ends_with("\tusage: train-ai=n\tcontent-signal: ai-train=no, search=yes"),
+        "{text}"
+    );
+    // The header, as `robots meta` reads it.
+    let page = tmp("usage-page.html", b"<html><head></head></html>");
+    let o = botscope(
+        &[
+            "robots",
+            "meta",
+            crate::arg(&page),
+            "--agent",
+            "GPTBot",
+            "--header",
+            "Content-Usage: train-ai=n, search=y",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(
+        v["usage"],
+        serde_json::json!({"train-ai": "n", "search": "y"}),
+        "{v}"
+    );
+    // `robots generate --usage` writes both forms, and refuses what it cannot read.
+    let o = botscope(&["robots", "generate", "--usage", "train-ai=n"], b"");
+    assert_eq!(o.status.code(), Some(0), "{}", crate::stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("Content-Usage: / train-ai=n\nContent-Signal: ai-train=no\n"),
+        "{out}"
+    );
+    let o = botscope(&["robots", "generate", "--usage", "train-genai=n"], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).is_empty());
+}
