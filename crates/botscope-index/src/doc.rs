@@ -27,7 +27,8 @@ pub struct BodyFields {
     /// Sitemap URLs, lower-cased.
     pub sitemaps: Vec<String>,
     /// Content-Signal entries as `name=value`, and each name alone,
-    /// lower-cased.
+    /// lower-cased; then Content-Usage preferences the same way, each
+    /// behind [`USAGE_TERM`] (they share the `signal` field of the index).
     pub signals: Vec<String>,
     /// The bias under Google's rules (each robot's, no decision rows).
     pub google: FileBias,
@@ -36,6 +37,10 @@ pub struct BodyFields {
     /// The body as text (invalid UTF-8 replaced).
     pub text: String,
 }
+
+/// What a Content-Usage term starts with in the `signal` field: signal
+/// names never hold `:`, so the two kinds of term cannot meet.
+pub const USAGE_TERM: &str = "usage:";
 
 /// The product token of a User-agent value: up to the first `/` or space.
 pub fn product_token(value: &str) -> &str {
@@ -142,6 +147,12 @@ impl BodyFields {
                 let name = s.name.trim().to_lowercase();
                 names.push(format!("{name}={}", s.value.trim().to_lowercase()));
                 names.push(name);
+            }
+        }
+        for rule in robots.groups.iter().flat_map(|g| g.content_usage.iter()) {
+            for (k, v) in &rule.value.usage {
+                names.push(format!("{USAGE_TERM}{k}={v}"));
+                names.push(format!("{USAGE_TERM}{k}"));
             }
         }
         f.signals = names.into_vec();

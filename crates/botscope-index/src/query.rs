@@ -13,7 +13,7 @@
 //! Fields: `botname`, `site`, `disallow`, `allow`, `delay` (`5`, `>10`,
 //! `>=1`, `<2`, `<=2`, `[1 TO 5]`, `{1 TO 5}`, `*` for any bound),
 //! `favor`, `disfavor`, `nobias`, `contain` (`universal`), `sitemap`,
-//! `signal`. A malformed query is a [`QueryError`] naming its column.
+//! `signal`, `usage`. A malformed query is a [`QueryError`] naming its column.
 
 use std::fmt;
 
@@ -53,11 +53,14 @@ pub enum Field {
     Sitemap,
     /// A Content-Signal (`ai-train=no`, or a name alone).
     Signal,
+    /// A Content-Usage preference (`train-ai=n`, or a category alone): the
+    /// file states it in some group (IETF aipref).
+    Usage,
 }
 
 impl Field {
     /// Every field, in the order help lists them.
-    pub const ALL: [Field; 11] = [
+    pub const ALL: [Field; 12] = [
         Field::Botname,
         Field::Site,
         Field::Disallow,
@@ -69,6 +72,7 @@ impl Field {
         Field::Contain,
         Field::Sitemap,
         Field::Signal,
+        Field::Usage,
     ];
 
     /// The name written before the colon.
@@ -85,6 +89,7 @@ impl Field {
             Field::Contain => "contain",
             Field::Sitemap => "sitemap",
             Field::Signal => "signal",
+            Field::Usage => "usage",
         }
     }
 
@@ -550,7 +555,7 @@ impl Parser<'_> {
             // Paths are case-sensitive.
             Field::Disallow | Field::Allow => Clause::Term(field, value),
             Field::Site => Clause::Term(field, lower.trim_matches('.').to_owned()),
-            Field::Signal => Clause::Term(field, lower.replace([' ', '\t'], "")),
+            Field::Signal | Field::Usage => Clause::Term(field, lower.replace([' ', '\t'], "")),
             _ => Clause::Term(field, lower.trim().to_owned()),
         })
     }
@@ -662,6 +667,10 @@ mod tests {
         assert_eq!(
             parse("signal:ai-train=no"),
             Ok(t(Field::Signal, "ai-train=no"))
+        );
+        assert_eq!(
+            parse("usage:Train-AI=n"),
+            Ok(t(Field::Usage, "train-ai=n"))
         );
         assert_eq!(parse("site:.gov"), Ok(t(Field::Site, "gov")));
         assert_eq!(

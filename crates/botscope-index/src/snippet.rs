@@ -68,6 +68,10 @@ fn shows(line: &str, clause: &Clause) -> bool {
             let name = w.split('=').next().unwrap_or(w);
             key == "contentsignal" && value.to_lowercase().replace(' ', "").contains(name)
         }
+        Clause::Term(Field::Usage, w) => {
+            let name = w.split('=').next().unwrap_or(w);
+            key == "contentusage" && value.to_lowercase().contains(name)
+        }
         Clause::Term(_, _) => false,
         Clause::Delay(..) => key == "crawldelay",
         Clause::Word(w) => words(line).iter().any(|x| x == w),

@@ -131,6 +131,7 @@ impl Index {
                 Field::Sitemap if v == "*" => prefix(f.sitemap, "")?,
                 Field::Sitemap => prefix(f.sitemap, v)?,
                 Field::Signal => term(f.signal, v),
+                Field::Usage => term(f.signal, &format!("{}{v}", crate::doc::USAGE_TERM)),
                 Field::Delay => Box::new(EmptyQuery),
             },
             Clause::Delay(lo, hi) => {

@@ -77,7 +77,7 @@ fn botseer_store(dir: &Path) -> SqliteStore {
         ),
         (
             "news.example.org",
-            "# Our crawl policy\nUser-agent: *\nContent-Signal: search=yes, ai-train=no\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /\n",
+            "# Our crawl policy\nUser-agent: *\nContent-Signal: search=yes, ai-train=no\nContent-Usage: / train-ai=n, search=y\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /\n",
         ),
         (
             "mit.edu",
@@ -145,6 +145,10 @@ fn botseer_queries_return_what_the_files_say() {
     assert_eq!(q("sitemap:https://www.example.com/"), ["www.example.com"]);
     assert_eq!(q("signal:ai-train=no"), ["news.example.org"]);
     assert_eq!(q("signal:ai-train=yes"), Vec::<String>::new());
+    assert_eq!(q("usage:train-ai=n"), ["news.example.org"]);
+    assert_eq!(q("usage:search"), ["news.example.org"]);
+    assert_eq!(q("usage:train-ai=y"), Vec::<String>::new());
+    assert_eq!(q("signal:train-ai"), Vec::<String>::new(), "the two kinds of term stay apart");
     assert_eq!(q("\"crawl policy\""), ["news.example.org"]);
     assert_eq!(
         q("\"policy crawl\""),
