@@ -56,4 +56,4 @@ pub use favor::{FavorSort, FavorTable, popularity};
 pub use search::{Hit, Rank, SearchRequest, SearchResults};
 pub use snippet::snippet;
 pub use submit::{MAX_SUBMISSION, site_bias, submit};
-pub use trends::{Counts, Period, Trends, periods};
+pub use trends::{Adoption, Counts, Period, Trends, periods};

@@ -668,10 +668,7 @@ mod tests {
             parse("signal:ai-train=no"),
             Ok(t(Field::Signal, "ai-train=no"))
         );
-        assert_eq!(
-            parse("usage:Train-AI=n"),
-            Ok(t(Field::Usage, "train-ai=n"))
-        );
+        assert_eq!(parse("usage:Train-AI=n"), Ok(t(Field::Usage, "train-ai=n")));
         assert_eq!(parse("site:.gov"), Ok(t(Field::Site, "gov")));
         assert_eq!(
             parse("(disallow:/a OR disallow:/b(c))"),

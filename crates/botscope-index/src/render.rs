@@ -231,6 +231,27 @@ impl Trends {
                     share(c.none, p.denominator)
                 );
             }
+            let a = &p.preferences;
+            if a.any > 0 {
+                let which: Vec<String> = a
+                    .statements
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect();
+                let _ = writeln!(
+                    o,
+                    "  usage preferences: {} sites {:.1}% (Content-Usage {}, Content-Signal {}){}",
+                    a.any,
+                    share(a.any, p.denominator),
+                    a.content_usage,
+                    a.content_signal,
+                    if which.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", which.join(", "))
+                    }
+                );
+            }
         }
         o
     }

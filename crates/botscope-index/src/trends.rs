@@ -41,12 +41,99 @@ impl Counts {
     }
 }
 
+/// Adoption of AI usage preferences in a period: how many sites' files
+/// state any (IETF Content-Usage rules, Cloudflare Content-Signal lines)
+/// and which statements, each counted once per site.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Adoption {
+    /// Sites whose file states a Content-Usage rule or a Content-Signal.
+    pub any: u64,
+    /// Sites with a Content-Usage rule.
+    pub content_usage: u64,
+    /// Sites with a Content-Signal line.
+    pub content_signal: u64,
+    /// Per statement (`usage:train-ai=n`, `signal:ai-train=no`), sites
+    /// that make it somewhere in their file: only the vocabulary's
+    /// categories and the policy's signals with their defined values.
+    pub statements: BTreeMap<String, u64>,
+}
+
+impl Adoption {
+    fn add(&mut self, s: &Stated) {
+        if s.usage || s.signal {
+            self.any += 1;
+        }
+        self.content_usage += u64::from(s.usage);
+        self.content_signal += u64::from(s.signal);
+        for k in &s.statements {
+            *self.statements.entry(k.clone()).or_default() += 1;
+        }
+    }
+
+    fn merge(&mut self, o: &Adoption) {
+        self.any += o.any;
+        self.content_usage += o.content_usage;
+        self.content_signal += o.content_signal;
+        for (k, n) in &o.statements {
+            *self.statements.entry(k.clone()).or_default() += n;
+        }
+    }
+}
+
+/// What one file states about usage.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Stated {
+    usage: bool,
+    signal: bool,
+    statements: Vec<String>,
+}
+
+/// The usage preferences `body` states anywhere: a byte scan first, the
+/// file parsed only when it names Content-Usage or Content-Signal.
+pub(crate) fn stated(body: &[u8]) -> Stated {
+    let finder = |needle: &[u8]| {
+        body.windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
+    };
+    if !finder(b"content-usage") && !finder(b"content-signal") {
+        return Stated::default();
+    }
+    let r = botscope_robotstxt::Robots::parse(body);
+    let mut out = Stated::default();
+    let mut seen = std::collections::BTreeSet::new();
+    for rule in r.groups.iter().flat_map(|g| g.content_usage.iter()) {
+        out.usage = true;
+        for (k, v) in &rule.value.usage {
+            if botscope_robotstxt::CATEGORIES.contains(&k.as_str()) {
+                seen.insert(format!("usage:{k}={v}"));
+            }
+        }
+    }
+    for line in r
+        .content_signals
+        .iter()
+        .chain(r.groups.iter().flat_map(|g| g.content_signals.iter()))
+    {
+        out.signal = true;
+        for sig in &line.value {
+            if botscope_robotstxt::SIGNALS.contains(&sig.name.as_str())
+                && (sig.value == "yes" || sig.value == "no")
+            {
+                seen.insert(format!("signal:{}={}", sig.name, sig.value));
+            }
+        }
+    }
+    out.statements = seen.into_iter().collect();
+    out
+}
+
 /// A period's counts while they are made.
 #[derive(Clone)]
 pub(crate) struct Tally {
     pub(crate) sites: u64,
     pub(crate) agents: Vec<Counts>,
     pub(crate) group: Counts,
+    pub(crate) preferences: Adoption,
 }
 
 impl Tally {
@@ -55,6 +142,7 @@ impl Tally {
             sites: 0,
             agents: vec![Counts::default(); agents],
             group: Counts::default(),
+            preferences: Adoption::default(),
         }
     }
 
@@ -74,6 +162,7 @@ impl Tally {
             a.merge(b);
         }
         self.group.merge(&o.group);
+        self.preferences.merge(&o.preferences);
     }
 }
 
@@ -95,6 +184,8 @@ pub struct Period {
     pub agents: BTreeMap<String, Counts>,
     /// The group, strictest status of its agents per site.
     pub group: Counts,
+    /// Sites (of `sites`) whose file states AI usage preferences, and which.
+    pub preferences: Adoption,
 }
 
 /// Restriction of agents over time ("Consent in Crisis", exactly).
@@ -210,7 +301,7 @@ impl Index {
             let store = seg
                 .get_store_reader(16)
                 .map_err(|e| io_err(&self.path, e))?;
-            let mut cache: HashMap<Vec<u8>, Vec<crate::Restriction>> = HashMap::new();
+            let mut cache: HashMap<Vec<u8>, (Vec<crate::Restriction>, Stated)> = HashMap::new();
             for d in 0..max {
                 let bits = &member[d * words..(d + 1) * words];
                 if bits.iter().all(|&b| b == 0) || seg.is_deleted(d as DocId) {
@@ -228,7 +319,10 @@ impl Index {
                             .get_first(self.f.body)
                             .and_then(|v| v.as_str())
                             .unwrap_or_default();
-                        let r = crate::restrictions(body.as_bytes(), agents, semantics);
+                        let r = (
+                            crate::restrictions(body.as_bytes(), agents, semantics),
+                            stated(body.as_bytes()),
+                        );
                         if cache.len() < BODY_CACHE {
                             cache.insert(hash.to_vec(), r.clone());
                         }
@@ -237,7 +331,8 @@ impl Index {
                 };
                 for (p, t) in tally.iter_mut().enumerate() {
                     if bits[p / 64] & (1 << (p % 64)) != 0 {
-                        t.add(&r);
+                        t.add(&r.0);
+                        t.preferences.add(&r.1);
                     }
                 }
             }
@@ -259,6 +354,7 @@ impl Index {
                 denominator: 0,
                 agents: agents.iter().cloned().zip(t.agents).collect(),
                 group: t.group,
+                preferences: t.preferences,
             };
             if where_.is_none()
                 && let Some(known) = known_at

@@ -148,7 +148,11 @@ fn botseer_queries_return_what_the_files_say() {
     assert_eq!(q("usage:train-ai=n"), ["news.example.org"]);
     assert_eq!(q("usage:search"), ["news.example.org"]);
     assert_eq!(q("usage:train-ai=y"), Vec::<String>::new());
-    assert_eq!(q("signal:train-ai"), Vec::<String>::new(), "the two kinds of term stay apart");
+    assert_eq!(
+        q("signal:train-ai"),
+        Vec::<String>::new(),
+        "the two kinds of term stay apart"
+    );
     assert_eq!(q("\"crawl policy\""), ["news.example.org"]);
     assert_eq!(
         q("\"policy crawl\""),

@@ -293,6 +293,12 @@ fn trends_and_diff_over_versions() {
         "User-agent: *\nDisallow: /a\n\nUser-agent: GPTBot\nDisallow: /\n",
         "2024-03-10",
     );
+    // A site that states AI usage preferences in both dialects.
+    import(
+        "c.test",
+        "User-agent: *\nContent-Usage: / train-ai=n\nContent-Signal: ai-train=no, search=yes\nAllow: /\n",
+        "2024-04-02",
+    );
     let o = run(&["index", "build", "--db", arg(&db), "--index", arg(&ix)]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = run(&[
@@ -315,7 +321,13 @@ fn trends_and_diff_over_versions() {
         .iter()
         .map(|x| x["period"].as_str().expect("label"))
         .collect();
-    assert_eq!(labels, ["2024-01", "2024-02", "2024-03"]);
+    assert_eq!(labels, ["2024-01", "2024-02", "2024-03", "2024-04"]);
+    assert_eq!(p[2]["preferences"]["any"], 0);
+    assert_eq!(
+        p[3]["preferences"],
+        serde_json::json!({"any": 1, "content_usage": 1, "content_signal": 1, "statements": {
+            "signal:ai-train=no": 1, "signal:search=yes": 1, "usage:train-ai=n": 1}})
+    );
     assert_eq!(p[0]["denominator"], 1);
     assert_eq!(
         p[1]["agents"]["GPTBot"],
