@@ -195,6 +195,70 @@ pub struct CheckRow {
     pub describe: String,
 }
 
+/// One line of a robots.txt that states AI usage preferences.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatedLine {
+    /// 1-based line.
+    pub line: u32,
+    /// `Content-Usage` or `Content-Signal`.
+    pub kind: &'static str,
+    /// The user agents of its group (`*`), or `every crawler` before any group.
+    pub agents: String,
+    /// The path (Content-Usage), `/` for Content-Signal.
+    pub path: String,
+    /// What it states, as `key=value` pairs.
+    pub statement: String,
+}
+
+/// The statements of AI usage preferences in `robots`, in line order.
+fn stated_lines(robots: &Robots) -> Vec<StatedLine> {
+    let mut out = Vec::new();
+    let names = |g: &botscope_robotstxt::Group| {
+        g.user_agents
+            .iter()
+            .map(|u| u.value.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let signal = |v: &[botscope_robotstxt::Signal]| {
+        v.iter()
+            .map(|s| format!("{}={}", s.name, s.value))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for l in &robots.content_signals {
+        out.push(StatedLine {
+            line: l.line,
+            kind: "Content-Signal",
+            agents: "every crawler".into(),
+            path: "/".into(),
+            statement: signal(&l.value),
+        });
+    }
+    for g in &robots.groups {
+        for l in &g.content_usage {
+            out.push(StatedLine {
+                line: l.line,
+                kind: "Content-Usage",
+                agents: names(g),
+                path: l.value.path.clone(),
+                statement: botscope_robotstxt::show_usage(&l.value.usage),
+            });
+        }
+        for l in &g.content_signals {
+            out.push(StatedLine {
+                line: l.line,
+                kind: "Content-Signal",
+                agents: names(g),
+                path: "/".into(),
+                statement: signal(&l.value),
+            });
+        }
+    }
+    out.sort_by_key(|l| l.line);
+    out
+}
+
 /// A site's page.
 #[derive(Debug, Clone, Serialize)]
 pub struct SiteModel {
@@ -219,6 +283,12 @@ pub struct SiteModel {
     pub diagnostics: Vec<Diagnostic>,
     /// The checker's verdicts (both semantics), when asked.
     pub check: Vec<CheckRow>,
+    /// The AI usage preferences for the checker's agent and URL (Content-
+    /// Usage, Content-Signal), when asked: `usage` is null where the agent
+    /// may not crawl (RFC 9309 groups, Google's verdict).
+    pub check_preferences: Option<botscope_robotstxt::Preferences>,
+    /// Every statement of AI usage preferences the version makes.
+    pub stated: Vec<StatedLine>,
     /// The diff between `from` and `to`, when asked.
     pub diff: Option<VersionDiff>,
     /// The older version of the diff.
@@ -295,6 +365,18 @@ pub async fn site_model(app: &Arc<App>, host: &str, p: &SiteParams) -> Result<Si
             }
             _ => Vec::new(),
         };
+        let check_preferences = check
+            .iter()
+            .find(|c| c.semantics == "google")
+            .zip(agent.as_deref().zip(url.as_deref()))
+            .map(|(c, (ag, u))| {
+                robots.preferences(
+                    botscope_robotstxt::product_token(ag.trim()),
+                    &botscope_robotstxt::path_of(u.trim().as_bytes()),
+                    c.allowed,
+                )
+            });
+        let stated = stated_lines(&robots);
         let (mut diff, mut diff_from, mut diff_to) = (None, None, None);
         if let (Some(f), Some(t)) = (from, to) {
             if let (Some(a), Some(b)) = (h.at(f), h.at(t)) {
@@ -343,6 +425,8 @@ pub async fn site_model(app: &Arc<App>, host: &str, p: &SiteParams) -> Result<Si
             raw: v.body.clone(),
             diagnostics,
             check,
+            check_preferences,
+            stated,
             diff,
             diff_from,
             diff_to,

@@ -325,6 +325,10 @@ fn site_body(m: &SiteModel, p: &SiteParams) -> Markup {
                 }
             }
         }
+        @if let Some(pr) = &m.check_preferences {
+            (usage_for_check(pr, m.check.iter().any(|c| c.semantics == "google" && c.allowed)))
+        }
+        (stated_table(&m.stated))
         h2 { "robots.txt" " " span.muted { "(" (m.diagnostics.len()) " lint diagnostics)" } }
         @for d in m.diagnostics.iter().filter(|d| d.line == 0) {
             div class={ "diag " (severity(d.severity)) } { b { (d.code.as_str()) } " " (Text(&d.message)) }
@@ -343,6 +347,54 @@ fn site_body(m: &SiteModel, p: &SiteParams) -> Markup {
                 button type="submit" { "Compare" }
             }
             @if let Some(d) = &m.diff { (diff(d)) }
+        }
+    }
+}
+
+/// The usage preferences the checker's agent meets at its URL.
+fn usage_for_check(p: &botscope_robotstxt::Preferences, allowed: bool) -> Markup {
+    let lines = |ls: &[u32]| {
+        html! { @for (k, l) in ls.iter().enumerate() { @if k > 0 { ", " } a href={ "#L" (l) } { "line " (l) } } }
+    };
+    html! {
+        dl.usage id="usage" {
+            dt { "AI usage (Content-Usage)" }
+            dd {
+                @match &p.usage {
+                    Some(u) => { code { (Text(&botscope_robotstxt::show_usage(u))) } " (" (lines(&p.usage_lines)) ")" }
+                    None if !allowed => { span.muted { "none: the agent may not crawl this URL, so no preference applies" } }
+                    None => { span.muted { "none stated for this path" } }
+                }
+            }
+            dt { "Content-Signal" }
+            dd {
+                @match &p.content_signal {
+                    Some(s) => { code { (Text(&botscope_robotstxt::show_usage(s))) } " (" (lines(&p.signal_lines)) ")" }
+                    None => { span.muted { "none stated for this agent" } }
+                }
+            }
+        }
+    }
+}
+
+/// Every statement of AI usage preferences in the version shown.
+fn stated_table(stated: &[api::StatedLine]) -> Markup {
+    html! {
+        @if !stated.is_empty() {
+            h3 { "AI usage preferences it states" }
+            div.wide { table id="stated" {
+                thead { tr { th { "Line" } th { "Agents" } th { "Path" } th { "Statement" } } }
+                tbody {
+                    @for l in stated {
+                        tr {
+                            td { a href={ "#L" (l.line) } { (l.line) } " " span.muted { (l.kind.trim_start_matches("Content-")) } }
+                            td { (Text(&l.agents)) }
+                            td { code { (Text(&l.path)) } }
+                            td { code { (Text(&l.statement)) } }
+                        }
+                    }
+                }
+            } }
         }
     }
 }

@@ -390,3 +390,53 @@ async fn a_log_picked_in_the_browser_gives_the_report() {
     assert!(errors(&b).await.is_empty());
     b.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_preferences_beside_the_checker_fit_both_widths() {
+    let addr = super::preferences_server();
+    let page = "/site/preferences.example?agent=OtherBot&url=%2Fai-ok%2Fpage";
+    let shots = std::env::var_os("BOTSCOPE_SCREENSHOTS").map(PathBuf::from);
+    for (w, h, tag) in [(1400, 1000, "desktop"), (390, 844, "phone")] {
+        let b = Browser::start(w, h).await;
+        b.client
+            .goto(&format!("http://{addr}{page}"))
+            .await
+            .unwrap();
+        let v = js(
+            &b,
+            "return [document.documentElement.scrollWidth, window.innerWidth]",
+        )
+        .await;
+        assert!(v[0].as_u64() <= v[1].as_u64(), "{tag}: {v}");
+        assert_eq!(js(&b, GEOMETRY).await, serde_json::json!([]), "{tag}");
+        assert!(errors(&b).await.is_empty());
+        // The statement the checker meets, and its label, side by side on
+        // a laptop and one under the other on a phone, never overlapping.
+        let boxes = js(
+            &b,
+            "const dt = document.querySelector('#usage dt'), dd = document.querySelector('#usage dd');\
+             const a = dt.getBoundingClientRect(), c = dd.getBoundingClientRect();\
+             return [a.right <= c.left + 0.5 || a.bottom <= c.top + 0.5, dd.textContent]",
+        )
+        .await;
+        assert_eq!(boxes[0], true, "{tag}: label and value overlap");
+        assert!(
+            boxes[1].as_str().unwrap_or_default().contains("train-ai=y"),
+            "{boxes}"
+        );
+        assert_eq!(texts(&b, "#stated tbody tr").await.len(), 4);
+        // The whole table is seen, not scrolled within its box.
+        let fits = js(
+            &b,
+            "return document.querySelector('#stated').getBoundingClientRect().right <= window.innerWidth",
+        )
+        .await;
+        assert_eq!(fits, true, "{tag}: the statements table is cut");
+        if let Some(dir) = &shots {
+            std::fs::create_dir_all(dir).unwrap();
+            let png = b.screenshot_page(3000).await;
+            std::fs::write(dir.join(shot_name("site-preferences", tag)), png).unwrap();
+        }
+        b.close().await;
+    }
+}

@@ -903,3 +903,71 @@ fn the_api_answers_unknowns_with_json_404s() {
     // A crawler of the registry that no file names is still found.
     assert_eq!(get(addr, "/api/crawler/GPTBot").status, 200);
 }
+
+/// A robots.txt that states AI usage preferences in both dialects (the
+/// attach draft's example, with Cloudflare's line).
+const PREFERENCES: &str = "User-Agent: *\nAllow: /\nDisallow: /never/\nContent-Usage: / train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\nContent-Signal: search=yes, ai-train=no\n\nUser-Agent: ExampleBot\nAllow: /\nContent-Usage: / train-ai=y\n";
+
+/// A server of its own with a site that states AI usage preferences.
+fn preferences_server() -> SocketAddr {
+    static S: OnceLock<Running> = OnceLock::new();
+    S.get_or_init(|| {
+        let s = start(Config {
+            demo_sites: 50,
+            ..demo_config()
+        });
+        let r = post_json(
+            s.addr,
+            "/api/submit",
+            &serde_json::json!({"site": "preferences.example", "robots_txt": PREFERENCES}),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        s
+    })
+    .addr
+}
+
+#[test]
+fn the_site_page_shows_usage_preferences_beside_the_checker() {
+    let addr = preferences_server();
+    let v = get(
+        addr,
+        "/api/site/preferences.example?agent=OtherBot&url=%2Fai-ok%2Fpage",
+    )
+    .json();
+    let p = &v["check_preferences"];
+    assert_eq!(p["usage"], serde_json::json!({"train-ai": "y"}), "{v}");
+    assert_eq!(p["usage_lines"], serde_json::json!([5]));
+    assert_eq!(
+        p["content_signal"],
+        serde_json::json!({"search": "yes", "ai-train": "no"})
+    );
+    let lines: Vec<u64> = v["stated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [4, 5, 6, 10]);
+    // Where the agent may not crawl, no preference applies.
+    let v = get(
+        addr,
+        "/api/site/preferences.example?agent=OtherBot&url=%2Fnever%2Fx",
+    )
+    .json();
+    assert_eq!(v["check_preferences"]["usage"], serde_json::Value::Null);
+    let page = get(
+        addr,
+        "/site/preferences.example?agent=OtherBot&url=%2Fnever%2Fx",
+    );
+    assert!(
+        page.body.contains("the agent may not crawl this URL"),
+        "{}",
+        page.body
+    );
+    // Searchable by field.
+    let s = get(addr, "/api/search?q=usage%3Atrain-ai%3Dn").json();
+    assert_eq!(s["total"], 1, "{s}");
+    let s = get(addr, "/api/search?q=signal%3Aai-train%3Dno").json();
+    assert_eq!(s["total"], 1, "{s}");
+}
