@@ -1,4 +1,5 @@
-//! Read robots meta tags from arbitrary HTML and X-Robots-Tag values.
+//! Read robots meta tags from arbitrary HTML, X-Robots-Tag values and
+//! Content-Usage values (AI usage preferences).
 #![no_main]
 
 use botscope_robotstxt::MetaReport;
@@ -9,6 +10,10 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     for line in text.lines().take(16) {
         r.add_header(line);
+        r.add_usage_header(line);
+    }
+    if let Some(u) = &r.usage {
+        assert!(u.values().all(|v| v == "y" || v == "n"), "{u:?}");
     }
     if r.directives.max_snippet.is_some_and(|n| n < -1) {
         panic!("max-snippet below -1");

@@ -27,6 +27,13 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         let _ = m.crawl_delay("Googlebot");
+        // Usage preferences only where the agent may crawl, and only y/n.
+        let v = m.check("Googlebot", &url);
+        let p = robots.preferences("Googlebot", &botscope_robotstxt::path_of(url.as_bytes()), v.allowed);
+        assert!(v.allowed || p.usage.is_none());
+        if let Some(u) = &p.usage {
+            assert!(u.values().all(|x| x == "y" || x == "n"), "{u:?}");
+        }
         if semantics == Semantics::Google {
             // Real files compile to at most 2x their size; any input to at
             // most 3x (escaping triples non-ASCII bytes).
