@@ -11,6 +11,7 @@ mod research;
 mod serve;
 mod snapshots;
 mod store;
+mod webbotauth;
 mod workers;
 
 use std::path::{Path, PathBuf};
