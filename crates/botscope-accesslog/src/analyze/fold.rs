@@ -529,48 +529,26 @@ impl Partial {
             drop(theirs);
             self.folded.clients.append_kept(segs, &kept);
         }
-        for (ci, samples) in o.folded.probe_samples {
-            if client_map[ci as usize] == DROPPED {
-                continue;
-            }
-            let s = self
-                .folded
-                .probe_samples
-                .entry(client_map[ci as usize])
-                .or_default();
-            keep_first(s, samples, true);
-        }
-        for (ci, samples) in o.folded.disallowed_samples {
-            if client_map[ci as usize] == DROPPED {
-                continue;
-            }
-            let s = self
-                .folded
-                .disallowed_samples
-                .entry(client_map[ci as usize])
-                .or_default();
-            keep_first(s, samples, false);
-        }
-        for (ci, secs) in o.folded.seconds {
-            if client_map[ci as usize] == DROPPED {
-                continue;
-            }
-            self.folded
-                .seconds
-                .entry(client_map[ci as usize])
-                .or_default()
-                .extend_from(&secs);
-        }
-        for (ci, signed) in o.folded.signed {
-            if client_map[ci as usize] == DROPPED {
-                continue;
-            }
-            self.folded
-                .signed
-                .entry(client_map[ci as usize])
-                .or_default()
-                .merge(signed);
-        }
+        // Per-client tables follow their clients to their new places.
+        let map = &client_map;
+        remap(
+            &mut self.folded.probe_samples,
+            o.folded.probe_samples,
+            map,
+            |s, x| keep_first(s, x, true),
+        );
+        remap(
+            &mut self.folded.disallowed_samples,
+            o.folded.disallowed_samples,
+            map,
+            |s, x| keep_first(s, x, false),
+        );
+        remap(&mut self.folded.seconds, o.folded.seconds, map, |s, x| {
+            s.extend_from(&x)
+        });
+        remap(&mut self.folded.signed, o.folded.signed, map, |s, x| {
+            s.merge(x)
+        });
         self.folded
             .signature_agents
             .merge(o.folded.signature_agents);
@@ -673,6 +651,23 @@ impl Partial {
                 .collect(),
             classes,
             folded: self.folded,
+        }
+    }
+}
+
+/// Moves a per-client table of another partial into `into`, each entry
+/// under its client's place here (`client_map`), merged with what is
+/// there; the entries of dropped clients go.
+fn remap<V: Default>(
+    into: &mut Map<u32, V>,
+    from: Map<u32, V>,
+    client_map: &[u32],
+    mut merge: impl FnMut(&mut V, V),
+) {
+    for (ci, v) in from {
+        let to = client_map[ci as usize];
+        if to != DROPPED {
+            merge(into.entry(to).or_default(), v);
         }
     }
 }

@@ -69,8 +69,8 @@ fn check_json_and_stdin() {
     );
     assert_eq!(o.status.code(), Some(1));
     insta::assert_snapshot!(stdout(&o), @r#"
-    {"agent":"FooBot","allowed":false,"group":"global","rule":{"kind":"disallow","line":2,"pattern":"/private"},"semantics":"google","url":"/private/x","verdict":"disallowed"}
-    {"agent":"FooBot","allowed":true,"group":"global","rule":null,"semantics":"google","url":"/public","verdict":"allowed"}
+    {"agent":"FooBot","allowed":false,"content_signal":null,"group":"global","rule":{"kind":"disallow","line":2,"pattern":"/private"},"semantics":"google","url":"/private/x","usage":null,"verdict":"disallowed"}
+    {"agent":"FooBot","allowed":true,"content_signal":null,"group":"global","rule":null,"semantics":"google","url":"/public","usage":null,"verdict":"allowed"}
     "#);
 }
 
