@@ -200,6 +200,13 @@ pub struct Fetch {
     pub page: Option<Page>,
     /// Why no response came, or why redirects stopped.
     pub error: Option<String>,
+    /// The AI usage preferences that apply to what was fetched: the
+    /// site's robots.txt Content-Usage rule for the URL combined with the
+    /// response's `Content-Usage` header, toward the restrictive (`None`:
+    /// neither states any).
+    pub usage: Option<botscope_robotstxt::Usage>,
+    /// The robots.txt Content-Signal in force for the crawler, if any.
+    pub content_signal: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// Why a User-Agent does not identify a robot honestly.
@@ -284,6 +291,8 @@ enum Rules {
         body: Vec<u8>,
         /// The pace the group in force asks for, and its line.
         delay: Option<(Duration, u32)>,
+        /// The parse tree, kept when the file states usage preferences.
+        preferences: Option<Robots>,
     },
     /// No restrictions (4xx, no robots.txt).
     AllowAll(String),
@@ -698,6 +707,7 @@ impl<L: Lookup> Crawler<L> {
             matcher,
             body,
             delay,
+            preferences: robots.states_preferences().then_some(robots),
         }
     }
 
@@ -707,6 +717,7 @@ impl<L: Lookup> Crawler<L> {
         url: &url::Url,
         waited: &mut Duration,
         note: &mut Option<String>,
+        prefs: &mut Option<botscope_robotstxt::Preferences>,
     ) -> Decision {
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
             return Decision::Unavailable(format!("{url} is not an http(s) URL"));
@@ -726,8 +737,16 @@ impl<L: Lookup> Crawler<L> {
                 Decision::Allowed(None)
             }
             Rules::DisallowAll(why) => Decision::Unavailable(why.clone()),
-            Rules::Parsed { matcher, body, .. } => {
+            Rules::Parsed {
+                matcher,
+                body,
+                preferences,
+                ..
+            } => {
                 let v = matcher.check_path(&self.token, &path);
+                if let Some(r) = preferences {
+                    *prefs = Some(r.preferences(&self.token, &path, v.allowed));
+                }
                 let line = v.rule.map(|r| RobotsLine {
                     robots_url: copy.url.clone(),
                     line: r.line,
@@ -756,7 +775,7 @@ impl<L: Lookup> Crawler<L> {
             Err(e) => return Decision::Unavailable(format!("{url:?} is not a URL: {e}")),
         };
         let mut waited = Duration::ZERO;
-        match self.verdict(&url, &mut waited, &mut None).await {
+        match self.verdict(&url, &mut waited, &mut None, &mut None).await {
             Decision::Allowed(rule) => {
                 let host = self.host(url.host_str().unwrap_or_default());
                 let busy = host.conn.try_lock().is_err();
@@ -827,6 +846,8 @@ impl<L: Lookup> Crawler<L> {
             robots_note: None,
             page: None,
             error: None,
+            usage: None,
+            content_signal: None,
         };
         let mut u = match url::Url::parse(url) {
             Ok(u) => u,
@@ -838,9 +859,12 @@ impl<L: Lookup> Crawler<L> {
         loop {
             out.final_url = u.to_string();
             out.robots_note = None;
+            let mut prefs = None;
             out.decision = self
-                .verdict(&u, &mut out.waited, &mut out.robots_note)
+                .verdict(&u, &mut out.waited, &mut out.robots_note, &mut prefs)
                 .await;
+            let prefs = prefs.unwrap_or_default();
+            (out.usage, out.content_signal) = (prefs.usage, prefs.content_signal);
             if !matches!(out.decision, Decision::Allowed(_)) {
                 return out;
             }
@@ -875,6 +899,14 @@ impl<L: Lookup> Crawler<L> {
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect();
             let location = header(&headers, "location").map(str::to_owned);
+            // The response's own statement joins the file's.
+            if let Some(v) = header(&headers, "content-usage")
+                && let Ok(p) = botscope_robotstxt::parse_preference(v)
+            {
+                let file = out.usage.take().unwrap_or_default();
+                let both = botscope_robotstxt::combine_usage([&file, &p.usage]);
+                out.usage = (!both.is_empty()).then_some(both);
+            }
             out.page = Some(Page {
                 status: x.status,
                 headers: x.headers,

@@ -206,6 +206,19 @@ fn page(path: &str, robots: &str) -> Vec<u8> {
     if let Some(to) = path.strip_prefix("/redirect/") {
         return response(302, &[("Location", format!("/{to}"))], b"");
     }
+    if let Some(rest) = path.strip_prefix("/usage/") {
+        // The page states AI usage preferences in its header: the path's
+        // next segment, `train-ai=n` and such.
+        let pref = rest.split('/').next().unwrap_or_default();
+        return response(
+            200,
+            &[
+                ("Content-Type", "text/html; charset=utf-8".into()),
+                ("Content-Usage", pref.to_owned()),
+            ],
+            b"<p>usage</p>",
+        );
+    }
     response(
         200,
         &[("Content-Type", "text/html; charset=utf-8".into())],

@@ -59,7 +59,8 @@ pub enum Behaviour {
     Held(usize),
     /// A site with pages: `/robots.txt` is this text; `/status/N` answers
     /// status N (429 and 503 with `Retry-After: 1`); `/redirect/PATH`
-    /// answers 302 to `/PATH`; any other path is a small HTML page.
+    /// answers 302 to `/PATH`; `/usage/PREF/…` a page whose
+    /// `Content-Usage` header is PREF; any other path is a small HTML page.
     Pages(String),
 }
 

@@ -93,6 +93,15 @@ fn detail(f: &Fetch) -> String {
     if let Some(e) = &f.error {
         parts.push(e.clone());
     }
+    if let Some(u) = &f.usage {
+        parts.push(format!("usage: {}", botscope_robotstxt::show_usage(u)));
+    }
+    if let Some(s) = &f.content_signal {
+        parts.push(format!(
+            "content-signal: {}",
+            botscope_robotstxt::show_usage(s)
+        ));
+    }
     parts.join("; ")
 }
 
@@ -114,6 +123,8 @@ fn to_json(f: &Fetch, saved: Option<&Path>) -> serde_json::Value {
         "redirects": f.redirects.iter().map(|(u, s)| json!({"url": u, "status": s})).collect::<Vec<_>>(),
         "error": f.error,
         "saved": saved.map(|p| p.display().to_string()),
+        "usage": f.usage,
+        "content_signal": f.content_signal,
     })
 }
 

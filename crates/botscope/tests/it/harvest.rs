@@ -427,7 +427,7 @@ async fn fetch_as_a_polite_crawler() {
             Site {
                 name: "pages.test".into(),
                 behaviour: Behaviour::Pages(
-                    "User-agent: *\nDisallow: /private/\n\nUser-agent: TestBot\nCrawl-delay: 0.3\nDisallow: /no/\n".into(),
+                    "User-agent: *\nDisallow: /private/\n\nUser-agent: TestBot\nCrawl-delay: 0.3\nDisallow: /no/\nContent-Usage: / train-ai=n\nContent-Usage: /a/ train-ai=y\n".into(),
                 ),
                 tls: false,
             },
@@ -474,6 +474,7 @@ async fn fetch_as_a_polite_crawler() {
         "http://pages.test/no/x",
         "http://pages.test/private/y?z=1",
         "http://down.test/page",
+        "http://pages.test/usage/train-ai=y,search=n",
     ]))
     .await;
     let err = String::from_utf8_lossy(&o.stderr);
@@ -482,7 +483,7 @@ async fn fetch_as_a_polite_crawler() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("json"))
         .collect();
-    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert_eq!(lines.len(), 5, "{lines:?}");
     assert_eq!(lines[0]["url"], "http://pages.test/a/");
     assert_eq!(lines[0]["decision"], "allowed");
     assert_eq!(lines[0]["status"], 200);
@@ -499,6 +500,17 @@ async fn fetch_as_a_polite_crawler() {
     );
     assert_eq!(lines[3]["decision"], "unavailable");
     assert!(lines[3]["reason"].as_str().expect("reason").contains("500"));
+    // The site's usage preferences for what was fetched, and none for
+    // what may not be.
+    assert_eq!(lines[0]["usage"], serde_json::json!({"train-ai": "y"}));
+    assert!(lines[1]["usage"].is_null());
+    assert_eq!(lines[2]["usage"], serde_json::json!({"train-ai": "n"}));
+    // A page's own Content-Usage header joins the file's statement,
+    // toward the restrictive.
+    assert_eq!(
+        lines[4]["usage"],
+        serde_json::json!({"train-ai": "n", "search": "n"})
+    );
     assert!(out.join("pages.test/a/index.html").is_file());
     assert!(out.join("pages.test/private/y%3Fz=1").is_file());
     let paths: Vec<String> = sim
@@ -508,7 +520,15 @@ async fn fetch_as_a_polite_crawler() {
         .filter(|h| h.host == "pages.test")
         .map(|h| h.path.clone())
         .collect();
-    assert_eq!(paths, ["/robots.txt", "/a/", "/private/y?z=1"]);
+    assert_eq!(
+        paths,
+        [
+            "/robots.txt",
+            "/a/",
+            "/private/y?z=1",
+            "/usage/train-ai=y,search=n"
+        ]
+    );
 
     // Text: one line per URL, the deciding line shown.
     let o = botscope(common(&[
