@@ -292,7 +292,7 @@ enum Rules {
         /// The pace the group in force asks for, and its line.
         delay: Option<(Duration, u32)>,
         /// The parse tree, kept when the file states usage preferences.
-        preferences: Option<Robots>,
+        preferences: Option<Box<Robots>>,
     },
     /// No restrictions (4xx, no robots.txt).
     AllowAll(String),
@@ -707,7 +707,7 @@ impl<L: Lookup> Crawler<L> {
             matcher,
             body,
             delay,
-            preferences: robots.states_preferences().then_some(robots),
+            preferences: robots.states_preferences().then(|| Box::new(robots)),
         }
     }
 
