@@ -28,7 +28,7 @@ pub struct BodyFields {
     pub sitemaps: Vec<String>,
     /// Content-Signal entries as `name=value`, and each name alone,
     /// lower-cased; then Content-Usage preferences the same way, each
-    /// behind [`USAGE_TERM`] (they share the `signal` field of the index).
+    /// behind `USAGE_TERM` (they share the `signal` field of the index).
     pub signals: Vec<String>,
     /// The bias under Google's rules (each robot's, no decision rows).
     pub google: FileBias,
