@@ -64,13 +64,27 @@ pub const CHUNK_BYTES: usize = 1 << 20;
 /// Whole lines of one input.
 #[derive(Debug)]
 pub struct Chunk {
-    /// Line number (1-based, in its input) of the first line of `data`.
+    /// Line number (1-based, in its input) of the first line of its bytes.
     pub first_line: u64,
-    /// Whole lines, each ending in `\n` (the last line of an input may
-    /// lack it).
-    pub data: Vec<u8>,
+    /// The buffer: its first `len` bytes are the chunk's, the rest are
+    /// left from earlier use (a recycled buffer is never zeroed again).
+    data: Vec<u8>,
+    len: usize,
     /// Line numbers of lines over the limit, skipped.
     pub too_long: Vec<u64>,
+}
+
+impl Chunk {
+    /// Whole lines, each ending in `\n` (the last line of an input may
+    /// lack it).
+    pub fn bytes(&self) -> &[u8] {
+        &self.data[..self.len]
+    }
+
+    /// The buffer, for [`chunks`] to fill again.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.data
+    }
 }
 
 /// Opens an input; gzip is recognised by its magic bytes, whatever the
@@ -128,14 +142,35 @@ pub struct ReadStats {
 /// Bytes asked of the reader at a time.
 const BLOCK: usize = 256 * 1024;
 
-/// A buffer for [`chunks`]: room for a chunk, one more block and the
-/// unterminated tail, so that it never grows.
+/// Room in a buffer: a chunk, one more block and the unterminated tail,
+/// so that it never grows.
+const BUFFER_BYTES: usize = CHUNK_BYTES + BLOCK + MAX_LINE_BYTES;
+
+/// A buffer for [`chunks`]. It is zeroed once, here: reads go into it as
+/// into any initialised slice, so a recycled buffer costs nothing to fill
+/// again (a `Vec`'s spare room would be zeroed before every read).
 pub fn buffer() -> Vec<u8> {
-    Vec::with_capacity(CHUNK_BYTES + BLOCK + MAX_LINE_BYTES)
+    vec![0; BUFFER_BYTES]
+}
+
+/// Reads into `buf` until it is full or the input ends (`Ok(0)`), as
+/// `read_to_end` on a `take` would: the bytes read and the error that
+/// stopped it, if any.
+fn fill(r: &mut impl Read, buf: &mut [u8]) -> (usize, Option<io::Error>) {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (n, Some(e)),
+        }
+    }
+    (n, None)
 }
 
 /// Reads `r` to its end (or first error), handing chunks of whole lines to
-/// `sink`; `fresh` supplies empty buffers (recycled ones, or [`buffer`]).
+/// `sink`; `fresh` supplies buffers (recycled ones, or [`buffer`]).
 /// Returns what was read; a read error ends the input but everything
 /// before it has been handed on.
 pub fn chunks(
@@ -145,56 +180,62 @@ pub fn chunks(
 ) -> ReadStats {
     let mut fresh = move || {
         let mut b = fresh();
-        b.clear();
+        if b.len() < BUFFER_BYTES {
+            b.resize(BUFFER_BYTES, 0);
+        }
         b
     };
     let mut stats = ReadStats::default();
     let mut buf: Vec<u8> = fresh();
+    // Bytes of `buf` in use.
+    let mut len = 0usize;
     let mut line = 1u64; // number of the first line in buf
     let mut too_long: Vec<u64> = Vec::new();
     // Skipping the rest of an over-long line.
     let mut skipping = false;
     loop {
         // Straight into the chunk's buffer: no copy on the way.
-        let old = buf.len();
-        let got = (&mut r).take(BLOCK as u64).read_to_end(&mut buf);
-        let n = buf.len() - old;
+        let old = len;
+        let (n, err) = fill(&mut r, &mut buf[old..old + BLOCK]);
+        len += n;
         stats.bytes += n as u64;
-        if let Err(e) = &got {
+        if let Some(e) = &err {
             stats.error = Some(describe(e));
         }
         if skipping && n > 0 {
-            match memchr::memchr(b'\n', &buf[old..]) {
+            match memchr::memchr(b'\n', &buf[old..len]) {
                 Some(i) => {
                     skipping = false;
-                    buf.drain(old..=old + i);
+                    buf.copy_within(old + i + 1..len, old);
+                    len -= i + 1;
                     line += 1;
                 }
-                None => buf.truncate(old),
+                None => len = old,
             }
         }
         // Cut over-long lines out of the unterminated tail.
-        let tail_start = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
-        if buf.len() - tail_start > MAX_LINE_BYTES {
+        let tail_start = memchr::memrchr(b'\n', &buf[..len]).map_or(0, |i| i + 1);
+        if len - tail_start > MAX_LINE_BYTES {
             too_long.push(line + count_lines(&buf[..tail_start]));
-            buf.truncate(tail_start);
+            len = tail_start;
             skipping = true;
         }
-        if n == 0 || got.is_err() {
+        if n == 0 || err.is_some() {
             break;
         }
-        if buf.len() >= CHUNK_BYTES || skipping {
-            let whole = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
+        if len >= CHUNK_BYTES || skipping {
+            let whole = memchr::memrchr(b'\n', &buf[..len]).map_or(0, |i| i + 1);
             if whole > 0 || !too_long.is_empty() {
                 let mut next = fresh();
-                next.extend_from_slice(&buf[whole..]);
-                buf.truncate(whole);
-                let lines = count_lines(&buf);
+                next[..len - whole].copy_from_slice(&buf[whole..len]);
+                let lines = count_lines(&buf[..whole]);
                 let chunk = Chunk {
                     first_line: line,
                     data: std::mem::replace(&mut buf, next),
+                    len: whole,
                     too_long: std::mem::take(&mut too_long),
                 };
+                len -= whole;
                 stats.lines += lines + chunk.too_long.len() as u64;
                 line += lines + chunk.too_long.len() as u64;
                 // The over-long line's number was taken before the skip.
@@ -211,12 +252,14 @@ pub fn chunks(
         // The input ended inside an over-long line: it is counted.
         line += 1;
     }
-    if !buf.is_empty() || !too_long.is_empty() {
-        let lines = count_lines(&buf) + u64::from(!buf.is_empty() && buf.last() != Some(&b'\n'));
+    if len > 0 || !too_long.is_empty() {
+        let data = &buf[..len];
+        let lines = count_lines(data) + u64::from(len > 0 && data.last() != Some(&b'\n'));
         stats.lines += lines + too_long.len() as u64;
         sink(Chunk {
             first_line: line,
             data: buf,
+            len,
             too_long,
         });
     }
@@ -242,7 +285,7 @@ fn describe(e: &io::Error) -> String {
 pub fn lines(chunk: &Chunk) -> impl Iterator<Item = (u64, Option<&[u8]>)> {
     let mut too_long = chunk.too_long.iter().peekable();
     let mut n = chunk.first_line;
-    let mut rest: &[u8] = &chunk.data;
+    let mut rest: &[u8] = chunk.bytes();
     std::iter::from_fn(move || {
         if let Some(&&t) = too_long.peek()
             && t == n
@@ -314,6 +357,26 @@ mod tests {
         );
         assert_eq!(stats.lines, 5);
         assert!(stats.error.is_none());
+    }
+
+    #[test]
+    fn recycled_buffers_leave_nothing_behind() {
+        // Buffers handed back full of an earlier chunk's bytes (newlines
+        // here): only what was read this time is in a chunk.
+        let mut data = Vec::new();
+        for i in 0..300_000 {
+            data.extend_from_slice(format!("line {i}\n").as_bytes());
+        }
+        data.extend_from_slice(b"last");
+        let mut got = Vec::new();
+        let stale = || vec![b'\n'; CHUNK_BYTES];
+        let stats = chunks(&data[..], stale, |c| {
+            got.extend_from_slice(c.bytes());
+            true
+        });
+        assert_eq!(got, data);
+        assert_eq!(stats.lines, 300_001);
+        assert_eq!(stats.bytes, data.len() as u64);
     }
 
     #[test]

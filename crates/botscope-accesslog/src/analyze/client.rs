@@ -114,10 +114,19 @@ impl Spans {
         let Some(first) = other.iter().find_map(|r| r.first()) else {
             return;
         };
-        let mut done = self.done.take().map_or_else(Vec::new, |b| *b);
+        // The box is kept: settling a history costs no allocation of its
+        // own.
+        let mut boxed = self.done.take().unwrap_or_default();
+        let done = &mut *boxed;
         let keep = done.partition_point(|s| s.end.saturating_add(SESSION_GAP) < first.start);
         let tail = done.split_off(keep);
-        let out = merge_sorted(
+        // Exactly: histories are many and mostly short; a long one grows
+        // by the allocator moving its pages, not its bytes. What is kept
+        // ends more than the gap before anything merged: nothing merged
+        // folds into it.
+        done.reserve_exact(tail.len() + 1 + other[0].len() + other[1].len());
+        merge_sorted(
+            done,
             [&tail, std::slice::from_ref(&self.cur)],
             other,
             |s| s.start,
@@ -129,28 +138,24 @@ impl Spans {
                 touches
             },
         );
-        // Exactly: histories are many and mostly short; a long one grows
-        // by the allocator moving its pages, not its bytes.
-        done.reserve_exact(out.len());
-        done.extend(out);
         // `done` has at least self's latest span.
         if let Some(cur) = done.pop() {
             self.cur = cur;
         }
-        self.done = (!done.is_empty()).then(|| Box::new(done));
+        self.done = (!done.is_empty()).then_some(boxed);
     }
 }
 
 /// Two sequences sorted by `key`, each in two runs (its earlier items,
-/// then its latest), merged into one (linear, no sort), each item folded
-/// into the one before it when `fold` takes it.
+/// then its latest), merged onto the end of `out` (linear, no sort), each
+/// item folded into the one before it when `fold` takes it.
 fn merge_sorted<T: Copy, K: Ord>(
+    out: &mut Vec<T>,
     a: [&[T]; 2],
     b: [&[T]; 2],
     key: impl Fn(&T) -> K,
     mut fold: impl FnMut(&mut T, &T) -> bool,
-) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(a[0].len() + a[1].len() + b[0].len() + b[1].len());
+) {
     let mut push = |item: &T| {
         if !out.last_mut().is_some_and(|last| fold(last, item)) {
             out.push(*item);
@@ -169,7 +174,6 @@ fn merge_sorted<T: Copy, K: Ord>(
     for rest in [a, b] {
         rest.rest().for_each(&mut push);
     }
-    out
 }
 
 /// A cursor over two runs read one after the other.
@@ -297,10 +301,13 @@ impl Hours {
         let Some(first) = theirs.iter().find_map(|r| r.first()) else {
             return;
         };
-        let mut earlier = self.earlier.take().map_or_else(Vec::new, |b| *b);
+        let mut boxed = self.earlier.take().unwrap_or_default();
+        let earlier = &mut *boxed;
         let keep = earlier.partition_point(|p| p.0 < first.0);
         let tail = earlier.split_off(keep);
-        let out = merge_sorted(
+        earlier.reserve_exact(tail.len() + 1 + theirs[0].len() + theirs[1].len());
+        merge_sorted(
+            earlier,
             [&tail, std::slice::from_ref(&self.cur)],
             theirs,
             |p| p.0,
@@ -312,13 +319,11 @@ impl Hours {
                 same
             },
         );
-        earlier.reserve_exact(out.len());
-        earlier.extend(out);
         // `earlier` has at least self's latest hour.
         if let Some(cur) = earlier.pop() {
             self.cur = cur;
         }
-        self.earlier = (!earlier.is_empty()).then(|| Box::new(earlier));
+        self.earlier = (!earlier.is_empty()).then_some(boxed);
     }
 }
 

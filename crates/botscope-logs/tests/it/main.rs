@@ -41,6 +41,81 @@ fn the_thread_count_does_not_change_the_report() {
     }
 }
 
+/// The threads share a log's clients out by address; a log one client
+/// dominates goes to them chunk by chunk instead; a JSON input (no address
+/// without parsing) chunk by chunk too; an address written two ways lands
+/// on two threads and is merged. None of it changes the report.
+#[test]
+fn sharing_clients_out_does_not_change_the_report() {
+    let registry = Registry::bundled();
+    let job = Job::new(&registry, RobotsTxt::default(), 2).expect("job");
+    let mut busy = Vec::new();
+    botscope_testkit::synthlog::write_many_clients(&mut busy, 30_000, 7).expect("log");
+    // Then a stretch that one client dominates, some of its lines with
+    // its address written another way.
+    let line = |ip: &str, i: u32| {
+        format!(
+            "{ip} - - [17/May/2015:10:{:02}:{:02} +0000] \"GET /page/{i} HTTP/1.1\" 200 512 \"-\" \"Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0\"\n",
+            (i / 60) % 60,
+            i % 60
+        )
+    };
+    for i in 0..20_000u32 {
+        let ip = match i % 10 {
+            0 => format!("203.0.113.{}", i % 200),
+            1 => "2001:db8:0:0::7".to_owned(),
+            _ => "2001:db8::7".to_owned(),
+        };
+        busy.extend_from_slice(line(&ip, i).as_bytes());
+    }
+    let json: Vec<u8> = (0..5_000u32)
+        .flat_map(|i| {
+            format!(
+                "{{\"remote_addr\":\"192.0.2.{}\",\"time_iso8601\":\"2015-05-17T11:00:{:02}+00:00\",\"request\":\"GET /j/{i} HTTP/1.1\",\"status\":200,\"body_bytes_sent\":9,\"http_user_agent\":\"curl/8.{}\"}}\n",
+                i % 7,
+                i % 60,
+                i % 3
+            )
+            .into_bytes()
+        })
+        .collect();
+    let run = |threads: usize| {
+        let sources = vec![
+            Source::Reader(
+                "busy.log".into(),
+                Box::new(std::io::Cursor::new(busy.clone())),
+            ),
+            Source::Reader(
+                "app.json".into(),
+                Box::new(std::io::Cursor::new(json.clone())),
+            ),
+        ];
+        let read = job
+            .read(sources, &settings(threads), &NoProgress)
+            .expect("read");
+        let o = job.finish(read, &HashMap::new(), &botscope_botid::NoOwners, false);
+        let mut v: serde_json::Value =
+            serde_json::from_str(&botscope_logs::render::json(&o.report)).expect("json");
+        // Which of equally requested paths a bounded top-path table keeps
+        // depends on how lines were shared out.
+        fn drop_paths(v: &mut serde_json::Value) {
+            if let Some(o) = v.as_object_mut() {
+                o.remove("top_paths");
+                o.remove("not_found");
+                o.values_mut().for_each(drop_paths);
+            }
+        }
+        drop_paths(&mut v);
+        (o.report.lines.parsed, o.report.lines.malformed, v)
+    };
+    let one = run(1);
+    assert_eq!(one.0, 55_000, "every line once");
+    assert_eq!(one.1, 0);
+    for threads in [2, 3] {
+        assert_eq!(run(threads), one, "{threads} threads");
+    }
+}
+
 /// Collects what the pipeline reports.
 #[derive(Default)]
 struct Seen {
