@@ -514,6 +514,11 @@ impl IndexDirArgs {
     }
 }
 
+/// A log format: a preset name, an Apache or an nginx format string.
+fn log_format_arg(s: &str) -> Result<botscope_accesslog::LogFormat, String> {
+    botscope_accesslog::LogFormat::from_spec(s).map_err(|e| e.to_string())
+}
+
 /// A time: 2007-03-01, 2007-03 or RFC 3339.
 fn time_arg(s: &str) -> Result<i64, String> {
     botscope_store::parse_time_arg(s).map_err(|e| e.to_string())
@@ -1063,8 +1068,8 @@ pub struct LogInputArgs {
     pub files: Vec<PathBuf>,
     /// The log format: combined, common, vhost_combined, json, an Apache LogFormat
     /// string or an nginx log_format string; detected from the first lines if absent.
-    #[arg(long, value_name = "SPEC")]
-    pub log_format: Option<String>,
+    #[arg(long, value_name = "SPEC", value_parser = log_format_arg)]
+    pub log_format: Option<botscope_accesslog::LogFormat>,
     /// The site's robots.txt, `FILE` or `DATE=FILE` (in force from DATE, YYYY-MM-DD
     /// or RFC 3339); repeat for several dated versions.
     #[arg(long = "robots", value_name = "[DATE=]FILE")]
@@ -1086,12 +1091,12 @@ pub struct LogInputArgs {
     /// A registry file layered over the bundled one.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
-    /// Only requests at or after this time (YYYY-MM-DD or RFC 3339).
-    #[arg(long, value_name = "TIME")]
-    pub since: Option<String>,
-    /// Only requests before this time (YYYY-MM-DD or RFC 3339).
-    #[arg(long, value_name = "TIME")]
-    pub until: Option<String>,
+    /// Only requests at or after this time (2007-03-01, 2007-03 or RFC 3339).
+    #[arg(long, value_name = "TIME", value_parser = time_arg)]
+    pub since: Option<i64>,
+    /// Only requests before this time (2007-03-01, 2007-03 or RFC 3339).
+    #[arg(long, value_name = "TIME", value_parser = time_arg)]
+    pub until: Option<i64>,
     /// Parsing threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,

@@ -30,38 +30,6 @@ pub struct Settings {
     pub max_clients: usize,
 }
 
-impl Settings {
-    /// From command-line flags: a log format spec (detected when `None`),
-    /// `--since`/`--until` dates (`YYYY-MM-DD` or RFC 3339) and the
-    /// threads; the message names the flag that is wrong.
-    pub fn from_flags(
-        log_format: Option<&str>,
-        since: Option<&str>,
-        until: Option<&str>,
-        threads: usize,
-    ) -> Result<Settings, String> {
-        let date = |v: Option<&str>, flag: &str| {
-            v.map(|s| {
-                crate::parse_when(s)
-                    .ok_or_else(|| format!("--{flag} {s:?} is not a date (YYYY-MM-DD or RFC 3339)"))
-            })
-            .transpose()
-        };
-        Ok(Settings {
-            format: log_format
-                .map(LogFormat::from_spec)
-                .transpose()
-                .map_err(|e| format!("--log-format: {e}"))?,
-            window: Window {
-                since: date(since, "since")?,
-                until: date(until, "until")?,
-            },
-            threads: threads.max(1),
-            max_clients: botscope_accesslog::MAX_CLIENTS,
-        })
-    }
-}
-
 /// Which thread folds which line. Every thread reads every chunk and
 /// decides alike, from the chunk and those before it, so that each line is
 /// folded by exactly one thread.

@@ -56,16 +56,14 @@ async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analy
         .collect::<Result<Vec<_>, _>>()?;
     let robots = RobotsTxt::load(&specs, a.semantics)?;
     let job = Job::new(&registry, robots, settings.threads)?;
-    let read_settings = ReadSettings::from_flags(
-        a.log_format.as_deref(),
-        a.since.as_deref(),
-        a.until.as_deref(),
-        a.threads.unwrap_or(settings.threads),
-    )
-    .map_err(anyhow::Error::msg)?;
     let read_settings = ReadSettings {
+        format: a.log_format.clone(),
+        window: botscope_accesslog::Window {
+            since: a.since,
+            until: a.until,
+        },
+        threads: a.threads.unwrap_or(settings.threads).max(1),
         max_clients: usize::try_from(a.max_clients).unwrap_or(usize::MAX),
-        ..read_settings
     };
     let files: Vec<PathBuf> = if a.files.is_empty() {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
