@@ -983,6 +983,8 @@ pub enum StoreExportFormat {
     Files,
     /// WARC response records.
     Warc,
+    /// One Parquet row per version (Zstd; docs/store.md has the schema): needs --out FILE.
+    Parquet,
 }
 
 #[derive(Debug, Args)]
@@ -992,7 +994,7 @@ pub struct StoreExportArgs {
     /// What to write.
     #[arg(long, value_enum)]
     pub format: StoreExportFormat,
-    /// Where: a file (jsonl, warc; default stdout) or a directory (files).
+    /// Where: a file (jsonl, warc: default stdout; parquet) or a directory (files).
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
 }

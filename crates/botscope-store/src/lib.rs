@@ -54,6 +54,8 @@ pub mod synth;
 pub mod warc;
 
 mod archive;
+#[cfg(feature = "parquet")]
+mod columnar;
 mod copy;
 mod files;
 mod frontier;
@@ -67,6 +69,8 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 pub use archive::{Imported, Importer, export_files, export_jsonl, export_warc, host_and_path};
+#[cfg(feature = "parquet")]
+pub use columnar::{PARQUET_ROW_GROUP, export_parquet, parquet_schema};
 pub use copy::{Copied, copy};
 pub use files::{FileImport, host_of_file_name, import_files};
 pub use frontier::{
@@ -400,6 +404,9 @@ pub struct Origin {
     pub headers: Vec<(String, String)>,
     /// The body was cut at the size cap: the version holds its start.
     pub truncated: bool,
+    /// What the fetch policy made of the response (`parse`,
+    /// `allow-all`, …), as the attempt recorded it.
+    pub outcome: String,
 }
 
 /// Totals for `store stats`.

@@ -775,7 +775,7 @@ impl Store for PgStore {
             .query_raw(
                 "SELECT s.host, v.url, v.first_seen, v.last_seen, v.hash, b.content, v.content_type,
                         a.status, a.cache_control, a.expires, a.last_modified, a.etag,
-                        a.retry_after, a.truncated, v.source
+                        a.retry_after, a.truncated, v.source, a.outcome
                  FROM versions v JOIN sites s ON s.id = v.site_id JOIN bodies b ON b.hash = v.hash
                  LEFT JOIN LATERAL (
                      SELECT * FROM attempts
@@ -810,6 +810,7 @@ impl Store for PgStore {
                     status,
                     headers,
                     truncated: r.get::<_, Option<bool>>(13).unwrap_or(false),
+                    outcome: r.get::<_, Option<String>>(15).unwrap_or_default(),
                 });
             }
             f(v)?;

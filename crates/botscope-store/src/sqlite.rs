@@ -429,7 +429,7 @@ impl Store for SqliteStore {
             .prepare(
                 "SELECT s.host, v.url, v.first_seen, v.last_seen, v.hash, b.content, v.content_type,
                         a.status, a.cache_control, a.expires, a.last_modified, a.etag,
-                        a.retry_after, a.truncated, v.source
+                        a.retry_after, a.truncated, v.source, a.outcome
                  FROM versions v JOIN sites s ON s.id = v.site_id JOIN bodies b ON b.hash = v.hash
                  LEFT JOIN attempts a ON a.id = (
                      SELECT id FROM attempts
@@ -468,10 +468,12 @@ impl Store for SqliteStore {
                     }
                 }
                 let truncated: Option<bool> = r.get(13).map_err(|e| classify(&self.path, e))?;
+                let outcome: Option<String> = r.get(15).map_err(|e| classify(&self.path, e))?;
                 v.origin = Some(Origin {
                     status,
                     headers,
                     truncated: truncated.unwrap_or(false),
+                    outcome: outcome.unwrap_or_default(),
                 });
             }
             f(v)?;

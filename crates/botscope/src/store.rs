@@ -42,6 +42,16 @@ pub fn export(a: &StoreExportArgs) -> Result<ExitStatus> {
             out.finish()?;
             eprintln!("{n} versions exported");
         }
+        StoreExportFormat::Parquet => {
+            let path = a
+                .out
+                .as_deref()
+                .context("--format parquet needs --out FILE")?;
+            let file = botscope_os::AtomicFile::create(path)?;
+            let (n, file) = botscope_store::export_parquet(&s, file)?;
+            file.commit()?;
+            eprintln!("{n} versions written to {}", path.display());
+        }
         StoreExportFormat::Warc => {
             let gz = a
                 .out

@@ -122,23 +122,30 @@ fn stats(db: &str) -> Value {
     serde_json::from_slice(&o.stdout).expect("stats json")
 }
 
-#[test]
-fn import_export_round_trip() {
-    let d = dir("roundtrip");
+/// The sample WARC imported into `DIR/a.db`: the files, the store, and
+/// what the import said.
+fn import_sample(d: &Path) -> (Vec<(String, Vec<u8>)>, std::path::PathBuf, Output) {
     let (files, warc) = sample_warc();
     let input = d.join("crawl.warc.gz");
     std::fs::write(&input, &warc).expect("write");
     let db = d.join("a.db");
-    let dbs = db.to_str().expect("utf-8");
     let o = botscope(&[
         "store",
         "import",
         "--db",
-        dbs,
+        db.to_str().expect("utf-8"),
         "--format",
         "warc",
         input.to_str().expect("utf-8"),
     ]);
+    (files, db, o)
+}
+
+#[test]
+fn import_export_round_trip() {
+    let d = dir("roundtrip");
+    let (files, db, o) = import_sample(&d);
+    let dbs = db.to_str().expect("utf-8");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -223,7 +230,7 @@ fn import_export_round_trip() {
         dbs,
         "--format",
         "warc",
-        input.to_str().expect("utf-8"),
+        d.join("crawl.warc.gz").to_str().expect("utf-8"),
     ]);
     assert!(o.status.success());
     assert_eq!(stats(dbs)["versions"], files.len() as u64);
@@ -300,4 +307,165 @@ fn damaged_and_bad_inputs() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no such store"));
+}
+
+/// The venv the test command makes (pyarrow, DuckDB), or `BOTSCOPE_PYTHON`.
+fn python() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("BOTSCOPE_PYTHON") {
+        return p.into();
+    }
+    let venv = root().join("target/pyenv/bin/python");
+    assert!(
+        venv.exists(),
+        "{} is missing: the test command in README (scripts/test) makes it with pyarrow and DuckDB",
+        venv.display()
+    );
+    venv
+}
+
+/// `store export --format parquet`, read back by pyarrow and by DuckDB:
+/// the rows, values and types of the JSON-lines export, Zstd, and a body
+/// that is not UTF-8 in `body_binary`.
+#[test]
+fn parquet_export_reads_back_in_pyarrow_and_duckdb() {
+    let d = dir("parquet");
+    let (files, db, o) = import_sample(&d);
+    let dbs = db.to_str().expect("utf-8");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A file whose bytes are not UTF-8 (Latin-1), imported from a directory.
+    let latin = d.join("latin");
+    std::fs::create_dir_all(&latin).expect("dir");
+    std::fs::write(
+        latin.join("latin1.example.txt"),
+        b"User-agent: *\nDisallow: /caf\xe9\n",
+    )
+    .expect("write");
+    let o = botscope(&[
+        "store",
+        "import",
+        "--db",
+        dbs,
+        "--format",
+        "files",
+        latin.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let o = botscope(&["store", "export", "--db", dbs, "--format", "jsonl"]);
+    assert!(o.status.success());
+    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), files.len() + 1);
+
+    let out = d.join("versions.parquet");
+    let o = export(dbs, "parquet", &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let py = std::process::Command::new(python())
+        .arg(root().join("crates/botscope/tests/py/read_parquet.py"))
+        .arg(&out)
+        .output()
+        .expect("python runs");
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    let got: Value = serde_json::from_slice(&py.stdout).expect("json");
+    let rows = got["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), lines.len());
+    let secs = |v: &Value| {
+        jiff::Timestamp::strptime(
+            "%Y-%m-%dT%H:%M:%S%:z",
+            v.as_str().expect("time").replace('Z', "+00:00"),
+        )
+        .expect("rfc3339")
+        .as_second()
+    };
+    for (r, l) in rows.iter().zip(&lines) {
+        for k in ["host", "url", "hash", "content_type", "body", "body_base64"] {
+            let want = &l[k];
+            let have = if k == "body_base64" {
+                &r["body_binary"]
+            } else {
+                &r[k]
+            };
+            assert_eq!(have, want, "{k} of {}", l["host"]);
+        }
+        assert_eq!(r["first_seen"], secs(&l["first_seen"]), "{}", l["host"]);
+        assert_eq!(r["last_seen"], secs(&l["last_seen"]), "{}", l["host"]);
+    }
+    let latin = rows
+        .iter()
+        .find(|r| r["host"] == "latin1.example")
+        .expect("the Latin-1 file");
+    assert_eq!(
+        (&latin["body"], &latin["source"], &latin["status"]),
+        (&Value::Null, &Value::from("import"), &Value::Null)
+    );
+    let fetched = rows
+        .iter()
+        .find(|r| r["source"] == "warc")
+        .expect("a WARC version");
+    assert_eq!(
+        (
+            &fetched["status"],
+            &fetched["outcome"],
+            &fetched["truncated"]
+        ),
+        (
+            &Value::from(200),
+            &Value::from("parse"),
+            &Value::from(false)
+        )
+    );
+    assert_eq!(got["codecs"], serde_json::json!(["ZSTD"]));
+    assert_eq!(got["row_groups"], 1);
+    let schema: Vec<(String, String)> = got["schema"]
+        .as_array()
+        .expect("schema")
+        .iter()
+        .map(|f| {
+            (
+                f[0].as_str().expect("name").to_owned(),
+                f[1].as_str().expect("type").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        schema.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        [
+            "host",
+            "url",
+            "first_seen",
+            "last_seen",
+            "hash",
+            "content_type",
+            "body",
+            "body_binary",
+            "status",
+            "outcome",
+            "truncated",
+            "source"
+        ]
+    );
+    assert_eq!(schema[2].1, "timestamp[ms, tz=UTC]");
+    // DuckDB: the same rows, the bodies' text, the types a query sees.
+    let duck = &got["duckdb"];
+    assert_eq!(duck["rows"], lines.len());
+    assert_eq!(duck["bodies"], files.len());
+    assert_eq!(duck["binary"], 1);
+    assert_eq!(duck["hosts"], files.len() + 1);
+    let chars: usize = files
+        .iter()
+        .map(|(_, b)| String::from_utf8_lossy(b).chars().count())
+        .sum();
+    assert_eq!(duck["body_chars"], chars);
+    assert_eq!(duck["types"]["first_seen"], "TIMESTAMP WITH TIME ZONE");
+    assert_eq!(duck["types"]["status"], "USMALLINT");
+    // No --out: refused, nothing written.
+    let o = botscope(&["store", "export", "--db", dbs, "--format", "parquet"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--out FILE"));
 }
