@@ -39,6 +39,7 @@ mod lint;
 mod matcher;
 mod meta;
 mod parse;
+mod preferences;
 mod scan;
 mod text;
 mod usage;
@@ -62,10 +63,11 @@ pub use parse::{
     Group, Located, OtherLine, RequestRate, Robots, Rule, RuleKind, Signal, UserAgent,
     parse_content_signal,
 };
+pub use preferences::Preferences;
 pub use scan::{DEFAULT_PARSE_CAP, ParseOptions};
 pub use url::{escape_pattern, path_of};
 pub use usage::{
-    CATEGORIES, FORMER_CATEGORIES, MAX_PREFERENCE_BYTES, Preference, Preferences, SIGNALS, Usage,
-    UsageRule, combine as combine_usage, parse_preference, parse_usage_rule, show as show_usage,
+    CATEGORIES, FORMER_CATEGORIES, MAX_PREFERENCE_BYTES, Preference, SIGNALS, Usage, UsageRule,
+    combine as combine_usage, parse_preference, parse_usage_rule, show as show_usage,
     usage_to_signals,
 };
