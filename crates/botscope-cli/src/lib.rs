@@ -564,9 +564,9 @@ pub struct SearchArgs {
     /// Semantics of favor:, disfavor:, nobias: and the bias shown.
     #[arg(long, value_enum, default_value_t)]
     pub semantics: Semantics,
-    /// Output format.
+    /// Output format (csv and parquet: a row per hit).
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub format: TableFormat,
 }
 
 #[derive(Debug, Args)]
@@ -604,6 +604,8 @@ pub enum TableFormat {
     Json,
     /// CSV with a header.
     Csv,
+    /// Parquet (Zstd), the CSV's columns typed: redirect standard output to a file.
+    Parquet,
 }
 
 #[derive(Debug, Args)]

@@ -1,14 +1,16 @@
-//! Text and CSV forms of the index's answers, for people (JSON is the
-//! types' own serialisation). Names and lines come from strangers' files:
-//! the caller escapes the text for its terminal; CSV cells are escaped
-//! here.
+//! Text and table forms of the index's answers (JSON is the types' own
+//! serialisation): text for people, a [`Table`] for CSV and Parquet. Names
+//! and lines come from strangers' files: the caller escapes the text for
+//! its terminal; the table's CSV escapes its cells.
 
 use std::fmt::Write;
+
+use botscope_text::{Cells, Table};
 
 use crate::bias::{Decision, FileBias};
 use crate::favor::FavorTable;
 use crate::search::SearchResults;
-use crate::trends::Trends;
+use crate::trends::{Counts, Period, Trends};
 
 fn decision(d: &Decision) -> String {
     match d.line {
@@ -134,18 +136,37 @@ impl FavorTable {
         o
     }
 
+    /// Figure 5 as a table: a row per robot, N on every row.
+    pub fn to_table(&self) -> Table {
+        let r = &self.robots;
+        let mut t = Table::default();
+        t.push(
+            "robot",
+            Cells::Text(r.iter().map(|x| Some(x.robot.clone())).collect()),
+        );
+        t.push(
+            "appeared",
+            Cells::Count(r.iter().map(|x| Some(x.appeared)).collect()),
+        );
+        t.push(
+            "favored",
+            Cells::Count(r.iter().map(|x| Some(x.favored)).collect()),
+        );
+        t.push(
+            "disfavored",
+            Cells::Count(r.iter().map(|x| Some(x.disfavored)).collect()),
+        );
+        t.push(
+            "favorability",
+            Cells::Real(r.iter().map(|x| Some(x.favorability)).collect()),
+        );
+        t.push("n", Cells::Count(r.iter().map(|_| Some(self.n)).collect()));
+        t
+    }
+
     /// Figure 5 as CSV with a header; N on every row, cells escaped.
     pub fn to_csv(&self) -> String {
-        let mut o = String::from("robot,appeared,favored,disfavored,favorability,n\n");
-        for r in &self.robots {
-            let name = botscope_text::csv_cell(&r.robot).replace('"', "\"\"");
-            let _ = writeln!(
-                o,
-                "\"{name}\",{},{},{},{},{}",
-                r.appeared, r.favored, r.disfavored, r.favorability, self.n
-            );
-        }
-        o
+        self.to_table().to_csv()
     }
 }
 
@@ -186,7 +207,41 @@ impl SearchResults {
         }
         o
     }
+
+    /// A row per hit of the page: the hit's fields as its JSON names them,
+    /// `bias` as `robot=bias` pairs (`googlebot=-4, bingbot=1`).
+    pub fn to_table(&self) -> Table {
+        let h = &self.hits;
+        let text = |f: &dyn Fn(&crate::search::Hit) -> String| {
+            Cells::Text(h.iter().map(|x| Some(f(x))).collect())
+        };
+        let mut t = Table::default();
+        t.push("site", text(&|x| x.site.clone()));
+        t.push(
+            "score",
+            Cells::Real(h.iter().map(|x| Some(x.score)).collect()),
+        );
+        t.push("rank", Cells::Count(h.iter().map(|x| x.rank).collect()));
+        t.push("fetched", text(&|x| x.fetched.clone()));
+        t.push(
+            "bias",
+            text(&|x| {
+                x.bias
+                    .iter()
+                    .map(|(r, v)| format!("{r}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }),
+        );
+        t.push("snippet", text(&|x| x.snippet.clone()));
+        t.push("url", text(&|x| x.url.clone()));
+        t.push("source", text(&|x| x.source.clone()));
+        t
+    }
 }
+
+/// A trends table's row: the period, the agent and its counts.
+type Row<'a> = (&'a Period, &'a str, &'a Counts);
 
 impl Trends {
     /// For people: per period the denominator, then each agent's and the
@@ -256,29 +311,39 @@ impl Trends {
         o
     }
 
+    /// A row per period and agent (`(group)` for the group).
+    pub fn to_table(&self) -> Table {
+        let rows: Vec<Row<'_>> = self
+            .periods
+            .iter()
+            .flat_map(|p| {
+                p.agents
+                    .iter()
+                    .map(move |(a, c)| (p, a.as_str(), c))
+                    .chain([(p, "(group)", &p.group)])
+            })
+            .collect();
+        let text =
+            |f: &dyn Fn(&Row<'_>) -> String| Cells::Text(rows.iter().map(|r| Some(f(r))).collect());
+        let count =
+            |f: &dyn Fn(&Row<'_>) -> Option<u64>| Cells::Count(rows.iter().map(f).collect());
+        let label = |f: &dyn Fn(&Row<'_>) -> String| {
+            Cells::Label(rows.iter().map(|r| Some(f(r))).collect())
+        };
+        let mut t = Table::default();
+        t.push("period", label(&|r| r.0.period.clone()));
+        t.push("end", label(&|r| r.0.end.clone()));
+        t.push("agent", text(&|r| r.1.to_owned()));
+        t.push("full", count(&|r| Some(r.2.full)));
+        t.push("partial", count(&|r| Some(r.2.partial)));
+        t.push("none", count(&|r| Some(r.2.none)));
+        t.push("no_robots_txt", count(&|r| r.0.no_robots_txt));
+        t.push("denominator", count(&|r| Some(r.0.denominator)));
+        t
+    }
+
     /// CSV: one row per period and agent (`(group)` for the group).
     pub fn to_csv(&self) -> String {
-        let mut o = String::from("period,end,agent,full,partial,none,no_robots_txt,denominator\n");
-        for p in &self.periods {
-            let rows = p
-                .agents
-                .iter()
-                .map(|(a, c)| (a.as_str(), c))
-                .chain([("(group)", &p.group)]);
-            for (a, c) in rows {
-                let name = botscope_text::csv_cell(a).replace('"', "\"\"");
-                o.push_str(&format!(
-                    "{},{},\"{name}\",{},{},{},{},{}\n",
-                    p.period,
-                    p.end,
-                    c.full,
-                    c.partial,
-                    c.none,
-                    p.no_robots_txt.map(|n| n.to_string()).unwrap_or_default(),
-                    p.denominator
-                ));
-            }
-        }
-        o
+        self.to_table().to_csv()
     }
 }

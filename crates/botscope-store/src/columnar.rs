@@ -1,7 +1,7 @@
-//! The versions as a Parquet file, for researchers' own tools (DuckDB,
-//! pandas, pyarrow, Spark): one row per version, Zstd-compressed, in row
-//! groups of DuckDB's size. The columns are the JSON-lines export's, typed
-//! (docs/store.md has the schema).
+//! Parquet files for researchers' own tools (DuckDB, pandas, pyarrow,
+//! Spark), Zstd-compressed, in row groups of DuckDB's size: the versions
+//! (one row each; the columns are the JSON-lines export's, typed:
+//! docs/store.md has the schema), and any result [`Table`].
 
 use std::io::Write;
 use std::sync::Arc;
@@ -9,8 +9,9 @@ use std::sync::Arc;
 use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, StringBuilder, TimestampMillisecondBuilder, UInt16Builder,
 };
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use botscope_text::{Cells, Table};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -138,19 +139,48 @@ fn parquet_err(e: impl std::fmt::Display) -> StoreError {
     }
 }
 
+fn properties() -> Result<WriterProperties> {
+    Ok(WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(3).map_err(parquet_err)?,
+        ))
+        .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP))
+        .build())
+}
+
+/// `table` as a Parquet file written to `out` (text as strings, counts as
+/// uint64, integers as int64, reals as float64; a missing value null).
+/// Returns `out`, the file complete.
+pub fn write_table<W: Write + Send>(table: &Table, out: W) -> Result<W> {
+    let mut fields = Vec::new();
+    let mut columns: Vec<ArrayRef> = Vec::new();
+    for c in &table.columns {
+        let (ty, col): (DataType, ArrayRef) = match &c.cells {
+            Cells::Text(v) | Cells::Label(v) => {
+                (DataType::Utf8, Arc::new(StringArray::from(v.clone())))
+            }
+            Cells::Int(v) => (DataType::Int64, Arc::new(Int64Array::from(v.clone()))),
+            Cells::Count(v) => (DataType::UInt64, Arc::new(UInt64Array::from(v.clone()))),
+            Cells::Real(v) => (DataType::Float64, Arc::new(Float64Array::from(v.clone()))),
+        };
+        fields.push(Field::new(&c.name, ty, true));
+        columns.push(col);
+    }
+    let schema = Arc::new(Schema::new(fields));
+    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(parquet_err)?;
+    let mut writer = ArrowWriter::try_new(out, schema, Some(properties()?)).map_err(parquet_err)?;
+    writer.write(&batch).map_err(parquet_err)?;
+    writer.into_inner().map_err(parquet_err)
+}
+
 /// Every version as one row of a Parquet file written to `out` (schema
 /// [`parquet_schema`], host then first seen order, Zstd, row groups of
 /// [`PARQUET_ROW_GROUP`] rows). Returns the number of rows and `out`,
 /// the file complete (its footer written).
 pub fn export_parquet<S: Store + ?Sized, W: Write + Send>(store: &S, out: W) -> Result<(u64, W)> {
     let schema = Arc::new(parquet_schema());
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(
-            ZstdLevel::try_new(3).map_err(parquet_err)?,
-        ))
-        .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP))
-        .build();
-    let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(parquet_err)?;
+    let mut writer =
+        ArrowWriter::try_new(out, schema.clone(), Some(properties()?)).map_err(parquet_err)?;
     let mut cols = Columns::new();
     let mut count = 0u64;
     store.each_version(&mut |v| {

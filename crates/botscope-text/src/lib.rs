@@ -23,6 +23,10 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
+mod table;
+
+pub use table::{Cells, Column, Table};
+
 /// True for the characters that reorder text for the eye: the bidi
 /// embeddings, overrides and isolates, and the directional marks.
 pub fn is_bidi_control(c: char) -> bool {

@@ -24,6 +24,37 @@ fn print(text: &str, json: bool) -> Result<()> {
     Ok(out.flush()?)
 }
 
+/// Parquet goes to standard output only when it is not a terminal:
+/// checked before any work.
+fn parquet_to_terminal(format: TableFormat) -> Result<()> {
+    anyhow::ensure!(
+        format != TableFormat::Parquet || !std::io::IsTerminal::is_terminal(&std::io::stdout()),
+        "--format parquet writes binary: redirect standard output to a file (> out.parquet)"
+    );
+    Ok(())
+}
+
+/// A result as its format says: JSON (the type's own), text for people,
+/// or its table as CSV or Parquet.
+fn emit<T: serde::Serialize>(
+    format: TableFormat,
+    value: &T,
+    text: impl FnOnce() -> String,
+    table: impl FnOnce() -> botscope_text::Table,
+) -> Result<()> {
+    match format {
+        TableFormat::Json => print(&format!("{}\n", serde_json::to_string(value)?), true),
+        TableFormat::Text => print(&text(), false),
+        TableFormat::Csv => print(&table().to_csv(), true),
+        TableFormat::Parquet => {
+            let bytes = botscope_store::write_table(&table(), Vec::new())?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)?;
+            Ok(out.flush()?)
+        }
+    }
+}
+
 /// A query error shows the query with a caret under the column.
 fn query_error(e: IndexError, query: &str) -> anyhow::Error {
     match e {
@@ -66,6 +97,7 @@ pub fn update(a: &IndexUpdateArgs) -> Result<ExitStatus> {
 
 /// `search`: exit 1 when nothing matches.
 pub fn search(a: &SearchArgs) -> Result<ExitStatus> {
+    parquet_to_terminal(a.format)?;
     let index = a.index.resolve(None).map_err(anyhow::Error::msg)?;
     let idx = Index::open(&index)?;
     let rank = a.rank;
@@ -79,10 +111,7 @@ pub fn search(a: &SearchArgs) -> Result<ExitStatus> {
             as_of: a.as_of,
         })
         .map_err(|e| query_error(e, &a.query))?;
-    match a.format {
-        Format::Json => print(&format!("{}\n", serde_json::to_string(&r)?), true)?,
-        Format::Text => print(&r.to_text(a.offset), false)?,
-    }
+    emit(a.format, &r, || r.to_text(a.offset), || r.to_table())?;
     Ok(if r.total == 0 {
         ExitStatus::Negative
     } else {
@@ -117,6 +146,7 @@ pub fn bias(a: &BiasArgs) -> Result<ExitStatus> {
 
 /// `favor`.
 pub fn favor(a: &FavorArgs) -> Result<ExitStatus> {
+    parquet_to_terminal(a.format)?;
     let index = a.index.resolve(None).map_err(anyhow::Error::msg)?;
     let idx = Index::open(&index)?;
     let sort = a.sort;
@@ -124,11 +154,7 @@ pub fn favor(a: &FavorArgs) -> Result<ExitStatus> {
         .favor(a.where_.as_deref(), a.as_of, a.semantics)
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?
         .sorted(sort, a.min_appeared);
-    match a.format {
-        TableFormat::Json => print(&format!("{}\n", serde_json::to_string(&t)?), true)?,
-        TableFormat::Csv => print(&t.to_csv(), true)?,
-        TableFormat::Text => print(&t.to_text(), false)?,
-    }
+    emit(a.format, &t, || t.to_text(), || t.to_table())?;
     Ok(ExitStatus::Success)
 }
 
@@ -155,6 +181,7 @@ pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
 
 /// `trends`.
 pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
+    parquet_to_terminal(a.format)?;
     let index = a.index.resolve(a.db.as_ref()).map_err(anyhow::Error::msg)?;
     let mut agents: Vec<String> = a.agent.iter().map(|x| x.trim().to_owned()).collect();
     if a.category.is_some() || a.operator.is_some() {
@@ -195,11 +222,7 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
             yearly,
         )
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
-    match a.format {
-        TableFormat::Json => print(&format!("{}\n", serde_json::to_string(&t)?), true)?,
-        TableFormat::Csv => print(&t.to_csv(), true)?,
-        TableFormat::Text => print(&t.to_text(), false)?,
-    }
+    emit(a.format, &t, || t.to_text(), || t.to_table())?;
     Ok(ExitStatus::Success)
 }
 

@@ -71,3 +71,33 @@ pub fn stderr(o: &Output) -> String {
 pub fn arg(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
 }
+
+/// The venv the test command makes (pyarrow, DuckDB), or `BOTSCOPE_PYTHON`.
+pub fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("BOTSCOPE_PYTHON") {
+        return p.into();
+    }
+    let venv = root().join("target/pyenv/bin/python");
+    assert!(
+        venv.exists(),
+        "{} is missing: the test command in README (scripts/test) makes it with pyarrow and DuckDB",
+        venv.display()
+    );
+    venv
+}
+
+/// Runs `crates/botscope/tests/py/SCRIPT FILE` in the venv and reads the
+/// JSON it prints.
+pub fn python_json(script: &str, file: &Path) -> serde_json::Value {
+    let py = std::process::Command::new(python())
+        .arg(root().join("crates/botscope/tests/py").join(script))
+        .arg(file)
+        .output()
+        .expect("python runs");
+    assert!(
+        py.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    serde_json::from_slice(&py.stdout).expect("json")
+}

@@ -10,9 +10,10 @@ fn json(o: &std::process::Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
 }
 
-#[test]
-fn import_index_search_favor_bias_submit() {
-    let d = scratch("research");
+/// examples/robots imported into a store (dated 2007-03-01) and indexed:
+/// the scratch directory, the store and the index.
+fn indexed_examples(name: &str) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let d = scratch(name);
     let db = d.join("s.db");
     let ix = d.join("ix");
     let examples = root().join("examples/robots");
@@ -40,6 +41,12 @@ fn import_index_search_favor_bias_submit() {
         "{}",
         stderr(&o)
     );
+    (d, db, ix)
+}
+
+#[test]
+fn import_index_search_favor_bias_submit() {
+    let (_, db, ix) = indexed_examples("research");
 
     // The JSON contract of search.
     let o = run(&[
@@ -471,4 +478,90 @@ fn the_index_defaults_to_the_one_beside_the_store() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("give --index DIR"), "{}", stderr(&o));
+}
+
+/// favor, trends and search as CSV and as Parquet: the same columns (the
+/// JSON's names), rows and values; pyarrow and DuckDB read the Parquet.
+#[test]
+fn result_tables_as_csv_and_parquet() {
+    let (d, _, ix) = indexed_examples("tables");
+    let commands: [&[&str]; 3] = [
+        &["favor", "--index", arg(&ix), "--min-appeared", "1"],
+        &[
+            "trends",
+            "--agent",
+            "Googlebot",
+            "--agent",
+            "GPTBot",
+            "--index",
+            arg(&ix),
+            "--by",
+            "year",
+        ],
+        &["search", "disallow:/", "--index", arg(&ix), "--limit", "50"],
+    ];
+    for c in commands {
+        let with = |format: &str| {
+            let mut args = c.to_vec();
+            args.extend(["--format", format]);
+            let o = run(&args);
+            assert!(o.status.success(), "{c:?} {format}: {}", stderr(&o));
+            o.stdout
+        };
+        let csv = String::from_utf8(with("csv")).expect("utf-8");
+        let file = d.join(format!("{}.parquet", c[0]));
+        std::fs::write(&file, with("parquet")).expect("write");
+        let t = crate::python_json("read_table.py", &file);
+        let mut reader = csv::ReaderBuilder::new().from_reader(csv.as_bytes());
+        let header: Vec<String> = reader
+            .headers()
+            .expect("header")
+            .iter()
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(t["columns"], serde_json::json!(header), "{c:?}");
+        let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+        assert!(!rows.is_empty(), "{c:?}: {csv}");
+        assert_eq!(
+            t["rows"].as_array().expect("rows").len(),
+            rows.len(),
+            "{c:?}"
+        );
+        assert_eq!(t["duckdb_rows"], rows.len(), "{c:?}");
+        for (got, want) in t["rows"].as_array().expect("rows").iter().zip(&rows) {
+            for (i, (g, w)) in got
+                .as_array()
+                .expect("row")
+                .iter()
+                .zip(want.iter())
+                .enumerate()
+            {
+                let same = match g {
+                    Value::Null => w.is_empty(),
+                    Value::String(s) => s == w,
+                    // serde_json reads floats to within an ulp.
+                    Value::Number(n) => w.parse::<f64>().is_ok_and(|w| {
+                        n.as_f64()
+                            .is_some_and(|g| (g - w).abs() <= 1e-12 * w.abs().max(1.0))
+                    }),
+                    _ => false,
+                };
+                assert!(same, "{c:?} column {}: {g} against {w:?}", header[i]);
+            }
+        }
+        let types: Vec<&str> = t["types"]
+            .as_array()
+            .expect("types")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        match c[0] {
+            "favor" => assert_eq!(
+                types,
+                ["string", "uint64", "uint64", "uint64", "double", "uint64"]
+            ),
+            "trends" => assert_eq!(types[3..], ["uint64"; 5]),
+            _ => assert_eq!(types[..3], ["string", "double", "uint64"]),
+        }
+    }
 }

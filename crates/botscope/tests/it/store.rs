@@ -309,20 +309,6 @@ fn damaged_and_bad_inputs() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("no such store"));
 }
 
-/// The venv the test command makes (pyarrow, DuckDB), or `BOTSCOPE_PYTHON`.
-fn python() -> std::path::PathBuf {
-    if let Some(p) = std::env::var_os("BOTSCOPE_PYTHON") {
-        return p.into();
-    }
-    let venv = root().join("target/pyenv/bin/python");
-    assert!(
-        venv.exists(),
-        "{} is missing: the test command in README (scripts/test) makes it with pyarrow and DuckDB",
-        venv.display()
-    );
-    venv
-}
-
 /// `store export --format parquet`, read back by pyarrow and by DuckDB:
 /// the rows, values and types of the JSON-lines export, Zstd, and a body
 /// that is not UTF-8 in `body_binary`.
@@ -362,17 +348,7 @@ fn parquet_export_reads_back_in_pyarrow_and_duckdb() {
     let out = d.join("versions.parquet");
     let o = export(dbs, "parquet", &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let py = std::process::Command::new(python())
-        .arg(root().join("crates/botscope/tests/py/read_parquet.py"))
-        .arg(&out)
-        .output()
-        .expect("python runs");
-    assert!(
-        py.status.success(),
-        "{}",
-        String::from_utf8_lossy(&py.stderr)
-    );
-    let got: Value = serde_json::from_slice(&py.stdout).expect("json");
+    let got = crate::python_json("read_parquet.py", &out);
     let rows = got["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), lines.len());
     let secs = |v: &Value| {
