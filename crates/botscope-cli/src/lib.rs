@@ -503,16 +503,26 @@ impl IndexDirArgs {
     /// The index directory: `--index`, else `DB.index` beside the store
     /// `db` (a PostgreSQL store has no beside: `--index` is needed), else
     /// `botscope.db.index`, the index of the default store.
-    pub fn resolve(&self, db: Option<&StoreLocator>) -> Result<PathBuf, String> {
+    pub fn resolve(&self, db: Option<&StoreLocator>) -> Result<PathBuf, NoIndexBeside> {
         if let Some(dir) = &self.index {
             return Ok(dir.clone());
         }
         let default = StoreLocator::Sqlite(PathBuf::from("botscope.db"));
-        db.unwrap_or(&default).index_beside().ok_or_else(|| {
-            "a PostgreSQL store has no directory beside it: give --index DIR".to_owned()
-        })
+        db.unwrap_or(&default).index_beside().ok_or(NoIndexBeside)
     }
 }
+
+/// A PostgreSQL store and no `--index`: the index has no default place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoIndexBeside;
+
+impl std::fmt::Display for NoIndexBeside {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a PostgreSQL store has no directory beside it: give --index DIR")
+    }
+}
+
+impl std::error::Error for NoIndexBeside {}
 
 /// A log format: a preset name, an Apache or an nginx format string.
 fn log_format_arg(s: &str) -> Result<botscope_accesslog::LogFormat, String> {
@@ -880,7 +890,7 @@ pub struct FetchArgs {
 /// A `--usage` statement: a structured-field dictionary of the vocabulary's
 /// categories to `y` or `n`, every entry understood.
 fn usage_arg(s: &str) -> Result<botscope_robotstxt::Usage, String> {
-    let p = botscope_robotstxt::parse_preference(s)?;
+    let p = botscope_robotstxt::parse_preference(s).map_err(|e| e.to_string())?;
     if let Some(problem) = p.problems.first() {
         return Err(problem.clone());
     }

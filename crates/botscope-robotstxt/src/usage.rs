@@ -59,16 +59,16 @@ pub struct Preference {
 /// assert_eq!(p.usage["train-ai"], "n");
 /// assert!(parse_preference("Train-AI=n").is_err(), "keys are lowercase");
 /// ```
-pub fn parse_preference(value: &str) -> Result<Preference, String> {
+pub fn parse_preference(value: &str) -> Result<Preference, BadPreference> {
     if value.len() > MAX_PREFERENCE_BYTES {
-        return Err(format!(
+        return Err(BadPreference(format!(
             "{} bytes, more than {MAX_PREFERENCE_BYTES}",
             value.len()
-        ));
+        )));
     }
     let d: sfv::Dictionary = sfv::Parser::new(value)
         .parse()
-        .map_err(|e| format!("not a structured-field dictionary ({e})"))?;
+        .map_err(|e| BadPreference(format!("not a structured-field dictionary ({e})")))?;
     let mut p = Preference::default();
     for (key, entry) in d {
         let key = key.as_str();
@@ -109,10 +109,23 @@ pub struct UsageRule {
     pub usage: Usage,
 }
 
+/// Why a `Content-Usage` value is not a statement of preference (too
+/// large, not a structured-field dictionary, a path without one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadPreference(pub String);
+
+impl std::fmt::Display for BadPreference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadPreference {}
+
 /// Reads a `Content-Usage` value: `PATH PREFERENCE`, or a preference alone
 /// (the path then is `/`). `Err` when there is no preference or it is not
 /// a dictionary; the `Ok` value carries the problems of its entries.
-pub fn parse_usage_rule(value: &str) -> Result<(UsageRule, Vec<String>), String> {
+pub fn parse_usage_rule(value: &str) -> Result<(UsageRule, Vec<String>), BadPreference> {
     let value = value.trim_matches([' ', '\t']);
     let (path, pref, has_path) = if value.starts_with('/') {
         match value.find([' ', '\t']) {
@@ -123,7 +136,9 @@ pub fn parse_usage_rule(value: &str) -> Result<(UsageRule, Vec<String>), String>
         ("/", value, false)
     };
     if pref.is_empty() {
-        return Err("a path and no preference (`/ train-ai=n`)".into());
+        return Err(BadPreference(
+            "a path and no preference (`/ train-ai=n`)".into(),
+        ));
     }
     let p = parse_preference(pref)?;
     Ok((

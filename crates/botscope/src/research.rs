@@ -65,10 +65,7 @@ fn query_error(e: IndexError, query: &str) -> anyhow::Error {
 
 /// `index build`.
 pub fn build(a: &IndexBuildArgs, s: &crate::Settings) -> Result<ExitStatus> {
-    let index = a
-        .index
-        .resolve(Some(&a.db.db))
-        .map_err(anyhow::Error::msg)?;
+    let index = a.index.resolve(Some(&a.db.db))?;
     let store = a.db.db.open_read()?;
     let bar = crate::progress::bar(s, false, 0, "{spinner} {pos} sites indexed, {elapsed}");
     let r = Index::build_on(&store, &index, a.as_of, s.threads, &mut |n| {
@@ -85,10 +82,7 @@ pub fn build(a: &IndexBuildArgs, s: &crate::Settings) -> Result<ExitStatus> {
 
 /// `index update`.
 pub fn update(a: &IndexUpdateArgs) -> Result<ExitStatus> {
-    let index = a
-        .index
-        .resolve(Some(&a.db.db))
-        .map_err(anyhow::Error::msg)?;
+    let index = a.index.resolve(Some(&a.db.db))?;
     let store = a.db.db.open_read()?;
     let r = Index::open(&index)?.update(&store)?;
     eprintln!("{}: {r}", index.display());
@@ -98,7 +92,7 @@ pub fn update(a: &IndexUpdateArgs) -> Result<ExitStatus> {
 /// `search`: exit 1 when nothing matches.
 pub fn search(a: &SearchArgs) -> Result<ExitStatus> {
     parquet_to_terminal(a.format)?;
-    let index = a.index.resolve(None).map_err(anyhow::Error::msg)?;
+    let index = a.index.resolve(None)?;
     let idx = Index::open(&index)?;
     let rank = a.rank;
     let r = idx
@@ -147,7 +141,7 @@ pub fn bias(a: &BiasArgs) -> Result<ExitStatus> {
 /// `favor`.
 pub fn favor(a: &FavorArgs) -> Result<ExitStatus> {
     parquet_to_terminal(a.format)?;
-    let index = a.index.resolve(None).map_err(anyhow::Error::msg)?;
+    let index = a.index.resolve(None)?;
     let idx = Index::open(&index)?;
     let sort = a.sort;
     let t = idx
@@ -160,10 +154,7 @@ pub fn favor(a: &FavorArgs) -> Result<ExitStatus> {
 
 /// `submit FILE --site HOST`.
 pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
-    let index = a
-        .index
-        .resolve(Some(&a.db.db))
-        .map_err(anyhow::Error::msg)?;
+    let index = a.index.resolve(Some(&a.db.db))?;
     let (body, total) = crate::io::read_limited(&a.file, Some(botscope_index::MAX_SUBMISSION))?;
     anyhow::ensure!(
         total as usize <= botscope_index::MAX_SUBMISSION,
@@ -182,7 +173,7 @@ pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
 /// `trends`.
 pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
     parquet_to_terminal(a.format)?;
-    let index = a.index.resolve(a.db.as_ref()).map_err(anyhow::Error::msg)?;
+    let index = a.index.resolve(a.db.as_ref())?;
     let mut agents: Vec<String> = a.agent.iter().map(|x| x.trim().to_owned()).collect();
     if a.category.is_some() || a.operator.is_some() {
         let r = s.registry(None)?;
