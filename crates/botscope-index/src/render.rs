@@ -139,34 +139,23 @@ impl FavorTable {
     /// Figure 5 as a table: a row per robot, N on every row.
     pub fn to_table(&self) -> Table {
         let r = &self.robots;
+        let count = |f: &dyn Fn(&crate::bias::RobotFavor) -> u64| {
+            Cells::Count(r.iter().map(|x| Some(f(x))).collect())
+        };
         let mut t = Table::default();
         t.push(
             "robot",
             Cells::Text(r.iter().map(|x| Some(x.robot.clone())).collect()),
         );
-        t.push(
-            "appeared",
-            Cells::Count(r.iter().map(|x| Some(x.appeared)).collect()),
-        );
-        t.push(
-            "favored",
-            Cells::Count(r.iter().map(|x| Some(x.favored)).collect()),
-        );
-        t.push(
-            "disfavored",
-            Cells::Count(r.iter().map(|x| Some(x.disfavored)).collect()),
-        );
+        t.push("appeared", count(&|x| x.appeared));
+        t.push("favored", count(&|x| x.favored));
+        t.push("disfavored", count(&|x| x.disfavored));
         t.push(
             "favorability",
             Cells::Real(r.iter().map(|x| Some(x.favorability)).collect()),
         );
-        t.push("n", Cells::Count(r.iter().map(|_| Some(self.n)).collect()));
+        t.push("n", count(&|_| self.n));
         t
-    }
-
-    /// Figure 5 as CSV with a header; N on every row, cells escaped.
-    pub fn to_csv(&self) -> String {
-        self.to_table().to_csv()
     }
 }
 
@@ -340,10 +329,5 @@ impl Trends {
         t.push("no_robots_txt", count(&|r| r.0.no_robots_txt));
         t.push("denominator", count(&|r| Some(r.0.denominator)));
         t
-    }
-
-    /// CSV: one row per period and agent (`(group)` for the group).
-    pub fn to_csv(&self) -> String {
-        self.to_table().to_csv()
     }
 }

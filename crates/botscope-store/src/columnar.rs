@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, StringBuilder, TimestampMillisecondBuilder, UInt16Builder,
 };
-use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, UInt64Array};
+use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use botscope_text::{Cells, Table};
 use parquet::arrow::ArrowWriter;
@@ -149,7 +149,7 @@ fn properties() -> Result<WriterProperties> {
 }
 
 /// `table` as a Parquet file written to `out` (text as strings, counts as
-/// uint64, integers as int64, reals as float64; a missing value null).
+/// uint64, reals as float64; a missing value null).
 /// Returns `out`, the file complete.
 pub fn write_table<W: Write + Send>(table: &Table, out: W) -> Result<W> {
     let mut fields = Vec::new();
@@ -159,7 +159,6 @@ pub fn write_table<W: Write + Send>(table: &Table, out: W) -> Result<W> {
             Cells::Text(v) | Cells::Label(v) => {
                 (DataType::Utf8, Arc::new(StringArray::from(v.clone())))
             }
-            Cells::Int(v) => (DataType::Int64, Arc::new(Int64Array::from(v.clone()))),
             Cells::Count(v) => (DataType::UInt64, Arc::new(UInt64Array::from(v.clone()))),
             Cells::Real(v) => (DataType::Float64, Arc::new(Float64Array::from(v.clone()))),
         };

@@ -10,8 +10,6 @@ pub enum Cells {
     /// Text the program makes (dates, period labels): written bare in CSV,
     /// so it must hold no comma, quote or line break.
     Label(Vec<Option<String>>),
-    /// Signed integers.
-    Int(Vec<Option<i64>>),
     /// Counts.
     Count(Vec<Option<u64>>),
     /// Real numbers.
@@ -22,7 +20,6 @@ impl Cells {
     fn len(&self) -> usize {
         match self {
             Cells::Text(v) | Cells::Label(v) => v.len(),
-            Cells::Int(v) => v.len(),
             Cells::Count(v) => v.len(),
             Cells::Real(v) => v.len(),
         }
@@ -95,7 +92,6 @@ impl Table {
                         debug_assert!(!x.contains([',', '"', '\n', '\r']));
                         write!(o, "{x}")
                     }),
-                    Cells::Int(v) => v[r].map_or(Ok(()), |x| write!(o, "{x}")),
                     Cells::Count(v) => v[r].map_or(Ok(()), |x| write!(o, "{x}")),
                     Cells::Real(v) => v[r].map_or(Ok(()), |x| write!(o, "{x}")),
                 };
