@@ -14,7 +14,7 @@ use crate::bias::Tilt;
 use crate::doc::{BodyFields, host_suffixes, product_token};
 use crate::engine::{
     BODY_CACHE, FOREVER, FORMAT, Index, Meta, WRITER_MEMORY, default_threads, io_err, par_map,
-    read_meta, tantivy_err,
+    read_any_meta, read_meta, tantivy_err,
 };
 use crate::error::{IndexError, Result};
 use crate::schema::{Fields, schema, sem_index, too_complex_term};
@@ -225,6 +225,7 @@ pub(crate) fn document(
     d.add_text(f.source, v.source.as_str());
     d.add_text(f.url, &v.url);
     d.add_bytes(f.hash, &v.hash[..]);
+    d.add_bytes(f.classes, &b.classes.encode());
     d
 }
 
@@ -264,7 +265,7 @@ impl Index {
             let idx = TIndex::open_in_dir(dir).map_err(|_| IndexError::NotAnIndex {
                 path: dir.display().to_string(),
             })?;
-            read_meta(&idx, dir)?;
+            read_any_meta(&idx, dir)?;
         }
         let tmp = sibling(dir, "building");
         let _ = std::fs::remove_dir_all(&tmp);

@@ -5,6 +5,7 @@
 use botscope_robotstxt::{Matcher, ParseOptions, Robots, RuleKind, Semantics};
 
 use crate::bias::{BIAS_WORK_CAP, Detail, FileBias, Tilt, bias_with};
+use crate::classes::Classes;
 
 /// The searchable values of one body.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +35,9 @@ pub struct BodyFields {
     pub google: FileBias,
     /// The bias under the 1996 draft.
     pub draft1996: FileBias,
+    /// Every agent's restriction under both semantics, and the usage
+    /// preferences stated.
+    pub classes: Classes,
     /// The body as text (invalid UTF-8 replaced).
     pub text: String,
 }
@@ -85,12 +89,11 @@ impl BodyFields {
     pub fn of(body: &[u8]) -> BodyFields {
         let opts = ParseOptions::default();
         let robots = Robots::parse_with(body, &opts);
-        let table = |sem| {
-            let m = Matcher::compile(body, sem, &opts);
-            bias_with(&robots, &m, Detail::Summary, BIAS_WORK_CAP)
-        };
-        let google = table(Semantics::Google);
-        let draft1996 = table(Semantics::Draft1996);
+        let mg = Matcher::compile(body, Semantics::Google, &opts);
+        let md = Matcher::compile(body, Semantics::Draft1996, &opts);
+        let google = bias_with(&robots, &mg, Detail::Summary, BIAS_WORK_CAP);
+        let draft1996 = bias_with(&robots, &md, Detail::Summary, BIAS_WORK_CAP);
+        let classes = Classes::with(&robots, &mg, &md);
         let mut f = BodyFields {
             botnames: Vec::new(),
             disallow: Vec::new(),
@@ -103,6 +106,7 @@ impl BodyFields {
             signals: Vec::new(),
             google,
             draft1996,
+            classes,
             text: String::from_utf8_lossy(body).into_owned(),
         };
         let mut botnames = Unique::default();

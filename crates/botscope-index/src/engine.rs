@@ -21,7 +21,9 @@ use crate::error::{IndexError, Result};
 use crate::schema::Fields;
 
 /// The index format this build writes (in the commit payload).
-pub(crate) const FORMAT: u32 = 1;
+/// 2: each version's restriction classes and usage preferences in a
+/// `classes` column.
+pub(crate) const FORMAT: u32 = 2;
 /// Distinct bodies whose fields are kept while building.
 pub(crate) const BODY_CACHE: usize = 65_536;
 /// The writer's memory, all threads.
@@ -83,17 +85,31 @@ pub(crate) fn tantivy_err(path: &Path) -> impl Fn(tantivy::TantivyError) -> Inde
     }
 }
 
-/// Reads the commit payload of an index directory.
-pub(crate) fn read_meta(index: &TIndex, path: &Path) -> Result<Meta> {
+/// Reads the commit payload of an index directory: an index of ours of
+/// any format (`build` replaces it), else not an index.
+pub(crate) fn read_any_meta(index: &TIndex, path: &Path) -> Result<Meta> {
     let metas = index.load_metas().map_err(tantivy_err(path))?;
     metas
         .payload
         .as_deref()
         .and_then(|p| serde_json::from_str::<Meta>(p).ok())
-        .filter(|m| m.format == FORMAT)
+        .filter(|m| (1..=FORMAT).contains(&m.format))
         .ok_or_else(|| IndexError::NotAnIndex {
             path: path.display().to_string(),
         })
+}
+
+/// Reads the commit payload of an index of this format (an earlier one is
+/// told to be rebuilt).
+pub(crate) fn read_meta(index: &TIndex, path: &Path) -> Result<Meta> {
+    let meta = read_any_meta(index, path)?;
+    if meta.format != FORMAT {
+        return Err(IndexError::OldFormat {
+            path: path.display().to_string(),
+            format: meta.format,
+        });
+    }
+    Ok(meta)
 }
 
 impl Index {

@@ -15,6 +15,17 @@ pub enum IndexError {
         /// The directory.
         path: String,
     },
+    /// An index of an earlier format: searching and updating it would
+    /// miss what this version keeps.
+    #[error(
+        "{path}: an index of an earlier format ({format}); rebuild it with `botscope index build --db DB --index {path}`"
+    )]
+    OldFormat {
+        /// The directory.
+        path: String,
+        /// Its format.
+        format: u32,
+    },
     /// No index there.
     #[error("{path}: no index here; build one with `botscope index build --db DB --index {path}`")]
     Missing {

@@ -26,6 +26,7 @@
 
 mod bias;
 mod build;
+mod classes;
 mod collector;
 mod compare;
 mod doc;
@@ -46,6 +47,7 @@ pub use bias::{
     TABLE_CELLS, Tilt, TooComplex, bias, bias_of, bias_with, favorability,
 };
 pub use build::BuildReport;
+pub use classes::{CLASS_NAME_BYTES, CLASS_WORK_CAP, Classes, Said, Stated};
 pub use compare::{
     BiasChange, Restriction, RuleLine, VerdictChange, VersionDiff, diff_versions, restrictions,
 };

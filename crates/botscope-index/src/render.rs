@@ -297,6 +297,13 @@ impl Trends {
                 );
             }
         }
+        if self.from_bodies > 0 {
+            let _ = writeln!(
+                o,
+                "{} versions past the index's budget were read from their files",
+                self.from_bodies
+            );
+        }
         o
     }
 

@@ -30,6 +30,8 @@ pub(crate) struct Fields {
     pub(crate) source: TField,
     pub(crate) url: TField,
     pub(crate) hash: TField,
+    /// What the version says to every agent ([`crate::Classes::encode`]).
+    pub(crate) classes: TField,
 }
 
 pub(crate) fn schema() -> (Schema, Fields) {
@@ -69,6 +71,7 @@ pub(crate) fn schema() -> (Schema, Fields) {
         source: b.add_text_field("source", STRING | STORED),
         url: b.add_text_field("url", STORED),
         hash: b.add_bytes_field("hash", STORED),
+        classes: b.add_bytes_field("classes", FAST),
     };
     (b.build(), f)
 }

@@ -10,6 +10,7 @@ use tantivy::{DocId, SegmentReader, TantivyDocument};
 
 use crate::engine::{BODY_CACHE, Index, io_err, par_map, rfc3339};
 use crate::error::Result;
+use crate::classes::Stated;
 use crate::query::{self, Query};
 
 /// Restriction counts of one agent (or the group) in a period.
@@ -24,11 +25,11 @@ pub struct Counts {
 }
 
 impl Counts {
-    pub(crate) fn add(&mut self, r: crate::Restriction) {
+    pub(crate) fn add_n(&mut self, r: crate::Restriction, n: u64) {
         match r {
-            crate::Restriction::Full => self.full += 1,
-            crate::Restriction::Partial => self.partial += 1,
-            crate::Restriction::None => self.none += 1,
+            crate::Restriction::Full => self.full += n,
+            crate::Restriction::Partial => self.partial += n,
+            crate::Restriction::None => self.none += n,
         }
     }
 }
@@ -59,14 +60,14 @@ pub struct Adoption {
 }
 
 impl Adoption {
-    fn add(&mut self, s: &Stated) {
+    fn add_n(&mut self, s: &Stated, n: u64) {
         if s.usage || s.signal {
-            self.any += 1;
+            self.any += n;
         }
-        self.content_usage += u64::from(s.usage);
-        self.content_signal += u64::from(s.signal);
-        for k in &s.statements {
-            *self.statements.entry(k.clone()).or_default() += 1;
+        self.content_usage += u64::from(s.usage) * n;
+        self.content_signal += u64::from(s.signal) * n;
+        for k in s.made() {
+            *self.statements.entry(k).or_default() += n;
         }
     }
 
@@ -80,14 +81,6 @@ impl Adoption {
     }
 }
 
-/// What one file states about usage.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Stated {
-    usage: bool,
-    signal: bool,
-    statements: Vec<String>,
-}
-
 /// The usage preferences `body` states anywhere: a byte scan first, the
 /// file parsed only when it names Content-Usage or Content-Signal.
 pub(crate) fn stated(body: &[u8]) -> Stated {
@@ -98,33 +91,7 @@ pub(crate) fn stated(body: &[u8]) -> Stated {
     if !finder(b"content-usage") && !finder(b"content-signal") {
         return Stated::default();
     }
-    let r = botscope_robotstxt::Robots::parse(body);
-    let mut out = Stated::default();
-    let mut seen = std::collections::BTreeSet::new();
-    for rule in r.groups.iter().flat_map(|g| g.content_usage.iter()) {
-        out.usage = true;
-        for (k, v) in &rule.value.usage {
-            if botscope_robotstxt::CATEGORIES.contains(&k.as_str()) {
-                seen.insert(format!("usage:{k}={v}"));
-            }
-        }
-    }
-    for line in r
-        .content_signals
-        .iter()
-        .chain(r.groups.iter().flat_map(|g| g.content_signals.iter()))
-    {
-        out.signal = true;
-        for sig in &line.value {
-            if botscope_robotstxt::SIGNALS.contains(&sig.name.as_str())
-                && (sig.value == "yes" || sig.value == "no")
-            {
-                seen.insert(format!("signal:{}={}", sig.name, sig.value));
-            }
-        }
-    }
-    out.statements = seen.into_iter().collect();
-    out
+    Stated::of(&botscope_robotstxt::Robots::parse(body))
 }
 
 /// A period's counts while they are made.
@@ -146,14 +113,14 @@ impl Tally {
         }
     }
 
-    /// One site's restrictions, one per agent.
-    pub(crate) fn add(&mut self, r: &[crate::Restriction]) {
-        self.sites += 1;
+    /// `n` sites' restrictions, one per agent, all alike.
+    pub(crate) fn add_n(&mut self, r: &[crate::Restriction], n: u64) {
+        self.sites += n;
         for (c, x) in self.agents.iter_mut().zip(r) {
-            c.add(*x);
+            c.add_n(*x, n);
         }
         self.group
-            .add(r.iter().copied().max().unwrap_or(crate::Restriction::None));
+            .add_n(r.iter().copied().max().unwrap_or(crate::Restriction::None), n);
     }
 
     pub(crate) fn merge(&mut self, o: &Tally) {
@@ -200,6 +167,11 @@ pub struct Trends {
     /// The query selecting the sites.
     #[serde(rename = "where")]
     pub where_: Option<String>,
+    /// Versions whose restrictions were computed from their body, not
+    /// read from the index: files past the index's work or name budget
+    /// ([`crate::CLASS_WORK_CAP`], [`crate::CLASS_NAME_BYTES`]); every
+    /// other version's come from the classes stored when it was indexed.
+    pub from_bodies: u64,
     /// Oldest first.
     pub periods: Vec<Period>,
 }
@@ -284,9 +256,11 @@ impl Index {
             .collect::<Result<Vec<_>>>()?;
         let words = periods.len().div_ceil(64).max(1);
         // Per segment: the periods each document is in force and matching
-        // in, then each such document read once (in store order, each
-        // block decompressed once) and its restrictions added to them.
-        let count = |seg: &SegmentReader| -> Result<Vec<Tally>> {
+        // in; then each document's stored classes (one value per distinct
+        // file, decoded once) counted once per distinct set of periods.
+        // A document whose classes were not kept (past the budget) is read
+        // and matched as a file.
+        let count = |seg: &SegmentReader| -> Result<(Vec<Tally>, u64)> {
             let max = seg.max_doc() as usize;
             let mut member = vec![0u64; max * words];
             for (p, w) in weights.iter().enumerate() {
@@ -298,48 +272,117 @@ impl Index {
                 .map_err(self.err())?;
             }
             let mut tally = vec![Tally::new(agents.len()); periods.len()];
-            let store = seg
-                .get_store_reader(16)
-                .map_err(|e| io_err(&self.path, e))?;
-            let mut cache: HashMap<Vec<u8>, (Vec<crate::Restriction>, Stated)> = HashMap::new();
+            let column = seg
+                .fast_fields()
+                .bytes("classes")
+                .map_err(self.err())?;
+            // Per distinct stored value: its index in `decided`, or
+            // UNKNOWN (not kept), or UNSEEN.
+            const UNSEEN: u32 = u32::MAX;
+            const UNKNOWN: u32 = u32::MAX - 1;
+            let mut state = vec![UNSEEN; column.as_ref().map_or(0, |c| c.num_terms())];
+            let mut decided: Vec<(Vec<crate::Restriction>, Stated)> = Vec::new();
+            let mut patterns: HashMap<Vec<u64>, u32> = HashMap::new();
+            let mut counts: HashMap<(u32, u32), u64> = HashMap::new();
+            let mut unkept: Vec<DocId> = Vec::new();
+            let mut buf = Vec::new();
             for d in 0..max {
                 let bits = &member[d * words..(d + 1) * words];
                 if bits.iter().all(|&b| b == 0) || seg.is_deleted(d as DocId) {
                     continue;
                 }
-                let doc: TantivyDocument = store.get(d as DocId).map_err(self.err())?;
-                let hash = doc
-                    .get_first(self.f.hash)
-                    .and_then(|v| v.as_bytes())
-                    .unwrap_or_default();
-                let r = match cache.get(hash) {
-                    Some(r) => r.clone(),
-                    None => {
-                        let body = doc
-                            .get_first(self.f.body)
-                            .and_then(|v| v.as_str())
-                            .unwrap_or_default();
-                        let r = (
-                            crate::restrictions(body.as_bytes(), agents, semantics),
-                            stated(body.as_bytes()),
-                        );
-                        if cache.len() < BODY_CACHE {
-                            cache.insert(hash.to_vec(), r.clone());
+                let ord = column.as_ref().and_then(|c| c.ords().first(d as DocId));
+                let Some((c, ord)) = column.as_ref().zip(ord) else {
+                    unkept.push(d as DocId);
+                    continue;
+                };
+                let slot = &mut state[ord as usize];
+                if *slot == UNSEEN {
+                    buf.clear();
+                    c.ord_to_bytes(ord, &mut buf)
+                        .map_err(|e| io_err(&self.path, e))?;
+                    *slot = match crate::Classes::decode(&buf).and_then(|k| {
+                        Some((k.restrictions(semantics, agents)?, k.stated))
+                    }) {
+                        Some(x) => {
+                            decided.push(x);
+                            (decided.len() - 1) as u32
                         }
-                        r
+                        None => UNKNOWN,
+                    };
+                }
+                if *slot == UNKNOWN {
+                    unkept.push(d as DocId);
+                    continue;
+                }
+                let pattern = match patterns.get(bits) {
+                    Some(&p) => p,
+                    None => {
+                        let p = patterns.len() as u32;
+                        patterns.insert(bits.to_vec(), p);
+                        p
                     }
                 };
+                *counts.entry((*slot, pattern)).or_default() += 1;
+            }
+            let mut by_pattern: Vec<&[u64]> = vec![&[]; patterns.len()];
+            for (bits, &p) in &patterns {
+                by_pattern[p as usize] = bits;
+            }
+            for (&(k, pattern), &n) in &counts {
+                let (r, st) = &decided[k as usize];
+                let bits = by_pattern[pattern as usize];
                 for (p, t) in tally.iter_mut().enumerate() {
                     if bits[p / 64] & (1 << (p % 64)) != 0 {
-                        t.add(&r.0);
-                        t.preferences.add(&r.1);
+                        t.add_n(r, n);
+                        t.preferences.add_n(st, n);
                     }
                 }
             }
-            Ok(tally)
+            if !unkept.is_empty() {
+                let store = seg
+                    .get_store_reader(16)
+                    .map_err(|e| io_err(&self.path, e))?;
+                let mut cache: HashMap<Vec<u8>, (Vec<crate::Restriction>, Stated)> =
+                    HashMap::new();
+                for &d in &unkept {
+                    let bits = &member[d as usize * words..(d as usize + 1) * words];
+                    let doc: TantivyDocument = store.get(d).map_err(self.err())?;
+                    let hash = doc
+                        .get_first(self.f.hash)
+                        .and_then(|v| v.as_bytes())
+                        .unwrap_or_default();
+                    let r = match cache.get(hash) {
+                        Some(r) => r.clone(),
+                        None => {
+                            let body = doc
+                                .get_first(self.f.body)
+                                .and_then(|v| v.as_str())
+                                .unwrap_or_default();
+                            let r = (
+                                crate::restrictions(body.as_bytes(), agents, semantics),
+                                stated(body.as_bytes()),
+                            );
+                            if cache.len() < BODY_CACHE {
+                                cache.insert(hash.to_vec(), r.clone());
+                            }
+                            r
+                        }
+                    };
+                    for (p, t) in tally.iter_mut().enumerate() {
+                        if bits[p / 64] & (1 << (p % 64)) != 0 {
+                            t.add_n(&r.0, 1);
+                            t.preferences.add_n(&r.1, 1);
+                        }
+                    }
+                }
+            }
+            Ok((tally, unkept.len() as u64))
         };
         let mut total = vec![Tally::new(agents.len()); periods.len()];
-        for seg in par_map(self.threads, searcher.segment_readers(), count)? {
+        let mut from_bodies = 0;
+        for (seg, unkept) in par_map(self.threads, searcher.segment_readers(), count)? {
+            from_bodies += unkept;
             for (t, s) in total.iter_mut().zip(seg) {
                 t.merge(&s);
             }
@@ -369,6 +412,7 @@ impl Index {
             by: if yearly { "year" } else { "month" },
             agents: agents.to_vec(),
             where_: where_.map(str::to_owned),
+            from_bodies,
             periods: out,
         })
     }

@@ -436,6 +436,27 @@ impl Compiler {
 }
 
 /// ASCII case-insensitive order of byte strings.
+/// Which of `names` (a [`Matcher::names`] list under `semantics`, names
+/// lower-cased) selects `agent` (a product token or a whole User-Agent
+/// header): under Google's rules the one equal to the agent's product
+/// token, under the 1996 draft the first one the agent contains; `None`
+/// when no name does (the agent gets [`Matcher::unnamed`]). Costs the
+/// names' length at most once per byte of the agent.
+pub fn pick_name<N: AsRef<[u8]>>(semantics: Semantics, names: &[N], agent: &str) -> Option<usize> {
+    match semantics {
+        Semantics::Google => {
+            let token = product_token(agent).as_bytes();
+            names
+                .iter()
+                .position(|n| n.as_ref().eq_ignore_ascii_case(token))
+        }
+        Semantics::Draft1996 => names.iter().position(|n| {
+            let n = n.as_ref();
+            !n.is_empty() && contains_ignore_case(agent.as_bytes(), n)
+        }),
+    }
+}
+
 fn cmp_ignore_case(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     a.iter()
         .map(u8::to_ascii_lowercase)
@@ -638,6 +659,91 @@ impl Matcher {
                     specific: m == GroupMatch::Specific,
                 }
             }
+        }
+    }
+
+    /// The names agents are compared with, each with the selection it
+    /// makes, in the order [`pick_name`] tries them: under Google's rules
+    /// each distinct product token of the file, lower-cased (an agent
+    /// whose product token equals it selects every group naming it);
+    /// under the 1996 draft each record's name in file order, lower-cased,
+    /// each once (an agent selects the record of the first name it
+    /// contains). An agent that no name selects gets [`Matcher::unnamed`].
+    /// Together they give any agent's selection without the file
+    /// ([`Matcher::select`] equals the selection [`pick_name`] finds).
+    ///
+    /// ```
+    /// use botscope_robotstxt::{Matcher, Semantics, pick_name};
+    /// let m = Matcher::new(b"User-agent: GPTBot\nDisallow: /\n\nUser-agent: *\nDisallow: /tmp\n");
+    /// let names = m.names();
+    /// let keys: Vec<&[u8]> = names.iter().map(|(n, _)| n.as_slice()).collect();
+    /// assert_eq!(pick_name(Semantics::Google, &keys, "GPTBot/1.1"), Some(0));
+    /// assert_eq!(names[0].1, m.select("gptbot"));
+    /// assert_eq!(pick_name(Semantics::Google, &keys, "Googlebot"), None);
+    /// assert_eq!(m.unnamed(), m.select("Googlebot"));
+    /// ```
+    pub fn names(&self) -> Vec<(Vec<u8>, Selection)> {
+        let mut out: Vec<(Vec<u8>, Selection)> = Vec::new();
+        match self.semantics {
+            Semantics::Google => {
+                for &i in &*self.by_token {
+                    let a = &self.agents[i as usize];
+                    let tok = self.token(a);
+                    match out.last_mut() {
+                        Some((name, sel)) if name.eq_ignore_ascii_case(tok) => {
+                            sel.groups.push(a.group);
+                        }
+                        _ => out.push((
+                            tok.to_ascii_lowercase(),
+                            Selection {
+                                groups: vec![a.group],
+                                specific: true,
+                            },
+                        )),
+                    }
+                }
+            }
+            Semantics::Draft1996 => {
+                let mut seen = std::collections::HashSet::new();
+                for a in &*self.agents {
+                    let tok = self.token(a).to_ascii_lowercase();
+                    if tok.is_empty() || !seen.insert(tok.clone()) {
+                        continue;
+                    }
+                    out.push((
+                        tok,
+                        Selection {
+                            groups: vec![a.group],
+                            specific: true,
+                        },
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// The selection of an agent that no group names (the `*` groups, or
+    /// none).
+    pub fn unnamed(&self) -> Selection {
+        match self.semantics {
+            Semantics::Google => Selection {
+                groups: (0..self.groups.len())
+                    .filter(|&g| self.groups[g].global)
+                    .map(to_u32)
+                    .collect(),
+                specific: false,
+            },
+            Semantics::Draft1996 => Selection {
+                groups: self
+                    .groups
+                    .iter()
+                    .position(|g| g.global)
+                    .map(to_u32)
+                    .into_iter()
+                    .collect(),
+                specific: false,
+            },
         }
     }
 

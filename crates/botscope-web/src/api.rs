@@ -651,31 +651,6 @@ pub async fn trends_model(app: &Arc<App>, p: &FavorParams) -> Result<Trends, Fai
     Ok(Trends::clone(&t))
 }
 
-/// Restriction over time if it is ready; else it is computed in the
-/// background (the page answers at once and says so).
-pub fn trends_if_ready(app: &Arc<App>, p: &FavorParams) -> Result<Option<Arc<Trends>>, Fail> {
-    let j = trend_job(app, p)?;
-    match app.trends_peek(&j.key) {
-        crate::state::Peek::Ready(t) => Ok(Some(t)),
-        crate::state::Peek::Running => Ok(None),
-        crate::state::Peek::Absent => {
-            let a = app.clone();
-            tokio::spawn(async move {
-                if let Err(e) = run_trend(&a, j).await {
-                    tracing::warn!("restriction over time: {}", e.detail());
-                }
-            });
-            Ok(None)
-        }
-    }
-}
-
-/// Starts the default chart of `/robots` (AI training crawlers, Google's
-/// rules) so that it is ready when the page is first opened.
-pub fn warm(app: &Arc<App>) {
-    let _ = trends_if_ready(app, &FavorParams::default());
-}
-
 /// `GET /api/trends`: the JSON of `botscope trends --format json`.
 pub async fn trends(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -> Response {
     answer(trends_model(&app, &p).await)

@@ -277,7 +277,6 @@ impl Server {
     /// binds `listen`.
     pub async fn bind(config: Config, listen: SocketAddr) -> Result<Server, Error> {
         let app = App::new(config).await?;
-        api::warm(&app);
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|source| Error::Io {

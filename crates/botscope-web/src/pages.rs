@@ -648,8 +648,9 @@ fn cell(d: botscope_index::Decision) -> Markup {
 
 /// `/robots`: Figure 5 and the trends chart.
 pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -> Response {
-    let favor = api::favor_model(&app, &p).await;
-    let trends = api::trends_if_ready(&app, &p);
+    // Both read stored columns (favourability's bias terms, the
+    // versions' restriction classes): the chart is computed on request.
+    let (favor, trends) = tokio::join!(api::favor_model(&app, &p), api::trends_model(&app, &p));
     let favor = match favor {
         Ok(f) => f,
         Err(e) => {
@@ -688,15 +689,14 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
             @if let Some(w) = &favor.where_ { " · where " code { (Text(w)) } } }
         h2 { "Restriction over time" }
         @match &trends {
-            Ok(None) => {
-                p.muted { "The chart is being computed over " (favor.n) " files; "
-                    a href=(link(sort)) { "reload" } " in a while." }
-            }
-            Ok(Some(t)) => {
+            Ok(t) => {
                 p { "Share of sites whose robots.txt keeps "
                     @if t.agents.len() == 1 { code { (Text(&t.agents[0])) } } @else { "the group (" (t.agents.len()) " agents, the strictest per site)" }
                     " out fully, partially or not at all, per " (t.by) "." }
                 (crate::chart::trends(t))
+                @if t.from_bodies > 0 {
+                    p.muted { (t.from_bodies) " versions past the index's budget were read from their files." }
+                }
             }
             Err(e) => { pre.error { (Text(e.detail())) } }
         }

@@ -236,11 +236,6 @@ impl App {
             .await
     }
 
-    /// Whether the chart of `key` is ready, being computed, or neither.
-    pub(crate) fn trends_peek(&self, key: &String) -> Peek<Trends> {
-        self.trends.peek(key)
-    }
-
     /// After a write: the index sees it, and the cache is dropped.
     pub(crate) fn changed(&self) {
         if let Err(e) = self.index.reload() {
@@ -318,6 +313,7 @@ fn open_or_build(store: &StoreLocator, dir: &Path, threads: usize) -> Result<Ind
 type Cell<V> = Arc<tokio::sync::Mutex<Option<Arc<V>>>>;
 
 /// What a memo holds for a key.
+#[cfg(test)]
 pub(crate) enum Peek<V> {
     Ready(Arc<V>),
     Running,
@@ -373,6 +369,7 @@ impl<K: std::hash::Hash + Eq, V: Send + Sync + 'static> Memo<K, V> {
         .map_err(|e| Fail::Internal(format!("the work failed: {e}")))?
     }
 
+    #[cfg(test)]
     fn peek(&self, key: &K) -> Peek<V> {
         let cell = match self
             .cells

@@ -698,3 +698,100 @@ fn real_files_are_far_within_the_bias_budget() {
     );
     assert!(max.0 < botscope_index::BIAS_WORK_CAP / 4);
 }
+
+/// Trends count the classes stored at index time; on the real files, for
+/// every token any of them names (and whole User-Agent headers, `*`, and
+/// names no file uses), under both semantics, every period's counts equal
+/// those made by asking each site's file in force of the matcher. A file
+/// past the budget is read from its body and said to be.
+#[test]
+fn trends_on_the_corpus_agree_with_every_files_matcher() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut s = SqliteStore::open(&dir.path().join("store.db")).expect("store");
+    let files = corpus();
+    // 2024-01-15 every site; 2024-03-10 a third of them change to another
+    // site's file; 2024-05-02 the crafted file on one site.
+    let (jan, mar, may) = (1_705_276_800, 1_710_028_800, 1_714_608_000);
+    let mut in_force: Vec<Vec<(String, Vec<u8>)>> = vec![Vec::new(); 3];
+    let mut crafted = Vec::new();
+    let name = |mut i: usize| {
+        let mut s = String::from("robot-");
+        for _ in 0..4 {
+            s.push(char::from(b'a' + (i % 26) as u8));
+            i /= 26;
+        }
+        s
+    };
+    for i in 0..5_000 {
+        crafted.extend_from_slice(format!("User-agent: {}\nDisallow: /p{i}\n\n", name(i)).as_bytes());
+    }
+    for (i, (host, body)) in files.iter().enumerate() {
+        put(&mut s, host, jan, None, body);
+        in_force[0].push((host.clone(), body.clone()));
+        let now = if i % 3 == 0 {
+            let other = &files[(i * 7 + 1) % files.len()].1;
+            put(&mut s, host, mar, None, other);
+            other.clone()
+        } else {
+            body.clone()
+        };
+        in_force[1].push((host.clone(), now.clone()));
+        let later = if i == 5 {
+            put(&mut s, host, may, None, &crafted);
+            crafted.clone()
+        } else {
+            now
+        };
+        in_force[2].push((host.clone(), later));
+    }
+    let ix = dir.path().join("index");
+    Index::build(&s, &ix, None, &mut |_| {}).expect("build");
+    let idx = Index::open(&ix).expect("open");
+    let mut agents: BTreeSet<String> = BTreeSet::new();
+    for (_, body) in &files {
+        for ua in Robots::parse(body).groups.iter().flat_map(|g| g.user_agents.iter()) {
+            agents.insert(ua.token.clone());
+            agents.insert(ua.value.trim().to_owned());
+        }
+    }
+    agents.extend(
+        [
+            "*",
+            "GPTBot",
+            "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+            "nobody-names-me",
+            &name(3),
+        ]
+        .map(str::to_owned),
+    );
+    let agents: Vec<String> = agents.into_iter().filter(|a| !a.is_empty()).collect();
+    assert!(agents.len() > 100, "{}", agents.len());
+    // The months of January, March and May 2024 end with the three states.
+    let periods: Vec<(String, i64)> = botscope_index::periods(jan, may, false)
+        .into_iter()
+        .filter(|(l, _)| ["2024-01", "2024-03", "2024-05"].contains(&l.as_str()))
+        .collect();
+    assert_eq!(periods.len(), 3);
+    for sem in [Semantics::Google, Semantics::Draft1996] {
+        let t = idx
+            .trends(&agents, &periods, None, sem, None, false)
+            .expect("trends");
+        assert_eq!(t.from_bodies, 1, "the crafted file alone");
+        for (p, sites) in t.periods.iter().zip(&in_force) {
+            let mut want: BTreeMap<String, botscope_index::Counts> = BTreeMap::new();
+            for (_, body) in sites {
+                let r = botscope_index::restrictions(body, &agents, sem);
+                for (a, x) in agents.iter().zip(r) {
+                    let c = want.entry(a.clone()).or_default();
+                    match x {
+                        botscope_index::Restriction::Full => c.full += 1,
+                        botscope_index::Restriction::Partial => c.partial += 1,
+                        botscope_index::Restriction::None => c.none += 1,
+                    }
+                }
+            }
+            assert_eq!(p.sites, sites.len() as u64, "{sem:?} {}", p.period);
+            assert_eq!(p.agents, want, "{sem:?} {}", p.period);
+        }
+    }
+}

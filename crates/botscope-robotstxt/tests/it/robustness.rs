@@ -99,3 +99,59 @@ fn compiled_size_is_at_most_twice_the_file() {
         );
     }
 }
+
+/// The names of a file and the selection each makes give every agent's
+/// selection without the file: the index stores them so that any agent's
+/// restriction in any stored version is found without parsing it again.
+#[test]
+fn names_give_every_agents_selection() {
+    use botscope_robotstxt::{Matcher, ParseOptions, Semantics, pick_name};
+    let mut bodies: Vec<Vec<u8>> = Vec::new();
+    for entry in std::fs::read_dir(crate::data("corpus")).expect("corpus dir") {
+        bodies.push(std::fs::read(entry.expect("entry").path()).expect("read"));
+    }
+    bodies.push(
+        b"User-agent: bot\nDisallow: /a\n\nUser-agent: googlebot\nUser-agent: GoogleBot\nDisallow: /\n\nUser-agent: *\nDisallow: /b\n"
+            .to_vec(),
+    );
+    bodies.push(b"User-agent: *\nUser-agent: *\nDisallow: /x\n\nUser-agent: *\nAllow: /\n".to_vec());
+    let mut checked = 0u64;
+    for body in &bodies {
+        for sem in [Semantics::Google, Semantics::Draft1996] {
+            let m = Matcher::compile(body, sem, &ParseOptions::default());
+            let names = m.names();
+            let keys: Vec<&[u8]> = names.iter().map(|(n, _)| n.as_slice()).collect();
+            let mut agents: Vec<String> = [
+                "Googlebot",
+                "googlebot-news",
+                "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+                "GPTBot",
+                "CCBot/2.0",
+                "bingbot",
+                "msnbot",
+                "*",
+                "",
+                "Slurp",
+                "ia_archiver",
+                "anthropic-ai",
+                "qqqqqqqq",
+            ]
+            .map(str::to_owned)
+            .to_vec();
+            for (n, _) in &names {
+                let n = String::from_utf8_lossy(n).into_owned();
+                agents.push(n.to_uppercase());
+                agents.push(format!("{n}/1.0"));
+                agents.push(format!("x{n}x"));
+                agents.push(n);
+            }
+            for a in &agents {
+                let want = m.select(a);
+                let got = pick_name(sem, &keys, a).map_or_else(|| m.unnamed(), |i| names[i].1.clone());
+                assert_eq!(got, want, "{sem:?} agent {a:?} in {}", String::from_utf8_lossy(body));
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 10_000, "{checked}");
+}
