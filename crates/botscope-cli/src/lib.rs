@@ -662,6 +662,21 @@ pub struct TrendsArgs {
     /// Only the sites matching this query (search's language).
     #[arg(long = "where", value_name = "QUERY")]
     pub where_: Option<String>,
+    /// Only the sites of this list: a host per line, or CSV rows with a
+    /// host column (a news-site list).
+    #[arg(long, value_name = "FILE", group = "cohort")]
+    pub sites: Option<PathBuf>,
+    /// Only the top sites of this ranked list: `rank,host` (Tranco) or
+    /// `host,rank` rows, or CSV with a header naming `host` and `rank`.
+    #[arg(long, value_name = "FILE", requires = "top", group = "cohort")]
+    pub rank_file: Option<PathBuf>,
+    /// How many of --rank-file's sites: those ranked 1 to N.
+    #[arg(long, value_name = "N", requires = "rank_file", value_parser = clap::value_parser!(u64).range(1..))]
+    pub top: Option<u64>,
+    /// Also weigh each site by this column of the list's header
+    /// (e.g. tokens), giving weighted shares beside the counts.
+    #[arg(long, value_name = "COLUMN", requires = "cohort")]
+    pub weight: Option<String>,
     /// Periods.
     #[arg(long, value_parser = ["month", "year"], default_value = "month")]
     pub by: String,

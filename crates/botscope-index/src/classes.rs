@@ -164,7 +164,11 @@ impl Classes {
 
     /// The restrictions of `agents` under `semantics`, in order (`None`: not
     /// kept).
-    pub fn restrictions(&self, semantics: Semantics, agents: &[String]) -> Option<Vec<Restriction>> {
+    pub fn restrictions(
+        &self,
+        semantics: Semantics,
+        agents: &[String],
+    ) -> Option<Vec<Restriction>> {
         let s = self.said(semantics)?;
         let keys: Vec<&[u8]> = s.names.iter().map(|(n, _)| n.as_slice()).collect();
         Some(
@@ -177,7 +181,10 @@ impl Classes {
 
     /// The stored form (the index's `classes` column).
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = vec![FORMAT, u8::from(self.stated.usage) | (u8::from(self.stated.signal) << 1)];
+        let mut out = vec![
+            FORMAT,
+            u8::from(self.stated.usage) | (u8::from(self.stated.signal) << 1),
+        ];
         out.extend_from_slice(&self.stated.statements.to_le_bytes());
         for s in [&self.google, &self.draft1996] {
             let Some(s) = s else {
@@ -357,7 +364,16 @@ mod tests {
             b"Disallow: /orphan\nUser-agent: A\nUser-agent: *\nDisallow: /p\n",
         ];
         let agents: Vec<String> = [
-            "GPTBot", "gpt", "Googlebot", "bot", "robot", "*", "ccbot", "a", "A/2.0", "",
+            "GPTBot",
+            "gpt",
+            "Googlebot",
+            "bot",
+            "robot",
+            "*",
+            "ccbot",
+            "a",
+            "A/2.0",
+            "",
         ]
         .map(str::to_owned)
         .to_vec();
@@ -388,7 +404,9 @@ mod tests {
             s
         };
         for i in 0..5_000 {
-            body.extend_from_slice(format!("User-agent: {}\nDisallow: /p{i}\n\n", name(i)).as_bytes());
+            body.extend_from_slice(
+                format!("User-agent: {}\nDisallow: /p{i}\n\n", name(i)).as_bytes(),
+            );
         }
         let c = Classes::of(&body);
         assert_eq!(c.google, None);
@@ -405,9 +423,18 @@ mod tests {
         assert!(c.stated.usage && c.stated.signal);
         assert_eq!(
             c.stated.made().collect::<Vec<_>>(),
-            ["usage:train-ai=n", "signal:search=yes", "signal:ai-train=no"]
+            [
+                "usage:train-ai=n",
+                "signal:search=yes",
+                "signal:ai-train=no"
+            ]
         );
-        for bad in [&b""[..], b"\x02", b"\x01\x00\x00\x00\x09", b"\x01\x00\x00\x00\x00\x05"] {
+        for bad in [
+            &b""[..],
+            b"\x02",
+            b"\x01\x00\x00\x00\x09",
+            b"\x01\x00\x00\x00\x00\x05",
+        ] {
             assert_eq!(Classes::decode(bad), None);
         }
     }

@@ -27,6 +27,7 @@
 mod bias;
 mod build;
 mod classes;
+mod cohort;
 mod collector;
 mod compare;
 mod doc;
@@ -48,6 +49,7 @@ pub use bias::{
 };
 pub use build::BuildReport;
 pub use classes::{CLASS_NAME_BYTES, CLASS_WORK_CAP, Classes, Said, Stated};
+pub use cohort::{COHORT_MAX_HOSTS, Cohort, CohortError, CohortSpec};
 pub use compare::{
     BiasChange, Restriction, RuleLine, VerdictChange, VersionDiff, diff_versions, restrictions,
 };
@@ -58,4 +60,4 @@ pub use favor::{FavorSort, FavorTable, popularity};
 pub use search::{Hit, Rank, SearchRequest, SearchResults};
 pub use snippet::snippet;
 pub use submit::{MAX_SUBMISSION, site_bias, submit};
-pub use trends::{Adoption, Counts, Period, Trends, periods};
+pub use trends::{Adoption, CohortInfo, Counts, Period, Shares, Trends, WeightedPeriod, periods};

@@ -8,9 +8,10 @@ use tantivy::query::{EnableScoring, Query as TQuery};
 use tantivy::schema::Value;
 use tantivy::{DocId, SegmentReader, TantivyDocument};
 
+use crate::classes::Stated;
+use crate::cohort::Cohort;
 use crate::engine::{BODY_CACHE, Index, io_err, par_map, rfc3339};
 use crate::error::Result;
-use crate::classes::Stated;
 use crate::query::{self, Query};
 
 /// Restriction counts of one agent (or the group) in a period.
@@ -101,6 +102,72 @@ pub(crate) struct Tally {
     pub(crate) agents: Vec<Counts>,
     pub(crate) group: Counts,
     pub(crate) preferences: Adoption,
+    /// The same sums of the sites' weights.
+    pub(crate) weighted: WeightedTally,
+}
+
+#[derive(Clone, Default)]
+pub(crate) struct WeightedTally {
+    sites: f64,
+    agents: Vec<Shares>,
+    group: Shares,
+}
+
+/// Restriction weights of one agent (or the group) in a period: the sums
+/// of the weights of the sites in each class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Shares {
+    /// Sites that close `/` to it.
+    pub full: f64,
+    /// Sites that close some paths.
+    pub partial: f64,
+    /// Sites that close nothing to it.
+    pub none: f64,
+}
+
+impl Shares {
+    fn add(&mut self, r: crate::Restriction, w: f64) {
+        match r {
+            crate::Restriction::Full => self.full += w,
+            crate::Restriction::Partial => self.partial += w,
+            crate::Restriction::None => self.none += w,
+        }
+    }
+
+    fn merge(&mut self, o: &Shares) {
+        self.full += o.full;
+        self.partial += o.partial;
+        self.none += o.none;
+    }
+}
+
+/// A period's counts weighted by the cohort's weight column.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WeightedPeriod {
+    /// Weight of the sites with a robots.txt in force.
+    pub sites: f64,
+    /// Weight of the cohort's sites known by then without one (with a
+    /// store).
+    pub no_robots_txt: Option<f64>,
+    /// The denominator of the weighted shares.
+    pub denominator: f64,
+    /// Per agent.
+    pub agents: BTreeMap<String, Shares>,
+    /// The group, strictest status per site.
+    pub group: Shares,
+}
+
+/// The cohort a trend was counted over.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CohortInfo {
+    /// The list it was read from.
+    pub source: String,
+    /// Hosts in it.
+    pub hosts: u64,
+    /// Of them, those the store knows (with a store).
+    pub in_store: Option<u64>,
+    /// The weight column, if weighted.
+    pub weight: Option<String>,
 }
 
 impl Tally {
@@ -110,17 +177,28 @@ impl Tally {
             agents: vec![Counts::default(); agents],
             group: Counts::default(),
             preferences: Adoption::default(),
+            weighted: WeightedTally {
+                sites: 0.0,
+                agents: vec![Shares::default(); agents],
+                group: Shares::default(),
+            },
         }
     }
 
-    /// `n` sites' restrictions, one per agent, all alike.
-    pub(crate) fn add_n(&mut self, r: &[crate::Restriction], n: u64) {
+    /// `n` sites' restrictions, one per agent, all alike, weighing `w` in
+    /// all.
+    pub(crate) fn add_n(&mut self, r: &[crate::Restriction], n: u64, w: f64) {
+        let strictest = r.iter().copied().max().unwrap_or(crate::Restriction::None);
         self.sites += n;
         for (c, x) in self.agents.iter_mut().zip(r) {
             c.add_n(*x, n);
         }
-        self.group
-            .add_n(r.iter().copied().max().unwrap_or(crate::Restriction::None), n);
+        self.group.add_n(strictest, n);
+        self.weighted.sites += w;
+        for (c, x) in self.weighted.agents.iter_mut().zip(r) {
+            c.add(*x, w);
+        }
+        self.weighted.group.add(strictest, w);
     }
 
     pub(crate) fn merge(&mut self, o: &Tally) {
@@ -130,11 +208,16 @@ impl Tally {
         }
         self.group.merge(&o.group);
         self.preferences.merge(&o.preferences);
+        self.weighted.sites += o.weighted.sites;
+        for (a, b) in self.weighted.agents.iter_mut().zip(&o.weighted.agents) {
+            a.merge(b);
+        }
+        self.weighted.group.merge(&o.weighted.group);
     }
 }
 
 /// One period of a trend.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Period {
     /// `2024-03` (by month) or `2024` (by year).
     pub period: String,
@@ -153,10 +236,13 @@ pub struct Period {
     pub group: Counts,
     /// Sites (of `sites`) whose file states AI usage preferences, and which.
     pub preferences: Adoption,
+    /// The same counts weighted by the cohort's weight column.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weighted: Option<WeightedPeriod>,
 }
 
 /// Restriction of agents over time ("Consent in Crisis", exactly).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Trends {
     /// The semantics.
     pub semantics: &'static str,
@@ -167,6 +253,9 @@ pub struct Trends {
     /// The query selecting the sites.
     #[serde(rename = "where")]
     pub where_: Option<String>,
+    /// The cohort of sites counted (`--sites`, `--rank-file`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<CohortInfo>,
     /// Versions whose restrictions were computed from their body, not
     /// read from the index: files past the index's work or name budget
     /// ([`crate::CLASS_WORK_CAP`], [`crate::CLASS_NAME_BYTES`]); every
@@ -243,8 +332,13 @@ impl Index {
         semantics: Semantics,
         known_at: Option<&dyn Fn(i64) -> Result<u64>>,
         yearly: bool,
+        cohort: Option<&Cohort>,
     ) -> Result<Trends> {
         let parsed = where_.map_or(Ok(Query::All), query::parse)?;
+        let mut cohort_hosts: Vec<(&str, f64)> = cohort
+            .map(|c| c.weight_of().into_iter().collect())
+            .unwrap_or_default();
+        cohort_hosts.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let searcher = self.reader.searcher();
         let weights = periods
             .iter()
@@ -272,10 +366,38 @@ impl Index {
                 .map_err(self.err())?;
             }
             let mut tally = vec![Tally::new(agents.len()); periods.len()];
-            let column = seg
-                .fast_fields()
-                .bytes("classes")
-                .map_err(self.err())?;
+            // The cohort's weight per site of the segment (NaN: not in
+            // it), the sorted hosts walked beside the sorted dictionary.
+            let site_weight: Option<(Vec<f64>, tantivy::columnar::Column<u64>)> = match cohort {
+                None => None,
+                Some(_) => {
+                    let sites = seg.fast_fields().str("site").map_err(self.err())?;
+                    match sites {
+                        None => Some((
+                            Vec::new(),
+                            tantivy::columnar::Column::build_empty_column(max as u32),
+                        )),
+                        Some(col) => {
+                            let dict = col.dictionary();
+                            let mut w = vec![f64::NAN; dict.num_terms()];
+                            let mut stream = dict.stream().map_err(|e| io_err(&self.path, e))?;
+                            let mut at = 0;
+                            while stream.advance() && at < cohort_hosts.len() {
+                                let key = stream.key();
+                                while at < cohort_hosts.len() && cohort_hosts[at].0.as_bytes() < key
+                                {
+                                    at += 1;
+                                }
+                                if at < cohort_hosts.len() && cohort_hosts[at].0.as_bytes() == key {
+                                    w[stream.term_ord() as usize] = cohort_hosts[at].1;
+                                }
+                            }
+                            Some((w, col.ords().clone()))
+                        }
+                    }
+                }
+            };
+            let column = seg.fast_fields().bytes("classes").map_err(self.err())?;
             // Per distinct stored value: its index in `decided`, or
             // UNKNOWN (not kept), or UNSEEN.
             const UNSEEN: u32 = u32::MAX;
@@ -283,17 +405,26 @@ impl Index {
             let mut state = vec![UNSEEN; column.as_ref().map_or(0, |c| c.num_terms())];
             let mut decided: Vec<(Vec<crate::Restriction>, Stated)> = Vec::new();
             let mut patterns: HashMap<Vec<u64>, u32> = HashMap::new();
-            let mut counts: HashMap<(u32, u32), u64> = HashMap::new();
-            let mut unkept: Vec<DocId> = Vec::new();
+            let mut counts: HashMap<(u32, u32), (u64, f64)> = HashMap::new();
+            let mut unkept: Vec<(DocId, f64)> = Vec::new();
             let mut buf = Vec::new();
             for d in 0..max {
                 let bits = &member[d * words..(d + 1) * words];
                 if bits.iter().all(|&b| b == 0) || seg.is_deleted(d as DocId) {
                     continue;
                 }
+                let weight = match &site_weight {
+                    None => 1.0,
+                    Some((w, ords)) => {
+                        match ords.first(d as DocId).and_then(|o| w.get(o as usize)) {
+                            Some(&x) if !x.is_nan() => x,
+                            _ => continue,
+                        }
+                    }
+                };
                 let ord = column.as_ref().and_then(|c| c.ords().first(d as DocId));
                 let Some((c, ord)) = column.as_ref().zip(ord) else {
-                    unkept.push(d as DocId);
+                    unkept.push((d as DocId, weight));
                     continue;
                 };
                 let slot = &mut state[ord as usize];
@@ -301,9 +432,9 @@ impl Index {
                     buf.clear();
                     c.ord_to_bytes(ord, &mut buf)
                         .map_err(|e| io_err(&self.path, e))?;
-                    *slot = match crate::Classes::decode(&buf).and_then(|k| {
-                        Some((k.restrictions(semantics, agents)?, k.stated))
-                    }) {
+                    *slot = match crate::Classes::decode(&buf)
+                        .and_then(|k| Some((k.restrictions(semantics, agents)?, k.stated)))
+                    {
                         Some(x) => {
                             decided.push(x);
                             (decided.len() - 1) as u32
@@ -312,7 +443,7 @@ impl Index {
                     };
                 }
                 if *slot == UNKNOWN {
-                    unkept.push(d as DocId);
+                    unkept.push((d as DocId, weight));
                     continue;
                 }
                 let pattern = match patterns.get(bits) {
@@ -323,18 +454,20 @@ impl Index {
                         p
                     }
                 };
-                *counts.entry((*slot, pattern)).or_default() += 1;
+                let c = counts.entry((*slot, pattern)).or_default();
+                c.0 += 1;
+                c.1 += weight;
             }
             let mut by_pattern: Vec<&[u64]> = vec![&[]; patterns.len()];
             for (bits, &p) in &patterns {
                 by_pattern[p as usize] = bits;
             }
-            for (&(k, pattern), &n) in &counts {
+            for (&(k, pattern), &(n, w)) in &counts {
                 let (r, st) = &decided[k as usize];
                 let bits = by_pattern[pattern as usize];
                 for (p, t) in tally.iter_mut().enumerate() {
                     if bits[p / 64] & (1 << (p % 64)) != 0 {
-                        t.add_n(r, n);
+                        t.add_n(r, n, w);
                         t.preferences.add_n(st, n);
                     }
                 }
@@ -343,9 +476,8 @@ impl Index {
                 let store = seg
                     .get_store_reader(16)
                     .map_err(|e| io_err(&self.path, e))?;
-                let mut cache: HashMap<Vec<u8>, (Vec<crate::Restriction>, Stated)> =
-                    HashMap::new();
-                for &d in &unkept {
+                let mut cache: HashMap<Vec<u8>, (Vec<crate::Restriction>, Stated)> = HashMap::new();
+                for &(d, weight) in &unkept {
                     let bits = &member[d as usize * words..(d as usize + 1) * words];
                     let doc: TantivyDocument = store.get(d).map_err(self.err())?;
                     let hash = doc
@@ -371,7 +503,7 @@ impl Index {
                     };
                     for (p, t) in tally.iter_mut().enumerate() {
                         if bits[p / 64] & (1 << (p % 64)) != 0 {
-                            t.add_n(&r.0, 1);
+                            t.add_n(&r.0, 1, weight);
                             t.preferences.add_n(&r.1, 1);
                         }
                     }
@@ -398,13 +530,33 @@ impl Index {
                 agents: agents.iter().cloned().zip(t.agents).collect(),
                 group: t.group,
                 preferences: t.preferences,
+                weighted: None,
             };
-            if where_.is_none()
-                && let Some(known) = known_at
-            {
-                p.no_robots_txt = Some(known(*end)?.saturating_sub(p.sites));
+            // The sites known then: the cohort's (from the store's first
+            // sight of each), else the store's.
+            let known = match (where_, cohort) {
+                (Some(_), _) => None,
+                (None, Some(c)) => c.known_at(*end),
+                (None, None) => match known_at {
+                    Some(k) => Some((k(*end)?, 0.0)),
+                    None => None,
+                },
+            };
+            if let Some((n, _)) = known {
+                p.no_robots_txt = Some(n.saturating_sub(p.sites));
             }
             p.denominator = p.sites + p.no_robots_txt.unwrap_or(0);
+            if cohort.is_some_and(|c| c.weights.is_some()) {
+                let w = t.weighted;
+                let without = known.map(|(_, kw)| (kw - w.sites).max(0.0));
+                p.weighted = Some(WeightedPeriod {
+                    sites: w.sites,
+                    no_robots_txt: without,
+                    denominator: w.sites + without.unwrap_or(0.0),
+                    agents: agents.iter().cloned().zip(w.agents).collect(),
+                    group: w.group,
+                });
+            }
             out.push(p);
         }
         Ok(Trends {
@@ -412,6 +564,15 @@ impl Index {
             by: if yearly { "year" } else { "month" },
             agents: agents.to_vec(),
             where_: where_.map(str::to_owned),
+            cohort: cohort.map(|c| CohortInfo {
+                source: c.source.clone(),
+                hosts: c.hosts.len() as u64,
+                in_store: c
+                    .added
+                    .as_ref()
+                    .map(|a| a.iter().filter(|x| x.is_some()).count() as u64),
+                weight: c.weight_column.clone(),
+            }),
             from_bodies,
             periods: out,
         })

@@ -567,6 +567,10 @@ pub trait Store {
     fn site(&self, host: &str) -> Result<Option<SiteHistory>>;
     /// Sites first seen (attempted or imported) no later than `t`.
     fn sites_known_at(&self, t: i64) -> Result<u64>;
+    /// When each of `hosts` was first seen (as for
+    /// [`Store::sites_known_at`]), in order; `None` for a host the store
+    /// does not know. A cohort's sites known at a time are counted from it.
+    fn sites_added(&self, hosts: &[String]) -> Result<Vec<Option<i64>>>;
 }
 
 /// A time given on a command line: RFC 3339 (`2007-03-01T00:00:00Z`), a
@@ -778,5 +782,8 @@ impl Store for AnyStore {
     }
     fn sites_known_at(&self, t: i64) -> Result<u64> {
         both!(self, s => s.sites_known_at(t))
+    }
+    fn sites_added(&self, hosts: &[String]) -> Result<Vec<Option<i64>>> {
+        both!(self, s => s.sites_added(hosts))
     }
 }

@@ -879,6 +879,23 @@ impl Store for PgStore {
             .get::<_, i64>(0)
             .max(0) as u64)
     }
+
+    fn sites_added(&self, hosts: &[String]) -> Result<Vec<Option<i64>>> {
+        let mut added: HashMap<String, i64> = HashMap::new();
+        let mut c = self.client();
+        for chunk in hosts.chunks(10_000) {
+            for row in c
+                .query(
+                    "SELECT host, added FROM sites WHERE host = ANY($1)",
+                    &[&chunk],
+                )
+                .map_err(|e| self.err(e))?
+            {
+                added.insert(row.get(0), row.get(1));
+            }
+        }
+        Ok(hosts.iter().map(|h| added.get(h).copied()).collect())
+    }
 }
 
 #[cfg(test)]

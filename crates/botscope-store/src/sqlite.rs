@@ -520,6 +520,21 @@ impl Store for SqliteStore {
             .map_err(|e| self.err(e))
     }
 
+    fn sites_added(&self, hosts: &[String]) -> Result<Vec<Option<i64>>> {
+        let mut q = self
+            .conn
+            .prepare_cached("SELECT added FROM sites WHERE host = ?1")
+            .map_err(|e| self.err(e))?;
+        hosts
+            .iter()
+            .map(|h| {
+                q.query_row(params![h], |r| r.get::<_, i64>(0))
+                    .optional()
+                    .map_err(|e| self.err(e))
+            })
+            .collect()
+    }
+
     fn site(&self, host: &str) -> Result<Option<SiteHistory>> {
         let mut found = None;
         let sql = format!("{HISTORY} WHERE s.host = ?1 ORDER BY v.first_seen, v.id");

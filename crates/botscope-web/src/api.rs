@@ -639,6 +639,7 @@ async fn run_trend(app: &Arc<App>, j: TrendJob) -> Result<Arc<Trends>, Fail> {
                 j.sem,
                 Some(&known),
                 yearly,
+                None,
             )
             .map_err(|e| Fail::index(e, j.where_.as_deref().unwrap_or_default()))
     })

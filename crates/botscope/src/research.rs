@@ -195,6 +195,28 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
     let yearly = a.by == "year";
     let periods = botscope_index::periods(a.from.unwrap_or(first), a.to.unwrap_or(last), yearly);
     let store = a.db.as_ref().map(StoreLocator::open_read).transpose()?;
+    let cohort = match (&a.sites, &a.rank_file) {
+        (Some(path), _) | (None, Some(path)) => {
+            let spec = botscope_index::CohortSpec {
+                top: a.top,
+                weight: a.weight.clone(),
+                ranked: a.rank_file.is_some(),
+            };
+            let text =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let mut c = botscope_index::Cohort::parse(
+                &path.display().to_string(),
+                &String::from_utf8_lossy(&text),
+                &spec,
+            )?;
+            if let Some(s) = &store {
+                use botscope_store::Store;
+                c.added = Some(s.sites_added(&c.hosts)?);
+            }
+            Some(c)
+        }
+        (None, None) => None,
+    };
     let known = |t: i64| -> botscope_index::Result<u64> {
         use botscope_store::Store;
         Ok(store
@@ -211,6 +233,7 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
             a.semantics,
             store.as_ref().map(|_| &known as _),
             yearly,
+            cohort.as_ref(),
         )
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
     emit(a.format, &t, || t.to_text(), || t.to_table())?;

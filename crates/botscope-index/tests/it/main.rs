@@ -723,7 +723,8 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
         s
     };
     for i in 0..5_000 {
-        crafted.extend_from_slice(format!("User-agent: {}\nDisallow: /p{i}\n\n", name(i)).as_bytes());
+        crafted
+            .extend_from_slice(format!("User-agent: {}\nDisallow: /p{i}\n\n", name(i)).as_bytes());
     }
     for (i, (host, body)) in files.iter().enumerate() {
         put(&mut s, host, jan, None, body);
@@ -749,7 +750,11 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
     let idx = Index::open(&ix).expect("open");
     let mut agents: BTreeSet<String> = BTreeSet::new();
     for (_, body) in &files {
-        for ua in Robots::parse(body).groups.iter().flat_map(|g| g.user_agents.iter()) {
+        for ua in Robots::parse(body)
+            .groups
+            .iter()
+            .flat_map(|g| g.user_agents.iter())
+        {
             agents.insert(ua.token.clone());
             agents.insert(ua.value.trim().to_owned());
         }
@@ -774,7 +779,7 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
     assert_eq!(periods.len(), 3);
     for sem in [Semantics::Google, Semantics::Draft1996] {
         let t = idx
-            .trends(&agents, &periods, None, sem, None, false)
+            .trends(&agents, &periods, None, sem, None, false, None)
             .expect("trends");
         assert_eq!(t.from_bodies, 1, "the crafted file alone");
         for (p, sites) in t.periods.iter().zip(&in_force) {
@@ -793,5 +798,67 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
             assert_eq!(p.sites, sites.len() as u64, "{sem:?} {}", p.period);
             assert_eq!(p.agents, want, "{sem:?} {}", p.period);
         }
+    }
+    // A cohort: every fourth site, weighted by its position, and a host
+    // the store never saw; the denominators from the store's first sight.
+    let mut list = String::from("host,rank,tokens\nnever-seen.example.org,1,100\n");
+    let mut members: BTreeMap<String, f64> = BTreeMap::new();
+    for (i, (host, _)) in files.iter().enumerate().filter(|(i, _)| i % 4 == 1) {
+        list.push_str(&format!("{host},{},{}\n", i + 2, i as f64 / 2.0));
+        members.insert(host.clone(), i as f64 / 2.0);
+    }
+    let spec = botscope_index::CohortSpec {
+        weight: Some("tokens".into()),
+        ..Default::default()
+    };
+    let mut cohort = botscope_index::Cohort::parse("list.csv", &list, &spec).expect("cohort");
+    cohort.added = Some(s.sites_added(&cohort.hosts).expect("added"));
+    let agents = vec!["GPTBot".to_owned(), "Googlebot".to_owned()];
+    let t = idx
+        .trends(
+            &agents,
+            &periods,
+            None,
+            Semantics::Google,
+            None,
+            false,
+            Some(&cohort),
+        )
+        .expect("cohort trends");
+    let info = t.cohort.as_ref().expect("cohort info");
+    assert_eq!(
+        (info.hosts, info.in_store),
+        (members.len() as u64 + 1, Some(members.len() as u64))
+    );
+    for (p, sites) in t.periods.iter().zip(&in_force) {
+        let mine: Vec<&(String, Vec<u8>)> = sites
+            .iter()
+            .filter(|(h, _)| members.contains_key(h))
+            .collect();
+        assert_eq!(p.sites, mine.len() as u64);
+        assert_eq!(
+            p.no_robots_txt,
+            Some(0),
+            "every member has a file from January"
+        );
+        let w = p.weighted.as_ref().expect("weighted");
+        let mut full = 0.0;
+        let mut count = 0;
+        for (h, body) in &mine {
+            let r = botscope_index::restrictions(body, &agents, Semantics::Google);
+            if r[0] == botscope_index::Restriction::Full {
+                full += members[h];
+                count += 1;
+            }
+        }
+        assert_eq!(p.agents["GPTBot"].full, count);
+        assert!(
+            (w.agents["GPTBot"].full - full).abs() < 1e-9,
+            "{} {full}",
+            w.agents["GPTBot"].full
+        );
+        let total: f64 = mine.iter().map(|(h, _)| members[h]).sum();
+        assert!((w.sites - total).abs() < 1e-9);
+        assert!((w.denominator - total).abs() < 1e-9);
     }
 }

@@ -114,7 +114,8 @@ fn names_give_every_agents_selection() {
         b"User-agent: bot\nDisallow: /a\n\nUser-agent: googlebot\nUser-agent: GoogleBot\nDisallow: /\n\nUser-agent: *\nDisallow: /b\n"
             .to_vec(),
     );
-    bodies.push(b"User-agent: *\nUser-agent: *\nDisallow: /x\n\nUser-agent: *\nAllow: /\n".to_vec());
+    bodies
+        .push(b"User-agent: *\nUser-agent: *\nDisallow: /x\n\nUser-agent: *\nAllow: /\n".to_vec());
     let mut checked = 0u64;
     for body in &bodies {
         for sem in [Semantics::Google, Semantics::Draft1996] {
@@ -147,8 +148,14 @@ fn names_give_every_agents_selection() {
             }
             for a in &agents {
                 let want = m.select(a);
-                let got = pick_name(sem, &keys, a).map_or_else(|| m.unnamed(), |i| names[i].1.clone());
-                assert_eq!(got, want, "{sem:?} agent {a:?} in {}", String::from_utf8_lossy(body));
+                let got =
+                    pick_name(sem, &keys, a).map_or_else(|| m.unnamed(), |i| names[i].1.clone());
+                assert_eq!(
+                    got,
+                    want,
+                    "{sem:?} agent {a:?} in {}",
+                    String::from_utf8_lossy(body)
+                );
                 checked += 1;
             }
         }

@@ -443,6 +443,17 @@ fn the_change_mark_names_the_sites_to_reindex_in(open: Open<'_>) {
             .is_empty()
     );
     assert!(s.site("nowhere.test").expect("site").is_none());
+    // A cohort's sites known at a time: each host's first attempt, the
+    // failed one's too; a host never seen is none.
+    let hosts: Vec<String> = ["c.test", "nowhere.test", "a.test", "b.test"]
+        .map(str::to_owned)
+        .to_vec();
+    assert_eq!(
+        s.sites_added(&hosts).expect("added"),
+        [Some(200), None, Some(100), Some(100)]
+    );
+    assert_eq!(s.sites_known_at(150).expect("known"), 2);
+    assert_eq!(s.sites_added(&[]).expect("none"), []);
 }
 
 /// A file import: `HOST` and `HOST.txt` files and an exported `HOST/`
