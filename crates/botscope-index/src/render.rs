@@ -245,6 +245,16 @@ impl Trends {
                 100.0 * n as f64 / d as f64
             }
         };
+        if let Some(c) = &self.cohort {
+            let _ = write!(o, "cohort: {} hosts of {}", c.hosts, c.source);
+            if let Some(n) = c.in_store {
+                let _ = write!(o, ", {n} known to the store");
+            }
+            if let Some(w) = &c.weight {
+                let _ = write!(o, "; weighted by {w}");
+            }
+            let _ = writeln!(o);
+        }
         for p in &self.periods {
             let _ = write!(o, "{}: {} sites with robots.txt", p.period, p.sites);
             if let Some(n) = p.no_robots_txt {
@@ -274,6 +284,30 @@ impl Trends {
                     c.none,
                     share(c.none, p.denominator)
                 );
+                if let Some(wp) = &p.weighted {
+                    let s = if a == "(group)" {
+                        Some(&wp.group)
+                    } else {
+                        wp.agents.get(a)
+                    };
+                    if let Some(s) = s {
+                        let ws = |x: f64| {
+                            if wp.denominator > 0.0 {
+                                100.0 * x / wp.denominator
+                            } else {
+                                0.0
+                            }
+                        };
+                        let _ = writeln!(
+                            o,
+                            "  {:w$}  weighted    {:>5.1}%          {:>5.1}%       {:>5.1}%",
+                            "",
+                            ws(s.full),
+                            ws(s.partial),
+                            ws(s.none)
+                        );
+                    }
+                }
             }
             let a = &p.preferences;
             if a.any > 0 {
@@ -335,6 +369,26 @@ impl Trends {
         t.push("none", count(&|r| Some(r.2.none)));
         t.push("no_robots_txt", count(&|r| r.0.no_robots_txt));
         t.push("denominator", count(&|r| Some(r.0.denominator)));
+        if self.periods.iter().any(|p| p.weighted.is_some()) {
+            let shares = |r: &Row<'_>| {
+                r.0.weighted.as_ref().and_then(|w| {
+                    if r.1 == "(group)" {
+                        Some(w.group)
+                    } else {
+                        w.agents.get(r.1).copied()
+                    }
+                })
+            };
+            let real =
+                |f: &dyn Fn(&Row<'_>) -> Option<f64>| Cells::Real(rows.iter().map(f).collect());
+            t.push("weighted_full", real(&|r| shares(r).map(|s| s.full)));
+            t.push("weighted_partial", real(&|r| shares(r).map(|s| s.partial)));
+            t.push("weighted_none", real(&|r| shares(r).map(|s| s.none)));
+            t.push(
+                "weighted_denominator",
+                real(&|r| r.0.weighted.as_ref().map(|w| w.denominator)),
+            );
+        }
         t
     }
 }

@@ -373,6 +373,135 @@ fn trends_and_diff_over_versions() {
     let o = run(&["trends", "--index", arg(&ix)]);
     assert_eq!(o.status.code(), Some(2), "an agent is required");
 
+    // Cohorts: a list of hosts (one the store never saw), and the top of
+    // a ranked list weighted by a column.
+    let list = d.join("news.txt");
+    std::fs::write(&list, "# news sites\nb.test\nC.test\nnowhere.test\n").expect("write");
+    let o = run(&[
+        "trends",
+        "--agent",
+        "GPTBot",
+        "--index",
+        arg(&ix),
+        "--db",
+        arg(&db),
+        "--sites",
+        arg(&list),
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["cohort"]["hosts"], 3);
+    assert_eq!(v["cohort"]["in_store"], 2);
+    let p = v["periods"].as_array().expect("periods");
+    assert_eq!(
+        (&p[2]["sites"], &p[2]["no_robots_txt"]),
+        (&1.into(), &0.into())
+    );
+    assert_eq!(
+        (&p[3]["sites"], &p[3]["denominator"]),
+        (&2.into(), &2.into())
+    );
+    assert_eq!(
+        p[2]["agents"]["GPTBot"],
+        serde_json::json!({"full": 0, "partial": 0, "none": 1}),
+        "a.test is not in the cohort"
+    );
+    let ranked = d.join("tranco.csv");
+    std::fs::write(
+        &ranked,
+        "host,rank,tokens\na.test,1,5\nb.test,2,7\nc.test,3,11\n",
+    )
+    .expect("write");
+    let o = run(&[
+        "trends",
+        "--agent",
+        "GPTBot",
+        "--index",
+        arg(&ix),
+        "--db",
+        arg(&db),
+        "--rank-file",
+        arg(&ranked),
+        "--top",
+        "2",
+        "--weight",
+        "tokens",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let p = v["periods"].as_array().expect("periods");
+    assert_eq!(
+        p[2]["weighted"]["agents"]["GPTBot"],
+        serde_json::json!({"full": 5.0, "partial": 0.0, "none": 7.0})
+    );
+    assert_eq!(p[2]["weighted"]["denominator"], 12.0);
+    assert_eq!(
+        p[0]["weighted"]["no_robots_txt"], 0.0,
+        "b.test is not known in January"
+    );
+    let o = run(&[
+        "trends",
+        "--agent",
+        "GPTBot",
+        "--index",
+        arg(&ix),
+        "--rank-file",
+        arg(&ranked),
+        "--top",
+        "2",
+        "--weight",
+        "tokens",
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        stdout(&o).starts_with(
+            "period,end,agent,full,partial,none,no_robots_txt,denominator,weighted_full,weighted_partial,weighted_none,weighted_denominator\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    // A list with a line that is no host is refused, naming the line.
+    let bad = d.join("bad.txt");
+    std::fs::write(&bad, "a.test\n=HYPERLINK(\"x\")\n").expect("write");
+    let o = run(&[
+        "trends",
+        "--agent",
+        "GPTBot",
+        "--index",
+        arg(&ix),
+        "--sites",
+        arg(&bad),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad.txt:2: "), "{}", stderr(&o));
+    let o = run(&[
+        "trends",
+        "--agent",
+        "GPTBot",
+        "--index",
+        arg(&ix),
+        "--sites",
+        arg(&list),
+        "--weight",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "--weight needs a header");
+    let o = run(&[
+        "trends",
+        "--agent",
+        "GPTBot",
+        "--index",
+        arg(&ix),
+        "--rank-file",
+        arg(&ranked),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "--rank-file needs --top");
+
     let o = run(&[
         "diff",
         "--site",
@@ -564,4 +693,150 @@ fn result_tables_as_csv_and_parquet() {
             _ => assert_eq!(types[..3], ["string", "double", "uint64"]),
         }
     }
+}
+
+/// On the real files of the corpus, every agent's full / partial / none in
+/// `trends` equals a count made independently with `robots check-batch`:
+/// `full` when `/` is disallowed, `partial` when `/` is allowed but a path
+/// some rule of the file names is not, `none` otherwise.
+#[test]
+fn trends_equal_an_independent_count_with_check_batch() {
+    let d = scratch("trends-batch");
+    let files = d.join("files");
+    std::fs::create_dir_all(&files).expect("dir");
+    let corpus = root().join("crates/botscope-robotstxt/tests/data/corpus");
+    let mut bodies: Vec<(String, std::path::PathBuf, Vec<u8>)> = Vec::new();
+    let mut names: Vec<_> = std::fs::read_dir(&corpus)
+        .expect("corpus")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    names.sort();
+    for (i, p) in names.iter().enumerate() {
+        let host = format!("s{i}.example.com");
+        let body = std::fs::read(p).expect("read");
+        let f = files.join(&host);
+        std::fs::write(&f, &body).expect("write");
+        bodies.push((host, f, body));
+    }
+    let db = d.join("s.db");
+    let ix = d.join("ix");
+    let o = run(&[
+        "store",
+        "import",
+        "--db",
+        arg(&db),
+        "--format",
+        "files",
+        "--date",
+        "2025-06-01",
+        arg(&files),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["index", "build", "--db", arg(&db), "--index", arg(&ix)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The registry's AI-training crawlers, as `trends` lists them.
+    let o = run(&[
+        "trends",
+        "--category",
+        "ai-training",
+        "--index",
+        arg(&ix),
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut agents: Vec<String> = json(&o)["agents"]
+        .as_array()
+        .expect("agents")
+        .iter()
+        .map(|a| a.as_str().expect("agent").to_owned())
+        .collect();
+    assert!(agents.len() >= 5, "{agents:?}");
+    agents.extend(["Googlebot", "bingbot", "*"].map(str::to_owned));
+    let mut args: Vec<String> = vec!["trends".into()];
+    for a in &agents {
+        args.push("--agent".into());
+        args.push(a.clone());
+    }
+    args.extend([
+        "--index".into(),
+        ix.display().to_string(),
+        "--format".into(),
+        "json".into(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let period = &v["periods"][0];
+    assert_eq!(period["sites"], bodies.len());
+    // The independent count: every file, agent and path through check-batch.
+    let paths = |body: &[u8]| -> Vec<String> {
+        let mut out = vec!["/".to_owned()];
+        for line in String::from_utf8_lossy(body).lines() {
+            let line = line.split('#').next().unwrap_or_default();
+            let Some((k, v)) = line.split_once(':') else {
+                continue;
+            };
+            let k = k.trim().to_ascii_lowercase();
+            if k != "allow" && k != "disallow" {
+                continue;
+            }
+            let v = v.trim();
+            let v = v.strip_suffix('$').unwrap_or(v);
+            if v.is_empty() || v.contains(char::is_whitespace) {
+                continue;
+            }
+            out.push(if v.starts_with('/') {
+                v.to_owned()
+            } else {
+                format!("/{v}")
+            });
+        }
+        out
+    };
+    let mut input = String::new();
+    let mut index: Vec<(usize, usize, usize)> = Vec::new();
+    for (b, (_, f, body)) in bodies.iter().enumerate() {
+        for (a, agent) in agents.iter().enumerate() {
+            for (k, p) in paths(body).iter().enumerate() {
+                input.push_str(&format!("{}\t{agent}\thttp://x{p}\n", f.display()));
+                index.push((b, a, k));
+            }
+        }
+    }
+    let o = botscope_in(&["robots", "check-batch", "-"], input.as_bytes());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let verdicts: Vec<String> = stdout(&o).lines().map(str::to_owned).collect();
+    assert_eq!(verdicts.len(), index.len());
+    // (full, partial, none) per agent.
+    let mut state = vec![vec![(false, false); agents.len()]; bodies.len()];
+    for ((b, a, k), v) in index.iter().zip(&verdicts) {
+        assert!(v == "allowed" || v == "disallowed", "{v}");
+        if v == "disallowed" {
+            if *k == 0 {
+                state[*b][*a].0 = true;
+            } else {
+                state[*b][*a].1 = true;
+            }
+        }
+    }
+    let mut checked = 0;
+    for (a, agent) in agents.iter().enumerate() {
+        let (mut full, mut partial, mut none) = (0, 0, 0);
+        for s in &state {
+            match s[a] {
+                (true, _) => full += 1,
+                (false, true) => partial += 1,
+                _ => none += 1,
+            }
+        }
+        assert_eq!(
+            period["agents"][agent],
+            serde_json::json!({"full": full, "partial": partial, "none": none}),
+            "{agent}"
+        );
+        checked += full + partial;
+    }
+    assert!(checked > 100, "the files restrict the agents: {checked}");
 }
