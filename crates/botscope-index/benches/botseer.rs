@@ -438,6 +438,42 @@ fn bench(c: &mut Criterion) {
     }
     let table = table.expect("a table");
     runs.sort();
+    // Restriction over time of the registry's AI-training crawlers, every
+    // month the index spans, from the classes stored per version.
+    let agents = botscope_botid::Registry::bundled().agents(Some("ai-training"), None);
+    let (first, last) = index.span().expect("a span");
+    let periods = botscope_index::periods(first, last, false);
+    let mut trend_runs = Vec::new();
+    let mut trends = None;
+    for _ in 0..3 {
+        let t = Instant::now();
+        trends = Some(
+            index
+                .trends(&botscope_index::TrendsRequest {
+                    agents: &agents,
+                    periods: &periods,
+                    where_: None,
+                    semantics: Semantics::Google,
+                    known_at: None,
+                    yearly: false,
+                    cohort: None,
+                })
+                .expect("trends"),
+        );
+        trend_runs.push(t.elapsed());
+    }
+    trend_runs.sort();
+    let trends = trends.expect("trends");
+    println!(
+        "trends of {} AI-training agents over {} months (N = {} sites in the last, {} versions read from bodies): best {:.2} s, worst {:.2} s; {:.1}× favor's best",
+        agents.len(),
+        periods.len(),
+        trends.periods.last().map_or(0, |p| p.sites),
+        trends.from_bodies,
+        trend_runs[0].as_secs_f64(),
+        trend_runs[trend_runs.len() - 1].as_secs_f64(),
+        trend_runs[0].as_secs_f64() / runs[0].as_secs_f64(),
+    );
     let Some(peer) = &peer else {
         println!(
             "favor over the whole set (N = {}, {} robots, 2 threads): botscope best {:.2} s, worst {:.2} s",

@@ -176,6 +176,17 @@ pub fn bias_of(robots: &Robots, matcher: &Matcher) -> FileBias {
 
 /// [`bias_of`] keeping `detail`, within `cap` units of counted work.
 pub fn bias_with(robots: &Robots, matcher: &Matcher, detail: Detail, cap: u64) -> FileBias {
+    bias_and_classes(robots, matcher, detail, cap).0
+}
+
+/// [`bias_with`], and the restriction class of each selection it asked
+/// about (`/` asked too), for [`crate::Classes`] to reuse.
+pub(crate) fn bias_and_classes(
+    robots: &Robots,
+    matcher: &Matcher,
+    detail: Detail,
+    cap: u64,
+) -> (FileBias, HashMap<Selection, crate::Restriction>) {
     let semantics = matcher.semantics();
     let dir = dir_of(robots);
     // The named robots, once each, with the name the matcher is asked.
@@ -193,7 +204,18 @@ pub fn bias_with(robots: &Robots, matcher: &Matcher, detail: Detail, cap: u64) -
         named.push((robot, ask));
     }
     let universal = universal_name(robots, semantics);
-    bias_within(semantics, dir, named, &universal, matcher, cap, detail)
+    let mut classes = HashMap::new();
+    let b = bias_within(
+        semantics,
+        dir,
+        named,
+        &universal,
+        matcher,
+        cap,
+        detail,
+        &mut classes,
+    );
+    (b, classes)
 }
 
 /// DIR: every distinct non-empty Allow and Disallow value, as written (a
@@ -235,6 +257,7 @@ pub const TABLE_CELLS: usize = 1 << 20;
 
 /// The table from DIR and the named robots, matching each path once per
 /// distinct selection of groups, within `cap` units of counted work.
+#[allow(clippy::too_many_arguments)]
 fn bias_within(
     semantics: Semantics,
     dir: Vec<(String, Vec<u8>)>,
@@ -243,6 +266,7 @@ fn bias_within(
     matcher: &Matcher,
     cap: u64,
     detail: Detail,
+    classes: &mut HashMap<Selection, crate::Restriction>,
 ) -> FileBias {
     // Column 0 is the universal robot; robots sharing a selection share
     // a column.
@@ -304,6 +328,7 @@ fn bias_within(
             return not_computed(&dir, work);
         }
         let ix = matcher.index_selection(sel, &mut work);
+        let root_allowed = matcher.check_indexed(&ix, b"/", &mut work).allowed;
         for (i, (_, path)) in dir.iter().enumerate() {
             let d = Decision::of(&matcher.check_indexed(&ix, path, &mut work));
             column_allowed[c] += usize::from(d.allowed);
@@ -314,6 +339,16 @@ fn bias_within(
                 return not_computed(&dir, work);
             }
         }
+        classes.insert(
+            sel.clone(),
+            if !root_allowed {
+                crate::Restriction::Full
+            } else if column_allowed[c] < dir.len() {
+                crate::Restriction::Partial
+            } else {
+                crate::Restriction::None
+            },
+        );
     }
     let decisions: Vec<PathDecisions> = dir
         .iter()

@@ -6,6 +6,8 @@
 //! bodies, for every agent, registry token or not. Pure: bytes in, values
 //! out.
 
+use std::collections::HashMap;
+
 use botscope_robotstxt::{Matcher, Robots, Selection, Semantics, pick_name};
 
 use crate::Restriction;
@@ -139,10 +141,24 @@ impl Classes {
     /// The classes of a file already parsed and compiled under both
     /// semantics.
     pub fn with(robots: &Robots, google: &Matcher, draft1996: &Matcher) -> Classes {
+        Classes::knowing(
+            robots,
+            [google, draft1996],
+            [HashMap::new(), HashMap::new()],
+        )
+    }
+
+    /// [`Classes::with`], the classes of some selections known already
+    /// (the bias tables ask every named robot's).
+    pub(crate) fn knowing(
+        robots: &Robots,
+        [google, draft1996]: [&Matcher; 2],
+        [kg, kd]: [HashMap<Selection, Restriction>; 2],
+    ) -> Classes {
         let dir = crate::bias::dir_of(robots);
         Classes {
-            google: said(google, &dir, CLASS_WORK_CAP),
-            draft1996: said(draft1996, &dir, CLASS_WORK_CAP),
+            google: said(google, &dir, CLASS_WORK_CAP, kg),
+            draft1996: said(draft1996, &dir, CLASS_WORK_CAP, kd),
             stated: Stated::of(robots),
         }
     }
@@ -245,10 +261,13 @@ impl Classes {
 }
 
 /// The restrictions under one matcher, within `cap` units of work.
-fn said(m: &Matcher, dir: &[(String, Vec<u8>)], cap: u64) -> Option<Said> {
+fn said(
+    m: &Matcher,
+    dir: &[(String, Vec<u8>)],
+    cap: u64,
+    mut known: HashMap<Selection, Restriction>,
+) -> Option<Said> {
     let mut work = 0u64;
-    let mut known: std::collections::HashMap<Selection, Restriction> =
-        std::collections::HashMap::new();
     let mut class = |sel: &Selection, work: &mut u64| -> Option<Restriction> {
         if let Some(r) = known.get(sel) {
             return Some(*r);

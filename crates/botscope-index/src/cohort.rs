@@ -297,7 +297,7 @@ mod tests {
     #[test]
     fn wrong_lines_are_named() {
         let spec = CohortSpec::default();
-        let e = Cohort::parse("l", "a.test\n=cmd|' /C calc'!A0\n", &spec).unwrap_err();
+        let e = Cohort::parse("l", "a.test\n=cmd|' /C calc'!A0\n", &spec).expect_err("refused");
         assert!(e.to_string().starts_with("l:2: "), "{e}");
         let e = Cohort::parse(
             "l",
@@ -307,7 +307,7 @@ mod tests {
                 ..spec.clone()
             },
         )
-        .unwrap_err();
+        .expect_err("refused");
         assert_eq!(e.to_string(), "l:2: no rank on this line");
         let e = Cohort::parse(
             "l",
@@ -317,7 +317,7 @@ mod tests {
                 ..spec.clone()
             },
         )
-        .unwrap_err();
+        .expect_err("refused");
         assert!(e.to_string().starts_with("l:2: the weight `-1`"), "{e}");
         let e = Cohort::parse(
             "l",
@@ -327,7 +327,7 @@ mod tests {
                 ..spec.clone()
             },
         )
-        .unwrap_err();
+        .expect_err("refused");
         assert!(e.to_string().contains("needs a header"), "{e}");
         assert!(Cohort::parse("l", "# nothing\n", &spec).is_err());
         assert!(

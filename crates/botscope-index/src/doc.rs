@@ -4,7 +4,7 @@
 
 use botscope_robotstxt::{Matcher, ParseOptions, Robots, RuleKind, Semantics};
 
-use crate::bias::{BIAS_WORK_CAP, Detail, FileBias, Tilt, bias_with};
+use crate::bias::{BIAS_WORK_CAP, Detail, FileBias, Tilt, bias_and_classes};
 use crate::classes::Classes;
 
 /// The searchable values of one body.
@@ -91,9 +91,9 @@ impl BodyFields {
         let robots = Robots::parse_with(body, &opts);
         let mg = Matcher::compile(body, Semantics::Google, &opts);
         let md = Matcher::compile(body, Semantics::Draft1996, &opts);
-        let google = bias_with(&robots, &mg, Detail::Summary, BIAS_WORK_CAP);
-        let draft1996 = bias_with(&robots, &md, Detail::Summary, BIAS_WORK_CAP);
-        let classes = Classes::with(&robots, &mg, &md);
+        let (google, kg) = bias_and_classes(&robots, &mg, Detail::Summary, BIAS_WORK_CAP);
+        let (draft1996, kd) = bias_and_classes(&robots, &md, Detail::Summary, BIAS_WORK_CAP);
+        let classes = Classes::knowing(&robots, [&mg, &md], [kg, kd]);
         let mut f = BodyFields {
             botnames: Vec::new(),
             disallow: Vec::new(),

@@ -60,4 +60,6 @@ pub use favor::{FavorSort, FavorTable, popularity};
 pub use search::{Hit, Rank, SearchRequest, SearchResults};
 pub use snippet::snippet;
 pub use submit::{MAX_SUBMISSION, site_bias, submit};
-pub use trends::{Adoption, CohortInfo, Counts, Period, Shares, Trends, WeightedPeriod, periods};
+pub use trends::{
+    Adoption, CohortInfo, Counts, Period, Shares, Trends, TrendsRequest, WeightedPeriod, periods,
+};

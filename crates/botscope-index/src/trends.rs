@@ -265,6 +265,26 @@ pub struct Trends {
     pub periods: Vec<Period>,
 }
 
+/// What [`Index::trends`] counts.
+#[derive(Clone, Copy)]
+pub struct TrendsRequest<'a> {
+    /// The agents (robots.txt product tokens or User-Agent headers).
+    pub agents: &'a [String],
+    /// The periods: label and last second ([`periods`]).
+    pub periods: &'a [(String, i64)],
+    /// Only the sites matching this query.
+    pub where_: Option<&'a str>,
+    /// The semantics.
+    pub semantics: Semantics,
+    /// The sites the store knew at a time (for the sites without a
+    /// robots.txt); not asked with `where_` or a cohort.
+    pub known_at: Option<&'a dyn Fn(i64) -> Result<u64>>,
+    /// Periods are years.
+    pub yearly: bool,
+    /// Only the cohort's sites, weighted by its weights.
+    pub cohort: Option<&'a Cohort>,
+}
+
 /// Periods of `by` (`month` or `year`) covering `from..=to`: label and
 /// last second.
 pub fn periods(from: i64, to: i64, yearly: bool) -> Vec<(String, i64)> {
@@ -322,18 +342,16 @@ impl Index {
 
     /// For each period, how many files keep each agent out fully,
     /// partially or not at all, and the group's strictest status per site.
-    /// `known_at(t)` counts the sites the store knew at `t` (for the sites
-    /// without a robots.txt); it is not asked with `where_`.
-    pub fn trends(
-        &self,
-        agents: &[String],
-        periods: &[(String, i64)],
-        where_: Option<&str>,
-        semantics: Semantics,
-        known_at: Option<&dyn Fn(i64) -> Result<u64>>,
-        yearly: bool,
-        cohort: Option<&Cohort>,
-    ) -> Result<Trends> {
+    pub fn trends(&self, r: &TrendsRequest<'_>) -> Result<Trends> {
+        let TrendsRequest {
+            agents,
+            periods,
+            where_,
+            semantics,
+            known_at,
+            yearly,
+            cohort,
+        } = *r;
         let parsed = where_.map_or(Ok(Query::All), query::parse)?;
         let mut cohort_hosts: Vec<(&str, f64)> = cohort
             .map(|c| c.weight_of().into_iter().collect())

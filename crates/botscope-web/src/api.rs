@@ -632,15 +632,15 @@ async fn run_trend(app: &Arc<App>, j: TrendJob) -> Result<Arc<Trends>, Fail> {
         let store = a.store_read()?;
         let known = |t: i64| -> botscope_index::Result<u64> { Ok(store.sites_known_at(t)?) };
         a.index
-            .trends(
-                &j.agents,
-                &periods,
-                j.where_.as_deref(),
-                j.sem,
-                Some(&known),
+            .trends(&botscope_index::TrendsRequest {
+                agents: &j.agents,
+                periods: &periods,
+                where_: j.where_.as_deref(),
+                semantics: j.sem,
+                known_at: Some(&known),
                 yearly,
-                None,
-            )
+                cohort: None,
+            })
             .map_err(|e| Fail::index(e, j.where_.as_deref().unwrap_or_default()))
     })
     .await

@@ -226,15 +226,15 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
             .unwrap_or(0))
     };
     let t = idx
-        .trends(
-            &agents,
-            &periods,
-            a.where_.as_deref(),
-            a.semantics,
-            store.as_ref().map(|_| &known as _),
+        .trends(&botscope_index::TrendsRequest {
+            agents: &agents,
+            periods: &periods,
+            where_: a.where_.as_deref(),
+            semantics: a.semantics,
+            known_at: store.as_ref().map(|_| &known as _),
             yearly,
-            cohort.as_ref(),
-        )
+            cohort: cohort.as_ref(),
+        })
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
     emit(a.format, &t, || t.to_text(), || t.to_table())?;
     Ok(ExitStatus::Success)

@@ -779,7 +779,15 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
     assert_eq!(periods.len(), 3);
     for sem in [Semantics::Google, Semantics::Draft1996] {
         let t = idx
-            .trends(&agents, &periods, None, sem, None, false, None)
+            .trends(&botscope_index::TrendsRequest {
+                agents: &agents,
+                periods: &periods,
+                where_: None,
+                semantics: sem,
+                known_at: None,
+                yearly: false,
+                cohort: None,
+            })
             .expect("trends");
         assert_eq!(t.from_bodies, 1, "the crafted file alone");
         for (p, sites) in t.periods.iter().zip(&in_force) {
@@ -815,15 +823,15 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
     cohort.added = Some(s.sites_added(&cohort.hosts).expect("added"));
     let agents = vec!["GPTBot".to_owned(), "Googlebot".to_owned()];
     let t = idx
-        .trends(
-            &agents,
-            &periods,
-            None,
-            Semantics::Google,
-            None,
-            false,
-            Some(&cohort),
-        )
+        .trends(&botscope_index::TrendsRequest {
+            agents: &agents,
+            periods: &periods,
+            where_: None,
+            semantics: Semantics::Google,
+            known_at: None,
+            yearly: false,
+            cohort: Some(&cohort),
+        })
         .expect("cohort trends");
     let info = t.cohort.as_ref().expect("cohort info");
     assert_eq!(
