@@ -260,6 +260,106 @@ impl Classes {
     }
 }
 
+/// Reads the stored classes of many versions for one list of agents:
+/// each agent's product token found once, each value read in place.
+pub(crate) struct Decider<'a> {
+    semantics: Semantics,
+    agents: &'a [String],
+    /// Google's rules: lower-cased product token → the agents with it.
+    tokens: HashMap<Vec<u8>, Vec<usize>>,
+}
+
+impl<'a> Decider<'a> {
+    pub(crate) fn new(semantics: Semantics, agents: &'a [String]) -> Decider<'a> {
+        let mut tokens: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+        if semantics == Semantics::Google {
+            for (i, a) in agents.iter().enumerate() {
+                tokens
+                    .entry(
+                        botscope_robotstxt::product_token(a)
+                            .as_bytes()
+                            .to_ascii_lowercase(),
+                    )
+                    .or_default()
+                    .push(i);
+            }
+        }
+        Decider {
+            semantics,
+            agents,
+            tokens,
+        }
+    }
+
+    /// Each agent's restriction in the stored value `b` into `out` (one
+    /// byte per agent, as stored), and what it states; `None` when the
+    /// value does not keep this semantics (or is not one).
+    pub(crate) fn decide(&self, b: &[u8], out: &mut Vec<u8>) -> Option<Stated> {
+        let mut r = Reader { b, at: 0 };
+        if r.byte()? != FORMAT {
+            return None;
+        }
+        let flags = r.byte()?;
+        let statements = u16::from_le_bytes([r.byte()?, r.byte()?]);
+        let skip = match self.semantics {
+            Semantics::Google => 0,
+            Semantics::Draft1996 => 1,
+        };
+        for _ in 0..skip {
+            if r.byte()? != 0xFF {
+                for _ in 0..r.varint()? {
+                    let len = usize::try_from(r.varint()?).ok()?;
+                    r.take(len)?;
+                    r.byte()?;
+                }
+            }
+        }
+        let unnamed = r.byte()?;
+        class_of(unnamed)?;
+        out.clear();
+        out.resize(self.agents.len(), unnamed);
+        let n = r.varint()?;
+        match self.semantics {
+            Semantics::Google => {
+                for _ in 0..n {
+                    let len = usize::try_from(r.varint()?).ok()?;
+                    let name = r.take(len)?;
+                    let c = r.byte()?;
+                    if let Some(ix) = self.tokens.get(name) {
+                        for &i in ix {
+                            out[i] = c;
+                        }
+                    }
+                }
+            }
+            Semantics::Draft1996 => {
+                let mut decided = vec![false; self.agents.len()];
+                for _ in 0..n {
+                    let len = usize::try_from(r.varint()?).ok()?;
+                    let name = r.take(len)?;
+                    let c = r.byte()?;
+                    for (i, a) in self.agents.iter().enumerate() {
+                        if !decided[i] && pick_name(Semantics::Draft1996, &[name], a).is_some() {
+                            decided[i] = true;
+                            out[i] = c;
+                        }
+                    }
+                }
+            }
+        }
+        Some(Stated {
+            usage: flags & 1 != 0,
+            signal: flags & 2 != 0,
+            statements,
+        })
+    }
+}
+
+/// A stored class byte as a restriction.
+pub(crate) fn restriction_of(b: u8) -> Restriction {
+    class_of(b).unwrap_or(Restriction::None)
+}
+
 /// The restrictions under one matcher, within `cap` units of work.
 fn said(
     m: &Matcher,
@@ -340,14 +440,14 @@ struct Reader<'a> {
     at: usize,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     fn byte(&mut self) -> Option<u8> {
         let x = *self.b.get(self.at)?;
         self.at += 1;
         Some(x)
     }
 
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let s = self.b.get(self.at..self.at.checked_add(n)?)?;
         self.at += n;
         Some(s)
@@ -398,6 +498,14 @@ mod tests {
         .to_vec();
         for body in bodies {
             let c = Classes::of(body);
+            for sem in [Semantics::Google, Semantics::Draft1996] {
+                let mut out = Vec::new();
+                Decider::new(sem, &agents)
+                    .decide(&c.encode(), &mut out)
+                    .expect("kept");
+                let got: Vec<Restriction> = out.into_iter().map(restriction_of).collect();
+                assert_eq!(got, crate::restrictions(body, &agents, sem), "{sem:?}");
+            }
             let c = Classes::decode(&c.encode()).expect("round trip");
             for sem in [Semantics::Google, Semantics::Draft1996] {
                 assert_eq!(

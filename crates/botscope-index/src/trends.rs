@@ -6,9 +6,10 @@ use botscope_robotstxt::Semantics;
 use serde::Serialize;
 use tantivy::query::{EnableScoring, Query as TQuery};
 use tantivy::schema::Value;
-use tantivy::{DocId, SegmentReader, TantivyDocument};
+use tantivy::columnar::{BytesColumn, Column};
+use tantivy::{BitSet, DocId, SegmentReader, TantivyDocument};
 
-use crate::classes::Stated;
+use crate::classes::{Decider, Stated, restriction_of};
 use crate::cohort::Cohort;
 use crate::engine::{BODY_CACHE, Index, io_err, par_map, rfc3339};
 use crate::error::Result;
@@ -60,28 +61,6 @@ pub struct Adoption {
     pub statements: BTreeMap<String, u64>,
 }
 
-impl Adoption {
-    fn add_n(&mut self, s: &Stated, n: u64) {
-        if s.usage || s.signal {
-            self.any += n;
-        }
-        self.content_usage += u64::from(s.usage) * n;
-        self.content_signal += u64::from(s.signal) * n;
-        for k in s.made() {
-            *self.statements.entry(k).or_default() += n;
-        }
-    }
-
-    fn merge(&mut self, o: &Adoption) {
-        self.any += o.any;
-        self.content_usage += o.content_usage;
-        self.content_signal += o.content_signal;
-        for (k, n) in &o.statements {
-            *self.statements.entry(k.clone()).or_default() += n;
-        }
-    }
-}
-
 /// The usage preferences `body` states anywhere: a byte scan first, the
 /// file parsed only when it names Content-Usage or Content-Signal.
 pub(crate) fn stated(body: &[u8]) -> Stated {
@@ -95,13 +74,58 @@ pub(crate) fn stated(body: &[u8]) -> Stated {
     Stated::of(&botscope_robotstxt::Robots::parse(body))
 }
 
+/// Adoption while it is counted: per statement bit.
+#[derive(Clone, Default)]
+pub(crate) struct AdoptionTally {
+    any: u64,
+    usage: u64,
+    signal: u64,
+    statements: [u64; 16],
+}
+
+impl AdoptionTally {
+    fn add_n(&mut self, s: &Stated, n: u64) {
+        if s.usage || s.signal {
+            self.any += n;
+        }
+        self.usage += u64::from(s.usage) * n;
+        self.signal += u64::from(s.signal) * n;
+        for (i, c) in self.statements.iter_mut().enumerate() {
+            if s.statements & (1 << i) != 0 {
+                *c += n;
+            }
+        }
+    }
+
+    fn merge(&mut self, o: &AdoptionTally) {
+        self.any += o.any;
+        self.usage += o.usage;
+        self.signal += o.signal;
+        for (a, b) in self.statements.iter_mut().zip(&o.statements) {
+            *a += b;
+        }
+    }
+
+    fn adoption(&self) -> Adoption {
+        Adoption {
+            any: self.any,
+            content_usage: self.usage,
+            content_signal: self.signal,
+            statements: crate::classes::statements()
+                .zip(self.statements)
+                .filter(|(_, n)| *n > 0)
+                .collect(),
+        }
+    }
+}
+
 /// A period's counts while they are made.
 #[derive(Clone)]
 pub(crate) struct Tally {
     pub(crate) sites: u64,
     pub(crate) agents: Vec<Counts>,
     pub(crate) group: Counts,
-    pub(crate) preferences: Adoption,
+    pub(crate) preferences: AdoptionTally,
     /// The same sums of the sites' weights.
     pub(crate) weighted: WeightedTally,
 }
@@ -176,7 +200,7 @@ impl Tally {
             sites: 0,
             agents: vec![Counts::default(); agents],
             group: Counts::default(),
-            preferences: Adoption::default(),
+            preferences: AdoptionTally::default(),
             weighted: WeightedTally {
                 sites: 0.0,
                 agents: vec![Shares::default(); agents],
@@ -358,135 +382,192 @@ impl Index {
             .unwrap_or_default();
         cohort_hosts.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let searcher = self.reader.searcher();
-        let weights = periods
-            .iter()
-            .map(|(_, end)| {
-                self.compile(&parsed, semantics, Some(*end))?
+        // A version is in force at `t` when `from <= t < until`: over
+        // the periods' ends, sorted, that is a run of them, found from the
+        // two fast columns; the query (time-free) is matched once.
+        let mut order: Vec<usize> = (0..periods.len()).collect();
+        order.sort_by_key(|&i| periods[i].1);
+        let ends: Vec<i64> = order.iter().map(|&i| periods[i].1).collect();
+        let matching = match parsed {
+            Query::All => None,
+            ref q => Some(
+                self.translate(q, semantics)?
                     .weight(EnableScoring::disabled_from_searcher(&searcher))
-                    .map_err(self.err())
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let words = periods.len().div_ceil(64).max(1);
-        // Per segment: the periods each document is in force and matching
-        // in; then each document's stored classes (one value per distinct
-        // file, decoded once) counted once per distinct set of periods.
-        // A document whose classes were not kept (past the budget) is read
-        // and matched as a file.
+                    .map_err(self.err())?,
+            ),
+        };
+        let decider = Decider::new(semantics, agents);
+        // Per segment: each document's run of periods, its site's weight
+        // in the cohort, and its stored classes (one value per distinct
+        // file, read once, then kept once per distinct answer); counted per
+        // (answer, run). A document whose classes were not kept (past the
+        // budget) is read and matched as a file.
         let count = |seg: &SegmentReader| -> Result<(Vec<Tally>, u64)> {
-            let max = seg.max_doc() as usize;
-            let mut member = vec![0u64; max * words];
-            for (p, w) in weights.iter().enumerate() {
-                w.for_each_no_score(seg, &mut |docs| {
-                    for &d in docs {
-                        member[d as usize * words + p / 64] |= 1 << (p % 64);
-                    }
-                })
-                .map_err(self.err())?;
-            }
-            let mut tally = vec![Tally::new(agents.len()); periods.len()];
-            // The cohort's weight per site of the segment (NaN: not in
-            // it), the sorted hosts walked beside the sorted dictionary.
-            let site_weight: Option<(Vec<f64>, tantivy::columnar::Column<u64>)> = match cohort {
+            let max = seg.max_doc();
+            let wanted = match &matching {
                 None => None,
-                Some(_) => {
-                    let sites = seg.fast_fields().str("site").map_err(self.err())?;
-                    match sites {
-                        None => Some((
-                            Vec::new(),
-                            tantivy::columnar::Column::build_empty_column(max as u32),
-                        )),
-                        Some(col) => {
-                            let dict = col.dictionary();
-                            let mut w = vec![f64::NAN; dict.num_terms()];
-                            let mut stream = dict.stream().map_err(|e| io_err(&self.path, e))?;
-                            let mut at = 0;
-                            while stream.advance() && at < cohort_hosts.len() {
-                                let key = stream.key();
-                                while at < cohort_hosts.len() && cohort_hosts[at].0.as_bytes() < key
-                                {
-                                    at += 1;
-                                }
-                                if at < cohort_hosts.len() && cohort_hosts[at].0.as_bytes() == key {
-                                    w[stream.term_ord() as usize] = cohort_hosts[at].1;
-                                }
-                            }
-                            Some((w, col.ords().clone()))
+                Some(w) => {
+                    let mut set = BitSet::with_max_value(max);
+                    w.for_each_no_score(seg, &mut |docs| {
+                        for &d in docs {
+                            set.insert(d);
                         }
-                    }
+                    })
+                    .map_err(self.err())?;
+                    Some(set)
                 }
             };
-            let column = seg.fast_fields().bytes("classes").map_err(self.err())?;
-            // Per distinct stored value: its index in `decided`, or
-            // UNKNOWN (not kept), or UNSEEN.
-            const UNSEEN: u32 = u32::MAX;
-            const UNKNOWN: u32 = u32::MAX - 1;
-            let mut state = vec![UNSEEN; column.as_ref().map_or(0, |c| c.num_terms())];
-            let mut decided: Vec<(Vec<crate::Restriction>, Stated)> = Vec::new();
-            let mut patterns: HashMap<Vec<u64>, u32> = HashMap::new();
-            let mut counts: HashMap<(u32, u32), (u64, f64)> = HashMap::new();
-            let mut unkept: Vec<(DocId, f64)> = Vec::new();
-            let mut buf = Vec::new();
-            for d in 0..max {
-                let bits = &member[d * words..(d + 1) * words];
-                if bits.iter().all(|&b| b == 0) || seg.is_deleted(d as DocId) {
-                    continue;
+            let ff = seg.fast_fields();
+            let from = ff.i64("from").map_err(self.err())?;
+            let until = ff.i64("until").map_err(self.err())?;
+            let site_weight: Option<(Vec<f64>, Column<u64>)> = match cohort {
+                None => None,
+                Some(_) => match ff.str("site").map_err(self.err())? {
+                    None => Some((Vec::new(), Column::build_empty_column(max))),
+                    Some(col) => {
+                        let dict = col.dictionary();
+                        let mut w = vec![f64::NAN; dict.num_terms()];
+                        let mut stream = dict.stream().map_err(|e| io_err(&self.path, e))?;
+                        let mut at = 0;
+                        while at < cohort_hosts.len() && stream.advance() {
+                            let key = stream.key();
+                            while at < cohort_hosts.len() && cohort_hosts[at].0.as_bytes() < key {
+                                at += 1;
+                            }
+                            if at < cohort_hosts.len() && cohort_hosts[at].0.as_bytes() == key {
+                                w[stream.term_ord() as usize] = cohort_hosts[at].1;
+                            }
+                        }
+                        Some((w, col.ords().clone()))
+                    }
+                },
+            };
+            let column = ff.bytes("classes").map_err(self.err())?;
+            let no_ords = Column::build_empty_column(max);
+            let ords = column.as_ref().map_or(&no_ords, BytesColumn::ords);
+            // Pass 1, by blocks of documents: each counted document's
+            // stored value (NONE: none), run of periods and weight.
+            const NONE: u32 = u32::MAX;
+            let mut docs: Vec<(DocId, u32, u16, u16, f64)> = Vec::new();
+            let mut needed = BitSet::with_max_value(
+                u32::try_from(column.as_ref().map_or(0, BytesColumn::num_terms)).unwrap_or(u32::MAX),
+            );
+            const BLOCK: u32 = 4096;
+            let (mut f, mut u, mut o, mut so) = (
+                vec![0i64; BLOCK as usize],
+                vec![0i64; BLOCK as usize],
+                vec![NONE as u64; BLOCK as usize],
+                vec![u64::MAX; BLOCK as usize],
+            );
+            for start in (0..max).step_by(BLOCK as usize) {
+                let n = (max - start).min(BLOCK) as usize;
+                read_block(&from, start, &mut f[..n], 0);
+                read_block(&until, start, &mut u[..n], i64::MAX);
+                read_block(ords, start, &mut o[..n], u64::from(NONE));
+                if let Some((_, s)) = &site_weight {
+                    read_block(s, start, &mut so[..n], u64::MAX);
                 }
-                let weight = match &site_weight {
-                    None => 1.0,
-                    Some((w, ords)) => {
-                        match ords.first(d as DocId).and_then(|o| w.get(o as usize)) {
+                for i in 0..n {
+                    let d = start + i as u32;
+                    if seg.is_deleted(d) || wanted.as_ref().is_some_and(|w| !w.contains(d)) {
+                        continue;
+                    }
+                    let lo = ends.partition_point(|&e| e < f[i]);
+                    let hi = ends.partition_point(|&e| e < u[i]);
+                    if lo >= hi {
+                        continue;
+                    }
+                    let weight = match &site_weight {
+                        None => 1.0,
+                        Some((w, _)) => match w.get(so[i] as usize) {
                             Some(&x) if !x.is_nan() => x,
                             _ => continue,
-                        }
-                    }
-                };
-                let ord = column.as_ref().and_then(|c| c.ords().first(d as DocId));
-                let Some((c, ord)) = column.as_ref().zip(ord) else {
-                    unkept.push((d as DocId, weight));
-                    continue;
-                };
-                let slot = &mut state[ord as usize];
-                if *slot == UNSEEN {
-                    buf.clear();
-                    c.ord_to_bytes(ord, &mut buf)
-                        .map_err(|e| io_err(&self.path, e))?;
-                    *slot = match crate::Classes::decode(&buf)
-                        .and_then(|k| Some((k.restrictions(semantics, agents)?, k.stated)))
-                    {
-                        Some(x) => {
-                            decided.push(x);
-                            (decided.len() - 1) as u32
-                        }
-                        None => UNKNOWN,
+                        },
                     };
+                    let ord = u32::try_from(o[i]).unwrap_or(NONE);
+                    if ord != NONE {
+                        needed.insert(ord);
+                    }
+                    docs.push((d, ord, lo as u16, hi as u16, weight));
                 }
-                if *slot == UNKNOWN {
-                    unkept.push((d as DocId, weight));
+            }
+            // Pass 2: the needed stored values, read in dictionary order,
+            // each decided once; equal answers share an index.
+            const UNKNOWN: u32 = u32::MAX;
+            let mut state = vec![UNKNOWN; needed.max_value() as usize];
+            let mut answers: FoldMap<Vec<u8>, u32> = FoldMap::default();
+            if let Some(c) = &column {
+                let mut stream = c
+                    .dictionary()
+                    .stream()
+                    .map_err(|e| io_err(&self.path, e))?;
+                let mut key = Vec::new();
+                while stream.advance() {
+                    let ord = stream.term_ord() as u32;
+                    if !needed.contains(ord) {
+                        continue;
+                    }
+                    if let Some(st) = decider.decide(stream.key(), &mut key) {
+                        key.push(u8::from(st.usage) | (u8::from(st.signal) << 1));
+                        key.extend_from_slice(&st.statements.to_le_bytes());
+                        let next = answers.len() as u32;
+                        state[ord as usize] = *answers.entry(key.clone()).or_insert(next);
+                    }
+                }
+            }
+            // Pass 3: counted per (answer, run of periods).
+            let mut counts: FoldMap<u64, (u64, f64)> = FoldMap::default();
+            let mut unkept: Vec<(DocId, u16, u16, f64)> = Vec::new();
+            for &(d, ord, lo, hi, weight) in &docs {
+                let a = if ord == NONE { UNKNOWN } else { state[ord as usize] };
+                if a == UNKNOWN {
+                    unkept.push((d, lo, hi, weight));
                     continue;
                 }
-                let pattern = match patterns.get(bits) {
-                    Some(&p) => p,
-                    None => {
-                        let p = patterns.len() as u32;
-                        patterns.insert(bits.to_vec(), p);
-                        p
-                    }
-                };
-                let c = counts.entry((*slot, pattern)).or_default();
+                let c = counts
+                    .entry((u64::from(a) << 32) | (u64::from(lo) << 16) | u64::from(hi))
+                    .or_default();
                 c.0 += 1;
                 c.1 += weight;
             }
-            let mut by_pattern: Vec<&[u64]> = vec![&[]; patterns.len()];
-            for (bits, &p) in &patterns {
-                by_pattern[p as usize] = bits;
+            drop(docs);
+            let mut by_answer: Vec<(Vec<crate::Restriction>, Stated)> =
+                vec![(Vec::new(), Stated::default()); answers.len()];
+            for (k, &i) in &answers {
+                let n = agents.len();
+                by_answer[i as usize] = (
+                    k[..n].iter().map(|&b| restriction_of(b)).collect(),
+                    Stated {
+                        usage: k[n] & 1 != 0,
+                        signal: k[n] & 2 != 0,
+                        statements: u16::from_le_bytes([k[n + 1], k[n + 2]]),
+                    },
+                );
             }
-            for (&(k, pattern), &(n, w)) in &counts {
-                let (r, st) = &decided[k as usize];
-                let bits = by_pattern[pattern as usize];
-                for (p, t) in tally.iter_mut().enumerate() {
-                    if bits[p / 64] & (1 << (p % 64)) != 0 {
-                        t.add_n(r, n, w);
-                        t.preferences.add_n(st, n);
+            // Per answer, the runs summed into each period (a difference
+            // array over the sorted periods), then each answer added once
+            // per period it is in.
+            let np = ends.len();
+            let mut diff: Vec<(i64, f64)> = vec![(0, 0.0); by_answer.len() * (np + 1)];
+            for (&k, &(n, w)) in &counts {
+                let a = (k >> 32) as usize;
+                let (lo, hi) = (((k >> 16) & 0xFFFF) as usize, (k & 0xFFFF) as usize);
+                let row = &mut diff[a * (np + 1)..(a + 1) * (np + 1)];
+                row[lo].0 += n as i64;
+                row[lo].1 += w;
+                row[hi].0 -= n as i64;
+                row[hi].1 -= w;
+            }
+            let mut tally = vec![Tally::new(agents.len()); periods.len()];
+            for (a, (r, st)) in by_answer.iter().enumerate() {
+                let (mut n, mut w) = (0i64, 0.0f64);
+                for (pos, &p) in order.iter().enumerate() {
+                    let x = diff[a * (np + 1) + pos];
+                    n += x.0;
+                    w += x.1;
+                    if n > 0 {
+                        tally[p].add_n(r, n as u64, w);
+                        tally[p].preferences.add_n(st, n as u64);
                     }
                 }
             }
@@ -494,9 +575,9 @@ impl Index {
                 let store = seg
                     .get_store_reader(16)
                     .map_err(|e| io_err(&self.path, e))?;
-                let mut cache: HashMap<Vec<u8>, (Vec<crate::Restriction>, Stated)> = HashMap::new();
-                for &(d, weight) in &unkept {
-                    let bits = &member[d as usize * words..(d as usize + 1) * words];
+                let mut cache: HashMap<Vec<u8>, (Vec<crate::Restriction>, Stated)> =
+                    HashMap::new();
+                for &(d, lo, hi, weight) in &unkept {
                     let doc: TantivyDocument = store.get(d).map_err(self.err())?;
                     let hash = doc
                         .get_first(self.f.hash)
@@ -519,11 +600,9 @@ impl Index {
                             r
                         }
                     };
-                    for (p, t) in tally.iter_mut().enumerate() {
-                        if bits[p / 64] & (1 << (p % 64)) != 0 {
-                            t.add_n(&r.0, 1, weight);
-                            t.preferences.add_n(&r.1, 1);
-                        }
+                    for &p in &order[usize::from(lo)..usize::from(hi)] {
+                        tally[p].add_n(&r.0, 1, weight);
+                        tally[p].preferences.add_n(&r.1, 1);
                     }
                 }
             }
@@ -547,7 +626,7 @@ impl Index {
                 denominator: 0,
                 agents: agents.iter().cloned().zip(t.agents).collect(),
                 group: t.group,
-                preferences: t.preferences,
+                preferences: t.preferences.adoption(),
                 weighted: None,
             };
             // The sites known then: the cohort's (from the store's first
@@ -594,5 +673,22 @@ impl Index {
             from_bodies,
             periods: out,
         })
+    }
+}
+
+type FoldMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// The first value of each document of `col` from `start`, `missing`
+/// where a document has none.
+fn read_block<T>(col: &Column<T>, start: DocId, out: &mut [T], missing: T)
+where
+    T: PartialOrd + Copy + std::fmt::Debug + Send + Sync + 'static,
+{
+    if col.get_cardinality() == tantivy::columnar::Cardinality::Full {
+        col.values.get_range(u64::from(start), out);
+    } else {
+        for (i, x) in out.iter_mut().enumerate() {
+            *x = col.first(start + i as DocId).unwrap_or(missing);
+        }
     }
 }
