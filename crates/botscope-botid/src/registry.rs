@@ -266,15 +266,26 @@ impl Registry {
     /// --category` and the web's trends chart follow.
     pub fn agents(&self, category: Option<&str>, operator: Option<&str>) -> Vec<String> {
         let operator = operator.map(str::to_lowercase);
+        self.agents_where(|b| {
+            category.is_some_and(|c| b.category.map(|x| x.as_str()) == Some(c))
+                || operator.as_deref().is_some_and(|o| {
+                    b.operator.as_deref().map(str::to_lowercase).as_deref() == Some(o)
+                })
+        })
+    }
+
+    /// The robots.txt agent of every robot, in the registry's order, each
+    /// once (as [`Registry::agents`] gives them): the agent set `index
+    /// export` writes a column for.
+    pub fn all_agents(&self) -> Vec<String> {
+        self.agents_where(|_| true)
+    }
+
+    fn agents_where(&self, keep: impl Fn(&BotEntry) -> bool) -> Vec<String> {
         let mut seen = std::collections::HashSet::new();
         self.bots
             .iter()
-            .filter(|b| {
-                category.is_some_and(|c| b.category.map(|x| x.as_str()) == Some(c))
-                    || operator.as_deref().is_some_and(|o| {
-                        b.operator.as_deref().map(str::to_lowercase).as_deref() == Some(o)
-                    })
-            })
+            .filter(|b| keep(b))
             .filter_map(|b| b.tokens().first().map(|t| (*t).to_owned()))
             .filter(|t| seen.insert(t.to_ascii_lowercase()))
             .collect()

@@ -488,6 +488,41 @@ pub enum IndexCommand {
     Build(IndexBuildArgs),
     /// Index the versions new in the store since the last build or update.
     Update(IndexUpdateArgs),
+    /// Write every indexed version's analysis as a Parquet file: each agent's
+    /// restriction class under both semantics, bias per named robot, usage
+    /// preferences, sitemaps, Crawl-delays.
+    ///
+    /// Example: botscope index export --index robots.db.index --format parquet --out analysis.parquet
+    Export(IndexExportArgs),
+}
+
+/// How `index export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IndexExportFormat {
+    /// One row per version, Zstd-compressed (docs/research.md has the schema).
+    Parquet,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexExportArgs {
+    #[command(flatten)]
+    pub index: IndexDirArgs,
+    /// The store whose index it is (for the default --index).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<StoreLocator>,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: IndexExportFormat,
+    /// The file to write (replaced only when the export is complete).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// The agents given a class column (repeatable; default: every
+    /// registry robot's token and `*`).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Vec<String>,
+    /// Every registry robot of a category, as the agents.
+    #[arg(long, value_name = "CATEGORY")]
+    pub category: Option<String>,
 }
 
 /// The research index directory.

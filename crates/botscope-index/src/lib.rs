@@ -33,6 +33,8 @@ mod compare;
 mod doc;
 mod engine;
 mod error;
+#[cfg(feature = "parquet")]
+mod export;
 mod favor;
 pub mod query;
 mod render;
@@ -56,6 +58,8 @@ pub use compare::{
 pub use doc::{BodyFields, host_suffixes, product_token};
 pub use engine::{Index, Meta, rfc3339};
 pub use error::{IndexError, Result};
+#[cfg(feature = "parquet")]
+pub use export::index_parquet_schema;
 pub use favor::{FavorSort, FavorTable, popularity};
 pub use search::{Hit, Rank, SearchRequest, SearchResults};
 pub use snippet::snippet;

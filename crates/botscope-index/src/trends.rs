@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use botscope_robotstxt::Semantics;
 use serde::Serialize;
+use tantivy::columnar::{BytesColumn, Column};
 use tantivy::query::{EnableScoring, Query as TQuery};
 use tantivy::schema::Value;
-use tantivy::columnar::{BytesColumn, Column};
 use tantivy::{BitSet, DocId, SegmentReader, TantivyDocument};
 
 use crate::classes::{Decider, Stated, restriction_of};
@@ -450,7 +450,8 @@ impl Index {
             const NONE: u32 = u32::MAX;
             let mut docs: Vec<(DocId, u32, u16, u16, f64)> = Vec::new();
             let mut needed = BitSet::with_max_value(
-                u32::try_from(column.as_ref().map_or(0, BytesColumn::num_terms)).unwrap_or(u32::MAX),
+                u32::try_from(column.as_ref().map_or(0, BytesColumn::num_terms))
+                    .unwrap_or(u32::MAX),
             );
             const BLOCK: u32 = 4096;
             let (mut f, mut u, mut o, mut so) = (
@@ -497,10 +498,7 @@ impl Index {
             let mut state = vec![UNKNOWN; needed.max_value() as usize];
             let mut answers: FoldMap<Vec<u8>, u32> = FoldMap::default();
             if let Some(c) = &column {
-                let mut stream = c
-                    .dictionary()
-                    .stream()
-                    .map_err(|e| io_err(&self.path, e))?;
+                let mut stream = c.dictionary().stream().map_err(|e| io_err(&self.path, e))?;
                 let mut key = Vec::new();
                 while stream.advance() {
                     let ord = stream.term_ord() as u32;
@@ -519,7 +517,11 @@ impl Index {
             let mut counts: FoldMap<u64, (u64, f64)> = FoldMap::default();
             let mut unkept: Vec<(DocId, u16, u16, f64)> = Vec::new();
             for &(d, ord, lo, hi, weight) in &docs {
-                let a = if ord == NONE { UNKNOWN } else { state[ord as usize] };
+                let a = if ord == NONE {
+                    UNKNOWN
+                } else {
+                    state[ord as usize]
+                };
                 if a == UNKNOWN {
                     unkept.push((d, lo, hi, weight));
                     continue;
@@ -575,8 +577,7 @@ impl Index {
                 let store = seg
                     .get_store_reader(16)
                     .map_err(|e| io_err(&self.path, e))?;
-                let mut cache: HashMap<Vec<u8>, (Vec<crate::Restriction>, Stated)> =
-                    HashMap::new();
+                let mut cache: HashMap<Vec<u8>, (Vec<crate::Restriction>, Stated)> = HashMap::new();
                 for &(d, lo, hi, weight) in &unkept {
                     let doc: TantivyDocument = store.get(d).map_err(self.err())?;
                     let hash = doc

@@ -140,11 +140,23 @@ fn parquet_err(e: impl std::fmt::Display) -> StoreError {
 }
 
 fn properties() -> Result<WriterProperties> {
+    parquet_properties(Vec::new())
+}
+
+/// The writer settings of every Parquet file botscope writes (Zstd level
+/// 3, row groups of [`PARQUET_ROW_GROUP`] rows), with `metadata` as the
+/// file's key-value metadata.
+pub fn parquet_properties(metadata: Vec<(String, String)>) -> Result<WriterProperties> {
+    let kv: Vec<parquet::file::metadata::KeyValue> = metadata
+        .into_iter()
+        .map(|(k, v)| parquet::file::metadata::KeyValue::new(k, v))
+        .collect();
     Ok(WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(3).map_err(parquet_err)?,
         ))
         .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP))
+        .set_key_value_metadata((!kv.is_empty()).then_some(kv))
         .build())
 }
 

@@ -70,7 +70,9 @@ use serde::{Deserialize, Serialize};
 
 pub use archive::{Imported, Importer, export_files, export_jsonl, export_warc, host_and_path};
 #[cfg(feature = "parquet")]
-pub use columnar::{PARQUET_ROW_GROUP, export_parquet, parquet_schema, write_table};
+pub use columnar::{
+    PARQUET_ROW_GROUP, export_parquet, parquet_properties, parquet_schema, write_table,
+};
 pub use copy::{Copied, copy};
 pub use files::{FileImport, host_of_file_name, import_files};
 pub use frontier::{

@@ -95,6 +95,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         },
         Command::Index(IndexCommand::Build(a)) => research::build(&a, s),
         Command::Index(IndexCommand::Update(a)) => research::update(&a),
+        Command::Index(IndexCommand::Export(a)) => research::export(&a, s),
         Command::Search(a) => research::search(&a),
         Command::Bias(a) => research::bias(&a),
         Command::Favor(a) => research::favor(&a),

@@ -8,8 +8,8 @@ use botscope_index::{Index, IndexError, SearchRequest};
 use botscope_store::StoreLocator;
 
 use crate::cli::{
-    BiasArgs, DiffArgs, FavorArgs, Format, IndexBuildArgs, IndexUpdateArgs, SearchArgs, SubmitArgs,
-    TableFormat, TrendsArgs,
+    BiasArgs, DiffArgs, FavorArgs, Format, IndexBuildArgs, IndexExportArgs, IndexUpdateArgs,
+    SearchArgs, SubmitArgs, TableFormat, TrendsArgs,
 };
 use crate::exit::ExitStatus;
 
@@ -237,6 +237,47 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
         })
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
     emit(a.format, &t, || t.to_text(), || t.to_table())?;
+    Ok(ExitStatus::Success)
+}
+
+/// `index export`.
+pub fn export(a: &IndexExportArgs, s: &crate::Settings) -> Result<ExitStatus> {
+    let index = a.index.resolve(a.db.as_ref())?;
+    let mut idx = Index::open(&index)?;
+    idx.set_threads(s.threads);
+    let mut agents: Vec<String> = Vec::new();
+    let mut add = |t: String| {
+        if !agents.iter().any(|x| x.eq_ignore_ascii_case(&t)) {
+            agents.push(t);
+        }
+    };
+    for x in &a.agent {
+        add(x.trim().to_owned());
+    }
+    if let Some(c) = &a.category {
+        let r = s.registry(None)?;
+        let found = r.agents(Some(c), None);
+        anyhow::ensure!(
+            !found.is_empty(),
+            "no registry robot is in the category {c} (see `botscope bots list`)"
+        );
+        found.into_iter().for_each(&mut add);
+    }
+    if a.agent.is_empty() && a.category.is_none() {
+        add("*".to_owned());
+        s.registry(None)?
+            .all_agents()
+            .into_iter()
+            .for_each(&mut add);
+    }
+    let file = botscope_os::AtomicFile::create(&a.out)?;
+    let (n, file) = idx.export_parquet(&agents, file)?;
+    file.commit()?;
+    eprintln!(
+        "{n} versions written to {} ({} agents)",
+        a.out.display(),
+        agents.len()
+    );
     Ok(ExitStatus::Success)
 }
 

@@ -840,3 +840,139 @@ fn trends_equal_an_independent_count_with_check_batch() {
     }
     assert!(checked > 100, "the files restrict the agents: {checked}");
 }
+
+/// `index export --format parquet`: one row per indexed version with each
+/// agent's class under both semantics, bias per named robot, usage
+/// preferences, sitemaps and Crawl-delays, read back with pyarrow and
+/// DuckDB and checked against `trends`, `bias` and the files.
+#[test]
+fn index_export_reads_back_in_pyarrow_and_duckdb() {
+    let (d, db, ix) = indexed_examples("index-export");
+    let out = d.join("analysis.parquet");
+    let o = run(&[
+        "index",
+        "export",
+        "--index",
+        arg(&ix),
+        "--format",
+        "parquet",
+        "--out",
+        arg(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("6 versions written"), "{}", stderr(&o));
+    let v = crate::python_json("read_index_export.py", &out);
+    let agents: Vec<&str> = v["agents"]
+        .as_array()
+        .expect("agents")
+        .iter()
+        .map(|a| a.as_str().expect("agent"))
+        .collect();
+    assert_eq!(agents[0], "*");
+    assert!(
+        agents.contains(&"GPTBot") && agents.len() > 100,
+        "{agents:?}"
+    );
+    assert_eq!(v["format"], "2");
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 6);
+    // GPTBot's classes over the latest versions are trends' counts.
+    let o = run(&[
+        "trends",
+        "--agent",
+        "GPTBot",
+        "--index",
+        arg(&ix),
+        "--format",
+        "json",
+    ]);
+    let t = json(&o);
+    let last = t["periods"]
+        .as_array()
+        .expect("periods")
+        .last()
+        .expect("a period")
+        .clone();
+    for class in ["full", "partial", "none"] {
+        assert_eq!(
+            v["duckdb"]["gptbot"][class].as_u64().unwrap_or(0),
+            last["agents"]["GPTBot"][class].as_u64().expect("count"),
+            "{class}"
+        );
+    }
+    for r in rows {
+        let host = r["host"].as_str().expect("host");
+        let body = std::fs::read_to_string(root().join(format!("examples/robots/{host}.txt")))
+            .expect("example");
+        // Bias per named robot, as `bias --site` gives it.
+        let o = run(&["bias", "--site", host, "--db", arg(&db), "--format", "json"]);
+        let b = json(&o);
+        for x in b["robots"].as_array().expect("robots") {
+            let robot = x["robot"].as_str().expect("robot");
+            assert_eq!(r["bias_google"][robot], x["bias"], "{host} {robot}");
+        }
+        assert_eq!(
+            r["bias_google"].as_object().map(|m| m.len()),
+            b["robots"].as_array().map(Vec::len),
+            "{host}"
+        );
+        // Sitemaps as written, each once (a byte-order mark is no part of
+        // the first line).
+        let mut maps: Vec<String> = Vec::new();
+        for line in body.trim_start_matches('\u{feff}').lines() {
+            if let Some((k, val)) = line.split_once(':')
+                && k.trim().eq_ignore_ascii_case("sitemap")
+            {
+                let val = val.split('#').next().unwrap_or_default().trim().to_owned();
+                if !maps.contains(&val) {
+                    maps.push(val);
+                }
+            }
+        }
+        assert_eq!(r["sitemaps"], serde_json::json!(maps), "{host}");
+        assert_eq!(r["latest"], true);
+        assert_eq!(r["until"], Value::Null);
+        assert_eq!(r["source"], "import");
+        assert_eq!(r["google"]["*"].is_string(), true, "{host}");
+        assert_eq!(r["hash"].as_str().map(str::len), Some(64));
+    }
+    // Chosen agents; a name given twice is refused and nothing is written.
+    let o = run(&[
+        "index",
+        "export",
+        "--index",
+        arg(&ix),
+        "--format",
+        "parquet",
+        "--out",
+        arg(&out),
+        "--agent",
+        "CCBot",
+        "--agent",
+        "ccbot",
+    ]);
+    assert!(
+        o.status.success(),
+        "case-blind duplicates fold: {}",
+        stderr(&o)
+    );
+    let v = crate::python_json("read_index_export.py", &out);
+    assert_eq!(v["agents"], serde_json::json!(["CCBot"]));
+    let kept = std::fs::read(&out).expect("export");
+    let o = run(&[
+        "index",
+        "export",
+        "--index",
+        arg(&d.join("nowhere")),
+        "--format",
+        "parquet",
+        "--out",
+        arg(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read(&out).expect("export"),
+        kept,
+        "the old file is left alone"
+    );
+}
