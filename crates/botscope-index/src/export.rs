@@ -94,6 +94,9 @@ pub fn index_parquet_schema(agents: &[String]) -> Schema {
     ])
 }
 
+/// Sitemaps and Crawl-delays of a body, shared by its versions.
+type Parsed = (Arc<Vec<String>>, Arc<Vec<f64>>);
+
 /// One version's row, gathered from the stored fields.
 struct Row {
     host: String,
@@ -200,7 +203,7 @@ impl Index {
                 }
             }
         }
-        let mut parsed: HashMap<Vec<u8>, (Arc<Vec<String>>, Arc<Vec<f64>>)> = HashMap::new();
+        let mut parsed: HashMap<Vec<u8>, Parsed> = HashMap::new();
         let mut out = Vec::with_capacity((end - start) as usize);
         let (mut buf, mut key) = (Vec::new(), Vec::new());
         for d in start..end {
