@@ -520,21 +520,8 @@ mod tests {
 
     #[test]
     fn too_many_names_are_not_kept_and_say_so() {
-        let mut body = Vec::new();
-        // Google's product tokens are letters, `-` and `_`.
-        let name = |mut i: usize| {
-            let mut s = String::from("robot-");
-            for _ in 0..4 {
-                s.push(char::from(b'a' + (i % 26) as u8));
-                i /= 26;
-            }
-            s
-        };
-        for i in 0..5_000 {
-            body.extend_from_slice(
-                format!("User-agent: {}\nDisallow: /p{i}\n\n", name(i)).as_bytes(),
-            );
-        }
+        let body = botscope_testkit::many_named_groups(5_000);
+        let name = botscope_testkit::robot_name;
         let c = Classes::of(&body);
         assert_eq!(c.google, None);
         assert_eq!(c.draft1996, None);

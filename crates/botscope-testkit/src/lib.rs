@@ -58,3 +58,27 @@ pub fn json(o: &std::process::Output) -> serde_json::Value {
         )
     })
 }
+
+/// A crafted robots.txt of `n` groups, each naming its own robot
+/// (`robot-aaaa`, `robot-baaa`, … : Google's product tokens are letters,
+/// `-` and `_`) and closing its own path: the shape that costs a reader
+/// one selection per group. `robot_name(i)` is the `i`th name.
+pub fn many_named_groups(n: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    for i in 0..n {
+        body.extend_from_slice(
+            format!("User-agent: {}\nDisallow: /p{i}\n\n", robot_name(i)).as_bytes(),
+        );
+    }
+    body
+}
+
+/// The `i`th robot of [`many_named_groups`].
+pub fn robot_name(mut i: usize) -> String {
+    let mut s = String::from("robot-");
+    for _ in 0..4 {
+        s.push(char::from(b'a' + (i % 26) as u8));
+        i /= 26;
+    }
+    s
+}

@@ -713,19 +713,8 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
     // site's file; 2024-05-02 the crafted file on one site.
     let (jan, mar, may) = (1_705_276_800, 1_710_028_800, 1_714_608_000);
     let mut in_force: Vec<Vec<(String, Vec<u8>)>> = vec![Vec::new(); 3];
-    let mut crafted = Vec::new();
-    let name = |mut i: usize| {
-        let mut s = String::from("robot-");
-        for _ in 0..4 {
-            s.push(char::from(b'a' + (i % 26) as u8));
-            i /= 26;
-        }
-        s
-    };
-    for i in 0..5_000 {
-        crafted
-            .extend_from_slice(format!("User-agent: {}\nDisallow: /p{i}\n\n", name(i)).as_bytes());
-    }
+    let crafted = botscope_testkit::many_named_groups(5_000);
+    let name = botscope_testkit::robot_name;
     for (i, (host, body)) in files.iter().enumerate() {
         put(&mut s, host, jan, None, body);
         in_force[0].push((host.clone(), body.clone()));
