@@ -13,7 +13,7 @@ use crate::warc::{self, Next, Reader};
 use crate::{Attempt, Headers, Result, RunId, Store, StoreError, hex};
 
 /// Attempts per store transaction when importing.
-const BATCH: usize = 1000;
+const BATCH: usize = 5000;
 
 /// `2024-03-01T10:00:00Z`.
 pub(crate) fn rfc3339(t: i64) -> String {
@@ -106,53 +106,18 @@ impl<'s, S: Store + ?Sized> Importer<'s, S> {
         input: impl BufRead,
         note: &mut dyn FnMut(&str),
     ) -> Result<Option<StoreError>> {
-        let mut reader = Reader::new(input);
-        loop {
-            let rec = match reader.next_record() {
-                Ok(Next::Record(r)) => r,
-                Ok(Next::Skipped(why)) => {
-                    self.counts.skipped += 1;
-                    note(&format!("skipped a {why}"));
-                    continue;
-                }
-                Ok(Next::End) => return Ok(None),
-                Err(e) => return Ok(Some(e)),
-            };
-            self.counts.records += 1;
-            let Some((host, path)) = rec
-                .field("WARC-Target-URI")
-                .and_then(host_and_path)
-                .filter(|_| rec.field("WARC-Type") == Some("response"))
-            else {
-                self.counts.other += 1;
-                continue;
-            };
-            if !botscope_robotstxt::is_robots_txt_path(path.as_bytes()) {
-                self.counts.other += 1;
-                continue;
-            }
-            let time = rec
-                .field("WARC-Date")
-                .and_then(parse_time)
-                .unwrap_or(self.now);
-            let resp = match warc::parse_http_response(&rec.block, self.policy.size_cap + 1) {
-                Ok(r) => r,
-                Err(why) => {
-                    self.counts.bad_http += 1;
-                    note(&format!(
-                        "a response record for {host} without a readable HTTP response ({why})"
-                    ));
-                    continue;
-                }
-            };
-            self.counts.robots += 1;
-            self.batch
-                .push(attempt(&self.policy, host, time, &rec, resp));
+        let (policy, now) = (self.policy, self.now);
+        let mut counts = std::mem::take(&mut self.counts);
+        let damage = read_attempts(input, &policy, now, &mut counts, note, &mut |a| {
+            self.batch.push(a);
             if self.batch.len() >= BATCH {
                 self.store.record(Some(self.run), &self.batch)?;
                 self.batch.clear();
             }
-        }
+            Ok(())
+        });
+        self.counts = counts;
+        damage
     }
 
     /// Writes what is left and returns the counts.
@@ -160,6 +125,245 @@ impl<'s, S: Store + ?Sized> Importer<'s, S> {
         self.store.record(Some(self.run), &self.batch)?;
         Ok(self.counts)
     }
+}
+
+/// Reads one WARC stream to its end, handing each robots.txt response's
+/// attempt to `each` and counting every record in `counts`. `note` hears
+/// of each record skipped and each response that cannot be read. A damaged
+/// stream ends early with the error returned (`Ok(Some(_))`); an error of
+/// `each` stops the reading.
+fn read_attempts(
+    input: impl BufRead,
+    policy: &FetchPolicy,
+    now: i64,
+    counts: &mut Imported,
+    note: &mut dyn FnMut(&str),
+    each: &mut dyn FnMut(Attempt) -> Result<()>,
+) -> Result<Option<StoreError>> {
+    let mut reader = Reader::new(input);
+    loop {
+        let rec = match reader.next_record() {
+            Ok(Next::Record(r)) => r,
+            Ok(Next::Skipped(why)) => {
+                counts.skipped += 1;
+                note(&format!("skipped a {why}"));
+                continue;
+            }
+            Ok(Next::End) => return Ok(None),
+            Err(e) => return Ok(Some(e)),
+        };
+        counts.records += 1;
+        let Some((host, path)) = rec
+            .field("WARC-Target-URI")
+            .and_then(host_and_path)
+            .filter(|_| rec.field("WARC-Type") == Some("response"))
+        else {
+            counts.other += 1;
+            continue;
+        };
+        if !botscope_robotstxt::is_robots_txt_path(path.as_bytes()) {
+            counts.other += 1;
+            continue;
+        }
+        let time = rec.field("WARC-Date").and_then(parse_time).unwrap_or(now);
+        let resp = match warc::parse_http_response(&rec.block, policy.size_cap + 1) {
+            Ok(r) => r,
+            Err(why) => {
+                counts.bad_http += 1;
+                note(&format!(
+                    "a response record for {host} without a readable HTTP response ({why})"
+                ));
+                continue;
+            }
+        };
+        counts.robots += 1;
+        each(attempt(policy, host, time, &rec, resp))?;
+    }
+}
+
+/// One input of [`import_parallel`]: its name (for notes) and how to open
+/// it (decompressed), on a reader thread.
+pub struct WarcInput<'a> {
+    /// Shown in notes.
+    pub name: String,
+    /// Opens the stream.
+    pub open: Box<dyn FnOnce() -> Result<Box<dyn BufRead + Send>> + Send + 'a>,
+}
+
+/// How [`import_parallel`] reads.
+#[derive(Debug, Clone)]
+pub struct ImportSettings {
+    /// Judges each response (its outcome, the size cap).
+    pub policy: FetchPolicy,
+    /// The date of a record without one.
+    pub now: i64,
+    /// Reader threads.
+    pub readers: usize,
+}
+
+/// How an import is going (for a progress line).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportProgress {
+    /// Counts so far, every input.
+    pub counts: Imported,
+    /// Inputs finished, of `inputs`.
+    pub done: usize,
+    /// Inputs in all.
+    pub inputs: usize,
+}
+
+/// What became of one input of [`import_parallel`].
+#[derive(Debug)]
+pub struct InputResult {
+    /// Its name.
+    pub name: String,
+    /// Its counts.
+    pub counts: Imported,
+    /// It could not be opened, or was damaged (the records before the
+    /// damage are imported).
+    pub damage: Option<StoreError>,
+}
+
+/// Messages from the reader threads to the writer.
+enum Msg {
+    Batch(Vec<Attempt>),
+    Note(String),
+    Done(usize, Imported, Option<StoreError>),
+}
+
+/// Imports many WARC inputs into one run: `readers` threads take the
+/// inputs in turn, decompress and read them, and hand batches of attempts
+/// to the calling thread, which alone writes to the store (in one
+/// transaction per batch). At most twice `readers` batches wait, so memory
+/// stays bounded whatever the inputs' sizes. Captures of one site met in
+/// any order give the versions the store's rule gives them in time order.
+/// `note` hears (on the calling thread) of records skipped and responses
+/// unreadable, named by input; `progress` after each batch written.
+/// Returns each input's result, in input order; a store error stops the
+/// import (the batches before it are in).
+pub fn import_parallel<S: Store + ?Sized>(
+    store: &mut S,
+    run: RunId,
+    how: &ImportSettings,
+    inputs: Vec<WarcInput<'_>>,
+    note: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(&ImportProgress),
+) -> Result<Vec<InputResult>> {
+    let (policy, now, readers) = (&how.policy, how.now, how.readers);
+    let n = inputs.len();
+    let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
+    let queue = std::sync::Mutex::new(inputs.into_iter().enumerate());
+    let readers = readers.clamp(1, n.max(1));
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(2 * readers);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut results: Vec<Option<(Imported, Option<StoreError>)>> = (0..n).map(|_| None).collect();
+    let mut state = ImportProgress {
+        inputs: n,
+        ..ImportProgress::default()
+    };
+    let outcome = std::thread::scope(|s| -> Result<()> {
+        for _ in 0..readers {
+            let tx = tx.clone();
+            let (queue, stop) = (&queue, &stop);
+            s.spawn(move || {
+                loop {
+                    let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+                    let Some((i, input)) = next else { break };
+                    let mut counts = Imported::default();
+                    let name = input.name;
+                    let damage = match (input.open)() {
+                        Err(e) => Some(e),
+                        Ok(stream) => {
+                            let mut batch = Vec::with_capacity(BATCH);
+                            let mut note = |what: &str| {
+                                let _ = tx.send(Msg::Note(format!("{name}: {what}")));
+                            };
+                            let r = read_attempts(
+                                stream,
+                                policy,
+                                now,
+                                &mut counts,
+                                &mut note,
+                                &mut |a| {
+                                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                                        return Err(StoreError::Db {
+                                            path: String::new(),
+                                            detail: "stopped".into(),
+                                        });
+                                    }
+                                    batch.push(a);
+                                    if batch.len() >= BATCH {
+                                        let full = std::mem::replace(
+                                            &mut batch,
+                                            Vec::with_capacity(BATCH),
+                                        );
+                                        tx.send(Msg::Batch(full)).map_err(|_| StoreError::Db {
+                                            path: String::new(),
+                                            detail: "stopped".into(),
+                                        })?;
+                                    }
+                                    Ok(())
+                                },
+                            );
+                            if !batch.is_empty() {
+                                let _ = tx.send(Msg::Batch(batch));
+                            }
+                            match r {
+                                Ok(d) => d,
+                                Err(_) => break,
+                            }
+                        }
+                    };
+                    if tx.send(Msg::Done(i, counts, damage)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for msg in rx.iter() {
+            match msg {
+                Msg::Batch(b) => {
+                    if let Err(e) = store.record(Some(run), &b) {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                        // Drain so that no reader waits on a full channel.
+                        for _ in rx.iter() {}
+                        return Err(e);
+                    }
+                    progress(&state);
+                }
+                Msg::Note(t) => note(&t),
+                Msg::Done(i, counts, damage) => {
+                    add(&mut state.counts, &counts);
+                    state.done += 1;
+                    results[i] = Some((counts, damage));
+                    progress(&state);
+                }
+            }
+        }
+        Ok(())
+    });
+    outcome?;
+    Ok(names
+        .into_iter()
+        .zip(results)
+        .map(|(name, r)| {
+            let (counts, damage) = r.unwrap_or_default();
+            InputResult {
+                name,
+                counts,
+                damage,
+            }
+        })
+        .collect())
+}
+
+fn add(total: &mut Imported, c: &Imported) {
+    total.records += c.records;
+    total.robots += c.robots;
+    total.other += c.other;
+    total.skipped += c.skipped;
+    total.bad_http += c.bad_http;
 }
 
 /// The attempt an imported response stands for.

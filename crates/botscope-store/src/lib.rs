@@ -68,7 +68,10 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use archive::{Imported, Importer, export_files, export_jsonl, export_warc, host_and_path};
+pub use archive::{
+    ImportProgress, ImportSettings, Imported, Importer, InputResult, WarcInput, export_files,
+    export_jsonl, export_warc, host_and_path, import_parallel,
+};
 #[cfg(feature = "parquet")]
 pub use columnar::{
     PARQUET_ROW_GROUP, export_parquet, parquet_properties, parquet_schema, write_table,

@@ -128,7 +128,9 @@ impl SqliteStore {
             });
         }
         self.conn
-            .execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+            .execute_batch(
+                "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-131072;",
+            )
             .map_err(|e| self.err(e))?;
         for (i, m) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = self

@@ -42,6 +42,43 @@ pub fn input_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead>> {
     })
 }
 
+/// A file, gunzipped when it is gzip (several members read in turn),
+/// counting the bytes read from the file into `read`; for a reader thread.
+pub fn counted_input_maybe_gzip(
+    path: &Path,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) -> botscope_store::Result<Box<dyn BufRead + Send>> {
+    struct Counted<R>(R, std::sync::Arc<std::sync::atomic::AtomicU64>);
+    impl<R: Read> Read for Counted<R> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.read(buf)?;
+            self.1
+                .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+    let file = File::open(path).map_err(|source| botscope_store::StoreError::Write {
+        what: format!("cannot read {}", display(path)),
+        source,
+    })?;
+    let mut r = BufReader::with_capacity(256 * 1024, Counted(file, read));
+    let gz = r
+        .fill_buf()
+        .map(|h| h.starts_with(&[0x1f, 0x8b]))
+        .map_err(|source| botscope_store::StoreError::Write {
+            what: format!("cannot read {}", display(path)),
+            source,
+        })?;
+    Ok(if gz {
+        Box::new(BufReader::with_capacity(
+            256 * 1024,
+            flate2::bufread::MultiGzDecoder::new(r),
+        ))
+    } else {
+        Box::new(r)
+    })
+}
+
 /// Where a command's output goes: a file written whole through
 /// [`botscope_os::AtomicFile`] (replaced only by [`Output::finish`], so a
 /// command that fails half-way leaves the old file), or standard output.

@@ -79,7 +79,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Store(cmd) => match cmd {
             StoreCommand::Stats(a) => store::stats(&a),
             StoreCommand::Export(a) => store::export(&a),
-            StoreCommand::Import(a) => store::import(&a),
+            StoreCommand::Import(a) => store::import(&a, s),
             StoreCommand::Copy(a) => store::copy(&a),
         },
         Command::Bots(cmd) => match cmd {

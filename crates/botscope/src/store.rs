@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use botscope_robotstxt::FetchPolicy;
-use botscope_store::{Frontier, Importer, NewRun, Store, StoreLocator, content_hash};
+use botscope_store::{Frontier, NewRun, Store, StoreLocator, content_hash};
 
 use crate::cli::{
     Format, FrontierAddArgs, FrontierStatsArgs, StoreCopyArgs, StoreExportArgs, StoreExportFormat,
@@ -68,7 +68,14 @@ pub fn export(a: &StoreExportArgs) -> Result<ExitStatus> {
 }
 
 /// `store import`.
-pub fn import(a: &StoreImportArgs) -> Result<ExitStatus> {
+pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
+    // Every input is there before the store is touched: a mistyped name
+    // costs nothing.
+    for f in &a.files {
+        if f.as_os_str() != "-" && !f.exists() {
+            anyhow::bail!("{}: no such file or directory", f.display());
+        }
+    }
     let mut store = a.db.db.open()?;
     let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
     let now = now();
@@ -95,23 +102,82 @@ pub fn import(a: &StoreImportArgs) -> Result<ExitStatus> {
             ExitStatus::Success
         });
     }
-    let mut importer = Importer::new(
-        &mut store,
-        run,
-        FetchPolicy::for_semantics(a.semantics),
-        now,
+    // WARC: the files read and decompressed on reader threads, written
+    // here; a bar of the compressed bytes read when standard error is a
+    // terminal.
+    let total: u64 = a
+        .files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let inputs: Vec<botscope_store::WarcInput<'_>> = a
+        .files
+        .iter()
+        .map(|f| {
+            let read = read.clone();
+            botscope_store::WarcInput {
+                name: f.display().to_string(),
+                open: Box::new(move || crate::io::counted_input_maybe_gzip(f, read)),
+            }
+        })
+        .collect();
+    let bar = crate::progress::bar(
+        s,
+        false,
+        total,
+        "{bar:30} {bytes}/{total_bytes} {msg} ETA {eta}",
     );
-    for f in &a.files {
-        let name = f.display();
-        let mut note = |what: &str| eprintln!("botscope: {name}: {what}");
-        if let Some(e) = importer.import(crate::io::input_maybe_gzip(f)?, &mut note)? {
+    let started = std::time::Instant::now();
+    let how = botscope_store::ImportSettings {
+        policy: FetchPolicy::for_semantics(a.semantics),
+        now,
+        readers: s.threads.max(2) - 1,
+    };
+    let mut note = |what: &str| eprintln!("botscope: {}", botscope_text::field(what));
+    let results =
+        botscope_store::import_parallel(&mut store, run, &how, inputs, &mut note, &mut |p| {
+            if let Some(b) = &bar {
+                let secs = started.elapsed().as_secs_f64().max(0.001);
+                b.set_position(read.load(std::sync::atomic::Ordering::Relaxed));
+                b.set_message(format!(
+                    "{} records ({:.0}/s), {} robots.txt, {}/{} files",
+                    p.counts.records,
+                    p.counts.records as f64 / secs,
+                    p.counts.robots,
+                    p.done,
+                    p.inputs
+                ));
+            }
+        })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut total = botscope_store::Imported::default();
+    for r in &results {
+        let c = &r.counts;
+        total.records += c.records;
+        total.robots += c.robots;
+        total.other += c.other;
+        total.skipped += c.skipped;
+        total.bad_http += c.bad_http;
+        if let Some(e) = &r.damage {
             damaged = true;
-            eprintln!("botscope: warning: {name}: {e}; the records before it are imported");
+            eprintln!(
+                "botscope: warning: {}: {e}; the records before it are imported",
+                botscope_text::field(&r.name)
+            );
         }
     }
-    let n = importer.finish()?;
     store.finish_run(run, now)?;
-    eprintln!("{n}");
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "{total} ({} files, {:.1} s, {:.0} records/s)",
+        results.len(),
+        secs,
+        total.records as f64 / secs.max(0.001)
+    );
     Ok(if damaged {
         ExitStatus::Damaged
     } else {

@@ -445,3 +445,88 @@ fn parquet_export_reads_back_in_pyarrow_and_duckdb() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--out FILE"));
 }
+
+/// Many WARC files at once, read on reader threads: plain and gzip, one
+/// cut short (reported for that file, the others whole, exit 3), the same
+/// captures in several files stored once; a missing file is refused before
+/// the store is touched.
+#[test]
+fn many_warc_files_import_together() {
+    let d = dir("warc-many");
+    // The sample is gzip, a member per record (as Common Crawl writes).
+    let (files, gz) = sample_warc();
+    let mut warc = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&gz[..]), &mut warc)
+        .expect("gunzip");
+    let plain = d.join("a.warc");
+    std::fs::write(&plain, &warc).expect("write");
+    let zipped = d.join("b.warc.gz");
+    std::fs::write(&zipped, &gz).expect("write");
+    let cut = d.join("c.warc.gz");
+    std::fs::write(&cut, &gz[..gz.len() / 2]).expect("write");
+    let db = d.join("many.db");
+    let dbs = db.to_str().expect("utf-8");
+    let arg = |p: &Path| p.to_str().expect("utf-8").to_owned();
+    let missing = d.join("nowhere.warc.gz");
+    let o = botscope(&[
+        "store",
+        "import",
+        "--db",
+        dbs,
+        "--format",
+        "warc",
+        &arg(&plain),
+        &arg(&missing),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nowhere.warc.gz"));
+    assert!(!db.exists(), "nothing was written");
+    let o = botscope(&[
+        "store",
+        "import",
+        "--db",
+        dbs,
+        "--format",
+        "warc",
+        &arg(&plain),
+        &arg(&zipped),
+        &arg(&cut),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("c.warc.gz") && err.contains("the records before it are imported"),
+        "{err}"
+    );
+    assert!(err.contains("(3 files, "), "{err}");
+    let s = stats(dbs);
+    assert_eq!(s["versions"], files.len() as u64, "each content once");
+    assert_eq!(s["sites"], files.len() as u64 + 1);
+    // Read twice in full, and the start of the third.
+    let read: u64 = err
+        .split(" records read")
+        .next()
+        .and_then(|x| x.rsplit(['\n', ' ']).next())
+        .and_then(|n| n.parse().ok())
+        .expect("records read");
+    let one = {
+        let single = d.join("one.db");
+        let o = botscope(&[
+            "store",
+            "import",
+            "--db",
+            single.to_str().expect("utf-8"),
+            "--format",
+            "warc",
+            &arg(&plain),
+        ]);
+        assert!(o.status.success());
+        String::from_utf8_lossy(&o.stderr)
+            .split(" records read")
+            .next()
+            .and_then(|x| x.rsplit(['\n', ' ']).next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .expect("records read")
+    };
+    assert!(read > 2 * one && read < 3 * one, "{read} of {one} × 3");
+}
