@@ -1085,6 +1085,10 @@ pub struct StoreImportArgs {
     /// date in an exported name).
     #[arg(long, value_name = "DATE", value_parser = time_arg)]
     pub date: Option<i64>,
+    /// `warc`: the crawl the files belong to (default: the `CC-MAIN-YYYY-WW`
+    /// their names hold, if any).
+    #[arg(long, value_name = "NAME")]
+    pub crawl: Option<String>,
     /// The files (`files`: files or directories).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,

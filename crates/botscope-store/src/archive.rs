@@ -10,7 +10,7 @@ use base64::Engine;
 use botscope_robotstxt::{FetchAction, FetchPolicy, FetchResponse, decide_fetch};
 
 use crate::warc::{self, Next, Reader};
-use crate::{Attempt, Headers, Result, RunId, Store, StoreError, hex};
+use crate::{Attempt, Headers, ImportMark, Result, RunId, Store, StoreError, hex};
 
 /// Attempts per store transaction when importing.
 const BATCH: usize = 5000;
@@ -108,7 +108,7 @@ impl<'s, S: Store + ?Sized> Importer<'s, S> {
     ) -> Result<Option<StoreError>> {
         let (policy, now) = (self.policy, self.now);
         let mut counts = std::mem::take(&mut self.counts);
-        let damage = read_attempts(input, &policy, now, &mut counts, note, &mut |a| {
+        let damage = read_attempts(input, &policy, now, 0, &mut counts, note, &mut |a, _| {
             self.batch.push(a);
             if self.batch.len() >= BATCH {
                 self.store.record(Some(self.run), &self.batch)?;
@@ -132,18 +132,24 @@ impl<'s, S: Store + ?Sized> Importer<'s, S> {
 /// of each record skipped and each response that cannot be read. A damaged
 /// stream ends early with the error returned (`Ok(Some(_))`); an error of
 /// `each` stops the reading.
+#[allow(clippy::too_many_arguments)]
 fn read_attempts(
     input: impl BufRead,
     policy: &FetchPolicy,
     now: i64,
+    mut skip: u64,
     counts: &mut Imported,
     note: &mut dyn FnMut(&str),
-    each: &mut dyn FnMut(Attempt) -> Result<()>,
+    each: &mut dyn FnMut(Attempt, &Imported) -> Result<()>,
 ) -> Result<Option<StoreError>> {
     let mut reader = Reader::new(input);
     loop {
         let rec = match reader.next_record() {
             Ok(Next::Record(r)) => r,
+            Ok(Next::Skipped(_)) if skip > 0 => {
+                skip -= 1;
+                continue;
+            }
             Ok(Next::Skipped(why)) => {
                 counts.skipped += 1;
                 note(&format!("skipped a {why}"));
@@ -152,6 +158,11 @@ fn read_attempts(
             Ok(Next::End) => return Ok(None),
             Err(e) => return Ok(Some(e)),
         };
+        // Records stored by an earlier import of this input.
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
         counts.records += 1;
         let Some((host, path)) = rec
             .field("WARC-Target-URI")
@@ -177,15 +188,28 @@ fn read_attempts(
             }
         };
         counts.robots += 1;
-        each(attempt(policy, host, time, &rec, resp))?;
+        each(attempt(policy, host, time, &rec, resp), counts)?;
     }
+}
+
+/// The Common Crawl crawl a path or URL names (`CC-MAIN-2024-10` in
+/// `crawl-data/CC-MAIN-2024-10/segments/…`), if any.
+pub fn crawl_of(name: &str) -> Option<String> {
+    let at = name.find("CC-MAIN-")?;
+    let rest = &name.as_bytes()[at + 8..];
+    let digits = |r: &[u8]| r.iter().all(u8::is_ascii_digit);
+    (rest.len() >= 7 && digits(&rest[..4]) && rest[4] == b'-' && digits(&rest[5..7]))
+        .then(|| name[at..at + 15].to_owned())
 }
 
 /// One input of [`import_parallel`]: its name (for notes) and how to open
 /// it (decompressed), on a reader thread.
 pub struct WarcInput<'a> {
-    /// Shown in notes.
+    /// Shown in notes, and the key of its import's mark: a later import
+    /// of the same name resumes it, or skips it when it was finished.
     pub name: String,
+    /// The crawl it belongs to.
+    pub crawl: Option<String>,
     /// Opens the stream.
     pub open: Box<dyn FnOnce() -> Result<Box<dyn BufRead + Send>> + Send + 'a>,
 }
@@ -222,11 +246,16 @@ pub struct InputResult {
     /// It could not be opened, or was damaged (the records before the
     /// damage are imported).
     pub damage: Option<StoreError>,
+    /// An earlier import read it to its end: it was not read again.
+    pub already: bool,
+    /// Records an earlier, unfinished import stored: passed over.
+    pub resumed_after: u64,
 }
 
 /// Messages from the reader threads to the writer.
 enum Msg {
-    Batch(Vec<Attempt>),
+    /// An input's attempts, and its counts when the batch was full.
+    Batch(usize, Vec<Attempt>, Imported),
     Note(String),
     Done(usize, Imported, Option<StoreError>),
 }
@@ -252,13 +281,39 @@ pub fn import_parallel<S: Store + ?Sized>(
     let (policy, now, readers) = (&how.policy, how.now, how.readers);
     let n = inputs.len();
     let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
-    let queue = std::sync::Mutex::new(inputs.into_iter().enumerate());
+    let crawls: Vec<Option<String>> = inputs.iter().map(|i| i.crawl.clone()).collect();
+    // Where earlier imports of these inputs stopped.
+    let known = store.imports()?;
+    let before: Vec<Option<ImportMark>> = names.iter().map(|m| known.get(m).cloned()).collect();
+    let already: Vec<bool> = before
+        .iter()
+        .map(|b| b.as_ref().is_some_and(|m| m.finished.is_some()))
+        .collect();
+    let skips: Vec<u64> = before
+        .iter()
+        .map(|b| b.as_ref().map_or(0, |m| m.records))
+        .collect();
+    let queue = std::sync::Mutex::new(
+        inputs
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !already[*i])
+            .map(|(i, input)| (i, input, skips[i])),
+    );
+    let mark = |i: usize, c: &Imported, finished: Option<i64>| ImportMark {
+        name: names[i].clone(),
+        crawl: crawls[i].clone(),
+        records: skips[i] + c.records,
+        robots: before[i].as_ref().map_or(0, |m| m.robots) + c.robots,
+        finished,
+    };
     let readers = readers.clamp(1, n.max(1));
     let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(2 * readers);
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut results: Vec<Option<(Imported, Option<StoreError>)>> = (0..n).map(|_| None).collect();
     let mut state = ImportProgress {
         inputs: n,
+        done: already.iter().filter(|a| **a).count(),
         ..ImportProgress::default()
     };
     let outcome = std::thread::scope(|s| -> Result<()> {
@@ -268,7 +323,7 @@ pub fn import_parallel<S: Store + ?Sized>(
             s.spawn(move || {
                 loop {
                     let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
-                    let Some((i, input)) = next else { break };
+                    let Some((i, input, skip)) = next else { break };
                     let mut counts = Imported::default();
                     let name = input.name;
                     let damage = match (input.open)() {
@@ -282,9 +337,10 @@ pub fn import_parallel<S: Store + ?Sized>(
                                 stream,
                                 policy,
                                 now,
+                                skip,
                                 &mut counts,
                                 &mut note,
-                                &mut |a| {
+                                &mut |a, so_far| {
                                     if stop.load(std::sync::atomic::Ordering::Relaxed) {
                                         return Err(StoreError::Db {
                                             path: String::new(),
@@ -297,16 +353,18 @@ pub fn import_parallel<S: Store + ?Sized>(
                                             &mut batch,
                                             Vec::with_capacity(BATCH),
                                         );
-                                        tx.send(Msg::Batch(full)).map_err(|_| StoreError::Db {
-                                            path: String::new(),
-                                            detail: "stopped".into(),
-                                        })?;
+                                        tx.send(Msg::Batch(i, full, so_far.clone())).map_err(
+                                            |_| StoreError::Db {
+                                                path: String::new(),
+                                                detail: "stopped".into(),
+                                            },
+                                        )?;
                                     }
                                     Ok(())
                                 },
                             );
                             if !batch.is_empty() {
-                                let _ = tx.send(Msg::Batch(batch));
+                                let _ = tx.send(Msg::Batch(i, batch, counts.clone()));
                             }
                             match r {
                                 Ok(d) => d,
@@ -323,8 +381,8 @@ pub fn import_parallel<S: Store + ?Sized>(
         drop(tx);
         for msg in rx.iter() {
             match msg {
-                Msg::Batch(b) => {
-                    if let Err(e) = store.record(Some(run), &b) {
+                Msg::Batch(i, b, so_far) => {
+                    if let Err(e) = store.record_import(Some(run), &b, &mark(i, &so_far, None)) {
                         stop.store(true, std::sync::atomic::Ordering::Relaxed);
                         // Drain so that no reader waits on a full channel.
                         for _ in rx.iter() {}
@@ -334,6 +392,14 @@ pub fn import_parallel<S: Store + ?Sized>(
                 }
                 Msg::Note(t) => note(&t),
                 Msg::Done(i, counts, damage) => {
+                    // Read to its end: a later import passes it over.
+                    let finished = damage.is_none().then_some(now);
+                    if let Err(e) = store.record_import(Some(run), &[], &mark(i, &counts, finished))
+                    {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                        for _ in rx.iter() {}
+                        return Err(e);
+                    }
                     add(&mut state.counts, &counts);
                     state.done += 1;
                     results[i] = Some((counts, damage));
@@ -347,12 +413,15 @@ pub fn import_parallel<S: Store + ?Sized>(
     Ok(names
         .into_iter()
         .zip(results)
-        .map(|(name, r)| {
+        .enumerate()
+        .map(|(i, (name, r))| {
             let (counts, damage) = r.unwrap_or_default();
             InputResult {
                 name,
                 counts,
                 damage,
+                already: already[i],
+                resumed_after: if already[i] { 0 } else { skips[i] },
             }
         })
         .collect())
@@ -576,6 +645,20 @@ pub fn export_warc<S: Store + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn crawl_names() {
+        assert_eq!(
+            crawl_of("crawl-data/CC-MAIN-2024-10/segments/1/robotstxt/x.warc.gz").as_deref(),
+            Some("CC-MAIN-2024-10")
+        );
+        assert_eq!(
+            crawl_of("/data/CC-MAIN-2023-50-robotstxt-00001.warc.gz").as_deref(),
+            Some("CC-MAIN-2023-50")
+        );
+        assert_eq!(crawl_of("CC-MAIN-20x4-10"), None);
+        assert_eq!(crawl_of("x.warc.gz"), None);
+    }
 
     #[test]
     fn uris() {

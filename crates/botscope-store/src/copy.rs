@@ -75,6 +75,18 @@ pub(crate) const TABLES: &[Table] = &[
         ],
     },
     Table {
+        name: "imports",
+        columns: &[
+            ("id", Ty::Int),
+            ("name", Ty::Text),
+            ("crawl", Ty::Text),
+            ("run_id", Ty::Int),
+            ("records", Ty::Int),
+            ("robots", Ty::Int),
+            ("finished", Ty::Int),
+        ],
+    },
+    Table {
         name: "bodies",
         columns: &[("hash", Ty::Blob), ("size", Ty::Int), ("content", Ty::Blob)],
     },

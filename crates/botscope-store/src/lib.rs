@@ -69,8 +69,8 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 pub use archive::{
-    ImportProgress, ImportSettings, Imported, Importer, InputResult, WarcInput, export_files,
-    export_jsonl, export_warc, host_and_path, import_parallel,
+    ImportProgress, ImportSettings, Imported, Importer, InputResult, WarcInput, crawl_of,
+    export_files, export_jsonl, export_warc, host_and_path, import_parallel,
 };
 #[cfg(feature = "parquet")]
 pub use columnar::{
@@ -162,6 +162,21 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// A run's id.
 pub type RunId = i64;
+
+/// Where the import of one input stands ([`Store::record_import`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportMark {
+    /// The input as named (a path or URL).
+    pub name: String,
+    /// The crawl it belongs to (`CC-MAIN-2024-10`), if known.
+    pub crawl: Option<String>,
+    /// Records read and stored so far, every kind.
+    pub records: u64,
+    /// robots.txt responses among them.
+    pub robots: u64,
+    /// When it was read to its end (`None`: not yet).
+    pub finished: Option<i64>,
+}
 
 /// A harvest run about to start.
 #[derive(Debug, Clone)]
@@ -554,6 +569,17 @@ pub trait Store {
     fn hosts_done(&self, run: RunId) -> Result<std::collections::HashSet<String>>;
     /// Records attempts in one transaction: all or none.
     fn record(&mut self, run: Option<RunId>, batch: &[Attempt]) -> Result<()>;
+    /// Records attempts (as [`Store::record`]) and, in the same
+    /// transaction, where the import of their input stands: an import
+    /// stopped anywhere resumes after the last batch stored.
+    fn record_import(
+        &mut self,
+        run: Option<RunId>,
+        batch: &[Attempt],
+        mark: &ImportMark,
+    ) -> Result<()>;
+    /// Every input imported or being imported, by name.
+    fn imports(&self) -> Result<HashMap<String, ImportMark>>;
     /// What is known of every site, by host.
     fn previous(&self) -> Result<HashMap<String, Previous>>;
     /// Totals.
@@ -790,5 +816,16 @@ impl Store for AnyStore {
     }
     fn sites_added(&self, hosts: &[String]) -> Result<Vec<Option<i64>>> {
         both!(self, s => s.sites_added(hosts))
+    }
+    fn record_import(
+        &mut self,
+        run: Option<RunId>,
+        batch: &[Attempt],
+        mark: &ImportMark,
+    ) -> Result<()> {
+        both!(self, s => s.record_import(run, batch, mark))
+    }
+    fn imports(&self) -> Result<HashMap<String, ImportMark>> {
+        both!(self, s => s.imports())
     }
 }

@@ -11,8 +11,8 @@ use std::sync::Mutex;
 use postgres::{Client, NoTls, Row, Transaction};
 
 use crate::{
-    Attempt, NewRun, Origin, Previous, Result, RunId, SiteHistory, Source, Stats, Store,
-    StoreError, Version, VersionOp, content_hash,
+    Attempt, ImportMark, NewRun, Origin, Previous, Result, RunId, SiteHistory, Source, Stats,
+    Store, StoreError, Version, VersionOp, content_hash,
 };
 
 /// Migrations, in order; `botscope_schema.version` is the number applied.
@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../schema/postgres/002.sql"),
     include_str!("../schema/postgres/003.sql"),
     include_str!("../schema/postgres/004.sql"),
+    include_str!("../schema/postgres/005.sql"),
 ];
 
 /// The PostgreSQL schema version this build writes.
@@ -271,7 +272,18 @@ impl PgStore {
     /// [`Store::record`] does, and says for each whether it stored content
     /// other than the version in force before it (the file changed).
     pub fn record_batch(&self, run: Option<RunId>, batch: &[Attempt]) -> Result<Vec<bool>> {
-        if batch.is_empty() {
+        self.record_batch_marked(run, batch, None)
+    }
+
+    /// [`PgStore::record_batch`], and where an import stands in the same
+    /// transaction.
+    fn record_batch_marked(
+        &self,
+        run: Option<RunId>,
+        batch: &[Attempt],
+        import: Option<&ImportMark>,
+    ) -> Result<Vec<bool>> {
+        if batch.is_empty() && import.is_none() {
             return Ok(Vec::new());
         }
         let mut c = self.client();
@@ -327,6 +339,24 @@ impl PgStore {
             &[&sites, &PENDING],
         )
         .map_err(|e| self.err(e))?;
+        if let Some(m) = import {
+            tx.execute(
+                "INSERT INTO imports(name, crawl, run_id, records, robots, finished)
+                 VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (name) DO UPDATE SET crawl = excluded.crawl,
+                    run_id = excluded.run_id, records = excluded.records,
+                    robots = excluded.robots, finished = excluded.finished",
+                &[
+                    &m.name,
+                    &m.crawl,
+                    &run,
+                    &(m.records as i64),
+                    &(m.robots as i64),
+                    &m.finished,
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        }
         tx.commit().map_err(|e| self.err(e))?;
         Ok(changed)
     }
@@ -737,6 +767,38 @@ impl Store for PgStore {
 
     fn record(&mut self, run: Option<RunId>, batch: &[Attempt]) -> Result<()> {
         self.record_batch(run, batch).map(drop)
+    }
+
+    fn record_import(
+        &mut self,
+        run: Option<RunId>,
+        batch: &[Attempt],
+        mark: &ImportMark,
+    ) -> Result<()> {
+        self.record_batch_marked(run, batch, Some(mark)).map(drop)
+    }
+
+    fn imports(&self) -> Result<HashMap<String, ImportMark>> {
+        let rows = self
+            .client()
+            .query(
+                "SELECT name, crawl, records, robots, finished FROM imports",
+                &[],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let m = ImportMark {
+                    name: r.get(0),
+                    crawl: r.get(1),
+                    records: r.get::<_, i64>(2).max(0) as u64,
+                    robots: r.get::<_, i64>(3).max(0) as u64,
+                    finished: r.get(4),
+                };
+                (m.name.clone(), m)
+            })
+            .collect())
     }
 
     fn previous(&self) -> Result<HashMap<String, Previous>> {

@@ -7,8 +7,8 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::{
-    Attempt, NewRun, Origin, Previous, Result, RunId, SiteHistory, Source, Stats, Store,
-    StoreError, Version, VersionOp, content_hash,
+    Attempt, ImportMark, NewRun, Origin, Previous, Result, RunId, SiteHistory, Source, Stats,
+    Store, StoreError, Version, VersionOp, content_hash,
 };
 
 /// Versions with their site, as the research index reads them.
@@ -20,6 +20,7 @@ const HISTORY: &str = "SELECT s.host, s.rank, v.url, v.first_seen, v.last_seen, 
 const MIGRATIONS: &[&str] = &[
     include_str!("../schema/sqlite/001.sql"),
     include_str!("../schema/sqlite/002.sql"),
+    include_str!("../schema/sqlite/003.sql"),
 ];
 
 /// The schema version this build writes.
@@ -49,6 +50,51 @@ fn classify(path: &str, e: rusqlite::Error) -> StoreError {
 }
 
 impl SqliteStore {
+    /// [`Store::record`], and the import's mark in the same transaction.
+    fn record_marked(
+        &mut self,
+        run: Option<RunId>,
+        batch: &[Attempt],
+        import: Option<&ImportMark>,
+    ) -> Result<()> {
+        if batch.is_empty() && import.is_none() {
+            return Ok(());
+        }
+        let path = self.path.clone();
+
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| classify(&path, e))?;
+        let mark: i64 = tx
+            .query_row("SELECT coalesce(max(changed), 0) + 1 FROM sites", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| classify(&path, e))?;
+        for a in batch {
+            record_one(&tx, run, a, mark).map_err(|e| classify(&path, e))?;
+        }
+        if let Some(m) = import {
+            tx.execute(
+                "INSERT INTO imports(name, crawl, run_id, records, robots, finished)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT(name) DO UPDATE SET crawl = excluded.crawl,
+                    run_id = excluded.run_id, records = excluded.records,
+                    robots = excluded.robots, finished = excluded.finished",
+                params![
+                    m.name,
+                    m.crawl,
+                    run,
+                    m.records as i64,
+                    m.robots as i64,
+                    m.finished
+                ],
+            )
+            .map_err(|e| classify(&path, e))?;
+        }
+        tx.commit().map_err(|e| classify(&path, e))
+    }
+
     /// Opens (or creates) a store for writing, migrating it to the current
     /// schema.
     pub fn open(path: &Path) -> Result<SqliteStore> {
@@ -356,23 +402,40 @@ impl Store for SqliteStore {
     }
 
     fn record(&mut self, run: Option<RunId>, batch: &[Attempt]) -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let path = self.path.clone();
-        let tx = self
+        self.record_marked(run, batch, None)
+    }
+
+    fn record_import(
+        &mut self,
+        run: Option<RunId>,
+        batch: &[Attempt],
+        mark: &ImportMark,
+    ) -> Result<()> {
+        self.record_marked(run, batch, Some(mark))
+    }
+
+    fn imports(&self) -> Result<HashMap<String, ImportMark>> {
+        let mut st = self
             .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| classify(&path, e))?;
-        let mark: i64 = tx
-            .query_row("SELECT coalesce(max(changed), 0) + 1 FROM sites", [], |r| {
-                r.get(0)
+            .prepare("SELECT name, crawl, records, robots, finished FROM imports")
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(ImportMark {
+                    name: r.get(0)?,
+                    crawl: r.get(1)?,
+                    records: r.get::<_, i64>(2)?.max(0) as u64,
+                    robots: r.get::<_, i64>(3)?.max(0) as u64,
+                    finished: r.get(4)?,
+                })
             })
-            .map_err(|e| classify(&path, e))?;
-        for a in batch {
-            record_one(&tx, run, a, mark).map_err(|e| classify(&path, e))?;
+            .map_err(|e| self.err(e))?;
+        let mut out = HashMap::new();
+        for m in rows {
+            let m = m.map_err(|e| self.err(e))?;
+            out.insert(m.name.clone(), m);
         }
-        tx.commit().map_err(|e| classify(&path, e))
+        Ok(out)
     }
 
     fn previous(&self) -> Result<HashMap<String, Previous>> {

@@ -117,8 +117,15 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
         .iter()
         .map(|f| {
             let read = read.clone();
+            // Known by its full path: a re-run from elsewhere, or naming
+            // it another way, resumes the same import.
+            let name = std::fs::canonicalize(f)
+                .unwrap_or_else(|_| f.clone())
+                .display()
+                .to_string();
             botscope_store::WarcInput {
-                name: f.display().to_string(),
+                crawl: a.crawl.clone().or_else(|| botscope_store::crawl_of(&name)),
+                name,
                 open: Box::new(move || crate::io::counted_input_maybe_gzip(f, read)),
             }
         })
@@ -155,7 +162,18 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
         b.finish_and_clear();
     }
     let mut total = botscope_store::Imported::default();
+    let already = results.iter().filter(|r| r.already).count();
+    if already > 0 {
+        eprintln!("botscope: {already} files were imported before: passed over");
+    }
     for r in &results {
+        if r.resumed_after > 0 {
+            eprintln!(
+                "botscope: {}: resumed after the {} records an earlier import stored",
+                botscope_text::field(&r.name),
+                r.resumed_after
+            );
+        }
         let c = &r.counts;
         total.records += c.records;
         total.robots += c.robots;

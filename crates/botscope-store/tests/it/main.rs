@@ -580,7 +580,10 @@ fn version_one_stores_migrate() {
         "reading does not migrate"
     );
     let s = SqliteStore::open(&path).expect("migrate");
-    assert_eq!(s.stats().expect("stats").schema_version, 2);
+    assert_eq!(
+        s.stats().expect("stats").schema_version,
+        botscope_store::SCHEMA_VERSION
+    );
     assert_eq!(s.change_mark().expect("mark"), 1);
     let mut n = 0;
     s.each_version(&mut |v| {
@@ -597,12 +600,13 @@ fn version_one_stores_migrate() {
 #[test]
 fn postgres_behaves_like_sqlite() {
     let pg = botscope_testkit::pg::Postgres::start();
-    let tests: [(&str, Behaviour); 5] = [
+    let tests: [(&str, Behaviour); 6] = [
         ("versions", a_version_only_when_the_content_changes_in),
         ("submissions", a_submission_is_a_stream_of_its_own_in),
         ("previous", previous_state_for_the_next_fetch_in),
         ("resume", runs_resume_without_duplicate_versions_in),
         ("changes", the_change_mark_names_the_sites_to_reindex_in),
+        ("imports", warc_imports_resume_by_file_in),
     ];
     for (name, test) in tests {
         let url = pg.create_db(name);
@@ -1065,4 +1069,119 @@ fn hand_hosts_over(s: &impl Frontier) {
     };
     assert!(!got(other).contains(&host), "not {other}'s address");
     assert_eq!(got(&owner), [host]);
+}
+
+#[test]
+fn warc_imports_resume_by_file() {
+    let path = temp("imports");
+    warc_imports_resume_by_file_in(&mut || Box::new(SqliteStore::open(&path).expect("open")));
+}
+
+/// A WARC input's import stands in the store beside its records: an
+/// import cut short resumes after the last batch stored (no capture twice),
+/// one read to its end is passed over, and each keeps its crawl.
+fn warc_imports_resume_by_file_in(open: Open<'_>) {
+    use botscope_store::warc::write_record;
+    let mut warc = Vec::new();
+    let mut cuts = Vec::new();
+    for i in 0..10 {
+        let uri = format!("https://h{i}.test/robots.txt");
+        write_record(
+            &mut warc,
+            &[
+                ("WARC-Type", "request".into()),
+                ("WARC-Target-URI", uri.clone()),
+            ],
+            b"GET /robots.txt HTTP/1.1\r\n\r\n",
+        )
+        .expect("write");
+        let body = format!("User-agent: *\nDisallow: /{i}\n");
+        write_record(
+            &mut warc,
+            &[
+                ("WARC-Type", "response".into()),
+                ("WARC-Target-URI", uri),
+                ("WARC-Date", format!("2024-03-0{}T00:00:00Z", 1 + i % 9)),
+            ],
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .expect("write");
+        cuts.push(warc.len());
+    }
+    let name = "crawl-data/CC-MAIN-2024-10/robotstxt/one.warc";
+    let input = |bytes: Vec<u8>| botscope_store::WarcInput {
+        name: name.into(),
+        crawl: botscope_store::crawl_of(name),
+        open: Box::new(move || {
+            Ok(Box::new(std::io::Cursor::new(bytes)) as Box<dyn std::io::BufRead + Send>)
+        }),
+    };
+    let how = botscope_store::ImportSettings {
+        policy: botscope_robotstxt::FetchPolicy::google(),
+        now: 2_000_000_000,
+        readers: 2,
+    };
+    let mut s = open();
+    let run = s
+        .begin_run(&NewRun {
+            input: "import".into(),
+            input_hash: content_hash(b"import"),
+            user_agent: String::new(),
+            hosts: 0,
+            started: 1,
+        })
+        .expect("run");
+    // Cut in the middle of the fifth capture: four stored, not finished.
+    let cut = warc[..cuts[3] + 40].to_vec();
+    let r = botscope_store::import_parallel(
+        &mut *s,
+        run,
+        &how,
+        vec![input(cut)],
+        &mut |_| {},
+        &mut |_| {},
+    )
+    .expect("import");
+    assert!(r[0].damage.is_some());
+    assert_eq!(r[0].counts.robots, 4);
+    let marks = s.imports().expect("imports");
+    assert_eq!(marks[name].records, 8);
+    assert_eq!(marks[name].finished, None);
+    assert_eq!(marks[name].crawl.as_deref(), Some("CC-MAIN-2024-10"));
+    // The whole file: resumed after the eight records stored.
+    let r = botscope_store::import_parallel(
+        &mut *s,
+        run,
+        &how,
+        vec![input(warc.clone())],
+        &mut |_| {},
+        &mut |_| {},
+    )
+    .expect("import");
+    assert_eq!(
+        (r[0].resumed_after, r[0].counts.robots, r[0].already),
+        (8, 6, false)
+    );
+    assert!(r[0].damage.is_none());
+    let st = s.stats().expect("stats");
+    assert_eq!((st.attempts, st.versions), (10, 10), "no capture twice");
+    let marks = s.imports().expect("imports");
+    assert_eq!((marks[name].records, marks[name].robots), (20, 10));
+    assert_eq!(marks[name].finished, Some(2_000_000_000));
+    // Again: passed over.
+    let r = botscope_store::import_parallel(
+        &mut *s,
+        run,
+        &how,
+        vec![input(warc)],
+        &mut |_| {},
+        &mut |_| {},
+    )
+    .expect("import");
+    assert!(r[0].already);
+    assert_eq!(s.stats().expect("stats").attempts, 10);
 }

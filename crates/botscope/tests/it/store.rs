@@ -529,4 +529,26 @@ fn many_warc_files_import_together() {
             .expect("records read")
     };
     assert!(read > 2 * one && read < 3 * one, "{read} of {one} × 3");
+    // Again: the files read to their end are passed over, the cut one
+    // read again from where its import stopped; nothing stored twice.
+    let attempts = stats(dbs)["attempts"].clone();
+    let o = botscope(&[
+        "store",
+        "import",
+        "--db",
+        dbs,
+        "--format",
+        "warc",
+        &arg(&plain),
+        &arg(&zipped),
+        &arg(&cut),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("2 files were imported before: passed over"),
+        "{err}"
+    );
+    assert!(err.contains("c.warc.gz: resumed after the "), "{err}");
+    assert_eq!(stats(dbs)["attempts"], attempts);
 }
