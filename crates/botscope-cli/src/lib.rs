@@ -1089,8 +1089,23 @@ pub struct StoreImportArgs {
     /// their names hold, if any).
     #[arg(long, value_name = "NAME")]
     pub crawl: Option<String>,
-    /// The files (`files`: files or directories).
-    #[arg(value_name = "FILE", required = true)]
+    /// `warc`: also the files this list names, a path or URL per line (plain
+    /// or gzip, as Common Crawl's `robotstxt.paths.gz`); a relative one is
+    /// taken under --base.
+    #[arg(long, value_name = "FILE")]
+    pub list: Option<PathBuf>,
+    /// Where --list's relative paths are: a URL or a directory.
+    #[arg(
+        long,
+        value_name = "URL|DIR",
+        default_value = "https://data.commoncrawl.org/"
+    )]
+    pub base: String,
+    #[command(flatten)]
+    pub tls: TlsArgs,
+    /// The files (`files`: files or directories; `warc`: files or http(s)
+    /// URLs).
+    #[arg(value_name = "FILE", required_unless_present = "list")]
     pub files: Vec<PathBuf>,
 }
 

@@ -211,8 +211,11 @@ pub struct WarcInput<'a> {
     /// The crawl it belongs to.
     pub crawl: Option<String>,
     /// Opens the stream.
-    pub open: Box<dyn FnOnce() -> Result<Box<dyn BufRead + Send>> + Send + 'a>,
+    pub open: Opener<'a>,
 }
+
+/// How a [`WarcInput`] is opened, on a reader thread.
+pub type Opener<'a> = Box<dyn FnOnce() -> Result<Box<dyn BufRead + Send>> + Send + 'a>;
 
 /// How [`import_parallel`] reads.
 #[derive(Debug, Clone)]

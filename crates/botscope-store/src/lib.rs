@@ -69,7 +69,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 pub use archive::{
-    ImportProgress, ImportSettings, Imported, Importer, InputResult, WarcInput, crawl_of,
+    ImportProgress, ImportSettings, Imported, Importer, InputResult, Opener, WarcInput, crawl_of,
     export_files, export_jsonl, export_warc, host_and_path, import_parallel,
 };
 #[cfg(feature = "parquet")]
@@ -120,6 +120,15 @@ pub enum StoreError {
     Missing {
         /// The store file.
         path: String,
+    },
+    /// An input of an import could not be had (a file that cannot be
+    /// read, a download that failed).
+    #[error("{name}: {reason}")]
+    Input {
+        /// The input.
+        name: String,
+        /// Why.
+        reason: String,
     },
     /// Writing what was read from the store failed (an export).
     #[error("failed to write {what}")]

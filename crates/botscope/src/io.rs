@@ -57,17 +57,17 @@ pub fn counted_input_maybe_gzip(
             Ok(n)
         }
     }
-    let file = File::open(path).map_err(|source| botscope_store::StoreError::Write {
-        what: format!("cannot read {}", display(path)),
-        source,
+    let file = File::open(path).map_err(|e| botscope_store::StoreError::Input {
+        name: display(path).to_string(),
+        reason: format!("cannot read it: {e}"),
     })?;
     let mut r = BufReader::with_capacity(256 * 1024, Counted(file, read));
     let gz = r
         .fill_buf()
         .map(|h| h.starts_with(&[0x1f, 0x8b]))
-        .map_err(|source| botscope_store::StoreError::Write {
-            what: format!("cannot read {}", display(path)),
-            source,
+        .map_err(|e| botscope_store::StoreError::Input {
+            name: display(path).to_string(),
+            reason: format!("cannot read it: {e}"),
         })?;
     Ok(if gz {
         Box::new(BufReader::with_capacity(
@@ -76,6 +76,19 @@ pub fn counted_input_maybe_gzip(
         ))
     } else {
         Box::new(r)
+    })
+}
+
+/// Bytes in memory (a downloaded file), gunzipped when gzip.
+pub fn reader_maybe_gzip(body: Vec<u8>) -> botscope_store::Result<Box<dyn BufRead + Send>> {
+    let cursor = io::Cursor::new(body);
+    Ok(if cursor.get_ref().starts_with(&[0x1f, 0x8b]) {
+        Box::new(BufReader::with_capacity(
+            256 * 1024,
+            flate2::bufread::MultiGzDecoder::new(cursor),
+        ))
+    } else {
+        Box::new(cursor)
     })
 }
 

@@ -70,9 +70,17 @@ pub fn export(a: &StoreExportArgs) -> Result<ExitStatus> {
 /// `store import`.
 pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
     // Every input is there before the store is touched: a mistyped name
-    // costs nothing.
-    for f in &a.files {
-        if f.as_os_str() != "-" && !f.exists() {
+    // costs nothing. (`warc`: URLs are fetched when their turn comes.)
+    let sources = if a.format == StoreImportFormat::Warc {
+        warc_sources(a)?
+    } else {
+        a.files.iter().cloned().map(Source::Path).collect()
+    };
+    for src in &sources {
+        if let Source::Path(f) = src
+            && f.as_os_str() != "-"
+            && !f.exists()
+        {
             anyhow::bail!("{}: no such file or directory", f.display());
         }
     }
@@ -105,28 +113,57 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
     // WARC: the files read and decompressed on reader threads, written
     // here; a bar of the compressed bytes read when standard error is a
     // terminal.
-    let total: u64 = a
-        .files
+    let total: u64 = sources
         .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
+        .filter_map(|s| match s {
+            Source::Path(f) => std::fs::metadata(f).ok().map(|m| m.len()),
+            Source::Url(_) => None,
+        })
         .sum();
     let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let inputs: Vec<botscope_store::WarcInput<'_>> = a
-        .files
+    let trust = crate::settings::trust(&a.tls)?;
+    let runtime = tokio::runtime::Handle::current();
+    let inputs: Vec<botscope_store::WarcInput<'_>> = sources
         .iter()
-        .map(|f| {
+        .map(|src| {
             let read = read.clone();
-            // Known by its full path: a re-run from elsewhere, or naming
-            // it another way, resumes the same import.
-            let name = std::fs::canonicalize(f)
-                .unwrap_or_else(|_| f.clone())
-                .display()
-                .to_string();
+            let (name, open): (String, botscope_store::Opener<'_>) = match src {
+                // Known by its full path: a re-run from elsewhere, or
+                // naming it another way, resumes the same import.
+                Source::Path(f) => (
+                    std::fs::canonicalize(f)
+                        .unwrap_or_else(|_| f.clone())
+                        .display()
+                        .to_string(),
+                    Box::new(move || crate::io::counted_input_maybe_gzip(f, read)),
+                ),
+                Source::Url(u) => {
+                    let (trust, runtime) = (trust.clone(), runtime.clone());
+                    (
+                        u.clone(),
+                        Box::new(move || {
+                            let body = runtime
+                                .block_on(botscope_http::download(
+                                    u,
+                                    WARC_DOWNLOAD_CAP,
+                                    WARC_DOWNLOAD_TIMEOUT,
+                                    botscope_http::DEFAULT_USER_AGENT,
+                                    &trust,
+                                ))
+                                .map_err(|e| botscope_store::StoreError::Input {
+                                    name: u.clone(),
+                                    reason: e.to_string(),
+                                })?;
+                            read.fetch_add(body.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                            crate::io::reader_maybe_gzip(body)
+                        }),
+                    )
+                }
+            };
             botscope_store::WarcInput {
                 crawl: a.crawl.clone().or_else(|| botscope_store::crawl_of(&name)),
                 name,
-                open: Box::new(move || crate::io::counted_input_maybe_gzip(f, read)),
+                open,
             }
         })
         .collect();
@@ -201,6 +238,72 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
     } else {
         ExitStatus::Success
     })
+}
+
+/// A downloaded WARC file is held whole before it is read: at most this
+/// (Common Crawl's robots.txt files are some hundreds of megabytes).
+const WARC_DOWNLOAD_CAP: usize = 4 << 30;
+/// Time a download may take.
+const WARC_DOWNLOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// One input of `store import`.
+enum Source {
+    Path(std::path::PathBuf),
+    Url(String),
+}
+
+fn is_url(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    l.starts_with("http://") || l.starts_with("https://")
+}
+
+/// The WARC inputs: the arguments (paths or URLs), then each line of
+/// --list (a path or URL; a relative one under --base), each once.
+fn warc_sources(a: &StoreImportArgs) -> Result<Vec<Source>> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut push = |s: Source| {
+        let key = match &s {
+            Source::Path(p) => p.display().to_string(),
+            Source::Url(u) => u.clone(),
+        };
+        if seen.insert(key) {
+            out.push(s);
+        }
+    };
+    for f in &a.files {
+        let text = f.display().to_string();
+        push(if is_url(&text) {
+            Source::Url(text)
+        } else {
+            Source::Path(f.clone())
+        });
+    }
+    if let Some(list) = &a.list {
+        let mut text = String::new();
+        crate::io::input_maybe_gzip(list)?
+            .read_to_string(&mut text)
+            .with_context(|| format!("cannot read {}", list.display()))?;
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            push(if is_url(line) {
+                Source::Url(line.to_owned())
+            } else if std::path::Path::new(line).is_absolute() {
+                Source::Path(line.into())
+            } else if is_url(&a.base) {
+                Source::Url(format!(
+                    "{}/{}",
+                    a.base.trim_end_matches('/'),
+                    line.trim_start_matches('/')
+                ))
+            } else {
+                Source::Path(std::path::Path::new(&a.base).join(line))
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// `store copy`.

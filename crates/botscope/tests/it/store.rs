@@ -552,3 +552,65 @@ fn many_warc_files_import_together() {
     assert!(err.contains("c.warc.gz: resumed after the "), "{err}");
     assert_eq!(stats(dbs)["attempts"], attempts);
 }
+
+/// A crawl's list of WARC files, as Common Crawl publishes it
+/// (`robotstxt.paths.gz`: paths relative to its data server), fetched from
+/// a server on loopback: every listed file imported, a missing one
+/// reported for itself (exit 3), and the next run passes over what is in.
+#[test]
+fn a_list_of_warc_urls_imports_from_a_server() {
+    let d = dir("warc-list");
+    let (files, gz) = sample_warc();
+    let a = "crawl-data/CC-MAIN-2024-10/segments/1/robotstxt/a.warc.gz";
+    let b = "crawl-data/CC-MAIN-2024-10/segments/2/robotstxt/b.warc.gz";
+    let server = botscope_testkit::ipdb::FileServer::start(
+        [(format!("/{a}"), gz.clone()), (format!("/{b}"), gz.clone())]
+            .into_iter()
+            .collect(),
+    );
+    let mut paths = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    writeln!(
+        paths,
+        "{a}\n{b}\ncrawl-data/CC-MAIN-2024-10/segments/3/robotstxt/gone.warc.gz"
+    )
+    .expect("list");
+    let list = d.join("robotstxt.paths.gz");
+    std::fs::write(&list, paths.finish().expect("gzip")).expect("write");
+    let db = d.join("list.db");
+    let dbs = db.to_str().expect("utf-8");
+    let base = format!("{}/", server.url());
+    let import = || {
+        botscope(&[
+            "store",
+            "import",
+            "--db",
+            dbs,
+            "--format",
+            "warc",
+            "--list",
+            list.to_str().expect("utf-8"),
+            "--base",
+            &base,
+        ])
+    };
+    let o = import();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("gone.warc.gz") && err.contains("404"), "{err}");
+    assert!(err.contains("(3 files, "), "{err}");
+    let first = stats(dbs);
+    assert_eq!(first["versions"], files.len() as u64, "{first}");
+    let hits = server.hits();
+    let o = import();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("2 files were imported before: passed over"),
+        "{err}"
+    );
+    assert_eq!(
+        server.hits(),
+        hits + 1,
+        "only the missing file is asked again"
+    );
+    assert_eq!(stats(dbs)["attempts"], first["attempts"]);
+}
