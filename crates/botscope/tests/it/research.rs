@@ -957,3 +957,113 @@ fn index_export_reads_back_in_pyarrow_and_duckdb() {
         "the old file is left alone"
     );
 }
+
+/// docs/research.md's worked example, as written there: two crawls'
+/// robots.txt WARC files imported, the index built, the AI-training
+/// crawlers' restriction over a list of news sites, and the table read in
+/// DuckDB.
+#[test]
+fn the_worked_example_of_the_research_guide() {
+    let d = scratch("worked-example");
+    let crawls = d.join("crawls");
+    std::fs::create_dir_all(&crawls).expect("dir");
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(root().join("examples/robots"))
+        .expect("examples")
+        .map(|e| {
+            let p = e.expect("entry").path();
+            let host = p.file_stem().expect("name").to_string_lossy().into_owned();
+            (host, std::fs::read(&p).expect("read"))
+        })
+        .collect();
+    files.sort();
+    // March: the files as they are; August: two of them shut GPTBot out.
+    for (crawl, date, blocked) in [
+        ("CC-MAIN-2024-10", "2024-03-05T10:00:00Z", 0),
+        ("CC-MAIN-2024-33", "2024-08-10T10:00:00Z", 2),
+    ] {
+        let mut w = Vec::new();
+        for (i, (host, body)) in files.iter().enumerate() {
+            let mut body = body.clone();
+            if i < blocked {
+                body.extend_from_slice(b"\nUser-agent: GPTBot\nDisallow: /\n");
+            }
+            let mut block = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .into_bytes();
+            block.extend_from_slice(&body);
+            crate::store::record(
+                &mut w,
+                &[
+                    ("WARC-Type", "response"),
+                    ("WARC-Target-URI", &format!("https://{host}/robots.txt")),
+                    ("WARC-Date", date),
+                ],
+                &block,
+            );
+        }
+        std::fs::write(crawls.join(format!("{crawl}-robotstxt-00000.warc.gz")), w).expect("write");
+    }
+    let news = d.join("news.txt");
+    std::fs::write(
+        &news,
+        "# news sites\nwww.bbc.co.uk\nnews.google.com\nanswers.yahoo.com\n",
+    )
+    .expect("write");
+    let db = d.join("research.db");
+    let mut warcs: Vec<_> = std::fs::read_dir(&crawls)
+        .expect("crawls")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    warcs.sort();
+    let mut args = vec!["store", "import", "--db", arg(&db), "--format", "warc"];
+    args.extend(warcs.iter().map(|p| arg(p)));
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["index", "build", "--db", arg(&db)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = d.join("trends.parquet");
+    let o = run(&[
+        "trends",
+        "--category",
+        "ai-training",
+        "--db",
+        arg(&db),
+        "--sites",
+        arg(&news),
+        "--format",
+        "parquet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(&out, &o.stdout).expect("write");
+    let v = crate::python_json("read_table.py", &out);
+    let columns: Vec<&str> = v["columns"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .map(|c| c.as_str().expect("name"))
+        .collect();
+    let at = |name: &str| columns.iter().position(|c| *c == name).expect("column");
+    let gptbot: Vec<(String, u64, u64)> = v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r[at("agent")] == "GPTBot")
+        .map(|r| {
+            (
+                r[at("period")].as_str().expect("period").to_owned(),
+                r[at("full")].as_u64().expect("full"),
+                r[at("denominator")].as_u64().expect("denominator"),
+            )
+        })
+        .collect();
+    // Of the three news sites, answers.yahoo.com and news.google.com (the
+    // first two in name order) shut GPTBot out from August; none in March.
+    let by_month: std::collections::BTreeMap<&str, (u64, u64)> = gptbot
+        .iter()
+        .map(|(p, f, n)| (p.as_str(), (*f, *n)))
+        .collect();
+    assert_eq!(by_month["2024-03"], (0, 3), "{gptbot:?}");
+    assert_eq!(by_month["2024-08"], (2, 3), "{gptbot:?}");
+}

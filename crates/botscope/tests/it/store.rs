@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::{root, run as botscope, scratch as dir};
 
-fn record(out: &mut Vec<u8>, fields: &[(&str, &str)], block: &[u8]) {
+pub(crate) fn record(out: &mut Vec<u8>, fields: &[(&str, &str)], block: &[u8]) {
     let mut head = String::from("WARC/1.0\r\n");
     for (k, v) in fields {
         head.push_str(&format!("{k}: {v}\r\n"));
