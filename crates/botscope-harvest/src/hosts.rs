@@ -6,7 +6,6 @@
 
 use std::collections::HashSet;
 use std::io::{self, BufRead, Read};
-use std::net::IpAddr;
 
 /// Longest line read.
 pub const MAX_LINE: usize = 4096;
@@ -46,33 +45,6 @@ impl HostList {
         }
         v
     }
-}
-
-/// A host name from a field: a name, an address, or a URL (lowercased,
-/// without a trailing dot); `None` when it is not one.
-pub fn host_of(field: &str) -> Option<String> {
-    let f = field.trim().trim_matches('"');
-    let f = f
-        .strip_prefix("https://")
-        .or_else(|| f.strip_prefix("http://"))
-        .unwrap_or(f);
-    let f = f.split(['/', '?', '#']).next().unwrap_or_default();
-    let f = f.trim_end_matches('.').to_ascii_lowercase();
-    if f.is_empty() || f.len() > 253 {
-        return None;
-    }
-    if f.parse::<IpAddr>().is_ok() {
-        return Some(f);
-    }
-    let ok = f.split('.').all(|l| {
-        !l.is_empty()
-            && l.len() <= 63
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-            && l.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    });
-    (ok && f.contains('.')).then_some(f)
 }
 
 /// Reads a host list.
@@ -131,7 +103,7 @@ pub fn read_host_list(mut r: impl BufRead) -> io::Result<HostList> {
             },
             None => (None, line),
         };
-        match host_of(field) {
+        match botscope_text::host_of(field) {
             Some(h) => {
                 if seen.insert(h.clone()) {
                     out.hosts.push((rank, h));

@@ -64,7 +64,8 @@ use botscope_store::{Attempt, Headers, Hop, Previous};
 pub use botscope_http::{
     DEFAULT_USER_AGENT, Exchange, FetchError, Roots, Trust, certificates, not_public,
 };
-pub use hosts::{HostList, MAX_LINE, host_of, read_host_list};
+pub use botscope_text::host_of;
+pub use hosts::{HostList, MAX_LINE, read_host_list};
 pub use one::{Fetched, dns_pool, fetch_robots_txt};
 pub use polite::{
     Crawler, Decision, DishonestUserAgent, FetchAll, PoliteConfig, RobotsLine, Signer,

@@ -58,18 +58,6 @@ pub enum CohortError {
 /// Hosts a list may hold (a Tranco list is a million).
 pub const COHORT_MAX_HOSTS: usize = 20_000_000;
 
-fn is_host(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|l| {
-            !l.is_empty()
-                && l.len() <= 63
-                && l.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        })
-        && s.bytes().any(|b| !b.is_ascii_digit() && b != b'.')
-}
-
 fn is_number(s: &str) -> bool {
     s.parse::<f64>().is_ok_and(f64::is_finite)
 }
@@ -157,13 +145,13 @@ impl Cohort {
                     .cloned()
                     .unwrap_or_default(),
             };
-            let host = host.trim_end_matches('.').to_ascii_lowercase();
-            if !is_host(&host) {
+            // A name, an address or a URL, as harvest host lists are read.
+            let Some(host) = botscope_text::host_of(&host) else {
                 return Err(line_err(
                     n,
                     format!("`{}` holds no host name", l.escape_debug()),
                 ));
-            }
+            };
             let rank = match (host_col, rank_col) {
                 (Some(_), Some(c)) => f.get(c).map(String::as_str),
                 (Some(_), None) => None,
@@ -260,7 +248,7 @@ mod tests {
     fn lists_as_people_have_them() {
         let plain = Cohort::parse(
             "news.txt",
-            "# news\nNYTimes.com\n\nbbc.co.uk.\nnytimes.com\n",
+            "# news\nNYTimes.com\n\nbbc.co.uk.\nhttps://nytimes.com/\n",
             &CohortSpec::default(),
         )
         .expect("plain");

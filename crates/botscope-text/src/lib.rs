@@ -134,6 +134,39 @@ pub fn path_from_bytes(b: &[u8]) -> std::path::PathBuf {
     std::path::PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
+/// A host name from a field of a list someone made: a name, an address,
+/// or a URL (lowercased, without a trailing dot); `None` when it is not
+/// one. Harvest host lists and research cohorts read hosts with it.
+///
+/// ```
+/// assert_eq!(botscope_text::host_of("https://WWW.BBC.co.uk./news").as_deref(), Some("www.bbc.co.uk"));
+/// assert_eq!(botscope_text::host_of("=cmd|' /C calc'!A0"), None);
+/// ```
+pub fn host_of(field: &str) -> Option<String> {
+    let f = field.trim().trim_matches('"');
+    let f = f
+        .strip_prefix("https://")
+        .or_else(|| f.strip_prefix("http://"))
+        .unwrap_or(f);
+    let f = f.split(['/', '?', '#']).next().unwrap_or_default();
+    let f = f.trim_end_matches('.').to_ascii_lowercase();
+    if f.is_empty() || f.len() > 253 {
+        return None;
+    }
+    if f.parse::<std::net::IpAddr>().is_ok() {
+        return Some(f);
+    }
+    let ok = f.split('.').all(|l| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    });
+    (ok && f.contains('.')).then_some(f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
