@@ -8,19 +8,10 @@
 
 use std::path::PathBuf;
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
+use botscope_testkit::example_arg as arg;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let corpus = arg("--corpus").map_or_else(
-        || botscope_testkit::root().join("crates/botscope-robotstxt/tests/data/corpus"),
-        PathBuf::from,
-    );
+    let corpus = botscope_testkit::example_corpus();
     let sites: u64 = arg("--sites").map_or(Ok(100_000), |s| s.parse())?;
     let seed: u64 = arg("--seed").map_or(Ok(1), |s| s.parse())?;
     let db = PathBuf::from(arg("--db").ok_or("--db FILE is required")?);

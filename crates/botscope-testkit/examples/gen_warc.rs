@@ -18,19 +18,10 @@ use botscope_store::warc::write_record;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
+use botscope_testkit::example_arg as arg;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let corpus = arg("--corpus").map_or_else(
-        || botscope_testkit::root().join("crates/botscope-robotstxt/tests/data/corpus"),
-        PathBuf::from,
-    );
+    let corpus = botscope_testkit::example_corpus();
     let records: u64 = arg("--records").map_or(Ok(300_000), |s| s.parse())?;
     let files: u64 = arg("--files").map_or(Ok(10), |s| s.parse())?;
     let seed: u64 = arg("--seed").map_or(Ok(1), |s| s.parse())?;

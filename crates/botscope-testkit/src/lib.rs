@@ -82,3 +82,20 @@ pub fn robot_name(mut i: usize) -> String {
     }
     s
 }
+
+/// The value after `name` on an example program's command line.
+pub fn example_arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+/// `--corpus DIR` of an example program, else the real files checked in.
+pub fn example_corpus() -> PathBuf {
+    example_arg("--corpus").map_or_else(
+        || root().join("crates/botscope-robotstxt/tests/data/corpus"),
+        PathBuf::from,
+    )
+}

@@ -967,15 +967,7 @@ fn the_worked_example_of_the_research_guide() {
     let d = scratch("worked-example");
     let crawls = d.join("crawls");
     std::fs::create_dir_all(&crawls).expect("dir");
-    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(root().join("examples/robots"))
-        .expect("examples")
-        .map(|e| {
-            let p = e.expect("entry").path();
-            let host = p.file_stem().expect("name").to_string_lossy().into_owned();
-            (host, std::fs::read(&p).expect("read"))
-        })
-        .collect();
-    files.sort();
+    let files = crate::store::example_files();
     // March: the files as they are; August: two of them shut GPTBot out.
     for (crawl, date, blocked) in [
         ("CC-MAIN-2024-10", "2024-03-05T10:00:00Z", 0),

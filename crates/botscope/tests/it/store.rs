@@ -24,10 +24,8 @@ pub(crate) fn record(out: &mut Vec<u8>, fields: &[(&str, &str)], block: &[u8]) {
     out.extend(gz.finish().expect("gz"));
 }
 
-/// The real files, and a WARC of them as a crawl archive has them:
-/// warcinfo, request and metadata records around each response, a 404,
-/// a chunked response and a page that is not robots.txt.
-pub(crate) fn sample_warc() -> (Vec<(String, Vec<u8>)>, Vec<u8>) {
+/// The real files of examples/robots, by host, in host order.
+pub(crate) fn example_files() -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(root().join("examples/robots"))
         .expect("examples/robots")
         .map(|e| {
@@ -37,6 +35,14 @@ pub(crate) fn sample_warc() -> (Vec<(String, Vec<u8>)>, Vec<u8>) {
         })
         .collect();
     files.sort();
+    files
+}
+
+/// The real files, and a WARC of them as a crawl archive has them:
+/// warcinfo, request and metadata records around each response, a 404,
+/// a chunked response and a page that is not robots.txt.
+pub(crate) fn sample_warc() -> (Vec<(String, Vec<u8>)>, Vec<u8>) {
+    let mut files = example_files();
     let mut w = Vec::new();
     record(&mut w, &[("WARC-Type", "warcinfo")], b"software: test\r\n");
     for (i, (host, body)) in files.iter().enumerate() {
@@ -467,31 +473,21 @@ fn many_warc_files_import_together() {
     let db = d.join("many.db");
     let dbs = db.to_str().expect("utf-8");
     let arg = |p: &Path| p.to_str().expect("utf-8").to_owned();
+    // `store import --format warc` of these files into `db`.
+    let import = |db: &str, files: &[&Path]| {
+        let mut args = vec!["store", "import", "--db", db, "--format", "warc"]
+            .into_iter()
+            .map(str::to_owned)
+            .collect::<Vec<_>>();
+        args.extend(files.iter().map(|f| arg(f)));
+        botscope(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
     let missing = d.join("nowhere.warc.gz");
-    let o = botscope(&[
-        "store",
-        "import",
-        "--db",
-        dbs,
-        "--format",
-        "warc",
-        &arg(&plain),
-        &arg(&missing),
-    ]);
+    let o = import(dbs, &[&plain, &missing]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("nowhere.warc.gz"));
     assert!(!db.exists(), "nothing was written");
-    let o = botscope(&[
-        "store",
-        "import",
-        "--db",
-        dbs,
-        "--format",
-        "warc",
-        &arg(&plain),
-        &arg(&zipped),
-        &arg(&cut),
-    ]);
+    let o = import(dbs, &[&plain, &zipped, &cut]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(
@@ -511,15 +507,7 @@ fn many_warc_files_import_together() {
         .expect("records read");
     let one = {
         let single = d.join("one.db");
-        let o = botscope(&[
-            "store",
-            "import",
-            "--db",
-            single.to_str().expect("utf-8"),
-            "--format",
-            "warc",
-            &arg(&plain),
-        ]);
+        let o = import(single.to_str().expect("utf-8"), &[&plain]);
         assert!(o.status.success());
         String::from_utf8_lossy(&o.stderr)
             .split(" records read")
@@ -532,17 +520,7 @@ fn many_warc_files_import_together() {
     // Again: the files read to their end are passed over, the cut one
     // read again from where its import stopped; nothing stored twice.
     let attempts = stats(dbs)["attempts"].clone();
-    let o = botscope(&[
-        "store",
-        "import",
-        "--db",
-        dbs,
-        "--format",
-        "warc",
-        &arg(&plain),
-        &arg(&zipped),
-        &arg(&cut),
-    ]);
+    let o = import(dbs, &[&plain, &zipped, &cut]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(
