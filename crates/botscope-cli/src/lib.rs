@@ -564,6 +564,11 @@ fn log_format_arg(s: &str) -> Result<botscope_accesslog::LogFormat, String> {
     botscope_accesslog::LogFormat::from_spec(s).map_err(|e| e.to_string())
 }
 
+/// A crawl's name: no control characters.
+fn crawl_name(s: &str) -> Result<String, botscope_store::BadCrawlName> {
+    botscope_store::check_crawl_name(s).map(|()| s.to_owned())
+}
+
 /// A time: 2007-03-01, 2007-03 or RFC 3339.
 fn time_arg(s: &str) -> Result<i64, String> {
     botscope_store::parse_time_arg(s).map_err(|e| e.to_string())
@@ -712,8 +717,9 @@ pub struct TrendsArgs {
     /// (e.g. tokens), giving weighted shares beside the counts.
     #[arg(long, value_name = "COLUMN", requires = "cohort")]
     pub weight: Option<String>,
-    /// Periods.
-    #[arg(long, value_parser = ["month", "year"], default_value = "month")]
+    /// Periods: months, years, or each crawl imported (`store import
+    /// --format warc`), counting the sites it captured as it saw them.
+    #[arg(long, value_parser = ["month", "year", "crawl"], default_value = "month")]
     pub by: String,
     /// First period (default: the oldest version).
     #[arg(long, value_name = "DATE", value_parser = time_arg)]
@@ -1086,8 +1092,8 @@ pub struct StoreImportArgs {
     #[arg(long, value_name = "DATE", value_parser = time_arg)]
     pub date: Option<i64>,
     /// `warc`: the crawl the files belong to (default: the `CC-MAIN-YYYY-WW`
-    /// their names hold, if any).
-    #[arg(long, value_name = "NAME")]
+    /// their names hold, if any); `trends --by crawl` counts per crawl.
+    #[arg(long, value_name = "NAME", value_parser = crawl_name)]
     pub crawl: Option<String>,
     /// `warc`: also the files this list names, a path or URL per line (plain
     /// or gzip, as Common Crawl's `robotstxt.paths.gz`); a relative one is

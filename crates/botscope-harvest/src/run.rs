@@ -266,6 +266,7 @@ pub async fn run<S: Store + Send + 'static>(
             user_agent: config.fetch.user_agent.clone(),
             hosts: list.hosts.len() as u64,
             started: botscope_os::unix_now(),
+            crawl: None,
         })?;
         (run, HashSet::new())
     };

@@ -227,6 +227,7 @@ pub async fn work(
         user_agent: config.fetch.user_agent.clone(),
         hosts: 0,
         started: botscope_os::unix_now(),
+        crawl: None,
     };
     let (run, mut writer_store) = blocking(move || {
         let run = writer_store.begin_run(&new_run);

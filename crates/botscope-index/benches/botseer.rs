@@ -456,6 +456,7 @@ fn bench(c: &mut Criterion) {
                     semantics: Semantics::Google,
                     known_at: None,
                     yearly: false,
+                    crawls: None,
                     cohort: None,
                 })
                 .expect("trends"),

@@ -226,6 +226,13 @@ pub(crate) fn document(
     d.add_text(f.url, &v.url);
     d.add_bytes(f.hash, &v.hash[..]);
     d.add_bytes(f.classes, &b.classes.encode());
+    // The crawls that found this version: their last capture of the site
+    // is in its span.
+    for c in &h.sights {
+        if c.found && v.first_seen <= c.time && c.time < until {
+            d.add_text(f.crawl, &c.crawl);
+        }
+    }
     d
 }
 

@@ -225,6 +225,16 @@ impl Cohort {
             .collect()
     }
 
+    /// The cohort's sites at these positions (those a crawl saw), and
+    /// their weight.
+    pub(crate) fn known_in(&self, at: &[usize]) -> (u64, f64) {
+        let w = at
+            .iter()
+            .map(|&i| self.weights.as_ref().map_or(1.0, |x| x[i]))
+            .sum();
+        (at.len() as u64, w)
+    }
+
     /// The cohort's sites the store knew at `t`, and their weight.
     pub(crate) fn known_at(&self, t: i64) -> Option<(u64, f64)> {
         let added = self.added.as_ref()?;

@@ -22,8 +22,8 @@ use crate::schema::Fields;
 
 /// The index format this build writes (in the commit payload).
 /// 2: each version's restriction classes and usage preferences in a
-/// `classes` column.
-pub(crate) const FORMAT: u32 = 2;
+/// `classes` column. 3: the crawls that saw each version (`crawl`).
+pub(crate) const FORMAT: u32 = 3;
 /// Distinct bodies whose fields are kept while building.
 pub(crate) const BODY_CACHE: usize = 65_536;
 /// The writer's memory, all threads.

@@ -243,14 +243,17 @@ impl Tally {
 /// One period of a trend.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Period {
-    /// `2024-03` (by month) or `2024` (by year).
+    /// `2024-03` (by month), `2024` (by year) or the crawl's name.
     pub period: String,
-    /// Its last second (RFC 3339): each site's version in force then.
+    /// Its last second (RFC 3339): each site's version in force then; by
+    /// crawl, the crawl's last capture (each site counted as the crawl
+    /// last saw it).
     pub end: String,
     /// Sites with a robots.txt in force (and matching `where`).
     pub sites: u64,
     /// Sites of the store known by then without a robots.txt in force
-    /// (only without `where`, and with a store).
+    /// (only without `where`, and with a store); by crawl, the sites the
+    /// crawl captured without finding one.
     pub no_robots_txt: Option<u64>,
     /// The denominator of the shares: sites plus those without one.
     pub denominator: u64,
@@ -270,7 +273,7 @@ pub struct Period {
 pub struct Trends {
     /// The semantics.
     pub semantics: &'static str,
-    /// `month` or `year`.
+    /// `month`, `year` or `crawl`.
     pub by: &'static str,
     /// The agents (robots.txt product tokens).
     pub agents: Vec<String>,
@@ -307,6 +310,10 @@ pub struct TrendsRequest<'a> {
     pub yearly: bool,
     /// Only the cohort's sites, weighted by its weights.
     pub cohort: Option<&'a Cohort>,
+    /// Periods are these crawls ([`botscope_store::Store::crawl_sites`],
+    /// asked with the cohort's hosts when there is one), `periods` unused:
+    /// each site counted as the crawl's last capture of it found it.
+    pub crawls: Option<&'a [botscope_store::CrawlSites]>,
 }
 
 /// Periods of `by` (`month` or `year`) covering `from..=to`: label and
@@ -375,7 +382,22 @@ impl Index {
             known_at,
             yearly,
             cohort,
+            crawls,
         } = *r;
+        let by_crawl: Vec<(String, i64)>;
+        let periods = match crawls {
+            Some(c) => {
+                by_crawl = c.iter().map(|c| (c.crawl.clone(), c.last)).collect();
+                &by_crawl[..]
+            }
+            None => periods,
+        };
+        if periods.len() >= usize::from(u16::MAX) {
+            return Err(crate::IndexError::Request(format!(
+                "{} periods: at most 65,534 are counted",
+                periods.len()
+            )));
+        }
         let parsed = where_.map_or(Ok(Query::All), query::parse)?;
         let mut cohort_hosts: Vec<(&str, f64)> = cohort
             .map(|c| c.weight_of().into_iter().collect())
@@ -388,6 +410,15 @@ impl Index {
         let mut order: Vec<usize> = (0..periods.len()).collect();
         order.sort_by_key(|&i| periods[i].1);
         let ends: Vec<i64> = order.iter().map(|&i| periods[i].1).collect();
+        // By crawl: each crawl's sorted position, by name.
+        let crawl_pos: HashMap<&str, u16> = match crawls {
+            Some(_) => order
+                .iter()
+                .enumerate()
+                .map(|(pos, &i)| (periods[i].0.as_str(), pos as u16))
+                .collect(),
+            None => HashMap::new(),
+        };
         let matching = match parsed {
             Query::All => None,
             ref q => Some(
@@ -442,6 +473,27 @@ impl Index {
                     }
                 },
             };
+            // By crawl: the segment's crawl names as sorted positions.
+            let seg_crawls: Option<(Vec<u16>, Column<u64>)> = match crawls {
+                None => None,
+                Some(_) => match ff.str("crawl").map_err(self.err())? {
+                    None => Some((Vec::new(), Column::build_empty_column(max))),
+                    Some(col) => {
+                        let dict = col.dictionary();
+                        let mut pos = vec![u16::MAX; dict.num_terms()];
+                        let mut stream = dict.stream().map_err(|e| io_err(&self.path, e))?;
+                        while stream.advance() {
+                            if let Some(&p) = std::str::from_utf8(stream.key())
+                                .ok()
+                                .and_then(|k| crawl_pos.get(k))
+                            {
+                                pos[stream.term_ord() as usize] = p;
+                            }
+                        }
+                        Some((pos, col.ords().clone()))
+                    }
+                },
+            };
             let column = ff.bytes("classes").map_err(self.err())?;
             let no_ords = Column::build_empty_column(max);
             let ords = column.as_ref().map_or(&no_ords, BytesColumn::ords);
@@ -473,8 +525,14 @@ impl Index {
                     if seg.is_deleted(d) || wanted.as_ref().is_some_and(|w| !w.contains(d)) {
                         continue;
                     }
-                    let lo = ends.partition_point(|&e| e < f[i]);
-                    let hi = ends.partition_point(|&e| e < u[i]);
+                    let (lo, hi) = if seg_crawls.is_some() {
+                        (0, 1)
+                    } else {
+                        (
+                            ends.partition_point(|&e| e < f[i]),
+                            ends.partition_point(|&e| e < u[i]),
+                        )
+                    };
                     if lo >= hi {
                         continue;
                     }
@@ -486,10 +544,21 @@ impl Index {
                         },
                     };
                     let ord = u32::try_from(o[i]).unwrap_or(NONE);
-                    if ord != NONE {
+                    let before = docs.len();
+                    match &seg_crawls {
+                        // One run of one period per crawl that found it.
+                        Some((pos, col)) => {
+                            for o in col.values_for_doc(d) {
+                                if let Some(&p) = pos.get(o as usize).filter(|&&p| p != u16::MAX) {
+                                    docs.push((d, ord, p, p + 1, weight));
+                                }
+                            }
+                        }
+                        None => docs.push((d, ord, lo as u16, hi as u16, weight)),
+                    }
+                    if ord != NONE && docs.len() > before {
                         needed.insert(ord);
                     }
-                    docs.push((d, ord, lo as u16, hi as u16, weight));
                 }
             }
             // Pass 2: the needed stored values, read in dictionary order,
@@ -632,10 +701,14 @@ impl Index {
             };
             // The sites known then: the cohort's (from the store's first
             // sight of each), else the store's.
-            let known = match (where_, cohort) {
-                (Some(_), _) => None,
-                (None, Some(c)) => c.known_at(*end),
-                (None, None) => match known_at {
+            // By crawl: the sites it captured (of the cohort's).
+            let captured = crawls.and_then(|c| c.get(out.len()));
+            let known = match (where_, cohort, captured) {
+                (Some(_), _, _) => None,
+                (None, Some(c), Some(cr)) => Some(c.known_in(&cr.of_hosts)),
+                (None, None, Some(cr)) => Some((cr.sites, 0.0)),
+                (None, Some(c), None) => c.known_at(*end),
+                (None, None, None) => match known_at {
                     Some(k) => Some((k(*end)?, 0.0)),
                     None => None,
                 },
@@ -659,7 +732,11 @@ impl Index {
         }
         Ok(Trends {
             semantics: semantics.as_str(),
-            by: if yearly { "year" } else { "month" },
+            by: match (crawls, yearly) {
+                (Some(_), _) => "crawl",
+                (None, true) => "year",
+                (None, false) => "month",
+            },
             agents: agents.to_vec(),
             where_: where_.map(str::to_owned),
             cohort: cohort.map(|c| CohortInfo {

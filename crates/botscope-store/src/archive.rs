@@ -10,7 +10,9 @@ use base64::Engine;
 use botscope_robotstxt::{FetchAction, FetchPolicy, FetchResponse, decide_fetch};
 
 use crate::warc::{self, Next, Reader};
-use crate::{Attempt, Headers, ImportMark, Result, RunId, Store, StoreError, hex};
+use std::collections::HashMap;
+
+use crate::{Attempt, Headers, ImportMark, NewRun, Result, RunId, Store, StoreError, hex};
 
 /// Attempts per store transaction when importing.
 const BATCH: usize = 5000;
@@ -263,7 +265,7 @@ enum Msg {
     Done(usize, Imported, Option<StoreError>),
 }
 
-/// Imports many WARC inputs into one run: `readers` threads take the
+/// Imports many WARC inputs: `readers` threads take the
 /// inputs in turn, decompress and read them, and hand batches of attempts
 /// to the calling thread, which alone writes to the store (in one
 /// transaction per batch). At most twice `readers` batches wait, so memory
@@ -272,10 +274,13 @@ enum Msg {
 /// `note` hears (on the calling thread) of records skipped and responses
 /// unreadable, named by input; `progress` after each batch written.
 /// Returns each input's result, in input order; a store error stops the
-/// import (the batches before it are in).
+/// import (the batches before it are in). The inputs of each crawl go in
+/// a run of their own, begun (from `run`, with the crawl's name) when its
+/// first batch comes and finished at the end, so that every capture
+/// belongs to its crawl.
 pub fn import_parallel<S: Store + ?Sized>(
     store: &mut S,
-    run: RunId,
+    run: &NewRun,
     how: &ImportSettings,
     inputs: Vec<WarcInput<'_>>,
     note: &mut dyn FnMut(&str),
@@ -314,6 +319,18 @@ pub fn import_parallel<S: Store + ?Sized>(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(2 * readers);
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut results: Vec<Option<(Imported, Option<StoreError>)>> = (0..n).map(|_| None).collect();
+    let mut runs: HashMap<Option<String>, RunId> = HashMap::new();
+    let mut run_of = |store: &mut S, i: usize| -> Result<RunId> {
+        if let Some(&id) = runs.get(&crawls[i]) {
+            return Ok(id);
+        }
+        let id = store.begin_run(&NewRun {
+            crawl: crawls[i].clone(),
+            ..run.clone()
+        })?;
+        runs.insert(crawls[i].clone(), id);
+        Ok(id)
+    };
     let mut state = ImportProgress {
         inputs: n,
         done: already.iter().filter(|a| **a).count(),
@@ -385,7 +402,9 @@ pub fn import_parallel<S: Store + ?Sized>(
         for msg in rx.iter() {
             match msg {
                 Msg::Batch(i, b, so_far) => {
-                    if let Err(e) = store.record_import(Some(run), &b, &mark(i, &so_far, None)) {
+                    let r = run_of(store, i)
+                        .and_then(|id| store.record_import(Some(id), &b, &mark(i, &so_far, None)));
+                    if let Err(e) = r {
                         stop.store(true, std::sync::atomic::Ordering::Relaxed);
                         // Drain so that no reader waits on a full channel.
                         for _ in rx.iter() {}
@@ -397,8 +416,10 @@ pub fn import_parallel<S: Store + ?Sized>(
                 Msg::Done(i, counts, damage) => {
                     // Read to its end: a later import passes it over.
                     let finished = damage.is_none().then_some(now);
-                    if let Err(e) = store.record_import(Some(run), &[], &mark(i, &counts, finished))
-                    {
+                    let r = run_of(store, i).and_then(|id| {
+                        store.record_import(Some(id), &[], &mark(i, &counts, finished))
+                    });
+                    if let Err(e) = r {
                         stop.store(true, std::sync::atomic::Ordering::Relaxed);
                         for _ in rx.iter() {}
                         return Err(e);
@@ -413,6 +434,11 @@ pub fn import_parallel<S: Store + ?Sized>(
         Ok(())
     });
     outcome?;
+    let mut ids: Vec<RunId> = runs.into_values().collect();
+    ids.sort_unstable();
+    for id in ids {
+        store.finish_run(id, now)?;
+    }
     Ok(names
         .into_iter()
         .zip(results)

@@ -72,6 +72,7 @@ pub(crate) const TABLES: &[Table] = &[
             ("input_hash", Ty::Blob),
             ("user_agent", Ty::Text),
             ("hosts", Ty::Int),
+            ("crawl", Ty::Text),
         ],
     },
     Table {

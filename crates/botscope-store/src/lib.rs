@@ -200,6 +200,10 @@ pub struct NewRun {
     pub hosts: u64,
     /// Start time (seconds since the epoch).
     pub started: i64,
+    /// The crawl whose captures it imports (`CC-MAIN-2024-10`), if any:
+    /// every attempt of the run belongs to it ([`Store::crawl_sites`],
+    /// [`SiteHistory::sights`]). No control characters.
+    pub crawl: Option<String>,
 }
 
 /// One redirect hop: the URL that answered and its status.
@@ -387,7 +391,89 @@ pub struct SiteHistory {
     pub rank: Option<u64>,
     /// Its versions by first seen.
     pub versions: Vec<Version>,
+    /// Its last capture in each crawl that saw it, by crawl name.
+    pub sights: Vec<CrawlSight>,
 }
+
+/// A site's last capture in one crawl ([`NewRun::crawl`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrawlSight {
+    /// The crawl.
+    pub crawl: String,
+    /// When the capture was made.
+    pub time: i64,
+    /// It brought a robots.txt (a body to parse): the version in force at
+    /// `time` is what the site served the crawl.
+    pub found: bool,
+}
+
+/// The sites one crawl saw ([`Store::crawl_sites`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrawlSites {
+    /// The crawl.
+    pub crawl: String,
+    /// Its first and last capture.
+    pub first: i64,
+    /// Its last capture.
+    pub last: i64,
+    /// Distinct sites it captured (of the hosts asked, when asked).
+    pub sites: u64,
+    /// With hosts asked: the positions of those it captured.
+    pub of_hosts: Vec<usize>,
+}
+
+/// The column of a history query that lists a site's crawl captures
+/// (`crawl\ttime\tfound` lines), read by [`sights_of`].
+pub(crate) fn sights_of(listed: Option<&str>) -> Vec<CrawlSight> {
+    let mut last: std::collections::BTreeMap<&str, (i64, bool)> = Default::default();
+    for line in listed.unwrap_or_default().split('\n') {
+        let mut f = line.rsplitn(3, '\t');
+        let (Some(found), Some(time), Some(crawl)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        let Ok(time) = time.parse::<i64>() else {
+            continue;
+        };
+        let found = matches!(found, "1" | "t" | "true");
+        let e = last.entry(crawl).or_insert((time, found));
+        // The last capture wins; of two at one second, one that found.
+        if time > e.0 || (time == e.0 && found) {
+            *e = (time, found);
+        }
+    }
+    last.into_iter()
+        .map(|(crawl, (time, found))| CrawlSight {
+            crawl: crawl.to_owned(),
+            time,
+            found,
+        })
+        .collect()
+}
+
+/// A run's crawl name, checked before it is stored.
+pub(crate) fn check_run(run: &NewRun) -> Result<()> {
+    match &run.crawl {
+        Some(c) => check_crawl_name(c).map_err(|e| StoreError::Input {
+            name: run.input.clone(),
+            reason: e.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A crawl name a run may carry: 1 to 200 bytes, no control characters.
+pub fn check_crawl_name(name: &str) -> std::result::Result<(), BadCrawlName> {
+    if name.is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
+        Err(BadCrawlName(name.chars().take(60).collect()))
+    } else {
+        Ok(())
+    }
+}
+
+/// A crawl name with control characters, empty or too long.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a crawl name is 1 to 200 bytes without control characters: {0:?}")]
+pub struct BadCrawlName(pub String);
 
 impl SiteHistory {
     /// The versions that say what the site serves, oldest first: those
@@ -611,6 +697,10 @@ pub trait Store {
     /// [`Store::sites_known_at`]), in order; `None` for a host the store
     /// does not know. A cohort's sites known at a time are counted from it.
     fn sites_added(&self, hosts: &[String]) -> Result<Vec<Option<i64>>>;
+    /// Every crawl imported ([`NewRun::crawl`]), by name: its span and the
+    /// sites it captured, every outcome; with `hosts`, only those (and
+    /// which of them).
+    fn crawl_sites(&self, hosts: Option<&[String]>) -> Result<Vec<CrawlSites>>;
 }
 
 /// A time given on a command line: RFC 3339 (`2007-03-01T00:00:00Z`), a
@@ -825,6 +915,9 @@ impl Store for AnyStore {
     }
     fn sites_added(&self, hosts: &[String]) -> Result<Vec<Option<i64>>> {
         both!(self, s => s.sites_added(hosts))
+    }
+    fn crawl_sites(&self, hosts: Option<&[String]>) -> Result<Vec<CrawlSites>> {
+        both!(self, s => s.crawl_sites(hosts))
     }
     fn record_import(
         &mut self,

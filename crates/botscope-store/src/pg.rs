@@ -11,8 +11,8 @@ use std::sync::Mutex;
 use postgres::{Client, NoTls, Row, Transaction};
 
 use crate::{
-    Attempt, ImportMark, NewRun, Origin, Previous, Result, RunId, SiteHistory, Source, Stats,
-    Store, StoreError, Version, VersionOp, content_hash,
+    Attempt, CrawlSites, ImportMark, NewRun, Origin, Previous, Result, RunId, SiteHistory, Source,
+    Stats, Store, StoreError, Version, VersionOp, content_hash,
 };
 
 /// Migrations, in order; `botscope_schema.version` is the number applied.
@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../schema/postgres/003.sql"),
     include_str!("../schema/postgres/004.sql"),
     include_str!("../schema/postgres/005.sql"),
+    include_str!("../schema/postgres/006.sql"),
 ];
 
 /// The PostgreSQL schema version this build writes.
@@ -37,8 +38,15 @@ const PENDING: i64 = -1;
 
 /// Versions with their site, as the research index reads them.
 const HISTORY: &str = "SELECT s.host, s.rank, v.url, v.first_seen, v.last_seen, v.hash, b.content,
-        v.content_type, v.source
+        v.content_type, v.source, {SIGHTS}
     FROM sites s JOIN versions v ON v.site_id = s.id JOIN bodies b ON b.hash = v.hash";
+
+/// The [`HISTORY`] column of a site's crawl captures (see
+/// [`crate::sights_of`]), asked only of a store that imported a crawl.
+const SIGHTS: &str = "(SELECT string_agg(r.crawl || E'\\t' || a.time || E'\\t'
+        || (a.body_hash IS NOT NULL)::int, E'\\n')
+    FROM attempts a JOIN runs r ON r.id = a.run_id
+    WHERE a.site_id = s.id AND r.crawl IS NOT NULL)";
 
 /// The columns of [`Previous`], read by [`previous_row`].
 const PREVIOUS: &str = "SELECT host, last_attempt, etag, last_modified, has_copy,
@@ -310,6 +318,15 @@ impl PgStore {
             .map_err(|e| self.err(e))?;
         }
         let mut tx = c.transaction().map_err(|e| self.err(e))?;
+        // A crawl's capture changes its site (the crawls that saw it) even
+        // when the version in force goes on.
+        let crawl_run = match run {
+            None => false,
+            Some(id) => tx
+                .query_opt("SELECT crawl IS NOT NULL FROM runs WHERE id = $1", &[&id])
+                .map_err(|e| self.err(e))?
+                .is_some_and(|r| r.get::<_, bool>(0)),
+        };
         // Runs of distinct hosts, in order: a host twice in a batch has its
         // attempts recorded one after the other. The sites they change are
         // marked [`PENDING`] until the end.
@@ -319,7 +336,7 @@ impl PgStore {
         let mut hosts = HashSet::new();
         for a in batch {
             if !hosts.insert(a.host.as_str()) {
-                record_set(&mut tx, run, &part, &mut changed, &mut sites)
+                record_set(&mut tx, run, crawl_run, &part, &mut changed, &mut sites)
                     .map_err(|e| self.err(e))?;
                 part.clear();
                 hosts.clear();
@@ -327,14 +344,18 @@ impl PgStore {
             }
             part.push(a);
         }
-        record_set(&mut tx, run, &part, &mut changed, &mut sites).map_err(|e| self.err(e))?;
+        record_set(&mut tx, run, crawl_run, &part, &mut changed, &mut sites)
+            .map_err(|e| self.err(e))?;
         // Marks in commit order: the next mark is taken under a lock held
         // until the commit, so writers run side by side until here and a
         // batch that commits later always has a greater mark.
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_MARK])
             .map_err(|e| self.err(e))?;
+        // From a counter, not the sites' greatest mark: a batch that
+        // changes every site would find none left to count from.
         tx.execute(
-            "UPDATE sites SET changed = (SELECT greatest(max(changed), 0) + 1 FROM sites)
+            "WITH m AS (UPDATE change_marks SET mark = mark + 1 RETURNING mark)
+             UPDATE sites SET changed = (SELECT mark FROM m)
              WHERE id = ANY($1) AND changed = $2",
             &[&sites, &PENDING],
         )
@@ -379,12 +400,23 @@ impl PgStore {
     fn histories(
         &self,
         tx: &mut Transaction<'_>,
-        sql: &str,
+        tail: &str,
         args: &[&(dyn postgres::types::ToSql + Sync)],
         f: &mut dyn FnMut(SiteHistory) -> Result<()>,
     ) -> Result<()> {
+        let crawled: bool = tx
+            .query_one(
+                "SELECT EXISTS(SELECT 1 FROM runs WHERE crawl IS NOT NULL)",
+                &[],
+            )
+            .map_err(|e| self.err(e))?
+            .get(0);
+        let sql = format!(
+            "{} {tail}",
+            HISTORY.replace("{SIGHTS}", if crawled { SIGHTS } else { "NULL::text" })
+        );
         let rows = tx
-            .query_raw(sql, args.iter().copied())
+            .query_raw(&sql, args.iter().copied())
             .map_err(|e| self.err(e))?;
         let mut rows = rows;
         let mut cur: Option<SiteHistory> = None;
@@ -406,13 +438,16 @@ impl PgStore {
                 f(cur.take().expect("checked"))?;
             }
             let rank: Option<i64> = r.get(1);
-            cur.get_or_insert_with(|| SiteHistory {
-                host,
-                rank: rank.map(|r| r.max(0) as u64),
-                versions: Vec::new(),
-            })
-            .versions
-            .push(v);
+            if cur.is_none() {
+                let listed: Option<&str> = r.get(9);
+                cur = Some(SiteHistory {
+                    host,
+                    rank: rank.map(|r| r.max(0) as u64),
+                    versions: Vec::new(),
+                    sights: crate::sights_of(listed),
+                });
+            }
+            cur.as_mut().expect("set").versions.push(v);
         }
         if let Some(c) = cur {
             f(c)?;
@@ -475,6 +510,7 @@ type VersionAt = Option<(i64, Vec<u8>)>;
 fn record_set(
     tx: &mut Transaction<'_>,
     run: Option<RunId>,
+    crawl_run: bool,
     batch: &[&Attempt],
     changed: &mut Vec<bool>,
     sites: &mut Vec<i64>,
@@ -630,7 +666,7 @@ fn record_set(
                 nv_src.push(a.source.as_str().to_owned());
             }
         }
-        if op.marks_change() {
+        if op.marks_change() || crawl_run {
             changed_sites.push(site[k]);
         }
         new_content[k] = op.new_content();
@@ -714,17 +750,19 @@ fn record_set(
 
 impl Store for PgStore {
     fn begin_run(&mut self, run: &NewRun) -> Result<RunId> {
+        crate::check_run(run)?;
         let row = self
             .client()
             .query_one(
-                "INSERT INTO runs(started, input, input_hash, user_agent, hosts)
-                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                "INSERT INTO runs(started, input, input_hash, user_agent, hosts, crawl)
+                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
                 &[
                     &run.started,
                     &text(&run.input),
                     &&run.input_hash[..],
                     &text(&run.user_agent),
                     &i(run.hosts),
+                    &run.crawl,
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -900,11 +938,12 @@ impl Store for PgStore {
             .query_one("SELECT coalesce(max(changed), 0) FROM sites", &[])
             .map_err(|e| self.err(e))?
             .get(0);
-        let sql = format!(
-            "{HISTORY} WHERE s.changed > $1 AND s.changed <= $2
-             ORDER BY s.host, v.first_seen, v.id"
-        );
-        self.histories(&mut tx, &sql, &[&mark, &now], f)?;
+        self.histories(
+            &mut tx,
+            "WHERE s.changed > $1 AND s.changed <= $2 ORDER BY s.host, v.first_seen, v.id",
+            &[&mark, &now],
+            f,
+        )?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(now)
     }
@@ -913,11 +952,15 @@ impl Store for PgStore {
         let mut c = self.client();
         let mut tx = c.transaction().map_err(|e| self.err(e))?;
         let mut found = None;
-        let sql = format!("{HISTORY} WHERE s.host = $1 ORDER BY v.first_seen, v.id");
-        self.histories(&mut tx, &sql, &[&host], &mut |h| {
-            found = Some(h);
-            Ok(())
-        })?;
+        self.histories(
+            &mut tx,
+            "WHERE s.host = $1 ORDER BY v.first_seen, v.id",
+            &[&host],
+            &mut |h| {
+                found = Some(h);
+                Ok(())
+            },
+        )?;
         if found.is_none() {
             let rank: Option<Option<i64>> = tx
                 .query_opt("SELECT rank FROM sites WHERE host = $1", &[&host])
@@ -927,6 +970,7 @@ impl Store for PgStore {
                 host: host.to_owned(),
                 rank: rank.map(|r| r.max(0) as u64),
                 versions: Vec::new(),
+                sights: Vec::new(),
             });
         }
         tx.commit().map_err(|e| self.err(e))?;
@@ -940,6 +984,60 @@ impl Store for PgStore {
             .map_err(|e| self.err(e))?
             .get::<_, i64>(0)
             .max(0) as u64)
+    }
+
+    fn crawl_sites(&self, hosts: Option<&[String]>) -> Result<Vec<CrawlSites>> {
+        let mut c = self.client();
+        let mut out: Vec<CrawlSites> = c
+            .query(
+                "SELECT r.crawl, min(a.time), max(a.time), count(DISTINCT a.site_id)
+                 FROM runs r JOIN attempts a ON a.run_id = r.id
+                 WHERE r.crawl IS NOT NULL GROUP BY r.crawl ORDER BY r.crawl COLLATE \"C\"",
+                &[],
+            )
+            .map_err(|e| self.err(e))?
+            .iter()
+            .map(|r| CrawlSites {
+                crawl: r.get(0),
+                first: r.get(1),
+                last: r.get(2),
+                sites: r.get::<_, i64>(3).max(0) as u64,
+                of_hosts: Vec::new(),
+            })
+            .collect();
+        if let Some(hosts) = hosts {
+            let at: HashMap<String, usize> = out
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.crawl.clone(), i))
+                .collect();
+            let pos: HashMap<&str, usize> = hosts
+                .iter()
+                .enumerate()
+                .map(|(i, h)| (h.as_str(), i))
+                .collect();
+            for chunk in hosts.chunks(10_000) {
+                for row in c
+                    .query(
+                        "SELECT DISTINCT s.host, r.crawl FROM sites s
+                            JOIN attempts a ON a.site_id = s.id JOIN runs r ON r.id = a.run_id
+                         WHERE s.host = ANY($1) AND r.crawl IS NOT NULL",
+                        &[&chunk],
+                    )
+                    .map_err(|e| self.err(e))?
+                {
+                    let (h, crawl): (&str, &str) = (row.get(0), row.get(1));
+                    if let (Some(&k), Some(&i)) = (at.get(crawl), pos.get(h)) {
+                        out[k].of_hosts.push(i);
+                    }
+                }
+            }
+            for c in &mut out {
+                c.of_hosts.sort_unstable();
+                c.sites = c.of_hosts.len() as u64;
+            }
+        }
+        Ok(out)
     }
 
     fn sites_added(&self, hosts: &[String]) -> Result<Vec<Option<i64>>> {
@@ -1119,6 +1217,15 @@ mod rows {
                         "SELECT setval(pg_get_serial_sequence('{0}', 'id'), (SELECT max(id) FROM {0}))",
                         t.name
                     ),
+                    &[],
+                )
+                .map_err(|e| self.err(e))?;
+            }
+            if t.name == "sites" {
+                // Marks given after the copy follow the copied ones.
+                tx.execute(
+                    "UPDATE change_marks SET mark = greatest(mark,
+                        (SELECT coalesce(max(changed), 0) FROM sites))",
                     &[],
                 )
                 .map_err(|e| self.err(e))?;

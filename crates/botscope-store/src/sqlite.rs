@@ -7,20 +7,28 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use crate::{
-    Attempt, ImportMark, NewRun, Origin, Previous, Result, RunId, SiteHistory, Source, Stats,
-    Store, StoreError, Version, VersionOp, content_hash,
+    Attempt, CrawlSites, ImportMark, NewRun, Origin, Previous, Result, RunId, SiteHistory, Source,
+    Stats, Store, StoreError, Version, VersionOp, content_hash,
 };
 
 /// Versions with their site, as the research index reads them.
 const HISTORY: &str = "SELECT s.host, s.rank, v.url, v.first_seen, v.last_seen, v.hash, b.content,
-        v.content_type, v.source
+        v.content_type, v.source, {SIGHTS}
     FROM sites s JOIN versions v ON v.site_id = s.id JOIN bodies b ON b.hash = v.hash";
+
+/// The [`HISTORY`] column of a site's crawl captures (see
+/// [`crate::sights_of`]), asked only of a store that imported a crawl.
+const SIGHTS: &str = "(SELECT group_concat(r.crawl || char(9) || a.time || char(9)
+        || (a.body_hash IS NOT NULL), char(10))
+    FROM attempts a JOIN runs r ON r.id = a.run_id
+    WHERE a.site_id = s.id AND r.crawl IS NOT NULL)";
 
 /// Migrations, in order; `PRAGMA user_version` is the number applied.
 const MIGRATIONS: &[&str] = &[
     include_str!("../schema/sqlite/001.sql"),
     include_str!("../schema/sqlite/002.sql"),
     include_str!("../schema/sqlite/003.sql"),
+    include_str!("../schema/sqlite/004.sql"),
 ];
 
 /// The schema version this build writes.
@@ -71,8 +79,22 @@ impl SqliteStore {
                 r.get(0)
             })
             .map_err(|e| classify(&path, e))?;
+        // A crawl's capture changes its site (the crawls that saw it) even
+        // when the version in force goes on.
+        let crawl_run: bool = match run {
+            None => false,
+            Some(id) => tx
+                .query_row(
+                    "SELECT crawl IS NOT NULL FROM runs WHERE id = ?1",
+                    params![id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(|e| classify(&path, e))?
+                .unwrap_or(false),
+        };
         for a in batch {
-            record_one(&tx, run, a, mark).map_err(|e| classify(&path, e))?;
+            record_one(&tx, run, a, mark, crawl_run).map_err(|e| classify(&path, e))?;
         }
         if let Some(m) = import {
             tx.execute(
@@ -197,17 +219,19 @@ fn record_one(
     run: Option<RunId>,
     a: &Attempt,
     mark: i64,
+    crawl_run: bool,
 ) -> rusqlite::Result<()> {
     let site_id: i64 = tx
         .prepare_cached(
-            "INSERT INTO sites(host, rank, added) VALUES (?1, ?2, ?3)
+            "INSERT INTO sites(host, rank, added, changed) VALUES (?1, ?2, ?3, CASE WHEN ?5 THEN ?4 ELSE 0 END)
              ON CONFLICT(host) DO UPDATE SET rank = coalesce(excluded.rank, rank),
-                changed = CASE WHEN excluded.rank IS NOT NULL AND excluded.rank IS NOT rank
+                changed = CASE WHEN ?5 THEN ?4
+                               WHEN excluded.rank IS NOT NULL AND excluded.rank IS NOT rank
                                AND has_copy THEN ?4 ELSE changed END
              RETURNING id",
         )?
         .query_row(
-            params![a.host, a.rank.map(|r| r as i64), a.time, mark],
+            params![a.host, a.rank.map(|r| r as i64), a.time, mark, crawl_run],
             |r| r.get(0),
         )?;
     let hash = a.body.as_ref().map(|b| {
@@ -348,16 +372,18 @@ fn record_one(
 
 impl Store for SqliteStore {
     fn begin_run(&mut self, run: &NewRun) -> Result<RunId> {
+        crate::check_run(run)?;
         self.conn
             .execute(
-                "INSERT INTO runs(started, input, input_hash, user_agent, hosts)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO runs(started, input, input_hash, user_agent, hosts, crawl)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
                     run.started,
                     run.input,
                     &run.input_hash[..],
                     run.user_agent,
-                    run.hosts as i64
+                    run.hosts as i64,
+                    run.crawl
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -563,11 +589,11 @@ impl Store for SqliteStore {
         self.conn.execute_batch("BEGIN").map_err(|e| self.err(e))?;
         let result = (|| {
             let now = self.change_mark()?;
-            let sql = format!(
-                "{HISTORY} WHERE s.changed > ?1 AND s.changed <= ?2
-                 ORDER BY s.host, v.first_seen, v.id"
-            );
-            self.histories(&sql, params![mark, now], f)?;
+            self.histories(
+                "WHERE s.changed > ?1 AND s.changed <= ?2 ORDER BY s.host, v.first_seen, v.id",
+                params![mark, now],
+                f,
+            )?;
             Ok(now)
         })();
         let _ = self.conn.execute_batch("COMMIT");
@@ -583,6 +609,60 @@ impl Store for SqliteStore {
             )
             .map(|n| n.max(0) as u64)
             .map_err(|e| self.err(e))
+    }
+
+    fn crawl_sites(&self, hosts: Option<&[String]>) -> Result<Vec<CrawlSites>> {
+        let e = |e| classify(&self.path, e);
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT r.crawl, min(a.time), max(a.time), count(DISTINCT a.site_id)
+                 FROM runs r JOIN attempts a ON a.run_id = r.id
+                 WHERE r.crawl IS NOT NULL GROUP BY r.crawl ORDER BY r.crawl",
+            )
+            .map_err(e)?;
+        let mut out: Vec<CrawlSites> = st
+            .query_map([], |r| {
+                Ok(CrawlSites {
+                    crawl: r.get(0)?,
+                    first: r.get(1)?,
+                    last: r.get(2)?,
+                    sites: r.get::<_, i64>(3)?.max(0) as u64,
+                    of_hosts: Vec::new(),
+                })
+            })
+            .map_err(e)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(e)?;
+        if let Some(hosts) = hosts {
+            let mut q = self
+                .conn
+                .prepare_cached(
+                    "SELECT DISTINCT r.crawl FROM sites s JOIN attempts a ON a.site_id = s.id
+                        JOIN runs r ON r.id = a.run_id
+                     WHERE s.host = ?1 AND r.crawl IS NOT NULL",
+                )
+                .map_err(e)?;
+            let at: HashMap<String, usize> = out
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.crawl.clone(), i))
+                .collect();
+            for (i, h) in hosts.iter().enumerate() {
+                for crawl in q
+                    .query_map(params![h], |r| r.get::<_, String>(0))
+                    .map_err(e)?
+                {
+                    if let Some(&k) = at.get(&crawl.map_err(e)?) {
+                        out[k].of_hosts.push(i);
+                    }
+                }
+            }
+            for c in &mut out {
+                c.sites = c.of_hosts.len() as u64;
+            }
+        }
+        Ok(out)
     }
 
     fn sites_added(&self, hosts: &[String]) -> Result<Vec<Option<i64>>> {
@@ -602,11 +682,14 @@ impl Store for SqliteStore {
 
     fn site(&self, host: &str) -> Result<Option<SiteHistory>> {
         let mut found = None;
-        let sql = format!("{HISTORY} WHERE s.host = ?1 ORDER BY v.first_seen, v.id");
-        self.histories(&sql, params![host], &mut |h| {
-            found = Some(h);
-            Ok(())
-        })?;
+        self.histories(
+            "WHERE s.host = ?1 ORDER BY v.first_seen, v.id",
+            params![host],
+            &mut |h| {
+                found = Some(h);
+                Ok(())
+            },
+        )?;
         if found.is_none() {
             // A site without a version still has its rank.
             let rank: Option<Option<i64>> = self
@@ -622,6 +705,7 @@ impl Store for SqliteStore {
                 host: host.to_owned(),
                 rank: rank.map(|r| r.max(0) as u64),
                 versions: Vec::new(),
+                sights: Vec::new(),
             });
         }
         Ok(found)
@@ -629,16 +713,28 @@ impl Store for SqliteStore {
 }
 
 impl SqliteStore {
-    /// Runs a [`HISTORY`] query ordered by host, handing each site's
-    /// versions to `f` together.
+    /// Runs a [`HISTORY`] query (`tail`: its conditions, ordered by
+    /// host), handing each site's versions to `f` together.
     fn histories(
         &self,
-        sql: &str,
+        tail: &str,
         args: impl rusqlite::Params,
         f: &mut dyn FnMut(SiteHistory) -> Result<()>,
     ) -> Result<()> {
         let e = |e| classify(&self.path, e);
-        let mut st = self.conn.prepare(sql).map_err(e)?;
+        let crawled: bool = self
+            .conn
+            .query_row(
+                "SELECT EXISTS(SELECT 1 FROM runs WHERE crawl IS NOT NULL)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(e)?;
+        let sql = format!(
+            "{} {tail}",
+            HISTORY.replace("{SIGHTS}", if crawled { SIGHTS } else { "NULL" })
+        );
+        let mut st = self.conn.prepare(&sql).map_err(e)?;
         let mut rows = st.query(args).map_err(e)?;
         let mut cur: Option<SiteHistory> = None;
         while let Some(r) = rows.next().map_err(e)? {
@@ -662,13 +758,16 @@ impl SqliteStore {
                 f(cur.take().expect("checked"))?;
             }
             let rank: Option<i64> = r.get(1).map_err(e)?;
-            cur.get_or_insert_with(|| SiteHistory {
-                host,
-                rank: rank.map(|r| r.max(0) as u64),
-                versions: Vec::new(),
-            })
-            .versions
-            .push(v);
+            if cur.is_none() {
+                let listed: Option<String> = r.get(9).map_err(e)?;
+                cur = Some(SiteHistory {
+                    host,
+                    rank: rank.map(|r| r.max(0) as u64),
+                    versions: Vec::new(),
+                    sights: crate::sights_of(listed.as_deref()),
+                });
+            }
+            cur.as_mut().expect("set").versions.push(v);
         }
         if let Some(c) = cur {
             f(c)?;

@@ -269,6 +269,7 @@ pub fn fill(
         user_agent: "botscope-synth".into(),
         hosts: sites,
         started: EPOCH,
+        crawl: None,
     })?;
     let mut batch = Vec::with_capacity(12_000);
     for i in 0..sites {

@@ -639,6 +639,7 @@ async fn run_trend(app: &Arc<App>, j: TrendJob) -> Result<Arc<Trends>, Fail> {
                 semantics: j.sem,
                 known_at: Some(&known),
                 yearly,
+                crawls: None,
                 cohort: None,
             })
             .map_err(|e| Fail::index(e, j.where_.as_deref().unwrap_or_default()))

@@ -52,6 +52,7 @@ pub fn build(dir: &std::path::Path, sites: u64) -> Result<Demo, Error> {
         user_agent: "botscope demo".into(),
         hosts: files::ROBOTS.len() as u64,
         started: EXAMPLES_DATE,
+        crawl: None,
     })?;
     let examples: Vec<Attempt> = files::ROBOTS
         .iter()

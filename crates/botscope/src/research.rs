@@ -195,6 +195,10 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
     let yearly = a.by == "year";
     let periods = botscope_index::periods(a.from.unwrap_or(first), a.to.unwrap_or(last), yearly);
     let store = a.db.as_ref().map(StoreLocator::open_read).transpose()?;
+    anyhow::ensure!(
+        a.by != "crawl" || store.is_some(),
+        "trends --by crawl reads the crawls from the store: give --db"
+    );
     let cohort = match (&a.sites, &a.rank_file) {
         (Some(path), _) | (None, Some(path)) => {
             let spec = botscope_index::CohortSpec {
@@ -217,6 +221,27 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
         }
         (None, None) => None,
     };
+    // By crawl: the crawls the store imported (within --from/--to, by
+    // their last capture), and the sites each captured.
+    let crawls = match (&store, a.by == "crawl") {
+        (Some(st), true) => {
+            use botscope_store::Store;
+            let mut c = st.crawl_sites(cohort.as_ref().map(|c| &c.hosts[..]))?;
+            c.retain(|c| a.from.is_none_or(|f| c.last >= f) && a.to.is_none_or(|t| c.last <= t));
+            anyhow::ensure!(
+                !c.is_empty(),
+                "the store holds no crawl{}: `botscope store import --format warc` records \
+                 each file's crawl (from its CC-MAIN name, or --crawl NAME)",
+                if a.from.is_some() || a.to.is_some() {
+                    " in that span"
+                } else {
+                    ""
+                }
+            );
+            Some(c)
+        }
+        _ => None,
+    };
     let known = |t: i64| -> botscope_index::Result<u64> {
         use botscope_store::Store;
         Ok(store
@@ -234,6 +259,7 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
             known_at: store.as_ref().map(|_| &known as _),
             yearly,
             cohort: cohort.as_ref(),
+            crawls: crawls.as_deref(),
         })
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
     emit(a.format, &t, || t.to_text(), || t.to_table())?;

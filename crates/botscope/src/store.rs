@@ -87,15 +87,17 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
     let mut store = a.db.db.open()?;
     let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
     let now = now();
-    let run = store.begin_run(&NewRun {
+    let new_run = NewRun {
         input: format!("import: {}", names.join(" ")),
         input_hash: content_hash(names.join("\n").as_bytes()),
         user_agent: String::new(),
         hosts: 0,
         started: now,
-    })?;
+        crawl: None,
+    };
     let mut damaged = false;
     if a.format == StoreImportFormat::Files {
+        let run = store.begin_run(&new_run)?;
         let cap = FetchPolicy::for_semantics(a.semantics).size_cap;
         let mut note = |what: &str| {
             damaged = true;
@@ -181,7 +183,7 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
     };
     let mut note = |what: &str| eprintln!("botscope: {}", botscope_text::field(what));
     let results =
-        botscope_store::import_parallel(&mut store, run, &how, inputs, &mut note, &mut |p| {
+        botscope_store::import_parallel(&mut store, &new_run, &how, inputs, &mut note, &mut |p| {
             if let Some(b) = &bar {
                 let secs = started.elapsed().as_secs_f64().max(0.001);
                 b.set_position(read.load(std::sync::atomic::Ordering::Relaxed));
@@ -225,7 +227,6 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
             );
         }
     }
-    store.finish_run(run, now)?;
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
         "{total} ({} files, {:.1} s, {:.0} records/s)",

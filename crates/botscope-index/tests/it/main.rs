@@ -775,6 +775,7 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
                 semantics: sem,
                 known_at: None,
                 yearly: false,
+                crawls: None,
                 cohort: None,
             })
             .expect("trends");
@@ -819,6 +820,7 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
             semantics: Semantics::Google,
             known_at: None,
             yearly: false,
+            crawls: None,
             cohort: Some(&cohort),
         })
         .expect("cohort trends");

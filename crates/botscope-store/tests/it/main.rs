@@ -47,6 +47,7 @@ fn import_run(s: &mut dyn Store, input: &str) -> botscope_store::RunId {
         user_agent: String::new(),
         hosts: 0,
         started: 3_000,
+        crawl: None,
     })
     .expect("run")
 }
@@ -207,6 +208,7 @@ fn runs_resume_without_duplicate_versions_in(open: Open<'_>) {
         user_agent: "botscope-test".into(),
         hosts: 2,
         started: 10,
+        crawl: None,
     };
     {
         let mut s = open();
@@ -600,13 +602,14 @@ fn version_one_stores_migrate() {
 #[test]
 fn postgres_behaves_like_sqlite() {
     let pg = botscope_testkit::pg::Postgres::start();
-    let tests: [(&str, Behaviour); 6] = [
+    let tests: [(&str, Behaviour); 7] = [
         ("versions", a_version_only_when_the_content_changes_in),
         ("submissions", a_submission_is_a_stream_of_its_own_in),
         ("previous", previous_state_for_the_next_fetch_in),
         ("resume", runs_resume_without_duplicate_versions_in),
         ("changes", the_change_mark_names_the_sites_to_reindex_in),
         ("imports", warc_imports_resume_by_file_in),
+        ("crawls", each_capture_belongs_to_its_crawl_in),
     ];
     for (name, test) in tests {
         let url = pg.create_db(name);
@@ -1072,6 +1075,175 @@ fn hand_hosts_over(s: &impl Frontier) {
 }
 
 #[test]
+fn each_capture_belongs_to_its_crawl() {
+    let path = temp("crawls");
+    each_capture_belongs_to_its_crawl_in(&mut || Box::new(SqliteStore::open(&path).expect("open")));
+}
+
+/// Two crawls imported, each file's captures in its crawl's run: the store
+/// says which sites each crawl saw (every outcome), each site's last
+/// capture per crawl and whether it found a file; a crawl that sees a
+/// site's file again (the same version going on) still marks the site
+/// changed, so that an index update learns of the crawl.
+fn each_capture_belongs_to_its_crawl_in(open: Open<'_>) {
+    use botscope_store::warc::write_record;
+    let t = |s: &str| botscope_store::parse_time_arg(s).expect("time");
+    let file = |captures: &[(&str, &str, u16, &str)]| {
+        let mut warc = Vec::new();
+        for (host, date, status, body) in captures {
+            write_record(
+                &mut warc,
+                &[
+                    ("WARC-Type", "response".into()),
+                    ("WARC-Target-URI", format!("https://{host}/robots.txt")),
+                    ("WARC-Date", (*date).to_owned()),
+                ],
+                format!(
+                    "HTTP/1.1 {status} X\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            )
+            .expect("write");
+        }
+        warc
+    };
+    let input = |name: &str, bytes: Vec<u8>| botscope_store::WarcInput {
+        name: name.into(),
+        crawl: botscope_store::crawl_of(name),
+        open: Box::new(move || {
+            Ok(Box::new(std::io::Cursor::new(bytes)) as Box<dyn std::io::BufRead + Send>)
+        }),
+    };
+    let how = botscope_store::ImportSettings {
+        policy: botscope_robotstxt::FetchPolicy::google(),
+        now: 2_000_000_000,
+        readers: 2,
+    };
+    let run = NewRun {
+        input: "import".into(),
+        input_hash: content_hash(b"import"),
+        user_agent: String::new(),
+        hosts: 0,
+        started: 1,
+        crawl: None,
+    };
+    let (x, y, z) = (
+        "User-agent: *\nDisallow: /x\n",
+        "User-agent: *\nDisallow: /y\n",
+        "User-agent: *\nDisallow: /z\n",
+    );
+    let a = file(&[
+        ("a.test", "2024-03-01T00:00:00Z", 200, x),
+        ("b.test", "2024-03-02T00:00:00Z", 404, "gone"),
+        ("c.test", "2024-03-03T00:00:00Z", 200, y),
+    ]);
+    let b = file(&[
+        ("a.test", "2024-05-01T00:00:00Z", 200, x),
+        ("b.test", "2024-05-02T00:00:00Z", 200, z),
+        ("c.test", "2024-05-03T00:00:00Z", 200, y),
+        ("c.test", "2024-05-04T00:00:00Z", 404, "gone"),
+    ]);
+    let mut s = open();
+    assert!(s.crawl_sites(None).expect("crawls").is_empty());
+    let r = botscope_store::import_parallel(
+        &mut *s,
+        &run,
+        &how,
+        vec![input("crawl-data/CC-MAIN-2024-10/robotstxt/a.warc", a)],
+        &mut |_| {},
+        &mut |_| {},
+    )
+    .expect("import");
+    assert!(r[0].damage.is_none());
+    let mark = s.change_mark().expect("mark");
+    botscope_store::import_parallel(
+        &mut *s,
+        &run,
+        &how,
+        vec![input("crawl-data/CC-MAIN-2024-18/robotstxt/b.warc", b)],
+        &mut |_| {},
+        &mut |_| {},
+    )
+    .expect("import");
+    let crawls = s.crawl_sites(None).expect("crawls");
+    let got: Vec<(&str, i64, i64, u64)> = crawls
+        .iter()
+        .map(|c| (c.crawl.as_str(), c.first, c.last, c.sites))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("CC-MAIN-2024-10", t("2024-03-01"), t("2024-03-03"), 3),
+            ("CC-MAIN-2024-18", t("2024-05-01"), t("2024-05-04"), 3),
+        ]
+    );
+    let hosts = [
+        "b.test".to_owned(),
+        "nowhere.test".to_owned(),
+        "c.test".to_owned(),
+    ];
+    let of: Vec<(u64, Vec<usize>)> = s
+        .crawl_sites(Some(&hosts))
+        .expect("crawls")
+        .into_iter()
+        .map(|c| (c.sites, c.of_hosts))
+        .collect();
+    assert_eq!(of, [(2, vec![0, 2]), (2, vec![0, 2])]);
+    // Each site's last capture per crawl.
+    let mut sights = std::collections::BTreeMap::new();
+    s.sites_changed(0, &mut |h| {
+        let v: Vec<(String, i64, bool)> = h
+            .sights
+            .iter()
+            .map(|c| (c.crawl.clone(), c.time, c.found))
+            .collect();
+        sights.insert(h.host, v);
+        Ok(())
+    })
+    .expect("histories");
+    let c = |crawl: &str, time: &str, found: bool| (crawl.to_owned(), t(time), found);
+    assert_eq!(
+        sights["a.test"],
+        [
+            c("CC-MAIN-2024-10", "2024-03-01", true),
+            c("CC-MAIN-2024-18", "2024-05-01", true)
+        ]
+    );
+    assert_eq!(
+        sights["b.test"],
+        [
+            c("CC-MAIN-2024-10", "2024-03-02", false),
+            c("CC-MAIN-2024-18", "2024-05-02", true)
+        ]
+    );
+    assert_eq!(
+        sights["c.test"],
+        [
+            c("CC-MAIN-2024-10", "2024-03-03", true),
+            c("CC-MAIN-2024-18", "2024-05-04", false)
+        ]
+    );
+    // The second crawl changed every site it saw, a.test's version only
+    // going on.
+    let mut changed = Vec::new();
+    s.sites_changed(mark, &mut |h| {
+        changed.push(h.host);
+        Ok(())
+    })
+    .expect("changed");
+    assert_eq!(changed, ["a.test", "b.test", "c.test"]);
+    // Each crawl's run is finished and named.
+    assert_eq!(s.imports().expect("imports").len(), 2);
+    // A crawl name with a control character is refused.
+    let bad = NewRun {
+        crawl: Some("CC\nMAIN".into()),
+        ..run.clone()
+    };
+    assert!(s.begin_run(&bad).is_err());
+}
+
+#[test]
 fn warc_imports_resume_by_file() {
     let path = temp("imports");
     warc_imports_resume_by_file_in(&mut || Box::new(SqliteStore::open(&path).expect("open")));
@@ -1126,15 +1298,14 @@ fn warc_imports_resume_by_file_in(open: Open<'_>) {
         readers: 2,
     };
     let mut s = open();
-    let run = s
-        .begin_run(&NewRun {
-            input: "import".into(),
-            input_hash: content_hash(b"import"),
-            user_agent: String::new(),
-            hosts: 0,
-            started: 1,
-        })
-        .expect("run");
+    let run = &NewRun {
+        input: "import".into(),
+        input_hash: content_hash(b"import"),
+        user_agent: String::new(),
+        hosts: 0,
+        started: 1,
+        crawl: None,
+    };
     // Cut in the middle of the fifth capture: four stored, not finished.
     let cut = warc[..cuts[3] + 40].to_vec();
     let r = botscope_store::import_parallel(
