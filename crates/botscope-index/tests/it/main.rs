@@ -861,3 +861,192 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
         assert!((w.denominator - total).abs() < 1e-9);
     }
 }
+
+/// Trends by crawl: three crawls of the real files, each capturing some
+/// sites (a file, a 404, twice with the last capture deciding, not at all),
+/// with harvests between them; every crawl's counts equal those of each
+/// captured site's last capture in it, asked of the matcher, and the sites
+/// it captured without a file are its `no_robots_txt`. An index updated
+/// after each crawl counts as one built at the end; a cohort counts its
+/// own sites, weighted.
+#[test]
+fn trends_by_crawl_count_each_crawls_last_captures() {
+    use botscope_store::{CrawlSites, NewRun};
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut s = SqliteStore::open(&dir.path().join("store.db")).expect("store");
+    let files: Vec<(String, Vec<u8>)> = corpus().into_iter().take(90).collect();
+    let agents: Vec<String> = ["*", "GPTBot", "Googlebot", "CCBot", "bingbot"]
+        .map(str::to_owned)
+        .to_vec();
+    let attempt = |host: &str, time: i64, body: Option<&[u8]>| Attempt {
+        host: host.into(),
+        time,
+        url: format!("https://{host}/robots.txt"),
+        status: Some(if body.is_some() { 200 } else { 404 }),
+        outcome: if body.is_some() { "parse" } else { "allow-all" }.into(),
+        reason: "test".into(),
+        bytes: body.map_or(0, |b| b.len() as u64),
+        body: body.map(<[u8]>::to_vec),
+        source: Source::Warc,
+        ..Attempt::default()
+    };
+    let ix = dir.path().join("index");
+    // Per crawl: each captured site's last capture (its file, if found).
+    type Captures = BTreeMap<String, Option<Vec<u8>>>;
+    let mut want: Vec<(String, Captures)> = Vec::new();
+    for k in 0..3usize {
+        let crawl = format!("CC-MAIN-2024-{:02}", 10 + 8 * k);
+        let t0 = 1_710_000_000 + k as i64 * 5_000_000;
+        let run = s
+            .begin_run(&NewRun {
+                input: crawl.clone(),
+                input_hash: botscope_store::content_hash(crawl.as_bytes()),
+                user_agent: String::new(),
+                hosts: 0,
+                started: t0,
+                crawl: Some(crawl.clone()),
+            })
+            .expect("run");
+        let mut last: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
+        let mut batch = Vec::new();
+        for (i, (host, _)) in files.iter().enumerate() {
+            if i % 5 == k {
+                continue;
+            }
+            let t = t0 + i as i64 * 60;
+            let body = &files[(i + k * (i % 3)) % files.len()].1;
+            let captured = if (i + k) % 7 == 0 {
+                None
+            } else {
+                Some(body.as_slice())
+            };
+            batch.push(attempt(host, t, captured));
+            // Some sites twice: the later capture decides.
+            let last_one = if i % 11 == k {
+                let again = if captured.is_some() {
+                    None
+                } else {
+                    Some(files[i].1.as_slice())
+                };
+                batch.push(attempt(host, t + 30, again));
+                again
+            } else {
+                captured
+            };
+            last.insert(host.clone(), last_one.map(<[u8]>::to_vec));
+        }
+        s.record(Some(run), &batch).expect("record");
+        s.finish_run(run, t0).expect("finish");
+        // A harvest after the crawl changes some files: not the crawl's.
+        let later: Vec<Attempt> = files
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 4 == 0)
+            .map(|(i, (host, _))| {
+                attempt(host, t0 + 1_000_000, Some(&files[(i + 1) % files.len()].1))
+            })
+            .collect();
+        s.record(None, &later).expect("harvest");
+        want.push((crawl, last));
+        if k == 0 {
+            Index::build(&s, &ix, None, &mut |_| {}).expect("build");
+        } else {
+            Index::open(&ix).expect("open").update(&s).expect("update");
+        }
+    }
+    let crawls: Vec<CrawlSites> = s.crawl_sites(None).expect("crawls");
+    assert_eq!(crawls.len(), 3);
+    let fresh = dir.path().join("fresh");
+    Index::build(&s, &fresh, None, &mut |_| {}).expect("build");
+    let count = |sites: &mut dyn Iterator<Item = &Vec<u8>>, sem| {
+        let mut out: BTreeMap<String, botscope_index::Counts> = BTreeMap::new();
+        for a in &agents {
+            out.insert(a.clone(), botscope_index::Counts::default());
+        }
+        for body in sites {
+            let r = botscope_index::restrictions(body, &agents, sem);
+            for (a, x) in agents.iter().zip(r) {
+                let c = out.get_mut(a).expect("agent");
+                match x {
+                    botscope_index::Restriction::Full => c.full += 1,
+                    botscope_index::Restriction::Partial => c.partial += 1,
+                    botscope_index::Restriction::None => c.none += 1,
+                }
+            }
+        }
+        out
+    };
+    for path in [&ix, &fresh] {
+        let idx = Index::open(path).expect("open");
+        for sem in [Semantics::Google, Semantics::Draft1996] {
+            let t = idx
+                .trends(&botscope_index::TrendsRequest {
+                    agents: &agents,
+                    periods: &[],
+                    where_: None,
+                    semantics: sem,
+                    known_at: None,
+                    yearly: false,
+                    crawls: Some(&crawls),
+                    cohort: None,
+                })
+                .expect("trends");
+            assert_eq!(t.by, "crawl");
+            assert_eq!(t.periods.len(), 3);
+            for (p, (crawl, last)) in t.periods.iter().zip(&want) {
+                assert_eq!(&p.period, crawl);
+                let found: Vec<&Vec<u8>> = last.values().flatten().collect();
+                assert_eq!(p.sites, found.len() as u64, "{crawl} {sem:?}");
+                assert_eq!(
+                    p.no_robots_txt,
+                    Some((last.len() - found.len()) as u64),
+                    "{crawl}"
+                );
+                assert_eq!(
+                    p.agents,
+                    count(&mut found.into_iter(), sem),
+                    "{crawl} {sem:?}"
+                );
+            }
+        }
+    }
+    // A cohort: every third site, weighted by its position.
+    let mut list = String::from("host,rank,w\n");
+    let mut members: BTreeMap<String, f64> = BTreeMap::new();
+    for (i, (host, _)) in files.iter().enumerate().filter(|(i, _)| i % 3 == 0) {
+        list.push_str(&format!("{host},{},{}\n", i + 1, i as f64));
+        members.insert(host.clone(), i as f64);
+    }
+    let spec = botscope_index::CohortSpec {
+        weight: Some("w".into()),
+        ..Default::default()
+    };
+    let cohort = botscope_index::Cohort::parse("list.csv", &list, &spec).expect("cohort");
+    let of = s.crawl_sites(Some(&cohort.hosts)).expect("crawls");
+    let idx = Index::open(&ix).expect("open");
+    let t = idx
+        .trends(&botscope_index::TrendsRequest {
+            agents: &agents,
+            periods: &[],
+            where_: None,
+            semantics: Semantics::Google,
+            known_at: None,
+            yearly: false,
+            crawls: Some(&of),
+            cohort: Some(&cohort),
+        })
+        .expect("trends");
+    for (p, (crawl, last)) in t.periods.iter().zip(&want) {
+        let mine: Vec<(&String, &Option<Vec<u8>>)> = last
+            .iter()
+            .filter(|(h, _)| members.contains_key(*h))
+            .collect();
+        let found: Vec<&Vec<u8>> = mine.iter().filter_map(|(_, b)| b.as_ref()).collect();
+        assert_eq!(p.sites, found.len() as u64, "{crawl}");
+        assert_eq!(p.denominator, mine.len() as u64, "{crawl}");
+        assert_eq!(p.agents, count(&mut found.into_iter(), Semantics::Google));
+        let w = p.weighted.as_ref().expect("weighted");
+        let total: f64 = mine.iter().map(|(h, _)| members[*h]).sum();
+        assert!((w.denominator - total).abs() < 1e-9, "{crawl}");
+    }
+}

@@ -1058,4 +1058,52 @@ fn the_worked_example_of_the_research_guide() {
         .collect();
     assert_eq!(by_month["2024-03"], (0, 3), "{gptbot:?}");
     assert_eq!(by_month["2024-08"], (2, 3), "{gptbot:?}");
+    // The same per crawl: each crawl's own captures.
+    let o = run(&[
+        "trends",
+        "--category",
+        "ai-training",
+        "--db",
+        arg(&db),
+        "--sites",
+        arg(&news),
+        "--by",
+        "crawl",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["by"], "crawl");
+    let per_crawl: Vec<(String, u64, u64)> = v["periods"]
+        .as_array()
+        .expect("periods")
+        .iter()
+        .map(|p| {
+            (
+                p["period"].as_str().expect("crawl").to_owned(),
+                p["agents"]["GPTBot"]["full"].as_u64().expect("full"),
+                p["denominator"].as_u64().expect("denominator"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        per_crawl,
+        [
+            ("CC-MAIN-2024-10".to_owned(), 0, 3),
+            ("CC-MAIN-2024-33".to_owned(), 2, 3)
+        ]
+    );
+    // Without a store, or before any crawl, it says what it needs.
+    let o = run(&[
+        "trends",
+        "--agent",
+        "GPTBot",
+        "--index",
+        arg(&db.with_file_name("research.db.index")),
+        "--by",
+        "crawl",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--db"), "{}", stderr(&o));
 }
