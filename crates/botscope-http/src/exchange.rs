@@ -188,80 +188,88 @@ pub async fn exchange(
     }
 }
 
+/// A response whose body is still to be read: its head, and the body as
+/// it comes ([`exchange_stream`]).
+pub struct Streamed {
+    /// The status code.
+    pub status: u16,
+    /// Headers, in order (values lossily decoded).
+    pub headers: Vec<(String, String)>,
+    /// The body is gzip-encoded (`Content-Encoding`).
+    pub gzip: bool,
+    /// The body, frame by frame.
+    pub body: hyper::body::Incoming,
+    /// Drives the connection while the body is read; dropped, it ends it.
+    pub connection: ConnectionGuard,
+}
+
+/// Keeps a streamed response's connection going; dropping it closes it.
+pub struct ConnectionGuard(#[allow(dead_code)] AbortOnDrop);
+
+impl std::fmt::Debug for Streamed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Streamed")
+            .field("status", &self.status)
+            .field("headers", &self.headers)
+            .field("gzip", &self.gzip)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs one exchange up to the response head (connect, TLS, request, head
+/// before `r.deadline`), leaving the body to the caller: a download too
+/// large to hold is read as it comes. `r.cap` is not applied.
+pub async fn exchange_stream(
+    r: Request<'_>,
+    tls: &tokio_rustls::TlsConnector,
+) -> Result<Streamed, FetchError> {
+    let addr = SocketAddr::new(r.ip, r.port);
+    let left = r.deadline.saturating_duration_since(Instant::now());
+    let tcp =
+        match tokio::time::timeout(r.connect_timeout.min(left), TcpStream::connect(addr)).await {
+            Err(_) => {
+                return Err(FetchError::ConnectTimeout(format!(
+                    "{addr}: no answer in time"
+                )));
+            }
+            Ok(Err(e)) => return Err(FetchError::Connect(format!("{addr}: {e}"))),
+            Ok(Ok(s)) => s,
+        };
+    let _ = tcp.set_nodelay(true);
+    let head = async {
+        if r.url.scheme() == "https" {
+            let name = rustls_pki_types::ServerName::try_from(r.host.to_owned())
+                .map_err(|e| FetchError::Tls(format!("{}: {e}", r.host)))?;
+            let stream = tls.connect(name, tcp).await.map_err(|e| {
+                FetchError::Tls(
+                    e.get_ref()
+                        .map_or_else(|| e.to_string(), ToString::to_string),
+                )
+            })?;
+            respond(stream, &r).await
+        } else {
+            respond(tcp, &r).await
+        }
+    };
+    match tokio::time::timeout_at(r.deadline.into(), head).await {
+        Ok(x) => x,
+        Err(_) => Err(FetchError::Timeout(
+            "the response head did not come in time".into(),
+        )),
+    }
+}
+
 async fn talk<S>(io: S, r: &Request<'_>) -> Result<Exchange, FetchError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let work = async {
-        let (mut sender, conn) = hyper::client::conn::http1::Builder::new()
-            .max_buf_size(MAX_HEAD_BYTES)
-            .handshake::<_, http_body_util::Empty<Bytes>>(TokioIo::new(io))
-            .await
-            .map_err(|e| hyper_error(&e))?;
-        let _driver = AbortOnDrop(
-            tokio::spawn(async move {
-                let _ = conn.await;
-            })
-            .abort_handle(),
-        );
-        let host = match r.url.port() {
-            Some(p) => format!("{}:{p}", r.host),
-            None => r.host.to_owned(),
-        };
-        let path = match r.url.query() {
-            Some(q) => format!("{}?{q}", r.url.path()),
-            None => r.url.path().to_owned(),
-        };
-        let mut req = hyper::Request::get(path)
-            .header(header::HOST, host)
-            .header(header::USER_AGENT, r.user_agent)
-            .header(header::ACCEPT, r.accept)
-            .header(header::ACCEPT_ENCODING, "gzip")
-            .header(header::CONNECTION, "close");
-        if let Some(v) = r.if_none_match.and_then(|v| HeaderValue::from_str(v).ok()) {
-            req = req.header(header::IF_NONE_MATCH, v);
-        }
-        if let Some(v) = r
-            .if_modified_since
-            .and_then(|v| HeaderValue::from_str(v).ok())
-        {
-            req = req.header(header::IF_MODIFIED_SINCE, v);
-        }
-        for (name, value) in r.extra {
-            if let (Ok(n), Ok(v)) = (
-                header::HeaderName::from_bytes(name.as_bytes()),
-                HeaderValue::from_str(value),
-            ) {
-                req = req.header(n, v);
-            }
-        }
-        let req = req
-            .body(http_body_util::Empty::<Bytes>::new())
-            .map_err(|e| FetchError::Protocol(format!("cannot make the request: {e}")))?;
-        let resp = sender
-            .send_request(req)
-            .await
-            .map_err(|e| hyper_error(&e))?;
-        let status = resp.status().as_u16();
-        let headers: Vec<(String, String)> = resp
-            .headers()
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_owned(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect();
-        let gzip = resp
-            .headers()
-            .get(header::CONTENT_ENCODING)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip"));
-        let (body, truncated) = read_body(resp.into_body(), r.cap, gzip).await?;
+        let resp = respond(io, r).await?;
+        let (body, truncated) = read_body(resp.body, r.cap, resp.gzip).await?;
+        drop(resp.connection);
         Ok(Exchange {
-            status,
-            headers,
+            status: resp.status,
+            headers: resp.headers,
             body_len: if truncated {
                 r.cap as u64 + 1
             } else {
@@ -279,9 +287,88 @@ where
     }
 }
 
+/// Sends the request over `io` and reads the response head.
+async fn respond<S>(io: S, r: &Request<'_>) -> Result<Streamed, FetchError>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut sender, conn) = hyper::client::conn::http1::Builder::new()
+        .max_buf_size(MAX_HEAD_BYTES)
+        .handshake::<_, http_body_util::Empty<Bytes>>(TokioIo::new(io))
+        .await
+        .map_err(|e| hyper_error(&e))?;
+    let driver = AbortOnDrop(
+        tokio::spawn(async move {
+            let _ = conn.await;
+        })
+        .abort_handle(),
+    );
+    let host = match r.url.port() {
+        Some(p) => format!("{}:{p}", r.host),
+        None => r.host.to_owned(),
+    };
+    let path = match r.url.query() {
+        Some(q) => format!("{}?{q}", r.url.path()),
+        None => r.url.path().to_owned(),
+    };
+    let mut req = hyper::Request::get(path)
+        .header(header::HOST, host)
+        .header(header::USER_AGENT, r.user_agent)
+        .header(header::ACCEPT, r.accept)
+        .header(header::ACCEPT_ENCODING, "gzip")
+        .header(header::CONNECTION, "close");
+    if let Some(v) = r.if_none_match.and_then(|v| HeaderValue::from_str(v).ok()) {
+        req = req.header(header::IF_NONE_MATCH, v);
+    }
+    if let Some(v) = r
+        .if_modified_since
+        .and_then(|v| HeaderValue::from_str(v).ok())
+    {
+        req = req.header(header::IF_MODIFIED_SINCE, v);
+    }
+    for (name, value) in r.extra {
+        if let (Ok(n), Ok(v)) = (
+            header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            req = req.header(n, v);
+        }
+    }
+    let req = req
+        .body(http_body_util::Empty::<Bytes>::new())
+        .map_err(|e| FetchError::Protocol(format!("cannot make the request: {e}")))?;
+    let resp = sender
+        .send_request(req)
+        .await
+        .map_err(|e| hyper_error(&e))?;
+    let status = resp.status().as_u16();
+    let headers: Vec<(String, String)> = resp
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let gzip = resp
+        .headers()
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip"));
+    Ok(Streamed {
+        status,
+        headers,
+        gzip,
+        body: resp.into_body(),
+        connection: ConnectionGuard(driver),
+    })
+}
+
 /// Reads at most `cap` bytes of body (after gzip decoding), and a bounded
 /// amount of wire data.
-async fn read_body(
+pub(crate) async fn read_body(
     mut body: hyper::body::Incoming,
     cap: usize,
     gzip: bool,

@@ -20,7 +20,9 @@
 //!   roots for answers that do not depend on the machine.
 //! - [`not_public`]: the guard on addresses: a fetch on a stranger's
 //!   behalf connects to public unicast addresses only.
-//! - [`download`]: a whole file from a URL the user gave.
+//! - [`download`]: a whole file from a URL the user gave;
+//!   [`download_reader`] the same read as it comes, for files too large to
+//!   hold (a crawl's WARC files).
 //! - [`directory::fetch_directory`]: a signed agent's key directory, as
 //!   Web Bot Auth fetches it (https only, the guard, no redirect, the
 //!   media type, its own signature, how long to keep it).
@@ -39,8 +41,10 @@ mod guard;
 pub mod keycache;
 mod tls;
 
-pub use download::download;
-pub use exchange::{Exchange, FetchError, Request, exchange};
+pub use download::{download, download_reader};
+pub use exchange::{
+    ConnectionGuard, Exchange, FetchError, Request, Streamed, exchange, exchange_stream,
+};
 pub use guard::not_public;
 pub use tls::{Roots, Trust, certificates};
 pub use tokio_rustls::TlsConnector;

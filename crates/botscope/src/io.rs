@@ -42,10 +42,25 @@ pub fn input_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead>> {
     })
 }
 
-/// A file, gunzipped when it is gzip (several members read in turn),
-/// counting the bytes read from the file into `read`; for a reader thread.
+/// A file to read, counted into `read` as its bytes are read, decompressed
+/// when it is gzip (sniffed), in the store's error for an input.
 pub fn counted_input_maybe_gzip(
     path: &Path,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) -> botscope_store::Result<Box<dyn BufRead + Send>> {
+    let name = display(path).to_string();
+    let file = File::open(path).map_err(|e| botscope_store::StoreError::Input {
+        name: name.clone(),
+        reason: format!("cannot read it: {e}"),
+    })?;
+    counted_maybe_gzip(&name, file, read)
+}
+
+/// A stream (a file, a download as it comes) counted into `read` as its
+/// bytes are read, decompressed when it is gzip (sniffed).
+pub fn counted_maybe_gzip(
+    name: &str,
+    input: impl Read + Send + 'static,
     read: std::sync::Arc<std::sync::atomic::AtomicU64>,
 ) -> botscope_store::Result<Box<dyn BufRead + Send>> {
     struct Counted<R>(R, std::sync::Arc<std::sync::atomic::AtomicU64>);
@@ -57,16 +72,12 @@ pub fn counted_input_maybe_gzip(
             Ok(n)
         }
     }
-    let file = File::open(path).map_err(|e| botscope_store::StoreError::Input {
-        name: display(path).to_string(),
-        reason: format!("cannot read it: {e}"),
-    })?;
-    let mut r = BufReader::with_capacity(256 * 1024, Counted(file, read));
+    let mut r = BufReader::with_capacity(256 * 1024, Counted(input, read));
     let gz = r
         .fill_buf()
         .map(|h| h.starts_with(&[0x1f, 0x8b]))
         .map_err(|e| botscope_store::StoreError::Input {
-            name: display(path).to_string(),
+            name: name.to_owned(),
             reason: format!("cannot read it: {e}"),
         })?;
     Ok(if gz {
@@ -76,19 +87,6 @@ pub fn counted_input_maybe_gzip(
         ))
     } else {
         Box::new(r)
-    })
-}
-
-/// Bytes in memory (a downloaded file), gunzipped when gzip.
-pub fn reader_maybe_gzip(body: Vec<u8>) -> botscope_store::Result<Box<dyn BufRead + Send>> {
-    let cursor = io::Cursor::new(body);
-    Ok(if cursor.get_ref().starts_with(&[0x1f, 0x8b]) {
-        Box::new(BufReader::with_capacity(
-            256 * 1024,
-            flate2::bufread::MultiGzDecoder::new(cursor),
-        ))
-    } else {
-        Box::new(cursor)
     })
 }
 

@@ -144,20 +144,23 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
                     (
                         u.clone(),
                         Box::new(move || {
-                            let body = runtime
-                                .block_on(botscope_http::download(
-                                    u,
-                                    WARC_DOWNLOAD_CAP,
-                                    WARC_DOWNLOAD_TIMEOUT,
-                                    botscope_http::DEFAULT_USER_AGENT,
-                                    &trust,
-                                ))
-                                .map_err(|e| botscope_store::StoreError::Input {
+                            // Read as it comes: a crawl's file is never
+                            // held whole.
+                            let body = botscope_http::download_reader(
+                                &runtime,
+                                u,
+                                WARC_DOWNLOAD_CAP,
+                                WARC_DOWNLOAD_TIMEOUT,
+                                botscope_http::DEFAULT_USER_AGENT,
+                                &trust,
+                            )
+                            .map_err(|e| {
+                                botscope_store::StoreError::Input {
                                     name: u.clone(),
                                     reason: e.to_string(),
-                                })?;
-                            read.fetch_add(body.len() as u64, std::sync::atomic::Ordering::Relaxed);
-                            crate::io::reader_maybe_gzip(body)
+                                }
+                            })?;
+                            crate::io::counted_maybe_gzip(u, body, read)
                         }),
                     )
                 }
@@ -241,9 +244,10 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
     })
 }
 
-/// A downloaded WARC file is held whole before it is read: at most this
-/// (Common Crawl's robots.txt files are some hundreds of megabytes).
-const WARC_DOWNLOAD_CAP: usize = 4 << 30;
+/// A downloaded WARC file is read as it comes, never held: past this many
+/// bytes it is refused as not a crawl's file (Common Crawl's robots.txt
+/// files are some hundreds of megabytes).
+const WARC_DOWNLOAD_CAP: u64 = 64 << 30;
 /// Time a download may take.
 const WARC_DOWNLOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
 
