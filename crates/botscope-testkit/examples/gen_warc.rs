@@ -10,6 +10,9 @@
 //! cargo run --release -p botscope-testkit --example gen_warc -- \
 //!     --records 10000000 --files 100 --crawl CC-MAIN-2024-10 --out /work/bench/warc
 //! ```
+//!
+//! `--later 1 --crawl CC-MAIN-2024-18 --date 2024-05-01` makes a later
+//! crawl of the same sites, each with a history serving its next version.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,6 +28,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let records: u64 = arg("--records").map_or(Ok(300_000), |s| s.parse())?;
     let files: u64 = arg("--files").map_or(Ok(10), |s| s.parse())?;
     let seed: u64 = arg("--seed").map_or(Ok(1), |s| s.parse())?;
+    // A later crawl of the same sites: each site's next version (sites
+    // with one version unchanged; one in five has more).
+    let later: u64 = arg("--later").map_or(Ok(0), |s| s.parse())?;
     let crawl = arg("--crawl").unwrap_or_else(|| "CC-MAIN-2024-10".into());
     // The crawl's month: its captures are dated in it.
     let start = arg("--date").map_or(Ok(1_709_251_200), |s| {
@@ -45,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut file = std::io::BufWriter::new(std::fs::File::create(out.join(&name))?);
         for _ in 0..per_file.min(captures.saturating_sub(site)) {
             let versions = botscope_testkit::synthsites::site(&corpus, seed, site);
-            let v = &versions[(seed as usize + site as usize) % versions.len()];
+            let v = &versions[(seed + site + later) as usize % versions.len()];
             let time = start + (site % (28 * 86_400)) as i64;
             let date = jiff::Timestamp::from_second(time)?.to_string();
             let uri = format!("https://{}/robots.txt", v.host);
