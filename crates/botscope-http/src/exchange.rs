@@ -148,13 +148,8 @@ fn hyper_error(e: &hyper::Error) -> FetchError {
     }
 }
 
-/// Runs one exchange: connect (TLS for `https`), send the `GET`, read the
-/// head (at most 64 KiB) and at most `r.cap` bytes of body, decompressing
-/// gzip, all before `r.deadline`.
-pub async fn exchange(
-    r: Request<'_>,
-    tls: &tokio_rustls::TlsConnector,
-) -> Result<Exchange, FetchError> {
+/// The TCP connection of `r`, within its connect timeout and deadline.
+async fn connect(r: &Request<'_>) -> Result<TcpStream, FetchError> {
     let addr = SocketAddr::new(r.ip, r.port);
     let left = r.deadline.saturating_duration_since(Instant::now());
     let tcp =
@@ -168,6 +163,17 @@ pub async fn exchange(
             Ok(Ok(s)) => s,
         };
     let _ = tcp.set_nodelay(true);
+    Ok(tcp)
+}
+
+/// Runs one exchange: connect (TLS for `https`), send the `GET`, read the
+/// head (at most 64 KiB) and at most `r.cap` bytes of body, decompressing
+/// gzip, all before `r.deadline`.
+pub async fn exchange(
+    r: Request<'_>,
+    tls: &tokio_rustls::TlsConnector,
+) -> Result<Exchange, FetchError> {
+    let tcp = connect(&r).await?;
     if r.url.scheme() == "https" {
         let name = rustls_pki_types::ServerName::try_from(r.host.to_owned())
             .map_err(|e| FetchError::Tls(format!("{}: {e}", r.host)))?;
@@ -223,19 +229,7 @@ pub async fn exchange_stream(
     r: Request<'_>,
     tls: &tokio_rustls::TlsConnector,
 ) -> Result<Streamed, FetchError> {
-    let addr = SocketAddr::new(r.ip, r.port);
-    let left = r.deadline.saturating_duration_since(Instant::now());
-    let tcp =
-        match tokio::time::timeout(r.connect_timeout.min(left), TcpStream::connect(addr)).await {
-            Err(_) => {
-                return Err(FetchError::ConnectTimeout(format!(
-                    "{addr}: no answer in time"
-                )));
-            }
-            Ok(Err(e)) => return Err(FetchError::Connect(format!("{addr}: {e}"))),
-            Ok(Ok(s)) => s,
-        };
-    let _ = tcp.set_nodelay(true);
+    let tcp = connect(&r).await?;
     let head = async {
         if r.url.scheme() == "https" {
             let name = rustls_pki_types::ServerName::try_from(r.host.to_owned())

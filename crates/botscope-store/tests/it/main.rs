@@ -1074,6 +1074,26 @@ fn hand_hosts_over(s: &impl Frontier) {
     assert_eq!(got(&owner), [host]);
 }
 
+/// A WARC input of `bytes` named `name` (its crawl from the name).
+fn warc_input(name: &str, bytes: Vec<u8>) -> botscope_store::WarcInput<'static> {
+    botscope_store::WarcInput {
+        name: name.into(),
+        crawl: botscope_store::crawl_of(name),
+        open: Box::new(move || {
+            Ok(Box::new(std::io::Cursor::new(bytes)) as Box<dyn std::io::BufRead + Send>)
+        }),
+    }
+}
+
+/// Imports as Google reads robots.txt, undated records at 2033-05-18.
+fn import_settings() -> botscope_store::ImportSettings {
+    botscope_store::ImportSettings {
+        policy: botscope_robotstxt::FetchPolicy::google(),
+        now: 2_000_000_000,
+        readers: 2,
+    }
+}
+
 #[test]
 fn each_capture_belongs_to_its_crawl() {
     let path = temp("crawls");
@@ -1108,18 +1128,8 @@ fn each_capture_belongs_to_its_crawl_in(open: Open<'_>) {
         }
         warc
     };
-    let input = |name: &str, bytes: Vec<u8>| botscope_store::WarcInput {
-        name: name.into(),
-        crawl: botscope_store::crawl_of(name),
-        open: Box::new(move || {
-            Ok(Box::new(std::io::Cursor::new(bytes)) as Box<dyn std::io::BufRead + Send>)
-        }),
-    };
-    let how = botscope_store::ImportSettings {
-        policy: botscope_robotstxt::FetchPolicy::google(),
-        now: 2_000_000_000,
-        readers: 2,
-    };
+    let input = warc_input;
+    let how = import_settings();
     let run = NewRun {
         input: "import".into(),
         input_hash: content_hash(b"import"),
@@ -1285,18 +1295,8 @@ fn warc_imports_resume_by_file_in(open: Open<'_>) {
         cuts.push(warc.len());
     }
     let name = "crawl-data/CC-MAIN-2024-10/robotstxt/one.warc";
-    let input = |bytes: Vec<u8>| botscope_store::WarcInput {
-        name: name.into(),
-        crawl: botscope_store::crawl_of(name),
-        open: Box::new(move || {
-            Ok(Box::new(std::io::Cursor::new(bytes)) as Box<dyn std::io::BufRead + Send>)
-        }),
-    };
-    let how = botscope_store::ImportSettings {
-        policy: botscope_robotstxt::FetchPolicy::google(),
-        now: 2_000_000_000,
-        readers: 2,
-    };
+    let input = |bytes: Vec<u8>| warc_input(name, bytes);
+    let how = import_settings();
     let mut s = open();
     let run = &NewRun {
         input: "import".into(),
