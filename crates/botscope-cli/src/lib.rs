@@ -101,7 +101,8 @@ pub enum Command {
     /// allow:PATH (by prefix; `disallow:/` alone is exactly `/`; a value without a
     /// leading `/` matches path segments), delay:5, delay:>10, delay:[1 TO 5],
     /// favor:/disfavor:/nobias:ROBOT (its bias in the file), contain:universal,
-    /// sitemap:URL (by prefix, `*` for any), signal:ai-train=no, and free words or
+    /// sitemap:URL (by prefix, `*` for any), signal:ai-train=no, crawl:CC-MAIN-2024-10
+    /// (the version that crawl found, not the latest), and free words or
     /// "quoted phrases" of the file. AND by default, OR, -negation, (groups). Exit
     /// status: 0 hits; 1 none; 2 error (a malformed query names its column).
     ///

@@ -91,6 +91,7 @@ pub fn index_parquet_schema(agents: &[String]) -> Schema {
         Field::new("statements", list(DataType::Utf8), false),
         Field::new("sitemaps", list(DataType::Utf8), false),
         Field::new("crawl_delays", list(DataType::Float64), false),
+        Field::new("crawls", list(DataType::Utf8), false),
     ])
 }
 
@@ -113,6 +114,8 @@ struct Row {
     stated: Stated,
     sitemaps: Arc<Vec<String>>,
     delays: Arc<Vec<f64>>,
+    /// The crawls whose last capture of the site found this version.
+    crawls: Vec<String>,
 }
 
 impl Index {
@@ -187,6 +190,7 @@ impl Index {
     ) -> Result<Vec<Row>> {
         let store = seg.get_store_reader(4).map_err(|e| io_err(&self.path, e))?;
         let column = seg.fast_fields().bytes("classes").map_err(self.err())?;
+        let crawl_column = seg.fast_fields().str("crawl").map_err(self.err())?;
         // Files whose bias was not computed, per semantics.
         let mut too_complex = [Vec::new(), Vec::new()];
         let inverted = seg.inverted_index(self.f.contain).map_err(self.err())?;
@@ -306,6 +310,15 @@ impl Index {
                 )
             });
             let rank = doc.get_first(self.f.rank).and_then(|v| v.as_u64());
+            let mut crawls = Vec::new();
+            if let Some(c) = &crawl_column {
+                for ord in c.ords().values_for_doc(d) {
+                    let mut name = String::new();
+                    c.ord_to_str(ord, &mut name)
+                        .map_err(|e| io_err(&self.path, e))?;
+                    crawls.push(name);
+                }
+            }
             out.push(Row {
                 host: text(self.f.site),
                 url: text(self.f.url),
@@ -319,6 +332,7 @@ impl Index {
                 stated,
                 sitemaps,
                 delays,
+                crawls,
             });
         }
         Ok(out)
@@ -341,6 +355,7 @@ fn batch(schema: &Arc<Schema>, agents: &[String], rows: &[Row]) -> Result<Record
     let mut statements = ListBuilder::new(StringBuilder::new());
     let mut sitemaps = ListBuilder::new(StringBuilder::new());
     let mut delays = ListBuilder::new(Float64Builder::new());
+    let mut crawls = ListBuilder::new(StringBuilder::new());
     let mut bias = [
         MapBuilder::new(None, StringBuilder::new(), Int64Builder::new()),
         MapBuilder::new(None, StringBuilder::new(), Int64Builder::new()),
@@ -372,6 +387,10 @@ fn batch(schema: &Arc<Schema>, agents: &[String], rows: &[Row]) -> Result<Record
             delays.values().append_value(x);
         }
         delays.append(true);
+        for c in &r.crawls {
+            crawls.values().append_value(c);
+        }
+        crawls.append(true);
         for (b, m) in r.bias.iter().zip(bias.iter_mut()) {
             match b {
                 Some(v) => {
@@ -429,6 +448,7 @@ fn batch(schema: &Arc<Schema>, agents: &[String], rows: &[Row]) -> Result<Record
         Arc::new(statements.finish()),
         Arc::new(sitemaps.finish()),
         Arc::new(delays.finish()),
+        Arc::new(crawls.finish()),
     ];
     RecordBatch::try_new(schema.clone(), columns).map_err(export_err)
 }

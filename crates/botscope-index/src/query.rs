@@ -56,11 +56,14 @@ pub enum Field {
     /// A Content-Usage preference (`train-ai=n`, or a category alone): the
     /// file states it in some group (IETF aipref).
     Usage,
+    /// A crawl whose last capture of the site found this version
+    /// (`CC-MAIN-2024-10`, as named when imported).
+    Crawl,
 }
 
 impl Field {
     /// Every field, in the order help lists them.
-    pub const ALL: [Field; 12] = [
+    pub const ALL: [Field; 13] = [
         Field::Botname,
         Field::Site,
         Field::Disallow,
@@ -73,6 +76,7 @@ impl Field {
         Field::Sitemap,
         Field::Signal,
         Field::Usage,
+        Field::Crawl,
     ];
 
     /// The name written before the colon.
@@ -90,6 +94,7 @@ impl Field {
             Field::Sitemap => "sitemap",
             Field::Signal => "signal",
             Field::Usage => "usage",
+            Field::Crawl => "crawl",
         }
     }
 
@@ -148,6 +153,18 @@ pub enum Query {
 }
 
 impl Query {
+    /// Every match must meet a `crawl:` clause (the whole query, a part of
+    /// its top-level AND, or every branch of an OR): the crawl then picks
+    /// each site's version (the one its last capture found), not the time.
+    pub fn requires_crawl(&self) -> bool {
+        match self {
+            Query::Clause(Clause::Term(Field::Crawl, _)) => true,
+            Query::And(v) => v.iter().any(Query::requires_crawl),
+            Query::Or(v) => !v.is_empty() && v.iter().all(Query::requires_crawl),
+            _ => false,
+        }
+    }
+
     /// The clauses that must match (not under a negation), in order.
     pub fn positive_clauses(&self) -> Vec<&Clause> {
         let mut out = Vec::new();
@@ -552,8 +569,9 @@ impl Parser<'_> {
                 }
                 Clause::Term(field, lower)
             }
-            // Paths are case-sensitive.
+            // Paths are case-sensitive; crawls are as they were named.
             Field::Disallow | Field::Allow => Clause::Term(field, value),
+            Field::Crawl => Clause::Term(field, value.trim().to_owned()),
             Field::Site => Clause::Term(field, lower.trim_matches('.').to_owned()),
             Field::Signal | Field::Usage => Clause::Term(field, lower.replace([' ', '\t'], "")),
             _ => Clause::Term(field, lower.trim().to_owned()),
@@ -715,6 +733,19 @@ mod tests {
         assert_eq!(parse("   "), Ok(Query::All));
         assert_eq!(parse("or"), Ok(Query::Clause(Clause::Word("or".into()))));
         assert_eq!(parse("-botname:x").expect("parses").robot(), None);
+        // A crawl picks the versions only when every match needs it; its
+        // name keeps its case.
+        let needs = |q: &str| parse(q).expect("parses").requires_crawl();
+        assert!(needs("crawl:CC-MAIN-2024-10"));
+        assert!(needs("disallow:/ crawl:A"));
+        assert!(needs("crawl:A OR crawl:B"));
+        assert!(!needs("crawl:A OR disallow:/"));
+        assert!(!needs("-crawl:A"));
+        assert!(!needs("disallow:/"));
+        assert_eq!(
+            parse("crawl:CC-MAIN-2024-10"),
+            Ok(t(Field::Crawl, "CC-MAIN-2024-10"))
+        );
     }
 
     #[test]

@@ -44,6 +44,10 @@ impl Index {
         as_of: Option<i64>,
     ) -> Result<Box<dyn TQuery>> {
         let inner = self.translate(q, semantics)?;
+        // A crawl picks each site's version itself.
+        if as_of.is_none() && q.requires_crawl() {
+            return Ok(inner);
+        }
         Ok(Box::new(BooleanQuery::new(vec![
             (Occur::Must, inner),
             (
@@ -132,6 +136,7 @@ impl Index {
                 Field::Sitemap => prefix(f.sitemap, v)?,
                 Field::Signal => term(f.signal, v),
                 Field::Usage => term(f.signal, &format!("{}{v}", crate::doc::USAGE_TERM)),
+                Field::Crawl => term(f.crawl, v),
                 Field::Delay => Box::new(EmptyQuery),
             },
             Clause::Delay(lo, hi) => {

@@ -162,6 +162,7 @@ fn search_form(q: &str, rank: &str, semantics: &str) -> Markup {
                 dt { code { "favor:" } " " code { "disfavor:" } " " code { "nobias:" } } dd { "the file's bias towards a robot" }
                 dt { code { "contain:universal" } } dd { "the file has a " code { "*" } " group" }
                 dt { code { "sitemap:" } " " code { "signal:" } " " code { "usage:" } } dd { "a Sitemap line; a Content-Signal (" code { "signal:ai-train=no" } "); a Content-Usage preference (" code { "usage:train-ai=n" } ")" }
+                dt { code { "crawl:" } } dd { "the version an imported crawl found (" code { "crawl:CC-MAIN-2024-10" } "), instead of the latest" }
                 dt { "words, " code { "\"phrases\"" } } dd { "in the file's text; terms are ANDed; " code { "OR" } ", " code { "-" } "negation and parentheses work" }
             }
         }

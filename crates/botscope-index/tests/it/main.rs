@@ -1010,6 +1010,28 @@ fn trends_by_crawl_count_each_crawls_last_captures() {
             }
         }
     }
+    // `crawl:NAME` finds the versions each crawl found.
+    let idx = Index::open(&ix).expect("open");
+    for (crawl, last) in &want {
+        let mut got = search(&idx, &format!("crawl:{crawl}"));
+        got.sort();
+        let mut found: Vec<String> = last
+            .iter()
+            .filter(|(_, b)| b.is_some())
+            .map(|(h, _)| h.clone())
+            .collect();
+        found.sort();
+        assert_eq!(got, found, "{crawl}");
+    }
+    assert!(search(&idx, "crawl:cc-main-2024-10").is_empty(), "as named");
+    // Favourability over one crawl's snapshot: its files, each once.
+    for (crawl, last) in &want {
+        let t = idx
+            .favor(Some(&format!("crawl:{crawl}")), None, Semantics::Google)
+            .expect("favor");
+        let found = last.values().flatten().count() as u64;
+        assert_eq!(t.n + t.not_computed, found, "{crawl}");
+    }
     // A cohort: every third site, weighted by its position.
     let mut list = String::from("host,rank,w\n");
     let mut members: BTreeMap<String, f64> = BTreeMap::new();

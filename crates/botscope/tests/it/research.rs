@@ -878,7 +878,7 @@ fn index_export_reads_back_in_pyarrow_and_duckdb() {
         agents.contains(&"GPTBot") && agents.len() > 100,
         "{agents:?}"
     );
-    assert_eq!(v["format"], "2");
+    assert_eq!(v["format"], "3");
     let rows = v["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 6);
     // GPTBot's classes over the latest versions are trends' counts.
@@ -1094,6 +1094,43 @@ fn the_worked_example_of_the_research_guide() {
             ("CC-MAIN-2024-33".to_owned(), 2, 3)
         ]
     );
+    // The index export says which crawls found each version: the two
+    // unchanged files in both, the changed ones each in its own.
+    let export = d.join("analysis.parquet");
+    let o = run(&[
+        "index",
+        "export",
+        "--db",
+        arg(&db),
+        "--agent",
+        "GPTBot",
+        "--format",
+        "parquet",
+        "--out",
+        arg(&export),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = crate::python_json("read_crawls.py", &export);
+    let both = ["CC-MAIN-2024-10", "CC-MAIN-2024-33"];
+    for row in v.as_array().expect("rows") {
+        let crawls: Vec<&str> = row[1]
+            .as_array()
+            .expect("crawls")
+            .iter()
+            .map(|c| c.as_str().expect("name"))
+            .collect();
+        assert!(
+            crawls == both || crawls == both[..1] || crawls == both[1..],
+            "{row}"
+        );
+    }
+    let found: usize = v
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r[1].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(found, 2 * files.len(), "every file found by each crawl");
     // Without a store, or before any crawl, it says what it needs.
     let o = run(&[
         "trends",
