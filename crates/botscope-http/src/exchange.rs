@@ -173,25 +173,29 @@ pub async fn exchange(
     r: Request<'_>,
     tls: &tokio_rustls::TlsConnector,
 ) -> Result<Exchange, FetchError> {
-    let tcp = connect(&r).await?;
-    if r.url.scheme() == "https" {
-        let name = rustls_pki_types::ServerName::try_from(r.host.to_owned())
-            .map_err(|e| FetchError::Tls(format!("{}: {e}", r.host)))?;
-        let stream = match tokio::time::timeout_at(r.deadline.into(), tls.connect(name, tcp)).await
-        {
-            Err(_) => return Err(FetchError::Timeout("during the TLS handshake".into())),
-            Ok(Err(e)) => {
-                let detail = e
-                    .get_ref()
-                    .map_or_else(|| e.to_string(), ToString::to_string);
-                return Err(FetchError::Tls(detail));
-            }
-            Ok(Ok(s)) => s,
-        };
-        talk(stream, &r).await
-    } else {
-        talk(tcp, &r).await
-    }
+    let (cap, deadline) = (r.cap, r.deadline);
+    let resp = exchange_stream(r, tls).await?;
+    let body = tokio::time::timeout_at(deadline.into(), read_body(resp.body, cap, resp.gzip));
+    let (body, truncated) = match body.await {
+        Ok(x) => x?,
+        Err(_) => return Err(total_timeout()),
+    };
+    drop(resp.connection);
+    Ok(Exchange {
+        status: resp.status,
+        headers: resp.headers,
+        body_len: if truncated {
+            cap as u64 + 1
+        } else {
+            body.len() as u64
+        },
+        body,
+        truncated,
+    })
+}
+
+fn total_timeout() -> FetchError {
+    FetchError::Timeout("the response did not come in time (total timeout)".into())
 }
 
 /// A response whose body is still to be read: its head, and the body as
@@ -230,55 +234,25 @@ pub async fn exchange_stream(
     tls: &tokio_rustls::TlsConnector,
 ) -> Result<Streamed, FetchError> {
     let tcp = connect(&r).await?;
-    let head = async {
-        if r.url.scheme() == "https" {
-            let name = rustls_pki_types::ServerName::try_from(r.host.to_owned())
-                .map_err(|e| FetchError::Tls(format!("{}: {e}", r.host)))?;
-            let stream = tls.connect(name, tcp).await.map_err(|e| {
-                FetchError::Tls(
-                    e.get_ref()
-                        .map_or_else(|| e.to_string(), ToString::to_string),
-                )
-            })?;
-            respond(stream, &r).await
-        } else {
-            respond(tcp, &r).await
-        }
+    let head = if r.url.scheme() == "https" {
+        let name = rustls_pki_types::ServerName::try_from(r.host.to_owned())
+            .map_err(|e| FetchError::Tls(format!("{}: {e}", r.host)))?;
+        let stream = match tokio::time::timeout_at(r.deadline.into(), tls.connect(name, tcp)).await
+        {
+            Err(_) => return Err(FetchError::Timeout("during the TLS handshake".into())),
+            Ok(Err(e)) => {
+                let detail = e
+                    .get_ref()
+                    .map_or_else(|| e.to_string(), ToString::to_string);
+                return Err(FetchError::Tls(detail));
+            }
+            Ok(Ok(s)) => s,
+        };
+        tokio::time::timeout_at(r.deadline.into(), respond(stream, &r)).await
+    } else {
+        tokio::time::timeout_at(r.deadline.into(), respond(tcp, &r)).await
     };
-    match tokio::time::timeout_at(r.deadline.into(), head).await {
-        Ok(x) => x,
-        Err(_) => Err(FetchError::Timeout(
-            "the response head did not come in time".into(),
-        )),
-    }
-}
-
-async fn talk<S>(io: S, r: &Request<'_>) -> Result<Exchange, FetchError>
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let work = async {
-        let resp = respond(io, r).await?;
-        let (body, truncated) = read_body(resp.body, r.cap, resp.gzip).await?;
-        drop(resp.connection);
-        Ok(Exchange {
-            status: resp.status,
-            headers: resp.headers,
-            body_len: if truncated {
-                r.cap as u64 + 1
-            } else {
-                body.len() as u64
-            },
-            body,
-            truncated,
-        })
-    };
-    match tokio::time::timeout_at(r.deadline.into(), work).await {
-        Ok(x) => x,
-        Err(_) => Err(FetchError::Timeout(
-            "the response did not come in time (total timeout)".into(),
-        )),
-    }
+    head.unwrap_or_else(|_| Err(total_timeout()))
 }
 
 /// Sends the request over `io` and reads the response head.

@@ -256,7 +256,13 @@ impl Trends {
             let _ = writeln!(o);
         }
         for p in &self.periods {
-            let _ = write!(o, "{}: {} sites with robots.txt", p.period, p.sites);
+            // A crawl's name comes from the store: escaped for the terminal.
+            let _ = write!(
+                o,
+                "{}: {} sites with robots.txt",
+                botscope_text::field(&p.period),
+                p.sites
+            );
             if let Some(n) = p.no_robots_txt {
                 let _ = write!(o, ", {n} without");
             }

@@ -280,15 +280,14 @@ impl Index {
     where
         C: tantivy::collector::Collector + Send + Sync,
     {
-        let r = match (as_of, self.meta.as_of) {
+        let r = match as_of {
             // The versions a crawl found, or the only ones there are.
-            (None, _) if by_crawl => searcher.search(q, &collector),
-            (None, Some(_)) => searcher.search(q, &collector),
-            (None, None) => {
+            None if by_crawl || self.meta.as_of.is_some() => searcher.search(q, &collector),
+            None => {
                 let sets = self.latest_sets(searcher)?;
                 searcher.search(q, &Latest { sets, collector })
             }
-            (Some(t), _) => searcher.search(
+            Some(t) => searcher.search(
                 q,
                 &FilterCollector::new(
                     "from".into(),

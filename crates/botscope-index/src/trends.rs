@@ -512,6 +512,7 @@ impl Index {
                 vec![NONE as u64; BLOCK as usize],
                 vec![u64::MAX; BLOCK as usize],
             );
+            let mut runs: Vec<(u16, u16)> = Vec::new();
             for start in (0..max).step_by(BLOCK as usize) {
                 let n = (max - start).min(BLOCK) as usize;
                 read_block(&from, start, &mut f[..n], 0);
@@ -525,15 +526,26 @@ impl Index {
                     if seg.is_deleted(d) || wanted.as_ref().is_some_and(|w| !w.contains(d)) {
                         continue;
                     }
-                    let (lo, hi) = if seg_crawls.is_some() {
-                        (0, 1)
-                    } else {
-                        (
-                            ends.partition_point(|&e| e < f[i]),
-                            ends.partition_point(|&e| e < u[i]),
-                        )
-                    };
-                    if lo >= hi {
+                    // Its runs of periods: by date, the periods it is in
+                    // force at the end of; by crawl, each crawl that found
+                    // it, a period alone.
+                    runs.clear();
+                    match &seg_crawls {
+                        None => {
+                            let lo = ends.partition_point(|&e| e < f[i]);
+                            let hi = ends.partition_point(|&e| e < u[i]);
+                            if lo < hi {
+                                runs.push((lo as u16, hi as u16));
+                            }
+                        }
+                        Some((pos, col)) => runs.extend(
+                            col.values_for_doc(d)
+                                .filter_map(|o| pos.get(o as usize).copied())
+                                .filter(|&p| p != u16::MAX)
+                                .map(|p| (p, p + 1)),
+                        ),
+                    }
+                    if runs.is_empty() {
                         continue;
                     }
                     let weight = match &site_weight {
@@ -544,21 +556,10 @@ impl Index {
                         },
                     };
                     let ord = u32::try_from(o[i]).unwrap_or(NONE);
-                    let before = docs.len();
-                    match &seg_crawls {
-                        // One run of one period per crawl that found it.
-                        Some((pos, col)) => {
-                            for o in col.values_for_doc(d) {
-                                if let Some(&p) = pos.get(o as usize).filter(|&&p| p != u16::MAX) {
-                                    docs.push((d, ord, p, p + 1, weight));
-                                }
-                            }
-                        }
-                        None => docs.push((d, ord, lo as u16, hi as u16, weight)),
-                    }
-                    if ord != NONE && docs.len() > before {
+                    if ord != NONE {
                         needed.insert(ord);
                     }
+                    docs.extend(runs.iter().map(|&(lo, hi)| (d, ord, lo, hi, weight)));
                 }
             }
             // Pass 2: the needed stored values, read in dictionary order,
@@ -700,8 +701,8 @@ impl Index {
                 weighted: None,
             };
             // The sites known then: the cohort's (from the store's first
-            // sight of each), else the store's.
-            // By crawl: the sites it captured (of the cohort's).
+            // sight of each), else the store's; by crawl, the sites it
+            // captured (of the cohort's).
             let captured = crawls.and_then(|c| c.get(out.len()));
             let known = match (where_, cohort, captured) {
                 (Some(_), _, _) => None,

@@ -2,6 +2,7 @@
 //! responses in (each robots.txt response an attempt, its outcome from the
 //! fetch policy), and every version out as JSON lines, files or WARC.
 
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
@@ -10,8 +11,6 @@ use base64::Engine;
 use botscope_robotstxt::{FetchAction, FetchPolicy, FetchResponse, decide_fetch};
 
 use crate::warc::{self, Next, Reader};
-use std::collections::HashMap;
-
 use crate::{Attempt, Headers, ImportMark, NewRun, Result, RunId, Store, StoreError, hex};
 
 /// Attempts per store transaction when importing.
@@ -400,36 +399,31 @@ pub fn import_parallel<S: Store + ?Sized>(
         }
         drop(tx);
         for msg in rx.iter() {
-            match msg {
-                Msg::Batch(i, b, so_far) => {
-                    let r = run_of(store, i)
-                        .and_then(|id| store.record_import(Some(id), &b, &mark(i, &so_far, None)));
-                    if let Err(e) = r {
-                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                        // Drain so that no reader waits on a full channel.
-                        for _ in rx.iter() {}
-                        return Err(e);
-                    }
-                    progress(&state);
+            // A batch, or an input read to its end (a later import passes
+            // it over), written with the input's mark.
+            let (i, batch, mark) = match msg {
+                Msg::Note(t) => {
+                    note(&t);
+                    continue;
                 }
-                Msg::Note(t) => note(&t),
+                Msg::Batch(i, b, so_far) => (i, b, mark(i, &so_far, None)),
                 Msg::Done(i, counts, damage) => {
-                    // Read to its end: a later import passes it over.
-                    let finished = damage.is_none().then_some(now);
-                    let r = run_of(store, i).and_then(|id| {
-                        store.record_import(Some(id), &[], &mark(i, &counts, finished))
-                    });
-                    if let Err(e) = r {
-                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                        for _ in rx.iter() {}
-                        return Err(e);
-                    }
+                    let m = mark(i, &counts, damage.is_none().then_some(now));
                     add(&mut state.counts, &counts);
                     state.done += 1;
                     results[i] = Some((counts, damage));
-                    progress(&state);
+                    (i, Vec::new(), m)
                 }
+            };
+            let written =
+                run_of(store, i).and_then(|id| store.record_import(Some(id), &batch, &mark));
+            if let Err(e) = written {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                // Drain so that no reader waits on a full channel.
+                for _ in rx.iter() {}
+                return Err(e);
             }
+            progress(&state);
         }
         Ok(())
     });

@@ -412,7 +412,7 @@ pub struct CrawlSight {
 pub struct CrawlSites {
     /// The crawl.
     pub crawl: String,
-    /// Its first and last capture.
+    /// Its first capture.
     pub first: i64,
     /// Its last capture.
     pub last: i64,
@@ -422,8 +422,8 @@ pub struct CrawlSites {
     pub of_hosts: Vec<usize>,
 }
 
-/// The column of a history query that lists a site's crawl captures
-/// (`crawl\ttime\tfound` lines), read by [`sights_of`].
+/// A site's last capture per crawl, from the column of a history query
+/// that lists its crawl captures (`crawl\ttime\tfound` lines).
 pub(crate) fn sights_of(listed: Option<&str>) -> Vec<CrawlSight> {
     let mut last: std::collections::BTreeMap<&str, (i64, bool)> = Default::default();
     for line in listed.unwrap_or_default().split('\n') {
@@ -448,6 +448,38 @@ pub(crate) fn sights_of(listed: Option<&str>) -> Vec<CrawlSight> {
             found,
         })
         .collect()
+}
+
+/// The count of every crawl's distinct sites in a backend's span query
+/// (`{SITES}`): with hosts asked they are counted per host instead
+/// ([`restrict_to_hosts`]), so the store's scan sorts no site ids.
+pub(crate) fn crawl_sites_count(hosts: Option<&[String]>) -> &'static str {
+    match hosts {
+        None => "count(DISTINCT a.site_id)",
+        Some(_) => "0",
+    }
+}
+
+/// Keeps, of each crawl's sites, the hosts asked that it captured: `found`
+/// holds (position in the hosts asked, crawl) pairs, each once.
+pub(crate) fn restrict_to_hosts(
+    out: &mut [CrawlSites],
+    found: impl IntoIterator<Item = (usize, String)>,
+) {
+    let at: HashMap<String, usize> = out
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.crawl.clone(), i))
+        .collect();
+    for (i, crawl) in found {
+        if let Some(&k) = at.get(&crawl) {
+            out[k].of_hosts.push(i);
+        }
+    }
+    for c in out {
+        c.of_hosts.sort_unstable();
+        c.sites = c.of_hosts.len() as u64;
+    }
 }
 
 /// A run's crawl name, checked before it is stored.

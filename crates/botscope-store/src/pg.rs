@@ -990,9 +990,12 @@ impl Store for PgStore {
         let mut c = self.client();
         let mut out: Vec<CrawlSites> = c
             .query(
-                "SELECT r.crawl, min(a.time), max(a.time), count(DISTINCT a.site_id)
-                 FROM runs r JOIN attempts a ON a.run_id = r.id
-                 WHERE r.crawl IS NOT NULL GROUP BY r.crawl ORDER BY r.crawl COLLATE \"C\"",
+                &format!(
+                    "SELECT r.crawl, min(a.time), max(a.time), {}::bigint
+                     FROM runs r JOIN attempts a ON a.run_id = r.id
+                     WHERE r.crawl IS NOT NULL GROUP BY r.crawl ORDER BY r.crawl COLLATE \"C\"",
+                    crate::crawl_sites_count(hosts)
+                ),
                 &[],
             )
             .map_err(|e| self.err(e))?
@@ -1006,16 +1009,12 @@ impl Store for PgStore {
             })
             .collect();
         if let Some(hosts) = hosts {
-            let at: HashMap<String, usize> = out
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.crawl.clone(), i))
-                .collect();
             let pos: HashMap<&str, usize> = hosts
                 .iter()
                 .enumerate()
                 .map(|(i, h)| (h.as_str(), i))
                 .collect();
+            let mut found = Vec::new();
             for chunk in hosts.chunks(10_000) {
                 for row in c
                     .query(
@@ -1026,16 +1025,12 @@ impl Store for PgStore {
                     )
                     .map_err(|e| self.err(e))?
                 {
-                    let (h, crawl): (&str, &str) = (row.get(0), row.get(1));
-                    if let (Some(&k), Some(&i)) = (at.get(crawl), pos.get(h)) {
-                        out[k].of_hosts.push(i);
+                    if let Some(&i) = pos.get(row.get::<_, &str>(0)) {
+                        found.push((i, row.get::<_, String>(1)));
                     }
                 }
             }
-            for c in &mut out {
-                c.of_hosts.sort_unstable();
-                c.sites = c.of_hosts.len() as u64;
-            }
+            crate::restrict_to_hosts(&mut out, found);
         }
         Ok(out)
     }

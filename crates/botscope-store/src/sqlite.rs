@@ -626,11 +626,12 @@ impl Store for SqliteStore {
         let e = |e| classify(&self.path, e);
         let mut st = self
             .conn
-            .prepare(
-                "SELECT r.crawl, min(a.time), max(a.time), count(DISTINCT a.site_id)
+            .prepare(&format!(
+                "SELECT r.crawl, min(a.time), max(a.time), {}
                  FROM runs r JOIN attempts a ON a.run_id = r.id
                  WHERE r.crawl IS NOT NULL GROUP BY r.crawl ORDER BY r.crawl",
-            )
+                crate::crawl_sites_count(hosts)
+            ))
             .map_err(e)?;
         let mut out: Vec<CrawlSites> = st
             .query_map([], |r| {
@@ -654,24 +655,16 @@ impl Store for SqliteStore {
                      WHERE s.host = ?1 AND r.crawl IS NOT NULL",
                 )
                 .map_err(e)?;
-            let at: HashMap<String, usize> = out
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.crawl.clone(), i))
-                .collect();
+            let mut found = Vec::new();
             for (i, h) in hosts.iter().enumerate() {
                 for crawl in q
                     .query_map(params![h], |r| r.get::<_, String>(0))
                     .map_err(e)?
                 {
-                    if let Some(&k) = at.get(&crawl.map_err(e)?) {
-                        out[k].of_hosts.push(i);
-                    }
+                    found.push((i, crawl.map_err(e)?));
                 }
             }
-            for c in &mut out {
-                c.sites = c.of_hosts.len() as u64;
-            }
+            crate::restrict_to_hosts(&mut out, found);
         }
         Ok(out)
     }
