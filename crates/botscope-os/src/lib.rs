@@ -16,6 +16,8 @@
 //!   leading out of the directory and anything that is not a regular file
 //!   (a FIFO would block a reader forever) are refused; reads are capped.
 //! - [`unix_now`]: the time, as every store and report records it.
+//! - [`Locations`]: where a user's registry, DNS cache and IP-owner
+//!   databases live (the XDG base directories), for every front end.
 //! - `shutdown_signal` (feature `signal`): Ctrl-C or SIGTERM, for every
 //!   long-running command.
 //!
@@ -48,6 +50,51 @@ pub fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// Where botscope keeps a user's files, as the XDG base directories say
+/// (else under `HOME`); every front end (the command, the Python package)
+/// reads the same ones.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Locations {
+    /// The user registry `bots update` writes, layered over the bundled
+    /// one: `$XDG_CONFIG_HOME/botscope/registry.yaml`, else
+    /// `~/.config/botscope/registry.yaml`.
+    pub user_registry: Option<PathBuf>,
+    /// The DNS cache: `$XDG_CACHE_HOME/botscope/dns-cache.json`, else
+    /// `~/.cache/botscope/dns-cache.json`.
+    pub dns_cache: Option<PathBuf>,
+    /// The IP-owner databases `data update` installs:
+    /// `$XDG_DATA_HOME/botscope`, else `~/.local/share/botscope`.
+    pub data_dir: Option<PathBuf>,
+}
+
+impl Locations {
+    /// From this process's environment (empty variables are unset).
+    pub fn from_env() -> Locations {
+        Locations::from_vars(|k| std::env::var_os(k))
+    }
+
+    /// From the variables `var` gives.
+    ///
+    /// ```
+    /// let l = botscope_os::Locations::from_vars(|k| (k == "HOME").then(|| "/home/a".into()));
+    /// assert_eq!(l.data_dir.unwrap(), std::path::Path::new("/home/a/.local/share/botscope"));
+    /// ```
+    pub fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Locations {
+        let var = |k: &str| var(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let home = var("HOME");
+        let under = |xdg: &str, fallback: &str| {
+            var(xdg)
+                .or_else(|| home.as_ref().map(|h| h.join(fallback)))
+                .map(|d| d.join("botscope"))
+        };
+        Locations {
+            user_registry: under("XDG_CONFIG_HOME", ".config").map(|d| d.join("registry.yaml")),
+            dns_cache: under("XDG_CACHE_HOME", ".cache").map(|d| d.join("dns-cache.json")),
+            data_dir: under("XDG_DATA_HOME", ".local/share"),
+        }
+    }
 }
 
 /// What went wrong, naming the path (escaped: names in a shared

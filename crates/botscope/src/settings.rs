@@ -72,19 +72,11 @@ impl std::fmt::Debug for Leftovers {
 impl Settings {
     /// From the environment of this process.
     pub fn from_env() -> Settings {
-        let var = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        let home = var("HOME");
-        let config = var("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
-        let cache = var("XDG_CACHE_HOME").or_else(|| home.as_ref().map(|h| h.join(".cache")));
-        let data = var("XDG_DATA_HOME").or_else(|| home.as_ref().map(|h| h.join(".local/share")));
+        let l = botscope_os::Locations::from_env();
         Settings {
-            user_registry: config.map(|d| d.join("botscope").join("registry.yaml")),
-            dns_cache: cache.map(|d| d.join("botscope").join("dns-cache.json")),
-            data_dir: data.map(|d| d.join("botscope")),
+            user_registry: l.user_registry,
+            dns_cache: l.dns_cache,
+            data_dir: l.data_dir,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             terminal: std::io::stderr().is_terminal(),
             leftovers: Leftovers::default(),

@@ -1,0 +1,337 @@
+//! `botscope.Store` and `botscope.Index` (the extension's halves; the
+//! package wraps them with pyarrow and pandas): a harvested store's
+//! versions, and the research index's search, favourability and trends.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use botscope_index::{FavorSort, Index as Idx, Rank, SearchRequest, TrendsRequest};
+use botscope_store::{AnyStore, Store as _, StoreLocator, Version};
+use crossbeam_channel::{Receiver, bounded};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use crate::convert::{error, semantics, table_columns, table_rows, time_arg, to_py, value_enum};
+
+/// A version as a dict: `host`, `url`, `first_seen`, `last_seen` (Unix
+/// seconds), `hash` (`blake3:…`), `content_type`, `body` (str, or bytes
+/// when it is not UTF-8), `source`.
+fn version_dict<'py>(py: Python<'py>, v: Version) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("host", v.host)?;
+    d.set_item("url", v.url)?;
+    d.set_item("first_seen", v.first_seen)?;
+    d.set_item("last_seen", v.last_seen)?;
+    d.set_item("hash", format!("blake3:{}", botscope_store::hex(&v.hash)))?;
+    d.set_item("content_type", v.content_type)?;
+    match String::from_utf8(v.body) {
+        Ok(text) => d.set_item("body", text)?,
+        Err(e) => d.set_item("body", PyBytes::new(py, e.as_bytes()))?,
+    }
+    d.set_item("source", v.source.as_str())?;
+    Ok(d)
+}
+
+/// A store of harvested robots.txt versions: an SQLite file or a
+/// `postgres://` URL, opened for reading.
+#[pyclass(module = "botscope._botscope", name = "Store", frozen)]
+pub struct Store {
+    locator: StoreLocator,
+    store: Mutex<AnyStore>,
+}
+
+impl Store {
+    fn with<R>(&self, f: impl FnOnce(&AnyStore) -> R) -> R {
+        let s = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&s)
+    }
+}
+
+#[pymethods]
+impl Store {
+    #[new]
+    fn new(py: Python<'_>, db: PathBuf) -> PyResult<Store> {
+        let locator = StoreLocator::from(db.as_path());
+        let store = py.detach(|| locator.open_read()).map_err(error)?;
+        Ok(Store {
+            locator,
+            store: Mutex::new(store),
+        })
+    }
+
+    /// What the store holds, as `botscope store stats --format json`.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = py.detach(|| self.with(|s| s.stats())).map_err(error)?;
+        to_py(py, &s)
+    }
+
+    /// One site's versions, oldest first (dicts as `iter_versions` gives
+    /// them), or None when the store does not know the host.
+    fn site<'py>(&self, py: Python<'py>, host: &str) -> PyResult<Option<Bound<'py, PyList>>> {
+        let host = host.trim().to_ascii_lowercase();
+        let h = py.detach(|| self.with(|s| s.site(&host))).map_err(error)?;
+        let Some(h) = h else { return Ok(None) };
+        let list = PyList::empty(py);
+        for v in h.versions {
+            list.append(version_dict(py, v)?)?;
+        }
+        Ok(Some(list))
+    }
+
+    /// Every version as the Parquet file `botscope store export --format
+    /// parquet` writes (the package reads it into a `pyarrow.Table`).
+    fn _parquet<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let (_, bytes) = py
+            .detach(|| self.with(|s| botscope_store::export_parquet(s, Vec::new())))
+            .map_err(error)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Every version, one dict at a time, read on a connection of its own
+    /// (at most 64 versions ahead of the caller).
+    fn iter_versions(&self, py: Python<'_>) -> PyResult<Versions> {
+        let locator = self.locator.clone();
+        let (tx, rx) = bounded::<Result<Version, String>>(64);
+        let opened = py.detach(|| locator.open_read()).map_err(error)?;
+        std::thread::spawn(move || {
+            let r = opened.each_version(&mut |v| {
+                // The iterator was dropped: stop reading.
+                tx.send(Ok(v))
+                    .map_err(|e| botscope_store::StoreError::Write {
+                        what: "the versions' iterator".into(),
+                        source: std::io::Error::other(e.to_string()),
+                    })
+            });
+            if let Err(e) = r {
+                let _ = tx.send(Err(crate::convert::message(&e)));
+            }
+        });
+        Ok(Versions { rx: Mutex::new(rx) })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<botscope.Store {}>", self.locator)
+    }
+}
+
+/// The versions of a store, as `Store.iter_versions` reads them.
+#[pyclass(module = "botscope._botscope", frozen)]
+pub struct Versions {
+    rx: Mutex<Receiver<Result<Version, String>>>,
+}
+
+#[pymethods]
+impl Versions {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let next = py.detach(|| {
+            self.rx
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .recv()
+                .ok()
+        });
+        match next {
+            None => Ok(None),
+            Some(Ok(v)) => Ok(Some(version_dict(py, v)?)),
+            Some(Err(e)) => Err(crate::Error::new_err(e)),
+        }
+    }
+}
+
+/// A result: its rows (the command's CSV and Parquet columns), the column
+/// names, and the whole result as the command's JSON.
+type Result3<'py> = (Bound<'py, PyList>, Vec<String>, Bound<'py, PyAny>);
+
+/// The research index `botscope index build` writes.
+#[pyclass(module = "botscope._botscope", name = "Index", frozen)]
+pub struct Index {
+    index: Idx,
+    path: PathBuf,
+}
+
+/// A query error with the query and a caret under the column, as the
+/// command shows it.
+fn query_error(e: botscope_index::IndexError, query: &str) -> PyErr {
+    match e {
+        botscope_index::IndexError::Query(q) => {
+            PyValueError::new_err(format!("query: {q}\n{}", q.pointer(query)))
+        }
+        e => error(e),
+    }
+}
+
+#[pymethods]
+impl Index {
+    #[new]
+    #[pyo3(signature = (path, threads = None))]
+    fn new(py: Python<'_>, path: PathBuf, threads: Option<usize>) -> PyResult<Index> {
+        let mut index = py.detach(|| Idx::open(&path)).map_err(error)?;
+        index.set_threads(
+            threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        );
+        Ok(Index { index, path })
+    }
+
+    /// The first and last time the index covers (Unix seconds), or None
+    /// when it is empty.
+    fn span(&self) -> Option<(i64, i64)> {
+        self.index.span()
+    }
+
+    /// `botscope search`: the sites whose robots.txt matches `query` (the
+    /// query language of docs/research.md: `agent:`, `disallow:`,
+    /// `favor:`, `crawl:`, …).
+    #[pyo3(signature = (query, limit = 10, offset = 0, rank = "relevance", semantics = "google", as_of = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn _search<'py>(
+        &self,
+        py: Python<'py>,
+        query: &str,
+        limit: usize,
+        offset: usize,
+        rank: &str,
+        semantics: &str,
+        as_of: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Result3<'py>> {
+        let req = SearchRequest {
+            query: query.to_owned(),
+            rank: value_enum::<Rank>("rank", rank)?,
+            limit,
+            offset,
+            semantics: self::semantics(semantics)?,
+            as_of: time_arg(as_of)?,
+        };
+        let r = py
+            .detach(|| self.index.search(&req))
+            .map_err(|e| query_error(e, query))?;
+        let t = r.to_table();
+        Ok((table_rows(py, &t)?, table_columns(&t), to_py(py, &r)?))
+    }
+
+    /// `botscope favor`: favourability per robot over the sites matching
+    /// `where` (all when None).
+    #[pyo3(signature = (where_ = None, as_of = None, semantics = "google", sort = "appeared", min_appeared = 0))]
+    fn _favor<'py>(
+        &self,
+        py: Python<'py>,
+        where_: Option<&str>,
+        as_of: Option<&Bound<'py, PyAny>>,
+        semantics: &str,
+        sort: &str,
+        min_appeared: u64,
+    ) -> PyResult<Result3<'py>> {
+        let sem = self::semantics(semantics)?;
+        let sort = value_enum::<FavorSort>("sort", sort)?;
+        let as_of = time_arg(as_of)?;
+        let t = py
+            .detach(|| self.index.favor(where_, as_of, sem))
+            .map_err(|e| query_error(e, where_.unwrap_or_default()))?
+            .sorted(sort, min_appeared);
+        let table = t.to_table();
+        Ok((
+            table_rows(py, &table)?,
+            table_columns(&table),
+            to_py(py, &t)?,
+        ))
+    }
+
+    /// `botscope trends`: per month (or year) and agent, the share of
+    /// sites that block it wholly or partly, favour or disfavour it.
+    #[pyo3(signature = (agents, by = "month", where_ = None, start = None, end = None, semantics = "google", db = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn _trends<'py>(
+        &self,
+        py: Python<'py>,
+        agents: Vec<String>,
+        by: &str,
+        where_: Option<&str>,
+        start: Option<&Bound<'py, PyAny>>,
+        end: Option<&Bound<'py, PyAny>>,
+        semantics: &str,
+        db: Option<PathBuf>,
+    ) -> PyResult<Result3<'py>> {
+        let agents: Vec<String> = agents.iter().map(|a| a.trim().to_owned()).collect();
+        if agents.is_empty() || agents.iter().any(String::is_empty) {
+            return Err(PyValueError::new_err("give at least one agent, none empty"));
+        }
+        let sem = self::semantics(semantics)?;
+        let (start, end) = (time_arg(start)?, time_arg(end)?);
+        if !matches!(by, "month" | "year" | "crawl") {
+            return Err(PyValueError::new_err(format!(
+                "unknown period `{by}` (expected month, year or crawl)"
+            )));
+        }
+        let store = db
+            .map(|d| StoreLocator::from(d.as_path()).open_read())
+            .transpose()
+            .map_err(error)?;
+        if by == "crawl" && store.is_none() {
+            return Err(PyValueError::new_err(
+                "trends by crawl reads the crawls from the store: give db=",
+            ));
+        }
+        let Some((first, last)) = self.index.span() else {
+            return Err(crate::Error::new_err(format!(
+                "{}: the index is empty",
+                self.path.display()
+            )));
+        };
+        let yearly = by == "year";
+        let periods = botscope_index::periods(start.unwrap_or(first), end.unwrap_or(last), yearly);
+        let t = py
+            .detach(move || {
+                let crawls = match (&store, by == "crawl") {
+                    (Some(s), true) => {
+                        let mut c = s.crawl_sites(None)?;
+                        c.retain(|c| {
+                            start.is_none_or(|f| c.last >= f) && end.is_none_or(|t| c.last <= t)
+                        });
+                        Some(c)
+                    }
+                    _ => None,
+                };
+                let known = |t: i64| -> botscope_index::Result<u64> {
+                    Ok(store
+                        .as_ref()
+                        .map(|s| s.sites_known_at(t))
+                        .transpose()?
+                        .unwrap_or(0))
+                };
+                self.index.trends(&TrendsRequest {
+                    agents: &agents,
+                    periods: &periods,
+                    where_,
+                    semantics: sem,
+                    known_at: store.as_ref().map(|_| &known as _),
+                    yearly,
+                    cohort: None,
+                    crawls: crawls.as_deref(),
+                })
+            })
+            .map_err(|e| query_error(e, where_.unwrap_or_default()))?;
+        let table = t.to_table();
+        Ok((
+            table_rows(py, &table)?,
+            table_columns(&table),
+            to_py(py, &t)?,
+        ))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<botscope.Index {}>", self.path.display())
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Store>()?;
+    m.add_class::<Versions>()?;
+    m.add_class::<Index>()
+}

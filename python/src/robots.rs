@@ -1,0 +1,317 @@
+//! `botscope.Robots`, `botscope.bias` and `botscope.Favorability`: one
+//! robots.txt body parsed once (the compiled matcher for verdicts, the
+//! parse tree for lint, sitemaps and usage preferences), and the bias
+//! tables BotSeer measured.
+
+use std::sync::OnceLock;
+
+use botscope_index::{FileBias, Tilt};
+use botscope_robotstxt::{Matcher, ParseOptions, Robots as Tree, Semantics};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::convert::{bytes_of, json_to_py, to_py};
+
+/// The largest body `Robots` takes: 1 GiB, two thousand times the most a
+/// crawler reads (RFC 9309's 500 KiB); the compiled rules address their
+/// text with 32-bit offsets. A larger body raises `ValueError`.
+pub const MAX_BODY_BYTES: usize = 1 << 30;
+
+/// A body within [`MAX_BODY_BYTES`].
+fn checked(body: &[u8]) -> PyResult<&[u8]> {
+    if body.len() > MAX_BODY_BYTES {
+        return Err(PyValueError::new_err(format!(
+            "the body is {} bytes; botscope reads at most {MAX_BODY_BYTES} bytes of a robots.txt \
+             (crawlers read 500 KiB: pass max_bytes=botscope.DEFAULT_PARSE_CAP to cut it as they do)",
+            body.len()
+        )));
+    }
+    Ok(body)
+}
+
+/// How much to parse: everything (as Google's library does; the cap
+/// belongs to fetching) unless `max_bytes` is given.
+fn options(max_bytes: Option<usize>) -> ParseOptions {
+    ParseOptions { max_bytes }
+}
+
+/// The bundled registry, read once: lint's list of crawler names written
+/// as their operators document them.
+fn bundled() -> &'static botscope_botid::Registry {
+    static R: OnceLock<botscope_botid::Registry> = OnceLock::new();
+    R.get_or_init(botscope_botid::Registry::bundled)
+}
+
+/// A robots.txt file, parsed once and asked many times.
+///
+/// `Robots(body, semantics="google", max_bytes=None)`: `body` is the
+/// file's text or bytes (any bytes: a file that is not UTF-8 is read as
+/// Google's parser reads it). The whole body is parsed, as Google's
+/// library does; `max_bytes` cuts it at the last whole line within that
+/// many bytes, as a crawler does (`botscope.DEFAULT_PARSE_CAP`).
+/// `semantics` is `"google"` (RFC 9309 as Google's parser reads it) or
+/// `"draft1996"` (the 1996 draft: first match wins, no wildcards).
+///
+/// >>> r = Robots("User-agent: *\nDisallow: /private\n")
+/// >>> r.allowed("Googlebot", "https://example.com/private/x")
+/// False
+#[pyclass(module = "botscope", frozen)]
+pub struct Robots {
+    matcher: Matcher,
+    tree: Tree,
+    semantics: Semantics,
+}
+
+#[pymethods]
+impl Robots {
+    #[new]
+    #[pyo3(signature = (body, semantics = "google", max_bytes = None))]
+    fn new(
+        py: Python<'_>,
+        body: &Bound<'_, PyAny>,
+        semantics: &str,
+        max_bytes: Option<usize>,
+    ) -> PyResult<Robots> {
+        let sem = crate::convert::semantics(semantics)?;
+        let bytes = bytes_of(body, "body")?;
+        let bytes = checked(&bytes)?;
+        let opts = options(max_bytes);
+        // A large file is compiled without holding the interpreter.
+        Ok(py.detach(|| Robots {
+            matcher: Matcher::compile(bytes, sem, &opts),
+            tree: Tree::parse_with(bytes, &opts),
+            semantics: sem,
+        }))
+    }
+
+    /// `"google"` or `"draft1996"`.
+    #[getter]
+    fn semantics(&self) -> &'static str {
+        self.semantics.as_str()
+    }
+
+    /// May `agent` fetch `url`? `agent` is a product token (`Googlebot`)
+    /// or a whole User-Agent header; `url` is an absolute URL or a path.
+    fn allowed(&self, agent: &str, url: &str) -> bool {
+        self.matcher.is_allowed(agent, url)
+    }
+
+    /// `allowed` for many URLs of one agent, the agent's groups selected
+    /// once, without holding the interpreter: a list of bools in order.
+    fn allowed_many(&self, py: Python<'_>, agent: &str, urls: Vec<String>) -> Vec<bool> {
+        py.detach(|| {
+            let sel = self.matcher.select(agent);
+            urls.iter()
+                .map(|u| {
+                    let path = botscope_robotstxt::path_of(u.as_bytes());
+                    self.matcher.check_selected(&sel, &path).allowed
+                })
+                .collect()
+        })
+    }
+
+    /// The verdict with its reason, as `botscope robots check --format
+    /// json` gives it: `verdict` (`allowed`/`disallowed`), `allowed`, the
+    /// deciding `rule` (`line`, `kind`, `pattern`) or None, the `group`
+    /// that applied (`specific`, `global`, `none`), a `reason` for people,
+    /// and the `usage` and `content_signal` preferences in force.
+    fn explain<'py>(&self, py: Python<'py>, agent: &str, url: &str) -> PyResult<Bound<'py, PyAny>> {
+        let path = botscope_robotstxt::path_of(url.as_bytes());
+        let v = self.matcher.check_path(agent, &path);
+        let prefs =
+            self.tree
+                .preferences(botscope_robotstxt::product_token(agent), &path, v.allowed);
+        let mut obj = v.to_json();
+        obj["url"] = url.into();
+        obj["agent"] = agent.into();
+        obj["semantics"] = self.semantics.as_str().into();
+        obj["allowed"] = v.allowed.into();
+        obj["reason"] = v.describe().into();
+        obj["usage"] = serde_json::to_value(&prefs.usage).unwrap_or_default();
+        obj["content_signal"] = serde_json::to_value(&prefs.content_signal).unwrap_or_default();
+        json_to_py(py, &obj)
+    }
+
+    /// The usage preferences the file states for `agent` at `url`
+    /// (draft-ietf-aipref-attach's `Content-Usage` rules and the
+    /// `Content-Signal` lines): `usage` (category to `y`/`n`, or None when
+    /// no rule applies or the agent may not crawl the URL), `usage_lines`,
+    /// `content_signal` and `signal_lines`.
+    fn usage<'py>(&self, py: Python<'py>, agent: &str, url: &str) -> PyResult<Bound<'py, PyAny>> {
+        let path = botscope_robotstxt::path_of(url.as_bytes());
+        let allowed = self.matcher.check_path(agent, &path).allowed;
+        let prefs = self
+            .tree
+            .preferences(botscope_robotstxt::product_token(agent), &path, allowed);
+        to_py(py, &prefs)
+    }
+
+    /// The Crawl-delay for `agent`, in seconds, or None.
+    fn crawl_delay(&self, agent: &str) -> Option<f64> {
+        self.matcher.crawl_delay(agent)
+    }
+
+    /// The `Sitemap` URLs, in file order.
+    #[getter]
+    fn sitemaps(&self) -> Vec<String> {
+        self.tree.sitemaps.iter().map(|s| s.value.clone()).collect()
+    }
+
+    /// The groups as `botscope robots parse --format json` gives them.
+    #[getter]
+    fn groups<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.tree.groups)
+    }
+
+    /// The parse tree as `botscope robots parse --format json` gives it.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.tree)
+    }
+
+    /// What is wrong with the file, as `botscope robots lint --format json`
+    /// lists it: dicts with `code`, `severity`, `line`, `message`, …
+    fn lint<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let registry = bundled();
+        let diags = py
+            .detach(|| botscope_robotstxt::lint_with(&self.tree, &|v| registry.documents_token(v)));
+        to_py(py, &diags)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<botscope.Robots: {} groups, {} rules, {}>",
+            self.tree.groups.len(),
+            self.tree
+                .groups
+                .iter()
+                .map(|g| g.rules.len())
+                .sum::<usize>(),
+            self.semantics.as_str()
+        )
+    }
+}
+
+/// The bias of one file, as `botscope bias FILE --format json` gives it.
+fn file_bias(body: &[u8], sem: Semantics) -> FileBias {
+    botscope_index::bias(body, sem)
+}
+
+/// BotSeer's bias of one robots.txt: for each robot it names, whether the
+/// file favours it, disfavours it or neither, compared with the `*` group
+/// (`botscope bias FILE --format json`).
+#[pyfunction]
+#[pyo3(signature = (body, semantics = "google"))]
+fn bias<'py>(
+    py: Python<'py>,
+    body: &Bound<'py, PyAny>,
+    semantics: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let sem = crate::convert::semantics(semantics)?;
+    let bytes = bytes_of(body, "body")?;
+    let bytes = checked(&bytes)?;
+    let b = py.detach(|| file_bias(bytes, sem));
+    to_py(py, &b)
+}
+
+/// Favourability over a set of files, as BotSeer defined it:
+/// (favoured − disfavoured) / N per robot, N being every file added.
+///
+/// >>> f = Favorability()
+/// >>> f.add("User-agent: Googlebot\nAllow: /\n\nUser-agent: *\nDisallow: /\n")
+/// >>> f.table()[0]["robot"], f.n
+/// ('googlebot', 1)
+#[pyclass(module = "botscope")]
+pub struct Favorability {
+    inner: botscope_index::Favorability,
+}
+
+#[pymethods]
+impl Favorability {
+    #[new]
+    #[pyo3(signature = (semantics = "google"))]
+    fn new(semantics: &str) -> PyResult<Favorability> {
+        Ok(Favorability {
+            inner: botscope_index::Favorability::new(crate::convert::semantics(semantics)?),
+        })
+    }
+
+    /// Adds one file's body (str or bytes).
+    fn add(&mut self, py: Python<'_>, body: &Bound<'_, PyAny>) -> PyResult<()> {
+        let bytes = bytes_of(body, "body")?;
+        let bytes = checked(&bytes)?;
+        let sem = self.inner.semantics();
+        let b = py.detach(|| file_bias(bytes, sem));
+        self.inner.add(&b);
+        Ok(())
+    }
+
+    /// Adds many bodies, their bias computed without holding the
+    /// interpreter.
+    fn add_many(&mut self, py: Python<'_>, bodies: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut owned: Vec<Vec<u8>> = Vec::new();
+        for b in bodies.try_iter()? {
+            let b = b?;
+            let bytes = bytes_of(&b, "body")?;
+            owned.push(checked(&bytes)?.to_vec());
+        }
+        let sem = self.inner.semantics();
+        let biases: Vec<FileBias> = py.detach(|| owned.iter().map(|b| file_bias(b, sem)).collect());
+        for b in &biases {
+            self.inner.add(b);
+        }
+        Ok(())
+    }
+
+    /// Adds a bias table `botscope.bias` returned (or the command's JSON).
+    fn add_bias(&mut self, bias: &Bound<'_, PyDict>) -> PyResult<()> {
+        let robots = bias
+            .get_item("robots")?
+            .ok_or_else(|| PyValueError::new_err("a bias table has a `robots` list"))?;
+        // A file past the work budget claims no bias and is left out of N.
+        if matches!(bias.get_item("too_complex")?, Some(c) if !c.is_none()) {
+            return Ok(());
+        }
+        self.inner.add_files(1);
+        for r in robots.cast::<PyList>()?.iter() {
+            let name: String = r.get_item("robot")?.extract()?;
+            let verdict: String = r.get_item("verdict")?.extract()?;
+            let tilt = match verdict.as_str() {
+                "favored" => Tilt::Favored,
+                "disfavored" => Tilt::Disfavored,
+                "nobias" => Tilt::Nobias,
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "unknown verdict `{other}` (expected favored, disfavored or nobias)"
+                    )));
+                }
+            };
+            self.inner.add_robot(&name, tilt);
+        }
+        Ok(())
+    }
+
+    /// Folds another set in.
+    fn merge(&mut self, other: PyRef<'_, Favorability>) {
+        self.inner.merge(&other.inner);
+    }
+
+    /// N: the files added.
+    #[getter]
+    fn n(&self) -> u64 {
+        self.inner.n()
+    }
+
+    /// Every robot (`robot`, `appeared`, `favored`, `disfavored`,
+    /// `favorability`), most files naming it first.
+    fn table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.table())
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Robots>()?;
+    m.add_class::<Favorability>()?;
+    m.add_function(wrap_pyfunction!(bias, m)?)?;
+    Ok(())
+}
