@@ -156,7 +156,7 @@ class Index:
         semantics: str = "google",
         as_of: Time = None,
     ) -> Rows:
-        """The sites whose robots.txt matches ``query`` (``agent:gptbot``,
+        """The sites whose robots.txt matches ``query`` (``botname:gptbot``,
         ``disallow:/search``, ``favor:googlebot``, ``crawl:CC-MAIN-2024-10``,
         words of the file, ``AND``/``OR``/``NOT``; docs/research.md), as
         ``botscope search --format csv`` lists them; ``result["total"]`` is

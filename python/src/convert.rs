@@ -53,11 +53,15 @@ pub fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound
     pythonize::pythonize(py, v).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// A serializable value as Python objects, through its JSON form (the
-/// same keys and values as the command's `--format json`).
+/// A serializable value as Python objects, field by field in the order
+/// the command's `--format json` writes them.
 pub fn to_py<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
-    let value = serde_json::to_value(v).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    json_to_py(py, &value)
+    pythonize::pythonize(py, v).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// JSON text as Python objects, keys in the text's order (`json.loads`).
+pub fn json_text_to_py<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (text,))
 }
 
 /// A result table as a list of dicts, one per row, keyed by the columns'

@@ -172,10 +172,7 @@ fn analyze_logs<'py>(
         let text = std::ffi::CString::new(w.to_string().replace('\0', " ")).unwrap_or_default();
         PyErr::warn(py, &warning, &text, 1)?;
     }
-    let json = botscope_logs::render::json(&outcome.report);
-    let value: serde_json::Value =
-        serde_json::from_str(&json).map_err(|e| Error::new_err(e.to_string()))?;
-    json_to_py(py, &value)
+    crate::convert::json_text_to_py(py, &botscope_logs::render::json(&outcome.report))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

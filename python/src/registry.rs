@@ -133,15 +133,19 @@ impl Registry {
         let ua = user_agent
             .map(|u| self.classifier.classify(u))
             .unwrap_or_default();
-        let evidence = match (
-            offline,
-            botscope_botid::fcrdns_domains(&self.registry, ip, &ua),
-        ) {
-            (false, Some(domains)) => {
+        // The DNS settings are checked whether or not this address needs
+        // DNS: a wrong argument is an error every time.
+        let config = match offline {
+            true => None,
+            false => Some(
+                EvidenceConfig::from_flags(&nameservers, timeout, 4, self.dns_cache.clone())
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?,
+            ),
+        };
+        let domains = botscope_botid::fcrdns_domains(&self.registry, ip, &ua);
+        let evidence = match (config, domains) {
+            (Some(config), Some(domains)) => {
                 let question = vec![(ip, domains.to_vec())];
-                let config =
-                    EvidenceConfig::from_flags(&nameservers, timeout, 4, self.dns_cache.clone())
-                        .map_err(|e| PyValueError::new_err(e.to_string()))?;
                 let (mut found, problem) = py.detach(|| fcrdns(&config, &question))?;
                 if let Some(p) = problem {
                     // The answers stand; the cache could not be saved.
@@ -177,7 +181,7 @@ impl Registry {
         to_py(py, &all)
     }
 
-    /// The robots.txt tokens of the robots in `category` (`ai-crawler`,
+    /// The robots.txt tokens of the robots in `category` (`ai-training`,
     /// `search-engine`, …) and/or run by `operator`.
     #[pyo3(signature = (category = None, operator = None))]
     fn agents(&self, category: Option<&str>, operator: Option<&str>) -> Vec<String> {

@@ -1,0 +1,102 @@
+"""botscope.Store and botscope.Index over a store the command made: the
+command's answers, as rows, pandas and pyarrow."""
+
+import datetime
+import json
+
+import pytest
+
+import botscope
+
+
+def test_store(research, cli):
+    db, _ = research
+    s = botscope.Store(db)
+    stats = s.stats()
+    _, out, _ = cli("store", "stats", "--db", db, "--format", "json")
+    assert stats == json.loads(out)
+    assert stats["sites"] == 6 and stats["versions"] == 6
+
+    rows = list(s.iter_versions())
+    assert len(rows) == 6
+    v = next(r for r in rows if r["host"] == "www.ebay.com")
+    assert v["first_seen"] == datetime.datetime(2007, 3, 1, tzinfo=datetime.timezone.utc)
+    assert v["hash"].startswith("blake3:") and "User-agent" in v["body"]
+    assert s.site("WWW.EBAY.COM") == [v]
+    assert s.site("unknown.example") is None
+
+    t = s.versions()
+    assert t.num_rows == 6
+    assert set(t.column("host").to_pylist()) == {r["host"] for r in rows}
+    assert "Store" in repr(s)
+
+    # An iterator dropped half-way stops its reader.
+    it = s.iter_versions()
+    next(it)
+    del it
+
+
+def test_store_errors(tmp_path):
+    with pytest.raises(botscope.Error, match="no such store"):
+        botscope.Store(tmp_path / "missing.db")
+    not_a_store = tmp_path / "x.db"
+    not_a_store.write_bytes(b"this is not SQLite" * 100)
+    with pytest.raises(botscope.Error, match="not a botscope store"):
+        botscope.Store(not_a_store)
+    with pytest.raises(TypeError):
+        botscope.Store(42)
+
+
+def test_index_search_favor_trends_are_the_commands(research, cli):
+    db, ix = research
+    idx = botscope.Index(ix)
+    first, last = idx.span()
+    assert first.year == 2007
+
+    hits = idx.search("botname:googlebot", limit=20)
+    _, out, _ = cli("search", "botname:googlebot", "--index", ix, "--format", "json", "--limit", "20")
+    want = json.loads(out)
+    assert hits.result["total"] == want["total"] > 0
+    assert [h["site"] for h in hits] == [h["site"] for h in want["hits"]]
+    assert hits.columns[0] == "site"
+
+    fav = idx.favor(sort="favorability")
+    _, out, _ = cli("favor", "--index", ix, "--format", "json", "--sort", "favorability")
+    want = json.loads(out)
+    assert fav.result == want
+    assert [r["robot"] for r in fav] == [r["robot"] for r in want["robots"]]
+    assert fav.result["n"] == 6
+
+    tr = idx.trends(["Googlebot", "GPTBot"], by="year", db=db)
+    _, out, _ = cli("trends", "--agent", "Googlebot", "--agent", "GPTBot", "--by", "year",
+                    "--index", ix, "--db", db, "--format", "csv")
+    header, *lines = out.strip().splitlines()
+    assert tr.columns == header.split(",")
+    assert len(tr) == len(lines)
+
+    df = tr.to_pandas()
+    assert list(df.columns) == tr.columns and len(df) == len(tr)
+    assert idx.favor(where="site:www.ebay.com").result["n"] == 1
+    assert idx.search("botname:googlebot", as_of="2007-03-02").result["total"] >= 1
+    assert idx.search("botname:googlebot", as_of=datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)).result["total"] == 0
+
+
+def test_index_errors(research, tmp_path):
+    _, ix = research
+    idx = botscope.Index(ix)
+    with pytest.raises(ValueError, match=r"query: column 11: `AND` needs something on each side\n  botname:x AND\n {12}\^"):
+        idx.search("botname:x AND")
+    with pytest.raises(ValueError, match="is not a delay"):
+        idx.favor(where="delay:abc")
+    with pytest.raises(ValueError, match="unknown rank"):
+        idx.search("x", rank="best")
+    with pytest.raises(ValueError, match="unknown sort"):
+        idx.favor(sort="best")
+    with pytest.raises(ValueError, match="crawl"):
+        idx.trends("GPTBot", by="crawl")
+    with pytest.raises(ValueError, match="unknown period"):
+        idx.trends("GPTBot", by="week")
+    with pytest.raises(ValueError, match="not a time"):
+        idx.search("x", as_of="yesterday")
+    with pytest.raises(botscope.Error, match="no index here"):
+        botscope.Index(tmp_path / "none")

@@ -1,0 +1,215 @@
+"""botscope.Robots, bias and Favorability: Google's vectors, agreement with
+Google's reference parser on real files, every method, and bad input as
+exceptions."""
+
+import csv
+import gc
+
+import pytest
+
+import botscope
+from conftest import VECTORS, jsonl
+
+
+def body_of(v):
+    if "robotstxt" in v:
+        return v["robotstxt"].encode("utf-8")
+    return bytes.fromhex(v["robotstxt_hex"])
+
+
+@pytest.mark.parametrize("file,count", [("google_vectors.jsonl", 145), ("spec_test_vectors.jsonl", 400)])
+def test_google_vectors(file, count):
+    vectors = jsonl(VECTORS / file)
+    assert len(vectors) == count
+    failures = []
+    for v in vectors:
+        r = botscope.Robots(body_of(v))
+        got = r.allowed(v["useragent"], v["url"])
+        if got != v["allowed"]:
+            failures.append((v["name"], v["useragent"], v["url"], got))
+        # The batch call and the explanation say the same.
+        assert r.allowed_many(v["useragent"], [v["url"]]) == [got]
+        assert r.explain(v["useragent"], v["url"])["allowed"] == got
+    assert not failures, failures
+
+
+def test_agreement_with_google_on_real_files():
+    """The verdicts of Google's reference parser over real files (every
+    40th file of the shared corpus): all agree."""
+    robots = {}
+    n = 0
+    diffs = []
+    with open(VECTORS / "google_verdicts_subset.tsv", newline="", encoding="utf-8") as f:
+        rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        next(rows)
+        for file, agent, url, want in rows:
+            r = robots.get(file)
+            if r is None:
+                r = robots[file] = botscope.Robots((VECTORS / "corpus" / file).read_bytes())
+            n += 1
+            if r.allowed(agent, url) != (want == "1"):
+                diffs.append((file, agent, url, want))
+    assert n == 16_940
+    assert not diffs, diffs[:20]
+
+
+def test_allowed_many_is_allowed_in_a_loop():
+    body = (VECTORS / "corpus").glob("*.txt")
+    checked = 0
+    for path in sorted(body)[:40]:
+        r = botscope.Robots(path.read_bytes())
+        urls = ["/", "/search", "/a/b?c=d", "https://example.com/wp-admin/", "/%7Euser", "/ü"]
+        for agent in ("Googlebot", "Mozilla/5.0 (compatible; bingbot/2.0)", "GPTBot", "*"):
+            assert r.allowed_many(agent, urls) == [r.allowed(agent, u) for u in urls]
+            checked += 1
+    assert checked == 160
+
+
+BODY = """\
+Sitemap: https://example.com/sitemap.xml
+User-agent: *
+Disallow: /private
+Allow: /private/ok
+Crawl-delay: 2
+Content-Usage: / train-ai=n
+Content-Usage: /open/ train-ai=y
+
+User-agent: GPTBot
+Disallow: /
+
+Sitemap: https://example.com/news.xml
+"""
+
+
+def test_every_method():
+    r = botscope.Robots(BODY)
+    assert r.semantics == "google"
+    assert r.allowed("Googlebot", "https://example.com/") is True
+    assert r.allowed("Googlebot", "https://example.com/private/x") is False
+    assert r.allowed("Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)", "/") is False
+
+    e = r.explain("Googlebot", "https://example.com/private/ok/1")
+    assert e["verdict"] == "allowed" and e["allowed"] is True
+    assert e["rule"] == {"line": 4, "kind": "allow", "pattern": "/private/ok"}
+    assert e["group"] == "global"
+    assert e["reason"] == "line 4: Allow: /private/ok in the * group"
+    assert e["usage"] == {"train-ai": "n"}
+    e = r.explain("GPTBot", "/x")
+    assert e["verdict"] == "disallowed" and e["group"] == "specific" and e["rule"]["line"] == 10
+    assert r.explain("Googlebot", "/")["rule"] is None
+
+    assert r.usage("Googlebot", "/open/page")["usage"] == {"train-ai": "y"}
+    assert r.usage("Googlebot", "/page")["usage_lines"] == [6]
+    # No usage where the agent may not crawl.
+    assert r.usage("GPTBot", "/open/page")["usage"] is None
+
+    assert r.crawl_delay("Googlebot") == 2.0
+    assert r.crawl_delay("GPTBot") is None
+    assert r.sitemaps == ["https://example.com/sitemap.xml", "https://example.com/news.xml"]
+    assert [len(g["rules"]) for g in r.groups] == [2, 1]
+    assert r.to_dict()["groups"] == r.groups
+
+    codes = {d["code"] for d in r.lint()}
+    assert "R011" in codes  # Googlebot ignores Crawl-delay
+    bad = botscope.Robots("User-agent: *\nDisalow: /x\n").lint()
+    assert bad[0]["line"] == 2 and bad[0]["severity"] in ("warning", "error")
+    assert "Robots" in repr(r)
+
+
+def test_draft1996_semantics():
+    body = "User-agent: *\nDisallow: /a\nAllow: /a/b\n"
+    assert botscope.Robots(body).allowed("x", "/a/b") is True
+    old = botscope.Robots(body, semantics="draft1996")
+    assert old.semantics == "draft1996"
+    # The first matching rule in file order wins.
+    assert old.allowed("x", "/a/b") is False
+
+
+def test_bytes_that_are_not_utf8_are_read_as_google_reads_them():
+    r = botscope.Robots(b"User-agent: *\nDisallow: /\xff\xfe\n")
+    assert r.allowed("x", "/%FF%FE") is False
+    assert r.allowed("x", "/ok") is True
+
+
+def test_max_bytes_cuts_at_a_whole_line():
+    body = "User-agent: *\n" + "Disallow: /x\n" * 10 + "Disallow: /late\n"
+    assert botscope.Robots(body).allowed("x", "/late") is False
+    assert botscope.Robots(body, max_bytes=len(body) - 1).allowed("x", "/late") is True
+
+
+def test_bad_input_raises_and_never_crashes():
+    with pytest.raises(TypeError, match="body must be str or bytes, not int"):
+        botscope.Robots(5)
+    with pytest.raises(TypeError):
+        botscope.Robots(None)
+    with pytest.raises(ValueError, match="unknown semantics"):
+        botscope.Robots("", semantics="rfc1")
+    with pytest.raises(UnicodeEncodeError):
+        botscope.Robots("User-agent: \udcff")
+    with pytest.raises(UnicodeEncodeError):
+        botscope.Robots("").allowed("bot\udcff", "/")
+    with pytest.raises(TypeError):
+        botscope.Robots("").allowed(b"bot", "/")
+    with pytest.raises(TypeError):
+        botscope.Robots("").allowed_many("bot", "/not-a-list")
+    with pytest.raises(TypeError):
+        botscope.Robots("").allowed_many("bot", [1, 2])
+    # Over the size limit: a clear error before any work (zero-filled
+    # bytes are not touched).
+    huge = bytes(botscope.MAX_BODY_BYTES + 1)
+    with pytest.raises(ValueError, match="at most 1073741824 bytes"):
+        botscope.Robots(huge)
+    with pytest.raises(ValueError):
+        botscope.bias(huge)
+    del huge
+    gc.collect()
+    # Pathological files answer, at a bounded cost.
+    nasty = "User-agent: *\n" + "Disallow: /*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a$\n" * 2000
+    r = botscope.Robots(nasty)
+    assert r.allowed("x", "/" + "a" * 5000 + "b") is True
+    assert botscope.bias(nasty)["semantics"] == "google"
+
+
+def test_a_large_body_is_parsed_whole():
+    body = "User-agent: *\n" + "".join(f"Disallow: /p{i}/\n" for i in range(100_000)) + "Disallow: /last\n"
+    assert len(body) > 1_000_000
+    r = botscope.Robots(body)
+    assert r.allowed("x", "/last") is False
+    assert r.allowed("x", "/p99999/") is False
+    assert r.allowed("x", "/q") is True
+    # A crawler's cut: the tail is not read.
+    assert botscope.Robots(body, max_bytes=botscope.DEFAULT_PARSE_CAP).allowed("x", "/last") is True
+
+
+def test_bias_and_favorability():
+    files = [
+        "User-agent: Googlebot\nAllow: /\n\nUser-agent: *\nDisallow: /\n",
+        "User-agent: Googlebot\nDisallow: /\n\nUser-agent: *\nAllow: /\n",
+        "User-agent: *\nDisallow: /tmp\n",
+        "User-agent: Googlebot\nDisallow: /tmp\n\nUser-agent: *\nDisallow: /tmp\n",
+    ]
+    b = botscope.bias(files[0])
+    assert b["robots"] == [{"robot": "googlebot", "allowed": 1, "bias": 1, "verdict": "favored"}]
+    assert b["universal_allowed"] == 0 and b["too_complex"] is None
+
+    f = botscope.Favorability()
+    f.add_many(files)
+    assert f.n == 4
+    assert f.table() == [
+        {"robot": "googlebot", "appeared": 3, "favored": 1, "disfavored": 1, "favorability": 0.0}
+    ]
+    # The same from the tables, added one by one, and merged.
+    g = botscope.Favorability()
+    for body in files[:2]:
+        g.add_bias(botscope.bias(body))
+    h = botscope.Favorability()
+    h.add(files[2])
+    h.add(files[3].encode())
+    g.merge(h)
+    assert g.n == 4 and g.table() == f.table()
+    with pytest.raises(ValueError, match="unknown verdict"):
+        g.add_bias({"robots": [{"robot": "x", "verdict": "maybe"}]})
+    with pytest.raises(ValueError, match="unknown semantics"):
+        botscope.Favorability("nope")
+    # Draft semantics are carried through.
+    assert botscope.bias(files[0], semantics="draft1996")["semantics"] == "draft1996"
