@@ -213,3 +213,31 @@ def test_bias_and_favorability():
         botscope.Favorability("nope")
     # Draft semantics are carried through.
     assert botscope.bias(files[0], semantics="draft1996")["semantics"] == "draft1996"
+
+
+def test_the_type_stubs_name_what_the_module_has():
+    """Every class, function and method of the stubs exists in the module,
+    and every public name of the module is in the stubs."""
+    import ast
+    from pathlib import Path
+
+    from botscope import _botscope
+
+    stub = ast.parse((Path(botscope.__file__).parent / "_botscope.pyi").read_text())
+    named = set()
+    for node in stub.body:
+        if isinstance(node, ast.ClassDef):
+            named.add(node.name)
+            cls = getattr(_botscope, node.name)
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name != "__init__":
+                    assert hasattr(cls, item.name), f"{node.name}.{item.name}"
+        elif isinstance(node, ast.FunctionDef):
+            named.add(node.name)
+            assert callable(getattr(_botscope, node.name)), node.name
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            named.add(node.target.id)
+            assert hasattr(_botscope, node.target.id), node.target.id
+    public = {n for n in dir(_botscope) if not n.startswith("_")} | {"__version__"}
+    assert public <= named, public - named
+    assert (Path(botscope.__file__).parent / "py.typed").exists()

@@ -1,0 +1,148 @@
+"""Type stubs of the extension module (botscope's Rust libraries)."""
+
+import os
+from datetime import date, datetime
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+__version__: str
+MAX_BODY_BYTES: int
+DEFAULT_PARSE_CAP: int
+
+_Body = Union[str, bytes]
+_Path = Union[str, "os.PathLike[str]"]
+_Time = Union[int, str, date, datetime, None]
+
+class Error(Exception):
+    """What botscope's libraries refuse, with their message."""
+
+class MalformedLine(ValueError):
+    """A log line that is not a request of its format; ``args[1]`` is the
+    reason's stable name (``layout-mismatch``, ``bad-time``, ...)."""
+
+class Robots:
+    """A robots.txt file, parsed once and asked many times.
+
+    >>> r = Robots("User-agent: *\\nDisallow: /private\\n")
+    >>> r.allowed("Googlebot", "https://example.com/private/x")
+    False
+    """
+
+    def __init__(
+        self, body: _Body, semantics: str = "google", max_bytes: Optional[int] = None
+    ) -> None: ...
+    @property
+    def semantics(self) -> str:
+        """``"google"`` or ``"draft1996"``."""
+    @property
+    def sitemaps(self) -> List[str]:
+        """The ``Sitemap`` URLs, in file order."""
+    @property
+    def groups(self) -> List[dict]:
+        """The groups, as ``botscope robots parse --format json``."""
+    def allowed(self, agent: str, url: str) -> bool:
+        """May ``agent`` (a product token or a User-Agent header) fetch
+        ``url`` (an absolute URL or a path)?"""
+    def allowed_many(self, agent: str, urls: Sequence[str]) -> List[bool]:
+        """``allowed`` for many URLs, the interpreter lock released."""
+    def explain(self, agent: str, url: str) -> dict:
+        """The verdict, the deciding rule, the group, a reason, and the
+        usage preferences, as ``botscope robots check --format json``."""
+    def usage(self, agent: str, url: str) -> dict:
+        """The Content-Usage and Content-Signal preferences in force."""
+    def crawl_delay(self, agent: str) -> Optional[float]:
+        """The Crawl-delay for ``agent``, in seconds, or None."""
+    def lint(self) -> List[dict]:
+        """Diagnostics, as ``botscope robots lint --format json``."""
+    def to_dict(self) -> dict:
+        """The parse tree, as ``botscope robots parse --format json``."""
+
+def bias(body: _Body, semantics: str = "google") -> dict:
+    """BotSeer's bias table of one file (``botscope bias --format json``)."""
+
+class Favorability:
+    """Favourability over a set of files: (favoured - disfavoured) / N."""
+
+    def __init__(self, semantics: str = "google") -> None: ...
+    def add(self, body: _Body) -> None: ...
+    def add_many(self, bodies: Iterable[_Body]) -> None: ...
+    def add_bias(self, bias: dict) -> None: ...
+    def merge(self, other: "Favorability") -> None: ...
+    @property
+    def n(self) -> int: ...
+    def table(self) -> List[dict]: ...
+
+class Registry:
+    """The registry of known crawlers, the User-Agent classifier and the
+    installed IP-owner databases."""
+
+    def __init__(self, path: Optional[_Path] = None, user: bool = True) -> None: ...
+    def identify(self, user_agent: str) -> dict: ...
+    def verify(
+        self,
+        ip: str,
+        user_agent: Optional[str] = None,
+        offline: bool = True,
+        nameservers: Sequence[str] = (),
+        timeout: float = 5.0,
+    ) -> dict: ...
+    def bots(self) -> List[dict]: ...
+    def agents(
+        self, category: Optional[str] = None, operator: Optional[str] = None
+    ) -> List[str]: ...
+    def __len__(self) -> int: ...
+
+def parse_log_line(line: _Body, format: str = "combined") -> dict:
+    """One access-log line as a dict, or ``MalformedLine``."""
+
+def analyze_logs(
+    paths: Union[_Path, Sequence[_Path]],
+    robots: Union[_Path, Sequence[str], None] = None,
+    format: Optional[str] = None,
+    since: _Time = None,
+    until: _Time = None,
+    registry: Optional[Registry] = None,
+    threads: Optional[int] = None,
+) -> dict:
+    """``botscope logs analyze --format json``."""
+
+class Store:
+    def __init__(self, db: _Path) -> None: ...
+    def stats(self) -> dict: ...
+    def site(self, host: str) -> Optional[List[dict]]: ...
+    def iter_versions(self) -> "Versions": ...
+    def _parquet(self) -> bytes: ...
+
+class Versions(Iterator[dict]):
+    def __next__(self) -> dict: ...
+
+class Index:
+    def __init__(self, path: _Path, threads: Optional[int] = None) -> None: ...
+    def span(self) -> Optional[Tuple[int, int]]: ...
+    def _search(
+        self,
+        query: str,
+        limit: int = 10,
+        offset: int = 0,
+        rank: str = "relevance",
+        semantics: str = "google",
+        as_of: _Time = None,
+    ) -> Tuple[List[dict], List[str], dict]: ...
+    def _favor(
+        self,
+        where_: Optional[str] = None,
+        as_of: _Time = None,
+        semantics: str = "google",
+        sort: str = "appeared",
+        min_appeared: int = 0,
+    ) -> Tuple[List[dict], List[str], dict]: ...
+    def _trends(
+        self,
+        agents: List[str],
+        by: str = "month",
+        where_: Optional[str] = None,
+        start: _Time = None,
+        end: _Time = None,
+        semantics: str = "google",
+        db: Optional[str] = None,
+    ) -> Tuple[List[dict], List[str], dict]: ...
+
