@@ -3,13 +3,17 @@
 //! parse tree for lint, sitemaps and usage preferences), and the bias
 //! tables BotSeer measured.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use botscope_index::{FileBias, Tilt};
-use botscope_robotstxt::{Matcher, ParseOptions, Robots as Tree, Semantics};
+use botscope_robotstxt::{
+    IndexedSelection, Matcher, ParseOptions, Robots as Tree, Selection, Semantics,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::convert::{bytes_of, json_to_py, to_py};
 
@@ -43,6 +47,32 @@ fn bundled() -> &'static botscope_botid::Registry {
     R.get_or_init(botscope_botid::Registry::bundled)
 }
 
+/// Agents whose groups a `Robots` keeps ready; past it the cache starts
+/// over (a caller asking about thousands of agents pays selection again,
+/// never unbounded memory).
+const MAX_AGENTS: usize = 64;
+
+/// Selections with at least this many rules are indexed by path once the
+/// agent is asked about again: a query then walks its path through a trie
+/// instead of testing each rule (below it, testing the rules is as fast).
+const INDEX_FROM_RULES: usize = 64;
+
+/// One agent's groups, and for a large selection asked about more than
+/// once, their rules indexed by path. Building the index costs one step
+/// per rule and literal byte of the agent's groups.
+struct Prepared {
+    sel: Selection,
+    rules: usize,
+    uses: AtomicU32,
+    index: OnceLock<IndexedSelection>,
+}
+
+/// The agents asked about, by the key their selection depends on.
+#[derive(Default)]
+struct Agents {
+    map: HashMap<Box<[u8]>, Arc<Prepared>>,
+}
+
 /// A robots.txt file, parsed once and asked many times.
 ///
 /// `Robots(body, semantics="google", max_bytes=None)`: `body` is the
@@ -61,6 +91,73 @@ pub struct Robots {
     matcher: Matcher,
     tree: Tree,
     semantics: Semantics,
+    agents: Mutex<Agents>,
+    /// The last agent asked about, as the very str object it was given
+    /// (a loop passes the same one): its groups without reading it again.
+    last: Mutex<Option<(Py<PyString>, Arc<Prepared>)>>,
+}
+
+impl Robots {
+    /// What `agent`'s verdicts need.
+    fn prepared(&self, agent: &str) -> Arc<Prepared> {
+        // Google selects by the product token, case-insensitively; the
+        // 1996 draft by a case-insensitive substring of the whole name.
+        let key: Box<[u8]> = match self.semantics {
+            Semantics::Google => botscope_robotstxt::product_token(agent).as_bytes(),
+            Semantics::Draft1996 => agent.as_bytes(),
+        }
+        .to_ascii_lowercase()
+        .into_boxed_slice();
+        let mut agents = self
+            .agents
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(p) = agents.map.get(&key) {
+            return Arc::clone(p);
+        }
+        let sel = self.matcher.select(agent);
+        let p = Arc::new(Prepared {
+            rules: self.matcher.rules_in(&sel),
+            sel,
+            uses: AtomicU32::new(0),
+            index: OnceLock::new(),
+        });
+        if agents.map.len() >= MAX_AGENTS {
+            agents.map.clear();
+        }
+        agents.map.insert(key, Arc::clone(&p));
+        p
+    }
+
+    /// What the agent given as this str object needs.
+    fn prepared_for(&self, agent: &Bound<'_, PyString>) -> PyResult<Arc<Prepared>> {
+        let mut last = self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((o, p)) = &*last
+            && o.is(agent)
+        {
+            return Ok(Arc::clone(p));
+        }
+        let p = self.prepared(&agent.to_cow()?);
+        *last = Some((agent.clone().unbind(), Arc::clone(&p)));
+        Ok(p)
+    }
+
+    /// The verdict on `path` for a prepared agent; `many`: more queries
+    /// of this agent follow.
+    fn decide(&self, p: &Prepared, path: &[u8], many: bool) -> bool {
+        if p.rules >= INDEX_FROM_RULES
+            && (many || p.index.get().is_some() || p.uses.fetch_add(1, Ordering::Relaxed) >= 1)
+        {
+            let ix = p
+                .index
+                .get_or_init(|| self.matcher.index_selection(&p.sel, &mut 0));
+            return self.matcher.check_indexed(ix, path, &mut 0).allowed;
+        }
+        self.matcher.check_selected(&p.sel, path).allowed
+    }
 }
 
 #[pymethods]
@@ -82,6 +179,8 @@ impl Robots {
             matcher: Matcher::compile(bytes, sem, &opts),
             tree: Tree::parse_with(bytes, &opts),
             semantics: sem,
+            agents: Mutex::default(),
+            last: Mutex::new(None),
         }))
     }
 
@@ -93,20 +192,19 @@ impl Robots {
 
     /// May `agent` fetch `url`? `agent` is a product token (`Googlebot`)
     /// or a whole User-Agent header; `url` is an absolute URL or a path.
-    fn allowed(&self, agent: &str, url: &str) -> bool {
-        self.matcher.is_allowed(agent, url)
+    fn allowed(&self, agent: &Bound<'_, PyString>, url: &str) -> PyResult<bool> {
+        let p = self.prepared_for(agent)?;
+        Ok(self.decide(&p, &botscope_robotstxt::path_of(url.as_bytes()), false))
     }
 
     /// `allowed` for many URLs of one agent, the agent's groups selected
     /// once, without holding the interpreter: a list of bools in order.
     fn allowed_many(&self, py: Python<'_>, agent: &str, urls: Vec<String>) -> Vec<bool> {
         py.detach(|| {
-            let sel = self.matcher.select(agent);
+            let p = self.prepared(agent);
+            let many = urls.len() > 1;
             urls.iter()
-                .map(|u| {
-                    let path = botscope_robotstxt::path_of(u.as_bytes());
-                    self.matcher.check_selected(&sel, &path).allowed
-                })
+                .map(|u| self.decide(&p, &botscope_robotstxt::path_of(u.as_bytes()), many))
                 .collect()
         })
     }

@@ -723,6 +723,16 @@ impl Matcher {
         out
     }
 
+    /// The number of rules in the groups of a selection of this matcher:
+    /// what a query under it tests at most, and what indexing it
+    /// ([`Matcher::index_selection`]) costs.
+    pub fn rules_in(&self, sel: &Selection) -> usize {
+        sel.groups
+            .iter()
+            .map(|&g| self.group_rules(g as usize).len())
+            .sum()
+    }
+
     /// The selection of an agent that no group names (the `*` groups, or
     /// none).
     pub fn unnamed(&self) -> Selection {
