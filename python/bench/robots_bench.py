@@ -18,7 +18,9 @@ Each peer runs as its users run it: Protego as Scrapy calls it
 (`Protego.parse(text)`, `can_fetch(url, agent)`), urllib as Scrapy's
 PythonRobotParser does (`parse(lines)`, `can_fetch(agent, url)`), both on
 the body decoded as UTF-8 (undecodable bytes dropped, as Scrapy does).
-Their decoding is not timed.
+Their decoding is not timed. The four agents are one str object each,
+as in a crawler's loop (`Robots` remembers the last agent object it was
+asked about); each URL is its own object.
 """
 
 import csv
@@ -41,7 +43,9 @@ def load(verdicts, corpus):
         rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         next(rows)
         for file, agent, url, want in rows:
-            queries.append((file, agent, url, want == "1"))
+            # One str object per agent, as a crawler's loop holds its own
+            # name (the csv module makes a new one per row).
+            queries.append((file, sys.intern(agent), url, want == "1"))
     files = sorted({q[0] for q in queries})
     bodies = {name: (corpus / name).read_bytes() for name in files}
     return queries, bodies

@@ -109,6 +109,12 @@ const F_DIR: u8 = 8;
 /// file stays within twice its size.
 const F_RAW: u8 = 64;
 
+/// A wildcard rule whose literal start is only `/` (`/*.php$`): its
+/// `head` holds two adjacent literal bytes (the rarest pair in URLs) that
+/// any matching path contains side by side, a filter before the full
+/// match.
+const F_PROBE: u8 = 128;
+
 /// The rule's literal text starts with `/` and a known byte at index 1.
 const F_HEAD1: u8 = 16;
 /// … and a known byte at index 2.
@@ -272,6 +278,9 @@ impl Compiler {
                     p.len()
                 };
                 flags |= head_flags(&p[..lit_end], &mut head);
+                if flags & (F_GLOB | F_HEAD1) == F_GLOB {
+                    flags |= probe_bytes(&p, &mut head);
+                }
                 if bits & crate::url::HAS_HIGH != 0 && flags & F_GLOB == 0 {
                     flags |= F_RAW;
                 }
@@ -478,6 +487,87 @@ fn head_flags(lit: &[u8], head: &mut [u8; 2]) -> u8 {
             F_HEAD1
         }
         _ => 0,
+    }
+}
+
+/// How rarely a byte appears in URL paths, roughly (higher is rarer):
+/// the probe of a wildcard rule is its rarest literal bytes.
+fn rarity(b: u8) -> u8 {
+    match b {
+        b'/' | b'*' => 0,
+        b'e' | b't' | b'a' | b'o' | b'i' | b'n' | b's' | b'r' | b'-' | b'.' => 1,
+        b'a'..=b'z' | b'0'..=b'9' => 2,
+        b'?' | b'=' | b'&' | b'%' | b'_' => 3,
+        b'A'..=b'Z' => 4,
+        _ => 5,
+    }
+}
+
+/// Fills `head` with the rarest pair of adjacent literal bytes of a
+/// wildcard pattern (no `*` in it; a final `$` is no byte of the path),
+/// `F_PROBE` when it has one.
+fn probe_bytes(pat: &[u8], head: &mut [u8; 2]) -> u8 {
+    let lit = pat.strip_suffix(b"$").unwrap_or(pat);
+    let mut best: Option<(u8, [u8; 2])> = None;
+    for w in lit.windows(2) {
+        if w[0] == b'*' || w[1] == b'*' {
+            continue;
+        }
+        let r = rarity(w[0]) + rarity(w[1]);
+        if best.is_none_or(|(br, _)| r > br) {
+            best = Some((r, [w[0], w[1]]));
+        }
+    }
+    match best {
+        Some((_, pair)) => {
+            *head = pair;
+            F_PROBE
+        }
+        None => 0,
+    }
+}
+
+/// Where a pair of adjacent bytes falls in [`PathBytes`]'s set.
+#[inline]
+fn pair_bit(a: u8, b: u8) -> (usize, u64) {
+    let h = ((u32::from(a) << 8) | u32::from(b)).wrapping_mul(0x9E37_79B1) >> 24;
+    ((h >> 6) as usize, 1 << (h & 63))
+}
+
+/// The pairs of adjacent bytes of one path, found once per query when
+/// enough wildcard rules ask: a rule needing a pair the path lacks cannot
+/// match.
+#[derive(Default)]
+struct PathBytes {
+    /// Probed wildcard rules met so far (the set is built at the third:
+    /// fewer are cheaper to match outright).
+    met: u8,
+    set: Option<[u64; 4]>,
+}
+
+impl PathBytes {
+    /// Whether the path may match a rule probing `head` (false only when
+    /// it surely cannot).
+    #[inline]
+    fn admits(&mut self, path: &[u8], head: [u8; 2]) -> bool {
+        let set = match self.set {
+            Some(set) => set,
+            None => {
+                self.met += 1;
+                if self.met < 3 {
+                    return true;
+                }
+                let mut set = [0u64; 4];
+                for w in path.windows(2) {
+                    let (i, bit) = pair_bit(w[0], w[1]);
+                    set[i] |= bit;
+                }
+                self.set = Some(set);
+                set
+            }
+        };
+        let (i, bit) = pair_bit(head[0], head[1]);
+        set[i] & bit != 0
     }
 }
 
@@ -827,8 +917,9 @@ impl Matcher {
         match self.semantics {
             Semantics::Google => {
                 let mut best = None;
+                let bytes = &mut PathBytes::default();
                 for &g in &sel.groups {
-                    best = self.best_in_group(g as usize, path, best, work);
+                    best = self.best_in_group(g as usize, path, best, bytes, work);
                 }
                 self.google_verdict(best, group)
             }
@@ -897,6 +988,7 @@ impl Matcher {
         gi: usize,
         path: &[u8],
         best: Option<Best>,
+        bytes: &mut PathBytes,
         work: &mut u64,
     ) -> Option<Best> {
         let start = self.groups[gi].rules_start;
@@ -918,7 +1010,7 @@ impl Matcher {
             let hit = if r.flags & F_RAW != 0 {
                 raw_matches(path, pat, r.flags)
             } else if r.flags & F_GLOB != 0 {
-                glob_matches(path, pat)
+                (r.flags & F_PROBE == 0 || bytes.admits(path, r.head)) && glob_matches(path, pat)
             } else if r.flags & F_EXACT != 0 {
                 let n = if r.flags & F_DIR != 0 {
                     usize::from(r.priority) - 1
@@ -945,9 +1037,10 @@ impl Matcher {
         let mut best: Option<Best> = None;
         let mut specific = false;
         let work = &mut 0;
+        let bytes = &mut PathBytes::default();
         for g in self.named_groups(agent) {
             specific = true;
-            best = self.best_in_group(g, path, best, work);
+            best = self.best_in_group(g, path, best, bytes, work);
         }
         let group = if specific {
             GroupMatch::Specific
@@ -956,7 +1049,7 @@ impl Matcher {
             for gi in 0..self.groups.len() {
                 if self.groups[gi].global {
                     any = true;
-                    best = self.best_in_group(gi, path, best, work);
+                    best = self.best_in_group(gi, path, best, bytes, work);
                 }
             }
             if any {

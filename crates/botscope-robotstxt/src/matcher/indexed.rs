@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 
 use super::{
-    Best, F_ALLOW, F_DIR, F_EXACT, F_GLOB, F_RAW, GroupMatch, Matcher, Selection, Semantics,
-    Verdict, glob_matches,
+    Best, F_ALLOW, F_DIR, F_EXACT, F_GLOB, F_PROBE, F_RAW, GroupMatch, Matcher, PathBytes,
+    Selection, Semantics, Verdict, glob_matches,
 };
 use crate::url::{Recoded, Recoding};
 
@@ -224,6 +224,7 @@ impl Matcher {
         };
         let mut node = 0u32;
         let mut depth = 0;
+        let bytes = &mut PathBytes::default();
         loop {
             *work += 1;
             let n = node as usize;
@@ -240,7 +241,8 @@ impl Matcher {
                 }
                 let pat = self.pattern(r);
                 *work += 1 + ((pat.len() + path.len()) >> 5) as u64;
-                if glob_matches(path, pat) {
+                if (r.flags & F_PROBE == 0 || bytes.admits(path, r.head)) && glob_matches(path, pat)
+                {
                     consider(&mut best, gi);
                     break;
                 }

@@ -133,3 +133,80 @@ fn group_continuation_after_other_lines() {
     assert!(!allowed(body, "a", "/x"));
     assert!(!allowed(body, "b", "/x"));
 }
+
+/// RFC 9309's matching, written out plainly: `*` any run of bytes, a final
+/// `$` the end of the path.
+fn reference_matches(pat: &[u8], path: &[u8]) -> bool {
+    let (pat, anchored) = match pat.split_last() {
+        Some((b'$', rest)) => (rest, true),
+        _ => (pat, false),
+    };
+    fn go(pat: &[u8], path: &[u8], anchored: bool) -> bool {
+        match pat.split_first() {
+            None => !anchored || path.is_empty(),
+            Some((b'*', rest)) => (0..=path.len()).any(|i| go(rest, &path[i..], anchored)),
+            Some((c, rest)) => path.first() == Some(c) && go(rest, &path[1..], anchored),
+        }
+    }
+    go(pat, path, anchored)
+}
+
+/// Many wildcard rules with no literal start (which the matcher filters by
+/// a pair of their bytes once a query meets several) and rules around
+/// them: every verdict is the longest matching rule's, Allow winning a
+/// tie, over thousands of paths made of the rules' own bytes.
+#[test]
+fn leading_wildcard_rules_match_as_written() {
+    let rules: &[(&str, &str)] = &[
+        ("disallow", "/*ab"),
+        ("disallow", "/*b?c="),
+        ("allow", "/*ab/ok"),
+        ("disallow", "/*x$"),
+        ("disallow", "*zz"),
+        ("disallow", "/*a*b"),
+        ("allow", "/*.php$"),
+        ("disallow", "/*?"),
+        ("disallow", "/*/=/"),
+        ("allow", "/*ba"),
+        ("disallow", "/a*"),
+        ("disallow", "/*oo*k$"),
+    ];
+    let mut body = String::from("User-agent: *\n");
+    for (kind, pat) in rules {
+        body.push_str(&format!("{kind}: {pat}\n"));
+    }
+    let m = Matcher::compile(
+        body.as_bytes(),
+        Semantics::Google,
+        &ParseOptions::unlimited(),
+    );
+    let alphabet = b"ab/?c=xz.phok";
+    let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut disallowed = 0;
+    for _ in 0..20_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let len = 1 + (seed % 9) as usize;
+        let mut path = vec![b'/'];
+        let mut s = seed;
+        for _ in 1..len {
+            path.push(alphabet[(s % alphabet.len() as u64) as usize]);
+            s /= alphabet.len() as u64;
+        }
+        // The longest matching rule decides; Allow wins a tie.
+        let best = rules
+            .iter()
+            .filter(|(_, p)| reference_matches(p.as_bytes(), &path))
+            .map(|(k, p)| (p.len(), *k == "allow"))
+            .max();
+        let want = best.is_none_or(|(_, allow)| allow);
+        let got = m.check_path("anybot", &path).allowed;
+        assert_eq!(got, want, "path {}", String::from_utf8_lossy(&path));
+        let sel = m.select("anybot");
+        let ix = m.index_selection(&sel, &mut 0);
+        assert_eq!(m.check_indexed(&ix, &path, &mut 0).allowed, want);
+        disallowed += usize::from(!want);
+    }
+    assert!(disallowed > 5_000 && disallowed < 15_000, "{disallowed}");
+}
