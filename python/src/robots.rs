@@ -55,7 +55,7 @@ const MAX_AGENTS: usize = 64;
 /// Selections with at least this many rules are indexed by path once the
 /// agent is asked about again: a query then walks its path through a trie
 /// instead of testing each rule (below it, testing the rules is as fast).
-const INDEX_FROM_RULES: usize = 512;
+const INDEX_FROM_RULES: usize = 64;
 
 /// One agent's groups, and for a large selection asked about more than
 /// once, their rules indexed by path. Building the index costs one step
