@@ -289,28 +289,16 @@ impl Index {
         let t = py
             .detach(move || {
                 let crawls = match (&store, by == "crawl") {
-                    (Some(s), true) => {
-                        let mut c = s.crawl_sites(None)?;
-                        c.retain(|c| {
-                            start.is_none_or(|f| c.last >= f) && end.is_none_or(|t| c.last <= t)
-                        });
-                        Some(c)
-                    }
+                    (Some(s), true) => Some(botscope_index::crawls_within(s, None, start, end)?),
                     _ => None,
                 };
-                let known = |t: i64| -> botscope_index::Result<u64> {
-                    Ok(store
-                        .as_ref()
-                        .map(|s| s.sites_known_at(t))
-                        .transpose()?
-                        .unwrap_or(0))
-                };
+                let known = store.as_ref().map(botscope_index::known_at);
                 self.index.trends(&TrendsRequest {
                     agents: &agents,
                     periods: &periods,
                     where_,
                     semantics: sem,
-                    known_at: store.as_ref().map(|_| &known as _),
+                    known_at: known.as_ref().map(|k| k as _),
                     yearly,
                     cohort: None,
                     crawls: crawls.as_deref(),

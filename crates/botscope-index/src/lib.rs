@@ -65,5 +65,6 @@ pub use search::{Hit, Rank, SearchRequest, SearchResults};
 pub use snippet::snippet;
 pub use submit::{MAX_SUBMISSION, site_bias, submit};
 pub use trends::{
-    Adoption, CohortInfo, Counts, Period, Shares, Trends, TrendsRequest, WeightedPeriod, periods,
+    Adoption, CohortInfo, Counts, Period, Shares, Trends, TrendsRequest, WeightedPeriod,
+    crawls_within, known_at, periods,
 };

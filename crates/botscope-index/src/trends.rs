@@ -316,6 +316,27 @@ pub struct TrendsRequest<'a> {
     pub crawls: Option<&'a [botscope_store::CrawlSites]>,
 }
 
+/// The periods of trends by crawl: the crawls `store` imported whose last
+/// capture falls within `from..=to` (either end open), each with the sites
+/// it captured (only `hosts`, when given: a cohort's).
+pub fn crawls_within<S: botscope_store::Store + ?Sized>(
+    store: &S,
+    hosts: Option<&[String]>,
+    from: Option<i64>,
+    to: Option<i64>,
+) -> Result<Vec<botscope_store::CrawlSites>> {
+    let mut c = store.crawl_sites(hosts)?;
+    c.retain(|c| from.is_none_or(|f| c.last >= f) && to.is_none_or(|t| c.last <= t));
+    Ok(c)
+}
+
+/// [`TrendsRequest::known_at`] from a store: the sites it knew at a time.
+pub fn known_at<S: botscope_store::Store + ?Sized>(
+    store: &S,
+) -> impl Fn(i64) -> Result<u64> + '_ {
+    move |t| Ok(store.sites_known_at(t)?)
+}
+
 /// Periods of `by` (`month` or `year`) covering `from..=to`: label and
 /// last second.
 pub fn periods(from: i64, to: i64, yearly: bool) -> Vec<(String, i64)> {

@@ -225,9 +225,8 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
     // their last capture), and the sites each captured.
     let crawls = match (&store, a.by == "crawl") {
         (Some(st), true) => {
-            use botscope_store::Store;
-            let mut c = st.crawl_sites(cohort.as_ref().map(|c| &c.hosts[..]))?;
-            c.retain(|c| a.from.is_none_or(|f| c.last >= f) && a.to.is_none_or(|t| c.last <= t));
+            let hosts = cohort.as_ref().map(|c| &c.hosts[..]);
+            let c = botscope_index::crawls_within(st, hosts, a.from, a.to)?;
             anyhow::ensure!(
                 !c.is_empty(),
                 "the store holds no crawl{}: `botscope store import --format warc` records \
@@ -242,21 +241,14 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
         }
         _ => None,
     };
-    let known = |t: i64| -> botscope_index::Result<u64> {
-        use botscope_store::Store;
-        Ok(store
-            .as_ref()
-            .map(|s| s.sites_known_at(t))
-            .transpose()?
-            .unwrap_or(0))
-    };
+    let known = store.as_ref().map(botscope_index::known_at);
     let t = idx
         .trends(&botscope_index::TrendsRequest {
             agents: &agents,
             periods: &periods,
             where_: a.where_.as_deref(),
             semantics: a.semantics,
-            known_at: store.as_ref().map(|_| &known as _),
+            known_at: known.as_ref().map(|k| k as _),
             yearly,
             cohort: cohort.as_ref(),
             crawls: crawls.as_deref(),
