@@ -11,7 +11,7 @@ False
 >>> r.allowed("Googlebot", "https://example.com/private/ok")
 True
 >>> r.explain("Googlebot", "/private/x")["rule"]
-{'line': 2, 'kind': 'disallow', 'pattern': '/private'}
+{'kind': 'disallow', 'line': 2, 'pattern': '/private'}
 """
 
 from __future__ import annotations
