@@ -331,9 +331,7 @@ pub fn crawls_within<S: botscope_store::Store + ?Sized>(
 }
 
 /// [`TrendsRequest::known_at`] from a store: the sites it knew at a time.
-pub fn known_at<S: botscope_store::Store + ?Sized>(
-    store: &S,
-) -> impl Fn(i64) -> Result<u64> + '_ {
+pub fn known_at<S: botscope_store::Store + ?Sized>(store: &S) -> impl Fn(i64) -> Result<u64> + '_ {
     move |t| Ok(store.sites_known_at(t)?)
 }
 
