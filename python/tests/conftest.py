@@ -74,3 +74,67 @@ def research(cli, tmp_path_factory):
 
 def which(name):
     return shutil.which(name)
+
+
+def pg_bin():
+    """The newest installed PostgreSQL's programs, if any."""
+    found = []
+    base = Path("/usr/lib/postgresql")
+    if base.is_dir():
+        for d in base.iterdir():
+            if d.name.isdigit() and (d / "bin" / "initdb").is_file():
+                found.append((int(d.name), d / "bin"))
+    return max(found)[1] if found else None
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL on 127.0.0.1 (a cluster made by initdb, run as
+    nobody when the tests run as root), stopped by its PID: a function
+    that creates a database and returns its URL."""
+    import socket
+    import time
+
+    bin_dir = pg_bin()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL (scripts/test installs Debian's postgresql)")
+    import tempfile
+
+    # Directly under /tmp: the server's user must reach it (pytest's own
+    # temporary directories are private to the user running the tests).
+    d = Path(tempfile.mkdtemp(prefix="botscope-pg-"))
+    prefix = []
+    if os.geteuid() == 0:
+        import pwd
+
+        nobody = pwd.getpwnam("nobody")
+        os.chown(d, nobody.pw_uid, nobody.pw_gid)
+        prefix = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
+                  "--clear-groups", "--"]
+    data = d / "data"
+    subprocess.run(prefix + [str(bin_dir / "initdb"), "-D", str(data), "-U", "botscope", "-A",
+                             "trust", "-E", "UTF8", "--locale=C", "--no-sync"],
+                   check=True, capture_output=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        prefix + [str(bin_dir / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port),
+                  "-k", str(d), "-c", "fsync=off", "-c", "log_min_messages=fatal"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    started = time.monotonic()
+    while subprocess.run([str(bin_dir / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port)]).returncode != 0:
+        assert server.poll() is None, "postgres exited"
+        assert time.monotonic() - started < 60, "postgres did not start"
+        time.sleep(0.05)
+
+    def create(name):
+        subprocess.run([str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U",
+                        "botscope", name], check=True, capture_output=True)
+        return f"postgres://botscope@127.0.0.1:{port}/{name}"
+
+    yield create
+    server.terminate()
+    server.wait()
+    shutil.rmtree(d, ignore_errors=True)

@@ -100,3 +100,21 @@ def test_index_errors(research, tmp_path):
         idx.search("x", as_of="yesterday")
     with pytest.raises(botscope.Error, match="no index here"):
         botscope.Index(tmp_path / "none")
+
+
+def test_a_postgresql_store_reads_as_the_sqlite_one(research, cli, postgres):
+    """The same versions copied into PostgreSQL (`botscope store copy`)
+    read back through the package as from SQLite."""
+    db, _ = research
+    url = postgres("copied")
+    cli("store", "copy", "--from", db, "--to", url)
+    pg, lite = botscope.Store(url), botscope.Store(db)
+    assert "botscope" in repr(pg) and "127.0.0.1" in repr(pg)
+    key = lambda v: (v["host"], v["first_seen"])
+    assert sorted(pg.iter_versions(), key=key) == sorted(lite.iter_versions(), key=key)
+    assert pg.site("www.etsy.com") == lite.site("www.etsy.com")
+    assert pg.versions().num_rows == 6
+    s = pg.stats()
+    assert s["sites"] == lite.stats()["sites"] == 6
+    with pytest.raises(botscope.Error):
+        botscope.Store(url.rsplit("/", 1)[0] + "/missing")
