@@ -182,10 +182,23 @@ impl Registry {
     }
 
     /// The robots.txt tokens of the robots in `category` (`ai-training`,
-    /// `search-engine`, …) and/or run by `operator`.
+    /// `search`, …) or run by `operator` (case-insensitively), as `trends
+    /// --category` follows them. An unknown category is a `ValueError`.
     #[pyo3(signature = (category = None, operator = None))]
-    fn agents(&self, category: Option<&str>, operator: Option<&str>) -> Vec<String> {
-        self.registry.agents(category, operator)
+    fn agents(&self, category: Option<&str>, operator: Option<&str>) -> PyResult<Vec<String>> {
+        if let Some(c) = category
+            && !botscope_botid::Category::ALL.iter().any(|(n, _)| *n == c)
+        {
+            let names: Vec<&str> = botscope_botid::Category::ALL
+                .iter()
+                .map(|(n, _)| *n)
+                .collect();
+            return Err(PyValueError::new_err(format!(
+                "unknown category `{c}` (expected one of {})",
+                names.join(", ")
+            )));
+        }
+        Ok(self.registry.agents(category, operator))
     }
 
     fn __len__(&self) -> usize {

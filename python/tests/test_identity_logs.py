@@ -31,6 +31,9 @@ def test_identify():
     # A mention is not a claim.
     assert reg.identify("Mozilla/5.0 (like Googlebot)")["claimed_bot"] is None
     assert "GPTBot" in reg.agents(category="ai-training")
+    assert "Googlebot" in reg.agents(operator="google")
+    with pytest.raises(ValueError, match="unknown category `ai-crawler`"):
+        reg.agents(category="ai-crawler")
     assert any(b["name"] == "Googlebot" for b in reg.bots())
 
 
