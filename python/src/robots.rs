@@ -34,12 +34,6 @@ fn checked(body: &[u8]) -> PyResult<&[u8]> {
     Ok(body)
 }
 
-/// How much to parse: everything (as Google's library does; the cap
-/// belongs to fetching) unless `max_bytes` is given.
-fn options(max_bytes: Option<usize>) -> ParseOptions {
-    ParseOptions { max_bytes }
-}
-
 /// The bundled registry, read once: lint's list of crawler names written
 /// as their operators document them.
 fn bundled() -> &'static botscope_botid::Registry {
@@ -67,12 +61,6 @@ struct Prepared {
     index: OnceLock<IndexedSelection>,
 }
 
-/// The agents asked about, by the key their selection depends on.
-#[derive(Default)]
-struct Agents {
-    map: HashMap<Box<[u8]>, Arc<Prepared>>,
-}
-
 /// A robots.txt file, parsed once and asked many times.
 ///
 /// `Robots(body, semantics="google", max_bytes=None)`: `body` is the
@@ -91,7 +79,8 @@ pub struct Robots {
     matcher: Matcher,
     tree: Tree,
     semantics: Semantics,
-    agents: Mutex<Agents>,
+    /// The agents asked about, by the key their selection depends on.
+    agents: Mutex<HashMap<Box<[u8]>, Arc<Prepared>>>,
     /// The last agent asked about, as the very str object it was given
     /// (a loop passes the same one): its groups without reading it again.
     last: Mutex<Option<(Py<PyString>, Arc<Prepared>)>>,
@@ -112,7 +101,7 @@ impl Robots {
             .agents
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(p) = agents.map.get(&key) {
+        if let Some(p) = agents.get(&key) {
             return Arc::clone(p);
         }
         let sel = self.matcher.select(agent);
@@ -122,10 +111,10 @@ impl Robots {
             uses: AtomicU32::new(0),
             index: OnceLock::new(),
         });
-        if agents.map.len() >= MAX_AGENTS {
-            agents.map.clear();
+        if agents.len() >= MAX_AGENTS {
+            agents.clear();
         }
-        agents.map.insert(key, Arc::clone(&p));
+        agents.insert(key, Arc::clone(&p));
         p
     }
 
@@ -173,7 +162,9 @@ impl Robots {
         let sem = crate::convert::semantics(semantics)?;
         let bytes = bytes_of(body, "body")?;
         let bytes = checked(&bytes)?;
-        let opts = options(max_bytes);
+        // Everything (as Google's library does; the cap belongs to
+        // fetching) unless `max_bytes` is given.
+        let opts = ParseOptions { max_bytes };
         // A large file is compiled without holding the interpreter.
         Ok(py.detach(|| Robots {
             matcher: Matcher::compile(bytes, sem, &opts),
@@ -220,14 +211,8 @@ impl Robots {
         let prefs =
             self.tree
                 .preferences(botscope_robotstxt::product_token(agent), &path, v.allowed);
-        let mut obj = v.to_json();
-        obj["url"] = url.into();
-        obj["agent"] = agent.into();
-        obj["semantics"] = self.semantics.as_str().into();
-        obj["allowed"] = v.allowed.into();
+        let mut obj = v.check_json(url, agent, self.semantics, &prefs);
         obj["reason"] = v.describe().into();
-        obj["usage"] = serde_json::to_value(&prefs.usage).unwrap_or_default();
-        obj["content_signal"] = serde_json::to_value(&prefs.content_signal).unwrap_or_default();
         json_to_py(py, &obj)
     }
 

@@ -28,6 +28,26 @@ impl Verdict<'_> {
         serde_json::json!({ "verdict": self.word(), "rule": rule, "group": self.group })
     }
 
+    /// The whole answer `robots check --format json` gives for one URL:
+    /// [`Verdict::to_json`] with the URL, the agent, the semantics, and the
+    /// usage preferences the agent meets there.
+    pub fn check_json(
+        &self,
+        url: &str,
+        agent: &str,
+        semantics: crate::Semantics,
+        prefs: &crate::Preferences,
+    ) -> serde_json::Value {
+        let mut obj = self.to_json();
+        obj["url"] = url.into();
+        obj["agent"] = agent.into();
+        obj["semantics"] = semantics.as_str().into();
+        obj["allowed"] = self.allowed.into();
+        obj["usage"] = serde_json::to_value(&prefs.usage).unwrap_or_default();
+        obj["content_signal"] = serde_json::to_value(&prefs.content_signal).unwrap_or_default();
+        obj
+    }
+
     /// `line 2: disallow: /private in the * group`, or `no rule matched in
     /// its own group`.
     pub fn describe(&self) -> String {

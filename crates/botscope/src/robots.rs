@@ -80,14 +80,7 @@ pub async fn check(a: &CheckArgs) -> Result<ExitStatus> {
                 writeln!(out)?;
             }
             Format::Json => {
-                let mut obj = v.to_json();
-                obj["url"] = json!(url);
-                obj["agent"] = json!(a.agent);
-                obj["semantics"] = json!(semantics.as_str());
-                obj["allowed"] = json!(v.allowed);
-                obj["usage"] = json!(prefs.usage);
-                obj["content_signal"] = json!(prefs.content_signal);
-                writeln!(out, "{obj}")?;
+                writeln!(out, "{}", v.check_json(&url, &a.agent, semantics, &prefs))?;
             }
         }
     }
