@@ -30,9 +30,9 @@ pub struct Settings {
     pub max_clients: usize,
 }
 
-/// Which thread folds which line. Every thread reads every chunk and
-/// decides alike, from the chunk and those before it, so that each line is
-/// folded by exactly one thread.
+/// Which thread folds which line, decided by the reader once per chunk
+/// ([`Shares::plan`]), so that each line is folded by exactly one thread
+/// and no thread looks at another's lines.
 ///
 /// A format whose lines give the client's address without parsing
 /// ([`LogFormat::client_key`]: `combined`, `common`, `vhost_combined`)
@@ -40,23 +40,40 @@ pub struct Settings {
 /// one thread, in order, so the threads hold disjoint clients (each a
 /// part of the memory, which its caches hold better), and the last fold
 /// has nothing to merge. When one thread would get much more than its
-/// share (a log one client dominates), chunks go whole to one thread in
-/// turn instead, until the lines split evenly again; so do the chunks of
-/// other formats (JSON). Either way the analysis is the same: a client on
-/// two threads is merged at the end.
+/// share of a chunk (a log one client dominates), the chunk goes whole to
+/// one thread instead, the threads taking such chunks in turn; so do the
+/// chunks of other formats (JSON). Either way the analysis is the same: a
+/// client on two threads is merged at the end.
 struct Shares {
     threads: usize,
     hasher: foldhash::fast::FixedState,
-    /// This chunk's lines have keys.
-    keyed: bool,
-    /// This chunk is shared out by client.
-    by_client: bool,
-    /// The last keyed chunk's lines split evenly between the threads.
-    balanced: bool,
-    /// This chunk's thread when it is not shared by client.
-    whole: usize,
-    /// This chunk's lines per thread, by client.
-    counts: Vec<u64>,
+}
+
+/// A chunk's lines for its threads.
+#[derive(Debug, PartialEq)]
+enum Plan {
+    /// Every line to this thread.
+    Whole(usize),
+    /// Per thread, its lines.
+    Split(Vec<Vec<Line>>),
+}
+
+/// One line of a chunk: its number (from the chunk's first) and its bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Line {
+    n: u32,
+    start: u32,
+    /// [`Line::TOO_LONG`] for a line over the limit (skipped by the reader).
+    len: u32,
+}
+
+impl Line {
+    const TOO_LONG: u32 = u32::MAX;
+
+    fn bytes<'c>(&self, chunk: &'c [u8]) -> Option<&'c [u8]> {
+        (self.len != Line::TOO_LONG)
+            .then(|| &chunk[self.start as usize..self.start as usize + self.len as usize])
+    }
 }
 
 impl Shares {
@@ -64,53 +81,62 @@ impl Shares {
         Shares {
             threads: threads.max(1),
             hasher: foldhash::fast::FixedState::with_seed(0x6c6f_6773),
-            keyed: false,
-            by_client: false,
-            balanced: true,
-            whole: 0,
-            counts: vec![0; threads.max(1)],
         }
     }
 
-    /// Chunk `seq` begins, `keyed` if its format has client keys.
-    fn begin_chunk(&mut self, seq: u32, keyed: bool) {
-        self.keyed = keyed && self.threads > 1;
-        self.by_client = self.keyed && self.balanced;
-        self.whole = seq as usize % self.threads;
-        self.counts.fill(0);
-    }
-
-    /// Whether thread `me` has nothing to do in this chunk.
-    fn skips(&self, me: usize) -> bool {
-        !self.keyed && self.whole != me
-    }
-
-    /// The thread that folds `line` (number `n`).
-    fn owner(&mut self, format: &LogFormat, line: Option<&[u8]>, n: u64) -> usize {
-        if !self.keyed {
-            return self.whole;
+    /// Which thread folds which of chunk `seq`'s lines.
+    fn plan(&self, seq: u32, format: &LogFormat, chunk: &input::Chunk) -> Plan {
+        let whole = seq as usize % self.threads;
+        if self.threads < 2 || !format.has_client_key() {
+            return Plan::Whole(whole);
         }
+        use std::hash::BuildHasher;
         let t = self.threads as u64;
-        let by_key = match line.and_then(|l| format.client_key(l)) {
-            Some(k) => {
-                use std::hash::BuildHasher;
-                (self.hasher.hash_one(k) % t) as usize
-            }
-            None => (n % t) as usize,
-        };
-        self.counts[by_key] += 1;
-        if self.by_client { by_key } else { self.whole }
-    }
-
-    /// The chunk ends: whether the next is shared by client depends on
-    /// how evenly this one's lines would have split.
-    fn end_chunk(&mut self) {
-        if self.keyed {
-            let total: u64 = self.counts.iter().sum();
-            let most = self.counts.iter().copied().max().unwrap_or(0);
-            // Past 5/4 of a thread's share, the busiest thread takes
-            // longer than merging the clients the threads share would.
-            self.balanced = most * self.threads as u64 * 4 <= total * 5;
+        let bytes = chunk.bytes();
+        let base = bytes.as_ptr() as usize;
+        // Lines of about 200 bytes or more, each thread its share.
+        let room = bytes.len() / 200 / self.threads + 16;
+        let mut per: Vec<Vec<Line>> = (0..self.threads)
+            .map(|_| Vec::with_capacity(room))
+            .collect();
+        for (n, line) in input::lines(chunk) {
+            // A chunk holds far fewer than 2^32 lines and bytes.
+            let rel = (n - chunk.first_line) as u32;
+            let (owner, line) = match line {
+                None => (
+                    n % t,
+                    Line {
+                        n: rel,
+                        start: 0,
+                        len: Line::TOO_LONG,
+                    },
+                ),
+                Some(l) => {
+                    let owner = match format.client_key(l) {
+                        Some(k) => self.hasher.hash_one(k) % t,
+                        None => n % t,
+                    };
+                    let start = (l.as_ptr() as usize - base) as u32;
+                    (
+                        owner,
+                        Line {
+                            n: rel,
+                            start,
+                            len: l.len() as u32,
+                        },
+                    )
+                }
+            };
+            per[owner as usize].push(line);
+        }
+        let total: usize = per.iter().map(Vec::len).sum();
+        let most = per.iter().map(Vec::len).max().unwrap_or(0);
+        // Past 5/4 of a thread's share, the busiest thread takes longer
+        // than merging the clients the threads share would.
+        if most * self.threads * 4 <= total * 5 {
+            Plan::Split(per)
+        } else {
+            Plan::Whole(whole)
         }
     }
 }
@@ -165,8 +191,9 @@ pub fn read(
     // Each chunk goes with its input's first line number across all inputs
     // less one: the analysis numbers lines across inputs, one after the
     // other, and the report names each sample's input. Every thread gets
-    // every chunk and folds the lines that are its own (see `Shares`).
-    type Work = Arc<(Arc<LogFormat>, u32, u64, input::Chunk)>;
+    // every chunk and folds the lines the reader's plan gives it (see
+    // `Shares`).
+    type Work = Arc<(Arc<LogFormat>, u32, u64, input::Chunk, Plan)>;
     let (txs, rxs): (Vec<_>, Vec<_>) = (0..threads)
         .map(|_| crossbeam_channel::bounded::<Work>(8))
         .unzip();
@@ -189,29 +216,33 @@ pub fn read(
                     let mut an = Analyzer::new(identify, policy, window)
                         .with_max_clients(max_clients)
                         .with_signatures(signatures);
-                    let mut shares = Shares::new(threads);
                     for work in rx {
-                        let (format, seq, offset, chunk) = &*work;
+                        let (format, seq, offset, chunk, plan) = &*work;
                         an.begin_chunk(*seq);
-                        shares.begin_chunk(*seq, format.has_client_key());
-                        let skip = shares.skips(me);
-                        for (n, line) in input::lines(chunk).filter(|_| !skip) {
-                            let n = offset + n;
-                            if shares.owner(format, line, n) != me {
-                                continue;
+                        let mut fold = |n: u64, line: Option<&[u8]>| match line {
+                            None => an.malformed(Malformed::TooLong, offset + n),
+                            Some(l) => match format.parse_line(l) {
+                                Ok(r) => an.record(&r, offset + n),
+                                Err(Malformed::Empty) => {}
+                                Err(reason) => an.malformed(reason, offset + n),
+                            },
+                        };
+                        match plan {
+                            Plan::Whole(t) if *t == me => {
+                                for (n, line) in input::lines(chunk) {
+                                    fold(n, line);
+                                }
                             }
-                            match line {
-                                None => an.malformed(Malformed::TooLong, n),
-                                Some(l) => match format.parse_line(l) {
-                                    Ok(r) => an.record(&r, n),
-                                    Err(Malformed::Empty) => {}
-                                    Err(reason) => an.malformed(reason, n),
-                                },
+                            Plan::Whole(_) => {}
+                            Plan::Split(per) => {
+                                let bytes = chunk.bytes();
+                                for l in &per[me] {
+                                    fold(chunk.first_line + u64::from(l.n), l.bytes(bytes));
+                                }
                             }
                         }
-                        shares.end_chunk();
                         // The last thread done with a chunk sends its buffer back.
-                        if let Some((_, _, _, chunk)) = Arc::into_inner(work) {
+                        if let Some((_, _, _, chunk, _)) = Arc::into_inner(work) {
                             let _ = back.send(chunk.into_buffer());
                         }
                     }
@@ -221,6 +252,7 @@ pub fn read(
             .collect();
         // Chunk sequence numbers, across inputs.
         let mut seq = 0u32;
+        let shares = Shares::new(threads);
         let mut offset = 0u64;
         for (name, r) in readers {
             let mut format: Option<Arc<LogFormat>> = settings.format.clone().map(Arc::new);
@@ -238,7 +270,8 @@ pub fn read(
                     }))
                 });
                 seq = (seq + 1) % u32::MAX;
-                let work = Arc::new((fmt.clone(), seq, offset, chunk));
+                let plan = shares.plan(seq, fmt, &chunk);
+                let work = Arc::new((fmt.clone(), seq, offset, chunk, plan));
                 txs.iter().all(|tx| tx.send(work.clone()).is_ok())
             });
             offset += stats.lines;
@@ -288,51 +321,62 @@ mod tests {
             .into_bytes()
     }
 
-    /// Owners of a chunk's lines, as thread 0 sees them.
-    fn chunk(s: &mut Shares, seq: u32, f: &LogFormat, lines: &[Vec<u8>]) -> Vec<usize> {
-        s.begin_chunk(seq, f.has_client_key());
-        let owners = lines
-            .iter()
-            .enumerate()
-            .map(|(n, l)| s.owner(f, Some(l), n as u64))
-            .collect();
-        s.end_chunk();
+    /// Owners of a chunk's lines.
+    fn chunk(s: &Shares, seq: u32, f: &LogFormat, lines: &[Vec<u8>]) -> Vec<usize> {
+        let mut data = lines.join(&b'\n');
+        data.push(b'\n');
+        let mut got = None;
+        let read = input::chunks(&data[..], input::buffer, |c| {
+            assert!(got.is_none(), "one chunk");
+            got = Some(s.plan(seq, f, &c));
+            // The lines a plan gives are the chunk's, whole.
+            if let Some(Plan::Split(per)) = &got {
+                for l in per.iter().flatten() {
+                    let n = l.n as usize;
+                    assert_eq!(l.bytes(c.bytes()), Some(&lines[n][..]));
+                }
+            }
+            true
+        });
+        assert_eq!(read.lines, lines.len() as u64);
+        let mut owners = vec![usize::MAX; lines.len()];
+        match got.expect("one chunk") {
+            Plan::Whole(t) => owners.fill(t),
+            Plan::Split(per) => {
+                for (t, ls) in per.iter().enumerate() {
+                    for l in ls {
+                        owners[l.n as usize] = t;
+                    }
+                }
+            }
+        }
         owners
     }
 
     #[test]
-    fn clients_by_address_until_one_dominates() {
+    fn clients_by_address_unless_one_dominates() {
         let f = LogFormat::preset("combined").expect("combined");
-        let mut s = Shares::new(2);
+        let s = Shares::new(2);
         let many: Vec<Vec<u8>> = (0..400)
             .map(|i| line(&format!("198.51.100.{}", i % 256)))
             .collect();
-        let owners = chunk(&mut s, 1, &f, &many);
+        let owners = chunk(&s, 1, &f, &many);
         // A client's lines go to one thread; both threads get some.
         for (l, o) in many.iter().zip(&owners) {
             let first = many.iter().position(|m| m == l).expect("there");
             assert_eq!(owners[first], *o);
         }
         assert!(owners.contains(&0) && owners.contains(&1));
-        // One client: this chunk still by address, the next ones whole,
-        // to the threads in turn.
+        // One client: whole chunks, to the threads in turn.
         let one = vec![line("203.0.113.1"); 400];
-        let owners = chunk(&mut s, 2, &f, &one);
-        assert!(owners.windows(2).all(|w| w[0] == w[1]));
-        assert_eq!(chunk(&mut s, 3, &f, &one), vec![1; 400]);
-        assert_eq!(chunk(&mut s, 4, &f, &many), vec![0; 400]);
+        assert_eq!(chunk(&s, 3, &f, &one), vec![1; 400]);
+        assert_eq!(chunk(&s, 4, &f, &one), vec![0; 400]);
         // Balanced again: by address.
-        assert_eq!(chunk(&mut s, 5, &f, &many), owners_of(&many));
+        assert_eq!(chunk(&s, 5, &f, &many), owners);
         // JSON has no address without parsing: whole chunks.
         let j = LogFormat::json();
-        assert_eq!(chunk(&mut s, 7, &j, &many), vec![1; 400]);
-        s.begin_chunk(8, false);
-        assert!(s.skips(1) && !s.skips(0));
-    }
-
-    fn owners_of(lines: &[Vec<u8>]) -> Vec<usize> {
-        let f = LogFormat::preset("combined").expect("combined");
-        let mut s = Shares::new(2);
-        chunk(&mut s, 1, &f, lines)
+        assert_eq!(chunk(&s, 7, &j, &many), vec![1; 400]);
+        // One thread takes everything.
+        assert_eq!(chunk(&Shares::new(1), 7, &f, &many), vec![0; 400]);
     }
 }

@@ -63,7 +63,8 @@ impl Seconds {
 #[derive(Debug, Clone, Default)]
 pub struct TopPaths {
     table: hashbrown::HashTable<PathCount>,
-    text: String,
+    /// The paths' bytes, each a whole `&str` as it came.
+    text: Vec<u8>,
     hasher: Hasher,
     /// Paths were dropped: counts are lower bounds.
     pub approximate: bool,
@@ -87,7 +88,7 @@ impl TopPaths {
         let at = |e: &PathCount| &text[e.start as usize..(e.start + e.len) as usize];
         if let Some(e) = self
             .table
-            .find_mut(hash, |e| e.hash == hash && at(e) == path)
+            .find_mut(hash, |e| e.hash == hash && at(e) == path.as_bytes())
         {
             e.count += n;
             return;
@@ -95,7 +96,7 @@ impl TopPaths {
         // `clip` keeps paths short and the table small: the text stays far
         // below 4 GiB.
         let start = self.text.len() as u32;
-        self.text.push_str(path);
+        self.text.extend_from_slice(path.as_bytes());
         let e = PathCount {
             hash,
             start,
@@ -125,21 +126,26 @@ impl TopPaths {
             self.table.retain(|e| e.count > cut);
             cut *= 2;
         }
-        let mut text = String::with_capacity(self.text.len());
-        for e in self.table.iter_mut() {
+        // The survivors move to the front in the order of their text, each
+        // down over room already passed: no second buffer, whose fresh
+        // pages a busy counter would touch at every prune.
+        let mut live: Vec<&mut PathCount> = self.table.iter_mut().collect();
+        live.sort_unstable_by_key(|e| e.start);
+        let mut at = 0usize;
+        for e in live {
             let (s, l) = (e.start as usize, e.len as usize);
-            e.start = text.len() as u32;
-            text.push_str(&self.text[s..s + l]);
+            self.text.copy_within(s..s + l, at);
+            e.start = at as u32;
+            at += l;
         }
-        self.text = text;
+        self.text.truncate(at);
     }
 
     fn entries(&self) -> impl Iterator<Item = (&str, u64)> {
         self.table.iter().map(|e| {
-            (
-                &self.text[e.start as usize..(e.start + e.len) as usize],
-                e.count,
-            )
+            let b = &self.text[e.start as usize..(e.start + e.len) as usize];
+            // Always whole: each path went in as a `&str`.
+            (std::str::from_utf8(b).unwrap_or_default(), e.count)
         })
     }
 
