@@ -200,8 +200,11 @@ pub fn probe(target: &str) -> Option<&'static str> {
         Some(packed) if b.len() <= PACKED_TARGET => {
             let mut buf = [0u8; PACKED_TARGET];
             let lower = &mut buf[..b.len()];
-            lower.copy_from_slice(b);
-            lower.make_ascii_lowercase();
+            // Lowercased as copied, in one pass: a copy then a pass over
+            // the copy waits for the copy's stores to land.
+            for (d, &c) in lower.iter_mut().zip(b) {
+                *d = c.to_ascii_lowercase();
+            }
             packed.find(&*lower).map(|m| m.pattern().as_usize())
         }
         _ => p.dfa.find(b).map(|m| m.pattern().as_usize()),
