@@ -23,15 +23,33 @@ struct Job {
     reply: tokio::sync::oneshot::Sender<(botscope_httpsig::Prepared, Vec<bool>)>,
 }
 
-/// Requests' signature checks made together: the first request to find
-/// no batch running leads one, lets the requests ready on its worker add
-/// theirs (one yield), then checks them all in one batch on its own
-/// thread, where an Ed25519 check in a batch of dozens costs about half
-/// of one alone. No thread is woken and nothing is copied: each request's
-/// prepared checks travel to the leader and back.
-#[derive(Default)]
+/// Requests' signature checks made together, per thread: the first
+/// request on a thread to find no batch running there leads one, lets the
+/// requests ready on its worker add theirs (one yield), then checks them
+/// all in one batch on its own thread, where an Ed25519 check in a batch
+/// of dozens costs about half of one alone. No thread is woken and
+/// nothing is copied: each request's prepared checks travel to the leader
+/// and back. Each worker thread batches its own requests (a slot of its
+/// own), so that the workers check in parallel: with one batch for all,
+/// a worker whose requests were all in the other's batch sat idle while
+/// it ran.
 struct Batcher {
-    state: Mutex<(Vec<Job>, bool)>,
+    slots: Box<[Slot]>,
+}
+
+/// One thread's waiting jobs, and whether a leader is on its way.
+#[derive(Default)]
+struct Slot(Mutex<(Vec<Job>, bool)>);
+
+/// Slots: threads beyond it share.
+const SLOTS: usize = 16;
+
+impl Default for Batcher {
+    fn default() -> Batcher {
+        Batcher {
+            slots: (0..SLOTS).map(|_| Slot::default()).collect(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Batcher {
@@ -40,9 +58,19 @@ impl std::fmt::Debug for Batcher {
     }
 }
 
-impl Batcher {
+/// This thread's slot: threads are numbered as they first batch.
+fn this_slot() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SLOT: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SLOTS;
+    }
+    SLOT.with(|s| *s)
+}
+
+impl Slot {
     fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<Job>, bool)> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Checks the waiting jobs (at most [`BATCH`] checks; the rest wait
@@ -96,8 +124,9 @@ impl Batcher {
 
 /// A batch's leader: when its request is dropped while it yields (the
 /// client went away), the batch is still checked, so that no other
-/// request waits for a leader that is gone.
-struct Lead<'a>(&'a Batcher);
+/// request waits for a leader that is gone. It checks the slot it was
+/// elected in, on whichever thread the request resumes.
+struct Lead<'a>(&'a Slot);
 
 impl Drop for Lead<'_> {
     fn drop(&mut self) {
@@ -173,13 +202,14 @@ impl Signatures {
             return p.finish(&[]);
         }
         let (reply, answer) = tokio::sync::oneshot::channel();
+        let slot = &self.batcher.slots[this_slot()];
         let lead = {
-            let mut st = self.batcher.lock();
+            let mut st = slot.lock();
             st.0.push(Job { prepared: p, reply });
             !std::mem::replace(&mut st.1, true)
         };
         if lead {
-            let guard = Lead(&self.batcher);
+            let guard = Lead(slot);
             // The requests ready on this worker add their checks.
             tokio::task::yield_now().await;
             drop(guard);
@@ -255,5 +285,105 @@ impl Signatures {
             _ => None,
         };
         Checked { verdict, bot }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use axum::http::{HeaderName, HeaderValue};
+
+    use super::*;
+
+    const AGENT: &str = "https://agent.test.example";
+
+    /// Many requests at once on two workers, a third of them tampered
+    /// with: batches form on both threads, and each request gets its own
+    /// signature's answer.
+    #[test]
+    fn concurrent_checks_each_get_their_own_answer() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let now = 1_790_000_000;
+        let key = botscope_httpsig::SigningKey::generate().expect("key");
+        let requests: Vec<(HeaderMap, bool)> = (0..600)
+            .map(|i| {
+                let req = botscope_httpsig::Request::new("GET", "https", "shop.test", "/", vec![]);
+                let spec =
+                    botscope_httpsig::SignSpec::new(Some(AGENT), now, 300, Some(format!("n-{i}")));
+                let signed = botscope_httpsig::sign_request(&req, &key, &spec).expect("signed");
+                let tampered = i % 3 == 0;
+                let mut h = HeaderMap::new();
+                for (name, mut value) in signed.headers() {
+                    if tampered && name == "Signature" {
+                        // A byte of the signature itself (`sig1=:…:`).
+                        let at = value.find(':').expect("colon") + 5;
+                        let c = if &value[at..=at] == "A" { "B" } else { "A" };
+                        value.replace_range(at..=at, c);
+                    }
+                    h.append(
+                        HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes()).expect("name"),
+                        HeaderValue::from_str(&value).expect("value"),
+                    );
+                }
+                h.insert("x-original-host", HeaderValue::from_static("shop.test"));
+                (h, !tampered)
+            })
+            .collect();
+        let answers = rt.block_on(async {
+            let registry = Registry::parse(
+                "t.yaml",
+                &format!("bots:\n- name: SignedBot\n  category: ai-assistant\n  signature_agents: ['{AGENT}']\n"),
+            )
+            .expect("registry");
+            let sigs = Arc::new(Signatures::new(SignatureConfig {
+                registry: Arc::new(registry),
+                directory: DirectoryConfig::default(),
+                bounds: Bounds::default(),
+            }));
+            let directory = botscope_httpsig::Directory {
+                keys: vec![(key.keyid(), key.public())],
+                skipped: Vec::new(),
+            };
+            sigs.keys()
+                .insert(AGENT, directory, Duration::from_secs(3600));
+            let tasks: Vec<_> = requests
+                .iter()
+                .enumerate()
+                .map(|(i, (h, _))| {
+                    let (sigs, h) = (sigs.clone(), h.clone());
+                    let client = std::net::IpAddr::from([192, 0, 2, (i % 250) as u8]);
+                    tokio::spawn(async move { sigs.check(&h, client, now).await })
+                })
+                .collect();
+            let mut answers = Vec::new();
+            for t in tasks {
+                answers.push(t.await.expect("task"));
+            }
+            answers
+        });
+        for (i, ((_, good), a)) in requests.iter().zip(&answers).enumerate() {
+            if *good {
+                assert_eq!(
+                    a.verdict.outcome,
+                    Outcome::Verified,
+                    "request {i}: {:?}",
+                    a.verdict
+                );
+                assert_eq!(a.bot.as_deref(), Some("SignedBot"));
+            } else {
+                assert_eq!(
+                    a.verdict.outcome,
+                    Outcome::Invalid,
+                    "request {i}: {:?}",
+                    a.verdict
+                );
+                assert_eq!(a.bot, None);
+            }
+        }
     }
 }
