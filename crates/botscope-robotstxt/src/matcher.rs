@@ -547,9 +547,10 @@ struct PathBytes {
 
 impl PathBytes {
     /// Whether the path may match a rule probing `head` (false only when
-    /// it surely cannot).
+    /// it surely cannot). Building the set is one pass over the path,
+    /// added to `work` as a rule's comparison over it would be.
     #[inline]
-    fn admits(&mut self, path: &[u8], head: [u8; 2]) -> bool {
+    fn admits(&mut self, path: &[u8], head: [u8; 2], work: &mut u64) -> bool {
         let set = match self.set {
             Some(set) => set,
             None => {
@@ -557,6 +558,7 @@ impl PathBytes {
                 if self.met < 3 {
                     return true;
                 }
+                *work += 1 + (path.len() >> 5) as u64;
                 let mut set = [0u64; 4];
                 for w in path.windows(2) {
                     let (i, bit) = pair_bit(w[0], w[1]);
@@ -1010,7 +1012,8 @@ impl Matcher {
             let hit = if r.flags & F_RAW != 0 {
                 raw_matches(path, pat, r.flags)
             } else if r.flags & F_GLOB != 0 {
-                (r.flags & F_PROBE == 0 || bytes.admits(path, r.head)) && glob_matches(path, pat)
+                (r.flags & F_PROBE == 0 || bytes.admits(path, r.head, work))
+                    && glob_matches(path, pat)
             } else if r.flags & F_EXACT != 0 {
                 let n = if r.flags & F_DIR != 0 {
                     usize::from(r.priority) - 1

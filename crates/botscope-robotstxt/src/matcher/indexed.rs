@@ -241,7 +241,8 @@ impl Matcher {
                 }
                 let pat = self.pattern(r);
                 *work += 1 + ((pat.len() + path.len()) >> 5) as u64;
-                if (r.flags & F_PROBE == 0 || bytes.admits(path, r.head)) && glob_matches(path, pat)
+                if (r.flags & F_PROBE == 0 || bytes.admits(path, r.head, work))
+                    && glob_matches(path, pat)
                 {
                     consider(&mut best, gi);
                     break;
