@@ -53,6 +53,19 @@ def test_agreement_with_google_on_real_files():
     assert not diffs, diffs[:20]
 
 
+def test_allowed_many_takes_any_sequence_and_any_url():
+    r = botscope.Robots("User-agent: *\nDisallow: /private\nDisallow: /*%0A\n")
+    urls = ["/", "/private/x", "", "/a\nb", "/private\n", "https://h/private"]
+    want = [r.allowed("bot", u) for u in urls]
+    assert want == [True, False, True, True, False, False]
+    # A URL holding a newline is one URL, whatever the batch does with it.
+    assert r.allowed_many("bot", urls) == want
+    assert r.allowed_many("bot", tuple(urls)) == want
+    assert r.allowed_many("bot", []) == []
+    assert r.allowed_many("bot", [""]) == [True]
+    assert r.allowed_many("bot", ["", ""]) == [True, True]
+
+
 def test_allowed_many_is_allowed_in_a_loop():
     body = (VECTORS / "corpus").glob("*.txt")
     checked = 0
@@ -154,6 +167,10 @@ def test_bad_input_raises_and_never_crashes():
         botscope.Robots("").allowed_many("bot", "/not-a-list")
     with pytest.raises(TypeError):
         botscope.Robots("").allowed_many("bot", [1, 2])
+    with pytest.raises(TypeError):
+        botscope.Robots("").allowed_many("bot", ["/a", None])
+    with pytest.raises(UnicodeEncodeError):
+        botscope.Robots("").allowed_many("bot", ["/a", "/\udcff"])
     # Over the size limit: a clear error before any work (zero-filled
     # bytes are not touched).
     huge = bytes(botscope.MAX_BODY_BYTES + 1)
