@@ -53,12 +53,12 @@ def test_agreement_with_google_on_real_files():
     assert not diffs, diffs[:20]
 
 
-def test_allowed_many_takes_any_sequence_and_any_url():
+def test_allowed_many_takes_lists_and_tuples_of_any_url():
     r = botscope.Robots("User-agent: *\nDisallow: /private\nDisallow: /*%0A\n")
     urls = ["/", "/private/x", "", "/a\nb", "/private\n", "https://h/private"]
     want = [r.allowed("bot", u) for u in urls]
     assert want == [True, False, True, True, False, False]
-    # A URL holding a newline is one URL, whatever the batch does with it.
+    # A URL holding a newline is one URL.
     assert r.allowed_many("bot", urls) == want
     assert r.allowed_many("bot", tuple(urls)) == want
     assert r.allowed_many("bot", []) == []

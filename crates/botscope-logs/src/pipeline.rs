@@ -99,7 +99,14 @@ impl Shares {
         let mut per: Vec<Vec<Line>> = (0..self.threads)
             .map(|_| Vec::with_capacity(room))
             .collect();
-        for (n, line) in input::lines(chunk) {
+        // No access log's lines average under 24 bytes: past that many
+        // lines the chunk goes whole, so a plan never holds more than half
+        // its chunk's size (12 bytes a line).
+        let most = bytes.len() / 24 + 16;
+        for (k, (n, line)) in input::lines(chunk).enumerate() {
+            if k == most {
+                return Plan::Whole(whole);
+            }
             // A chunk holds far fewer than 2^32 lines and bytes.
             let rel = (n - chunk.first_line) as u32;
             let (owner, line) = match line {
@@ -130,10 +137,10 @@ impl Shares {
             per[owner as usize].push(line);
         }
         let total: usize = per.iter().map(Vec::len).sum();
-        let most = per.iter().map(Vec::len).max().unwrap_or(0);
+        let busiest = per.iter().map(Vec::len).max().unwrap_or(0);
         // Past 5/4 of a thread's share, the busiest thread takes longer
         // than merging the clients the threads share would.
-        if most * self.threads * 4 <= total * 5 {
+        if busiest * self.threads * 4 <= total * 5 {
             Plan::Split(per)
         } else {
             Plan::Whole(whole)
@@ -376,6 +383,9 @@ mod tests {
         // JSON has no address without parsing: whole chunks.
         let j = LogFormat::json();
         assert_eq!(chunk(&s, 7, &j, &many), vec![1; 400]);
+        // Lines too short for a log's: whole, however many clients.
+        let tiny: Vec<Vec<u8>> = (0..400).map(|i| format!("{i}").into_bytes()).collect();
+        assert_eq!(chunk(&s, 8, &f, &tiny), vec![0; 400]);
         // One thread takes everything.
         assert_eq!(chunk(&Shares::new(1), 7, &f, &many), vec![0; 400]);
     }
