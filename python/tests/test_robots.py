@@ -64,6 +64,9 @@ def test_allowed_many_takes_lists_and_tuples_of_any_url():
     assert r.allowed_many("bot", []) == []
     assert r.allowed_many("bot", [""]) == [True]
     assert r.allowed_many("bot", ["", ""]) == [True, True]
+    # Any iterable of str; a batch past 64 URLs the same as a short one.
+    assert r.allowed_many("bot", (u for u in urls)) == want
+    assert r.allowed_many("bot", urls * 50) == want * 50
 
 
 def test_allowed_many_is_allowed_in_a_loop():
@@ -165,8 +168,14 @@ def test_bad_input_raises_and_never_crashes():
         botscope.Robots("").allowed(b"bot", "/")
     with pytest.raises(TypeError):
         botscope.Robots("").allowed_many("bot", "/not-a-list")
+    with pytest.raises(TypeError, match="urls must be a list of str, not bytes"):
+        botscope.Robots("").allowed_many("bot", b"/not-a-list")
     with pytest.raises(TypeError):
+        botscope.Robots("").allowed_many("bot", 5)
+    with pytest.raises(TypeError, match="urls must hold str, not int"):
         botscope.Robots("").allowed_many("bot", [1, 2])
+    with pytest.raises(TypeError, match="urls must hold str, not bytes"):
+        botscope.Robots("").allowed_many("bot", ("/a", b"/b"))
     with pytest.raises(TypeError):
         botscope.Robots("").allowed_many("bot", ["/a", None])
     with pytest.raises(UnicodeEncodeError):

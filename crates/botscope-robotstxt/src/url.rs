@@ -20,32 +20,29 @@ use std::borrow::Cow;
 /// ```
 pub fn path_of(url: &[u8]) -> Cow<'_, [u8]> {
     const ROOT: &[u8] = b"/";
-    let search_start = if url.starts_with(b"//") { 2 } else { 0 };
-    let find_any = |from: usize| {
-        url.get(from..)
-            .and_then(|s| s.iter().position(|b| matches!(b, b'/' | b'?' | b';')))
-            .map(|i| i + from)
-    };
-    let early_path = find_any(search_start);
-    let mut protocol_end =
-        memchr::memmem::find(&url[search_start..], b"://").map(|i| i + search_start);
-    if let (Some(e), Some(p)) = (early_path, protocol_end)
-        && e < p
-    {
-        protocol_end = None;
-    }
-    let protocol_end = protocol_end.map_or(search_start, |p| p + 3);
-    let Some(path_start) = find_any(protocol_end) else {
+    let from = if url.starts_with(b"//") { 2 } else { 0 };
+    let rest = &url[from..];
+    // The first `/`, `?` or `;`. A scheme's `://` counts only before any
+    // of them; since it holds a `/`, it is there exactly when that first
+    // byte is the `/` of a `://`, and then the path starts at the next one.
+    let Some(first) = memchr::memchr3(b'/', b'?', b';', rest) else {
         return Cow::Borrowed(ROOT);
     };
-    let hash = memchr::memchr(b'#', &url[search_start..]).map(|i| i + search_start);
-    if let Some(h) = hash
-        && h < path_start
-    {
+    let scheme = first >= 1 && rest[first - 1] == b':' && rest[first..].starts_with(b"//");
+    let path_start = if scheme {
+        match memchr::memchr3(b'/', b'?', b';', &rest[first + 2..]) {
+            Some(i) => first + 2 + i,
+            None => return Cow::Borrowed(ROOT),
+        }
+    } else {
+        first
+    };
+    // A `#` before the path leaves none; one after it ends it.
+    let hash = memchr::memchr(b'#', rest);
+    if hash.is_some_and(|h| h < path_start) {
         return Cow::Borrowed(ROOT);
     }
-    let path_end = hash.unwrap_or(url.len());
-    let path = &url[path_start..path_end];
+    let path = &rest[path_start..hash.unwrap_or(rest.len())];
     if path[0] != b'/' {
         let mut owned = Vec::with_capacity(path.len() + 1);
         owned.push(b'/');
@@ -282,6 +279,13 @@ mod tests {
         assert_eq!(&*path_of(b"http://a.b#y/x"), b"/");
         assert_eq!(&*path_of(b"http://[::1]:80/x?y"), b"/x?y");
         assert_eq!(&*path_of(b"a;b"), b"/;b");
+        // `://` is a scheme's only before the first `/`, `?` or `;`.
+        assert_eq!(&*path_of(b"a:/b"), b"/b");
+        assert_eq!(&*path_of(b"a://b"), b"/");
+        assert_eq!(&*path_of(b"a://b;c"), b"/;c");
+        assert_eq!(&*path_of(b"x;a://b/c"), b"/;a://b/c");
+        assert_eq!(&*path_of(b"?://x/y"), b"/?://x/y");
+        assert_eq!(&*path_of(b"a://#/b"), b"/");
         assert_eq!(&*path_of(b"\xff\xfe/\xff"), b"/\xff");
     }
 }
