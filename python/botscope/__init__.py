@@ -182,20 +182,34 @@ class Index:
 
     def trends(
         self,
-        agents: Union[str, Sequence[str]],
+        agents: Union[str, Sequence[str], None] = None,
         by: str = "month",
         where: Optional[str] = None,
         start: Time = None,
         end: Time = None,
         semantics: str = "google",
         db: Optional[PathLike] = None,
+        category: Optional[str] = None,
+        operator: Optional[str] = None,
+        sites: Optional[PathLike] = None,
+        rank_file: Optional[PathLike] = None,
+        top: Optional[int] = None,
+        weight: Optional[str] = None,
     ) -> Rows:
         """Per period (``month``, ``year``, or ``crawl`` with ``db``) and
         agent, how the sites' robots.txt treat it, as ``botscope trends
-        --format csv``. ``db`` (the store the index was built from) adds
-        the sites without a robots.txt to the denominators."""
-        if isinstance(agents, str):
+        --format csv``. The agents are those given and every registry
+        robot of ``category`` or ``operator``. ``db`` (the store the index
+        was built from) adds the sites without a robots.txt to the
+        denominators. A cohort: ``sites`` (a host per line, or CSV with a
+        host column) or the ``top`` sites of ``rank_file`` (Tranco's
+        ``rank,host``), each weighed by the list's ``weight`` column when
+        given."""
+        if agents is None:
+            agents = []
+        elif isinstance(agents, str):
             agents = [agents]
+        path = lambda p: None if p is None else os.fspath(p)
         return Rows(
             *self._i._trends(
                 list(agents),
@@ -204,7 +218,13 @@ class Index:
                 start,
                 end,
                 semantics,
-                None if db is None else os.fspath(db),
+                path(db),
+                category,
+                operator,
+                path(sites),
+                path(rank_file),
+                top,
+                weight,
             )
         )
 

@@ -146,5 +146,11 @@ class Index:
         end: _Time = None,
         semantics: str = "google",
         db: Optional[str] = None,
+        category: Optional[str] = None,
+        operator: Optional[str] = None,
+        sites: Optional[str] = None,
+        rank_file: Optional[str] = None,
+        top: Optional[int] = None,
+        weight: Optional[str] = None,
     ) -> Tuple[List[dict], List[str], dict]: ...
 

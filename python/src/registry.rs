@@ -36,6 +36,23 @@ fn read_registry(path: &Path) -> PyResult<Reg> {
     })
 }
 
+/// The bundled registry, the user's over it (unless `user` is false),
+/// then `path`'s: the registry the command reads.
+pub(crate) fn layered(
+    places: &botscope_os::Locations,
+    path: Option<&Path>,
+    user: bool,
+) -> PyResult<Reg> {
+    let mut registry = Reg::bundled();
+    if user && let Some(p) = places.user_registry.as_ref().filter(|p| p.is_file()) {
+        registry = registry.layered(read_registry(p)?);
+    }
+    if let Some(p) = path {
+        registry = registry.layered(read_registry(p)?);
+    }
+    Ok(registry)
+}
+
 /// The registry of known crawlers (bottica's format and botscope's
 /// superset), with the User-Agent classifier and the IP-owner databases
 /// `botscope data update` installed.
@@ -59,13 +76,7 @@ impl Registry {
     /// it, then `path`'s.
     pub(crate) fn load(py: Python<'_>, path: Option<&Path>, user: bool) -> PyResult<Registry> {
         let places = botscope_os::Locations::from_env();
-        let mut registry = Reg::bundled();
-        if user && let Some(p) = places.user_registry.as_ref().filter(|p| p.is_file()) {
-            registry = registry.layered(read_registry(p)?);
-        }
-        if let Some(p) = path {
-            registry = registry.layered(read_registry(p)?);
-        }
+        let registry = layered(&places, path, user)?;
         let (classifier, owners) = py.detach(|| {
             let classifier = UaClassifier::bundled_on(&registry, 1);
             let owners = match &places.data_dir {

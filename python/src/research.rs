@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use botscope_index::{FavorSort, Index as Idx, Rank, SearchRequest, TrendsRequest};
+use botscope_index::{FavorSort, Index as Idx, Rank, SearchRequest};
 use botscope_store::{AnyStore, Store as _, StoreLocator, Version};
 use crossbeam_channel::{Receiver, bounded};
 use pyo3::exceptions::PyValueError;
@@ -243,9 +243,15 @@ impl Index {
         ))
     }
 
-    /// `botscope trends`: per month (or year) and agent, the share of
-    /// sites that block it wholly or partly, favour or disfavour it.
-    #[pyo3(signature = (agents, by = "month", where_ = None, start = None, end = None, semantics = "google", db = None))]
+    /// `botscope trends`: per month, year or crawl and agent, the share
+    /// of sites that block it wholly or partly; the agents given, and
+    /// those of a registry category or operator; the sites of a list, or
+    /// the top of a ranked list, optionally weighted by a column.
+    #[pyo3(signature = (
+        agents, by = "month", where_ = None, start = None, end = None, semantics = "google",
+        db = None, category = None, operator = None, sites = None, rank_file = None, top = None,
+        weight = None,
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn _trends<'py>(
         &self,
@@ -257,52 +263,102 @@ impl Index {
         end: Option<&Bound<'py, PyAny>>,
         semantics: &str,
         db: Option<PathBuf>,
+        category: Option<&str>,
+        operator: Option<&str>,
+        sites: Option<PathBuf>,
+        rank_file: Option<PathBuf>,
+        top: Option<u64>,
+        weight: Option<String>,
     ) -> PyResult<Result3<'py>> {
-        let agents: Vec<String> = agents.iter().map(|a| a.trim().to_owned()).collect();
-        if agents.is_empty() || agents.iter().any(String::is_empty) {
-            return Err(PyValueError::new_err("give at least one agent, none empty"));
+        let mut agents: Vec<String> = agents.iter().map(|a| a.trim().to_owned()).collect();
+        if agents.iter().any(String::is_empty) {
+            return Err(PyValueError::new_err("an agent is empty"));
+        }
+        if category.is_some() || operator.is_some() {
+            let places = botscope_os::Locations::from_env();
+            for t in crate::registry::layered(&places, None, true)?.agents(category, operator) {
+                if !agents.iter().any(|x| x.eq_ignore_ascii_case(&t)) {
+                    agents.push(t);
+                }
+            }
+            if agents.is_empty() {
+                return Err(PyValueError::new_err(
+                    "no registry robot is in that category or run by that operator",
+                ));
+            }
+        }
+        if agents.is_empty() {
+            return Err(PyValueError::new_err(
+                "give at least one agent, a category or an operator",
+            ));
         }
         let sem = self::semantics(semantics)?;
         let (start, end) = (time_arg(start)?, time_arg(end)?);
-        if !matches!(by, "month" | "year" | "crawl") {
+        let Some(by) = botscope_index::By::parse(by) else {
             return Err(PyValueError::new_err(format!(
                 "unknown period `{by}` (expected month, year or crawl)"
             )));
+        };
+        if rank_file.is_some() != top.is_some() {
+            return Err(PyValueError::new_err(
+                "rank_file and top go together: the sites ranked 1 to top",
+            ));
+        }
+        if top == Some(0) {
+            return Err(PyValueError::new_err("top is at least 1"));
+        }
+        let ranked = rank_file.is_some();
+        let cohort = match (sites, rank_file) {
+            (Some(_), Some(_)) => {
+                return Err(PyValueError::new_err("give sites or rank_file, not both"));
+            }
+            (Some(path), None) | (None, Some(path)) => {
+                let spec = botscope_index::CohortSpec {
+                    top,
+                    weight,
+                    ranked,
+                };
+                let text = std::fs::read(&path).map_err(|e| {
+                    crate::Error::new_err(format!("cannot read {}: {e}", path.display()))
+                })?;
+                let c = botscope_index::Cohort::parse(
+                    &path.display().to_string(),
+                    &String::from_utf8_lossy(&text),
+                    &spec,
+                )
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                Some(c)
+            }
+            (None, None) if weight.is_some() => {
+                return Err(PyValueError::new_err(
+                    "weight is a column of a list: give sites or rank_file",
+                ));
+            }
+            (None, None) => None,
+        };
+        if by == botscope_index::By::Crawl && db.is_none() {
+            return Err(PyValueError::new_err(
+                "trends by crawl reads the crawls from the store: give db=",
+            ));
         }
         let store = db
             .map(|d| StoreLocator::from(d.as_path()).open_read())
             .transpose()
             .map_err(error)?;
-        if by == "crawl" && store.is_none() {
-            return Err(PyValueError::new_err(
-                "trends by crawl reads the crawls from the store: give db=",
-            ));
-        }
-        let Some((first, last)) = self.index.span() else {
-            return Err(crate::Error::new_err(format!(
-                "{}: the index is empty",
-                self.path.display()
-            )));
-        };
-        let yearly = by == "year";
-        let periods = botscope_index::periods(start.unwrap_or(first), end.unwrap_or(last), yearly);
         let t = py
             .detach(move || {
-                let crawls = match (&store, by == "crawl") {
-                    (Some(s), true) => Some(botscope_index::crawls_within(s, None, start, end)?),
-                    _ => None,
-                };
-                let known = store.as_ref().map(botscope_index::known_at);
-                self.index.trends(&TrendsRequest {
-                    agents: &agents,
-                    periods: &periods,
-                    where_,
-                    semantics: sem,
-                    known_at: known.as_ref().map(|k| k as _),
-                    yearly,
-                    cohort: None,
-                    crawls: crawls.as_deref(),
-                })
+                self.index.trends_over(
+                    store.as_ref(),
+                    botscope_index::TrendsPlan {
+                        agents: &agents,
+                        by,
+                        from: start,
+                        to: end,
+                        where_,
+                        semantics: sem,
+                        cohort,
+                    },
+                )
             })
             .map_err(|e| query_error(e, where_.unwrap_or_default()))?;
         let table = t.to_table();

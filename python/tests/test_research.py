@@ -81,6 +81,42 @@ def test_index_search_favor_trends_are_the_commands(research, cli):
     assert idx.search("botname:googlebot", as_of=datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)).result["total"] == 0
 
 
+def test_trends_of_a_cohort_and_a_category_are_the_commands(research, cli, tmp_path):
+    db, ix = research
+    idx = botscope.Index(ix)
+    ranked = tmp_path / "tranco.csv"
+    ranked.write_text("1,www.ebay.com\n2,www.etsy.com\n3,example.org\n4,www.amazon.com\n")
+    news = tmp_path / "news.csv"
+    news.write_text("host,tokens\nwww.ebay.com,10\nwww.etsy.com,30\n")
+    for kwargs, flags in [
+        (dict(rank_file=ranked, top=3), ["--rank-file", ranked, "--top", "3"]),
+        (dict(sites=news, weight="tokens"), ["--sites", news, "--weight", "tokens"]),
+    ]:
+        tr = idx.trends("GPTBot", by="year", db=db, **kwargs)
+        _, out, _ = cli("trends", "--agent", "GPTBot", "--by", "year", "--index", ix,
+                        "--db", db, "--format", "json", *[str(f) for f in flags])
+        assert tr.result == json.loads(out)
+        assert tr.result["cohort"]["hosts"] == (3 if "top" in kwargs else 2)
+    tr = idx.trends(category="ai-training", by="year")
+    _, out, _ = cli("trends", "--category", "ai-training", "--by", "year", "--index", ix,
+                    "--format", "json")
+    assert tr.result == json.loads(out)
+    assert "GPTBot" in {r["agent"] for r in tr}
+    with pytest.raises(ValueError, match="together"):
+        idx.trends("GPTBot", rank_file=ranked)
+    with pytest.raises(ValueError, match="not both"):
+        idx.trends("GPTBot", sites=news, rank_file=ranked, top=2)
+    with pytest.raises(ValueError, match="weight is a column"):
+        idx.trends("GPTBot", weight="tokens")
+    with pytest.raises(ValueError, match="no registry robot"):
+        idx.trends(category="no-such-category")
+    with pytest.raises(ValueError, match="give at least one agent"):
+        idx.trends()
+    with pytest.raises(ValueError, match=r"news.csv:2"):
+        news.write_text("host,tokens\nwww.ebay.com,lots\n")
+        idx.trends("GPTBot", sites=news, weight="tokens")
+
+
 def test_index_errors(research, tmp_path):
     _, ix = research
     idx = botscope.Index(ix)

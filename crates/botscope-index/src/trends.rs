@@ -316,6 +316,51 @@ pub struct TrendsRequest<'a> {
     pub crawls: Option<&'a [botscope_store::CrawlSites]>,
 }
 
+/// How a trends question divides time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// Calendar months (UTC).
+    Month,
+    /// Calendar years (UTC).
+    Year,
+    /// Each crawl the store imported, counting the sites it captured as
+    /// it saw them.
+    Crawl,
+}
+
+impl By {
+    /// `month`, `year` or `crawl`.
+    pub fn parse(s: &str) -> Option<By> {
+        match s {
+            "month" => Some(By::Month),
+            "year" => Some(By::Year),
+            "crawl" => Some(By::Crawl),
+            _ => None,
+        }
+    }
+}
+
+/// A whole trends question as `botscope trends` and the Python package
+/// ask it ([`Index::trends_over`]): the periods, the store's part and the
+/// cohort's are worked out from it.
+#[derive(Debug, Clone)]
+pub struct TrendsPlan<'a> {
+    /// The agents (robots.txt product tokens or User-Agent headers).
+    pub agents: &'a [String],
+    /// The periods.
+    pub by: By,
+    /// The first period holds this time (default: the oldest version).
+    pub from: Option<i64>,
+    /// The last period holds this time (default: the newest version).
+    pub to: Option<i64>,
+    /// Only the sites matching this query.
+    pub where_: Option<&'a str>,
+    /// The semantics.
+    pub semantics: Semantics,
+    /// Only these sites, weighted by their weights.
+    pub cohort: Option<Cohort>,
+}
+
 /// The periods of trends by crawl: the crawls `store` imported whose last
 /// capture falls within `from..=to` (either end open), each with the sites
 /// it captured (only `hosts`, when given: a cohort's).
@@ -388,6 +433,64 @@ impl Index {
             }
         }
         span
+    }
+
+    /// A [`TrendsPlan`] answered: its periods from the index's span, and
+    /// with a store the sites without a robots.txt in the denominators,
+    /// the cohort's sites as the store first saw them, and the crawls.
+    pub fn trends_over<S: botscope_store::Store + ?Sized>(
+        &self,
+        store: Option<&S>,
+        plan: TrendsPlan<'_>,
+    ) -> Result<Trends> {
+        let request = |s: String| crate::IndexError::Request(s);
+        let Some((first, last)) = self.span() else {
+            return Err(request(format!(
+                "{}: the index is empty",
+                self.path.display()
+            )));
+        };
+        let yearly = plan.by == By::Year;
+        let periods = periods(plan.from.unwrap_or(first), plan.to.unwrap_or(last), yearly);
+        let mut cohort = plan.cohort;
+        if let (Some(c), Some(s)) = (&mut cohort, store) {
+            c.added = Some(s.sites_added(&c.hosts)?);
+        }
+        let crawls = match (plan.by, store) {
+            (By::Crawl, None) => {
+                return Err(request(
+                    "trends by crawl reads the crawls from the store: give the store".into(),
+                ));
+            }
+            (By::Crawl, Some(s)) => {
+                let hosts = cohort.as_ref().map(|c| &c.hosts[..]);
+                let c = crawls_within(s, hosts, plan.from, plan.to)?;
+                if c.is_empty() {
+                    return Err(request(format!(
+                        "the store holds no crawl{}: `botscope store import --format warc` \
+                         records each file's crawl (from its CC-MAIN name, or --crawl NAME)",
+                        if plan.from.is_some() || plan.to.is_some() {
+                            " in that span"
+                        } else {
+                            ""
+                        }
+                    )));
+                }
+                Some(c)
+            }
+            _ => None,
+        };
+        let known = store.map(known_at);
+        self.trends(&TrendsRequest {
+            agents: plan.agents,
+            periods: &periods,
+            where_: plan.where_,
+            semantics: plan.semantics,
+            known_at: known.as_ref().map(|k| k as _),
+            yearly,
+            cohort: cohort.as_ref(),
+            crawls: crawls.as_deref(),
+        })
     }
 
     /// For each period, how many files keep each agent out fully,

@@ -189,11 +189,6 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
     );
     let mut idx = Index::open(&index)?;
     idx.set_threads(s.threads);
-    let Some((first, last)) = idx.span() else {
-        anyhow::bail!("{}: the index is empty", index.display());
-    };
-    let yearly = a.by == "year";
-    let periods = botscope_index::periods(a.from.unwrap_or(first), a.to.unwrap_or(last), yearly);
     let store = a.db.as_ref().map(StoreLocator::open_read).transpose()?;
     anyhow::ensure!(
         a.by != "crawl" || store.is_some(),
@@ -208,51 +203,28 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
             };
             let text =
                 std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-            let mut c = botscope_index::Cohort::parse(
+            Some(botscope_index::Cohort::parse(
                 &path.display().to_string(),
                 &String::from_utf8_lossy(&text),
                 &spec,
-            )?;
-            if let Some(s) = &store {
-                use botscope_store::Store;
-                c.added = Some(s.sites_added(&c.hosts)?);
-            }
-            Some(c)
+            )?)
         }
         (None, None) => None,
     };
-    // By crawl: the crawls the store imported (within --from/--to, by
-    // their last capture), and the sites each captured.
-    let crawls = match (&store, a.by == "crawl") {
-        (Some(st), true) => {
-            let hosts = cohort.as_ref().map(|c| &c.hosts[..]);
-            let c = botscope_index::crawls_within(st, hosts, a.from, a.to)?;
-            anyhow::ensure!(
-                !c.is_empty(),
-                "the store holds no crawl{}: `botscope store import --format warc` records \
-                 each file's crawl (from its CC-MAIN name, or --crawl NAME)",
-                if a.from.is_some() || a.to.is_some() {
-                    " in that span"
-                } else {
-                    ""
-                }
-            );
-            Some(c)
-        }
-        _ => None,
-    };
-    let known = store.as_ref().map(botscope_index::known_at);
+    let by = botscope_index::By::parse(&a.by).context("--by is month, year or crawl")?;
     let t = idx
-        .trends(&botscope_index::TrendsRequest {
-            agents: &agents,
-            periods: &periods,
-            where_: a.where_.as_deref(),
-            semantics: a.semantics,
-            known_at: known.as_ref().map(|k| k as _),
-            yearly,
-            cohort: cohort.as_ref(),
-            crawls: crawls.as_deref(),
-        })
+        .trends_over(
+            store.as_ref(),
+            botscope_index::TrendsPlan {
+                agents: &agents,
+                by,
+                from: a.from,
+                to: a.to,
+                where_: a.where_.as_deref(),
+                semantics: a.semantics,
+                cohort,
+            },
+        )
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
     emit(a.format, &t, || t.to_text(), || t.to_table())?;
     Ok(ExitStatus::Success)
