@@ -1,7 +1,6 @@
 //! `botscope.Registry`: who a User-Agent claims to be, and whether the
 //! address proves it, as `botscope verify` decides.
 
-use std::io::Read;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
@@ -16,16 +15,8 @@ use crate::convert::{error, to_py};
 /// A registry file, read within the size limit and validated.
 fn read_registry(path: &Path) -> PyResult<Reg> {
     let shown = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| Error::new_err(format!("{shown}: {e}")))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_REGISTRY_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::new_err(format!("{shown}: {e}")))?;
-    if bytes.len() > MAX_REGISTRY_BYTES {
-        return Err(Error::new_err(format!(
-            "{shown} is over the limit of {MAX_REGISTRY_BYTES} bytes"
-        )));
-    }
+    let bytes = botscope_os::read_capped(path, MAX_REGISTRY_BYTES as u64)
+        .map_err(|e| Error::new_err(e.to_string()))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| Error::new_err(format!("{shown} is not UTF-8 text")))?;
     Reg::parse(&shown, &text).map_err(|e| {

@@ -172,6 +172,26 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> Error + '_ {
     }
 }
 
+/// A file's bytes, at most `cap` of them: past it [`Error::TooBig`],
+/// having read no further. For the files a user names (a registry, a
+/// list); `-` is the standard input.
+pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, Error> {
+    let mut buf = Vec::new();
+    let read = if path == Path::new("-") {
+        io::stdin().lock().take(cap + 1).read_to_end(&mut buf)
+    } else {
+        File::open(path).and_then(|f| f.take(cap + 1).read_to_end(&mut buf))
+    };
+    read.map_err(io_at(path))?;
+    if buf.len() as u64 > cap {
+        return Err(Error::TooBig {
+            path: path.to_path_buf(),
+            cap,
+        });
+    }
+    Ok(buf)
+}
+
 /// A file being written: bytes go to an exclusive temporary file beside
 /// `path`, which [`AtomicFile::commit`] renames over `path`. Dropped
 /// without a commit, the temporary file is removed and `path` is left as
@@ -536,6 +556,19 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn a_capped_read_stops_past_its_cap() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("r.yaml");
+        std::fs::write(&p, b"12345").expect("write");
+        assert_eq!(read_capped(&p, 5).expect("within"), b"12345");
+        let e = read_capped(&p, 4).expect_err("over");
+        assert!(matches!(e, Error::TooBig { cap: 4, .. }), "{e}");
+        assert!(e.to_string().ends_with("r.yaml is over 4 bytes"), "{e}");
+        let e = read_capped(&dir.path().join("none"), 4).expect_err("missing");
+        assert!(matches!(e, Error::Io { .. }), "{e}");
     }
 
     #[test]

@@ -193,12 +193,7 @@ pub fn trust(args: &TlsArgs) -> Result<botscope_harvest::Trust> {
 
 /// A registry file's text, within the size limit.
 pub fn registry_text(path: &Path) -> Result<String> {
-    let (bytes, total) = crate::io::read_limited(path, Some(MAX_REGISTRY_BYTES))?;
-    anyhow::ensure!(
-        total as usize <= MAX_REGISTRY_BYTES,
-        "{} is {total} bytes; the limit is {MAX_REGISTRY_BYTES}",
-        path.display()
-    );
+    let bytes = botscope_os::read_capped(path, MAX_REGISTRY_BYTES as u64)?;
     String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))
 }
 
