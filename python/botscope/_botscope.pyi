@@ -44,8 +44,8 @@ class Robots:
         ``url`` (an absolute URL or a path)?"""
     def allowed_many(self, agent: str, urls: Iterable[str]) -> List[bool]:
         """``allowed`` for many URLs (a list, tuple or iterable of str), in
-        order; a batch of 64 or more is matched with the interpreter lock
-        released."""
+        order; a batch of 64 URLs or 64 KiB or more is matched with the
+        interpreter lock released."""
     def explain(self, agent: str, url: str) -> dict:
         """The verdict, the deciding rule, the group, a reason, and the
         usage preferences, as ``botscope robots check --format json``."""

@@ -52,9 +52,10 @@ const MAX_AGENTS: usize = 64;
 /// (on the shared corpus's queries the two meet near 190 rules).
 const INDEX_FROM_RULES: usize = 192;
 
-/// Batches of at least this many URLs are matched without holding the
-/// interpreter.
+/// Batches of at least this many URLs, or of this many bytes, are matched
+/// without holding the interpreter.
 const DETACH_FROM_URLS: usize = 64;
+const DETACH_FROM_BYTES: usize = 64 * 1024;
 
 /// The URLs of a batch as UTF-8, one after another in one buffer.
 struct Urls {
@@ -273,11 +274,13 @@ impl Robots {
         };
         // Handing the interpreter over and back costs more than a short
         // batch's matching.
-        Ok(if urls.len() >= DETACH_FROM_URLS {
-            py.detach(run)
-        } else {
-            run()
-        })
+        Ok(
+            if urls.len() >= DETACH_FROM_URLS || urls.text.len() >= DETACH_FROM_BYTES {
+                py.detach(run)
+            } else {
+                run()
+            },
+        )
     }
 
     /// The verdict with its reason, as `botscope robots check --format
