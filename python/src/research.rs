@@ -318,16 +318,14 @@ impl Index {
                     weight,
                     ranked,
                 };
-                let text = std::fs::read(&path).map_err(|e| {
-                    crate::Error::new_err(format!("cannot read {}: {e}", path.display()))
-                })?;
-                let c = botscope_index::Cohort::parse(
-                    &path.display().to_string(),
-                    &String::from_utf8_lossy(&text),
-                    &spec,
+                Some(
+                    botscope_index::read_cohort(&path, &spec).map_err(|e| match e {
+                        botscope_index::IndexError::Cohort(c) => {
+                            PyValueError::new_err(c.to_string())
+                        }
+                        e => error(e),
+                    })?,
                 )
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
-                Some(c)
             }
             (None, None) if weight.is_some() => {
                 return Err(PyValueError::new_err(

@@ -112,6 +112,8 @@ def test_trends_of_a_cohort_and_a_category_are_the_commands(research, cli, tmp_p
         idx.trends(category="no-such-category")
     with pytest.raises(ValueError, match="give at least one agent"):
         idx.trends()
+    with pytest.raises(botscope.Error, match="missing.csv"):
+        idx.trends("GPTBot", sites=tmp_path / "missing.csv")
     with pytest.raises(ValueError, match=r"news.csv:2"):
         news.write_text("host,tokens\nwww.ebay.com,lots\n")
         idx.trends("GPTBot", sites=news, weight="tokens")

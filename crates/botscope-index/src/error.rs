@@ -47,6 +47,12 @@ pub enum IndexError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A cohort list that cannot be used.
+    #[error(transparent)]
+    Cohort(#[from] crate::cohort::CohortError),
+    /// A file that cannot be read.
+    #[error(transparent)]
+    File(#[from] botscope_os::Error),
     /// The index failed.
     #[error("{path}: {detail}")]
     Tantivy {

@@ -361,6 +361,22 @@ pub struct TrendsPlan<'a> {
     pub cohort: Option<Cohort>,
 }
 
+/// Largest cohort list read, in bytes: [`crate::COHORT_MAX_HOSTS`] hosts
+/// with their rank and weight columns fit well within it.
+pub const COHORT_MAX_BYTES: u64 = 1 << 30;
+
+/// A cohort list read from a file (at most [`COHORT_MAX_BYTES`]; bytes
+/// that are not UTF-8 read as U+FFFD) and parsed as [`Cohort::parse`]
+/// reads it.
+pub fn read_cohort(path: &std::path::Path, spec: &crate::CohortSpec) -> Result<Cohort> {
+    let bytes = botscope_os::read_capped(path, COHORT_MAX_BYTES)?;
+    Ok(Cohort::parse(
+        &path.display().to_string(),
+        &String::from_utf8_lossy(&bytes),
+        spec,
+    )?)
+}
+
 /// The periods of trends by crawl: the crawls `store` imported whose last
 /// capture falls within `from..=to` (either end open), each with the sites
 /// it captured (only `hosts`, when given: a cohort's).

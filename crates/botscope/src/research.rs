@@ -201,13 +201,7 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
                 weight: a.weight.clone(),
                 ranked: a.rank_file.is_some(),
             };
-            let text =
-                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-            Some(botscope_index::Cohort::parse(
-                &path.display().to_string(),
-                &String::from_utf8_lossy(&text),
-                &spec,
-            )?)
+            Some(botscope_index::read_cohort(path, &spec)?)
         }
         (None, None) => None,
     };

@@ -501,6 +501,18 @@ fn trends_and_diff_over_versions() {
         arg(&ranked),
     ]);
     assert_eq!(o.status.code(), Some(2), "--rank-file needs --top");
+    let missing = d.join("missing.txt");
+    let o = run(&[
+        "trends",
+        "--agent",
+        "GPTBot",
+        "--index",
+        arg(&ix),
+        "--sites",
+        arg(&missing),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing.txt: "), "{}", stderr(&o));
 
     let o = run(&[
         "diff",
