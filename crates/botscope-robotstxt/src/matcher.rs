@@ -178,6 +178,43 @@ pub struct Matcher {
     /// group, each (token, group) pair once, so that a query visits each
     /// group naming its token once, found by binary search.
     by_token: Box<[u32]>,
+    /// Per rule, its head filter, two bytes ([`head_of`]), kept apart
+    /// from the rules so that a group's filters are tested sixteen at a
+    /// time; empty when no group has that many rules (two bytes a rule
+    /// are then not worth it).
+    heads: Box<[u8]>,
+}
+
+/// Rules whose head filters are tested at once.
+const HEAD_CHUNK: usize = 16;
+
+/// A head byte a rule does not know, and a path byte past the path's
+/// end: `#`, which no pattern holds (it starts a comment). A path byte
+/// `#` is only ever accepted by a lane that accepts any byte; a rule's
+/// `#`, were there one, would accept any byte: a weaker filter, never a
+/// wrong verdict.
+const ANY: u8 = b'#';
+
+/// A path's bytes 1 and 2 as a head.
+#[inline]
+fn path_head(path: &[u8]) -> [u8; 2] {
+    [
+        path.get(1).copied().unwrap_or(ANY),
+        path.get(2).copied().unwrap_or(ANY),
+    ]
+}
+
+/// A rule's head filter: the bytes 1 and 2 its literal start gives,
+/// [`ANY`] where it gives none.
+fn head_of(r: &CRule) -> [u8; 2] {
+    let mut lanes = [ANY, ANY];
+    if r.flags & F_HEAD1 != 0 {
+        lanes[0] = r.head[0];
+        if r.flags & F_HEAD2 != 0 {
+            lanes[1] = r.head[1];
+        }
+    }
+    lanes
 }
 
 /// The groups that apply to one agent, found once and asked about many
@@ -433,8 +470,21 @@ impl Compiler {
             }
             Semantics::Draft1996 => Vec::new(),
         };
+        let big_group = self.groups.iter().enumerate().any(|(gi, g)| {
+            let end = self
+                .groups
+                .get(gi + 1)
+                .map_or(self.rules.len(), |n| n.rules_start as usize);
+            end - g.rules_start as usize >= HEAD_CHUNK
+        });
+        let heads = if big_group && self.semantics == Semantics::Google {
+            self.rules.iter().flat_map(head_of).collect()
+        } else {
+            Box::default()
+        };
         Matcher {
             semantics: self.semantics,
+            heads,
             arena: self.arena.into_boxed_slice(),
             rules: self.rules.into_boxed_slice(),
             groups: self.groups.into_boxed_slice(),
@@ -697,6 +747,7 @@ impl Matcher {
             + size_of_val(&*self.groups)
             + size_of_val(&*self.agents)
             + size_of_val(&*self.by_token)
+            + size_of_val(&*self.heads)
     }
 
     /// The groups naming `token` (Google's semantics), each once, in file
@@ -993,47 +1044,88 @@ impl Matcher {
         bytes: &mut PathBytes,
         work: &mut u64,
     ) -> Option<Best> {
-        let start = self.groups[gi].rules_start;
-        for (i, r) in self.group_rules(gi).iter().enumerate() {
-            *work += 1;
-            let rank = r.rank();
-            if best.is_some_and(|b| b.rank >= rank) {
+        let start = self.groups[gi].rules_start as usize;
+        let rules = self.group_rules(gi);
+        let found = |i: usize, r: &CRule| Best {
+            rank: r.rank(),
+            priority: r.priority,
+            allow: r.flags & F_ALLOW != 0,
+            idx: to_u32(start + i),
+        };
+        if self.heads.is_empty() {
+            for (i, r) in rules.iter().enumerate() {
+                *work += 1;
+                if best.is_some_and(|b| b.rank >= r.rank()) {
+                    // Rules are in rank order: nothing further can win.
+                    break;
+                }
+                if r.flags & F_HEAD1 != 0
+                    && (path.get(1) != Some(&r.head[0])
+                        || (r.flags & F_HEAD2 != 0 && path.get(2) != Some(&r.head[1])))
+                {
+                    continue;
+                }
+                if self.rule_matches(r, path, bytes, work) {
+                    return Some(found(i, r));
+                }
+            }
+            return best;
+        }
+        let heads = &self.heads[2 * start..2 * (start + rules.len())];
+        // The path's head once per byte of a chunk's heads.
+        let ph = path_head(path);
+        let mut want = [0u8; 2 * HEAD_CHUNK];
+        for (i, w) in want.iter_mut().enumerate() {
+            *w = ph[i & 1];
+        }
+        for (c, chunk) in heads.chunks(2 * HEAD_CHUNK).enumerate() {
+            let base = c * HEAD_CHUNK;
+            if best.is_some_and(|b| b.rank >= rules[base].rank()) {
                 // Rules are in rank order: nothing further can win.
                 break;
             }
-            if r.flags & F_HEAD1 != 0
-                && (path.get(1) != Some(&r.head[0])
-                    || (r.flags & F_HEAD2 != 0 && path.get(2) != Some(&r.head[1])))
-            {
-                continue;
+            *work += (chunk.len() / 2) as u64;
+            // Bit 2k: rule k's byte 1 agrees, bit 2k+1: its byte 2 does.
+            let mut bytes_agree = 0u32;
+            for (j, (&h, &w)) in chunk.iter().zip(&want).enumerate() {
+                bytes_agree |= u32::from(h == w || h == ANY) << j;
             }
-            let pat = self.pattern(r);
-            *work += ((pat.len() + path.len()) >> 5) as u64;
-            let hit = if r.flags & F_RAW != 0 {
-                raw_matches(path, pat, r.flags)
-            } else if r.flags & F_GLOB != 0 {
-                (r.flags & F_PROBE == 0 || bytes.admits(path, r.head, work))
-                    && glob_matches(path, pat)
-            } else if r.flags & F_EXACT != 0 {
-                let n = if r.flags & F_DIR != 0 {
-                    usize::from(r.priority) - 1
-                } else {
-                    pat.len() - 1
-                };
-                path == &pat[..n]
-            } else {
-                path.starts_with(pat)
-            };
-            if hit {
-                return Some(Best {
-                    rank,
-                    priority: r.priority,
-                    allow: r.flags & F_ALLOW != 0,
-                    idx: start + to_u32(i),
-                });
+            // Bit 2k: rule k's head agrees.
+            let mut agree = bytes_agree & (bytes_agree >> 1) & 0x5555_5555;
+            while agree != 0 {
+                let i = base + agree.trailing_zeros() as usize / 2;
+                agree &= agree - 1;
+                let r = &rules[i];
+                if best.is_some_and(|b| b.rank >= r.rank()) {
+                    return best;
+                }
+                if self.rule_matches(r, path, bytes, work) {
+                    return Some(found(i, r));
+                }
             }
         }
         best
+    }
+
+    /// Does `path` match rule `r` in full (its head filter passed)?
+    #[inline]
+    fn rule_matches(&self, r: &CRule, path: &[u8], bytes: &mut PathBytes, work: &mut u64) -> bool {
+        let pat = self.pattern(r);
+        *work += ((pat.len() + path.len()) >> 5) as u64;
+        if r.flags & F_RAW != 0 {
+            raw_matches(path, pat, r.flags)
+        } else if r.flags & F_GLOB != 0 {
+            (r.flags & F_PROBE == 0 || bytes.admits(path, r.head, work)) && glob_matches(path, pat)
+        } else if r.flags & F_EXACT != 0 {
+            let n = if r.flags & F_DIR != 0 {
+                usize::from(r.priority) - 1
+            } else {
+                pat.len() - 1
+            };
+            path == &pat[..n]
+        } else {
+            path.starts_with(pat)
+        }
     }
 
     fn check_google(&self, agent: &[u8], path: &[u8]) -> Verdict<'_> {

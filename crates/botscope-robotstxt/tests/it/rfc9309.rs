@@ -210,3 +210,90 @@ fn leading_wildcard_rules_match_as_written() {
     }
     assert!(disallowed > 5_000 && disallowed < 15_000, "{disallowed}");
 }
+
+/// A group of more rules than one chunk of head filters (tested sixteen
+/// at a time): literal rules of every head length, `$` rules, wildcards
+/// and `/`, over short paths, paths holding `#` (which no rule holds)
+/// and paths made of the rules' bytes. Every verdict is the longest
+/// matching rule's, Allow winning a tie, as rule by rule.
+#[test]
+fn chunked_head_filters_keep_every_verdict() {
+    let rules: &[(&str, &str)] = &[
+        ("disallow", "/"),
+        ("allow", "/a"),
+        ("disallow", "/ab"),
+        ("allow", "/abc"),
+        ("disallow", "/b$"),
+        ("allow", "/ba$"),
+        ("disallow", "/c"),
+        ("disallow", "/ca/"),
+        ("allow", "/ca/b"),
+        ("disallow", "/*c$"),
+        ("allow", "/a*b"),
+        ("disallow", "/b*"),
+        ("allow", "/bb"),
+        ("disallow", "/cc"),
+        ("allow", "/cab"),
+        ("disallow", "/acb"),
+        ("allow", "/bca/"),
+        ("disallow", "/a/"),
+        ("allow", "/a/a$"),
+        ("disallow", "/ /"),
+        ("allow", "/%23"),
+        ("disallow", "*a/"),
+        ("allow", "/c/"),
+        ("disallow", "/bc"),
+        ("allow", "/ac"),
+        ("disallow", "/aa"),
+        ("allow", "/cb"),
+        ("disallow", "/ba/c"),
+        ("allow", "/b/a"),
+        ("disallow", "/cba"),
+        ("allow", "/aab"),
+        ("disallow", "/bbc$"),
+        ("allow", "/ccc"),
+        ("disallow", "/cac"),
+    ];
+    let mut body = String::from("User-agent: *\n");
+    for (kind, pat) in rules {
+        body.push_str(&format!("{kind}: {pat}\n"));
+    }
+    let m = Matcher::compile(
+        body.as_bytes(),
+        Semantics::Google,
+        &ParseOptions::unlimited(),
+    );
+    let alphabet = b"abc/#% 23";
+    let mut paths: Vec<Vec<u8>> = vec![b"/".to_vec(), b"/a".to_vec(), b"/#".to_vec()];
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..20_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let len = 1 + (seed % 6) as usize;
+        let mut path = vec![b'/'];
+        let mut s = seed >> 8;
+        for _ in 1..len {
+            path.push(alphabet[(s % alphabet.len() as u64) as usize]);
+            s /= alphabet.len() as u64;
+        }
+        paths.push(path);
+    }
+    let (mut allowed, mut disallowed) = (0, 0);
+    for path in &paths {
+        let best = rules
+            .iter()
+            .filter(|(_, p)| reference_matches(p.as_bytes(), path))
+            .map(|(k, p)| (p.len(), *k == "allow"))
+            .max();
+        let want = best.is_none_or(|(_, allow)| allow);
+        let got = m.check_path("anybot", path).allowed;
+        assert_eq!(got, want, "path {}", String::from_utf8_lossy(path));
+        allowed += usize::from(want);
+        disallowed += usize::from(!want);
+    }
+    assert!(
+        allowed > 1_000 && disallowed > 1_000,
+        "{allowed} {disallowed}"
+    );
+}
