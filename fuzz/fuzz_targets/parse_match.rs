@@ -34,6 +34,17 @@ fuzz_target!(|data: &[u8]| {
         if let Some(u) = &p.usage {
             assert!(u.values().all(|x| x == "y" || x == "n"), "{u:?}");
         }
+        // The path index answers as the rules in rank order do.
+        for agent in ["Googlebot", &*url] {
+            let sel = m.select(agent);
+            let ix = m.index_selection(&sel, &mut 0);
+            for u in [&*url, "/", "/#", "https://example.com/a?b#c"] {
+                let path = botscope_robotstxt::path_of(u.as_bytes());
+                let (a, b) = (m.check_selected(&sel, &path), m.check_indexed(&ix, &path, &mut 0));
+                assert_eq!(a.allowed, b.allowed, "{agent:?} {u:?}");
+                assert_eq!(a.rule.map(|r| r.line), b.rule.map(|r| r.line), "{agent:?} {u:?}");
+            }
+        }
         if semantics == Semantics::Google {
             // Real files compile to at most 2x their size; any input to at
             // most 3x (escaping triples non-ASCII bytes).
