@@ -151,6 +151,63 @@ fn reference_matches(pat: &[u8], path: &[u8]) -> bool {
     go(pat, path, anchored)
 }
 
+/// 20,000 paths of `/` and up to `max_len - 1` bytes of `alphabet`,
+/// from a xorshift seed (`shift` drops low bits of each draw).
+fn random_paths(alphabet: &[u8], mut seed: u64, max_len: u64, shift: u32) -> Vec<Vec<u8>> {
+    let mut paths = Vec::new();
+    for _ in 0..20_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let len = 1 + (seed % max_len) as usize;
+        let mut path = vec![b'/'];
+        let mut s = seed >> shift;
+        for _ in 1..len {
+            path.push(alphabet[(s % alphabet.len() as u64) as usize]);
+            s /= alphabet.len() as u64;
+        }
+        paths.push(path);
+    }
+    paths
+}
+
+/// One `*` group of `rules` (kind, pattern): every path's verdict, rule
+/// by rule and through the path index, is the reference's (the longest
+/// matching rule decides, Allow wins a tie). Returns (allowed,
+/// disallowed).
+fn verdicts_as_the_reference(rules: &[(&str, &str)], paths: &[Vec<u8>]) -> (usize, usize) {
+    let mut body = String::from("User-agent: *\n");
+    for (kind, pat) in rules {
+        body.push_str(&format!("{kind}: {pat}\n"));
+    }
+    let m = Matcher::compile(
+        body.as_bytes(),
+        Semantics::Google,
+        &ParseOptions::unlimited(),
+    );
+    let sel = m.select("anybot");
+    let ix = m.index_selection(&sel, &mut 0);
+    let (mut allowed, mut disallowed) = (0, 0);
+    for path in paths {
+        let best = rules
+            .iter()
+            .filter(|(_, p)| reference_matches(p.as_bytes(), path))
+            .map(|(k, p)| (p.len(), *k == "allow"))
+            .max();
+        let want = best.is_none_or(|(_, allow)| allow);
+        let shown = String::from_utf8_lossy(path);
+        assert_eq!(m.check_path("anybot", path).allowed, want, "path {shown}");
+        assert_eq!(
+            m.check_indexed(&ix, path, &mut 0).allowed,
+            want,
+            "path {shown}"
+        );
+        allowed += usize::from(want);
+        disallowed += usize::from(!want);
+    }
+    (allowed, disallowed)
+}
+
 /// Many wildcard rules with no literal start (which the matcher filters by
 /// a pair of their bytes once a query meets several) and rules around
 /// them: every verdict is the longest matching rule's, Allow winning a
@@ -171,43 +228,8 @@ fn leading_wildcard_rules_match_as_written() {
         ("disallow", "/a*"),
         ("disallow", "/*oo*k$"),
     ];
-    let mut body = String::from("User-agent: *\n");
-    for (kind, pat) in rules {
-        body.push_str(&format!("{kind}: {pat}\n"));
-    }
-    let m = Matcher::compile(
-        body.as_bytes(),
-        Semantics::Google,
-        &ParseOptions::unlimited(),
-    );
-    let alphabet = b"ab/?c=xz.phok";
-    let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut disallowed = 0;
-    for _ in 0..20_000 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let len = 1 + (seed % 9) as usize;
-        let mut path = vec![b'/'];
-        let mut s = seed;
-        for _ in 1..len {
-            path.push(alphabet[(s % alphabet.len() as u64) as usize]);
-            s /= alphabet.len() as u64;
-        }
-        // The longest matching rule decides; Allow wins a tie.
-        let best = rules
-            .iter()
-            .filter(|(_, p)| reference_matches(p.as_bytes(), &path))
-            .map(|(k, p)| (p.len(), *k == "allow"))
-            .max();
-        let want = best.is_none_or(|(_, allow)| allow);
-        let got = m.check_path("anybot", &path).allowed;
-        assert_eq!(got, want, "path {}", String::from_utf8_lossy(&path));
-        let sel = m.select("anybot");
-        let ix = m.index_selection(&sel, &mut 0);
-        assert_eq!(m.check_indexed(&ix, &path, &mut 0).allowed, want);
-        disallowed += usize::from(!want);
-    }
+    let paths = random_paths(b"ab/?c=xz.phok", 0x2545_F491_4F6C_DD1D, 9, 0);
+    let (_, disallowed) = verdicts_as_the_reference(rules, &paths);
     assert!(disallowed > 5_000 && disallowed < 15_000, "{disallowed}");
 }
 
@@ -254,44 +276,9 @@ fn chunked_head_filters_keep_every_verdict() {
         ("allow", "/ccc"),
         ("disallow", "/cac"),
     ];
-    let mut body = String::from("User-agent: *\n");
-    for (kind, pat) in rules {
-        body.push_str(&format!("{kind}: {pat}\n"));
-    }
-    let m = Matcher::compile(
-        body.as_bytes(),
-        Semantics::Google,
-        &ParseOptions::unlimited(),
-    );
-    let alphabet = b"abc/#% 23";
-    let mut paths: Vec<Vec<u8>> = vec![b"/".to_vec(), b"/a".to_vec(), b"/#".to_vec()];
-    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-    for _ in 0..20_000 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let len = 1 + (seed % 6) as usize;
-        let mut path = vec![b'/'];
-        let mut s = seed >> 8;
-        for _ in 1..len {
-            path.push(alphabet[(s % alphabet.len() as u64) as usize]);
-            s /= alphabet.len() as u64;
-        }
-        paths.push(path);
-    }
-    let (mut allowed, mut disallowed) = (0, 0);
-    for path in &paths {
-        let best = rules
-            .iter()
-            .filter(|(_, p)| reference_matches(p.as_bytes(), path))
-            .map(|(k, p)| (p.len(), *k == "allow"))
-            .max();
-        let want = best.is_none_or(|(_, allow)| allow);
-        let got = m.check_path("anybot", path).allowed;
-        assert_eq!(got, want, "path {}", String::from_utf8_lossy(path));
-        allowed += usize::from(want);
-        disallowed += usize::from(!want);
-    }
+    let mut paths = vec![b"/".to_vec(), b"/a".to_vec(), b"/#".to_vec()];
+    paths.extend(random_paths(b"abc/#% 23", 0x9E37_79B9_7F4A_7C15, 6, 8));
+    let (allowed, disallowed) = verdicts_as_the_reference(rules, &paths);
     assert!(
         allowed > 1_000 && disallowed > 1_000,
         "{allowed} {disallowed}"
