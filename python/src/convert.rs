@@ -31,6 +31,17 @@ pub fn error(e: impl std::error::Error + 'static) -> PyErr {
     Error::new_err(message(&e))
 }
 
+/// A path a caller gave, as a file: the libraries read standard input for
+/// `-`, as the command's arguments mean it, but a call from Python never
+/// does (it would block on, or consume, the interpreter's own input).
+pub fn file_path(p: std::path::PathBuf) -> std::path::PathBuf {
+    if p.as_os_str() == "-" {
+        std::path::Path::new(".").join(p)
+    } else {
+        p
+    }
+}
+
 /// The bytes of a `str` (UTF-8) or `bytes` argument, borrowed when they
 /// are bytes; `what` names the argument in the error.
 pub fn bytes_of<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Cow<'a, [u8]>> {

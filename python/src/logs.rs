@@ -72,14 +72,14 @@ fn parse_log_line<'py>(
 /// One path, or a list of them.
 fn paths(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<PathBuf>> {
     if obj.is_instance_of::<PyString>() || obj.hasattr("__fspath__")? {
-        return Ok(vec![obj.extract()?]);
+        return Ok(vec![crate::convert::file_path(obj.extract()?)]);
     }
     let mut out = Vec::new();
     for p in obj
         .try_iter()
         .map_err(|_| PyTypeError::new_err(format!("{what} must be a path or a list of paths")))?
     {
-        out.push(p?.extract()?);
+        out.push(crate::convert::file_path(p?.extract()?));
     }
     Ok(out)
 }

@@ -14,6 +14,7 @@ use crate::convert::{error, to_py};
 
 /// A registry file, read within the size limit and validated.
 fn read_registry(path: &Path) -> PyResult<Reg> {
+    let path = &crate::convert::file_path(path.to_path_buf());
     let shown = path.display().to_string();
     let bytes = botscope_os::read_capped(path, MAX_REGISTRY_BYTES as u64)
         .map_err(|e| Error::new_err(e.to_string()))?;

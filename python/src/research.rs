@@ -319,12 +319,14 @@ impl Index {
                     ranked,
                 };
                 Some(
-                    botscope_index::read_cohort(&path, &spec).map_err(|e| match e {
-                        botscope_index::IndexError::Cohort(c) => {
-                            PyValueError::new_err(c.to_string())
-                        }
-                        e => error(e),
-                    })?,
+                    botscope_index::read_cohort(&crate::convert::file_path(path), &spec).map_err(
+                        |e| match e {
+                            botscope_index::IndexError::Cohort(c) => {
+                                PyValueError::new_err(c.to_string())
+                            }
+                            e => error(e),
+                        },
+                    )?,
                 )
             }
             (None, None) if weight.is_some() => {

@@ -200,3 +200,20 @@ def test_analyze_logs_refuses_what_the_command_refuses(tmp_path):
         botscope.analyze_logs(LOG, robots=tmp_path / "missing-robots.txt")
     with pytest.raises(botscope.Error, match="failed to open .*missing.log"):
         botscope.analyze_logs([LOG, tmp_path / "missing.log"])
+
+
+def test_a_dash_is_a_file_never_the_interpreters_input(tmp_path, monkeypatch):
+    # The command reads standard input for `-`; from Python it is the file
+    # of that name, so a call never blocks on (or eats) sys.stdin.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(botscope.Error, match=r"\./-"):
+        botscope.Registry("-")
+    (tmp_path / "-").write_text(
+        "bots:\n- name: DashBot\n  operator: Example\n  category: other\n"
+        "  ua_tokens: [DashBot]\n  cidr_list: ['198.51.100.0/24']\n"
+    )
+    assert botscope.Registry("-").identify("DashBot/1.0")["claimed_bot"] == "DashBot"
+    shutil.copy(LOG, tmp_path / "-")
+    got = botscope.analyze_logs("-")
+    assert got["inputs"][0]["name"] == "./-", got["inputs"]
+    assert got["lines"] == botscope.analyze_logs(LOG)["lines"]

@@ -15,6 +15,8 @@
 //! ```
 //!
 //! `BOTSCOPE_LOAD_SCALE=F` multiplies every request count (default 1).
+//! `cargo bench -p botscope-gate --bench auth -- signed` runs the signed
+//! closed loop alone (to profile it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -182,6 +184,11 @@ fn main() {
             .collect()
     };
     let signed = signed_targets("/auth");
+    if std::env::args().skip(1).any(|a| a == "signed") {
+        let f = rt.block_on(load(&client(CLIENTS), &signed, n(100_000), CLIENTS, &[403]));
+        println!("{}", f.row("gate `GET /auth`, signed (Ed25519)"));
+        return;
+    }
     let nginx = Nginx::start(b"User-agent: *\nDisallow: /private/\n");
     let (auth, static_rate) = rt.block_on(async {
         let c = client(CLIENTS);

@@ -15,6 +15,9 @@
 //!   so a flipped generation link never mixes two generations; symlinks
 //!   leading out of the directory and anything that is not a regular file
 //!   (a FIFO would block a reader forever) are refused; reads are capped.
+//! - [`LeasedDir`]: a working directory of this process (the web
+//!   server's demo), locked while the process lives, removed when it
+//!   ends; one left by a killed process is removed by the next.
 //! - [`unix_now`]: the time, as every store and report records it.
 //! - [`Locations`]: where a user's registry, DNS cache and IP-owner
 //!   databases live (the XDG base directories), for every front end.
@@ -35,8 +38,10 @@
 // never by printing.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod lease;
 #[cfg(feature = "signal")]
 mod signal;
+pub use lease::{LeasedDir, sweep};
 #[cfg(feature = "signal")]
 pub use signal::shutdown_signal;
 

@@ -51,7 +51,7 @@ pub struct App {
     sites: Memo<String, (Vec<Hit>, Vec<Hit>)>,
     pub(crate) limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
     /// The demo's directory (removed when the server ends).
-    pub(crate) demo: Option<tempfile::TempDir>,
+    pub(crate) demo: Option<botscope_os::LeasedDir>,
 }
 
 impl App {
@@ -82,10 +82,10 @@ impl App {
                 (db, dir, None)
             }
             None => {
-                let dir = tempfile::Builder::new()
-                    .prefix("botscope-demo-")
-                    .tempdir()
-                    .map_err(|source| Error::Io {
+                // Leased: removed when the server ends, or by the next
+                // demo when this process is killed first.
+                let dir =
+                    botscope_os::LeasedDir::new("botscope-demo-").map_err(|source| Error::Io {
                         what: "cannot make the demo's directory".into(),
                         source,
                     })?;

@@ -1,7 +1,7 @@
 //! The store on real files, and the same behaviours on a real PostgreSQL
 //! server.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use botscope_store::{
     Attempt, Frontier, Headers, NewRun, PgStore, SqliteStore, Store, StoreError, content_hash,
@@ -13,11 +13,34 @@ type Open<'a> = &'a mut dyn FnMut() -> Box<dyn Store>;
 /// A behaviour test, run on each backend.
 type Behaviour = fn(Open<'_>);
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("botscope-store-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join("store.db")
+/// A store file's path in a directory of its own, removed when dropped.
+struct Temp {
+    path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Temp {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for Temp {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn temp(name: &str) -> Temp {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("botscope-store-{name}-"))
+        .tempdir()
+        .expect("temp dir");
+    Temp {
+        path: dir.path().join("store.db"),
+        _dir: dir,
+    }
 }
 
 fn ok(host: &str, time: i64, body: &str) -> Attempt {
@@ -248,8 +271,9 @@ fn bad_files_give_clear_errors() {
         Err(e) => panic!("wrong error: {e}"),
         Ok(_) => panic!("opened a text file"),
     }
+    let missing = temp("missing");
     assert!(matches!(
-        SqliteStore::open_read(&temp("missing")),
+        SqliteStore::open_read(&missing),
         Err(StoreError::Missing { .. })
     ));
 
@@ -299,7 +323,8 @@ fn warc_round_trip_in_memory() {
     let n = botscope_store::export_warc(&s, &mut warc, true, "a.db", 3_000).expect("export");
     assert_eq!(n, 3);
 
-    let mut t = SqliteStore::open(&temp("warc-b")).expect("open");
+    let t_path = temp("warc-b");
+    let mut t = SqliteStore::open(&t_path).expect("open");
     let run = import_run(&mut t, "import");
     let policy = botscope_robotstxt::FetchPolicy::google();
     let mut imp = botscope_store::Importer::new(&mut t, run, policy, 3_000);
@@ -323,7 +348,8 @@ fn warc_round_trip_in_memory() {
     let mut plain = Vec::new();
     botscope_store::export_warc(&s, &mut plain, false, "a.db", 3_000).expect("export");
     let cut = &plain[..plain.len() - 20];
-    let mut u = SqliteStore::open(&temp("warc-c")).expect("open");
+    let u_path = temp("warc-c");
+    let mut u = SqliteStore::open(&u_path).expect("open");
     let run = import_run(&mut u, "cut");
     let mut imp = botscope_store::Importer::new(&mut u, run, policy, 3_000);
     let damage = imp.import(cut, &mut |_| {}).expect("import");
@@ -366,7 +392,8 @@ fn warc_export_is_standard_and_keeps_truncation() {
     );
     assert!(!text.contains("blake3:"));
 
-    let mut t = SqliteStore::open(&temp("warc-std-b")).expect("open");
+    let t_path = temp("warc-std-b");
+    let mut t = SqliteStore::open(&t_path).expect("open");
     let run = import_run(&mut t, "import");
     let policy = botscope_robotstxt::FetchPolicy::google();
     let mut imp = botscope_store::Importer::new(&mut t, run, policy, 3_000);
