@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! # 2.2M sites from the real corpus (the figures of BENCHMARKS.md):
-//! cargo run --release -p botscope-testkit --example gen_store -- \
+//! cargo run --release -p botscope-store --example gen_store -- \
 //!     --corpus ../shared/data/robotstxt/corpus --sites 2200000 --seed 1 --db /data/botseer.db
 //! BOTSCOPE_BOTSEER_DB=/data/botseer.db cargo bench -p botscope-index --bench botseer
 //! # a quick run on 20,000 sites made from the checked-in files:
@@ -69,7 +69,7 @@ fn store_path() -> PathBuf {
         || botscope_testkit::root().join("crates/botscope-robotstxt/tests/data/corpus"),
         PathBuf::from,
     );
-    let files = botscope_testkit::synthsites::corpus(&corpus).expect("the corpus");
+    let files = botscope_store::synth::corpus(&corpus).expect("the corpus");
     let dir = botscope_testkit::root().join("target/botseer-bench");
     std::fs::create_dir_all(&dir).expect("target/botseer-bench");
     let db = dir.join(format!("sites-{sites}-files-{}.db", files.len()));
@@ -77,8 +77,7 @@ fn store_path() -> PathBuf {
         let tmp = db.with_extension("partial");
         let _ = std::fs::remove_file(&tmp);
         let mut store = SqliteStore::open(&tmp).expect("a store");
-        botscope_testkit::synthsites::fill(&mut store, &files, sites, 1, &mut |_| {})
-            .expect("generated");
+        botscope_store::synth::fill(&mut store, &files, sites, 1, &mut |_| {}).expect("generated");
         drop(store);
         std::fs::rename(&tmp, &db).expect("rename");
     }

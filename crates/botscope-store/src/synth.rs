@@ -12,7 +12,7 @@
 //! web application's demo are made with it.
 //!
 //! ```sh
-//! cargo run --release -p botscope-testkit --example gen_store -- \
+//! cargo run --release -p botscope-store --example gen_store -- \
 //!     --corpus ../shared/data/robotstxt/corpus --sites 2200000 --db botseer.db
 //! ```
 

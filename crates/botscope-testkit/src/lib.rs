@@ -1,6 +1,6 @@
 //! Shared support for botscope's tests and benches: the deterministic
-//! synthetic access log ([`synthlog`]) and web of robots.txt files
-//! ([`synthsites`]), running a command hermetically
+//! synthetic access log ([`synthlog`]) (the web of robots.txt files is
+//! `botscope_store::synth`), running a command hermetically
 //! ([`Run`], [`json`]), headless Chromium ([`chromium`]), a dnsmasq on loopback
 //! ([`Dnsmasq`]), HTML normalised for snapshots ([`normalize_html`]), and
 //! small IP-owner databases with a file server to fetch them from ([`ipdb`]),
@@ -26,7 +26,6 @@ mod run;
 mod server;
 pub mod synthlog;
 pub mod webdriver;
-pub use botscope_store::synth as synthsites;
 
 use std::path::PathBuf;
 

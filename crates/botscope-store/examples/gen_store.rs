@@ -1,8 +1,8 @@
 //! Writes the synthetic web of robots.txt files into a store (see
-//! `botscope_testkit::synthsites`).
+//! `botscope_store::synth`).
 //!
 //! ```sh
-//! cargo run --release -p botscope-testkit --example gen_store -- \
+//! cargo run --release -p botscope-store --example gen_store -- \
 //!     --corpus ../shared/data/robotstxt/corpus --sites 2200000 --seed 1 --db botseer.db
 //! ```
 
@@ -18,9 +18,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if db.exists() {
         return Err(format!("{} exists: give a new file", db.display()).into());
     }
-    let files = botscope_testkit::synthsites::corpus(&corpus)?;
+    let files = botscope_store::synth::corpus(&corpus)?;
     let mut store = botscope_store::SqliteStore::open(&db)?;
-    botscope_testkit::synthsites::fill(&mut store, &files, sites, seed, &mut |n| {
+    botscope_store::synth::fill(&mut store, &files, sites, seed, &mut |n| {
         if n % 100_000 == 0 {
             eprintln!("{n} sites");
         }

@@ -1,13 +1,13 @@
 //! Writes synthetic Common-Crawl-shaped robots.txt WARC files: per capture
 //! a request, a response and a metadata record, each its own gzip member
 //! (as Common Crawl writes them), the responses' bodies the synthetic
-//! web's real-file variations (`botscope_testkit::synthsites`), one in ten
+//! web's real-file variations (`botscope_store::synth`), one in ten
 //! a 404 page or a redirect; files named as a crawl's
 //! (`CC-MAIN-…-robotstxt-NNNNN.warc.gz`), and a `robotstxt.paths` list of
 //! them.
 //!
 //! ```sh
-//! cargo run --release -p botscope-testkit --example gen_warc -- \
+//! cargo run --release -p botscope-store --example gen_warc -- \
 //!     --records 10000000 --files 100 --crawl CC-MAIN-2024-10 --out /work/bench/warc
 //! ```
 //!
@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     })?;
     let out = PathBuf::from(arg("--out").ok_or("--out DIR is required")?);
     std::fs::create_dir_all(&out)?;
-    let corpus = botscope_testkit::synthsites::corpus(&corpus)?;
+    let corpus = botscope_store::synth::corpus(&corpus)?;
     let captures = records / 3;
     let per_file = captures.div_ceil(files.max(1));
     let mut paths = String::new();
@@ -50,7 +50,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ));
         let mut file = std::io::BufWriter::new(std::fs::File::create(out.join(&name))?);
         for _ in 0..per_file.min(captures.saturating_sub(site)) {
-            let versions = botscope_testkit::synthsites::site(&corpus, seed, site);
+            let versions = botscope_store::synth::site(&corpus, seed, site);
             let v = &versions[(seed + site + later) as usize % versions.len()];
             let time = start + (site % (28 * 86_400)) as i64;
             let date = jiff::Timestamp::from_second(time)?.to_string();
