@@ -275,6 +275,9 @@ impl Directory {
 pub struct SigningKey {
     pair: signature::Ed25519KeyPair,
     seed: [u8; 32],
+    /// Worked out once: every signature names it, and the public point
+    /// it comes from costs a field exponentiation to decompress.
+    keyid: String,
 }
 
 impl std::fmt::Debug for SigningKey {
@@ -294,7 +297,13 @@ impl SigningKey {
             .map_err(|_| Error::Jwk("an Ed25519 private key is 32 bytes".into()))?;
         let pair = signature::Ed25519KeyPair::from_seed_unchecked(&seed)
             .map_err(|e| Error::Jwk(format!("Ed25519 key: {e}")))?;
-        Ok(SigningKey { pair, seed })
+        let mut key = SigningKey {
+            pair,
+            seed,
+            keyid: String::new(),
+        };
+        key.keyid = key.public().thumbprint();
+        Ok(key)
     }
 
     /// A new random key.
@@ -369,7 +378,7 @@ impl SigningKey {
 
     /// The keyid: the public key's JWK thumbprint.
     pub fn keyid(&self) -> String {
-        self.public().thumbprint()
+        self.keyid.clone()
     }
 
     /// Signs `message`.
