@@ -57,7 +57,9 @@ const INDEX_FROM_RULES: usize = 256;
 const DETACH_FROM_URLS: usize = 64;
 const DETACH_FROM_BYTES: usize = 64 * 1024;
 
-/// The URLs of a batch as UTF-8, one after another in one buffer.
+/// The URLs of a batch as UTF-8 in one buffer, each followed by a line
+/// feed; `ends[i]` is where URL `i` ends (its line feed), the next one
+/// starts one byte further.
 struct Urls {
     text: Vec<u8>,
     ends: Vec<usize>,
@@ -72,11 +74,17 @@ impl Urls {
             ends: Vec::new(),
         };
         if let Ok(list) = obj.cast::<PyList>() {
+            if let Some(joined) = Urls::joined(obj, list.len()) {
+                return Ok(joined);
+            }
             urls.ends.reserve(list.len());
             for u in list.iter() {
                 urls.push(&u)?;
             }
         } else if let Ok(tuple) = obj.cast::<PyTuple>() {
+            if let Some(joined) = Urls::joined(obj, tuple.len()) {
+                return Ok(joined);
+            }
             urls.ends.reserve(tuple.len());
             for u in tuple.iter() {
                 urls.push(&u)?;
@@ -94,6 +102,32 @@ impl Urls {
         Ok(urls)
     }
 
+    /// A list or tuple of `n` str read in two calls, `"\n".join(urls)`
+    /// and one UTF-8 encoding, instead of an encoding (a new bytes object)
+    /// per URL. None, to be read URL by URL, when it cannot be: an item
+    /// that is not a str, one without a UTF-8 form (lone surrogates; each
+    /// of these is then named by the error the slow way raises), or one
+    /// holding a line feed itself.
+    fn joined(seq: &Bound<'_, PyAny>, n: usize) -> Option<Urls> {
+        if n == 0 {
+            return Some(Urls {
+                text: Vec::new(),
+                ends: Vec::new(),
+            });
+        }
+        let py = seq.py();
+        let joined = pyo3::intern!(py, "\n")
+            .call_method1(pyo3::intern!(py, "join"), (seq,))
+            .ok()?;
+        let encoded = joined.cast::<PyString>().ok()?.encode_utf8().ok()?;
+        let bytes = encoded.as_bytes();
+        let mut text = Vec::with_capacity(bytes.len() + 1);
+        text.extend_from_slice(bytes);
+        text.push(b'\n');
+        let ends: Vec<usize> = memchr::memchr_iter(b'\n', &text).collect();
+        (ends.len() == n).then_some(Urls { text, ends })
+    }
+
     fn push(&mut self, url: &Bound<'_, PyAny>) -> PyResult<()> {
         let s = url
             .cast::<PyString>()
@@ -104,6 +138,7 @@ impl Urls {
         // A str with lone surrogates has no UTF-8 form: UnicodeEncodeError.
         self.text.extend_from_slice(s.encode_utf8()?.as_bytes());
         self.ends.push(self.text.len());
+        self.text.push(b'\n');
         Ok(())
     }
 
@@ -112,7 +147,7 @@ impl Urls {
     }
 
     fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        let starts = std::iter::once(0).chain(self.ends.iter().map(|e| e + 1));
         starts.zip(&self.ends).map(|(a, &b)| &self.text[a..b])
     }
 }

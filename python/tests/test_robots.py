@@ -67,6 +67,16 @@ def test_allowed_many_takes_lists_and_tuples_of_any_url():
     # Any iterable of str; a batch past 64 URLs the same as a short one.
     assert r.allowed_many("bot", (u for u in urls)) == want
     assert r.allowed_many("bot", urls * 50) == want * 50
+    # Lists without line feeds are read whole (joined), the others URL by
+    # URL: the answers are the same, wherever the line feed stands.
+    plain = [u for u in urls if "\n" not in u]
+    assert r.allowed_many("bot", plain) == [r.allowed("bot", u) for u in plain]
+    for at in range(len(plain) + 1):
+        mixed = plain[:at] + ["/private\n"] + plain[at:]
+        assert r.allowed_many("bot", mixed) == [r.allowed("bot", u) for u in mixed]
+    class Url(str):
+        pass
+    assert r.allowed_many("bot", [Url("/private/x"), Url("/")]) == [False, True]
 
 
 def test_allowed_many_is_allowed_in_a_loop():
