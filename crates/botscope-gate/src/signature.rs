@@ -4,6 +4,7 @@
 //! the agents' key directories kept by a [`KeyCache`] that fetches off
 //! the request path, and a memory of nonces against replays.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use axum::http::HeaderMap;
@@ -167,16 +168,22 @@ pub struct Checked {
     pub bot: Option<String>,
 }
 
-fn header(h: &HeaderMap, name: &str) -> Option<String> {
-    let mut out: Option<String> = None;
+/// A header's lines joined by `, `, each trimmed (borrowed when there is
+/// one line of UTF-8, as there nearly always is).
+fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<Cow<'a, str>> {
+    let mut out: Option<Cow<'a, str>> = None;
     for v in h.get_all(name) {
-        let v = String::from_utf8_lossy(v.as_bytes());
+        let v = match String::from_utf8_lossy(v.as_bytes()) {
+            Cow::Borrowed(b) => Cow::Borrowed(b.trim()),
+            Cow::Owned(o) => Cow::Owned(o.trim().to_owned()),
+        };
         match &mut out {
             Some(o) => {
+                let o = o.to_mut();
                 o.push_str(", ");
-                o.push_str(v.trim());
+                o.push_str(&v);
             }
-            None => out = Some(v.trim().to_owned()),
+            None => out = Some(v),
         }
     }
     out
@@ -249,11 +256,11 @@ impl Signatures {
         let authority = header(h, "x-original-host")
             .or_else(|| header(h, "host"))
             .unwrap_or_default();
-        let target = header(h, "x-original-uri").unwrap_or_else(|| "/".to_owned());
-        let method = header(h, "x-original-method").unwrap_or_else(|| "GET".to_owned());
+        let target = header(h, "x-original-uri").unwrap_or(Cow::Borrowed("/"));
+        let method = header(h, "x-original-method").unwrap_or(Cow::Borrowed("GET"));
         let scheme = header(h, "x-forwarded-proto")
             .filter(|p| p == "http")
-            .unwrap_or_else(|| "https".to_owned());
+            .unwrap_or(Cow::Borrowed("https"));
         // Only the fields a Web Bot Auth signature may cover are read.
         let mut fields = Vec::with_capacity(4);
         for name in [
@@ -263,7 +270,7 @@ impl Signatures {
             "user-agent",
         ] {
             if let Some(v) = header(h, name) {
-                fields.push((name.to_owned(), v));
+                fields.push((name.to_owned(), v.into_owned()));
             }
         }
         let req = botscope_httpsig::Request::new(&method, &scheme, &authority, &target, fields);

@@ -244,7 +244,9 @@ pub async fn fetch_directory(
         &tls,
     )
     .await?;
-    let header = |name: &str| botscope_httpsig::message::field(&x.headers, name);
+    let header = |name: &str| {
+        botscope_httpsig::message::field(&x.headers, name).map(std::borrow::Cow::into_owned)
+    };
     match x.status {
         200 => {}
         s @ 300..=399 => {

@@ -54,11 +54,18 @@ impl Input {
 
     /// The `@signature-params` value: the inner list serialized.
     pub fn params_value(&self) -> String {
-        let list: sfv::List = vec![ListEntry::InnerList(sfv::InnerList::with_params(
-            self.components.clone(),
-            self.params.clone(),
-        ))];
-        list.serialize().unwrap_or_default()
+        let mut out = String::with_capacity(128);
+        self.write_params_value(&mut out);
+        out
+    }
+
+    /// [`Input::params_value`], written at the end of `out`.
+    fn write_params_value(&self, out: &mut String) {
+        let mut list = sfv::ListSerializer::with_buffer(out);
+        let mut inner = list.inner_list();
+        inner.items(&self.components);
+        _ = inner.finish().parameters(&self.params);
+        _ = list.finish();
     }
 }
 
@@ -238,7 +245,7 @@ fn component_value(target: Target<'_>, c: &Item) -> Result<String, Reason> {
     if flag("sf") {
         let reserialized = match field_type(name) {
             Some("dictionary") => dictionary(name, &value)?.serialize(),
-            Some(_) => Parser::new(&value)
+            Some(_) => Parser::new(&*value)
                 .parse::<sfv::List>()
                 .map_err(|e| Reason::Malformed(format!("{name}: {e}")))?
                 .serialize(),
@@ -250,7 +257,7 @@ fn component_value(target: Target<'_>, c: &Item) -> Result<String, Reason> {
         };
         return Ok(reserialized.unwrap_or_default());
     }
-    Ok(value)
+    Ok(value.into_owned())
 }
 
 /// The signature base of `input` over `target` (RFC 9421 §2.5): one line
@@ -276,6 +283,6 @@ pub fn signature_base(target: Target<'_>, input: &Input) -> Result<String, Reaso
         seen.push(id);
     }
     out.push_str("\"@signature-params\": ");
-    out.push_str(&input.params_value());
+    input.write_params_value(&mut out);
     Ok(out)
 }

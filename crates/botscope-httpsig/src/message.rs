@@ -1,5 +1,7 @@
 //! The parts of an HTTP message a signature can cover (RFC 9421 §2).
 
+use std::borrow::Cow;
+
 /// A request as a signature sees it: its method, target and header fields.
 /// Field names are compared without regard to case; several lines of one
 /// field are combined as RFC 9421 §2.1 says (values trimmed, joined by
@@ -115,7 +117,7 @@ impl Request {
     }
 
     /// The combined value of a header field, if the request has it.
-    pub fn header(&self, name: &str) -> Option<String> {
+    pub fn header(&self, name: &str) -> Option<Cow<'_, str>> {
         field(&self.headers, name)
     }
 }
@@ -222,7 +224,9 @@ impl Request {
             return Request::from_uri(method, target, headers)
                 .ok_or_else(|| HeadError::RequestLine(cut(first)));
         }
-        let host = field(&headers, "host").ok_or(HeadError::NoAuthority)?;
+        let host = field(&headers, "host")
+            .ok_or(HeadError::NoAuthority)?
+            .into_owned();
         Ok(Request::new(method, &scheme, &host, target, headers))
     }
 }
@@ -234,14 +238,20 @@ fn is_tchar(b: u8) -> bool {
 
 /// The combined value of the field `name` among `headers` (RFC 9421 §2.1:
 /// each line's value trimmed, the lines joined by `, `).
-pub fn field(headers: &[(String, String)], name: &str) -> Option<String> {
-    let mut out: Option<String> = None;
+pub fn field<'a>(headers: &'a [(String, String)], name: &str) -> Option<Cow<'a, str>> {
+    let mut out: Option<Cow<'a, str>> = None;
     for (n, v) in headers {
         if n.eq_ignore_ascii_case(name) {
+            let v = v.trim_matches([' ', '\t']);
             // An obsolete line folding becomes a space.
-            let v = v.trim_matches([' ', '\t']).replace(['\r', '\n'], " ");
+            let v = if v.contains(['\r', '\n']) {
+                Cow::Owned(v.replace(['\r', '\n'], " "))
+            } else {
+                Cow::Borrowed(v)
+            };
             match &mut out {
                 Some(o) => {
+                    let o = o.to_mut();
                     o.push_str(", ");
                     o.push_str(&v);
                 }

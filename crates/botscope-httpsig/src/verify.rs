@@ -2,6 +2,7 @@
 //! whether it holds.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, RandomState};
 
 use base64::Engine as _;
 use sfv::{BareItem, ListEntry};
@@ -674,9 +675,16 @@ pub struct NonceMemory {
     seen: HashMap<NonceKey, (i64, u64, Option<u64>, i64)>,
     by_expiry: BTreeMap<(i64, u64), NonceKey>,
     next: u64,
+    /// Two independently keyed hashers: an (agent, keyid, nonce) is kept
+    /// as its 128-bit fingerprint, nothing copied per request. Keyed per
+    /// process, so no one can make two nonces collide on purpose; by
+    /// chance, a new nonce is taken for one of the 65,536 the gate keeps
+    /// once in 2^112.
+    hashers: (RandomState, RandomState),
 }
 
-type NonceKey = (Option<String>, String, String);
+/// An (agent, keyid, nonce)'s fingerprint.
+type NonceKey = (u64, u64);
 
 impl NonceMemory {
     /// A memory of at most `capacity` nonces.
@@ -686,7 +694,13 @@ impl NonceMemory {
             seen: HashMap::new(),
             by_expiry: BTreeMap::new(),
             next: 0,
+            hashers: (RandomState::new(), RandomState::new()),
         }
+    }
+
+    fn key(&self, agent: Option<&str>, keyid: &str, nonce: &str) -> NonceKey {
+        let k = (agent, keyid, nonce);
+        (self.hashers.0.hash_one(k), self.hashers.1.hash_one(k))
     }
 
     /// Nonces kept now.
@@ -724,7 +738,7 @@ impl NonceMemory {
             let k = entry.remove();
             self.seen.remove(&k);
         }
-        let key = (v.agent.clone(), keyid.clone(), nonce.clone());
+        let key = self.key(v.agent.as_deref(), keyid, nonce);
         if let Some(&(_, _, first_context, first)) = self.seen.get(&key) {
             return context.is_some() && first_context == context && now - first <= REPEAT_GRACE;
         }
@@ -734,8 +748,7 @@ impl NonceMemory {
             self.seen.remove(&k);
         }
         self.next += 1;
-        self.seen
-            .insert(key.clone(), (expires, self.next, context, now));
+        self.seen.insert(key, (expires, self.next, context, now));
         self.by_expiry.insert((expires, self.next), key);
         true
     }

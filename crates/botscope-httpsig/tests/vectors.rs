@@ -714,8 +714,8 @@ fn unsigned_and_unknown_keys_are_unverified() {
 #[test]
 fn one_good_signature_among_bad_ones_verifies() {
     let (mut req, keys) = fresh(Some(AGENT), CREATED);
-    let input = req.header("signature-input").expect("input");
-    let sig = req.header("signature").expect("sig");
+    let input = req.header("signature-input").expect("input").into_owned();
+    let sig = req.header("signature").expect("sig").into_owned();
     set(
         &mut req,
         "Signature-Input",

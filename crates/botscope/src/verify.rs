@@ -131,7 +131,7 @@ async fn request_run(
     let ip = match &a.ip {
         Some(ip) => parse_ip(ip)?,
         None => {
-            let from_head = req.header("x-real-ip").or_else(|| {
+            let from_head = req.header("x-real-ip").map(|h| h.into_owned()).or_else(|| {
                 req.header("x-forwarded-for")
                     .and_then(|f| f.split(',').next().map(|s| s.trim().to_owned()))
             });
@@ -145,7 +145,9 @@ async fn request_run(
             }
         }
     };
-    let user_agent = a.ua.clone().or_else(|| req.header("user-agent"));
+    let user_agent =
+        a.ua.clone()
+            .or_else(|| req.header("user-agent").map(|h| h.into_owned()));
     let mut v = single(
         a,
         settings,
