@@ -589,6 +589,46 @@ fn nonce_memory_is_bounded() {
 }
 
 #[test]
+fn one_nonce_of_different_agents_or_keys_is_no_replay() {
+    // Nonces are kept as fingerprints of (agent, keyid, nonce): the parts
+    // stay apart, however their text could be run together.
+    let (req, keys) = fresh(Some(AGENT), CREATED);
+    let mut memory = NonceMemory::new(64);
+    let base = verify_request(&req, &keys, CREATED, &Policy::default());
+    let with = |agent: Option<&str>, keyid: &str, nonce: &str| {
+        let mut v = base.clone();
+        v.agent = agent.map(str::to_owned);
+        v.keyid = Some(keyid.to_owned());
+        v.nonce = Some(nonce.to_owned());
+        v
+    };
+    let seen = [
+        with(Some("https://a.example"), "k1", "n"),
+        with(None, "k1", "n"),
+        with(Some(""), "k1", "n"),
+        with(Some("https://a.example"), "k1n", ""),
+        with(Some("https://a.example"), "k", "1n"),
+        with(Some("https://a.examplek1"), "", "n"),
+        with(Some("https://b.example"), "k1", "n"),
+        with(Some("https://a.example"), "k2", "n"),
+        with(Some("https://a.example"), "k1", "m"),
+    ];
+    for v in &seen {
+        assert!(
+            memory.admit(v, CREATED),
+            "{:?} {:?} {:?}",
+            v.agent,
+            v.keyid,
+            v.nonce
+        );
+    }
+    for v in &seen {
+        assert!(!memory.admit(v, CREATED), "{:?} again", v.nonce);
+    }
+    assert_eq!(memory.len(), seen.len());
+}
+
+#[test]
 fn hmac_is_refused() {
     let mut req = Request::new("GET", "https", "example.com", "/", vec![]);
     set(
