@@ -60,6 +60,7 @@ const DETACH_FROM_BYTES: usize = 64 * 1024;
 /// The URLs of a batch as UTF-8 in one buffer, each followed by a line
 /// feed; `ends[i]` is where URL `i` ends (its line feed), the next one
 /// starts one byte further.
+#[derive(Default)]
 struct Urls {
     text: Vec<u8>,
     ends: Vec<usize>,
@@ -69,35 +70,24 @@ impl Urls {
     /// Reads a list, a tuple or any iterable of str (a str itself is
     /// refused: it is one URL, not many).
     fn read(obj: &Bound<'_, PyAny>) -> PyResult<Urls> {
-        let mut urls = Urls {
-            text: Vec::new(),
-            ends: Vec::new(),
+        let len = match obj.cast::<PyList>() {
+            Ok(list) => Some(list.len()),
+            Err(_) => obj.cast::<PyTuple>().ok().map(|t| t.len()),
         };
-        if let Ok(list) = obj.cast::<PyList>() {
-            if let Some(joined) = Urls::joined(obj, list.len()) {
+        if let Some(n) = len {
+            if let Some(joined) = Urls::joined(obj, n) {
                 return Ok(joined);
-            }
-            urls.ends.reserve(list.len());
-            for u in list.iter() {
-                urls.push(&u)?;
-            }
-        } else if let Ok(tuple) = obj.cast::<PyTuple>() {
-            if let Some(joined) = Urls::joined(obj, tuple.len()) {
-                return Ok(joined);
-            }
-            urls.ends.reserve(tuple.len());
-            for u in tuple.iter() {
-                urls.push(&u)?;
             }
         } else if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
             return Err(PyTypeError::new_err(format!(
                 "urls must be a list of str, not {}",
                 obj.get_type().name()?
             )));
-        } else {
-            for u in obj.try_iter()? {
-                urls.push(&u?)?;
-            }
+        }
+        let mut urls = Urls::default();
+        urls.ends.reserve(len.unwrap_or(0));
+        for u in obj.try_iter()? {
+            urls.push(&u?)?;
         }
         Ok(urls)
     }
@@ -110,10 +100,7 @@ impl Urls {
     /// holding a line feed itself.
     fn joined(seq: &Bound<'_, PyAny>, n: usize) -> Option<Urls> {
         if n == 0 {
-            return Some(Urls {
-                text: Vec::new(),
-                ends: Vec::new(),
-            });
+            return Some(Urls::default());
         }
         let py = seq.py();
         let joined = pyo3::intern!(py, "\n")

@@ -307,11 +307,7 @@ fn parts(
     let carried: Vec<Target> = signed
         .iter()
         .map(|t| Target {
-            url: t.url.replacen(
-                &t.url[7..t.url.find("/auth").unwrap()],
-                &plain.addr.to_string(),
-                1,
-            ),
+            url: format!("http://{}/auth", plain.addr),
             headers: t.headers.clone(),
         })
         .collect();

@@ -49,7 +49,9 @@ impl LeasedDir {
     }
 
     /// A new directory `prefix…` in `parent`, after removing the ones of
-    /// that prefix whose owners are gone ([`sweep`]).
+    /// that prefix whose owners are gone: their owner file unlocked and
+    /// nothing changed in them for a minute, or, from before leases, no
+    /// owner file and nothing changed for a day.
     pub fn new_in(parent: &Path, prefix: &str) -> io::Result<LeasedDir> {
         sweep(parent, prefix);
         let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent)?;
@@ -77,7 +79,7 @@ impl LeasedDir {
 /// minute, or, from before leases, no owner file and nothing changed for
 /// a day. Symbolic links and what cannot be removed are left alone.
 /// Returns the directories removed.
-pub fn sweep(parent: &Path, prefix: &str) -> Vec<PathBuf> {
+fn sweep(parent: &Path, prefix: &str) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     let Ok(entries) = std::fs::read_dir(parent) else {
         return removed;

@@ -41,7 +41,7 @@
 mod lease;
 #[cfg(feature = "signal")]
 mod signal;
-pub use lease::{LeasedDir, sweep};
+pub use lease::LeasedDir;
 #[cfg(feature = "signal")]
 pub use signal::shutdown_signal;
 
