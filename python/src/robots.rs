@@ -4,7 +4,7 @@
 //! tables BotSeer measured.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use botscope_index::{FileBias, Tilt};
@@ -46,11 +46,16 @@ fn bundled() -> &'static botscope_botid::Registry {
 /// never unbounded memory).
 const MAX_AGENTS: usize = 64;
 
-/// Selections with at least this many rules are indexed by path once the
-/// agent is asked about again: a query then walks its path through a trie
+/// Selections with at least this many rules are indexed by path once asked
+/// about enough ([`Prepared`]): a query then walks its path through a trie
 /// instead of testing each rule. Below it, testing the rules is faster
-/// (on the shared corpus's queries the two meet near 250 rules).
+/// (on the shared corpus's queries the two meet near 200 rules).
 const INDEX_FROM_RULES: usize = 256;
+
+/// A unit of index building costs about four of testing rules (5.7 and
+/// 1.4 ns on the shared corpus's queries of selections with 64 rules or
+/// more, `examples/many_cost.rs`).
+const INDEX_AFTER: u64 = 4;
 
 /// Batches of at least this many URLs, or of this many bytes, are matched
 /// without holding the interpreter.
@@ -139,13 +144,18 @@ impl Urls {
     }
 }
 
-/// One agent's groups, and for a large selection asked about more than
-/// once, their rules indexed by path. Building the index costs one step
-/// per rule and literal byte of the agent's groups.
+/// One agent's groups, and for a large selection asked about enough, their
+/// rules indexed by path. The rules are tested one by one until that work
+/// passes [`INDEX_AFTER`] times what building the index counts
+/// (`index_cost`); then the index is built. One short batch thus never pays
+/// for an index it cannot use, and many queries pay at most about twice
+/// what the better of the two ways costs.
 struct Prepared {
     sel: Selection,
-    rules: usize,
-    uses: AtomicU32,
+    /// What building the index would count, times [`INDEX_AFTER`].
+    index_at: u64,
+    /// The work spent testing rules one by one.
+    spent: AtomicU64,
     index: OnceLock<IndexedSelection>,
 }
 
@@ -193,10 +203,16 @@ impl Robots {
             return Arc::clone(p);
         }
         let sel = self.matcher.select(agent);
+        let rules = self.matcher.rules_in(&sel);
+        let index_at = if rules >= INDEX_FROM_RULES {
+            INDEX_AFTER * self.matcher.index_cost(&sel)
+        } else {
+            u64::MAX
+        };
         let p = Arc::new(Prepared {
-            rules: self.matcher.rules_in(&sel),
             sel,
-            uses: AtomicU32::new(0),
+            index_at,
+            spent: AtomicU64::new(0),
             index: OnceLock::new(),
         });
         if agents.len() >= MAX_AGENTS {
@@ -222,18 +238,21 @@ impl Robots {
         Ok(p)
     }
 
-    /// The verdict on `path` for a prepared agent; `many`: more queries
-    /// of this agent follow.
-    fn decide(&self, p: &Prepared, path: &[u8], many: bool) -> bool {
-        if p.rules >= INDEX_FROM_RULES
-            && (many || p.index.get().is_some() || p.uses.fetch_add(1, Ordering::Relaxed) >= 1)
-        {
-            let ix = p
-                .index
-                .get_or_init(|| self.matcher.index_selection(&p.sel, &mut 0));
+    /// The verdict on `path` for a prepared agent.
+    fn decide(&self, p: &Prepared, path: &[u8]) -> bool {
+        if let Some(ix) = p.index.get() {
             return self.matcher.check_indexed(ix, path, &mut 0).allowed;
         }
-        self.matcher.check_selected(&p.sel, path).allowed
+        let mut work = 0;
+        let allowed = self
+            .matcher
+            .check_selected_counted(&p.sel, path, &mut work)
+            .allowed;
+        if p.spent.fetch_add(work, Ordering::Relaxed) + work >= p.index_at {
+            p.index
+                .get_or_init(|| self.matcher.index_selection(&p.sel, &mut 0));
+        }
+        allowed
     }
 }
 
@@ -273,7 +292,7 @@ impl Robots {
     /// or a whole User-Agent header; `url` is an absolute URL or a path.
     fn allowed(&self, agent: &Bound<'_, PyString>, url: &str) -> PyResult<bool> {
         let p = self.prepared_for(agent)?;
-        Ok(self.decide(&p, &botscope_robotstxt::path_of(url.as_bytes()), false))
+        Ok(self.decide(&p, &botscope_robotstxt::path_of(url.as_bytes())))
     }
 
     /// `allowed` for many URLs of one agent (a list, tuple or any
@@ -288,10 +307,9 @@ impl Robots {
     ) -> PyResult<Vec<bool>> {
         let p = self.prepared_for(agent)?;
         let urls = Urls::read(urls)?;
-        let many = urls.len() > 1;
         let run = || {
             urls.iter()
-                .map(|u| self.decide(&p, &botscope_robotstxt::path_of(u), many))
+                .map(|u| self.decide(&p, &botscope_robotstxt::path_of(u)))
                 .collect()
         };
         // Handing the interpreter over and back costs more than a short

@@ -876,6 +876,20 @@ impl Matcher {
             .sum()
     }
 
+    /// The work [`Matcher::index_selection`] counts for a selection of this
+    /// matcher, at most: one unit per rule and per literal byte (a pattern
+    /// byte, three for one escaped when indexed). A caller
+    /// that tests rules ([`Matcher::check_selected_counted`]) until their
+    /// work passes a few times this, then indexes, never pays much more
+    /// than the better of the two would have cost.
+    pub fn index_cost(&self, sel: &Selection) -> u64 {
+        sel.groups
+            .iter()
+            .flat_map(|&g| self.group_rules(g as usize))
+            .map(|r| 1 + u64::from(r.len) * if r.flags & F_RAW != 0 { 3 } else { 1 })
+            .sum()
+    }
+
     /// The selection of an agent that no group names (the `*` groups, or
     /// none).
     pub fn unnamed(&self) -> Selection {

@@ -3,7 +3,7 @@
 //! byte trie whose nodes hold the best rule ending there, so a path costs
 //! its own length plus the wildcard rules along it, not the group's size.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 
 use super::{
     Best, F_ALLOW, F_DIR, F_EXACT, F_GLOB, F_PROBE, F_RAW, GroupMatch, Matcher, PathBytes,
@@ -59,19 +59,19 @@ impl IndexedSelection {
 impl Matcher {
     /// The literal a rule's matching path must start with, and how the rest
     /// is matched.
-    fn literal(&self, ri: usize) -> (std::borrow::Cow<'_, [u8]>, Kind) {
+    fn literal<'m>(&'m self, ri: usize) -> (Cow<'m, [u8]>, Kind) {
         let r = &self.rules[ri];
         let pat = self.pattern(r);
         if self.semantics == Semantics::Draft1996 {
             return (pat.into(), Kind::Prefix);
         }
-        let escaped = |lit: &[u8]| -> std::borrow::Cow<'_, [u8]> {
+        let escaped = |lit: &'m [u8]| -> Cow<'m, [u8]> {
             if r.flags & F_RAW != 0 {
                 Recoded::new(lit, Recoding::Escape)
                     .collect::<Vec<u8>>()
                     .into()
             } else {
-                lit.to_vec().into()
+                lit.into()
             }
         };
         if r.flags & F_GLOB != 0 {
@@ -105,51 +105,77 @@ impl Matcher {
     /// Indexes the rules of `sel` (a selection of this matcher), adding
     /// the work to `work`: one unit per rule and per literal byte.
     pub fn index_selection(&self, sel: &Selection, work: &mut u64) -> IndexedSelection {
-        let mut edges: HashMap<(u32, u8), u32> = HashMap::new();
-        let mut prefix = vec![NONE];
-        let mut exact = vec![NONE];
-        let mut globs: Vec<(u32, u32)> = Vec::new();
+        let mut lits: Vec<(Cow<'_, [u8]>, u32, Kind)> = Vec::new();
         for &g in &sel.groups {
             let start = self.groups[g as usize].rules_start as usize;
             let n = self.group_rules(g as usize).len();
             for ri in start..start + n {
                 let (lit, kind) = self.literal(ri);
                 *work += 1 + lit.len() as u64;
-                let mut node = 0u32;
-                for &b in lit.iter() {
-                    let next = prefix.len() as u32;
-                    node = *edges.entry((node, b)).or_insert_with(|| {
-                        prefix.push(NONE);
-                        exact.push(NONE);
-                        next
-                    });
-                }
-                let ri = ri as u32;
-                match kind {
-                    Kind::Prefix => {
-                        if self.better(ri, prefix[node as usize]) {
-                            prefix[node as usize] = ri;
-                        }
+                lits.push((lit, ri as u32, kind));
+            }
+        }
+        // The trie is built from the literals in byte order: each one
+        // shares its path with the one before up to their common prefix
+        // and adds a node per byte after it. A node's children are thus
+        // made in byte order, and a counting sort by parent keeps it.
+        lits.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut prefix = vec![NONE];
+        let mut exact = vec![NONE];
+        let mut globs: Vec<(u32, u32)> = Vec::new();
+        // (parent, byte), in the order the children were made.
+        let mut edges: Vec<(u32, u8)> = Vec::new();
+        // The nodes along the previous literal, the root first.
+        let mut path: Vec<u32> = vec![0];
+        let mut prev: &[u8] = &[];
+        for (lit, ri, kind) in &lits {
+            let common = prev
+                .iter()
+                .zip(lit.iter())
+                .take_while(|(a, b)| a == b)
+                .count();
+            path.truncate(common + 1);
+            for &b in &lit[common..] {
+                let parent = path[path.len() - 1];
+                let next = prefix.len() as u32;
+                prefix.push(NONE);
+                exact.push(NONE);
+                edges.push((parent, b));
+                path.push(next);
+            }
+            prev = lit;
+            let node = path[path.len() - 1];
+            match kind {
+                Kind::Prefix => {
+                    if self.better(*ri, prefix[node as usize]) {
+                        prefix[node as usize] = *ri;
                     }
-                    Kind::Exact => {
-                        if self.better(ri, exact[node as usize]) {
-                            exact[node as usize] = ri;
-                        }
-                    }
-                    Kind::Glob => globs.push((node, ri)),
                 }
+                Kind::Exact => {
+                    if self.better(*ri, exact[node as usize]) {
+                        exact[node as usize] = *ri;
+                    }
+                }
+                Kind::Glob => globs.push((node, *ri)),
             }
         }
         let nodes = prefix.len();
-        let mut list: Vec<(u32, u8, u32)> =
-            edges.into_iter().map(|((p, b), c)| (p, b, c)).collect();
-        list.sort_unstable();
         let mut child_start = vec![0u32; nodes + 1];
-        for &(p, _, _) in &list {
+        for &(p, _) in &edges {
             child_start[p as usize + 1] += 1;
         }
         for i in 0..nodes {
             child_start[i + 1] += child_start[i];
+        }
+        let mut child_byte = vec![0u8; edges.len()];
+        let mut child_node = vec![0u32; edges.len()];
+        let mut fill = child_start.clone();
+        for (i, &(p, b)) in edges.iter().enumerate() {
+            let at = fill[p as usize] as usize;
+            fill[p as usize] += 1;
+            child_byte[at] = b;
+            // Node i + 1 was made by edge i.
+            child_node[at] = i as u32 + 1;
         }
         // Each distinct wildcard pattern once per node (its best line), then
         // best rank first.
@@ -188,8 +214,8 @@ impl Matcher {
         IndexedSelection {
             group: sel.group_match(),
             child_start,
-            child_byte: list.iter().map(|e| e.1).collect(),
-            child_node: list.iter().map(|e| e.2).collect(),
+            child_byte,
+            child_node,
             prefix,
             exact,
             glob_start,
