@@ -91,6 +91,24 @@ def test_allowed_many_is_allowed_in_a_loop():
     assert checked == 160
 
 
+def test_a_large_group_answers_the_same_before_and_after_it_is_indexed():
+    # 400 rules: asked often enough, the group is indexed by path; every
+    # answer, before and after, is the one `explain` gives rule by rule.
+    lines = ["User-agent: *"]
+    for i in range(400):
+        kind = "Allow" if i % 7 == 0 else "Disallow"
+        pat = [f"/d{i}/", f"/d{i // 2}/p{i}", f"/*.x{i}$", f"/q{i}*z"][i % 4]
+        lines.append(f"{kind}: {pat}")
+    r = botscope.Robots("\n".join(lines) + "\n")
+    urls = [f"/d{i}/p{2 * i}" for i in range(50)] + [f"/a.x{i}" for i in range(50)]
+    urls += [f"/q{i}/z" for i in range(0, 400, 9)] + ["/", "/d7/", "/d8", "/a.x3/b"]
+    want = [r.explain("anybot", u)["allowed"] for u in urls]
+    assert True in want and False in want
+    for _ in range(300):
+        assert r.allowed_many("anybot", urls) == want
+    assert [r.allowed("anybot", u) for u in urls] == want
+
+
 BODY = """\
 Sitemap: https://example.com/sitemap.xml
 User-agent: *

@@ -170,7 +170,13 @@ fn indexed_selections_answer_as_plain_ones() {
             );
             for agent in agents {
                 let sel = m.select(agent);
-                let ix = m.index_selection(&sel, &mut 0);
+                let mut built = 0;
+                let ix = m.index_selection(&sel, &mut built);
+                assert!(
+                    built <= m.index_cost(&sel),
+                    "{what} {sem:?} {agent}: building counted {built}, index_cost said {}",
+                    m.index_cost(&sel)
+                );
                 for p in paths {
                     let mut work = 0;
                     assert_eq!(
