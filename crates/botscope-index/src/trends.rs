@@ -338,6 +338,15 @@ impl By {
             _ => None,
         }
     }
+
+    /// `month`, `year` or `crawl`, as [`By::parse`] reads it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            By::Month => "month",
+            By::Year => "year",
+            By::Crawl => "crawl",
+        }
+    }
 }
 
 /// A whole trends question as `botscope trends` and the Python package

@@ -591,20 +591,29 @@ struct TrendJob {
     agents: Vec<String>,
     where_: Option<String>,
     sem: Semantics,
-    by: Option<String>,
+    /// `None`: by month up to three years of versions, else by year.
+    by: Option<botscope_index::By>,
 }
 
 fn trend_job(app: &App, p: &FavorParams) -> Result<TrendJob, Fail> {
     let sem = semantics(p.semantics.as_deref())?;
     let agents = trend_agents(app, p)?;
     let where_ = p.where_();
-    let by = p.by.clone();
+    let by = match p.by.as_deref().map(str::trim).filter(|b| !b.is_empty()) {
+        None => None,
+        Some(b) => Some(botscope_index::By::parse(b).ok_or_else(|| {
+            Fail::BadRequest(format!(
+                "by `{}`: it is month, year or crawl",
+                botscope_text::field(b)
+            ))
+        })?),
+    };
     let key = format!(
         "{}\n{}\n{}\n{}",
         agents.join(","),
         where_.as_deref().unwrap_or_default(),
         sem.as_str(),
-        by.as_deref().unwrap_or_default()
+        by.map_or("", |b| b.as_str())
     );
     Ok(TrendJob {
         key,
@@ -615,7 +624,8 @@ fn trend_job(app: &App, p: &FavorParams) -> Result<TrendJob, Fail> {
     })
 }
 
-/// Computes (once, through the memo) and keeps the chart of `j`.
+/// Computes (once, through the memo) and keeps the chart of `j`, through
+/// the library call `botscope trends` and the Python package make.
 async fn run_trend(app: &Arc<App>, j: TrendJob) -> Result<Arc<Trends>, Fail> {
     let a = app.clone();
     app.trends(j.key.clone(), move || {
@@ -623,25 +633,25 @@ async fn run_trend(app: &Arc<App>, j: TrendJob) -> Result<Arc<Trends>, Fail> {
             .index
             .span()
             .ok_or_else(|| Fail::NotFound("the index is empty".into()))?;
-        let yearly = match j.by.as_deref() {
-            Some("year") => true,
-            Some("month") => false,
-            _ => last - first > 3 * 366 * 86_400,
-        };
-        let periods = botscope_index::periods(first, last, yearly);
+        let by = j.by.unwrap_or(if last - first > 3 * 366 * 86_400 {
+            botscope_index::By::Year
+        } else {
+            botscope_index::By::Month
+        });
         let store = a.store_read()?;
-        let known = |t: i64| -> botscope_index::Result<u64> { Ok(store.sites_known_at(t)?) };
         a.index
-            .trends(&botscope_index::TrendsRequest {
-                agents: &j.agents,
-                periods: &periods,
-                where_: j.where_.as_deref(),
-                semantics: j.sem,
-                known_at: Some(&known),
-                yearly,
-                crawls: None,
-                cohort: None,
-            })
+            .trends_over(
+                Some(&store),
+                botscope_index::TrendsPlan {
+                    agents: &j.agents,
+                    by,
+                    from: None,
+                    to: None,
+                    where_: j.where_.as_deref(),
+                    semantics: j.sem,
+                    cohort: None,
+                },
+            )
             .map_err(|e| Fail::index(e, j.where_.as_deref().unwrap_or_default()))
     })
     .await

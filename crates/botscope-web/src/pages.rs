@@ -672,6 +672,7 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
                 ("min", p.min.as_deref().unwrap_or_default()),
                 ("agent", p.agent.as_deref().unwrap_or_default()),
                 ("category", p.category.as_deref().unwrap_or_default()),
+                ("by", p.by.as_deref().unwrap_or_default()),
                 ("sort", sort),
                 ("rows", rows),
             ])
@@ -748,6 +749,12 @@ fn robots_form(p: &FavorParams) -> Markup {
             label { "or category " select name="category" {
                 option value="" { "—" }
                 @for c in &categories { option value=(c) selected[p.category.as_deref() == Some(*c)] { (c) } }
+            } }
+            label { "per " select name="by" {
+                option value="" { "month or year" }
+                @for (v, l) in [("month", "month"), ("year", "year"), ("crawl", "imported crawl")] {
+                    option value=(v) selected[p.by.as_deref() == Some(v)] { (l) }
+                }
             } }
             input type="hidden" name="sort" value=(p.sort.as_deref().unwrap_or_default());
             button type="submit" { "Show" }

@@ -334,6 +334,119 @@ fn robots_table_sorts_by_each_column() {
     assert!(first.contains("<g class=\"period\""), "{first}");
 }
 
+/// Trends by imported crawl: a store with two crawls (each capturing
+/// some sites, one site twice) is answered as `botscope trends --by crawl`
+/// answers it (the one library call), on the API and on the page, whose
+/// form keeps the choice and whose sort links keep it too. A store without
+/// crawls, or a `by` nobody knows, is a 400 that says why.
+#[test]
+fn trends_by_crawl_answer_as_the_command_does() {
+    use botscope_store::{Attempt, NewRun, Source, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store.db");
+    let mut s = botscope_store::SqliteStore::open(&db).unwrap();
+    let bodies: [&[u8]; 3] = [
+        b"User-agent: GPTBot\nDisallow: /\n",
+        b"User-agent: GPTBot\nDisallow: /private/\n",
+        b"User-agent: *\nAllow: /\n",
+    ];
+    for k in 0..2usize {
+        let crawl = format!("CC-MAIN-2024-{:02}", 10 + 8 * k);
+        let t0 = 1_710_000_000 + k as i64 * 5_000_000;
+        let run = s
+            .begin_run(&NewRun {
+                input: crawl.clone(),
+                input_hash: botscope_store::content_hash(crawl.as_bytes()),
+                user_agent: String::new(),
+                hosts: 0,
+                started: t0,
+                crawl: Some(crawl.clone()),
+            })
+            .unwrap();
+        let mut batch = Vec::new();
+        for i in 0..12usize {
+            let host = format!("site{i}.example");
+            let body = (i + k) % 4 != 3;
+            let at = |time: i64, body: Option<&[u8]>| Attempt {
+                host: host.clone(),
+                time,
+                url: format!("https://{host}/robots.txt"),
+                status: Some(if body.is_some() { 200 } else { 404 }),
+                outcome: if body.is_some() { "parse" } else { "allow-all" }.into(),
+                reason: "test".into(),
+                bytes: body.map_or(0, |b| b.len() as u64),
+                body: body.map(<[u8]>::to_vec),
+                source: Source::Warc,
+                ..Attempt::default()
+            };
+            batch.push(at(t0 + i as i64, body.then_some(bodies[(i + k) % 3])));
+            if i == 5 {
+                // Captured again: the later capture decides.
+                batch.push(at(t0 + 100, Some(bodies[0])));
+            }
+        }
+        s.record(Some(run), &batch).unwrap();
+        s.finish_run(run, t0).unwrap();
+    }
+    let ix = dir.path().join("store.index");
+    botscope_index::Index::build(&s, &ix, None, &mut |_| {}).unwrap();
+    let agents = vec!["GPTBot".to_owned()];
+    let want = botscope_index::Index::open(&ix)
+        .unwrap()
+        .trends_over(
+            Some(&s),
+            botscope_index::TrendsPlan {
+                agents: &agents,
+                by: botscope_index::By::Crawl,
+                from: None,
+                to: None,
+                where_: None,
+                semantics: botscope_robotstxt::Semantics::Google,
+                cohort: None,
+            },
+        )
+        .unwrap();
+    drop(s);
+    let running = start(Config {
+        db: Some(botscope_store::StoreLocator::Sqlite(db)),
+        index: Some(ix),
+        ..demo_config()
+    });
+    let addr = running.addr;
+    let r = get(addr, "/api/trends?agent=GPTBot&by=crawl");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let got = r.json();
+    assert_eq!(got, serde_json::to_value(&want).unwrap());
+    let periods: Vec<&str> = got["periods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["period"].as_str().unwrap())
+        .collect();
+    assert_eq!(periods, ["CC-MAIN-2024-10", "CC-MAIN-2024-18"]);
+    assert_eq!(got["by"], "crawl");
+    let page = get(addr, "/robots?agent=GPTBot&by=crawl").body;
+    assert!(
+        page.contains("<g class=\"period\" data-period=\"CC-MAIN-2024-18\""),
+        "{page}"
+    );
+    assert!(page.contains("per crawl."), "{page}");
+    assert!(page.contains("<option value=\"crawl\" selected>"), "{page}");
+    assert!(
+        page.contains("by=crawl&amp;sort=robot"),
+        "sort links keep by: {page}"
+    );
+    // Without a choice, by month over this short span.
+    assert_eq!(get(addr, "/api/trends?agent=GPTBot").json()["by"], "month");
+    // The demo's store imported no crawl.
+    let r = get(demo(), "/api/trends?agent=GPTBot&by=crawl");
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("the store holds no crawl"), "{}", r.body);
+    let r = get(demo(), "/api/trends?agent=GPTBot&by=week");
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("month, year or crawl"), "{}", r.body);
+}
+
 #[test]
 fn site_page_checks_lints_and_diffs() {
     let addr = demo();
