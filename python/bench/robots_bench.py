@@ -140,10 +140,10 @@ def main():
         grouped[(file, agent)].append(url)
     groups = list(grouped.items())
 
-    def many():
+    def many(objects=ours):
         n = 0
         for (file, agent), urls in groups:
-            n += sum(ours[file].allowed_many(agent, urls))
+            n += sum(objects[file].allowed_many(agent, urls))
         return n
 
     _, q_many = timed(many)
@@ -152,14 +152,7 @@ def main():
     # The same on objects never asked before: each (file, agent) once, as
     # a single pass over a corpus runs.
     fresh = {k: botscope.Robots(b) for k, b in bodies.items()}
-
-    def many_fresh():
-        n = 0
-        for (file, agent), urls in groups:
-            n += sum(fresh[file].allowed_many(agent, urls))
-        return n
-
-    _, q_fresh = timed(many_fresh)
+    _, q_fresh = timed(lambda: many(fresh))
 
     n, files = len(queries), len(bodies)
     print()
