@@ -152,8 +152,9 @@ impl Urls {
 /// what the better of the two ways costs.
 struct Prepared {
     sel: Selection,
-    /// What building the index would count, times [`INDEX_AFTER`].
-    index_at: u64,
+    /// What building the index would count, times [`INDEX_AFTER`]; None
+    /// for a selection too small to index (its queries count nothing).
+    index_at: Option<u64>,
     /// The work spent testing rules one by one.
     spent: AtomicU64,
     index: OnceLock<IndexedSelection>,
@@ -203,12 +204,8 @@ impl Robots {
             return Arc::clone(p);
         }
         let sel = self.matcher.select(agent);
-        let rules = self.matcher.rules_in(&sel);
-        let index_at = if rules >= INDEX_FROM_RULES {
-            INDEX_AFTER * self.matcher.index_cost(&sel)
-        } else {
-            u64::MAX
-        };
+        let index_at = (self.matcher.rules_in(&sel) >= INDEX_FROM_RULES)
+            .then(|| INDEX_AFTER * self.matcher.index_cost(&sel));
         let p = Arc::new(Prepared {
             sel,
             index_at,
@@ -243,12 +240,15 @@ impl Robots {
         if let Some(ix) = p.index.get() {
             return self.matcher.check_indexed(ix, path, &mut 0).allowed;
         }
+        let Some(index_at) = p.index_at else {
+            return self.matcher.check_selected(&p.sel, path).allowed;
+        };
         let mut work = 0;
         let allowed = self
             .matcher
             .check_selected_counted(&p.sel, path, &mut work)
             .allowed;
-        if p.spent.fetch_add(work, Ordering::Relaxed) + work >= p.index_at {
+        if p.spent.fetch_add(work, Ordering::Relaxed) + work >= index_at {
             p.index
                 .get_or_init(|| self.matcher.index_selection(&p.sel, &mut 0));
         }
