@@ -1,0 +1,237 @@
+//! What a policy is made of, and what a request brings to it.
+
+use std::net::IpAddr;
+
+/// What a rule does to a request it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    /// Let it through.
+    Allow,
+    /// Refuse it (403).
+    Deny,
+    /// Slow it down (429 with `Retry-After`).
+    Limit,
+    /// Ask it to prove it is a browser a person drives (a page with a
+    /// no-JavaScript path and a proof of work).
+    Challenge,
+    /// Add the rule's headers and go on to the next rule.
+    Label,
+}
+
+impl Action {
+    /// Every action, as written in a policy.
+    pub const ALL: [(&'static str, Action); 5] = [
+        ("allow", Action::Allow),
+        ("deny", Action::Deny),
+        ("limit", Action::Limit),
+        ("challenge", Action::Challenge),
+        ("label", Action::Label),
+    ];
+
+    /// The name as written (`allow`, `deny`, `limit`, `challenge`, `label`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Deny => "deny",
+            Action::Limit => "limit",
+            Action::Challenge => "challenge",
+            Action::Label => "label",
+        }
+    }
+
+    /// The action a name stands for.
+    pub fn parse(s: &str) -> Option<Action> {
+        Action::ALL.iter().find(|(n, _)| *n == s).map(|(_, a)| *a)
+    }
+}
+
+/// Who the client is, as far as the evidence goes (`X-Bot-Identity`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Identity {
+    /// Its claim holds: the operator's published addresses, forward-confirmed
+    /// reverse DNS, or a registered agent's signature.
+    Verified,
+    /// Its claim is contradicted by evidence (never by the absence of it).
+    Spoofed,
+    /// It claims a registered bot and the evidence is not in (yet): reverse
+    /// DNS pending or failed.
+    Unverifiable,
+    /// It claims a registered bot that has no verifier in the registry.
+    Unknown,
+    /// Its User-Agent claims no registered bot.
+    Unclaimed,
+}
+
+impl Identity {
+    /// Every identity, as written.
+    pub const ALL: [(&'static str, Identity); 5] = [
+        ("verified", Identity::Verified),
+        ("spoofed", Identity::Spoofed),
+        ("unverifiable", Identity::Unverifiable),
+        ("unknown", Identity::Unknown),
+        ("unclaimed", Identity::Unclaimed),
+    ];
+
+    /// The name as written.
+    pub fn as_str(self) -> &'static str {
+        Identity::ALL
+            .iter()
+            .find(|(_, i)| *i == self)
+            .map_or("unknown", |(n, _)| n)
+    }
+
+    /// The identity a name stands for.
+    pub fn parse(s: &str) -> Option<Identity> {
+        Identity::ALL.iter().find(|(n, _)| *n == s).map(|(_, i)| *i)
+    }
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// What the request's Web Bot Auth signature says (`X-Bot-Signature`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Signature {
+    /// A signature that holds, with its agent's key.
+    Verified,
+    /// A signature that does not hold.
+    Invalid,
+    /// A signature that could not be checked (its keys are not known yet,
+    /// or signatures are not checked).
+    Unverified,
+    /// No signature.
+    None,
+}
+
+impl Signature {
+    /// Every signature state, as written.
+    pub const ALL: [(&'static str, Signature); 4] = [
+        ("verified", Signature::Verified),
+        ("invalid", Signature::Invalid),
+        ("unverified", Signature::Unverified),
+        ("none", Signature::None),
+    ];
+
+    /// The name as written.
+    pub fn as_str(self) -> &'static str {
+        Signature::ALL
+            .iter()
+            .find(|(_, s)| *s == self)
+            .map_or("none", |(n, _)| n)
+    }
+
+    /// The state a name stands for.
+    pub fn parse(s: &str) -> Option<Signature> {
+        Signature::ALL
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, x)| *x)
+    }
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// The category of a client whose User-Agent says it is a robot but names
+/// no registered one (`python-requests`, `curl`, `Go-http-client`, a
+/// scraper naming itself).
+pub const UNREGISTERED_BOT: &str = "unregistered-bot";
+/// The category of a client whose User-Agent is not a robot's (a browser,
+/// or something posing as one).
+pub const BROWSER: &str = "browser";
+
+/// The lists of addresses a gate reads (`bots export`, `logs export-lists`)
+/// that rules can name with `list:`.
+pub const LISTS: [&str; 5] = [
+    botscope_botid::ALL_OK,
+    botscope_botid::OTHER,
+    botscope_botid::UNDECLARED,
+    botscope_botid::SUSPECT,
+    DISOBEDIENT,
+];
+
+/// Robots an access log showed fetching what robots.txt closed to them.
+pub const DISOBEDIENT: &str = "disobedient-bots";
+
+/// The bit of a list name in [`Facts::lists`].
+pub fn list_bit(name: &str) -> Option<u8> {
+    LISTS.iter().position(|l| *l == name).map(|i| 1 << i)
+}
+
+pub(crate) fn identity_bits(ids: &[Identity]) -> u8 {
+    ids.iter().fold(0, |m, i| m | i.bit())
+}
+
+pub(crate) fn signature_bits(s: &[Signature]) -> u8 {
+    s.iter().fold(0, |m, x| m | x.bit())
+}
+
+/// What the gate (or a replayed log line) knows of one request: a value
+/// the caller builds, no I/O behind it.
+#[derive(Clone, Copy)]
+pub struct Facts<'a> {
+    /// The client's address.
+    pub ip: IpAddr,
+    /// The request method (`GET`).
+    pub method: &'a str,
+    /// The request target's path and query (`/a/b?c`).
+    pub path: &'a str,
+    /// The User-Agent (empty when none).
+    pub user_agent: &'a str,
+    /// Who the client is.
+    pub identity: Identity,
+    /// The registered bot it claims or signs as (registry name).
+    pub bot: Option<&'a str>,
+    /// Its category: the registry's (`search`, `ai-training` …),
+    /// [`UNREGISTERED_BOT`] or [`BROWSER`].
+    pub category: &'a str,
+    /// Its signature.
+    pub signature: Signature,
+    /// The AS announcing its address, when an owner database knows.
+    pub asn: Option<u32>,
+    /// The lists holding its address ([`list_bit`] bits).
+    pub lists: u8,
+    /// Whether the robots.txt served to this client closes `path` to it
+    /// (asked only when a rule has `robots:`; `None`: no robots.txt known).
+    pub robots: Option<&'a dyn Fn(&str) -> bool>,
+    /// The request's time, in milliseconds (the gate's clock, or the log's
+    /// for a replay): rates are counted in it.
+    pub now_ms: u64,
+}
+
+impl std::fmt::Debug for Facts<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Facts")
+            .field("ip", &self.ip)
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("user_agent", &self.user_agent)
+            .field("identity", &self.identity)
+            .field("bot", &self.bot)
+            .field("category", &self.category)
+            .field("signature", &self.signature)
+            .field("asn", &self.asn)
+            .field("lists", &self.lists)
+            .field("robots", &self.robots.is_some())
+            .field("now_ms", &self.now_ms)
+            .finish()
+    }
+}
+
+/// The policy's answer for one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision<'p> {
+    /// What to do (never [`Action::Label`]).
+    pub action: Action,
+    /// The deciding rule's name (`default` when none matched).
+    pub rule: &'p str,
+    /// The deciding rule's index, `None` for the default.
+    pub index: Option<usize>,
+    /// The `label` rules that matched on the way, in order.
+    pub labels: Vec<usize>,
+    /// For a rate that was exceeded: how long until the key is under it
+    /// again, in milliseconds.
+    pub retry_after_ms: Option<u64>,
+}

@@ -1,0 +1,225 @@
+//! A compiled policy and its one decision function.
+
+use std::net::IpAddr;
+
+use botscope_botid::IpRange;
+use botscope_robotstxt::Matcher;
+use regex::Regex;
+
+use crate::model::{Action, Decision, Facts};
+use crate::rate::{Rate, Rates};
+
+/// A rule's conditions, each optional; all that are given must hold.
+#[derive(Debug, Clone, Default)]
+pub struct Conditions {
+    /// Registry names, lower-cased.
+    pub bots: Option<Vec<String>>,
+    /// Categories (the registry's, `unregistered-bot`, `browser`).
+    pub categories: Option<Vec<String>>,
+    /// Identities, as bits.
+    pub identity: Option<u8>,
+    /// Signature states, as bits.
+    pub signature: Option<u8>,
+    /// Networks.
+    pub network: Option<Vec<IpRange>>,
+    /// AS numbers.
+    pub asn: Option<Vec<u32>>,
+    /// The User-Agent pattern.
+    pub user_agent: Option<Regex>,
+    /// Methods, upper-case.
+    pub method: Option<Vec<String>>,
+    /// Path patterns (robots.txt syntax), compiled as one robots.txt.
+    pub path: Option<PathSet>,
+    /// `robots: disallowed` (true) or `allowed` (false).
+    pub robots: Option<bool>,
+    /// Lists, as bits.
+    pub list: Option<u8>,
+    /// The rate the key must be over.
+    pub rate: Option<Rate>,
+}
+
+/// Path patterns with `*` and `$`, matched by the robots.txt engine as
+/// Google reads them: a path matches when a `Disallow` of one of them would
+/// close it.
+#[derive(Debug, Clone)]
+pub struct PathSet {
+    /// The patterns as written.
+    pub patterns: Vec<String>,
+    matcher: Matcher,
+}
+
+impl PathSet {
+    /// The patterns, each a robots.txt path pattern (checked by the
+    /// caller: no line breaks or `#`).
+    pub fn new(patterns: Vec<String>) -> PathSet {
+        let mut text = String::from("user-agent: *\n");
+        for p in &patterns {
+            text.push_str("disallow: ");
+            text.push_str(p);
+            text.push('\n');
+        }
+        PathSet {
+            matcher: Matcher::new(text.as_bytes()),
+            patterns,
+        }
+    }
+
+    /// Whether `path` (path and query) matches one of the patterns.
+    pub fn matches(&self, path: &str) -> bool {
+        let path = if path.starts_with('/') {
+            std::borrow::Cow::Borrowed(path)
+        } else {
+            // An absolute-form target (`http://host/p`) or `*`.
+            std::borrow::Cow::Owned(
+                String::from_utf8_lossy(&botscope_robotstxt::path_of(path.as_bytes())).into_owned(),
+            )
+        };
+        !self.matcher.check_path("*", path.as_bytes()).allowed
+    }
+}
+
+/// One rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Its name (unique in the policy).
+    pub name: String,
+    /// The line it starts on.
+    pub line: u32,
+    /// What it does.
+    pub action: Action,
+    /// When it applies.
+    pub when: Conditions,
+    /// Headers a `label` rule adds (name, value).
+    pub headers: Vec<(String, String)>,
+}
+
+impl Rule {
+    /// Whether `f` meets every condition but the rate.
+    fn holds(&self, f: &Facts) -> bool {
+        let c = &self.when;
+        if let Some(m) = c.identity
+            && m & (1 << f.identity as u8) == 0
+        {
+            return false;
+        }
+        if let Some(m) = c.signature
+            && m & (1 << f.signature as u8) == 0
+        {
+            return false;
+        }
+        if let Some(m) = c.list
+            && m & f.lists == 0
+        {
+            return false;
+        }
+        if let Some(cats) = &c.categories
+            && !cats.iter().any(|x| x == f.category)
+        {
+            return false;
+        }
+        if let Some(bots) = &c.bots
+            && !f
+                .bot
+                .is_some_and(|b| bots.iter().any(|x| x.eq_ignore_ascii_case(b)))
+        {
+            return false;
+        }
+        if let Some(methods) = &c.method
+            && !methods.iter().any(|m| m.eq_ignore_ascii_case(f.method))
+        {
+            return false;
+        }
+        if let Some(asns) = &c.asn
+            && !f.asn.is_some_and(|a| asns.contains(&a))
+        {
+            return false;
+        }
+        if let Some(nets) = &c.network {
+            let ip: IpAddr = botscope_botid::normalize(f.ip);
+            if !nets.iter().any(|n| n.contains(ip)) {
+                return false;
+            }
+        }
+        if let Some(re) = &c.user_agent
+            && !re.is_match(f.user_agent)
+        {
+            return false;
+        }
+        if let Some(p) = &c.path
+            && !p.matches(f.path)
+        {
+            return false;
+        }
+        if let Some(want) = c.robots {
+            // No robots.txt known: nothing is closed.
+            let closed = f.robots.is_some_and(|r| r(f.path));
+            if closed != want {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// A site owner's policy: rules tried in order, the first that matches
+/// decides, `label` rules add their headers and go on, `default` decides
+/// what no rule matched.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// The rules in order.
+    pub rules: Vec<Rule>,
+    /// What no rule decided.
+    pub default: Action,
+    /// Where it was read from.
+    pub file: String,
+}
+
+impl Policy {
+    /// The decision for one request. Pure but for `rates`, which counts the
+    /// request against every `rate:` rule it reaches whose other
+    /// conditions hold.
+    pub fn decide(&self, f: &Facts, rates: &Rates) -> Decision<'_> {
+        let mut labels = Vec::new();
+        for (i, rule) in self.rules.iter().enumerate() {
+            if !rule.holds(f) {
+                continue;
+            }
+            let mut retry_after_ms = None;
+            if let Some(rate) = &rule.when.rate {
+                match rates.hit(u32::try_from(i).unwrap_or(u32::MAX), rate, f) {
+                    None => continue,
+                    Some(wait) => retry_after_ms = Some(wait),
+                }
+            }
+            if rule.action == Action::Label {
+                labels.push(i);
+                continue;
+            }
+            return Decision {
+                action: rule.action,
+                rule: &rule.name,
+                index: Some(i),
+                labels,
+                retry_after_ms,
+            };
+        }
+        Decision {
+            action: self.default,
+            rule: "default",
+            index: None,
+            labels,
+            retry_after_ms: None,
+        }
+    }
+
+    /// Whether any rule reads robots.txt (the caller may then skip
+    /// preparing it).
+    pub fn reads_robots(&self) -> bool {
+        self.rules.iter().any(|r| r.when.robots.is_some())
+    }
+
+    /// The rule named `name`.
+    pub fn rule(&self, name: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.name == name)
+    }
+}

@@ -1,0 +1,517 @@
+//! The policy from the outside: files read with their findings, decisions
+//! over requests of every kind, the presets.
+
+use botscope_botid::Registry;
+use botscope_policy::{
+    Action, BROWSER, Facts, Identity, PRESETS, Rates, Severity, Signature, UNREGISTERED_BOT,
+    list_bit, parse,
+};
+
+fn registry() -> Registry {
+    Registry::bundled()
+}
+
+/// A request as the gate would see it.
+fn req<'a>(path: &'a str, ua: &'a str) -> Facts<'a> {
+    Facts {
+        ip: "192.0.2.10".parse().expect("ip"),
+        method: "GET",
+        path,
+        user_agent: ua,
+        identity: Identity::Unclaimed,
+        bot: None,
+        category: BROWSER,
+        signature: Signature::None,
+        asn: None,
+        lists: 0,
+        robots: None,
+        now_ms: 1_000_000,
+    }
+}
+
+fn compile(text: &str) -> botscope_policy::Policy {
+    let p = parse("p.yaml", text, &registry());
+    let errors: Vec<String> = p
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(ToString::to_string)
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    p.policy.expect("policy")
+}
+
+fn messages(text: &str) -> Vec<String> {
+    parse("p.yaml", text, &registry())
+        .findings
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn every_key_must_hold_and_the_first_rule_decides() {
+    let p = compile(
+        "
+rules:
+  - name: google-private
+    bot: Googlebot
+    identity: verified
+    path: /private/
+    action: deny
+  - name: google
+    bot: googlebot
+    action: allow
+  - name: posts
+    method: [post, PUT]
+    action: challenge
+  - name: office
+    network: [198.51.100.0/24, 2001:db8::/32]
+    action: allow
+  - name: cloud
+    asn: [AS16509, 14061]
+    action: limit
+  - name: curl
+    user_agent: '^curl/'
+    action: deny
+  - name: php
+    path: ['*.php$']
+    action: deny
+default: allow
+",
+    );
+    let rates = Rates::default();
+    let google = Facts {
+        identity: Identity::Verified,
+        bot: Some("Googlebot"),
+        category: "search",
+        ..req("/private/x", "Googlebot/2.1")
+    };
+    let d = p.decide(&google, &rates);
+    assert_eq!((d.action, d.rule), (Action::Deny, "google-private"));
+    // A claim that is not verified is not the first rule's.
+    let claimed = Facts {
+        identity: Identity::Unverifiable,
+        ..google
+    };
+    assert_eq!(p.decide(&claimed, &rates).rule, "google");
+    let post = Facts {
+        method: "POST",
+        ..req("/form", "Mozilla/5.0")
+    };
+    assert_eq!(p.decide(&post, &rates).action, Action::Challenge);
+    let office = Facts {
+        ip: "198.51.100.77".parse().expect("ip"),
+        ..req("/", "Mozilla/5.0")
+    };
+    assert_eq!(p.decide(&office, &rates).rule, "office");
+    let v6 = Facts {
+        ip: "2001:db8:5::1".parse().expect("ip"),
+        ..req("/", "Mozilla/5.0")
+    };
+    assert_eq!(p.decide(&v6, &rates).rule, "office");
+    let cloud = Facts {
+        asn: Some(14061),
+        ..req("/", "Mozilla/5.0")
+    };
+    assert_eq!(p.decide(&cloud, &rates).rule, "cloud");
+    assert_eq!(p.decide(&req("/", "curl/8.5.0"), &rates).rule, "curl");
+    assert_eq!(p.decide(&req("/", "libcurl/8.5.0"), &rates).rule, "default");
+    // Paths as robots.txt patterns, matched by the engine.
+    assert_eq!(p.decide(&req("/index.php", "x"), &rates).rule, "php");
+    assert_eq!(
+        p.decide(&req("/index.php?a=1", "x"), &rates).rule,
+        "default"
+    );
+    assert_eq!(p.decide(&req("/a/b.php", "x"), &rates).rule, "php");
+    let d = p.decide(&req("/", "Mozilla/5.0"), &rates);
+    assert_eq!(
+        (d.action, d.rule, d.index),
+        (Action::Allow, "default", None)
+    );
+}
+
+#[test]
+fn labels_add_and_go_on_and_robots_disallowed_reads_the_served_file() {
+    let p = compile(
+        "
+rules:
+  - name: tag-robots
+    category: [unregistered-bot, search]
+    action: label
+    headers: {X-Robot: 'yes'}
+  - name: breakers
+    robots: disallowed
+    category: unregistered-bot
+    action: deny
+default: allow
+",
+    );
+    assert_eq!(
+        p.rules[0].headers,
+        vec![("X-Robot".to_owned(), "yes".to_owned())]
+    );
+    let matcher = botscope_robotstxt::Matcher::new(b"User-agent: *\nDisallow: /private/\n");
+    let closed = |path: &str| {
+        !matcher
+            .check_path("python-requests", path.as_bytes())
+            .allowed
+    };
+    let rates = Rates::default();
+    let scraper = |path| Facts {
+        category: UNREGISTERED_BOT,
+        robots: Some(&closed),
+        ..req(path, "python-requests/2.31")
+    };
+    let d = p.decide(&scraper("/private/a"), &rates);
+    assert_eq!(
+        (d.action, d.rule, d.labels.clone()),
+        (Action::Deny, "breakers", vec![0])
+    );
+    let d = p.decide(&scraper("/public"), &rates);
+    assert_eq!(
+        (d.action, d.rule, d.labels.clone()),
+        (Action::Allow, "default", vec![0])
+    );
+    // Without a robots.txt nothing is closed.
+    let d = p.decide(
+        &Facts {
+            robots: None,
+            ..scraper("/private/a")
+        },
+        &rates,
+    );
+    assert_eq!(d.rule, "default");
+}
+
+#[test]
+fn lists_signatures_and_identities_are_sets() {
+    let p = compile(
+        "
+rules:
+  - name: caught
+    list: [suspect-bots, disobedient-bots]
+    action: deny
+  - name: signed
+    signature: verified
+    action: allow
+  - name: unproven
+    identity: [unverifiable, unknown]
+    action: limit
+",
+    );
+    let rates = Rates::default();
+    let listed = Facts {
+        lists: list_bit("disobedient-bots").expect("bit"),
+        ..req("/", "x")
+    };
+    assert_eq!(p.decide(&listed, &rates).rule, "caught");
+    let other = Facts {
+        lists: list_bit("other-bots").expect("bit"),
+        ..req("/", "x")
+    };
+    assert_eq!(p.decide(&other, &rates).rule, "default");
+    let signed = Facts {
+        signature: Signature::Verified,
+        ..req("/", "x")
+    };
+    assert_eq!(p.decide(&signed, &rates).rule, "signed");
+    for (id, rule) in [
+        (Identity::Unknown, "unproven"),
+        (Identity::Unverifiable, "unproven"),
+        (Identity::Verified, "default"),
+    ] {
+        let f = Facts {
+            identity: id,
+            ..req("/", "x")
+        };
+        assert_eq!(p.decide(&f, &rates).rule, rule, "{id:?}");
+    }
+}
+
+#[test]
+fn rates_count_only_requests_the_rule_otherwise_matches() {
+    let p = compile(
+        "
+rules:
+  - name: api-too-fast
+    path: /api/
+    rate: 3/s per ip
+    action: limit
+  - name: per-bot
+    identity: verified
+    rate: 2/s per identity
+    action: limit
+",
+    );
+    let rates = Rates::default();
+    // Requests elsewhere do not count against the API's rate.
+    for _ in 0..10 {
+        assert_eq!(p.decide(&req("/page", "x"), &rates).rule, "default");
+    }
+    let answers: Vec<&str> = (0..5)
+        .map(|_| p.decide(&req("/api/x", "x"), &rates).rule)
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            "default",
+            "default",
+            "default",
+            "api-too-fast",
+            "api-too-fast"
+        ]
+    );
+    let d = p.decide(&req("/api/x", "x"), &rates);
+    // Three in a burst, then one each 333 ms: the next in 332.
+    assert_eq!(d.retry_after_ms, Some(332));
+    // A verified bot is one key whatever its address.
+    let bot = |ip: &str| Facts {
+        ip: ip.parse().expect("ip"),
+        identity: Identity::Verified,
+        bot: Some("Googlebot"),
+        category: "search",
+        ..req("/page", "Googlebot")
+    };
+    assert_eq!(p.decide(&bot("66.249.66.1"), &rates).rule, "default");
+    assert_eq!(p.decide(&bot("66.249.66.2"), &rates).rule, "default");
+    assert_eq!(p.decide(&bot("66.249.66.3"), &rates).rule, "per-bot");
+}
+
+#[test]
+fn errors_name_file_line_and_rule() {
+    let m = messages(
+        "rules:
+  - name: a
+    action: deny
+    bot: Googlebto
+  - name: b
+    action: maybe
+  - name: a
+    action: allow
+  - name: c
+    action: deny
+    category: ai-trainer
+    identity: sure
+    user_agnet: x
+  - name: d
+    action: deny
+    path: private/
+    rate: 10/day per ip
+    network: 10.0.0.0/33
+",
+    );
+    let want = [
+        "p.yaml:4: error: rule `a`: `bot: Googlebto` is not in the registry (did you mean Googlebot?)",
+        "p.yaml:6: error: rule `b`: `action` must be one of allow, deny, limit, challenge, label",
+        "p.yaml:7: error: rule `a`: a rule with this name is already defined at line 2",
+        "p.yaml:11: error: rule `c`: `category: ai-trainer` is not one of search, ai-training, ai-assistant, seo, social, monitoring, archive, other, unregistered-bot, browser",
+        "p.yaml:12: error: rule `c`: `identity: sure` is not one of verified, spoofed, unverifiable, unknown, unclaimed",
+        "p.yaml:13: error: rule `c`: unknown key `user_agnet` (did you mean `user_agent`?)",
+        "p.yaml:16: error: rule `d`: `path: private/` must start with / or * (a robots.txt path pattern)",
+        "p.yaml:17: error: rule `d`: `rate`: `day` is not a unit of time: s, min or h",
+        "p.yaml:18: error: rule `d`: `network: 10.0.0.0/33` is not an address or CIDR network",
+    ];
+    for w in want {
+        assert!(m.iter().any(|x| x == w), "missing {w}\nin {m:#?}");
+    }
+    assert!(parse("p.yaml", "rules: [", &registry()).policy.is_none());
+    let m = messages(
+        "rules:\n  - name: x\n    action: deny\n  - name: x2\n    action: deny\nrules: []\n",
+    );
+    assert!(
+        m[0].contains("not valid YAML") && m[0].to_lowercase().contains("duplicate key"),
+        "{m:?}"
+    );
+    let m = messages("default: label\nrules: []\n");
+    assert_eq!(
+        m,
+        ["p.yaml:1: error: `default` must be one of allow, deny, limit, challenge"]
+    );
+    let m = messages("ruels: []\n");
+    assert!(
+        m.iter()
+            .any(|x| x.contains("unknown top-level key `ruels`")),
+        "{m:?}"
+    );
+}
+
+#[test]
+fn regular_expressions_and_files_over_their_limits_are_refused() {
+    let long = format!(
+        "rules:\n  - name: r\n    action: deny\n    user_agent: '{}'\n",
+        "a".repeat(2_000)
+    );
+    assert!(
+        messages(&long)[0].contains("the limit is 1024"),
+        "{:?}",
+        messages(&long)
+    );
+    let big = "rules:\n  - name: r\n    action: deny\n    user_agent: '(\\w{50}){50}'\n";
+    let m = messages(big);
+    assert!(m[0].contains("compiles to over"), "{m:?}");
+    assert!(parse("p.yaml", big, &registry()).policy.is_none());
+    let huge = "#".repeat(botscope_policy::MAX_POLICY_BYTES + 1);
+    assert!(messages(&huge)[0].contains("the limit is"));
+    let mut many = String::from("rules:\n");
+    for i in 0..=botscope_policy::MAX_RULES {
+        many.push_str(&format!("  - {{name: r{i}, action: allow, path: /p{i}}}\n"));
+    }
+    assert!(messages(&many)[0].contains("rules; the limit is 1000"));
+    // Anchors and aliases (the billion laughs) are refused by the reader.
+    let laughs = "a: &a [x, x]\nb: [*a, *a]\nrules: []\n";
+    assert!(parse("p.yaml", laughs, &registry()).policy.is_none());
+    // Control characters of the file are escaped in messages.
+    let m = messages("rules:\n  - name: r\n    action: deny\n    bot: \"Evil\\e[2J\"\n");
+    assert!(m[0].contains("\\x1b") && !m[0].contains('\x1b'), "{m:?}");
+}
+
+#[test]
+fn rules_no_request_can_reach_are_warned_about() {
+    let p = parse(
+        "p.yaml",
+        "
+rules:
+  - name: all-ai
+    category: [ai-training, ai-assistant]
+    action: deny
+  - name: gptbot
+    bot: GPTBot
+    category: ai-training
+    action: allow
+  - name: slow
+    rate: 1/s per ip
+    action: limit
+  - name: after-rate
+    path: /x
+    action: allow
+  - name: anything
+    action: allow
+  - name: never
+    path: /y
+    action: deny
+",
+        &registry(),
+    );
+    let m: Vec<String> = p.findings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        m,
+        [
+            "p.yaml:6: warning: rule `gptbot`: no request can reach this rule: `all-ai` (line 3) decides every request it matches (deny)",
+            "p.yaml:18: warning: rule `never`: no request can reach this rule: `anything` (line 16) decides every request it matches (allow)",
+        ]
+    );
+    // Warnings do not stop the policy.
+    assert!(p.policy.is_some());
+}
+
+#[test]
+fn the_presets_are_clean_and_do_what_they_say() {
+    for (name, _, text) in PRESETS {
+        let p = parse(name, text, &registry());
+        assert!(p.findings.is_empty(), "{name}: {:#?}", p.findings);
+        assert!(p.policy.is_some());
+    }
+    let balanced = compile(botscope_policy::preset("balanced").expect("preset"));
+    let block = compile(botscope_policy::preset("block-ai-training").expect("preset"));
+    let strict = compile(botscope_policy::preset("strict").expect("preset"));
+    let rates = Rates::default();
+    let verified = |bot, category, path| Facts {
+        identity: Identity::Verified,
+        bot: Some(bot),
+        category,
+        ..req(path, "x")
+    };
+    // Search engines work under every preset; AI training crawlers read
+    // robots.txt under every preset, and are refused pages by two.
+    for p in [&balanced, &block, &strict] {
+        assert_eq!(
+            p.decide(&verified("Googlebot", "search", "/a"), &rates)
+                .action,
+            Action::Allow
+        );
+        assert_eq!(
+            p.decide(&verified("GPTBot", "ai-training", "/robots.txt"), &rates)
+                .action,
+            Action::Allow
+        );
+        assert_eq!(
+            p.decide(
+                &Facts {
+                    identity: Identity::Spoofed,
+                    ..verified("Googlebot", "search", "/a")
+                },
+                &rates
+            )
+            .action,
+            Action::Deny
+        );
+    }
+    assert_eq!(
+        balanced
+            .decide(&verified("GPTBot", "ai-training", "/a"), &rates)
+            .action,
+        Action::Allow
+    );
+    assert_eq!(
+        block
+            .decide(&verified("GPTBot", "ai-training", "/a"), &rates)
+            .action,
+        Action::Deny
+    );
+    assert_eq!(
+        strict
+            .decide(&verified("GPTBot", "ai-training", "/a"), &rates)
+            .action,
+        Action::Deny
+    );
+    // Feeds, robots.txt and /.well-known/ are never challenged, whoever
+    // asks and however fast.
+    for p in [&balanced, &block, &strict] {
+        for path in [
+            "/robots.txt",
+            "/.well-known/http-message-signatures-directory",
+            "/feed",
+            "/blog/feed/",
+            "/news.rss",
+        ] {
+            for _ in 0..2_000 {
+                let d = p.decide(&req(path, "Mozilla/5.0"), &rates);
+                assert_ne!(d.action, Action::Challenge, "{path}: {d:?}");
+            }
+        }
+    }
+    // A browser that hammers is challenged; one that reads is not.
+    let rates = Rates::default();
+    let fast: Vec<Action> = (0..700)
+        .map(|_| balanced.decide(&req("/page", "Mozilla/5.0"), &rates).action)
+        .collect();
+    assert_eq!(fast[0], Action::Allow);
+    assert_eq!(fast[699], Action::Challenge);
+    // The python-requests scraper that breaks robots.txt is refused.
+    let matcher = botscope_robotstxt::Matcher::new(b"User-agent: *\nDisallow: /cart/\n");
+    let closed = |path: &str| {
+        !matcher
+            .check_path("python-requests", path.as_bytes())
+            .allowed
+    };
+    let scraper = Facts {
+        category: UNREGISTERED_BOT,
+        robots: Some(&closed),
+        ..req("/cart/1", "python-requests/2.31")
+    };
+    let d = balanced.decide(&scraper, &rates);
+    assert_eq!((d.action, d.rule), (Action::Deny, "robots-txt-breakers"));
+    assert_eq!(
+        strict
+            .decide(
+                &Facts {
+                    path: "/a",
+                    ..scraper
+                },
+                &rates
+            )
+            .rule,
+        "unregistered-robots"
+    );
+}
