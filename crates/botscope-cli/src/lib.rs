@@ -154,19 +154,31 @@ pub enum Command {
     ///
     /// Example: botscope serve --db robots.db --listen 127.0.0.1:8080
     Serve(ServeArgs),
-    /// Answer a web server per request from local crawler lists: robots.txt per category, and nginx's auth_request.
+    /// Answer a web server per request: who the client is, and the site owner's policy's decision.
     ///
-    /// Keeps in memory the lists `bots export` or `logs export-lists` wrote into --lists (apache-dirs
-    /// or plain layout). `GET /robots.txt` returns the file of --robots-dir chosen for the client's
-    /// category, most specific first: `<bot>.txt`, `all-ok-bots.txt`, `other-bots.txt`,
-    /// `undeclared-bots.txt`, `suspect-bots.txt`, else `default.txt`. `GET /auth` answers 200 or
-    /// 403 (a --deny category) with `X-Bot-Category` and `X-Bot-Name`, and `X-Bot-Signature`
-    /// (verified, invalid, unverified) for the request's Web Bot Auth signature, with
-    /// `X-Signature-Agent` when verified; an agent's key directory is fetched in the
-    /// background the first time it is seen (its first request is unverified). Lists and files are reloaded
-    /// atomically when they change and on SIGHUP; a reload that fails keeps the old state and says why.
+    /// Each request's client is judged as `verify` judges it, from memory and without
+    /// waiting: the User-Agent's claim against the operators' published ranges, the
+    /// request's Web Bot Auth signature, the owner database (`data update asn`) and the
+    /// lists of --lists; a claim these do not decide is checked by reverse DNS in the
+    /// background (`unverifiable` until it answers, never `spoofed` without evidence).
+    /// With --policy, the site owner's rules decide each request (`botscope policy init`);
+    /// without it, --deny does.
     ///
-    /// Example: botscope gate --lists /var/lib/botscope/crawlers --robots-dir /etc/botscope/robots --listen 127.0.0.1:8091
+    /// `GET /auth` (nginx's auth_request): 200 allow, 403 deny and limit (with
+    /// Retry-After), 401 challenge. `GET /forward-auth` (Caddy's forward_auth): 200,
+    /// 403, 429 with Retry-After, 401, each with a short page. Both send X-Bot-Identity
+    /// (verified, spoofed, unverifiable, unknown, unclaimed), X-Bot-Name, X-Bot-Category,
+    /// X-Bot-Signature, X-Bot-Decision (allow, deny, limit, challenge) and X-Bot-Rule (the
+    /// deciding rule). The request asked about comes from X-Original-URI and
+    /// X-Original-Method (nginx) or X-Forwarded-Uri and X-Forwarded-Method (Caddy).
+    /// `GET /robots.txt` returns the file of --robots-dir chosen for the client, most
+    /// specific first: `<bot>.txt`, `all-ok-bots.txt`, `other-bots.txt`,
+    /// `undeclared-bots.txt`, `disobedient-bots.txt`, `suspect-bots.txt`, else
+    /// `default.txt`. Lists, files and the policy are reloaded atomically when they
+    /// change and on SIGHUP; a reload that fails keeps the old state and says why in
+    /// /healthz. A policy with an error stops the gate before it listens (exit 2).
+    ///
+    /// Example: botscope gate --policy /etc/botscope/policy.yaml --robots-dir /etc/botscope/robots --trust-proxy 127.0.0.1/32
     Gate(GateArgs),
     /// Fetch URLs as a polite crawler: robots.txt first (cached by the fetch policy),
     /// matched with the User-Agent's product token, the host's pace kept.
@@ -191,6 +203,72 @@ pub enum Command {
     /// Ed25519 key and the key directory it publishes.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// The site owner's policy `gate --policy` reads: start from a preset, check
+    /// it, write the robots.txt that says what it enforces.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Write a commented policy to start from: `balanced` (search engines, feeds,
+    /// archives and people keep working; fakes and robots.txt breakers refused),
+    /// `block-ai-training` (balanced, and AI training crawlers refused) or `strict`.
+    /// To standard output, or to --out, which is never overwritten (exit 2).
+    ///
+    /// Example: botscope policy init --preset balanced --out /etc/botscope/policy.yaml
+    Init(PolicyInitArgs),
+    /// Check a policy: every error (unknown keys, bots and categories, bad values,
+    /// regular expressions over their limit) and every rule no request can reach,
+    /// each with file, line and rule name. Exit status: 0 clean, 1 findings, 2
+    /// unreadable.
+    ///
+    /// Example: botscope policy check /etc/botscope/policy.yaml
+    Check(PolicyCheckArgs),
+    /// Write the robots.txt that says what the policy enforces: a group that
+    /// closes the site to each category and bot the policy refuses everywhere,
+    /// merged into --base, through the generator of `robots generate`.
+    ///
+    /// Example: botscope policy robots policy.yaml --base /var/www/robots.txt --out robots.txt
+    Robots(PolicyRobotsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PolicyInitArgs {
+    /// The preset.
+    #[arg(long, value_name = "NAME", default_value = "balanced",
+          value_parser = clap::builder::PossibleValuesParser::new(["balanced", "block-ai-training", "strict"]))]
+    pub preset: String,
+    /// Write it to PATH (refused when PATH exists) instead of standard output.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PolicyCheckArgs {
+    /// The policy file (`-` for standard input).
+    pub file: PathBuf,
+    /// A registry file layered over the bundled one (bot names are checked against it).
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct PolicyRobotsArgs {
+    /// The policy file.
+    pub file: PathBuf,
+    /// The site's robots.txt to merge into.
+    #[arg(long, value_name = "FILE")]
+    pub base: Option<PathBuf>,
+    /// Write to PATH (atomically) instead of standard output.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// A registry file layered over the bundled one.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -332,9 +410,34 @@ pub struct FetchPagesArgs {
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
-    /// The lists `bots export` (apache-dirs or plain) or `logs export-lists` wrote.
+    /// The lists `bots export` (apache-dirs or plain) or `logs export-lists` wrote
+    /// (optional: identity is judged per request without them).
     #[arg(long, value_name = "DIR")]
-    pub lists: PathBuf,
+    pub lists: Option<PathBuf>,
+    /// The site owner's policy (YAML; `botscope policy init` writes one): it decides
+    /// each request. Without it, --deny does.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Nameserver for the reverse-DNS checks of claims, `IP:PORT` (repeatable);
+    /// default: the system's.
+    #[arg(long = "dns", value_name = "ADDR")]
+    pub dns: Vec<String>,
+    /// Seconds one DNS answer may take (an address's lookups together: four times it).
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    pub dns_timeout: f64,
+    /// Reverse-DNS lookups in flight at most; past it a claim waits for a later request.
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub dns_lookups: u64,
+    /// Send no DNS query: claims only the published ranges, signatures and the owner
+    /// database decide stay unverifiable (as `verify --offline`).
+    #[arg(long)]
+    pub offline: bool,
+    /// Identities (address and User-Agent pairs) kept in memory at most.
+    #[arg(long, value_name = "N", default_value_t = 262_144, value_parser = clap::value_parser!(u64).range(2..=100_000_000))]
+    pub max_identities: u64,
+    /// Rate keys (of the policy's `rate:` rules) kept in memory at most.
+    #[arg(long, value_name = "N", default_value_t = 1_048_576, value_parser = clap::value_parser!(u64).range(16..=100_000_000))]
+    pub max_rate_keys: u64,
     /// The robots.txt files per category: `default.txt` (required), `all-ok-bots.txt`, `<bot>.txt` …
     #[arg(long, value_name = "DIR")]
     pub robots_dir: PathBuf,
@@ -344,9 +447,9 @@ pub struct GateArgs {
     /// A proxy network whose X-Real-IP / X-Forwarded-For are believed (repeatable).
     #[arg(long, value_name = "CIDR", num_args = 1..)]
     pub trust_proxy: Vec<String>,
-    /// Categories /auth answers 403.
+    /// Categories /auth answers 403 (without --policy).
     #[arg(long, value_name = "CATEGORY", num_args = 1.., default_value = "suspect-bots",
-          value_parser = clap::builder::PossibleValuesParser::new(["none", botscope_botid::ALL_OK, botscope_botid::OTHER, botscope_botid::UNDECLARED, botscope_botid::SUSPECT]))]
+          value_parser = clap::builder::PossibleValuesParser::new(["none", botscope_botid::ALL_OK, botscope_botid::OTHER, botscope_botid::UNDECLARED, "disobedient-bots", botscope_botid::SUSPECT]))]
     pub deny: Vec<String>,
     /// How often the directories are checked for changes, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 1.0)]

@@ -31,6 +31,14 @@ struct Entry {
 pub struct Cache {
     version: u32,
     entries: HashMap<String, Entry>,
+    /// Entries held at most while running (a long-lived process such as
+    /// the gate); past it new answers are not kept. `None`: the file's
+    /// [`MAX_ENTRIES`], enforced when loading and saving.
+    #[serde(skip)]
+    limit: Option<usize>,
+    /// Answers not kept since the last sweep.
+    #[serde(skip)]
+    refused: usize,
 }
 
 fn secs(t: SystemTime) -> u64 {
@@ -40,6 +48,31 @@ fn secs(t: SystemTime) -> u64 {
 }
 
 impl Cache {
+    /// An empty cache that keeps at most `limit` entries: once full, new
+    /// answers are used but not kept (expired ones are dropped first).
+    pub fn bounded(limit: usize) -> Cache {
+        Cache {
+            limit: Some(limit),
+            ..Cache::default()
+        }
+    }
+
+    /// How long the entry `key` has left, when it is live.
+    fn left(&self, key: &str, now: SystemTime) -> Option<Duration> {
+        self.get(key, now)
+            .map(|e| Duration::from_secs(e.expires.saturating_sub(secs(now))))
+    }
+
+    /// How long the cached reverse answer of `ip` has left.
+    pub fn reverse_left(&self, ip: IpAddr, now: SystemTime) -> Option<Duration> {
+        self.left(&format!("ptr {ip}"), now)
+    }
+
+    /// How long the cached address answer of `name` has left.
+    pub fn forward_left(&self, name: &str, now: SystemTime) -> Option<Duration> {
+        self.left(&format!("addr {}", name.to_ascii_lowercase()), now)
+    }
+
     /// Reads a cache file; a missing file is an empty cache.
     pub fn load(path: &Path) -> Result<Cache, Error> {
         let meta = match std::fs::metadata(path) {
@@ -152,6 +185,21 @@ impl Cache {
     ) {
         if ttl.is_zero() {
             return;
+        }
+        if let Some(limit) = self.limit
+            && self.entries.len() >= limit
+            && !self.entries.contains_key(&key)
+        {
+            // Dropping the expired ones costs the table's size: done only
+            // when that frees room, at most once per limit/8 answers.
+            self.refused += 1;
+            if self.refused >= (limit / 8).max(1) {
+                self.refused = 0;
+                self.entries.retain(|_, e| e.expires > secs(now));
+            }
+            if self.entries.len() >= limit {
+                return;
+            }
         }
         self.entries.insert(
             key,

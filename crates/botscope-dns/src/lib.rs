@@ -163,12 +163,25 @@ impl<L: Lookup> Fcrdns<L> {
     /// once), and, after a negative answer, whether the servers know the
     /// domains.
     pub async fn evidence(&self, ip: IpAddr, domains: &[String]) -> FcrdnsEvidence {
+        self.evidence_timed(ip, domains).await.0
+    }
+
+    /// [`Fcrdns::evidence`], with how long it holds: the shortest lifetime
+    /// of the answers it rests on (what is left of cached ones), `None`
+    /// when one of them is a failure (a timeout, SERVFAIL: never kept).
+    pub async fn evidence_timed(
+        &self,
+        ip: IpAddr,
+        domains: &[String],
+    ) -> (FcrdnsEvidence, Option<Duration>) {
         let job = Job {
             lookup: self.lookup.clone(),
             cache: self.cache.clone(),
             deadline: tokio::time::Instant::now() + self.deadline,
         };
-        job.gather(ip, domains).await
+        let mut life = Life::default();
+        let ev = job.gather_timed(ip, domains, &mut life).await;
+        (ev, life.get())
     }
 
     /// Evidence for many addresses, each once, at most `concurrency` at a
@@ -212,6 +225,29 @@ fn timed_out<T>() -> Timed<T> {
     }
 }
 
+/// The shortest lifetime among the answers evidence rests on.
+#[derive(Debug, Default)]
+struct Life {
+    shortest: Option<Duration>,
+    failed: bool,
+}
+
+impl Life {
+    fn answer<T>(&mut self, answer: &DnsAnswer<T>, ttl: Option<Duration>) {
+        match (answer, ttl) {
+            (Err(_), _) => self.failed = true,
+            (Ok(_), Some(t)) => {
+                self.shortest = Some(self.shortest.map_or(t, |s| s.min(t)));
+            }
+            (Ok(_), None) => {}
+        }
+    }
+
+    fn get(&self) -> Option<Duration> {
+        if self.failed { None } else { self.shortest }
+    }
+}
+
 /// One address's lookups.
 struct Job<L> {
     lookup: Arc<L>,
@@ -227,18 +263,34 @@ impl<L: Lookup> Job<L> {
     }
 
     async fn gather(&self, ip: IpAddr, domains: &[String]) -> FcrdnsEvidence {
+        self.gather_timed(ip, domains, &mut Life::default()).await
+    }
+
+    async fn gather_timed(
+        &self,
+        ip: IpAddr,
+        domains: &[String],
+        life: &mut Life,
+    ) -> FcrdnsEvidence {
         let now = SystemTime::now();
         let ip = botscope_botid::normalize(ip);
-        let cached = self.lock().reverse(ip, now);
+        let cached = {
+            let c = self.lock();
+            c.reverse(ip, now).map(|a| (a, c.reverse_left(ip, now)))
+        };
         // Negative answers are kept only once the servers proved they know
         // the domains; positive ones at once.
         let mut negative_ptr = None;
         let ptr = match cached {
-            Some(a) => a,
+            Some((a, left)) => {
+                life.answer(&a, left);
+                a
+            }
             None => {
                 let t = tokio::time::timeout_at(self.deadline, self.lookup.reverse(ip))
                     .await
                     .unwrap_or_else(|_| timed_out());
+                life.answer(&t.answer, Some(t.ttl));
                 if matches!(&t.answer, Ok(n) if n.is_empty()) {
                     negative_ptr = Some(t.clone());
                 } else {
@@ -262,7 +314,12 @@ impl<L: Lookup> Job<L> {
                 .into_iter()
                 .enumerate()
             {
-                if let Some(a) = self.lock().forward(name, now) {
+                let cached = {
+                    let c = self.lock();
+                    c.forward(name, now).map(|a| (a, c.forward_left(name, now)))
+                };
+                if let Some((a, left)) = cached {
+                    life.answer(&a, left);
                     ev.forward.push((name.clone(), a));
                     continue;
                 }
@@ -282,6 +339,7 @@ impl<L: Lookup> Job<L> {
             }
             asked.sort_by_key(|(i, _, _)| *i);
             for (_, name, t) in asked {
+                life.answer(&t.answer, Some(t.ttl));
                 if matches!(&t.answer, Ok(a) if a.is_empty()) {
                     negative_forward.push((name.clone(), t.clone()));
                 } else {
@@ -305,6 +363,9 @@ impl<L: Lookup> Job<L> {
                         .await
                         .unwrap_or(Err(DnsFailure::Timeout))
                 };
+                if r.is_err() {
+                    life.failed = true;
+                }
                 let trusted = r == Ok(true);
                 ev.zones.push((zone.clone(), r));
                 if trusted {

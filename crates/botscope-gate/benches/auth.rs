@@ -87,19 +87,15 @@ fn main() {
         std::fs::write(robots.join(name), body).unwrap();
     }
     let unchecking = Config {
-        lists: lists.clone(),
-        robots_dir: robots.clone(),
+        lists: Some(lists.clone()),
         trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
         deny: vec![Category::Suspect],
-        poll: Duration::from_secs(1),
-        signatures: None,
+        ..Config::new(robots.clone())
     };
     let config = Config {
-        lists,
-        robots_dir: robots,
+        lists: Some(lists),
         trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
         deny: vec![Category::Suspect],
-        poll: Duration::from_secs(1),
         signatures: Some(botscope_gate::signature::SignatureConfig {
             registry: std::sync::Arc::new(
                 botscope_botid::Registry::parse(
@@ -113,6 +109,7 @@ fn main() {
             directory: botscope_http::directory::DirectoryConfig::default(),
             bounds: botscope_http::keycache::Bounds::default(),
         }),
+        ..Config::new(robots)
     };
     let key = botscope_httpsig::SigningKey::generate().unwrap();
     let directory = botscope_httpsig::Directory {

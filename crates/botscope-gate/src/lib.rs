@@ -41,12 +41,8 @@
 //! std::fs::write(robots.join("default.txt"), "User-agent: *\nDisallow: /private/\n")?;
 //! std::fs::write(robots.join("googlebot.txt"), "User-agent: *\nAllow: /\n")?;
 //! let gate = Gate::new(Config {
-//!     lists,
-//!     robots_dir: robots,
-//!     trust_proxy: Vec::new(),
-//!     deny: default_deny(),
-//!     poll: Duration::from_secs(5),
-//!     signatures: None,
+//!     lists: Some(lists),
+//!     ..Config::new(robots)
 //! })?;
 //! let now = gate.snapshot();
 //! let google = now.lists.place(IpAddr::from([66, 249, 66, 1]));
@@ -62,7 +58,10 @@
 // never by printing.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod answer;
+pub mod identity;
 mod lists;
+mod recent;
 pub mod signature;
 
 use std::collections::BTreeMap;
@@ -74,8 +73,8 @@ use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
 use axum::Router;
-use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::extract::State;
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use botscope_botid::IpRange;
@@ -131,6 +130,12 @@ pub enum Error {
     /// The server stopped on an error.
     #[error("the server stopped: {0}")]
     Serve(std::io::Error),
+    /// A policy with an error (every error, a line each).
+    #[error("the policy is refused:\n{0}")]
+    Policy(String),
+    /// The User-Agent classifier could not be built.
+    #[error(transparent)]
+    Identity(#[from] botscope_botid::Error),
 }
 
 /// A path in a message: file names in a lists directory are anyone's, so
@@ -142,8 +147,8 @@ fn shown(p: &std::path::Path) -> String {
 /// The gate's settings.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The lists (`--lists`).
-    pub lists: PathBuf,
+    /// The lists (`--lists`), when given.
+    pub lists: Option<PathBuf>,
     /// The robots.txt files (`--robots-dir`).
     pub robots_dir: PathBuf,
     /// Proxies whose `X-Real-IP` / `X-Forwarded-For` are believed.
@@ -154,15 +159,54 @@ pub struct Config {
     pub poll: Duration,
     /// Web Bot Auth signatures checked at `/auth` (none: not checked).
     pub signatures: Option<signature::SignatureConfig>,
+    /// Request-time identity from the User-Agent (none: the lists alone
+    /// place a client, as before policies).
+    pub identity: Option<identity::IdentityConfig>,
+    /// The site owner's policy (`--policy`); none: `deny` decides.
+    pub policy: Option<PathBuf>,
+    /// Rate keys held at most (`--max-rate-keys`).
+    pub rate_keys: usize,
+}
+
+impl Config {
+    /// Serving `robots_dir`, no lists, no identity, no policy, no
+    /// signatures: the rest set with the struct's fields.
+    pub fn new(robots_dir: PathBuf) -> Config {
+        Config {
+            lists: None,
+            robots_dir,
+            trust_proxy: Vec::new(),
+            deny: default_deny(),
+            poll: Duration::from_secs(1),
+            signatures: None,
+            identity: None,
+            policy: None,
+            rate_keys: botscope_policy::DEFAULT_MAX_KEYS,
+        }
+    }
+
+    /// What the reloads watch.
+    fn watched(&self) -> Vec<&std::path::Path> {
+        let mut w: Vec<&std::path::Path> = vec![&self.robots_dir];
+        w.extend(self.lists.as_deref());
+        w.extend(self.policy.as_deref());
+        w
+    }
 }
 
 /// Everything a request reads, swapped in whole.
 #[derive(Debug)]
 pub struct Snapshot {
-    /// The lists.
+    /// The lists (empty without `--lists`).
     pub lists: Lists,
     /// The robots.txt files by name.
     pub robots: BTreeMap<String, Arc<[u8]>>,
+    /// The same, compiled for `robots: disallowed` rules.
+    pub compiled: BTreeMap<String, Arc<botscope_robotstxt::Matcher>>,
+    /// The policy, when one is given.
+    pub policy: Option<Arc<botscope_policy::Policy>>,
+    /// Its warnings (rules no request can reach), as read.
+    pub policy_warnings: Vec<String>,
     /// When they were read.
     pub loaded: SystemTime,
 }
@@ -178,31 +222,93 @@ pub struct Gate {
     last_error: Mutex<Option<String>>,
     reloads: std::sync::atomic::AtomicU64,
     signatures: Option<signature::Signatures>,
+    identities: Option<identity::Identities>,
+    rates: botscope_policy::Rates,
+    /// Decisions counted, for `/metrics`.
+    pub counters: answer::Counters,
 }
 
 fn load(config: &Config) -> Result<Snapshot, Error> {
+    let robots = read_robots(&config.robots_dir)?;
+    let compiled = robots
+        .iter()
+        .map(|(k, v)| (k.clone(), Arc::new(botscope_robotstxt::Matcher::new(v))))
+        .collect();
+    let (policy, policy_warnings) = match &config.policy {
+        Some(path) => {
+            let registry = config.identity.as_ref().map_or_else(
+                || Arc::new(botscope_botid::Registry::bundled()),
+                |i| i.registry.clone(),
+            );
+            let (p, w) = read_policy(path, &registry)?;
+            (Some(Arc::new(p)), w)
+        }
+        None => (None, Vec::new()),
+    };
     Ok(Snapshot {
-        lists: read(&config.lists)?,
-        robots: read_robots(&config.robots_dir)?,
+        lists: match &config.lists {
+            Some(l) => read(l)?,
+            None => Lists::from_entries(Vec::new(), "none"),
+        },
+        robots,
+        compiled,
+        policy,
+        policy_warnings,
         loaded: SystemTime::now(),
     })
+}
+
+/// Reads and compiles a policy file: refused (with every error, each with
+/// file, line and rule) when it has an error; its warnings returned.
+pub fn read_policy(
+    path: &std::path::Path,
+    registry: &botscope_botid::Registry,
+) -> Result<(botscope_policy::Policy, Vec<String>), Error> {
+    let bytes = botscope_os::read_capped(path, botscope_policy::MAX_POLICY_BYTES as u64 + 1)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let parsed = botscope_policy::parse(&path.display().to_string(), &text, registry);
+    let (errors, warnings): (Vec<_>, Vec<_>) = parsed
+        .findings
+        .iter()
+        .partition(|f| f.severity == botscope_policy::Severity::Error);
+    match parsed.policy {
+        Some(p) if errors.is_empty() => Ok((p, warnings.iter().map(ToString::to_string).collect())),
+        _ => Err(Error::Policy(
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )),
+    }
 }
 
 impl Gate {
     /// Reads the lists and the robots files; an error here stops the
     /// gate before it listens.
     pub fn new(config: Config) -> Result<Arc<Gate>, Error> {
-        let seen = fingerprint(&[&config.lists, &config.robots_dir]);
+        let seen = fingerprint(&config.watched());
         let snap = load(&config)?;
+        for w in &snap.policy_warnings {
+            tracing::warn!("{w}");
+        }
         tracing::info!(
-            lists = %config.lists.display(),
+            lists = %config.lists.as_deref().map_or_else(|| "(none)".into(), |l| l.display().to_string()),
             layout = snap.lists.layout,
             entries = snap.lists.total(),
             robots = snap.robots.len(),
             "loaded"
         );
         let signatures = config.signatures.clone().map(signature::Signatures::new);
+        let identities = config
+            .identity
+            .clone()
+            .map(identity::Identities::new)
+            .transpose()?;
         Ok(Arc::new(Gate {
+            rates: botscope_policy::Rates::new(config.rate_keys),
+            identities,
+            counters: answer::Counters::default(),
             config,
             current: ArcSwap::from_pointee(snap),
             seen: Mutex::new(seen),
@@ -220,13 +326,16 @@ impl Gate {
     /// Reads everything again and swaps it in; on failure keeps the old
     /// state, records and logs why, and returns the error.
     pub fn reload(&self) -> Result<(), Error> {
-        self.reload_from(fingerprint(&[&self.config.lists, &self.config.robots_dir]))
+        self.reload_from(fingerprint(&self.config.watched()))
     }
 
     /// [`Gate::reload`], with the fingerprint taken before reading.
     fn reload_from(&self, seen: Fingerprint) -> Result<(), Error> {
         match load(&self.config) {
             Ok(snap) => {
+                for w in &snap.policy_warnings {
+                    tracing::warn!("{w}");
+                }
                 tracing::info!(
                     layout = snap.lists.layout,
                     entries = snap.lists.total(),
@@ -251,7 +360,7 @@ impl Gate {
 
     /// Reloads when either directory changed since the last reading.
     pub fn reload_if_changed(&self) {
-        let now = fingerprint(&[&self.config.lists, &self.config.robots_dir]);
+        let now = fingerprint(&self.config.watched());
         let changed = *self.seen.lock().unwrap_or_else(|p| p.into_inner()) != now;
         if changed {
             let _ = self.reload_from(now);
@@ -294,10 +403,6 @@ impl Gate {
         client
     }
 
-    fn denied(&self, c: Category) -> bool {
-        self.config.deny.contains(&c)
-    }
-
     /// The signature checking, when on.
     pub fn signatures(&self) -> Option<&signature::Signatures> {
         self.signatures.as_ref()
@@ -308,112 +413,6 @@ fn unix_now() -> i64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
-fn bot_headers(h: &mut HeaderMap, placed: &Placed) {
-    h.insert(
-        "x-bot-category",
-        HeaderValue::from_static(placed.category.as_str()),
-    );
-    // List names are `[a-z0-9._-]`, always a valid header value.
-    let name = placed.bot.as_deref().unwrap_or("");
-    h.insert(
-        "x-bot-name",
-        HeaderValue::from_str(name).unwrap_or_else(|_| HeaderValue::from_static("")),
-    );
-}
-
-// The handlers take the request whole to read its headers in place (the
-// `HeaderMap` extractor would copy them), and read the snapshot without
-// touching its reference count.
-async fn robots_txt(
-    State(g): State<Arc<Gate>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    req: Request,
-) -> Response {
-    let ip = g.client(peer.ip(), req.headers());
-    let snap = g.current.load();
-    let placed = snap.lists.place(ip);
-    let (file, body) = choose(&snap.robots, &placed);
-    let mut r = (StatusCode::OK, body.to_vec()).into_response();
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    // One client's file must not be served to another by a shared cache.
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private"));
-    bot_headers(h, &placed);
-    if let Ok(v) = HeaderValue::from_str(&format!("{file}.txt")) {
-        h.insert("x-robots-file", v);
-    }
-    r
-}
-
-async fn auth(
-    State(g): State<Arc<Gate>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    req: Request,
-) -> Response {
-    let ip = g.client(peer.ip(), req.headers());
-    let mut placed = g.current.load().lists.place(ip);
-    let checked = match &g.signatures {
-        Some(s) => Some(s.check(req.headers(), ip, unix_now()).await),
-        None => None,
-    };
-    // A registered bot's signature places the request under its name,
-    // whatever list its address is on (or none).
-    if let Some(bot) = checked.as_ref().and_then(|c| c.bot.as_deref()) {
-        placed = Placed {
-            category: Category::AllOk,
-            bot: Some(botscope_botid::slug(bot).into()),
-        };
-    }
-    let status = if g.denied(placed.category) {
-        StatusCode::FORBIDDEN
-    } else {
-        StatusCode::OK
-    };
-    let mut r = status.into_response();
-    let h = r.headers_mut();
-    bot_headers(h, &placed);
-    if let Some(c) = checked {
-        h.insert(
-            "x-bot-signature",
-            HeaderValue::from_static(c.verdict.outcome.as_str()),
-        );
-        // Why, for the web server's log (`$upstream_http_x_bot_signature_reason`):
-        // text a stranger's fields shaped, escaped to printable ASCII.
-        if c.verdict.outcome != botscope_httpsig::Outcome::Verified
-            && let Ok(v) = HeaderValue::from_str(
-                &c.verdict
-                    .reason
-                    .to_string()
-                    .chars()
-                    .take(200)
-                    .map(|ch| {
-                        if ch.is_ascii_graphic() || ch == ' ' {
-                            ch
-                        } else {
-                            '?'
-                        }
-                    })
-                    .collect::<String>(),
-            )
-        {
-            h.insert("x-bot-signature-reason", v);
-        }
-        if c.verdict.outcome == botscope_httpsig::Outcome::Verified
-            && let Some(v) = c
-                .verdict
-                .agent
-                .as_deref()
-                .and_then(|a| HeaderValue::from_str(a).ok())
-        {
-            h.insert("x-signature-agent", v);
-        }
-    }
-    r
 }
 
 async fn healthz(State(g): State<Arc<Gate>>) -> Response {
@@ -431,6 +430,20 @@ async fn healthz(State(g): State<Arc<Gate>>) -> Response {
         "reloads": g.reloads.load(std::sync::atomic::Ordering::Relaxed),
         "last_error": *g.last_error.lock().unwrap_or_else(|p| p.into_inner()),
         "signature_agents": g.signatures.as_ref().map(signature::Signatures::stats),
+        "policy": g.config.policy.as_ref().map(|p| serde_json::json!({
+            "file": p.display().to_string(),
+            "rules": snap.policy.as_ref().map_or(0, |p| p.rules.len()),
+            "warnings": snap.policy_warnings,
+        })),
+        "identities": g.identities.as_ref().map(|i| serde_json::json!({
+            "held": i.held(),
+            "lookups_in_flight": i.in_flight(),
+            "lookups_started": i.stats.started.load(std::sync::atomic::Ordering::Relaxed),
+            "lookups_busy": i.stats.busy.load(std::sync::atomic::Ordering::Relaxed),
+            "lookups_answered": i.stats.answered.load(std::sync::atomic::Ordering::Relaxed),
+            "lookups_failed": i.stats.failed.load(std::sync::atomic::Ordering::Relaxed),
+        })),
+        "rate_keys": g.rates.len(),
     });
     (
         [(header::CONTENT_TYPE, "application/json")],
@@ -442,8 +455,9 @@ async fn healthz(State(g): State<Arc<Gate>>) -> Response {
 /// The gate's routes.
 pub fn router(g: Arc<Gate>) -> Router {
     Router::new()
-        .route("/robots.txt", get(robots_txt))
-        .route("/auth", get(auth))
+        .route("/robots.txt", get(answer::robots_txt))
+        .route("/auth", get(answer::auth))
+        .route("/forward-auth", get(answer::forward_auth))
         .route("/healthz", get(healthz))
         .with_state(g)
 }
@@ -541,6 +555,7 @@ pub fn default_deny() -> Vec<Category> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderValue;
 
     #[test]
     fn the_client_is_the_rightmost_untrusted_hop() {
@@ -552,12 +567,9 @@ mod tests {
         std::fs::write(lists.join("other-bots.txt"), "192.0.2.1\n").expect("w");
         std::fs::write(robots.join("default.txt"), "User-agent: *\n").expect("w");
         let g = Gate::new(Config {
-            lists,
-            robots_dir: robots,
+            lists: Some(lists),
             trust_proxy: vec![IpRange::parse_any("10.0.0.0/8").expect("cidr")],
-            deny: default_deny(),
-            poll: Duration::from_secs(1),
-            signatures: None,
+            ..Config::new(robots)
         })
         .expect("gate");
         let ip = |s: &str| s.parse::<IpAddr>().expect("ip");

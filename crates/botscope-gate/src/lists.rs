@@ -38,6 +38,9 @@ pub enum Category {
     Other,
     /// `undeclared-bots`: a browser's User-Agent behaving like a crawler.
     Undeclared,
+    /// `disobedient-bots`: a robot a log showed fetching what robots.txt
+    /// closed to it.
+    Disobedient,
     /// `suspect-bots`: a spoofer or scanner, on evidence.
     Suspect,
 }
@@ -50,6 +53,7 @@ impl Category {
             Category::AllOk => ALL_OK,
             Category::Other => OTHER,
             Category::Undeclared => UNDECLARED,
+            Category::Disobedient => botscope_policy::DISOBEDIENT,
             Category::Suspect => SUSPECT,
         }
     }
@@ -60,6 +64,7 @@ impl Category {
             ALL_OK => Some(Category::AllOk),
             OTHER => Some(Category::Other),
             UNDECLARED => Some(Category::Undeclared),
+            botscope_policy::DISOBEDIENT => Some(Category::Disobedient),
             SUSPECT => Some(Category::Suspect),
             _ => None,
         }
@@ -144,6 +149,20 @@ impl Lists {
             bot: bot.filter(|_| category == Category::AllOk),
             category,
         }
+    }
+
+    /// The category lists holding `ip`, as [`botscope_policy::list_bit`]
+    /// bits (a per-bot list counts as `all-ok-bots`).
+    pub fn bits(&self, ip: IpAddr) -> u8 {
+        let mut bits = 0;
+        for &id in self.index.lookup(ip) {
+            if let Some(name) = self.names.get(id as usize) {
+                bits |= botscope_policy::list_bit(name)
+                    .or_else(|| botscope_policy::list_bit(ALL_OK))
+                    .unwrap_or(0);
+            }
+        }
+        bits
     }
 
     /// Entries in every list.

@@ -69,7 +69,7 @@ pub use parse::{
     MAX_ITEMS, MAX_NAME_CHARS, MAX_PATTERN_BYTES, MAX_POLICY_BYTES, MAX_REGEX_BYTES,
     MAX_REGEX_CHARS, MAX_RULES, Parsed, categories, parse,
 };
-pub use policy::{Conditions, PathSet, Policy, Rule};
+pub use policy::{Conditions, PathSet, Policy, Refused, Rule};
 pub use presets::{PRESETS, preset};
 pub use rate::{DEFAULT_MAX_KEYS, MAX_COUNT, Per, Rate, Rates, network_of};
 

@@ -500,6 +500,7 @@ impl Reader<'_> {
             .filter(|f| f.severity == Severity::Error)
             .count();
         (errors == before).then_some(Rule {
+            id: crate::policy::rule_id(&name),
             name,
             line,
             action,

@@ -83,6 +83,9 @@ impl PathSet {
 pub struct Rule {
     /// Its name (unique in the policy).
     pub name: String,
+    /// A number derived from its name: its rate state survives a reload
+    /// that moves it.
+    pub id: u32,
     /// The line it starts on.
     pub line: u32,
     /// What it does.
@@ -186,7 +189,7 @@ impl Policy {
             }
             let mut retry_after_ms = None;
             if let Some(rate) = &rule.when.rate {
-                match rates.hit(u32::try_from(i).unwrap_or(u32::MAX), rate, f) {
+                match rates.hit(rule.id, rate, f) {
                     None => continue,
                     Some(wait) => retry_after_ms = Some(wait),
                 }
@@ -221,5 +224,92 @@ impl Policy {
     /// The rule named `name`.
     pub fn rule(&self, name: &str) -> Option<&Rule> {
         self.rules.iter().find(|r| r.name == name)
+    }
+}
+
+/// A rule's id: FNV-1a of its name.
+pub fn rule_id(name: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// What a policy refuses by name everywhere, as robots.txt can say it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Refused {
+    /// Registry categories refused everywhere.
+    pub categories: Vec<String>,
+    /// Registry bots refused everywhere.
+    pub bots: Vec<String>,
+    /// Deny rules robots.txt cannot say (by path, rate, network …), by name.
+    pub unsaid: Vec<String>,
+}
+
+impl Policy {
+    /// The categories and bots whose every request a `deny` rule refuses
+    /// (its only conditions are `bot` and `category`, and no
+    /// earlier rule lets them through by those alone), for a robots.txt
+    /// that tells crawlers so. Other deny rules are listed as unsaid.
+    pub fn refused(&self) -> Refused {
+        let mut out = Refused::default();
+        for (i, r) in self.rules.iter().enumerate() {
+            if r.action != Action::Deny {
+                continue;
+            }
+            let c = &r.when;
+            let by_name = (c.bots.is_some() || c.categories.is_some())
+                && c.identity.is_none()
+                && c.signature.is_none()
+                && c.network.is_none()
+                && c.asn.is_none()
+                && c.user_agent.is_none()
+                && c.method.is_none()
+                && c.path.is_none()
+                && c.robots.is_none()
+                && c.list.is_none()
+                && c.rate.is_none();
+            // An earlier allow of every request of a category or bot.
+            let let_through = |cat: Option<&str>, bot: Option<&str>| {
+                self.rules[..i].iter().any(|e| {
+                    e.action == Action::Allow
+                        && e.when.path.is_none()
+                        && e.when.rate.is_none()
+                        && e.when.identity.is_none()
+                        && (e
+                            .when
+                            .categories
+                            .as_ref()
+                            .is_some_and(|cs| cat.is_some_and(|x| cs.iter().any(|y| y == x)))
+                            || e.when.bots.as_ref().is_some_and(|bs| {
+                                bot.is_some_and(|x| bs.iter().any(|y| y.eq_ignore_ascii_case(x)))
+                            }))
+                })
+            };
+            if !by_name {
+                out.unsaid.push(r.name.clone());
+                continue;
+            }
+            match (&c.categories, &c.bots) {
+                (Some(cats), None) => {
+                    for cat in cats {
+                        let said = cat != crate::UNREGISTERED_BOT && cat != crate::BROWSER;
+                        if said && !let_through(Some(cat), None) && !out.categories.contains(cat) {
+                            out.categories.push(cat.clone());
+                        }
+                    }
+                }
+                (None, Some(bots)) => {
+                    for b in bots {
+                        if !let_through(None, Some(b)) && !out.bots.contains(b) {
+                            out.bots.push(b.clone());
+                        }
+                    }
+                }
+                _ => out.unsaid.push(r.name.clone()),
+            }
+        }
+        out
     }
 }

@@ -41,6 +41,7 @@ mod harvest;
 mod honeypot;
 mod keys;
 mod logs;
+mod policy;
 mod research;
 mod robots;
 mod serve;
@@ -53,7 +54,7 @@ pub use settings::Settings;
 
 use cli::{
     BotsCommand, Cli, Command, DataCommand, FrontierCommand, HoneypotCommand, IndexCommand,
-    KeysCommand, LogsCommand, RobotsCommand, StoreCommand,
+    KeysCommand, LogsCommand, PolicyCommand, RobotsCommand, StoreCommand,
 };
 
 /// Runs the command `cli` names.
@@ -108,5 +109,8 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Honeypot(HoneypotCommand::Serve(a)) => honeypot::serve(&a, s).await,
         Command::Honeypot(HoneypotCommand::Report(a)) => honeypot::report(&a, s).await,
         Command::Keys(KeysCommand::Generate(a)) => keys::generate(&a),
+        Command::Policy(PolicyCommand::Init(a)) => policy::init(&a),
+        Command::Policy(PolicyCommand::Check(a)) => policy::check(&a, s),
+        Command::Policy(PolicyCommand::Robots(a)) => policy::robots(&a, s),
     }
 }

@@ -3,7 +3,7 @@
 //! their configuration, starts the log output, and waits for Ctrl-C or
 //! SIGTERM.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::cli::{GateArgs, ServeArgs};
 use crate::exit::ExitStatus;
@@ -41,17 +41,43 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         "--poll {}: give a number of seconds above 0",
         a.poll
     );
+    let registry = std::sync::Arc::new(s.registry(a.registry.as_ref())?);
+    let dns = if a.offline {
+        None
+    } else {
+        anyhow::ensure!(
+            a.dns_timeout.is_finite() && a.dns_timeout > 0.0,
+            "--dns-timeout {}: give a number of seconds above 0",
+            a.dns_timeout
+        );
+        let servers = botscope_dns::parse_nameservers(&a.dns).context("--dns")?;
+        let evidence = usize::try_from(a.max_identities)?;
+        let timeout = std::time::Duration::try_from_secs_f64(a.dns_timeout.min(60.0))?;
+        Some(botscope_gate::identity::DnsConfig {
+            lookup: botscope_gate::identity::hickory_lookup(&servers, timeout, evidence)?,
+            concurrency: usize::try_from(a.dns_lookups)?,
+            evidence,
+        })
+    };
     let config = botscope_gate::Config {
         lists: a.lists.clone(),
         robots_dir: a.robots_dir.clone(),
         trust_proxy,
         deny,
         poll: std::time::Duration::try_from_secs_f64(a.poll)?,
+        identity: Some(botscope_gate::identity::IdentityConfig {
+            registry: registry.clone(),
+            owners: std::sync::Arc::new(s.owners()),
+            dns,
+            cache: usize::try_from(a.max_identities)?,
+        }),
+        policy: a.policy.clone(),
+        rate_keys: usize::try_from(a.max_rate_keys)?,
         signatures: if a.no_signatures {
             None
         } else {
             Some(botscope_gate::signature::SignatureConfig {
-                registry: std::sync::Arc::new(s.registry(a.registry.as_ref())?),
+                registry: registry.clone(),
                 directory: crate::settings::directory_config(&a.directories)?,
                 bounds: botscope_http::keycache::Bounds {
                     agents: a.max_signature_agents.max(1),

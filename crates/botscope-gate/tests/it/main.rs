@@ -59,8 +59,7 @@ fn start_with(
     signatures: Option<botscope_gate::signature::SignatureConfig>,
 ) -> Running {
     let config = Config {
-        lists: lists.to_path_buf(),
-        robots_dir: robots_dir.to_path_buf(),
+        lists: Some(lists.to_path_buf()),
         trust_proxy: trust
             .iter()
             .map(|c| IpRange::parse_any(c).unwrap())
@@ -68,6 +67,7 @@ fn start_with(
         deny: vec![Category::Suspect],
         poll: Duration::from_millis(50),
         signatures,
+        ..Config::new(robots_dir.to_path_buf())
     };
     botscope_testkit::spawn_server(Some(2), move |ready, stop| async move {
         let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
@@ -517,4 +517,191 @@ fn nginx_with_the_documented_configuration() {
     // Signed for another site: invalid.
     let r = from_with("127.0.0.5", "/", &signed("elsewhere", "n-other"));
     assert_eq!(r.header("x-bot-signature"), Some("invalid"));
+}
+
+const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+
+/// A request as nginx's documented configuration sends it: the client's
+/// address in `X-Real-IP`, the original request in `X-Original-URI` and
+/// `X-Original-Method` (or Caddy's `X-Forwarded-Uri`).
+fn ask(addr: SocketAddr, endpoint: &str, client: &str, ua: &str, uri: &str) -> Res {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let original = if endpoint == "/forward-auth" {
+        format!("X-Forwarded-Method: GET\r\nX-Forwarded-Uri: {uri}\r\n")
+    } else {
+        format!("X-Original-Method: GET\r\nX-Original-URI: {uri}\r\n")
+    };
+    write!(
+        s,
+        "GET {endpoint} HTTP/1.1\r\nHost: gate\r\nX-Real-IP: {client}\r\nUser-Agent: {ua}\r\n{original}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    read_response(s, endpoint)
+}
+
+fn h<'r>(r: &'r Res, name: &str) -> &'r str {
+    r.header(name).unwrap_or("")
+}
+
+/// The gate judges each request's claim as `verify` does, without
+/// waiting: published ranges at once; reverse DNS (a real dnsmasq) in the
+/// background, `unverifiable` until it answers, then verified or
+/// spoofed; and the balanced preset decides on it, on robots.txt and on
+/// rates, saying which rule decided.
+#[test]
+fn identity_at_request_time_and_the_balanced_policy() {
+    let server = botscope_testkit::Dnsmasq::start(&[
+        "--local=/googlebot.com/",
+        "--local=/100.51.198.in-addr.arpa/",
+        "--local=/113.0.203.in-addr.arpa/",
+        "--host-record=googlebot.com,192.0.2.200",
+        "--host-record=crawl-198-51-100-10.googlebot.com,198.51.100.10",
+    ]);
+    let d = tempfile::tempdir().unwrap();
+    let rd = d.path().join("robots");
+    robots(&rd);
+    // The site's own robots.txt closes /cart/ to everyone.
+    write(&rd, "default.txt", "User-agent: *\nDisallow: /cart/\n");
+    let policy = d.path().join("policy.yaml");
+    std::fs::write(&policy, botscope_policy::preset("balanced").unwrap()).unwrap();
+    let registry = Arc::new(botscope_botid::Registry::bundled());
+    let lookup =
+        botscope_gate::identity::hickory_lookup(&[server.addr()], Duration::from_secs(2), 1_000)
+            .unwrap();
+    let config = Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        poll: Duration::from_millis(50),
+        identity: Some(botscope_gate::identity::IdentityConfig {
+            registry,
+            owners: Arc::new(botscope_botid::NoOwners),
+            dns: Some(botscope_gate::identity::DnsConfig {
+                lookup,
+                concurrency: 4,
+                evidence: 1_000,
+            }),
+            cache: 10_000,
+        }),
+        policy: Some(policy),
+        ..Config::new(rd.clone())
+    };
+    let g = botscope_testkit::spawn_server(Some(2), move |ready, stop| async move {
+        let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
+            .await
+            .expect("bind");
+        ready.send(server.local_addr());
+        server.run(stop).await.unwrap();
+    });
+
+    // A real Googlebot from Google's published ranges: verified at once,
+    // its name given, its own robots.txt served (no list needed).
+    let r = ask(g.addr, "/auth", "66.249.66.200", GOOGLEBOT, "/products");
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(h(&r, "x-bot-identity"), "verified");
+    assert_eq!(h(&r, "x-bot-name"), "googlebot");
+    assert_eq!(h(&r, "x-bot-category"), "all-ok-bots");
+    assert_eq!(h(&r, "x-bot-decision"), "allow");
+    assert_eq!(h(&r, "x-bot-rule"), "verified-crawlers");
+    let r = ask(
+        g.addr,
+        "/robots.txt",
+        "66.249.66.200",
+        GOOGLEBOT,
+        "/robots.txt",
+    );
+    assert_eq!(h(&r, "x-robots-file"), "googlebot.txt", "{r:?}");
+
+    // Googlebot from outside the ranges: unverifiable while reverse DNS
+    // is asked (allowed, never refused for it), then verified.
+    let first = ask(g.addr, "/auth", "198.51.100.10", GOOGLEBOT, "/a");
+    assert_eq!(h(&first, "x-bot-identity"), "unverifiable", "{first:?}");
+    assert_eq!(first.status, 200);
+    // A fake from an address no log has seen: unverifiable, then spoofed
+    // on the resolver's evidence (no PTR record, in a zone it answers
+    // for), then refused.
+    let fake = ask(g.addr, "/auth", "203.0.113.9", GOOGLEBOT, "/a");
+    assert_eq!(h(&fake, "x-bot-identity"), "unverifiable", "{fake:?}");
+    let t = Instant::now();
+    let (mut real, mut fake) = (first, fake);
+    while h(&real, "x-bot-identity") == "unverifiable"
+        || h(&fake, "x-bot-identity") == "unverifiable"
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "reverse DNS answers: {real:?} {fake:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        real = ask(g.addr, "/auth", "198.51.100.10", GOOGLEBOT, "/a");
+        fake = ask(g.addr, "/auth", "203.0.113.9", GOOGLEBOT, "/a");
+    }
+    assert_eq!(h(&real, "x-bot-identity"), "verified", "{real:?}");
+    assert_eq!(
+        (real.status, h(&real, "x-bot-rule")),
+        (200, "verified-crawlers")
+    );
+    assert_eq!(h(&fake, "x-bot-identity"), "spoofed", "{fake:?}");
+    assert_eq!(fake.status, 403);
+    assert_eq!(h(&fake, "x-bot-decision"), "deny");
+    assert_eq!(h(&fake, "x-bot-rule"), "fake-crawlers");
+    assert_eq!(h(&fake, "x-bot-category"), "suspect-bots");
+    // Even a fake reads robots.txt.
+    let r = ask(g.addr, "/auth", "203.0.113.9", GOOGLEBOT, "/robots.txt");
+    assert_eq!((r.status, h(&r, "x-bot-rule")), (200, "protocol-files"));
+
+    // A robot no registry names: its own category; robots.txt closes
+    // /cart/ to it, so the gate refuses /cart/ and serves the rest.
+    let py = "python-requests/2.31.0";
+    let r = ask(g.addr, "/auth", "192.0.2.50", py, "/cart/1?x=2");
+    assert_eq!(
+        (r.status, h(&r, "x-bot-rule")),
+        (403, "robots-txt-breakers"),
+        "{r:?}"
+    );
+    assert_eq!(h(&r, "x-bot-identity"), "unclaimed");
+    assert_eq!(h(&r, "x-bot-category"), "other-bots");
+    let r = ask(g.addr, "/forward-auth", "192.0.2.50", py, "/cart/2");
+    assert_eq!(
+        (r.status, h(&r, "x-bot-rule")),
+        (403, "robots-txt-breakers"),
+        "{r:?}"
+    );
+    assert!(r.body.contains("Access refused"), "{}", r.body);
+    // … and at a person's pace: a burst of 60, then one a second.
+    let answers: Vec<Res> = (0..62)
+        .map(|i| ask(g.addr, "/auth", "192.0.2.51", py, &format!("/item/{i}")))
+        .collect();
+    assert!(
+        answers[..60].iter().all(|r| r.status == 200),
+        "{:?}",
+        answers[59]
+    );
+    let limited = &answers[61];
+    assert_eq!(limited.status, 403, "{limited:?}");
+    assert_eq!(h(limited, "x-bot-decision"), "limit");
+    assert_eq!(h(limited, "x-bot-rule"), "unregistered-robots-too-fast");
+    assert_eq!(h(limited, "retry-after"), "1");
+    // Caddy's forward_auth passes the gate's own status on: 429.
+    let r = ask(g.addr, "/forward-auth", "192.0.2.51", py, "/item/x");
+    assert_eq!((r.status, h(&r, "retry-after")), (429, "1"), "{r:?}");
+
+    // A person's browser: unclaimed, allowed by default.
+    let r = ask(
+        g.addr,
+        "/auth",
+        "192.0.2.60",
+        "Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0",
+        "/cart/1",
+    );
+    assert_eq!(
+        (r.status, h(&r, "x-bot-rule"), h(&r, "x-bot-identity")),
+        (200, "default", "unclaimed")
+    );
+
+    let health: serde_json::Value =
+        serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+    assert_eq!(health["policy"]["rules"], 12, "{health}");
+    assert!(
+        health["identities"]["lookups_answered"].as_u64().unwrap() >= 2,
+        "{health}"
+    );
 }

@@ -1,0 +1,457 @@
+//! One request's answer: the facts gathered from memory (the lists, the
+//! client's identity, its signature, the robots.txt it is served), the
+//! policy's decision, and the response the front server needs.
+//!
+//! - `GET /auth`, for nginx's `auth_request`, which passes on only 2xx,
+//!   401 and 403: allow is 200, deny and limit are 403 (the decision in
+//!   `X-Bot-Decision`, `Retry-After` for a limit: the documented
+//!   configuration turns a limit into a 429), challenge is 401.
+//! - `GET /forward-auth`, for proxies that pass the gate's own answer to
+//!   the client (Caddy's `forward_auth`, Traefik's ForwardAuth): allow is
+//!   200, deny 403, limit 429 with `Retry-After`, challenge 401, each with
+//!   a short page saying why.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use botscope_policy::{Action, Facts, Identity, Signature};
+
+use crate::identity::Known;
+use crate::lists::{Category, Placed, choose};
+use crate::signature::Checked;
+use crate::{Gate, Snapshot};
+
+/// Decisions counted by rule and action.
+#[derive(Debug, Default)]
+pub struct Counters {
+    by_rule: Mutex<HashMap<String, [u64; 5]>>,
+}
+
+impl Counters {
+    fn count(&self, rule: &str, action: Action) {
+        let mut m = self.by_rule.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = action as usize;
+        match m.get_mut(rule) {
+            Some(c) => c[slot] += 1,
+            None => {
+                // Rules are the policy's (at most its rule count, plus
+                // `default` and `--deny`), never a client's text.
+                let mut c = [0; 5];
+                c[slot] = 1;
+                m.insert(rule.to_owned(), c);
+            }
+        }
+    }
+
+    /// `(rule, action, count)` for every pair counted, sorted.
+    pub fn snapshot(&self) -> Vec<(String, &'static str, u64)> {
+        let m = self.by_rule.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out: Vec<(String, &'static str, u64)> = m
+            .iter()
+            .flat_map(|(rule, c)| {
+                Action::ALL
+                    .iter()
+                    .filter(|(_, a)| c[*a as usize] > 0)
+                    .map(move |(name, a)| (rule.clone(), *name, c[*a as usize]))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// A header's value as text (lossy), trimmed.
+fn text<'h>(h: &'h HeaderMap, name: &str) -> Option<Cow<'h, str>> {
+    h.get(name)
+        .map(|v| match String::from_utf8_lossy(v.as_bytes()) {
+            Cow::Borrowed(b) => Cow::Borrowed(b.trim()),
+            Cow::Owned(o) => Cow::Owned(o.trim().to_owned()),
+        })
+}
+
+/// The request the front server asks about: its method and target, from
+/// `X-Original-Method` and `X-Original-URI` (nginx, as documented) or
+/// `X-Forwarded-Method` and `X-Forwarded-Uri` (Caddy, Traefik); `GET` and
+/// `/` when neither is sent.
+pub fn original(h: &HeaderMap) -> (Cow<'_, str>, Cow<'_, str>) {
+    let method = text(h, "x-original-method")
+        .or_else(|| text(h, "x-forwarded-method"))
+        .filter(|m| !m.is_empty())
+        .unwrap_or(Cow::Borrowed("GET"));
+    let target = text(h, "x-original-uri")
+        .or_else(|| text(h, "x-forwarded-uri"))
+        .filter(|t| !t.is_empty())
+        .unwrap_or(Cow::Borrowed("/"));
+    (method, target)
+}
+
+/// A User-Agent cut to what the classifier reads.
+fn capped(ua: &str) -> &str {
+    if ua.len() <= botscope_botid::MAX_UA_BYTES {
+        return ua;
+    }
+    let mut end = botscope_botid::MAX_UA_BYTES;
+    while !ua.is_char_boundary(end) {
+        end -= 1;
+    }
+    &ua[..end]
+}
+
+/// Everything decided about one request.
+#[derive(Debug)]
+pub struct Answer {
+    /// Where the lists and the identity place the client.
+    pub placed: Placed,
+    /// Its identity, when identity is on.
+    pub known: Option<Arc<Known>>,
+    /// The identity after the signature (a registered agent's valid
+    /// signature verifies its bot).
+    pub identity: Option<Identity>,
+    /// The bot claimed or signed as.
+    pub bot: Option<String>,
+    /// Its signature, when checked.
+    pub checked: Option<Checked>,
+    /// What to do.
+    pub action: Action,
+    /// The deciding rule.
+    pub rule: String,
+    /// For a limit: seconds until the client may come back.
+    pub retry_after: Option<u64>,
+    /// The `label` rules that matched, and their headers.
+    pub labels: Vec<(String, Vec<(String, String)>)>,
+}
+
+fn unix_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Where the lists and the identity place a client: a verified identity
+/// under its bot's name (evidence now beats an old list), a refuted one
+/// with the suspects, an unproven claim or an unregistered robot with the
+/// other robots, else where the lists put it.
+pub fn place(
+    lists: Placed,
+    identity: Option<Identity>,
+    category: &str,
+    bot: Option<&str>,
+) -> Placed {
+    let at_least = |c: Category| Placed {
+        category: lists.category.max(c),
+        bot: None,
+    };
+    match identity {
+        Some(Identity::Verified) => Placed {
+            category: Category::AllOk,
+            bot: bot.map(|b| Arc::from(botscope_botid::slug(b))),
+        },
+        Some(Identity::Spoofed) => at_least(Category::Suspect),
+        Some(Identity::Unverifiable | Identity::Unknown) => at_least(Category::Other),
+        Some(Identity::Unclaimed) if category == botscope_policy::UNREGISTERED_BOT => {
+            at_least(Category::Other)
+        }
+        _ => lists,
+    }
+}
+
+/// Decides one request.
+pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
+    let ip = g.client(peer, h);
+    let snap: Arc<Snapshot> = g.current.load_full();
+    let user_agent = text(h, "user-agent").unwrap_or(Cow::Borrowed(""));
+    let user_agent = capped(&user_agent);
+    let known = g.identities.as_ref().map(|i| i.identify(ip, user_agent));
+    let checked = match &g.signatures {
+        Some(s) => Some(s.check(h, ip, crate::unix_now()).await),
+        None => None,
+    };
+    let signed_bot = checked.as_ref().and_then(|c| c.bot.clone());
+    let mut identity = known.as_ref().map(|k| k.identity);
+    let mut bot = known.as_ref().and_then(|k| k.bot.clone());
+    let mut category = known
+        .as_ref()
+        .map_or(botscope_policy::BROWSER, |k| k.category.as_str())
+        .to_owned();
+    if let Some(b) = &signed_bot {
+        identity = Some(Identity::Verified);
+        if let Some(e) = g.identities.as_ref().and_then(|i| i.registry().get(b)) {
+            category = e.category.map_or("other", |c| c.as_str()).to_owned();
+        }
+        bot = Some(b.clone());
+    }
+    let mut placed = place(snap.lists.place(ip), identity, &category, bot.as_deref());
+    // Without identity, a registered agent's signature still places the
+    // request under its bot (as before policies).
+    if identity.is_none()
+        && let Some(b) = &signed_bot
+    {
+        placed = Placed {
+            category: Category::AllOk,
+            bot: Some(botscope_botid::slug(b).into()),
+        };
+    }
+    let signature = match checked.as_ref().map(|c| &c.verdict) {
+        None => Signature::None,
+        Some(v) if v.reason == botscope_httpsig::Reason::NoSignature => Signature::None,
+        Some(v) => match v.outcome {
+            botscope_httpsig::Outcome::Verified => Signature::Verified,
+            botscope_httpsig::Outcome::Invalid => Signature::Invalid,
+            botscope_httpsig::Outcome::Unverified => Signature::Unverified,
+        },
+    };
+    let (action, rule, retry_after, labels) = match &snap.policy {
+        Some(policy) => {
+            let (method, path) = original(h);
+            let (served, _) = choose(&snap.robots, &placed);
+            let matcher = snap.compiled.get(served).cloned();
+            let token = known.as_ref().map_or("", |k| k.token.as_str());
+            let closed = |p: &str| {
+                matcher
+                    .as_ref()
+                    .is_some_and(|m| !m.check_path(token, p.as_bytes()).allowed)
+            };
+            let facts = Facts {
+                ip,
+                method: &method,
+                path: &path,
+                user_agent,
+                identity: identity.unwrap_or(Identity::Unclaimed),
+                bot: bot.as_deref(),
+                category: &category,
+                signature,
+                asn: known.as_ref().and_then(|k| k.verification.owner.asn),
+                lists: snap.lists.bits(ip),
+                robots: matcher.as_ref().map(|_| &closed as &dyn Fn(&str) -> bool),
+                now_ms: unix_now_ms(),
+            };
+            let d = policy.decide(&facts, &g.rates);
+            let labels = d
+                .labels
+                .iter()
+                .filter_map(|&i| policy.rules.get(i))
+                .map(|r| (r.name.clone(), r.headers.clone()))
+                .collect();
+            let retry = match d.action {
+                // A limit by a rate: until the key is under it; else a minute.
+                Action::Limit => Some(d.retry_after_ms.map_or(60, |ms| ms.div_ceil(1000).max(1))),
+                _ => None,
+            };
+            (d.action, d.rule.to_owned(), retry, labels)
+        }
+        None if g.config.deny.contains(&placed.category) => {
+            (Action::Deny, "--deny".to_owned(), None, Vec::new())
+        }
+        None => (Action::Allow, "default".to_owned(), None, Vec::new()),
+    };
+    g.counters.count(&rule, action);
+    Answer {
+        placed,
+        known,
+        identity,
+        bot,
+        checked,
+        action,
+        rule,
+        retry_after,
+        labels,
+    }
+}
+
+fn put(h: &mut HeaderMap, name: &'static str, value: &str) {
+    // Values are printable ASCII already, or escaped here: registry
+    // names and rule names are the owner's, reasons quote strangers.
+    let v: String = value
+        .chars()
+        .take(200)
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect();
+    if let Ok(v) = HeaderValue::from_str(&v) {
+        h.insert(name, v);
+    }
+}
+
+/// The headers of every answer: who the client is and what was decided.
+pub fn headers(h: &mut HeaderMap, a: &Answer) {
+    h.insert(
+        "x-bot-category",
+        HeaderValue::from_static(a.placed.category.as_str()),
+    );
+    put(h, "x-bot-name", a.placed.bot.as_deref().unwrap_or(""));
+    if let Some(i) = a.identity {
+        h.insert("x-bot-identity", HeaderValue::from_static(i.as_str()));
+    }
+    if let Some(b) = &a.bot {
+        put(h, "x-bot-claimed", b);
+    }
+    h.insert(
+        "x-bot-decision",
+        HeaderValue::from_static(a.action.as_str()),
+    );
+    put(h, "x-bot-rule", &a.rule);
+    if !a.labels.is_empty() {
+        let names: Vec<&str> = a.labels.iter().map(|(n, _)| n.as_str()).collect();
+        put(h, "x-bot-labels", &names.join(", "));
+        for (_, hs) in &a.labels {
+            for (k, v) in hs {
+                if let (Ok(k), Ok(v)) = (
+                    axum::http::HeaderName::from_bytes(k.as_bytes()),
+                    HeaderValue::from_str(v),
+                ) {
+                    h.append(k, v);
+                }
+            }
+        }
+    }
+    if let Some(s) = a.retry_after {
+        h.insert(header::RETRY_AFTER, HeaderValue::from(s));
+    }
+    if let Some(c) = &a.checked {
+        h.insert(
+            "x-bot-signature",
+            HeaderValue::from_static(c.verdict.outcome.as_str()),
+        );
+        if c.verdict.outcome != botscope_httpsig::Outcome::Verified {
+            put(
+                h,
+                "x-bot-signature-reason",
+                &signature_reason(&c.verdict.reason),
+            );
+        }
+        if c.verdict.outcome == botscope_httpsig::Outcome::Verified
+            && let Some(agent) = c.verdict.agent.as_deref()
+        {
+            put(h, "x-signature-agent", agent);
+        }
+    }
+}
+
+/// Why a signature did not verify, as a client may read it: what failed in
+/// its own request, never what the gate's resolver or network answered for
+/// a host the client chose (that would make the gate an oracle of its
+/// internal DNS).
+pub fn signature_reason(r: &botscope_httpsig::Reason) -> String {
+    match r {
+        botscope_httpsig::Reason::KeysUnknown(_) => {
+            "keys not known: the agent's key directory is being fetched or could not be fetched"
+                .to_owned()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The page a refused, limited or challenged client reads (plain text:
+/// nothing of the request is echoed).
+fn page(a: &Answer) -> &'static str {
+    match a.action {
+        Action::Deny => {
+            "Access refused.\n\nThis site's policy refuses this request. If you are a person, or run a crawler that follows robots.txt, contact the site's owner.\n"
+        }
+        Action::Limit => {
+            "Too many requests.\n\nThis client sent more requests than this site takes; try again after the time in the Retry-After header.\n"
+        }
+        Action::Challenge => {
+            "Verification needed.\n\nThis request looks automated; this site asks such clients to show they are a browser.\n"
+        }
+        Action::Allow | Action::Label => "",
+    }
+}
+
+/// `GET /auth` (nginx `auth_request`).
+pub(crate) async fn auth(
+    State(g): State<Arc<Gate>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: Request,
+) -> Response {
+    let a = decide(&g, peer.ip(), req.headers()).await;
+    let status = match a.action {
+        Action::Allow | Action::Label => StatusCode::OK,
+        Action::Deny | Action::Limit => StatusCode::FORBIDDEN,
+        Action::Challenge => StatusCode::UNAUTHORIZED,
+    };
+    let mut r = status.into_response();
+    headers(r.headers_mut(), &a);
+    r
+}
+
+/// `GET /forward-auth` (Caddy's `forward_auth`, Traefik's ForwardAuth):
+/// the status and page the client gets.
+pub(crate) async fn forward_auth(
+    State(g): State<Arc<Gate>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: Request,
+) -> Response {
+    let a = decide(&g, peer.ip(), req.headers()).await;
+    let status = match a.action {
+        Action::Allow | Action::Label => StatusCode::OK,
+        Action::Deny => StatusCode::FORBIDDEN,
+        Action::Limit => StatusCode::TOO_MANY_REQUESTS,
+        Action::Challenge => StatusCode::UNAUTHORIZED,
+    };
+    let mut r = (status, page(&a)).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers(h, &a);
+    r
+}
+
+/// `GET /robots.txt`: the file of the client's place, most specific first.
+pub(crate) async fn robots_txt(
+    State(g): State<Arc<Gate>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: Request,
+) -> Response {
+    let ip = g.client(peer.ip(), req.headers());
+    let snap = g.current.load();
+    let user_agent = text(req.headers(), "user-agent").unwrap_or(Cow::Borrowed(""));
+    let known = g
+        .identities
+        .as_ref()
+        .map(|i| i.identify(ip, capped(&user_agent)));
+    let placed = match &known {
+        Some(k) => place(
+            snap.lists.place(ip),
+            Some(k.identity),
+            &k.category,
+            k.bot.as_deref(),
+        ),
+        None => snap.lists.place(ip),
+    };
+    let (file, body) = choose(&snap.robots, &placed);
+    let mut r = (StatusCode::OK, body.to_vec()).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    // One client's file must not be served to another by a shared cache.
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private"));
+    h.insert(
+        "x-bot-category",
+        HeaderValue::from_static(placed.category.as_str()),
+    );
+    put(h, "x-bot-name", placed.bot.as_deref().unwrap_or(""));
+    if let Some(k) = &known {
+        h.insert(
+            "x-bot-identity",
+            HeaderValue::from_static(k.identity.as_str()),
+        );
+    }
+    put(h, "x-robots-file", &format!("{file}.txt"));
+    r
+}

@@ -1,0 +1,225 @@
+//! `botscope policy`: start a policy from a preset, check one, and write
+//! the robots.txt that says what it enforces.
+
+use std::io::{self, Write};
+
+use anyhow::{Context, Result};
+use botscope_policy::Severity;
+
+use crate::cli::{Format, PolicyCheckArgs, PolicyInitArgs, PolicyRobotsArgs};
+use crate::exit::ExitStatus;
+use crate::settings::Settings;
+
+/// `policy init`.
+pub fn init(a: &PolicyInitArgs) -> Result<ExitStatus> {
+    let text =
+        botscope_policy::preset(&a.preset).with_context(|| format!("no preset {}", a.preset))?;
+    match &a.out {
+        Some(path) => {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .with_context(|| {
+                    format!(
+                        "failed to create {} (an existing file is never overwritten; nothing was written)",
+                        crate::io::display(path)
+                    )
+                })?;
+            f.write_all(text.as_bytes())
+                .with_context(|| format!("failed to write {}", crate::io::display(path)))?;
+            eprintln!(
+                "botscope: wrote the {} policy to {}; check it with `botscope policy check {}`",
+                a.preset,
+                crate::io::display(path),
+                crate::io::display(path)
+            );
+        }
+        None => {
+            let mut out = io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// A policy file's text and the name its findings use.
+fn read(path: &std::path::Path) -> Result<(String, String)> {
+    let (bytes, total) =
+        crate::io::read_limited(path, Some(botscope_policy::MAX_POLICY_BYTES + 1))?;
+    let name = if path == std::path::Path::new("-") {
+        "<stdin>".to_owned()
+    } else {
+        path.display().to_string()
+    };
+    if total > botscope_policy::MAX_POLICY_BYTES as u64 {
+        // parse() reports the size with the file's name.
+        return Ok((name, "#".repeat(botscope_policy::MAX_POLICY_BYTES + 1)));
+    }
+    let text = String::from_utf8(bytes)
+        .with_context(|| format!("{}: not UTF-8 text", crate::io::display(path)))?;
+    Ok((name, text))
+}
+
+/// `policy check`: 0 clean, 1 findings, 2 unreadable.
+pub fn check(a: &PolicyCheckArgs, s: &Settings) -> Result<ExitStatus> {
+    let registry = s.registry(a.registry.as_ref())?;
+    let (name, text) = read(&a.file)?;
+    let parsed = botscope_policy::parse(&name, &text, &registry);
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    match a.format {
+        Format::Json => {
+            let findings: Vec<serde_json::Value> = parsed
+                .findings
+                .iter()
+                .map(|f| {
+                    serde_json::json!({
+                        "file": f.file,
+                        "line": f.line,
+                        "rule": f.rule,
+                        "severity": f.severity.as_str(),
+                        "message": f.message,
+                    })
+                })
+                .collect();
+            let body = serde_json::json!({
+                "file": name,
+                "rules": parsed.policy.as_ref().map(|p| p.rules.len()),
+                "findings": findings,
+            });
+            writeln!(out, "{body}")?;
+        }
+        Format::Text => {
+            for f in &parsed.findings {
+                writeln!(out, "{}", botscope_text::terminal(&f.to_string()))?;
+            }
+            let errors = parsed
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .count();
+            let warnings = parsed.findings.len() - errors;
+            match &parsed.policy {
+                Some(p) if parsed.findings.is_empty() => writeln!(
+                    out,
+                    "{}: {} rules, default {}: clean",
+                    botscope_text::field(&name),
+                    p.rules.len(),
+                    p.default.as_str()
+                )?,
+                _ => writeln!(
+                    out,
+                    "{}: {errors} error{}, {warnings} warning{}{}",
+                    botscope_text::field(&name),
+                    if errors == 1 { "" } else { "s" },
+                    if warnings == 1 { "" } else { "s" },
+                    if errors > 0 {
+                        " (the gate refuses this policy)"
+                    } else {
+                        ""
+                    }
+                )?,
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if parsed.findings.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Negative
+    })
+}
+
+/// `policy robots`: the robots.txt that says what the policy refuses by
+/// name everywhere, through `robots generate`'s generator.
+pub fn robots(a: &PolicyRobotsArgs, s: &Settings) -> Result<ExitStatus> {
+    let registry = s.registry(a.registry.as_ref())?;
+    let (name, text) = read(&a.file)?;
+    let parsed = botscope_policy::parse(&name, &text, &registry);
+    let Some(policy) = parsed.policy else {
+        let errors: Vec<String> = parsed
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(ToString::to_string)
+            .collect();
+        anyhow::bail!(
+            "the policy has errors; nothing was written:\n{}",
+            botscope_text::terminal(&errors.join("\n"))
+        );
+    };
+    let refused = policy.refused();
+    let base = match &a.base {
+        Some(p) => {
+            let (bytes, total) = crate::io::read_limited(p, Some(botscope_botid::MAX_GENERATED))?;
+            anyhow::ensure!(
+                total <= botscope_botid::MAX_GENERATED as u64,
+                "{} is {total} bytes, over the {} bytes crawlers read; nothing was written",
+                crate::io::display(p),
+                botscope_botid::MAX_GENERATED
+            );
+            Some(bytes)
+        }
+        None => None,
+    };
+    let category = |n: &String| {
+        botscope_botid::Category::ALL
+            .iter()
+            .find(|(name, _)| name == n)
+            .map(|(_, c)| *c)
+    };
+    let gen_policy = botscope_botid::Policy {
+        allow: Vec::new(),
+        block: refused.categories.iter().filter_map(category).collect(),
+        block_bots: refused
+            .bots
+            .iter()
+            .map(|b| {
+                registry
+                    .get(b)
+                    .map_or_else(|| b.clone(), |e| e.name.clone())
+            })
+            .collect(),
+        usage: Default::default(),
+    };
+    let mut err = io::stderr().lock();
+    let body = if gen_policy.block.is_empty() && gen_policy.block_bots.is_empty() {
+        writeln!(
+            err,
+            "the policy refuses no crawler category or bot everywhere: robots.txt need not change"
+        )?;
+        base.unwrap_or_else(|| b"User-agent: *\nDisallow:\n".to_vec())
+    } else {
+        let g = botscope_botid::generate(&registry, &gen_policy, base.as_deref()).map_err(|e| {
+            anyhow::anyhow!(
+                "{}; nothing was written",
+                botscope_text::field(&e.to_string())
+            )
+        })?;
+        let tokens: usize = g.blocked.iter().map(|b| b.tokens.len()).sum();
+        writeln!(
+            err,
+            "closed the site to {} bots ({tokens} tokens) the policy refuses everywhere; {} verdicts checked",
+            g.blocked.len(),
+            g.checked
+        )?;
+        g.text
+    };
+    for rule in &refused.unsaid {
+        writeln!(
+            err,
+            "  rule `{}` refuses by more than a name (a path, an identity, a rate …): robots.txt cannot say it, the gate enforces it",
+            botscope_text::field(rule)
+        )?;
+    }
+    match &a.out {
+        Some(p) => botscope_os::write_atomic(p, &body)?,
+        None => {
+            let mut out = io::stdout().lock();
+            out.write_all(&body)?;
+            out.flush()?;
+        }
+    }
+    Ok(ExitStatus::Success)
+}
