@@ -7,6 +7,7 @@ mod data;
 mod harvest;
 mod inprocess;
 mod logs;
+mod policy;
 mod research;
 mod serve;
 mod snapshots;

@@ -1,0 +1,156 @@
+//! `botscope policy` and `botscope gate --policy` as a site owner runs
+//! them: a preset written, checked, turned into robots.txt, and the gate
+//! refusing a broken policy before it listens.
+
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::{arg, run, stdout};
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn init_writes_a_preset_and_never_overwrites() {
+    let d = botscope_testkit::tempdir();
+    let o = run(&["policy", "init", "--preset", "strict"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), botscope_policy::preset("strict").unwrap());
+    let path = d.path().join("policy.yaml");
+    let o = run(&["policy", "init", "--out", arg(&path)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        botscope_policy::preset("balanced").unwrap()
+    );
+    std::fs::write(&path, "mine\n").unwrap();
+    let o = run(&["policy", "init", "--preset", "strict", "--out", arg(&path)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("never overwritten"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine\n");
+    let o = run(&["policy", "init", "--preset", "lenient"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn check_reports_file_line_and_rule_with_its_exit_status() {
+    let d = botscope_testkit::tempdir();
+    for (name, _, text) in botscope_policy::PRESETS {
+        let p = d.path().join(format!("{name}.yaml"));
+        std::fs::write(&p, text).unwrap();
+        let o = run(&["policy", "check", arg(&p)]);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", stdout(&o));
+        assert!(stdout(&o).ends_with("clean\n"), "{}", stdout(&o));
+    }
+    let bad = d.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "rules:\n  - name: ai\n    category: ai-training\n    action: deny\n  - name: gpt\n    bot: GPTBot\n    category: ai-training\n    action: allow\n  - name: typo\n    bot: Bingbto\n    action: deny\n",
+    )
+    .unwrap();
+    let o = run(&["policy", "check", arg(&bad)]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    let b = bad.display();
+    assert!(out.contains(&format!("{b}:5: warning: rule `gpt`: no request can reach this rule")), "{out}");
+    assert!(out.contains(&format!("{b}:10: error: rule `typo`: `bot: Bingbto` is not in the registry")), "{out}");
+    assert!(out.ends_with("1 error, 1 warning (the gate refuses this policy)\n"), "{out}");
+    let o = run(&["policy", "check", arg(&bad), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["findings"][1]["line"], 10);
+    assert_eq!(v["findings"][1]["rule"], "typo");
+    assert_eq!(v["findings"][1]["severity"], "error");
+    let o = run(&["policy", "check", arg(&d.path().join("missing.yaml"))]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn robots_says_what_the_policy_refuses_by_name() {
+    let d = botscope_testkit::tempdir();
+    let p = d.path().join("p.yaml");
+    std::fs::write(&p, botscope_policy::preset("block-ai-training").unwrap()).unwrap();
+    let base = d.path().join("robots.txt");
+    std::fs::write(&base, "User-agent: *\nDisallow: /cart/\n").unwrap();
+    let o = run(&["policy", "robots", arg(&p), "--base", arg(&base)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let m = botscope_robotstxt::Matcher::new(text.as_bytes());
+    assert!(!m.is_allowed("GPTBot", "https://example.com/page"), "{text}");
+    assert!(!m.is_allowed("Googlebot", "https://example.com/cart/1"), "{text}");
+    assert!(m.is_allowed("Googlebot", "https://example.com/page"), "{text}");
+    assert!(stderr(&o).contains("rule `fake-crawlers` refuses by more than a name"), "{}", stderr(&o));
+    // The balanced policy refuses no category by name: the base stays.
+    std::fs::write(&p, botscope_policy::preset("balanced").unwrap()).unwrap();
+    let o = run(&["policy", "robots", arg(&p), "--base", arg(&base)]);
+    assert!(o.status.success());
+    assert_eq!(stdout(&o), "User-agent: *\nDisallow: /cart/\n");
+}
+
+fn ask(addr: &str, client: &str, ua: &str, uri: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET /auth HTTP/1.1\r\nHost: gate\r\nX-Real-IP: {client}\r\nUser-Agent: {ua}\r\nX-Original-URI: {uri}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn gate_runs_a_policy_and_refuses_a_broken_one() {
+    let d = botscope_testkit::tempdir();
+    let robots = d.path().join("robots");
+    std::fs::create_dir(&robots).unwrap();
+    std::fs::write(robots.join("default.txt"), "User-agent: *\nDisallow: /private/\n").unwrap();
+    let bad = d.path().join("bad.yaml");
+    std::fs::write(&bad, "rules:\n  - name: r\n    action: deny\n    identity: fake\n").unwrap();
+    let o = run(&["gate", "--policy", arg(&bad), "--robots-dir", arg(&robots), "--offline", "--listen", "127.0.0.1:0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{}:4: error: rule `r`: `identity: fake`", bad.display())), "{}", stderr(&o));
+
+    let policy = d.path().join("policy.yaml");
+    std::fs::write(&policy, botscope_policy::preset("balanced").unwrap()).unwrap();
+    let port = botscope_testkit::free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(["gate", "--offline", "--trust-proxy", "127.0.0.1/32", "--listen", &addr])
+        .args(["--policy", arg(&policy), "--robots-dir", arg(&robots)])
+        .env("HOME", d.path())
+        .env("XDG_DATA_HOME", d.path().join("data"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("botscope: gate on") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the gate starts");
+    }
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let googlebot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+    let r = ask(&addr, "66.249.66.1", googlebot, "/a");
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    assert!(r.contains("x-bot-identity: verified") && r.contains("x-bot-rule: verified-crawlers"), "{r}");
+    // Offline, a claim from elsewhere stays unverifiable: never refused for it.
+    let r = ask(&addr, "203.0.113.9", googlebot, "/a");
+    assert!(r.starts_with("HTTP/1.1 200") && r.contains("x-bot-identity: unverifiable"), "{r}");
+    let r = ask(&addr, "192.0.2.5", "curl/8.5.0", "/private/x");
+    assert!(r.starts_with("HTTP/1.1 403") && r.contains("x-bot-rule: robots-txt-breakers"), "{r}");
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
