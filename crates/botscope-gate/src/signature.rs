@@ -274,8 +274,12 @@ impl Signatures {
             }
         }
         let req = botscope_httpsig::Request::new(&method, &scheme, &authority, &target, fields);
-        let prepared =
-            botscope_httpsig::prepare_request(&req, &self.keys.keys(now), now, &self.policy);
+        let prepared = botscope_httpsig::prepare_request(
+            &req,
+            &self.keys.keys_for(now, client),
+            now,
+            &self.policy,
+        );
         let mut verdict = self.verify(prepared).await;
         // nginx asks again about one request after an internal redirect:
         // the same client sending the same request is not a replay.

@@ -6,8 +6,17 @@
 //! kept, the fetches in flight and each agent's refreshes are bounded, so
 //! a flood of made-up agent URLs costs a bounded number of fetches and
 //! entries, never a request's time.
+//!
+//! Agents whose directory was fetched are kept apart from the rest: those
+//! failing or being fetched may hold at most a quarter of the table, and
+//! a new one takes the place of the oldest failure, never of an agent
+//! that was fetched. And one client network (a /24, a /48) may bring at
+//! most [`NEW_AGENTS_PER_NETWORK`] new agents a minute: a flood of
+//! made-up agents neither evicts the real ones nor locks new real ones
+//! out for longer than a failure is kept.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -54,6 +63,32 @@ struct Entry {
     fetched: Instant,
 }
 
+/// New agents one client network may bring in a minute.
+pub const NEW_AGENTS_PER_NETWORK: u32 = 8;
+/// Networks whose new agents are counted at most (the count restarts
+/// when full).
+const NETWORKS: usize = 4096;
+
+/// The network a client is counted in: /24 for IPv4, /48 for IPv6.
+fn network(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            IpAddr::from([o[0], o[1], o[2], 0])
+        }
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => network(IpAddr::V4(v4)),
+            None => {
+                let mut s = v6.segments();
+                for x in &mut s[3..] {
+                    *x = 0;
+                }
+                IpAddr::from(s)
+            }
+        },
+    }
+}
+
 /// Counters, for health pages.
 #[derive(Debug, Default, serde::Serialize)]
 pub struct CacheStats {
@@ -73,6 +108,8 @@ pub struct KeyCache {
     cfg: DirectoryConfig,
     bounds: Bounds,
     entries: Mutex<HashMap<String, Entry>>,
+    /// New agents per client network this minute.
+    newcomers: Mutex<(Instant, HashMap<IpAddr, u32>)>,
     in_flight: AtomicUsize,
     fetches: AtomicU64,
     failures: AtomicU64,
@@ -88,6 +125,7 @@ impl KeyCache {
             cfg,
             bounds,
             entries: Mutex::new(HashMap::new()),
+            newcomers: Mutex::new((Instant::now(), HashMap::new())),
             in_flight: AtomicUsize::new(0),
             fetches: AtomicU64::new(0),
             failures: AtomicU64::new(0),
@@ -129,6 +167,63 @@ impl KeyCache {
         CacheKeys {
             cache: self.clone(),
             now_unix,
+            client: None,
+        }
+    }
+
+    /// [`KeyCache::keys`] for a request from `client`: the new agents its
+    /// network brings are counted.
+    pub fn keys_for(self: &Arc<Self>, now_unix: i64, client: IpAddr) -> CacheKeys {
+        CacheKeys {
+            cache: self.clone(),
+            now_unix,
+            client: Some(client),
+        }
+    }
+
+    /// Counts a new agent from `client`'s network; false past its quota.
+    fn welcome(&self, client: Option<IpAddr>, now: Instant) -> bool {
+        let Some(client) = client else { return true };
+        let mut n = self.newcomers.lock().unwrap_or_else(|p| p.into_inner());
+        if now.duration_since(n.0) >= Duration::from_secs(60) || n.1.len() >= NETWORKS {
+            *n = (now, HashMap::new());
+        }
+        let count = n.1.entry(network(client)).or_insert(0);
+        if *count >= NEW_AGENTS_PER_NETWORK {
+            return false;
+        }
+        *count += 1;
+        true
+    }
+
+    /// Makes room for a new agent that is not fetched yet: stale entries
+    /// go first; then, when the unproven (failing or being fetched) hold
+    /// their quarter or the table is full, the oldest failure. An agent
+    /// whose directory was fetched is never pushed out.
+    fn room(&self, entries: &mut HashMap<String, Entry>, now: Instant) -> Result<(), &'static str> {
+        let unproven = |e: &Entry| !matches!(e.state, State::Ready(_));
+        let quarter = (self.bounds.agents / 4).max(1);
+        let count =
+            |entries: &HashMap<String, Entry>| entries.values().filter(|e| unproven(e)).count();
+        if entries.len() < self.bounds.agents && count(entries) < quarter {
+            return Ok(());
+        }
+        entries.retain(|_, e| e.until > now || matches!(e.state, State::Fetching));
+        if entries.len() < self.bounds.agents && count(entries) < quarter {
+            return Ok(());
+        }
+        let oldest = entries
+            .iter()
+            .filter(|(_, e)| matches!(e.state, State::Failed(_)))
+            .min_by_key(|(_, e)| e.fetched)
+            .map(|(k, _)| k.clone());
+        match oldest {
+            Some(k) => {
+                entries.remove(&k);
+                Ok(())
+            }
+            None if entries.len() >= self.bounds.agents => Err("too many signature agents"),
+            None => Err("key directory fetches busy"),
         }
     }
 
@@ -140,16 +235,19 @@ impl KeyCache {
         agent: &str,
         now: Instant,
         now_unix: i64,
+        client: Option<IpAddr>,
     ) -> Result<(), &'static str> {
         let Some(rt) = &self.runtime else {
             return Err("no runtime to fetch with");
         };
-        if !entries.contains_key(agent) && entries.len() >= self.bounds.agents {
-            // Room first from what has gone stale.
-            entries.retain(|_, e| e.until > now || matches!(e.state, State::Fetching));
-            if entries.len() >= self.bounds.agents {
+        if !entries.contains_key(agent) {
+            if let Err(why) = self.room(entries, now) {
                 self.refused.fetch_add(1, Ordering::Relaxed);
-                return Err("too many signature agents");
+                return Err(why);
+            }
+            if !self.welcome(client, now) {
+                self.refused.fetch_add(1, Ordering::Relaxed);
+                return Err("too many new signature agents from this network");
             }
         }
         let claimed = self
@@ -216,6 +314,7 @@ impl KeyCache {
 pub struct CacheKeys {
     cache: Arc<KeyCache>,
     now_unix: i64,
+    client: Option<IpAddr>,
 }
 
 impl Keys for CacheKeys {
@@ -248,7 +347,7 @@ impl Keys for CacheKeys {
             None => (None, true),
         };
         if due {
-            let started = c.start(&mut entries, agent, now, self.now_unix);
+            let started = c.start(&mut entries, agent, now, self.now_unix, self.client);
             if known.is_none() {
                 return Lookup::Unknown(match started {
                     Ok(()) => format!("the directory of {agent} is being fetched"),

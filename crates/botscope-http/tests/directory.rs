@@ -179,7 +179,8 @@ async fn the_key_cache_fetches_off_the_request_path_within_bounds() {
         let _ = keys.lookup(Some(&agent), &key.keyid());
     }
     assert_eq!(server.hits(), hits, "a kept directory is not fetched again");
-    // A flood of made-up agents: at most `agents` entries, the rest refused.
+    // A flood of made-up agents: at most `agents` entries, each agent
+    // fetched at most once, one at a time; the rest refused.
     for i in 0..50 {
         let _ = keys.lookup(Some(&format!("https://made-up-{i}.invalid")), "k");
         tokio::time::sleep(Duration::from_millis(1)).await;
@@ -187,5 +188,98 @@ async fn the_key_cache_fetches_off_the_request_path_within_bounds() {
     let stats = cache.stats();
     assert!(stats.agents <= 2, "{stats:?}");
     assert!(stats.refused > 0, "{stats:?}");
-    assert!(stats.fetches <= 3 + 2, "{stats:?}");
+    assert!(stats.fetches <= 1 + 50, "{stats:?}");
+}
+
+/// Found by a probe of the gate: about 1,100 requests naming made-up
+/// agents filled the cache with failures kept 5 minutes, evicting the
+/// real agents and locking new ones out. Failures now hold at most a
+/// quarter of the table and push out only older failures; one client
+/// network brings at most a few new agents a minute.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn made_up_agents_crowd_out_neither_known_nor_new_real_agents() {
+    use botscope_http::keycache::{Bounds, KeyCache, NEW_AGENTS_PER_NETWORK};
+    use botscope_httpsig::{Keys, Lookup};
+    let ca = TestCa::new();
+    let real = |key: &SigningKey| {
+        let server = FileServer::start_tls_canned(HashMap::new(), &ca);
+        let agent = server.url();
+        server.set(
+            WELL_KNOWN,
+            signed(key, agent.trim_start_matches("https://")),
+        );
+        (server, agent)
+    };
+    let (k1, k2) = (
+        SigningKey::generate().expect("key"),
+        SigningKey::generate().expect("key"),
+    );
+    let (_s1, first) = real(&k1);
+    let (_s2, second) = real(&k2);
+    let cache = KeyCache::new(
+        config(&ca, true),
+        Bounds {
+            agents: 16,
+            in_flight: 4,
+            refresh: Duration::from_secs(60),
+        },
+    );
+    let client = |i: u32| std::net::IpAddr::from([198, 51, (i / 256) as u8, (i % 256) as u8]);
+    let wait_for = |agent: String, keyid: String, from: std::net::IpAddr| {
+        let cache = cache.clone();
+        async move {
+            for _ in 0..500 {
+                if let Lookup::Key(k) = cache.keys_for(NOW, from).lookup(Some(&agent), &keyid) {
+                    return k;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            panic!("{agent} never fetched: {:?}", cache.stats());
+        }
+    };
+    assert_eq!(
+        wait_for(first.clone(), k1.keyid(), client(0)).await,
+        k1.public()
+    );
+    // A flood of made-up agents (refused connections on loopback), each
+    // from another network so that no quota stops it.
+    for i in 0..1_100u32 {
+        let agent = format!("https://127.0.{}.{}:9/", i / 250, 1 + i % 250);
+        let _ = cache
+            .keys_for(NOW, client(256 * (i + 1)))
+            .lookup(Some(&agent), "k");
+        if i % 50 == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let stats = cache.stats();
+    assert!(stats.agents <= 16, "{stats:?}");
+    assert!(stats.failures > 4, "{stats:?}");
+    // The known agent is still known, and a new real one gets in.
+    assert_eq!(
+        cache
+            .keys_for(NOW, client(1))
+            .lookup(Some(&first), &k1.keyid()),
+        Lookup::Key(k1.public())
+    );
+    assert_eq!(
+        wait_for(second.clone(), k2.keyid(), client(7)).await,
+        k2.public()
+    );
+    // One network brings at most its quota of new agents a minute.
+    let net = std::net::IpAddr::from([203, 0, 113, 1]);
+    let refused: Vec<Lookup> = (0..NEW_AGENTS_PER_NETWORK + 3)
+        .map(|i| {
+            let l = cache
+                .keys_for(NOW, net)
+                .lookup(Some(&format!("https://127.9.0.{}:9/", i + 1)), "k");
+            std::thread::sleep(Duration::from_millis(5));
+            l
+        })
+        .collect();
+    let last = refused.last().expect("answers");
+    assert!(
+        matches!(last, Lookup::Unknown(w) if w.contains("from this network")),
+        "{last:?}"
+    );
 }

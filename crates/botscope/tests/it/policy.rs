@@ -57,9 +57,22 @@ fn check_reports_file_line_and_rule_with_its_exit_status() {
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
     let b = bad.display();
-    assert!(out.contains(&format!("{b}:5: warning: rule `gpt`: no request can reach this rule")), "{out}");
-    assert!(out.contains(&format!("{b}:10: error: rule `typo`: `bot: Bingbto` is not in the registry")), "{out}");
-    assert!(out.ends_with("1 error, 1 warning (the gate refuses this policy)\n"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{b}:5: warning: rule `gpt`: no request can reach this rule"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "{b}:10: error: rule `typo`: `bot: Bingbto` is not in the registry"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("1 error, 1 warning (the gate refuses this policy)\n"),
+        "{out}"
+    );
     let o = run(&["policy", "check", arg(&bad), "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["findings"][1]["line"], 10);
@@ -80,10 +93,23 @@ fn robots_says_what_the_policy_refuses_by_name() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     let m = botscope_robotstxt::Matcher::new(text.as_bytes());
-    assert!(!m.is_allowed("GPTBot", "https://example.com/page"), "{text}");
-    assert!(!m.is_allowed("Googlebot", "https://example.com/cart/1"), "{text}");
-    assert!(m.is_allowed("Googlebot", "https://example.com/page"), "{text}");
-    assert!(stderr(&o).contains("rule `fake-crawlers` refuses by more than a name"), "{}", stderr(&o));
+    assert!(
+        !m.is_allowed("GPTBot", "https://example.com/page"),
+        "{text}"
+    );
+    assert!(
+        !m.is_allowed("Googlebot", "https://example.com/cart/1"),
+        "{text}"
+    );
+    assert!(
+        m.is_allowed("Googlebot", "https://example.com/page"),
+        "{text}"
+    );
+    assert!(
+        stderr(&o).contains("rule `fake-crawlers` refuses by more than a name"),
+        "{}",
+        stderr(&o)
+    );
     // The balanced policy refuses no category by name: the base stays.
     std::fs::write(&p, botscope_policy::preset("balanced").unwrap()).unwrap();
     let o = run(&["policy", "robots", arg(&p), "--base", arg(&base)]);
@@ -109,19 +135,50 @@ fn gate_runs_a_policy_and_refuses_a_broken_one() {
     let d = botscope_testkit::tempdir();
     let robots = d.path().join("robots");
     std::fs::create_dir(&robots).unwrap();
-    std::fs::write(robots.join("default.txt"), "User-agent: *\nDisallow: /private/\n").unwrap();
+    std::fs::write(
+        robots.join("default.txt"),
+        "User-agent: *\nDisallow: /private/\n",
+    )
+    .unwrap();
     let bad = d.path().join("bad.yaml");
-    std::fs::write(&bad, "rules:\n  - name: r\n    action: deny\n    identity: fake\n").unwrap();
-    let o = run(&["gate", "--policy", arg(&bad), "--robots-dir", arg(&robots), "--offline", "--listen", "127.0.0.1:0"]);
+    std::fs::write(
+        &bad,
+        "rules:\n  - name: r\n    action: deny\n    identity: fake\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "gate",
+        "--policy",
+        arg(&bad),
+        "--robots-dir",
+        arg(&robots),
+        "--offline",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains(&format!("{}:4: error: rule `r`: `identity: fake`", bad.display())), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "{}:4: error: rule `r`: `identity: fake`",
+            bad.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
 
     let policy = d.path().join("policy.yaml");
     std::fs::write(&policy, botscope_policy::preset("balanced").unwrap()).unwrap();
     let port = botscope_testkit::free_port();
     let addr = format!("127.0.0.1:{port}");
     let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
-        .args(["gate", "--offline", "--trust-proxy", "127.0.0.1/32", "--listen", &addr])
+        .args([
+            "gate",
+            "--offline",
+            "--trust-proxy",
+            "127.0.0.1/32",
+            "--listen",
+            &addr,
+        ])
         .args(["--policy", arg(&policy), "--robots-dir", arg(&robots)])
         .env("HOME", d.path())
         .env("XDG_DATA_HOME", d.path().join("data"))
@@ -139,12 +196,21 @@ fn gate_runs_a_policy_and_refuses_a_broken_one() {
     let googlebot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
     let r = ask(&addr, "66.249.66.1", googlebot, "/a");
     assert!(r.starts_with("HTTP/1.1 200"), "{r}");
-    assert!(r.contains("x-bot-identity: verified") && r.contains("x-bot-rule: verified-crawlers"), "{r}");
+    assert!(
+        r.contains("x-bot-identity: verified") && r.contains("x-bot-rule: verified-crawlers"),
+        "{r}"
+    );
     // Offline, a claim from elsewhere stays unverifiable: never refused for it.
     let r = ask(&addr, "203.0.113.9", googlebot, "/a");
-    assert!(r.starts_with("HTTP/1.1 200") && r.contains("x-bot-identity: unverifiable"), "{r}");
+    assert!(
+        r.starts_with("HTTP/1.1 200") && r.contains("x-bot-identity: unverifiable"),
+        "{r}"
+    );
     let r = ask(&addr, "192.0.2.5", "curl/8.5.0", "/private/x");
-    assert!(r.starts_with("HTTP/1.1 403") && r.contains("x-bot-rule: robots-txt-breakers"), "{r}");
+    assert!(
+        r.starts_with("HTTP/1.1 403") && r.contains("x-bot-rule: robots-txt-breakers"),
+        "{r}"
+    );
     assert!(
         Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
