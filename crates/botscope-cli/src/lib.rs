@@ -438,6 +438,18 @@ pub struct GateArgs {
     /// Rate keys (of the policy's `rate:` rules) kept in memory at most.
     #[arg(long, value_name = "N", default_value_t = 1_048_576, value_parser = clap::value_parser!(u64).range(16..=100_000_000))]
     pub max_rate_keys: u64,
+    /// Connections open at once; past it new connections are closed at once.
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: u64,
+    /// Connections open at once from one client address (the --trust-proxy
+    /// networks are not counted: nginx's keep-alive pool is one peer).
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections_per_client: u64,
+    /// Time a connection has to send a request's head, and an idle keep-alive
+    /// connection to send its next one (keep nginx's upstream keepalive_timeout
+    /// below it).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = duration_arg)]
+    pub header_timeout: std::time::Duration,
     /// The robots.txt files per category: `default.txt` (required), `all-ok-bots.txt`, `<bot>.txt` …
     #[arg(long, value_name = "DIR")]
     pub robots_dir: PathBuf,

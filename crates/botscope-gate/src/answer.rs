@@ -455,3 +455,44 @@ pub(crate) async fn robots_txt(
     put(h, "x-robots-file", &format!("{file}.txt"));
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by a probe: `X-Bot-Signature-Reason` repeated what the gate's
+    /// resolver answered for a host the client chose.
+    #[test]
+    fn signature_reasons_say_what_failed_not_what_the_resolver_knows() {
+        let r = botscope_httpsig::Reason::KeysUnknown(
+            "the directory of https://internal.corp.example/: 10.1.2.3 is a private address".into(),
+        );
+        let shown = signature_reason(&r);
+        assert!(
+            !shown.contains("10.1.2.3") && !shown.contains("internal"),
+            "{shown}"
+        );
+        assert!(shown.starts_with("keys not known"), "{shown}");
+        // Reasons about the client's own fields stay as they are.
+        let r = botscope_httpsig::Reason::Expired { expires: 1, now: 2 };
+        assert_eq!(signature_reason(&r), r.to_string());
+    }
+
+    #[test]
+    fn the_request_asked_about_comes_from_either_front_server() {
+        let mut h = HeaderMap::new();
+        assert_eq!(original(&h), (Cow::Borrowed("GET"), Cow::Borrowed("/")));
+        h.insert("x-forwarded-uri", HeaderValue::from_static("/caddy?q=1"));
+        h.insert("x-forwarded-method", HeaderValue::from_static("POST"));
+        assert_eq!(
+            original(&h),
+            (Cow::Borrowed("POST"), Cow::Borrowed("/caddy?q=1"))
+        );
+        h.insert("x-original-uri", HeaderValue::from_static("/nginx"));
+        h.insert("x-original-method", HeaderValue::from_static("HEAD"));
+        assert_eq!(
+            original(&h),
+            (Cow::Borrowed("HEAD"), Cow::Borrowed("/nginx"))
+        );
+    }
+}

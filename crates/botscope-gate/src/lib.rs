@@ -73,7 +73,7 @@ use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -166,6 +166,10 @@ pub struct Config {
     pub policy: Option<PathBuf>,
     /// Rate keys held at most (`--max-rate-keys`).
     pub rate_keys: usize,
+    /// What connections may hold (`--max-connections`,
+    /// `--max-connections-per-client`, `--header-timeout`); the trusted
+    /// proxies are not counted per client.
+    pub connections: botscope_http::server::ConnectionLimits,
 }
 
 impl Config {
@@ -182,6 +186,10 @@ impl Config {
             identity: None,
             policy: None,
             rate_keys: botscope_policy::DEFAULT_MAX_KEYS,
+            connections: botscope_http::server::ConnectionLimits {
+                header_timeout: Duration::from_secs(60),
+                ..Default::default()
+            },
         }
     }
 
@@ -531,15 +539,25 @@ impl Server {
                 }
             }
         });
-        let svc = router(self.gate).into_make_service_with_connect_info::<SocketAddr>();
-        // Answers are one small segment each: sent at once, never held
-        // back for an acknowledgement.
-        use axum::serve::ListenerExt;
-        let listener = self.listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let r = axum::serve(listener, svc)
-            .with_graceful_shutdown(shutdown)
+        // Connections within bounds (the front proxies it trusts are not
+        // counted per client: nginx's keep-alive pool is one peer); answers
+        // are one small segment each, sent at once (no delay).
+        let trusted = self.gate.config.trust_proxy.clone();
+        let limits = botscope_http::server::ConnectionLimits {
+            exempt: Arc::new(move |ip| trusted.iter().any(|r| r.contains(ip))),
+            ..self.gate.config.connections.clone()
+        };
+        let app = router(self.gate);
+        let service = move |peer: SocketAddr, mut req: Request<hyper::body::Incoming>| {
+            req.extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
+            let app = app.clone();
+            async move {
+                use tower::ServiceExt;
+                app.oneshot(req.map(axum::body::Body::new)).await
+            }
+        };
+        let r = botscope_http::server::serve(self.listener, service, limits, shutdown)
             .await
             .map_err(Error::Serve);
         watcher.abort();

@@ -39,6 +39,7 @@ mod download;
 mod exchange;
 mod guard;
 pub mod keycache;
+pub mod server;
 mod tls;
 
 pub use download::{download, download_reader};

@@ -67,13 +67,7 @@ pub async fn log(req: Request, next: Next) -> Response {
 /// one by its /64 (one subscriber's network, which holds as many
 /// addresses as it likes).
 pub fn client_key(ip: std::net::IpAddr) -> std::net::IpAddr {
-    match botscope_botid::normalize(ip) {
-        std::net::IpAddr::V6(v6) => {
-            let bits = u128::from(v6) & !((1u128 << 64) - 1);
-            std::net::IpAddr::V6(std::net::Ipv6Addr::from(bits))
-        }
-        v4 => v4,
-    }
+    botscope_http::server::client_key(ip)
 }
 
 /// Refuses (403) a form or upload posted from another site: a browser

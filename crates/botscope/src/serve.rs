@@ -73,6 +73,12 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         }),
         policy: a.policy.clone(),
         rate_keys: usize::try_from(a.max_rate_keys)?,
+        connections: botscope_http::server::ConnectionLimits {
+            connections: usize::try_from(a.max_connections)?,
+            per_client: usize::try_from(a.max_connections_per_client)?,
+            header_timeout: a.header_timeout,
+            ..Default::default()
+        },
         signatures: if a.no_signatures {
             None
         } else {

@@ -705,3 +705,79 @@ fn identity_at_request_time_and_the_balanced_policy() {
         "{health}"
     );
 }
+
+/// Found by a probe: 24,000 idle connections exhausted the gate's
+/// descriptors and `/auth` stopped answering. Connections are now
+/// bounded in all and per client, and an idle one is closed after the
+/// header timeout.
+#[test]
+fn idle_connections_cannot_lock_the_gate() {
+    let d = tempfile::tempdir().unwrap();
+    let rd = d.path().join("robots");
+    robots(&rd);
+    let config = Config {
+        connections: botscope_http::server::ConnectionLimits {
+            connections: 64,
+            per_client: 8,
+            header_timeout: Duration::from_millis(500),
+            ..Default::default()
+        },
+        ..Config::new(rd)
+    };
+    let g = botscope_testkit::spawn_server(Some(2), move |ready, stop| async move {
+        let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
+            .await
+            .expect("bind");
+        ready.send(server.local_addr());
+        server.run(stop).await.unwrap();
+    });
+    // One client opens 200 connections and sends nothing.
+    let idle: Vec<TcpStream> = (0..200)
+        .map(|_| TcpStream::connect(g.addr).unwrap())
+        .collect();
+    // Another client (another loopback address) is still answered.
+    let from = |ip: [u8; 4]| {
+        let s = socket2_connect(ip, g.addr);
+        let mut s = s;
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(
+            s,
+            "GET /auth HTTP/1.1\r\nHost: gate\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        read_response(s, "/auth")
+    };
+    assert_eq!(from([127, 0, 0, 2]).status, 200);
+    let closed = |idle: &mut [TcpStream]| -> usize {
+        let mut n = 0;
+        for s in idle.iter_mut() {
+            s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+            if matches!(std::io::Read::read(s, &mut [0u8; 16]), Ok(0)) {
+                n += 1;
+            }
+        }
+        n
+    };
+    let mut idle = idle;
+    // Past its 8, the client's connections were closed at once …
+    assert_eq!(closed(&mut idle), 192);
+    // … and the 8 after the header timeout.
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert_eq!(closed(&mut idle), 200);
+    assert_eq!(from([127, 0, 0, 1]).status, 200);
+}
+
+/// A TCP connection to `to` from the loopback address `ip`.
+fn socket2_connect(ip: [u8; 4], to: SocketAddr) -> TcpStream {
+    let s = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let sock = tokio::net::TcpSocket::new_v4().unwrap();
+            sock.bind(SocketAddr::from((ip, 0))).unwrap();
+            sock.connect(to).await.unwrap().into_std().unwrap()
+        });
+    s.set_nonblocking(false).unwrap();
+    s
+}
