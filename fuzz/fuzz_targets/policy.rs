@@ -8,9 +8,13 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let registry = botscope_botid::Registry::bundled();
-    let parsed = parse("fuzz.yaml", &text, &registry);
-    let lines = u32::try_from(text.lines().count()).unwrap_or(u32::MAX) + 1;
+    static REGISTRY: std::sync::OnceLock<botscope_botid::Registry> = std::sync::OnceLock::new();
+    let registry = REGISTRY.get_or_init(botscope_botid::Registry::bundled);
+    let parsed = parse("fuzz.yaml", &text, registry);
+    let ua: String = text.chars().take(64).collect();
+    // YAML breaks lines at \n, \r\n and a lone \r.
+    let breaks = text.matches('\n').count() + text.matches('\r').count();
+    let lines = u32::try_from(breaks).unwrap_or(u32::MAX) + 1;
     for f in &parsed.findings {
         assert!(f.line <= lines, "{f} is past the file's {lines} lines");
         assert!(!f.to_string().contains('\x1b'), "{f}");
@@ -29,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
                 ip: std::net::IpAddr::from([192, 0, 2, i as u8]),
                 method: if i % 2 == 0 { "GET" } else { "POST" },
                 path,
-                user_agent: &text[..text.len().min(64)],
+                user_agent: &ua,
                 identity: id.1,
                 bot: Some("Googlebot"),
                 category: botscope_policy::UNREGISTERED_BOT,

@@ -137,11 +137,14 @@ pub struct LookupStats {
     pub failed: AtomicU64,
 }
 
+/// Reverse-DNS evidence per (address, domains), with its expiry.
+type EvidenceCache = Recent<(IpAddr, u64), (Arc<FcrdnsEvidence>, Instant)>;
+
 struct Dns {
     lookup: Lookup,
     slots: Arc<tokio::sync::Semaphore>,
     /// Evidence per (address, domains), with its expiry.
-    evidence: Arc<Mutex<Recent<(IpAddr, u64), (Arc<FcrdnsEvidence>, Instant)>>>,
+    evidence: Arc<Mutex<EvidenceCache>>,
     /// Lookups in flight (at most the slots).
     pending: Arc<Mutex<HashSet<(IpAddr, u64)>>>,
 }

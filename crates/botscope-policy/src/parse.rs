@@ -552,7 +552,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
                 text.len()
             ),
         );
-        return done(r, None);
+        return done(r, None, text);
     }
     let opts = LoaderOptions::default().error_on_duplicate_keys(true);
     let root = match marked_yaml::parse_yaml_with_options(0, text, opts) {
@@ -574,7 +574,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
                 severity: Severity::Error,
                 message: format!("not valid YAML: {}", botscope_text::field(&e.to_string())),
             });
-            return done(r, None);
+            return done(r, None, text);
         }
     };
     let Some(top) = root.as_mapping() else {
@@ -583,7 +583,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
             None,
             "the top level must be a mapping with `rules:`",
         );
-        return done(r, None);
+        return done(r, None, text);
     };
     for (k, _) in top.iter() {
         if !TOP_KEYS.contains(&k.as_str()) {
@@ -617,8 +617,8 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
         },
     };
     let Some(rules_node) = top.get_node("rules") else {
-        r.err(root.span(), None, "missing `rules:` list");
-        return done(r, None);
+        r.err(&blank, None, "missing `rules:` list");
+        return done(r, None, text);
     };
     let mut rules = Vec::new();
     match rules_node.as_sequence() {
@@ -663,10 +663,16 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
     for f in check::unreachable(&policy) {
         r.findings.push(f);
     }
-    done(r, Some(policy))
+    done(r, Some(policy), text)
 }
 
-fn done(mut r: Reader, policy: Option<Policy>) -> Parsed {
+fn done(mut r: Reader, policy: Option<Policy>, text: &str) -> Parsed {
+    // The reader may place what ends the file just past it.
+    let last = u32::try_from(text.matches('\n').count() + text.matches('\r').count() + 1)
+        .unwrap_or(u32::MAX);
+    for f in &mut r.findings {
+        f.line = f.line.min(last);
+    }
     r.findings.sort_by_key(|f| f.line);
     let failed = r.findings.iter().any(|f| f.severity == Severity::Error);
     Parsed {
