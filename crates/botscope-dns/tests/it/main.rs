@@ -332,3 +332,41 @@ async fn evidence_source_persists_its_cache() {
     assert!(e.to_string().contains("is not a botscope DNS cache"), "{e}");
     assert_eq!(std::fs::read(&cache).expect("read"), log);
 }
+
+/// Evidence comes with how long it holds: the shortest TTL of the answers
+/// it rests on (dnsmasq gives 300 s), what is left of it when cached, and
+/// none after a failure. A bounded cache keeps no more than its bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evidence_holds_for_its_answers_ttl_and_a_bounded_cache_stays_bounded() {
+    let server = dnsmasq();
+    let lookup = HickoryLookup::new(&[server.addr()], Duration::from_secs(2)).expect("resolver");
+    let f = Fcrdns::new(lookup, Cache::bounded(3), 4);
+    let domains = vec!["googlebot.com".to_owned()];
+    let (ev, life) = f.evidence_timed(ip("192.0.2.1"), &domains).await;
+    assert!(ev.ptr.as_ref().is_some_and(|p| p.is_ok()), "{ev:?}");
+    let life = life.expect("answers hold");
+    assert!(
+        life > Duration::from_secs(250) && life <= Duration::from_secs(300),
+        "{life:?}"
+    );
+    // Asked again: from the cache, with what is left.
+    let (_, again) = f.evidence_timed(ip("192.0.2.1"), &domains).await;
+    assert!(again.expect("cached") <= life);
+    // Many addresses: the cache holds at most its bound.
+    for a in [
+        "192.0.2.2",
+        "192.0.2.3",
+        "192.0.2.5",
+        "192.0.2.6",
+        "2001:db8::1",
+    ] {
+        let _ = f.evidence_timed(ip(a), &domains).await;
+    }
+    assert!(f.cache().len() <= 3, "{}", f.cache().len());
+    // A failure holds for no time at all.
+    let dead = SocketAddr::from(([127, 0, 0, 1], free_port()));
+    let lookup = HickoryLookup::new(&[dead], Duration::from_millis(300)).expect("resolver");
+    let f = Fcrdns::new(lookup, Cache::bounded(10), 1);
+    let (_, life) = f.evidence_timed(ip("192.0.2.1"), &domains).await;
+    assert_eq!(life, None);
+}
