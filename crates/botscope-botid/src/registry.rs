@@ -206,6 +206,7 @@ pub const BUNDLED_REGISTRY: &str = include_str!("../data/registry.yaml");
 pub const MAX_REGISTRY_BYTES: usize = 64 * 1024 * 1024;
 
 mod read;
+pub use read::yaml_error_line;
 mod write;
 
 impl Registry {

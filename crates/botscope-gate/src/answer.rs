@@ -368,21 +368,47 @@ fn page(a: &Answer) -> &'static str {
     }
 }
 
+/// Which front server asks, and so which statuses it can pass on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Front {
+    /// nginx's `auth_request`: 2xx, 401 and 403 only, no page.
+    AuthRequest,
+    /// Caddy's `forward_auth`: the gate's status and page reach the client.
+    Forward,
+}
+
+async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Front) -> Response {
+    let a = decide(g, peer.ip(), h).await;
+    let status = match (a.action, front) {
+        (Action::Allow | Action::Label, _) => StatusCode::OK,
+        (Action::Deny, _) | (Action::Limit, Front::AuthRequest) => StatusCode::FORBIDDEN,
+        (Action::Limit, Front::Forward) => StatusCode::TOO_MANY_REQUESTS,
+        (Action::Challenge, _) => StatusCode::UNAUTHORIZED,
+    };
+    let mut r = match front {
+        Front::AuthRequest => status.into_response(),
+        Front::Forward => {
+            let mut r = (status, page(&a)).into_response();
+            let h = r.headers_mut();
+            h.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            r
+        }
+    };
+    headers(r.headers_mut(), &a);
+    r
+}
+
 /// `GET /auth` (nginx `auth_request`).
 pub(crate) async fn auth(
     State(g): State<Arc<Gate>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: Request,
 ) -> Response {
-    let a = decide(&g, peer.ip(), req.headers()).await;
-    let status = match a.action {
-        Action::Allow | Action::Label => StatusCode::OK,
-        Action::Deny | Action::Limit => StatusCode::FORBIDDEN,
-        Action::Challenge => StatusCode::UNAUTHORIZED,
-    };
-    let mut r = status.into_response();
-    headers(r.headers_mut(), &a);
-    r
+    answer(&g, peer, req.headers(), Front::AuthRequest).await
 }
 
 /// `GET /forward-auth` (Caddy's `forward_auth`, Traefik's ForwardAuth):
@@ -392,22 +418,7 @@ pub(crate) async fn forward_auth(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: Request,
 ) -> Response {
-    let a = decide(&g, peer.ip(), req.headers()).await;
-    let status = match a.action {
-        Action::Allow | Action::Label => StatusCode::OK,
-        Action::Deny => StatusCode::FORBIDDEN,
-        Action::Limit => StatusCode::TOO_MANY_REQUESTS,
-        Action::Challenge => StatusCode::UNAUTHORIZED,
-    };
-    let mut r = (status, page(&a)).into_response();
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers(h, &a);
-    r
+    answer(&g, peer, req.headers(), Front::Forward).await
 }
 
 /// `GET /robots.txt`: the file of the client's place, most specific first.

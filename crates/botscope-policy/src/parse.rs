@@ -558,15 +558,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
     let root = match marked_yaml::parse_yaml_with_options(0, text, opts) {
         Ok(root) => root,
         Err(e) => {
-            let line = match &e {
-                marked_yaml::LoadError::TopLevelMustBeMapping(m)
-                | marked_yaml::LoadError::UnexpectedAnchor(m)
-                | marked_yaml::LoadError::MappingKeyMustBeScalar(m)
-                | marked_yaml::LoadError::UnexpectedTag(m)
-                | marked_yaml::LoadError::ScanError(m, _) => u32::try_from(m.line()).unwrap_or(0),
-                marked_yaml::LoadError::DuplicateKey(d) => line_of(d.key.span()),
-                _ => 0,
-            };
+            let line = botscope_botid::yaml_error_line(&e);
             r.findings.push(Finding {
                 file: file.to_owned(),
                 line,

@@ -8,6 +8,19 @@ use marked_yaml::{LoaderOptions, Node, Span};
 use super::*;
 use crate::ipset::{IpRange, parse_ip};
 
+/// The line a YAML reading error points at (0 when it points nowhere).
+pub fn yaml_error_line(e: &marked_yaml::LoadError) -> u32 {
+    match e {
+        marked_yaml::LoadError::TopLevelMustBeMapping(m)
+        | marked_yaml::LoadError::UnexpectedAnchor(m)
+        | marked_yaml::LoadError::MappingKeyMustBeScalar(m)
+        | marked_yaml::LoadError::UnexpectedTag(m)
+        | marked_yaml::LoadError::ScanError(m, _) => u32::try_from(m.line()).unwrap_or(0),
+        marked_yaml::LoadError::DuplicateKey(d) => line_of(d.key.span()),
+        _ => 0,
+    }
+}
+
 fn line_of(span: &Span) -> u32 {
     span.start()
         .map_or(0, |m| u32::try_from(m.line()).unwrap_or(u32::MAX))
@@ -371,17 +384,7 @@ impl Registry {
         let root = match marked_yaml::parse_yaml_with_options(0, text, opts) {
             Ok(root) => root,
             Err(e) => {
-                let line = match &e {
-                    marked_yaml::LoadError::TopLevelMustBeMapping(m)
-                    | marked_yaml::LoadError::UnexpectedAnchor(m)
-                    | marked_yaml::LoadError::MappingKeyMustBeScalar(m)
-                    | marked_yaml::LoadError::UnexpectedTag(m)
-                    | marked_yaml::LoadError::ScanError(m, _) => {
-                        u32::try_from(m.line()).unwrap_or(0)
-                    }
-                    marked_yaml::LoadError::DuplicateKey(d) => line_of(d.key.span()),
-                    _ => 0,
-                };
+                let line = yaml_error_line(&e);
                 r.errors.push(RegistryError {
                     file: file.to_owned(),
                     line,

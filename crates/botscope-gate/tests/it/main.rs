@@ -69,6 +69,11 @@ fn start_with(
         signatures,
         ..Config::new(robots_dir.to_path_buf())
     };
+    serve(config)
+}
+
+/// A gate with `config` on a free loopback port.
+fn serve(config: Config) -> Running {
     botscope_testkit::spawn_server(Some(2), move |ready, stop| async move {
         let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
             .await
@@ -585,13 +590,7 @@ fn identity_at_request_time_and_the_balanced_policy() {
         policy: Some(policy),
         ..Config::new(rd.clone())
     };
-    let g = botscope_testkit::spawn_server(Some(2), move |ready, stop| async move {
-        let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
-            .await
-            .expect("bind");
-        ready.send(server.local_addr());
-        server.run(stop).await.unwrap();
-    });
+    let g = serve(config);
 
     // A real Googlebot from Google's published ranges: verified at once,
     // its name given, its own robots.txt served (no list needed).
@@ -724,13 +723,7 @@ fn idle_connections_cannot_lock_the_gate() {
         },
         ..Config::new(rd)
     };
-    let g = botscope_testkit::spawn_server(Some(2), move |ready, stop| async move {
-        let server = Server::bind(config, "127.0.0.1:0".parse().unwrap())
-            .await
-            .expect("bind");
-        ready.send(server.local_addr());
-        server.run(stop).await.unwrap();
-    });
+    let g = serve(config);
     // One client opens 200 connections and sends nothing.
     let idle: Vec<TcpStream> = (0..200)
         .map(|_| TcpStream::connect(g.addr).unwrap())
