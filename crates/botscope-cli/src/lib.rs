@@ -438,6 +438,19 @@ pub struct GateArgs {
     /// Rate keys (of the policy's `rate:` rules) kept in memory at most.
     #[arg(long, value_name = "N", default_value_t = 1_048_576, value_parser = clap::value_parser!(u64).range(16..=100_000_000))]
     pub max_rate_keys: u64,
+    /// Log one JSON line per decision that is not `allow` to FILE (time, client,
+    /// User-Agent, claimed bot, identity and its evidence, signature, rule, action),
+    /// by a writer of its own: a line it cannot take in time is counted in /healthz and
+    /// /metrics, never waited for.
+    #[arg(long, value_name = "FILE")]
+    pub decision_log: Option<PathBuf>,
+    /// Log `allow` decisions too.
+    #[arg(long, requires = "decision_log")]
+    pub decision_log_all: bool,
+    /// The decision log's size past which it is renamed FILE.1 (the previous FILE.1
+    /// dropped) and started anew.
+    #[arg(long, value_name = "SIZE", default_value = "100MiB", value_parser = size_arg)]
+    pub decision_log_max: u64,
     /// Connections open at once; past it new connections are closed at once.
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_connections: u64,

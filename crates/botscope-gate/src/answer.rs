@@ -162,6 +162,7 @@ pub fn place(
 
 /// Decides one request.
 pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
+    let started = std::time::Instant::now();
     let ip = g.client(peer, h);
     let snap: Arc<Snapshot> = g.current.load_full();
     let user_agent = text(h, "user-agent").unwrap_or(Cow::Borrowed(""));
@@ -250,7 +251,7 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
         None => (Action::Allow, "default".to_owned(), None, Vec::new()),
     };
     g.counters.count(&rule, action);
-    Answer {
+    let a = Answer {
         placed,
         known,
         identity,
@@ -260,7 +261,13 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
         rule,
         retry_after,
         labels,
+    };
+    g.latency.record(started.elapsed());
+    if let Some(log) = &g.decision_log {
+        let (method, path) = original(h);
+        log.log(&a, ip, user_agent, &method, &path);
     }
+    a
 }
 
 fn put(h: &mut HeaderMap, name: &'static str, value: &str) {

@@ -59,8 +59,10 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod answer;
+pub mod decisions;
 pub mod identity;
 mod lists;
+pub mod metrics;
 mod recent;
 pub mod signature;
 
@@ -136,6 +138,9 @@ pub enum Error {
     /// The User-Agent classifier could not be built.
     #[error(transparent)]
     Identity(#[from] botscope_botid::Error),
+    /// The decision log cannot be opened.
+    #[error("the decision log: {0}")]
+    DecisionLog(String),
 }
 
 /// A path in a message: file names in a lists directory are anyone's, so
@@ -166,6 +171,8 @@ pub struct Config {
     pub policy: Option<PathBuf>,
     /// Rate keys held at most (`--max-rate-keys`).
     pub rate_keys: usize,
+    /// The decision log (`--decision-log`), when kept.
+    pub decision_log: Option<decisions::DecisionLogConfig>,
     /// What connections may hold (`--max-connections`,
     /// `--max-connections-per-client`, `--header-timeout`); the trusted
     /// proxies are not counted per client.
@@ -186,6 +193,7 @@ impl Config {
             identity: None,
             policy: None,
             rate_keys: botscope_policy::DEFAULT_MAX_KEYS,
+            decision_log: None,
             connections: botscope_http::server::ConnectionLimits {
                 header_timeout: Duration::from_secs(60),
                 ..Default::default()
@@ -234,6 +242,10 @@ pub struct Gate {
     rates: botscope_policy::Rates,
     /// Decisions counted, for `/metrics`.
     pub counters: answer::Counters,
+    /// How long decisions took.
+    pub latency: metrics::Latency,
+    /// The decision log, when one is kept.
+    pub decision_log: Option<decisions::DecisionLog>,
 }
 
 fn load(config: &Config) -> Result<Snapshot, Error> {
@@ -317,6 +329,13 @@ impl Gate {
             rates: botscope_policy::Rates::new(config.rate_keys),
             identities,
             counters: answer::Counters::default(),
+            latency: metrics::Latency::default(),
+            decision_log: config
+                .decision_log
+                .as_ref()
+                .map(decisions::DecisionLog::open)
+                .transpose()
+                .map_err(|e| Error::DecisionLog(e.to_string()))?,
             config,
             current: ArcSwap::from_pointee(snap),
             seen: Mutex::new(seen),
@@ -452,6 +471,11 @@ async fn healthz(State(g): State<Arc<Gate>>) -> Response {
             "lookups_failed": i.stats.failed.load(std::sync::atomic::Ordering::Relaxed),
         })),
         "rate_keys": g.rates.len(),
+        "decision_log": g.decision_log.as_ref().map(|l| serde_json::json!({
+            "written": l.written.load(std::sync::atomic::Ordering::Relaxed),
+            "dropped": l.dropped.load(std::sync::atomic::Ordering::Relaxed),
+            "rotations": l.rotations.load(std::sync::atomic::Ordering::Relaxed),
+        })),
     });
     (
         [(header::CONTENT_TYPE, "application/json")],
@@ -466,6 +490,7 @@ pub fn router(g: Arc<Gate>) -> Router {
         .route("/robots.txt", get(answer::robots_txt))
         .route("/auth", get(answer::auth))
         .route("/forward-auth", get(answer::forward_auth))
+        .route("/metrics", get(metrics::metrics))
         .route("/healthz", get(healthz))
         .with_state(g)
 }

@@ -73,6 +73,13 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         }),
         policy: a.policy.clone(),
         rate_keys: usize::try_from(a.max_rate_keys)?,
+        decision_log: a.decision_log.as_ref().map(|path| {
+            botscope_gate::decisions::DecisionLogConfig {
+                path: path.clone(),
+                all: a.decision_log_all,
+                max_bytes: a.decision_log_max,
+            }
+        }),
         connections: botscope_http::server::ConnectionLimits {
             connections: usize::try_from(a.max_connections)?,
             per_client: usize::try_from(a.max_connections_per_client)?,

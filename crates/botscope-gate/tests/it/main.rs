@@ -774,3 +774,91 @@ fn socket2_connect(ip: [u8; 4], to: SocketAddr) -> TcpStream {
     s.set_nonblocking(false).unwrap();
     s
 }
+
+/// Every decision that is not `allow` is one JSON line of the decision log
+/// (rotated past its size), and `/metrics` counts decisions by rule and
+/// action in Prometheus's format.
+#[test]
+fn the_decision_log_and_the_metrics() {
+    let d = tempfile::tempdir().unwrap();
+    let rd = d.path().join("robots");
+    robots(&rd);
+    let policy = d.path().join("policy.yaml");
+    std::fs::write(&policy, botscope_policy::preset("balanced").unwrap()).unwrap();
+    let log = d.path().join("decisions.jsonl");
+    let config = Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        identity: Some(botscope_gate::identity::IdentityConfig {
+            registry: Arc::new(botscope_botid::Registry::bundled()),
+            owners: Arc::new(botscope_botid::NoOwners),
+            dns: None,
+            cache: 1_000,
+        }),
+        policy: Some(policy),
+        decision_log: Some(botscope_gate::decisions::DecisionLogConfig {
+            path: log.clone(),
+            all: false,
+            max_bytes: 8_192,
+        }),
+        ..Config::new(rd)
+    };
+    let g = serve(config);
+    let py = "python-requests/2.31.0";
+    for i in 0..40 {
+        let r = ask(g.addr, "/auth", "192.0.2.50", py, &format!("/private/{i}"));
+        assert_eq!(r.status, 403);
+    }
+    // Allowed requests are not logged.
+    let r = ask(g.addr, "/auth", "66.249.66.1", GOOGLEBOT, "/a");
+    assert_eq!(r.status, 200);
+    let rotated = d.path().join("decisions.jsonl.1");
+    let t = Instant::now();
+    let lines = || {
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        format!("{}{}", read(&rotated), read(&log))
+    };
+    while lines().lines().count() < 40 {
+        assert!(t.elapsed() < Duration::from_secs(10), "{}", lines());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(rotated.exists(), "rotated past 8 KiB");
+    assert!(std::fs::metadata(&log).unwrap().len() <= 8_192);
+    let all = lines();
+    assert_eq!(all.lines().count(), 40, "{all}");
+    let first: serde_json::Value = serde_json::from_str(all.lines().next().unwrap()).unwrap();
+    assert_eq!(first["client"], "192.0.2.50");
+    assert_eq!(first["user_agent"], py);
+    assert_eq!(first["path"], "/private/0");
+    assert_eq!(first["identity"], "unclaimed");
+    assert_eq!(first["rule"], "robots-txt-breakers");
+    assert_eq!(first["action"], "deny");
+    assert!(first["time"].as_str().unwrap().ends_with('Z'), "{first}");
+
+    let m = get(g.addr, "/metrics", None);
+    assert_eq!(m.status, 200);
+    assert!(
+        m.body.contains(
+            "botscope_gate_decisions_total{rule=\"robots-txt-breakers\",action=\"deny\"} 40"
+        ),
+        "{}",
+        m.body
+    );
+    assert!(
+        m.body.contains(
+            "botscope_gate_decisions_total{rule=\"verified-crawlers\",action=\"allow\"} 1"
+        ),
+        "{}",
+        m.body
+    );
+    assert!(
+        m.body.contains("botscope_gate_decision_seconds_count 41"),
+        "{}",
+        m.body
+    );
+    assert!(
+        m.body
+            .contains("botscope_gate_decision_log_lines_total{fate=\"dropped\"} 0"),
+        "{}",
+        m.body
+    );
+}

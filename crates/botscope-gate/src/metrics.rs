@@ -1,0 +1,163 @@
+//! `GET /metrics` in Prometheus's text format (0.0.4): decisions by rule
+//! and action, identity lookups by outcome, what the gate holds, and the
+//! decision latency. Answered to loopback and the `--trust-proxy`
+//! networks only (the peer of the connection, never a header).
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::Gate;
+
+/// The latency histogram's upper bounds, in seconds.
+const BOUNDS: [f64; 10] = [
+    0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.005, 0.025,
+];
+
+/// How long decisions took.
+#[derive(Debug, Default)]
+pub struct Latency {
+    /// Counts per bucket (the last: over every bound).
+    buckets: [AtomicU64; BOUNDS.len() + 1],
+    /// The sum, in nanoseconds.
+    sum_ns: AtomicU64,
+}
+
+impl Latency {
+    /// Records one decision's time.
+    pub fn record(&self, d: Duration) {
+        let s = d.as_secs_f64();
+        let i = BOUNDS.iter().position(|b| s <= *b).unwrap_or(BOUNDS.len());
+        self.buckets[i].fetch_add(1, Ordering::Relaxed);
+        self.sum_ns.fetch_add(
+            u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+    }
+}
+
+/// A label value as Prometheus reads it: `\`, `"` and line feeds escaped.
+fn label(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The metrics as text.
+pub fn render(g: &Gate) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_decisions_total Decisions by deciding rule and action."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_decisions_total counter");
+    for (rule, action, n) in g.counters.snapshot() {
+        let _ = writeln!(
+            o,
+            "botscope_gate_decisions_total{{rule=\"{}\",action=\"{action}\"}} {n}",
+            label(&rule)
+        );
+    }
+    if let Some(i) = &g.identities {
+        let _ = writeln!(
+            o,
+            "# HELP botscope_gate_identity_lookups_total Reverse-DNS lookups of claims by outcome (busy: every slot taken, asked again later)."
+        );
+        let _ = writeln!(o, "# TYPE botscope_gate_identity_lookups_total counter");
+        for (outcome, c) in [
+            ("started", &i.stats.started),
+            ("busy", &i.stats.busy),
+            ("answered", &i.stats.answered),
+            ("failed", &i.stats.failed),
+        ] {
+            let _ = writeln!(
+                o,
+                "botscope_gate_identity_lookups_total{{outcome=\"{outcome}\"}} {}",
+                c.load(Ordering::Relaxed)
+            );
+        }
+        let _ = writeln!(
+            o,
+            "# HELP botscope_gate_identities Identities (address and User-Agent) held."
+        );
+        let _ = writeln!(o, "# TYPE botscope_gate_identities gauge");
+        let _ = writeln!(o, "botscope_gate_identities {}", i.held());
+        let _ = writeln!(
+            o,
+            "# HELP botscope_gate_identity_lookups_in_flight Reverse-DNS lookups in flight."
+        );
+        let _ = writeln!(o, "# TYPE botscope_gate_identity_lookups_in_flight gauge");
+        let _ = writeln!(
+            o,
+            "botscope_gate_identity_lookups_in_flight {}",
+            i.in_flight()
+        );
+    }
+    let _ = writeln!(o, "# HELP botscope_gate_rate_keys Rate keys held.");
+    let _ = writeln!(o, "# TYPE botscope_gate_rate_keys gauge");
+    let _ = writeln!(o, "botscope_gate_rate_keys {}", g.rates.len());
+    if let Some(l) = &g.decision_log {
+        let _ = writeln!(
+            o,
+            "# HELP botscope_gate_decision_log_lines_total Decision log lines by fate (dropped: the writer's queue was full)."
+        );
+        let _ = writeln!(o, "# TYPE botscope_gate_decision_log_lines_total counter");
+        let _ = writeln!(
+            o,
+            "botscope_gate_decision_log_lines_total{{fate=\"written\"}} {}",
+            l.written.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            o,
+            "botscope_gate_decision_log_lines_total{{fate=\"dropped\"}} {}",
+            l.dropped.load(Ordering::Relaxed)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_decision_seconds Time from a request's arrival to its decision."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_decision_seconds histogram");
+    let mut cumulative = 0;
+    for (i, b) in g.latency.buckets.iter().enumerate() {
+        cumulative += b.load(Ordering::Relaxed);
+        let le = BOUNDS
+            .get(i)
+            .map_or_else(|| "+Inf".to_owned(), |b| format!("{b}"));
+        let _ = writeln!(
+            o,
+            "botscope_gate_decision_seconds_bucket{{le=\"{le}\"}} {cumulative}"
+        );
+    }
+    let sum = g.latency.sum_ns.load(Ordering::Relaxed) as f64 / 1e9;
+    let _ = writeln!(o, "botscope_gate_decision_seconds_sum {sum}");
+    let _ = writeln!(o, "botscope_gate_decision_seconds_count {cumulative}");
+    o
+}
+
+/// `GET /metrics`: to loopback and the trusted proxies only.
+pub(crate) async fn metrics(
+    State(g): State<Arc<Gate>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+) -> Response {
+    let ip = botscope_botid::normalize(peer.ip());
+    if !ip.is_loopback() && !g.config.trust_proxy.iter().any(|r| r.contains(ip)) {
+        return (
+            StatusCode::FORBIDDEN,
+            "metrics are for loopback and --trust-proxy networks\n",
+        )
+            .into_response();
+    }
+    let mut r = render(&g).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    r
+}
