@@ -231,6 +231,54 @@ pub enum PolicyCommand {
     ///
     /// Example: botscope policy robots policy.yaml --base /var/www/robots.txt --out robots.txt
     Robots(PolicyRobotsArgs),
+    /// Run a policy over access logs with the logs' own clock (rates in log time),
+    /// through the decision function the gate calls: per rule the requests, clients and
+    /// bots it caught, so that a site owner sees what the policy would do before
+    /// switching it on. Identity is judged offline (published ranges, the owner
+    /// database); robots.txt from --robots. Exit status: 0, 2 error (nothing written).
+    ///
+    /// Example: botscope policy replay policy.yaml /var/log/nginx/access.log --robots /var/www/robots.txt
+    Replay(PolicyReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PolicyReplayArgs {
+    /// The policy file.
+    pub file: PathBuf,
+    /// Access logs (plain or gzip; `-` for standard input), replayed in the order given.
+    #[arg(required = true)]
+    pub logs: Vec<PathBuf>,
+    /// The site's robots.txt (for `robots: disallowed` rules).
+    #[arg(long, value_name = "FILE")]
+    pub robots: Option<PathBuf>,
+    /// The lists the gate reads (`list:` rules).
+    #[arg(long, value_name = "DIR")]
+    pub lists: Option<PathBuf>,
+    /// The log format: a preset (combined, common, vhost_combined, json), an Apache
+    /// LogFormat string or an nginx log_format string; detected from the first lines if absent.
+    #[arg(long, value_name = "SPEC", value_parser = log_format_arg)]
+    pub log_format: Option<botscope_accesslog::LogFormat>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReplayFormat,
+    /// Write the report to PATH (atomically) instead of standard output.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// A registry file layered over the bundled one.
+    #[arg(long, value_name = "FILE")]
+    pub registry: Option<PathBuf>,
+}
+
+/// `policy replay`'s report formats.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum ReplayFormat {
+    /// A line per rule.
+    #[default]
+    Text,
+    /// One JSON object.
+    Json,
+    /// One HTML page.
+    Html,
 }
 
 #[derive(Debug, Args)]

@@ -228,8 +228,17 @@ impl Identities {
     /// Who `ip` sending `user_agent` is, now. Must be called inside a Tokio
     /// runtime when reverse DNS is on (a lookup it starts runs there).
     pub fn identify(&self, ip: IpAddr, user_agent: &str) -> Arc<Known> {
+        self.identify_at(ip, user_agent, None)
+    }
+
+    /// [`Identities::identify`] for a request made at `when` (Unix
+    /// seconds; a replayed log's line): a published list dated long after
+    /// it says nothing of an address it lacks (botid's `verify_at`).
+    pub fn identify_at(&self, ip: IpAddr, user_agent: &str, when: Option<i64>) -> Arc<Known> {
         let ip = botscope_botid::normalize(ip);
-        let ua_key = self.hasher.hash_one(user_agent);
+        let ua_key = self
+            .hasher
+            .hash_one((user_agent, when.map(|w| w.div_euclid(86_400))));
         let now = Instant::now();
         if let Some(k) = lock(&self.known).get(&(ip, ua_key))
             && k.expires > now
@@ -237,7 +246,7 @@ impl Identities {
         {
             return k;
         }
-        let known = Arc::new(self.judge(ip, user_agent, now));
+        let known = Arc::new(self.judge(ip, user_agent, now, when));
         lock(&self.known).insert((ip, ua_key), known.clone());
         known
     }
@@ -259,9 +268,12 @@ impl Identities {
         self.hasher.hash_one(domains)
     }
 
-    fn judge(&self, ip: IpAddr, user_agent: &str, now: Instant) -> Known {
+    fn judge(&self, ip: IpAddr, user_agent: &str, now: Instant, when: Option<i64>) -> Known {
         let ua = self.classifier.classify(user_agent);
-        let owner = self.owners.owner(ip);
+        let owner = match when {
+            Some(w) => self.owners.owner_at(ip, w),
+            None => self.owners.owner(ip),
+        };
         let domains = botscope_botid::fcrdns_domains(&self.registry, ip, &ua);
         let mut pending = false;
         let mut expires = now + OFFLINE_LIFE;
@@ -286,13 +298,14 @@ impl Identities {
             }
             _ => None,
         };
-        let mut v = botscope_botid::verify(
+        let mut v = botscope_botid::verify_at(
             &self.registry,
             ip,
             Some(user_agent),
             &ua,
             evidence.as_deref(),
             owner,
+            when,
         );
         if pending {
             v.reason = format!("{}; reverse DNS is being asked", v.reason);

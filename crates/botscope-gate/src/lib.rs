@@ -64,6 +64,7 @@ pub mod identity;
 mod lists;
 pub mod metrics;
 mod recent;
+pub mod replay;
 pub mod signature;
 
 use std::collections::BTreeMap;

@@ -6,7 +6,9 @@ use std::io::{self, Write};
 use anyhow::{Context, Result};
 use botscope_policy::Severity;
 
-use crate::cli::{Format, PolicyCheckArgs, PolicyInitArgs, PolicyRobotsArgs};
+use crate::cli::{
+    Format, PolicyCheckArgs, PolicyInitArgs, PolicyReplayArgs, PolicyRobotsArgs, ReplayFormat,
+};
 use crate::exit::ExitStatus;
 use crate::settings::Settings;
 
@@ -218,6 +220,70 @@ pub fn robots(a: &PolicyRobotsArgs, s: &Settings) -> Result<ExitStatus> {
         None => {
             let mut out = io::stdout().lock();
             out.write_all(&body)?;
+            out.flush()?;
+        }
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// `policy replay`: the policy over access logs, in log time.
+pub fn replay(a: &PolicyReplayArgs, s: &Settings) -> Result<ExitStatus> {
+    let registry = std::sync::Arc::new(s.registry(a.registry.as_ref())?);
+    let (name, text) = read(&a.file)?;
+    let parsed = botscope_policy::parse(&name, &text, &registry);
+    let Some(policy) = parsed.policy else {
+        let errors: Vec<String> = parsed
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(ToString::to_string)
+            .collect();
+        anyhow::bail!(
+            "the policy has errors; nothing was written:\n{}",
+            botscope_text::terminal(&errors.join("\n"))
+        );
+    };
+    let robots = match &a.robots {
+        Some(p) => Some(crate::io::read_limited(p, Some(botscope_robotstxt::DEFAULT_PARSE_CAP))?.0),
+        None => None,
+    };
+    let lists = match &a.lists {
+        Some(d) => Some(botscope_gate::read(d)?),
+        None => None,
+    };
+    let mut inputs: Vec<(String, Box<dyn io::BufRead>)> = Vec::new();
+    for p in &a.logs {
+        let source = botscope_logs::Source::from_arg(p);
+        let name = source.name();
+        let r = botscope_logs::open(source, &botscope_logs::NoProgress)
+            .with_context(|| format!("failed to open {}", crate::io::display(p)))?;
+        inputs.push((name, Box::new(io::BufReader::with_capacity(1 << 16, r))));
+    }
+    let cfg = botscope_gate::replay::ReplayConfig {
+        policy: std::sync::Arc::new(policy),
+        identity: botscope_gate::identity::IdentityConfig {
+            registry,
+            owners: std::sync::Arc::new(s.owners()),
+            dns: None,
+            cache: botscope_gate::identity::DEFAULT_IDENTITIES,
+        },
+        robots,
+        lists,
+        format: a.log_format.clone(),
+    };
+    let r = botscope_gate::replay::replay(cfg, inputs)?;
+    let body = match a.format {
+        ReplayFormat::Text => {
+            botscope_text::terminal(&botscope_gate::replay::text(&r)).into_owned()
+        }
+        ReplayFormat::Json => format!("{}\n", serde_json::to_string(&r)?),
+        ReplayFormat::Html => botscope_gate::replay::html(&r),
+    };
+    match &a.out {
+        Some(p) => botscope_os::write_atomic(p, body.as_bytes())?,
+        None => {
+            let mut out = io::stdout().lock();
+            out.write_all(body.as_bytes())?;
             out.flush()?;
         }
     }

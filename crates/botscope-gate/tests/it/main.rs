@@ -862,3 +862,111 @@ fn the_decision_log_and_the_metrics() {
         m.body
     );
 }
+
+/// Replay and the gate call one decision function: the same requests,
+/// sent to a running gate and replayed from a log of them, get the same
+/// rule and action, one by one.
+#[test]
+fn replay_decides_as_the_gate_does() {
+    let d = tempfile::tempdir().unwrap();
+    let rd = d.path().join("robots");
+    std::fs::create_dir_all(&rd).unwrap();
+    let site_robots = "User-agent: *\nDisallow: /cart/\n\nUser-agent: GPTBot\nDisallow: /\n";
+    write(&rd, "default.txt", site_robots);
+    let lists = d.path().join("lists");
+    write(&lists, "suspect-bots.txt", "203.0.113.66\n");
+    write(&lists, "undeclared-bots.txt", "198.51.100.77\n");
+    // The balanced preset without its rates (the gate counts them in its
+    // own time, a replay in the log's), and a label.
+    let text: String = botscope_policy::preset("balanced")
+        .unwrap()
+        .replace("rate: 60/min per ip", "method: [POST]")
+        .replace("rate: 600/min per ip", "path: /slow/")
+        .replace("rate: 3000/min per network", "method: [DELETE]")
+        .replace(
+            "rules:\n",
+            "rules:\n  - name: tag-api\n    path: /api/\n    action: label\n    headers: {X-Api: '1'}\n",
+        );
+    let policy = d.path().join("policy.yaml");
+    std::fs::write(&policy, &text).unwrap();
+    let identity = || botscope_gate::identity::IdentityConfig {
+        registry: Arc::new(botscope_botid::Registry::bundled()),
+        owners: Arc::new(botscope_botid::NoOwners),
+        dns: None,
+        cache: 1_000,
+    };
+    let config = Config {
+        lists: Some(lists.clone()),
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        identity: Some(identity()),
+        policy: Some(policy.clone()),
+        ..Config::new(rd.clone())
+    };
+    let g = serve(config);
+    let gpt = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)";
+    let firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0";
+    let requests = [
+        ("66.249.66.1", GOOGLEBOT, "/a"),
+        ("66.249.66.1", GOOGLEBOT, "/cart/1"),
+        ("203.0.113.9", GOOGLEBOT, "/a"),
+        ("203.0.113.66", firefox, "/a"),
+        ("198.51.100.77", firefox, "/a"),
+        ("198.51.100.78", firefox, "/slow/x"),
+        ("192.0.2.50", "python-requests/2.31.0", "/cart/2"),
+        ("192.0.2.50", "python-requests/2.31.0", "/api/items"),
+        ("192.0.2.51", "curl/8.5.0", "/robots.txt"),
+        ("192.0.2.52", gpt, "/page"),
+        ("192.0.2.53", firefox, "/feed"),
+        ("192.0.2.53", firefox, "/api/x"),
+    ];
+    let mut log = String::new();
+    let mut from_gate = Vec::new();
+    for (ip, ua, path) in requests {
+        let r = ask(g.addr, "/auth", ip, ua, path);
+        from_gate.push((
+            h(&r, "x-bot-rule").to_owned(),
+            h(&r, "x-bot-decision").to_owned(),
+        ));
+        log.push_str(&format!(
+            "{ip} - - [27/Nov/2026:10:00:00 +0000] \"GET {path} HTTP/1.1\" 200 10 \"-\" \"{ua}\"\n"
+        ));
+    }
+    let parsed = botscope_policy::parse("policy.yaml", &text, &botscope_botid::Registry::bundled());
+    let cfg = botscope_gate::replay::ReplayConfig {
+        policy: Arc::new(parsed.policy.unwrap()),
+        identity: identity(),
+        robots: Some(site_robots.as_bytes().to_vec()),
+        lists: Some(botscope_gate::read(&lists).unwrap()),
+        format: None,
+    };
+    let mut replayed = Vec::new();
+    let input: Box<dyn std::io::BufRead> = Box::new(log.as_bytes());
+    let r = botscope_gate::replay::replay_with(
+        cfg,
+        vec![("log".into(), input)],
+        &mut |_, rule, action| {
+            replayed.push((rule.to_owned(), action.as_str().to_owned()));
+        },
+    )
+    .unwrap();
+    assert_eq!(replayed, from_gate);
+    // The cases reach the rules they were written for.
+    let rules: Vec<&str> = replayed.iter().map(|(r, _)| r.as_str()).collect();
+    for want in [
+        "verified-crawlers",
+        "robots-txt-breakers",
+        "known-spoofers-and-scanners",
+        "browsers-your-logs-caught-crawling",
+        "browsers-too-fast",
+        "protocol-files",
+        "feeds",
+        "default",
+    ] {
+        assert!(rules.contains(&want), "{want}: {rules:?}");
+    }
+    assert_eq!(r.lines, 12);
+    let labelled = r.rules.iter().find(|t| t.rule == "tag-api").unwrap();
+    assert_eq!(labelled.requests, 2);
+    let html = botscope_gate::replay::html(&r);
+    assert!(html.contains("<caption>Requests by rule"), "{html}");
+}

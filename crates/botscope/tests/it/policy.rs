@@ -220,3 +220,73 @@ fn gate_runs_a_policy_and_refuses_a_broken_one() {
     );
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn replay_shows_what_a_policy_would_do_over_a_log() {
+    let d = botscope_testkit::tempdir();
+    let p = d.path().join("p.yaml");
+    std::fs::write(&p, botscope_policy::preset("balanced").unwrap()).unwrap();
+    let robots = d.path().join("robots.txt");
+    std::fs::write(&robots, "User-agent: *\nDisallow: /cart/\n").unwrap();
+    let log = d.path().join("access.log");
+    let mut text = String::new();
+    // A scraper that breaks robots.txt, once a second, and a real Googlebot.
+    for i in 0..30 {
+        text.push_str(&format!(
+            "192.0.2.50 - - [27/Nov/2026:10:00:{i:02} +0000] \"GET /cart/{i} HTTP/1.1\" 200 10 \"-\" \"python-requests/2.31.0\"\n"
+        ));
+    }
+    text.push_str("66.249.66.1 - - [27/Nov/2026:10:01:00 +0000] \"GET /a HTTP/1.1\" 200 10 \"-\" \"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)\"\n");
+    text.push_str("this is not a log line\n");
+    std::fs::write(&log, text).unwrap();
+    let o = run(&[
+        "policy",
+        "replay",
+        arg(&p),
+        arg(&log),
+        "--robots",
+        arg(&robots),
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["lines"], 32);
+    assert_eq!(v["malformed"], 1);
+    assert_eq!(v["actions"]["deny"], 30);
+    let rules = v["rules"].as_array().unwrap();
+    let rule = |name: &str| rules.iter().find(|r| r["rule"] == name).unwrap().clone();
+    assert_eq!(rule("robots-txt-breakers")["requests"], 30);
+    assert_eq!(rule("robots-txt-breakers")["clients"], 1);
+    assert_eq!(rule("verified-crawlers")["bots"][0][0], "Googlebot");
+    let o = run(&[
+        "policy",
+        "replay",
+        arg(&p),
+        arg(&log),
+        "--robots",
+        arg(&robots),
+    ]);
+    assert!(
+        stdout(&o).contains("robots-txt-breakers\tdeny\t30\t1\t-"),
+        "{}",
+        stdout(&o)
+    );
+    let html = d.path().join("r.html");
+    let o = run(&[
+        "policy",
+        "replay",
+        arg(&p),
+        arg(&log),
+        "--format",
+        "html",
+        "--out",
+        arg(&html),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .contains("What the policy would do")
+    );
+}
