@@ -495,6 +495,20 @@ pub struct GateArgs {
     /// Log `allow` decisions too.
     #[arg(long, requires = "decision_log")]
     pub decision_log_all: bool,
+    /// The key challenge passes are signed with (a file of at least 32 bytes, e.g.
+    /// `head -c 32 /dev/urandom > key`); without it a key is made at start and passes do
+    /// not survive a restart.
+    #[arg(long, value_name = "FILE")]
+    pub challenge_key: Option<PathBuf>,
+    /// How long the challenge page makes a browser without JavaScript wait.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration_arg)]
+    pub challenge_delay: std::time::Duration,
+    /// Leading zero bits of the challenge's proof of work (JavaScript browsers).
+    #[arg(long, value_name = "BITS", default_value_t = 14, value_parser = clap::value_parser!(u8).range(1..=24))]
+    pub challenge_difficulty: u8,
+    /// How long a passed challenge lets the client through.
+    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = duration_arg)]
+    pub challenge_pass: std::time::Duration,
     /// The decision log's size past which it is renamed FILE.1 (the previous FILE.1
     /// dropped) and started anew.
     #[arg(long, value_name = "SIZE", default_value = "100MiB", value_parser = size_arg)]

@@ -124,6 +124,8 @@ pub struct Answer {
     pub retry_after: Option<u64>,
     /// The `label` rules that matched, and their headers.
     pub labels: Vec<(String, Vec<(String, String)>)>,
+    /// The policy would challenge, and the client's pass held.
+    pub passed: bool,
 }
 
 fn unix_now_ms() -> u64 {
@@ -250,8 +252,17 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
         }
         None => (Action::Allow, "default".to_owned(), None, Vec::new()),
     };
+    // A client that passed a challenge is let through where the policy
+    // would challenge it (and only there), while its pass holds.
+    let passed = action == Action::Challenge
+        && text(h, "cookie").is_some_and(|c| {
+            g.challenges
+                .passes(&c, ip, user_agent, unix_now_ms() / 1000)
+        });
+    let action = if passed { Action::Allow } else { action };
     g.counters.count(&rule, action);
     let a = Answer {
+        passed,
         placed,
         known,
         identity,
@@ -324,6 +335,9 @@ pub fn headers(h: &mut HeaderMap, a: &Answer) {
     if let Some(s) = a.retry_after {
         h.insert(header::RETRY_AFTER, HeaderValue::from(s));
     }
+    if a.passed {
+        h.insert("x-bot-challenge", HeaderValue::from_static("passed"));
+    }
     if let Some(c) = &a.checked {
         h.insert(
             "x-bot-signature",
@@ -392,9 +406,19 @@ async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Front) -> Resp
         (Action::Limit, Front::Forward) => StatusCode::TOO_MANY_REQUESTS,
         (Action::Challenge, _) => StatusCode::UNAUTHORIZED,
     };
-    let mut r = match front {
-        Front::AuthRequest => status.into_response(),
-        Front::Forward => {
+    let mut r = match (front, a.action) {
+        (Front::AuthRequest, _) => status.into_response(),
+        (Front::Forward, Action::Challenge) => {
+            let ip = g.client(peer.ip(), h);
+            let ua = text(h, "user-agent").unwrap_or(Cow::Borrowed(""));
+            let (_, uri) = original(h);
+            let token = g.challenges.token(ip, capped(&ua), unix_now_ms() / 1000);
+            challenge_response(
+                status,
+                crate::challenge::page(&g.challenges, &token, &crate::challenge::back(&uri), None),
+            )
+        }
+        (Front::Forward, _) => {
             let mut r = (status, page(&a)).into_response();
             let h = r.headers_mut();
             h.insert(
@@ -426,6 +450,124 @@ pub(crate) async fn forward_auth(
     req: Request,
 ) -> Response {
     answer(&g, peer, req.headers(), Front::Forward).await
+}
+
+fn challenge_response(status: StatusCode, html: String) -> Response {
+    let mut r = (status, html).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// The query's parameter `name`, percent-decoded (lossy), if present.
+fn param(query: &str, name: &str) -> Option<String> {
+    let (_, v) = query
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == name)?;
+    let hexval = |b: u8| (b as char).to_digit(16).and_then(|d| u8::try_from(d).ok());
+    let bytes = v.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let pair = (b == b'%')
+            .then(|| Some((hexval(*bytes.get(i + 1)?)?, hexval(*bytes.get(i + 2)?)?)))
+            .flatten();
+        match (b, pair) {
+            (_, Some((hi, lo))) => {
+                out.push(hi * 16 + lo);
+                i += 3;
+            }
+            (b'+', _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, None) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// `GET /.botscope/challenge`: the challenge page for this client (nginx
+/// sends a challenged request here; the way back is its original URI, or
+/// `back`).
+pub(crate) async fn challenge_page(
+    State(g): State<Arc<Gate>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: Request,
+) -> Response {
+    let h = req.headers();
+    let ip = g.client(peer.ip(), h);
+    let ua = text(h, "user-agent").unwrap_or(Cow::Borrowed(""));
+    let query = req.uri().query().unwrap_or("");
+    let back = param(query, "back")
+        .or_else(|| text(h, "x-original-uri").map(Cow::into_owned))
+        .unwrap_or_else(|| "/".to_owned());
+    let token = g.challenges.token(ip, capped(&ua), unix_now_ms() / 1000);
+    challenge_response(
+        StatusCode::OK,
+        crate::challenge::page(&g.challenges, &token, &crate::challenge::back(&back), None),
+    )
+}
+
+/// `GET /.botscope/pass?t=TOKEN[&n=WORK]&back=URI`: a token that holds
+/// (after the wait, or with its proof of work) sets the pass and goes
+/// back; one that does not gets the page again, saying why.
+pub(crate) async fn pass(
+    State(g): State<Arc<Gate>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: Request,
+) -> Response {
+    let h = req.headers();
+    let ip = g.client(peer.ip(), h);
+    let ua = text(h, "user-agent").unwrap_or(Cow::Borrowed(""));
+    let ua = capped(&ua);
+    let query = req.uri().query().unwrap_or("");
+    let back = crate::challenge::back(&param(query, "back").unwrap_or_else(|| "/".to_owned()));
+    let token = param(query, "t").unwrap_or_default();
+    let work = param(query, "n").and_then(|n| n.parse::<u64>().ok());
+    let now = unix_now_ms() / 1000;
+    match g.challenges.check_token(&token, work, ip, ua, now) {
+        Ok(()) => {
+            let pass = g.challenges.pass(ip, ua, now);
+            let life = g.challenges.config().pass_life.as_secs();
+            let secure = text(h, "x-forwarded-proto").is_some_and(|p| p == "https");
+            let cookie = format!(
+                "{}={pass}; Path=/; Max-Age={life}; HttpOnly; SameSite=Lax{}",
+                crate::challenge::COOKIE,
+                if secure { "; Secure" } else { "" }
+            );
+            let mut r = StatusCode::SEE_OTHER.into_response();
+            let rh = r.headers_mut();
+            if let (Ok(loc), Ok(c)) = (HeaderValue::from_str(&back), HeaderValue::from_str(&cookie))
+            {
+                rh.insert(header::LOCATION, loc);
+                rh.insert(header::SET_COOKIE, c);
+            }
+            rh.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            r
+        }
+        Err(why) => {
+            // Too early: the same token, whose wait is running; else a new one.
+            let token = if why == crate::challenge::Refused::TooEarly {
+                token
+            } else {
+                g.challenges.token(ip, ua, now)
+            };
+            challenge_response(
+                StatusCode::OK,
+                crate::challenge::page(&g.challenges, &token, &back, Some(why.as_str())),
+            )
+        }
+    }
 }
 
 /// `GET /robots.txt`: the file of the client's place, most specific first.
@@ -494,6 +636,17 @@ mod tests {
         // Reasons about the client's own fields stay as they are.
         let r = botscope_httpsig::Reason::Expired { expires: 1, now: 2 };
         assert_eq!(signature_reason(&r), r.to_string());
+    }
+
+    #[test]
+    fn query_parameters_are_decoded_whatever_their_bytes() {
+        assert_eq!(
+            param("t=a.b&back=%2Fshop%3Fx%3D1", "back").as_deref(),
+            Some("/shop?x=1")
+        );
+        assert_eq!(param("back=%", "back").as_deref(), Some("%"));
+        assert_eq!(param("back=%Zé%é", "back").as_deref(), Some("%Zé%é"));
+        assert_eq!(param("n=5", "t"), None);
     }
 
     #[test]

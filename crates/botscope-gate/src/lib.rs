@@ -59,6 +59,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod answer;
+pub mod challenge;
 pub mod decisions;
 pub mod identity;
 mod lists;
@@ -139,6 +140,9 @@ pub enum Error {
     /// The User-Agent classifier could not be built.
     #[error(transparent)]
     Identity(#[from] botscope_botid::Error),
+    /// The system's random source failed.
+    #[error("the system's random source failed")]
+    Random,
     /// The decision log cannot be opened.
     #[error("the decision log: {0}")]
     DecisionLog(String),
@@ -174,6 +178,9 @@ pub struct Config {
     pub rate_keys: usize,
     /// The decision log (`--decision-log`), when kept.
     pub decision_log: Option<decisions::DecisionLogConfig>,
+    /// How challenges are made (`--challenge-key` …); none, or an empty
+    /// key: a key made at start.
+    pub challenge: Option<challenge::ChallengeConfig>,
     /// What connections may hold (`--max-connections`,
     /// `--max-connections-per-client`, `--header-timeout`); the trusted
     /// proxies are not counted per client.
@@ -195,6 +202,7 @@ impl Config {
             policy: None,
             rate_keys: botscope_policy::DEFAULT_MAX_KEYS,
             decision_log: None,
+            challenge: None,
             connections: botscope_http::server::ConnectionLimits {
                 header_timeout: Duration::from_secs(60),
                 ..Default::default()
@@ -247,6 +255,8 @@ pub struct Gate {
     pub latency: metrics::Latency,
     /// The decision log, when one is kept.
     pub decision_log: Option<decisions::DecisionLog>,
+    /// Challenges and passes.
+    pub challenges: challenge::Challenges,
 }
 
 fn load(config: &Config) -> Result<Snapshot, Error> {
@@ -331,6 +341,14 @@ impl Gate {
             identities,
             counters: answer::Counters::default(),
             latency: metrics::Latency::default(),
+            challenges: challenge::Challenges::new(match &config.challenge {
+                Some(c) if !c.key.is_empty() => c.clone(),
+                Some(c) => challenge::ChallengeConfig {
+                    key: random_key()?,
+                    ..c.clone()
+                },
+                None => challenge::ChallengeConfig::new(random_key()?),
+            }),
             decision_log: config
                 .decision_log
                 .as_ref()
@@ -492,6 +510,8 @@ pub fn router(g: Arc<Gate>) -> Router {
         .route("/auth", get(answer::auth))
         .route("/forward-auth", get(answer::forward_auth))
         .route("/metrics", get(metrics::metrics))
+        .route("/.botscope/challenge", get(answer::challenge_page))
+        .route("/.botscope/pass", get(answer::pass))
         .route("/healthz", get(healthz))
         .with_state(g)
 }
@@ -589,6 +609,16 @@ impl Server {
         watcher.abort();
         r
     }
+}
+
+/// 32 random bytes: a challenge key for this process.
+fn random_key() -> Result<Vec<u8>, Error> {
+    use ring::rand::SecureRandom;
+    let mut key = vec![0u8; 32];
+    ring::rand::SystemRandom::new()
+        .fill(&mut key)
+        .map_err(|_| Error::Random)?;
+    Ok(key)
 }
 
 /// The default `--deny`: spoofers and scanners.

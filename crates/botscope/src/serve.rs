@@ -73,6 +73,12 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         }),
         policy: a.policy.clone(),
         rate_keys: usize::try_from(a.max_rate_keys)?,
+        challenge: Some(botscope_gate::challenge::ChallengeConfig {
+            delay: a.challenge_delay,
+            difficulty: a.challenge_difficulty,
+            pass_life: a.challenge_pass,
+            ..botscope_gate::challenge::ChallengeConfig::new(challenge_key(a)?)
+        }),
         decision_log: a.decision_log.as_ref().map(|path| {
             botscope_gate::decisions::DecisionLogConfig {
                 path: path.clone(),
@@ -108,6 +114,23 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
     );
     server.run(stop).await?;
     Ok(ExitStatus::Success)
+}
+
+/// The challenge key of `--challenge-key` (at least 32 bytes), or none:
+/// the gate makes one at start.
+fn challenge_key(a: &GateArgs) -> Result<Vec<u8>> {
+    let Some(p) = &a.challenge_key else {
+        return Ok(Vec::new());
+    };
+    let key = botscope_os::read_capped(p, 4096)
+        .with_context(|| format!("--challenge-key {}", p.display()))?;
+    anyhow::ensure!(
+        key.len() >= 32,
+        "--challenge-key {}: {} bytes; a key is at least 32 (head -c 32 /dev/urandom > FILE)",
+        p.display(),
+        key.len()
+    );
+    Ok(key)
 }
 
 /// `serve`.

@@ -970,3 +970,176 @@ fn replay_decides_as_the_gate_does() {
     let html = botscope_gate::replay::html(&r);
     assert!(html.contains("<caption>Requests by rule"), "{html}");
 }
+
+/// One GET through the gate with extra header lines.
+fn get_with(addr: SocketAddr, target: &str, client: &str, ua: &str, extra: &str) -> Res {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {target} HTTP/1.1\r\nHost: gate\r\nX-Real-IP: {client}\r\nUser-Agent: {ua}\r\n{extra}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    read_response(s, target)
+}
+
+/// The challenge's round trip: a browser fetching like a scraper gets
+/// the page (no `noindex`, its way on without JavaScript after the wait,
+/// or at once with the proof of work); the pass it earns lets it through
+/// where the policy would challenge it, on its network and User-Agent only.
+#[test]
+fn a_challenge_is_passed_with_or_without_javascript() {
+    let d = tempfile::tempdir().unwrap();
+    let rd = d.path().join("robots");
+    robots(&rd);
+    let policy = d.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "rules:\n  - name: fast-browsers\n    category: browser\n    rate: 2/min per ip\n    action: challenge\n",
+    )
+    .unwrap();
+    let config = Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        identity: Some(botscope_gate::identity::IdentityConfig {
+            registry: Arc::new(botscope_botid::Registry::bundled()),
+            owners: Arc::new(botscope_botid::NoOwners),
+            dns: None,
+            cache: 1_000,
+        }),
+        policy: Some(policy),
+        challenge: Some(botscope_gate::challenge::ChallengeConfig {
+            delay: Duration::from_secs(1),
+            difficulty: 8,
+            ..botscope_gate::challenge::ChallengeConfig::new(vec![42; 32])
+        }),
+        ..Config::new(rd)
+    };
+    let g = serve(config);
+    let firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0";
+    let fa = |client: &str, ua: &str, extra: &str| {
+        get_with(
+            g.addr,
+            "/forward-auth",
+            client,
+            ua,
+            &format!("X-Forwarded-Uri: /shop?page=3\r\n{extra}"),
+        )
+    };
+    assert_eq!(fa("192.0.2.7", firefox, "").status, 200);
+    assert_eq!(fa("192.0.2.7", firefox, "").status, 200);
+    let page = fa("192.0.2.7", firefox, "");
+    assert_eq!(page.status, 401, "{page:?}");
+    assert_eq!(h(&page, "x-bot-decision"), "challenge");
+    assert!(
+        page.body.contains("Checking your browser") && page.body.contains("<main>"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.to_lowercase().contains("noindex"));
+    // nginx's auth_request gets a 401 too.
+    let r = ask(g.addr, "/auth", "192.0.2.7", firefox, "/shop");
+    assert_eq!((r.status, h(&r, "x-bot-decision")), (401, "challenge"));
+    // The way on: the pass link of the page.
+    let at = page
+        .body
+        .find("href=\"/.botscope/pass?")
+        .expect("the link on")
+        + "href=\"".len();
+    let link = page.body[at..at + page.body[at..].find('"').unwrap()].replace("&amp;", "&");
+    // Too early: the page again, saying so.
+    let early = get_with(g.addr, &link, "192.0.2.7", firefox, "");
+    assert_eq!(early.status, 200);
+    assert!(
+        early.body.contains("the wait is not over yet"),
+        "{}",
+        early.body
+    );
+    std::thread::sleep(Duration::from_millis(1_100));
+    // From another network the token is not this client's.
+    let moved = get_with(g.addr, &link, "198.51.100.7", firefox, "");
+    assert!(
+        moved.body.contains("another connection or browser"),
+        "{}",
+        moved.body
+    );
+    let ok = get_with(g.addr, &link, "192.0.2.7", firefox, "");
+    assert_eq!(ok.status, 303, "{ok:?}");
+    assert_eq!(h(&ok, "location"), "/shop?page=3");
+    let cookie = h(&ok, "set-cookie");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
+    let pass = cookie.split(';').next().unwrap().to_owned();
+    // The pass lets it through where it was challenged, from its network …
+    let r = fa("192.0.2.7", firefox, &format!("Cookie: {pass}\r\n"));
+    assert_eq!(
+        (r.status, h(&r, "x-bot-challenge")),
+        (200, "passed"),
+        "{r:?}"
+    );
+    for _ in 0..2 {
+        let _ = fa("192.0.2.8", firefox, "");
+    }
+    let r = fa("192.0.2.8", firefox, &format!("Cookie: {pass}\r\n"));
+    assert_eq!(
+        (r.status, h(&r, "x-bot-challenge")),
+        (200, "passed"),
+        "{r:?}"
+    );
+    // … but not from another network, another browser, or forged.
+    for (client, ua, cookie) in [
+        ("198.51.100.7", firefox, pass.clone()),
+        ("192.0.2.7", "Mozilla/5.0 Chrome/131.0", pass.clone()),
+        ("192.0.2.7", firefox, pass.replace('.', ".0")),
+        (
+            "192.0.2.7",
+            firefox,
+            "botscope_pass=99999999999.00000000000000000000000000000000".to_owned(),
+        ),
+    ] {
+        for _ in 0..3 {
+            let _ = fa(client, ua, "");
+        }
+        let r = fa(client, ua, &format!("Cookie: {cookie}\r\n"));
+        assert_eq!(r.status, 401, "{client} {ua} {cookie}: {r:?}");
+    }
+    // The proof of work passes at once.
+    let token_at = link.find("t=").unwrap() + 2;
+    let token = &link[token_at..token_at + link[token_at..].find('&').unwrap()];
+    let seed = token
+        .split("%2E")
+        .nth(1)
+        .or_else(|| token.split('.').nth(1))
+        .unwrap();
+    let fresh = fa("192.0.2.9", firefox, "");
+    let fresh = if fresh.status == 200 {
+        fa("192.0.2.9", firefox, "")
+    } else {
+        fresh
+    };
+    let fresh = if fresh.status == 200 {
+        fa("192.0.2.9", firefox, "")
+    } else {
+        fresh
+    };
+    assert_eq!(fresh.status, 401);
+    let at = fresh.body.find("var seed='").unwrap() + "var seed='".len();
+    let seed9 = &fresh.body[at..at + fresh.body[at..].find('\'').unwrap()];
+    assert_ne!(seed9, seed, "each client its own seed");
+    let n = (0u64..)
+        .find(|n| {
+            let d = ring_digest(&format!("{seed9}:{n}"));
+            d[0] == 0
+        })
+        .unwrap();
+    let at = fresh.body.find("href=\"/.botscope/pass?").unwrap() + "href=\"".len();
+    let link9 = fresh.body[at..at + fresh.body[at..].find('"').unwrap()].replace("&amp;", "&");
+    let ok = get_with(g.addr, &format!("{link9}&n={n}"), "192.0.2.9", firefox, "");
+    assert_eq!(ok.status, 303, "{ok:?}");
+}
+
+fn ring_digest(s: &str) -> Vec<u8> {
+    use sha2::Digest;
+    sha2::Sha256::digest(s.as_bytes()).to_vec()
+}

@@ -1,0 +1,483 @@
+//! The challenge: what a client the policy finds suspicious (it says it
+//! is a browser and acts like a scraper) is asked to do before it is let
+//! through. A page of the gate's, in plain words, with two ways on:
+//!
+//! - a delayed refresh that needs no JavaScript: after [`ChallengeConfig::delay`]
+//!   the page leads (by `<meta http-equiv=refresh>` and a link) to the
+//!   pass address, whose signed token is not valid before then;
+//! - a proof of work in JavaScript (SHA-256 with leading zero bits), which
+//!   passes at once (a secure context is needed: https, or localhost).
+//!
+//! Either way the pass address sets a cookie, signed with HMAC-SHA256
+//! under the gate's key and bound to the client's network (/24, /48) and
+//! User-Agent, that expires; while it holds, the gate allows that client
+//! where the policy would challenge it. Nothing is kept per client: a
+//! token and a cookie carry their own expiry and are checked by their
+//! signature. A forged, expired or moved cookie is ignored (the client is
+//! challenged again), never trusted.
+
+use std::fmt::Write as _;
+use std::net::IpAddr;
+use std::time::Duration;
+
+use ring::hmac;
+
+/// Where the gate answers the challenge's pages (the front server routes
+/// this prefix to the gate).
+pub const PREFIX: &str = "/.botscope/";
+/// The cookie's name.
+pub const COOKIE: &str = "botscope_pass";
+/// The longest `back` address kept.
+const MAX_BACK: usize = 2_048;
+
+/// How challenges are made.
+#[derive(Clone)]
+pub struct ChallengeConfig {
+    /// The HMAC key (at least 32 bytes; from `--challenge-key FILE`, else
+    /// made at start, so passes do not survive a restart).
+    pub key: Vec<u8>,
+    /// How long the no-JavaScript path waits.
+    pub delay: Duration,
+    /// Leading zero bits the proof of work needs.
+    pub difficulty: u8,
+    /// How long a pass holds.
+    pub pass_life: Duration,
+    /// How long a page's token may be used.
+    pub token_life: Duration,
+}
+
+impl std::fmt::Debug for ChallengeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChallengeConfig")
+            .field("delay", &self.delay)
+            .field("difficulty", &self.difficulty)
+            .field("pass_life", &self.pass_life)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChallengeConfig {
+    /// With `key`: 5 s of delay, 14 bits of work, a pass for a day, a page
+    /// for 10 minutes.
+    pub fn new(key: Vec<u8>) -> ChallengeConfig {
+        ChallengeConfig {
+            key,
+            delay: Duration::from_secs(5),
+            difficulty: 14,
+            pass_life: Duration::from_secs(86_400),
+            token_life: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Makes and checks tokens and passes.
+pub struct Challenges {
+    key: hmac::Key,
+    cfg: ChallengeConfig,
+}
+
+impl std::fmt::Debug for Challenges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Challenges")
+            .field("cfg", &self.cfg)
+            .finish()
+    }
+}
+
+/// Why a token or a pass is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Not in the form the gate writes, or not signed by its key.
+    Forged,
+    /// Made for another network or User-Agent.
+    Elsewhere,
+    /// Past its expiry.
+    Expired,
+    /// The no-JavaScript path before its delay.
+    TooEarly,
+    /// A proof of work that does not hold.
+    NoWork,
+}
+
+impl Refused {
+    /// In words, for the page.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refused::Forged => "the check could not be read",
+            Refused::Elsewhere => "the check was made for another connection or browser",
+            Refused::Expired => "the check expired",
+            Refused::TooEarly => "the wait is not over yet",
+            Refused::NoWork => "the browser's answer did not hold",
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// What a token or pass is bound to: the client's network and a digest
+/// of its User-Agent.
+fn binding(ip: IpAddr, user_agent: &str) -> String {
+    let (net, _) = botscope_policy::network_of(ip);
+    let ua = ring::digest::digest(&ring::digest::SHA256, user_agent.as_bytes());
+    format!("{net}|{}", hex(&ua.as_ref()[..12]))
+}
+
+/// Leading zero bits of `digest`.
+fn zero_bits(digest: &[u8]) -> u32 {
+    let mut n = 0;
+    for b in digest {
+        if *b == 0 {
+            n += 8;
+        } else {
+            n += b.leading_zeros();
+            break;
+        }
+    }
+    n
+}
+
+impl Challenges {
+    /// From `cfg` (a key under 32 bytes is refused by the caller).
+    pub fn new(cfg: ChallengeConfig) -> Challenges {
+        Challenges {
+            key: hmac::Key::new(hmac::HMAC_SHA256, &cfg.key),
+            cfg,
+        }
+    }
+
+    /// How challenges are made.
+    pub fn config(&self) -> &ChallengeConfig {
+        &self.cfg
+    }
+
+    fn mac(&self, what: &str) -> String {
+        hex(&hmac::sign(&self.key, what.as_bytes()).as_ref()[..16])
+    }
+
+    fn verify(&self, what: &str, mac: &str) -> bool {
+        let Some(bytes) = unhex(mac) else {
+            return false;
+        };
+        // The tag is the first 16 bytes of the HMAC: compared in
+        // constant time against a fresh one.
+        let full = hmac::sign(&self.key, what.as_bytes());
+        bytes.len() == 16 && ring_eq(&full.as_ref()[..16], &bytes)
+    }
+
+    /// A page's token for `ip` sending `user_agent` at `now` (Unix
+    /// seconds): `issued.seed.mac`.
+    pub fn token(&self, ip: IpAddr, user_agent: &str, now: u64) -> String {
+        let seed = hex(&hmac::sign(
+            &self.key,
+            format!("seed|{now}|{}", binding(ip, user_agent)).as_bytes(),
+        )
+        .as_ref()[16..24]);
+        let mac = self.mac(&format!("t|{}|{now}|{seed}", binding(ip, user_agent)));
+        format!("{now}.{seed}.{mac}")
+    }
+
+    /// The seed of a token (what the proof of work hashes), if it reads.
+    pub fn seed(token: &str) -> Option<&str> {
+        token.split('.').nth(1)
+    }
+
+    /// Checks a token from `ip` and `user_agent` at `now`: with `work`
+    /// (the proof of work's counter) at once, without it after the delay.
+    pub fn check_token(
+        &self,
+        token: &str,
+        work: Option<u64>,
+        ip: IpAddr,
+        user_agent: &str,
+        now: u64,
+    ) -> Result<(), Refused> {
+        let mut parts = token.splitn(3, '.');
+        let (Some(issued), Some(seed), Some(mac)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(Refused::Forged);
+        };
+        let issued: u64 = issued.parse().map_err(|_| Refused::Forged)?;
+        if !self.verify(
+            &format!("t|{}|{issued}|{seed}", binding(ip, user_agent)),
+            mac,
+        ) {
+            // Signed for another binding, or not by this key: which one
+            // is not told apart without the binding it was made for.
+            return Err(Refused::Elsewhere);
+        }
+        if now > issued.saturating_add(self.cfg.token_life.as_secs()) {
+            return Err(Refused::Expired);
+        }
+        match work {
+            Some(counter) => {
+                let d = ring::digest::digest(
+                    &ring::digest::SHA256,
+                    format!("{seed}:{counter}").as_bytes(),
+                );
+                if zero_bits(d.as_ref()) >= u32::from(self.cfg.difficulty) {
+                    Ok(())
+                } else {
+                    Err(Refused::NoWork)
+                }
+            }
+            None if now < issued.saturating_add(self.cfg.delay.as_secs()) => Err(Refused::TooEarly),
+            None => Ok(()),
+        }
+    }
+
+    /// A pass (the cookie's value) for `ip` and `user_agent` from `now`:
+    /// `expiry.mac`.
+    pub fn pass(&self, ip: IpAddr, user_agent: &str, now: u64) -> String {
+        let exp = now.saturating_add(self.cfg.pass_life.as_secs());
+        let mac = self.mac(&format!("p|{}|{exp}", binding(ip, user_agent)));
+        format!("{exp}.{mac}")
+    }
+
+    /// Whether the request's `Cookie` header holds a pass for `ip` and
+    /// `user_agent` that has not expired at `now`.
+    pub fn passes(&self, cookie_header: &str, ip: IpAddr, user_agent: &str, now: u64) -> bool {
+        cookie_header
+            .split(';')
+            .filter_map(|c| c.trim().split_once('='))
+            .filter(|(k, _)| *k == COOKIE)
+            .take(4)
+            .any(|(_, v)| {
+                let Some((exp, mac)) = v.split_once('.') else {
+                    return false;
+                };
+                let Ok(exp) = exp.parse::<u64>() else {
+                    return false;
+                };
+                exp >= now && self.verify(&format!("p|{}|{exp}", binding(ip, user_agent)), mac)
+            })
+    }
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) || s.len() > 64 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Equality in time independent of where the inputs differ.
+fn ring_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Where to go back to: the original request's path and query when it is
+/// one (starts with a single `/`, printable, bounded), else `/`.
+pub fn back(uri: &str) -> String {
+    let ok = uri.starts_with('/')
+        && !uri.starts_with("//")
+        && !uri.starts_with("/\\")
+        && uri.len() <= MAX_BACK
+        && uri.bytes().all(|b| b.is_ascii_graphic());
+    if ok { uri.to_owned() } else { "/".to_owned() }
+}
+
+/// A URL query component: everything but unreserved characters escaped.
+pub fn query_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// The challenge page for a token: why it is here, the wait, the link on,
+/// and the proof of work for browsers that run JavaScript.
+pub fn page(c: &Challenges, token: &str, back_to: &str, note: Option<&str>) -> String {
+    let delay = c.cfg.delay.as_secs();
+    let pass = format!(
+        "{PREFIX}pass?t={}&back={}",
+        query_escape(token),
+        query_escape(back_to)
+    );
+    let seed = Challenges::seed(token).unwrap_or("");
+    let difficulty = c.cfg.difficulty;
+    maud::html! {
+        (maud::DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta http-equiv="refresh" content=(format!("{delay}; url={pass}"));
+                title { "Checking your browser" }
+                style { (maud::PreEscaped(PAGE_CSS)) }
+            }
+            body {
+                main {
+                    h1 { "Checking your browser" }
+                    p {
+                        "This site receives many automated requests that look like a browser's, "
+                        "so it asks some visitors to wait a moment before going on. "
+                        "Nothing is needed from you: this page continues by itself in "
+                        (delay) " seconds."
+                    }
+                    @if let Some(n) = note {
+                        p { "The last try did not go through: " (n) ". Please wait and continue." }
+                    }
+                    p role="status" aria-live="polite" id="status" { "Waiting " (delay) " seconds…" }
+                    p { a id="go" href=(pass) { "Continue to the page" } " (after the wait)." }
+                    p class="small" {
+                        "Crawlers that say who they are and follow robots.txt are not asked to wait. "
+                        "If you keep seeing this page, the site's owner can help."
+                    }
+                }
+                script { (maud::PreEscaped(format!(
+                    "(function(){{var seed='{seed}',bits={difficulty},pass='{pass}';\
+                     var s=document.getElementById('status');\
+                     if(!(window.crypto&&crypto.subtle&&window.TextEncoder)){{return;}}\
+                     s.textContent='Checking your browser…';\
+                     var enc=new TextEncoder(),n=0;\
+                     function zeros(b){{var z=0;for(var i=0;i<b.length;i++){{if(b[i]===0){{z+=8;continue;}}\
+                     var x=b[i];while(!(x&128)){{z++;x<<=1;}}break;}}return z;}}\
+                     function step(){{var tries=[];for(var k=0;k<256;k++){{tries.push(n+k);}}\
+                     Promise.all(tries.map(function(c){{return crypto.subtle.digest('SHA-256',enc.encode(seed+':'+c)).then(function(d){{return [c,new Uint8Array(d)];}});}}))\
+                     .then(function(rs){{for(var i=0;i<rs.length;i++){{if(zeros(rs[i][1])>=bits){{\
+                     s.textContent='Done, continuing…';window.location.replace(pass+'&n='+rs[i][0]);return;}}}}\
+                     n+=256;step();}});}}\
+                     step();}})();"
+                ))) }
+            }
+        }
+    }
+    .into_string()
+}
+
+const PAGE_CSS: &str = "body{font:18px/1.6 system-ui,sans-serif;color:#1a1a1a;background:#fff;margin:0}\
+main{max-width:36rem;margin:3rem auto;padding:0 1rem}\
+h1{font-size:1.6rem;margin:0 0 1rem}\
+a{color:#0b4f9c;text-decoration:underline}\
+a:focus{outline:3px solid #1a1a1a;outline-offset:2px}\
+.small{font-size:1rem;color:#3d3d3d}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c() -> Challenges {
+        Challenges::new(ChallengeConfig {
+            difficulty: 8,
+            ..ChallengeConfig::new(vec![7; 32])
+        })
+    }
+
+    #[test]
+    fn tokens_hold_after_the_delay_or_with_work_and_only_where_they_were_made() {
+        let c = c();
+        let ip: IpAddr = "192.0.2.10".parse().unwrap_or(IpAddr::from([0, 0, 0, 0]));
+        let ua = "Mozilla/5.0";
+        let t = c.token(ip, ua, 1_000);
+        assert_eq!(
+            c.check_token(&t, None, ip, ua, 1_002),
+            Err(Refused::TooEarly)
+        );
+        assert_eq!(c.check_token(&t, None, ip, ua, 1_005), Ok(()));
+        // The same network is the same client; another is not.
+        let near: IpAddr = "192.0.2.99".parse().unwrap_or(ip);
+        assert_eq!(c.check_token(&t, None, near, ua, 1_005), Ok(()));
+        let far: IpAddr = "198.51.100.1".parse().unwrap_or(ip);
+        assert_eq!(
+            c.check_token(&t, None, far, ua, 1_005),
+            Err(Refused::Elsewhere)
+        );
+        assert_eq!(
+            c.check_token(&t, None, ip, "curl/8", 1_005),
+            Err(Refused::Elsewhere)
+        );
+        assert_eq!(
+            c.check_token(&t, None, ip, ua, 1_700),
+            Err(Refused::Expired)
+        );
+        // The proof of work: found by trying, as the page's script does.
+        let seed = Challenges::seed(&t).unwrap_or("");
+        let n = (0u64..)
+            .find(|n| {
+                let d =
+                    ring::digest::digest(&ring::digest::SHA256, format!("{seed}:{n}").as_bytes());
+                zero_bits(d.as_ref()) >= 8
+            })
+            .unwrap_or(0);
+        assert_eq!(c.check_token(&t, Some(n), ip, ua, 1_001), Ok(()));
+        let wrong = (0u64..).find(|m| {
+            let d = ring::digest::digest(&ring::digest::SHA256, format!("{seed}:{m}").as_bytes());
+            zero_bits(d.as_ref()) < 8
+        });
+        assert_eq!(
+            c.check_token(&t, wrong, ip, ua, 1_001),
+            Err(Refused::NoWork)
+        );
+        // Tampered tokens.
+        assert_eq!(
+            c.check_token("junk", None, ip, ua, 1_005),
+            Err(Refused::Forged)
+        );
+        let later = t.replacen("1000.", "900.", 1);
+        assert_eq!(
+            c.check_token(&later, None, ip, ua, 1_005),
+            Err(Refused::Elsewhere)
+        );
+    }
+
+    #[test]
+    fn passes_are_signed_bound_and_expire() {
+        let c = c();
+        let ip: IpAddr = "2001:db8:1:2::5"
+            .parse()
+            .unwrap_or(IpAddr::from([0, 0, 0, 0]));
+        let ua = "Mozilla/5.0";
+        let p = c.pass(ip, ua, 1_000);
+        let cookie = format!("a=b; {COOKIE}={p}; c=d");
+        assert!(c.passes(&cookie, ip, ua, 2_000));
+        let same_48: IpAddr = "2001:db8:1:ffff::9".parse().unwrap_or(ip);
+        assert!(c.passes(&cookie, same_48, ua, 2_000));
+        let other: IpAddr = "2001:db8:2::5".parse().unwrap_or(ip);
+        assert!(!c.passes(&cookie, other, ua, 2_000));
+        assert!(!c.passes(&cookie, ip, "Other/1.0", 2_000));
+        assert!(!c.passes(&cookie, ip, ua, 1_000 + 86_401));
+        // Forged: another key, an expiry moved, junk.
+        let stranger = Challenges::new(ChallengeConfig::new(vec![8; 32]));
+        assert!(!c.passes(
+            &format!("{COOKIE}={}", stranger.pass(ip, ua, 1_000)),
+            ip,
+            ua,
+            2_000
+        ));
+        let (exp, mac) = p.split_once('.').unwrap_or(("", ""));
+        let moved = format!(
+            "{COOKIE}={}.{mac}",
+            exp.parse::<u64>().unwrap_or(0) + 1_000_000
+        );
+        assert!(!c.passes(&moved, ip, ua, 2_000));
+        assert!(!c.passes(&format!("{COOKIE}=zzz.zz"), ip, ua, 2_000));
+    }
+
+    #[test]
+    fn back_addresses_stay_on_the_site() {
+        assert_eq!(back("/shop?x=1"), "/shop?x=1");
+        for bad in [
+            "//evil.example/",
+            "https://evil.example/",
+            "/\\evil",
+            "/a b",
+            "",
+        ] {
+            assert_eq!(back(bad), "/", "{bad}");
+        }
+    }
+}
