@@ -512,8 +512,10 @@ pub(crate) async fn challenge_page(
         .or_else(|| text(h, "x-original-uri").map(Cow::into_owned))
         .unwrap_or_else(|| "/".to_owned());
     let token = g.challenges.token(ip, capped(&ua), unix_now_ms() / 1000);
+    // Never a 2xx: the page is not the content the address holds, and no
+    // crawler or cache may take it for it.
     challenge_response(
-        StatusCode::OK,
+        StatusCode::UNAUTHORIZED,
         crate::challenge::page(&g.challenges, &token, &crate::challenge::back(&back), None),
     )
 }
@@ -563,7 +565,7 @@ pub(crate) async fn pass(
                 g.challenges.token(ip, ua, now)
             };
             challenge_response(
-                StatusCode::OK,
+                StatusCode::UNAUTHORIZED,
                 crate::challenge::page(&g.challenges, &token, &back, Some(why.as_str())),
             )
         }

@@ -370,82 +370,8 @@ fn nginx_with_the_documented_configuration() {
     for p in [&www, &www.join("index.html")] {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let server = block
-        .replace("127.0.0.1:8091", &g.addr.to_string())
-        .replace("listen 80;", &format!("listen 127.0.0.1:{port};"))
-        .replace("/var/www/html", &www.display().to_string());
-    assert_ne!(
-        server, block,
-        "the placeholders are in the documented block"
-    );
-    let dd = d.path().display();
-    let conf = format!(
-        "worker_processes 1;\npid {dd}/nginx.pid;\nerror_log stderr error;\ndaemon off;\n\
-         events {{ worker_connections 64; }}\n\
-         http {{\n access_log off;\n\
-         client_body_temp_path {dd}/tmp; proxy_temp_path {dd}/tmp; fastcgi_temp_path {dd}/tmp;\n\
-         uwsgi_temp_path {dd}/tmp; scgi_temp_path {dd}/tmp;\n{server}\n}}\n"
-    );
-    std::fs::write(d.path().join("nginx.conf"), conf).unwrap();
-    let exe = ["/usr/sbin/nginx", "nginx"]
-        .into_iter()
-        .find(|p| std::process::Command::new(p).arg("-v").output().is_ok())
-        .expect("nginx is needed (the test command in README installs it)");
-    let mut nginx = std::process::Command::new(exe)
-        .arg("-p")
-        .arg(d.path())
-        .arg("-c")
-        .arg(d.path().join("nginx.conf"))
-        .spawn()
-        .expect("nginx starts");
-    struct Stop(std::process::Child);
-    impl Drop for Stop {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("kill")
-                .args(["-QUIT", &self.0.id().to_string()])
-                .status();
-            let _ = self.0.wait();
-        }
-    }
-    let t = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Ok(Some(s)) = nginx.try_wait() {
-            panic!("nginx exited: {s}");
-        }
-        assert!(t.elapsed() < Duration::from_secs(10), "nginx listens");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _stop = Stop(nginx);
-    let nginx_addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    // A request from `from` (a loopback address of its own), with more
-    // header lines.
-    let from_with = |from: &str, path: &str, more: &str| -> Res {
-        let from: SocketAddr = format!("{from}:0").parse().unwrap();
-        let s = rt.block_on(async {
-            let sock = tokio::net::TcpSocket::new_v4().unwrap();
-            sock.bind(from).unwrap();
-            sock.connect(nginx_addr).await.unwrap()
-        });
-        let mut s = s.into_std().unwrap();
-        s.set_nonblocking(false).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        write!(
-            s,
-            "GET {path} HTTP/1.1\r\nHost: site\r\n{more}Connection: close\r\n\r\n"
-        )
-        .unwrap();
-        read_response(s, path)
-    };
+    let nginx = Nginx::start(d.path(), block, g.addr, &www);
+    let from_with = |from: &str, path: &str, more: &str| nginx.get(from, path, more);
     let from = |addr: &str, path: &str| from_with(addr, path, "");
     let file = |name: &str| std::fs::read_to_string(rd.join(name)).unwrap();
     // Verified Googlebot.
@@ -1048,7 +974,7 @@ fn a_challenge_is_passed_with_or_without_javascript() {
     let link = page.body[at..at + page.body[at..].find('"').unwrap()].replace("&amp;", "&");
     // Too early: the page again, saying so.
     let early = get_with(g.addr, &link, "192.0.2.7", firefox, "");
-    assert_eq!(early.status, 200);
+    assert_eq!(early.status, 401);
     assert!(
         early.body.contains("the wait is not over yet"),
         "{}",
@@ -1142,4 +1068,189 @@ fn a_challenge_is_passed_with_or_without_javascript() {
 fn ring_digest(s: &str) -> Vec<u8> {
     use sha2::Digest;
     sha2::Sha256::digest(s.as_bytes()).to_vec()
+}
+
+/// Debian's nginx with a documented `server` block (its placeholders put
+/// right: the gate's address, a free port, the site's root), stopped by
+/// its PID when dropped.
+struct Nginx {
+    child: std::process::Child,
+    addr: SocketAddr,
+}
+
+impl Nginx {
+    fn start(dir: &Path, block: &str, gate: SocketAddr, www: &Path) -> Nginx {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let server = block
+            .replace("127.0.0.1:8091", &gate.to_string())
+            .replace("listen 80;", &format!("listen 127.0.0.1:{port};"))
+            .replace("/var/www/html", &www.display().to_string());
+        assert_ne!(
+            server, block,
+            "the placeholders are in the documented block"
+        );
+        let dd = dir.display();
+        let conf = format!(
+            "worker_processes 1;\npid {dd}/nginx.pid;\nerror_log stderr error;\ndaemon off;\n\
+             events {{ worker_connections 64; }}\n\
+             http {{\n access_log off;\n\
+             client_body_temp_path {dd}/tmp; proxy_temp_path {dd}/tmp; fastcgi_temp_path {dd}/tmp;\n\
+             uwsgi_temp_path {dd}/tmp; scgi_temp_path {dd}/tmp;\n{server}\n}}\n"
+        );
+        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+        let exe = ["/usr/sbin/nginx", "nginx"]
+            .into_iter()
+            .find(|p| std::process::Command::new(p).arg("-v").output().is_ok())
+            .expect("nginx is needed (the test command in README installs it)");
+        let mut child = std::process::Command::new(exe)
+            .arg("-p")
+            .arg(dir)
+            .arg("-c")
+            .arg(dir.join("nginx.conf"))
+            .spawn()
+            .expect("nginx starts");
+        let t = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(s)) = child.try_wait() {
+                panic!("nginx exited: {s}");
+            }
+            assert!(t.elapsed() < Duration::from_secs(10), "nginx listens");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Nginx {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        }
+    }
+
+    /// A request from `from` (a loopback address of its own), with more
+    /// header lines.
+    fn get(&self, from: &str, path: &str, more: &str) -> Res {
+        let ip: std::net::Ipv4Addr = from.parse().unwrap();
+        let mut s = socket2_connect(ip.octets(), self.addr);
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: site\r\n{more}Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        read_response(s, path)
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-QUIT", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+/// The documented nginx configuration of docs/gate.md in front of the
+/// gate with a policy: allow, the refusal page, a 429 with Retry-After,
+/// and the challenge's round trip with its pass.
+#[test]
+fn nginx_with_the_policy_configuration_of_the_gate_guide() {
+    use std::os::unix::fs::PermissionsExt;
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gate.md"))
+            .unwrap();
+    let at = doc.find("```nginx\n").expect("its nginx block") + "```nginx\n".len();
+    let block = &doc[at..at + doc[at..].find("```").unwrap()];
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rd = d.path().join("robots");
+    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
+    let policy = d.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "rules:\n  - {name: protocol-files, path: [/robots.txt, /.well-known/], action: allow}\n  - {name: breakers, category: [unregistered-bot], robots: disallowed, action: deny}\n  - {name: slow-robots, category: unregistered-bot, rate: 2/min per ip, action: limit}\n  - {name: fast-browsers, category: browser, rate: 2/min per ip, action: challenge}\n",
+    )
+    .unwrap();
+    let config = Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        identity: Some(botscope_gate::identity::IdentityConfig {
+            registry: Arc::new(botscope_botid::Registry::bundled()),
+            owners: Arc::new(botscope_botid::NoOwners),
+            dns: None,
+            cache: 1_000,
+        }),
+        policy: Some(policy),
+        challenge: Some(botscope_gate::challenge::ChallengeConfig {
+            delay: Duration::from_secs(1),
+            ..botscope_gate::challenge::ChallengeConfig::new(vec![9; 32])
+        }),
+        ..Config::new(rd)
+    };
+    let g = serve(config);
+    let www = d.path().join("www");
+    write(&www, "index.html", "the site\n");
+    write(&www, "shop.html", "the shop\n");
+    for p in [&www, &www.join("index.html"), &www.join("shop.html")] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let nginx = Nginx::start(d.path(), block, g.addr, &www);
+    let ua = |ua: &str| format!("User-Agent: {ua}\r\n");
+    let py = ua("python-requests/2.31.0");
+    // robots.txt reaches everyone; a robot breaking it is refused.
+    let r = nginx.get("127.0.0.2", "/robots.txt", &py);
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (200, "User-agent: *\nDisallow: /private/\n")
+    );
+    let r = nginx.get("127.0.0.2", "/private/x", &py);
+    assert_eq!(r.status, 403, "{r:?}");
+    assert!(r.body.contains("refused"), "{}", r.body);
+    assert_eq!(r.header("x-bot-rule"), Some("breakers"));
+    // Over its rate: 429 with Retry-After.
+    let answers: Vec<Res> = (0..3)
+        .map(|_| nginx.get("127.0.0.3", "/shop.html", &py))
+        .collect();
+    assert_eq!(answers[0].status, 200, "{:?}", answers[0]);
+    assert_eq!(answers[0].body, "the shop\n");
+    let r = &answers[2];
+    assert_eq!(r.status, 429, "{r:?}");
+    assert!(
+        r.header("retry-after")
+            .is_some_and(|s| s.parse::<u64>().is_ok_and(|s| s >= 1)),
+        "{r:?}"
+    );
+    // A browser too fast: the challenge page, then its pass.
+    let firefox = ua("Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0");
+    let _ = nginx.get("127.0.0.4", "/shop.html", &firefox);
+    let _ = nginx.get("127.0.0.4", "/shop.html", &firefox);
+    let page = nginx.get("127.0.0.4", "/shop.html?x=1", &firefox);
+    assert_eq!(page.status, 401, "{page:?}");
+    assert!(page.body.contains("Checking your browser"), "{}", page.body);
+    let at = page
+        .body
+        .find("href=\"/.botscope/pass?")
+        .expect("the way on")
+        + "href=\"".len();
+    let link = page.body[at..at + page.body[at..].find('"').unwrap()].replace("&amp;", "&");
+    std::thread::sleep(Duration::from_millis(1_100));
+    let ok = nginx.get("127.0.0.4", &link, &firefox);
+    assert_eq!(ok.status, 303, "{ok:?}");
+    assert_eq!(ok.header("location"), Some("/shop.html?x=1"));
+    let cookie = ok
+        .header("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let r = nginx.get(
+        "127.0.0.4",
+        "/shop.html?x=1",
+        &format!("{firefox}Cookie: {cookie}\r\n"),
+    );
+    assert_eq!((r.status, r.body.as_str()), (200, "the shop\n"), "{r:?}");
+    // Without the pass, still challenged.
+    let r = nginx.get("127.0.0.4", "/shop.html", &firefox);
+    assert_eq!(r.status, 401);
 }
