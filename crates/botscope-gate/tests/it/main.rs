@@ -1254,3 +1254,152 @@ fn nginx_with_the_policy_configuration_of_the_gate_guide() {
     let r = nginx.get("127.0.0.4", "/shop.html", &firefox);
     assert_eq!(r.status, 401);
 }
+
+/// The documented Caddy configuration of docs/gate.md in front of the
+/// gate: `forward_auth` passes the gate's own answers on (403 with its
+/// page, 429 with Retry-After, the challenge page), and the gate's pages
+/// under `/.botscope/` set the pass.
+#[test]
+fn caddy_with_the_configuration_of_the_gate_guide() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gate.md"))
+            .unwrap();
+    let at = doc.find("```caddyfile\n").expect("its Caddyfile") + "```caddyfile\n".len();
+    let block = &doc[at..at + doc[at..].find("```").unwrap()];
+    let d = tempfile::tempdir().unwrap();
+    let rd = d.path().join("robots");
+    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
+    let policy = d.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "rules:\n  - {name: breakers, category: [unregistered-bot], robots: disallowed, action: deny}\n  - {name: slow-robots, category: unregistered-bot, rate: 2/min per ip, action: limit}\n  - {name: fast-browsers, category: browser, rate: 2/min per ip, action: challenge}\n",
+    )
+    .unwrap();
+    let config = Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        identity: Some(botscope_gate::identity::IdentityConfig {
+            registry: Arc::new(botscope_botid::Registry::bundled()),
+            owners: Arc::new(botscope_botid::NoOwners),
+            dns: None,
+            cache: 1_000,
+        }),
+        policy: Some(policy),
+        challenge: Some(botscope_gate::challenge::ChallengeConfig {
+            delay: Duration::from_secs(1),
+            ..botscope_gate::challenge::ChallengeConfig::new(vec![9; 32])
+        }),
+        ..Config::new(rd)
+    };
+    let g = serve(config);
+    let www = d.path().join("www");
+    write(&www, "shop.html", "the shop\n");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let site = block
+        .replace("127.0.0.1:8091", &g.addr.to_string())
+        .replace(":80 {", &format!("http://127.0.0.1:{port} {{"))
+        .replace("/var/www/html", &www.display().to_string());
+    assert_ne!(site, block, "the placeholders are in the documented block");
+    let caddyfile = d.path().join("Caddyfile");
+    std::fs::write(
+        &caddyfile,
+        format!("{{\n  admin off\n  auto_https off\n}}\n{site}"),
+    )
+    .unwrap();
+    let exe = ["/usr/bin/caddy", "caddy"]
+        .into_iter()
+        .find(|p| {
+            std::process::Command::new(p)
+                .arg("version")
+                .output()
+                .is_ok()
+        })
+        .expect("Caddy is needed (the test command in README installs it)");
+    let child = std::process::Command::new(exe)
+        .args(["run", "--adapter", "caddyfile", "--config"])
+        .arg(&caddyfile)
+        .env("HOME", d.path())
+        .env("XDG_DATA_HOME", d.path().join("data"))
+        .env("XDG_CONFIG_HOME", d.path().join("config"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("caddy starts");
+    struct Caddy(std::process::Child);
+    impl Drop for Caddy {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut caddy = Caddy(child);
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let t = Instant::now();
+    while TcpStream::connect(addr).is_err() {
+        if let Ok(Some(s)) = caddy.0.try_wait() {
+            panic!("caddy exited: {s}");
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "caddy listens");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let get = |from: [u8; 4], path: &str, more: &str| {
+        let mut s = socket2_connect(from, addr);
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{more}Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        read_response(s, path)
+    };
+    let py = "User-Agent: python-requests/2.31.0\r\n";
+    let r = get([127, 0, 0, 2], "/private/x", py);
+    assert_eq!(r.status, 403, "{r:?}");
+    assert!(r.body.contains("Access refused"), "{}", r.body);
+    let answers: Vec<Res> = (0..3)
+        .map(|_| get([127, 0, 0, 3], "/shop.html", py))
+        .collect();
+    assert_eq!(
+        (answers[0].status, answers[0].body.as_str()),
+        (200, "the shop\n"),
+        "{:?}",
+        answers[0]
+    );
+    assert_eq!(answers[2].status, 429, "{:?}", answers[2]);
+    assert!(
+        answers[2].header("retry-after").is_some(),
+        "{:?}",
+        answers[2]
+    );
+    let firefox =
+        "User-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0\r\n";
+    let _ = get([127, 0, 0, 4], "/shop.html", firefox);
+    let _ = get([127, 0, 0, 4], "/shop.html", firefox);
+    let page = get([127, 0, 0, 4], "/shop.html", firefox);
+    assert_eq!(page.status, 401, "{page:?}");
+    let at = page
+        .body
+        .find("href=\"/.botscope/pass?")
+        .expect("the way on")
+        + "href=\"".len();
+    let link = page.body[at..at + page.body[at..].find('"').unwrap()].replace("&amp;", "&");
+    std::thread::sleep(Duration::from_millis(1_100));
+    let ok = get([127, 0, 0, 4], &link, firefox);
+    assert_eq!(ok.status, 303, "{ok:?}");
+    let cookie = ok
+        .header("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let r = get(
+        [127, 0, 0, 4],
+        "/shop.html",
+        &format!("{firefox}Cookie: {cookie}\r\n"),
+    );
+    assert_eq!((r.status, r.body.as_str()), (200, "the shop\n"), "{r:?}");
+}
