@@ -309,14 +309,22 @@ pub fn read_robots(dir: &Path) -> Result<BTreeMap<String, Arc<[u8]>>, Error> {
 /// Each entry's path, symlink target, size and modification time.
 pub type Fingerprint = Vec<(PathBuf, Option<PathBuf>, u64, Option<SystemTime>)>;
 
-/// What changes when either directory's content changes: the target of a
-/// symlinked directory, and each entry's name, size and modification time
+/// What changes when a watched directory's content or a watched file
+/// changes: the target of a symlink, a file's size and modification time,
+/// and each directory entry's name, size and modification time
 /// (an apache-dirs generation is new as a whole, so its list directories
 /// are not walked).
 pub fn fingerprint(dirs: &[&Path]) -> Fingerprint {
     let mut out = Vec::new();
     for d in dirs {
-        out.push((d.to_path_buf(), std::fs::read_link(d).ok(), 0, None));
+        // A file (the policy): its own size and time.
+        let meta = std::fs::metadata(d).ok().filter(std::fs::Metadata::is_file);
+        out.push((
+            d.to_path_buf(),
+            std::fs::read_link(d).ok(),
+            meta.as_ref().map_or(0, std::fs::Metadata::len),
+            meta.and_then(|m| m.modified().ok()),
+        ));
         let Ok(rd) = std::fs::read_dir(d) else {
             continue;
         };

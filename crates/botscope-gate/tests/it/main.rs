@@ -1403,3 +1403,44 @@ fn caddy_with_the_configuration_of_the_gate_guide() {
     );
     assert_eq!((r.status, r.body.as_str()), (200, "the shop\n"), "{r:?}");
 }
+
+/// A policy edited into an error is not taken: the gate keeps deciding
+/// with the one before and says why in /healthz; fixed, it is taken.
+#[test]
+fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
+    let d = tempfile::tempdir().unwrap();
+    let rd = d.path().join("robots");
+    robots(&rd);
+    let policy = d.path().join("policy.yaml");
+    std::fs::write(&policy, "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n").unwrap();
+    let config = Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        poll: Duration::from_millis(50),
+        policy: Some(policy.clone()),
+        ..Config::new(rd)
+    };
+    let g = serve(config);
+    let curl = |g: &Running| ask(g.addr, "/auth", "192.0.2.1", "curl/8.5.0", "/");
+    assert_eq!(curl(&g).status, 403);
+    std::fs::write(&policy, "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n  - {name: oops, action: maybe}\n").unwrap();
+    let t = Instant::now();
+    let health = loop {
+        let h: serde_json::Value = serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+        if !h["last_error"].is_null() {
+            break h;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "{h}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let why = health["last_error"].as_str().unwrap();
+    assert!(why.contains("policy.yaml:3: error: rule `oops`: `action` must be one of"), "{why}");
+    assert_eq!(curl(&g).status, 403, "the old policy still decides");
+    std::fs::write(&policy, "rules:\n  - {name: all-welcome, action: allow}\n").unwrap();
+    let t = Instant::now();
+    while curl(&g).status != 200 {
+        assert!(t.elapsed() < Duration::from_secs(10), "the fixed policy is taken");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let h: serde_json::Value = serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+    assert!(h["last_error"].is_null(), "{h}");
+}
