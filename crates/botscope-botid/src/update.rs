@@ -122,6 +122,12 @@ impl<'r> Update<'r> {
         }
     }
 
+    /// The entries as updated (those a refused list would have changed
+    /// left as they were), to layer over the registry in memory.
+    pub fn into_entries(self) -> Vec<BotEntry> {
+        self.entries
+    }
+
     /// The user registry to write, as YAML, checked to read back.
     pub fn finish(self) -> Result<String, Vec<crate::RegistryError>> {
         let text = Registry::with_entries(self.entries).to_yaml();

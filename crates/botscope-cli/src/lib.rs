@@ -495,6 +495,12 @@ pub struct GateArgs {
     /// Log `allow` decisions too.
     #[arg(long, requires = "decision_log")]
     pub decision_log_all: bool,
+    /// Refresh the operators' published address lists (the registry's ip_sources)
+    /// this often, as `bots update` applies them (a list that is not one, or that would
+    /// remove more than half of a bot's addresses, is refused and the old one kept; what
+    /// happened is in /healthz), in memory: no file is written.
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub refresh_lists: Option<std::time::Duration>,
     /// The key challenge passes are signed with (a file of at least 32 bytes, e.g.
     /// `head -c 32 /dev/urandom > key`); without it a key is made at start and passes do
     /// not survive a restart.

@@ -183,7 +183,11 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
         .to_owned();
     if let Some(b) = &signed_bot {
         identity = Some(Identity::Verified);
-        if let Some(e) = g.identities.as_ref().and_then(|i| i.registry().get(b)) {
+        if let Some(e) = g
+            .identities
+            .as_ref()
+            .and_then(|i| i.registry().get(b).cloned())
+        {
             category = e.category.map_or("other", |c| c.as_str()).to_owned();
         }
         bot = Some(b.clone());

@@ -159,7 +159,7 @@ enum Asked {
 
 /// Request-time identity.
 pub struct Identities {
-    registry: Arc<Registry>,
+    registry: arc_swap::ArcSwap<Registry>,
     classifier: UaClassifier,
     owners: Arc<dyn Owners + Send + Sync>,
     dns: Option<Dns>,
@@ -205,14 +205,21 @@ impl Identities {
             }),
             known: Mutex::new(Recent::new(cfg.cache.max(2))),
             hasher: foldhash::fast::RandomState::default(),
-            registry: cfg.registry,
+            registry: arc_swap::ArcSwap::new(cfg.registry),
             stats: Arc::new(LookupStats::default()),
         })
     }
 
-    /// The registry identities are judged with.
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
+    /// The registry identities are judged with now.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.registry.load_full()
+    }
+
+    /// Judges from now on with `registry` (the operators' lists refreshed:
+    /// the same bots and names, new addresses), forgetting what was judged.
+    pub fn set_registry(&self, registry: Arc<Registry>) {
+        self.registry.store(registry);
+        self.forget();
     }
 
     /// Identities held.
@@ -259,22 +266,24 @@ impl Identities {
     }
 
     fn domains_key(&self, k: &Known) -> u64 {
+        let registry = self.registry.load();
         let domains = k
             .bot
             .as_deref()
-            .and_then(|b| self.registry.get(b))
+            .and_then(|b| registry.get(b))
             .and_then(|b| b.fcrdns_hosts.as_deref())
             .unwrap_or(&[]);
         self.hasher.hash_one(domains)
     }
 
     fn judge(&self, ip: IpAddr, user_agent: &str, now: Instant, when: Option<i64>) -> Known {
+        let registry = self.registry.load();
         let ua = self.classifier.classify(user_agent);
         let owner = match when {
             Some(w) => self.owners.owner_at(ip, w),
             None => self.owners.owner(ip),
         };
-        let domains = botscope_botid::fcrdns_domains(&self.registry, ip, &ua);
+        let domains = botscope_botid::fcrdns_domains(&registry, ip, &ua);
         let mut pending = false;
         let mut expires = now + OFFLINE_LIFE;
         let evidence = match (&self.dns, domains) {
@@ -299,7 +308,7 @@ impl Identities {
             _ => None,
         };
         let mut v = botscope_botid::verify_at(
-            &self.registry,
+            &registry,
             ip,
             Some(user_agent),
             &ua,
@@ -311,7 +320,7 @@ impl Identities {
             v.reason = format!("{}; reverse DNS is being asked", v.reason);
         }
         let identity = identity_of(&v);
-        let entry = v.claimed_bot.as_deref().and_then(|b| self.registry.get(b));
+        let entry = v.claimed_bot.as_deref().and_then(|b| registry.get(b));
         let category = match (entry, ua.is_bot) {
             (Some(e), _) => e.category.map_or("other", |c| c.as_str()).to_owned(),
             (None, true) => UNREGISTERED_BOT.to_owned(),

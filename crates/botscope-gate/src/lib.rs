@@ -65,6 +65,7 @@ pub mod identity;
 mod lists;
 pub mod metrics;
 mod recent;
+pub mod refresh;
 pub mod replay;
 pub mod signature;
 
@@ -178,6 +179,8 @@ pub struct Config {
     pub rate_keys: usize,
     /// The decision log (`--decision-log`), when kept.
     pub decision_log: Option<decisions::DecisionLogConfig>,
+    /// The operators' lists refreshed on a schedule (`--refresh-lists`).
+    pub refresh: Option<refresh::RefreshConfig>,
     /// How challenges are made (`--challenge-key` …); none, or an empty
     /// key: a key made at start.
     pub challenge: Option<challenge::ChallengeConfig>,
@@ -202,6 +205,7 @@ impl Config {
             policy: None,
             rate_keys: botscope_policy::DEFAULT_MAX_KEYS,
             decision_log: None,
+            refresh: None,
             challenge: None,
             connections: botscope_http::server::ConnectionLimits {
                 header_timeout: Duration::from_secs(60),
@@ -257,6 +261,8 @@ pub struct Gate {
     pub decision_log: Option<decisions::DecisionLog>,
     /// Challenges and passes.
     pub challenges: challenge::Challenges,
+    /// The last refresh of the operators' lists.
+    pub refreshed: refresh::Shared,
 }
 
 fn load(config: &Config) -> Result<Snapshot, Error> {
@@ -341,6 +347,7 @@ impl Gate {
             identities,
             counters: answer::Counters::default(),
             latency: metrics::Latency::default(),
+            refreshed: refresh::Shared::default(),
             challenges: challenge::Challenges::new(match &config.challenge {
                 Some(c) if !c.key.is_empty() => c.clone(),
                 Some(c) => challenge::ChallengeConfig {
@@ -490,6 +497,9 @@ async fn healthz(State(g): State<Arc<Gate>>) -> Response {
             "lookups_failed": i.stats.failed.load(std::sync::atomic::Ordering::Relaxed),
         })),
         "rate_keys": g.rates.len(),
+        "lists_refresh": g.config.refresh.as_ref().map(|_| {
+            g.refreshed.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        }),
         "decision_log": g.decision_log.as_ref().map(|l| serde_json::json!({
             "written": l.written.load(std::sync::atomic::Ordering::Relaxed),
             "dropped": l.dropped.load(std::sync::atomic::Ordering::Relaxed),
@@ -593,6 +603,30 @@ impl Server {
             exempt: Arc::new(move |ip| trusted.iter().any(|r| r.contains(ip))),
             ..self.gate.config.connections.clone()
         };
+        let refresher = self.gate.config.refresh.clone().and_then(|cfg| {
+            let g = self.gate.clone();
+            let ids = g.identities.is_some();
+            ids.then(|| {
+                tokio::spawn(async move {
+                    let mut tick = tokio::time::interval(cfg.every.max(Duration::from_millis(100)));
+                    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                    tick.tick().await;
+                    loop {
+                        tick.tick().await;
+                        let Some(ids) = g.identities.as_ref() else {
+                            return;
+                        };
+                        let (registry, state) = refresh::refresh(&ids.registry(), &cfg).await;
+                        for p in &state.problems {
+                            tracing::warn!("lists refresh: {p}; the list before is kept");
+                        }
+                        tracing::info!(applied = state.applied, "lists refreshed");
+                        ids.set_registry(Arc::new(registry));
+                        *g.refreshed.lock().unwrap_or_else(|p| p.into_inner()) = state;
+                    }
+                })
+            })
+        });
         let app = router(self.gate);
         let service = move |peer: SocketAddr, mut req: Request<hyper::body::Incoming>| {
             req.extensions_mut()
@@ -607,6 +641,9 @@ impl Server {
             .await
             .map_err(Error::Serve);
         watcher.abort();
+        if let Some(t) = refresher {
+            t.abort();
+        }
         r
     }
 }

@@ -73,6 +73,15 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         }),
         policy: a.policy.clone(),
         rate_keys: usize::try_from(a.max_rate_keys)?,
+        refresh: match a.refresh_lists {
+            Some(every) => Some(botscope_gate::refresh::RefreshConfig {
+                every,
+                timeout: std::time::Duration::from_secs(60),
+                trust: crate::settings::trust(&a.directories.tls)?,
+                user_agent: botscope_harvest::DEFAULT_USER_AGENT.to_owned(),
+            }),
+            None => None,
+        },
         challenge: Some(botscope_gate::challenge::ChallengeConfig {
             delay: a.challenge_delay,
             difficulty: a.challenge_difficulty,

@@ -1412,7 +1412,11 @@ fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
     let rd = d.path().join("robots");
     robots(&rd);
     let policy = d.path().join("policy.yaml");
-    std::fs::write(&policy, "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n").unwrap();
+    std::fs::write(
+        &policy,
+        "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n",
+    )
+    .unwrap();
     let config = Config {
         trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
         poll: Duration::from_millis(50),
@@ -1425,7 +1429,8 @@ fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
     std::fs::write(&policy, "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n  - {name: oops, action: maybe}\n").unwrap();
     let t = Instant::now();
     let health = loop {
-        let h: serde_json::Value = serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+        let h: serde_json::Value =
+            serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
         if !h["last_error"].is_null() {
             break h;
         }
@@ -1433,14 +1438,115 @@ fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
         std::thread::sleep(Duration::from_millis(50));
     };
     let why = health["last_error"].as_str().unwrap();
-    assert!(why.contains("policy.yaml:3: error: rule `oops`: `action` must be one of"), "{why}");
+    assert!(
+        why.contains("policy.yaml:3: error: rule `oops`: `action` must be one of"),
+        "{why}"
+    );
     assert_eq!(curl(&g).status, 403, "the old policy still decides");
     std::fs::write(&policy, "rules:\n  - {name: all-welcome, action: allow}\n").unwrap();
     let t = Instant::now();
     while curl(&g).status != 200 {
-        assert!(t.elapsed() < Duration::from_secs(10), "the fixed policy is taken");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the fixed policy is taken"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let h: serde_json::Value = serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
     assert!(h["last_error"].is_null(), "{h}");
+}
+
+/// The operators' lists refreshed on a schedule: a crawler's new address
+/// verifies once its list says so; a list that would lose more than half
+/// of the addresses, or is not a list, is refused and the one before kept.
+#[test]
+fn published_lists_are_refreshed_with_the_sanity_rules_of_bots_update() {
+    use botscope_testkit::ipdb::{Canned, FileServer};
+    let server = FileServer::start(std::collections::HashMap::new());
+    let list =
+        |ips: &[&str]| Canned::ok(&[("Content-Type", "text/plain")], ips.join("\n").as_bytes());
+    server.set(
+        "/listbot.txt",
+        list(&["192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"]),
+    );
+    // Only this registry: the bundled one's sources are on the internet.
+    let registry = botscope_botid::Registry::parse(
+        "t.yaml",
+        &format!(
+            "bots:\n- name: ListBot\n  category: search\n  ua_tokens: [ListBot]\n  ip_list: [192.0.2.1, 192.0.2.2, 192.0.2.3, 192.0.2.4]\n  ip_sources: ['{}/listbot.txt']\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let rd = d.path().join("robots");
+    robots(&rd);
+    let config = Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        identity: Some(botscope_gate::identity::IdentityConfig {
+            registry: Arc::new(registry),
+            owners: Arc::new(botscope_botid::NoOwners),
+            dns: None,
+            cache: 1_000,
+        }),
+        refresh: Some(botscope_gate::refresh::RefreshConfig {
+            every: Duration::from_millis(200),
+            timeout: Duration::from_secs(5),
+            trust: botscope_http::Trust::system(),
+            user_agent: "botscope-test".into(),
+        }),
+        ..Config::new(rd)
+    };
+    let g = serve(config);
+    let ua = "ListBot/1.0 (+https://example.org/listbot)";
+    let identity = |ip: &str| h(&ask(g.addr, "/auth", ip, ua, "/"), "x-bot-identity").to_owned();
+    assert_eq!(identity("192.0.2.1"), "verified");
+    assert_eq!(identity("192.0.2.9"), "spoofed");
+    // The operator adds an address.
+    server.set(
+        "/listbot.txt",
+        list(&[
+            "192.0.2.1",
+            "192.0.2.2",
+            "192.0.2.3",
+            "192.0.2.4",
+            "192.0.2.9",
+        ]),
+    );
+    let t = Instant::now();
+    while identity("192.0.2.9") != "verified" {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the new list is taken"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A list that would drop four of five addresses is refused: kept.
+    server.set("/listbot.txt", list(&["192.0.2.1"]));
+    let t = Instant::now();
+    let health = loop {
+        let h: serde_json::Value =
+            serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+        if h["lists_refresh"]["problems"]
+            .as_array()
+            .is_some_and(|p| !p.is_empty())
+        {
+            break h;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "{h}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let problem = health["lists_refresh"]["problems"][0].as_str().unwrap();
+    assert!(problem.contains("more than half"), "{problem}");
+    assert_eq!(identity("192.0.2.9"), "verified");
+    // Junk instead of a list: refused too.
+    server.set(
+        "/listbot.txt",
+        Canned::ok(
+            &[("Content-Type", "text/html")],
+            b"<html>maintenance</html>",
+        ),
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(identity("192.0.2.3"), "verified");
 }
