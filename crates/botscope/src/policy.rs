@@ -64,6 +64,31 @@ fn read(path: &std::path::Path) -> Result<(String, String)> {
     Ok((name, text))
 }
 
+/// A policy file compiled, or an error listing its errors (nothing is
+/// done with a policy that has one).
+fn compile(
+    path: &std::path::Path,
+    registry: &botscope_botid::Registry,
+) -> Result<botscope_policy::Policy> {
+    let (name, text) = read(path)?;
+    let parsed = botscope_policy::parse(&name, &text, registry);
+    match parsed.policy {
+        Some(p) => Ok(p),
+        None => {
+            let errors: Vec<String> = parsed
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .map(ToString::to_string)
+                .collect();
+            anyhow::bail!(
+                "the policy has errors; nothing was written:\n{}",
+                botscope_text::terminal(&errors.join("\n"))
+            )
+        }
+    }
+}
+
 /// `policy check`: 0 clean, 1 findings, 2 unreadable.
 pub fn check(a: &PolicyCheckArgs, s: &Settings) -> Result<ExitStatus> {
     let registry = s.registry(a.registry.as_ref())?;
@@ -137,20 +162,7 @@ pub fn check(a: &PolicyCheckArgs, s: &Settings) -> Result<ExitStatus> {
 /// name everywhere, through `robots generate`'s generator.
 pub fn robots(a: &PolicyRobotsArgs, s: &Settings) -> Result<ExitStatus> {
     let registry = s.registry(a.registry.as_ref())?;
-    let (name, text) = read(&a.file)?;
-    let parsed = botscope_policy::parse(&name, &text, &registry);
-    let Some(policy) = parsed.policy else {
-        let errors: Vec<String> = parsed
-            .findings
-            .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .map(ToString::to_string)
-            .collect();
-        anyhow::bail!(
-            "the policy has errors; nothing was written:\n{}",
-            botscope_text::terminal(&errors.join("\n"))
-        );
-    };
+    let policy = compile(&a.file, &registry)?;
     let refused = policy.refused();
     let base = match &a.base {
         Some(p) => {
@@ -229,20 +241,7 @@ pub fn robots(a: &PolicyRobotsArgs, s: &Settings) -> Result<ExitStatus> {
 /// `policy replay`: the policy over access logs, in log time.
 pub fn replay(a: &PolicyReplayArgs, s: &Settings) -> Result<ExitStatus> {
     let registry = std::sync::Arc::new(s.registry(a.registry.as_ref())?);
-    let (name, text) = read(&a.file)?;
-    let parsed = botscope_policy::parse(&name, &text, &registry);
-    let Some(policy) = parsed.policy else {
-        let errors: Vec<String> = parsed
-            .findings
-            .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .map(ToString::to_string)
-            .collect();
-        anyhow::bail!(
-            "the policy has errors; nothing was written:\n{}",
-            botscope_text::terminal(&errors.join("\n"))
-        );
-    };
+    let policy = compile(&a.file, &registry)?;
     let robots = match &a.robots {
         Some(p) => Some(crate::io::read_limited(p, Some(botscope_robotstxt::DEFAULT_PARSE_CAP))?.0),
         None => None,

@@ -1164,30 +1164,10 @@ fn nginx_with_the_policy_configuration_of_the_gate_guide() {
     let block = &doc[at..at + doc[at..].find("```").unwrap()];
     let d = tempfile::tempdir().unwrap();
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let rd = d.path().join("robots");
-    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
-    let policy = d.path().join("policy.yaml");
-    std::fs::write(
-        &policy,
+    let g = policy_gate(
+        d.path(),
         "rules:\n  - {name: protocol-files, path: [/robots.txt, /.well-known/], action: allow}\n  - {name: breakers, category: [unregistered-bot], robots: disallowed, action: deny}\n  - {name: slow-robots, category: unregistered-bot, rate: 2/min per ip, action: limit}\n  - {name: fast-browsers, category: browser, rate: 2/min per ip, action: challenge}\n",
-    )
-    .unwrap();
-    let config = Config {
-        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
-        identity: Some(botscope_gate::identity::IdentityConfig {
-            registry: Arc::new(botscope_botid::Registry::bundled()),
-            owners: Arc::new(botscope_botid::NoOwners),
-            dns: None,
-            cache: 1_000,
-        }),
-        policy: Some(policy),
-        challenge: Some(botscope_gate::challenge::ChallengeConfig {
-            delay: Duration::from_secs(1),
-            ..botscope_gate::challenge::ChallengeConfig::new(vec![9; 32])
-        }),
-        ..Config::new(rd)
-    };
-    let g = serve(config);
+    );
     let www = d.path().join("www");
     write(&www, "index.html", "the site\n");
     write(&www, "shop.html", "the shop\n");
@@ -1267,30 +1247,10 @@ fn caddy_with_the_configuration_of_the_gate_guide() {
     let at = doc.find("```caddyfile\n").expect("its Caddyfile") + "```caddyfile\n".len();
     let block = &doc[at..at + doc[at..].find("```").unwrap()];
     let d = tempfile::tempdir().unwrap();
-    let rd = d.path().join("robots");
-    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
-    let policy = d.path().join("policy.yaml");
-    std::fs::write(
-        &policy,
+    let g = policy_gate(
+        d.path(),
         "rules:\n  - {name: breakers, category: [unregistered-bot], robots: disallowed, action: deny}\n  - {name: slow-robots, category: unregistered-bot, rate: 2/min per ip, action: limit}\n  - {name: fast-browsers, category: browser, rate: 2/min per ip, action: challenge}\n",
-    )
-    .unwrap();
-    let config = Config {
-        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
-        identity: Some(botscope_gate::identity::IdentityConfig {
-            registry: Arc::new(botscope_botid::Registry::bundled()),
-            owners: Arc::new(botscope_botid::NoOwners),
-            dns: None,
-            cache: 1_000,
-        }),
-        policy: Some(policy),
-        challenge: Some(botscope_gate::challenge::ChallengeConfig {
-            delay: Duration::from_secs(1),
-            ..botscope_gate::challenge::ChallengeConfig::new(vec![9; 32])
-        }),
-        ..Config::new(rd)
-    };
-    let g = serve(config);
+    );
     let www = d.path().join("www");
     write(&www, "shop.html", "the shop\n");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -1549,4 +1509,29 @@ fn published_lists_are_refreshed_with_the_sanity_rules_of_bots_update() {
     );
     std::thread::sleep(Duration::from_millis(600));
     assert_eq!(identity("192.0.2.3"), "verified");
+}
+
+/// The front-server tests' gate: `policy` (YAML), identity offline, a
+/// challenge of one second, and a robots.txt closing `/private/`.
+fn policy_gate(dir: &Path, policy: &str) -> Running {
+    let rd = dir.join("robots");
+    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
+    let path = dir.join("policy.yaml");
+    std::fs::write(&path, policy).unwrap();
+    let config = Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        identity: Some(botscope_gate::identity::IdentityConfig {
+            registry: Arc::new(botscope_botid::Registry::bundled()),
+            owners: Arc::new(botscope_botid::NoOwners),
+            dns: None,
+            cache: 1_000,
+        }),
+        policy: Some(path),
+        challenge: Some(botscope_gate::challenge::ChallengeConfig {
+            delay: Duration::from_secs(1),
+            ..botscope_gate::challenge::ChallengeConfig::new(vec![9; 32])
+        }),
+        ..Config::new(rd)
+    };
+    serve(config)
 }
