@@ -714,12 +714,7 @@ fn the_decision_log_and_the_metrics() {
     let log = d.path().join("decisions.jsonl");
     let config = Config {
         trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
-        identity: Some(botscope_gate::identity::IdentityConfig {
-            registry: Arc::new(botscope_botid::Registry::bundled()),
-            owners: Arc::new(botscope_botid::NoOwners),
-            dns: None,
-            cache: 1_000,
-        }),
+        identity: Some(offline()),
         policy: Some(policy),
         decision_log: Some(botscope_gate::decisions::DecisionLogConfig {
             path: log.clone(),
@@ -926,12 +921,7 @@ fn a_challenge_is_passed_with_or_without_javascript() {
     .unwrap();
     let config = Config {
         trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
-        identity: Some(botscope_gate::identity::IdentityConfig {
-            registry: Arc::new(botscope_botid::Registry::bundled()),
-            owners: Arc::new(botscope_botid::NoOwners),
-            dns: None,
-            cache: 1_000,
-        }),
+        identity: Some(offline()),
         policy: Some(policy),
         challenge: Some(botscope_gate::challenge::ChallengeConfig {
             delay: Duration::from_secs(1),
@@ -1520,12 +1510,7 @@ fn policy_gate(dir: &Path, policy: &str) -> Running {
     std::fs::write(&path, policy).unwrap();
     let config = Config {
         trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
-        identity: Some(botscope_gate::identity::IdentityConfig {
-            registry: Arc::new(botscope_botid::Registry::bundled()),
-            owners: Arc::new(botscope_botid::NoOwners),
-            dns: None,
-            cache: 1_000,
-        }),
+        identity: Some(offline()),
         policy: Some(path),
         challenge: Some(botscope_gate::challenge::ChallengeConfig {
             delay: Duration::from_secs(1),
@@ -1534,4 +1519,14 @@ fn policy_gate(dir: &Path, policy: &str) -> Running {
         ..Config::new(rd)
     };
     serve(config)
+}
+
+/// Identity from the bundled registry, offline (no reverse DNS).
+fn offline() -> botscope_gate::identity::IdentityConfig {
+    botscope_gate::identity::IdentityConfig {
+        registry: Arc::new(botscope_botid::Registry::bundled()),
+        owners: Arc::new(botscope_botid::NoOwners),
+        dns: None,
+        cache: 1_000,
+    }
 }
