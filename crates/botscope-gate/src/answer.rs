@@ -91,7 +91,7 @@ pub fn original(h: &HeaderMap) -> (Cow<'_, str>, Cow<'_, str>) {
 }
 
 /// A User-Agent cut to what the classifier reads.
-fn capped(ua: &str) -> &str {
+pub(crate) fn capped(ua: &str) -> &str {
     if ua.len() <= botscope_botid::MAX_UA_BYTES {
         return ua;
     }
@@ -105,6 +105,8 @@ fn capped(ua: &str) -> &str {
 /// Everything decided about one request.
 #[derive(Debug)]
 pub struct Answer {
+    /// The client's address (the connection's, or a trusted proxy's word).
+    pub client: IpAddr,
     /// Where the lists and the identity place the client.
     pub placed: Placed,
     /// Its identity, when identity is on.
@@ -181,6 +183,8 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
         .as_ref()
         .map_or(botscope_policy::BROWSER, |k| k.category.as_str())
         .to_owned();
+    // A registered agent's valid signature verifies its bot, whatever the
+    // address or the User-Agent says (identity on or off).
     if let Some(b) = &signed_bot {
         identity = Some(Identity::Verified);
         if let Some(e) = g
@@ -192,17 +196,8 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
         }
         bot = Some(b.clone());
     }
-    let mut placed = place(snap.lists.place(ip), identity, &category, bot.as_deref());
-    // Without identity, a registered agent's signature still places the
-    // request under its bot (as before policies).
-    if identity.is_none()
-        && let Some(b) = &signed_bot
-    {
-        placed = Placed {
-            category: Category::AllOk,
-            bot: Some(botscope_botid::slug(b).into()),
-        };
-    }
+    let placed = place(snap.lists.place(ip), identity, &category, bot.as_deref());
+    let (method, path) = original(h);
     let signature = match checked.as_ref().map(|c| &c.verdict) {
         None => Signature::None,
         Some(v) if v.reason == botscope_httpsig::Reason::NoSignature => Signature::None,
@@ -214,7 +209,6 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
     };
     let (action, rule, retry_after, labels) = match &snap.policy {
         Some(policy) => {
-            let (method, path) = original(h);
             let (served, _) = choose(&snap.robots, &placed);
             let matcher = snap.compiled.get(served).cloned();
             let token = known.as_ref().map_or("", |k| k.token.as_str());
@@ -266,6 +260,7 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
     let action = if passed { Action::Allow } else { action };
     g.counters.count(&rule, action);
     let a = Answer {
+        client: ip,
         passed,
         placed,
         known,
@@ -279,8 +274,7 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
     };
     g.latency.record(started.elapsed());
     if let Some(log) = &g.decision_log {
-        let (method, path) = original(h);
-        log.log(&a, ip, user_agent, &method, &path);
+        log.log(&a, user_agent, &method, &path);
     }
     a
 }
@@ -413,10 +407,11 @@ async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Front) -> Resp
     let mut r = match (front, a.action) {
         (Front::AuthRequest, _) => status.into_response(),
         (Front::Forward, Action::Challenge) => {
-            let ip = g.client(peer.ip(), h);
             let ua = text(h, "user-agent").unwrap_or(Cow::Borrowed(""));
             let (_, uri) = original(h);
-            let token = g.challenges.token(ip, capped(&ua), unix_now_ms() / 1000);
+            let token = g
+                .challenges
+                .token(a.client, capped(&ua), unix_now_ms() / 1000);
             challenge_response(
                 status,
                 crate::challenge::page(&g.challenges, &token, &crate::challenge::back(&uri), None),
@@ -467,37 +462,11 @@ fn challenge_response(status: StatusCode, html: String) -> Response {
     r
 }
 
-/// The query's parameter `name`, percent-decoded (lossy), if present.
+/// The query's parameter `name`, decoded, if present.
 fn param(query: &str, name: &str) -> Option<String> {
-    let (_, v) = query
-        .split('&')
-        .filter_map(|kv| kv.split_once('='))
-        .find(|(k, _)| *k == name)?;
-    let hexval = |b: u8| (b as char).to_digit(16).and_then(|d| u8::try_from(d).ok());
-    let bytes = v.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let pair = (b == b'%')
-            .then(|| Some((hexval(*bytes.get(i + 1)?)?, hexval(*bytes.get(i + 2)?)?)))
-            .flatten();
-        match (b, pair) {
-            (_, Some((hi, lo))) => {
-                out.push(hi * 16 + lo);
-                i += 3;
-            }
-            (b'+', _) => {
-                out.push(b' ');
-                i += 1;
-            }
-            (b, None) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    Some(String::from_utf8_lossy(&out).into_owned())
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
 }
 
 /// `GET /.botscope/challenge`: the challenge page for this client (nginx

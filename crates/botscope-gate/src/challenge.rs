@@ -16,7 +16,7 @@
 //! signature. A forged, expired or moved cookie is ignored (the client is
 //! challenged again), never trusted.
 
-use std::fmt::Write as _;
+use base64::Engine as _;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -112,12 +112,10 @@ impl Refused {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
+/// Bytes as URL-safe base64 without padding (the form of every token,
+/// seed and tag: no `.`, which separates their parts).
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
 /// What a token or pass is bound to: the client's network and a digest
@@ -125,7 +123,7 @@ fn hex(bytes: &[u8]) -> String {
 fn binding(ip: IpAddr, user_agent: &str) -> String {
     let (net, _) = botscope_policy::network_of(ip);
     let ua = ring::digest::digest(&ring::digest::SHA256, user_agent.as_bytes());
-    format!("{net}|{}", hex(&ua.as_ref()[..12]))
+    format!("{net}|{}", b64(&ua.as_ref()[..12]))
 }
 
 /// Leading zero bits of `digest`.
@@ -157,27 +155,24 @@ impl Challenges {
     }
 
     fn mac(&self, what: &str) -> String {
-        hex(&hmac::sign(&self.key, what.as_bytes()).as_ref()[..16])
+        b64(hmac::sign(&self.key, what.as_bytes()).as_ref())
     }
 
-    fn verify(&self, what: &str, mac: &str) -> bool {
-        let Some(bytes) = unhex(mac) else {
-            return false;
-        };
-        // The tag is the first 16 bytes of the HMAC: compared in
-        // constant time against a fresh one.
-        let full = hmac::sign(&self.key, what.as_bytes());
-        bytes.len() == 16 && ring_eq(&full.as_ref()[..16], &bytes)
+    /// Whether `tag` is the HMAC of `what` (compared in constant time).
+    fn verify(&self, what: &str, tag: &str) -> bool {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(tag)
+            .is_ok_and(|t| hmac::verify(&self.key, what.as_bytes(), &t).is_ok())
     }
 
     /// A page's token for `ip` sending `user_agent` at `now` (Unix
     /// seconds): `issued.seed.mac`.
     pub fn token(&self, ip: IpAddr, user_agent: &str, now: u64) -> String {
-        let seed = hex(&hmac::sign(
+        let seed = b64(&hmac::sign(
             &self.key,
             format!("seed|{now}|{}", binding(ip, user_agent)).as_bytes(),
         )
-        .as_ref()[16..24]);
+        .as_ref()[..9]);
         let mac = self.mac(&format!("t|{}|{now}|{seed}", binding(ip, user_agent)));
         format!("{now}.{seed}.{mac}")
     }
@@ -259,21 +254,6 @@ impl Challenges {
     }
 }
 
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) || s.len() > 64 {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
-/// Equality in time independent of where the inputs differ.
-fn ring_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 /// Where to go back to: the original request's path and query when it is
 /// one (starts with a single `/`, printable, bounded), else `/`.
 pub fn back(uri: &str) -> String {
@@ -285,17 +265,9 @@ pub fn back(uri: &str) -> String {
     if ok { uri.to_owned() } else { "/".to_owned() }
 }
 
-/// A URL query component: everything but unreserved characters escaped.
-pub fn query_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
+/// A URL query component, escaped.
+fn query_escape(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
 /// The challenge page for a token: why it is here, the wait, the link on,

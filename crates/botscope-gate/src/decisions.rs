@@ -43,8 +43,16 @@ pub struct DecisionLog {
 }
 
 impl DecisionLog {
-    /// Opens (appends to) the file and starts the writer thread.
+    /// Opens (appends to) the file and starts the writer thread. A path
+    /// that is a symlink, or a file there (or at `FILE.1`, which rotation
+    /// replaces) that is not a decision log, is refused: nothing of it is
+    /// touched.
     pub fn open(cfg: &DecisionLogConfig) -> std::io::Result<DecisionLog> {
+        let mut rotated = cfg.path.as_os_str().to_owned();
+        rotated.push(".1");
+        for p in [cfg.path.as_path(), Path::new(&rotated)] {
+            ours_or_absent(p)?;
+        }
         let file = open_append(&cfg.path)?;
         let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
         let written = Arc::new(AtomicU64::new(0));
@@ -68,22 +76,43 @@ impl DecisionLog {
     }
 
     /// Logs `a` (when it is logged at all).
-    pub fn log(
-        &self,
-        a: &Answer,
-        client: std::net::IpAddr,
-        user_agent: &str,
-        method: &str,
-        path: &str,
-    ) {
+    pub fn log(&self, a: &Answer, user_agent: &str, method: &str, path: &str) {
         if a.action == Action::Allow && !self.all {
             return;
         }
-        let line = line(a, client, user_agent, method, path, &now_rfc3339());
+        let line = line(a, user_agent, method, path, &now_rfc3339());
         if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(line) {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
+}
+
+/// Refuses `path` when it is a symlink, not a regular file, or a file
+/// whose first byte is not a JSON object's (not a decision log).
+fn ours_or_absent(path: &Path) -> std::io::Result<()> {
+    let refuse = |why: &str| {
+        Err(std::io::Error::other(format!(
+            "{}: {why}; it is left as it is (give another --decision-log)",
+            path.display()
+        )))
+    };
+    let meta = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+        Ok(m) => m,
+    };
+    if meta.file_type().is_symlink() {
+        return refuse("a symlink");
+    }
+    if !meta.is_file() {
+        return refuse("not a regular file");
+    }
+    let mut first = [0u8; 1];
+    let n = std::io::Read::read(&mut std::fs::File::open(path)?, &mut first)?;
+    if n == 1 && first[0] != b'{' {
+        return refuse("not a decision log");
+    }
+    Ok(())
 }
 
 fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
@@ -94,18 +123,11 @@ fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// The log's line for one decision.
-pub fn line(
-    a: &Answer,
-    client: std::net::IpAddr,
-    user_agent: &str,
-    method: &str,
-    path: &str,
-    time: &str,
-) -> String {
+pub fn line(a: &Answer, user_agent: &str, method: &str, path: &str, time: &str) -> String {
     let v = a.known.as_ref().map(|k| &k.verification);
     let body = serde_json::json!({
         "time": time,
-        "client": client.to_string(),
+        "client": a.client.to_string(),
         "method": method,
         "path": path,
         "user_agent": user_agent,
@@ -168,5 +190,39 @@ fn writer(
             next = rx.try_recv().ok();
         }
         let _ = out.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file in the way that is not a decision log, or a symlink, is
+    /// refused and left as it was; a log of its own is appended to.
+    #[test]
+    fn a_file_in_the_way_is_refused_and_left_alone() {
+        let d = tempfile::tempdir().expect("tmp");
+        let cfg = |p: &Path| DecisionLogConfig {
+            path: p.to_path_buf(),
+            all: false,
+            max_bytes: 1 << 20,
+        };
+        let notes = d.path().join("notes.txt");
+        std::fs::write(&notes, "my notes\n").expect("w");
+        let e = DecisionLog::open(&cfg(&notes)).expect_err("refused");
+        assert!(e.to_string().contains("not a decision log"), "{e}");
+        assert_eq!(std::fs::read_to_string(&notes).expect("r"), "my notes\n");
+        let link = d.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&notes, &link).expect("link");
+        let e = DecisionLog::open(&cfg(&link)).expect_err("refused");
+        assert!(e.to_string().contains("symlink"), "{e}");
+        // The rotation's target is checked too.
+        let log = d.path().join("d.jsonl");
+        std::fs::write(d.path().join("d.jsonl.1"), "keep me\n").expect("w");
+        assert!(DecisionLog::open(&cfg(&log)).is_err());
+        std::fs::remove_file(d.path().join("d.jsonl.1")).expect("rm");
+        std::fs::write(&log, "{\"rule\":\"x\"}\n").expect("w");
+        assert!(DecisionLog::open(&cfg(&log)).is_ok());
+        assert!(DecisionLog::open(&cfg(&d.path().join("new.jsonl"))).is_ok());
     }
 }

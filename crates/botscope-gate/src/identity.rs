@@ -121,6 +121,8 @@ pub struct Known {
     pub token: String,
     /// Reverse DNS was asked and has not answered yet.
     pub pending: bool,
+    /// The lookup it waits for (its key among the lookups in flight).
+    waits_for: Option<(IpAddr, u64)>,
     expires: Instant,
 }
 
@@ -249,7 +251,7 @@ impl Identities {
         let now = Instant::now();
         if let Some(k) = lock(&self.known).get(&(ip, ua_key))
             && k.expires > now
-            && !(k.pending && self.answered(ip, &k))
+            && !self.answered(&k)
         {
             return k;
         }
@@ -259,21 +261,11 @@ impl Identities {
     }
 
     /// Whether the lookup a pending identity waits for has answered.
-    fn answered(&self, ip: IpAddr, k: &Known) -> bool {
-        let Some(dns) = &self.dns else { return false };
-        let key = (ip, self.domains_key(k));
-        !lock(&dns.pending).contains(&key)
-    }
-
-    fn domains_key(&self, k: &Known) -> u64 {
-        let registry = self.registry.load();
-        let domains = k
-            .bot
-            .as_deref()
-            .and_then(|b| registry.get(b))
-            .and_then(|b| b.fcrdns_hosts.as_deref())
-            .unwrap_or(&[]);
-        self.hasher.hash_one(domains)
+    fn answered(&self, k: &Known) -> bool {
+        match (&self.dns, k.waits_for) {
+            (Some(dns), Some(key)) => !lock(&dns.pending).contains(&key),
+            _ => false,
+        }
     }
 
     fn judge(&self, ip: IpAddr, user_agent: &str, now: Instant, when: Option<i64>) -> Known {
@@ -284,7 +276,7 @@ impl Identities {
             None => self.owners.owner(ip),
         };
         let domains = botscope_botid::fcrdns_domains(&registry, ip, &ua);
-        let mut pending = false;
+        let mut waits_for = None;
         let mut expires = now + OFFLINE_LIFE;
         let evidence = match (&self.dns, domains) {
             (Some(dns), Some(domains)) => {
@@ -297,7 +289,7 @@ impl Identities {
                     }
                     _ => {
                         match self.ask(dns, key, ip, domains) {
-                            Asked::Pending => pending = true,
+                            Asked::Pending => waits_for = Some(key),
                             // Every slot busy: judged again within a second.
                             Asked::Busy => expires = now + Duration::from_secs(1),
                         }
@@ -316,7 +308,7 @@ impl Identities {
             owner,
             when,
         );
-        if pending {
+        if waits_for.is_some() {
             v.reason = format!("{}; reverse DNS is being asked", v.reason);
         }
         let identity = identity_of(&v);
@@ -331,7 +323,8 @@ impl Identities {
             bot: entry.map(|e| e.name.clone()),
             category,
             token: botscope_robotstxt::product_token(user_agent).to_owned(),
-            pending,
+            pending: waits_for.is_some(),
+            waits_for,
             expires,
             verification: v,
         }

@@ -348,14 +348,14 @@ impl Gate {
             counters: answer::Counters::default(),
             latency: metrics::Latency::default(),
             refreshed: refresh::Shared::default(),
-            challenges: challenge::Challenges::new(match &config.challenge {
-                Some(c) if !c.key.is_empty() => c.clone(),
-                Some(c) => challenge::ChallengeConfig {
-                    key: random_key()?,
-                    ..c.clone()
-                },
-                None => challenge::ChallengeConfig::new(random_key()?),
-            }),
+            challenges: {
+                let mut c = (config.challenge.clone())
+                    .unwrap_or_else(|| challenge::ChallengeConfig::new(Vec::new()));
+                if c.key.is_empty() {
+                    c.key = random_key()?;
+                }
+                challenge::Challenges::new(c)
+            },
             decision_log: config
                 .decision_log
                 .as_ref()
@@ -603,30 +603,13 @@ impl Server {
             exempt: Arc::new(move |ip| trusted.iter().any(|r| r.contains(ip))),
             ..self.gate.config.connections.clone()
         };
-        let refresher = self.gate.config.refresh.clone().and_then(|cfg| {
-            let g = self.gate.clone();
-            let ids = g.identities.is_some();
-            ids.then(|| {
-                tokio::spawn(async move {
-                    let mut tick = tokio::time::interval(cfg.every.max(Duration::from_millis(100)));
-                    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                    tick.tick().await;
-                    loop {
-                        tick.tick().await;
-                        let Some(ids) = g.identities.as_ref() else {
-                            return;
-                        };
-                        let (registry, state) = refresh::refresh(&ids.registry(), &cfg).await;
-                        for p in &state.problems {
-                            tracing::warn!("lists refresh: {p}; the list before is kept");
-                        }
-                        tracing::info!(applied = state.applied, "lists refreshed");
-                        ids.set_registry(Arc::new(registry));
-                        *g.refreshed.lock().unwrap_or_else(|p| p.into_inner()) = state;
-                    }
-                })
-            })
-        });
+        let refresher = self
+            .gate
+            .config
+            .refresh
+            .clone()
+            .filter(|_| self.gate.identities.is_some())
+            .map(|cfg| tokio::spawn(refresh_lists(self.gate.clone(), cfg)));
         let app = router(self.gate);
         let service = move |peer: SocketAddr, mut req: Request<hyper::body::Incoming>| {
             req.extensions_mut()
@@ -645,6 +628,29 @@ impl Server {
             t.abort();
         }
         r
+    }
+}
+
+/// Refreshes the operators' lists every `cfg.every` (the first time one
+/// period after start), swapping the new registry in when a list changed.
+async fn refresh_lists(g: Arc<Gate>, cfg: refresh::RefreshConfig) {
+    let Some(ids) = g.identities.as_ref() else {
+        return;
+    };
+    let mut tick = tokio::time::interval(cfg.every.max(Duration::from_millis(100)));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let (registry, state) = refresh::refresh(&ids.registry(), &cfg).await;
+        for p in &state.problems {
+            tracing::warn!("lists refresh: {p}; the list before is kept");
+        }
+        tracing::info!(applied = state.applied, "lists refreshed");
+        if state.applied > 0 {
+            ids.set_registry(Arc::new(registry));
+        }
+        *g.refreshed.lock().unwrap_or_else(|p| p.into_inner()) = state;
     }
 }
 

@@ -160,92 +160,83 @@ pub fn replay_with(
     let mut actions: BTreeMap<&'static str, u64> = BTreeMap::new();
     let (mut lines, mut malformed, mut malformed_lines) = (0u64, 0u64, Vec::new());
     let mut format = cfg.format;
+    // One line of the log: parsed, turned into facts, decided, tallied.
+    let mut one = |fmt: &LogFormat, l: &[u8]| {
+        lines += 1;
+        let text = trim_eol(l);
+        if text.is_empty() {
+            return;
+        }
+        let Ok(rec) = fmt.parse_line(text) else {
+            malformed += 1;
+            if malformed_lines.len() < 5 {
+                malformed_lines.push(lines);
+            }
+            return;
+        };
+        let ua = crate::answer::capped(rec.user_agent.as_deref().unwrap_or(""));
+        let known = identities.identify_at(rec.ip, ua, Some(rec.time));
+        let closed = |p: &str| {
+            matcher
+                .as_ref()
+                .is_some_and(|m| !m.check_path(&known.token, p.as_bytes()).allowed)
+        };
+        let facts = Facts {
+            ip: rec.ip,
+            method: &rec.method,
+            path: &rec.path,
+            user_agent: ua,
+            identity: known.identity,
+            bot: known.bot.as_deref(),
+            category: &known.category,
+            signature: botscope_policy::Signature::None,
+            asn: known.verification.owner.asn,
+            lists: lists.bits(rec.ip),
+            robots: matcher.as_ref().map(|_| &closed as &dyn Fn(&str) -> bool),
+            now_ms: u64::try_from(rec.time).unwrap_or(0).saturating_mul(1000),
+        };
+        let d = policy.decide(&facts, &rates);
+        each(lines, d.rule, d.action);
+        for &i in &d.labels {
+            tallies[i].add(rec.ip, known.bot.as_deref());
+        }
+        tallies[d.index.unwrap_or(policy.rules.len())].add(rec.ip, known.bot.as_deref());
+        *actions.entry(d.action.as_str()).or_default() += 1;
+    };
     let mut line = Vec::new();
     for (name, mut reader) in inputs {
-        let mut pending: Vec<Vec<u8>> = Vec::new();
-        loop {
-            line.clear();
-            let n = read_line(&mut reader, &mut line).map_err(|source| ReplayError::Read {
+        let mut read = |buf: &mut Vec<u8>| {
+            buf.clear();
+            read_line(&mut reader, buf).map_err(|source| ReplayError::Read {
                 name: name.clone(),
                 source,
-            })?;
-            if n == 0 && pending.is_empty() {
-                break;
-            }
-            if format.is_none() {
-                // The first lines pick the format, then are replayed.
-                if n > 0 && pending.len() < SAMPLE {
-                    pending.push(line.clone());
-                    continue;
-                }
-                let sample: Vec<&[u8]> = pending.iter().map(|l| trim_eol(l)).collect();
-                format = Some(
-                    botscope_accesslog::detect(&sample)
-                        .ok_or_else(|| ReplayError::Format(name.clone()))?,
-                );
-                if n > 0 {
-                    pending.push(line.clone());
-                }
-            }
-            let Some(fmt) = format.as_ref() else { break };
-            let batch: Vec<Vec<u8>> = if pending.is_empty() {
-                if n == 0 {
+            })
+        };
+        // Without a format, the first lines pick one (then are replayed).
+        let mut head: Vec<Vec<u8>> = Vec::new();
+        if format.is_none() {
+            while head.len() < SAMPLE {
+                let mut l = Vec::new();
+                if read(&mut l)? == 0 {
                     break;
                 }
-                vec![std::mem::take(&mut line)]
-            } else {
-                std::mem::take(&mut pending)
-            };
-            for l in &batch {
-                lines += 1;
-                let text = trim_eol(l);
-                if text.is_empty() {
-                    continue;
-                }
-                let rec = match fmt.parse_line(text) {
-                    Ok(r) => r,
-                    Err(_) => {
-                        malformed += 1;
-                        if malformed_lines.len() < 5 {
-                            malformed_lines.push(lines);
-                        }
-                        continue;
-                    }
-                };
-                let ua = rec.user_agent.as_deref().unwrap_or("");
-                let ua = &ua[..floor_char(ua, botscope_botid::MAX_UA_BYTES)];
-                let known = identities.identify_at(rec.ip, ua, Some(rec.time));
-                let closed = |p: &str| {
-                    matcher
-                        .as_ref()
-                        .is_some_and(|m| !m.check_path(&known.token, p.as_bytes()).allowed)
-                };
-                let facts = Facts {
-                    ip: rec.ip,
-                    method: &rec.method,
-                    path: &rec.path,
-                    user_agent: ua,
-                    identity: known.identity,
-                    bot: known.bot.as_deref(),
-                    category: &known.category,
-                    signature: botscope_policy::Signature::None,
-                    asn: known.verification.owner.asn,
-                    lists: lists.bits(rec.ip),
-                    robots: matcher.as_ref().map(|_| &closed as &dyn Fn(&str) -> bool),
-                    now_ms: u64::try_from(rec.time).unwrap_or(0).saturating_mul(1000),
-                };
-                let d = policy.decide(&facts, &rates);
-                each(lines, d.rule, d.action);
-                for &i in &d.labels {
-                    tallies[i].add(rec.ip, known.bot.as_deref());
-                }
-                let slot = d.index.unwrap_or(policy.rules.len());
-                tallies[slot].add(rec.ip, known.bot.as_deref());
-                *actions.entry(d.action.as_str()).or_default() += 1;
+                head.push(l);
             }
-            if n == 0 {
-                break;
+            if head.is_empty() {
+                continue;
             }
+            let sample: Vec<&[u8]> = head.iter().map(|l| trim_eol(l)).collect();
+            format = Some(
+                botscope_accesslog::detect(&sample)
+                    .ok_or_else(|| ReplayError::Format(name.clone()))?,
+            );
+        }
+        let Some(fmt) = format.as_ref() else { continue };
+        for l in &head {
+            one(fmt, l);
+        }
+        while read(&mut line)? > 0 {
+            one(fmt, &line);
         }
     }
     let mut rules = Vec::with_capacity(tallies.len());
@@ -293,17 +284,6 @@ fn read_line(r: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<usize> {
 fn trim_eol(l: &[u8]) -> &[u8] {
     let l = l.strip_suffix(b"\n").unwrap_or(l);
     l.strip_suffix(b"\r").unwrap_or(l)
-}
-
-fn floor_char(s: &str, max: usize) -> usize {
-    if s.len() <= max {
-        return s.len();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    end
 }
 
 /// The replay as text: a line per rule that caught anything.

@@ -46,22 +46,23 @@ pub fn init(a: &PolicyInitArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-/// A policy file's text and the name its findings use.
+/// A policy file's text (at most the size a policy may be) and the name
+/// its findings use.
 fn read(path: &std::path::Path) -> Result<(String, String)> {
-    let (bytes, total) =
-        crate::io::read_limited(path, Some(botscope_policy::MAX_POLICY_BYTES + 1))?;
+    let max = botscope_policy::MAX_POLICY_BYTES;
+    let (bytes, total) = crate::io::read_limited(path, Some(max + 1))?;
+    anyhow::ensure!(
+        total <= max as u64,
+        "{} is {total} bytes; a policy is at most {max}",
+        crate::io::display(path)
+    );
     let name = if path == std::path::Path::new("-") {
         "<stdin>".to_owned()
     } else {
         path.display().to_string()
     };
-    if total > botscope_policy::MAX_POLICY_BYTES as u64 {
-        // parse() reports the size with the file's name.
-        return Ok((name, "#".repeat(botscope_policy::MAX_POLICY_BYTES + 1)));
-    }
-    let text = String::from_utf8(bytes)
-        .with_context(|| format!("{}: not UTF-8 text", crate::io::display(path)))?;
-    Ok((name, text))
+    // As the gate reads it: bad bytes are characters the parser reports.
+    Ok((name, String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// A policy file compiled, or an error listing its errors (nothing is
