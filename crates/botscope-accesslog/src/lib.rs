@@ -37,9 +37,9 @@ use std::collections::BTreeMap;
 
 pub use analyze::{
     Agent, AgentTally, Analysis, Analyzer, CLIENT_SAMPLES, Class, Client, ClientSignatures,
-    Clients, Example, Folded, Identify, MAX_CLIENTS, MAX_SIGNATURE_AGENTS, NO_AGENT, NoPolicy,
-    OTHER_AGENTS, Partial, Policy, ROBOT_PATH_COUNTERS, Reason, SESSION_GAP, Seconds,
-    SignatureCheck, SignatureCounts, SignatureOutcome, SignatureSeen, Span, TOP_PATHS_CAP,
+    Clients, DISOBEDIENT_REQUESTS, Example, Folded, Identify, MAX_CLIENTS, MAX_SIGNATURE_AGENTS,
+    NO_AGENT, NoPolicy, OTHER_AGENTS, Partial, Policy, ROBOT_PATH_COUNTERS, Reason, SESSION_GAP,
+    Seconds, SignatureCheck, SignatureCounts, SignatureOutcome, SignatureSeen, Span, TOP_PATHS_CAP,
     TopPaths, Untracked, Window, classify,
 };
 pub use format::{COMBINED, COMMON, Error, Field, LogFormat, VHOST_COMBINED};

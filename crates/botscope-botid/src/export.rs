@@ -18,9 +18,12 @@ pub const SUSPECT: &str = "suspect-bots";
 /// Clients with a browser's User-Agent that behave like crawlers (from
 /// log analysis): no claim to check, but not people either.
 pub const UNDECLARED: &str = "undeclared-bots";
+/// Robots, not verified, that a log showed fetching what robots.txt
+/// closed to them (from log analysis).
+pub const DISOBEDIENT: &str = "disobedient-bots";
 
 /// The list directories every export has, in order of severity.
-pub const CATEGORIES: [&str; 4] = [ALL_OK, OTHER, UNDECLARED, SUSPECT];
+pub const CATEGORIES: [&str; 5] = [ALL_OK, OTHER, UNDECLARED, DISOBEDIENT, SUSPECT];
 
 /// Addresses by category, from verdicts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,6 +38,8 @@ pub struct Lists {
     pub suspect: BTreeSet<IpAddr>,
     /// Undeclared robots: browsers' User-Agents, crawlers' behaviour.
     pub undeclared: BTreeSet<IpAddr>,
+    /// Robots, not verified, that fetched what robots.txt closed to them.
+    pub disobedient: BTreeSet<IpAddr>,
 }
 
 /// Longest slug kept as written; a longer name is cut and marked.
@@ -103,16 +108,34 @@ pub fn read_verdicts(input: impl std::io::BufRead) -> std::io::Result<(Vec<Verif
 }
 
 impl Lists {
-    /// `N verified (B bots), N other, N undeclared, N suspect`.
+    /// `N verified (B bots), N other, N undeclared, N disobedient, N
+    /// suspect`.
     pub fn summary(&self) -> String {
         format!(
-            "{} verified ({} bots), {} other, {} undeclared, {} suspect",
+            "{} verified ({} bots), {} other, {} undeclared, {} disobedient, {} suspect",
             self.all_ok.len(),
             self.per_bot.len(),
             self.other.len(),
             self.undeclared.len(),
+            self.disobedient.len(),
             self.suspect.len()
         )
+    }
+
+    /// Puts `ip` in the disobedient list, out of every milder one
+    /// (verified, other, undeclared); a suspect stays suspect.
+    pub fn add_disobedient(&mut self, ip: IpAddr) {
+        if self.suspect.contains(&ip) {
+            return;
+        }
+        self.all_ok.remove(&ip);
+        self.other.remove(&ip);
+        self.undeclared.remove(&ip);
+        for set in self.per_bot.values_mut() {
+            set.remove(&ip);
+        }
+        self.per_bot.retain(|_, s| !s.is_empty());
+        self.disobedient.insert(ip);
     }
 
     /// Sorts verdicts into lists. An address seen with several verdicts
@@ -166,15 +189,20 @@ impl Lists {
                 .iter()
                 .map(|ip| (UNDECLARED.to_owned(), *ip)),
         );
+        out.extend(
+            self.disobedient
+                .iter()
+                .map(|ip| (DISOBEDIENT.to_owned(), *ip)),
+        );
         out.extend(self.suspect.iter().map(|ip| (SUSPECT.to_owned(), *ip)));
         out
     }
 
     /// An Apache `RewriteMap` text map: `IP value`, value `verified:BOT`,
-    /// `other`, `undeclared` or `suspect`.
+    /// `other`, `undeclared`, `disobedient` or `suspect`.
     pub fn rewritemap(&self) -> String {
         let mut out = String::from(
-            "# botscope crawler map: IP -> verified:BOT | other | undeclared | suspect\n",
+            "# botscope crawler map: IP -> verified:BOT | other | undeclared | disobedient | suspect\n",
         );
         let mut lines: BTreeMap<IpAddr, String> = BTreeMap::new();
         for (b, ips) in &self.per_bot {
@@ -188,6 +216,9 @@ impl Lists {
         for ip in &self.undeclared {
             lines.insert(*ip, "undeclared".into());
         }
+        for ip in &self.disobedient {
+            lines.insert(*ip, "disobedient".into());
+        }
         for ip in &self.suspect {
             lines.insert(*ip, "suspect".into());
         }
@@ -199,10 +230,10 @@ impl Lists {
 
     /// An nginx `geo` block setting `$variable`: verified addresses
     /// (`verified:BOT`), the registry's published blocks (`published:BOT`),
-    /// `other`, `undeclared`, `suspect`; the most specific entry wins in
-    /// nginx. Each network appears once (nginx warns of duplicates): an
-    /// address's most severe value wins, a published block of one address
-    /// gives way to what the log showed of it.
+    /// `other`, `undeclared`, `disobedient`, `suspect`; the most specific
+    /// entry wins in nginx. Each network appears once (nginx warns of
+    /// duplicates): an address's most severe value wins, a published block
+    /// of one address gives way to what the log showed of it.
     pub fn nginx_geo(&self, registry: &Registry, variable: &str) -> String {
         let mut out = format!(
             "# botscope crawler lists, for: include this file in the http block\ngeo ${variable} {{\n    default none;\n"
@@ -235,6 +266,7 @@ impl Lists {
         for (set, value) in [
             (&self.other, "other"),
             (&self.undeclared, "undeclared"),
+            (&self.disobedient, "disobedient"),
             (&self.suspect, "suspect"),
         ] {
             for ip in set {
@@ -321,6 +353,33 @@ mod tests {
         );
         assert!(geo.contains("2001:db8::1/128 verified:yahoo--slurp-2e5507ba;"));
         assert_eq!(l.plain()["suspect-bots.txt"], "192.0.2.2\n");
+        assert_eq!(l.plain()["disobedient-bots.txt"], "");
+    }
+
+    #[test]
+    fn disobedience_outranks_all_but_suspicion() {
+        let verdicts = [
+            v("192.0.2.1", Some("Googlebot"), Verdict::Verified, true),
+            v("192.0.2.2", Some("Googlebot"), Verdict::Spoofed, true),
+            v("192.0.2.3", None, Verdict::UnclaimedBotIp, false),
+        ];
+        let mut l = Lists::from_verdicts(&verdicts);
+        for ip in ["192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"] {
+            l.add_disobedient(ip.parse().expect("ip"));
+        }
+        let ips = |s: &BTreeSet<IpAddr>| s.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(ips(&l.disobedient), ["192.0.2.1", "192.0.2.3", "192.0.2.4"]);
+        assert_eq!(ips(&l.suspect), ["192.0.2.2"]);
+        assert!(l.all_ok.is_empty() && l.other.is_empty() && l.per_bot.is_empty());
+        assert!(l.rewritemap().contains("192.0.2.3 disobedient\n"));
+        assert!(
+            l.summary()
+                .ends_with("0 undeclared, 3 disobedient, 1 suspect")
+        );
+        assert_eq!(
+            l.plain()["disobedient-bots.txt"],
+            "192.0.2.1\n192.0.2.3\n192.0.2.4\n"
+        );
     }
 
     #[test]

@@ -570,8 +570,9 @@ pub fn generate(
 
 /// The files `botscope gate --robots-dir` serves for a generated policy,
 /// by file name: `default.txt`, `all-ok-bots.txt` and `other-bots.txt`
-/// (the generated file), `suspect-bots.txt` (a client pretending to be a
-/// crawler is allowed nothing), and `<bot>.txt` (the bot's list name, as
+/// (the generated file), `disobedient-bots.txt` (a robot a log showed
+/// breaking robots.txt) and `suspect-bots.txt` (a client pretending to be a
+/// crawler) allowing nothing, and `<bot>.txt` (the bot's list name, as
 /// `bots export` names it) allowing nothing, for each blocked bot: a
 /// verified crawler of a blocked category reads a file with nothing else
 /// in it to misread.
@@ -581,6 +582,12 @@ pub fn gate_files(g: &Generated) -> Vec<(String, Vec<u8>)> {
         ("default.txt".to_owned(), g.text.clone()),
         (format!("{}.txt", crate::ALL_OK), g.text.clone()),
         (format!("{}.txt", crate::OTHER), g.text.clone()),
+        (
+            format!("{}.txt", crate::DISOBEDIENT),
+            nothing(
+                "Served to robots that fetched what this file closed to them: nothing is allowed.",
+            ),
+        ),
         (
             format!("{}.txt", crate::SUSPECT),
             nothing("Served to clients that claim a crawler they are not: nothing is allowed."),
@@ -1016,6 +1023,7 @@ mod tests {
                 "default.txt",
                 "all-ok-bots.txt",
                 "other-bots.txt",
+                "disobedient-bots.txt",
                 "suspect-bots.txt",
                 "gptbot.txt",
                 "ccbot.txt",

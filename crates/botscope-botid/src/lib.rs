@@ -49,7 +49,9 @@ pub enum Error {
 }
 
 pub use batch::Batch;
-pub use export::{ALL_OK, CATEGORIES, Lists, OTHER, SUSPECT, UNDECLARED, read_verdicts, slug};
+pub use export::{
+    ALL_OK, CATEGORIES, DISOBEDIENT, Lists, OTHER, SUSPECT, UNDECLARED, read_verdicts, slug,
+};
 pub use generate::{
     Blocked, CHECK_WORK_CAP, GenerateError, Generated, MAX_GENERATED, Policy, gate_files, generate,
 };

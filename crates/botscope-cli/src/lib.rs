@@ -1326,7 +1326,11 @@ pub enum LogsCommand {
     /// Write web-server lists from access logs (ACAP 4.3): verified robots.txt
     /// requesters into all-ok-bots/ and one directory per robot, unverified
     /// robots.txt requesters into other-bots/, browsers that crawl into
-    /// undeclared-bots/, spoofers and scanners into suspect-bots/.
+    /// undeclared-bots/, robots that are not verified and fetched at least 3
+    /// paths robots.txt closed to them (python-requests, curl, a scraper naming
+    /// itself, a crawler with a browser's User-Agent) into disobedient-bots/,
+    /// spoofers and scanners into suspect-bots/. An address is listed where its
+    /// worst finding puts it.
     ///
     /// Example: botscope logs export-lists access.log --out-dir /etc/botscope/lists
     ExportLists(ExportListsArgs),
@@ -1529,9 +1533,9 @@ pub struct BotsUpdateArgs {
 /// List formats for web servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
-    /// One empty file per IP under `all-ok-bots/`, `<bot>/`, `other-bots/`, `undeclared-bots/`, `suspect-bots/` (Apache `RewriteCond … -f`).
+    /// One empty file per IP under `all-ok-bots/`, `<bot>/`, `other-bots/`, `undeclared-bots/`, `disobedient-bots/`, `suspect-bots/` (Apache `RewriteCond … -f`).
     ApacheDirs,
-    /// An Apache `RewriteMap` text map: IP -> verified:BOT | other | suspect.
+    /// An Apache `RewriteMap` text map: IP -> verified:BOT | other | undeclared | disobedient | suspect.
     ApacheRewritemap,
     /// An nginx `geo` block, with the registry's published CIDRs.
     NginxGeo,
@@ -1697,8 +1701,8 @@ pub struct GenerateArgs {
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
     /// Also write the per-category files `botscope gate --robots-dir` serves into DIR: `default.txt`,
-    /// `all-ok-bots.txt` and `other-bots.txt` (the file above), `suspect-bots.txt` (nothing allowed),
-    /// and `<bot>.txt` (nothing allowed) for each blocked bot.
+    /// `all-ok-bots.txt` and `other-bots.txt` (the file above), `disobedient-bots.txt` and
+    /// `suspect-bots.txt` (nothing allowed), and `<bot>.txt` (nothing allowed) for each blocked bot.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
 }

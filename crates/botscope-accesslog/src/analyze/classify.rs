@@ -65,6 +65,12 @@ pub(super) fn reason(code: &'static str, detail: String) -> Reason {
 }
 
 /// Thresholds of the behavioural signals (documented in docs/log-analysis.md).
+/// Requests robots.txt closed to a robot that make it disobedient: a
+/// signal when classifying, a place in the `disobedient-bots` list when
+/// exporting. One or two can be a crawler's cached robots.txt or a race
+/// with an edit; three are a habit.
+pub const DISOBEDIENT_REQUESTS: u32 = 3;
+
 pub(super) mod limits {
     /// Pages before the asset and referer signals count.
     pub const MIN_PAGES: u32 = 3;
@@ -85,7 +91,7 @@ pub(super) mod limits {
     /// Seconds a poller must span to be a monitor.
     pub const MONITOR_SPAN: i64 = 600;
     /// Disallowed requests that count as a signal.
-    pub const DISALLOWED: u32 = 3;
+    pub const DISALLOWED: u32 = super::DISOBEDIENT_REQUESTS;
 }
 
 /// Peak pages per minute over the client's sessions with at least

@@ -811,3 +811,78 @@ fn the_report_says_what_decides_the_unverifiable_claims() {
     );
     assert!(note.starts_with(|c: char| c.is_ascii_digit()), "{note}");
 }
+
+/// A robot that breaks robots.txt is in `disobedient-bots`, whether it is
+/// in a registry or not; a verified crawler's breaches and a robot's one
+/// or two closed fetches are not enough to list it.
+#[test]
+fn robots_that_break_robots_txt_are_listed_disobedient() {
+    let robots = tmp(
+        "disobedient-robots.txt",
+        b"User-agent: *\nDisallow: /private/\n",
+    );
+    let googlebot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+    let mut log = String::new();
+    let mut line = |ip: &str, s: u32, path: &str, ua: &str| {
+        log += &format!(
+            "{ip} - - [20/Nov/2026:10:{:02}:{:02} +0000] \"GET {path} HTTP/1.1\" 200 100 \"-\" \"{ua}\"\n",
+            s / 60,
+            s % 60
+        );
+    };
+    for s in 0..150 {
+        line(
+            "192.0.2.10",
+            s,
+            &format!("/private/{s}"),
+            "python-requests/2.32.3",
+        );
+        line("192.0.2.11", s, &format!("/public/{s}"), "curl/8.5.0");
+    }
+    for s in 0..2 {
+        line(
+            "192.0.2.12",
+            s,
+            &format!("/private/{s}"),
+            "Go-http-client/1.1",
+        );
+    }
+    for s in 0..5 {
+        line("66.249.66.200", s, &format!("/private/{s}"), googlebot);
+        line("66.249.66.200", s + 10, "/public/", googlebot);
+    }
+    let f = tmp("disobedient.log", log.as_bytes());
+    let out = crate::scratch("disobedient").join("out");
+    let o = botscope(
+        &[
+            "logs",
+            "export-lists",
+            crate::arg(&f),
+            "--robots",
+            crate::arg(&robots),
+            "--out-dir",
+            crate::arg(&out),
+        ],
+        b"",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let listed = |dir: &str| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(out.join(dir))
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(listed("disobedient-bots"), ["192.0.2.10"]);
+    assert_eq!(listed("all-ok-bots"), ["66.249.66.200"], "verified stays");
+    assert!(listed("suspect-bots").is_empty());
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(summary.contains(", 1 disobedient,"), "{summary}");
+}

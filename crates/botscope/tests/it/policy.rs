@@ -166,6 +166,26 @@ fn gate_runs_a_policy_and_refuses_a_broken_one() {
         stderr(&o)
     );
 
+    // Last week's log: a scraper broke robots.txt; its address is exported
+    // as disobedient, and the gate refuses it even on an open path.
+    let log = d.path().join("access.log");
+    let lines: String = (0..5)
+        .map(|i| format!("192.0.2.10 - - [20/Nov/2026:10:00:0{i} +0000] \"GET /private/{i} HTTP/1.1\" 200 5 \"-\" \"python-requests/2.32.3\"\n"))
+        .collect();
+    std::fs::write(&log, lines).unwrap();
+    let lists = d.path().join("lists");
+    let o = run(&[
+        "logs",
+        "export-lists",
+        arg(&log),
+        "--robots",
+        arg(&robots.join("default.txt")),
+        "--out-dir",
+        arg(&lists),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(lists.join("disobedient-bots/192.0.2.10").is_file());
+
     let policy = d.path().join("policy.yaml");
     std::fs::write(&policy, botscope_policy::preset("balanced").unwrap()).unwrap();
     let port = botscope_testkit::free_port();
@@ -180,6 +200,7 @@ fn gate_runs_a_policy_and_refuses_a_broken_one() {
             &addr,
         ])
         .args(["--policy", arg(&policy), "--robots-dir", arg(&robots)])
+        .args(["--lists", arg(&lists)])
         .env("HOME", d.path())
         .env("XDG_DATA_HOME", d.path().join("data"))
         .stdout(Stdio::null())
@@ -209,6 +230,13 @@ fn gate_runs_a_policy_and_refuses_a_broken_one() {
     let r = ask(&addr, "192.0.2.5", "curl/8.5.0", "/private/x");
     assert!(
         r.starts_with("HTTP/1.1 403") && r.contains("x-bot-rule: robots-txt-breakers"),
+        "{r}"
+    );
+    let r = ask(&addr, "192.0.2.10", "python-requests/2.32.3", "/public/");
+    assert!(
+        r.starts_with("HTTP/1.1 403")
+            && r.contains("x-bot-category: disobedient-bots")
+            && r.contains("x-bot-rule: known-robots-txt-breakers"),
         "{r}"
     );
     assert!(
