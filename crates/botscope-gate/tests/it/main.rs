@@ -1318,6 +1318,23 @@ fn caddy_with_the_configuration_of_the_gate_guide() {
         "{:?}",
         answers[0]
     );
+    // The decision reaches the client on a 2xx too, once.
+    assert_eq!(answers[0].header("x-bot-identity"), Some("unclaimed"));
+    assert_eq!(answers[0].header("x-bot-rule"), Some("default"));
+    for r in [&answers[0], &answers[2]] {
+        let rules = r
+            .headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("x-bot-rule"))
+            .count();
+        assert_eq!(rules, 1, "{r:?}");
+    }
+    assert_eq!(
+        answers[2].header("x-bot-rule"),
+        Some("slow-robots"),
+        "{:?}",
+        answers[2]
+    );
     assert_eq!(answers[2].status, 429, "{:?}", answers[2]);
     assert!(
         answers[2].header("retry-after").is_some(),
