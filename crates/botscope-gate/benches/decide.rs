@@ -116,7 +116,7 @@ fn main() {
             bot: known.bot.as_deref(),
             category: &known.category,
             signature: Signature::None,
-            asn: known.verification.owner.asn,
+            asn: known.evidence.asn,
             lists: 0,
             robots: Some(&closed),
             now_ms: 1_000_000 + n as u64,

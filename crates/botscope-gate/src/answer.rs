@@ -226,7 +226,7 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
                 bot: bot.as_deref(),
                 category: &category,
                 signature,
-                asn: known.as_ref().and_then(|k| k.verification.owner.asn),
+                asn: known.as_ref().and_then(|k| k.evidence.asn),
                 lists: snap.lists.bits(ip),
                 robots: matcher.as_ref().map(|_| &closed as &dyn Fn(&str) -> bool),
                 now_ms: unix_now_ms(),

@@ -124,7 +124,7 @@ fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
 
 /// The log's line for one decision.
 pub fn line(a: &Answer, user_agent: &str, method: &str, path: &str, time: &str) -> String {
-    let v = a.known.as_ref().map(|k| &k.verification);
+    let v = a.known.as_ref().map(|k| &k.evidence);
     let body = serde_json::json!({
         "time": time,
         "client": a.client.to_string(),
@@ -137,7 +137,7 @@ pub fn line(a: &Answer, user_agent: &str, method: &str, path: &str, time: &str) 
             "methods": v.methods,
             "reason": v.reason,
             "hostnames": v.hostnames,
-            "asn": v.owner.asn,
+            "asn": v.asn,
         })),
         "signature": a.checked.as_ref().map(|c| serde_json::json!({
             "outcome": c.verdict.outcome.as_str(),

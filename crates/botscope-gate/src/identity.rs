@@ -105,11 +105,40 @@ impl std::fmt::Debug for IdentityConfig {
     }
 }
 
+/// What a verdict rests on, as the decision log shows it: the verdict's
+/// methods, reason, host names and AS, without what the request itself
+/// holds (the User-Agent) or names the log does not show. Kept per
+/// identity, so kept small.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    /// The methods that decided (`ip`, `fcrdns`, `asn`, `signature`).
+    pub methods: Box<[Box<str>]>,
+    /// Why, in one sentence.
+    pub reason: Box<str>,
+    /// Host names reverse DNS gave.
+    pub hostnames: Box<[Box<str>]>,
+    /// The address's AS, when an owner database knows it.
+    pub asn: Option<u32>,
+}
+
+impl Evidence {
+    /// The evidence of `v`.
+    pub fn of(v: &Verification) -> Evidence {
+        let boxed = |s: &[String]| s.iter().map(|x| Box::from(x.as_str())).collect();
+        Evidence {
+            methods: boxed(&v.methods),
+            reason: v.reason.as_str().into(),
+            hostnames: boxed(&v.hostnames),
+            asn: v.owner.asn,
+        }
+    }
+}
+
 /// What the gate knows of a client (address and User-Agent).
 #[derive(Debug)]
 pub struct Known {
-    /// The verdict as `verify` gives it, with its reasons.
-    pub verification: Verification,
+    /// What the verdict (as `verify` gives it) rests on.
+    pub evidence: Evidence,
     /// The identity the policy reads.
     pub identity: Identity,
     /// The registered bot claimed (registry name).
@@ -326,7 +355,7 @@ impl Identities {
             pending: waits_for.is_some(),
             waits_for,
             expires,
-            verification: v,
+            evidence: Evidence::of(&v),
         }
     }
 

@@ -2,7 +2,11 @@
 //! inserts; when it holds half the bound, the older is dropped and the
 //! newer becomes the older. An entry read from the older is moved up, so
 //! what is in use stays. Every operation is O(1); memory is bounded by
-//! the entries' count whatever keys clients choose.
+//! the entries' count whatever keys clients choose. A dropped generation
+//! is freed a few entries per operation (freeing a hundred thousand at
+//! once stalls every caller of the lock for tens of milliseconds; freeing
+//! them on another thread contends for the allocator's arena), and a new
+//! one is made at its full size (no rehash while it fills).
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -12,8 +16,14 @@ use std::hash::Hash;
 pub struct Recent<K, V> {
     new: HashMap<K, V, foldhash::fast::RandomState>,
     old: HashMap<K, V, foldhash::fast::RandomState>,
+    /// The generation dropped last, being freed.
+    dying: Option<std::collections::hash_map::IntoIter<K, V>>,
     half: usize,
 }
+
+/// Entries of a dropped generation freed per insertion: a generation is
+/// gone long before the next one is dropped.
+const FREE_PER_INSERT: usize = 16;
 
 impl<K: Hash + Eq + Clone, V: Clone> Recent<K, V> {
     /// Holding at most `limit` entries (at least 2).
@@ -21,6 +31,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Recent<K, V> {
         Recent {
             new: HashMap::default(),
             old: HashMap::default(),
+            dying: None,
             half: (limit / 2).max(1),
         }
     }
@@ -37,8 +48,18 @@ impl<K: Hash + Eq + Clone, V: Clone> Recent<K, V> {
 
     /// Holds `v` for `k`.
     pub fn insert(&mut self, k: K, v: V) {
+        if let Some(dying) = &mut self.dying
+            && dying.by_ref().take(FREE_PER_INSERT).count() < FREE_PER_INSERT
+        {
+            self.dying = None;
+        }
         if self.new.len() >= self.half && !self.new.contains_key(&k) {
-            self.old = std::mem::take(&mut self.new);
+            let fresh = HashMap::with_capacity_and_hasher(self.half, Default::default());
+            let newer = std::mem::replace(&mut self.new, fresh);
+            let older = std::mem::replace(&mut self.old, newer);
+            // Freed over the next insertions (a generation still dying,
+            // which cannot happen at this pace, goes at once).
+            self.dying = Some(older.into_iter());
         }
         self.new.insert(k, v);
     }
@@ -52,6 +73,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Recent<K, V> {
     pub fn clear(&mut self) {
         self.new.clear();
         self.old.clear();
+        self.dying = None;
     }
 }
 
@@ -71,5 +93,7 @@ mod tests {
         }
         assert_eq!(r.get(&9_999), Some(9_999));
         assert_eq!(r.get(&5), None);
+        // A dropped generation is freed within its size in insertions.
+        assert!(r.dying.as_ref().is_none_or(|d| d.len() <= 50));
     }
 }

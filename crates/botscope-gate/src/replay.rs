@@ -190,7 +190,7 @@ pub fn replay_with(
             bot: known.bot.as_deref(),
             category: &known.category,
             signature: botscope_policy::Signature::None,
-            asn: known.verification.owner.asn,
+            asn: known.evidence.asn,
             lists: lists.bits(rec.ip),
             robots: matcher.as_ref().map(|_| &closed as &dyn Fn(&str) -> bool),
             now_ms: u64::try_from(rec.time).unwrap_or(0).saturating_mul(1000),

@@ -336,19 +336,60 @@ pub struct Nginx {
 impl Nginx {
     /// Starts it, or `None` when nginx is not installed or does not start.
     pub fn start(body: &[u8]) -> Option<Nginx> {
-        let exe = ["nginx", "/usr/sbin/nginx"]
-            .into_iter()
-            .find(|e| Command::new(e).arg("-v").output().is_ok())?;
         let dir = tempfile::tempdir().ok()?;
         // Its workers may run as another user: let them read the page.
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).ok()?;
         std::fs::write(dir.path().join("page.html"), body).ok()?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .ok()?
-            .local_addr()
-            .ok()?
-            .port();
+        let port = free_tcp_port()?;
+        let server = format!(
+            "server {{ listen 127.0.0.1:{port}; root {}; default_type text/html; }}",
+            dir.path().display()
+        );
+        Nginx::launch(dir, port, &server)
+    }
+
+    /// nginx with a `server` block of a guide in front of the gate at
+    /// `gate`, its placeholders put right (`127.0.0.1:8091`: the gate;
+    /// `listen 80;`: a free loopback port; `/var/www/html`: `www`), with
+    /// `extra` added to the block's `server` (e.g. `real_ip_header`).
+    /// `None` when nginx is not installed, does not start, or the block
+    /// lacks a placeholder.
+    pub fn front(
+        block: &str,
+        gate: SocketAddr,
+        www: &std::path::Path,
+        extra: &str,
+    ) -> Option<Nginx> {
+        let dir = tempfile::tempdir().ok()?;
+        let port = free_tcp_port()?;
+        let server = block
+            .replace("127.0.0.1:8091", &gate.to_string())
+            .replace(
+                "listen 80;",
+                &format!("listen 127.0.0.1:{port};\n    {extra}"),
+            )
+            .replace("/var/www/html", &www.display().to_string());
+        if !block.contains("127.0.0.1:8091") || !block.contains("listen 80;") {
+            return None;
+        }
+        Nginx::launch(dir, port, &server)
+    }
+
+    /// nginx with the `server` block `server` (`{port}` in it: the free
+    /// loopback port it listens on), in the same fast settings.
+    pub fn serving(server: &str) -> Option<Nginx> {
+        let dir = tempfile::tempdir().ok()?;
+        let port = free_tcp_port()?;
+        Nginx::launch(dir, port, &server.replace("{port}", &port.to_string()))
+    }
+
+    /// Runs nginx in `dir` with `server` inside its fast `http` settings
+    /// and waits until it listens on `port`.
+    fn launch(dir: tempfile::TempDir, port: u16, server: &str) -> Option<Nginx> {
+        let exe = ["nginx", "/usr/sbin/nginx"]
+            .into_iter()
+            .find(|e| Command::new(e).arg("-v").output().is_ok())?;
         let d = dir.path().display();
         let conf = format!(
             "worker_processes auto;\npid {d}/nginx.pid;\nerror_log stderr error;\ndaemon off;\n\
@@ -356,11 +397,10 @@ impl Nginx {
              http {{\n access_log off;\n sendfile on;\n tcp_nopush on;\n tcp_nodelay on;\n\
              keepalive_requests 100000;\n open_file_cache max=16;\n\
              client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp;\n\
-             uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
-             server {{ listen 127.0.0.1:{port}; root {d}; default_type text/html; }}\n}}\n"
+             uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n{server}\n}}\n"
         );
         std::fs::write(dir.path().join("nginx.conf"), conf).ok()?;
-        let child = Command::new(exe)
+        let mut child = Command::new(exe)
             .arg("-p")
             .arg(dir.path())
             .arg("-c")
@@ -368,7 +408,7 @@ impl Nginx {
             .spawn()
             .ok()?;
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().ok()?;
-        for _ in 0..100 {
+        for _ in 0..200 {
             if std::net::TcpStream::connect(addr).is_ok() {
                 return Some(Nginx {
                     child,
@@ -376,8 +416,13 @@ impl Nginx {
                     _dir: dir,
                 });
             }
+            if let Ok(Some(_)) = child.try_wait() {
+                return None;
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
+        let _ = child.kill();
+        let _ = child.wait();
         None
     }
 
@@ -385,6 +430,17 @@ impl Nginx {
     pub fn url(&self) -> String {
         format!("http://{}/page.html", self.addr)
     }
+}
+
+/// A free TCP port on 127.0.0.1.
+fn free_tcp_port() -> Option<u16> {
+    Some(
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port(),
+    )
 }
 
 impl Drop for Nginx {

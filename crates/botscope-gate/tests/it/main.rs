@@ -370,7 +370,7 @@ fn nginx_with_the_documented_configuration() {
     for p in [&www, &www.join("index.html")] {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let nginx = Nginx::start(d.path(), block, g.addr, &www);
+    let nginx = Nginx::start(block, g.addr, &www);
     let from_with = |from: &str, path: &str, more: &str| nginx.get(from, path, more);
     let from = |addr: &str, path: &str| from_with(addr, path, "");
     let file = |name: &str| std::fs::read_to_string(rd.join(name)).unwrap();
@@ -1063,65 +1063,22 @@ fn ring_digest(s: &str) -> Vec<u8> {
 /// Debian's nginx with a documented `server` block (its placeholders put
 /// right: the gate's address, a free port, the site's root), stopped by
 /// its PID when dropped.
-struct Nginx {
-    child: std::process::Child,
-    addr: SocketAddr,
-}
+struct Nginx(botscope_testkit::load::Nginx);
 
 impl Nginx {
-    fn start(dir: &Path, block: &str, gate: SocketAddr, www: &Path) -> Nginx {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let server = block
-            .replace("127.0.0.1:8091", &gate.to_string())
-            .replace("listen 80;", &format!("listen 127.0.0.1:{port};"))
-            .replace("/var/www/html", &www.display().to_string());
-        assert_ne!(
-            server, block,
-            "the placeholders are in the documented block"
-        );
-        let dd = dir.display();
-        let conf = format!(
-            "worker_processes 1;\npid {dd}/nginx.pid;\nerror_log stderr error;\ndaemon off;\n\
-             events {{ worker_connections 64; }}\n\
-             http {{\n access_log off;\n\
-             client_body_temp_path {dd}/tmp; proxy_temp_path {dd}/tmp; fastcgi_temp_path {dd}/tmp;\n\
-             uwsgi_temp_path {dd}/tmp; scgi_temp_path {dd}/tmp;\n{server}\n}}\n"
-        );
-        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-        let exe = ["/usr/sbin/nginx", "nginx"]
-            .into_iter()
-            .find(|p| std::process::Command::new(p).arg("-v").output().is_ok())
-            .expect("nginx is needed (the test command in README installs it)");
-        let mut child = std::process::Command::new(exe)
-            .arg("-p")
-            .arg(dir)
-            .arg("-c")
-            .arg(dir.join("nginx.conf"))
-            .spawn()
-            .expect("nginx starts");
-        let t = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(s)) = child.try_wait() {
-                panic!("nginx exited: {s}");
-            }
-            assert!(t.elapsed() < Duration::from_secs(10), "nginx listens");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Nginx {
-            child,
-            addr: SocketAddr::from(([127, 0, 0, 1], port)),
-        }
+    fn start(block: &str, gate: SocketAddr, www: &Path) -> Nginx {
+        Nginx(
+            botscope_testkit::load::Nginx::front(block, gate, www, "").expect(
+                "nginx starts with the documented block (the test command in README installs nginx)",
+            ),
+        )
     }
 
     /// A request from `from` (a loopback address of its own), with more
     /// header lines.
     fn get(&self, from: &str, path: &str, more: &str) -> Res {
         let ip: std::net::Ipv4Addr = from.parse().unwrap();
-        let mut s = socket2_connect(ip.octets(), self.addr);
+        let mut s = socket2_connect(ip.octets(), self.0.addr);
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         write!(
             s,
@@ -1129,15 +1086,6 @@ impl Nginx {
         )
         .unwrap();
         read_response(s, path)
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("kill")
-            .args(["-QUIT", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
     }
 }
 
@@ -1164,7 +1112,7 @@ fn nginx_with_the_policy_configuration_of_the_gate_guide() {
     for p in [&www, &www.join("index.html"), &www.join("shop.html")] {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let nginx = Nginx::start(d.path(), block, g.addr, &www);
+    let nginx = Nginx::start(block, g.addr, &www);
     let ua = |ua: &str| format!("User-Agent: {ua}\r\n");
     let py = ua("python-requests/2.31.0");
     // robots.txt reaches everyone; a robot breaking it is refused.
