@@ -470,10 +470,10 @@ fn unix_now() -> i64 {
 
 async fn healthz(State(g): State<Arc<Gate>>) -> Response {
     let snap = g.snapshot();
-    let loaded = snap
-        .loaded
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    // RFC 3339, as every time the gate shows.
+    let loaded = jiff::Timestamp::try_from(snap.loaded)
+        .map(|t| format!("{t:.0}"))
+        .unwrap_or_default();
     let body = serde_json::json!({
         "layout": snap.lists.layout,
         "entries": snap.lists.total(),

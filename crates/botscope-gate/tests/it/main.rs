@@ -625,6 +625,13 @@ fn identity_at_request_time_and_the_balanced_policy() {
     let health: serde_json::Value =
         serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
     assert_eq!(health["policy"]["rules"], 12, "{health}");
+    // Times as RFC 3339, as everywhere the gate shows one.
+    assert!(
+        health["loaded"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z') && t.parse::<jiff::Timestamp>().is_ok()),
+        "{health}"
+    );
     assert!(
         health["identities"]["lookups_answered"].as_u64().unwrap() >= 2,
         "{health}"
