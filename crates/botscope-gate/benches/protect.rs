@@ -118,6 +118,21 @@ fn metrics(gate: SocketAddr, prefix: &str) -> Vec<String> {
         .collect()
 }
 
+/// An open loop's row: label, requests, errors, p50, p99, max, and how
+/// late the generator sent its 99th percentile.
+fn open_row(label: &str, f: &Figures) -> String {
+    let ms = |d: Duration| format!("{:.2}", d.as_secs_f64() * 1000.0);
+    format!(
+        "| {label} | {} | {} | {} | {} | {} | {} |",
+        f.requests,
+        f.errors,
+        ms(f.p50),
+        ms(f.p99),
+        ms(f.max),
+        ms(f.late_p99)
+    )
+}
+
 // ---------------------------------------------------------------- front
 
 /// wrk's figures: requests a second, p99, answers that were not 2xx/3xx.
@@ -353,16 +368,7 @@ fn front(dir: &Path, robots: &Path, policy: &Path) {
             })
             .collect();
         let f = rt.block_on(paced(&targets, rate, (rate * 8.0) as usize, 64, &[]));
-        let ms = |d: Duration| format!("{:.2}", d.as_secs_f64() * 1000.0);
-        println!(
-            "| {label} | {} | {} | {} | {} | {} | {} |",
-            f.requests,
-            f.errors,
-            ms(f.p50),
-            ms(f.p99),
-            ms(f.max),
-            ms(f.late_p99)
-        );
+        println!("{}", open_row(label, &f));
     }
     for l in metrics(with_policy.addr, "botscope_gate_decisions_total") {
         println!("    {l}");
@@ -475,18 +481,7 @@ fn flood(robots: &Path, policy: &Path) {
         "| steady traffic | requests | errors | p50 ms | p99 ms | max ms | generator late p99 ms |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
-    let row = |label: &str, f: &Figures| {
-        let ms = |d: Duration| format!("{:.2}", d.as_secs_f64() * 1000.0);
-        println!(
-            "| {label} | {} | {} | {} | {} | {} | {} |",
-            f.requests,
-            f.errors,
-            ms(f.p50),
-            ms(f.p99),
-            ms(f.max),
-            ms(f.late_p99)
-        );
-    };
+    let row = |label: &str, f: &Figures| println!("{}", open_row(label, f));
     row("idle", &idle);
     let addr = gate.addr;
     // The same load from 1,000 addresses the gate already knows: what the
