@@ -487,36 +487,16 @@ fn flood(robots: &Path, policy: &Path) {
     // The same load from 1,000 addresses the gate already knows: what the
     // load costs the steady traffic on these two cores, novelty apart.
     let known = 20 * rate as usize;
-    let (repeat, _) = start_flood(addr, known, rate, Some(1_000));
-    let mut runs = 0;
-    while !repeat.is_finished() {
-        let f = steady(addr, steady_rate);
-        runs += 1;
-        if !repeat.is_finished() {
-            row(
-                &format!("beside the same load from 1,000 known addresses, run {runs}"),
-                &f,
-            );
-        }
-    }
+    let (repeat, sent) = start_flood(addr, known, rate, Some(1_000));
+    beside(&repeat, &sent, addr, steady_rate, &|run, _| {
+        format!("beside the same load from 1,000 known addresses, run {run}")
+    });
     let _ = repeat.join().unwrap();
     let (flooder, sent) = start_flood(addr, total, rate, None);
-    let mut peak_rss = rss0;
-    let mut runs = 0;
-    while !flooder.is_finished() {
-        let f = steady(addr, steady_rate);
-        runs += 1;
-        if !flooder.is_finished() {
-            row(
-                &format!(
-                    "during the flood of new addresses, run {runs} (at {} addresses)",
-                    sent.load(Ordering::Relaxed)
-                ),
-                &f,
-            );
-        }
-        peak_rss = peak_rss.max(memory().0);
-    }
+    let peak_rss = beside(&flooder, &sent, addr, steady_rate, &|run, sent| {
+        format!("during the flood of new addresses, run {run} (at {sent} addresses)")
+    })
+    .max(rss0);
     let (secs, statuses) = flooder.join().unwrap();
     let after = steady(addr, steady_rate);
     row("after the flood", &after);
@@ -543,6 +523,31 @@ fn flood(robots: &Path, policy: &Path) {
         }
     }
     drop(dns);
+}
+
+/// Runs of the steady traffic while `flood` lasts (a run that ends after
+/// it is not shown), each labelled `label(run, requests sent)`; the
+/// process's highest resident memory (MiB) meanwhile.
+fn beside(
+    flood: &Flood,
+    sent: &AtomicUsize,
+    gate: SocketAddr,
+    rate: f64,
+    label: &dyn Fn(usize, usize) -> String,
+) -> f64 {
+    let (mut peak, mut run) = (0.0f64, 0);
+    while !flood.is_finished() {
+        let f = steady(gate, rate);
+        run += 1;
+        if !flood.is_finished() {
+            println!(
+                "{}",
+                open_row(&label(run, sent.load(Ordering::Relaxed)), &f)
+            );
+        }
+        peak = peak.max(memory().0);
+    }
+    peak
 }
 
 type Flood = std::thread::JoinHandle<(f64, std::collections::BTreeMap<u16, usize>)>;

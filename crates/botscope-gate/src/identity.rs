@@ -109,7 +109,7 @@ impl std::fmt::Debug for IdentityConfig {
 /// methods, reason, host names and AS, without what the request itself
 /// holds (the User-Agent) or names the log does not show. Kept per
 /// identity, so kept small.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 pub struct Evidence {
     /// The methods that decided (`ip`, `fcrdns`, `asn`, `signature`).
     pub methods: Box<[Box<str>]>,
@@ -148,11 +148,17 @@ pub struct Known {
     pub category: String,
     /// The product token robots.txt is read for.
     pub token: String,
-    /// Reverse DNS was asked and has not answered yet.
-    pub pending: bool,
     /// The lookup it waits for (its key among the lookups in flight).
     waits_for: Option<(IpAddr, u64)>,
     expires: Instant,
+}
+
+impl Known {
+    /// Whether reverse DNS was asked and had not answered when it was
+    /// judged.
+    pub fn pending(&self) -> bool {
+        self.waits_for.is_some()
+    }
 }
 
 /// Lookup counters, for `/healthz` and `/metrics`.
@@ -352,7 +358,6 @@ impl Identities {
             bot: entry.map(|e| e.name.clone()),
             category,
             token: botscope_robotstxt::product_token(user_agent).to_owned(),
-            pending: waits_for.is_some(),
             waits_for,
             expires,
             evidence: Evidence::of(&v),

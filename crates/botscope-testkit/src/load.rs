@@ -361,6 +361,9 @@ impl Nginx {
         www: &std::path::Path,
         extra: &str,
     ) -> Option<Nginx> {
+        if !block.contains("127.0.0.1:8091") || !block.contains("listen 80;") {
+            return None;
+        }
         let dir = tempfile::tempdir().ok()?;
         let port = free_tcp_port()?;
         let server = block
@@ -370,9 +373,6 @@ impl Nginx {
                 &format!("listen 127.0.0.1:{port};\n    {extra}"),
             )
             .replace("/var/www/html", &www.display().to_string());
-        if !block.contains("127.0.0.1:8091") || !block.contains("listen 80;") {
-            return None;
-        }
         Nginx::launch(dir, port, &server)
     }
 
