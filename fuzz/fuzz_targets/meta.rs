@@ -1,5 +1,6 @@
 //! Read robots meta tags from arbitrary HTML, X-Robots-Tag values and
-//! Content-Usage values (AI usage preferences).
+//! Content-Usage field lines (AI usage preferences, read together as one
+//! Dictionary).
 #![no_main]
 
 use botscope_robotstxt::MetaReport;
@@ -14,6 +15,7 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Some(u) = &r.usage {
         assert!(u.values().all(|v| v == "y" || v == "n"), "{u:?}");
+        assert!(u.keys().all(|k| botscope_robotstxt::CATEGORIES.contains(&k.as_str())), "{u:?}");
     }
     if r.directives.max_snippet.is_some_and(|n| n < -1) {
         panic!("max-snippet below -1");

@@ -27,12 +27,19 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         let _ = m.crawl_delay("Googlebot");
-        // Usage preferences only where the agent may crawl, and only y/n.
+        // Usage preferences only where the agent may crawl, only the
+        // vocabulary's categories with y/n, and only the policy's signals.
         let v = m.check("Googlebot", &url);
         let p = robots.preferences("Googlebot", &botscope_robotstxt::path_of(url.as_bytes()), v.allowed);
         assert!(v.allowed || p.usage.is_none());
         if let Some(u) = &p.usage {
             assert!(u.values().all(|x| x == "y" || x == "n"), "{u:?}");
+            assert!(u.keys().all(|k| botscope_robotstxt::CATEGORIES.contains(&k.as_str())), "{u:?}");
+        }
+        assert!(p.unreadable_lines.iter().all(|l| p.usage_lines.contains(l)));
+        if let Some(s) = &p.content_signal {
+            assert!(s.iter().all(|(k, v)| botscope_robotstxt::SIGNALS.contains(&k.as_str())
+                && botscope_robotstxt::SIGNAL_VALUES.contains(&v.as_str())), "{s:?}");
         }
         // The path index answers as the rules in rank order do.
         for agent in ["Googlebot", &*url] {

@@ -32,6 +32,7 @@ from ._botscope import (
     Robots,
     analyze_logs,
     bias,
+    content_usage,
     parse_log_line,
 )
 
@@ -50,6 +51,7 @@ __all__ = [
     "Store",
     "analyze_logs",
     "bias",
+    "content_usage",
     "parse_log_line",
 ]
 

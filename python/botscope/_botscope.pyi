@@ -58,6 +58,10 @@ class Robots:
     def to_dict(self) -> dict:
         """The parse tree, as ``botscope robots parse --format json``."""
 
+def content_usage(lines: Union[str, Sequence[str]]) -> dict:
+    """The AI usage preferences of a ``Content-Usage`` header's field lines,
+    read as one Dictionary: ``usage``, ``problems``, ``error``."""
+
 def bias(body: _Body, semantics: str = "google") -> dict:
     """BotSeer's bias table of one file (``botscope bias --format json``)."""
 

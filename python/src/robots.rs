@@ -398,6 +398,28 @@ impl Robots {
     }
 }
 
+/// The AI usage preferences of a response's `Content-Usage` header
+/// (draft-ietf-aipref-attach-05), read as `botscope robots meta` and
+/// `botscope fetch` read them: `lines` are its field lines (a str for one),
+/// read together as one structured-field Dictionary (RFC 9651 section
+/// 4.2: a later key replaces an earlier one). Returns `usage` (category to
+/// `y`/`n`; a category it lacks is unknown), `problems` (entries read as
+/// unknown, labels the vocabulary does not define, with the draft that
+/// dropped them) and `error` (why nothing could be read, else None).
+#[pyfunction]
+fn content_usage<'py>(py: Python<'py>, lines: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let lines: Vec<String> = match lines.extract::<String>() {
+        Ok(one) => vec![one],
+        Err(_) => lines.extract()?,
+    };
+    // Past MAX_PREFERENCE_BYTES in all, the value is refused unread.
+    let obj = match botscope_robotstxt::parse_usage_header(&lines) {
+        Ok(p) => serde_json::json!({"usage": p.usage, "problems": p.problems, "error": null}),
+        Err(e) => serde_json::json!({"usage": {}, "problems": [], "error": e.to_string()}),
+    };
+    json_to_py(py, &obj)
+}
+
 /// The bias of one file, as `botscope bias FILE --format json` gives it.
 fn file_bias(body: &[u8], sem: Semantics) -> FileBias {
     botscope_index::bias(body, sem)
@@ -519,5 +541,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Robots>()?;
     m.add_class::<Favorability>()?;
     m.add_function(wrap_pyfunction!(bias, m)?)?;
+    m.add_function(wrap_pyfunction!(content_usage, m)?)?;
     Ok(())
 }

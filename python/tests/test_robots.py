@@ -147,6 +147,25 @@ def test_every_method():
     # No usage where the agent may not crawl.
     assert r.usage("GPTBot", "/open/page")["usage"] is None
 
+
+def test_content_usage_header_reads_as_the_command_does():
+    # One field line, or several read as one Dictionary (RFC 9651 4.2):
+    # the later key wins.
+    assert botscope.content_usage("train-ai=n, search=y")["usage"] == {"train-ai": "n", "search": "y"}
+    p = botscope.content_usage(["train-ai=n, bots=n", "train-ai=y"])
+    assert p["usage"] == {"train-ai": "y"} and p["error"] is None
+    assert "draft-ietf-aipref-vocab-05" in p["problems"][0]
+    # Upper-case keys fail the Dictionary: every preference unknown.
+    p = botscope.content_usage(["train-ai=n", "Search=y"])
+    assert p["usage"] == {} and p["error"]
+    # Strings are not Tokens: unknown.
+    assert botscope.content_usage('train-ai="n"')["usage"] == {}
+    assert botscope.content_usage(["x=y,"] * 4000)["error"].endswith("more than 8192")
+    # A malformed rule keeps its path, with every preference unknown.
+    r = botscope.Robots("User-agent: *\nContent-Usage: / train-ai=n\nContent-Usage: /x Train-AI=y\n")
+    u = r.usage("Bot", "/x/1")
+    assert u["usage"] == {} and u["unreadable_lines"] == [3]
+
     assert r.crawl_delay("Googlebot") == 2.0
     assert r.crawl_delay("GPTBot") is None
     assert r.sitemaps == ["https://example.com/sitemap.xml", "https://example.com/news.xml"]

@@ -900,8 +900,14 @@ impl<L: Lookup> Crawler<L> {
                 .collect();
             let location = header(&headers, "location").map(str::to_owned);
             // The response's own statement joins the file's.
-            if let Some(v) = header(&headers, "content-usage")
-                && let Ok(p) = botscope_robotstxt::parse_preference(v)
+            // Its field lines are one Dictionary (RFC 9651 section 4.2).
+            let usage_lines: Vec<&str> = headers
+                .iter()
+                .filter(|(k, _)| k.eq_ignore_ascii_case("content-usage"))
+                .map(|(_, v)| *v)
+                .collect();
+            if !usage_lines.is_empty()
+                && let Ok(p) = botscope_robotstxt::parse_usage_header(&usage_lines)
             {
                 let file = out.usage.take().unwrap_or_default();
                 let both = botscope_robotstxt::combine_usage([&file, &p.usage]);

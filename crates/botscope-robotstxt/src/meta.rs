@@ -94,9 +94,10 @@ pub struct MetaReport {
     pub sources: Vec<MetaSource>,
     /// Unknown directives, conflicts, bad values.
     pub warnings: Vec<MetaWarning>,
-    /// AI usage preferences from `Content-Usage` headers
-    /// (draft-ietf-aipref-attach), combined toward the restrictive; `None`
-    /// when no header states any.
+    /// AI usage preferences from the `Content-Usage` header
+    /// (draft-ietf-aipref-attach-05; its field lines read as one
+    /// Dictionary); `None` when the response has none, empty when it has
+    /// one that cannot be read (every preference unknown).
     pub usage: Option<crate::usage::Usage>,
 }
 
@@ -463,19 +464,38 @@ impl MetaReport {
         r
     }
 
-    /// Adds a `Content-Usage` header value (AI usage preferences): its
-    /// statement is combined with earlier ones toward the restrictive; a
-    /// value that is not a dictionary leaves the preferences unknown and
-    /// is a warning.
+    /// Adds a `Content-Usage` header field line (AI usage preferences).
+    /// The lines of a response are one field: they are read together as
+    /// one Dictionary (RFC 9651 section 4.2, as
+    /// draft-ietf-aipref-attach-05 carries it), so a later line's key
+    /// replaces an earlier one's and a line that breaks the Dictionary
+    /// leaves every preference unknown (a warning).
     ///
     /// ```
     /// use botscope_robotstxt::MetaReport;
     /// let mut r = MetaReport::from_html(b"", "GPTBot");
     /// r.add_usage_header("train-ai=n, search=y");
-    /// assert_eq!(r.usage.unwrap()["train-ai"], "n");
+    /// assert_eq!(r.usage.as_ref().unwrap()["train-ai"], "n");
+    /// r.add_usage_header("train-ai=y");
+    /// assert_eq!(r.usage.as_ref().unwrap()["train-ai"], "y", "one dictionary: the last key wins");
     /// ```
     pub fn add_usage_header(&mut self, value: &str) {
-        match crate::usage::parse_preference(value) {
+        self.sources.push(MetaSource {
+            origin: "header",
+            name: "content-usage".into(),
+            line: None,
+            content: value.to_owned(),
+        });
+        let lines: Vec<&str> = self
+            .sources
+            .iter()
+            .filter(|s| s.origin == "header" && s.name == "content-usage")
+            .map(|s| s.content.as_str())
+            .collect();
+        let parsed = crate::usage::parse_usage_header(&lines);
+        self.warnings
+            .retain(|w| w.code != "usage-unknown" && w.code != "usage-malformed");
+        match parsed {
             Ok(p) => {
                 for problem in p.problems {
                     self.warnings.push(MetaWarning {
@@ -484,21 +504,20 @@ impl MetaReport {
                         message: format!("Content-Usage {problem}"),
                     });
                 }
-                let prev = self.usage.take().unwrap_or_default();
-                self.usage = Some(crate::usage::combine([&prev, &p.usage]));
+                self.usage = Some(p.usage);
             }
-            Err(why) => self.warnings.push(MetaWarning {
-                code: "usage-malformed",
-                line: None,
-                message: format!("Content-Usage `{value}` cannot be read: {why}"),
-            }),
+            Err(why) => {
+                self.usage = Some(crate::usage::Usage::new());
+                self.warnings.push(MetaWarning {
+                    code: "usage-malformed",
+                    line: None,
+                    message: format!(
+                        "Content-Usage `{}` cannot be read: {why}; every preference is unknown",
+                        lines.join(", ")
+                    ),
+                });
+            }
         }
-        self.sources.push(MetaSource {
-            origin: "header",
-            name: "content-usage".into(),
-            line: None,
-            content: value.to_owned(),
-        });
     }
 
     /// Adds one `X-Robots-Tag` value.

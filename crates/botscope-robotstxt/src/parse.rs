@@ -566,25 +566,30 @@ impl Builder<'_> {
                     }
                 }
             }
-            Err(why) => {
+            Err((rule, why)) => {
                 self.diag(
                     Code::UsageMalformed,
                     line,
                     bytes,
                     at,
                     format!(
-                        "Content-Usage `{value}` cannot be read: {why}; its preferences are unknown"
+                        "Content-Usage `{value}` cannot be read: {why}; every preference for its path is unknown"
                     ),
                 )
                 .suggestion = Some(
                     "write a path and `category=y|n` pairs, such as `/ train-ai=n, search=y`"
                         .into(),
                 );
-                self.robots.other.push(OtherLine {
-                    line,
-                    key: lossy(kv.key),
-                    value,
-                });
+                // It still holds its path: a shorter rule must not speak
+                // for what this one covers.
+                match self.current() {
+                    Some(g) => g.content_usage.push(Located { line, value: rule }),
+                    None => self.robots.other.push(OtherLine {
+                        line,
+                        key: lossy(kv.key),
+                        value,
+                    }),
+                }
             }
         }
     }

@@ -9,15 +9,19 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::parse::{Located, Robots, Signal};
-use crate::usage::{Usage, UsageRule, combine};
+use crate::usage::{SIGNAL_VALUES, SIGNALS, Usage, UsageRule, combine};
 
-/// A signal's value for combining: `no` is the restrictive one.
+/// The signals in force, combined: `no` is the restrictive one. Only the
+/// policy's own vocabulary counts (`search`, `ai-input`, `ai-train`, each
+/// `yes` or `no`); any other name or value is unknown, not passed on.
 fn combine_signals<'a>(
     statements: impl IntoIterator<Item = &'a Vec<Signal>>,
 ) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for s in statements {
-        for sig in s {
+        for sig in s.iter().filter(|s| {
+            SIGNALS.contains(&s.name.as_str()) && SIGNAL_VALUES.contains(&s.value.as_str())
+        }) {
             match out.get_mut(&sig.name) {
                 Some(old) if old == "no" => {}
                 Some(old) => sig.value.clone_into(old),
@@ -34,10 +38,15 @@ fn combine_signals<'a>(
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Preferences {
     /// The Content-Usage preference in force (`None`: the file states none
-    /// for this path, or the agent may not crawl it).
+    /// for this path, or the agent may not crawl it; a category it lacks
+    /// is unknown).
     pub usage: Option<Usage>,
     /// The lines of the Content-Usage rules that decided.
     pub usage_lines: Vec<u32>,
+    /// Those of them that cannot be read: they decide with every
+    /// preference unknown.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable_lines: Vec<u32>,
     /// The Content-Signal in force for the agent (its groups' lines and
     /// those before any group), if any.
     pub content_signal: Option<BTreeMap<String, String>>,
@@ -95,6 +104,11 @@ impl Robots {
         if !deciding.is_empty() {
             out.usage = Some(combine(deciding.iter().map(|l| &l.value.usage)));
             out.usage_lines = deciding.iter().map(|l| l.line).collect();
+            out.unreadable_lines = deciding
+                .iter()
+                .filter(|l| l.value.unreadable.is_some())
+                .map(|l| l.line)
+                .collect();
         }
         out
     }
@@ -183,14 +197,52 @@ mod tests {
                 (7, "R035"),
             ]
         );
-        // What could be read still counts: the rule without a path, and the
-        // earlier draft's category (kept as written).
+        let unknown = r
+            .diagnostics
+            .iter()
+            .find(|d| d.line == 6)
+            .expect("line 6");
+        assert!(
+            unknown.message.contains("removed by draft-ietf-aipref-vocab-04"),
+            "the draft that dropped it: {}",
+            unknown.message
+        );
+        // `/` has two rules of the same length: line 3 (read) and line 4
+        // (cannot be read, so it adds nothing) and line 6 whose entries
+        // all read as unknown.
         let p = r.preferences("x", b"/", true);
         let u = p.usage.expect("usage");
         assert_eq!(u.get("train-ai").map(String::as_str), Some("n"));
-        assert_eq!(u.get("train-genai").map(String::as_str), Some("n"));
+        assert!(!u.contains_key("train-genai"), "a retired label is ignored");
         assert!(!u.contains_key("search"), "a string is not the token y");
-        assert_eq!(p.content_signal.expect("signal")["ai-train"], "no");
+        assert!(!u.contains_key("ai-use"), "maybe is not the token y");
+        assert_eq!(p.usage_lines, [3, 4, 6]);
+        assert_eq!(p.unreadable_lines, [4]);
+        let s = p.content_signal.expect("signal");
+        assert_eq!(s["ai-train"], "no");
+        assert!(
+            !s.contains_key("ai-training") && !s.contains_key("search"),
+            "names and values outside the policy are unknown, not passed on: {s:?}"
+        );
+    }
+
+    /// draft-ietf-aipref-attach-05 section 3.4: the longest matching rule
+    /// decides. A rule that cannot be read still covers its path, with
+    /// every preference unknown, so the shorter `/` rule does not speak
+    /// for `/x`.
+    #[test]
+    fn an_unreadable_rule_makes_its_own_path_unknown() {
+        let r = Robots::parse(
+            b"User-agent: *\nAllow: /\nContent-Usage: / train-ai=n\nContent-Usage: /x Train-AI=y\nContent-Usage: /y\n",
+        );
+        for path in [&b"/x/page"[..], b"/y"] {
+            let p = r.preferences("x", path, true);
+            assert_eq!(p.usage, Some(Usage::new()), "{path:?}: all unknown");
+            assert_eq!(p.unreadable_lines, p.usage_lines);
+        }
+        let p = r.preferences("x", b"/z", true);
+        assert_eq!(p.usage.expect("usage")["train-ai"], "n");
+        assert!(p.unreadable_lines.is_empty());
     }
 
     #[test]

@@ -208,16 +208,12 @@ fn page(path: &str, robots: &str) -> Vec<u8> {
     }
     if let Some(rest) = path.strip_prefix("/usage/") {
         // The page states AI usage preferences in its header: the path's
-        // next segment, `train-ai=n` and such.
+        // next segment, `train-ai=n` and such, one field line per
+        // `+`-separated part.
         let pref = rest.split('/').next().unwrap_or_default();
-        return response(
-            200,
-            &[
-                ("Content-Type", "text/html; charset=utf-8".into()),
-                ("Content-Usage", pref.to_owned()),
-            ],
-            b"<p>usage</p>",
-        );
+        let mut headers = vec![("Content-Type", "text/html; charset=utf-8".to_owned())];
+        headers.extend(pref.split('+').map(|p| ("Content-Usage", p.to_owned())));
+        return response(200, &headers, b"<p>usage</p>");
     }
     response(
         200,

@@ -60,7 +60,8 @@ pub enum Behaviour {
     /// A site with pages: `/robots.txt` is this text; `/status/N` answers
     /// status N (429 and 503 with `Retry-After: 1`); `/redirect/PATH`
     /// answers 302 to `/PATH`; `/usage/PREF/…` a page whose
-    /// `Content-Usage` header is PREF; any other path is a small HTML page.
+    /// `Content-Usage` header is PREF (one field line per `+`-separated
+    /// part); any other path is a small HTML page.
     Pages(String),
 }
 

@@ -1724,6 +1724,24 @@ fn robots_check_reports_usage_preferences_after_the_verdict() {
         serde_json::json!({"train-ai": "n", "search": "y"}),
         "{v}"
     );
+    // Repeated field lines are one Dictionary: the later key wins, a
+    // retired label is ignored and named, and one line that breaks the
+    // Dictionary leaves everything unknown.
+    let meta = |headers: &[&str]| {
+        let mut args = vec!["robots", "meta", crate::arg(&page), "--agent", "GPTBot"];
+        for h in headers {
+            args.extend(["--header", h]);
+        }
+        args.extend(["--format", "json"]);
+        let o = botscope(&args, b"");
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).expect("json")
+    };
+    let v = meta(&["Content-Usage: train-ai=n, bots=n", "Content-Usage: train-ai=y"]);
+    assert_eq!(v["usage"], serde_json::json!({"train-ai": "y"}), "{v}");
+    assert!(v["warnings"].to_string().contains("draft-ietf-aipref-vocab-05"), "{v}");
+    let v = meta(&["Content-Usage: train-ai=n", "Content-Usage: Search=y"]);
+    assert_eq!(v["usage"], serde_json::json!({}), "{v}");
+    assert!(v["warnings"].to_string().contains("usage-malformed"), "{v}");
     // `robots generate --usage` writes both forms, and refuses what it cannot read.
     let o = botscope(&["robots", "generate", "--usage", "train-ai=n"], b"");
     assert_eq!(o.status.code(), Some(0), "{}", crate::stderr(&o));

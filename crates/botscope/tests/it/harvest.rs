@@ -475,6 +475,7 @@ async fn fetch_as_a_polite_crawler() {
         "http://pages.test/private/y?z=1",
         "http://down.test/page",
         "http://pages.test/usage/train-ai=y,search=n",
+        "http://pages.test/usage/search=n+search=y",
     ]))
     .await;
     let err = String::from_utf8_lossy(&o.stderr);
@@ -483,7 +484,7 @@ async fn fetch_as_a_polite_crawler() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("json"))
         .collect();
-    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert_eq!(lines.len(), 6, "{lines:?}");
     assert_eq!(lines[0]["url"], "http://pages.test/a/");
     assert_eq!(lines[0]["decision"], "allowed");
     assert_eq!(lines[0]["status"], 200);
@@ -511,6 +512,12 @@ async fn fetch_as_a_polite_crawler() {
         lines[4]["usage"],
         serde_json::json!({"train-ai": "n", "search": "n"})
     );
+    // Its field lines are one Dictionary (RFC 9651 section 4.2): the
+    // later `search=y` replaces `search=n`.
+    assert_eq!(
+        lines[5]["usage"],
+        serde_json::json!({"train-ai": "n", "search": "y"})
+    );
     assert!(out.join("pages.test/a/index.html").is_file());
     assert!(out.join("pages.test/private/y%3Fz=1").is_file());
     let paths: Vec<String> = sim
@@ -526,7 +533,8 @@ async fn fetch_as_a_polite_crawler() {
             "/robots.txt",
             "/a/",
             "/private/y?z=1",
-            "/usage/train-ai=y,search=n"
+            "/usage/train-ai=y,search=n",
+            "/usage/search=n+search=y"
         ]
     );
 
