@@ -330,12 +330,25 @@ impl Registry {
     }
 
     /// The entry whose operator signs as `agent` (a `Signature-Agent`
-    /// URL), compared in the form [`signature_agent`] gives.
+    /// URL), compared by identifier as draft-ietf-webbotauth-httpsig-protocol-01
+    /// defines it (the URL resolved, its query discarded, normalized as
+    /// RFC 3986 6.2.2 and 6.2.3 say, a bare origin read as its well-known
+    /// directory): an entry that lists `https://crawler.example` keeps its
+    /// name when the crawler sends
+    /// `https://crawler.example/.well-known/http-message-signatures-directory`.
     pub fn signed_by(&self, agent: &str) -> Option<&BotEntry> {
-        let agent = signature_agent(agent)?;
-        self.bots
-            .iter()
-            .find(|b| b.signature_agents.contains(&agent))
+        let id = botscope_httpsig::agent::resolve(agent).ok()?.identifier;
+        self.signed_by_identifier(&id)
+    }
+
+    /// The entry one of whose `signature_agents` has the identifier `id`
+    /// (as a verdict gives it: [`botscope_httpsig::Verdict::identifier`]).
+    pub fn signed_by_identifier(&self, id: &str) -> Option<&BotEntry> {
+        self.bots.iter().find(|b| {
+            b.signature_agents
+                .iter()
+                .any(|a| botscope_httpsig::agent::identifier(a) == id)
+        })
     }
 
     /// The entries whose published addresses include `ip`.

@@ -363,6 +363,42 @@ pub struct SignatureEvidence {
     /// The registered bot whose operator signs as `agent`: null for an
     /// agent no entry names (signed, an identity without an operator).
     pub bot: Option<String>,
+    /// Who the signature is attributed to: the agent URL's identifier
+    /// (draft-ietf-webbotauth-httpsig-protocol-01: the URL resolved, its
+    /// query discarded, normalized) when its keys were fetched from it,
+    /// else the key's thumbprint URI (RFC 9278).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identifier: Option<String>,
+    /// Each signature of the request, checked on its own (JSON objects:
+    /// outcome, reason, label, agent, its form and reading, identifier,
+    /// keyid, times, notes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signatures: Vec<serde_json::Value>,
+    /// What the outcome does not say (a member ignored for its
+    /// parameters, no `Signature-Agent`, plain http).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl SignatureEvidence {
+    /// The evidence of a request's signature verdict: the one that
+    /// decided, and every signature in `signatures`.
+    pub fn from_verdict(v: &botscope_httpsig::Verdict) -> SignatureEvidence {
+        SignatureEvidence {
+            outcome: v.outcome.as_str().to_owned(),
+            agent: v.agent.clone(),
+            keyid: v.keyid.clone(),
+            reason: v.reason.to_string(),
+            bot: None,
+            identifier: v.identifier(),
+            signatures: v
+                .signatures
+                .iter()
+                .map(botscope_httpsig::Verdict::to_json)
+                .collect(),
+            notes: v.notes.clone(),
+        }
+    }
 }
 
 /// Adds a request's signature to a verdict. A signature that holds, from
@@ -372,8 +408,11 @@ pub struct SignatureEvidence {
 /// invalid one is shown with its reason and is not, by itself, evidence
 /// of spoofing.
 pub fn with_signature(registry: &Registry, v: &mut Verification, mut sig: SignatureEvidence) {
-    let bot = match (&sig.outcome[..], &sig.agent) {
-        ("verified", Some(agent)) => registry.signed_by(agent),
+    // By identifier: a signature verified with a key held by other means
+    // is attributed to the key alone, never to the URL it names.
+    let bot = match (&sig.outcome[..], &sig.identifier, &sig.agent) {
+        ("verified", Some(id), _) => registry.signed_by_identifier(id),
+        ("verified", None, Some(agent)) => registry.signed_by(agent),
         _ => None,
     };
     sig.bot = bot.map(|b| b.name.clone());
@@ -1269,6 +1308,9 @@ mod signature_tests {
             keyid: Some("k".to_owned()),
             reason: "why".to_owned(),
             bot: None,
+            identifier: None,
+            signatures: Vec::new(),
+            notes: Vec::new(),
         }
     }
 

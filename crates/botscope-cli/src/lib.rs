@@ -771,6 +771,30 @@ fn time_arg(s: &str) -> Result<i64, String> {
     botscope_store::parse_time_arg(s).map_err(|e| e.to_string())
 }
 
+/// A time to check at: RFC 3339, a date, or Unix seconds.
+fn at_arg(s: &str) -> Result<i64, String> {
+    match s.trim().parse::<i64>() {
+        Ok(n) if n >= 0 => Ok(n),
+        _ => time_arg(s),
+    }
+}
+
+/// A signature's longest validity: a duration above 0, at most 1000 years.
+fn validity_arg(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let d = match t.parse::<u64>() {
+        Ok(n) => std::time::Duration::from_secs(n),
+        Err(_) => humantime::parse_duration(t).map_err(|e| {
+            format!("`{s}` is not a duration (such as 300s, 24h, 100y): {e}")
+        })?,
+    };
+    let secs = d.as_secs();
+    if secs == 0 || secs > 1000 * 366 * 86_400 {
+        return Err(format!("`{s}`: give a duration above 0 and at most 1000 years"));
+    }
+    i64::try_from(secs).map_err(|e| e.to_string())
+}
+
 #[derive(Debug, Args)]
 pub struct IndexBuildArgs {
     #[command(flatten)]
@@ -1445,10 +1469,28 @@ pub struct VerifyArgs {
     pub scheme: String,
     #[command(flatten)]
     pub directories: KeyDirectoryArgs,
+    /// Check the signature at this time instead of now (RFC 3339, a date, or Unix
+    /// seconds): a saved request, or a draft's vector, at its own time.
+    #[arg(long, value_name = "TIME", value_parser = at_arg, requires = "request")]
+    pub at: Option<i64>,
+    /// The longest validity (`expires` − `created`) a signature may have (the draft
+    /// RECOMMENDS at most 24 hours; the drafts' vectors are valid for a century).
+    #[arg(long, value_name = "DUR", default_value = "24h", value_parser = validity_arg, requires = "request")]
+    pub max_validity: i64,
+    /// Keys held by other means: a JWK Set (JSON) file. A signature whose agent's
+    /// directory is not had verifies with one of these, attributed to the key alone
+    /// (its thumbprint), never to the agent URL.
+    #[arg(long, value_name = "FILE", requires = "request")]
+    pub keys: Option<PathBuf>,
+    /// Accept RFC 9421's published test keys (to check the drafts' vectors); refused
+    /// by default, as the draft says, since anyone can sign with them.
+    #[arg(long, requires = "request")]
+    pub allow_test_keys: bool,
     /// A registry file layered over the bundled one.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
-    /// Use the published IP sets only; never send a DNS query.
+    /// Use the published IP sets only; never send a DNS query (nor fetch a key
+    /// directory).
     #[arg(long)]
     pub offline: bool,
     /// Print each step to standard error, as `dig` shows it: the claim, the

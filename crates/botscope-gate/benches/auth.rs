@@ -114,7 +114,7 @@ fn main() {
     let key = botscope_httpsig::SigningKey::generate().unwrap();
     let directory = botscope_httpsig::Directory {
         keys: vec![(key.keyid(), key.public())],
-        skipped: Vec::new(),
+        ..botscope_httpsig::Directory::default()
     };
     let started = Instant::now();
     // The gate on a runtime of its own, as `botscope gate` runs it.

@@ -358,7 +358,7 @@ mod tests {
             }));
             let directory = botscope_httpsig::Directory {
                 keys: vec![(key.keyid(), key.public())],
-                skipped: Vec::new(),
+                ..botscope_httpsig::Directory::default()
             };
             sigs.keys()
                 .insert(AGENT, directory, Duration::from_secs(3600));

@@ -1,9 +1,13 @@
-//! A signed agent's key directory
-//! (`/.well-known/http-message-signatures-directory`), fetched as Web Bot
-//! Auth says: HTTPS only, the address guard, no redirect followed, the
-//! media type checked, size and time capped, the response's own signature
-//! checked when it carries one, and how long to keep the answer (HTTP
-//! caching, bounded; a failure is kept at most 5 minutes).
+//! A signed agent's keys, fetched as draft-ietf-webbotauth-httpsig-protocol-01
+//! says: the `Signature-Agent` URL fetched as sent and read as a JWK Set
+//! (a bare origin, the earlier drafts' form, read as its well-known
+//! directory `/.well-known/http-message-signatures-directory`); HTTPS
+//! only, the address guard, no redirect followed, 200 only, the
+//! directory media type required at the well-known URL (a JWK Set
+//! elsewhere may be `application/jwk-set+json` or `application/json`),
+//! size and time capped, the response's own signature checked when it
+//! carries one, and how long to keep the answer (HTTP caching, bounded; a
+//! failure is kept at most 5 minutes).
 
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
@@ -13,9 +17,9 @@ use botscope_httpsig::{Directory, Outcome, Policy, keys::MAX_DIRECTORY_BYTES};
 use crate::{FetchError, Request, Trust, exchange, not_public};
 
 /// The directory's path on the agent's origin.
-pub const WELL_KNOWN: &str = "/.well-known/http-message-signatures-directory";
-/// Its media type.
-pub const MEDIA_TYPE: &str = "application/http-message-signatures-directory+json";
+pub const WELL_KNOWN: &str = botscope_httpsig::agent::WELL_KNOWN;
+/// Its media type (required at the well-known URL only).
+pub const MEDIA_TYPE: &str = botscope_httpsig::agent::DIRECTORY_MEDIA_TYPE;
 /// The longest a directory is kept, whatever its `Cache-Control` says.
 pub const MAX_KEEP: Duration = Duration::from_secs(24 * 3600);
 /// The shortest (a directory that says `no-store` is still not fetched
@@ -38,6 +42,10 @@ pub struct DirectoryConfig {
     pub timeout: Duration,
     /// The `User-Agent` sent.
     pub user_agent: String,
+    /// Accept RFC 9421's published test keys (tests and the drafts'
+    /// vectors only): a directory response signed with one is checked
+    /// rather than refused.
+    pub allow_test_keys: bool,
 }
 
 impl Default for DirectoryConfig {
@@ -47,6 +55,7 @@ impl Default for DirectoryConfig {
             allow_private: false,
             timeout: Duration::from_secs(10),
             user_agent: crate::DEFAULT_USER_AGENT.to_owned(),
+            allow_test_keys: false,
         }
     }
 }
@@ -58,7 +67,7 @@ pub enum DirectoryError {
     #[error("{0}")]
     Url(String),
     /// The host resolves to an address the guard refuses.
-    #[error("{host} resolves to {ip} ({why}): not fetched (--allow-private lets it)")]
+    #[error("{host} resolves to {ip} ({why}): key directories are fetched from public addresses only; --allow-private fetches from private and loopback addresses too")]
     Private {
         /// The host.
         host: String,
@@ -82,8 +91,13 @@ pub enum DirectoryError {
     #[error("status {0}")]
     Status(u16),
     /// Another media type.
-    #[error("media type `{0}`, not {MEDIA_TYPE}")]
-    MediaType(String),
+    #[error("media type `{got}`, not {want}")]
+    MediaType {
+        /// The `Content-Type` served.
+        got: String,
+        /// What the URL must be served as.
+        want: &'static str,
+    },
     /// More than [`MAX_DIRECTORY_BYTES`].
     #[error("more than {MAX_DIRECTORY_BYTES} bytes")]
     TooLarge,
@@ -111,6 +125,8 @@ impl DirectoryError {
 pub struct Fetched {
     /// The URL fetched.
     pub url: String,
+    /// The agent URL as read: its identifier and reading.
+    pub agent: botscope_httpsig::AgentUrl,
     /// The keys.
     pub directory: Directory,
     /// How long to keep it.
@@ -134,34 +150,14 @@ pub fn fetch_directory_blocking(
     rt.block_on(fetch_directory(agent, cfg, now))
 }
 
-/// The directory URL of `agent`: its origin's well-known path, or the
-/// agent URL itself when it names a path of its own.
-pub fn directory_url(agent: &str) -> Result<url::Url, DirectoryError> {
-    let url = url::Url::parse(agent.trim())
-        .map_err(|e| DirectoryError::Url(format!("agent `{agent}` is not a URL: {e}")))?;
-    if url.scheme() != "https" {
-        return Err(DirectoryError::Url(format!(
-            "agent `{agent}`: key directories are fetched over https only"
-        )));
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(DirectoryError::Url(format!("agent `{agent}` has no host")));
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(DirectoryError::Url(format!(
-            "agent `{agent}` carries credentials"
-        )));
-    }
-    if url.path() == "/" || url.path().is_empty() {
-        let mut u = url.clone();
-        u.set_path(WELL_KNOWN);
-        u.set_query(None);
-        u.set_fragment(None);
-        return Ok(u);
-    }
-    let mut u = url;
-    u.set_fragment(None);
-    Ok(u)
+/// The URL to fetch for `agent` and how it was read: the value as sent
+/// ([`botscope_httpsig::agent::resolve`]), or a bare origin's well-known
+/// directory.
+pub fn directory_url(agent: &str) -> Result<(url::Url, botscope_httpsig::AgentUrl), DirectoryError> {
+    let a = botscope_httpsig::agent::resolve(agent).map_err(DirectoryError::Url)?;
+    let url = url::Url::parse(&a.fetch)
+        .map_err(|e| DirectoryError::Url(format!("agent `{}` is not a URL: {e}", a.sent)))?;
+    Ok((url, a))
 }
 
 /// How long `Cache-Control` lets the directory be kept, within
@@ -189,7 +185,7 @@ pub async fn fetch_directory(
     cfg: &DirectoryConfig,
     now: i64,
 ) -> Result<Fetched, DirectoryError> {
-    let url = directory_url(agent)?;
+    let (url, read) = directory_url(agent)?;
     let host = url
         .host_str()
         .unwrap_or_default()
@@ -264,13 +260,28 @@ pub async fn fetch_directory(
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase();
-    if essence != MEDIA_TYPE {
-        return Err(DirectoryError::MediaType(media));
+    // The directory media type is required at the well-known URL only; a
+    // JWK Set elsewhere is read as one.
+    let accepted = if read.reading.well_known() {
+        essence == MEDIA_TYPE
+    } else {
+        botscope_httpsig::agent::KEY_SET_MEDIA_TYPES.contains(&essence.as_str())
+    };
+    if !accepted {
+        return Err(DirectoryError::MediaType {
+            got: media,
+            want: if read.reading.well_known() {
+                MEDIA_TYPE
+            } else {
+                "application/jwk-set+json or application/json"
+            },
+        });
     }
     if x.truncated {
         return Err(DirectoryError::TooLarge);
     }
-    let directory = Directory::parse(&x.body).map_err(|e| DirectoryError::Parse(e.to_string()))?;
+    let directory = Directory::parse_as(&x.body, read.reading.well_known())
+        .map_err(|e| DirectoryError::Parse(e.to_string()))?;
     // The request as the directory's signature covers it (`@authority`).
     let request = botscope_httpsig::Request::new(
         "GET",
@@ -288,7 +299,10 @@ pub async fn fetch_directory(
         },
         &x.body,
         now,
-        &Policy::default(),
+        &Policy {
+            allow_test_keys: cfg.allow_test_keys,
+            ..Policy::default()
+        },
     );
     let signature = match v.outcome {
         Outcome::Invalid => return Err(DirectoryError::Signature(v.reason.to_string())),
@@ -296,6 +310,7 @@ pub async fn fetch_directory(
     };
     Ok(Fetched {
         url: url.to_string(),
+        agent: read,
         directory,
         keep: keep_for(&x.headers),
         signature,
@@ -311,17 +326,24 @@ pub struct AgentKeys {
     pub directory: Result<Fetched, DirectoryError>,
 }
 
-/// Verifies `req`'s Web Bot Auth signature at `now`, first fetching the
-/// key directory of each agent its `Signature-Agent` names (at most
-/// [`botscope_httpsig::base::MAX_SIGNATURES`]); with `fetch` false none
-/// is fetched and a signature stays unverified.
+/// Verifies `req`'s Web Bot Auth signature at `now` under `policy`, first
+/// fetching the keys of each agent its `Signature-Agent` names (at most
+/// [`botscope_httpsig::base::MAX_SIGNATURES`]); with `fetch` false none is
+/// fetched and a signature stays unverified, unless `held` (keys held by
+/// other means, a JWK Set given by hand) has its key: it then verifies,
+/// attributed to the key alone.
 pub async fn verify_request(
     req: &botscope_httpsig::Request,
     cfg: &DirectoryConfig,
     now: i64,
     fetch: bool,
+    policy: &Policy,
+    held: Option<&Directory>,
 ) -> (botscope_httpsig::Verdict, Vec<AgentKeys>) {
     let mut keys = botscope_httpsig::KeySet::new();
+    if let Some(d) = held {
+        keys.insert(None, d.clone());
+    }
     let mut fetched = Vec::new();
     if req.header("signature-input").is_some() {
         for agent in botscope_httpsig::signature_agents(req) {
@@ -340,7 +362,7 @@ pub async fn verify_request(
             });
         }
     }
-    let v = botscope_httpsig::verify_request(req, &keys, now, &Policy::default());
+    let v = botscope_httpsig::verify_request(req, &keys, now, policy);
     (v, fetched)
 }
 
@@ -350,18 +372,25 @@ mod tests {
 
     #[test]
     fn urls() {
-        let u = |a: &str| directory_url(a).map(|u| u.to_string());
+        let u = |a: &str| directory_url(a).map(|(u, r)| (u.to_string(), r.reading));
         assert_eq!(
             u("https://signature-agent.test").expect("url"),
-            "https://signature-agent.test/.well-known/http-message-signatures-directory"
+            (
+                "https://signature-agent.test/.well-known/http-message-signatures-directory".into(),
+                botscope_httpsig::Reading::Origin
+            )
         );
         assert_eq!(
-            u("https://Agent.Example:8443/").expect("url"),
+            u("https://Agent.Example:8443/").expect("url").0,
             "https://agent.example:8443/.well-known/http-message-signatures-directory"
         );
+        // Any other URL is fetched as sent, its query kept.
         assert_eq!(
-            u("https://agent.example/keys/dir.json").expect("url"),
-            "https://agent.example/keys/dir.json"
+            u("https://agent.example/keys/dir.json?v=2").expect("url"),
+            (
+                "https://agent.example/keys/dir.json?v=2".into(),
+                botscope_httpsig::Reading::KeySet
+            )
         );
         for bad in [
             "http://agent.example",

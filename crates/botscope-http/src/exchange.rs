@@ -241,9 +241,13 @@ pub async fn exchange_stream(
         {
             Err(_) => return Err(FetchError::Timeout("during the TLS handshake".into())),
             Ok(Err(e)) => {
-                let detail = e
-                    .get_ref()
-                    .map_or_else(|| e.to_string(), ToString::to_string);
+                let detail = match e.get_ref() {
+                    Some(inner) => match inner.downcast_ref::<rustls::Error>() {
+                        Some(t) => tls_in_words(t, r.host),
+                        None => inner.to_string(),
+                    },
+                    None => e.to_string(),
+                };
                 return Err(FetchError::Tls(detail));
             }
             Ok(Ok(s)) => s,
@@ -391,4 +395,44 @@ pub(crate) async fn read_body(
     let truncated = over || out.len() > cap;
     out.truncate(cap);
     Ok((out, truncated))
+}
+
+/// A TLS failure in words a person can act on (the server's certificate
+/// problems above all), the library's own text after it.
+pub fn tls_in_words(e: &rustls::Error, host: &str) -> String {
+    use rustls::CertificateError as C;
+    let words = match e {
+        rustls::Error::InvalidCertificate(c) => match c {
+            C::Expired | C::ExpiredContext { .. } => {
+                format!("the server's certificate for {host} has expired")
+            }
+            C::NotValidYet | C::NotValidYetContext { .. } => {
+                format!("the server's certificate for {host} is not valid yet")
+            }
+            C::UnknownIssuer => format!(
+                "the server's certificate for {host} is signed by an authority not trusted here (--ca-file adds one, --tls-roots chooses the roots)"
+            ),
+            C::NotValidForName | C::NotValidForNameContext { .. } => {
+                format!("the server's certificate is not for {host}")
+            }
+            C::Revoked => format!("the server's certificate for {host} is revoked"),
+            C::BadSignature => {
+                format!("the server's certificate for {host} has a signature that does not hold")
+            }
+            C::BadEncoding => format!("the server's certificate for {host} cannot be read"),
+            C::InvalidPurpose | C::InvalidPurposeContext { .. } => format!(
+                "the server's certificate for {host} is not for a web server (its key usage)"
+            ),
+            C::Other(o) if format!("{o:?}").contains("CaUsedAsEndEntity") => format!(
+                "the server's certificate for {host} is a CA certificate, not a server's"
+            ),
+            _ => format!("the server's certificate for {host} is not accepted"),
+        },
+        rustls::Error::NoCertificatesPresented => {
+            format!("the server at {host} presented no certificate")
+        }
+        rustls::Error::AlertReceived(a) => format!("the server at {host} refused the TLS handshake ({a:?})"),
+        _ => format!("TLS with {host} failed"),
+    };
+    format!("{words}: {e}")
 }

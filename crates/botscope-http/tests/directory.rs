@@ -29,7 +29,7 @@ fn config(ca: &TestCa, allow_private: bool) -> DirectoryConfig {
 fn body(key: &SigningKey) -> String {
     Directory {
         keys: vec![(key.keyid(), key.public())],
-        skipped: Vec::new(),
+        ..Directory::default()
     }
     .to_json()
 }
@@ -71,6 +71,18 @@ async fn directories_over_https() {
             body(&key).as_bytes(),
         ),
     );
+    // Registered with its query: it answers only what is fetched as sent.
+    server.set(
+        "/jwks?v=2",
+        Canned::ok(
+            &[("Content-Type", "application/jwk-set+json; charset=utf-8")],
+            body(&key).as_bytes(),
+        ),
+    );
+    server.set(
+        "/text",
+        Canned::ok(&[("Content-Type", "text/plain")], body(&key).as_bytes()),
+    );
     server.set("/large", Canned::ok(&typed, &vec![b' '; 70_000]));
     server.set("/missing-keys", Canned::ok(&typed, b"{}"));
     let cfg = config(&ca, true);
@@ -94,10 +106,54 @@ async fn directories_over_https() {
         matches!(e, DirectoryError::Redirect { status: 302, .. }),
         "{e}"
     );
-    let e = fails(fetch_directory(&format!("{base}/json"), &cfg, NOW).await);
+    // draft-ietf-webbotauth-httpsig-protocol-01: a Signature-Agent URL is
+    // fetched as sent and read as a JWK Set; the directory media type is
+    // required only at the well-known URI.
+    for (path, reading) in [("/json", "key-set"), ("/jwks?v=2", "key-set")] {
+        let got = fetch_directory(&format!("{base}{path}"), &cfg, NOW)
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(got.agent.reading.as_str(), reading);
+        assert_eq!(got.directory.key(&key.keyid()), Some(&key.public()));
+        assert!(!got.agent.identifier.contains('?'), "the query is dropped");
+    }
+    let e = fails(fetch_directory(&format!("{base}/text"), &cfg, NOW).await);
     assert!(
-        matches!(&e, DirectoryError::MediaType(m) if m == "application/json"),
+        matches!(&e, DirectoryError::MediaType { got, .. } if got == "text/plain"),
         "{e}"
+    );
+    // At the well-known URI, the directory media type is required, and a
+    // JWK's `kid` must be its thumbprint.
+    let other = FileServer::start_tls_canned(HashMap::new(), &ca);
+    other.set(
+        WELL_KNOWN,
+        Canned::ok(
+            &[("Content-Type", "application/jwk-set+json")],
+            body(&key).as_bytes(),
+        ),
+    );
+    let e = fails(fetch_directory(&other.url(), &cfg, NOW).await);
+    assert!(
+        e.to_string()
+            .contains("not application/http-message-signatures-directory+json"),
+        "{e}"
+    );
+    let labelled = format!(
+        r#"{{"keys":[{{"kty":"OKP","crv":"Ed25519","kid":"my-label","x":"{}"}}]}}"#,
+        key.public().to_jwk()["x"].as_str().expect("x")
+    );
+    other.set(WELL_KNOWN, Canned::ok(&typed, labelled.as_bytes()));
+    let got = fetch_directory(&other.url(), &cfg, NOW).await.expect("read");
+    assert!(got.directory.keys.is_empty(), "a kid that is not the thumbprint");
+    assert!(got.directory.skipped[0].contains("not its thumbprint"));
+    other.set("/labelled", Canned::ok(&[("Content-Type", "application/json")], labelled.as_bytes()));
+    let got = fetch_directory(&format!("{}/labelled", other.url()), &cfg, NOW)
+        .await
+        .expect("read");
+    assert_eq!(
+        got.directory.key(&key.keyid()),
+        Some(&key.public()),
+        "elsewhere a kid is its operator's label"
     );
     let e = fails(fetch_directory(&format!("{base}/large"), &cfg, NOW).await);
     assert!(matches!(e, DirectoryError::TooLarge), "{e}");
@@ -124,6 +180,20 @@ async fn directories_over_https() {
     };
     let e = fails(fetch_directory(&base, &untrusting, NOW).await);
     assert!(matches!(e, DirectoryError::Fetch(_)), "{e}");
+    assert!(
+        e.to_string()
+            .contains("signed by an authority not trusted here"),
+        "{e}"
+    );
+    // A server whose certificate is a CA's: said in words.
+    let bad_ca = TestCa::with_ca_as_server();
+    let bad = FileServer::start_tls_canned(HashMap::new(), &bad_ca);
+    let e = fails(fetch_directory(&bad.url(), &config(&bad_ca, true), NOW).await);
+    assert!(
+        e.to_string()
+            .contains("the server's certificate for 127.0.0.1 is a CA certificate"),
+        "{e}"
+    );
 }
 
 /// The cache a server verifies with: the first lookup of an agent does

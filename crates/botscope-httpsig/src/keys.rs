@@ -13,6 +13,39 @@ pub const MAX_DIRECTORY_BYTES: usize = 64 * 1024;
 /// The most keys a directory may list.
 pub const MAX_DIRECTORY_KEYS: usize = 64;
 
+/// The published example keys of RFC 9421 (Appendix B.1), by JWK
+/// thumbprint: anyone holds their private halves, so a signature made
+/// with one proves nothing. draft-ietf-webbotauth-httpsig-protocol-01,
+/// "Test and Demonstration Keys": "Verifiers SHOULD reject known test
+/// keys"; botscope does, unless told it runs tests
+/// ([`crate::Policy::allow_test_keys`]).
+pub const TEST_KEYS: &[(&str, &str)] = &[
+    (
+        "poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U",
+        "RFC 9421 B.1.4 test-key-ed25519",
+    ),
+    (
+        "oD0HwocPBSfpNy5W3bpJeyFGY_IQ_YpqxSjQ3Yd-CLA",
+        "RFC 9421 B.1.2 test-key-rsa-pss",
+    ),
+    (
+        "BHj8s0GPnMEQtkaULIM-PLgEhLBbuGUQ1vMxmBWZzEo",
+        "RFC 9421 B.1.1 test-key-rsa",
+    ),
+    (
+        "ydQXMtvbsOsZyFir-Y7A8t7fKEM1gbKPvyFkdpu4fvI",
+        "RFC 9421 B.1.3 test-key-ecc-p256",
+    ),
+];
+
+/// Which published test key `thumbprint` is, if any.
+pub fn test_key(thumbprint: &str) -> Option<&'static str> {
+    TEST_KEYS
+        .iter()
+        .find(|(t, _)| *t == thumbprint)
+        .map(|(_, name)| *name)
+}
+
 /// An Ed25519 public key: its 32 bytes, and the curve point they
 /// decompress to (once, not per signature checked).
 #[derive(Clone)]
@@ -225,12 +258,34 @@ pub struct Directory {
     pub keys: Vec<(String, PublicKey)>,
     /// Entries left out, with the reason.
     pub skipped: Vec<String>,
+    /// The keys that say when they stop being valid (JWK `exp`, Unix
+    /// seconds), by thumbprint.
+    pub expires: Vec<(String, i64)>,
 }
 
 impl Directory {
     /// Parses a directory body (`{"keys": [JWK, …]}`), at most
-    /// [`MAX_DIRECTORY_BYTES`] and [`MAX_DIRECTORY_KEYS`] keys.
+    /// [`MAX_DIRECTORY_BYTES`] and [`MAX_DIRECTORY_KEYS`] keys. A JWK Set
+    /// at another URL than the well-known one: a `kid` is its operator's
+    /// label, and keys are found by thumbprint.
     pub fn parse(body: &[u8]) -> Result<Directory, Error> {
+        Directory::parse_as(body, false)
+    }
+
+    /// [`Directory::parse`] for a directory served at the well-known URI
+    /// when `well_known`: there a JWK's `kid`, when present, MUST be its
+    /// thumbprint (draft-ietf-webbotauth-httpsig-protocol-01, "Key
+    /// Distribution and Discovery"), and a key whose `kid` is not is
+    /// left out, with the reason.
+    ///
+    /// ```
+    /// use botscope_httpsig::Directory;
+    /// let body = br#"{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"my-key","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#;
+    /// assert_eq!(Directory::parse_as(body, false).unwrap().keys.len(), 1);
+    /// let d = Directory::parse_as(body, true).unwrap();
+    /// assert!(d.keys.is_empty() && d.skipped[0].contains("not its thumbprint"));
+    /// ```
+    pub fn parse_as(body: &[u8], well_known: bool) -> Result<Directory, Error> {
         if body.len() > MAX_DIRECTORY_BYTES {
             return Err(Error::Directory(format!(
                 "{} bytes, more than {MAX_DIRECTORY_BYTES}",
@@ -252,11 +307,43 @@ impl Directory {
         let mut d = Directory::default();
         for (i, k) in keys.iter().enumerate() {
             match PublicKey::from_jwk(k) {
-                Ok(key) => d.keys.push((key.thumbprint(), key)),
+                Ok(key) => {
+                    let thumbprint = key.thumbprint();
+                    if well_known
+                        && let Some(kid) = k.get("kid")
+                        && kid.as_str() != Some(thumbprint.as_str())
+                    {
+                        let kid = kid.as_str().map_or_else(|| kid.to_string(), str::to_owned);
+                        let kid: String = kid.chars().take(80).collect();
+                        d.skipped.push(format!(
+                            "key {i}: its kid `{kid}` is not its thumbprint `{thumbprint}` (at the well-known URL it must be)"
+                        ));
+                        continue;
+                    }
+                    if let Some(exp) = k.get("exp").and_then(serde_json::Value::as_i64) {
+                        d.expires.push((thumbprint.clone(), exp));
+                    }
+                    d.keys.push((thumbprint, key));
+                }
                 Err(e) => d.skipped.push(format!("key {i}: {e}")),
             }
         }
         Ok(d)
+    }
+
+    /// The directory less the keys whose `exp` is before `now`.
+    pub fn without_expired(&self, now: i64) -> Directory {
+        let gone = |t: &str| self.expires.iter().any(|(k, exp)| k == t && *exp < now);
+        Directory {
+            keys: self
+                .keys
+                .iter()
+                .filter(|(t, _)| !gone(t))
+                .cloned()
+                .collect(),
+            skipped: self.skipped.clone(),
+            expires: self.expires.clone(),
+        }
     }
 
     /// The key whose thumbprint is `keyid`.

@@ -37,13 +37,15 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agent;
 pub mod base;
 pub mod keys;
 pub mod message;
 pub mod sign;
 pub mod verify;
 
-pub use keys::{Algorithm, Directory, Ed25519Key, PublicKey, SigningKey};
+pub use agent::{AgentUrl, Reading};
+pub use keys::{Algorithm, Directory, Ed25519Key, PublicKey, SigningKey, TEST_KEYS, test_key};
 pub use message::{HeadError, Request, Response, normalize_authority};
 pub use sign::{AgentForm, SignSpec, Signed, sign_directory, sign_request};
 pub use verify::{
@@ -106,7 +108,7 @@ pub enum Reason {
     #[error("no `{0}` parameter")]
     MissingParam(&'static str),
     /// `created` is later than now (beyond the skew allowed).
-    #[error("created {created} is in the future (now {now})")]
+    #[error("created {} is in the future (now {})", show_time(*created), show_time(*now))]
     CreatedInFuture {
         /// `created`.
         created: i64,
@@ -114,7 +116,7 @@ pub enum Reason {
         now: i64,
     },
     /// `expires` has passed (beyond the skew allowed).
-    #[error("expired at {expires} (now {now})")]
+    #[error("expired at {} (now {})", show_time(*expires), show_time(*now))]
     Expired {
         /// `expires`.
         expires: i64,
@@ -122,7 +124,7 @@ pub enum Reason {
         now: i64,
     },
     /// The validity window is longer than the policy accepts.
-    #[error("valid for {seconds} s, more than the {max} s accepted")]
+    #[error("valid for {}, more than the {} accepted (the draft RECOMMENDS at most 24 hours)", show_span(*seconds), show_span(*max))]
     ValidityTooLong {
         /// `expires` − `created`.
         seconds: i64,
@@ -173,6 +175,31 @@ pub enum Reason {
     /// The nonce was seen before, inside its validity window.
     #[error("nonce replayed")]
     Replayed,
+    /// The key is one of RFC 9421's published test keys: anyone can sign
+    /// with it.
+    #[error("the key is {0}, a published test key anyone can sign with (the draft: verifiers SHOULD reject known test keys)")]
+    TestKey(&'static str),
+}
+
+/// Unix seconds as RFC 3339 (`2025-01-01T00:00:00Z`), `None` out of
+/// range.
+pub fn rfc3339(t: i64) -> Option<String> {
+    jiff::Timestamp::from_second(t).ok().map(|t| t.to_string())
+}
+
+/// A time for a message: RFC 3339, or the seconds when out of range.
+fn show_time(t: i64) -> String {
+    rfc3339(t).unwrap_or_else(|| format!("{t} (Unix seconds)"))
+}
+
+/// A span for a message: days, hours, minutes or seconds.
+fn show_span(s: i64) -> String {
+    match s {
+        s if s >= 86_400 && s % 86_400 == 0 => format!("{} day(s)", s / 86_400),
+        s if s >= 3600 && s % 3600 == 0 => format!("{} hour(s)", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{} minute(s)", s / 60),
+        s => format!("{s} s"),
+    }
 }
 
 impl Reason {
@@ -199,6 +226,7 @@ impl Reason {
             Reason::BadSignature => "bad-signature",
             Reason::DigestMismatch => "digest-mismatch",
             Reason::Replayed => "replayed",
+            Reason::TestKey(_) => "test-key",
         }
     }
 }

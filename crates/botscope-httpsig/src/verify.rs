@@ -26,15 +26,33 @@ pub struct Policy {
     pub max_validity: i64,
     /// The tag a signature must carry to be considered.
     pub tag: String,
+    /// Accept RFC 9421's published test keys ([`crate::keys::TEST_KEYS`]):
+    /// for tests and for checking published vectors only; off, a
+    /// signature made with one is invalid.
+    pub allow_test_keys: bool,
 }
 
 impl Default for Policy {
-    /// 60 s of skew, a day of validity, `tag="web-bot-auth"`.
+    /// 60 s of skew, a day of validity (the draft RECOMMENDS `expires`
+    /// no more than 24 hours after `created`), `tag="web-bot-auth"`,
+    /// test keys refused.
     fn default() -> Self {
         Policy {
             skew: 60,
             max_validity: 24 * 3600,
             tag: TAG_REQUEST.to_owned(),
+            allow_test_keys: false,
+        }
+    }
+}
+
+impl Policy {
+    /// The default policy accepting the published test keys: for tests,
+    /// and for checking the drafts' own vectors.
+    pub fn with_test_keys() -> Policy {
+        Policy {
+            allow_test_keys: true,
+            ..Policy::default()
         }
     }
 }
@@ -51,16 +69,20 @@ pub enum Lookup {
     Unknown(String),
 }
 
-/// Keys by (agent URL, keyid): never by keyid alone, so one agent cannot
-/// sign with the key another one lists.
+/// Keys by (agent identifier, keyid): never by keyid alone, so one agent
+/// cannot sign with the key another one lists (the draft: "Key lookup
+/// MUST be keyed on the (URL, key) pair"). An implementation is given the
+/// `Signature-Agent` URL as sent (to fetch it) and keys what it holds by
+/// its identifier ([`crate::agent::identifier`]).
 pub trait Keys {
-    /// The key `keyid` of `agent` (`None` for a request without
-    /// `Signature-Agent`).
+    /// The key `keyid` of `agent` (`None` for a request without a
+    /// `Signature-Agent` URL to use: keys held by other means, found by
+    /// their thumbprint alone).
     fn lookup(&self, agent: Option<&str>, keyid: &str) -> Lookup;
 }
 
-/// An in-memory key store: directories by agent URL, and why an agent's
-/// could not be had.
+/// An in-memory key store: directories by agent identifier, and why an
+/// agent's could not be had.
 #[derive(Debug, Clone, Default)]
 pub struct KeySet {
     agents: HashMap<Option<String>, Directory>,
@@ -74,29 +96,34 @@ impl KeySet {
     }
 
     /// Adds `agent`'s directory (`None`: keys for requests without a
-    /// `Signature-Agent`, configured by hand).
+    /// `Signature-Agent`, configured by hand), kept under its identifier.
     pub fn insert(&mut self, agent: Option<&str>, dir: Directory) {
-        self.agents.insert(agent.map(str::to_owned), dir);
+        self.agents.insert(agent.map(crate::agent::identifier), dir);
     }
 
     /// Notes that `agent`'s directory could not be had, and why: its
     /// signatures are unverified with that reason.
     pub fn fail(&mut self, agent: Option<&str>, why: impl Into<String>) {
-        self.failed.insert(agent.map(str::to_owned), why.into());
+        self.failed
+            .insert(agent.map(crate::agent::identifier), why.into());
     }
 
     /// Adds one key for `agent`.
     pub fn add_key(&mut self, agent: Option<&str>, key: PublicKey) {
-        let d = self.agents.entry(agent.map(str::to_owned)).or_default();
+        let d = self
+            .agents
+            .entry(agent.map(crate::agent::identifier))
+            .or_default();
         d.keys.push((key.thumbprint(), key));
     }
 }
 
 impl Keys for KeySet {
     fn lookup(&self, agent: Option<&str>, keyid: &str) -> Lookup {
-        match self.agents.get(&agent.map(str::to_owned)) {
+        let id = agent.map(crate::agent::identifier);
+        match self.agents.get(&id) {
             Some(d) => d.key(keyid).cloned().map_or(Lookup::NotListed, Lookup::Key),
-            None => Lookup::Unknown(match (self.failed.get(&agent.map(str::to_owned)), agent) {
+            None => Lookup::Unknown(match (self.failed.get(&id), agent) {
                 (Some(why), Some(a)) => format!("the directory of {a}: {why}"),
                 (Some(why), None) => why.clone(),
                 (None, Some(a)) => format!("no directory of {a}"),
@@ -127,6 +154,27 @@ pub struct Verdict {
     pub nonce: Option<String>,
     /// The signature base that was built, for tracing.
     pub base: Option<String>,
+    /// How `Signature-Agent` was written for this signature:
+    /// `dictionary`, `legacy-string` (one sf-string, the earlier drafts'
+    /// form) or `legacy-bare` (a URL outside any structured field).
+    pub agent_form: Option<&'static str>,
+    /// The agent URL resolved: what is fetched, the identifier keys are
+    /// kept under, and how the value was read.
+    pub agent_url: Option<crate::agent::AgentUrl>,
+    /// The key was not had from the agent's URL but held by other means
+    /// (`Keys::lookup(None, …)`): the signature is attributed to the key
+    /// alone (the draft, "Discovery Failure": the verifier "MUST NOT
+    /// attribute the request to that URL").
+    pub key_alone: bool,
+    /// What a reader should know that the outcome does not say (a member
+    /// ignored for its parameters, no `Signature-Agent`, plain http).
+    pub notes: Vec<String>,
+    /// Every signature of the message tagged as looked for, each checked
+    /// on its own (the draft: "Verifiers MUST validate each signature
+    /// independently"), in the message's order; this verdict is the
+    /// first that holds, else the first invalid one, else the first.
+    /// Empty in the verdicts it lists.
+    pub signatures: Vec<Verdict>,
 }
 
 impl Verdict {
@@ -142,14 +190,70 @@ impl Verdict {
             expires: None,
             nonce: None,
             base: None,
+            agent_form: None,
+            agent_url: None,
+            key_alone: false,
+            notes: Vec::new(),
+            signatures: Vec::new(),
         }
     }
+
+    /// Who the signature is attributed to: the agent's identifier when its
+    /// URL was resolved, else the key's JWK thumbprint as a URI (RFC 9278),
+    /// as the draft says for a request with no URL to attribute to.
+    pub fn identifier(&self) -> Option<String> {
+        match (&self.agent_url, &self.keyid) {
+            (Some(a), _) if !self.key_alone => Some(a.identifier.clone()),
+            (None, Some(k)) => Some(format!("urn:ietf:params:oauth:jwk-thumbprint:sha-256:{k}")),
+            _ => None,
+        }
+    }
+
+    /// The verdict as JSON: outcome, reason (its code and words), label,
+    /// agent (as sent) and its form and reading, identifier, keyid, times
+    /// (Unix seconds and RFC 3339), nonce and notes; `signatures` lists
+    /// every signature the same way.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "outcome": self.outcome.as_str(),
+            "reason": self.reason.to_string(),
+            "reason_code": self.reason.code(),
+            "label": self.label,
+            "agent": self.agent,
+            "agent_form": self.agent_form,
+            "reading": self.agent_url.as_ref().map(|a| a.reading.as_str()),
+            "key_url": self.agent_url.as_ref().map(|a| a.fetch.clone()),
+            "identifier": self.identifier(),
+            "keyid": self.keyid,
+            "created": self.created,
+            "created_at": self.created.and_then(crate::rfc3339),
+            "expires": self.expires,
+            "expires_at": self.expires.and_then(crate::rfc3339),
+            "nonce": self.nonce,
+            "notes": self.notes,
+        });
+        if !self.signatures.is_empty() {
+            v["signatures"] = self.signatures.iter().map(Verdict::to_json).collect();
+        }
+        v
+    }
+}
+
+/// The `Signature-Agent` value a signature names, and how it was
+/// written.
+#[derive(Debug)]
+struct Named {
+    value: Option<String>,
+    form: &'static str,
+    note: Option<String>,
 }
 
 /// The agent a signature names: the `Signature-Agent` member its
 /// `"signature-agent";key="…"` component selects (dictionary form), or the
-/// field itself (the legacy form: one sf-string, or a bare URL).
-fn agent_of(req: &Request, input: &Input) -> Result<Option<String>, Reason> {
+/// field itself (the legacy form: one sf-string, or a bare URL). A member
+/// that carries parameters names nothing (the draft: "A verifier MUST
+/// ignore a member that carries parameters").
+fn agent_of(req: &Request, input: &Input) -> Result<Option<Named>, Reason> {
     let Some(value) = req.header("signature-agent") else {
         return Ok(None);
     };
@@ -168,8 +272,35 @@ fn agent_of(req: &Request, input: &Input) -> Result<Option<String>, Reason> {
             return match d.get(key.as_str()) {
                 Some(ListEntry::Item(sfv::Item {
                     bare_item: BareItem::String(s),
+                    params,
+                })) if !params.is_empty() => {
+                    let shown: Vec<String> = params
+                        .iter()
+                        .take(4)
+                        .map(|(k, v)| match v {
+                            BareItem::Token(t) => format!(";{}={}", k.as_str(), t.as_str()),
+                            _ => format!(";{}", k.as_str()),
+                        })
+                        .collect();
+                    Ok(Some(Named {
+                        value: None,
+                        form: "dictionary",
+                        note: Some(format!(
+                            "Signature-Agent member `{}` (\"{}\"{}) carries parameters: ignored, as draft-ietf-webbotauth-httpsig-protocol-01 requires (earlier drafts' `type=` members are no longer read)",
+                            key.as_str(),
+                            s.as_str().chars().take(200).collect::<String>(),
+                            shown.concat()
+                        )),
+                    }))
+                }
+                Some(ListEntry::Item(sfv::Item {
+                    bare_item: BareItem::String(s),
                     ..
-                })) => Ok(Some(s.as_str().to_owned())),
+                })) => Ok(Some(Named {
+                    value: Some(s.as_str().to_owned()),
+                    form: "dictionary",
+                    note: None,
+                })),
                 Some(_) => Err(Reason::Malformed(format!(
                     "Signature-Agent `{}` is not a string",
                     key.as_str()
@@ -184,18 +315,26 @@ fn agent_of(req: &Request, input: &Input) -> Result<Option<String>, Reason> {
     if value.len() > base::MAX_FIELD_BYTES {
         return Err(Reason::Malformed("Signature-Agent is too long".into()));
     }
-    Ok(Some(legacy_agent(&value)))
+    let (agent, form) = legacy_agent(&value);
+    Ok(Some(Named {
+        value: Some(agent),
+        form,
+        note: None,
+    }))
 }
 
 /// The agent of the legacy form `Signature-Agent: "https://…"`; some
 /// agents send the URL bare (`<https://…>` or `https://…`).
-fn legacy_agent(value: &str) -> String {
+fn legacy_agent(value: &str) -> (String, &'static str) {
     match sfv::Parser::new(value).parse::<sfv::Item>() {
         Ok(sfv::Item {
             bare_item: BareItem::String(s),
             ..
-        }) => s.as_str().to_owned(),
-        _ => value.trim_matches(['<', '>', ' ']).to_owned(),
+        }) => (s.as_str().to_owned(), "legacy-string"),
+        _ => (
+            value.trim_matches(['<', '>', ' ']).to_owned(),
+            "legacy-bare",
+        ),
     }
 }
 
@@ -225,22 +364,23 @@ pub fn agents_in(value: &str) -> Vec<String> {
         return Vec::new();
     }
     if let Ok(d) = sfv::Parser::new(value).parse::<sfv::Dictionary>() {
+        // Members with parameters are ignored: nothing is fetched for them.
         let agents: Vec<String> = d
             .values()
             .filter_map(|e| match e {
                 ListEntry::Item(sfv::Item {
                     bare_item: BareItem::String(s),
-                    ..
-                }) => Some(s.as_str().to_owned()),
+                    params,
+                }) if params.is_empty() => Some(s.as_str().to_owned()),
                 _ => None,
             })
             .take(MAX_SIGNATURES)
             .collect();
-        if !agents.is_empty() {
+        if !agents.is_empty() || !d.is_empty() {
             return agents;
         }
     }
-    vec![legacy_agent(value)]
+    vec![legacy_agent(value).0]
 }
 
 /// Checks one signature input up to the cryptography: `Ok` with the key
@@ -303,7 +443,33 @@ fn check_one(
     {
         return Err(invalid(Reason::AuthorityNotCovered));
     }
-    v.agent = agent_of(req, input).map_err(invalid)?;
+    if let Target::Request(r) = target
+        && r.scheme.eq_ignore_ascii_case("http")
+    {
+        v.notes.push(
+            "sent over plain http: anyone on the path could copy it and replay it until it expires (the draft: an origin SHOULD refuse signatures over an unsecured channel)".into(),
+        );
+    }
+    match agent_of(req, input).map_err(invalid)? {
+        Some(named) => {
+            v.agent_form = Some(named.form);
+            v.notes.extend(named.note);
+            if let Some(value) = named.value {
+                v.agent_url = Some(crate::agent::resolve(&value).map_err(|e| {
+                    invalid(Reason::Malformed(format!(
+                        "Signature-Agent: {e} (the draft: an absolute https URI)"
+                    )))
+                })?);
+                v.agent = Some(value);
+            }
+        }
+        None if matches!(target, Target::Request(_)) && policy.tag == TAG_REQUEST => {
+            v.notes.push(
+                "no Signature-Agent: the draft requires one on every signed request; the signature can only be attributed to its key (its thumbprint)".into(),
+            );
+        }
+        None => {}
+    }
     let base = base::signature_base(target, input).map_err(invalid)?;
     let sig = base::signature(signature_field, &input.label).map_err(invalid)?;
     v.base = Some(base);
@@ -314,8 +480,34 @@ fn check_one(
                 agent: v.agent.clone(),
             }));
         }
-        Lookup::Unknown(why) => return Err((Outcome::Unverified, Reason::KeysUnknown(why))),
+        // The agent's keys are not had: a key held by other means may
+        // still verify, attributed to the key alone.
+        Lookup::Unknown(_)
+            if v.agent.is_some()
+                && let Lookup::Key(k) = keys.lookup(None, &keyid) =>
+        {
+            v.key_alone = true;
+            v.notes.push(format!(
+                "the keys of {} were not had from it; verified with a key held by other means, so attributed to the key alone",
+                v.agent.as_deref().unwrap_or_default().chars().take(200).collect::<String>()
+            ));
+            k
+        }
+        Lookup::Unknown(why) => {
+            let why = match (v.agent.is_none(), v.agent_form) {
+                (true, Some("dictionary")) => format!(
+                    "its Signature-Agent member is ignored (it carries parameters), so there is no URL to fetch keys from; {why}"
+                ),
+                _ => why,
+            };
+            return Err((Outcome::Unverified, Reason::KeysUnknown(why)));
+        }
     };
+    if !policy.allow_test_keys
+        && let Some(name) = crate::keys::test_key(&keyid)
+    {
+        return Err(invalid(Reason::TestKey(name)));
+    }
     if let Some(a) = &alg
         && a != key.algorithm().name()
     {
@@ -380,33 +572,40 @@ impl Prepared {
 
     /// The verdict, given the result of each of [`Prepared::checks`] in
     /// order: verified when one holds (the first); else invalid when one
-    /// is wrong (the first); else unverified.
+    /// is wrong (the first); else unverified. Every signature's own
+    /// verdict is in its `signatures`.
     pub fn finish(self, results: &[bool]) -> Verdict {
         let mut results = results.iter();
-        let mut worst: Option<Verdict> = None;
-        for step in self.steps {
-            let v = match step {
+        let all: Vec<Verdict> = self
+            .steps
+            .into_iter()
+            .map(|step| match step {
                 Step::Pending(mut p) => {
-                    if results.next().copied().unwrap_or(false) {
-                        return p.verdict;
+                    if !results.next().copied().unwrap_or(false) {
+                        p.verdict.outcome = Outcome::Invalid;
+                        p.verdict.reason = Reason::BadSignature;
                     }
-                    p.verdict.outcome = Outcome::Invalid;
-                    p.verdict.reason = Reason::BadSignature;
                     p.verdict
                 }
                 Step::Failed(v) => v,
-            };
-            // Invalid outranks unverified: a wrong signature is worth
-            // reporting over one that could not be checked.
-            let replace = match &worst {
-                None => true,
-                Some(w) => w.outcome == Outcome::Unverified && v.outcome == Outcome::Invalid,
-            };
-            if replace {
-                worst = Some(v);
-            }
+            })
+            .collect();
+        // Verified first; invalid outranks unverified: a wrong signature
+        // is worth reporting over one that could not be checked.
+        let rank = |v: &Verdict| match v.outcome {
+            Outcome::Verified => 0,
+            Outcome::Invalid => 1,
+            Outcome::Unverified => 2,
+        };
+        let Some(best) = all.iter().enumerate().min_by_key(|(i, v)| (rank(v), *i)).map(|(i, _)| i)
+        else {
+            return Verdict::bare(Outcome::Unverified, Reason::NoSignature);
+        };
+        let mut top = all[best].clone();
+        if all.len() > 1 || top.label.is_some() {
+            top.signatures = all;
         }
-        worst.unwrap_or_else(|| Verdict::bare(Outcome::Unverified, Reason::NoSignature))
+        top
     }
 
     /// Checks what is left here and now ([`Prepared::finish`]).
@@ -764,6 +963,10 @@ impl NonceMemory {
         if v.outcome == Outcome::Verified && !self.admit_in(v, now, context) {
             v.outcome = Outcome::Invalid;
             v.reason = Reason::Replayed;
+            for s in v.signatures.iter_mut().filter(|s| s.label == v.label) {
+                s.outcome = Outcome::Invalid;
+                s.reason = Reason::Replayed;
+            }
         }
     }
 }

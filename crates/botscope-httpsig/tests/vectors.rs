@@ -29,7 +29,7 @@ fn rfc_key() -> SigningKey {
 fn lenient() -> Policy {
     Policy {
         max_validity: FAR - CREATED,
-        ..Policy::default()
+        ..Policy::with_test_keys()
     }
 }
 
@@ -390,7 +390,7 @@ fn set(req: &mut Request, name: &str, value: &str) {
 }
 
 fn verdict(req: &Request, keys: &KeySet, now: i64) -> (Outcome, Reason) {
-    let v = verify_request(req, keys, now, &Policy::default());
+    let v = verify_request(req, keys, now, &Policy::with_test_keys());
     (v.outcome, v.reason)
 }
 
@@ -536,10 +536,10 @@ fn keyid_missing_from_the_directory() {
 fn replayed_nonce() {
     let (req, keys) = fresh(Some(AGENT), CREATED);
     let mut memory = NonceMemory::new(16);
-    let mut first = verify_request(&req, &keys, CREATED, &Policy::default());
+    let mut first = verify_request(&req, &keys, CREATED, &Policy::with_test_keys());
     memory.check(&mut first, CREATED);
     assert_eq!(first.outcome, Outcome::Verified);
-    let mut again = verify_request(&req, &keys, CREATED + 5, &Policy::default());
+    let mut again = verify_request(&req, &keys, CREATED + 5, &Policy::with_test_keys());
     memory.check(&mut again, CREATED + 5);
     assert_eq!(
         (again.outcome, again.reason),
@@ -555,7 +555,7 @@ fn replayed_nonce() {
 fn one_request_asked_about_twice_is_not_a_replay() {
     let (req, keys) = fresh(Some(AGENT), CREATED);
     let mut memory = NonceMemory::new(16);
-    let v = verify_request(&req, &keys, CREATED, &Policy::default());
+    let v = verify_request(&req, &keys, CREATED, &Policy::with_test_keys());
     assert!(memory.admit_in(&v, CREATED, Some(7)));
     assert!(
         memory.admit_in(&v, CREATED + 2, Some(7)),
@@ -576,7 +576,7 @@ fn one_request_asked_about_twice_is_not_a_replay() {
 fn nonce_memory_is_bounded() {
     let (req, keys) = fresh(Some(AGENT), CREATED);
     let mut memory = NonceMemory::new(3);
-    let mut v = verify_request(&req, &keys, CREATED, &Policy::default());
+    let mut v = verify_request(&req, &keys, CREATED, &Policy::with_test_keys());
     for i in 0..10 {
         v.nonce = Some(format!("n{i}"));
         v.expires = Some(CREATED + 100 + i);
@@ -594,7 +594,7 @@ fn one_nonce_of_different_agents_or_keys_is_no_replay() {
     // stay apart, however their text could be run together.
     let (req, keys) = fresh(Some(AGENT), CREATED);
     let mut memory = NonceMemory::new(64);
-    let base = verify_request(&req, &keys, CREATED, &Policy::default());
+    let base = verify_request(&req, &keys, CREATED, &Policy::with_test_keys());
     let with = |agent: Option<&str>, keyid: &str, nonce: &str| {
         let mut v = base.clone();
         v.agent = agent.map(str::to_owned);
@@ -762,7 +762,7 @@ fn one_good_signature_among_bad_ones_verifies() {
         &format!("{}, {input}", input.replacen("sig1=", "bad=", 1)),
     );
     set(&mut req, "Signature", &format!("bad=:AAAA:, {sig}"));
-    let v = verify_request(&req, &keys, CREATED, &Policy::default());
+    let v = verify_request(&req, &keys, CREATED, &Policy::with_test_keys());
     assert_eq!(
         (v.outcome, v.label.as_deref()),
         (Outcome::Verified, Some("sig1"))
@@ -793,7 +793,7 @@ fn batched_checks_agree_with_single_ones() {
     }
     let prepared: Vec<_> = requests
         .iter()
-        .map(|r| prepare_request(r, &set, CREATED, &Policy::default()))
+        .map(|r| prepare_request(r, &set, CREATED, &Policy::with_test_keys()))
         .collect();
     let checks: Vec<_> = prepared.iter().flat_map(|p| p.checks()).collect();
     assert_eq!(checks.len(), 40);
@@ -815,7 +815,7 @@ fn batched_checks_agree_with_single_ones() {
         let n = p.checks().len();
         let v = p.finish(&batch[at..at + n]);
         at += n;
-        let alone = verify_request(r, &set, CREATED, &Policy::default());
+        let alone = verify_request(r, &set, CREATED, &Policy::with_test_keys());
         assert_eq!((v.outcome, v.reason), (alone.outcome, alone.reason));
     }
 }

@@ -93,6 +93,9 @@ pub fn verify_clients<S: BuildHasher>(
                     s.counts.verified, s.counts.signed
                 ),
                 bot: None,
+                identifier: None,
+                signatures: Vec::new(),
+                notes: Vec::new(),
             })
         });
         let signed_info = signed.as_ref().map(|_| UaInfo {

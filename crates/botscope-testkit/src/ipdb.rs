@@ -64,6 +64,17 @@ pub struct TestCa {
 impl TestCa {
     /// A new authority and server certificate.
     pub fn new() -> TestCa {
+        TestCa::make(false)
+    }
+
+    /// An authority whose server certificate is itself marked as a CA
+    /// (basic constraints `CA:TRUE`): what a misconfigured server presents,
+    /// refused by a client that checks.
+    pub fn with_ca_as_server() -> TestCa {
+        TestCa::make(true)
+    }
+
+    fn make(leaf_is_ca: bool) -> TestCa {
         let ca_key = rcgen::KeyPair::generate().unwrap();
         let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
         ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -72,11 +83,13 @@ impl TestCa {
         let ca_cert = ca.self_signed(&ca_key).unwrap();
         let issuer = rcgen::Issuer::new(ca, ca_key);
         let leaf_key = rcgen::KeyPair::generate().unwrap();
-        let leaf =
+        let mut leaf =
             rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
-                .unwrap()
-                .signed_by(&leaf_key, &issuer)
                 .unwrap();
+        if leaf_is_ca {
+            leaf.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        }
+        let leaf = leaf.signed_by(&leaf_key, &issuer).unwrap();
         let key = rustls::pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der()).unwrap();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let server = rustls::ServerConfig::builder_with_provider(provider)

@@ -31,7 +31,7 @@ pub fn generate(a: &KeysGenerateArgs) -> Result<ExitStatus> {
     let key = SigningKey::generate()?;
     let directory = Directory {
         keys: vec![(key.keyid(), key.public())],
-        skipped: Vec::new(),
+        ..Directory::default()
     };
     // The private key: created here, readable by its owner only, never
     // replacing a file that appeared meanwhile.

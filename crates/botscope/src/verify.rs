@@ -158,48 +158,103 @@ async fn request_run(
         user_agent.as_deref(),
     )
     .await;
-    let now = i64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs(),
+    let now = a.at.unwrap_or_else(botscope_os::unix_now);
+    let mut cfg = crate::settings::directory_config(&a.directories)?;
+    cfg.allow_test_keys = a.allow_test_keys;
+    let policy = botscope_httpsig::Policy {
+        max_validity: a.max_validity,
+        allow_test_keys: a.allow_test_keys,
+        ..botscope_httpsig::Policy::default()
+    };
+    let held = match &a.keys {
+        Some(path) => {
+            let bytes = botscope_os::read_capped(
+                path,
+                botscope_httpsig::keys::MAX_DIRECTORY_BYTES as u64,
+            )?;
+            Some(
+                botscope_httpsig::Directory::parse(&bytes)
+                    .with_context(|| format!("--keys {}: not a JWK Set", path.display()))?,
+            )
+        }
+        None => None,
+    };
+    let (s, fetched) = botscope_http::directory::verify_request(
+        &req,
+        &cfg,
+        now,
+        !a.offline,
+        &policy,
+        held.as_ref(),
     )
-    .unwrap_or(i64::MAX);
-    let cfg = crate::settings::directory_config(&a.directories)?;
-    let (s, fetched) = botscope_http::directory::verify_request(&req, &cfg, now, !a.offline).await;
+    .await;
     if a.trace {
+        if let Some(t) = a.at.and_then(botscope_httpsig::rfc3339) {
+            eprintln!("checked at {t} (--at)");
+        }
         for f in &fetched {
             match &f.directory {
                 Ok(d) => eprintln!(
-                    "directory {}: {} key(s), its response's signature {}",
+                    "keys of {}: {} read, fetched {}; identifier {}; {} key(s){}, its response's signature {}",
+                    botscope_text::field(&f.agent),
+                    d.agent.reading.describe(),
                     botscope_text::field(&d.url),
+                    botscope_text::field(&d.agent.identifier),
                     d.directory.keys.len(),
+                    if d.directory.skipped.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " ({} left out: {})",
+                            d.directory.skipped.len(),
+                            botscope_text::field(&d.directory.skipped.join("; "))
+                        )
+                    },
                     d.signature
                 ),
                 Err(e) => eprintln!(
-                    "directory of {}: {}",
+                    "keys of {}: {}",
                     botscope_text::field(&f.agent),
                     botscope_text::field(&e.to_string())
                 ),
             }
         }
-    }
-    if a.trace
-        && let Some(base) = &s.base
-    {
-        eprintln!("signature base ({}):", s.label.as_deref().unwrap_or("-"));
-        eprintln!("{}", botscope_text::terminal(base));
+        let all = if s.signatures.is_empty() {
+            std::slice::from_ref(&s)
+        } else {
+            s.signatures.as_slice()
+        };
+        for sig in all {
+            eprintln!(
+                "signature {}: {} ({}){}{}",
+                botscope_text::field(sig.label.as_deref().unwrap_or("-")),
+                sig.outcome,
+                botscope_text::field(&sig.reason.to_string()),
+                match (&sig.agent_form, &sig.agent_url) {
+                    (Some(form), Some(u)) => format!(
+                        "; Signature-Agent {form}, {}",
+                        u.reading.describe()
+                    ),
+                    (Some(form), None) => format!("; Signature-Agent {form}"),
+                    _ => String::new(),
+                },
+                sig.identifier()
+                    .map(|i| format!("; identifier {}", botscope_text::field(&i)))
+                    .unwrap_or_default()
+            );
+            for n in &sig.notes {
+                eprintln!("  note: {}", botscope_text::field(n));
+            }
+            if let Some(base) = &sig.base {
+                eprintln!("signature base ({}):", sig.label.as_deref().unwrap_or("-"));
+                eprintln!("{}", botscope_text::terminal(base));
+            }
+        }
     }
     botscope_botid::with_signature(
         registry,
         &mut v,
-        botscope_botid::SignatureEvidence {
-            outcome: s.outcome.as_str().to_owned(),
-            agent: s.agent,
-            keyid: s.keyid,
-            reason: s.reason.to_string(),
-            bot: None,
-        },
+        botscope_botid::SignatureEvidence::from_verdict(&s),
     );
     print_verdict(a, &v)
 }

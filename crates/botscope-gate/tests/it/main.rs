@@ -332,7 +332,7 @@ fn nginx_with_the_documented_configuration() {
     .unwrap();
     let body = botscope_httpsig::Directory {
         keys: vec![(key.keyid(), key.public())],
-        skipped: vec![],
+        ..botscope_httpsig::Directory::default()
     }
     .to_json();
     keys_server.set(

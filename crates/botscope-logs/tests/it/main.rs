@@ -238,7 +238,7 @@ fn signed_requests_are_checked_at_their_time_with_their_agents_keys() {
         agent: "https://chatgpt.com".into(),
         dir: Directory {
             keys: vec![(key.keyid(), key.public())],
-            skipped: Vec::new(),
+            ..Directory::default()
         },
         asked: Mutex::new(Vec::new()),
     };

@@ -1449,7 +1449,7 @@ fn key_directory(
     let now = botscope_os::unix_now();
     let body = Directory {
         keys: vec![(key.keyid(), key.public())],
-        skipped: Vec::new(),
+        ..Directory::default()
     }
     .to_json();
     let dir_req = Request::new(
