@@ -2,7 +2,9 @@
 //! input as a request head, and its first lines as `Signature-Input`, `Signature`,
 //! `Signature-Agent`, the authority and the target. A verdict always comes
 //! back, its signature base bounded by the fields' size, and a request
-//! botscope signs for any agent URL verifies.
+//! botscope signs for any agent URL verifies. The agent URL reader and
+//! the key directory reader on the same bytes: an identifier normalizes
+//! to itself, and never panics.
 #![no_main]
 
 use botscope_httpsig::{
@@ -20,10 +22,20 @@ fuzz_target!(|data: &[u8]| {
     // The whole input as a request head (`verify --request`): a request
     // or a reason, and a verdict for it.
     if let Ok(req) = Request::parse_head(data, "https") {
-        let _ = verify_request(&req, &KeySet::new(), 1_735_689_600, &Policy::default());
+        let _ = verify_request(&req, &KeySet::new(), 1_735_689_600, &Policy::with_test_keys());
         assert!(req.headers.len() <= botscope_httpsig::message::MAX_HEADER_LINES);
     }
     let text = String::from_utf8_lossy(data);
+    if let Ok(a) = botscope_httpsig::agent::resolve(&text) {
+        assert!(a.identifier.starts_with("https://") && !a.identifier.contains('?'));
+        let again = botscope_httpsig::agent::identifier(&a.identifier);
+        assert_eq!(botscope_httpsig::agent::identifier(&again), again);
+    }
+    for well_known in [false, true] {
+        if let Ok(d) = botscope_httpsig::Directory::parse_as(data, well_known) {
+            assert!(d.keys.len() <= botscope_httpsig::keys::MAX_DIRECTORY_KEYS);
+        }
+    }
     let mut lines = text.split('\n');
     let mut next = || lines.next().unwrap_or("").to_owned();
     let (input, signature, agent, authority, target) = (next(), next(), next(), next(), next());
@@ -41,18 +53,24 @@ fuzz_target!(|data: &[u8]| {
     let mut keys = KeySet::new();
     keys.add_key(None, key.public());
     keys.add_key(Some(agent.as_str()), key.public());
-    let v = verify_request(&req, &keys, 1_735_689_600, &Policy::default());
+    let v = verify_request(&req, &keys, 1_735_689_600, &Policy::with_test_keys());
     if let Some(b) = &v.base {
         assert!(b.len() <= 32 * (data.len() + 256), "base of {} bytes", b.len());
     }
     // Our own signature over the same request verifies, for any agent
-    // string that is a structured-field string.
+    // string that is a structured-field string and an https URL (draft-01:
+    // "an absolute URI, whose scheme MUST be https"); any other is
+    // refused as such.
     let plain = Request::new("GET", "https", &authority, &target, Vec::new());
     let spec = SignSpec::new(Some(agent.as_str()), 1_735_689_600, 60, Some("bm9uY2U=".into()));
     if let Ok(signed) = sign_request(&plain, &key, &spec) {
         let mut sent = plain.clone();
         sent.headers.extend(signed.headers());
-        let v = verify_request(&sent, &keys, 1_735_689_610, &Policy::default());
-        assert_eq!(v.outcome, Outcome::Verified, "{}", v.reason);
+        let v = verify_request(&sent, &keys, 1_735_689_610, &Policy::with_test_keys());
+        if botscope_httpsig::agent::resolve(&agent).is_ok() {
+            assert_eq!(v.outcome, Outcome::Verified, "{}", v.reason);
+        } else {
+            assert_eq!(v.outcome, Outcome::Invalid, "{}", v.reason);
+        }
     }
 });

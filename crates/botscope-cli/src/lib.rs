@@ -330,6 +330,34 @@ pub enum KeysCommand {
     ///
     /// Example: botscope keys generate --out /etc/examplebot/keys
     Generate(KeysGenerateArgs),
+    /// Write a signed HTTP/1.1 request head for URL to standard output: a GET with
+    /// Host, User-Agent and the Web Bot Auth fields (Signature-Agent, Signature-Input,
+    /// Signature: Ed25519 over @authority and the agent's member, tagged web-bot-auth,
+    /// with a fresh nonce), as `verify --request` reads it. For checking a key
+    /// directory and a verifier end to end, nothing is sent.
+    ///
+    /// Example: botscope keys sign --key keys/signing-key.jwk --agent https://crawler.example https://example.com/ > request.txt
+    Sign(KeysSignArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KeysSignArgs {
+    /// The URL the request is for (its authority and path are signed).
+    #[arg(value_name = "URL")]
+    pub url: String,
+    /// The Ed25519 signing key (a JWK as `keys generate` writes it, or a PKCS#8 PEM).
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// The agent URL that publishes the key (`Signature-Agent`): an https URL, a bare
+    /// origin for its well-known directory, or a JWK Set's own URL.
+    #[arg(long, value_name = "URL")]
+    pub agent: String,
+    /// How long the signature is valid.
+    #[arg(long, value_name = "DUR", default_value = "60s", value_parser = any_duration_arg)]
+    pub validity: std::time::Duration,
+    /// The User-Agent the head carries.
+    #[arg(long, value_name = "UA", default_value = "ExampleBot/1.0 (+https://example.org/bot.html)")]
+    pub user_agent: String,
 }
 
 #[derive(Debug, Args)]

@@ -291,8 +291,13 @@ impl Signatures {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .check_in(&mut verdict, now, Some(context));
-        let bot = match (&verdict.outcome, &verdict.agent) {
-            (Outcome::Verified, Some(a)) => self.registry.signed_by(a).map(|b| b.name.clone()),
+        // By identifier: the URL resolved, normalized (a bare origin and
+        // its well-known URL are one agent).
+        let bot = match (&verdict.outcome, verdict.identifier()) {
+            (Outcome::Verified, Some(id)) => self
+                .registry
+                .signed_by_identifier(&id)
+                .map(|b| b.name.clone()),
             _ => None,
         };
         Checked { verdict, bot }

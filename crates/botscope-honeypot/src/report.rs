@@ -410,7 +410,9 @@ pub fn report_signed(
         match v.outcome {
             botscope_httpsig::Outcome::Verified => {
                 s.verified += 1;
-                if let Some(bot) = v.agent.as_deref().and_then(|a| registry.signed_by(a))
+                if let Some(bot) = v
+                    .identifier()
+                    .and_then(|id| registry.signed_by_identifier(&id))
                     && !s.bots.contains(&bot.name)
                 {
                     s.bots.push(bot.name.clone());

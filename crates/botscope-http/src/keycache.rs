@@ -102,7 +102,9 @@ pub struct CacheStats {
     pub refused: u64,
 }
 
-/// Directories by agent URL, fetched off the request path.
+/// Directories by agent identifier (draft-ietf-webbotauth-httpsig-protocol-01:
+/// keys are looked up by (identifier, keyid)), fetched off the request
+/// path.
 #[derive(Debug)]
 pub struct KeyCache {
     cfg: DirectoryConfig,
@@ -134,17 +136,29 @@ impl KeyCache {
         })
     }
 
-    /// Puts a directory in by hand (keys configured for an agent, tests).
+    /// Puts a directory in by hand (keys configured for an agent, tests),
+    /// under the agent's identifier.
     pub fn insert(&self, agent: &str, dir: Directory, keep: Duration) {
         let now = Instant::now();
         self.lock().insert(
-            agent.to_owned(),
+            botscope_httpsig::agent::identifier(agent),
             Entry {
                 state: State::Ready(Arc::new(dir)),
                 until: now + keep,
                 fetched: now,
             },
         );
+    }
+
+    /// Makes every directory kept stale now: the next lookup of each
+    /// fetches it again (an operator's reload; tests of refreshes).
+    pub fn expire(&self) {
+        let now = Instant::now();
+        for e in self.lock().values_mut() {
+            if !matches!(e.state, State::Fetching) {
+                e.until = now;
+            }
+        }
     }
 
     /// The counters.
@@ -227,12 +241,13 @@ impl KeyCache {
         }
     }
 
-    /// Starts a fetch of `agent` unless a bound forbids it; `entries` is
-    /// the locked map. The answer for now.
+    /// Starts a fetch of `agent` (the URL as sent; kept under its
+    /// identifier `id`) unless a bound forbids it; `entries` is the locked
+    /// map. The answer for now.
     fn start(
         self: &Arc<Self>,
         entries: &mut HashMap<String, Entry>,
-        agent: &str,
+        (id, agent): (&str, &str),
         now: Instant,
         now_unix: i64,
         client: Option<IpAddr>,
@@ -240,7 +255,7 @@ impl KeyCache {
         let Some(rt) = &self.runtime else {
             return Err("no runtime to fetch with");
         };
-        if !entries.contains_key(agent) {
+        if !entries.contains_key(id) {
             if let Err(why) = self.room(entries, now) {
                 self.refused.fetch_add(1, Ordering::Relaxed);
                 return Err(why);
@@ -261,7 +276,7 @@ impl KeyCache {
         }
         self.fetches.fetch_add(1, Ordering::Relaxed);
         let previous = entries.insert(
-            agent.to_owned(),
+            id.to_owned(),
             Entry {
                 state: State::Fetching,
                 until: now + self.cfg.timeout,
@@ -270,6 +285,7 @@ impl KeyCache {
         );
         let me = self.clone();
         let agent = agent.to_owned();
+        let id = id.to_owned();
         rt.spawn(async move {
             let got = fetch_directory(&agent, &me.cfg, now_unix).await;
             let done = Instant::now();
@@ -282,16 +298,19 @@ impl KeyCache {
                 Err(e) => {
                     me.failures.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(agent = %botscope_text::field(&agent), "key directory: {e}");
-                    // A refresh that fails keeps the keys known until they
-                    // go stale; a first fetch that fails is remembered.
+                    // A directory that fails to resolve is not evidence
+                    // (the draft, "Discovery Failure": it "MUST NOT evict
+                    // a cached entry"): the keys known stay, less those
+                    // whose own `exp` has passed, and the fetch is tried
+                    // again after the failure's wait. A first fetch that
+                    // fails is remembered as a failure.
                     match previous {
                         Some(Entry {
                             state: State::Ready(d),
-                            until,
                             ..
-                        }) if until > done => Entry {
-                            state: State::Ready(d),
-                            until,
+                        }) => Entry {
+                            state: State::Ready(Arc::new(d.without_expired(now_unix))),
+                            until: done + e.keep(),
                             fetched: now,
                         },
                         _ => Entry {
@@ -302,7 +321,7 @@ impl KeyCache {
                     }
                 }
             };
-            me.lock().insert(agent, entry);
+            me.lock().insert(id, entry);
             me.in_flight.fetch_sub(1, Ordering::AcqRel);
         });
         Ok(())
@@ -322,10 +341,12 @@ impl Keys for CacheKeys {
         let Some(agent) = agent else {
             return Lookup::Unknown("no Signature-Agent: no directory to look in".into());
         };
+        // Kept by identifier, fetched as sent.
+        let id = botscope_httpsig::agent::identifier(agent);
         let c = &self.cache;
         let now = Instant::now();
         let mut entries = c.lock();
-        let (known, due) = match entries.get(agent) {
+        let (known, due) = match entries.get(&id) {
             Some(e) => {
                 let answer = match &e.state {
                     State::Ready(d) => {
@@ -347,7 +368,7 @@ impl Keys for CacheKeys {
             None => (None, true),
         };
         if due {
-            let started = c.start(&mut entries, agent, now, self.now_unix, self.client);
+            let started = c.start(&mut entries, (&id, agent), now, self.now_unix, self.client);
             if known.is_none() {
                 return Lookup::Unknown(match started {
                     Ok(()) => format!("the directory of {agent} is being fetched"),

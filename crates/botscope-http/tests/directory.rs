@@ -216,7 +216,7 @@ async fn the_key_cache_fetches_off_the_request_path_within_bounds() {
         Bounds {
             agents: 2,
             in_flight: 1,
-            refresh: Duration::from_secs(60),
+            refresh: Duration::ZERO,
         },
     );
     let keys = cache.keys(NOW);
@@ -249,6 +249,46 @@ async fn the_key_cache_fetches_off_the_request_path_within_bounds() {
         let _ = keys.lookup(Some(&agent), &key.keyid());
     }
     assert_eq!(server.hits(), hits, "a kept directory is not fetched again");
+    // Kept by identifier: the well-known URL spelled out, with a query,
+    // is the same agent, not fetched again.
+    let spelled = format!("{agent}/.well-known/http-message-signatures-directory?x=1");
+    assert_eq!(keys.lookup(Some(&spelled), &key.keyid()), Lookup::Key(key.public()));
+    assert_eq!(server.hits(), hits);
+    // The draft, "Discovery Failure": a directory that fails to resolve
+    // "MUST NOT evict a cached entry". Stale, refetched, failing: the keys
+    // stay.
+    server.set(WELL_KNOWN, Canned::status("503 Service Unavailable", &[], b""));
+    cache.expire();
+    let before = cache.stats().failures;
+    let mut refreshed = false;
+    for _ in 0..200 {
+        assert_eq!(
+            keys.lookup(Some(&agent), &key.keyid()),
+            Lookup::Key(key.public()),
+            "a failed refresh keeps the key"
+        );
+        if cache.stats().failures > before {
+            refreshed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(refreshed, "the refresh was tried and failed");
+    assert_eq!(keys.lookup(Some(&agent), &key.keyid()), Lookup::Key(key.public()));
+    // A directory that resolves without the key is evidence: it replaces
+    // what was kept.
+    let newer = SigningKey::generate().expect("key");
+    server.set(WELL_KNOWN, signed(&newer, agent.trim_start_matches("https://")));
+    cache.expire();
+    let mut replaced = false;
+    for _ in 0..200 {
+        if keys.lookup(Some(&agent), &key.keyid()) == Lookup::NotListed {
+            replaced = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(replaced, "a resolved directory without the key removes it");
     // A flood of made-up agents: at most `agents` entries, each agent
     // fetched at most once, one at a time; the rest refused.
     for i in 0..50 {

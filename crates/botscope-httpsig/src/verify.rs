@@ -204,7 +204,7 @@ impl Verdict {
     pub fn identifier(&self) -> Option<String> {
         match (&self.agent_url, &self.keyid) {
             (Some(a), _) if !self.key_alone => Some(a.identifier.clone()),
-            (None, Some(k)) => Some(format!("urn:ietf:params:oauth:jwk-thumbprint:sha-256:{k}")),
+            (_, Some(k)) => Some(format!("urn:ietf:params:oauth:jwk-thumbprint:sha-256:{k}")),
             _ => None,
         }
     }

@@ -62,9 +62,12 @@ impl<'a> LogSignatures<'a> {
     /// waited for by the others; past [`MAX_SIGNATURE_AGENTS`] agents,
     /// none is fetched.
     fn directory(&self, agent: &str) -> Result<Slot, String> {
+        // Kept by identifier (two spellings of one URL are one agent),
+        // fetched as first sent.
+        let id = botscope_httpsig::agent::identifier(agent);
         let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-            match slots.get(agent) {
+            match slots.get(&id) {
                 Some(s) => s.clone(),
                 None if slots.len() >= MAX_SIGNATURE_AGENTS => {
                     return Err(format!(
@@ -72,7 +75,7 @@ impl<'a> LogSignatures<'a> {
                          no more directories fetched"
                     ));
                 }
-                None => slots.entry(agent.to_owned()).or_default().clone(),
+                None => slots.entry(id).or_default().clone(),
             }
         };
         slot.get_or_init(|| self.directories.fetch(agent));

@@ -148,22 +148,10 @@ pub async fn run(a: &FetchPagesArgs) -> Result<ExitStatus> {
         }
     }
     let signer = match (&a.signing_key, &a.signature_agent) {
-        (Some(file), Some(agent)) => {
-            let text = std::fs::read_to_string(file)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            let key = botscope_httpsig::SigningKey::parse(&text)
-                .with_context(|| format!("--signing-key {}", file.display()))?;
-            anyhow::ensure!(
-                botscope_botid::signature_agent(agent).is_some(),
-                "--signature-agent {}: an https:// URL with a host",
-                botscope_text::field(agent)
-            );
-            Some(botscope_harvest::Signer {
-                key: Arc::new(key),
-                agent: agent.clone(),
-                validity: a.signature_validity,
-            })
-        }
+        (Some(file), Some(agent)) => Some(
+            crate::keys::signer(file, agent, a.signature_validity)
+                .context("--signing-key and --signature-agent")?,
+        ),
         _ => None,
     };
     let cfg = PoliteConfig {

@@ -6,7 +6,7 @@ use std::os::unix::fs::OpenOptionsExt as _;
 use anyhow::{Context, Result, bail};
 use botscope_httpsig::{Directory, SigningKey};
 
-use crate::cli::{Format, KeysGenerateArgs};
+use crate::cli::{Format, KeysGenerateArgs, KeysSignArgs};
 use crate::exit::ExitStatus;
 
 /// The private key's file name in `--out`.
@@ -72,9 +72,60 @@ pub fn generate(a: &KeysGenerateArgs) -> Result<ExitStatus> {
             println!("directory  {}", dir_path.display());
             println!(
                 "publish the directory at https://AGENT/.well-known/{DIRECTORY_FILE} \
-                 as application/http-message-signatures-directory+json"
+                 as application/http-message-signatures-directory+json (or at any https URL \
+                 as application/jwk-set+json, and name that URL in Signature-Agent)"
             );
         }
     }
+    Ok(ExitStatus::Success)
+}
+
+/// The signer `--signing-key FILE --signature-agent URL` name: the key
+/// read, the agent an absolute https URL (draft-ietf-webbotauth-httpsig-protocol-01).
+pub fn signer(
+    file: &std::path::Path,
+    agent: &str,
+    validity: std::time::Duration,
+) -> Result<botscope_harvest::Signer> {
+    let text = botscope_os::read_capped(file, 64 * 1024)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    let key = SigningKey::parse(&text).with_context(|| format!("{}", file.display()))?;
+    if let Err(e) = botscope_httpsig::agent::resolve(agent) {
+        bail!("{}", botscope_text::field(&e));
+    }
+    Ok(botscope_harvest::Signer {
+        key: std::sync::Arc::new(key),
+        agent: agent.to_owned(),
+        validity,
+    })
+}
+
+/// `keys sign`: a signed request head for the URL, on standard output.
+pub fn sign(a: &KeysSignArgs) -> Result<ExitStatus> {
+    let signer = signer(&a.key, &a.agent, a.validity)?;
+    let url = url::Url::parse(&a.url)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
+        .with_context(|| format!("{} is not an http(s) URL", botscope_text::field(&a.url)))?;
+    anyhow::ensure!(
+        !a.user_agent.contains(['\r', '\n']),
+        "--user-agent holds a line break"
+    );
+    let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
+    let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
+    let fields = signer.headers(&url, authority);
+    anyhow::ensure!(!fields.is_empty(), "the system's random source failed");
+    let mut head = format!(
+        "GET {target} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: {}\r\n",
+        a.user_agent
+    );
+    for (n, v) in fields {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut out = std::io::stdout().lock();
+    out.write_all(head.as_bytes())?;
+    out.flush()?;
     Ok(ExitStatus::Success)
 }

@@ -109,6 +109,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Honeypot(HoneypotCommand::Serve(a)) => honeypot::serve(&a, s).await,
         Command::Honeypot(HoneypotCommand::Report(a)) => honeypot::report(&a, s).await,
         Command::Keys(KeysCommand::Generate(a)) => keys::generate(&a),
+        Command::Keys(KeysCommand::Sign(a)) => keys::sign(&a),
         Command::Policy(PolicyCommand::Init(a)) => policy::init(&a),
         Command::Policy(PolicyCommand::Check(a)) => policy::check(&a, s),
         Command::Policy(PolicyCommand::Robots(a)) => policy::robots(&a, s),

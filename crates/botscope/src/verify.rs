@@ -195,7 +195,7 @@ async fn request_run(
         for f in &fetched {
             match &f.directory {
                 Ok(d) => eprintln!(
-                    "keys of {}: {} read, fetched {}; identifier {}; {} key(s){}, its response's signature {}",
+                    "keys of {} ({}): fetched {}; identifier {}; {} key(s){}; the response's own signature {}",
                     botscope_text::field(&f.agent),
                     d.agent.reading.describe(),
                     botscope_text::field(&d.url),

@@ -1531,6 +1531,50 @@ fn verify_request_checks_the_signature_with_the_agents_directory() {
     assert_eq!(v["signature"]["agent"], agent.as_str());
     assert_eq!(v["signature"]["keyid"], key.keyid());
     assert_eq!(v["signature"]["bot"], "SignedBot");
+    // The identifier the registry matched, and every signature listed.
+    let well_known = format!("{agent}/.well-known/http-message-signatures-directory");
+    assert_eq!(v["signature"]["identifier"], well_known.as_str());
+    assert_eq!(v["signature"]["signatures"][0]["reading"], "origin");
+    assert_eq!(v["signature"]["signatures"][0]["agent_form"], "dictionary");
+    assert!(v["signature"]["signatures"][0]["expires_at"]
+        .as_str()
+        .is_some_and(|t| t.ends_with('Z')));
+    // A crawler that moves to sending its well-known URL keeps its name:
+    // the registry matches identifiers (draft-01), not spellings.
+    let moved = {
+        let req = Request::new("GET", "https", "shop.example", "/item?id=7", Vec::new());
+        let spec = SignSpec::new(Some(&well_known), now - 5, 300, Some("bW92ZWQ=".into()));
+        let s = sign_request(&req, &key, &spec).expect("sign");
+        let mut head = "GET /item?id=7 HTTP/1.1\r\nHost: shop.example\r\nUser-Agent: SignedBot/1.0\r\nX-Forwarded-For: 203.0.113.9\r\n".to_owned();
+        for (n, v) in s.headers() {
+            head.push_str(&format!("{n}: {v}\r\n"));
+        }
+        head + "\r\n"
+    };
+    let (code, v) = run(&moved, &[]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["signature"]["bot"], "SignedBot", "{v}");
+    assert_eq!(v["signature"]["signatures"][0]["reading"], "well-known");
+    // Without --allow-private the loopback directory is not fetched, and
+    // the reason says which flag would.
+    let mut strict = vec![
+        "verify",
+        "--request",
+        "-",
+        "--registry",
+        crate::arg(&registry),
+        "--ca-file",
+        crate::arg(&ca_file),
+        "--format",
+        "json",
+        "--no-dns-cache",
+    ];
+    let o = botscope(&strict, signed_head("shop.example").as_bytes());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["signature"]["outcome"], "unverified", "{v}");
+    let reason = v["signature"]["reason"].as_str().expect("reason");
+    assert!(reason.contains("(loopback)") && reason.contains("--allow-private"), "{reason}");
+    strict.clear();
     // The same signature sent to another host does not hold.
     let (_, v) = run(&signed_head("other.example"), &[]);
     assert_eq!(v["signature"]["outcome"], "invalid");
@@ -1540,6 +1584,50 @@ fn verify_request_checks_the_signature_with_the_agents_directory() {
     let (_, v) = run(&signed_head("shop.example"), &["--offline"]);
     assert_eq!(v["signature"]["outcome"], "unverified");
     assert_eq!(server.hits(), hits);
+    // --at: the draft's own vector (draft-01, Ed25519, dictionary form),
+    // checked at its own time with the RFC 9421 test key held by hand:
+    // verified, attributed to the key alone (its directory is not
+    // fetched), and only with the test key allowed and the century-long
+    // validity it has.
+    let vector = "GET /path/to/resource HTTP/1.1\r\nHost: example.com\r\nSignature-Agent: sig2=\"https://signature-agent.test\"\r\nSignature-Input: sig2=(\"@authority\" \"signature-agent\";key=\"sig2\");created=1735689600;keyid=\"poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U\";alg=\"ed25519\";expires=4889289600;nonce=\"n9p433xm+NJ3ph3upfBIGmsuwHw387YV7Q/F+6BSpGCVjYCqQw6rznNA8PVVLySrAWsv0hQtFioQb6E1YsauiA==\";tag=\"web-bot-auth\"\r\nSignature: sig2=:CGokAoY/FrPpyuzTe1Fb2kLTAH9Idw6qSFd1+D77r1firsMRCxeuLu5e6O+ek3zQgDMAzjiXtLVfqE00xnABCQ==:\r\n\r\n";
+    let rfc_keys = tmp(
+        "rfc9421-keys.json",
+        br#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs"}]}"#,
+    );
+    let at = |extra: &[&str]| {
+        let mut args = vec![
+            "verify",
+            "192.0.2.1",
+            "--request",
+            "-",
+            "--offline",
+            "--keys",
+            crate::arg(&rfc_keys),
+            "--at",
+            "2025-01-01T00:01:00Z",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let o = botscope(&args, vector.as_bytes());
+        serde_json::from_str::<serde_json::Value>(&stdout(&o))
+            .unwrap_or_else(|e| panic!("{e}: {}", crate::stderr(&o)))
+    };
+    let v = at(&["--allow-test-keys", "--max-validity", "100y"]);
+    assert_eq!(v["signature"]["outcome"], "verified", "{v}");
+    assert_eq!(
+        v["signature"]["identifier"],
+        "urn:ietf:params:oauth:jwk-thumbprint:sha-256:poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U"
+    );
+    assert!(v["signature"]["bot"].is_null());
+    let v = at(&["--max-validity", "100y"]);
+    assert_eq!(v["signature"]["outcome"], "invalid");
+    assert!(v["signature"]["reason"].as_str().expect("r").contains("test key"), "{v}");
+    let v = at(&["--allow-test-keys"]);
+    assert_eq!(
+        v["signature"]["reason"],
+        "valid for 36500 day(s), more than the 1 day(s) accepted (the draft RECOMMENDS at most 24 hours)"
+    );
     // The trace shows the signature base.
     let mut args = vec![
         "verify",
@@ -1556,6 +1644,10 @@ fn verify_request_checks_the_signature_with_the_agents_directory() {
     let o = botscope(&args, signed_head("shop.example").as_bytes());
     let err = crate::stderr(&o);
     assert!(err.contains("\"@authority\": shop.example"), "{err}");
+    assert!(
+        err.contains("a bare origin (the earlier drafts' form), read as its well-known key directory"),
+        "{err}"
+    );
     assert!(stdout(&o).contains("signature\tverified"), "{}", stdout(&o));
     // A head that is not one is an error, exit 2.
     args.truncate(3);

@@ -337,3 +337,67 @@ async fn a_signed_crawl_is_verified_through_nginx_and_the_gate_into_the_honeypot
     assert!(a["signed"].as_u64().unwrap_or(0) >= 6, "{a}");
     assert_eq!(a["verified"], a["signed"], "{a}");
 }
+
+/// docs/crawling.md's local recipe, run as written: a key set served by
+/// real Caddy over HTTPS on localhost (its local CA), a request signed by
+/// `keys sign`, and `verify --request` finding the key at the JWK Set URL
+/// (draft-ietf-webbotauth-httpsig-protocol-01: fetched as sent, read as a
+/// JWK Set, `application/json` accepted away from the well-known URI). The
+/// only changes: a free port for 8443, a wait for it instead of `sleep 2`,
+/// and Caddy stopped at the end.
+#[test]
+fn the_local_key_directory_recipe_runs_as_written() {
+    let doc = std::fs::read_to_string(crate::root().join("docs/crawling.md")).expect("doc");
+    let marker = "<!-- recipe: key directory";
+    let at = doc.find(marker).expect("the recipe");
+    let start = at + doc[at..].find("```sh\n").expect("its block") + "```sh\n".len();
+    let block = &doc[start..start + doc[start..].find("```").expect("its end")];
+    assert_eq!(block.lines().count(), 5, "five lines, as promised");
+    let caddy = ["/usr/bin/caddy", "caddy"]
+        .into_iter()
+        .find(|p| std::process::Command::new(p).arg("version").output().is_ok())
+        .expect("Caddy is needed (the test command in README installs it)");
+    let d = scratch("key-directory-recipe");
+    let bin = d.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_botscope"), bin.join("botscope")).expect("link");
+    std::os::unix::fs::symlink(caddy_path(caddy), bin.join("caddy")).expect("link");
+    let port = free_port(IpAddr::from([127, 0, 0, 1]));
+    let wait = format!(
+        "& for i in $(seq 300); do (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break; sleep 0.1; done"
+    );
+    let script = block.replace("8443", &port.to_string()).replace("& sleep 2", &wait);
+    assert_ne!(script, block);
+    let o = std::process::Command::new("timeout")
+        .args(["120", "bash", "-c", &format!("{script}\nkill %1 2>/dev/null; wait\n")])
+        .current_dir(&d)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("HOME", &d)
+        .env("XDG_CONFIG_HOME", d.join("config"))
+        .output()
+        .expect("bash");
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    let agent = format!("https://localhost:{port}/jwks.json");
+    assert!(
+        out.contains(&format!("signature\tverified\t{agent}\t")),
+        "{out}\n{err}"
+    );
+    assert!(err.contains("a JWK Set URL, fetched as sent"), "{err}");
+    assert!(err.contains(&format!("identifier {agent}")), "{err}");
+    assert!(d.join("request.txt").is_file());
+}
+
+/// The executable `caddy` names (a full path for the symlink).
+fn caddy_path(name: &str) -> std::path::PathBuf {
+    if name.starts_with('/') {
+        return name.into();
+    }
+    let o = std::process::Command::new("sh")
+        .args(["-c", "command -v caddy"])
+        .output()
+        .expect("sh");
+    String::from_utf8_lossy(&o.stdout).trim().into()
+}
