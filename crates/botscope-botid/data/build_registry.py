@@ -79,7 +79,7 @@ BOTS = [
      ["facebookexternalhit", "facebookcatalog"], None, ["goodbots/facebookbot.ips"], ["http://www.facebook.com/peering/geofeed"]),
     ("GPTBot", "OpenAI", "ai-training", "https://platform.openai.com/docs/bots", True,
      ["GPTBot"], None, ["lord-alfred/openai/ipv4.txt"], ["https://openai.com/gptbot.json"]),
-    ("OAI-SearchBot", "OpenAI", "ai-assistant", "https://platform.openai.com/docs/bots", True,
+    ("OAI-SearchBot", "OpenAI", "ai-search", "https://platform.openai.com/docs/bots", True,
      ["OAI-SearchBot"], None, ["lord-alfred/openai/ipv4.txt"], ["https://openai.com/searchbot.json"]),
     ("ChatGPT-User", "OpenAI", "ai-assistant", "https://platform.openai.com/docs/bots", False,
      ["ChatGPT-User"], None, ["lord-alfred/openai/ipv4.txt"], ["https://openai.com/chatgpt-user.json"]),
@@ -87,9 +87,9 @@ BOTS = [
      ["ClaudeBot"], None, ["jonhadfield/anthropic.json"], ["https://claude.com/crawling/bots.json"]),
     ("Claude-User", "Anthropic", "ai-assistant", "https://support.claude.com/en/articles/8896518", True,
      ["Claude-User"], None, ["jonhadfield/anthropic.json"], ["https://claude.com/crawling/bots.json"]),
-    ("Claude-SearchBot", "Anthropic", "ai-assistant", "https://support.claude.com/en/articles/8896518", True,
+    ("Claude-SearchBot", "Anthropic", "ai-search", "https://support.claude.com/en/articles/8896518", True,
      ["Claude-SearchBot"], None, ["jonhadfield/anthropic.json"], ["https://claude.com/crawling/bots.json"]),
-    ("PerplexityBot", "Perplexity", "ai-assistant", "https://docs.perplexity.ai/guides/bots", True,
+    ("PerplexityBot", "Perplexity", "ai-search", "https://docs.perplexity.ai/guides/bots", True,
      ["PerplexityBot"], None, ["lord-alfred/perplexity/ipv4.txt"], ["https://www.perplexity.ai/perplexitybot.json"]),
     ("Perplexity-User", "Perplexity", "ai-assistant", "https://docs.perplexity.ai/guides/bots", False,
      ["Perplexity-User"], None, ["lord-alfred/perplexity/ipv4.txt"], ["https://www.perplexity.ai/perplexity-user.json"]),
@@ -112,7 +112,8 @@ BOTS = [
     ("FreshpingBot", "Freshworks", "monitoring", "https://www.freshworks.com/website-monitoring/", None, ["FreshpingBot"], None, ["goodbots/freshpingbot.ips"], []),
     ("WebPageTest", "Catchpoint", "monitoring", "https://www.webpagetest.org/", None, ["PTST", "WebPageTest"], None, ["goodbots/webpagetestbot.ips"], []),
     ("OutageOwl", "OutageOwl", "monitoring", "https://outageowl.com", None, ["OutageOwl"], None, ["goodbots/outageowl.ips"], []),
-    ("RSSAPI", "RSS API", "other", "https://rssapi.net", None, ["RSSAPI"], None, ["goodbots/rssapi.ips"], []),
+    ("RSSAPI", "RSS API", "feed", "https://rssapi.net", None, ["RSSAPI"], None, ["goodbots/rssapi.ips"], []),
+    ("Feedly", "Feedly", "feed", "https://feedly.com/fetcher.html", None, ["Feedly"], None, [], []),
     ("MollieWebhook", "Mollie", "other", "https://docs.mollie.com/", None, ["Mollie"], None, ["goodbots/molliewebhook.ips"], []),
     ("BunnyCDN", "BunnyWay", "other", "https://bunny.net/", None, ["BunnyCDN"], None, ["goodbots/bunnycdn.ips"], []),
     ("Cloudflare", "Cloudflare", "other", "https://www.cloudflare.com/ips/", None, ["Cloudflare"], None, ["goodbots/cloudflare.ips"], []),
@@ -168,9 +169,15 @@ def read_ips(rel):
 
 
 def category_of(function):
+    """botscope's category of an ai.robots.txt function: fetches a user asked
+    for (assistants, agents, user-initiated prompts) are `ai-assistant`;
+    crawling that indexes for AI answers (AI Search Crawlers, search result
+    generation) is `ai-search`; the rest collects data (`ai-training`)."""
     f = function.lower()
-    if any(w in f for w in ("assistant", "agent", "user-initiated", "responses", "search")):
+    if any(w in f for w in ("assistant", "agent", "user-initiated", "responses", "prompt")):
         return "ai-assistant"
+    if re.search(r"\bsearch\b", f):
+        return "ai-search"
     return "ai-training"
 
 

@@ -117,13 +117,13 @@ fn category_line(c: Category) -> &'static str {
     match c {
         Category::Search => "search engine crawlers",
         Category::AiTraining => "crawlers that collect training data for AI models",
-        Category::AiAssistant => {
-            "AI search and assistants: fetches for an AI answer or a user's request"
-        }
+        Category::AiSearch => "AI search crawlers: they index pages for AI answers",
+        Category::AiAssistant => "AI assistants and agents: fetches a user asked for",
         Category::Seo => "SEO and marketing tools",
         Category::Social => "link previews for social networks and messengers",
         Category::Monitoring => "uptime and performance monitors",
         Category::Archive => "web archives",
+        Category::Feed => "feed fetchers (RSS and Atom)",
         Category::Other => "other robots",
     }
 }

@@ -25,7 +25,12 @@ pub enum Category {
     Search,
     /// Collects training data for AI models.
     AiTraining,
-    /// Fetches pages for an AI assistant's user or answer.
+    /// Indexes pages for AI answers (an AI search engine's crawler, such
+    /// as OAI-SearchBot and PerplexityBot), apart from the fetches a user
+    /// asked for.
+    AiSearch,
+    /// Fetches pages a user asked an AI assistant or agent for, at that
+    /// moment (ChatGPT-User, Perplexity-User).
     AiAssistant,
     /// SEO and marketing tools.
     Seo,
@@ -35,6 +40,8 @@ pub enum Category {
     Monitoring,
     /// Web archives.
     Archive,
+    /// Feed fetchers: RSS and Atom for readers and aggregators.
+    Feed,
     /// Anything else.
     Other,
 }
@@ -44,11 +51,13 @@ impl Category {
     pub const ALL: &'static [(&'static str, Category)] = &[
         ("search", Category::Search),
         ("ai-training", Category::AiTraining),
+        ("ai-search", Category::AiSearch),
         ("ai-assistant", Category::AiAssistant),
         ("seo", Category::Seo),
         ("social", Category::Social),
         ("monitoring", Category::Monitoring),
         ("archive", Category::Archive),
+        ("feed", Category::Feed),
         ("other", Category::Other),
     ];
 

@@ -449,8 +449,14 @@ mod ua {
             ("Mozilla/5.0 (compatible; googlebot/2.1)", Some("Googlebot")),
             // A mention is not a claim: after `like`, inside a URL or an
             // e-mail address.
+            // (Feedly's own token claims Feedly; the Google fetcher it is
+            // `like` is not claimed.)
             (
                 "Feedly/1.0 (+http://www.feedly.com/fetcher.html; like FeedFetcher-Google)",
+                Some("Feedly"),
+            ),
+            (
+                "NewsReader/1.0 (+http://reader.example/fetcher.html; like FeedFetcher-Google)",
                 None,
             ),
             (
