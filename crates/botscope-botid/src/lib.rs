@@ -26,6 +26,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod batch;
+pub mod client;
 mod export;
 mod generate;
 mod import;
@@ -49,6 +50,7 @@ pub enum Error {
 }
 
 pub use batch::Batch;
+pub use client::ClientType;
 pub use export::{
     ALL_OK, CATEGORIES, DISOBEDIENT, Lists, OTHER, SUSPECT, UNDECLARED, read_verdicts, slug,
 };

@@ -54,6 +54,12 @@ pub struct UaInfo {
     pub claimed_bot: Option<String>,
     /// Why it is taken for a robot.
     pub reason: Option<String>,
+    /// The kind of client ([`crate::ClientType`]): a registered bot's
+    /// from its category, else from the words that name a kind (a feed
+    /// reader, a library, a monitor …), else `crawler` for a robot,
+    /// `browser` for a person's browser or app, `unknown` when nothing
+    /// says.
+    pub client_type: crate::ClientType,
 }
 
 /// uap-core's parsers: compiled at once, or at their first use. Most
@@ -136,6 +142,12 @@ pub struct UaClassifier {
     token_bot: Vec<String>,
     /// For each token pattern: the token as the registry writes it.
     token_text: Vec<String>,
+    /// For each token pattern: the bot's category's client type.
+    token_type: Vec<crate::ClientType>,
+    /// The words that name a kind of client ([`crate::client::KEYWORDS`]).
+    kinds: AhoCorasick,
+    /// For each of them: its type and whether it must start a word.
+    kind_of: Vec<(crate::ClientType, bool)>,
 }
 
 impl std::fmt::Debug for UaClassifier {
@@ -451,11 +463,13 @@ impl UaClassifier {
             let neutral = regex::Regex::new(NEUTRAL_TEXT).map_err(|e| e.to_string())?;
             let mut token_text = Vec::new();
             let mut token_bot = Vec::new();
+            let mut token_type = Vec::new();
             for b in registry.bots() {
                 for t in b.tokens() {
                     if t.len() >= 3 {
                         token_text.push(t.to_owned());
                         token_bot.push(b.name.clone());
+                        token_type.push(crate::ClientType::of_category(b.category));
                     }
                 }
             }
@@ -471,7 +485,7 @@ impl UaClassifier {
                 neutral,
                 tokens,
                 token_text,
-                token_bot,
+                (token_bot, token_type),
             ))
         };
         // isbot's sets are half the compiling: with a second thread, they
@@ -489,7 +503,28 @@ impl UaClassifier {
             (isbot_sets(), rest())
         };
         let (isbot, isbot_text, isbot_generic, isbot_fancy, isbot_fancy_pre) = isbot?;
-        let (patterns, pattern_text, automation, neutral, tokens, token_text, token_bot) = rest?;
+        let (
+            patterns,
+            pattern_text,
+            automation,
+            neutral,
+            tokens,
+            token_text,
+            (token_bot, token_type),
+        ) = rest?;
+        let mut words = Vec::new();
+        let mut kind_of = Vec::new();
+        for (t, ws) in crate::client::KEYWORDS {
+            for w in *ws {
+                words.push(*w);
+                // Short words must start a word (`vlc`, not `…xvlc…`).
+                kind_of.push((*t, w.len() < 5));
+            }
+        }
+        let kinds = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .build(&words)
+            .map_err(|e| format!("client kinds: {e}"))?;
         Ok(UaClassifier {
             ua,
             patterns,
@@ -504,6 +539,9 @@ impl UaClassifier {
             tokens,
             token_bot,
             token_text,
+            token_type,
+            kinds,
+            kind_of,
         })
     }
 
@@ -538,6 +576,11 @@ impl UaClassifier {
     /// token standing as a whole word, outside URLs and e-mail addresses and
     /// not after `like` (a mention is not a claim).
     pub fn claimed_bot(&self, ua: &str) -> Option<&str> {
+        self.claim(ua).map(|i| self.token_bot[i].as_str())
+    }
+
+    /// The registry token pattern `ua` claims ([`UaClassifier::claimed_bot`]).
+    fn claim(&self, ua: &str) -> Option<usize> {
         let hay = ua.as_bytes();
         self.tokens
             .find_iter(hay)
@@ -553,7 +596,7 @@ impl UaClassifier {
                     && !mention(hay, m.start(), m.end())
             })
             .max_by_key(|m| m.end() - m.start())
-            .map(|m| self.token_bot[m.pattern().as_usize()].as_str())
+            .map(|m| m.pattern().as_usize())
     }
 
     /// `ua` with the text that is no evidence (device models and builds,
@@ -582,7 +625,11 @@ impl UaClassifier {
     /// Why the patterns take `ua` for a robot, if they do. A specific
     /// pattern decides; a generic one only when uap-core cannot name the
     /// client (`names_a_client`, which looks the family up).
-    fn pattern_reason(&self, ua: &str, names_a_client: &mut dyn FnMut() -> bool) -> Option<String> {
+    fn pattern_reason(
+        &self,
+        ua: &str,
+        names_a_client: &mut dyn FnMut() -> bool,
+    ) -> Option<(String, bool)> {
         let text = self.without_neutral_text(ua);
         let text = text.as_ref();
         let mut generic = None;
@@ -597,7 +644,7 @@ impl UaClassifier {
                         .is_some_and(|(name, _)| !name.contains('(')));
             let why = format!("matches isbot pattern `{}`", self.isbot_text[i]);
             if !is_generic {
-                return Some(why);
+                return Some((why, false));
             }
             generic.get_or_insert(why);
         }
@@ -609,24 +656,24 @@ impl UaClassifier {
                     r.as_str().trim_start_matches("(?i)")
                 );
                 if !is_generic {
-                    return Some(why);
+                    return Some((why, false));
                 }
                 generic.get_or_insert(why);
             }
         }
         if let Some(i) = self.patterns.matches(text).iter().next() {
-            return Some(format!(
-                "matches crawler pattern `{}`",
-                self.pattern_text[i]
+            return Some((
+                format!("matches crawler pattern `{}`", self.pattern_text[i]),
+                false,
             ));
         }
         if let Some(why) = generic
             && !names_a_client()
         {
-            return Some(why);
+            return Some((why, true));
         }
         if ua.trim().is_empty() || ua.trim() == "-" {
-            return Some("empty User-Agent".to_owned());
+            return Some(("empty User-Agent".to_owned(), false));
         }
         None
     }
@@ -648,7 +695,9 @@ impl UaClassifier {
         // Claims come from registry tokens only: a uap family can name a
         // browser after a robot (the bottica extra maps the DuckDuckGo
         // browser app to `DuckDuckBot`).
-        let claimed = self.claimed_bot(ua).map(str::to_owned);
+        let claim = self.claim(ua);
+        let claimed = claim.map(|i| self.token_bot[i].clone());
+        let mut weak = false;
         let reason = if let Some(c) = &claimed {
             Some(format!("names the registered bot {c}"))
         } else {
@@ -659,13 +708,86 @@ impl UaClassifier {
                 });
                 self.names_a_client(f.as_deref())
             })
+            .map(|(why, generic)| {
+                weak = generic;
+                why
+            })
         };
+        let client_type = self.type_of(ua, claim, reason.as_deref(), weak, &mut family);
         UaInfo {
             is_bot: reason.is_some(),
             family: family.flatten(),
             claimed_bot: claimed,
             reason,
+            client_type,
         }
+    }
+
+    /// The kind of client `ua` is, given its claim and robot reason;
+    /// `family` is uap-core's, looked up here only for a string that is
+    /// neither a robot's nor a browser's by its shape.
+    fn type_of(
+        &self,
+        ua: &str,
+        claim: Option<usize>,
+        reason: Option<&str>,
+        weak: bool,
+        family: &mut Option<Option<String>>,
+    ) -> crate::ClientType {
+        use crate::ClientType as T;
+        if let Some(i) = claim {
+            return self.token_type[i];
+        }
+        if ua.trim().is_empty() || ua.trim() == "-" {
+            return T::Unknown;
+        }
+        if let Some(t) = self.named_kind(ua) {
+            return t;
+        }
+        // Only generic words took it for a robot, and it names a person's
+        // app (a podcast app, a phone's or a watch's, a TV's): an app.
+        if reason.is_some() && weak && crate::client::names_an_app(ua) {
+            return T::Browser;
+        }
+        if reason.is_some() {
+            return T::Crawler;
+        }
+        let t = ua.trim_start();
+        if t.starts_with("Mozilla/") || t.starts_with("Opera") {
+            return T::Browser;
+        }
+        let f =
+            family.get_or_insert_with(|| self.ua.get().extract(ua).map(|v| v.family.into_owned()));
+        if self.names_a_client(f.as_deref()) {
+            T::Browser
+        } else {
+            T::Unknown
+        }
+    }
+
+    /// The kind the words of `ua` name, the first in
+    /// [`crate::client::KEYWORDS`]' order when several do.
+    pub fn named_kind(&self, ua: &str) -> Option<crate::ClientType> {
+        let hay = ua.as_bytes();
+        let robot = crate::client::says_robot(ua);
+        self.kinds
+            .find_overlapping_iter(hay)
+            .filter(|m| {
+                let (t, starts) = self.kind_of[m.pattern().as_usize()];
+                // A library names itself first (`curl/8.5.0`); named
+                // later, it is what a robot is built on.
+                if t == crate::ClientType::Library || t == crate::ClientType::Headless {
+                    // What a declared robot is built on (`serpstatbot …
+                    // curl/7.58.0`, a crawler rendering with HeadlessChrome)
+                    // does not make it a library or a headless browser.
+                    if robot {
+                        return false;
+                    }
+                }
+                !starts || m.start() == 0 || !hay[m.start() - 1].is_ascii_alphanumeric()
+            })
+            .map(|m| self.kind_of[m.pattern().as_usize()].0)
+            .min_by_key(|t| crate::client::KEYWORDS.iter().position(|(k, _)| k == t))
     }
 }
 

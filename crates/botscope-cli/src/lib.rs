@@ -356,7 +356,11 @@ pub struct KeysSignArgs {
     #[arg(long, value_name = "DUR", default_value = "60s", value_parser = any_duration_arg)]
     pub validity: std::time::Duration,
     /// The User-Agent the head carries.
-    #[arg(long, value_name = "UA", default_value = "ExampleBot/1.0 (+https://example.org/bot.html)")]
+    #[arg(
+        long,
+        value_name = "UA",
+        default_value = "ExampleBot/1.0 (+https://example.org/bot.html)"
+    )]
     pub user_agent: String,
 }
 
@@ -812,13 +816,14 @@ fn validity_arg(s: &str) -> Result<i64, String> {
     let t = s.trim();
     let d = match t.parse::<u64>() {
         Ok(n) => std::time::Duration::from_secs(n),
-        Err(_) => humantime::parse_duration(t).map_err(|e| {
-            format!("`{s}` is not a duration (such as 300s, 24h, 100y): {e}")
-        })?,
+        Err(_) => humantime::parse_duration(t)
+            .map_err(|e| format!("`{s}` is not a duration (such as 300s, 24h, 100y): {e}"))?,
     };
     let secs = d.as_secs();
     if secs == 0 || secs > 1000 * 366 * 86_400 {
-        return Err(format!("`{s}`: give a duration above 0 and at most 1000 years"));
+        return Err(format!(
+            "`{s}`: give a duration above 0 and at most 1000 years"
+        ));
     }
     i64::try_from(secs).map_err(|e| e.to_string())
 }

@@ -67,7 +67,9 @@ pub enum DirectoryError {
     #[error("{0}")]
     Url(String),
     /// The host resolves to an address the guard refuses.
-    #[error("{host} resolves to {ip} ({why}): key directories are fetched from public addresses only; --allow-private fetches from private and loopback addresses too")]
+    #[error(
+        "{host} resolves to {ip} ({why}): key directories are fetched from public addresses only; --allow-private fetches from private and loopback addresses too"
+    )]
     Private {
         /// The host.
         host: String,
@@ -153,7 +155,9 @@ pub fn fetch_directory_blocking(
 /// The URL to fetch for `agent` and how it was read: the value as sent
 /// ([`botscope_httpsig::agent::resolve`]), or a bare origin's well-known
 /// directory.
-pub fn directory_url(agent: &str) -> Result<(url::Url, botscope_httpsig::AgentUrl), DirectoryError> {
+pub fn directory_url(
+    agent: &str,
+) -> Result<(url::Url, botscope_httpsig::AgentUrl), DirectoryError> {
     let a = botscope_httpsig::agent::resolve(agent).map_err(DirectoryError::Url)?;
     let url = url::Url::parse(&a.fetch)
         .map_err(|e| DirectoryError::Url(format!("agent `{}` is not a URL: {e}", a.sent)))?;

@@ -423,15 +423,17 @@ pub fn tls_in_words(e: &rustls::Error, host: &str) -> String {
             C::InvalidPurpose | C::InvalidPurposeContext { .. } => format!(
                 "the server's certificate for {host} is not for a web server (its key usage)"
             ),
-            C::Other(o) if format!("{o:?}").contains("CaUsedAsEndEntity") => format!(
-                "the server's certificate for {host} is a CA certificate, not a server's"
-            ),
+            C::Other(o) if format!("{o:?}").contains("CaUsedAsEndEntity") => {
+                format!("the server's certificate for {host} is a CA certificate, not a server's")
+            }
             _ => format!("the server's certificate for {host} is not accepted"),
         },
         rustls::Error::NoCertificatesPresented => {
             format!("the server at {host} presented no certificate")
         }
-        rustls::Error::AlertReceived(a) => format!("the server at {host} refused the TLS handshake ({a:?})"),
+        rustls::Error::AlertReceived(a) => {
+            format!("the server at {host} refused the TLS handshake ({a:?})")
+        }
         _ => format!("TLS with {host} failed"),
     };
     format!("{words}: {e}")

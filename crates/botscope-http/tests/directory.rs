@@ -143,10 +143,18 @@ async fn directories_over_https() {
         key.public().to_jwk()["x"].as_str().expect("x")
     );
     other.set(WELL_KNOWN, Canned::ok(&typed, labelled.as_bytes()));
-    let got = fetch_directory(&other.url(), &cfg, NOW).await.expect("read");
-    assert!(got.directory.keys.is_empty(), "a kid that is not the thumbprint");
+    let got = fetch_directory(&other.url(), &cfg, NOW)
+        .await
+        .expect("read");
+    assert!(
+        got.directory.keys.is_empty(),
+        "a kid that is not the thumbprint"
+    );
     assert!(got.directory.skipped[0].contains("not its thumbprint"));
-    other.set("/labelled", Canned::ok(&[("Content-Type", "application/json")], labelled.as_bytes()));
+    other.set(
+        "/labelled",
+        Canned::ok(&[("Content-Type", "application/json")], labelled.as_bytes()),
+    );
     let got = fetch_directory(&format!("{}/labelled", other.url()), &cfg, NOW)
         .await
         .expect("read");
@@ -252,12 +260,18 @@ async fn the_key_cache_fetches_off_the_request_path_within_bounds() {
     // Kept by identifier: the well-known URL spelled out, with a query,
     // is the same agent, not fetched again.
     let spelled = format!("{agent}/.well-known/http-message-signatures-directory?x=1");
-    assert_eq!(keys.lookup(Some(&spelled), &key.keyid()), Lookup::Key(key.public()));
+    assert_eq!(
+        keys.lookup(Some(&spelled), &key.keyid()),
+        Lookup::Key(key.public())
+    );
     assert_eq!(server.hits(), hits);
     // The draft, "Discovery Failure": a directory that fails to resolve
     // "MUST NOT evict a cached entry". Stale, refetched, failing: the keys
     // stay.
-    server.set(WELL_KNOWN, Canned::status("503 Service Unavailable", &[], b""));
+    server.set(
+        WELL_KNOWN,
+        Canned::status("503 Service Unavailable", &[], b""),
+    );
     cache.expire();
     let before = cache.stats().failures;
     let mut refreshed = false;
@@ -274,11 +288,17 @@ async fn the_key_cache_fetches_off_the_request_path_within_bounds() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(refreshed, "the refresh was tried and failed");
-    assert_eq!(keys.lookup(Some(&agent), &key.keyid()), Lookup::Key(key.public()));
+    assert_eq!(
+        keys.lookup(Some(&agent), &key.keyid()),
+        Lookup::Key(key.public())
+    );
     // A directory that resolves without the key is evidence: it replaces
     // what was kept.
     let newer = SigningKey::generate().expect("key");
-    server.set(WELL_KNOWN, signed(&newer, agent.trim_start_matches("https://")));
+    server.set(
+        WELL_KNOWN,
+        signed(&newer, agent.trim_start_matches("https://")),
+    );
     cache.expire();
     let mut replaced = false;
     for _ in 0..200 {

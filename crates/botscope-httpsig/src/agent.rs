@@ -110,10 +110,7 @@ pub fn resolve(value: &str) -> Result<AgentUrl, String> {
     }
     let show = || printable(sent);
     if let Some(c) = sent.chars().find(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!(
-            "agent `{}` is not a URL: it holds {c:?}",
-            show()
-        ));
+        return Err(format!("agent `{}` is not a URL: it holds {c:?}", show()));
     }
     let rest = match sent.get(..8) {
         Some(s) if s.eq_ignore_ascii_case("https://") => &sent[8..],
@@ -135,7 +132,8 @@ pub fn resolve(value: &str) -> Result<AgentUrl, String> {
         Some((p, q)) => (p, Some(q)),
         None => (tail, None),
     };
-    let authority = normalize_authority(authority).map_err(|e| format!("agent `{}`: {e}", show()))?;
+    let authority =
+        normalize_authority(authority).map_err(|e| format!("agent `{}`: {e}", show()))?;
     let path = normalize_path(path).map_err(|e| format!("agent `{}`: {e}", show()))?;
     if let Some(q) = query {
         check_chars(q, true).map_err(|e| format!("agent `{}`: {e}", show()))?;
@@ -193,7 +191,11 @@ fn normalize_authority(a: &str) -> Result<String, String> {
         let (h, after) = v6
             .split_once(']')
             .ok_or_else(|| "an IPv6 literal without `]`".to_owned())?;
-        if h.is_empty() || !h.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.') {
+        if h.is_empty()
+            || !h
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+        {
             return Err(format!("`[{h}]` is not an IPv6 literal"));
         }
         let port = match after {

@@ -177,7 +177,9 @@ pub enum Reason {
     Replayed,
     /// The key is one of RFC 9421's published test keys: anyone can sign
     /// with it.
-    #[error("the key is {0}, a published test key anyone can sign with (the draft: verifiers SHOULD reject known test keys)")]
+    #[error(
+        "the key is {0}, a published test key anyone can sign with (the draft: verifiers SHOULD reject known test keys)"
+    )]
     TestKey(&'static str),
 }
 

@@ -597,7 +597,11 @@ impl Prepared {
             Outcome::Invalid => 1,
             Outcome::Unverified => 2,
         };
-        let Some(best) = all.iter().enumerate().min_by_key(|(i, v)| (rank(v), *i)).map(|(i, _)| i)
+        let Some(best) = all
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, v)| (rank(v), *i))
+            .map(|(i, _)| i)
         else {
             return Verdict::bare(Outcome::Unverified, Reason::NoSignature);
         };

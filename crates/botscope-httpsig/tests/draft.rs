@@ -286,9 +286,7 @@ fn a_member_with_parameters_is_ignored() {
     )
     .expect("base");
     let sig = base64_sig(&key.sign(base.as_bytes()));
-    with_params
-        .headers
-        .push(("Signature-Input".into(), input));
+    with_params.headers.push(("Signature-Input".into(), input));
     with_params
         .headers
         .push(("Signature".into(), format!("sig1=:{sig}:")));
@@ -353,7 +351,10 @@ fn spellings_of_one_agent_share_its_keys() {
         );
     }
     // Another path is another agent.
-    let v = check(&signed(None, Some("https://crawler.example/other.json"), &key), &keys);
+    let v = check(
+        &signed(None, Some("https://crawler.example/other.json"), &key),
+        &keys,
+    );
     assert_ne!(v.outcome, Outcome::Verified);
 }
 
@@ -423,7 +424,11 @@ fn each_signature_is_checked_and_listed_on_its_own() {
     let v = check(&sent, &keys);
     assert_eq!(v.outcome, Outcome::Verified);
     assert_eq!(v.label.as_deref(), Some("b"));
-    assert_eq!(v.agent.as_deref(), Some("https://b.example"), "b's own member");
+    assert_eq!(
+        v.agent.as_deref(),
+        Some("https://b.example"),
+        "b's own member"
+    );
     let listed: Vec<(Option<&str>, Outcome, Option<&str>)> = v
         .signatures
         .iter()
@@ -455,7 +460,10 @@ fn test_keys_are_refused_outside_tests() {
     };
     let got = verify_request(&request(v), &keys, CREATED + 60, &policy);
     assert_eq!(got.outcome, Outcome::Invalid);
-    assert_eq!(got.reason, Reason::TestKey("RFC 9421 B.1.4 test-key-ed25519"));
+    assert_eq!(
+        got.reason,
+        Reason::TestKey("RFC 9421 B.1.4 test-key-ed25519")
+    );
     assert!(got.reason.to_string().contains("anyone can sign with"));
     for (thumbprint, _) in botscope_httpsig::TEST_KEYS {
         assert!(botscope_httpsig::test_key(thumbprint).is_some());

@@ -197,13 +197,11 @@ mod tests {
                 (7, "R035"),
             ]
         );
-        let unknown = r
-            .diagnostics
-            .iter()
-            .find(|d| d.line == 6)
-            .expect("line 6");
+        let unknown = r.diagnostics.iter().find(|d| d.line == 6).expect("line 6");
         assert!(
-            unknown.message.contains("removed by draft-ietf-aipref-vocab-04"),
+            unknown
+                .message
+                .contains("removed by draft-ietf-aipref-vocab-04"),
             "the draft that dropped it: {}",
             unknown.message
         );

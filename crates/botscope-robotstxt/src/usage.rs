@@ -356,7 +356,10 @@ mod tests {
     #[test]
     fn the_processing_algorithm() {
         let cases: &[(&str, Option<&[(&str, &str)]>)] = &[
-            ("train-ai=y, search=n", Some(&[("train-ai", "y"), ("search", "n")])),
+            (
+                "train-ai=y, search=n",
+                Some(&[("train-ai", "y"), ("search", "n")]),
+            ),
             ("ai-use=n", Some(&[("ai-use", "n")])),
             ("train-ai=\"n\"", Some(&[])),
             ("train-ai=N", Some(&[])),
@@ -371,7 +374,10 @@ mod tests {
             ("train-ai;allow=n, train-ai=y", Some(&[("train-ai", "y")])),
             ("train-ai=n;x=1", Some(&[("train-ai", "n")])),
             // Section 6.4: unknown labels MUST be ignored.
-            ("bots=n, all=n, train-genai=n, ai-output=n, foo=n", Some(&[])),
+            (
+                "bots=n, all=n, train-genai=n, ai-output=n, foo=n",
+                Some(&[]),
+            ),
         ];
         for (text, want) in cases {
             let got = parse_preference(text).ok().map(|p| p.usage);
@@ -420,6 +426,11 @@ mod tests {
         assert_eq!(p.usage["train-ai"], "y");
         assert_eq!(p.usage["search"], "n");
         assert!(parse_usage_header(&["train-ai=n", "search=\"y"]).is_err());
-        assert!(parse_usage_header::<&str>(&[]).expect("none").usage.is_empty());
+        assert!(
+            parse_usage_header::<&str>(&[])
+                .expect("none")
+                .usage
+                .is_empty()
+        );
     }
 }

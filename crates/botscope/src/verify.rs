@@ -168,10 +168,8 @@ async fn request_run(
     };
     let held = match &a.keys {
         Some(path) => {
-            let bytes = botscope_os::read_capped(
-                path,
-                botscope_httpsig::keys::MAX_DIRECTORY_BYTES as u64,
-            )?;
+            let bytes =
+                botscope_os::read_capped(path, botscope_httpsig::keys::MAX_DIRECTORY_BYTES as u64)?;
             Some(
                 botscope_httpsig::Directory::parse(&bytes)
                     .with_context(|| format!("--keys {}: not a JWK Set", path.display()))?,
@@ -231,10 +229,8 @@ async fn request_run(
                 sig.outcome,
                 botscope_text::field(&sig.reason.to_string()),
                 match (&sig.agent_form, &sig.agent_url) {
-                    (Some(form), Some(u)) => format!(
-                        "; Signature-Agent {form}, {}",
-                        u.reading.describe()
-                    ),
+                    (Some(form), Some(u)) =>
+                        format!("; Signature-Agent {form}, {}", u.reading.describe()),
                     (Some(form), None) => format!("; Signature-Agent {form}"),
                     _ => String::new(),
                 },

@@ -1536,9 +1536,11 @@ fn verify_request_checks_the_signature_with_the_agents_directory() {
     assert_eq!(v["signature"]["identifier"], well_known.as_str());
     assert_eq!(v["signature"]["signatures"][0]["reading"], "origin");
     assert_eq!(v["signature"]["signatures"][0]["agent_form"], "dictionary");
-    assert!(v["signature"]["signatures"][0]["expires_at"]
-        .as_str()
-        .is_some_and(|t| t.ends_with('Z')));
+    assert!(
+        v["signature"]["signatures"][0]["expires_at"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z'))
+    );
     // A crawler that moves to sending its well-known URL keeps its name:
     // the registry matches identifiers (draft-01), not spellings.
     let moved = {
@@ -1573,7 +1575,10 @@ fn verify_request_checks_the_signature_with_the_agents_directory() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
     assert_eq!(v["signature"]["outcome"], "unverified", "{v}");
     let reason = v["signature"]["reason"].as_str().expect("reason");
-    assert!(reason.contains("(loopback)") && reason.contains("--allow-private"), "{reason}");
+    assert!(
+        reason.contains("(loopback)") && reason.contains("--allow-private"),
+        "{reason}"
+    );
     strict.clear();
     // The same signature sent to another host does not hold.
     let (_, v) = run(&signed_head("other.example"), &[]);
@@ -1622,7 +1627,13 @@ fn verify_request_checks_the_signature_with_the_agents_directory() {
     assert!(v["signature"]["bot"].is_null());
     let v = at(&["--max-validity", "100y"]);
     assert_eq!(v["signature"]["outcome"], "invalid");
-    assert!(v["signature"]["reason"].as_str().expect("r").contains("test key"), "{v}");
+    assert!(
+        v["signature"]["reason"]
+            .as_str()
+            .expect("r")
+            .contains("test key"),
+        "{v}"
+    );
     let v = at(&["--allow-test-keys"]);
     assert_eq!(
         v["signature"]["reason"],
@@ -1645,7 +1656,9 @@ fn verify_request_checks_the_signature_with_the_agents_directory() {
     let err = crate::stderr(&o);
     assert!(err.contains("\"@authority\": shop.example"), "{err}");
     assert!(
-        err.contains("a bare origin (the earlier drafts' form), read as its well-known key directory"),
+        err.contains(
+            "a bare origin (the earlier drafts' form), read as its well-known key directory"
+        ),
         "{err}"
     );
     assert!(stdout(&o).contains("signature\tverified"), "{}", stdout(&o));
@@ -1828,9 +1841,17 @@ fn robots_check_reports_usage_preferences_after_the_verdict() {
         let o = botscope(&args, b"");
         serde_json::from_str::<serde_json::Value>(&stdout(&o)).expect("json")
     };
-    let v = meta(&["Content-Usage: train-ai=n, bots=n", "Content-Usage: train-ai=y"]);
+    let v = meta(&[
+        "Content-Usage: train-ai=n, bots=n",
+        "Content-Usage: train-ai=y",
+    ]);
     assert_eq!(v["usage"], serde_json::json!({"train-ai": "y"}), "{v}");
-    assert!(v["warnings"].to_string().contains("draft-ietf-aipref-vocab-05"), "{v}");
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("draft-ietf-aipref-vocab-05"),
+        "{v}"
+    );
     let v = meta(&["Content-Usage: train-ai=n", "Content-Usage: Search=y"]);
     assert_eq!(v["usage"], serde_json::json!({}), "{v}");
     assert!(v["warnings"].to_string().contains("usage-malformed"), "{v}");

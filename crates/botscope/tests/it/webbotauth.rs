@@ -355,7 +355,12 @@ fn the_local_key_directory_recipe_runs_as_written() {
     assert_eq!(block.lines().count(), 5, "five lines, as promised");
     let caddy = ["/usr/bin/caddy", "caddy"]
         .into_iter()
-        .find(|p| std::process::Command::new(p).arg("version").output().is_ok())
+        .find(|p| {
+            std::process::Command::new(p)
+                .arg("version")
+                .output()
+                .is_ok()
+        })
         .expect("Caddy is needed (the test command in README installs it)");
     let d = scratch("key-directory-recipe");
     let bin = d.join("bin");
@@ -366,10 +371,17 @@ fn the_local_key_directory_recipe_runs_as_written() {
     let wait = format!(
         "& for i in $(seq 300); do (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break; sleep 0.1; done"
     );
-    let script = block.replace("8443", &port.to_string()).replace("& sleep 2", &wait);
+    let script = block
+        .replace("8443", &port.to_string())
+        .replace("& sleep 2", &wait);
     assert_ne!(script, block);
     let o = std::process::Command::new("timeout")
-        .args(["120", "bash", "-c", &format!("{script}\nkill %1 2>/dev/null; wait\n")])
+        .args([
+            "120",
+            "bash",
+            "-c",
+            &format!("{script}\nkill %1 2>/dev/null; wait\n"),
+        ])
         .current_dir(&d)
         .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
         .env("HOME", &d)
