@@ -94,15 +94,19 @@ impl Registry {
         Registry::load(py, path.as_deref(), user)
     }
 
-    /// What a User-Agent says: `is_bot`, the registered bot it names
-    /// (`claimed_bot`, with its `category` and `operator`), `family`
-    /// (uap-core's), and `reason` (why it is taken for a robot).
+    /// What a User-Agent says: `is_bot`, `client_type` (`browser`,
+    /// `crawler`, `feed-reader`, `preview`, `library`, `os-service`,
+    /// `media-player`, `headless`, `monitor`, `scanner` or `unknown`), the
+    /// registered bot it names (`claimed_bot`, with its `category` and
+    /// `operator`), `family` (uap-core's), and `reason` (why it is taken
+    /// for a robot).
     fn identify<'py>(&self, py: Python<'py>, user_agent: &str) -> PyResult<Bound<'py, PyAny>> {
         let ua = self.classifier.classify(user_agent);
         let entry = ua.claimed_bot.as_deref().and_then(|b| self.registry.get(b));
         let obj = serde_json::json!({
             "user_agent": user_agent,
             "is_bot": ua.is_bot,
+            "client_type": ua.client_type,
             "claimed_bot": ua.claimed_bot,
             "category": entry.and_then(|e| e.category),
             "operator": entry.and_then(|e| e.operator.as_deref()),

@@ -30,6 +30,23 @@ def test_identify():
     assert b["is_bot"] is False and b["claimed_bot"] is None and b["family"] == "Firefox"
     # A mention is not a claim.
     assert reg.identify("Mozilla/5.0 (like Googlebot)")["claimed_bot"] is None
+    # A type for every client.
+    assert g["client_type"] == "crawler" and b["client_type"] == "browser"
+    types = {
+        "curl/8.5.0": "library",
+        "python-requests/2.32.3": "library",
+        "Feedly/1.0 (+http://www.feedly.com/fetcher.html; like FeedFetcher-Google)": "feed-reader",
+        "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)": "preview",
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36": "headless",
+        "Mozilla/5.0+(compatible; UptimeRobot/2.0; http://www.uptimerobot.com/)": "monitor",
+        "Mozilla/5.0 (compatible; Nmap Scripting Engine; https://nmap.org/book/nse.html)": "scanner",
+        "VLC/3.0.20 LibVLC/3.0.20": "media-player",
+        "server-bag [iPhone OS,17.5.1,21F90,iPhone15,2]": "os-service",
+        "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; OAI-SearchBot/1.0; +https://openai.com/searchbot)": "crawler",
+    }
+    for ua, want in types.items():
+        assert reg.identify(ua)["client_type"] == want, ua
+    assert reg.identify("Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; OAI-SearchBot/1.0; +https://openai.com/searchbot)")["category"] == "ai-search"
     assert "GPTBot" in reg.agents(category="ai-training")
     assert "Googlebot" in reg.agents(operator="google")
     with pytest.raises(ValueError, match="unknown category `ai-crawler`"):

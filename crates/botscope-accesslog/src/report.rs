@@ -380,6 +380,10 @@ pub struct PathCount {
 pub struct Robot {
     /// Registry category (`search`, `ai`, `seo` …).
     pub category: Option<String>,
+    /// The kind of client its User-Agent names (`crawler`,
+    /// `feed-reader`, `preview`, `library`, `monitor`, `scanner`, …: the
+    /// first User-Agent seen declaring it).
+    pub client_type: &'static str,
     /// In the registry.
     pub registered: bool,
     /// Requests.
@@ -462,6 +466,10 @@ pub struct ClientEntry {
     pub ip: IpAddr,
     /// User-Agent, if logged.
     pub user_agent: Option<String>,
+    /// The kind of client its User-Agent names (`browser`, `crawler`,
+    /// `feed-reader`, `preview`, `library`, `os-service`, `media-player`,
+    /// `headless`, `monitor`, `scanner`, `unknown`).
+    pub client_type: &'static str,
     /// The robot the User-Agent declares.
     pub robot: Option<String>,
     /// Class.

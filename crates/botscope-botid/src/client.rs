@@ -9,12 +9,14 @@
 //! [`crate::ua::MAX_UA_BYTES`] of the string, and the registry's category
 //! of a claimed bot.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Category;
 
 /// The kind of client a User-Agent names.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClientType {
     /// A browser or an app a person runs (mail, messaging, in-app views).

@@ -305,6 +305,7 @@ mod tests {
             ip: ip.parse().expect("ip"),
             user_agent: None,
             is_bot,
+            client_type: Default::default(),
             claimed_bot: bot.map(str::to_owned),
             category: None,
             verdict,

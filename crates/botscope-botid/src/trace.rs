@@ -41,6 +41,7 @@ pub fn trace(
 ) -> String {
     let mut s = String::new();
     let ip = v.ip;
+    let _ = writeln!(s, ";; client type: {}", ua.client_type);
     let Some(bot) = ua.claimed_bot.as_deref().and_then(|n| registry.get(n)) else {
         let _ = writeln!(s, ";; no registered bot is claimed by the User-Agent");
         let _ = writeln!(s, ";; verdict: {} ({})", v.verdict.as_str(), v.reason);

@@ -326,6 +326,12 @@ pub struct Verification {
     pub user_agent: Option<String>,
     /// The User-Agent is a robot's.
     pub is_bot: bool,
+    /// The kind of client ([`crate::ClientType`]: `browser`, `crawler`,
+    /// `feed-reader`, `preview`, `library`, `os-service`, `media-player`,
+    /// `headless`, `monitor`, `scanner`, `unknown`); a crawler's registry
+    /// category is `category`.
+    #[serde(default)]
+    pub client_type: crate::ClientType,
     /// The registered bot the User-Agent claims.
     pub claimed_bot: Option<String>,
     /// The claimed (or owning) bot's category.
@@ -431,6 +437,7 @@ pub fn with_signature(registry: &Registry, v: &mut Verification, mut sig: Signat
             );
             v.claimed_bot = Some(bot.name.clone());
             v.category = bot.category.map(|c| c.as_str().to_owned());
+            v.client_type = crate::ClientType::of_category(bot.category);
             v.is_bot = true;
             v.verdict = Verdict::Verified;
             v.methods.retain(|m| m != "signature");
@@ -547,6 +554,7 @@ pub fn verify_at(
         ip,
         user_agent: user_agent.map(str::to_owned),
         is_bot: ua.is_bot,
+        client_type: ua.client_type,
         claimed_bot: ua.claimed_bot.clone(),
         category: None,
         verdict: Verdict::Unknown,
@@ -776,6 +784,7 @@ mod tests {
             family: None,
             claimed_bot: Some(bot.into()),
             reason: Some("token".into()),
+            client_type: crate::ClientType::Crawler,
         }
     }
 

@@ -48,9 +48,13 @@ fn is_monitor_ua(ua: &str) -> bool {
 impl Identify for RegistryIdentify<'_> {
     fn identify(&self, user_agent: Option<&str>) -> Agent {
         let Some(ua) = user_agent else {
-            return Agent::default();
+            return Agent {
+                client_type: Some("unknown"),
+                ..Agent::default()
+            };
         };
         let info = self.ua.classify(ua);
+        let client_type = Some(info.client_type.as_str());
         if let Some(bot) = info
             .claimed_bot
             .as_deref()
@@ -63,10 +67,14 @@ impl Identify for RegistryIdentify<'_> {
                 monitor: bot.category == Some(Category::Monitoring),
                 reason: Some(format!("the User-Agent names {}", bot.name)),
                 token: bot.tokens().first().map(|t| (*t).to_owned()),
+                client_type,
             };
         }
         if !info.is_bot {
-            return Agent::default();
+            return Agent {
+                client_type,
+                ..Agent::default()
+            };
         }
         let name = robot_name(ua)
             .or_else(|| {
@@ -79,7 +87,8 @@ impl Identify for RegistryIdentify<'_> {
             robot: Some(name),
             registered: false,
             category: None,
-            monitor: is_monitor_ua(ua),
+            monitor: is_monitor_ua(ua) || info.client_type == botscope_botid::ClientType::Monitor,
+            client_type,
             reason: Some(
                 info.reason
                     .map(|r| format!("the User-Agent is a robot's ({r})"))

@@ -15,6 +15,16 @@ use botscope_botid::{
 /// Verdicts by client index.
 pub type Checks = HashMap<usize, Checked, foldhash::fast::RandomState>;
 
+/// The client type an [`Agent`](botscope_accesslog::Agent) carries, read
+/// back into the classifier's type.
+fn client_type_of(agent: &botscope_accesslog::Agent) -> botscope_botid::ClientType {
+    botscope_botid::ClientType::ALL
+        .iter()
+        .copied()
+        .find(|t| Some(t.as_str()) == agent.client_type)
+        .unwrap_or_default()
+}
+
 /// What the verdict needs of each User-Agent (the claim), from the
 /// classification the parsing threads already made.
 fn claims(analysis: &Analysis) -> Vec<Option<UaInfo>> {
@@ -27,6 +37,7 @@ fn claims(analysis: &Analysis) -> Vec<Option<UaInfo>> {
                 family: None,
                 claimed_bot: agent.robot.clone(),
                 reason: agent.reason.clone(),
+                client_type: client_type_of(agent),
             })
         })
         .collect()
@@ -103,6 +114,7 @@ pub fn verify_clients<S: BuildHasher>(
             family: None,
             claimed_bot: None,
             reason: agent.reason.clone(),
+            client_type: client_type_of(agent),
         });
         let check = infos[c.agent()]
             .as_ref()
@@ -139,6 +151,7 @@ pub fn verify_clients<S: BuildHasher>(
                 claimed_bot: None,
                 family: None,
                 reason: agent.reason.clone(),
+                client_type: client_type_of(agent),
             };
             verdicts.push(botscope_botid::verify_at(
                 registry,

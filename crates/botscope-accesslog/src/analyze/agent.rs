@@ -18,6 +18,10 @@ pub struct Agent {
     /// The product token whose robots.txt group applies; `None` for the
     /// `*` group.
     pub token: Option<String>,
+    /// The kind of client the User-Agent names (`browser`, `crawler`,
+    /// `feed-reader`, `preview`, `library`, …; the caller's classifier
+    /// says); `None` when the caller does not type clients.
+    pub client_type: Option<&'static str>,
 }
 
 /// User-Agent → [`Agent`]; implemented over the bot registry by the caller.

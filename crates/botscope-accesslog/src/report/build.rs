@@ -12,6 +12,7 @@ use crate::time::format_rfc3339;
 #[derive(Default)]
 struct RobotAcc {
     category: Option<String>,
+    client_type: Option<&'static str>,
     registered: bool,
     token: Option<String>,
     requests: u64,
@@ -103,6 +104,7 @@ impl RobotAcc {
     fn new(agent: &crate::Agent) -> RobotAcc {
         RobotAcc {
             category: agent.category.clone(),
+            client_type: agent.client_type,
             registered: agent.registered,
             token: agent.token.clone(),
             first: i64::MAX,
@@ -166,6 +168,7 @@ impl RobotAcc {
         let top = a.robot_paths(name);
         Robot {
             category: self.category,
+            client_type: self.client_type.unwrap_or("unknown"),
             registered: self.registered,
             requests: self.requests,
             sessions: self.sessions,
@@ -515,6 +518,7 @@ fn client_entry<S: BuildHasher>(
     ClientEntry {
         ip: c.ip,
         user_agent: ua.map(str::to_owned),
+        client_type: agent.client_type.unwrap_or("unknown"),
         robot: agent.robot.clone(),
         class: class.as_str(),
         requests: c.requests,

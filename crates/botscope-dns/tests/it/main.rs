@@ -133,6 +133,7 @@ fn claim() -> UaInfo {
         family: None,
         claimed_bot: Some("Googlebot".into()),
         reason: None,
+        client_type: botscope_botid::ClientType::Crawler,
     }
 }
 

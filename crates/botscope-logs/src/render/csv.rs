@@ -37,6 +37,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "top_path",
     "signed_requests",
     "verified_signatures",
+    "client_type",
 ];
 
 /// Numbers as Rust shows them (`0.5`, `2`), the form the columns promise.
@@ -88,6 +89,7 @@ struct Row<'a> {
     top_path: std::borrow::Cow<'a, str>,
     signed_requests: u64,
     verified_signatures: u64,
+    client_type: &'a str,
 }
 
 /// One row per robot, with a header.
@@ -124,6 +126,7 @@ pub fn csv(r: &Report) -> String {
             top_path: botscope_text::csv_cell(b.top_paths.first().map_or("", |p| p.path.as_str())),
             signed_requests: b.signatures.map_or(0, |s| s.signed),
             verified_signatures: b.signatures.map_or(0, |s| s.verified),
+            client_type: b.client_type,
         }
     }))
 }
@@ -176,6 +179,7 @@ mod tests {
             top_path: botscope_text::csv_cell("=/a\nb"),
             signed_requests: 2,
             verified_signatures: 1,
+            client_type: "crawler",
         };
         let out = to_csv([row].into_iter());
         let mut lines = out.split('\n');
@@ -184,7 +188,7 @@ mod tests {
             lines.next(),
             Some(
                 "\"'@Bot, \"\"the\"\" crawler\",,false,3,1,1,1,10,0,2,1,0.5,10,0,,3,3,0,0,0,\
-                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,'=/a\\x0ab,2,1"
+                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,'=/a\\x0ab,2,1,crawler"
             ),
             "formulas neutralised, a newline escaped"
         );

@@ -183,8 +183,8 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
             div.wide { table.sortable id=(id) {
                 thead { tr {
                     th { "IP" } th { "Network" } th { "Requests" } th { "Sessions" } th { "Pages" }
-                    th { "Bytes" } th { "User-Agent" } th { "Reasons" } th { "Samples" }
-                    th { "First seen" } th { "Last seen" }
+                    th { "Bytes" } th { "User-Agent" } th { "Client type" } th { "Reasons" }
+                    th { "Samples" } th { "First seen" } th { "Last seen" }
                 } }
                 tbody {
                     @for c in &l.clients {
@@ -194,6 +194,7 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
                             (num(c.requests)) (num(c.sessions)) (num(c.pages))
                             (num_f(c.bytes as f64, &bytes(c.bytes)))
                             td.ua { (Text(c.user_agent.as_deref().unwrap_or("-"))) }
+                            td { (c.client_type) }
                             td {
                                 @let spoofed = c.verification.iter().map(|v| ("spoofed", v.as_str()));
                                 @let reasons = c.reasons.iter().map(|r| (r.code, r.detail.as_str()));

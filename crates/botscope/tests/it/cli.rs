@@ -463,6 +463,7 @@ fn verify_json_fields() {
         "ip",
         "user_agent",
         "is_bot",
+        "client_type",
         "claimed_bot",
         "category",
         "verdict",
@@ -476,6 +477,7 @@ fn verify_json_fields() {
     assert_eq!(v["verdict"], "verified");
     assert_eq!(v["claimed_bot"], "Googlebot");
     assert_eq!(v["category"], "search");
+    assert_eq!(v["client_type"], "crawler");
 }
 
 #[test]
@@ -902,7 +904,8 @@ fn verify_googlebot_outside_its_list_asks_dns() {
     assert!(stdout(&o).starts_with("unverifiable\t198.51.100.10\tGooglebot\t"));
 }
 
-/// A mention is not a claim: Feedly is "like FeedFetcher-Google".
+/// A mention is not a claim: Feedly is "like FeedFetcher-Google", and
+/// claims only Feedly.
 #[test]
 fn verify_a_mention_is_not_a_claim() {
     let o = botscope(
@@ -918,8 +921,13 @@ fn verify_a_mention_is_not_a_claim() {
         b"",
     );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    // Feedly claims Feedly (its own token, a registry entry with no
+    // verifier), never the Google fetcher it is `like`.
+    assert_eq!(v["claimed_bot"], "Feedly", "{v}");
+    assert_eq!(v["category"], "feed", "{v}");
+    assert_eq!(v["client_type"], "feed-reader", "{v}");
     assert_eq!(v["verdict"], "unknown", "{v}");
-    assert_eq!(v["claimed_bot"], serde_json::Value::Null);
+    assert_eq!(v["reason"], "Feedly has no verifier in the registry");
     assert_eq!(o.status.code(), Some(4));
 }
 

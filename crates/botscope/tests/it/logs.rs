@@ -135,6 +135,50 @@ fn robot_names_are_not_browsers() {
     }
 }
 
+/// Each robot and listed client carries the kind of client its
+/// User-Agent names, in JSON and CSV.
+#[test]
+fn robots_and_clients_have_a_client_type() {
+    let mut log = String::new();
+    for (i, ua) in [
+        "python-requests/2.32.3",
+        "Feedly/1.0 (+http://www.feedly.com/fetcher.html; like FeedFetcher-Google)",
+        "Mozilla/5.0+(compatible; UptimeRobot/2.0; http://www.uptimerobot.com/)",
+        "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+    ]
+    .iter()
+    .enumerate()
+    {
+        log += &format!(
+            "192.0.2.{} - - [20/Nov/2026:10:00:0{i} +0000] \"GET / HTTP/1.1\" 200 10 \"-\" \"{ua}\"\n",
+            10 + i
+        );
+    }
+    let (r, o) = json_report(&["-"], log.as_bytes());
+    assert_eq!(o.status.code(), Some(0));
+    let types: BTreeSet<(String, String)> = r["robots"]
+        .as_object()
+        .expect("robots")
+        .iter()
+        .map(|(k, v)| (k.clone(), v["client_type"].as_str().unwrap_or("").to_owned()))
+        .collect();
+    for want in [
+        ("python-requests", "library"),
+        ("Feedly", "feed-reader"),
+        ("UptimeRobot", "monitor"),
+        ("Googlebot", "crawler"),
+    ] {
+        assert!(
+            types.contains(&(want.0.to_owned(), want.1.to_owned())),
+            "{want:?} in {types:?}"
+        );
+    }
+    let o = botscope(&["logs", "analyze", "--format", "csv", "-"], log.as_bytes());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.lines().next().is_some_and(|h| h.ends_with(",client_type")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("python-requests,") && l.ends_with(",library")), "{out}");
+}
+
 #[test]
 fn elastic_log_spoofed_googlebots_and_the_truncated_line() {
     let (r, o) = json_report(&[ELASTIC], b"");
@@ -261,6 +305,8 @@ fn hackers_log_is_mostly_robots_with_reasons() {
             c["reasons"].as_array().is_some_and(|a| !a.is_empty()),
             "{c}"
         );
+        // Robots posing as browsers: a type says what the string names.
+        assert!(c["client_type"].as_str().is_some_and(|t| !t.is_empty()), "{c}");
     }
     // The form spammers are caught posting seconds after loading the form.
     let codes: BTreeSet<&str> = r["undeclared_bots"]["clients"]
