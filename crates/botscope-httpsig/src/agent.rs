@@ -395,7 +395,7 @@ mod tests {
         assert!(resolve(&format!("https://a.example/{}", "a".repeat(MAX_AGENT_URL))).is_err());
         assert!(
             resolve("http://a.example")
-                .unwrap_err()
+                .expect_err("refused")
                 .contains("https only")
         );
         // Not an agent URL: the value keeps an identifier of its own.

@@ -353,9 +353,12 @@ mod tests {
     /// are not Tokens, and Token values that are other than `y` or `n`";
     /// "If the parsing of the Dictionary fails, preferences are unknown.
     /// This includes where keys include uppercase characters".
+    /// A statement's text and the usage it reads as (`None`: unreadable).
+    type Case<'a> = (&'a str, Option<&'a [(&'a str, &'a str)]>);
+
     #[test]
     fn the_processing_algorithm() {
-        let cases: &[(&str, Option<&[(&str, &str)]>)] = &[
+        let cases: &[Case<'_>] = &[
             (
                 "train-ai=y, search=n",
                 Some(&[("train-ai", "y"), ("search", "n")]),

@@ -349,19 +349,21 @@ mod ua {
         assert_rates(n, 0.99, &missed, &false_hits);
     }
 
+    /// Per expected type (right, all); browsers typed `crawler`; crawlers
+    /// by the type they got instead; the mistakes, one line each.
+    type TypeFigures = (
+        std::collections::BTreeMap<String, [u32; 2]>,
+        u32,
+        std::collections::BTreeMap<String, u32>,
+        Vec<String>,
+    );
+
     /// Client types (docs/verification.md, "What kind of client"): per
     /// type of Matomo Device Detector's labels (tests/data/build_matomo_types.py),
     /// the share typed right, on the held-out half only. Set
     /// `BOTSCOPE_SHOW_DESIGN=1` to print the design half's mistakes, the
     /// half the rules were made from.
-    fn type_figures(
-        half: &str,
-    ) -> (
-        std::collections::BTreeMap<String, [u32; 2]>,
-        u32,
-        std::collections::BTreeMap<String, u32>,
-        Vec<String>,
-    ) {
+    fn type_figures(half: &str) -> TypeFigures {
         use std::io::Read;
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/matomo_types.tsv.gz");
@@ -453,32 +455,67 @@ mod ua {
         let r = Registry::bundled();
         let c = UaClassifier::bundled(&r).expect("classifier");
         let cases = [
-            ("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0", "browser"),
-            ("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "crawler"),
-            ("Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; OAI-SearchBot/1.0; +https://openai.com/searchbot)", "crawler"),
+            (
+                "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
+                "browser",
+            ),
+            (
+                "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+                "crawler",
+            ),
+            (
+                "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; OAI-SearchBot/1.0; +https://openai.com/searchbot)",
+                "crawler",
+            ),
             ("curl/8.5.0", "library"),
             ("python-requests/2.32.3", "library"),
             ("Wget/1.21.4", "library"),
-            ("Feedly/1.0 (+http://www.feedly.com/fetcher.html; like FeedFetcher-Google)", "feed-reader"),
+            (
+                "Feedly/1.0 (+http://www.feedly.com/fetcher.html; like FeedFetcher-Google)",
+                "feed-reader",
+            ),
             ("Tiny Tiny RSS/23.04 (https://tt-rss.org/)", "feed-reader"),
-            ("facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)", "preview"),
-            ("Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)", "preview"),
-            ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36", "headless"),
-            ("Mozilla/5.0+(compatible; UptimeRobot/2.0; http://www.uptimerobot.com/)", "monitor"),
-            ("Mozilla/5.0 (compatible; Nmap Scripting Engine; https://nmap.org/book/nse.html)", "scanner"),
+            (
+                "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)",
+                "preview",
+            ),
+            (
+                "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
+                "preview",
+            ),
+            (
+                "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36",
+                "headless",
+            ),
+            (
+                "Mozilla/5.0+(compatible; UptimeRobot/2.0; http://www.uptimerobot.com/)",
+                "monitor",
+            ),
+            (
+                "Mozilla/5.0 (compatible; Nmap Scripting Engine; https://nmap.org/book/nse.html)",
+                "scanner",
+            ),
             ("VLC/3.0.20 LibVLC/3.0.20", "media-player"),
-            ("server-bag [iPhone OS,17.5.1,21F90,iPhone15,2]", "os-service"),
+            (
+                "server-bag [iPhone OS,17.5.1,21F90,iPhone15,2]",
+                "os-service",
+            ),
             ("Microsoft NCSI", "os-service"),
             ("", "unknown"),
             ("-", "unknown"),
             // A robot built on a library or a headless engine is a crawler.
-            ("serpstatbot/1.0 (advanced backlink tracking bot; curl/7.58.0; http://serpstatbot.com/)", "crawler"),
+            (
+                "serpstatbot/1.0 (advanced backlink tracking bot; curl/7.58.0; http://serpstatbot.com/)",
+                "crawler",
+            ),
         ];
         for (ua, want) in cases {
             assert_eq!(c.classify(ua).client_type.as_str(), want, "{ua}");
         }
         assert_eq!(
-            r.get("OAI-SearchBot").and_then(|b| b.category).map(|c| c.as_str()),
+            r.get("OAI-SearchBot")
+                .and_then(|b| b.category)
+                .map(|c| c.as_str()),
             Some("ai-search")
         );
     }

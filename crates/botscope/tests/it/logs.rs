@@ -160,7 +160,12 @@ fn robots_and_clients_have_a_client_type() {
         .as_object()
         .expect("robots")
         .iter()
-        .map(|(k, v)| (k.clone(), v["client_type"].as_str().unwrap_or("").to_owned()))
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v["client_type"].as_str().unwrap_or("").to_owned(),
+            )
+        })
         .collect();
     for want in [
         ("python-requests", "library"),
@@ -175,8 +180,17 @@ fn robots_and_clients_have_a_client_type() {
     }
     let o = botscope(&["logs", "analyze", "--format", "csv", "-"], log.as_bytes());
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.lines().next().is_some_and(|h| h.ends_with(",client_type")), "{out}");
-    assert!(out.lines().any(|l| l.starts_with("python-requests,") && l.ends_with(",library")), "{out}");
+    assert!(
+        out.lines()
+            .next()
+            .is_some_and(|h| h.ends_with(",client_type")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("python-requests,") && l.ends_with(",library")),
+        "{out}"
+    );
 }
 
 #[test]
@@ -306,7 +320,10 @@ fn hackers_log_is_mostly_robots_with_reasons() {
             "{c}"
         );
         // Robots posing as browsers: a type says what the string names.
-        assert!(c["client_type"].as_str().is_some_and(|t| !t.is_empty()), "{c}");
+        assert!(
+            c["client_type"].as_str().is_some_and(|t| !t.is_empty()),
+            "{c}"
+        );
     }
     // The form spammers are caught posting seconds after loading the form.
     let codes: BTreeSet<&str> = r["undeclared_bots"]["clients"]
