@@ -305,7 +305,7 @@ fn errors_name_file_line_and_rule() {
         "p.yaml:4: error: rule `a`: `bot: Googlebto` is not in the registry (did you mean Googlebot?)",
         "p.yaml:6: error: rule `b`: `action` must be one of allow, deny, limit, challenge, label",
         "p.yaml:7: error: rule `a`: a rule with this name is already defined at line 2",
-        "p.yaml:11: error: rule `c`: `category: ai-trainer` is not one of search, ai-training, ai-assistant, seo, social, monitoring, archive, other, unregistered-bot, browser",
+        "p.yaml:11: error: rule `c`: `category: ai-trainer` is not one of search, ai-training, ai-search, ai-assistant, seo, social, monitoring, archive, feed, other, unregistered-bot, browser",
         "p.yaml:12: error: rule `c`: `identity: sure` is not one of verified, spoofed, unverifiable, unknown, unclaimed",
         "p.yaml:13: error: rule `c`: unknown key `user_agnet` (did you mean `user_agent`?)",
         "p.yaml:16: error: rule `d`: `path: private/` must start with / or * (a robots.txt path pattern)",
