@@ -397,11 +397,7 @@ impl SignatureEvidence {
             reason: v.reason.to_string(),
             bot: None,
             identifier: v.identifier(),
-            signatures: v
-                .signatures
-                .iter()
-                .map(botscope_httpsig::Verdict::to_json)
-                .collect(),
+            signatures: v.each_json(),
             notes: v.notes.clone(),
         }
     }

@@ -169,11 +169,11 @@ pub struct Verdict {
     /// What a reader should know that the outcome does not say (a member
     /// ignored for its parameters, no `Signature-Agent`, plain http).
     pub notes: Vec<String>,
-    /// Every signature of the message tagged as looked for, each checked
-    /// on its own (the draft: "Verifiers MUST validate each signature
-    /// independently"), in the message's order; this verdict is the
-    /// first that holds, else the first invalid one, else the first.
-    /// Empty in the verdicts it lists.
+    /// When the message has more than one signature tagged as looked
+    /// for: each, checked on its own (the draft: "Verifiers MUST validate
+    /// each signature independently"), in the message's order; this
+    /// verdict is the first that holds, else the first invalid one, else
+    /// the first. Empty otherwise ([`Verdict::each`] lists them all).
     pub signatures: Vec<Verdict>,
 }
 
@@ -209,6 +209,18 @@ impl Verdict {
         }
     }
 
+    /// Every signature checked: `signatures`, or this verdict alone when
+    /// it is about one signature (none when the message had none).
+    pub fn each(&self) -> Vec<&Verdict> {
+        if !self.signatures.is_empty() {
+            self.signatures.iter().collect()
+        } else if self.label.is_some() {
+            vec![self]
+        } else {
+            Vec::new()
+        }
+    }
+
     /// The verdict as JSON: outcome, reason (its code and words), label,
     /// agent (as sent) and its form and reading, identifier, keyid, times
     /// (Unix seconds and RFC 3339), nonce and notes; `signatures` lists
@@ -236,6 +248,20 @@ impl Verdict {
             v["signatures"] = self.signatures.iter().map(Verdict::to_json).collect();
         }
         v
+    }
+
+    /// [`Verdict::to_json`] of each signature ([`Verdict::each`]).
+    pub fn each_json(&self) -> Vec<serde_json::Value> {
+        self.each()
+            .into_iter()
+            .map(|v| {
+                let mut j = v.to_json();
+                if let Some(o) = j.as_object_mut() {
+                    o.remove("signatures");
+                }
+                j
+            })
+            .collect()
     }
 }
 
@@ -605,10 +631,15 @@ impl Prepared {
         else {
             return Verdict::bare(Outcome::Unverified, Reason::NoSignature);
         };
-        let mut top = all[best].clone();
-        if all.len() > 1 || top.label.is_some() {
-            top.signatures = all;
+        if all.len() == 1 {
+            // One signature: it is its own list ([`Verdict::each`]).
+            return all
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| Verdict::bare(Outcome::Unverified, Reason::NoSignature));
         }
+        let mut top = all[best].clone();
+        top.signatures = all;
         top
     }
 

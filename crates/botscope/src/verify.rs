@@ -217,12 +217,7 @@ async fn request_run(
                 ),
             }
         }
-        let all = if s.signatures.is_empty() {
-            std::slice::from_ref(&s)
-        } else {
-            s.signatures.as_slice()
-        };
-        for sig in all {
+        for sig in s.each() {
             eprintln!(
                 "signature {}: {} ({}){}{}",
                 botscope_text::field(sig.label.as_deref().unwrap_or("-")),

@@ -183,7 +183,7 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
             div.wide { table.sortable id=(id) {
                 thead { tr {
                     th { "IP" } th { "Network" } th { "Requests" } th { "Sessions" } th { "Pages" }
-                    th { "Bytes" } th { "User-Agent" } th { "Client type" } th { "Reasons" }
+                    th { "Bytes" } th { "User-Agent" } th { "User-Agent type" } th { "Reasons" }
                     th { "Samples" } th { "First seen" } th { "Last seen" }
                 } }
                 tbody {
