@@ -147,6 +147,18 @@ def test_every_method():
     # No usage where the agent may not crawl.
     assert r.usage("GPTBot", "/open/page")["usage"] is None
 
+    assert r.crawl_delay("Googlebot") == 2.0
+    assert r.crawl_delay("GPTBot") is None
+    assert r.sitemaps == ["https://example.com/sitemap.xml", "https://example.com/news.xml"]
+    assert [len(g["rules"]) for g in r.groups] == [2, 1]
+    assert r.to_dict()["groups"] == r.groups
+
+    codes = {d["code"] for d in r.lint()}
+    assert "R011" in codes  # Googlebot ignores Crawl-delay
+    bad = botscope.Robots("User-agent: *\nDisalow: /x\n").lint()
+    assert bad[0]["line"] == 2 and bad[0]["severity"] in ("warning", "error")
+    assert "Robots" in repr(r)
+
 
 def test_content_usage_header_reads_as_the_command_does():
     # One field line, or several read as one Dictionary (RFC 9651 4.2):
@@ -165,18 +177,6 @@ def test_content_usage_header_reads_as_the_command_does():
     r = botscope.Robots("User-agent: *\nContent-Usage: / train-ai=n\nContent-Usage: /x Train-AI=y\n")
     u = r.usage("Bot", "/x/1")
     assert u["usage"] == {} and u["unreadable_lines"] == [3]
-
-    assert r.crawl_delay("Googlebot") == 2.0
-    assert r.crawl_delay("GPTBot") is None
-    assert r.sitemaps == ["https://example.com/sitemap.xml", "https://example.com/news.xml"]
-    assert [len(g["rules"]) for g in r.groups] == [2, 1]
-    assert r.to_dict()["groups"] == r.groups
-
-    codes = {d["code"] for d in r.lint()}
-    assert "R011" in codes  # Googlebot ignores Crawl-delay
-    bad = botscope.Robots("User-agent: *\nDisalow: /x\n").lint()
-    assert bad[0]["line"] == 2 and bad[0]["severity"] in ("warning", "error")
-    assert "Robots" in repr(r)
 
 
 def test_draft1996_semantics():

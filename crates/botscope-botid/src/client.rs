@@ -6,7 +6,7 @@
 //! the kind.
 //!
 //! Pure and bounded: one pass of an Aho-Corasick automaton over the first
-//! [`crate::ua::MAX_UA_BYTES`] of the string, and the registry's category
+//! [`crate::MAX_UA_BYTES`] of the string, and the registry's category
 //! of a claimed bot.
 
 use serde::{Deserialize, Serialize};
@@ -111,7 +111,7 @@ impl std::fmt::Display for ClientType {
 /// type; when several match, the first type in this list wins (a headless
 /// browser that says `Mozilla` is still headless; a scanner that says
 /// `curl` is a scanner).
-pub(crate) const KEYWORDS: &[(ClientType, &[&str])] = &[
+pub const KEYWORDS: &[(ClientType, &[&str])] = &[
     (
         ClientType::Headless,
         &[
