@@ -209,6 +209,7 @@ pub const KEYWORDS: &[(ClientType, &[&str])] = &[
             "appsignal",
             "pagespeed",
             "observatory",
+            "synthetic",
         ],
     ),
     (

@@ -146,8 +146,10 @@ pub struct UaClassifier {
     token_type: Vec<crate::ClientType>,
     /// The words that name a kind of client ([`crate::client::KEYWORDS`]).
     kinds: AhoCorasick,
-    /// For each of them: its type and whether it must start a word.
-    kind_of: Vec<(crate::ClientType, bool)>,
+    /// For each of them: its type, its type's rank in
+    /// [`crate::client::KEYWORDS`] (the lower wins) and whether it must
+    /// start a word.
+    kind_of: Vec<(crate::ClientType, usize, bool)>,
 }
 
 impl std::fmt::Debug for UaClassifier {
@@ -514,11 +516,11 @@ impl UaClassifier {
         ) = rest?;
         let mut words = Vec::new();
         let mut kind_of = Vec::new();
-        for (t, ws) in crate::client::KEYWORDS {
+        for (rank, (t, ws)) in crate::client::KEYWORDS.iter().enumerate() {
             for w in *ws {
                 words.push(*w);
                 // Short words must start a word (`vlc`, not `…xvlc…`).
-                kind_of.push((*t, w.len() < 5));
+                kind_of.push((*t, rank, w.len() < 5));
             }
         }
         let kinds = AhoCorasickBuilder::new()
@@ -768,26 +770,25 @@ impl UaClassifier {
     /// The kind the words of `ua` name, the first in
     /// [`crate::client::KEYWORDS`]' order when several do.
     pub fn named_kind(&self, ua: &str) -> Option<crate::ClientType> {
+        use crate::ClientType as T;
         let hay = ua.as_bytes();
-        let robot = crate::client::says_robot(ua);
+        let mut robot: Option<bool> = None;
         self.kinds
             .find_overlapping_iter(hay)
-            .filter(|m| {
-                let (t, starts) = self.kind_of[m.pattern().as_usize()];
-                // A library names itself first (`curl/8.5.0`); named
-                // later, it is what a robot is built on.
-                if t == crate::ClientType::Library || t == crate::ClientType::Headless {
-                    // What a declared robot is built on (`serpstatbot …
-                    // curl/7.58.0`, a crawler rendering with HeadlessChrome)
-                    // does not make it a library or a headless browser.
-                    if robot {
-                        return false;
-                    }
+            .map(|m| (m, self.kind_of[m.pattern().as_usize()]))
+            .filter(|(m, (t, _, starts))| {
+                // What a declared robot is built on (`serpstatbot …
+                // curl/7.58.0`, a crawler rendering with HeadlessChrome)
+                // does not make it a library or a headless browser.
+                if matches!(t, T::Library | T::Headless)
+                    && *robot.get_or_insert_with(|| crate::client::says_robot(ua))
+                {
+                    return false;
                 }
                 !starts || m.start() == 0 || !hay[m.start() - 1].is_ascii_alphanumeric()
             })
-            .map(|m| self.kind_of[m.pattern().as_usize()].0)
-            .min_by_key(|t| crate::client::KEYWORDS.iter().position(|(k, _)| k == t))
+            .min_by_key(|(_, (_, rank, _))| *rank)
+            .map(|(_, (t, _, _))| t)
     }
 }
 

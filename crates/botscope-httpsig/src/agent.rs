@@ -337,22 +337,23 @@ mod tests {
                 "{s}"
             );
         }
-        assert_eq!(
-            id("https://crawler.example/keys/%7ejwks.json?x=1").as_deref(),
-            Ok("https://crawler.example/keys/~jwks.json")
-        );
-        assert_eq!(
-            id("https://crawler.example/a%2fb%c3%a9").as_deref(),
-            Ok("https://crawler.example/a%2Fb%C3%A9")
-        );
-        assert_eq!(
-            id("https://crawler.example:8443/k/").as_deref(),
-            Ok("https://crawler.example:8443/k/")
-        );
-        assert_eq!(
-            id("https://[2001:DB8::1]/k/.").as_deref(),
-            Ok("https://[2001:db8::1]/k/")
-        );
+        for (sent, want) in [
+            (
+                "https://crawler.example/keys/%7ejwks.json?x=1",
+                "https://crawler.example/keys/~jwks.json",
+            ),
+            (
+                "https://crawler.example/a%2fb%c3%a9",
+                "https://crawler.example/a%2Fb%C3%A9",
+            ),
+            (
+                "https://crawler.example:8443/k/",
+                "https://crawler.example:8443/k/",
+            ),
+            ("https://[2001:DB8::1]/k/.", "https://[2001:db8::1]/k/"),
+        ] {
+            assert_eq!(id(sent).as_deref(), Ok(want), "{sent}");
+        }
         // A different path is a different identifier, a query is not.
         assert_ne!(id("https://a.example/k1"), id("https://a.example/k2"));
         assert_ne!(id("https://a.example/K"), id("https://a.example/k"));

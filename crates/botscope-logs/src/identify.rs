@@ -8,24 +8,6 @@ use botscope_accesslog::{Agent, Identify};
 use botscope_botid::{Category, Registry, UaClassifier, robot_name};
 use botscope_robotstxt::product_token;
 
-/// Words that mark an uptime or performance monitor's User-Agent.
-const MONITOR_WORDS: &[&str] = &[
-    "uptime",
-    "monitor",
-    "pingdom",
-    "statuscake",
-    "site24x7",
-    "nagios",
-    "check_http",
-    "zabbix",
-    "hetrixtools",
-    "freshping",
-    "updown.io",
-    "newrelicpinger",
-    "datadog",
-    "synthetic",
-];
-
 /// [`Identify`] over a registry and its User-Agent classifier.
 #[derive(Debug, Clone, Copy)]
 pub struct RegistryIdentify<'r> {
@@ -38,11 +20,6 @@ impl<'r> RegistryIdentify<'r> {
     pub fn new(registry: &'r Registry, ua: &'r UaClassifier) -> Self {
         RegistryIdentify { registry, ua }
     }
-}
-
-fn is_monitor_ua(ua: &str) -> bool {
-    let lower = ua.to_ascii_lowercase();
-    MONITOR_WORDS.iter().any(|w| lower.contains(w))
 }
 
 impl Identify for RegistryIdentify<'_> {
@@ -87,7 +64,7 @@ impl Identify for RegistryIdentify<'_> {
             robot: Some(name),
             registered: false,
             category: None,
-            monitor: is_monitor_ua(ua) || info.client_type == botscope_botid::ClientType::Monitor,
+            monitor: info.client_type == botscope_botid::ClientType::Monitor,
             client_type,
             reason: Some(
                 info.reason

@@ -67,8 +67,7 @@ pub use preferences::Preferences;
 pub use scan::{DEFAULT_PARSE_CAP, ParseOptions};
 pub use url::{escape_pattern, path_of};
 pub use usage::{
-    BadPreference, CATEGORIES, FORMER_CATEGORIES, MAX_PREFERENCE_BYTES, Preference,
-    RETIRED_CATEGORIES, SIGNAL_VALUES, SIGNALS, Usage, UsageRule, VOCABULARY,
-    combine as combine_usage, parse_preference, parse_usage_header, parse_usage_rule, retired,
-    show as show_usage, usage_to_signals,
+    BadPreference, CATEGORIES, MAX_PREFERENCE_BYTES, Preference, RETIRED_CATEGORIES, SIGNAL_VALUES,
+    SIGNALS, Usage, UsageRule, VOCABULARY, combine as combine_usage, parse_preference,
+    parse_usage_header, parse_usage_rule, retired, show as show_usage, usage_to_signals,
 };

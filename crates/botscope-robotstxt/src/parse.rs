@@ -526,70 +526,61 @@ impl Builder<'_> {
     /// group with the problems of its entries as diagnostics.
     fn content_usage(&mut self, line: u32, bytes: &[u8], kv: &KeyValue<'_>, value: String) {
         let at = kv.value_start;
-        match crate::usage::parse_usage_rule(&value) {
-            Ok((rule, problems)) => {
-                for p in problems {
+        let (rule, problems) = crate::usage::parse_usage_rule(&value);
+        if let Some(why) = &rule.unreadable {
+            self.diag(
+                Code::UsageMalformed,
+                line,
+                bytes,
+                at,
+                format!(
+                    "Content-Usage `{value}` cannot be read: {why}; every preference for its path is unknown"
+                ),
+            )
+            .suggestion = Some(
+                "write a path and `category=y|n` pairs, such as `/ train-ai=n, search=y`".into(),
+            );
+        }
+        for p in problems {
+            self.diag(
+                Code::UsageUnknown,
+                line,
+                bytes,
+                at,
+                format!("Content-Usage {p}"),
+            );
+        }
+        if !rule.has_path && rule.unreadable.is_none() {
+            self.diag(
+                Code::UsageNoPath,
+                line,
+                bytes,
+                at,
+                "Content-Usage without a path: read as `/`; the attach draft requires one",
+            )
+            .suggestion = Some(format!("write `Content-Usage: / {}`", rule.preference));
+        }
+        // A rule that cannot be read still holds its path: a shorter rule
+        // must not speak for what it covers.
+        let unreadable = rule.unreadable.is_some();
+        match self.current() {
+            Some(g) => g.content_usage.push(Located { line, value: rule }),
+            None => {
+                if !unreadable {
                     self.diag(
-                        Code::UsageUnknown,
+                        Code::UsageOutsideGroup,
                         line,
                         bytes,
-                        at,
-                        format!("Content-Usage {p}"),
-                    );
-                }
-                if !rule.has_path {
-                    self.diag(
-                        Code::UsageNoPath,
-                        line,
-                        bytes,
-                        at,
-                        "Content-Usage without a path: read as `/`; the attach draft requires one",
+                        kv.key_start,
+                        "Content-Usage before any User-agent line: it applies to no crawler",
                     )
-                    .suggestion = Some(format!("write `Content-Usage: / {}`", rule.preference));
+                    .suggestion = Some("put it in a group, such as `User-agent: *`".into());
                 }
-                match self.current() {
-                    Some(g) => g.content_usage.push(Located { line, value: rule }),
-                    None => {
-                        self.diag(
-                            Code::UsageOutsideGroup,
-                            line,
-                            bytes,
-                            kv.key_start,
-                            "Content-Usage before any User-agent line: it applies to no crawler",
-                        )
-                        .suggestion = Some("put it in a group, such as `User-agent: *`".into());
-                        self.robots.other.push(OtherLine {
-                            line,
-                            key: lossy(kv.key),
-                            value,
-                        });
-                    }
-                }
-            }
-            Err((rule, why)) => {
-                self.diag(
-                    Code::UsageMalformed,
+                self.robots.other.push(OtherLine {
                     line,
-                    bytes,
-                    at,
-                    format!(
-                        "Content-Usage `{value}` cannot be read: {why}; every preference for its path is unknown"
-                    ),
-                )
-                .suggestion = Some(
-                    "write a path and `category=y|n` pairs, such as `/ train-ai=n, search=y`"
-                        .into(),
-                );
-                // It still holds its path: a shorter rule must not speak
-                // for what this one covers.
-                match self.current() {
-                    Some(g) => g.content_usage.push(Located { line, value: rule }),
-                    None => self.robots.other.push(OtherLine {
-                        line,
-                        key: lossy(kv.key),
-                        value,
-                    }),
-                }
+                    key: lossy(kv.key),
+                    value,
+                });
             }
         }
     }

@@ -69,19 +69,6 @@ pub const RETIRED_CATEGORIES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Labels of earlier vocabulary drafts still found in files (the names of
-/// [`RETIRED_CATEGORIES`]).
-pub const FORMER_CATEGORIES: &[&str] = &[
-    "bots",
-    "all",
-    "train-genai",
-    "ai-output",
-    "tdm",
-    "ai",
-    "genai",
-    "inference",
-];
-
 /// What became of a retired label (`None`: not a label of any draft).
 pub fn retired(label: &str) -> Option<&'static str> {
     RETIRED_CATEGORIES
@@ -202,24 +189,20 @@ impl std::fmt::Display for BadPreference {
 impl std::error::Error for BadPreference {}
 
 /// Reads a `Content-Usage` value: `PATH PREFERENCE`, or a preference alone
-/// (the path then is `/`). `Err` when there is no preference or it is not
-/// a dictionary: the rule it carries then has `unreadable` set and no
-/// usage, and still holds its path. The `Ok` value carries the problems of
-/// its entries.
+/// (the path then is `/`), with the problems of its entries. A value with
+/// no preference, or one that is not a dictionary, gives a rule with
+/// `unreadable` set and no usage: it still holds its path.
 ///
 /// ```
 /// use botscope_robotstxt::parse_usage_rule;
-/// let (rule, problems) = parse_usage_rule("/docs/ train-ai=n, bots=n").unwrap();
+/// let (rule, problems) = parse_usage_rule("/docs/ train-ai=n, bots=n");
 /// assert_eq!((rule.path.as_str(), rule.usage.len()), ("/docs/", 1));
 /// assert!(problems[0].contains("removed by draft-ietf-aipref-vocab-05"));
-/// let (rule, why) = parse_usage_rule("/docs/ Train-AI=n").unwrap_err();
+/// let (rule, _) = parse_usage_rule("/docs/ Train-AI=n");
 /// assert_eq!(rule.path, "/docs/");
-/// assert!(rule.unreadable.is_some() && rule.usage.is_empty(), "{why}");
+/// assert!(rule.unreadable.is_some() && rule.usage.is_empty());
 /// ```
-#[allow(clippy::result_large_err)]
-pub fn parse_usage_rule(
-    value: &str,
-) -> Result<(UsageRule, Vec<String>), (UsageRule, BadPreference)> {
+pub fn parse_usage_rule(value: &str) -> (UsageRule, Vec<String>) {
     let value = value.trim_matches([' ', '\t']);
     let (path, pref, has_path) = if value.starts_with('/') {
         match value.find([' ', '\t']) {
@@ -236,21 +219,18 @@ pub fn parse_usage_rule(
         usage: Usage::new(),
         unreadable: None,
     };
-    let parsed = if pref.is_empty() {
-        Err(BadPreference(
-            "a path and no preference (`/ train-ai=n`)".into(),
-        ))
-    } else {
-        parse_preference(pref)
-    };
-    match parsed {
+    if pref.is_empty() {
+        rule.unreadable = Some("a path and no preference (`/ train-ai=n`)".into());
+        return (rule, Vec::new());
+    }
+    match parse_preference(pref) {
         Ok(p) => {
             rule.usage = p.usage;
-            Ok((rule, p.problems))
+            (rule, p.problems)
         }
         Err(why) => {
-            rule.unreadable = Some(why.0.clone());
-            Err((rule, why))
+            rule.unreadable = Some(why.0);
+            (rule, Vec::new())
         }
     }
 }
@@ -347,15 +327,15 @@ mod tests {
         );
     }
 
+    /// A statement's text and the usage it reads as (`None`: unreadable).
+    type Case<'a> = (&'a str, Option<&'a [(&'a str, &'a str)]>);
+
     /// draft-ietf-aipref-vocab-08, section 6.5: "If the value is a Token
     /// with a value of `y` ... allow"; "`n` ... disallow"; "Otherwise, the
     /// preference for that category is unknown", including "values that
     /// are not Tokens, and Token values that are other than `y` or `n`";
     /// "If the parsing of the Dictionary fails, preferences are unknown.
     /// This includes where keys include uppercase characters".
-    /// A statement's text and the usage it reads as (`None`: unreadable).
-    type Case<'a> = (&'a str, Option<&'a [(&'a str, &'a str)]>);
-
     #[test]
     fn the_processing_algorithm() {
         let cases: &[Case<'_>] = &[
@@ -414,9 +394,8 @@ mod tests {
             assert!(line.contains(draft), "{line}");
         }
         assert!(joined.contains("`zzz` is not a category of draft-ietf-aipref-vocab-08"));
-        assert_eq!(FORMER_CATEGORIES.len(), RETIRED_CATEGORIES.len());
         for (name, _) in RETIRED_CATEGORIES {
-            assert!(FORMER_CATEGORIES.contains(name) && !CATEGORIES.contains(name));
+            assert!(!CATEGORIES.contains(name), "{name}");
         }
     }
 

@@ -13,6 +13,19 @@ fn data(name: &str) -> String {
     .expect("test data")
 }
 
+/// A gzipped file of tests/data, as text.
+fn gz_data(name: &str) -> String {
+    use std::io::Read;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).expect("data"))
+        .read_to_string(&mut text)
+        .expect("gzip");
+    text
+}
+
 fn ip(s: &str) -> IpAddr {
     s.parse().expect("ip")
 }
@@ -145,7 +158,7 @@ fn published_addresses_find_their_owners() {
 mod ua {
     use botscope_botid::{Registry, UAP_REGEXES, UaClassifier};
 
-    use super::data;
+    use super::{data, gz_data};
 
     /// uap-core's own test cases: every family, with uap-core's regexes.
     #[test]
@@ -268,14 +281,7 @@ mod ua {
         Vec<String>,
         Vec<String>,
     ) {
-        use std::io::Read;
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data")
-            .join(file);
-        let mut text = String::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(path).expect("data"))
-            .read_to_string(&mut text)
-            .expect("gzip");
+        let text = gz_data(file);
         let r = Registry::bundled();
         let c = UaClassifier::bundled(&r).expect("classifier");
         let mut seen = std::collections::BTreeMap::new();
@@ -364,13 +370,7 @@ mod ua {
     /// `BOTSCOPE_SHOW_DESIGN=1` to print the design half's mistakes, the
     /// half the rules were made from.
     fn type_figures(half: &str) -> TypeFigures {
-        use std::io::Read;
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/matomo_types.tsv.gz");
-        let mut text = String::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(path).expect("data"))
-            .read_to_string(&mut text)
-            .expect("gzip");
+        let text = gz_data("matomo_types.tsv.gz");
         let r = Registry::bundled();
         let c = UaClassifier::bundled(&r).expect("classifier");
         let mut per: std::collections::BTreeMap<String, [u32; 2]> = Default::default();
@@ -525,13 +525,7 @@ mod ua {
     /// robots typed as a person's client (browser, media player, unknown).
     #[test]
     fn held_out_client_types_from_other_sources() {
-        use std::io::Read;
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/more_ua.tsv.gz");
-        let mut text = String::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(path).expect("data"))
-            .read_to_string(&mut text)
-            .expect("gzip");
+        let text = gz_data("more_ua.tsv.gz");
         let r = Registry::bundled();
         let c = UaClassifier::bundled(&r).expect("classifier");
         let (mut browsers, mut bots, mut browsers_as_crawlers, mut bots_as_people) =
