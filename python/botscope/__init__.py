@@ -197,6 +197,7 @@ class Index:
         rank_file: Optional[PathLike] = None,
         top: Optional[int] = None,
         weight: Optional[str] = None,
+        method: str = "exact",
     ) -> Rows:
         """Per period (``month``, ``year``, or ``crawl`` with ``db``) and
         agent, how the sites' robots.txt treat it, as ``botscope trends
@@ -206,7 +207,11 @@ class Index:
         denominators. A cohort: ``sites`` (a host per line, or CSV with a
         host column) or the ``top`` sites of ``rank_file`` (Tranco's
         ``rank,host``), each weighed by the list's ``weight`` column when
-        given."""
+        given. ``method`` judges each file as botscope does (``exact``) or
+        as a study did: ``somesite`` (Liu et al., IMC 2025; without agents,
+        their 24 AI User-Agents) or ``cic`` (Consent in Crisis), adding
+        per agent the sites the exact engine judges otherwise
+        (``disagree_with_exact``)."""
         if agents is None:
             agents = []
         elif isinstance(agents, str):
@@ -227,6 +232,7 @@ class Index:
                 path(rank_file),
                 top,
                 weight,
+                method,
             )
         )
 

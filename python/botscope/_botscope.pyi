@@ -156,5 +156,6 @@ class Index:
         rank_file: Optional[str] = None,
         top: Optional[int] = None,
         weight: Optional[str] = None,
+        method: str = "exact",
     ) -> Tuple[List[dict], List[str], dict]: ...
 

@@ -250,7 +250,7 @@ impl Index {
     #[pyo3(signature = (
         agents, by = "month", where_ = None, start = None, end = None, semantics = "google",
         db = None, category = None, operator = None, sites = None, rank_file = None, top = None,
-        weight = None,
+        weight = None, method = "exact",
     ))]
     #[allow(clippy::too_many_arguments)]
     fn _trends<'py>(
@@ -269,8 +269,24 @@ impl Index {
         rank_file: Option<PathBuf>,
         top: Option<u64>,
         weight: Option<String>,
+        method: &str,
     ) -> PyResult<Result3<'py>> {
+        let Some(method) = botscope_index::studies::Method::parse(method) else {
+            return Err(PyValueError::new_err(format!(
+                "unknown method `{method}` (expected exact, somesite or cic)"
+            )));
+        };
         let mut agents: Vec<String> = agents.iter().map(|a| a.trim().to_owned()).collect();
+        if agents.is_empty()
+            && category.is_none()
+            && operator.is_none()
+            && method == botscope_index::studies::Method::Somesite
+        {
+            agents = botscope_index::studies::SOMESITE_AGENTS
+                .iter()
+                .map(|&a| a.to_owned())
+                .collect();
+        }
         if agents.iter().any(String::is_empty) {
             return Err(PyValueError::new_err("an agent is empty"));
         }
@@ -357,6 +373,7 @@ impl Index {
                         where_,
                         semantics: sem,
                         cohort,
+                        method,
                     },
                 )
             })

@@ -81,6 +81,23 @@ def test_index_search_favor_trends_are_the_commands(research, cli):
     assert idx.search("botname:googlebot", as_of=datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)).result["total"] == 0
 
 
+def test_trends_by_a_studys_method_are_the_commands(research, cli):
+    db, ix = research
+    idx = botscope.Index(ix)
+    for method, agents in [("cic", ["GPTBot", "Googlebot"]), ("somesite", [])]:
+        tr = idx.trends(agents, by="year", db=db, method=method)
+        flags = [f for a in agents for f in ("--agent", a)]
+        _, out, _ = cli("trends", *flags, "--by", "year", "--index", ix, "--db", db,
+                        "--method", method, "--format", "json")
+        assert tr.result == json.loads(out)
+        assert tr.result["method"] == method
+        assert "disagree_with_exact" in tr.columns
+    # Without agents, Somesite's 24 and the group.
+    assert len({r["agent"] for r in tr}) == 25
+    with pytest.raises(ValueError, match="unknown method"):
+        idx.trends("GPTBot", method="google")
+
+
 def test_trends_of_a_cohort_and_a_category_are_the_commands(research, cli, tmp_path):
     db, ix = research
     idx = botscope.Index(ix)

@@ -798,6 +798,17 @@ fn crawl_name(s: &str) -> Result<String, botscope_store::BadCrawlName> {
     botscope_store::check_crawl_name(s).map(|()| s.to_owned())
 }
 
+/// A crawl named as Common Crawl names them, `CC-MAIN-YYYY-WW`.
+fn cc_crawl_name(s: &str) -> Result<String, String> {
+    match botscope_store::synth::crawl_start(s) {
+        Some(_) => Ok(s.to_owned()),
+        None => Err(format!(
+            "`{}` is not a Common Crawl crawl name such as CC-MAIN-2024-10 (year and ISO week)",
+            s.escape_debug()
+        )),
+    }
+}
+
 /// A time: 2007-03-01, 2007-03 or RFC 3339.
 fn time_arg(s: &str) -> Result<i64, String> {
     botscope_store::parse_time_arg(s).map_err(|e| e.to_string())
@@ -937,7 +948,7 @@ pub struct FavorArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("who").required(true).multiple(true)))]
+#[command(group(clap::ArgGroup::new("who").multiple(true)))]
 pub struct TrendsArgs {
     /// An agent's robots.txt token (repeatable).
     #[arg(long, value_name = "NAME", group = "who")]
@@ -984,9 +995,38 @@ pub struct TrendsArgs {
     /// Matching semantics.
     #[arg(long, value_enum, default_value_t)]
     pub semantics: Semantics,
+    /// How each file's restriction is judged: `exact` (botscope's engine),
+    /// or a study's own method reproduced: `somesite` (Liu et al., IMC
+    /// 2025; without --agent, their 24 AI User-Agents) or `cic` (Consent
+    /// in Crisis, Longpre et al., 2024). A study's method also reports, per
+    /// agent, the sites the exact engine judges otherwise. See docs/studies.md.
+    #[arg(long, value_parser = ["exact", "somesite", "cic"], default_value = "exact")]
+    pub method: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct StoreSynthArgs {
+    /// The directory the crawls are written under (made if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// A crawl, named as Common Crawl names them (`CC-MAIN-YYYY-WW`, its
+    /// captures dated in that ISO week's month); repeatable, oldest first.
+    #[arg(long, value_name = "NAME", required = true, value_parser = cc_crawl_name)]
+    pub crawl: Vec<String>,
+    /// Sites each crawl captures.
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub sites: u64,
+    /// WARC files per crawl.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub files: u64,
+    /// The synthetic web's seed: the same seed, the same sites.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(Debug, Args)]
@@ -1260,6 +1300,17 @@ pub enum StoreCommand {
     /// Example: botscope store import --db robots.db --format warc CC-MAIN-*-robotstxt.warc.gz
     /// Example: botscope store import --db robots.db --format files robots/ --date 2007-03-01
     Import(StoreImportArgs),
+    /// Synthetic Common Crawl crawls of robots.txt, to try `store import`,
+    /// `trends --by crawl`, the studies of docs/studies.md and botscope.spark
+    /// without downloading a crawl: the synthetic web (variations of real
+    /// files, one site in five changing over time) written as each crawl's
+    /// robots.txt WARC files and paths list, laid out as Common Crawl's bucket
+    /// (`crawl-data/CRAWL/…`). The Nth crawl named finds each site's Nth
+    /// version (or its last). Files that exist are never overwritten (exit 2,
+    /// nothing written).
+    ///
+    /// Example: botscope store synth --out cc --sites 300 --crawl CC-MAIN-2024-10 --crawl CC-MAIN-2024-42
+    Synth(StoreSynthArgs),
     /// Copy every row of one store into another: SQLite to PostgreSQL and back, ids
     /// kept, a transaction per chunk. Run it again to resume a copy that stopped; a
     /// destination that holds another store is refused (exit 2) and nothing is

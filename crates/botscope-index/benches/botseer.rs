@@ -457,6 +457,7 @@ fn bench(c: &mut Criterion) {
                     yearly: false,
                     crawls: None,
                     cohort: None,
+                    method: Default::default(),
                 })
                 .expect("trends"),
         );

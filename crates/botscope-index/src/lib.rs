@@ -41,6 +41,7 @@ mod render;
 mod schema;
 mod search;
 mod snippet;
+pub mod studies;
 mod submit;
 mod translate;
 mod trends;

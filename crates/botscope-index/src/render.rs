@@ -245,6 +245,17 @@ impl Trends {
                 100.0 * n as f64 / d as f64
             }
         };
+        match self.method {
+            "somesite" => o.push_str(
+                "method: Somesite I Used To Crawl (Liu et al., IMC 2025), as their script judges \
+                 (probes of the file's lines, Google's matcher)\n",
+            ),
+            "cic" => o.push_str(
+                "method: Consent in Crisis (Longpre et al., 2024), as their parser read files \
+                 (all, some, none as full, partial, none)\n",
+            ),
+            _ => {}
+        }
         if let Some(c) = &self.cohort {
             let _ = write!(o, "cohort: {} hosts of {}", c.hosts, c.source);
             if let Some(n) = c.in_store {
@@ -272,8 +283,8 @@ impl Trends {
                 .iter()
                 .map(|a| a.chars().count())
                 .max()
-                .unwrap_or(5)
-                .max(5);
+                .unwrap_or(0)
+                .max("(group)".len());
             let rows = p
                 .agents
                 .iter()
@@ -290,6 +301,16 @@ impl Trends {
                     c.none,
                     share(c.none, p.denominator)
                 );
+                if let Some(n) = p.disagree.as_ref().and_then(|d| d.get(a)) {
+                    let _ = writeln!(
+                        o,
+                        "  {:w$}  judged otherwise by the exact engine: {n} {} ({:.1}% of {})",
+                        "",
+                        if *n == 1 { "site" } else { "sites" },
+                        share(*n, p.sites),
+                        p.sites
+                    );
+                }
                 if let Some(wp) = &p.weighted {
                     let s = if a == "(group)" {
                         Some(&wp.group)
@@ -306,14 +327,28 @@ impl Trends {
                         };
                         let _ = writeln!(
                             o,
-                            "  {:w$}  weighted    {:>5.1}%          {:>5.1}%       {:>5.1}%",
+                            "  {:w$}  weighted    {:>5.1}%{:17}{:>5.1}%{:14}{:>5.1}%",
                             "",
                             ws(s.full),
+                            "",
                             ws(s.partial),
+                            "",
                             ws(s.none)
                         );
                     }
                 }
+            }
+            if let Some(n) = p.past_budget.filter(|&n| n > 0) {
+                let _ = writeln!(
+                    o,
+                    "  {n} {} past the method's work budget, counted as the exact engine judges {}",
+                    if n == 1 {
+                        "site's file was"
+                    } else {
+                        "sites' files were"
+                    },
+                    if n == 1 { "it" } else { "them" }
+                );
             }
             let a = &p.preferences;
             if a.any > 0 {
@@ -337,7 +372,7 @@ impl Trends {
                 );
             }
         }
-        if self.from_bodies > 0 {
+        if self.from_bodies > 0 && self.method == "exact" {
             let _ = writeln!(
                 o,
                 "{} versions past the index's budget were read from their files",
@@ -375,6 +410,12 @@ impl Trends {
         t.push("none", count(&|r| Some(r.2.none)));
         t.push("no_robots_txt", count(&|r| r.0.no_robots_txt));
         t.push("denominator", count(&|r| Some(r.0.denominator)));
+        if self.periods.iter().any(|p| p.disagree.is_some()) {
+            t.push(
+                "disagree_with_exact",
+                count(&|r| r.0.disagree.as_ref().and_then(|d| d.get(r.1)).copied()),
+            );
+        }
         if self.periods.iter().any(|p| p.weighted.is_some()) {
             let shares = |r: &Row<'_>| {
                 r.0.weighted.as_ref().and_then(|w| {

@@ -14,6 +14,7 @@ use crate::cohort::Cohort;
 use crate::engine::{BODY_CACHE, Index, io_err, par_map, rfc3339};
 use crate::error::Result;
 use crate::query::{self, Query};
+use crate::studies::Method;
 
 /// Restriction counts of one agent (or the group) in a period.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -128,6 +129,11 @@ pub(crate) struct Tally {
     pub(crate) preferences: AdoptionTally,
     /// The same sums of the sites' weights.
     pub(crate) weighted: WeightedTally,
+    /// Per agent, sites a study's method judges otherwise than the exact
+    /// engine.
+    pub(crate) disagree: Vec<u64>,
+    /// Sites a study's method was past its budget on.
+    pub(crate) past_budget: u64,
 }
 
 #[derive(Clone, Default)]
@@ -201,6 +207,8 @@ impl Tally {
             agents: vec![Counts::default(); agents],
             group: Counts::default(),
             preferences: AdoptionTally::default(),
+            disagree: vec![0; agents],
+            past_budget: 0,
             weighted: WeightedTally {
                 sites: 0.0,
                 agents: vec![Shares::default(); agents],
@@ -232,6 +240,10 @@ impl Tally {
         }
         self.group.merge(&o.group);
         self.preferences.merge(&o.preferences);
+        for (a, b) in self.disagree.iter_mut().zip(&o.disagree) {
+            *a += b;
+        }
+        self.past_budget += o.past_budget;
         self.weighted.sites += o.weighted.sites;
         for (a, b) in self.weighted.agents.iter_mut().zip(&o.weighted.agents) {
             a.merge(b);
@@ -266,6 +278,16 @@ pub struct Period {
     /// The same counts weighted by the cohort's weight column.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weighted: Option<WeightedPeriod>,
+    /// With a study's method: per agent, the sites (of `sites`) it judges
+    /// otherwise than the exact engine under the same semantics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disagree: Option<BTreeMap<String, u64>>,
+    /// With a study's method: the sites (of `sites`) whose file needed
+    /// more work than the method's budget
+    /// ([`crate::studies::STUDY_WORK_CAP`]), counted as the exact engine
+    /// judges them (and not among `disagree`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub past_budget: Option<u64>,
 }
 
 /// Restriction of agents over time ("Consent in Crisis", exactly).
@@ -273,6 +295,9 @@ pub struct Period {
 pub struct Trends {
     /// The semantics.
     pub semantics: &'static str,
+    /// How each file's restriction is judged: `exact`, or a study's
+    /// method (`somesite`, `cic`; [`crate::studies`]).
+    pub method: &'static str,
     /// `month`, `year` or `crawl`.
     pub by: &'static str,
     /// The agents (robots.txt product tokens).
@@ -285,8 +310,9 @@ pub struct Trends {
     pub cohort: Option<CohortInfo>,
     /// Versions whose restrictions were computed from their body, not
     /// read from the index: files past the index's work or name budget
-    /// ([`crate::CLASS_WORK_CAP`], [`crate::CLASS_NAME_BYTES`]); every
-    /// other version's come from the classes stored when it was indexed.
+    /// ([`crate::CLASS_WORK_CAP`], [`crate::CLASS_NAME_BYTES`]), and every
+    /// version under a study's method; every other version's come from
+    /// the classes stored when it was indexed.
     pub from_bodies: u64,
     /// Oldest first.
     pub periods: Vec<Period>,
@@ -314,6 +340,8 @@ pub struct TrendsRequest<'a> {
     /// asked with the cohort's hosts when there is one), `periods` unused:
     /// each site counted as the crawl's last capture of it found it.
     pub crawls: Option<&'a [botscope_store::CrawlSites]>,
+    /// How each file's restriction is judged.
+    pub method: Method,
 }
 
 /// How a trends question divides time.
@@ -368,6 +396,8 @@ pub struct TrendsPlan<'a> {
     pub semantics: Semantics,
     /// Only these sites, weighted by their weights.
     pub cohort: Option<Cohort>,
+    /// How each file's restriction is judged.
+    pub method: Method,
 }
 
 /// Largest cohort list read, in bytes: [`crate::COHORT_MAX_HOSTS`] hosts
@@ -515,6 +545,7 @@ impl Index {
             yearly,
             cohort: cohort.as_ref(),
             crawls: crawls.as_deref(),
+            method: plan.method,
         })
     }
 
@@ -530,7 +561,9 @@ impl Index {
             yearly,
             cohort,
             crawls,
+            method,
         } = *r;
+        let exact = method == Method::Exact;
         let by_crawl: Vec<(String, i64)>;
         let periods = match crawls {
             Some(c) => {
@@ -702,7 +735,12 @@ impl Index {
                             _ => continue,
                         },
                     };
-                    let ord = u32::try_from(o[i]).unwrap_or(NONE);
+                    // A study's method judges every file from its body.
+                    let ord = if exact {
+                        u32::try_from(o[i]).unwrap_or(NONE)
+                    } else {
+                        NONE
+                    };
                     if ord != NONE {
                         needed.insert(ord);
                     }
@@ -794,7 +832,8 @@ impl Index {
                 let store = seg
                     .get_store_reader(16)
                     .map_err(|e| io_err(&self.path, e))?;
-                let mut cache: HashMap<Vec<u8>, (Vec<crate::Restriction>, Stated)> = HashMap::new();
+                type Judged = (Vec<crate::Restriction>, Stated, Vec<bool>, bool);
+                let mut cache: HashMap<Vec<u8>, Judged> = HashMap::new();
                 for &(d, lo, hi, weight) in &unkept {
                     let doc: TantivyDocument = store.get(d).map_err(self.err())?;
                     let hash = doc
@@ -808,10 +847,18 @@ impl Index {
                                 .get_first(self.f.body)
                                 .and_then(|v| v.as_str())
                                 .unwrap_or_default();
-                            let r = (
-                                crate::restrictions(body.as_bytes(), agents, semantics),
-                                stated(body.as_bytes()),
-                            );
+                            let body = body.as_bytes();
+                            let (judged, past) = method.judge(body, agents, semantics);
+                            let differ = if exact || past {
+                                Vec::new()
+                            } else {
+                                crate::restrictions(body, agents, semantics)
+                                    .iter()
+                                    .zip(&judged)
+                                    .map(|(a, b)| a != b)
+                                    .collect()
+                            };
+                            let r = (judged, stated(body), differ, past);
                             if cache.len() < BODY_CACHE {
                                 cache.insert(hash.to_vec(), r.clone());
                             }
@@ -821,6 +868,10 @@ impl Index {
                     for &p in &order[usize::from(lo)..usize::from(hi)] {
                         tally[p].add_n(&r.0, 1, weight);
                         tally[p].preferences.add_n(&r.1, 1);
+                        for (d, &x) in tally[p].disagree.iter_mut().zip(&r.2) {
+                            *d += u64::from(x);
+                        }
+                        tally[p].past_budget += u64::from(r.3);
                     }
                 }
             }
@@ -846,6 +897,8 @@ impl Index {
                 group: t.group,
                 preferences: t.preferences.adoption(),
                 weighted: None,
+                disagree: (!exact).then(|| agents.iter().cloned().zip(t.disagree).collect()),
+                past_budget: (!exact).then_some(t.past_budget),
             };
             // The sites known then: the cohort's (from the store's first
             // sight of each), else the store's; by crawl, the sites it
@@ -880,6 +933,7 @@ impl Index {
         }
         Ok(Trends {
             semantics: semantics.as_str(),
+            method: method.as_str(),
             by: match (crawls, yearly) {
                 (Some(_), _) => "crawl",
                 (None, true) => "year",

@@ -285,6 +285,189 @@ pub fn fill(
     store.finish_run(run, EPOCH + 400 * 86_400)
 }
 
+/// One synthetic crawl of the synthetic web, as [`write_crawl`] writes it.
+#[derive(Debug, Clone)]
+pub struct CrawlSpec {
+    /// Its name (`CC-MAIN-2024-10`): in the files' names, their paths and
+    /// their warcinfo's `isPartOf`.
+    pub crawl: String,
+    /// Its first second: the captures are dated within 28 days of it.
+    pub start: i64,
+    /// The sites it captures: sites `0..sites` of the synthetic web.
+    pub sites: u64,
+    /// WARC files it is written in.
+    pub files: u64,
+    /// The synthetic web's seed.
+    pub seed: u64,
+}
+
+/// Writes `spec`'s crawl under `out` as Common Crawl lays out a crawl's
+/// robots.txt subset: `crawl-data/CRAWL/segments/SEGMENT/robotstxt/
+/// CRAWL-robotstxt-NNNNN.warc.gz` files, each opening with a warcinfo
+/// record (`isPartOf: CRAWL`), then per capture a request, a response and
+/// a metadata record, each its own gzip member; one site in ten answers
+/// 404, one in ten redirects. `version(site, versions)` picks which of
+/// a site's versions (oldest first) the crawl finds. Returns the paths
+/// list (`crawl-data/CRAWL/robotstxt.paths.gz` beside them, relative to
+/// `out` as Common Crawl's are to its bucket).
+pub fn write_crawl(
+    files: &[Vec<u8>],
+    spec: &CrawlSpec,
+    version: &dyn Fn(u64, usize) -> usize,
+    out: &Path,
+) -> std::io::Result<Vec<String>> {
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    use std::io::Write;
+
+    use crate::warc::write_record;
+
+    let other = |e: jiff::Error| std::io::Error::other(e.to_string());
+    let crawl = &spec.crawl;
+    let captures = spec.sites;
+    let per_file = captures.div_ceil(spec.files.max(1));
+    let mut paths = Vec::new();
+    let mut site = 0u64;
+    let gz = |fields: &[(&str, String)], block: &[u8]| -> std::io::Result<Vec<u8>> {
+        let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+        write_record(&mut gz, fields, block)?;
+        gz.finish()
+    };
+    for f in 0..spec.files.max(1) {
+        let name = format!("{crawl}-robotstxt-{f:05}.warc.gz");
+        let rel = format!(
+            "crawl-data/{crawl}/segments/{}.{f}/robotstxt/{name}",
+            spec.start * 1000
+        );
+        let path = out.join(&rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&path)?);
+        let start = jiff::Timestamp::from_second(spec.start).map_err(other)?;
+        let info = format!(
+            "software: botscope-synth\r\nisPartOf: {crawl}\r\n\
+             description: synthetic robots.txt captures\r\nformat: WARC File Format 1.1\r\n"
+        );
+        file.write_all(&gz(
+            &[
+                ("WARC-Type", "warcinfo".into()),
+                ("WARC-Date", start.to_string()),
+                ("WARC-Filename", name.clone()),
+                (
+                    "WARC-Record-ID",
+                    format!("<urn:uuid:ffffffff-0000-4000-8000-{f:012x}>"),
+                ),
+                ("Content-Type", "application/warc-fields".into()),
+            ],
+            info.as_bytes(),
+        )?)?;
+        for _ in 0..per_file.min(captures.saturating_sub(site)) {
+            let versions = self::site(files, spec.seed, site);
+            let v = &versions[version(site, versions.len()).min(versions.len() - 1)];
+            let time = spec.start + (site % (28 * 86_400)) as i64;
+            let date = jiff::Timestamp::from_second(time)
+                .map_err(other)?
+                .to_string();
+            let uri = format!("https://{}/robots.txt", v.host);
+            let id = |k: u64| format!("<urn:uuid:{k:08x}-0000-4000-8000-{site:012x}>");
+            let (status, body): (u16, Vec<u8>) = match site % 10 {
+                0 => (
+                    404,
+                    b"<html><body><h1>Not Found</h1></body></html>".to_vec(),
+                ),
+                5 => (301, Vec::new()),
+                _ => (200, v.body.clone().unwrap_or_default()),
+            };
+            let mut head = format!(
+                "HTTP/1.1 {status} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n",
+                crate::warc::reason_phrase(status),
+                if status == 200 {
+                    "text/plain"
+                } else {
+                    "text/html"
+                },
+                body.len()
+            );
+            if status == 301 {
+                head.push_str(&format!("Location: https://www.{}/robots.txt\r\n", v.host));
+            }
+            head.push_str("\r\n");
+            let mut response = head.into_bytes();
+            response.extend_from_slice(&body);
+            let request = format!(
+                "GET /robots.txt HTTP/1.1\r\nUser-Agent: CCBot/2.0 (https://commoncrawl.org/faq/)\r\n\
+                 Accept: text/html,*/*\r\nHost: {}\r\n\r\n",
+                v.host
+            );
+            let metadata = format!("fetchTimeMs: {}\r\n", 40 + site % 400);
+            let records: [(&str, &str, &[u8]); 3] = [
+                (
+                    "request",
+                    "application/http; msgtype=request",
+                    request.as_bytes(),
+                ),
+                ("response", "application/http; msgtype=response", &response),
+                ("metadata", "application/warc-fields", metadata.as_bytes()),
+            ];
+            for (k, (kind, ctype, block)) in records.into_iter().enumerate() {
+                let mut fields = vec![
+                    ("WARC-Type", kind.to_owned()),
+                    ("WARC-Date", date.clone()),
+                    ("WARC-Record-ID", id(k as u64)),
+                    ("WARC-Target-URI", uri.clone()),
+                    ("Content-Type", ctype.to_owned()),
+                ];
+                if kind == "response" {
+                    fields.push(("WARC-IP-Address", format!("192.0.2.{}", 1 + site % 254)));
+                }
+                file.write_all(&gz(&fields, block)?)?;
+            }
+            site += 1;
+        }
+        file.flush()?;
+        paths.push(rel);
+    }
+    let list = out.join(format!("crawl-data/{crawl}/robotstxt.paths.gz"));
+    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+    for p in &paths {
+        writeln!(gz, "{p}")?;
+    }
+    std::fs::write(list, gz.finish()?)?;
+    Ok(paths)
+}
+
+/// The synthetic web's first `sites` sites as a ranked list a cohort is
+/// read from (`trends --rank-file`): `rank,host,tokens` rows under that
+/// header, `tokens` a made-up count of a corpus's tokens from the site,
+/// falling with rank as a power law (as the token counts Consent in
+/// Crisis weights by do), so that weighted shares differ from counts.
+pub fn site_list(files: &[Vec<u8>], seed: u64, sites: u64) -> String {
+    let mut out = String::from("rank,host,tokens\n");
+    for i in 0..sites {
+        let host = &site(files, seed, i)[0].host;
+        let tokens = (50_000_000.0 / ((i + 1) as f64).powf(0.9)).round() as u64;
+        out.push_str(&format!("{},{host},{tokens}\n", i + 1));
+    }
+    out
+}
+
+/// The first second of a Common Crawl crawl named `CC-MAIN-YYYY-WW`: the
+/// Monday of ISO week `WW` of `YYYY`, 00:00 UTC.
+pub fn crawl_start(name: &str) -> Option<i64> {
+    let rest = name.strip_prefix("CC-MAIN-")?;
+    let (y, w) = rest.split_once('-')?;
+    let (y, w): (i16, i8) = (y.parse().ok()?, w.parse().ok()?);
+    let date = jiff::civil::ISOWeekDate::new(y, w, jiff::civil::Weekday::Monday).ok()?;
+    let day = jiff::civil::Date::from(date);
+    Some(
+        day.to_zoned(jiff::tz::TimeZone::UTC)
+            .ok()?
+            .timestamp()
+            .as_second(),
+    )
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -650,6 +650,7 @@ async fn run_trend(app: &Arc<App>, j: TrendJob) -> Result<Arc<Trends>, Fail> {
                     where_: j.where_.as_deref(),
                     semantics: j.sem,
                     cohort: None,
+                    method: Default::default(),
                 },
             )
             .map_err(|e| Fail::index(e, j.where_.as_deref().unwrap_or_default()))

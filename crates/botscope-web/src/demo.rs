@@ -20,6 +20,16 @@ mod files {
     include!(concat!(env!("OUT_DIR"), "/demo_files.rs"));
 }
 
+/// The real files the synthetic web is made from (the robots.txt
+/// engine's test corpus, built in), each cut as
+/// [`botscope_store::synth::cap`] cuts it.
+pub fn corpus() -> Vec<Vec<u8>> {
+    files::CORPUS
+        .iter()
+        .map(|(_, b)| botscope_store::synth::cap(b.to_vec()))
+        .collect()
+}
+
 /// Synthetic sites in the demo by default: enough for favourability and
 /// trends to mean something, built in a few seconds.
 pub const DEFAULT_SITES: u64 = 2_000;
@@ -73,11 +83,7 @@ pub fn build(dir: &std::path::Path, sites: u64) -> Result<Demo, Error> {
         .collect();
     store.record(Some(run), &examples)?;
     store.finish_run(run, EXAMPLES_DATE)?;
-    let corpus: Vec<Vec<u8>> = files::CORPUS
-        .iter()
-        .map(|(_, b)| botscope_store::synth::cap(b.to_vec()))
-        .collect();
-    botscope_store::synth::fill(&mut store, &corpus, sites, 1, &mut |_| {})?;
+    botscope_store::synth::fill(&mut store, &corpus(), sites, 1, &mut |_| {})?;
     Ok(Demo {
         db,
         index: dir.join("demo.index"),

@@ -81,6 +81,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
             StoreCommand::Stats(a) => store::stats(&a),
             StoreCommand::Export(a) => store::export(&a),
             StoreCommand::Import(a) => store::import(&a, s),
+            StoreCommand::Synth(a) => store::synth(&a),
             StoreCommand::Copy(a) => store::copy(&a),
         },
         Command::Bots(cmd) => match cmd {

@@ -183,6 +183,20 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
             }
         }
     }
+    let method = botscope_index::studies::Method::parse(&a.method)
+        .context("--method is exact, somesite or cic")?;
+    let named = !a.agent.is_empty() || a.category.is_some() || a.operator.is_some();
+    anyhow::ensure!(
+        named || method == botscope_index::studies::Method::Somesite,
+        "which agents? give --agent, --category or --operator \
+         (--method somesite alone counts the study's 24 AI User-Agents)"
+    );
+    if method == botscope_index::studies::Method::Somesite && !named {
+        agents = botscope_index::studies::SOMESITE_AGENTS
+            .iter()
+            .map(|&x| x.to_owned())
+            .collect();
+    }
     anyhow::ensure!(
         !agents.is_empty(),
         "no registry robot is in that category or run by that operator (see `botscope bots list`)"
@@ -217,6 +231,7 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
                 where_: a.where_.as_deref(),
                 semantics: a.semantics,
                 cohort,
+                method,
             },
         )
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;

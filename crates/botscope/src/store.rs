@@ -9,7 +9,7 @@ use botscope_store::{Frontier, NewRun, Store, StoreLocator, content_hash};
 
 use crate::cli::{
     Format, FrontierAddArgs, FrontierStatsArgs, StoreCopyArgs, StoreExportArgs, StoreExportFormat,
-    StoreImportArgs, StoreImportFormat, StoreStatsArgs,
+    StoreImportArgs, StoreImportFormat, StoreStatsArgs, StoreSynthArgs,
 };
 use crate::exit::ExitStatus;
 
@@ -64,6 +64,63 @@ pub fn export(a: &StoreExportArgs) -> Result<ExitStatus> {
             eprintln!("{n} versions exported");
         }
     }
+    Ok(ExitStatus::Success)
+}
+
+/// `store synth`: every crawl checked first (none may exist under
+/// `--out`), then written.
+pub fn synth(a: &StoreSynthArgs) -> Result<ExitStatus> {
+    for (i, c) in a.crawl.iter().enumerate() {
+        anyhow::ensure!(!a.crawl[..i].contains(c), "the crawl {c} is named twice");
+        let dir = a.out.join("crawl-data").join(c);
+        anyhow::ensure!(
+            !dir.exists(),
+            "{} exists: synth writes only new crawls (remove it, or choose another --out); \
+             nothing was written",
+            dir.display()
+        );
+    }
+    let list = a.out.join("sites.csv");
+    anyhow::ensure!(
+        !list.exists(),
+        "{} exists: synth writes only new files (remove it, or choose another --out); \
+         nothing was written",
+        list.display()
+    );
+    let corpus = botscope_web::demo::corpus();
+    std::fs::create_dir_all(&a.out).with_context(|| format!("making {}", a.out.display()))?;
+    let mut file = botscope_os::AtomicFile::create(&list)?;
+    file.write_all(botscope_store::synth::site_list(&corpus, a.seed, a.sites).as_bytes())?;
+    file.commit()?;
+    for (k, crawl) in a.crawl.iter().enumerate() {
+        let start = botscope_store::synth::crawl_start(crawl)
+            .context("a crawl is named CC-MAIN-YYYY-WW")?;
+        let spec = botscope_store::synth::CrawlSpec {
+            crawl: crawl.clone(),
+            start,
+            sites: a.sites,
+            files: a.files,
+            seed: a.seed,
+        };
+        let paths = botscope_store::synth::write_crawl(&corpus, &spec, &|_, _| k, &a.out)
+            .with_context(|| format!("writing {crawl} under {}", a.out.display()))?;
+        eprintln!(
+            "{crawl}: {} captures in {} WARC {} under {}, listed in {}",
+            a.sites,
+            paths.len(),
+            if paths.len() == 1 { "file" } else { "files" },
+            a.out.join("crawl-data").join(crawl).display(),
+            a.out
+                .join("crawl-data")
+                .join(crawl)
+                .join("robotstxt.paths.gz")
+                .display()
+        );
+    }
+    eprintln!(
+        "{}: the sites by rank, with a tokens column (`trends --rank-file … --weight tokens`)",
+        list.display()
+    );
     Ok(ExitStatus::Success)
 }
 

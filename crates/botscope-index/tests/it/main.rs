@@ -777,6 +777,7 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
                 yearly: false,
                 crawls: None,
                 cohort: None,
+                method: Default::default(),
             })
             .expect("trends");
         assert_eq!(t.from_bodies, 1, "the crafted file alone");
@@ -796,6 +797,57 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
             assert_eq!(p.sites, sites.len() as u64, "{sem:?} {}", p.period);
             assert_eq!(p.agents, want, "{sem:?} {}", p.period);
         }
+    }
+    // The studies' methods: every file judged their way, and the sites
+    // the exact engine judges otherwise counted per agent.
+    use botscope_index::studies::Method;
+    for method in [Method::Somesite, Method::Cic] {
+        let t = idx
+            .trends(&botscope_index::TrendsRequest {
+                agents: &agents,
+                periods: &periods,
+                where_: None,
+                semantics: Semantics::Google,
+                known_at: None,
+                yearly: false,
+                crawls: None,
+                cohort: None,
+                method,
+            })
+            .expect("trends");
+        assert_eq!(t.method, method.as_str());
+        let mut differ_somewhere = false;
+        for (p, sites) in t.periods.iter().zip(&in_force) {
+            let mut want: BTreeMap<String, botscope_index::Counts> = BTreeMap::new();
+            let mut disagree: BTreeMap<String, u64> = BTreeMap::new();
+            for (_, body) in sites {
+                let (r, past) = method.judge(body, &agents, Semantics::Google);
+                assert!(!past, "real files are within the budget");
+                let exact = botscope_index::restrictions(body, &agents, Semantics::Google);
+                for ((a, x), e) in agents.iter().zip(r).zip(exact) {
+                    *disagree.entry(a.clone()).or_default() += u64::from(x != e);
+                    let c = want.entry(a.clone()).or_default();
+                    match x {
+                        botscope_index::Restriction::Full => c.full += 1,
+                        botscope_index::Restriction::Partial => c.partial += 1,
+                        botscope_index::Restriction::None => c.none += 1,
+                    }
+                }
+            }
+            assert_eq!(p.agents, want, "{method:?} {}", p.period);
+            differ_somewhere |= disagree.values().any(|&n| n > 0);
+            assert_eq!(
+                p.disagree.as_ref(),
+                Some(&disagree),
+                "{method:?} {}",
+                p.period
+            );
+            assert_eq!(p.past_budget, Some(0));
+        }
+        assert!(
+            differ_somewhere,
+            "{method:?} departs from the exact engine on real files"
+        );
     }
     // A cohort: every fourth site, weighted by its position, and a host
     // the store never saw; the denominators from the store's first sight.
@@ -822,6 +874,7 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
             yearly: false,
             crawls: None,
             cohort: Some(&cohort),
+            method: Default::default(),
         })
         .expect("cohort trends");
     let info = t.cohort.as_ref().expect("cohort info");
@@ -989,6 +1042,7 @@ fn trends_by_crawl_count_each_crawls_last_captures() {
                     yearly: false,
                     crawls: Some(&crawls),
                     cohort: None,
+                    method: Default::default(),
                 })
                 .expect("trends");
             assert_eq!(t.by, "crawl");
@@ -1056,6 +1110,7 @@ fn trends_by_crawl_count_each_crawls_last_captures() {
             yearly: false,
             crawls: Some(&of),
             cohort: Some(&cohort),
+            method: Default::default(),
         })
         .expect("trends");
     for (p, (crawl, last)) in t.periods.iter().zip(&want) {

@@ -403,6 +403,7 @@ fn trends_by_crawl_answer_as_the_command_does() {
                 where_: None,
                 semantics: botscope_robotstxt::Semantics::Google,
                 cohort: None,
+                method: Default::default(),
             },
         )
         .unwrap();

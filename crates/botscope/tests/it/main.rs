@@ -4,6 +4,7 @@
 
 mod cli;
 mod data;
+mod docs;
 mod harvest;
 mod inprocess;
 mod logs;
