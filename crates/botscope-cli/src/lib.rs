@@ -134,6 +134,15 @@ pub enum Command {
     ///
     /// Example: botscope trends --category ai-training --db robots.db
     Trends(TrendsArgs),
+    /// What sites' robots.txt newly say to each agent since a time: per new
+    /// version, the agents it blocks more (`blocked`) or less (`allowed`) than
+    /// the version before it (a site's first file against none), and the usage
+    /// preferences it adds or drops; newest first, capped. Read from the research
+    /// index (`index update` after a harvest or an import): run it after each
+    /// harvest with the time the harvest started. Atom 1.0 for feed readers.
+    ///
+    /// Example: botscope watch --db robots.db --since 7d --agent GPTBot --format atom
+    Watch(WatchArgs),
     /// What changed between two versions of a site: rules, verdicts, bias.
     ///
     /// Example: botscope diff --site www.nasa.gov --db robots.db --from 2007-01 --to 2008-01
@@ -1005,6 +1014,62 @@ pub struct TrendsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The store the index was built from.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<StoreLocator>,
+    #[command(flatten)]
+    pub index: IndexDirArgs,
+    /// Changes after this time: a date, RFC 3339, or a duration ago (`7d`, `24h`).
+    #[arg(long, value_name = "TIME", value_parser = since_arg)]
+    pub since: i64,
+    /// An agent's robots.txt token (repeatable; default: every registry robot).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Vec<String>,
+    /// Every registry robot of a category (ai-training, ai-search …).
+    #[arg(long, value_name = "CATEGORY")]
+    pub category: Option<String>,
+    /// Only changes of this kind.
+    #[arg(long, value_parser = ["blocked", "allowed"])]
+    pub only: Option<String>,
+    /// Only this site.
+    #[arg(long, value_name = "HOST")]
+    pub site: Option<String>,
+    /// Only new versions matching this query (search's language).
+    #[arg(long = "where", value_name = "QUERY")]
+    pub where_: Option<String>,
+    /// Site changes listed at most (newest first).
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub limit: u64,
+    /// Matching semantics.
+    #[arg(long, value_enum, default_value_t)]
+    pub semantics: Semantics,
+    /// Output format: text, json, csv or atom (an Atom 1.0 feed).
+    #[arg(long, value_parser = ["text", "json", "csv", "atom"], default_value = "text")]
+    pub format: String,
+}
+
+/// A time, or a duration before now (`7d`, `24h`).
+fn since_arg(s: &str) -> Result<i64, String> {
+    if let Ok(t) = time_arg(s) {
+        return Ok(t);
+    }
+    match any_duration_arg(s) {
+        Ok(d) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |n| n.as_secs());
+            Ok(i64::try_from(now.saturating_sub(d.as_secs())).unwrap_or(0))
+        }
+        Err(_) => Err(format!(
+            "`{}`: give a date (2026-11-20), RFC 3339, or a duration ago (7d, 24h)",
+            s.escape_debug()
+        )),
+    }
 }
 
 #[derive(Debug, Args)]

@@ -26,6 +26,7 @@
 
 mod bias;
 mod build;
+mod changes;
 mod classes;
 mod cohort;
 mod collector;
@@ -51,6 +52,9 @@ pub use bias::{
     TABLE_CELLS, Tilt, TooComplex, bias, bias_of, bias_with, favorability,
 };
 pub use build::BuildReport;
+pub use changes::{
+    AgentChange, ChangeRequest, Changes, Feed, Kind, MAX_CHANGES, SiteChange, feed_id,
+};
 pub use classes::{CLASS_NAME_BYTES, CLASS_WORK_CAP, Classes, Said, Stated};
 pub use cohort::{COHORT_MAX_HOSTS, Cohort, CohortError, CohortSpec};
 pub use compare::{

@@ -56,6 +56,7 @@ mod api;
 mod chart;
 pub mod demo;
 mod fail;
+mod feeds;
 mod guard;
 mod layout;
 mod logs;
@@ -239,6 +240,9 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/search", get(pages::search))
         .route("/site/{host}", get(pages::site))
         .route("/site/{host}/robots.txt", get(pages::raw))
+        .route("/site/{host}/feed.atom", get(feeds::site))
+        .route("/crawler/{name}/feed.atom", get(feeds::crawler))
+        .route("/search/feed.atom", get(feeds::search))
         .route("/site/{host}/bias", get(pages::bias))
         .route("/robots", get(pages::robots))
         .route("/crawler/{name}", get(pages::crawler))

@@ -211,7 +211,8 @@ fn results(r: &SearchResults, p: &SearchParams, page_no: usize) -> Markup {
         )
     };
     html! {
-        p.count { b { (r.total) } (if r.total == 1 { " site (" } else { " sites (" }) (format!("{:.1}", r.took_ms)) " ms)" @if pages > 1 { ", page " (page_no) " of " (pages) } }
+        p.count { b { (r.total) } (if r.total == 1 { " site (" } else { " sites (" }) (format!("{:.1}", r.took_ms)) " ms)" @if pages > 1 { ", page " (page_no) " of " (pages) }
+            " · " a href={ "/search/feed.atom" (query(&[("q", p.q.as_deref().unwrap_or_default())])) } type="application/atom+xml" { "Changes of these files (Atom feed)" } }
         ol.hits start=((page_no - 1) * 20 + 1) {
             @for h in &r.hits {
                 li.hit {
@@ -296,7 +297,8 @@ fn site_body(m: &SiteModel, p: &SiteParams) -> Markup {
             (m.versions.len()) " version" @if m.versions.len() != 1 { "s" } ". Shown: the version first fetched "
             b { (day(m.shown)) } " (" (m.source) ", " (m.bytes) " bytes). "
             a href={ "/site/" (host) "/robots.txt" (query(&[("at", &m.shown.to_string())])) } { "As stored" } " · "
-            a href={ "/site/" (host) "/bias" (query(&[("as_of", &m.shown.to_string())])) } { "Analyze it!" }
+            a href={ "/site/" (host) "/bias" (query(&[("as_of", &m.shown.to_string())])) } { "Analyze it!" } " · "
+            a href={ "/site/" (host) "/feed.atom" } type="application/atom+xml" { "Changes (Atom feed)" }
         }
         @let submitted = m.versions.iter().filter(|v| v.source == "submitted").count();
         @if submitted > 0 && m.source != "submitted" {
@@ -813,6 +815,7 @@ fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
     let addresses: usize = m.logs.iter().map(|l| l.addresses.len()).sum();
     html! {
         h1 { (Text(&m.name)) }
+        p { a href={ "/crawler/" (enc(&m.name)) "/feed.atom" } type="application/atom+xml" { "Sites that started blocking it (Atom feed)" } }
         @match &m.registry {
             Some(b) => {
                 dl.entry {

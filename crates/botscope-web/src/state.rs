@@ -49,6 +49,8 @@ pub struct App {
     /// The sites favouring and disfavouring a robot (by its token), for
     /// its crawler page, likewise.
     sites: Memo<String, (Vec<Hit>, Vec<Hit>)>,
+    /// Change feeds per question (`feeds::job`'s key), likewise.
+    feeds: Memo<String, botscope_index::Changes>,
     pub(crate) limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
     /// The demo's directory (removed when the server ends).
     pub(crate) demo: Option<botscope_os::LeasedDir>,
@@ -120,6 +122,7 @@ impl App {
             favor: Memo::default(),
             trends: Memo::default(),
             sites: Memo::default(),
+            feeds: Memo::default(),
             limiter,
             demo,
         });
@@ -202,6 +205,15 @@ impl App {
         self.trends.get(&self.pool, key, make).await
     }
 
+    /// A change feed's changes, computed once until the store changes.
+    pub(crate) async fn changes(
+        &self,
+        key: String,
+        make: impl FnOnce() -> Result<botscope_index::Changes, Fail> + Send + 'static,
+    ) -> Result<Arc<botscope_index::Changes>, Fail> {
+        self.feeds.get(&self.pool, key, make).await
+    }
+
     /// The ten sites most favouring `token` and the ten disfavouring it
     /// most (each strongest first), computed once until the
     /// store changes: two searches over every file naming the robot are
@@ -244,6 +256,7 @@ impl App {
         self.favor.clear();
         self.trends.clear();
         self.sites.clear();
+        self.feeds.clear();
     }
 
     /// Adds an analysed log; uploads beyond the limit push out the oldest

@@ -103,6 +103,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Favor(a) => research::favor(&a),
         Command::Submit(a) => research::submit(&a),
         Command::Trends(a) => research::trends(&a, s),
+        Command::Watch(a) => research::watch(&a, s),
         Command::Diff(a) => research::diff(&a),
         Command::Serve(a) => serve::run(&a, s).await,
         Command::Gate(a) => serve::gate(&a, s).await,

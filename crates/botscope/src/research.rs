@@ -9,7 +9,7 @@ use botscope_store::StoreLocator;
 
 use crate::cli::{
     BiasArgs, DiffArgs, FavorArgs, Format, IndexBuildArgs, IndexExportArgs, IndexUpdateArgs,
-    SearchArgs, SubmitArgs, TableFormat, TrendsArgs,
+    SearchArgs, SubmitArgs, TableFormat, TrendsArgs, WatchArgs,
 };
 use crate::exit::ExitStatus;
 
@@ -236,6 +236,91 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
         )
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
     emit(a.format, &t, || t.to_text(), || t.to_table())?;
+    Ok(ExitStatus::Success)
+}
+
+/// `watch`.
+pub fn watch(a: &WatchArgs, s: &crate::Settings) -> Result<ExitStatus> {
+    let index = a.index.resolve(a.db.as_ref())?;
+    let mut agents: Vec<String> = Vec::new();
+    let mut add = |t: String| {
+        if !agents.iter().any(|x| x.eq_ignore_ascii_case(&t)) {
+            agents.push(t);
+        }
+    };
+    for x in &a.agent {
+        add(x.trim().to_owned());
+    }
+    if let Some(c) = &a.category {
+        let found = s.registry(None)?.agents(Some(c), None);
+        anyhow::ensure!(
+            !found.is_empty(),
+            "no registry robot is in the category {c} (see `botscope bots list`)"
+        );
+        found.into_iter().for_each(&mut add);
+    }
+    if a.agent.is_empty() && a.category.is_none() {
+        add("*".to_owned());
+        s.registry(None)?
+            .all_agents()
+            .into_iter()
+            .for_each(&mut add);
+    }
+    let mut idx = Index::open(&index)?;
+    idx.set_threads(s.threads);
+    // An index behind its store answers for the time it was updated.
+    if let Some(db) = &a.db {
+        let store = db.open_read()?;
+        let mark = botscope_store::Store::change_mark(&store)?;
+        if mark > idx.meta().mark {
+            eprintln!(
+                "botscope: note: the store has changes the index does not hold yet: \
+                 run `botscope index update --db {db}` for a watch that includes them"
+            );
+        }
+    }
+    let only = a.only.as_deref().and_then(botscope_index::Kind::parse);
+    let c = idx
+        .changes(&botscope_index::ChangeRequest {
+            since: a.since,
+            agents: &agents,
+            semantics: a.semantics,
+            site: a.site.as_deref(),
+            where_: a.where_.as_deref(),
+            only,
+            limit: usize::try_from(a.limit).unwrap_or(usize::MAX),
+        })
+        .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
+    match a.format.as_str() {
+        "atom" => {
+            let title = match (&a.site, &a.agent[..], only) {
+                (Some(site), _, _) => format!("robots.txt changes of {site}"),
+                (None, [one], Some(botscope_index::Kind::Blocked)) => {
+                    format!("sites that started blocking {one}")
+                }
+                (None, [one], _) => format!("robots.txt changes for {one}"),
+                _ => "robots.txt changes".to_owned(),
+            };
+            let feed = botscope_index::Feed {
+                title: &title,
+                id: &botscope_index::feed_id(&format!(
+                    "watch\n{}\n{:?}\n{:?}\n{:?}\n{}",
+                    agents.join(","),
+                    a.only,
+                    a.site,
+                    a.where_,
+                    a.semantics.as_str()
+                )),
+                this: None,
+                site_link: None,
+                now: botscope_os::unix_now(),
+            };
+            print(&c.to_atom(&feed), true)?;
+        }
+        "json" => emit(TableFormat::Json, &c, || c.to_text(), || c.to_table())?,
+        "csv" => emit(TableFormat::Csv, &c, || c.to_text(), || c.to_table())?,
+        _ => emit(TableFormat::Text, &c, || c.to_text(), || c.to_table())?,
+    }
     Ok(ExitStatus::Success)
 }
 

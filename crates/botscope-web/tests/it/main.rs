@@ -1072,3 +1072,112 @@ fn the_site_page_shows_usage_preferences_beside_the_checker() {
     let s = get(addr, "/api/search?q=signal%3Aai-train%3Dno").json();
     assert_eq!(s["total"], 1, "{s}");
 }
+
+/// Reads an Atom feed with feedparser, as feed readers do
+/// (`crates/botscope/tests/py/read_atom.py`, in the venv the test command
+/// makes, or `BOTSCOPE_PYTHON`).
+fn read_atom(feed: &str) -> serde_json::Value {
+    let root = botscope_testkit::root();
+    let py = std::env::var_os("BOTSCOPE_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("target/pyenv/bin/python"));
+    let mut child = std::process::Command::new(&py)
+        .arg(root.join("crates/botscope/tests/py/read_atom.py"))
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e} (scripts/test makes the venv)", py.display()));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(feed.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "{}\n{feed}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The change feeds: per search query, per crawler and per site, each
+/// valid Atom 1.0 as a feed reader reads it, newest first, capped, linked
+/// from the pages they follow.
+#[test]
+fn change_feeds_are_atom_a_reader_reads() {
+    let addr = demo();
+    let feed = |path: &str| {
+        let r = get(addr, path);
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        assert_eq!(
+            r.header("content-type"),
+            Some("application/atom+xml; charset=utf-8"),
+            "{path}"
+        );
+        read_atom(&r.body)
+    };
+    let q = feed(&format!("/search/feed.atom?q={}", pct("botname:gptbot")));
+    let entries = q["entries"].as_array().unwrap();
+    assert!(
+        !entries.is_empty() && entries.len() <= 100,
+        "{}",
+        entries.len()
+    );
+    let times: Vec<&str> = entries
+        .iter()
+        .map(|e| e["updated"].as_str().unwrap())
+        .collect();
+    assert!(
+        times.windows(2).all(|w| w[0] >= w[1]),
+        "newest first: {times:?}"
+    );
+    assert_eq!(q["self"], "/search/feed.atom?q=botname%3Agptbot");
+    // Each entry links the site's page; the site's own feed holds it.
+    let link = entries[0]["link"].as_str().unwrap();
+    let host = link.strip_prefix("/site/").expect("a site page");
+    let s = feed(&format!("/site/{host}/feed.atom"));
+    assert!(
+        s["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["id"] == entries[0]["id"]),
+        "{s}"
+    );
+    assert_eq!(s["title"], format!("robots.txt changes of {host}"));
+    let c = feed("/crawler/GPTBot/feed.atom");
+    assert_eq!(c["title"], "sites that started blocking GPTBot");
+    for e in c["entries"].as_array().unwrap() {
+        assert!(
+            e["title"].as_str().unwrap().contains("blocked GPTBot"),
+            "{e}"
+        );
+    }
+    assert!(!c["entries"].as_array().unwrap().is_empty());
+    // The same question, the same feed id; another, another.
+    assert_eq!(feed("/crawler/GPTBot/feed.atom")["id"], c["id"]);
+    assert_ne!(q["id"], c["id"]);
+    // Linked from the pages.
+    assert!(
+        get(addr, &format!("/site/{host}"))
+            .body
+            .contains(&format!("href=\"/site/{host}/feed.atom\""))
+    );
+    assert!(
+        get(addr, "/crawler/GPTBot")
+            .body
+            .contains("href=\"/crawler/GPTBot/feed.atom\"")
+    );
+    assert!(
+        get(addr, "/search?q=botname%3Agptbot")
+            .body
+            .contains("href=\"/search/feed.atom?q=botname%3Agptbot\"")
+    );
+    // A query the index refuses is a 400, not a feed.
+    assert_eq!(get(addr, "/search/feed.atom?q=%28").status, 400);
+    assert_eq!(get(addr, "/search/feed.atom").status, 400);
+}

@@ -1156,3 +1156,208 @@ fn the_worked_example_of_the_research_guide() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--db"), "{}", stderr(&o));
 }
+
+/// `watch`: three sites' files imported at three times; what each new
+/// version changes for GPTBot and CCBot, newest first, filtered, capped,
+/// and as an Atom feed a feed reader reads.
+#[test]
+fn watch_reports_what_new_versions_change() {
+    let d = scratch("watch");
+    let db = d.join("w.db");
+    let import = |name: &str, date: &str, files: &[(&str, &str)]| {
+        let dir = d.join(name);
+        std::fs::create_dir_all(&dir).expect("dir");
+        for (host, body) in files {
+            std::fs::write(dir.join(host), body).expect("write");
+        }
+        let o = run(&[
+            "store",
+            "import",
+            "--db",
+            arg(&db),
+            "--format",
+            "files",
+            "--date",
+            date,
+            arg(&dir),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    import(
+        "jan",
+        "2024-01-10",
+        &[
+            ("a.example", "User-agent: *\nDisallow: /tmp\n"),
+            ("b.example", "User-agent: CCBot\nDisallow: /\n"),
+        ],
+    );
+    import(
+        "jun",
+        "2024-06-10",
+        &[(
+            "a.example",
+            "User-agent: *\nDisallow: /tmp\n\nUser-agent: GPTBot\nDisallow: /\nContent-Usage: train-ai=n\n",
+        )],
+    );
+    import(
+        "jul",
+        "2024-07-10",
+        &[("b.example", "User-agent: *\nAllow: /\n")],
+    );
+    import(
+        "aug",
+        "2024-08-10",
+        &[("c.example", "User-agent: GPTBot\nDisallow: /private\n")],
+    );
+    let o = run(&["index", "build", "--db", arg(&db)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let watch = |extra: &[&str]| {
+        let mut args = vec![
+            "watch",
+            "--db",
+            arg(&db),
+            "--since",
+            "2024-03-01",
+            "--agent",
+            "GPTBot",
+            "--agent",
+            "CCBot",
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let o = watch(&["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("json");
+    let sites: Vec<&str> = v["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| c["site"].as_str().expect("site"))
+        .collect();
+    assert_eq!(
+        sites,
+        ["c.example", "b.example", "a.example"],
+        "newest first"
+    );
+    let c = &v["changes"][0];
+    assert_eq!(c["first"], true);
+    assert_eq!(
+        c["agents"],
+        serde_json::json!([{"agent": "GPTBot", "change": "blocked", "before": "none", "after": "partial"}])
+    );
+    let b = &v["changes"][1];
+    assert_eq!(b["first"], false);
+    assert_eq!(
+        b["agents"],
+        serde_json::json!([{"agent": "CCBot", "change": "allowed", "before": "full", "after": "none"}])
+    );
+    let a = &v["changes"][2];
+    assert_eq!(a["agents"][0]["agent"], "GPTBot");
+    assert_eq!(a["agents"][0]["after"], "full");
+    assert_eq!(
+        a["preferences_added"],
+        serde_json::json!(["usage:train-ai=n"])
+    );
+    assert_eq!(a["at"], "2024-06-10T00:00:00Z");
+    assert_eq!(v["total"], 3);
+    assert_eq!(v["truncated"], false);
+    // Before the first import, every first file is a change too; after
+    // the last, nothing.
+    let o = run(&[
+        "watch",
+        "--db",
+        arg(&db),
+        "--since",
+        "2024-09-01",
+        "--agent",
+        "GPTBot",
+    ]);
+    assert!(
+        stdout(&o).starts_with("changes since 2024-09-01T00:00:00Z: 0 site changes"),
+        "{}",
+        stdout(&o)
+    );
+    // Only what blocks GPTBot; only one site; the newest one.
+    let o = run(&[
+        "watch",
+        "--db",
+        arg(&db),
+        "--since",
+        "2024-03-01",
+        "--agent",
+        "GPTBot",
+        "--only",
+        "blocked",
+        "--format",
+        "csv",
+    ]);
+    let csv = stdout(&o);
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert!(
+        rows[0].contains("\"c.example\",\"GPTBot\",blocked,none,partial"),
+        "{csv}"
+    );
+    assert!(
+        rows[1].contains("\"a.example\",\"GPTBot\",blocked,partial,full"),
+        "{csv}"
+    );
+    let o = watch(&["--site", "b.example", "--format", "json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["total"], 1);
+    assert_eq!(v["changes"][0]["site"], "b.example");
+    let o = watch(&["--limit", "1", "--format", "json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        (v["total"].as_u64(), v["truncated"].as_bool()),
+        (Some(3), Some(true))
+    );
+    assert_eq!(v["changes"].as_array().map(Vec::len), Some(1));
+    let o = watch(&["--where", "disallow:/private", "--format", "json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["total"], 1, "{v}");
+    // Text: a line per change.
+    let o = watch(&[]);
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "2024-08-10T00:00:00Z  c.example (first file)  blocked GPTBot (none to partial)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "a.example  blocked GPTBot (partial to full); usage preferences +usage:train-ai=n"
+        ),
+        "{text}"
+    );
+    // Atom, read by a feed reader's parser.
+    let o = watch(&["--only", "blocked", "--format", "atom"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let feed = d.join("feed.atom");
+    std::fs::write(&feed, &o.stdout).expect("write");
+    let v = crate::python_json("read_atom.py", &feed);
+    let titles: Vec<&str> = v["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["title"].as_str().expect("title"))
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "c.example: blocked GPTBot (none to partial)",
+            "a.example: blocked GPTBot (partial to full); usage preferences +usage:train-ai=n"
+        ]
+    );
+    assert_eq!(v["entries"][0]["link"], "https://c.example/robots.txt");
+    assert!(v["id"].as_str().expect("id").starts_with("urn:uuid:"));
+    // The same question, the same feed id.
+    let again = watch(&["--only", "blocked", "--format", "atom"]);
+    assert_eq!(again.stdout, o.stdout);
+    // A time that is not one: exit 2.
+    let o = run(&["watch", "--db", arg(&db), "--since", "last tuesday"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("a duration ago"), "{}", stderr(&o));
+}
