@@ -22,9 +22,12 @@ def test_the_python_guide_runs_as_written(botscope_bin, tmp_path, monkeypatch):
     # `botscope` line runs with the command the workspace built.
     shell = re.findall(r"```sh\n(.*?)```", text, re.S)
     commands = [line for block in shell for line in block.splitlines() if line.strip()]
-    assert commands[0] == "pip install ./python"
+    assert commands[0] == "pip install './python[pandas]'"
+    # The walk-through's own directory, with the examples linked: what
+    # this test made above.
+    assert commands[1] == "mkdir walk && cd walk && ln -s ../examples examples"
     ran = 0
-    for line in commands[1:]:
+    for line in commands[2:]:
         args = shlex.split(line)
         assert args[0] == "botscope", line
         subprocess.run([botscope_bin, *args[1:]], check=True, capture_output=True)

@@ -66,22 +66,62 @@ fn collapse(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The part of `page` under the heading `## SECTION`, up to the next
+/// `## ` heading.
+fn section<'a>(page: &'a str, section: &str) -> &'a str {
+    let head = format!("\n## {section}\n");
+    let at = page
+        .find(&head)
+        .unwrap_or_else(|| panic!("no section {section}"));
+    let rest = &page[at + 1..];
+    let end = rest[3..].find("\n## ").map_or(rest.len(), |e| e + 4);
+    &rest[..end]
+}
+
 /// Runs the `sh` blocks of `docs/PAGE` in a fresh directory named after
 /// it and returns the directory.
 pub fn run_page(page: &str) -> PathBuf {
     let text = std::fs::read_to_string(crate::root().join("docs").join(page)).expect("page");
+    run_blocks(page, &text)
+}
+
+/// Runs the `sh` blocks of one section of `docs/PAGE`.
+pub fn run_section(page: &str, heading: &str) -> PathBuf {
+    let text = std::fs::read_to_string(crate::root().join("docs").join(page)).expect("page");
+    run_blocks(page, section(&text, heading))
+}
+
+fn run_blocks(page: &str, text: &str) -> PathBuf {
     let dir = crate::scratch(&format!("docs-{page}"));
     let bin = Path::new(env!("CARGO_BIN_EXE_botscope"))
         .parent()
         .expect("bin dir")
         .to_owned();
-    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
+    // `duckdb -c SQL`, as the DuckDB command runs it, from the venv's
+    // DuckDB package (the command itself is not on the test machines).
+    let shims = dir.join(".shims");
+    std::fs::create_dir_all(&shims).expect("shims");
+    let duckdb = shims.join("duckdb");
+    std::fs::write(
+        &duckdb,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = -c ] || {{ echo 'the shim runs duckdb -c SQL' >&2; exit 2; }}\n\
+             exec '{}' -c 'import duckdb, sys; duckdb.sql(sys.argv[1]).show()' \"$2\"\n",
+            crate::python().display()
+        ),
+    )
+    .expect("shim");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&duckdb, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let path = std::env::join_paths([bin, shims].into_iter().chain(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
     .expect("PATH");
     let home = crate::home();
-    let list = blocks(&text);
-    assert!(!list.is_empty(), "{page} has no sh block");
+    let list = blocks(text);
+    assert!(!list.is_empty(), "{page}: no sh block to run");
     for b in list {
         let o = std::process::Command::new("bash")
             .arg("-c")
@@ -139,4 +179,29 @@ fn the_studies_guide_runs_as_written() {
     assert!(rows[0].ends_with(",disagree_with_exact"), "{}", rows[0]);
     assert!(rows.iter().any(|r| r.contains("\"Kangaroo Bot\"")));
     assert!(dir.join("cc/sites.csv").is_file());
+}
+
+/// docs/research.md's worked example: synthetic crawls imported, the top
+/// sites' trends as Parquet read by DuckDB's SQL as written, per crawl as
+/// shown.
+#[test]
+fn the_research_guides_worked_example_runs_as_written() {
+    let dir = run_section(
+        "research.md",
+        "A worked example: AI crawlers shut out of the top sites, two crawls",
+    );
+    assert!(dir.join("trends.parquet").is_file());
+    let v = crate::python_json("read_table.py", &dir.join("trends.parquet"));
+    assert!(v["rows"].as_array().is_some_and(|r| !r.is_empty()));
+}
+
+#[test]
+fn a_section_runs_to_the_next_heading() {
+    let page = "# t\n\n## One\n\n```sh\necho 1\n```\n\n## Two\n\n```sh\necho 2\n```\n";
+    let s = section(page, "One");
+    assert!(
+        s.starts_with("## One\n") && s.contains("echo 1") && !s.contains("echo 2"),
+        "{s:?}"
+    );
+    assert!(section(page, "Two").contains("echo 2"));
 }

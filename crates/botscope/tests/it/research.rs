@@ -970,10 +970,11 @@ fn index_export_reads_back_in_pyarrow_and_duckdb() {
     );
 }
 
-/// docs/research.md's worked example, as written there: two crawls'
-/// robots.txt WARC files imported, the index built, the AI-training
-/// crawlers' restriction over a list of news sites, and the table read in
-/// DuckDB.
+/// Two crawls' robots.txt WARC files made of the repository's example
+/// files imported (as docs/research.md's real-crawl example does with a
+/// list of news sites), the index built, the AI-training crawlers'
+/// restriction over the list by month and by crawl, the table and the
+/// index export read in DuckDB.
 #[test]
 fn the_worked_example_of_the_research_guide() {
     let d = scratch("worked-example");
