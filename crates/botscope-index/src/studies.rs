@@ -17,7 +17,7 @@
 //! // file names: `/private` is closed, so GPTBot is partially kept out.
 //! let body = b"User-agent: *\nDisallow: /private\n";
 //! let agents = ["GPTBot".to_owned()];
-//! assert_eq!(studies::somesite(body, &agents), [Restriction::Partial]);
+//! assert_eq!(studies::somesite(body, &agents), Some(vec![Restriction::Partial]));
 //!
 //! // Consent in Crisis's parser never groups consecutive User-agent
 //! // lines: only the last of them gets the rules.
