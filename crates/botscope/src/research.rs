@@ -239,19 +239,24 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-/// `watch`.
-pub fn watch(a: &WatchArgs, s: &crate::Settings) -> Result<ExitStatus> {
-    let index = a.index.resolve(a.db.as_ref())?;
+/// The agents named (`--agent`) and every registry robot of `category`;
+/// with neither, `*` and every registry robot. Each once, whatever its
+/// case.
+fn named_or_every(
+    named: &[String],
+    category: Option<&str>,
+    s: &crate::Settings,
+) -> Result<Vec<String>> {
     let mut agents: Vec<String> = Vec::new();
     let mut add = |t: String| {
         if !agents.iter().any(|x| x.eq_ignore_ascii_case(&t)) {
             agents.push(t);
         }
     };
-    for x in &a.agent {
+    for x in named {
         add(x.trim().to_owned());
     }
-    if let Some(c) = &a.category {
+    if let Some(c) = category {
         let found = s.registry(None)?.agents(Some(c), None);
         anyhow::ensure!(
             !found.is_empty(),
@@ -259,13 +264,20 @@ pub fn watch(a: &WatchArgs, s: &crate::Settings) -> Result<ExitStatus> {
         );
         found.into_iter().for_each(&mut add);
     }
-    if a.agent.is_empty() && a.category.is_none() {
+    if named.is_empty() && category.is_none() {
         add("*".to_owned());
         s.registry(None)?
             .all_agents()
             .into_iter()
             .for_each(&mut add);
     }
+    Ok(agents)
+}
+
+/// `watch`.
+pub fn watch(a: &WatchArgs, s: &crate::Settings) -> Result<ExitStatus> {
+    let index = a.index.resolve(a.db.as_ref())?;
+    let agents = named_or_every(&a.agent, a.category.as_deref(), s)?;
     let mut idx = Index::open(&index)?;
     idx.set_threads(s.threads);
     // An index behind its store answers for the time it was updated.
@@ -329,31 +341,7 @@ pub fn export(a: &IndexExportArgs, s: &crate::Settings) -> Result<ExitStatus> {
     let index = a.index.resolve(a.db.as_ref())?;
     let mut idx = Index::open(&index)?;
     idx.set_threads(s.threads);
-    let mut agents: Vec<String> = Vec::new();
-    let mut add = |t: String| {
-        if !agents.iter().any(|x| x.eq_ignore_ascii_case(&t)) {
-            agents.push(t);
-        }
-    };
-    for x in &a.agent {
-        add(x.trim().to_owned());
-    }
-    if let Some(c) = &a.category {
-        let r = s.registry(None)?;
-        let found = r.agents(Some(c), None);
-        anyhow::ensure!(
-            !found.is_empty(),
-            "no registry robot is in the category {c} (see `botscope bots list`)"
-        );
-        found.into_iter().for_each(&mut add);
-    }
-    if a.agent.is_empty() && a.category.is_none() {
-        add("*".to_owned());
-        s.registry(None)?
-            .all_agents()
-            .into_iter()
-            .for_each(&mut add);
-    }
+    let agents = named_or_every(&a.agent, a.category.as_deref(), s)?;
     let file = botscope_os::AtomicFile::create(&a.out)?;
     let (n, file) = idx.export_parquet(&agents, file)?;
     file.commit()?;
