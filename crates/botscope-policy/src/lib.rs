@@ -119,6 +119,8 @@ impl std::fmt::Display for Finding {
         if let Some(r) = &self.rule {
             write!(f, "rule `{}`: ", botscope_text::field(r))?;
         }
-        f.write_str(&self.message)
+        // Messages quote the file's text: whatever a message did not
+        // escape itself is escaped here.
+        f.write_str(&botscope_text::terminal(&self.message))
     }
 }

@@ -86,7 +86,12 @@ impl Rate {
             .parse()
             .ok()
             .filter(|c| (1..=MAX_COUNT).contains(c))
-            .ok_or_else(|| format!("`{n}` is not a count from 1 to {MAX_COUNT}"))?;
+            .ok_or_else(|| {
+                format!(
+                    "`{}` is not a count from 1 to {MAX_COUNT}",
+                    botscope_text::field(n)
+                )
+            })?;
         let period_ms = match unit {
             "s" | "sec" | "second" => 1_000,
             "m" | "min" | "minute" => 60_000,
@@ -346,6 +351,9 @@ mod tests {
         ] {
             assert!(Rate::parse(bad).is_err(), "{bad}");
         }
+        // The count quoted back is escaped (a fuzz finding: an ESC in it).
+        let e = Rate::parse("60\x1b0/min per ip").expect_err("not a count");
+        assert!(e.contains("`60\\x1b0`") && !e.contains('\x1b'), "{e}");
     }
 
     #[test]
