@@ -241,15 +241,10 @@ impl Index {
         };
         let judge = |v: &Seen| -> Result<(Vec<Restriction>, Stated)> {
             let decoded = v.classes.as_deref().and_then(Classes::decode);
-            if let Some(c) = &decoded {
-                let r: Option<Vec<Restriction>> = r
-                    .agents
-                    .iter()
-                    .map(|a| c.restriction(r.semantics, a))
-                    .collect();
-                if let Some(r) = r {
-                    return Ok((r, c.stated));
-                }
+            if let Some(c) = &decoded
+                && let Some(r) = c.restrictions(r.semantics, r.agents)
+            {
+                return Ok((r, c.stated));
             }
             let body = body_of(v.at)?;
             Ok((
