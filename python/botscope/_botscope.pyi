@@ -7,6 +7,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 __version__: str
 MAX_BODY_BYTES: int
 DEFAULT_PARSE_CAP: int
+SOMESITE_AGENTS: List[str]
 
 _Body = Union[str, bytes]
 _Path = Union[str, "os.PathLike[str]"]
@@ -159,3 +160,20 @@ class Index:
         method: str = "exact",
     ) -> Tuple[List[dict], List[str], dict]: ...
 
+
+def _warc_verdicts(
+    path: _Path,
+    agents: Sequence[str],
+    methods: Sequence[str],
+    semantics: str = "google",
+    name: Optional[str] = None,
+) -> Tuple[
+    List[Tuple[Optional[str], str, int, Optional[int], str, bool, List[List[str]], bool]],
+    dict,
+    Optional[str],
+]:
+    """Each robots.txt capture of a WARC file (gzip or not), read as
+    ``botscope store import`` reads it and judged per agent by each method:
+    ``(captures, counts, damage)``; a capture is ``(crawl, host, time,
+    status, outcome, found, verdicts per agent per method, past_budget)``.
+    What ``botscope.spark`` runs in its executors."""

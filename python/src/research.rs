@@ -391,7 +391,99 @@ impl Index {
     }
 }
 
+/// One capture of [`warc_verdicts`]: crawl (`isPartOf`), host, time,
+/// status, outcome, found, per agent the verdict of each method, and
+/// whether a method was past its budget.
+type CaptureRow = (
+    Option<String>,
+    String,
+    i64,
+    Option<u16>,
+    String,
+    bool,
+    Vec<Vec<&'static str>>,
+    bool,
+);
+
+/// Each robots.txt capture of the WARC file at `path` (gzip or not),
+/// read as `botscope store import` reads it and judged per agent by each
+/// method: `(captures, counts, damage)`. A capture's crawl is its file's
+/// `isPartOf`, else the `CC-MAIN-…` name in `name` (where the file came
+/// from; `path` when not given). What `botscope.spark` runs in its
+/// executors, one call per file, without the GIL.
+#[pyfunction]
+#[pyo3(signature = (path, agents, methods, semantics = "google", name = None))]
+fn _warc_verdicts<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    agents: Vec<String>,
+    methods: Vec<String>,
+    semantics: &str,
+    name: Option<String>,
+) -> PyResult<(Vec<CaptureRow>, Bound<'py, PyAny>, Option<String>)> {
+    let sem = crate::convert::semantics(semantics)?;
+    let methods = methods
+        .iter()
+        .map(|m| {
+            botscope_index::studies::Method::parse(m).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "unknown method `{m}` (expected exact, somesite or cic)"
+                ))
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    if agents.is_empty() {
+        return Err(PyValueError::new_err("no agents: name at least one"));
+    }
+    let got = py
+        .detach(|| {
+            let input = botscope_store::open_warc(&path)?;
+            Ok::<_, botscope_store::StoreError>(botscope_index::warc_verdicts(
+                input,
+                &agents,
+                &methods,
+                sem,
+                &botscope_robotstxt::FetchPolicy::for_semantics(sem),
+                &mut |_| {},
+            ))
+        })
+        .map_err(error)?;
+    let named = botscope_store::crawl_of(&name.unwrap_or_else(|| path.display().to_string()));
+    let rows = got
+        .captures
+        .into_iter()
+        .map(|c| {
+            (
+                c.crawl.or_else(|| named.clone()),
+                c.host,
+                c.time,
+                c.status,
+                c.outcome,
+                c.found,
+                c.verdicts
+                    .into_iter()
+                    .map(|v| v.into_iter().map(|r| r.as_str()).collect())
+                    .collect(),
+                c.past_budget,
+            )
+        })
+        .collect();
+    let counts = serde_json::json!({
+        "records": got.counts.records,
+        "robots": got.counts.robots,
+        "other": got.counts.other,
+        "skipped": got.counts.skipped,
+        "unreadable": got.counts.bad_http,
+    });
+    Ok((rows, to_py(py, &counts)?, got.damage.map(|d| d.to_string())))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add(
+        "SOMESITE_AGENTS",
+        botscope_index::studies::SOMESITE_AGENTS.to_vec(),
+    )?;
+    m.add_function(wrap_pyfunction!(_warc_verdicts, m)?)?;
     m.add_class::<Store>()?;
     m.add_class::<Versions>()?;
     m.add_class::<Index>()

@@ -411,14 +411,6 @@ fn xml(s: &str) -> String {
     o
 }
 
-fn class(r: Restriction) -> &'static str {
-    match r {
-        Restriction::None => "none",
-        Restriction::Partial => "partial",
-        Restriction::Full => "full",
-    }
-}
-
 impl SiteChange {
     /// One line: `blocked GPTBot (none to full), allowed CCBot (full to
     /// partial); usage preferences +usage:train-ai=n`.
@@ -429,7 +421,14 @@ impl SiteChange {
                 .agents
                 .iter()
                 .filter(|a| a.change == kind)
-                .map(|a| format!("{} ({} to {})", a.agent, class(a.before), class(a.after)))
+                .map(|a| {
+                    format!(
+                        "{} ({} to {})",
+                        a.agent,
+                        a.before.as_str(),
+                        a.after.as_str()
+                    )
+                })
                 .collect();
             if !these.is_empty() {
                 let verb = match kind {
@@ -536,9 +535,12 @@ impl Changes {
         );
         t.push(
             "before",
-            label(&|r| r.a.map(|a| class(a.before).to_owned())),
+            label(&|r| r.a.map(|a| a.before.as_str().to_owned())),
         );
-        t.push("after", label(&|r| r.a.map(|a| class(a.after).to_owned())));
+        t.push(
+            "after",
+            label(&|r| r.a.map(|a| a.after.as_str().to_owned())),
+        );
         t.push(
             "preferences_added",
             text(&|r| Some(r.c.preferences_added.join(" "))),

@@ -321,6 +321,17 @@ pub enum Restriction {
     Full,
 }
 
+impl Restriction {
+    /// `none`, `partial` or `full` (as it serializes).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Restriction::None => "none",
+            Restriction::Partial => "partial",
+            Restriction::Full => "full",
+        }
+    }
+}
+
 /// The restriction each of `agents` meets in `body` (an agent without a
 /// group of its own meets the `*` group's, as the matcher says).
 pub fn restrictions(body: &[u8], agents: &[String], semantics: Semantics) -> Vec<Restriction> {

@@ -26,6 +26,7 @@
 
 mod bias;
 mod build;
+mod captures;
 mod changes;
 mod classes;
 mod cohort;
@@ -52,6 +53,7 @@ pub use bias::{
     TABLE_CELLS, Tilt, TooComplex, bias, bias_of, bias_with, favorability,
 };
 pub use build::BuildReport;
+pub use captures::{CaptureVerdict, WarcVerdicts, warc_verdicts};
 pub use changes::{
     AgentChange, ChangeRequest, Changes, Feed, Kind, MAX_CHANGES, SiteChange, feed_id,
 };

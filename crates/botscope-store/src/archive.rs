@@ -109,7 +109,7 @@ impl<'s, S: Store + ?Sized> Importer<'s, S> {
     ) -> Result<Option<StoreError>> {
         let (policy, now) = (self.policy, self.now);
         let mut counts = std::mem::take(&mut self.counts);
-        let damage = read_attempts(input, &policy, now, 0, &mut counts, note, &mut |a, _| {
+        let damage = read_attempts(input, &policy, now, 0, &mut counts, note, &mut |a, _, _| {
             self.batch.push(a);
             if self.batch.len() >= BATCH {
                 self.store.record(Some(self.run), &self.batch)?;
@@ -128,11 +128,66 @@ impl<'s, S: Store + ?Sized> Importer<'s, S> {
     }
 }
 
+/// Reads one WARC stream to its end as [`Importer::import`] reads it,
+/// without a store: each robots.txt response's attempt (its outcome from
+/// `policy`, its body cut at the size cap) goes to `each`, with the crawl
+/// the last `warcinfo` record named (its `isPartOf` field), and every
+/// record is counted in `counts`. `note` hears of each record skipped and
+/// each response that cannot be read. A damaged stream ends early with the
+/// error returned (`Ok(Some(_))`); an error of `each` stops the reading.
+pub fn read_captures(
+    input: impl BufRead,
+    policy: &FetchPolicy,
+    now: i64,
+    counts: &mut Imported,
+    note: &mut dyn FnMut(&str),
+    each: &mut dyn FnMut(Attempt, Option<&str>) -> Result<()>,
+) -> Result<Option<StoreError>> {
+    read_attempts(input, policy, now, 0, counts, note, &mut |a, _, part_of| {
+        each(a, part_of)
+    })
+}
+
+/// A WARC file to read, decompressed when it is gzip (its first bytes
+/// say so, whatever its name; each record its own member, as Common Crawl
+/// writes them).
+pub fn open_warc(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    let err = |e: std::io::Error| StoreError::Input {
+        name: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    let mut r =
+        std::io::BufReader::with_capacity(256 * 1024, std::fs::File::open(path).map_err(err)?);
+    let gzip = r.fill_buf().map_err(err)?.starts_with(&[0x1f, 0x8b]);
+    Ok(if gzip {
+        Box::new(std::io::BufReader::new(
+            flate2::bufread::MultiGzDecoder::new(r),
+        ))
+    } else {
+        Box::new(r)
+    })
+}
+
+/// The `isPartOf` field of a `warcinfo` record's block
+/// (`application/warc-fields`), if it names one.
+fn is_part_of(rec: &warc::Record) -> Option<String> {
+    let text = std::str::from_utf8(&rec.block).ok()?;
+    text.lines().find_map(|line| {
+        let (k, v) = line.split_once(':')?;
+        let v = v.trim();
+        (k.trim().eq_ignore_ascii_case("isPartOf")
+            && !v.is_empty()
+            && !v.chars().any(char::is_control))
+        .then(|| v.to_owned())
+    })
+}
+
 /// Reads one WARC stream to its end, handing each robots.txt response's
-/// attempt to `each` and counting every record in `counts`. `note` hears
-/// of each record skipped and each response that cannot be read. A damaged
-/// stream ends early with the error returned (`Ok(Some(_))`); an error of
-/// `each` stops the reading.
+/// attempt to `each` (with the crawl the last warcinfo record named) and
+/// counting every record in `counts`. `note` hears of each record skipped
+/// and each response that cannot be read. A damaged stream ends early with
+/// the error returned (`Ok(Some(_))`); an error of `each` stops the
+/// reading.
 #[allow(clippy::too_many_arguments)]
 fn read_attempts(
     input: impl BufRead,
@@ -141,9 +196,10 @@ fn read_attempts(
     mut skip: u64,
     counts: &mut Imported,
     note: &mut dyn FnMut(&str),
-    each: &mut dyn FnMut(Attempt, &Imported) -> Result<()>,
+    each: &mut dyn FnMut(Attempt, &Imported, Option<&str>) -> Result<()>,
 ) -> Result<Option<StoreError>> {
     let mut reader = Reader::new(input);
+    let mut part_of: Option<String> = None;
     loop {
         let rec = match reader.next_record() {
             Ok(Next::Record(r)) => r,
@@ -165,6 +221,9 @@ fn read_attempts(
             continue;
         }
         counts.records += 1;
+        if rec.field("WARC-Type") == Some("warcinfo") {
+            part_of = is_part_of(&rec).or(part_of);
+        }
         let Some((host, path)) = rec
             .field("WARC-Target-URI")
             .and_then(host_and_path)
@@ -189,7 +248,11 @@ fn read_attempts(
             }
         };
         counts.robots += 1;
-        each(attempt(policy, host, time, &rec, resp), counts)?;
+        each(
+            attempt(policy, host, time, &rec, resp),
+            counts,
+            part_of.as_deref(),
+        )?;
     }
 }
 
@@ -359,7 +422,7 @@ pub fn import_parallel<S: Store + ?Sized>(
                                 skip,
                                 &mut counts,
                                 &mut note,
-                                &mut |a, so_far| {
+                                &mut |a, so_far, _| {
                                     if stop.load(std::sync::atomic::Ordering::Relaxed) {
                                         return Err(StoreError::Db {
                                             path: String::new(),

@@ -70,7 +70,8 @@ use serde::{Deserialize, Serialize};
 
 pub use archive::{
     ImportProgress, ImportSettings, Imported, Importer, InputResult, Opener, WarcInput, crawl_of,
-    export_files, export_jsonl, export_warc, host_and_path, import_parallel,
+    export_files, export_jsonl, export_warc, host_and_path, import_parallel, open_warc,
+    read_captures,
 };
 #[cfg(feature = "parquet")]
 pub use columnar::{
