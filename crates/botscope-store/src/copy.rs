@@ -6,7 +6,8 @@
 //! attempts, versions), each in key order. A second run starts after the
 //! last key the destination holds, once it has checked that this row is
 //! the source's own: a destination holding another store is refused and
-//! nothing is written.
+//! nothing is written. The tables derived from the attempts (each crawl's
+//! sites and counts) are made again from them at the end.
 
 use crate::{AnyStore, Result, StoreError};
 
@@ -161,6 +162,9 @@ pub(crate) trait Rows {
     fn row(&self, t: &Table, key: &Cell) -> Result<Option<Vec<Cell>>>;
     /// Writes rows of `t` (ids as given) in one transaction.
     fn put_rows(&mut self, t: &Table, rows: &[Vec<Cell>]) -> Result<()>;
+    /// Makes the tables derived from the attempts (each crawl's sites and
+    /// counts) again, in one transaction.
+    fn derive(&mut self) -> Result<()>;
 }
 
 impl Rows for AnyStore {
@@ -186,6 +190,12 @@ impl Rows for AnyStore {
         match self {
             AnyStore::Sqlite(s) => s.put_rows(t, rows),
             AnyStore::Pg(s) => crate::pg_blocking(|| s.put_rows(t, rows)),
+        }
+    }
+    fn derive(&mut self) -> Result<()> {
+        match self {
+            AnyStore::Sqlite(s) => s.derive(),
+            AnyStore::Pg(s) => crate::pg_blocking(|| s.derive()),
         }
     }
 }
@@ -266,6 +276,8 @@ pub fn copy(
         }
         out.tables.push((t.name, n, had));
     }
+    // What the attempts imply, made from them rather than copied.
+    to.derive()?;
     Ok(out)
 }
 

@@ -456,7 +456,7 @@ pub(crate) fn sights_of(listed: Option<&str>) -> Vec<CrawlSight> {
 /// ([`restrict_to_hosts`]), so the store's scan sorts no site ids.
 pub(crate) fn crawl_sites_count(hosts: Option<&[String]>) -> &'static str {
     match hosts {
-        None => "count(DISTINCT a.site_id)",
+        None => "sites",
         Some(_) => "0",
     }
 }

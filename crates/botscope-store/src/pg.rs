@@ -23,7 +23,14 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../schema/postgres/004.sql"),
     include_str!("../schema/postgres/005.sql"),
     include_str!("../schema/postgres/006.sql"),
+    concat!(
+        include_str!("../schema/postgres/007.sql"),
+        include_str!("../schema/postgres/crawl_sites_fill.sql")
+    ),
 ];
+
+/// Makes the crawls' sites and counts again from the attempts.
+pub(crate) const CRAWL_SITES_FILL: &str = include_str!("../schema/postgres/crawl_sites_fill.sql");
 
 /// The PostgreSQL schema version this build writes.
 pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -43,10 +50,9 @@ const HISTORY: &str = "SELECT s.host, s.rank, v.url, v.first_seen, v.last_seen, 
 
 /// The [`HISTORY`] column of a site's crawl captures (see
 /// [`crate::sights_of`]), asked only of a store that imported a crawl.
-const SIGHTS: &str = "(SELECT string_agg(r.crawl || E'\\t' || a.time || E'\\t'
-        || (a.body_hash IS NOT NULL)::int, E'\\n')
-    FROM attempts a JOIN runs r ON r.id = a.run_id
-    WHERE a.site_id = s.id AND r.crawl IS NOT NULL)";
+const SIGHTS: &str = "(SELECT string_agg(c.crawl || E'\\t' || c.time || E'\\t' || c.found::int,
+        E'\\n')
+    FROM crawl_sites c WHERE c.site_id = s.id)";
 
 /// The columns of [`Previous`], read by [`previous_row`].
 const PREVIOUS: &str = "SELECT host, last_attempt, etag, last_modified, has_copy,
@@ -320,13 +326,15 @@ impl PgStore {
         let mut tx = c.transaction().map_err(|e| self.err(e))?;
         // A crawl's capture changes its site (the crawls that saw it) even
         // when the version in force goes on.
-        let crawl_run = match run {
-            None => false,
+        let crawl: Option<String> = match run {
+            None => None,
             Some(id) => tx
-                .query_opt("SELECT crawl IS NOT NULL FROM runs WHERE id = $1", &[&id])
+                .query_opt("SELECT crawl FROM runs WHERE id = $1", &[&id])
                 .map_err(|e| self.err(e))?
-                .is_some_and(|r| r.get::<_, bool>(0)),
+                .and_then(|r| r.get::<_, Option<String>>(0)),
         };
+        let crawl_run = crawl.as_deref();
+        let mut new_to_crawl = 0i64;
         // Runs of distinct hosts, in order: a host twice in a batch has its
         // attempts recorded one after the other. The sites they change are
         // marked [`PENDING`] until the end.
@@ -336,16 +344,49 @@ impl PgStore {
         let mut hosts = HashSet::new();
         for a in batch {
             if !hosts.insert(a.host.as_str()) {
-                record_set(&mut tx, run, crawl_run, &part, &mut changed, &mut sites)
-                    .map_err(|e| self.err(e))?;
+                record_set(
+                    &mut tx,
+                    run,
+                    crawl_run,
+                    &part,
+                    &mut changed,
+                    &mut sites,
+                    &mut new_to_crawl,
+                )
+                .map_err(|e| self.err(e))?;
                 part.clear();
                 hosts.clear();
                 hosts.insert(a.host.as_str());
             }
             part.push(a);
         }
-        record_set(&mut tx, run, crawl_run, &part, &mut changed, &mut sites)
+        record_set(
+            &mut tx,
+            run,
+            crawl_run,
+            &part,
+            &mut changed,
+            &mut sites,
+            &mut new_to_crawl,
+        )
+        .map_err(|e| self.err(e))?;
+        // The crawl's span and its sites new to it, once a batch.
+        let span = batch
+            .iter()
+            .map(|a| a.time)
+            .min()
+            .zip(batch.iter().map(|a| a.time).max());
+        if let (Some(c), Some((first, last))) = (crawl_run, span) {
+            tx.execute(
+                "INSERT INTO crawl_counts(crawl, first, last, sites) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (crawl) DO UPDATE SET
+                    first = least(crawl_counts.first, EXCLUDED.first),
+                    last = greatest(crawl_counts.last, EXCLUDED.last),
+                    sites = crawl_counts.sites + EXCLUDED.sites",
+                &[&c, &first, &last, &new_to_crawl],
+            )
             .map_err(|e| self.err(e))?;
+        }
         // Marks in commit order: the next mark is taken under a lock held
         // until the commit, so writers run side by side until here and a
         // batch that commits later always has a greater mark.
@@ -510,11 +551,13 @@ type VersionAt = Option<(i64, Vec<u8>)>;
 fn record_set(
     tx: &mut Transaction<'_>,
     run: Option<RunId>,
-    crawl_run: bool,
+    crawl: Option<&str>,
     batch: &[&Attempt],
     changed: &mut Vec<bool>,
     sites: &mut Vec<i64>,
+    new_to_crawl: &mut i64,
 ) -> std::result::Result<(), postgres::Error> {
+    let crawl_run = crawl.is_some();
     let mark = PENDING;
     let owned = |s: &str| text(s).into_owned();
     let owned_opt = |s: &Option<String>| opt_text(s).map(std::borrow::Cow::into_owned);
@@ -591,6 +634,22 @@ fn record_set(
             &hash_col,
         ],
     )?;
+    // The crawl's last capture of each site (at one second, one that
+    // brought a file); the rows inserted are the sites new to it.
+    if let Some(c) = crawl {
+        let found: Vec<bool> = hashes.iter().map(Option::is_some).collect();
+        for r in tx.query(
+            "INSERT INTO crawl_sites(crawl, site_id, time, found)
+             SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::bool[])
+             ON CONFLICT (crawl, site_id) DO UPDATE SET time = EXCLUDED.time, found = EXCLUDED.found
+                WHERE EXCLUDED.time > crawl_sites.time
+                   OR (EXCLUDED.time = crawl_sites.time AND EXCLUDED.found AND NOT crawl_sites.found)
+             RETURNING xmax = 0",
+            &[&c, &site, &times, &found],
+        )? {
+            *new_to_crawl += i64::from(r.get::<_, bool>(0));
+        }
+    }
     // The versions in force at each attempt with a body or a 304, and the
     // next ones.
     let asks: Vec<usize> = (0..batch.len())
@@ -991,9 +1050,8 @@ impl Store for PgStore {
         let mut out: Vec<CrawlSites> = c
             .query(
                 &format!(
-                    "SELECT r.crawl, min(a.time), max(a.time), {}::bigint
-                     FROM runs r JOIN attempts a ON a.run_id = r.id
-                     WHERE r.crawl IS NOT NULL GROUP BY r.crawl ORDER BY r.crawl COLLATE \"C\"",
+                    "SELECT crawl, first, last, {}::bigint FROM crawl_counts
+                     ORDER BY crawl COLLATE \"C\"",
                     crate::crawl_sites_count(hosts)
                 ),
                 &[],
@@ -1018,9 +1076,8 @@ impl Store for PgStore {
             for chunk in hosts.chunks(10_000) {
                 for row in c
                     .query(
-                        "SELECT DISTINCT s.host, r.crawl FROM sites s
-                            JOIN attempts a ON a.site_id = s.id JOIN runs r ON r.id = a.run_id
-                         WHERE s.host = ANY($1) AND r.crawl IS NOT NULL",
+                        "SELECT s.host, c.crawl FROM sites s JOIN crawl_sites c ON c.site_id = s.id
+                         WHERE s.host = ANY($1)",
                         &[&chunk],
                     )
                     .map_err(|e| self.err(e))?
@@ -1183,6 +1240,14 @@ mod rows {
                 .map_err(|e| self.err(e))?
                 .get::<_, i64>(0)
                 .max(0) as u64)
+        }
+
+        pub(crate) fn derive(&mut self) -> Result<()> {
+            let mut c = self.client();
+            let mut tx = c.transaction().map_err(|e| self.err(e))?;
+            tx.batch_execute(super::CRAWL_SITES_FILL)
+                .map_err(|e| self.err(e))?;
+            tx.commit().map_err(|e| self.err(e))
         }
 
         pub(crate) fn put_rows(&mut self, t: &Table, rows: &[Vec<Cell>]) -> Result<()> {

@@ -18,10 +18,9 @@ const HISTORY: &str = "SELECT s.host, s.rank, v.url, v.first_seen, v.last_seen, 
 
 /// The [`HISTORY`] column of a site's crawl captures (see
 /// [`crate::sights_of`]), asked only of a store that imported a crawl.
-const SIGHTS: &str = "(SELECT group_concat(r.crawl || char(9) || a.time || char(9)
-        || (a.body_hash IS NOT NULL), char(10))
-    FROM attempts a JOIN runs r ON r.id = a.run_id
-    WHERE a.site_id = s.id AND r.crawl IS NOT NULL)";
+const SIGHTS: &str = "(SELECT group_concat(c.crawl || char(9) || c.time || char(9) || c.found,
+        char(10))
+    FROM crawl_sites c WHERE c.site_id = s.id)";
 
 /// Migrations, in order; `PRAGMA user_version` is the number applied.
 const MIGRATIONS: &[&str] = &[
@@ -29,7 +28,14 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../schema/sqlite/002.sql"),
     include_str!("../schema/sqlite/003.sql"),
     include_str!("../schema/sqlite/004.sql"),
+    concat!(
+        include_str!("../schema/sqlite/005.sql"),
+        include_str!("../schema/sqlite/crawl_sites_fill.sql")
+    ),
 ];
+
+/// Makes the crawls' sites and counts again from the attempts.
+pub(crate) const CRAWL_SITES_FILL: &str = include_str!("../schema/sqlite/crawl_sites_fill.sql");
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -81,20 +87,35 @@ impl SqliteStore {
             .map_err(|e| classify(&path, e))?;
         // A crawl's capture changes its site (the crawls that saw it) even
         // when the version in force goes on.
-        let crawl_run: bool = match run {
-            None => false,
+        let crawl: Option<String> = match run {
+            None => None,
             Some(id) => tx
-                .query_row(
-                    "SELECT crawl IS NOT NULL FROM runs WHERE id = ?1",
-                    params![id],
-                    |r| r.get(0),
-                )
+                .query_row("SELECT crawl FROM runs WHERE id = ?1", params![id], |r| {
+                    r.get(0)
+                })
                 .optional()
                 .map_err(|e| classify(&path, e))?
-                .unwrap_or(false),
+                .flatten(),
         };
+        // The crawl's span and its sites new to it, written once a batch.
+        let mut span: Option<(i64, i64)> = None;
+        let mut new_sites = 0i64;
         for a in batch {
-            record_one(&tx, run, a, mark, crawl_run).map_err(|e| classify(&path, e))?;
+            let new =
+                record_one(&tx, run, a, mark, crawl.as_deref()).map_err(|e| classify(&path, e))?;
+            if crawl.is_some() {
+                new_sites += i64::from(new);
+                span = Some(span.map_or((a.time, a.time), |(f, l)| (f.min(a.time), l.max(a.time))));
+            }
+        }
+        if let (Some(c), Some((first, last))) = (&crawl, span) {
+            tx.prepare_cached(
+                "INSERT INTO crawl_counts(crawl, first, last, sites) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(crawl) DO UPDATE SET first = min(first, excluded.first),
+                    last = max(last, excluded.last), sites = sites + excluded.sites",
+            )
+            .and_then(|mut st| st.execute(params![c, first, last, new_sites]))
+            .map_err(|e| classify(&path, e))?;
         }
         if let Some(m) = import {
             tx.execute(
@@ -218,13 +239,16 @@ impl SqliteStore {
     }
 }
 
+/// Records one attempt; in a crawl's run, says whether the site is new to
+/// the crawl.
 fn record_one(
     tx: &rusqlite::Transaction<'_>,
     run: Option<RunId>,
     a: &Attempt,
     mark: i64,
-    crawl_run: bool,
-) -> rusqlite::Result<()> {
+    crawl: Option<&str>,
+) -> rusqlite::Result<bool> {
+    let crawl_run = crawl.is_some();
     // `unseen`: no attempt of the site was recorded but submissions, so
     // it has no fetched version to look up (most of a first import).
     let (site_id, unseen): (i64, bool) = tx
@@ -281,6 +305,26 @@ fn record_one(
         a.expires_in.map(|s| s as i64),
         hash.as_ref().map(|(h, _)| h.to_vec()),
     ])?;
+    // The crawl's last capture of the site (at one second, one that
+    // brought a file).
+    let mut new_to_crawl = false;
+    if let Some(c) = crawl {
+        let found = hash.is_some();
+        new_to_crawl = tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO crawl_sites(crawl, site_id, time, found)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![c, site_id, a.time, found])?
+            == 1;
+        if !new_to_crawl {
+            tx.prepare_cached(
+                "UPDATE crawl_sites SET time = ?3, found = ?4
+                 WHERE crawl = ?1 AND site_id = ?2 AND (time < ?3 OR (time = ?3 AND found < ?4))",
+            )?
+            .execute(params![c, site_id, a.time, found])?;
+        }
+    }
     // Versions: the one in force at this time (the latest that started no
     // later) continues when the content is the same; else the next one
     // may start earlier; else a new version starts.
@@ -351,7 +395,7 @@ fn record_one(
     if submitted {
         // A submission says nothing of what the site serves: its fetch
         // state stays.
-        return Ok(());
+        return Ok(new_to_crawl);
     }
     // The site's latest state, only from an attempt at least as recent.
     tx.prepare_cached(
@@ -378,7 +422,7 @@ fn record_one(
         // Asked to come back later (429, 503 with Retry-After).
         matches!(a.status, Some(429 | 503)).then(|| a.time + a.expires_in.unwrap_or(0) as i64),
     ])?;
-    Ok(())
+    Ok(new_to_crawl)
 }
 
 impl Store for SqliteStore {
@@ -627,9 +671,7 @@ impl Store for SqliteStore {
         let mut st = self
             .conn
             .prepare(&format!(
-                "SELECT r.crawl, min(a.time), max(a.time), {}
-                 FROM runs r JOIN attempts a ON a.run_id = r.id
-                 WHERE r.crawl IS NOT NULL GROUP BY r.crawl ORDER BY r.crawl",
+                "SELECT crawl, first, last, {} FROM crawl_counts ORDER BY crawl",
                 crate::crawl_sites_count(hosts)
             ))
             .map_err(e)?;
@@ -650,9 +692,8 @@ impl Store for SqliteStore {
             let mut q = self
                 .conn
                 .prepare_cached(
-                    "SELECT DISTINCT r.crawl FROM sites s JOIN attempts a ON a.site_id = s.id
-                        JOIN runs r ON r.id = a.run_id
-                     WHERE s.host = ?1 AND r.crawl IS NOT NULL",
+                    "SELECT c.crawl FROM sites s JOIN crawl_sites c ON c.site_id = s.id
+                     WHERE s.host = ?1",
                 )
                 .map_err(e)?;
             let mut found = Vec::new();
@@ -866,6 +907,13 @@ mod rows {
                 .query_row(&sql, [to_value(k)], |r| r.get::<_, i64>(0))
                 .map(|n| n.max(0) as u64)
                 .map_err(|e| classify(&self.path, e))
+        }
+
+        pub(crate) fn derive(&mut self) -> Result<()> {
+            let e = |e| classify(&self.path, e);
+            let tx = self.conn.transaction().map_err(e)?;
+            tx.execute_batch(super::CRAWL_SITES_FILL).map_err(e)?;
+            tx.commit().map_err(e)
         }
 
         pub(crate) fn put_rows(&mut self, t: &Table, rows: &[Vec<Cell>]) -> Result<()> {

@@ -1123,8 +1123,35 @@ fn import_settings() -> botscope_store::ImportSettings {
 
 #[test]
 fn each_capture_belongs_to_its_crawl() {
+    use botscope_store::AnyStore;
     let path = temp("crawls");
     each_capture_belongs_to_its_crawl_in(&mut || Box::new(SqliteStore::open(&path).expect("open")));
+    // Each crawl's sites are kept at import: a copy makes them again from
+    // the attempts, and so does the migration of a store made before.
+    let hosts = ["a.test".to_owned(), "c.test".to_owned()];
+    let facts = |s: &dyn Store| {
+        let c = s.crawl_sites(None).expect("crawls");
+        let h = s.crawl_sites(Some(&hosts)).expect("crawls");
+        let sights = s.site("c.test").expect("site").expect("known").sights;
+        (c, h, sights)
+    };
+    let want = facts(&SqliteStore::open_read(&path).expect("read"));
+    assert_eq!(want.0.len(), 2);
+    let copied = temp("crawls-copy");
+    {
+        let src = AnyStore::open_read(&path).expect("read");
+        let mut dst = AnyStore::open(&copied).expect("open");
+        botscope_store::copy(&src, &mut dst, &mut |_, _| {}).expect("copy");
+    }
+    assert_eq!(facts(&SqliteStore::open_read(&copied).expect("read")), want);
+    {
+        let c = rusqlite::Connection::open(&copied).expect("open");
+        c.execute_batch(
+            "DROP TABLE crawl_sites; DROP TABLE crawl_counts; PRAGMA user_version = 4;",
+        )
+        .expect("downgrade");
+    }
+    assert_eq!(facts(&SqliteStore::open(&copied).expect("migrate")), want);
 }
 
 /// Two crawls imported, each file's captures in its crawl's run: the store
