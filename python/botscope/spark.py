@@ -161,12 +161,20 @@ def _judge_file(location: str, agents: List[str], methods: List[str], semantics:
     """One WARC file's captures, as rows of the captures' schema."""
     path, tmp = _local_copy(location)
     try:
-        rows, _counts, damage = _botscope._warc_verdicts(path, agents, methods, semantics, location)
+        rows, counts, damage = _botscope._warc_verdicts(path, agents, methods, semantics, location)
     finally:
         if tmp:
             os.unlink(tmp)
     if damage is not None and not rows:
         raise ValueError(f"{location}: {damage}")
+    # What could not be read is said in the executor's log, never dropped
+    # silently: a damaged file's captures before the damage are kept.
+    lost = {k: counts[k] for k in ("skipped", "unreadable") if counts.get(k)}
+    if damage is not None or lost:
+        what = ", ".join(f"{n} records {k}" for k, n in lost.items())
+        if damage is not None:
+            what = f"damaged after {len(rows)} captures ({damage})" + (f"; {what}" if what else "")
+        print(f"botscope.spark: {location}: {what}", file=sys.stderr)
     nothing = [[None] * len(methods) for _ in agents]
     for seq, (crawl, host, time, status, outcome, found, verdicts, past) in enumerate(rows):
         yield (

@@ -160,6 +160,25 @@ def test_without_warcinfo_the_crawl_is_the_path_then_the_location(spark, tmp_pat
     )
 
 
+def test_a_damaged_file_keeps_its_captures_and_says_so(spark, tmp_path, capfd):
+    body = "User-agent: *\nDisallow: /\n"
+    block = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n{body}".encode()
+    head = (
+        "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: https://a.example/robots.txt\r\n"
+        f"WARC-Date: 2025-01-20T10:00:00Z\r\nContent-Length: {len(block)}\r\n\r\n"
+    ).encode()
+    damaged = tmp_path / "CC-MAIN-2025-05-damaged.warc.gz"
+    damaged.write_bytes(gzip.compress(head + block + b"\r\n\r\n") + gzip.compress(b"WARC/1.0\r\nContent-Length: 999\r\n\r\nshort"))
+    rows = site_verdicts(spark, str(damaged), ["GPTBot"]).collect()
+    assert [(r["host"], r["verdict"]) for r in rows] == [("a.example", "full")]
+    # What an executor says of it, in its log.
+    from botscope.spark import _judge_file
+
+    assert len(list(_judge_file(str(damaged), ["GPTBot"], ["somesite"], "google"))) == 1
+    err = capfd.readouterr().err
+    assert f"botscope.spark: {damaged}: damaged after 1 captures (" in err, err[-2000:]
+
+
 def test_bad_input_is_refused_clearly(spark, tmp_path):
     with pytest.raises(ValueError, match="unknown method"):
         site_verdicts(spark, "x.warc.gz", ["GPTBot"], method="robotparser")
