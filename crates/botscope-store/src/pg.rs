@@ -641,7 +641,7 @@ fn record_set(
         for r in tx.query(
             "INSERT INTO crawl_sites(crawl, site_id, time, found)
              SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::bool[])
-             ON CONFLICT (crawl, site_id) DO UPDATE SET time = EXCLUDED.time, found = EXCLUDED.found
+             ON CONFLICT (site_id, crawl) DO UPDATE SET time = EXCLUDED.time, found = EXCLUDED.found
                 WHERE EXCLUDED.time > crawl_sites.time
                    OR (EXCLUDED.time = crawl_sites.time AND EXCLUDED.found AND NOT crawl_sites.found)
              RETURNING xmax = 0",

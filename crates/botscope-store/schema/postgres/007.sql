@@ -7,9 +7,8 @@ CREATE TABLE crawl_sites (
     site_id BIGINT NOT NULL REFERENCES sites(id),
     time BIGINT NOT NULL,
     found BOOLEAN NOT NULL,
-    PRIMARY KEY (crawl, site_id)
+    PRIMARY KEY (site_id, crawl)
 );
-CREATE INDEX crawl_sites_site ON crawl_sites(site_id);
 CREATE TABLE crawl_counts (
     crawl TEXT PRIMARY KEY,
     first BIGINT NOT NULL,

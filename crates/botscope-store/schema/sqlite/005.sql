@@ -7,9 +7,8 @@ CREATE TABLE crawl_sites (
     site_id INTEGER NOT NULL REFERENCES sites(id),
     time INTEGER NOT NULL,
     found INTEGER NOT NULL,
-    PRIMARY KEY (crawl, site_id)
+    PRIMARY KEY (site_id, crawl)
 ) WITHOUT ROWID;
-CREATE INDEX crawl_sites_site ON crawl_sites(site_id);
 CREATE TABLE crawl_counts (
     crawl TEXT PRIMARY KEY,
     first INTEGER NOT NULL,
