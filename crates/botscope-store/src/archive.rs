@@ -182,6 +182,10 @@ fn is_part_of(rec: &warc::Record) -> Option<String> {
     })
 }
 
+/// What [`read_attempts`] hands each attempt to: with the counts so far
+/// and the crawl the last warcinfo record named.
+type EachAttempt<'a> = dyn FnMut(Attempt, &Imported, Option<&str>) -> Result<()> + 'a;
+
 /// Reads one WARC stream to its end, handing each robots.txt response's
 /// attempt to `each` (with the crawl the last warcinfo record named) and
 /// counting every record in `counts`. `note` hears of each record skipped
@@ -196,7 +200,7 @@ fn read_attempts(
     mut skip: u64,
     counts: &mut Imported,
     note: &mut dyn FnMut(&str),
-    each: &mut dyn FnMut(Attempt, &Imported, Option<&str>) -> Result<()>,
+    each: &mut EachAttempt<'_>,
 ) -> Result<Option<StoreError>> {
     let mut reader = Reader::new(input);
     let mut part_of: Option<String> = None;
