@@ -340,36 +340,30 @@ impl PgStore {
         // marked [`PENDING`] until the end.
         let mut changed = Vec::with_capacity(batch.len());
         let mut sites = Vec::with_capacity(batch.len());
-        let mut part: Vec<&Attempt> = Vec::new();
+        let mut parts: Vec<Vec<&Attempt>> = vec![Vec::new()];
         let mut hosts = HashSet::new();
         for a in batch {
             if !hosts.insert(a.host.as_str()) {
-                record_set(
-                    &mut tx,
-                    run,
-                    crawl_run,
-                    &part,
-                    &mut changed,
-                    &mut sites,
-                    &mut new_to_crawl,
-                )
-                .map_err(|e| self.err(e))?;
-                part.clear();
+                parts.push(Vec::new());
                 hosts.clear();
                 hosts.insert(a.host.as_str());
             }
-            part.push(a);
+            if let Some(part) = parts.last_mut() {
+                part.push(a);
+            }
         }
-        record_set(
-            &mut tx,
-            run,
-            crawl_run,
-            &part,
-            &mut changed,
-            &mut sites,
-            &mut new_to_crawl,
-        )
-        .map_err(|e| self.err(e))?;
+        for part in &parts {
+            record_set(
+                &mut tx,
+                run,
+                crawl_run,
+                part,
+                &mut changed,
+                &mut sites,
+                &mut new_to_crawl,
+            )
+            .map_err(|e| self.err(e))?;
+        }
         // The crawl's span and its sites new to it, once a batch.
         let span = batch
             .iter()
