@@ -27,7 +27,6 @@ import argparse
 import gzip
 import io
 import os
-import shutil
 import sys
 import tempfile
 import urllib.parse
@@ -51,6 +50,10 @@ METHODS = ("exact", "somesite", "cic")
 
 #: Largest paths list read (Common Crawl's are about 1 MB compressed).
 MAX_PATHS_LIST_BYTES = 64 * 1024 * 1024
+
+#: Largest WARC file copied from a URL (as ``botscope store import``
+#: caps its downloads).
+MAX_WARC_BYTES = 64 << 30
 
 Paths = Union[str, "os.PathLike[str]", Sequence[str]]
 
@@ -150,7 +153,15 @@ def _local_copy(location: str) -> Tuple[str, Optional[str]]:
     fd, tmp = tempfile.mkstemp(suffix=".warc.gz", prefix="botscope-")
     try:
         with os.fdopen(fd, "wb") as out, _open_location(location) as src:
-            shutil.copyfileobj(src, out, 1 << 20)
+            copied = 0
+            while True:
+                chunk = src.read(1 << 20)
+                if not chunk:
+                    break
+                copied += len(chunk)
+                if copied > MAX_WARC_BYTES:
+                    raise ValueError(f"{location}: larger than {MAX_WARC_BYTES >> 30} GiB, not read")
+                out.write(chunk)
     except BaseException:
         os.unlink(tmp)
         raise
