@@ -3,7 +3,6 @@
 //! parse tree for lint, sitemaps and usage preferences), and the bias
 //! tables BotSeer measured.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -157,7 +156,9 @@ struct Prepared {
     index_at: Option<u64>,
     /// The work spent testing rules one by one.
     spent: AtomicU64,
-    index: OnceLock<IndexedSelection>,
+    /// Boxed: most agents never need one, and a (file, agent) pair's
+    /// state stays small (a first query allocates it).
+    index: OnceLock<Box<IndexedSelection>>,
 }
 
 /// A robots.txt file, parsed once and asked many times.
@@ -178,8 +179,9 @@ pub struct Robots {
     matcher: Matcher,
     tree: Tree,
     semantics: Semantics,
-    /// The agents asked about, by the key their selection depends on.
-    agents: Mutex<HashMap<Box<[u8]>, Arc<Prepared>>>,
+    /// The agents asked about, by the key their selection depends on
+    /// (a few, looked through in order: no hashing, one small allocation).
+    agents: Mutex<Vec<(Box<[u8]>, Arc<Prepared>)>>,
     /// The last agent asked about, as the very str object it was given
     /// (a loop passes the same one): its groups without reading it again.
     last: Mutex<Option<(Py<PyString>, Arc<Prepared>)>>,
@@ -200,7 +202,7 @@ impl Robots {
             .agents
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(p) = agents.get(&key) {
+        if let Some((_, p)) = agents.iter().find(|(k, _)| **k == *key) {
             return Arc::clone(p);
         }
         let sel = self.matcher.select(agent);
@@ -215,7 +217,10 @@ impl Robots {
         if agents.len() >= MAX_AGENTS {
             agents.clear();
         }
-        agents.insert(key, Arc::clone(&p));
+        if agents.is_empty() {
+            agents.reserve_exact(4);
+        }
+        agents.push((key, Arc::clone(&p)));
         p
     }
 
@@ -250,7 +255,7 @@ impl Robots {
             .allowed;
         if p.spent.fetch_add(work, Ordering::Relaxed) + work >= index_at {
             p.index
-                .get_or_init(|| self.matcher.index_selection(&p.sel, &mut 0));
+                .get_or_init(|| Box::new(self.matcher.index_selection(&p.sel, &mut 0)));
         }
         allowed
     }
