@@ -161,6 +161,9 @@ struct Prepared {
     index: OnceLock<Box<IndexedSelection>>,
 }
 
+/// An agent's key (what its selection depends on) and what it needs.
+type AgentEntry = (Box<[u8]>, Arc<Prepared>);
+
 /// A robots.txt file, parsed once and asked many times.
 ///
 /// `Robots(body, semantics="google", max_bytes=None)`: `body` is the
@@ -181,7 +184,7 @@ pub struct Robots {
     semantics: Semantics,
     /// The agents asked about, by the key their selection depends on
     /// (a few, looked through in order: no hashing, one small allocation).
-    agents: Mutex<Vec<(Box<[u8]>, Arc<Prepared>)>>,
+    agents: Mutex<Vec<AgentEntry>>,
     /// The last agent asked about, as the very str object it was given
     /// (a loop passes the same one): its groups without reading it again.
     last: Mutex<Option<(Py<PyString>, Arc<Prepared>)>>,
