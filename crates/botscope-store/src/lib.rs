@@ -451,16 +451,6 @@ pub(crate) fn sights_of(listed: Option<&str>) -> Vec<CrawlSight> {
         .collect()
 }
 
-/// The count of every crawl's distinct sites in a backend's span query
-/// (`{SITES}`): with hosts asked they are counted per host instead
-/// ([`restrict_to_hosts`]), so the store's scan sorts no site ids.
-pub(crate) fn crawl_sites_count(hosts: Option<&[String]>) -> &'static str {
-    match hosts {
-        None => "sites",
-        Some(_) => "0",
-    }
-}
-
 /// Keeps, of each crawl's sites, the hosts asked that it captured: `found`
 /// holds (position in the hosts asked, crawl) pairs, each once.
 pub(crate) fn restrict_to_hosts(

@@ -1043,11 +1043,7 @@ impl Store for PgStore {
         let mut c = self.client();
         let mut out: Vec<CrawlSites> = c
             .query(
-                &format!(
-                    "SELECT crawl, first, last, {}::bigint FROM crawl_counts
-                     ORDER BY crawl COLLATE \"C\"",
-                    crate::crawl_sites_count(hosts)
-                ),
+                "SELECT crawl, first, last, sites FROM crawl_counts ORDER BY crawl COLLATE \"C\"",
                 &[],
             )
             .map_err(|e| self.err(e))?

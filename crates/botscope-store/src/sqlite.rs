@@ -670,10 +670,7 @@ impl Store for SqliteStore {
         let e = |e| classify(&self.path, e);
         let mut st = self
             .conn
-            .prepare(&format!(
-                "SELECT crawl, first, last, {} FROM crawl_counts ORDER BY crawl",
-                crate::crawl_sites_count(hosts)
-            ))
+            .prepare("SELECT crawl, first, last, sites FROM crawl_counts ORDER BY crawl")
             .map_err(e)?;
         let mut out: Vec<CrawlSites> = st
             .query_map([], |r| {
