@@ -58,6 +58,16 @@ MAX_WARC_BYTES = 64 << 30
 Paths = Union[str, "os.PathLike[str]", Sequence[str]]
 
 
+def _plain(text: str) -> str:
+    """``text`` with control characters escaped (``\\x1b``): locations and
+    messages come from strangers' paths lists and files, and end up on a
+    terminal."""
+    return "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )
+
+
 def _is_url(location: str) -> bool:
     return urllib.parse.urlsplit(location).scheme in ("http", "https", "s3", "s3a", "file")
 
@@ -81,7 +91,7 @@ def _join(base: str, entry: str) -> str:
 def _read_capped(stream, what: str) -> bytes:
     data = stream.read(MAX_PATHS_LIST_BYTES + 1)
     if len(data) > MAX_PATHS_LIST_BYTES:
-        raise ValueError(f"{what}: a paths list is at most {MAX_PATHS_LIST_BYTES} bytes")
+        raise ValueError(_plain(f"{what}: a paths list is at most {MAX_PATHS_LIST_BYTES} bytes"))
     return data
 
 
@@ -124,7 +134,10 @@ def read_paths(source: Union[str, "os.PathLike[str]"], base: Optional[str] = Non
         if not entry or entry.startswith("#"):
             continue
         if base is None and not (_is_url(entry) or os.path.isabs(entry)):
-            raise ValueError(f"{source}: `{entry}` is relative and the list is not under crawl-data/: give base=")
+            raise ValueError(
+                f"{_plain(source)}: `{_plain(entry)}` is relative and the list is not under "
+                "crawl-data/: give base="
+            )
         out.append(_join(base, entry) if base is not None else entry)
     return out
 
@@ -160,7 +173,7 @@ def _local_copy(location: str) -> Tuple[str, Optional[str]]:
                     break
                 copied += len(chunk)
                 if copied > MAX_WARC_BYTES:
-                    raise ValueError(f"{location}: larger than {MAX_WARC_BYTES >> 30} GiB, not read")
+                    raise ValueError(_plain(f"{location}: larger than {MAX_WARC_BYTES >> 30} GiB, not read"))
                 out.write(chunk)
     except BaseException:
         os.unlink(tmp)
@@ -177,7 +190,7 @@ def _judge_file(location: str, agents: List[str], methods: List[str], semantics:
         if tmp:
             os.unlink(tmp)
     if damage is not None and not rows:
-        raise ValueError(f"{location}: {damage}")
+        raise ValueError(_plain(f"{location}: {damage}"))
     # What could not be read is said in the executor's log, never dropped
     # silently: a damaged file's captures before the damage are kept.
     lost = {k: counts[k] for k in ("skipped", "unreadable") if counts.get(k)}
@@ -185,7 +198,7 @@ def _judge_file(location: str, agents: List[str], methods: List[str], semantics:
         what = ", ".join(f"{n} records {k}" for k, n in lost.items())
         if damage is not None:
             what = f"damaged after {len(rows)} captures ({damage})" + (f"; {what}" if what else "")
-        print(f"botscope.spark: {location}: {what}", file=sys.stderr)
+        print(_plain(f"botscope.spark: {location}: {what}"), file=sys.stderr)
     nothing = [[None] * len(methods) for _ in agents]
     for seq, (crawl, host, time, status, outcome, found, verdicts, past) in enumerate(rows):
         yield (
@@ -349,12 +362,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not a.paths and not a.warc:
         p.error("give --paths LIST or --warc FILE")
     if "://" not in a.out and os.path.exists(a.out):
-        print(f"botscope.spark: {a.out} exists: give a new directory", file=sys.stderr)
+        print(_plain(f"botscope.spark: {a.out} exists: give a new directory"), file=sys.stderr)
         return 2
     try:
         locations = [loc for lst in a.paths for loc in read_paths(lst, a.base)] + a.warc
     except (OSError, ValueError) as e:
-        print(f"botscope.spark: {e}", file=sys.stderr)
+        print(_plain(f"botscope.spark: {e}"), file=sys.stderr)
         return 2
 
     from pyspark.sql import SparkSession

@@ -188,6 +188,13 @@ def test_bad_input_is_refused_clearly(spark, tmp_path):
     relative.write_text("segments/1/x.warc.gz\n")
     with pytest.raises(ValueError, match="give base="):
         read_paths(str(relative))
+    # A stranger's list: its entries are quoted escaped, never as
+    # terminal controls.
+    hostile = tmp_path / "hostile.txt"
+    hostile.write_text("segments/\x1b[2Jx.warc.gz\n")
+    with pytest.raises(ValueError) as e:
+        read_paths(str(hostile))
+    assert "\x1b" not in str(e.value) and "\\x1b[2J" in str(e.value)
     assert read_paths(str(relative), base="s3://commoncrawl/") == ["s3://commoncrawl/segments/1/x.warc.gz"]
     assert len(SOMESITE_AGENTS) == 24
 
