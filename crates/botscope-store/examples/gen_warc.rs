@@ -14,6 +14,10 @@
 //!
 //! `--later 1 --crawl CC-MAIN-2024-18 --date 2024-05-01` makes a later
 //! crawl of the same sites, each with a history serving its next version.
+//! With `--changed PCT` only that share of the sites serves its next
+//! version (at most 20: one site in five has more than one); the others
+//! serve what the first crawl found, as a month of the real web does
+//! (a few percent of sites change their robots.txt between crawls).
 
 use std::path::PathBuf;
 
@@ -33,6 +37,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         botscope_store::parse_time_arg(&s).map_err(|e| e.to_string())
     })?;
     let out = PathBuf::from(arg("--out").ok_or("--out DIR is required")?);
+    // The share of sites a later crawl finds changed, as a fraction of
+    // the sites that have another version to serve.
+    let changed: Option<f64> = match arg("--changed") {
+        None => None,
+        Some(s) => {
+            let pct: f64 = s.parse()?;
+            if !(0.0..=20.0).contains(&pct) {
+                return Err(format!("--changed {s}: a percentage from 0 to 20").into());
+            }
+            Some(pct / 20.0)
+        }
+    };
     let corpus = botscope_store::synth::corpus(&corpus)?;
     let spec = botscope_store::synth::CrawlSpec {
         crawl,
@@ -41,7 +57,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         files,
         seed,
     };
-    let version = |site: u64, n: usize| (seed + site + later) as usize % n;
+    let version = |site: u64, n: usize| {
+        let moves = match changed {
+            None => true,
+            // Spread over the sites, not the first ones in a row.
+            Some(share) => {
+                let at = (site.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 11) as f64;
+                at < share * (1u64 << 53) as f64
+            }
+        };
+        (seed + site + if moves { later } else { 0 }) as usize % n
+    };
     let paths = botscope_store::synth::write_crawl(&corpus, &spec, &version, &out)?;
     eprintln!(
         "{} files, {} captures under {}",
