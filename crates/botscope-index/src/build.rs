@@ -28,6 +28,8 @@ pub struct BuildReport {
     pub documents: u64,
     /// Distinct bodies whose fields were computed.
     pub bodies: u64,
+    /// Crawls whose membership was (re)written.
+    pub crawls: u64,
     /// The store's change mark reached.
     pub mark: i64,
     /// Bytes of the index directory after the commit.
@@ -45,14 +47,17 @@ impl std::fmt::Display for BuildReport {
 }
 
 pub(crate) fn dir_bytes(p: &Path) -> u64 {
-    std::fs::read_dir(p)
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.metadata().ok())
-                .filter(|m| m.is_file())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0)
+    let files = |p: &Path| -> u64 {
+        std::fs::read_dir(p)
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.metadata().ok())
+                    .filter(|m| m.is_file())
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    files(p) + files(&p.join(crate::crawls::DIR))
 }
 
 /// Builds documents of sites and adds them, caching body fields by hash.
@@ -226,13 +231,8 @@ pub(crate) fn document(
     d.add_text(f.url, &v.url);
     d.add_bytes(f.hash, &v.hash[..]);
     d.add_bytes(f.classes, &b.classes.encode());
-    // The crawls that found this version: their last capture of the site
-    // is in its span.
-    for c in &h.sights {
-        if c.found && v.first_seen <= c.time && c.time < until {
-            d.add_text(f.crawl, &c.crawl);
-        }
-    }
+    // The crawls that found it are kept beside the documents
+    // (`crate::crawls`): a crawl that re-sees the site leaves them be.
     d
 }
 
@@ -321,6 +321,7 @@ impl Index {
         report.mark = mark;
         commit(&mut writer, &tmp, mark, as_of)?;
         writer.wait_merging_threads().map_err(tantivy_err(&tmp))?;
+        report.crawls = crate::crawls::write(store, &tmp, true)?;
         // Swap the new index in.
         if dir.exists() {
             let old = sibling(dir, "old");
@@ -365,6 +366,7 @@ impl Index {
             meta,
             latest: Mutex::default(),
             biases: Mutex::default(),
+            crawl_maps: Mutex::default(),
             threads: default_threads(),
         })
     }
@@ -428,6 +430,9 @@ impl Index {
         report.mark = mark;
         commit(&mut writer, &path, mark, self.meta.as_of)?;
         writer.wait_merging_threads().map_err(tantivy_err(&path))?;
+        // After the documents: a crash between leaves the crawls to the
+        // next update, which reads those changed since they were read.
+        report.crawls = crate::crawls::write(store, &path, false)?;
         self.meta = read_meta(&self.index, &path)?;
         self.reader.reload().map_err(tantivy_err(&path))?;
         report.bytes = dir_bytes(&path);

@@ -22,8 +22,9 @@ use crate::schema::Fields;
 
 /// The index format this build writes (in the commit payload).
 /// 2: each version's restriction classes and usage preferences in a
-/// `classes` column. 3: the crawls that saw each version (`crawl`).
-pub(crate) const FORMAT: u32 = 3;
+/// `classes` column. 3: the crawls that saw each version (`crawl`). 4: the
+/// crawls kept beside the documents (`crawls/`), not in them.
+pub(crate) const FORMAT: u32 = 4;
 /// Distinct bodies whose fields are kept while building.
 pub(crate) const BODY_CACHE: usize = 65_536;
 /// The writer's memory, all threads.
@@ -63,6 +64,8 @@ pub struct Index {
     /// Bias columns per (segment, semantics, robot), most recent first
     /// (see [`Index::bias_columns`]).
     pub(crate) biases: Mutex<BiasCache>,
+    /// The crawls' maps loaded (see [`Index::crawl_map`]).
+    pub(crate) crawl_maps: Mutex<crate::crawls::MapCache>,
     /// Threads for favourability, trends and updates.
     pub(crate) threads: usize,
 }

@@ -163,12 +163,25 @@ impl Index {
             }
         }
         let deciders = SEMANTICS.map(|s| Decider::new(s, agents));
+        // Every crawl's times of each segment's sites, once a segment.
+        let names: Vec<String> = self.crawl_list()?.into_iter().map(|e| e.name).collect();
+        let mut maps = Vec::with_capacity(names.len());
+        for (k, n) in names.iter().enumerate() {
+            if let Some(m) = self.crawl_map(n)? {
+                maps.push((k, m));
+            }
+        }
+        let seg_crawls = segments
+            .iter()
+            .map(|seg| crate::crawls::SegmentCrawls::of(seg, &maps, &self.path))
+            .collect::<Result<Vec<_>>>()?;
         let mut rows = 0u64;
         for window in blocks.chunks(self.threads.max(1)) {
             let batches = par_map(self.threads, window, |&(i, start)| {
                 let seg = &segments[i];
                 let end = (start as usize + ROWS).min(seg.max_doc() as usize) as DocId;
-                let rows = self.rows(seg, start, end, &deciders)?;
+                let crawls = (&seg_crawls[i], &names[..]);
+                let rows = self.rows(seg, start, end, &deciders, crawls)?;
                 batch(&schema, agents, &rows)
             })?;
             for b in batches {
@@ -187,10 +200,10 @@ impl Index {
         start: DocId,
         end: DocId,
         deciders: &[Decider<'_>; 2],
+        (crawls_of, names): (&crate::crawls::SegmentCrawls, &[String]),
     ) -> Result<Vec<Row>> {
         let store = seg.get_store_reader(4).map_err(|e| io_err(&self.path, e))?;
         let column = seg.fast_fields().bytes("classes").map_err(self.err())?;
-        let crawl_column = seg.fast_fields().str("crawl").map_err(self.err())?;
         // Files whose bias was not computed, per semantics.
         let mut too_complex = [Vec::new(), Vec::new()];
         let inverted = seg.inverted_index(self.f.contain).map_err(self.err())?;
@@ -310,15 +323,10 @@ impl Index {
                 )
             });
             let rank = doc.get_first(self.f.rank).and_then(|v| v.as_u64());
-            let mut crawls = Vec::new();
-            if let Some(c) = &crawl_column {
-                for ord in c.ords().values_for_doc(d) {
-                    let mut name = String::new();
-                    c.ord_to_str(ord, &mut name)
-                        .map_err(|e| io_err(&self.path, e))?;
-                    crawls.push(name);
-                }
-            }
+            let crawls: Vec<String> = crawls_of
+                .found(d, int(self.f.from), int(self.f.until))
+                .map(|k| names[k].clone())
+                .collect();
             out.push(Row {
                 host: text(self.f.site),
                 url: text(self.f.url),

@@ -32,6 +32,7 @@ mod classes;
 mod cohort;
 mod collector;
 mod compare;
+mod crawls;
 mod doc;
 mod engine;
 mod error;

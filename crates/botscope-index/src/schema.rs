@@ -32,8 +32,6 @@ pub(crate) struct Fields {
     pub(crate) hash: TField,
     /// What the version says to every agent ([`crate::Classes::encode`]).
     pub(crate) classes: TField,
-    /// The crawls whose last capture of the site found this version.
-    pub(crate) crawl: TField,
 }
 
 pub(crate) fn schema() -> (Schema, Fields) {
@@ -74,7 +72,6 @@ pub(crate) fn schema() -> (Schema, Fields) {
         url: b.add_text_field("url", STORED),
         hash: b.add_bytes_field("hash", STORED),
         classes: b.add_bytes_field("classes", FAST),
-        crawl: b.add_text_field("crawl", STRING | FAST),
     };
     (b.build(), f)
 }

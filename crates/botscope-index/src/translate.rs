@@ -136,7 +136,7 @@ impl Index {
                 Field::Sitemap => prefix(f.sitemap, v)?,
                 Field::Signal => term(f.signal, v),
                 Field::Usage => term(f.signal, &format!("{}{v}", crate::doc::USAGE_TERM)),
-                Field::Crawl => term(f.crawl, v),
+                Field::Crawl => Box::new(self.crawl_query(v)?),
                 Field::Delay => Box::new(EmptyQuery),
             },
             Clause::Delay(lo, hi) => {

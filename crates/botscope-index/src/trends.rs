@@ -591,14 +591,16 @@ impl Index {
         order.sort_by_key(|&i| periods[i].1);
         let ends: Vec<i64> = order.iter().map(|&i| periods[i].1).collect();
         // By crawl: each crawl's sorted position, by name.
-        let crawl_pos: HashMap<&str, u16> = match crawls {
-            Some(_) => order
-                .iter()
-                .enumerate()
-                .map(|(pos, &i)| (periods[i].0.as_str(), pos as u16))
-                .collect(),
-            None => HashMap::new(),
-        };
+        // By crawl: each crawl's sorted position and its map (a crawl the
+        // index has not read yet counts no file).
+        let mut crawl_maps = Vec::new();
+        if crawls.is_some() {
+            for (pos, &i) in order.iter().enumerate() {
+                if let Some(m) = self.crawl_map(&periods[i].0)? {
+                    crawl_maps.push((pos, m));
+                }
+            }
+        }
         let matching = match parsed {
             Query::All => None,
             ref q => Some(
@@ -653,26 +655,15 @@ impl Index {
                     }
                 },
             };
-            // By crawl: the segment's crawl names as sorted positions.
-            let seg_crawls: Option<(Vec<u16>, Column<u64>)> = match crawls {
+            // By crawl: per crawl (its sorted position), when it found each
+            // of the segment's sites.
+            let seg_crawls = match crawls {
                 None => None,
-                Some(_) => match ff.str("crawl").map_err(self.err())? {
-                    None => Some((Vec::new(), Column::build_empty_column(max))),
-                    Some(col) => {
-                        let dict = col.dictionary();
-                        let mut pos = vec![u16::MAX; dict.num_terms()];
-                        let mut stream = dict.stream().map_err(|e| io_err(&self.path, e))?;
-                        while stream.advance() {
-                            if let Some(&p) = std::str::from_utf8(stream.key())
-                                .ok()
-                                .and_then(|k| crawl_pos.get(k))
-                            {
-                                pos[stream.term_ord() as usize] = p;
-                            }
-                        }
-                        Some((pos, col.ords().clone()))
-                    }
-                },
+                Some(_) => Some(crate::crawls::SegmentCrawls::of(
+                    seg,
+                    &crawl_maps,
+                    &self.path,
+                )?),
             };
             let column = ff.bytes("classes").map_err(self.err())?;
             let no_ords = Column::build_empty_column(max);
@@ -718,12 +709,9 @@ impl Index {
                                 runs.push((lo as u16, hi as u16));
                             }
                         }
-                        Some((pos, col)) => runs.extend(
-                            col.values_for_doc(d)
-                                .filter_map(|o| pos.get(o as usize).copied())
-                                .filter(|&p| p != u16::MAX)
-                                .map(|p| (p, p + 1)),
-                        ),
+                        Some(c) => {
+                            runs.extend(c.found(d, f[i], u[i]).map(|p| (p as u16, p as u16 + 1)))
+                        }
                     }
                     if runs.is_empty() {
                         continue;

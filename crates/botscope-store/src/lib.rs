@@ -419,6 +419,10 @@ pub struct CrawlSites {
     pub last: i64,
     /// Distinct sites it captured (of the hosts asked, when asked).
     pub sites: u64,
+    /// The change mark of the last batch that added to or changed its
+    /// sights ([`Store::change_mark`]'s scale): an index whose crawls
+    /// were read at a mark below it reads them again.
+    pub changed: i64,
     /// With hosts asked: the positions of those it captured.
     pub of_hosts: Vec<usize>,
 }
@@ -724,6 +728,10 @@ pub trait Store {
     /// sites it captured, every outcome; with `hosts`, only those (and
     /// which of them).
     fn crawl_sites(&self, hosts: Option<&[String]>) -> Result<Vec<CrawlSites>>;
+    /// The sites where `crawl`'s last capture found a robots.txt, with that
+    /// capture's time, in ascending byte order of host (the order of an
+    /// index's term dictionaries), one snapshot.
+    fn crawl_found(&self, crawl: &str, f: &mut dyn FnMut(&str, i64) -> Result<()>) -> Result<()>;
 }
 
 /// A time given on a command line: RFC 3339 (`2007-03-01T00:00:00Z`), a
@@ -938,6 +946,9 @@ impl Store for AnyStore {
     }
     fn sites_added(&self, hosts: &[String]) -> Result<Vec<Option<i64>>> {
         both!(self, s => s.sites_added(hosts))
+    }
+    fn crawl_found(&self, crawl: &str, f: &mut dyn FnMut(&str, i64) -> Result<()>) -> Result<()> {
+        both!(self, s => s.crawl_found(crawl, f))
     }
     fn crawl_sites(&self, hosts: Option<&[String]>) -> Result<Vec<CrawlSites>> {
         both!(self, s => s.crawl_sites(hosts))

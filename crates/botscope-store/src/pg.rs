@@ -27,7 +27,13 @@ const MIGRATIONS: &[&str] = &[
         include_str!("../schema/postgres/007.sql"),
         include_str!("../schema/postgres/crawl_sites_fill.sql")
     ),
+    include_str!("../schema/postgres/008.sql"),
 ];
+
+/// The greatest change mark given: to a site's versions, or to a crawl's
+/// sights.
+const CHANGE_MARK: &str = "SELECT greatest(coalesce((SELECT max(changed) FROM sites), 0),
+    coalesce((SELECT max(changed) FROM crawl_counts), 0))";
 
 /// Makes the crawls' sites and counts again from the attempts.
 pub(crate) const CRAWL_SITES_FILL: &str = include_str!("../schema/postgres/crawl_sites_fill.sql");
@@ -324,8 +330,8 @@ impl PgStore {
             .map_err(|e| self.err(e))?;
         }
         let mut tx = c.transaction().map_err(|e| self.err(e))?;
-        // A crawl's capture changes its site (the crawls that saw it) even
-        // when the version in force goes on.
+        // A crawl's capture changes the crawl's sights (marked on the
+        // crawl below); its site changes only with its versions.
         let crawl: Option<String> = match run {
             None => None,
             Some(id) => tx
@@ -388,13 +394,25 @@ impl PgStore {
             .map_err(|e| self.err(e))?;
         // From a counter, not the sites' greatest mark: a batch that
         // changes every site would find none left to count from.
+        let mark: i64 = tx
+            .query_one(
+                "UPDATE change_marks SET mark = mark + 1 RETURNING mark",
+                &[],
+            )
+            .map_err(|e| self.err(e))?
+            .get(0);
         tx.execute(
-            "WITH m AS (UPDATE change_marks SET mark = mark + 1 RETURNING mark)
-             UPDATE sites SET changed = (SELECT mark FROM m)
-             WHERE id = ANY($1) AND changed = $2",
-            &[&sites, &PENDING],
+            "UPDATE sites SET changed = $3 WHERE id = ANY($1) AND changed = $2",
+            &[&sites, &PENDING, &mark],
         )
         .map_err(|e| self.err(e))?;
+        if let (Some(c), Some(_)) = (crawl_run, span) {
+            tx.execute(
+                "UPDATE crawl_counts SET changed = $2 WHERE crawl = $1",
+                &[&c, &mark],
+            )
+            .map_err(|e| self.err(e))?;
+        }
         if let Some(m) = import {
             tx.execute(
                 "INSERT INTO imports(name, crawl, run_id, records, robots, finished)
@@ -551,7 +569,6 @@ fn record_set(
     sites: &mut Vec<i64>,
     new_to_crawl: &mut i64,
 ) -> std::result::Result<(), postgres::Error> {
-    let crawl_run = crawl.is_some();
     let mark = PENDING;
     let owned = |s: &str| text(s).into_owned();
     let owned_opt = |s: &Option<String>| opt_text(s).map(std::borrow::Cow::into_owned);
@@ -719,7 +736,7 @@ fn record_set(
                 nv_src.push(a.source.as_str().to_owned());
             }
         }
-        if op.marks_change() || crawl_run {
+        if op.marks_change() {
             changed_sites.push(site[k]);
         }
         new_content[k] = op.new_content();
@@ -975,7 +992,7 @@ impl Store for PgStore {
     fn change_mark(&self) -> Result<i64> {
         Ok(self
             .client()
-            .query_one("SELECT coalesce(max(changed), 0) FROM sites", &[])
+            .query_one(CHANGE_MARK, &[])
             .map_err(|e| self.err(e))?
             .get(0))
     }
@@ -988,7 +1005,7 @@ impl Store for PgStore {
         let mut c = self.client();
         let mut tx = self.snapshot(&mut c)?;
         let now: i64 = tx
-            .query_one("SELECT coalesce(max(changed), 0) FROM sites", &[])
+            .query_one(CHANGE_MARK, &[])
             .map_err(|e| self.err(e))?
             .get(0);
         self.histories(
@@ -1039,11 +1056,31 @@ impl Store for PgStore {
             .max(0) as u64)
     }
 
+    fn crawl_found(&self, crawl: &str, f: &mut dyn FnMut(&str, i64) -> Result<()>) -> Result<()> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let mut c = self.client();
+        let mut tx = self.snapshot(&mut c)?;
+        // Hosts compared as bytes, the order of the index's dictionaries.
+        let mut rows = tx
+            .query_raw(
+                "SELECT s.host, c.time FROM crawl_sites c JOIN sites s ON s.id = c.site_id
+                 WHERE c.crawl = $1 AND c.found ORDER BY s.host COLLATE \"C\"",
+                [&crawl as &(dyn postgres::types::ToSql + Sync)],
+            )
+            .map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            f(r.get::<_, &str>(0), r.get(1))?;
+        }
+        drop(rows);
+        tx.commit().map_err(|e| self.err(e))
+    }
+
     fn crawl_sites(&self, hosts: Option<&[String]>) -> Result<Vec<CrawlSites>> {
         let mut c = self.client();
         let mut out: Vec<CrawlSites> = c
             .query(
-                "SELECT crawl, first, last, sites FROM crawl_counts ORDER BY crawl COLLATE \"C\"",
+                "SELECT crawl, first, last, sites, changed FROM crawl_counts
+                 ORDER BY crawl COLLATE \"C\"",
                 &[],
             )
             .map_err(|e| self.err(e))?
@@ -1053,6 +1090,7 @@ impl Store for PgStore {
                 first: r.get(1),
                 last: r.get(2),
                 sites: r.get::<_, i64>(3).max(0) as u64,
+                changed: r.get(4),
                 of_hosts: Vec::new(),
             })
             .collect();

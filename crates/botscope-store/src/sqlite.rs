@@ -32,7 +32,13 @@ const MIGRATIONS: &[&str] = &[
         include_str!("../schema/sqlite/005.sql"),
         include_str!("../schema/sqlite/crawl_sites_fill.sql")
     ),
+    include_str!("../schema/sqlite/006.sql"),
 ];
+
+/// The greatest change mark given: to a site's versions, or to a crawl's
+/// sights.
+const CHANGE_MARK: &str = "SELECT max(coalesce((SELECT max(changed) FROM sites), 0),
+    coalesce((SELECT max(changed) FROM crawl_counts), 0))";
 
 /// Makes the crawls' sites and counts again from the attempts.
 pub(crate) const CRAWL_SITES_FILL: &str = include_str!("../schema/sqlite/crawl_sites_fill.sql");
@@ -81,12 +87,11 @@ impl SqliteStore {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| classify(&path, e))?;
         let mark: i64 = tx
-            .query_row("SELECT coalesce(max(changed), 0) + 1 FROM sites", [], |r| {
-                r.get(0)
-            })
-            .map_err(|e| classify(&path, e))?;
-        // A crawl's capture changes its site (the crawls that saw it) even
-        // when the version in force goes on.
+            .query_row(CHANGE_MARK, [], |r| r.get::<_, i64>(0))
+            .map_err(|e| classify(&path, e))?
+            + 1;
+        // A crawl's capture changes the crawl's sights (marked on the
+        // crawl, once a batch); its site changes only with its versions.
         let crawl: Option<String> = match run {
             None => None,
             Some(id) => tx
@@ -110,11 +115,13 @@ impl SqliteStore {
         }
         if let (Some(c), Some((first, last))) = (&crawl, span) {
             tx.prepare_cached(
-                "INSERT INTO crawl_counts(crawl, first, last, sites) VALUES (?1, ?2, ?3, ?4)
+                "INSERT INTO crawl_counts(crawl, first, last, sites, changed)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT(crawl) DO UPDATE SET first = min(first, excluded.first),
-                    last = max(last, excluded.last), sites = sites + excluded.sites",
+                    last = max(last, excluded.last), sites = sites + excluded.sites,
+                    changed = excluded.changed",
             )
-            .and_then(|mut st| st.execute(params![c, first, last, new_sites]))
+            .and_then(|mut st| st.execute(params![c, first, last, new_sites, mark]))
             .map_err(|e| classify(&path, e))?;
         }
         if let Some(m) = import {
@@ -248,20 +255,18 @@ fn record_one(
     mark: i64,
     crawl: Option<&str>,
 ) -> rusqlite::Result<bool> {
-    let crawl_run = crawl.is_some();
     // `unseen`: no attempt of the site was recorded but submissions, so
     // it has no fetched version to look up (most of a first import).
     let (site_id, unseen): (i64, bool) = tx
         .prepare_cached(
-            "INSERT INTO sites(host, rank, added, changed) VALUES (?1, ?2, ?3, CASE WHEN ?5 THEN ?4 ELSE 0 END)
+            "INSERT INTO sites(host, rank, added, changed) VALUES (?1, ?2, ?3, 0)
              ON CONFLICT(host) DO UPDATE SET rank = coalesce(excluded.rank, rank),
-                changed = CASE WHEN ?5 THEN ?4
-                               WHEN excluded.rank IS NOT NULL AND excluded.rank IS NOT rank
+                changed = CASE WHEN excluded.rank IS NOT NULL AND excluded.rank IS NOT rank
                                AND has_copy THEN ?4 ELSE changed END
              RETURNING id, last_attempt IS NULL",
         )?
         .query_row(
-            params![a.host, a.rank.map(|r| r as i64), a.time, mark, crawl_run],
+            params![a.host, a.rank.map(|r| r as i64), a.time, mark],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
     let hash = a.body.as_ref().map(|b| {
@@ -629,9 +634,7 @@ impl Store for SqliteStore {
 
     fn change_mark(&self) -> Result<i64> {
         self.conn
-            .query_row("SELECT coalesce(max(changed), 0) FROM sites", [], |r| {
-                r.get(0)
-            })
+            .query_row(CHANGE_MARK, [], |r| r.get(0))
             .map_err(|e| self.err(e))
     }
 
@@ -670,7 +673,7 @@ impl Store for SqliteStore {
         let e = |e| classify(&self.path, e);
         let mut st = self
             .conn
-            .prepare("SELECT crawl, first, last, sites FROM crawl_counts ORDER BY crawl")
+            .prepare("SELECT crawl, first, last, sites, changed FROM crawl_counts ORDER BY crawl")
             .map_err(e)?;
         let mut out: Vec<CrawlSites> = st
             .query_map([], |r| {
@@ -679,6 +682,7 @@ impl Store for SqliteStore {
                     first: r.get(1)?,
                     last: r.get(2)?,
                     sites: r.get::<_, i64>(3)?.max(0) as u64,
+                    changed: r.get(4)?,
                     of_hosts: Vec::new(),
                 })
             })
@@ -705,6 +709,24 @@ impl Store for SqliteStore {
             crate::restrict_to_hosts(&mut out, found);
         }
         Ok(out)
+    }
+
+    fn crawl_found(&self, crawl: &str, f: &mut dyn FnMut(&str, i64) -> Result<()>) -> Result<()> {
+        // Hosts compare as bytes (SQLite's BINARY collation), the order
+        // of the index's dictionaries.
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT s.host, c.time FROM crawl_sites c JOIN sites s ON s.id = c.site_id
+                 WHERE c.crawl = ?1 AND c.found ORDER BY s.host",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut rows = st.query(params![crawl]).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let host: String = r.get(0).map_err(|e| self.err(e))?;
+            f(&host, r.get(1).map_err(|e| self.err(e))?)?;
+        }
+        Ok(())
     }
 
     fn sites_added(&self, hosts: &[String]) -> Result<Vec<Option<i64>>> {

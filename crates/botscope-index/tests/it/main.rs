@@ -1127,3 +1127,102 @@ fn trends_by_crawl_count_each_crawls_last_captures() {
         assert!((w.denominator - total).abs() < 1e-9, "{crawl}");
     }
 }
+
+/// A later crawl that re-sees most sites unchanged reindexes only the
+/// sites whose file changed; its membership is written beside the
+/// documents, and `crawl:` finds what a fresh build finds: the version
+/// each crawl's capture found, none where it found no file.
+#[test]
+fn a_crawl_reindexes_only_the_sites_it_found_changed() {
+    use botscope_store::NewRun;
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut s = SqliteStore::open(&dir.path().join("store.db")).expect("store");
+    let files: Vec<(String, Vec<u8>)> = corpus().into_iter().take(20).collect();
+    let crawl =
+        |s: &mut SqliteStore, name: &str, t0: i64, body: &dyn Fn(usize) -> Option<Vec<u8>>| {
+            let run = s
+                .begin_run(&NewRun {
+                    input: name.into(),
+                    input_hash: botscope_store::content_hash(name.as_bytes()),
+                    user_agent: String::new(),
+                    hosts: 0,
+                    started: t0,
+                    crawl: Some(name.into()),
+                })
+                .expect("run");
+            let batch: Vec<Attempt> = files
+                .iter()
+                .enumerate()
+                .map(|(i, (host, _))| {
+                    let b = body(i);
+                    Attempt {
+                        host: host.clone(),
+                        time: t0 + i as i64,
+                        url: format!("https://{host}/robots.txt"),
+                        status: Some(if b.is_some() { 200 } else { 404 }),
+                        outcome: if b.is_some() { "parse" } else { "allow-all" }.into(),
+                        reason: "test".into(),
+                        bytes: b.as_ref().map_or(0, |b| b.len() as u64),
+                        body: b,
+                        source: Source::Warc,
+                        ..Attempt::default()
+                    }
+                })
+                .collect();
+            s.record(Some(run), &batch).expect("record");
+            s.finish_run(run, t0).expect("finish");
+        };
+    crawl(&mut s, "CC-MAIN-2024-10", 1_710_000_000, &|i| {
+        Some(files[i].1.clone())
+    });
+    let ix = dir.path().join("index");
+    let built = Index::build(&s, &ix, None, &mut |_| {}).expect("build");
+    assert_eq!((built.sites, built.crawls), (20, 1));
+    // The later crawl: sites 0 and 1 serve another file, site 2 none.
+    let changed = |i: usize| match i {
+        0 | 1 => Some(
+            format!(
+                "{}\nUser-agent: botscope-test-bot\nDisallow: /\n",
+                String::from_utf8_lossy(&files[i].1)
+            )
+            .into_bytes(),
+        ),
+        2 => None,
+        _ => Some(files[i].1.clone()),
+    };
+    crawl(&mut s, "CC-MAIN-2024-18", 1_715_000_000, &changed);
+    let mut idx = Index::open(&ix).expect("open");
+    let r = idx.update(&s).expect("update");
+    assert_eq!((r.sites, r.crawls), (2, 1), "{r:?}");
+    let fresh = dir.path().join("fresh");
+    Index::build(&s, &fresh, None, &mut |_| {}).expect("build");
+    let hosts = |pick: &dyn Fn(usize) -> bool| -> Vec<String> {
+        sorted(
+            files
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| pick(*i))
+                .map(|(_, (h, _))| h.clone())
+                .collect(),
+        )
+    };
+    for idx in [&idx, &Index::open(&fresh).expect("open")] {
+        assert_eq!(
+            sorted(search(idx, "crawl:CC-MAIN-2024-10")),
+            hosts(&|_| true)
+        );
+        assert_eq!(
+            sorted(search(idx, "crawl:CC-MAIN-2024-18")),
+            hosts(&|i| i != 2)
+        );
+        // The first crawl found the first versions of the changed sites,
+        // the later one their new ones.
+        let new_group = "botname:botscope-test-bot";
+        assert_eq!(
+            sorted(search(idx, &format!("crawl:CC-MAIN-2024-18 {new_group}"))),
+            hosts(&|i| i < 2)
+        );
+        assert!(search(idx, &format!("crawl:CC-MAIN-2024-10 {new_group}")).is_empty());
+        assert!(search(idx, "crawl:CC-MAIN-2099-01").is_empty());
+    }
+}
