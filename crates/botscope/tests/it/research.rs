@@ -890,7 +890,7 @@ fn index_export_reads_back_in_pyarrow_and_duckdb() {
         agents.contains(&"GPTBot") && agents.len() > 100,
         "{agents:?}"
     );
-    assert_eq!(v["format"], "3");
+    assert_eq!(v["format"], "4");
     let rows = v["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 6);
     // GPTBot's classes over the latest versions are trends' counts.
