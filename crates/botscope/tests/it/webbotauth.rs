@@ -348,7 +348,7 @@ async fn a_signed_crawl_is_verified_through_nginx_and_the_gate_into_the_honeypot
 #[test]
 fn the_local_key_directory_recipe_runs_as_written() {
     let doc = std::fs::read_to_string(crate::root().join("docs/crawling.md")).expect("doc");
-    let marker = "<!-- recipe: key directory";
+    let marker = "<!-- run by: the_local_key_directory_recipe_runs_as_written -->";
     let at = doc.find(marker).expect("the recipe");
     let start = at + doc[at..].find("```sh\n").expect("its block") + "```sh\n".len();
     let block = &doc[start..start + doc[start..].find("```").expect("its end")];
