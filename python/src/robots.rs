@@ -1,7 +1,7 @@
 //! `botscope.Robots`, `botscope.bias` and `botscope.Favorability`: one
-//! robots.txt body parsed once (the compiled matcher for verdicts, the
-//! parse tree for lint, sitemaps and usage preferences), and the bias
-//! tables BotSeer measured.
+//! robots.txt body compiled once for verdicts (the parse tree for lint,
+//! sitemaps and usage preferences made the first time one of them is
+//! asked for), and the bias tables BotSeer measured.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -180,7 +180,12 @@ type AgentEntry = (Box<[u8]>, Arc<Prepared>);
 #[pyclass(module = "botscope", frozen)]
 pub struct Robots {
     matcher: Matcher,
-    tree: Tree,
+    /// The body as given, for the parse tree.
+    body: Box<[u8]>,
+    max_bytes: Option<usize>,
+    /// The parse tree (lint, sitemaps, groups, usage preferences), made on
+    /// first use: a loop asking verdicts never pays for it.
+    tree: OnceLock<Tree>,
     semantics: Semantics,
     /// The agents asked about, by the key their selection depends on
     /// (a few, looked through in order: no hashing, one small allocation).
@@ -191,6 +196,18 @@ pub struct Robots {
 }
 
 impl Robots {
+    /// The parse tree, made the first time it is needed.
+    fn tree(&self) -> &Tree {
+        self.tree.get_or_init(|| {
+            Tree::parse_with(
+                &self.body,
+                &ParseOptions {
+                    max_bytes: self.max_bytes,
+                },
+            )
+        })
+    }
+
     /// What `agent`'s verdicts need.
     fn prepared(&self, agent: &str) -> Arc<Prepared> {
         // Google selects by the product token, case-insensitively; the
@@ -283,7 +300,10 @@ impl Robots {
         // A large file is compiled without holding the interpreter.
         Ok(py.detach(|| Robots {
             matcher: Matcher::compile(bytes, sem, &opts),
-            tree: Tree::parse_with(bytes, &opts),
+            // Past `max_bytes` nothing is read.
+            body: bytes[..bytes.len().min(max_bytes.unwrap_or(usize::MAX))].into(),
+            max_bytes,
+            tree: OnceLock::new(),
             semantics: sem,
             agents: Mutex::default(),
             last: Mutex::new(None),
@@ -340,7 +360,7 @@ impl Robots {
         let path = botscope_robotstxt::path_of(url.as_bytes());
         let v = self.matcher.check_path(agent, &path);
         let prefs =
-            self.tree
+            self.tree()
                 .preferences(botscope_robotstxt::product_token(agent), &path, v.allowed);
         let mut obj = v.check_json(url, agent, self.semantics, &prefs);
         obj["reason"] = v.describe().into();
@@ -355,9 +375,9 @@ impl Robots {
     fn usage<'py>(&self, py: Python<'py>, agent: &str, url: &str) -> PyResult<Bound<'py, PyAny>> {
         let path = botscope_robotstxt::path_of(url.as_bytes());
         let allowed = self.matcher.check_path(agent, &path).allowed;
-        let prefs = self
-            .tree
-            .preferences(botscope_robotstxt::product_token(agent), &path, allowed);
+        let prefs =
+            self.tree()
+                .preferences(botscope_robotstxt::product_token(agent), &path, allowed);
         to_py(py, &prefs)
     }
 
@@ -369,34 +389,39 @@ impl Robots {
     /// The `Sitemap` URLs, in file order.
     #[getter]
     fn sitemaps(&self) -> Vec<String> {
-        self.tree.sitemaps.iter().map(|s| s.value.clone()).collect()
+        self.tree()
+            .sitemaps
+            .iter()
+            .map(|s| s.value.clone())
+            .collect()
     }
 
     /// The groups as `botscope robots parse --format json` gives them.
     #[getter]
     fn groups<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.tree.groups)
+        to_py(py, &self.tree().groups)
     }
 
     /// The parse tree as `botscope robots parse --format json` gives it.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.tree)
+        to_py(py, self.tree())
     }
 
     /// What is wrong with the file, as `botscope robots lint --format json`
     /// lists it: dicts with `code`, `severity`, `line`, `message`, …
     fn lint<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let registry = bundled();
-        let diags = py
-            .detach(|| botscope_robotstxt::lint_with(&self.tree, &|v| registry.documents_token(v)));
+        let diags = py.detach(|| {
+            botscope_robotstxt::lint_with(self.tree(), &|v| registry.documents_token(v))
+        });
         to_py(py, &diags)
     }
 
     fn __repr__(&self) -> String {
         format!(
             "<botscope.Robots: {} groups, {} rules, {}>",
-            self.tree.groups.len(),
-            self.tree
+            self.tree().groups.len(),
+            self.tree()
                 .groups
                 .iter()
                 .map(|g| g.rules.len())
