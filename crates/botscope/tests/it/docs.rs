@@ -1022,3 +1022,18 @@ fn the_harvest_guides_simulated_web_runs_as_written() {
     );
     assert!(dir.join("web/h.db").is_file());
 }
+
+/// README's count of the bundled crawlers is the registry's.
+#[test]
+fn the_readmes_crawler_count_is_the_registrys() {
+    let o = crate::run(&["bots", "list"]);
+    assert!(o.status.success());
+    let n = crate::stdout(&o)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    let readme = read_page("README.md");
+    for said in [format!("({n} crawlers,"), format!("({n} bots bundled;")] {
+        assert!(readme.contains(&said), "README.md should say {said:?}");
+    }
+}
