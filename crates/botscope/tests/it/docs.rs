@@ -174,24 +174,12 @@ pub fn run_page_with(page: &str, heading: Option<&str>, test: &str, setup: &Setu
             "{page}: no block run by {test} holds {from:?} any more"
         );
     }
-    let path = path_with_tools(&dir);
-    let home = crate::home();
     for b in list {
         let mut code = b.code.clone();
         for (from, to) in setup.rewrite {
             code = code.replace(from, to);
         }
-        let o = std::process::Command::new("bash")
-            .arg("-c")
-            .arg(format!("set -euo pipefail\n{code}"))
-            .current_dir(&dir)
-            .env("PATH", &path)
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join("config"))
-            .env("XDG_CACHE_HOME", home.join("cache"))
-            .env("XDG_DATA_HOME", home.join("data"))
-            .output()
-            .expect("bash runs");
+        let o = bash(&dir, &code).output().expect("bash runs");
         let out = String::from_utf8_lossy(&o.stdout);
         assert_eq!(
             o.status.code(),
@@ -213,6 +201,23 @@ pub fn run_page_with(page: &str, heading: Option<&str>, test: &str, setup: &Setu
         }
     }
     dir
+}
+
+/// `bash -c` running `code` under `set -euo pipefail` in `dir`, as a
+/// reader's shell would: the tools of [`path_with_tools`] first on the
+/// PATH, and the tests' private home.
+fn bash(dir: &Path, code: &str) -> std::process::Command {
+    let home = crate::home();
+    let mut c = std::process::Command::new("bash");
+    c.arg("-c")
+        .arg(format!("set -euo pipefail\n{code}"))
+        .current_dir(dir)
+        .env("PATH", path_with_tools(dir))
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("XDG_DATA_HOME", home.join("data"));
+    c
 }
 
 /// The PATH of a page's run: the `botscope` this build made, then a shim
@@ -636,16 +641,7 @@ fn blocks_for(page: &str, test: &str, rewrite: &[(&str, &str)]) -> Vec<(usize, S
 fn serve_block(page: &str, line: usize, dir: &Path, code: &str, check: impl FnOnce(&str)) {
     use std::io::BufRead;
     use std::os::unix::process::CommandExt;
-    let home = crate::home();
-    let mut child = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(format!("set -euo pipefail\n{code}"))
-        .current_dir(dir)
-        .env("PATH", path_with_tools(dir))
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
-        .env("XDG_DATA_HOME", home.join("data"))
+    let mut child = bash(dir, code)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .process_group(0)
@@ -818,14 +814,7 @@ fn the_crawling_guides_honeypot_runs_as_written() {
     let log = std::fs::read_to_string(dir.join("var/log/honeypot.log")).expect("the log");
     assert!(log.contains("ExampleBot"), "{log}");
     let (line, code) = &blocks[1];
-    let o = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(format!("set -euo pipefail\n{code}"))
-        .current_dir(&dir)
-        .env("PATH", path_with_tools(&dir))
-        .env("HOME", crate::home())
-        .output()
-        .expect("bash runs");
+    let o = bash(&dir, code).output().expect("bash runs");
     assert!(
         o.status.success(),
         "docs/crawling.md, the block of line {line}: {}",
@@ -1005,14 +994,7 @@ fn the_harvest_guides_simulated_web_runs_as_written() {
         .replace("127.77.0.1:PORT", &dns)
         .replace("--http-port PORT", &format!("--http-port {http}"))
         .replace("--https-port PORT", &format!("--https-port {https}"));
-    let o = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(format!("set -euo pipefail\n{harvest}"))
-        .current_dir(&dir)
-        .env("PATH", path_with_tools(&dir))
-        .env("HOME", crate::home())
-        .output()
-        .expect("bash runs");
+    let o = bash(&dir, &harvest).output().expect("bash runs");
     kill();
     let _ = sim.wait();
     assert!(
