@@ -59,7 +59,7 @@ pub use agent::{Agent, Identify, NoPolicy, Policy, Window};
 pub use classify::{Class, DISOBEDIENT_REQUESTS, Reason, classify};
 pub use client::{Client, Clients, Span};
 pub use fold::{Analyzer, Partial};
-pub use samples::{Example, Seconds, TopPaths};
+pub use samples::{Example, Second, Seconds, TopPaths};
 pub use signed::{
     AgentTally, ClientSignatures, MAX_SIGNATURE_AGENTS, NO_AGENT, OTHER_AGENTS, SignatureCheck,
     SignatureCounts, SignatureOutcome, SignatureSeen,

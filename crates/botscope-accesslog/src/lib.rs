@@ -25,6 +25,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod analyze;
+mod compliance;
 mod format;
 mod json;
 mod parse;
@@ -39,9 +40,10 @@ pub use analyze::{
     Agent, AgentTally, Analysis, Analyzer, CLIENT_SAMPLES, Class, Client, ClientSignatures,
     Clients, DISOBEDIENT_REQUESTS, Example, Folded, Identify, MAX_CLIENTS, MAX_SIGNATURE_AGENTS,
     NO_AGENT, NoPolicy, OTHER_AGENTS, Partial, Policy, ROBOT_PATH_COUNTERS, Reason, SESSION_GAP,
-    Seconds, SignatureCheck, SignatureCounts, SignatureOutcome, SignatureSeen, Span, TOP_PATHS_CAP,
-    TopPaths, Untracked, Window, classify,
+    Second, Seconds, SignatureCheck, SignatureCounts, SignatureOutcome, SignatureSeen, Span,
+    TOP_PATHS_CAP, TopPaths, Untracked, Window, classify,
 };
+pub use compliance::{Compliance, Directive, STUDY_SESSION_GAP, Under, UnderVersion};
 pub use format::{COMBINED, COMMON, Error, Field, LogFormat, VHOST_COMBINED};
 pub use paths::{PROBES, PathKind, is_absolute, is_common_method, path_kind, path_only, probe};
 pub use record::{MAX_LINE_BYTES, Malformed, Record, Signed};

@@ -61,6 +61,11 @@ pub struct Report {
     pub inputs: Vec<Input>,
     /// The robots.txt versions judged against (set by the caller).
     pub robots_txt: Vec<RobotsTxtVersion>,
+    /// The robots' sessions by the directive in force when each began,
+    /// all listed robots together (Kim et al., 2025: compliance by
+    /// strictness); empty without a robots.txt.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compliance: Vec<crate::Under>,
     /// Line counts.
     pub lines: Lines,
     /// Lines not understood, by reason, with the first line numbers.
@@ -430,6 +435,11 @@ pub struct Robot {
     /// Its signed requests (HTTP Message Signatures), when it sent any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signatures: Option<crate::SignatureCounts>,
+    /// Its compliance with robots.txt per directive and per version (Kim
+    /// et al., 2025), from its verified and unchecked addresses (spoofed
+    /// ones left out); only when a robots.txt was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compliance: Option<crate::Compliance>,
 }
 
 /// One signature agent's requests (Web Bot Auth).

@@ -5,9 +5,12 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use botscope_accesslog::{Policy, RobotsTxtVersion, format_rfc3339};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use botscope_accesslog::{Directive, Policy, RobotsTxtVersion, format_rfc3339};
 use botscope_robotstxt::{
-    DEFAULT_PARSE_CAP, MAX_LINE_LEN, Matcher, ParseOptions, Semantics, path_of,
+    DEFAULT_PARSE_CAP, MAX_LINE_LEN, Matcher, ParseOptions, Robots, Semantics, path_of,
 };
 
 use crate::Error;
@@ -67,6 +70,32 @@ pub fn parse_when(s: &str) -> Option<i64> {
 pub struct RobotsTxt {
     versions: Vec<(Option<i64>, Matcher)>,
     described: Vec<RobotsTxtVersion>,
+    /// Per version, the paths its rules name (`$` dropped): what "some
+    /// path closed" is tested on.
+    rule_paths: Vec<Vec<Vec<u8>>>,
+    /// Directive per (version, token), computed once.
+    directives: Mutex<HashMap<(usize, Option<String>), Directive>>,
+}
+
+/// The paths the rules of `body` name, each once, as the matcher reads
+/// them (`$` dropped, a missing leading `/` added).
+fn rule_paths(body: &[u8], opts: &ParseOptions) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in Robots::parse_with(body, opts).rules() {
+        let p = r.normalized.trim();
+        let p = p.strip_suffix('$').unwrap_or(p);
+        if p.is_empty() || !seen.insert(p.to_owned()) {
+            continue;
+        }
+        let mut path = Vec::with_capacity(p.len() + 1);
+        if !p.starts_with('/') {
+            path.push(b'/');
+        }
+        path.extend_from_slice(p.as_bytes());
+        out.push(path);
+    }
+    out
 }
 
 impl RobotsTxt {
@@ -89,10 +118,12 @@ impl RobotsTxt {
                     from: from.map(format_rfc3339),
                 })
                 .collect(),
+            rule_paths: files.iter().map(|f| rule_paths(&f.2, &opts)).collect(),
             versions: files
                 .into_iter()
                 .map(|(from, _, body)| (from, Matcher::compile(&body, semantics, &opts)))
                 .collect(),
+            directives: Mutex::default(),
         })
     }
 
@@ -115,11 +146,36 @@ impl RobotsTxt {
     }
 
     fn at(&self, t: i64) -> Option<&Matcher> {
+        self.index_at(t).map(|i| &self.versions[i].1)
+    }
+
+    fn index_at(&self, t: i64) -> Option<usize> {
         self.versions
             .iter()
-            .rev()
-            .find(|(from, _)| from.is_none_or(|f| f <= t))
-            .map(|(_, m)| m)
+            .rposition(|(from, _)| from.is_none_or(|f| f <= t))
+    }
+
+    /// What version `i` asks of `token`'s group (`None`: the `*` group):
+    /// `/` closed, some path its rules name closed, a Crawl-delay, or
+    /// nothing. Costs one indexed check per rule path.
+    fn directive_of(&self, i: usize, token: Option<&str>) -> Directive {
+        let m = &self.versions[i].1;
+        let agent = token.unwrap_or("*");
+        let sel = m.select(agent);
+        let ix = m.index_selection(&sel, &mut 0);
+        let mut work = 0;
+        if !m.check_indexed(&ix, b"/", &mut work).allowed {
+            Directive::DisallowAll
+        } else if self.rule_paths[i]
+            .iter()
+            .any(|p| !m.check_indexed(&ix, p, &mut work).allowed)
+        {
+            Directive::DisallowSome
+        } else if m.crawl_delay(agent).is_some_and(|d| d > 0.0) {
+            Directive::CrawlDelay
+        } else {
+            Directive::Nothing
+        }
     }
 }
 
@@ -141,6 +197,30 @@ impl Policy for RobotsTxt {
 
     fn crawl_delay(&self, token: Option<&str>, time: i64) -> Option<f64> {
         self.at(time)?.crawl_delay(token.unwrap_or("*"))
+    }
+
+    fn directive(&self, token: Option<&str>, time: i64) -> Directive {
+        let Some(i) = self.index_at(time) else {
+            return Directive::Unknown;
+        };
+        let key = (i, token.map(str::to_owned));
+        if let Some(d) = self
+            .directives
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).copied())
+        {
+            return d;
+        }
+        let d = self.directive_of(i, token);
+        if let Ok(mut m) = self.directives.lock() {
+            m.insert(key, d);
+        }
+        d
+    }
+
+    fn version(&self, time: i64) -> Option<(usize, Option<i64>)> {
+        self.index_at(time).map(|i| (i, self.versions[i].0))
     }
 
     fn judges(&self) -> bool {
@@ -186,6 +266,30 @@ mod tests {
             None,
             "nothing in force yet"
         );
+    }
+
+    #[test]
+    fn directives_by_strictness() {
+        let v = versions(vec![
+            (
+                None,
+                b"User-agent: *\nDisallow:\nCrawl-delay: 5\n\nUser-agent: Googlebot\nAllow: /\n",
+            ),
+            (
+                Some(1000),
+                b"User-agent: *\nDisallow: /private$\n\nUser-agent: GPTBot\nDisallow: /\n",
+            ),
+        ]);
+        assert_eq!(v.directive(None, 0), Directive::CrawlDelay);
+        assert_eq!(v.directive(Some("Googlebot"), 0), Directive::Nothing);
+        assert_eq!(v.directive(None, 1000), Directive::DisallowSome);
+        assert_eq!(v.directive(Some("GPTBot"), 1000), Directive::DisallowAll);
+        assert_eq!(v.directive(Some("GPTBot"), 5), Directive::CrawlDelay);
+        assert_eq!(v.version(999), Some((0, None)));
+        assert_eq!(v.version(1000), Some((1, Some(1000))));
+        let dated = versions(vec![(Some(1000), b"User-agent: *\nDisallow: /\n")]);
+        assert_eq!(dated.directive(None, 999), Directive::Unknown);
+        assert_eq!(dated.version(999), None);
     }
 
     #[test]

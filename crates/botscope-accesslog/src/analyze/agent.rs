@@ -38,6 +38,18 @@ pub trait Policy: Sync {
     fn disallowed(&self, token: Option<&str>, target: &str, time: i64) -> Option<bool>;
     /// The Crawl-delay, in seconds, for `token` at `time`.
     fn crawl_delay(&self, token: Option<&str>, time: i64) -> Option<f64>;
+    /// What the group of `token` asks at `time`, for compliance by
+    /// strictness ([`crate::Compliance`]); `Unknown` unless the policy
+    /// says.
+    fn directive(&self, _token: Option<&str>, _time: i64) -> crate::Directive {
+        crate::Directive::Unknown
+    }
+    /// The version of robots.txt in force at `time`: its index among the
+    /// versions and its start (`None`: from the beginning); `None` when
+    /// none was.
+    fn version(&self, _time: i64) -> Option<(usize, Option<i64>)> {
+        None
+    }
     /// Whether any request can be judged at all (`false`: no robots.txt,
     /// and the fold need not look the agent's token up for it).
     fn judges(&self) -> bool {

@@ -294,6 +294,7 @@ impl<'a> Analyzer<'a> {
             }
         }
         // robots.txt itself is always allowed (RFC 9309 2.2.2).
+        let mut closed = false;
         if kind != PathKind::RobotsTxt
             && self.judges
             && let Some(d) =
@@ -303,6 +304,7 @@ impl<'a> Analyzer<'a> {
             let c = p.folded.clients.get_mut(ci);
             inc(&mut c.judged);
             if d {
+                closed = true;
                 inc(&mut c.disallowed);
                 let s = p.folded.disallowed_samples.entry(ci).or_default();
                 if s.len() < CLIENT_SAMPLES {
@@ -318,7 +320,10 @@ impl<'a> Analyzer<'a> {
         let agent = &p.agents[a as usize].1;
         if robot && let Some(name) = agent.robot.as_deref() {
             let f = &mut p.folded;
-            f.seconds.entry(ci).or_default().push(r.time);
+            f.seconds
+                .entry(ci)
+                .or_default()
+                .push(r.time, kind == PathKind::RobotsTxt, closed);
             let room = f.robot_paths.len() < ROBOT_PATH_COUNTERS || agent.registered;
             match f.robot_paths.get_mut(name) {
                 Some(t) => t.add(target, 1),

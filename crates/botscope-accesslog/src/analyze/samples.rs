@@ -3,35 +3,65 @@
 
 use super::*;
 
-/// Distinct request seconds with counts, for pace and Crawl-delay.
-/// Appended in any order; sorted and folded when it doubles.
+/// One second of a robot's requests: how many, how many of them were
+/// for robots.txt, and how many for paths its robots.txt closed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Second {
+    /// Seconds since the epoch.
+    pub t: i64,
+    /// Requests in this second.
+    pub requests: u32,
+    /// Of them, for robots.txt.
+    pub robots_txt: u32,
+    /// Of them, for paths the robot's group closed then.
+    pub closed: u32,
+}
+
+impl Second {
+    fn absorb(&mut self, o: &Second) {
+        self.requests = self.requests.saturating_add(o.requests);
+        self.robots_txt = self.robots_txt.saturating_add(o.robots_txt);
+        self.closed = self.closed.saturating_add(o.closed);
+    }
+}
+
+/// Distinct request seconds with counts, for pace, Crawl-delay and
+/// compliance. Appended in any order; sorted and folded when it doubles.
 #[derive(Debug, Clone, Default)]
 pub struct Seconds {
-    pub(super) v: Vec<(i64, u32)>,
+    pub(super) v: Vec<Second>,
     pub(super) folded: usize,
 }
 
 impl Seconds {
-    pub(super) fn push(&mut self, t: i64) {
+    /// Adds a request at `t`, for robots.txt or not, to a closed path or
+    /// not.
+    pub fn push(&mut self, t: i64, robots_txt: bool, closed: bool) {
+        let one = Second {
+            t,
+            requests: 1,
+            robots_txt: u32::from(robots_txt),
+            closed: u32::from(closed),
+        };
         if let Some(last) = self.v.last_mut()
-            && last.0 == t
+            && last.t == t
         {
-            last.1 = last.1.saturating_add(1);
+            last.absorb(&one);
             return;
         }
-        self.v.push((t, 1));
+        self.v.push(one);
         if self.v.len() >= 2 * self.folded.max(1024) {
             self.fold();
         }
     }
 
     pub(super) fn fold(&mut self) {
-        self.v.sort_unstable_by_key(|p| p.0);
-        let mut out: Vec<(i64, u32)> = Vec::with_capacity(self.v.len());
-        for (t, n) in self.v.drain(..) {
+        self.v.sort_unstable_by_key(|p| p.t);
+        let mut out: Vec<Second> = Vec::with_capacity(self.v.len());
+        for s in self.v.drain(..) {
             match out.last_mut() {
-                Some(last) if last.0 == t => last.1 = last.1.saturating_add(n),
-                _ => out.push((t, n)),
+                Some(last) if last.t == s.t => last.absorb(&s),
+                _ => out.push(s),
             }
         }
         self.folded = out.len();
@@ -46,8 +76,8 @@ impl Seconds {
         }
     }
 
-    /// The seconds, sorted, with their request counts.
-    pub fn sorted(&mut self) -> &[(i64, u32)] {
+    /// The seconds, sorted, each once.
+    pub fn sorted(&mut self) -> &[Second] {
         if self.folded != self.v.len() {
             self.fold();
         }

@@ -421,12 +421,13 @@ fn top_paths_stay_bounded_and_keep_the_heavy_hitters() {
 fn seconds_fold_counts() {
     let mut s = Seconds::default();
     for t in (0..5000).rev() {
-        s.push(t / 2);
+        s.push(t / 2, t % 10 == 0, t % 2 == 1);
     }
     let v = s.sorted();
     assert_eq!(v.len(), 2500);
-    assert!(v.iter().all(|p| p.1 == 2));
-    assert!(v.windows(2).all(|w| w[0].0 < w[1].0));
+    assert!(v.iter().all(|p| p.requests == 2 && p.closed == 1));
+    assert_eq!(v.iter().map(|p| p.robots_txt).sum::<u32>(), 500);
+    assert!(v.windows(2).all(|w| w[0].t < w[1].t));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::hash::BuildHasher;
 use std::net::IpAddr;
 
 use super::*;
-use crate::analyze::{Analysis, Class, Map, Policy, Seconds, Set, TopPaths};
+use crate::analyze::{Analysis, Class, Map, Policy, Second, Seconds, Set, TopPaths};
 use crate::time::format_rfc3339;
 
 #[derive(Default)]
@@ -44,7 +44,7 @@ fn pace(seconds: &mut Seconds, policy: &dyn Policy, token: Option<&str>) -> Pace
     let mut zero_gaps = 0u64;
     let mut peak = 0u64;
     let mut minute = (i64::MIN, 0u64);
-    for (i, &(t, n)) in s.iter().enumerate() {
+    for (i, &Second { t, requests: n, .. }) in s.iter().enumerate() {
         let n = u64::from(n);
         zero_gaps += n - 1;
         let m = t.div_euclid(60);
@@ -59,7 +59,7 @@ fn pace(seconds: &mut Seconds, policy: &dyn Policy, token: Option<&str>) -> Pace
             breaches += n - 1;
         }
         if i > 0 {
-            let gap = t - s[i - 1].0;
+            let gap = t - s[i - 1].t;
             gaps.push(gap);
             if delay.is_some_and(|d| (gap as f64) < d) {
                 breaches += 1;
@@ -77,7 +77,7 @@ fn pace(seconds: &mut Seconds, policy: &dyn Policy, token: Option<&str>) -> Pace
             *v as f64
         }
     });
-    let crawl_delay_s = s.last().and_then(|(t, _)| policy.crawl_delay(token, *t));
+    let crawl_delay_s = s.last().and_then(|l| policy.crawl_delay(token, l.t));
     Pace {
         median_gap_s,
         peak_requests_per_minute: peak,
@@ -190,6 +190,9 @@ impl RobotAcc {
                 })
                 .collect(),
             pace: pace(&mut self.seconds, policy, self.token.as_deref()),
+            compliance: (policy.judges() && !self.seconds.sorted().is_empty()).then(|| {
+                crate::Compliance::of(self.seconds.sorted(), policy, self.token.as_deref())
+            }),
             status: STATUS_NAMES
                 .iter()
                 .zip(self.status)
@@ -713,6 +716,7 @@ pub fn build<S: BuildHasher>(
         schema: SCHEMA,
         inputs: Vec::new(),
         robots_txt: Vec::new(),
+        compliance: crate::Compliance::total(robots.values().filter_map(|r| r.compliance.as_ref())),
         lines: Lines {
             total: a.folded.lines,
             parsed: a.folded.records,

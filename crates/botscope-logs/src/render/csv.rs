@@ -38,6 +38,10 @@ pub const CSV_COLUMNS: &[&str] = &[
     "signed_requests",
     "verified_signatures",
     "client_type",
+    "study_sessions",
+    "study_sessions_reading_robots_txt",
+    "study_judged_sessions",
+    "study_compliant_sessions",
 ];
 
 /// Numbers as Rust shows them (`0.5`, `2`), the form the columns promise.
@@ -90,6 +94,13 @@ struct Row<'a> {
     signed_requests: u64,
     verified_signatures: u64,
     client_type: &'a str,
+    /// Kim et al.'s sessions (5 minutes' quiet): all, those that read
+    /// robots.txt, those begun under a directive, those that complied
+    /// (empty without a robots.txt).
+    study_sessions: Option<u64>,
+    study_sessions_reading_robots_txt: Option<u64>,
+    study_judged_sessions: Option<u64>,
+    study_compliant_sessions: Option<u64>,
 }
 
 /// One row per robot, with a header.
@@ -127,6 +138,13 @@ pub fn csv(r: &Report) -> String {
             signed_requests: b.signatures.map_or(0, |s| s.signed),
             verified_signatures: b.signatures.map_or(0, |s| s.verified),
             client_type: b.client_type,
+            study_sessions: b.compliance.as_ref().map(|c| c.sessions),
+            study_sessions_reading_robots_txt: b
+                .compliance
+                .as_ref()
+                .map(|c| c.sessions_reading_robots_txt),
+            study_judged_sessions: b.compliance.as_ref().map(|c| c.judged_sessions()),
+            study_compliant_sessions: b.compliance.as_ref().map(|c| c.compliant_sessions()),
         }
     }))
 }
@@ -180,6 +198,10 @@ mod tests {
             signed_requests: 2,
             verified_signatures: 1,
             client_type: "crawler",
+            study_sessions: Some(2),
+            study_sessions_reading_robots_txt: Some(1),
+            study_judged_sessions: Some(2),
+            study_compliant_sessions: Some(1),
         };
         let out = to_csv([row].into_iter());
         let mut lines = out.split('\n');
@@ -188,7 +210,7 @@ mod tests {
             lines.next(),
             Some(
                 "\"'@Bot, \"\"the\"\" crawler\",,false,3,1,1,1,10,0,2,1,0.5,10,0,,3,3,0,0,0,\
-                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,'=/a\\x0ab,2,1,crawler"
+                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,'=/a\\x0ab,2,1,crawler,2,1,2,1"
             ),
             "formulas neutralised, a newline escaped"
         );

@@ -336,6 +336,101 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
     }
 }
 
+/// `n (p%)` of `of` as a cell sortable by the share; `-` with nothing to
+/// count.
+fn share_cell(n: u64, of: u64) -> Markup {
+    if of == 0 {
+        return html! { td.n data-v="-1" { "-" } };
+    }
+    let p = n as f64 / of as f64;
+    html! { td.n data-v=(p) { (n) " (" (format!("{:.1}", p * 100.0)) "%)" } }
+}
+
+/// Compliance by strictness (Kim et al., 2025): all robots, then each;
+/// and each robot's requests after robots.txt changed.
+fn compliance_table(r: &Report) -> Markup {
+    let row = |name: &str, u: &botscope_accesslog::Under| {
+        html! {
+            tr {
+                td { (Text(name)) }
+                td { (u.directive.as_str()) }
+                (num(u.sessions))
+                (share_cell(u.sessions_reading_robots_txt, u.sessions))
+                @if u.directive.asks() {
+                    (share_cell(u.compliant_sessions, u.sessions))
+                } @else {
+                    td.n data-v="-1" { "-" }
+                }
+                (num(u.closed_requests))
+                (num(u.crawl_delay_breaches))
+            }
+        }
+    };
+    let robots = robots_by_requests(r);
+    let changed: Vec<(&String, &botscope_accesslog::UnderVersion)> = if r.robots_txt.len() < 2 {
+        Vec::new()
+    } else {
+        robots
+            .iter()
+            .flat_map(|(name, b)| {
+                b.compliance
+                    .iter()
+                    .flat_map(|c| &c.by_version)
+                    .filter(|v| v.version > 0)
+                    .map(move |v| (*name, v))
+            })
+            .collect()
+    };
+    html! {
+        @if !r.compliance.is_empty() {
+            h2 id="compliance-h" { "robots.txt compliance by directive" }
+            p.muted {
+                "A robot's requests (spoofed addresses left out) split into sessions at "
+                (botscope_accesslog::STUDY_SESSION_GAP / 60)
+                " minutes without a request; a session is judged under what robots.txt asked of \
+                 the robot when it began, and complies when it fetched no closed path and kept \
+                 any Crawl-delay (Kim et al., 2025)."
+            }
+            div.wide { table.sortable id="compliance" {
+                thead { tr {
+                    th { "Robot" } th { "Directive" } th { "Sessions" } th { "Read robots.txt" }
+                    th { "Compliant" } th { "Closed requests" } th { "Delay breaches" }
+                } }
+                tbody {
+                    @for u in &r.compliance { (row("(all robots)", u)) }
+                    @for (name, b) in &robots {
+                        @if let Some(c) = &b.compliance {
+                            @for u in &c.by_directive { (row(name, u)) }
+                        }
+                    }
+                }
+            } }
+            @if !changed.is_empty() {
+                h2 id="changed-h" { "After robots.txt changed" }
+                div.wide { table.sortable id="changed" {
+                    thead { tr {
+                        th { "Robot" } th { "Version from" } th { "Requests" }
+                        th { "Read it first" } th { "Closed requests" } th { "After reading it" }
+                    } }
+                    tbody {
+                        @for (name, v) in &changed {
+                            tr {
+                                td { (Text(name)) }
+                                td.when { (Text(v.from.as_deref().unwrap_or("the beginning"))) }
+                                (num(v.requests))
+                                td { (match v.read_first { Some(true) => "yes", Some(false) => "no", None => "-" }) }
+                                td class=(if v.closed_requests > 0 { "n bad" } else { "n" })
+                                    data-v=(v.closed_requests) { (v.closed_requests) }
+                                (num(v.closed_after_reading))
+                            }
+                        }
+                    }
+                } }
+            }
+        }
+    }
+}
+
 /// Signed requests by signature agent (Web Bot Auth), when there are any.
 fn signatures_table(r: &Report) -> Markup {
     html! {
@@ -560,6 +655,7 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                 }
                 (vhosts_table(r))
                 (robots_table(r, o))
+                (compliance_table(r))
                 (signatures_table(r))
                 (client_table("Spoofed robots", "spoofed", &r.spoofed))
                 (client_table("Undeclared robots", "undeclared", &r.undeclared_bots))

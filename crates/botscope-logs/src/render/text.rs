@@ -283,6 +283,108 @@ fn signatures(out: &mut String, r: &Report, width: usize) {
     }
 }
 
+/// `n (p%)` of `of`, or `-` when there is nothing to count.
+fn share(n: u64, of: u64) -> String {
+    if of == 0 {
+        "-".into()
+    } else {
+        format!("{n} ({})", pct(n as f64 / of as f64))
+    }
+}
+
+/// Compliance by strictness (all robots, then each), and what each robot
+/// did after robots.txt changed.
+fn compliance(out: &mut String, r: &Report, width: usize) {
+    if r.compliance.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nrobots.txt compliance by directive (sessions end after {} minutes without a \
+         request; each is judged under the directive in force when it began):",
+        botscope_accesslog::STUDY_SESSION_GAP / 60
+    );
+    let header = [
+        "robot",
+        "directive",
+        "sessions",
+        "read robots.txt",
+        "compliant",
+        "closed requests",
+        "delay breaches",
+    ];
+    let row = |name: &str, u: &botscope_accesslog::Under| {
+        vec![
+            shorten(name, 32),
+            u.directive.as_str().to_owned(),
+            u.sessions.to_string(),
+            share(u.sessions_reading_robots_txt, u.sessions),
+            if u.directive.asks() {
+                share(u.compliant_sessions, u.sessions)
+            } else {
+                "-".into()
+            },
+            u.closed_requests.to_string(),
+            u.crawl_delay_breaches.to_string(),
+        ]
+    };
+    let mut rows: Vec<Vec<String>> = r
+        .compliance
+        .iter()
+        .map(|u| row("(all robots)", u))
+        .collect();
+    for (name, b) in robots_by_requests(r) {
+        if let Some(c) = &b.compliance {
+            rows.extend(c.by_directive.iter().map(|u| row(name, u)));
+        }
+    }
+    table(out, &header, &rows, width, &[6]);
+    if r.robots_txt.len() < 2 {
+        return;
+    }
+    let rows: Vec<Vec<String>> = robots_by_requests(r)
+        .into_iter()
+        .flat_map(|(name, b)| {
+            b.compliance
+                .iter()
+                .flat_map(|c| &c.by_version)
+                .filter(|v| v.version > 0)
+                .map(move |v| {
+                    vec![
+                        shorten(name, 32),
+                        v.from.clone().unwrap_or_else(|| "the beginning".into()),
+                        v.requests.to_string(),
+                        match v.read_first {
+                            Some(true) => "yes".into(),
+                            Some(false) => "no".into(),
+                            None => "-".into(),
+                        },
+                        v.closed_requests.to_string(),
+                        v.closed_after_reading.to_string(),
+                    ]
+                })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nafter robots.txt changed:");
+    table(
+        out,
+        &[
+            "robot",
+            "version from",
+            "requests",
+            "read it first",
+            "closed requests",
+            "after reading it",
+        ],
+        &rows,
+        width,
+        &[],
+    );
+}
+
 /// Terminal tables, fitted to 100 columns (what `text` writes when the
 /// output is not a terminal).
 pub fn text(r: &Report) -> String {
@@ -420,6 +522,7 @@ pub fn text_fit(r: &Report, width: usize) -> String {
             let _ = writeln!(out, "{note}");
         }
     }
+    compliance(&mut out, r, width);
     if r.untracked.requests > 0 {
         let _ = writeln!(out, "\n{}", super::html::untracked(r));
     }

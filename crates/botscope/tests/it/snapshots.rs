@@ -88,7 +88,7 @@ fn logs_analyze_with_dated_robots_txt() {
         b"User-agent: *\nDisallow: /private/\nDisallow: /search\n\nUser-agent: GPTBot\nDisallow: /\n",
     );
     let old = format!("{}", old.display());
-    let new = format!("2025-11-22T06:00:00Z={}", new.display());
+    let new = format!("2025-11-22T00:20:00Z={}", new.display());
     let json = analyze(
         arg(&log),
         "json",
@@ -100,10 +100,19 @@ fn logs_analyze_with_dated_robots_txt() {
     let v: serde_json::Value = serde_json::from_str(&json).expect("json");
     let part = serde_json::json!({
         "robots_txt": v["robots_txt"],
+        "compliance": v["compliance"],
         "site": v["site"],
         "robots": v["robots"],
     });
     insta::assert_snapshot!(serde_json::to_string_pretty(&part).expect("json"));
+    // The compliance tables as a person reads them.
+    let text = analyze(arg(&log), "text", &["--robots", &old, "--robots", &new]);
+    let tables = text
+        .find("\nrobots.txt compliance")
+        .map(|i| &text[i..])
+        .expect("compliance tables");
+    let tables = tables.split("\nspoofed robots").next().unwrap_or(tables);
+    insta::assert_snapshot!("logs_analyze_with_dated_robots_txt_text", tables);
 }
 
 #[test]
