@@ -29,7 +29,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;padding:0 1.5em;max-wi
 svg{max-width:100%;height:auto}
 code.path{display:inline-block;max-width:42ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom;word-break:normal}
 td.ua{max-width:34em;word-break:break-all}
-td.when{white-space:nowrap}td.paths code.path{max-width:36ch}
+td.when,td.kw{white-space:nowrap}td.paths code.path{max-width:36ch}
 #robots th,#robots-answers th{white-space:normal}#robots td:first-child,#robots-answers td:first-child{max-width:16em;min-width:9em;overflow-wrap:anywhere}
 h3{font-size:1em;margin-top:1.2em}
 .cols{display:flex;flex-wrap:wrap;gap:0 2em}.cols>div{flex:1 1 30em;min-width:0}
@@ -352,8 +352,8 @@ fn compliance_table(r: &Report) -> Markup {
     let row = |name: &str, u: &botscope_accesslog::Under| {
         html! {
             tr {
-                td { (Text(name)) }
-                td { (u.directive.as_str()) }
+                td.kw { (Text(name)) }
+                td.kw { (u.directive.as_str()) }
                 (num(u.sessions))
                 (share_cell(u.sessions_reading_robots_txt, u.sessions))
                 @if u.directive.asks() {
