@@ -90,6 +90,9 @@ pub struct Folded {
     probe_samples: Map<u32, Vec<Example>>,
     disallowed_samples: Map<u32, Vec<Example>>,
     seconds: Map<u32, Seconds>,
+    /// Per client with requests for closed paths: how the server answered
+    /// them, by [`crate::answer_of`].
+    closed_answers: Map<u32, [u32; crate::ANSWERS.len()]>,
     robot_paths: Map<Box<str>, TopPaths>,
     /// Signed requests per client.
     signed: Map<u32, ClientSignatures>,
@@ -163,6 +166,11 @@ impl Analysis {
             .disallowed_samples
             .get(&(i as u32))
             .map_or(&[], Vec::as_slice)
+    }
+
+    /// How the server answered client `i`'s requests for closed paths.
+    pub fn closed_answers(&self, i: usize) -> Option<&[u32; crate::ANSWERS.len()]> {
+        self.folded.closed_answers.get(&(i as u32))
     }
 
     /// Request seconds of client `i` (declared robots only).

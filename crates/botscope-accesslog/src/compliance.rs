@@ -13,6 +13,65 @@ use serde::Serialize;
 use crate::analyze::{Policy, Second};
 use crate::time::format_rfc3339;
 
+/// How a server answered a request for a closed path, in the buckets of
+/// the industry panels that set stated policy beside enforcement (HasData's
+/// AI Crawler Block Index, 2026): `answered` (2xx: the robot got the
+/// page), `redirected` (3xx), `blocked` (401, 403), `payment-required`
+/// (402), `rate-limited` (429), `other-4xx`, `error` (5xx), `other`. A
+/// challenge page is a 403 or a 200 to a log; it counts as what it was
+/// answered.
+pub const ANSWERS: [&str; 8] = [
+    "answered",
+    "redirected",
+    "blocked",
+    "payment-required",
+    "rate-limited",
+    "other-4xx",
+    "error",
+    "other",
+];
+
+/// The [`ANSWERS`] bucket of a status code.
+pub fn answer_of(status: u16) -> usize {
+    match status {
+        200..=299 => 0,
+        300..=399 => 1,
+        401 | 403 => 2,
+        402 => 3,
+        429 => 4,
+        400..=499 => 5,
+        500..=599 => 6,
+        _ => 7,
+    }
+}
+
+/// Stated versus enforced: a robot's requests for paths its robots.txt
+/// closed, from its verified addresses, by how the server answered them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Enforcement {
+    /// Requests for closed paths from the robot's verified addresses.
+    pub closed_requests: u64,
+    /// Of them, per answer ([`ANSWERS`]), the answers that happened.
+    pub answers: std::collections::BTreeMap<&'static str, u64>,
+}
+
+impl Enforcement {
+    /// Adds one client's answers.
+    pub fn add(&mut self, answers: &[u32; ANSWERS.len()]) {
+        for (k, n) in answers.iter().enumerate() {
+            if *n > 0 {
+                self.closed_requests += u64::from(*n);
+                *self.answers.entry(ANSWERS[k]).or_default() += u64::from(*n);
+            }
+        }
+    }
+
+    /// Closed requests the server answered with the page (2xx).
+    pub fn answered(&self) -> u64 {
+        self.answers.get("answered").copied().unwrap_or(0)
+    }
+}
+
 /// Seconds without a request that end a session in the study (5 minutes).
 pub const STUDY_SESSION_GAP: i64 = 300;
 
@@ -402,6 +461,24 @@ mod tests {
         assert_eq!((t[0].sessions, t[0].compliant_sessions), (4, 2));
         assert_eq!(t[0].compliance, Some(0.5));
         assert_eq!(t[1].compliance, Some(0.0));
+    }
+
+    #[test]
+    fn answers_fall_in_the_panels_buckets() {
+        let mut e = Enforcement::default();
+        let mut a = [0u32; ANSWERS.len()];
+        for s in [200, 204, 301, 403, 401, 402, 429, 404, 503, 999] {
+            a[answer_of(s)] += 1;
+        }
+        e.add(&a);
+        assert_eq!(e.closed_requests, 10);
+        assert_eq!(e.answered(), 2);
+        assert_eq!(e.answers["blocked"], 2);
+        assert_eq!(e.answers["payment-required"], 1);
+        assert_eq!(e.answers["rate-limited"], 1);
+        assert_eq!(e.answers["other-4xx"], 1);
+        assert_eq!(e.answers["error"], 1);
+        assert_eq!(e.answers["other"], 1);
     }
 
     #[test]

@@ -43,7 +43,9 @@ pub use analyze::{
     Second, Seconds, SignatureCheck, SignatureCounts, SignatureOutcome, SignatureSeen, Span,
     TOP_PATHS_CAP, TopPaths, Untracked, Window, classify,
 };
-pub use compliance::{Compliance, Directive, STUDY_SESSION_GAP, Under, UnderVersion};
+pub use compliance::{
+    ANSWERS, Compliance, Directive, Enforcement, STUDY_SESSION_GAP, Under, UnderVersion, answer_of,
+};
 pub use format::{COMBINED, COMMON, Error, Field, LogFormat, VHOST_COMBINED};
 pub use paths::{PROBES, PathKind, is_absolute, is_common_method, path_kind, path_only, probe};
 pub use record::{MAX_LINE_BYTES, Malformed, Record, Signed};

@@ -440,6 +440,11 @@ pub struct Robot {
     /// ones left out); only when a robots.txt was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compliance: Option<crate::Compliance>,
+    /// Stated versus enforced: its requests for closed paths from its
+    /// verified addresses, by how the server answered them; only when a
+    /// robots.txt was given and such requests were made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enforcement: Option<crate::Enforcement>,
 }
 
 /// One signature agent's requests (Web Bot Auth).

@@ -306,6 +306,8 @@ impl<'a> Analyzer<'a> {
             if d {
                 closed = true;
                 inc(&mut c.disallowed);
+                let k = crate::answer_of(r.status);
+                inc(&mut p.folded.closed_answers.entry(ci).or_default()[k]);
                 let s = p.folded.disallowed_samples.entry(ci).or_default();
                 if s.len() < CLIENT_SAMPLES {
                     s.push(Example {
@@ -551,6 +553,16 @@ impl Partial {
         remap(&mut self.folded.seconds, o.folded.seconds, map, |s, x| {
             s.extend_from(&x)
         });
+        remap(
+            &mut self.folded.closed_answers,
+            o.folded.closed_answers,
+            map,
+            |s, x| {
+                for (a, b) in s.iter_mut().zip(x) {
+                    *a = a.saturating_add(b);
+                }
+            },
+        );
         remap(&mut self.folded.signed, o.folded.signed, map, |s, x| {
             s.merge(x)
         });

@@ -33,6 +33,7 @@ struct RobotAcc {
     seconds: Seconds,
     classes: [u64; 5],
     signatures: Option<crate::SignatureCounts>,
+    enforcement: crate::Enforcement,
 }
 
 const STATUS_NAMES: [&str; 6] = ["1xx", "2xx", "3xx", "4xx", "5xx", "other"];
@@ -155,6 +156,11 @@ impl RobotAcc {
         if k == 1 {
             *self.spoofed_ips.entry(c.ip).or_default() += c.requests;
         }
+        if k == 0
+            && let Some(answers) = a.closed_answers(i)
+        {
+            self.enforcement.add(answers);
+        }
         if k != 1
             && let Some(s) = a.take_seconds(i)
         {
@@ -232,6 +238,7 @@ impl RobotAcc {
                 .map(|(c, n)| (c.as_str(), n))
                 .collect(),
             signatures: self.signatures,
+            enforcement: (self.enforcement.closed_requests > 0).then_some(self.enforcement),
         }
     }
 }

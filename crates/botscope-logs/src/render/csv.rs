@@ -42,6 +42,8 @@ pub const CSV_COLUMNS: &[&str] = &[
     "study_sessions_reading_robots_txt",
     "study_judged_sessions",
     "study_compliant_sessions",
+    "verified_closed_requests",
+    "verified_closed_answered",
 ];
 
 /// Numbers as Rust shows them (`0.5`, `2`), the form the columns promise.
@@ -101,6 +103,10 @@ struct Row<'a> {
     study_sessions_reading_robots_txt: Option<u64>,
     study_judged_sessions: Option<u64>,
     study_compliant_sessions: Option<u64>,
+    /// Stated versus enforced: closed requests from verified addresses,
+    /// and those answered 2xx.
+    verified_closed_requests: u64,
+    verified_closed_answered: u64,
 }
 
 /// One row per robot, with a header.
@@ -145,6 +151,11 @@ pub fn csv(r: &Report) -> String {
                 .map(|c| c.sessions_reading_robots_txt),
             study_judged_sessions: b.compliance.as_ref().map(|c| c.judged_sessions()),
             study_compliant_sessions: b.compliance.as_ref().map(|c| c.compliant_sessions()),
+            verified_closed_requests: b.enforcement.as_ref().map_or(0, |e| e.closed_requests),
+            verified_closed_answered: b
+                .enforcement
+                .as_ref()
+                .map_or(0, botscope_accesslog::Enforcement::answered),
         }
     }))
 }
@@ -202,6 +213,8 @@ mod tests {
             study_sessions_reading_robots_txt: Some(1),
             study_judged_sessions: Some(2),
             study_compliant_sessions: Some(1),
+            verified_closed_requests: 3,
+            verified_closed_answered: 2,
         };
         let out = to_csv([row].into_iter());
         let mut lines = out.split('\n');
@@ -210,7 +223,7 @@ mod tests {
             lines.next(),
             Some(
                 "\"'@Bot, \"\"the\"\" crawler\",,false,3,1,1,1,10,0,2,1,0.5,10,0,,3,3,0,0,0,\
-                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,'=/a\\x0ab,2,1,crawler,2,1,2,1"
+                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,'=/a\\x0ab,2,1,crawler,2,1,2,1,3,2"
             ),
             "formulas neutralised, a newline escaped"
         );

@@ -431,6 +431,51 @@ fn compliance_table(r: &Report) -> Markup {
     }
 }
 
+/// Stated versus enforced: verified robots' requests for closed paths, by
+/// how the server answered them.
+fn enforcement_table(r: &Report) -> Markup {
+    let rows: Vec<(
+        &String,
+        &botscope_accesslog::Robot,
+        &botscope_accesslog::Enforcement,
+    )> = robots_by_requests(r)
+        .into_iter()
+        .filter_map(|(n, b)| Some((n, b, b.enforcement.as_ref()?)))
+        .collect();
+    html! {
+        @if !rows.is_empty() {
+            h2 id="enforcement-h" { "Stated versus enforced" }
+            p.muted {
+                "Requests from a robot's verified addresses for paths its robots.txt closed, \
+                 by how the server answered them: a closed path answered 2xx is a policy \
+                 stated and not enforced."
+            }
+            div.wide { table.sortable id="enforcement" {
+                thead { tr {
+                    th { "Robot" } th { "Category" } th { "Closed requests" }
+                    th { "Answered 2xx" } th { "Otherwise" }
+                } }
+                tbody {
+                    @for (name, b, e) in &rows {
+                        tr {
+                            td.kw { (Text(name)) }
+                            td { (Text(b.category.as_deref().unwrap_or("-"))) }
+                            (num(e.closed_requests))
+                            (share_cell(e.answered(), e.closed_requests))
+                            td {
+                                @for (k, (what, n)) in e.answers.iter().filter(|(k, _)| **k != "answered").enumerate() {
+                                    @if k > 0 { ", " }
+                                    (what) " " (n)
+                                }
+                            }
+                        }
+                    }
+                }
+            } }
+        }
+    }
+}
+
 /// Signed requests by signature agent (Web Bot Auth), when there are any.
 fn signatures_table(r: &Report) -> Markup {
     html! {
@@ -656,6 +701,7 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                 (vhosts_table(r))
                 (robots_table(r, o))
                 (compliance_table(r))
+                (enforcement_table(r))
                 (signatures_table(r))
                 (client_table("Spoofed robots", "spoofed", &r.spoofed))
                 (client_table("Undeclared robots", "undeclared", &r.undeclared_bots))

@@ -339,6 +339,7 @@ fn compliance(out: &mut String, r: &Report, width: usize) {
         }
     }
     table(out, &header, &rows, width, &[6]);
+    enforcement(out, r, width);
     if r.robots_txt.len() < 2 {
         return;
     }
@@ -378,6 +379,54 @@ fn compliance(out: &mut String, r: &Report, width: usize) {
             "read it first",
             "closed requests",
             "after reading it",
+        ],
+        &rows,
+        width,
+        &[],
+    );
+}
+
+/// Stated versus enforced: verified robots' requests for closed paths, by
+/// how the server answered them.
+fn enforcement(out: &mut String, r: &Report, width: usize) {
+    let rows: Vec<Vec<String>> = robots_by_requests(r)
+        .into_iter()
+        .filter_map(|(name, b)| {
+            let e = b.enforcement.as_ref()?;
+            let other: Vec<String> = e
+                .answers
+                .iter()
+                .filter(|(k, _)| **k != "answered")
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect();
+            Some(vec![
+                shorten(name, 32),
+                b.category.clone().unwrap_or_else(|| "-".into()),
+                e.closed_requests.to_string(),
+                share(e.answered(), e.closed_requests),
+                if other.is_empty() {
+                    "-".into()
+                } else {
+                    other.join(", ")
+                },
+            ])
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nstated versus enforced (requests for closed paths from verified addresses):"
+    );
+    table(
+        out,
+        &[
+            "robot",
+            "category",
+            "closed requests",
+            "answered 2xx",
+            "otherwise",
         ],
         &rows,
         width,
