@@ -195,6 +195,11 @@ def test_analyze_logs_is_the_commands_report(cli, tmp_path):
     assert got == want
     assert got["schema"] == "botscope.logs/1" and got["lines"]["total"] == 10_000
     assert list(got) == list(want)
+    # Kim et al.'s compliance, all robots together and per robot.
+    assert {u["directive"] for u in got["compliance"]} <= {
+        "nothing", "crawl-delay", "disallow-some", "disallow-all", "unknown"
+    }
+    assert any(r.get("compliance", {}).get("sessions", 0) > 0 for r in got["robots"].values())
     # A list of paths; robots.txt versions by date; a window.
     two = botscope.analyze_logs([str(LOG), LOG], robots=[f"2015-05-17={robots}"], threads=1)
     assert two["lines"]["total"] == 20_000
