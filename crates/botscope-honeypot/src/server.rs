@@ -197,10 +197,7 @@ async fn handle(
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             if f.is_none() {
-                *f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&l.shared.signatures_path)
+                *f = botscope_os::open_append(&l.shared.signatures_path)
                     .map_err(|e| tracing::error!("cannot open the signatures file: {e}"))
                     .ok();
             }
@@ -270,11 +267,7 @@ impl Honeypot {
                     .map_err(|e| Error::Bind(*a, e))?,
             );
         }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .map_err(|e| Error::File(shown(log), e))?;
+        let file = botscope_os::open_append(log).map_err(|e| Error::File(shown(log), e))?;
         let json = serde_json::to_vec_pretty(&design).unwrap_or_default();
         botscope_os::write_atomic(&dp, &json).map_err(|e| Error::File(shown(&dp), e.into_io()))?;
         Ok(Honeypot {

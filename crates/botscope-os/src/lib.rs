@@ -271,6 +271,73 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), Error> {
     f.commit()
 }
 
+/// Opens `path` to append to it, creating it, as a log writer should: a
+/// symbolic link at `path` is refused (whoever placed it would choose the
+/// file the lines go to), and so is anything but a regular file (a FIFO
+/// would block the writer). The errors say what is at `path`.
+pub fn open_append(path: &Path) -> io::Result<File> {
+    let f = open_append_nofollow(path).map_err(|e| {
+        if is_loop(&e) {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is a symbolic link; give the file itself (a link could send the lines to any file)",
+            )
+        } else {
+            e
+        }
+    })?;
+    let kind = f.metadata()?.file_type();
+    if !kind.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is not a regular file ({})", file_kind(&kind)),
+        ));
+    }
+    Ok(f)
+}
+
+/// What a file that is not a regular one is, in words.
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "a device";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a file"
+    }
+}
+
+#[cfg(unix)]
+fn open_append_nofollow(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking, so that a FIFO without a reader fails instead of
+    // waiting; the flag does nothing to a regular file's writes.
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_append_nofollow(path: &Path) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+}
+
 /// The plain names of a relative path, or [`Error::BadName`].
 fn plain_names(rel: &Path) -> Result<Vec<&std::ffi::OsStr>, Error> {
     let bad = || Error::BadName {
@@ -553,6 +620,42 @@ fn is_loop(_: &io::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn open_append_refuses_a_link_and_what_is_not_a_file() {
+        let dir = std::env::temp_dir().join(format!("botscope-os-append-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let log = dir.join("a.log");
+        open_append(&log)
+            .and_then(|mut f| f.write_all(b"one\n"))
+            .expect("created");
+        open_append(&log)
+            .and_then(|mut f| f.write_all(b"two\n"))
+            .expect("appended");
+        assert_eq!(std::fs::read(&log).expect("read"), b"one\ntwo\n");
+        // A link placed where the log goes: refused, its target untouched.
+        let target = dir.join("target");
+        std::fs::write(&target, b"keep\n").expect("target");
+        let link = dir.join("link.log");
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&target, &link).expect("link");
+            let e = open_append(&link).expect_err("a link");
+            assert!(e.to_string().contains("symbolic link"), "{e}");
+            assert_eq!(std::fs::read(&target).expect("read"), b"keep\n");
+            let fifo = dir.join("fifo");
+            let made = std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .expect("mkfifo runs");
+            assert!(made.success());
+            assert!(open_append(&fifo).is_err(), "a FIFO without a reader");
+        }
+        let e = open_append(&dir).expect_err("a directory");
+        assert!(!e.to_string().is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     fn names(dir: &Path) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(dir)

@@ -216,3 +216,42 @@ fn honeypot_serves_logs_and_reports() {
         assert_eq!(std::fs::read_to_string(&sites_file).unwrap(), sites);
     }
 }
+
+/// Found by a probe: `honeypot serve --log LOG` appended through a
+/// symbolic link placed at LOG, so whoever placed it chose the file the
+/// crawlers' lines went to. A link (and a FIFO) is refused before
+/// anything is served, and the link's target is untouched.
+#[test]
+fn honeypot_refuses_a_log_that_is_a_symbolic_link() {
+    let dir = botscope_testkit::tempdir();
+    let target = dir.path().join("precious");
+    std::fs::write(&target, b"keep\n").unwrap();
+    let link = dir.path().join("hp.log");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let port = botscope_testkit::free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(["honeypot", "serve", "--sites", "2", "--domain", "hp.test"])
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--log"])
+        .arg(&link)
+        .env("HOME", dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A server that accepted the link would serve until stopped: it is
+    // stopped after a while, and the test fails on what it printed.
+    for _ in 0..200 {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(std::fs::read(&target).unwrap(), b"keep\n");
+}
