@@ -56,7 +56,7 @@ mod signed;
 mod tests;
 
 pub use agent::{Agent, Identify, NoPolicy, Policy, Window};
-pub use classify::{Class, DISOBEDIENT_REQUESTS, Reason, classify};
+pub use classify::{Class, DISOBEDIENT_REQUESTS, Reason, classify, is_disobedient};
 pub use client::{Client, Clients, Span};
 pub use fold::{Analyzer, Partial};
 pub use samples::{Example, Second, Seconds, TopPaths};

@@ -41,7 +41,7 @@ pub use analyze::{
     Clients, DISOBEDIENT_REQUESTS, Example, Folded, Identify, MAX_CLIENTS, MAX_SIGNATURE_AGENTS,
     NO_AGENT, NoPolicy, OTHER_AGENTS, Partial, Policy, ROBOT_PATH_COUNTERS, Reason, SESSION_GAP,
     Second, Seconds, SignatureCheck, SignatureCounts, SignatureOutcome, SignatureSeen, Span,
-    TOP_PATHS_CAP, TopPaths, Untracked, Window, classify,
+    TOP_PATHS_CAP, TopPaths, Untracked, Window, classify, is_disobedient,
 };
 pub use compliance::{
     ANSWERS, Compliance, Directive, Enforcement, STUDY_SESSION_GAP, Under, UnderVersion, answer_of,
@@ -50,9 +50,9 @@ pub use format::{COMBINED, COMMON, Error, Field, LogFormat, VHOST_COMBINED};
 pub use paths::{PROBES, PathKind, is_absolute, is_common_method, path_kind, path_only, probe};
 pub use record::{MAX_LINE_BYTES, Malformed, Record, Signed};
 pub use report::{
-    Check, CheckCount, Checked, ClassTotals, ClientEntry, ClientList, Day, Disallowed, Hour, Input,
-    LIST_LIMIT, LineAt, Lines, MalformedCount, OmittedRobots, Pace, PathCount, Period, ROBOTS_CAP,
-    ReasonOut, Report, Robot, RobotsTxtVersion, SCHEMA, SITE_TOP_PATHS, SPOOFED_IPS,
+    Check, CheckCount, Checked, ClassTotals, ClientEntry, ClientList, Day, Disallowed, Figures,
+    Hour, Input, LIST_LIMIT, LineAt, Lines, MalformedCount, OmittedRobots, Pace, PathCount, Period,
+    ROBOTS_CAP, ReasonOut, Report, Robot, RobotsTxtVersion, SCHEMA, SITE_TOP_PATHS, SPOOFED_IPS,
     SignatureAgent, Site, TOP_PATHS, Verification, Vhost, build,
 };
 pub use time::{format_rfc3339, parse_clf_time, parse_iso_time};

@@ -107,6 +107,10 @@ pub struct Report {
     pub monitors: ClientList,
     /// Clients claiming a robot from an address that is not the robot's.
     pub spoofed: ClientList,
+    /// Robots whose address was not verified that fetched at least
+    /// [`crate::DISOBEDIENT_REQUESTS`] paths robots.txt closed to them
+    /// (empty without a robots.txt): the `disobedient-bots` list.
+    pub disobedient: ClientList,
     /// Signed requests by signature agent, most requests first (empty
     /// when the log format has no signature headers or none was signed).
     pub signature_agents: Vec<SignatureAgent>,
@@ -380,17 +384,10 @@ pub struct PathCount {
     pub requests: u64,
 }
 
-/// Everything about one declared robot (BotSeer 3.2).
-#[derive(Debug, Clone, Serialize)]
-pub struct Robot {
-    /// Registry category (`search`, `ai`, `seo` …).
-    pub category: Option<String>,
-    /// The kind of client its User-Agent names (`crawler`,
-    /// `feed-reader`, `preview`, `library`, `monitor`, `scanner`, …: the
-    /// first User-Agent seen declaring it).
-    pub client_type: &'static str,
-    /// In the registry.
-    pub registered: bool,
+/// What the addresses of one standing did under a robot's name: the
+/// robot's own (verified, or not refuted), or its impostors'.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Figures {
     /// Requests.
     pub requests: u64,
     /// Sessions (30 minutes of inactivity end one), summed over clients.
@@ -411,15 +408,38 @@ pub struct Robot {
     pub disallowed_share: f64,
     /// Up to 5 disallowed requests.
     pub disallowed_examples: Vec<Disallowed>,
-    /// Pace and Crawl-delay.
-    pub pace: Pace,
     /// Responses by class (`2xx` …, `other`).
     pub status: BTreeMap<&'static str, u64>,
-    /// RFC 3339.
+    /// RFC 3339; empty when there was no request.
     pub first_seen: String,
-    /// RFC 3339.
+    /// RFC 3339; empty when there was no request.
     pub last_seen: String,
-    /// Most requested paths.
+    /// Clients of each class (a declared robot can be a scanner or a
+    /// monitor).
+    pub classes: BTreeMap<&'static str, u64>,
+}
+
+/// Everything about one declared robot (BotSeer 3.2).
+#[derive(Debug, Clone, Serialize)]
+pub struct Robot {
+    /// Registry category (`search`, `ai`, `seo` …).
+    pub category: Option<String>,
+    /// The kind of client its User-Agent names (`crawler`,
+    /// `feed-reader`, `preview`, `library`, `monitor`, `scanner`, …: the
+    /// first User-Agent seen declaring it).
+    pub client_type: &'static str,
+    /// In the registry.
+    pub registered: bool,
+    /// What its own addresses did: every address that claims it except
+    /// those verification refuted (verified, undecided and, for a robot
+    /// in no registry, unchecked ones). Impostors are in
+    /// [`Robot::impostors`], never here.
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// Pace and Crawl-delay.
+    pub pace: Pace,
+    /// Most requested paths under its name (impostors' requests
+    /// included: paths are counted before addresses are checked).
     pub top_paths: Vec<PathCount>,
     /// Some rare paths were dropped while counting (very many distinct
     /// paths): the counts are lower bounds.
@@ -429,9 +449,10 @@ pub struct Robot {
     /// Addresses that claimed it falsely, most requests first (at most
     /// [`SPOOFED_IPS`]).
     pub spoofed_ips: Vec<IpAddr>,
-    /// Clients of each class (a declared robot can be a scanner or a
-    /// monitor).
-    pub classes: BTreeMap<&'static str, u64>,
+    /// What the addresses that claimed it falsely did, when there were
+    /// any: a row of their own, apart from the robot's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub impostors: Option<Figures>,
     /// Its signed requests (HTTP Message Signatures), when it sent any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signatures: Option<crate::SignatureCounts>,
@@ -445,6 +466,13 @@ pub struct Robot {
     /// robots.txt was given and such requests were made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enforcement: Option<crate::Enforcement>,
+}
+
+impl Robot {
+    /// Requests under its name: its own and its impostors'.
+    pub fn claimed_requests(&self) -> u64 {
+        self.figures.requests + self.impostors.as_ref().map_or(0, |f| f.requests)
+    }
 }
 
 /// One signature agent's requests (Web Bot Auth).
@@ -497,6 +525,8 @@ pub struct ClientEntry {
     pub pages: u64,
     /// Bytes.
     pub bytes: u64,
+    /// Requests robots.txt closed to it (0 without a robots.txt).
+    pub disallowed_requests: u64,
     /// RFC 3339.
     pub first_seen: String,
     /// RFC 3339.

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::net::IpAddr;
 
-use botscope_accesslog::{Analysis, Check, Checked, Class, DISOBEDIENT_REQUESTS};
+use botscope_accesslog::{Analysis, Check, Checked, Class, is_disobedient};
 use botscope_botid::{
     FcrdnsEvidence, Lists, Owners, Registry, SignatureEvidence, UaInfo, Verdict, Verification,
 };
@@ -58,7 +58,8 @@ pub fn dns_wanted(analysis: &Analysis, registry: &Registry) -> Vec<(IpAddr, Vec<
 /// addresses into the web-server lists: verified robots, other robots
 /// (robots.txt requesters count as robots, ACAP 3.1), undeclared robots,
 /// disobedient robots (not verified, with at least
-/// [`DISOBEDIENT_REQUESTS`] requests robots.txt closed to them) and
+/// [`botscope_accesslog::DISOBEDIENT_REQUESTS`] requests robots.txt closed
+/// to them, [`is_disobedient`]) and
 /// suspects (spoofers and scanners).
 pub fn verify_clients<S: BuildHasher>(
     analysis: &Analysis,
@@ -72,20 +73,11 @@ pub fn verify_clients<S: BuildHasher>(
     let mut verdicts: Vec<Verification> = Vec::new();
     let mut scanners: Vec<IpAddr> = Vec::new();
     let mut undeclared: Vec<IpAddr> = Vec::new();
-    let mut disobedient: Vec<(usize, IpAddr)> = Vec::new();
+    let mut disobedient: Vec<IpAddr> = Vec::new();
     for (i, c) in analysis.folded.clients.iter().enumerate() {
         let (ua, agent) = analysis.agent_of(c);
         if lists && analysis.classes[i] == Class::Scanner {
             scanners.push(c.ip);
-        }
-        if lists
-            && matches!(
-                analysis.classes[i],
-                Class::DeclaredBot | Class::UndeclaredBot
-            )
-            && c.disallowed >= DISOBEDIENT_REQUESTS
-        {
-            disobedient.push((i, c.ip));
         }
         if lists && analysis.classes[i] == Class::UndeclaredBot {
             undeclared.push(c.ip);
@@ -163,6 +155,15 @@ pub fn verify_clients<S: BuildHasher>(
                 Some(c.last()),
             ));
         }
+        if lists
+            && is_disobedient(
+                analysis.classes[i],
+                c.disallowed,
+                check.as_ref().map(|k| k.check),
+            )
+        {
+            disobedient.push(c.ip);
+        }
         if let Some(k) = check {
             checks.insert(i, k);
         }
@@ -189,13 +190,8 @@ pub fn verify_clients<S: BuildHasher>(
         lists.suspect.insert(ip);
     }
     lists.per_bot.retain(|_, s| !s.is_empty());
-    // A verified robot is not listed for its breaches (the report shows
-    // them; a rule naming the bot acts on them): a stale cached robots.txt
-    // must not put a search engine on a list meant for a 403.
-    for (i, ip) in disobedient {
-        if checks.get(&i).is_none_or(|k| k.check != Check::Verified) {
-            lists.add_disobedient(ip);
-        }
+    for ip in disobedient {
+        lists.add_disobedient(ip);
     }
     (checks, lists)
 }

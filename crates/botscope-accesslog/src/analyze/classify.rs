@@ -71,6 +71,18 @@ pub(super) fn reason(code: &'static str, detail: String) -> Reason {
 /// with an edit; three are a habit.
 pub const DISOBEDIENT_REQUESTS: u32 = 3;
 
+/// A disobedient robot: a robot (declared or not) whose address was not
+/// verified, with at least [`DISOBEDIENT_REQUESTS`] requests robots.txt
+/// closed to it. A robot in no registry that names itself
+/// (`python-requests`) is one; a verified crawler is not, whatever its
+/// breaches (a stale cached robots.txt must not put a search engine on a
+/// list meant for a 403: the report shows its breaches).
+pub fn is_disobedient(class: Class, disallowed: u32, check: Option<crate::Check>) -> bool {
+    matches!(class, Class::DeclaredBot | Class::UndeclaredBot)
+        && disallowed >= DISOBEDIENT_REQUESTS
+        && check != Some(crate::Check::Verified)
+}
+
 pub(super) mod limits {
     /// Pages before the asset and referer signals count.
     pub const MIN_PAGES: u32 = 3;

@@ -9,12 +9,8 @@ use super::*;
 use crate::analyze::{Analysis, Class, Map, Policy, Second, Seconds, Set, TopPaths};
 use crate::time::format_rfc3339;
 
-#[derive(Default)]
-struct RobotAcc {
-    category: Option<String>,
-    client_type: Option<&'static str>,
-    registered: bool,
-    token: Option<String>,
+/// What the addresses of one standing did under a robot's name.
+struct Part {
     requests: u64,
     sessions: u64,
     ips: Set<IpAddr>,
@@ -27,11 +23,113 @@ struct RobotAcc {
     status: [u64; 6],
     first: i64,
     last: i64,
+    classes: [u64; 5],
+}
+
+impl Default for Part {
+    fn default() -> Part {
+        Part {
+            requests: 0,
+            sessions: 0,
+            ips: Set::default(),
+            uas: Set::default(),
+            bytes: 0,
+            robots_txt: 0,
+            judged: 0,
+            disallowed: 0,
+            examples: Vec::new(),
+            status: [0; 6],
+            first: i64::MAX,
+            last: i64::MIN,
+            classes: [0; 5],
+        }
+    }
+}
+
+impl Part {
+    /// Adds client `i` (of class index `ci`).
+    fn add(&mut self, a: &Analysis, i: usize, ci: usize) {
+        let c = &a.folded.clients[i];
+        self.requests += c.requests;
+        self.sessions += c.session_count() as u64;
+        self.ips.insert(c.ip);
+        self.uas.insert(c.agent());
+        self.bytes += c.bytes;
+        self.robots_txt += u64::from(c.robots_txt);
+        self.judged += u64::from(c.judged);
+        self.disallowed += u64::from(c.disallowed);
+        for (k, n) in c.status.iter().enumerate() {
+            self.status[k] += u64::from(*n);
+        }
+        self.first = self.first.min(c.first());
+        self.last = self.last.max(c.last());
+        self.classes[ci] += 1;
+        for e in a.disallowed_examples(i) {
+            self.examples.push((e.time, c.ip, e.target.clone()));
+        }
+    }
+
+    fn finish(mut self) -> Figures {
+        self.examples.sort();
+        let seen = |t: i64| {
+            if self.requests > 0 {
+                format_rfc3339(t)
+            } else {
+                String::new()
+            }
+        };
+        Figures {
+            requests: self.requests,
+            sessions: self.sessions,
+            unique_ips: self.ips.len() as u64,
+            unique_uas: self.uas.len() as u64,
+            bytes: self.bytes,
+            robots_txt_fetches: self.robots_txt,
+            judged_requests: self.judged,
+            disallowed_requests: self.disallowed,
+            disallowed_share: ratio(self.disallowed, self.judged),
+            disallowed_examples: self
+                .examples
+                .iter()
+                .take(5)
+                .map(|(t, ip, p)| Disallowed {
+                    time: format_rfc3339(*t),
+                    ip: *ip,
+                    path: p.clone(),
+                })
+                .collect(),
+            status: STATUS_NAMES
+                .iter()
+                .zip(self.status)
+                .filter(|(_, n)| *n > 0)
+                .map(|(k, n)| (*k, n))
+                .collect(),
+            first_seen: seen(self.first),
+            last_seen: seen(self.last),
+            classes: Class::ALL
+                .iter()
+                .zip(self.classes)
+                .filter(|(_, n)| *n > 0)
+                .map(|(c, n)| (c.as_str(), n))
+                .collect(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct RobotAcc {
+    category: Option<String>,
+    client_type: Option<&'static str>,
+    registered: bool,
+    token: Option<String>,
+    /// Its own addresses (all but the refuted ones).
+    own: Part,
+    /// The addresses verification refuted.
+    impostors: Part,
     verification: Verification,
     ips_by_check: [Set<IpAddr>; 4],
     spoofed_ips: Map<IpAddr, u64>,
     seconds: Seconds,
-    classes: [u64; 5],
     signatures: Option<crate::SignatureCounts>,
     enforcement: crate::Enforcement,
 }
@@ -108,32 +206,20 @@ impl RobotAcc {
             client_type: agent.client_type,
             registered: agent.registered,
             token: agent.token.clone(),
-            first: i64::MAX,
-            last: i64::MIN,
             ..RobotAcc::default()
         }
     }
 
-    /// Adds client `i` (of class index `ci`, with its verification).
+    /// Adds client `i` (of class index `ci`, with its verification): to
+    /// the robot's own figures, or to its impostors' when verification
+    /// refuted the claim.
     fn add(&mut self, a: &mut Analysis, i: usize, ci: usize, check: Option<Check>) {
+        if check == Some(Check::Spoofed) {
+            self.impostors.add(a, i, ci);
+        } else {
+            self.own.add(a, i, ci);
+        }
         let c = &a.folded.clients[i];
-        self.requests += c.requests;
-        self.sessions += c.session_count() as u64;
-        self.ips.insert(c.ip);
-        self.uas.insert(c.agent());
-        self.bytes += c.bytes;
-        self.robots_txt += u64::from(c.robots_txt);
-        self.judged += u64::from(c.judged);
-        self.disallowed += u64::from(c.disallowed);
-        for (k, n) in c.status.iter().enumerate() {
-            self.status[k] += u64::from(*n);
-        }
-        self.first = self.first.min(c.first());
-        self.last = self.last.max(c.last());
-        self.classes[ci] += 1;
-        for e in a.disallowed_examples(i) {
-            self.examples.push((e.time, c.ip, e.target.clone()));
-        }
         if let Some(s) = a.signed(i) {
             self.signatures.get_or_insert_default().merge(&s.counts);
         }
@@ -170,43 +256,18 @@ impl RobotAcc {
 
     /// The robot's entry in the report.
     fn finish(mut self, name: &str, a: &Analysis, policy: &dyn Policy) -> Robot {
-        self.examples.sort();
         let top = a.robot_paths(name);
+        let claimed = self.own.requests + self.impostors.requests;
         Robot {
             category: self.category,
             client_type: self.client_type.unwrap_or("unknown"),
             registered: self.registered,
-            requests: self.requests,
-            sessions: self.sessions,
-            unique_ips: self.ips.len() as u64,
-            unique_uas: self.uas.len() as u64,
-            bytes: self.bytes,
-            robots_txt_fetches: self.robots_txt,
-            judged_requests: self.judged,
-            disallowed_requests: self.disallowed,
-            disallowed_share: ratio(self.disallowed, self.judged),
-            disallowed_examples: self
-                .examples
-                .iter()
-                .take(5)
-                .map(|(t, ip, p)| Disallowed {
-                    time: format_rfc3339(*t),
-                    ip: *ip,
-                    path: p.clone(),
-                })
-                .collect(),
+            figures: self.own.finish(),
+            impostors: (self.impostors.requests > 0).then(|| self.impostors.finish()),
             pace: pace(&mut self.seconds, policy, self.token.as_deref()),
             compliance: (policy.judges() && !self.seconds.sorted().is_empty()).then(|| {
                 crate::Compliance::of(self.seconds.sorted(), policy, self.token.as_deref())
             }),
-            status: STATUS_NAMES
-                .iter()
-                .zip(self.status)
-                .filter(|(_, n)| *n > 0)
-                .map(|(k, n)| (*k, n))
-                .collect(),
-            first_seen: format_rfc3339(self.first),
-            last_seen: format_rfc3339(self.last),
             top_paths: top
                 .map(|t| {
                     t.top(TOP_PATHS)
@@ -220,7 +281,7 @@ impl RobotAcc {
                 .unwrap_or_default(),
             top_paths_approximate: match top {
                 Some(t) => t.approximate,
-                None => a.folded.robot_paths_dropped && self.requests > 0,
+                None => a.folded.robot_paths_dropped && claimed > 0,
             },
             verification: self.verification,
             spoofed_ips: {
@@ -231,12 +292,6 @@ impl RobotAcc {
                 v.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
                 v.into_iter().take(SPOOFED_IPS).map(|(_, ip)| ip).collect()
             },
-            classes: Class::ALL
-                .iter()
-                .zip(self.classes)
-                .filter(|(_, n)| *n > 0)
-                .map(|(c, n)| (c.as_str(), n))
-                .collect(),
             signatures: self.signatures,
             enforcement: (self.enforcement.closed_requests > 0).then_some(self.enforcement),
         }
@@ -368,8 +423,9 @@ struct Pass {
     hourly: HourTable,
     /// Clients active per day.
     visitors: Map<i64, u64>,
-    /// Undeclared robots, scanners, monitors, spoofers.
-    lists: [Vec<usize>; 4],
+    /// Undeclared robots, scanners, monitors, spoofers, disobedient
+    /// robots.
+    lists: [Vec<usize>; 5],
     requests: u64,
     bytes: u64,
     robot_requests: u64,
@@ -494,6 +550,9 @@ impl Pass {
         if check == Some(Check::Spoofed) {
             self.lists[3].push(i);
         }
+        if crate::is_disobedient(class, c.disallowed, check) {
+            self.lists[4].push(i);
+        }
         match self.agent_robot[c.agent()] {
             Slot::Kept(ri) => self.robots[ri].1.add(a, i, ci, check),
             Slot::Omitted => {
@@ -535,6 +594,7 @@ fn client_entry<S: BuildHasher>(
         sessions: c.session_count() as u64,
         pages: u64::from(c.pages),
         bytes: c.bytes,
+        disallowed_requests: u64::from(c.disallowed),
         first_seen: format_rfc3339(c.first()),
         last_seen: format_rfc3339(c.last()),
         reasons: reasons
@@ -703,7 +763,8 @@ pub fn build<S: BuildHasher>(
         Distinct::Counted(n) => n,
     };
     let a = &*a;
-    let [undeclared, scanners, monitors, spoofed] = p.lists.map(|l| client_list(a, l, checks));
+    let [undeclared, scanners, monitors, spoofed, disobedient] =
+        p.lists.map(|l| client_list(a, l, checks));
     let robots: BTreeMap<String, Robot> = p
         .robots
         .into_iter()
@@ -766,6 +827,7 @@ pub fn build<S: BuildHasher>(
         scanners,
         monitors,
         spoofed,
+        disobedient,
         signature_agents: signature_agents(a),
     }
 }

@@ -4,7 +4,7 @@
 use botscope_accesslog::Report;
 use serde::{Serialize, Serializer};
 
-use super::robots_by_requests;
+use super::robot_rows;
 
 /// CSV columns, in order (a stable contract, docs/log-analysis.md).
 pub const CSV_COLUMNS: &[&str] = &[
@@ -44,6 +44,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "study_compliant_sessions",
     "verified_closed_requests",
     "verified_closed_answered",
+    "claim",
 ];
 
 /// Numbers as Rust shows them (`0.5`, `2`), the form the columns promise.
@@ -107,55 +108,75 @@ struct Row<'a> {
     /// and those answered 2xx.
     verified_closed_requests: u64,
     verified_closed_answered: u64,
+    /// `own` (the robot's addresses) or `spoofed` (addresses that
+    /// claimed it falsely: their row carries no robot-wide figures).
+    claim: &'static str,
 }
 
-/// One row per robot, with a header.
+/// One row per robot, with a header, and a row for its impostors below
+/// it when there were any.
 pub fn csv(r: &Report) -> String {
-    to_csv(robots_by_requests(r).into_iter().map(|(name, b)| {
-        let status = |k: &str| b.status.get(k).copied().unwrap_or(0);
+    to_csv(robot_rows(r).into_iter().map(|row| {
+        let (b, f) = (row.robot, row.figures);
+        // The robot-wide figures (pace, verification, signatures, the
+        // studies) belong to its own row.
+        let own = (!row.spoofed).then_some(b);
+        let status = |k: &str| f.status.get(k).copied().unwrap_or(0);
+        let compliance = own.and_then(|b| b.compliance.as_ref());
+        let enforcement = own.and_then(|b| b.enforcement.as_ref());
+        let signatures = own.and_then(|b| b.signatures);
+        let verification = match own {
+            Some(b) => b.verification,
+            None => botscope_accesslog::Verification {
+                spoofed: botscope_accesslog::CheckCount {
+                    ips: f.unique_ips,
+                    requests: f.requests,
+                },
+                ..Default::default()
+            },
+        };
         Row {
-            robot: botscope_text::csv_cell(name),
+            robot: botscope_text::csv_cell(row.name),
             category: b.category.as_deref(),
             registered: b.registered,
-            requests: b.requests,
-            sessions: b.sessions,
-            unique_ips: b.unique_ips,
-            unique_uas: b.unique_uas,
-            bytes: b.bytes,
-            robots_txt_fetches: b.robots_txt_fetches,
-            judged_requests: b.judged_requests,
-            disallowed_requests: b.disallowed_requests,
-            disallowed_share: b.disallowed_share,
-            crawl_delay_s: b.pace.crawl_delay_s,
-            crawl_delay_breaches: b.pace.crawl_delay_breaches,
-            median_gap_s: b.pace.median_gap_s,
-            peak_requests_per_minute: b.pace.peak_requests_per_minute,
+            requests: f.requests,
+            sessions: f.sessions,
+            unique_ips: f.unique_ips,
+            unique_uas: f.unique_uas,
+            bytes: f.bytes,
+            robots_txt_fetches: f.robots_txt_fetches,
+            judged_requests: f.judged_requests,
+            disallowed_requests: f.disallowed_requests,
+            disallowed_share: f.disallowed_share,
+            crawl_delay_s: own.and_then(|b| b.pace.crawl_delay_s),
+            crawl_delay_breaches: own.map_or(0, |b| b.pace.crawl_delay_breaches),
+            median_gap_s: own.and_then(|b| b.pace.median_gap_s),
+            peak_requests_per_minute: own.map_or(0, |b| b.pace.peak_requests_per_minute),
             status_2xx: status("2xx"),
             status_3xx: status("3xx"),
             status_4xx: status("4xx"),
             status_5xx: status("5xx"),
-            first_seen: &b.first_seen,
-            last_seen: &b.last_seen,
-            verified_ips: b.verification.verified.ips,
-            spoofed_ips: b.verification.spoofed.ips,
-            unverifiable_ips: b.verification.unverifiable.ips,
-            unchecked_ips: b.verification.unchecked.ips,
-            top_path: botscope_text::csv_cell(b.top_paths.first().map_or("", |p| p.path.as_str())),
-            signed_requests: b.signatures.map_or(0, |s| s.signed),
-            verified_signatures: b.signatures.map_or(0, |s| s.verified),
+            first_seen: &f.first_seen,
+            last_seen: &f.last_seen,
+            verified_ips: verification.verified.ips,
+            spoofed_ips: verification.spoofed.ips,
+            unverifiable_ips: verification.unverifiable.ips,
+            unchecked_ips: verification.unchecked.ips,
+            top_path: botscope_text::csv_cell(
+                own.and_then(|b| b.top_paths.first())
+                    .map_or("", |p| p.path.as_str()),
+            ),
+            signed_requests: signatures.map_or(0, |s| s.signed),
+            verified_signatures: signatures.map_or(0, |s| s.verified),
             client_type: b.client_type,
-            study_sessions: b.compliance.as_ref().map(|c| c.sessions),
-            study_sessions_reading_robots_txt: b
-                .compliance
-                .as_ref()
-                .map(|c| c.sessions_reading_robots_txt),
-            study_judged_sessions: b.compliance.as_ref().map(|c| c.judged_sessions()),
-            study_compliant_sessions: b.compliance.as_ref().map(|c| c.compliant_sessions()),
-            verified_closed_requests: b.enforcement.as_ref().map_or(0, |e| e.closed_requests),
-            verified_closed_answered: b
-                .enforcement
-                .as_ref()
+            study_sessions: compliance.map(|c| c.sessions),
+            study_sessions_reading_robots_txt: compliance.map(|c| c.sessions_reading_robots_txt),
+            study_judged_sessions: compliance.map(|c| c.judged_sessions()),
+            study_compliant_sessions: compliance.map(|c| c.compliant_sessions()),
+            verified_closed_requests: enforcement.map_or(0, |e| e.closed_requests),
+            verified_closed_answered: enforcement
                 .map_or(0, botscope_accesslog::Enforcement::answered),
+            claim: row.claim(),
         }
     }))
 }
@@ -215,6 +236,7 @@ mod tests {
             study_compliant_sessions: Some(1),
             verified_closed_requests: 3,
             verified_closed_answered: 2,
+            claim: "own",
         };
         let out = to_csv([row].into_iter());
         let mut lines = out.split('\n');
@@ -223,7 +245,7 @@ mod tests {
             lines.next(),
             Some(
                 "\"'@Bot, \"\"the\"\" crawler\",,false,3,1,1,1,10,0,2,1,0.5,10,0,,3,3,0,0,0,\
-                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,'=/a\\x0ab,2,1,crawler,2,1,2,1,3,2"
+                 2025-11-22T00:00:00Z,2025-11-22T00:00:02Z,0,0,0,1,'=/a\\x0ab,2,1,crawler,2,1,2,1,3,2,own"
             ),
             "formulas neutralised, a newline escaped"
         );

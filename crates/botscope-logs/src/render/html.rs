@@ -11,7 +11,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, Render, html};
 
 use botscope_accesslog::{ClientList, Report};
 
-use super::{bytes, robots_by_requests};
+use super::{RobotRow, bytes, robot_rows, robots_by_requests};
 
 /// Text from strangers: HTML-escaped, with control and bidi characters
 /// (but newline and tab) shown as visible escapes. The web pages use it too.
@@ -196,9 +196,13 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
                             td.ua { (Text(c.user_agent.as_deref().unwrap_or("-"))) }
                             td { (c.client_type) }
                             td {
-                                @let spoofed = c.verification.iter().map(|v| ("spoofed", v.as_str()));
+                                @let closed = (c.disallowed_requests > 0).then(|| format!("{} of {} requests robots.txt closed", c.disallowed_requests, c.requests));
+                                @let closed = closed.iter().map(|v| ("disallowed", v.as_str()));
+                                // Only the spoofed list's verification refuted the claim.
+                                @let label = if id == "spoofed" { "spoofed" } else { "verification" };
+                                @let spoofed = c.verification.iter().map(|v| (label, v.as_str()));
                                 @let reasons = c.reasons.iter().map(|r| (r.code, r.detail.as_str()));
-                                @for (k, (label, detail)) in spoofed.chain(reasons).enumerate() {
+                                @for (k, (label, detail)) in closed.chain(spoofed).chain(reasons).enumerate() {
                                     @if k > 0 { br; }
                                     b { (label) } ": " (Text(detail))
                                 }
@@ -242,23 +246,30 @@ pub(crate) fn untracked(r: &Report) -> String {
 
 fn robots_table(r: &Report, o: &PageOptions) -> Markup {
     let opt = |v: Option<f64>| v.map(|d| d.to_string()).unwrap_or_else(|| "-".into());
-    let robot = |name: &str| {
+    let robot = |row: &RobotRow| {
         html! {
             td {
                 @if let Some(base) = o.robot_link {
-                    a href={ (base) (botscope_text::url_component(name)) } { (Text(name)) }
+                    a href={ (base) (botscope_text::url_component(row.name)) } { (Text(row.name)) }
                 } @else {
-                    (Text(name))
+                    (Text(row.name))
+                }
+                @if row.spoofed {
+                    " " span.bad title="addresses that claimed this robot and are not its own" { "(spoofed)" }
                 }
             }
         }
     };
-    let robots = robots_by_requests(r);
-    let any_signed = robots.iter().any(|(_, b)| b.signatures.is_some());
+    let rows = robot_rows(r);
+    let any_signed = r.robots.values().any(|b| b.signatures.is_some());
+    let none = || html! { td.n.muted data-v="-1" { "-" } };
     // Two tables of a dozen columns each, so that both fit a laptop's
     // screen: what each robot did, then how it was answered and verified.
     html! {
         h2 { "Robots " span.muted { "(" (r.robots.len()) ")" } }
+        @if rows.iter().any(|row| row.spoofed) {
+            p.muted { "A robot's row counts its own addresses; the addresses that claimed it falsely have a row of their own, marked (spoofed)." }
+        }
         div.wide { table.sortable id="robots" {
             thead { tr {
                 th { "Robot" } th { "Category" } th { "Requests" } th { "Sessions" } th { "IPs" }
@@ -267,25 +278,30 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
                 th { "Median gap (s)" }
             } }
             tbody {
-                @for (name, b) in &robots {
+                @for row in &rows {
+                    @let (b, f) = (row.robot, row.figures);
                     tr {
-                        (robot(name))
+                        (robot(row))
                         td { (Text(b.category.as_deref().unwrap_or("-"))) }
-                        (num(b.requests)) (num(b.sessions)) (num(b.unique_ips)) (num(b.unique_uas))
-                        (num_f(b.bytes as f64, &bytes(b.bytes)))
-                        (num(b.robots_txt_fetches))
-                        @if b.judged_requests > 0 {
-                            (num(b.disallowed_requests))
-                            (num_f(b.disallowed_share, &format!("{:.1}", b.disallowed_share * 100.0)))
+                        (num(f.requests)) (num(f.sessions)) (num(f.unique_ips)) (num(f.unique_uas))
+                        (num_f(f.bytes as f64, &bytes(f.bytes)))
+                        (num(f.robots_txt_fetches))
+                        @if f.judged_requests > 0 {
+                            (num(f.disallowed_requests))
+                            (num_f(f.disallowed_share, &format!("{:.1}", f.disallowed_share * 100.0)))
                         } @else {
                             // No robots.txt was given: nothing was checked,
                             // which is not the same as nothing disallowed.
                             td.n.muted data-v="-1" title="no robots.txt was given to check against" { "not checked" }
-                            td.n.muted data-v="-1" { "-" }
+                            (none())
                         }
-                        (num_f(b.pace.crawl_delay_s.unwrap_or(-1.0), &opt(b.pace.crawl_delay_s)))
-                        (num(b.pace.crawl_delay_breaches))
-                        (num_f(b.pace.median_gap_s.unwrap_or(-1.0), &opt(b.pace.median_gap_s)))
+                        @if row.spoofed {
+                            (none()) (none()) (none())
+                        } @else {
+                            (num_f(b.pace.crawl_delay_s.unwrap_or(-1.0), &opt(b.pace.crawl_delay_s)))
+                            (num(b.pace.crawl_delay_breaches))
+                            (num_f(b.pace.median_gap_s.unwrap_or(-1.0), &opt(b.pace.median_gap_s)))
+                        }
                     }
                 }
             }
@@ -305,25 +321,37 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
                 th { "First seen" } th { "Last seen" } th { "Top paths" }
             } }
             tbody {
-                @for (name, b) in &robots {
-                    @let status = |k: &str| num(b.status.get(k).copied().unwrap_or(0));
+                @for row in &rows {
+                    @let (b, f) = (row.robot, row.figures);
+                    @let status = |k: &str| num(f.status.get(k).copied().unwrap_or(0));
+                    @let (verified, spoofed, unverifiable) = if row.spoofed {
+                        (0, f.unique_ips, 0)
+                    } else {
+                        (b.verification.verified.ips, b.verification.spoofed.ips, b.verification.unverifiable.ips)
+                    };
                     tr {
-                        (robot(name))
+                        (robot(row))
                         (status("2xx")) (status("3xx")) (status("4xx")) (status("5xx"))
-                        (num(b.verification.verified.ips))
-                        td class=(if b.verification.spoofed.ips > 0 { "n bad" } else { "n" })
-                            data-v=(b.verification.spoofed.ips) { (b.verification.spoofed.ips) }
-                        (num(b.verification.unverifiable.ips))
+                        (num(verified))
+                        td class=(if spoofed > 0 { "n bad" } else { "n" })
+                            data-v=(spoofed) { (spoofed) }
+                        (num(unverifiable))
                         @if any_signed {
-                            @let s = b.signatures.unwrap_or_default();
-                            td.n data-v=(s.signed) { (s.verified) " / " (s.signed) }
+                            @if row.spoofed {
+                                (none())
+                            } @else {
+                                @let s = b.signatures.unwrap_or_default();
+                                td.n data-v=(s.signed) { (s.verified) " / " (s.signed) }
+                            }
                         }
-                        td.when { (Text(&b.first_seen)) }
-                        td.when { (Text(&b.last_seen)) }
+                        td.when { (Text(&f.first_seen)) }
+                        td.when { (Text(&f.last_seen)) }
                         td.paths {
-                            @for (k, p) in b.top_paths.iter().take(5).enumerate() {
-                                @if k > 0 { br; }
-                                (path(&p.path)) " " (p.requests)
+                            @if !row.spoofed {
+                                @for (k, p) in b.top_paths.iter().take(5).enumerate() {
+                                    @if k > 0 { br; }
+                                    (path(&p.path)) " " (p.requests)
+                                }
                             }
                         }
                     }
@@ -704,6 +732,10 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                 (enforcement_table(r))
                 (signatures_table(r))
                 (client_table("Spoofed robots", "spoofed", &r.spoofed))
+                @if !r.robots_txt.is_empty() {
+                    (client_table("Disobedient robots", "disobedient", &r.disobedient))
+                    p.muted { "Robots whose address was not verified that asked for 3 or more paths robots.txt closed to them (" code { "disobedient-bots" } " in " code { "logs export-lists" } "): one that names itself, such as python-requests, as much as one with a browser's User-Agent." }
+                }
                 (client_table("Undeclared robots", "undeclared", &r.undeclared_bots))
                 (client_table("Scanners", "scanners", &r.scanners))
                 (client_table("Monitors", "monitors", &r.monitors))

@@ -6,7 +6,7 @@ mod csv;
 mod html;
 mod text;
 
-use botscope_accesslog::{Report, Robot};
+use botscope_accesslog::{Figures, Report, Robot};
 
 pub use csv::{CSV_COLUMNS, csv};
 pub use html::{PageOptions, Text, page as html, page_with as html_with};
@@ -19,11 +19,71 @@ pub fn json(r: &Report) -> String {
     s
 }
 
-/// Robots, most requests first (ties by name).
+/// Robots, most requests under their name first (impostors' included;
+/// ties by name).
 pub fn robots_by_requests(r: &Report) -> Vec<(&String, &Robot)> {
     let mut v: Vec<(&String, &Robot)> = r.robots.iter().collect();
-    v.sort_by(|a, b| b.1.requests.cmp(&a.1.requests).then(a.0.cmp(b.0)));
+    v.sort_by(|a, b| {
+        b.1.claimed_requests()
+            .cmp(&a.1.claimed_requests())
+            .then(a.0.cmp(b.0))
+    });
     v
+}
+
+/// One row of a robots table: a robot's own addresses, or the addresses
+/// that claimed it falsely, in a row of their own below it.
+pub struct RobotRow<'a> {
+    /// The robot's name.
+    pub name: &'a str,
+    /// The robot.
+    pub robot: &'a Robot,
+    /// What the row counts.
+    pub figures: &'a Figures,
+    /// The row is the impostors'.
+    pub spoofed: bool,
+}
+
+impl RobotRow<'_> {
+    /// The row's label: the robot's name, `NAME (spoofed)` for impostors.
+    pub fn label(&self) -> std::borrow::Cow<'_, str> {
+        if self.spoofed {
+            format!("{} (spoofed)", self.name).into()
+        } else {
+            self.name.into()
+        }
+    }
+
+    /// `own` or `spoofed` (the CSV's `claim` column).
+    pub fn claim(&self) -> &'static str {
+        if self.spoofed { "spoofed" } else { "own" }
+    }
+}
+
+/// The rows of the robots tables, most requests first: each robot's own
+/// row (left out when impostors alone used its name), then its
+/// impostors' row when there were any.
+pub fn robot_rows(r: &Report) -> Vec<RobotRow<'_>> {
+    let mut rows = Vec::with_capacity(r.robots.len());
+    for (name, b) in robots_by_requests(r) {
+        if b.figures.requests > 0 || b.impostors.is_none() {
+            rows.push(RobotRow {
+                name,
+                robot: b,
+                figures: &b.figures,
+                spoofed: false,
+            });
+        }
+        if let Some(f) = &b.impostors {
+            rows.push(RobotRow {
+                name,
+                robot: b,
+                figures: f,
+                spoofed: true,
+            });
+        }
+    }
+    rows
 }
 
 /// What to do about the addresses that claim a registered robot and could

@@ -189,10 +189,15 @@ fn clients(out: &mut String, title: &str, l: &ClientList, limit: usize, width: u
         .take(limit)
         .map(|c| {
             let ua = shorten(c.user_agent.as_deref().unwrap_or("-"), 40);
-            let why = c
-                .network()
-                .map(|n| format!("network: {n}"))
+            let closed = (c.disallowed_requests > 0).then(|| {
+                format!(
+                    "{} of {} requests robots.txt closed",
+                    c.disallowed_requests, c.requests
+                )
+            });
+            let why = closed
                 .into_iter()
+                .chain(c.network().map(|n| format!("network: {n}")))
                 .chain(c.verification.clone())
                 .chain(c.reasons.iter().map(|r| r.detail.clone()))
                 .collect::<Vec<_>>()
@@ -264,7 +269,7 @@ fn signatures(out: &mut String, r: &Report, width: usize) {
             let s = b.signatures?;
             Some(vec![
                 shorten(name, 32),
-                b.requests.to_string(),
+                b.claimed_requests().to_string(),
                 s.signed.to_string(),
                 s.verified.to_string(),
                 s.invalid.to_string(),
@@ -514,31 +519,39 @@ pub fn text_fit(r: &Report, width: usize) -> String {
     );
     if !r.robots.is_empty() {
         let _ = writeln!(out, "\nrobots ({}):", r.robots.len());
-        let rows: Vec<Vec<String>> = robots_by_requests(r)
+        let rows: Vec<Vec<String>> = super::robot_rows(r)
             .iter()
-            .map(|(name, b)| {
+            .map(|row| {
+                let (b, f) = (row.robot, row.figures);
+                let own = !row.spoofed;
+                let (verified, spoofed, unverifiable) = if own {
+                    let v = &b.verification;
+                    (v.verified.ips, v.spoofed.ips, v.unverifiable.ips)
+                } else {
+                    (0, f.unique_ips, 0)
+                };
                 vec![
-                    shorten(name, 32),
+                    shorten(&row.label(), 32),
                     b.category.clone().unwrap_or_else(|| "-".into()),
-                    b.requests.to_string(),
-                    b.sessions.to_string(),
-                    b.unique_ips.to_string(),
-                    bytes(b.bytes),
-                    b.robots_txt_fetches.to_string(),
-                    if b.judged_requests > 0 {
-                        format!("{} ({})", b.disallowed_requests, pct(b.disallowed_share))
+                    f.requests.to_string(),
+                    f.sessions.to_string(),
+                    f.unique_ips.to_string(),
+                    bytes(f.bytes),
+                    f.robots_txt_fetches.to_string(),
+                    if f.judged_requests > 0 {
+                        format!("{} ({})", f.disallowed_requests, pct(f.disallowed_share))
                     } else {
                         "-".into()
                     },
                     match b.pace.crawl_delay_s {
-                        Some(d) => format!("{} (delay {d}s)", b.pace.crawl_delay_breaches),
-                        None => "-".into(),
+                        Some(d) if own => format!("{} (delay {d}s)", b.pace.crawl_delay_breaches),
+                        _ => "-".into(),
                     },
-                    b.verification.verified.ips.to_string(),
-                    b.verification.spoofed.ips.to_string(),
-                    b.verification.unverifiable.ips.to_string(),
-                    b.first_seen.clone(),
-                    b.last_seen.clone(),
+                    verified.to_string(),
+                    spoofed.to_string(),
+                    unverifiable.to_string(),
+                    f.first_seen.clone(),
+                    f.last_seen.clone(),
                 ]
             })
             .collect();
@@ -577,6 +590,13 @@ pub fn text_fit(r: &Report, width: usize) -> String {
     }
     signatures(&mut out, r, width);
     clients(&mut out, "spoofed robots", &r.spoofed, 20, width);
+    clients(
+        &mut out,
+        "disobedient robots (not verified, 3 or more requests robots.txt closed)",
+        &r.disobedient,
+        20,
+        width,
+    );
     clients(&mut out, "undeclared robots", &r.undeclared_bots, 20, width);
     clients(&mut out, "scanners", &r.scanners, 20, width);
     clients(&mut out, "monitors", &r.monitors, 10, width);

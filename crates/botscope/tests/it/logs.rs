@@ -928,4 +928,160 @@ fn robots_that_break_robots_txt_are_listed_disobedient() {
     assert_eq!(listed("disobedient-bots"), ["192.0.2.10"]);
     assert_eq!(listed("all-ok-bots"), ["66.249.66.200"], "verified stays");
     assert!(listed("suspect-bots").is_empty());
+    // The report lists the same robots as disobedient, with how many
+    // closed paths each asked for, in every format.
+    let (r, o) = json_report(&[crate::arg(&f), "--robots", crate::arg(&robots)], b"");
+    assert_eq!(o.status.code(), Some(0));
+    let d = &r["disobedient"];
+    assert_eq!(d["total"], 1, "{d}");
+    assert_eq!(d["clients"][0]["ip"], "192.0.2.10");
+    assert_eq!(d["clients"][0]["robot"], "python-requests");
+    assert_eq!(d["clients"][0]["disallowed_requests"], 150);
+    let o = botscope(
+        &[
+            "logs",
+            "analyze",
+            crate::arg(&f),
+            "--robots",
+            crate::arg(&robots),
+        ],
+        b"",
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    let at = text
+        .find("\ndisobedient robots")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(text[at..].contains("192.0.2.10"), "{text}");
+    assert!(
+        text[at..].contains("150 of 150 requests robots.txt closed"),
+        "{text}"
+    );
+    let o = botscope(
+        &[
+            "logs",
+            "analyze",
+            crate::arg(&f),
+            "--robots",
+            crate::arg(&robots),
+            "--format",
+            "html",
+        ],
+        b"",
+    );
+    let html = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        html.contains("id=\"disobedient\""),
+        "the HTML report has the list"
+    );
+}
+
+/// A robot's row counts its own addresses only: what impostors did under
+/// its name (requests, bytes, disallowed requests) is a row of its own,
+/// in JSON, text, CSV and HTML. GPTBot is verified by OpenAI's published
+/// ranges alone, so an address outside them is refuted offline.
+#[test]
+fn impostors_are_a_row_of_their_own_not_the_robots() {
+    let robots = tmp(
+        "impostor-robots.txt",
+        b"User-agent: *\nDisallow: /private/\n",
+    );
+    let ua = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.2; +https://openai.com/gptbot";
+    let mut log = String::new();
+    for s in 0..20u32 {
+        log += &format!(
+            "20.171.207.97 - - [20/Nov/2026:10:00:{s:02} +0000] \"GET /public/{s} HTTP/1.1\" 200 1000 \"-\" \"{ua}\"\n"
+        );
+    }
+    for (k, ip) in ["203.0.113.7", "198.51.100.8", "192.0.2.9"]
+        .iter()
+        .enumerate()
+    {
+        for s in 0..4u32 {
+            log += &format!(
+                "{ip} - - [20/Nov/2026:11:0{k}:{s:02} +0000] \"GET /private/{s} HTTP/1.1\" 200 50 \"-\" \"{ua}\"\n"
+            );
+        }
+    }
+    let f = tmp("impostors.log", log.as_bytes());
+    let args = [crate::arg(&f), "--robots", crate::arg(&robots)];
+    let (r, o) = json_report(&args, b"");
+    assert_eq!(o.status.code(), Some(0));
+    let g = &r["robots"]["GPTBot"];
+    assert_eq!(g["requests"], 20, "{g}");
+    assert_eq!(g["bytes"], 20_000);
+    assert_eq!(g["unique_ips"], 1);
+    assert_eq!(g["disallowed_requests"], 0, "the real GPTBot broke nothing");
+    assert_eq!(g["disallowed_examples"], serde_json::json!([]));
+    let i = &g["impostors"];
+    assert_eq!(i["requests"], 12, "{i}");
+    assert_eq!(i["bytes"], 600);
+    assert_eq!(i["unique_ips"], 3);
+    assert_eq!(i["disallowed_requests"], 12);
+    assert_eq!(i["disallowed_share"], 1.0);
+    assert_eq!(i["first_seen"], "2026-11-20T11:00:00Z");
+    // The site still counts every robot request it was asked for.
+    assert_eq!(r["site"]["disallowed_requests"], 12);
+
+    let text =
+        String::from_utf8_lossy(&botscope(&[&["logs", "analyze"][..], &args].concat(), b"").stdout)
+            .into_owned();
+    let row = |label: &str| {
+        text.lines()
+            .find(|l| l.split("  ").next() == Some(label))
+            .unwrap_or_else(|| panic!("no row {label:?} in\n{text}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    // robot, requests, ips, bytes (2 words), robots.txt, disallowed (2)…
+    let own = row("GPTBot");
+    assert_eq!(&own[1..3], ["20", "1"], "{own:?}");
+    assert_eq!(&own[6..8], ["0", "(0.0%)"], "{own:?}");
+    let fake = row("GPTBot (spoofed)");
+    assert_eq!(&fake[2..4], ["12", "3"], "{fake:?}");
+    assert_eq!(&fake[7..9], ["12", "(100.0%)"], "{fake:?}");
+
+    let csv = String::from_utf8_lossy(
+        &botscope(
+            &[&["logs", "analyze", "--format", "csv"][..], &args].concat(),
+            b"",
+        )
+        .stdout,
+    )
+    .into_owned();
+    let mut rdr = csv::Reader::from_reader(csv.as_bytes());
+    let head = rdr.headers().expect("header").clone();
+    let col = |name: &str| head.iter().position(|h| h == name).expect(name);
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.expect("row")).collect();
+    let got: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                &r[col("robot")],
+                &r[col("claim")],
+                &r[col("requests")],
+                &r[col("disallowed_requests")],
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("GPTBot", "own", "20", "0"),
+            ("GPTBot", "spoofed", "12", "12")
+        ]
+    );
+
+    let html = String::from_utf8_lossy(
+        &botscope(
+            &[&["logs", "analyze", "--format", "html"][..], &args].concat(),
+            b"",
+        )
+        .stdout,
+    )
+    .into_owned();
+    assert!(
+        html.contains("(spoofed)</span>"),
+        "the impostors' row is marked"
+    );
 }
