@@ -29,7 +29,7 @@ class Robots:
     """
 
     def __init__(
-        self, body: _Body, semantics: str = "google", max_bytes: Optional[int] = None
+        self, body: _Body, semantics: str = "google", max_bytes: Optional[int] = 512000
     ) -> None: ...
     @property
     def semantics(self) -> str:

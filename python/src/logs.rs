@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use botscope_accesslog::LogFormat;
-use botscope_logs::{Job, NoProgress, RobotsSpec, RobotsTxt, Settings, Source};
+use botscope_logs::{Job, Progress, RobotsSpec, RobotsTxt, Settings, Source};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -117,6 +117,19 @@ fn analyze_logs<'py>(
     if files.is_empty() {
         return Err(PyValueError::new_err("give at least one log file"));
     }
+    // Regular files only, checked without opening them: a FIFO would wait
+    // for a writer and /dev/zero never ends.
+    // (A missing file is told by the reading, as the command tells it.)
+    for f in &files {
+        if let Err(e) = botscope_os::check_regular(f)
+            && e.kind() == std::io::ErrorKind::InvalidInput
+        {
+            return Err(PyValueError::new_err(format!(
+                "{}: {e}; analyze_logs reads log files (save a pipe's output to a file first)",
+                f.display()
+            )));
+        }
+    }
     let specs = match robots.filter(|r| !r.is_none()) {
         None => Vec::new(),
         Some(r) => {
@@ -144,7 +157,8 @@ fn analyze_logs<'py>(
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
     let semantics = botscope_robotstxt::Semantics::Google;
-    let outcome = py.detach(|| -> Result<_, String> {
+    let stop = Interruptible::default();
+    let work = || -> Result<_, String> {
         let robots = RobotsTxt::load(&specs, semantics).map_err(|e| crate::convert::message(&e))?;
         let job =
             Job::new(&reg.registry, robots, threads).map_err(|e| crate::convert::message(&e))?;
@@ -156,14 +170,41 @@ fn analyze_logs<'py>(
         };
         let sources = files.into_iter().map(Source::File).collect();
         let read = job
-            .read(sources, &settings, &NoProgress)
+            .read(sources, &settings, &stop)
             .map_err(|e| crate::convert::message(&e))?;
+        if stop.stopped() {
+            return Err("interrupted".into());
+        }
         // Offline: no FCrDNS evidence.
         let no_dns =
             std::collections::HashMap::<std::net::IpAddr, botscope_botid::FcrdnsEvidence>::new();
         Ok(job.finish(read, &no_dns, &reg.owners, false))
-    });
-    let outcome = outcome.map_err(Error::new_err)?;
+    };
+    // The work on a thread of its own, the caller's thread looking for
+    // Ctrl-C meanwhile: a KeyboardInterrupt stops the reading and is
+    // raised.
+    let outcome = std::thread::scope(|s| {
+        let handle = s.spawn(work);
+        loop {
+            py.detach(|| {
+                let t = std::time::Instant::now();
+                while !handle.is_finished() && t.elapsed() < std::time::Duration::from_millis(50) {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+            });
+            if let Err(e) = py.check_signals() {
+                stop.0.store(true, std::sync::atomic::Ordering::Relaxed);
+                let _ = handle.join();
+                return Err(e);
+            }
+            if handle.is_finished() {
+                return handle
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+                    .map_err(Error::new_err);
+            }
+        }
+    })?;
     if let Some(problem) = outcome.problem() {
         return Err(Error::new_err(problem.to_string()));
     }
@@ -173,6 +214,16 @@ fn analyze_logs<'py>(
         PyErr::warn(py, &warning, &text, 1)?;
     }
     crate::convert::json_text_to_py(py, &botscope_logs::render::json(&outcome.report))
+}
+
+/// Progress that ends the reading once Ctrl-C was pressed.
+#[derive(Default)]
+struct Interruptible(std::sync::atomic::AtomicBool);
+
+impl Progress for Interruptible {
+    fn stopped(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

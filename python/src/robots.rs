@@ -26,7 +26,7 @@ fn checked(body: &[u8]) -> PyResult<&[u8]> {
     if body.len() > MAX_BODY_BYTES {
         return Err(PyValueError::new_err(format!(
             "the body is {} bytes; botscope reads at most {MAX_BODY_BYTES} bytes of a robots.txt \
-             (crawlers read 500 KiB: pass max_bytes=botscope.DEFAULT_PARSE_CAP to cut it as they do)",
+             (crawlers read 500 KiB, as Robots does unless max_bytes=None)",
             body.len()
         )));
     }
@@ -166,11 +166,13 @@ type AgentEntry = (Box<[u8]>, Arc<Prepared>);
 
 /// A robots.txt file, parsed once and asked many times.
 ///
-/// `Robots(body, semantics="google", max_bytes=None)`: `body` is the
-/// file's text or bytes (any bytes: a file that is not UTF-8 is read as
-/// Google's parser reads it). The whole body is parsed, as Google's
-/// library does; `max_bytes` cuts it at the last whole line within that
-/// many bytes, as a crawler does (`botscope.DEFAULT_PARSE_CAP`).
+/// `Robots(body, semantics="google", max_bytes=DEFAULT_PARSE_CAP)`:
+/// `body` is the file's text or bytes (any bytes: a file that is not
+/// UTF-8 is read as Google's parser reads it). It is cut at the last
+/// whole line within `max_bytes` bytes, as a crawler (and the `robots`
+/// commands) read it: 500 KiB by default, so a stranger's huge body costs
+/// no more than a crawler's read. `max_bytes=None` parses the whole body,
+/// as Google's library does (at most `MAX_BODY_BYTES`).
 /// `semantics` is `"google"` (RFC 9309 as Google's parser reads it) or
 /// `"draft1996"` (the 1996 draft: first match wins, no wildcards).
 ///
@@ -284,7 +286,7 @@ impl Robots {
 #[pymethods]
 impl Robots {
     #[new]
-    #[pyo3(signature = (body, semantics = "google", max_bytes = None))]
+    #[pyo3(signature = (body, semantics = "google", max_bytes = Some(botscope_robotstxt::DEFAULT_PARSE_CAP)))]
     fn new(
         py: Python<'_>,
         body: &Bound<'_, PyAny>,
@@ -293,15 +295,14 @@ impl Robots {
     ) -> PyResult<Robots> {
         let sem = crate::convert::semantics(semantics)?;
         let bytes = bytes_of(body, "body")?;
-        let bytes = checked(&bytes)?;
-        // Everything (as Google's library does; the cap belongs to
-        // fetching) unless `max_bytes` is given.
+        // What is read, within the limit: a body cut at `max_bytes` is
+        // never refused for its tail.
+        let bytes = checked(&bytes[..bytes.len().min(max_bytes.unwrap_or(usize::MAX))])?;
         let opts = ParseOptions { max_bytes };
         // A large file is compiled without holding the interpreter.
         Ok(py.detach(|| Robots {
             matcher: Matcher::compile(bytes, sem, &opts),
-            // Past `max_bytes` nothing is read.
-            body: bytes[..bytes.len().min(max_bytes.unwrap_or(usize::MAX))].into(),
+            body: bytes.into(),
             max_bytes,
             tree: OnceLock::new(),
             semantics: sem,

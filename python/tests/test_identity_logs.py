@@ -224,6 +224,42 @@ def test_analyze_logs_refuses_what_the_command_refuses(tmp_path):
         botscope.analyze_logs([LOG, tmp_path / "missing.log"])
 
 
+def test_analyze_logs_refuses_pipes_and_devices_at_once(tmp_path):
+    # A FIFO would wait for a writer and /dev/zero never ends: refused,
+    # saying what is there, without opening either.
+    fifo = tmp_path / "access.log"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"access\.log: it is a FIFO \(a named pipe\), not a regular file"):
+        botscope.analyze_logs(fifo)
+    with pytest.raises(ValueError, match="/dev/zero: it is a device"):
+        botscope.analyze_logs("/dev/zero")
+    with pytest.raises(ValueError, match="it is a directory"):
+        botscope.analyze_logs(tmp_path)
+
+
+def test_ctrl_c_stops_analyze_logs(tmp_path):
+    # A log large enough to take a while; SIGINT half-way raises
+    # KeyboardInterrupt promptly instead of being held until the end.
+    import signal
+    import threading
+
+    big = tmp_path / "big.log"
+    with open(big, "wb") as out:
+        chunk = LOG.read_bytes()
+        for _ in range(10):
+            out.write(chunk)
+    # 40 times 100,000 lines: seconds of work, far past the signal.
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            botscope.analyze_logs([big] * 40, threads=1)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 20
+
+
 def test_a_dash_is_a_file_never_the_interpreters_input(tmp_path, monkeypatch):
     # The command reads standard input for `-`; from Python it is the file
     # of that name, so a call never blocks on (or eats) sys.stdin.

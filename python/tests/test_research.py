@@ -3,6 +3,7 @@ command's answers, as rows, pandas and pyarrow."""
 
 import datetime
 import json
+import os
 
 import pytest
 
@@ -45,6 +46,16 @@ def test_store_errors(tmp_path):
         botscope.Store(not_a_store)
     with pytest.raises(TypeError):
         botscope.Store(42)
+    # What is not a file is named, never opened: a FIFO would wait for a
+    # writer, and SQLite's words for the others mislead.
+    with pytest.raises(botscope.Error, match="it is a directory, not a regular file; a store is a file"):
+        botscope.Store(tmp_path)
+    with pytest.raises(botscope.Error, match="/dev/zero: it is a device"):
+        botscope.Store("/dev/zero")
+    fifo = tmp_path / "store.db"
+    os.mkfifo(fifo)
+    with pytest.raises(botscope.Error, match=r"it is a FIFO \(a named pipe\)"):
+        botscope.Store(fifo)
 
 
 def test_index_search_favor_trends_are_the_commands(research, cli):

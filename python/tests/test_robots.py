@@ -200,6 +200,33 @@ def test_max_bytes_cuts_at_a_whole_line():
     assert botscope.Robots(body, max_bytes=len(body) - 1).allowed("x", "/late") is True
 
 
+def test_a_body_is_read_as_a_crawler_reads_it_by_default():
+    # Past 500 KiB (the robots commands' cap) a rule is not read, unless
+    # the whole body is asked for.
+    pad = "# " + "x" * 1000 + "\n"
+    body = "User-agent: *\n" + pad * 600 + "Disallow: /late\n"
+    assert len(body) > botscope.DEFAULT_PARSE_CAP
+    assert botscope.Robots(body).allowed("x", "/late") is True
+    assert botscope.Robots(body, max_bytes=None).allowed("x", "/late") is False
+
+
+def test_a_stranger_s_huge_body_costs_a_crawler_s_read():
+    # 1.5 GiB of zeros: over the whole-body limit, yet read as a crawler
+    # reads it (its first 500 KiB), in memory of that order.
+    import resource
+
+    huge = bytes(botscope.MAX_BODY_BYTES + (512 << 20))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    r = botscope.Robots(huge)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert r.allowed("x", "/") is True
+    assert grown_kib < 64 << 10, f"{grown_kib} KiB for a 500 KiB read"
+    with pytest.raises(ValueError, match="at most 1073741824 bytes"):
+        botscope.Robots(huge, max_bytes=None)
+    del huge, r
+    gc.collect()
+
+
 def test_bad_input_raises_and_never_crashes():
     with pytest.raises(TypeError, match="body must be str or bytes, not int"):
         botscope.Robots(5)
@@ -231,7 +258,7 @@ def test_bad_input_raises_and_never_crashes():
     # bytes are not touched).
     huge = bytes(botscope.MAX_BODY_BYTES + 1)
     with pytest.raises(ValueError, match="at most 1073741824 bytes"):
-        botscope.Robots(huge)
+        botscope.Robots(huge, max_bytes=None)
     with pytest.raises(ValueError):
         botscope.bias(huge)
     del huge
@@ -243,15 +270,15 @@ def test_bad_input_raises_and_never_crashes():
     assert botscope.bias(nasty)["semantics"] == "google"
 
 
-def test_a_large_body_is_parsed_whole():
+def test_a_large_body_is_parsed_whole_when_asked():
     body = "User-agent: *\n" + "".join(f"Disallow: /p{i}/\n" for i in range(100_000)) + "Disallow: /last\n"
     assert len(body) > 1_000_000
-    r = botscope.Robots(body)
+    r = botscope.Robots(body, max_bytes=None)
     assert r.allowed("x", "/last") is False
     assert r.allowed("x", "/p99999/") is False
     assert r.allowed("x", "/q") is True
     # A crawler's cut: the tail is not read.
-    assert botscope.Robots(body, max_bytes=botscope.DEFAULT_PARSE_CAP).allowed("x", "/last") is True
+    assert botscope.Robots(body).allowed("x", "/last") is True
 
 
 def test_bias_and_favorability():

@@ -1477,6 +1477,24 @@ pub struct StoreImportArgs {
         default_value = "https://data.commoncrawl.org/"
     )]
     pub base: String,
+    /// `warc` URLs: the most one download may be, as sent (Common Crawl's
+    /// robots.txt files are some hundreds of MiB); past it the download
+    /// stops, the records before it imported, and the exit status is 3.
+    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = size_arg)]
+    pub max_download: u64,
+    /// `warc` URLs: the most records one download may hold (a crawl's file
+    /// holds about a million); past them it stops as --max-download does.
+    #[arg(long, value_name = "N", default_value_t = 20_000_000)]
+    pub max_records: u64,
+    /// `warc` URLs: the longest one download may take (such as 30m, 2h);
+    /// past it it stops as --max-download does.
+    #[arg(long, value_name = "DUR", default_value = "1h", value_parser = any_duration_arg)]
+    pub download_timeout: std::time::Duration,
+    /// `warc` URLs (and those of --list): also fetch from loopback and private
+    /// addresses (tests, private mirrors); by default only public ones, as
+    /// every other fetch.
+    #[arg(long)]
+    pub allow_private: bool,
     #[command(flatten)]
     pub tls: TlsArgs,
     /// The files (`files`: files or directories; `warc`: files or http(s)

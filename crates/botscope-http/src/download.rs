@@ -1,8 +1,10 @@
 //! A file from a URL the user named (a data file such as an IP-owner
 //! database, a crawl's WARC file; not a robots.txt): the bounded exchange,
-//! the trust the caller chose, redirects followed; no address guard, since
-//! the user chose the address as they would with curl. Whole
-//! ([`download`]) or read as it comes ([`download_reader`]).
+//! the trust the caller chose, redirects followed. Whole ([`download`]:
+//! no address guard, since the user chose the address as they would with
+//! curl) or read as it comes ([`download_reader`]: its URLs can come from
+//! a list someone else wrote, so every hop's addresses pass the address
+//! guard unless the caller allows private ones).
 
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -31,7 +33,7 @@ pub async fn download(
     trust: &Trust,
 ) -> Result<Vec<u8>, Error> {
     let deadline = Instant::now() + timeout;
-    let (url, resp) = follow(url, timeout, deadline, user_agent, trust).await?;
+    let (url, resp) = follow(url, timeout, deadline, user_agent, trust, true).await?;
     let work = read_body(resp.body, cap, resp.gzip);
     let (body, truncated) = match tokio::time::timeout_at(deadline.into(), work).await {
         Err(_) => return Err(failed(&url, "the download did not finish in time".into())),
@@ -40,7 +42,10 @@ pub async fn download(
     if truncated {
         return Err(failed(
             &url,
-            format!("the file is larger than {} MiB", cap >> 20),
+            format!(
+                "the file is larger than {}",
+                botscope_text::size(cap as u64)
+            ),
         ));
     }
     Ok(body)
@@ -53,7 +58,9 @@ pub async fn download(
 /// this returns; a body past `cap` bytes (as sent), a connection lost or
 /// the `timeout` passed is an error of the reader's `read`, naming the
 /// URL, never a short file read as whole. Dropping the reader ends the
-/// download. A gzip `Content-Encoding` is decoded.
+/// download. A gzip `Content-Encoding` is decoded. Unless
+/// `allow_private`, a host (of the URL or of a redirect) with a loopback,
+/// private or otherwise not public address is refused before connecting.
 pub fn download_reader(
     runtime: &tokio::runtime::Handle,
     url: &str,
@@ -61,9 +68,17 @@ pub fn download_reader(
     timeout: Duration,
     user_agent: &str,
     trust: &Trust,
+    allow_private: bool,
 ) -> Result<Box<dyn Read + Send>, Error> {
     let deadline = Instant::now() + timeout;
-    let (url, resp) = runtime.block_on(follow(url, timeout, deadline, user_agent, trust))?;
+    let (url, resp) = runtime.block_on(follow(
+        url,
+        timeout,
+        deadline,
+        user_agent,
+        trust,
+        allow_private,
+    ))?;
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, String>>(CHUNKS_AHEAD);
     let Streamed {
         mut body,
@@ -77,7 +92,10 @@ pub fn download_reader(
         let until = tokio::time::Instant::from_std(deadline);
         loop {
             let frame = match tokio::time::timeout_at(until, body.frame()).await {
-                Err(_) => Err("the download did not finish in time".to_owned()),
+                Err(_) => Err(format!(
+                    "stopped after {} s, the longest this download may take",
+                    timeout.as_secs()
+                )),
                 Ok(None) => break,
                 Ok(Some(Err(e))) => Err(format!("the connection failed: {e}")),
                 Ok(Some(Ok(f))) => Ok(f),
@@ -95,7 +113,10 @@ pub fn download_reader(
             sent += data.len() as u64;
             if sent > cap {
                 let _ = tx
-                    .send(Err(format!("the file is larger than {} MiB", cap >> 20)))
+                    .send(Err(format!(
+                        "stopped after {}, the most this download may be",
+                        botscope_text::size(cap)
+                    )))
                     .await;
                 return;
             }
@@ -155,13 +176,15 @@ fn failed(url: &url::Url, reason: String) -> Error {
 }
 
 /// Follows `url` to a 200 response (its head), at most [`MAX_HOPS`]
-/// redirects; any other status is an error naming it.
+/// redirects; any other status is an error naming it. Unless
+/// `allow_private`, every address of every hop's host must be public.
 async fn follow(
     url: &str,
     timeout: Duration,
     deadline: Instant,
     user_agent: &str,
     trust: &Trust,
+    allow_private: bool,
 ) -> Result<(url::Url, Streamed), Error> {
     let tls = trust.connector()?;
     let mut url = url::Url::parse(url).map_err(|e| Error::Url(format!("{url}: {e}")))?;
@@ -178,15 +201,37 @@ async fn follow(
             .trim_end_matches(']')
             .to_owned();
         let port = url.port_or_known_default().unwrap_or(80);
-        let ip = match host.parse() {
-            Ok(ip) => ip,
+        let ips: Vec<std::net::IpAddr> = match host.parse() {
+            Ok(ip) => vec![ip],
             Err(_) => tokio::net::lookup_host((host.as_str(), port))
                 .await
                 .map_err(|e| failed(&url, format!("cannot resolve {host}: {e}")))?
-                .next()
-                .ok_or_else(|| failed(&url, format!("{host} has no address")))?
-                .ip(),
+                .map(|a| a.ip())
+                .collect(),
         };
+        // Every address is checked: a name that also points inside is not
+        // fetched at all.
+        if !allow_private {
+            for ip in &ips {
+                if let Some(why) = crate::not_public(*ip) {
+                    return Err(failed(
+                        &url,
+                        format!(
+                            "{} ({why}): files are fetched from public addresses only; \
+                             --allow-private fetches from private and loopback addresses too",
+                            if host == ip.to_string() {
+                                ip.to_string()
+                            } else {
+                                format!("{host} is {ip}")
+                            }
+                        ),
+                    ));
+                }
+            }
+        }
+        let ip = *ips
+            .first()
+            .ok_or_else(|| failed(&url, format!("{host} has no address")))?;
         let x = exchange_stream(
             Request {
                 url: &url,

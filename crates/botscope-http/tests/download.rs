@@ -46,6 +46,7 @@ fn files_come_whole_or_as_they_come() {
             Duration::from_secs(60),
             "test",
             &trust,
+            true,
         )
     };
     let read_all = |mut r: Box<dyn Read + Send>| {
@@ -74,7 +75,7 @@ fn files_come_whole_or_as_they_come() {
     // Over the cap: an error of the read, naming the URL, never a short
     // file read as whole.
     let e = read_all(open("/big.warc", 1 << 20).expect("open")).expect_err("over the cap");
-    assert!(e.to_string().contains("larger than 1 MiB"), "{e}");
+    assert!(e.to_string().contains("stopped after 1 MiB"), "{e}");
     assert!(e.to_string().contains("/big.warc"), "{e}");
     // A status other than 200: before any reading.
     let e = open("/missing", 1 << 20).err().expect("404");
@@ -87,4 +88,37 @@ fn files_come_whole_or_as_they_come() {
     drop(r);
     let got = read_all(open("/big.warc", 64 << 20).expect("open")).expect("read");
     assert_eq!(got.len(), big.len());
+    // The address guard: loopback is refused unless allowed, in words
+    // that name the flag, before any byte is asked for.
+    let guarded = download_reader(
+        rt.handle(),
+        &format!("{base}/big.warc"),
+        64 << 20,
+        Duration::from_secs(60),
+        "test",
+        &trust,
+        false,
+    );
+    let e = guarded.err().expect("refused").to_string();
+    assert!(
+        e.contains("loopback") && e.contains("--allow-private"),
+        "{e}"
+    );
+    // A server that never ends a body is cut at the time limit.
+    let slow = download_reader(
+        rt.handle(),
+        &format!("{base}/big.warc"),
+        64 << 20,
+        Duration::from_millis(1),
+        "test",
+        &trust,
+        true,
+    );
+    if let Ok(r) = slow {
+        let e = read_all(r).expect_err("over the time");
+        assert!(
+            e.to_string().contains("longest this download may take"),
+            "{e}"
+        );
+    }
 }

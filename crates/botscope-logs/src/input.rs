@@ -121,6 +121,10 @@ struct Counting<'p, R> {
 
 impl<R: Read> Read for Counting<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.progress.stopped() {
+            // Not `Interrupted`: readers retry that one.
+            return Err(io::Error::other("stopped"));
+        }
         let n = self.inner.read(buf)?;
         self.progress.read(n as u64);
         Ok(n)

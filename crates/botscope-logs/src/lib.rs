@@ -258,6 +258,11 @@ pub trait Progress: Sync {
     fn warn(&self, warning: &Warning) {
         let _ = warning;
     }
+    /// True once the caller wants the reading to end (an interrupt): each
+    /// input then ends at its next read, as an input error.
+    fn stopped(&self) -> bool {
+        false
+    }
 }
 
 /// Progress that nobody watches.

@@ -177,7 +177,7 @@ pub fn write_dirs(_out: &Path, _lists: &Lists) -> Result<(), Error> {
 
 /// One address per line, one file per list, in `dir`.
 pub fn write_plain(dir: &Path, lists: &Lists) -> Result<(), Error> {
-    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    botscope_os::ensure_dir(dir).map_err(io_err(dir))?;
     for (name, content) in lists.plain() {
         write_atomic(&dir.join(name), content.as_bytes())?;
     }
@@ -206,6 +206,45 @@ mod tests {
             let mode = std::fs::metadata(&p).expect("meta").permissions().mode();
             assert_eq!(mode & 0o777, 0o644, "readable by the web server");
         }
+    }
+
+    /// `--out` for plain lists onto a link to a file, a dangling link or a
+    /// file: refused in words, the link and its target untouched.
+    #[cfg(unix)]
+    #[test]
+    fn plain_lists_refuse_what_is_not_a_directory() {
+        let d = botscope_testkit::tempdir();
+        let target = d.path().join("target.txt");
+        std::fs::write(&target, b"keep\n").expect("write");
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).expect("link");
+        let dangling = d.path().join("dangling");
+        std::os::unix::fs::symlink(d.path().join("nowhere"), &dangling).expect("link");
+        let lists = Lists::default();
+        for (p, want) in [
+            (&link, "which is not a directory"),
+            (&dangling, "which does not exist"),
+            (&target, "it is a file"),
+        ] {
+            let e = write_plain(p, &lists).expect_err("refused");
+            let e = format!(
+                "{e}: {}",
+                std::error::Error::source(&e).map_or(String::new(), ToString::to_string)
+            );
+            assert!(e.contains(want) && e.contains("give a directory"), "{e}");
+            assert!(!e.contains("os error"), "{e}");
+        }
+        assert_eq!(std::fs::read(&target).expect("read"), b"keep\n");
+        assert!(std::fs::symlink_metadata(&dangling).is_ok_and(|m| m.file_type().is_symlink()));
+        assert!(!d.path().join("nowhere").exists());
+        // A link to a directory is followed, as a user who keeps lists
+        // elsewhere expects.
+        let real = d.path().join("real");
+        std::fs::create_dir(&real).expect("dir");
+        let to_dir = d.path().join("to-dir");
+        std::os::unix::fs::symlink(&real, &to_dir).expect("link");
+        write_plain(&to_dir, &lists).expect("written");
+        assert!(std::fs::read_dir(&real).expect("dir").next().is_some());
     }
 
     #[cfg(unix)]

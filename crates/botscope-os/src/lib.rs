@@ -296,13 +296,62 @@ pub fn open_append(path: &Path) -> io::Result<File> {
     Ok(f)
 }
 
+/// Makes the directory `path` (and its parents) unless it is one already;
+/// a link to a directory is used. Anything else at `path` is refused with
+/// words that say what is there (`it is a symbolic link to x.txt, which
+/// is not a directory`), never the system's "File exists".
+pub fn ensure_dir(path: &Path) -> io::Result<()> {
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && !std::fs::metadata(path).is_ok_and(|m| m.is_dir())
+    {
+        let what = if meta.file_type().is_symlink() {
+            match std::fs::read_link(path) {
+                Ok(t) if std::fs::metadata(path).is_ok() => format!(
+                    "it is a symbolic link to {}, which is not a directory",
+                    t.display()
+                ),
+                Ok(t) => format!(
+                    "it is a symbolic link to {}, which does not exist",
+                    t.display()
+                ),
+                Err(_) => "it is a symbolic link".to_owned(),
+            }
+        } else if meta.is_file() {
+            "it is a file".to_owned()
+        } else {
+            format!("it is {}", file_kind(&meta.file_type()))
+        };
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{what}; give a directory (or a new name)"),
+        ));
+    }
+    std::fs::create_dir_all(path)
+}
+
+/// Checks that `path` (a link followed) is a regular file, without
+/// opening it: opening a FIFO would wait for a writer, and reading a
+/// device such as `/dev/zero` never ends. The error says what is there
+/// (`it is a FIFO, not a regular file`); a missing path is `NotFound`.
+pub fn check_regular(path: &Path) -> io::Result<()> {
+    let kind = std::fs::metadata(path)?.file_type();
+    if kind.is_file() {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {}, not a regular file", file_kind(&kind)),
+        ))
+    }
+}
+
 /// What a file that is not a regular one is, in words.
 fn file_kind(kind: &std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
         if kind.is_fifo() {
-            return "a FIFO";
+            return "a FIFO (a named pipe)";
         }
         if kind.is_socket() {
             return "a socket";

@@ -109,14 +109,22 @@ impl<'s, S: Store + ?Sized> Importer<'s, S> {
     ) -> Result<Option<StoreError>> {
         let (policy, now) = (self.policy, self.now);
         let mut counts = std::mem::take(&mut self.counts);
-        let damage = read_attempts(input, &policy, now, 0, &mut counts, note, &mut |a, _, _| {
-            self.batch.push(a);
-            if self.batch.len() >= BATCH {
-                self.store.record(Some(self.run), &self.batch)?;
-                self.batch.clear();
-            }
-            Ok(())
-        });
+        let damage = read_attempts(
+            input,
+            &policy,
+            now,
+            (0, u64::MAX),
+            &mut counts,
+            note,
+            &mut |a, _, _| {
+                self.batch.push(a);
+                if self.batch.len() >= BATCH {
+                    self.store.record(Some(self.run), &self.batch)?;
+                    self.batch.clear();
+                }
+                Ok(())
+            },
+        );
         self.counts = counts;
         damage
     }
@@ -143,9 +151,15 @@ pub fn read_captures(
     note: &mut dyn FnMut(&str),
     each: &mut dyn FnMut(Attempt, Option<&str>) -> Result<()>,
 ) -> Result<Option<StoreError>> {
-    read_attempts(input, policy, now, 0, counts, note, &mut |a, _, part_of| {
-        each(a, part_of)
-    })
+    read_attempts(
+        input,
+        policy,
+        now,
+        (0, u64::MAX),
+        counts,
+        note,
+        &mut |a, _, part_of| each(a, part_of),
+    )
 }
 
 /// A WARC file to read, decompressed when it is gzip (its first bytes
@@ -191,20 +205,29 @@ type EachAttempt<'a> = dyn FnMut(Attempt, &Imported, Option<&str>) -> Result<()>
 /// counting every record in `counts`. `note` hears of each record skipped
 /// and each response that cannot be read. A damaged stream ends early with
 /// the error returned (`Ok(Some(_))`); an error of `each` stops the
-/// reading.
+/// reading. `(skip, limit)`: the records an earlier import stored, passed
+/// over; past `limit` records read (those passed over included) the
+/// stream is stopped, as damaged.
 #[allow(clippy::too_many_arguments)]
 fn read_attempts(
     input: impl BufRead,
     policy: &FetchPolicy,
     now: i64,
-    mut skip: u64,
+    (mut skip, limit): (u64, u64),
     counts: &mut Imported,
     note: &mut dyn FnMut(&str),
     each: &mut EachAttempt<'_>,
 ) -> Result<Option<StoreError>> {
     let mut reader = Reader::new(input);
     let mut part_of: Option<String> = None;
+    let mut read = 0u64;
     loop {
+        if read >= limit {
+            return Ok(Some(StoreError::Limit(format!(
+                "stopped after {limit} records, the most this input may hold"
+            ))));
+        }
+        read += 1;
         let rec = match reader.next_record() {
             Ok(Next::Record(r)) => r,
             Ok(Next::Skipped(_)) if skip > 0 => {
@@ -278,6 +301,9 @@ pub struct WarcInput<'a> {
     pub name: String,
     /// The crawl it belongs to.
     pub crawl: Option<String>,
+    /// Records read at most (skipped ones included); past them the input
+    /// is stopped as damaged, the records before it imported.
+    pub max_records: Option<u64>,
     /// Opens the stream.
     pub open: Opener<'a>,
 }
@@ -423,7 +449,7 @@ pub fn import_parallel<S: Store + ?Sized>(
                                 stream,
                                 policy,
                                 now,
-                                skip,
+                                (skip, input.max_records.unwrap_or(u64::MAX)),
                                 &mut counts,
                                 &mut note,
                                 &mut |a, so_far, _| {
@@ -625,7 +651,7 @@ pub fn export_jsonl<S: Store + ?Sized>(store: &S, out: &mut dyn Write) -> Result
 /// of the hash). Host names that cannot be a path component are skipped.
 pub fn export_files<S: Store + ?Sized>(store: &S, dir: &Path) -> Result<u64> {
     let dir_text = dir.display().to_string();
-    std::fs::create_dir_all(dir).map_err(write_err(&dir_text))?;
+    botscope_os::ensure_dir(dir).map_err(write_err(&dir_text))?;
     let mut count = 0u64;
     store.each_version(&mut |v| {
         // Host names from the store are checked before they become path

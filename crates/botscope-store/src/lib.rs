@@ -96,6 +96,14 @@ pub enum StoreError {
         /// The store file.
         path: String,
     },
+    /// The path is not a regular file (a directory, a FIFO, a device).
+    #[error("{path}: {what}; a store is a file (give a file's path, or a new one)")]
+    NotAFile {
+        /// The store path.
+        path: String,
+        /// What is there, in words.
+        what: String,
+    },
     /// Not an SQLite file, or a damaged one.
     #[error("{path}: not a botscope store, or a damaged one ({detail})")]
     Corrupt {
@@ -122,6 +130,9 @@ pub enum StoreError {
         /// The store file.
         path: String,
     },
+    /// An input stopped at a limit set on it.
+    #[error("{0}")]
+    Limit(String),
     /// An input of an import could not be had (a file that cannot be
     /// read, a download that failed).
     #[error("{name}: {reason}")]

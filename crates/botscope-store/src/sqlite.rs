@@ -69,6 +69,20 @@ fn classify(path: &str, e: rusqlite::Error) -> StoreError {
     }
 }
 
+/// A path that exists and is not a regular file (a directory, a FIFO, a
+/// device) refused in words before SQLite opens it: opening a FIFO would
+/// wait for a writer, and SQLite's words for the others ("disk I/O
+/// error", an old schema to migrate) mislead.
+fn not_a_file(path: &Path, name: &str) -> Result<()> {
+    match botscope_os::check_regular(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Err(StoreError::NotAFile {
+            path: name.to_owned(),
+            what: e.to_string(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 impl SqliteStore {
     /// [`Store::record`], and the import's mark in the same transaction.
     fn record_marked(
@@ -149,6 +163,7 @@ impl SqliteStore {
     /// schema.
     pub fn open(path: &Path) -> Result<SqliteStore> {
         let name = path.display().to_string();
+        not_a_file(path, &name)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -167,6 +182,7 @@ impl SqliteStore {
         if !path.exists() {
             return Err(StoreError::Missing { path: name });
         }
+        not_a_file(path, &name)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,

@@ -221,3 +221,57 @@ mod tests {
         assert_eq!(csv_cell("a=b"), "a=b");
     }
 }
+
+/// `n` and the noun in its number: `1 client`, `2 clients`, `0 clients`.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// A size as a person reads a limit: in the binary unit it was most
+/// likely set in (`256 MiB`, `2 GiB`, `512 KiB`, `1 byte`, `100 bytes`),
+/// one decimal when it is not a whole number of that unit (`1.5 GiB`).
+pub fn size(n: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "TiB"),
+        (1 << 30, "GiB"),
+        (1 << 20, "MiB"),
+        (1 << 10, "KiB"),
+    ];
+    for (unit, name) in UNITS {
+        if n >= unit {
+            return if n.is_multiple_of(unit) {
+                format!("{} {name}", n / unit)
+            } else {
+                format!("{:.1} {name}", n as f64 / unit as f64)
+            };
+        }
+    }
+    if n == 1 {
+        "1 byte".into()
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    #[test]
+    fn sizes_read_in_their_unit() {
+        for (n, want) in [
+            (0, "0 bytes"),
+            (1, "1 byte"),
+            (1000, "1000 bytes"),
+            (512 << 10, "512 KiB"),
+            (256 << 20, "256 MiB"),
+            (2 << 30, "2 GiB"),
+            (3 << 29, "1.5 GiB"),
+            (64 << 40, "64 TiB"),
+        ] {
+            assert_eq!(super::size(n), want);
+        }
+    }
+}

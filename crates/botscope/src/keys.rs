@@ -27,7 +27,7 @@ pub fn generate(a: &KeysGenerateArgs) -> Result<ExitStatus> {
             );
         }
     }
-    std::fs::create_dir_all(&a.out).with_context(|| format!("cannot make {}", a.out.display()))?;
+    botscope_os::ensure_dir(&a.out).with_context(|| format!("cannot make {}", a.out.display()))?;
     let key = SigningKey::generate()?;
     let directory = Directory {
         keys: vec![(key.keyid(), key.public())],

@@ -88,7 +88,7 @@ pub fn synth(a: &StoreSynthArgs) -> Result<ExitStatus> {
         list.display()
     );
     let corpus = botscope_web::demo::corpus();
-    std::fs::create_dir_all(&a.out).with_context(|| format!("making {}", a.out.display()))?;
+    botscope_os::ensure_dir(&a.out).with_context(|| format!("making {}", a.out.display()))?;
     let mut file = botscope_os::AtomicFile::create(&list)?;
     file.write_all(botscope_store::synth::site_list(&corpus, a.seed, a.sites).as_bytes())?;
     file.commit()?;
@@ -206,15 +206,25 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
                             let body = botscope_http::download_reader(
                                 &runtime,
                                 u,
-                                WARC_DOWNLOAD_CAP,
-                                WARC_DOWNLOAD_TIMEOUT,
+                                a.max_download,
+                                a.download_timeout,
                                 botscope_http::DEFAULT_USER_AGENT,
                                 &trust,
+                                a.allow_private,
                             )
                             .map_err(|e| {
                                 botscope_store::StoreError::Input {
                                     name: u.clone(),
-                                    reason: e.to_string(),
+                                    // The URL once: a redirect's last hop is
+                                    // named only when it is another.
+                                    reason: match e {
+                                        botscope_http::Error::Download { url, reason }
+                                            if url == *u =>
+                                        {
+                                            reason
+                                        }
+                                        e => e.to_string(),
+                                    },
                                 }
                             })?;
                             crate::io::counted_maybe_gzip(u, body, read)
@@ -224,6 +234,7 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
             };
             botscope_store::WarcInput {
                 crawl: a.crawl.clone().or_else(|| botscope_store::crawl_of(&name)),
+                max_records: matches!(src, Source::Url(_)).then_some(a.max_records),
                 name,
                 open,
             }
@@ -279,18 +290,28 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
         total.other += c.other;
         total.skipped += c.skipped;
         total.bad_http += c.bad_http;
+        // A record left out (over the block limit, a header that cannot
+        // be read) is a file not wholly imported.
+        if c.skipped > 0 {
+            damaged = true;
+        }
         if let Some(e) = &r.damage {
             damaged = true;
+            // An input error names its input already.
+            let what = match e {
+                botscope_store::StoreError::Input { .. } => e.to_string(),
+                e => format!("{}: {e}", r.name),
+            };
             eprintln!(
-                "botscope: warning: {}: {e}; the records before it are imported",
-                botscope_text::field(&r.name)
+                "botscope: warning: {}; the records before it are imported",
+                botscope_text::field(&what)
             );
         }
     }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "{total} ({} files, {:.1} s, {:.0} records/s)",
-        results.len(),
+        "{total} ({}, {:.1} s, {:.0} records/s)",
+        botscope_text::count(results.len() as u64, "file", "files"),
         secs,
         total.records as f64 / secs.max(0.001)
     );
@@ -300,13 +321,6 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
         ExitStatus::Success
     })
 }
-
-/// A downloaded WARC file is read as it comes, never held: past this many
-/// bytes it is refused as not a crawl's file (Common Crawl's robots.txt
-/// files are some hundreds of megabytes).
-const WARC_DOWNLOAD_CAP: u64 = 64 << 30;
-/// Time a download may take.
-const WARC_DOWNLOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// One input of `store import`.
 enum Source {

@@ -1106,6 +1106,7 @@ fn warc_input(name: &str, bytes: Vec<u8>) -> botscope_store::WarcInput<'static> 
     botscope_store::WarcInput {
         name: name.into(),
         crawl: botscope_store::crawl_of(name),
+        max_records: None,
         open: Box::new(move || {
             Ok(Box::new(std::io::Cursor::new(bytes)) as Box<dyn std::io::BufRead + Send>)
         }),

@@ -557,6 +557,27 @@ fn a_list_of_warc_urls_imports_from_a_server() {
     let db = d.join("list.db");
     let dbs = db.to_str().expect("utf-8");
     let base = format!("{}/", server.url());
+    // Loopback is refused as every other fetch refuses it, in words that
+    // name the flag, and nothing is asked of the server.
+    let o = botscope(&[
+        "store",
+        "import",
+        "--db",
+        dbs,
+        "--format",
+        "warc",
+        "--list",
+        list.to_str().expect("utf-8"),
+        "--base",
+        &base,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("(loopback)") && err.contains("--allow-private"),
+        "{err}"
+    );
+    assert_eq!(server.hits(), 0, "{err}");
     let import = || {
         botscope(&[
             "store",
@@ -569,6 +590,7 @@ fn a_list_of_warc_urls_imports_from_a_server() {
             list.to_str().expect("utf-8"),
             "--base",
             &base,
+            "--allow-private",
         ])
     };
     let o = import();
@@ -591,4 +613,116 @@ fn a_list_of_warc_urls_imports_from_a_server() {
         "only the missing file is asked again"
     );
     assert_eq!(stats(dbs)["attempts"], first["attempts"]);
+}
+
+/// A server whose WARC file does not end where a crawl's would: each URL
+/// is stopped at the records, bytes or time its flags allow, with words
+/// that say which, the records before it kept, exit 3.
+#[test]
+fn a_warc_url_is_stopped_at_its_limits() {
+    let d = dir("warc-limits");
+    let (_, gz) = sample_warc();
+    // The same file many times over: far more records than the caps let in.
+    let endless: Vec<u8> = gz.repeat(200);
+    let server = botscope_testkit::ipdb::FileServer::start(
+        [("/endless.warc.gz".to_owned(), endless)]
+            .into_iter()
+            .collect(),
+    );
+    let url = format!("{}/endless.warc.gz", server.url());
+    let db = d.join("limits.db");
+    let dbs = db.to_str().expect("utf-8");
+    let import = |flags: &[&str]| {
+        let mut args = vec![
+            "store",
+            "import",
+            "--db",
+            dbs,
+            "--format",
+            "warc",
+            "--allow-private",
+        ];
+        args.extend_from_slice(flags);
+        args.push(&url);
+        botscope(&args)
+    };
+    let o = import(&["--max-records", "10"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("stopped after 10 records"), "{err}");
+    assert!(err.contains("10 records read"), "{err}");
+    let d2 = d.join("bytes.db");
+    let o = botscope(&[
+        "store",
+        "import",
+        "--db",
+        d2.to_str().expect("utf-8"),
+        "--format",
+        "warc",
+        "--allow-private",
+        "--max-download",
+        "64KiB",
+        &url,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("stopped after 64 KiB"), "{err}");
+}
+
+/// `--out` onto a symbolic link where a directory is wanted (`store
+/// export --format files`, `bots export --format plain`): refused in words
+/// that say what is there, the link and its target untouched, exit 2.
+#[cfg(unix)]
+#[test]
+fn out_onto_a_link_says_what_is_there() {
+    let d = dir("out-link");
+    let (_, db, _) = import_sample(&d);
+    let target = d.join("target.txt");
+    std::fs::write(&target, b"keep\n").expect("write");
+    let link = d.join("link");
+    std::os::unix::fs::symlink(&target, &link).expect("link");
+    let dangling = d.join("dangling");
+    std::os::unix::fs::symlink(d.join("nowhere"), &dangling).expect("link");
+    let verdicts = d.join("verdicts.jsonl");
+    std::fs::write(
+        &verdicts,
+        botscope(&[
+            "verify",
+            "66.249.66.1",
+            "--ua",
+            "Googlebot/2.1",
+            "--format",
+            "json",
+        ])
+        .stdout,
+    )
+    .expect("write");
+    for (out, want) in [
+        (&link, "which is not a directory"),
+        (&dangling, "which does not exist"),
+    ] {
+        for o in [
+            export(db.to_str().expect("utf-8"), "files", out),
+            botscope(&[
+                "bots",
+                "export",
+                "--verdicts",
+                verdicts.to_str().expect("utf-8"),
+                "--format",
+                "plain",
+                "--out",
+                out.to_str().expect("utf-8"),
+            ]),
+        ] {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{err}");
+            assert!(
+                err.contains(want) && err.contains("give a directory"),
+                "{err}"
+            );
+            assert!(!err.contains("os error"), "{err}");
+        }
+    }
+    assert_eq!(std::fs::read(&target).expect("read"), b"keep\n");
+    assert!(!d.join("nowhere").exists());
 }
