@@ -424,7 +424,10 @@ pub fn validation_report(
         ),
         (Err(errors), false) => {
             let mut out: String = errors.iter().map(|e| format!("{e}\n")).collect();
-            out.push_str(&format!("{name}: invalid, {} error(s)\n", errors.len()));
+            out.push_str(&format!(
+                "{name}: invalid, {}\n",
+                botscope_text::count(errors.len() as u64, "error", "errors")
+            ));
             out
         }
         (Err(errors), true) => {

@@ -116,6 +116,19 @@ fn compile_uap(regexes: &str, extras_text: &str) -> Result<user_agent::Extractor
         .map_err(|e| format!("uap user agent parsers: {e}"))
 }
 
+/// A pattern's reason in words: the text of the User-Agent it matched
+/// (`its User-Agent says "bot"`), cut at 40 characters.
+fn says(found: Option<&str>) -> String {
+    match found.map(str::trim).filter(|m| !m.is_empty()) {
+        Some(m) => {
+            let cut: String = m.chars().take(40).collect();
+            let more = if cut.len() < m.len() { "…" } else { "" };
+            format!("its User-Agent says \"{cut}{more}\"")
+        }
+        None => "its User-Agent has the shape of a robot's".to_owned(),
+    }
+}
+
 /// Classifies User-Agent strings. Build once; `classify` is read-only and
 /// can be shared across threads.
 pub struct UaClassifier {
@@ -126,6 +139,9 @@ pub struct UaClassifier {
     isbot_text: Vec<String>,
     /// For each isbot pattern of `isbot`: it is a generic word or shape.
     isbot_generic: Vec<bool>,
+    /// Each pattern of `isbot`, then of `patterns`, compiled alone the
+    /// first time it decides (to quote what it matched in a reason).
+    alone: Vec<std::sync::OnceLock<Option<regex::Regex>>>,
     /// isbot's patterns that need look-around, each with its genericity.
     isbot_fancy: Vec<(fancy_regex::Regex, bool)>,
     /// The same patterns without their look-arounds, which match whatever
@@ -529,6 +545,9 @@ impl UaClassifier {
             .map_err(|e| format!("client kinds: {e}"))?;
         Ok(UaClassifier {
             ua,
+            alone: (0..isbot_text.len() + pattern_text.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect(),
             patterns,
             pattern_text,
             isbot,
@@ -624,6 +643,21 @@ impl UaClassifier {
         family.is_some_and(|f| f != "Other" && !f.is_empty() && !self.automation.is_match(f))
     }
 
+    /// The reason a pattern (number `k` of [`UaClassifier::alone`], its
+    /// text `pattern`) gives for `text`: what it matched, in words.
+    fn says(&self, k: usize, pattern: &str, text: &str) -> String {
+        let re = self.alone.get(k).and_then(|c| {
+            c.get_or_init(|| {
+                regex::RegexBuilder::new(pattern)
+                    .case_insensitive(true)
+                    .build()
+                    .ok()
+            })
+            .as_ref()
+        });
+        says(re.and_then(|r| r.find(text)).map(|m| m.as_str()))
+    }
+
     /// Why the patterns take `ua` for a robot, if they do. A specific
     /// pattern decides; a generic one only when uap-core cannot name the
     /// client (`names_a_client`, which looks the family up).
@@ -644,7 +678,7 @@ impl UaClassifier {
                     && text
                         .split_once(',')
                         .is_some_and(|(name, _)| !name.contains('(')));
-            let why = format!("matches isbot pattern `{}`", self.isbot_text[i]);
+            let why = self.says(i, &self.isbot_text[i], text);
             if !is_generic {
                 return Some((why, false));
             }
@@ -653,10 +687,8 @@ impl UaClassifier {
         for i in self.isbot_fancy_pre.matches(text).iter() {
             let (r, is_generic) = &self.isbot_fancy[i];
             if r.is_match(text).unwrap_or(false) {
-                let why = format!(
-                    "matches isbot pattern `{}`",
-                    r.as_str().trim_start_matches("(?i)")
-                );
+                let found = r.find(text).ok().flatten().map(|m| m.as_str());
+                let why = says(found);
                 if !is_generic {
                     return Some((why, false));
                 }
@@ -664,10 +696,8 @@ impl UaClassifier {
             }
         }
         if let Some(i) = self.patterns.matches(text).iter().next() {
-            return Some((
-                format!("matches crawler pattern `{}`", self.pattern_text[i]),
-                false,
-            ));
+            let k = self.isbot_text.len() + i;
+            return Some((self.says(k, &self.pattern_text[i], text), false));
         }
         if let Some(why) = generic
             && !names_a_client()

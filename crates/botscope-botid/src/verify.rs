@@ -564,10 +564,10 @@ pub fn verify_at(
         let owners: Vec<&BotEntry> = registry.owners_of(ip).collect();
         if owners.is_empty() {
             v.reason = if ua.is_bot {
-                format!(
-                    "a robot ({}) not in the registry",
-                    ua.reason.clone().unwrap_or_default()
-                )
+                match ua.reason.as_deref() {
+                    Some(why) => format!("an unregistered robot: {why}"),
+                    None => "an unregistered robot".to_owned(),
+                }
             } else {
                 "not a registered bot".into()
             };

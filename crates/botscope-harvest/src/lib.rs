@@ -285,7 +285,8 @@ impl<L: Lookup> Harvester<L> {
     fn check(&self, ip: IpAddr) -> Result<IpAddr, FetchError> {
         match not_public(ip) {
             Some(why) if !self.cfg.allow_private => Err(FetchError::Refused(format!(
-                "{ip} is a {why} address: not connected to"
+                "{ip} is a {why} address: not connected to (--allow-private connects to \
+                 private and loopback addresses)"
             ))),
             _ => Ok(ip),
         }

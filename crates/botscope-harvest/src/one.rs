@@ -100,7 +100,14 @@ pub async fn fetch_robots_txt(
         }
     }
     let h = Harvester::new(cfg, dns_pool(nameservers, timeout).await?)?;
-    let attempt = h.fetch(&host, None, None).await;
+    let mut attempt = h.fetch(&host, None, None).await;
+    // The harvest keys a site by its host; the user asked this port.
+    if let Some(p) = port
+        && let Ok(mut u) = url::Url::parse(&attempt.url)
+        && u.set_port(Some(p)).is_ok()
+    {
+        attempt.url = u.to_string();
+    }
     if attempt.error_class.as_deref() == Some(crate::FetchError::Refused(String::new()).class()) {
         return Err(Error::Refused(attempt.error.unwrap_or_default()));
     }

@@ -427,6 +427,14 @@ fn check_one(
     } = *cx;
     let invalid = |r: Reason| (Outcome::Invalid, r);
     v.label = Some(input.label.clone());
+    // The agent the signature names, known before any check can fail: an
+    // expired or malformed signature still says whose it claims to be.
+    if let Ok(Some(Named {
+        value: Some(value), ..
+    })) = agent_of(req, input)
+    {
+        v.agent = Some(value);
+    }
     v.created = input.int("created").map_err(invalid)?;
     v.expires = input.int("expires").map_err(invalid)?;
     v.nonce = input.string("nonce").map_err(invalid)?.map(str::to_owned);

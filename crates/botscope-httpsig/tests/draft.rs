@@ -137,6 +137,15 @@ fn the_legacy_vectors_expire_an_hour_after_they_were_made() {
     let json = got.to_json();
     assert_eq!(json["expires_at"], "2025-01-01T01:00:00Z");
     assert_eq!(json["created_at"], "2025-01-01T00:00:00Z");
+    // An invalid signature keeps the agent it names: whose it claims to
+    // be is what a site owner reads first.
+    let mut named = request(v);
+    if v["signature_agent"].as_str().is_none() {
+        named.headers.push(("Signature-Agent".to_owned(), format!("\"{AGENT}\"")));
+    }
+    let got = verify_request(&named, &keys, CREATED + 7200, &at_their_own_time());
+    assert_eq!(got.outcome, Outcome::Invalid);
+    assert!(got.agent.is_some(), "{:?}", got.reason);
 }
 
 /// "Signed Directory Response": its signature, over `@authority;req` and

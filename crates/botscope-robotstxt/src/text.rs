@@ -208,8 +208,8 @@ pub const SHOWN_PER_CODE: usize = 3;
 /// `robots lint` for people: the diagnostics at `min` severity or above
 /// in line order, a code seen more than [`SHOWN_PER_CODE`] times shown
 /// that often and the rest folded into one line with their line numbers,
-/// then the summary line (`FILE: 1 error(s), 2 warning(s), 44 note(s)`,
-/// counting every diagnostic, shown or not).
+/// then the summary line (`FILE: 1 error, 2 warnings, 44 info`, the
+/// severities' own words, counting every diagnostic, shown or not).
 pub fn lint_report(diags: &[Diagnostic], file: &str, min: crate::Severity) -> String {
     use std::collections::HashMap;
     let mut s = String::new();
@@ -241,11 +241,15 @@ pub fn lint_report(diags: &[Diagnostic], file: &str, min: crate::Severity) -> St
         );
     }
     let count = |sev: crate::Severity| diags.iter().filter(|d| d.severity == sev).count();
-    let _ = writeln!(
-        s,
-        "{file}: {} error(s), {} warning(s), {} note(s)",
+    let (errors, warnings) = (
         count(crate::Severity::Error),
         count(crate::Severity::Warning),
+    );
+    let _ = writeln!(
+        s,
+        "{file}: {errors} error{}, {warnings} warning{}, {} info",
+        if errors == 1 { "" } else { "s" },
+        if warnings == 1 { "" } else { "s" },
         count(crate::Severity::Info)
     );
     s

@@ -350,7 +350,7 @@ fn bots_validate_reports_file_line_bot() {
     bad.yaml:6: bot `broken`: ip_ranges: range min 10.0.0.9 is greater than max 10.0.0.1
     bad.yaml:8: bot `broken`: cidr_list: `300.1.1.0/24` is not a CIDR block: the address cannot be read
     bad.yaml:9: bot `broken`: unknown key `colour`
-    bad.yaml: invalid, 3 error(s)
+    bad.yaml: invalid, 3 errors
     ");
     let o = botscope(
         &[
@@ -1147,7 +1147,7 @@ fn robots_lint_reads_well() {
         "{out}"
     );
     assert!(
-        out.ends_with("www.etsy.com.txt: 0 error(s), 1 warning(s), 44 note(s)\n"),
+        out.ends_with("www.etsy.com.txt: 0 errors, 1 warning, 44 info\n"),
         "{out}"
     );
     let o = botscope(&["robots", "lint", etsy, "--min-severity", "warning"], b"");
@@ -1378,7 +1378,7 @@ fn generated_files_lint_clean() {
     let o = botscope(&["robots", "lint", out.to_str().expect("utf-8")], b"");
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{text}");
-    assert!(text.contains("0 error(s), 0 warning(s)"), "{text}");
+    assert!(text.contains("0 errors, 0 warnings"), "{text}");
     // The file has such names, and lint says what Google reads of them.
     let o = botscope(
         &[

@@ -405,16 +405,18 @@ async fn robots_check_and_lint_fetch_a_url() {
     let o = botscope(fetch(&["robots", "lint", "https://good.test/robots.txt"])).await;
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        out.contains("[R025 duplicate-rule]") && out.contains("0 error(s), 1 warning(s)"),
+        out.contains("[R025 duplicate-rule]") && out.contains("0 errors, 1 warning,"),
         "{out}"
     );
-    // Without --allow-private the guard refuses a loopback answer.
+    // Without --allow-private the guard refuses a loopback answer, and
+    // says which flag would let it.
     let mut args = check("https://good.test/");
     args.retain(|a| a != "--allow-private");
     let o = botscope(args).await;
     assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("loopback"),
+        err.contains("loopback") && err.contains("--allow-private"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
@@ -844,4 +846,23 @@ async fn fetch_signs_every_request() {
         .rfind(|h| h.path == "/c")
         .expect("hit");
     assert!(last.signature.is_empty());
+}
+
+/// `robots lint URL`'s status line names the URL as asked, its port kept
+/// (a site on another port is another site).
+#[test]
+fn the_status_line_keeps_the_port() {
+    let server = botscope_testkit::ipdb::FileServer::start(
+        [(
+            "/robots.txt".to_owned(),
+            b"User-agent: *\nDisallow: /x\n".to_vec(),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    let url = format!("{}/robots.txt", server.url());
+    assert!(url.rsplit(':').next().is_some_and(|p| p != "80/robots.txt"));
+    let o = crate::run(&["robots", "lint", &url, "--allow-private"]);
+    let err = crate::stderr(&o);
+    assert!(err.contains(&format!("botscope: {url}: 200, ")), "{err}");
 }
