@@ -95,7 +95,7 @@ pub enum GenerateError {
     #[error("nothing to block: give --block CATEGORY or --block-bot NAME")]
     Nothing,
     /// The base is bigger than crawlers read.
-    #[error("the result would be {0} bytes, over the {MAX_GENERATED} bytes crawlers read")]
+    #[error("the result would be {} bytes, over the {} crawlers read", .0, botscope_text::size(MAX_GENERATED as u64))]
     TooLarge(usize),
     /// The engine found a verdict that is not what was asked (a bug: the
     /// file is not written).

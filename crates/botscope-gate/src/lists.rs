@@ -292,7 +292,10 @@ pub fn read_robots(dir: &Path) -> Result<BTreeMap<String, Arc<[u8]>>, Error> {
             botscope_os::Error::TooBig { .. } => bad(
                 &e.path,
                 0,
-                format!("over the {MAX_ROBOTS_BYTES} bytes crawlers read"),
+                format!(
+                    "over the {} crawlers read",
+                    botscope_text::size(MAX_ROBOTS_BYTES)
+                ),
             ),
             other => other.into(),
         })?;

@@ -141,7 +141,9 @@ fn the_legacy_vectors_expire_an_hour_after_they_were_made() {
     // be is what a site owner reads first.
     let mut named = request(v);
     if v["signature_agent"].as_str().is_none() {
-        named.headers.push(("Signature-Agent".to_owned(), format!("\"{AGENT}\"")));
+        named
+            .headers
+            .push(("Signature-Agent".to_owned(), format!("\"{AGENT}\"")));
     }
     let got = verify_request(&named, &keys, CREATED + 7200, &at_their_own_time());
     assert_eq!(got.outcome, Outcome::Invalid);

@@ -129,7 +129,7 @@ impl FavorTable {
         for r in &self.robots {
             let _ = writeln!(
                 o,
-                "{:w$}  {:>8}  {:>7}  {:>10}  {:>12.8}",
+                "{:w$}  {:>8}  {:>7}  {:>10}  {:>12.3}",
                 r.robot, r.appeared, r.favored, r.disfavored, r.favorability
             );
         }

@@ -34,8 +34,9 @@ pub fn submit(
         })?;
     if body.len() > MAX_SUBMISSION {
         return Err(IndexError::Request(format!(
-            "the file is {} bytes, over the {MAX_SUBMISSION} bytes crawlers read",
-            body.len()
+            "the file is {} bytes, over the {} crawlers read",
+            body.len(),
+            botscope_text::size(MAX_SUBMISSION as u64)
         )));
     }
     // Check the index before the store is written.

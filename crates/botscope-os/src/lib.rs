@@ -140,7 +140,7 @@ pub enum Error {
         path: PathBuf,
     },
     /// Over the size the reader allows.
-    #[error("{} is over {cap} bytes", shown(path))]
+    #[error("{} is over {}", shown(path), botscope_text::size(*cap))]
     TooBig {
         /// Where.
         path: PathBuf,
@@ -724,6 +724,7 @@ mod tests {
         let e = read_capped(&p, 4).expect_err("over");
         assert!(matches!(e, Error::TooBig { cap: 4, .. }), "{e}");
         assert!(e.to_string().ends_with("r.yaml is over 4 bytes"), "{e}");
+        assert_eq!(botscope_text::size(256 << 20), "256 MiB");
         let e = read_capped(&dir.path().join("none"), 4).expect_err("missing");
         assert!(matches!(e, Error::Io { .. }), "{e}");
     }

@@ -828,9 +828,9 @@ pub async fn submit_model(
 ) -> Result<FileBias, Fail> {
     if body.len() > botscope_index::MAX_SUBMISSION {
         return Err(Fail::TooLarge(format!(
-            "the file is {} bytes, over the {} bytes crawlers read; nothing was stored",
-            body.len(),
-            botscope_index::MAX_SUBMISSION
+            "the file is {}, over the {} crawlers read; nothing was stored",
+            botscope_text::size(body.len() as u64),
+            botscope_text::size(botscope_index::MAX_SUBMISSION as u64)
         )));
     }
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -950,9 +950,9 @@ pub async fn check_model(app: &Arc<App>, input: &CheckInput) -> Result<CheckMode
     };
     if body.len() > botscope_index::MAX_SUBMISSION {
         return Err(Fail::TooLarge(format!(
-            "the file is {} bytes, over the {} bytes crawlers read",
-            body.len(),
-            botscope_index::MAX_SUBMISSION
+            "the file is {}, over the {} crawlers read",
+            botscope_text::size(body.len() as u64),
+            botscope_text::size(botscope_index::MAX_SUBMISSION as u64)
         )));
     }
     let urls = input.urls.clone();

@@ -38,8 +38,8 @@ impl<R: Read> Read for Capped<R> {
         let n = self.inner.read(buf)?;
         if n as u64 > self.left {
             return Err(std::io::Error::other(format!(
-                "the log is over {} bytes once decompressed (the server's limit)",
-                self.cap
+                "the log is over {} once decompressed (the server's limit)",
+                botscope_text::size(self.cap)
             )));
         }
         self.left -= n as u64;
@@ -55,7 +55,7 @@ pub async fn list(State(app): State<Arc<App>>) -> Response {
         h1 { "Access logs" }
         p {
             "Upload an access log (combined, common, vhost_combined, JSON, W3C …; plain or gzip, up to "
-            (botscope_logs::render::bytes(limit)) "): botscope finds the robots in it, verifies them against their operators' published addresses, and reports what they did. "
+            (botscope_text::size(limit)) "): botscope finds the robots in it, verifies them against their operators' published addresses, and reports what they did. "
             "The log is analysed offline and kept in memory only."
         }
         form.upload method="post" action="/logs" enctype="multipart/form-data" {
@@ -218,7 +218,10 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
 
 fn upload_error(detail: &str, limit: u64) -> String {
     if detail.contains("length limit") || detail.contains("too large") {
-        format!("the upload is over the server's limit of {limit} bytes; nothing was kept")
+        format!(
+            "the upload is over the server's limit of {}; nothing was kept",
+            botscope_text::size(limit)
+        )
     } else {
         format!("the upload could not be read: {detail}")
     }

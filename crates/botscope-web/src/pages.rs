@@ -718,7 +718,7 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
                     tr {
                         td { a href={ "/crawler/" (enc(&r.robot)) } { (Text(&r.robot)) } }
                         td.n { (r.appeared) } td.n { (r.favored) } td.n { (r.disfavored) }
-                        td.n { (format!("{:.8}", r.favorability)) }
+                        td.n data-v=(r.favorability) { (format!("{:.3}", r.favorability)) }
                     }
                 }
             }
@@ -799,10 +799,10 @@ fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
                     lat,
                     class,
                     title: format!(
-                        "{} · {} · {} requests{}",
+                        "{} · {} · {}{}",
                         a.seen.ip,
                         a.seen.verdict,
-                        a.seen.requests,
+                        botscope_text::count(a.seen.requests, "request", "requests"),
                         a.city
                             .as_deref()
                             .map(|c| format!(" · {c}"))
@@ -838,7 +838,7 @@ fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
         @match &m.favor {
             Some(f) => {
                 p { "Named in " b { (f.appeared) } " of " (m.n) " files: favoured by " b { (f.favored) } ", disfavoured by " b { (f.disfavored) }
-                    "; favourability " b { (format!("{:.8}", f.favorability)) } ". " a href="/robots" { "All robots" } }
+                    "; favourability " b { (format!("{:.3}", f.favorability)) } ". " a href="/robots" { "All robots" } }
             }
             None => { p.muted { "No file of the index names it." } }
         }
@@ -852,7 +852,7 @@ fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
         } @else {
             @if marks.is_empty() {
                 p.empty {
-                    "None of its " (addresses) " addresses could be placed on a map: "
+                    @if addresses == 1 { "Its address could not be placed on a map: " } @else { "None of its " (addresses) " addresses could be placed on a map: " }
                     @if app.owners.is_empty() { "no IP-owner data is installed. " } @else { "the installed IP-owner data does not cover them. " }
                     "Run " code { "botscope data update" } " to install the current tables (AS, country, city), then restart the server."
                 }
@@ -861,7 +861,7 @@ fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
                 p.legend {
                     span { i.verified {} "verified" } span { i.spoofed-disobeying {} "spoofed, disobeying robots.txt" }
                     span { i.spoofed {} "spoofed" } span { i.other {} "unverifiable" }
-                    span { (marks.len()) " of " (addresses) " addresses located" }
+                    span { (marks.len()) " of " (botscope_text::count(addresses as u64, "address", "addresses")) " located" }
                 }
                 @if marks.len() < addresses {
                     p.muted { "The others are not in the installed IP-owner data: " code { "botscope data update" } " installs the current tables." }

@@ -62,9 +62,9 @@ pub fn update(a: &BotsUpdateArgs, settings: &Settings) -> Result<ExitStatus> {
         let (bytes, total) = crate::io::read_limited(&f, Some(botscope_botid::MAX_LIST_BYTES))?;
         anyhow::ensure!(
             total as usize <= botscope_botid::MAX_LIST_BYTES,
-            "{} is over {} bytes",
+            "{} is over {}",
             f.display(),
-            botscope_botid::MAX_LIST_BYTES
+            botscope_text::size(botscope_botid::MAX_LIST_BYTES as u64)
         );
         let name = f.display().to_string();
         update.apply(&name, &String::from_utf8_lossy(&bytes), bot.as_ref());

@@ -170,9 +170,10 @@ pub fn robots(a: &PolicyRobotsArgs, s: &Settings) -> Result<ExitStatus> {
             let (bytes, total) = crate::io::read_limited(p, Some(botscope_botid::MAX_GENERATED))?;
             anyhow::ensure!(
                 total <= botscope_botid::MAX_GENERATED as u64,
-                "{} is {total} bytes, over the {} bytes crawlers read; nothing was written",
+                "{} is {}, over the {} crawlers read; nothing was written",
                 crate::io::display(p),
-                botscope_botid::MAX_GENERATED
+                botscope_text::size(total),
+                botscope_text::size(botscope_botid::MAX_GENERATED as u64)
             );
             Some(bytes)
         }

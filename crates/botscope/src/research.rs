@@ -158,9 +158,10 @@ pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
     let (body, total) = crate::io::read_limited(&a.file, Some(botscope_index::MAX_SUBMISSION))?;
     anyhow::ensure!(
         total as usize <= botscope_index::MAX_SUBMISSION,
-        "{} is {total} bytes, over the {} bytes crawlers read; nothing was stored",
+        "{} is {}, over the {} crawlers read; nothing was stored",
         crate::io::display(&a.file),
-        botscope_index::MAX_SUBMISSION
+        botscope_text::size(total),
+        botscope_text::size(botscope_index::MAX_SUBMISSION as u64)
     );
     let mut store = a.db.db.open()?;
     let now = botscope_os::unix_now();

@@ -237,9 +237,10 @@ pub fn generate(a: &GenerateArgs, settings: &crate::settings::Settings) -> Resul
             let (bytes, total) = crate::io::read_limited(p, Some(botscope_botid::MAX_GENERATED))?;
             if total > botscope_botid::MAX_GENERATED as u64 {
                 anyhow::bail!(
-                    "{} is {total} bytes, over the {} bytes crawlers read; nothing was written",
+                    "{} is {}, over the {} crawlers read; nothing was written",
                     crate::io::display(p),
-                    botscope_botid::MAX_GENERATED
+                    botscope_text::size(total),
+                    botscope_text::size(botscope_botid::MAX_GENERATED as u64)
                 );
             }
             Some(bytes)

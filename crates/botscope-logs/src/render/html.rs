@@ -11,6 +11,8 @@ use maud::{DOCTYPE, Markup, PreEscaped, Render, html};
 
 use botscope_accesslog::{ClientList, Report};
 
+use botscope_text::count;
+
 use super::{RobotRow, bytes, robot_rows, robots_by_requests};
 
 /// Text from strangers: HTML-escaped, with control and bidi characters
@@ -170,7 +172,7 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
         h2 id={ (id) "-h" } {
             (title) " "
             span.muted {
-                "(" (l.total) " clients, " (l.requests) " requests"
+                "(" (count(l.total, "client", "clients")) ", " (count(l.requests, "request", "requests"))
                 @if (l.clients.len() as u64) < l.total {
                     "; the " (l.clients.len()) " largest shown"
                 }
@@ -226,10 +228,10 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
 /// The line that says how many robots have no entry of their own.
 pub(crate) fn omitted_robots(o: &botscope_accesslog::OmittedRobots) -> String {
     format!(
-        "{} more robots ({} clients, {} requests) are counted together: a report keeps {} robots (every registered one, then the most requests).",
+        "{} more robots ({}, {}) are counted together: a report keeps {} robots (every registered one, then the most requests).",
         o.robots,
-        o.clients,
-        o.requests,
+        count(o.clients, "client", "clients"),
+        count(o.requests, "request", "requests"),
         botscope_accesslog::ROBOTS_CAP
     )
 }
@@ -685,9 +687,9 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                     }
                     "; " (Text(&period)) "."
                     br;
-                    (r.site.requests) " requests (" (bytes(r.site.bytes)) ") from "
-                    (r.site.clients) " clients at " (r.site.unique_ips)
-                    " addresses. Robots made "
+                    (count(r.site.requests, "request", "requests")) " (" (bytes(r.site.bytes)) ") from "
+                    (count(r.site.clients, "client", "clients")) " at "
+                    (count(r.site.unique_ips, "address", "addresses")) ". Robots made "
                     b { (format!("{:.1}", r.site.robot_request_share * 100.0)) "%" }
                     " of the requests and "
                     b { (format!("{:.1}", r.site.robot_byte_share * 100.0)) "%" }

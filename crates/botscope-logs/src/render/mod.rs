@@ -98,11 +98,19 @@ pub fn unverifiable_note(r: &Report) -> Option<String> {
     });
     (ips > 0).then(|| {
         format!(
-            "{ips} addresses ({requests} requests) claim a registered robot but could not be \
-             decided, so none of them is called a fake: `botscope logs analyze --verify` \
+            "{} ({}) {} a registered robot but could not be \
+             decided, so {} called a fake: `botscope logs analyze --verify` \
              checks them by forward-confirmed reverse DNS (for robots whose operators \
              document it), and `botscope data update` installs the IP-owner database that \
-             tells an operator's network from a stranger's."
+             tells an operator's network from a stranger's.",
+            botscope_text::count(ips, "address", "addresses"),
+            botscope_text::count(requests, "request", "requests"),
+            if ips == 1 { "claims" } else { "claim" },
+            if ips == 1 {
+                "it is not"
+            } else {
+                "none of them is"
+            },
         )
     })
 }

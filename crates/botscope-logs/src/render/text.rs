@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use botscope_text::count;
+
 use botscope_accesslog::{ClientList, Report};
 
 use super::robots_by_requests;
@@ -174,9 +176,9 @@ fn clients(out: &mut String, title: &str, l: &ClientList, limit: usize, width: u
     }
     let _ = writeln!(
         out,
-        "\n{title}: {} clients, {} requests{}",
-        l.total,
-        l.requests,
+        "\n{title}: {}, {}{}",
+        count(l.total, "client", "clients"),
+        count(l.requests, "request", "requests"),
         if l.total as usize > limit {
             format!(" (top {limit} shown)")
         } else {
@@ -481,11 +483,11 @@ pub fn text_fit(r: &Report, width: usize) -> String {
     let s = &r.site;
     let _ = writeln!(
         out,
-        "{} requests, {} from {} clients ({} addresses); robots: {} of requests, {} of bytes",
-        s.requests,
+        "{}, {} from {} ({}); robots: {} of requests, {} of bytes",
+        count(s.requests, "request", "requests"),
         bytes(s.bytes),
-        s.clients,
-        s.unique_ips,
+        count(s.clients, "client", "clients"),
+        count(s.unique_ips, "address", "addresses"),
         pct(s.robot_request_share),
         pct(s.robot_byte_share)
     );

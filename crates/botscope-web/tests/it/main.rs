@@ -643,6 +643,12 @@ fn submitted_files_are_data_only() {
         &serde_json::json!({"site": "big.example", "robots_txt": big}),
     );
     assert_eq!(bad.status, 413, "{}", bad.body);
+    // The limit in the unit it is set in.
+    assert!(
+        bad.body.contains("over the 500 KiB crawlers read"),
+        "{}",
+        bad.body
+    );
     assert_eq!(
         get(addr, "/api/search?q=site%3Abig.example").json()["total"],
         0
@@ -737,6 +743,7 @@ fn an_uploaded_log_gives_the_report() {
     let (ct, body) = multipart(&[("log", Some("big.log"), &big)]);
     let r = request(addr, "POST", "/logs", &ct, &body);
     assert_eq!(r.status, 413, "{}", r.body);
+    assert!(r.body.contains("limit of 4 MiB"), "{}", r.body);
     let logs = get(addr, "/api/logs").json();
     let names: Vec<&str> = logs["logs"]
         .as_array()

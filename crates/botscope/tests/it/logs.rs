@@ -956,6 +956,11 @@ fn robots_that_break_robots_txt_are_listed_disobedient() {
         text[at..].contains("150 of 150 requests robots.txt closed"),
         "{text}"
     );
+    // Numbers in their number: one client, not "1 clients".
+    assert!(
+        text[at..].contains("closed): 1 client, 150 requests"),
+        "{text}"
+    );
     let o = botscope(
         &[
             "logs",

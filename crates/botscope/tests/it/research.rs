@@ -121,6 +121,17 @@ fn import_index_search_favor_bias_submit() {
     let fav = g["favorability"].as_f64().expect("number");
     let want = (g["favored"].as_f64().expect("n") - g["disfavored"].as_f64().expect("n")) / 6.0;
     assert!((fav - want).abs() < 1e-12);
+    // People read three decimals; JSON keeps the value whole.
+    let text = stdout(&run(&["favor", "--index", arg(&ix)]));
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("googlebot "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        row.split_whitespace().last(),
+        Some(format!("{fav:.3}").as_str()),
+        "{text}"
+    );
     let o = run(&[
         "favor",
         "--index",
