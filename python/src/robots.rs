@@ -295,9 +295,13 @@ impl Robots {
     ) -> PyResult<Robots> {
         let sem = crate::convert::semantics(semantics)?;
         let bytes = bytes_of(body, "body")?;
-        // What is read, within the limit: a body cut at `max_bytes` is
-        // never refused for its tail.
-        let bytes = checked(&bytes[..bytes.len().min(max_bytes.unwrap_or(usize::MAX))])?;
+        // What is read, within the limit (and the byte past it, which
+        // tells the parser whether the last line within it is whole): a
+        // body cut at `max_bytes` is never refused for its tail.
+        let read = bytes
+            .len()
+            .min(max_bytes.map_or(usize::MAX, |m| m.saturating_add(1)));
+        let bytes = checked(&bytes[..read])?;
         let opts = ParseOptions { max_bytes };
         // A large file is compiled without holding the interpreter.
         Ok(py.detach(|| Robots {

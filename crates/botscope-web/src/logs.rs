@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::App;
 use crate::layout::{Page, Text, error_page, html_response};
-use crate::logview::{Analysis, LogView, analyse};
+use crate::logview::{Analysis, LogView, analyse_against};
 
 /// A reader that fails once more than `left` bytes came out of it, or
 /// once nobody waits for the analysis any more (its request's deadline
@@ -59,8 +59,15 @@ pub async fn list(State(app): State<Arc<App>>) -> Response {
             "The log is analysed offline and kept in memory only."
         }
         form.upload method="post" action="/logs" enctype="multipart/form-data" {
-            input type="file" name="log" required;
+            label { "Access log " input type="file" name="log" required; }
+            label { "The site's robots.txt (optional) " input type="file" name="robots"; }
+            label { "or its site in this store " input type="text" name="site" maxlength="253" size="24" placeholder="example.com" autocomplete="off"; }
             button type="submit" { "Analyse" }
+        }
+        p.muted {
+            "With a robots.txt (a file, or every version the store holds of the site, each in force from when it was first seen, the oldest also before), "
+            "each robot's requests are judged against it: what it fetched that the file closed, its Crawl-delay, its compliance. Without one, the report says "
+            em { "not checked" } "."
         }
         h2 { "Analysed" }
         @if logs.is_empty() {
@@ -134,14 +141,67 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
     };
     let mut name = None;
     let mut size = 0u64;
+    let mut robots: Option<(String, Vec<u8>)> = None;
+    let mut site = String::new();
     loop {
         let field = match form.next_field().await {
             Ok(Some(f)) => f,
             Ok(None) => break,
             Err(e) => return fail(e.status(), upload_error(&e.body_text(), app.limits.upload)),
         };
-        if field.name() != Some("log") {
-            continue;
+        match field.name() {
+            Some("log") => {}
+            Some(which @ ("robots" | "site")) => {
+                let which = which.to_owned();
+                let file = field
+                    .file_name()
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or("robots.txt")
+                    .to_owned();
+                // What a crawler reads (and the byte past it, which tells
+                // the parser whether the last line is whole); the rest is
+                // passed over.
+                let cap = if which == "site" {
+                    253
+                } else {
+                    botscope_robotstxt::DEFAULT_PARSE_CAP + 1
+                };
+                let mut field = field;
+                let mut body = Vec::new();
+                loop {
+                    let Ok(chunk) =
+                        tokio::time::timeout(app.limits.body_stall, field.chunk()).await
+                    else {
+                        return fail(
+                            StatusCode::REQUEST_TIMEOUT,
+                            format!(
+                                "the upload sent nothing for {} s and was dropped; nothing was kept",
+                                app.limits.body_stall.as_secs()
+                            ),
+                        );
+                    };
+                    match chunk {
+                        Ok(Some(b)) => {
+                            let room = cap.saturating_sub(body.len());
+                            body.extend_from_slice(&b[..b.len().min(room)]);
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            return fail(
+                                e.status(),
+                                upload_error(&e.body_text(), app.limits.upload),
+                            );
+                        }
+                    }
+                }
+                if which == "site" {
+                    site = String::from_utf8_lossy(&body).trim().to_ascii_lowercase();
+                } else if !body.is_empty() {
+                    robots = Some((file, body));
+                }
+                continue;
+            }
+            _ => continue,
         }
         name = Some(
             field
@@ -187,6 +247,18 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
     if size == 0 {
         return fail(StatusCode::BAD_REQUEST, format!("{name} is empty"));
     }
+    if !site.is_empty() && robots.is_some() {
+        return fail(
+            StatusCode::BAD_REQUEST,
+            "give a robots.txt file or a site, not both".into(),
+        );
+    }
+    if !site.is_empty() && botscope_text::host_of(&site).is_none_or(|h| h != site) {
+        return fail(
+            StatusCode::BAD_REQUEST,
+            format!("{site} is not a host name (such as example.com)"),
+        );
+    }
     let a = app.clone();
     // A long job: it may use every work thread but one, which stays for
     // searches and pages; uploads wait their turn in the bounded queue.
@@ -194,13 +266,14 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
     let analysed = app
         .pool
         .run_long(threads, move |threads, cancel| {
+            let robots = robots_txt(&a, robots, &site)?;
             let source = source_of(&file, &name, a.limits.upload_unpacked, cancel)?;
             let on = Analysis {
                 registry: &a.registry,
                 owners: &a.owners,
                 max_clients: a.limits.upload_clients,
             };
-            analyse(&on, &name, source, true, threads).map_err(|e| e.to_string())
+            analyse_against(&on, &name, source, robots, true, threads).map_err(|e| e.to_string())
         })
         .await;
     match analysed {
@@ -214,6 +287,47 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
             e.retry_after(fail(status, e.detail().to_owned()))
         }
     }
+}
+
+/// The robots.txt versions an upload is judged against: the file sent
+/// with it, or every version the store holds of `site` (each in force
+/// from when it was first seen; the oldest also before it, as the store
+/// cannot know when the site began serving it), or none.
+fn robots_txt(
+    app: &App,
+    file: Option<(String, Vec<u8>)>,
+    site: &str,
+) -> Result<botscope_logs::RobotsTxt, String> {
+    let semantics = botscope_robotstxt::Semantics::Google;
+    let files = if let Some((name, body)) = file {
+        vec![(None, name, body)]
+    } else if site.is_empty() {
+        return Ok(Default::default());
+    } else {
+        use botscope_store::Store;
+        let store = app
+            .store
+            .open_read()
+            .map_err(|e| format!("the store cannot be read: {e}"))?;
+        let history = store
+            .site(site)
+            .map_err(|e| format!("the store cannot be read: {e}"))?
+            .filter(|h| !h.versions.is_empty())
+            .ok_or_else(|| {
+                format!("the store holds no robots.txt of {site}: send the file instead")
+            })?;
+        history
+            .versions
+            .into_iter()
+            .enumerate()
+            .map(|(k, v)| {
+                let seen = botscope_accesslog::format_rfc3339(v.first_seen);
+                let name = format!("{} (first seen {seen})", v.url);
+                ((k > 0).then_some(v.first_seen), name, v.body)
+            })
+            .collect()
+    };
+    botscope_logs::RobotsTxt::new(files, semantics).map_err(|e| e.to_string())
 }
 
 fn upload_error(detail: &str, limit: u64) -> String {

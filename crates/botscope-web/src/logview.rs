@@ -127,7 +127,21 @@ pub fn analyse(
     uploaded: bool,
     threads: usize,
 ) -> Result<LogView, LogError> {
-    let job = Job::new(on.registry, Default::default(), threads)?;
+    analyse_against(on, name, source, Default::default(), uploaded, threads)
+}
+
+/// [`analyse`], the requests judged against the site's robots.txt
+/// versions (`robots`; none: nothing is judged, and the report says "not
+/// checked").
+pub fn analyse_against(
+    on: &Analysis<'_>,
+    name: &str,
+    source: Source,
+    robots: botscope_logs::RobotsTxt,
+    uploaded: bool,
+    threads: usize,
+) -> Result<LogView, LogError> {
+    let job = Job::new(on.registry, robots, threads)?;
     let settings = Settings {
         format: None,
         window: Default::default(),

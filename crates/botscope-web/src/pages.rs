@@ -884,7 +884,13 @@ fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
                                 td { (Text(a.country.as_deref().unwrap_or("—"))) }
                                 td.n { (a.seen.requests) }
                                 td.n { (a.seen.robots_txt) }
-                                td.n class=[(a.seen.disallowed > 0).then_some("bad")] { (a.seen.disallowed) " of " (a.seen.judged) }
+                                @if a.seen.judged == 0 {
+                                    // No robots.txt was given with the log:
+                                    // nothing was judged, not nothing broken.
+                                    td.n.muted title="no robots.txt was given with the log" { "not checked" }
+                                } @else {
+                                    td.n class=[(a.seen.disallowed > 0).then_some("bad")] { (a.seen.disallowed) " of " (a.seen.judged) }
+                                }
                                 td { (Text(&a.seen.reason)) }
                             }
                         }

@@ -1188,3 +1188,95 @@ fn change_feeds_are_atom_a_reader_reads() {
     assert_eq!(get(addr, "/search/feed.atom?q=%28").status, 400);
     assert_eq!(get(addr, "/search/feed.atom").status, 400);
 }
+
+/// An upload judged against the site's robots.txt, sent with it or taken
+/// from the store; without one the report says "not checked", never "0 of
+/// 0"; a site the store does not hold is refused in words.
+#[test]
+fn an_upload_is_judged_against_the_sites_robots_txt() {
+    let addr = uploads();
+    let robots = b"User-agent: *\nDisallow: /private/\n";
+    let r = post_json(
+        addr,
+        "/api/submit",
+        &serde_json::json!({"site": "judged.example", "robots_txt": std::str::from_utf8(robots).unwrap()}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let mut log = String::new();
+    for s in 0..6 {
+        log += &format!(
+            "192.0.2.77 - - [20/Nov/2026:10:00:{s:02} +0000] \"GET /private/{s} HTTP/1.1\" 200 10 \"-\" \"python-requests/2.32.3\"\n"
+        );
+    }
+    let upload = |fields: &[(&str, Option<&str>, &[u8])]| {
+        let (ct, body) = multipart(fields);
+        request(addr, "POST", "/logs", &ct, &body)
+    };
+    let report = |r: &Res| {
+        assert_eq!(r.status, 303, "{}", r.body);
+        let id = r
+            .header("location")
+            .unwrap()
+            .trim_start_matches("/logs/")
+            .to_owned();
+        get(addr, &format!("/api/logs/{id}")).json()
+    };
+    // Without: nothing judged, and the page says so.
+    let plain = upload(&[("log", Some("plain.log"), log.as_bytes())]);
+    let page = get(addr, plain.header("location").unwrap()).body;
+    let j = report(&plain);
+    assert_eq!(j["robots"]["python-requests"]["judged_requests"], 0);
+    assert!(page.contains("not checked"), "the report says not checked");
+    // A file sent with the log.
+    let j = report(&upload(&[
+        ("log", Some("with-file.log"), log.as_bytes()),
+        ("robots", Some("robots.txt"), robots),
+    ]));
+    assert_eq!(
+        j["robots"]["python-requests"]["disallowed_requests"], 6,
+        "{}",
+        j["robots"]
+    );
+    assert_eq!(j["disobedient"]["total"], 1);
+    // The site's versions from the store.
+    let j = report(&upload(&[
+        ("log", Some("with-site.log"), log.as_bytes()),
+        ("site", None, b"judged.example"),
+    ]));
+    assert_eq!(
+        j["robots"]["python-requests"]["disallowed_requests"], 6,
+        "{}",
+        j["robots_txt"]
+    );
+    assert!(
+        j["robots_txt"][0]["file"]
+            .as_str()
+            .unwrap()
+            .contains("judged.example"),
+        "{}",
+        j["robots_txt"]
+    );
+    // A site the store does not hold, or both at once: refused in words.
+    let r = upload(&[
+        ("log", Some("x.log"), log.as_bytes()),
+        ("site", None, b"never-stored.example"),
+    ]);
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert!(
+        r.body
+            .contains("holds no robots.txt of never-stored.example"),
+        "{}",
+        r.body
+    );
+    let r = upload(&[
+        ("log", Some("x.log"), log.as_bytes()),
+        ("robots", Some("robots.txt"), robots),
+        ("site", None, b"judged.example"),
+    ]);
+    assert_eq!(r.status, 400, "{}", r.body);
+    // The crawler page of a log read without one says "not checked".
+    let page = get(addr, "/crawler/python-requests");
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("not checked"), "{}", page.body);
+    assert!(!page.body.contains(" of 0<"), "no 0 of 0");
+}
