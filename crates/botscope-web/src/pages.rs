@@ -873,25 +873,25 @@ fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
                     summary { (l.user_agents_total) " User-Agent strings" @if l.user_agents_total > l.user_agents.len() { " (the " (l.user_agents.len()) " most active shown)" } }
                     ul { @for (ua, n) in &l.user_agents { li { code { (Text(ua)) } " " span.muted { (n) } } } }
                 }
-                div.wide { table.addresses {
+                div.wide { table.addresses.stack {
                     thead { tr { th { "Address" } th { "Verdict" } th { "Network" } th { "Country" } th { "Requests" } th { "robots.txt" } th { "Disallowed" } th { "Why" } } }
                     tbody {
                         @for a in l.addresses.iter().take(200) {
                             tr {
-                                td { code { (a.seen.ip) } }
-                                td { span class={ "v " (a.seen.verdict) } { (a.seen.verdict) } }
-                                td { (Text(&match (a.asn, &a.as_org) { (Some(n), Some(o)) => format!("AS{n} {o}"), (Some(n), None) => format!("AS{n}"), _ => "—".into() })) }
-                                td { (Text(a.country.as_deref().unwrap_or("—"))) }
-                                td.n { (a.seen.requests) }
-                                td.n { (a.seen.robots_txt) }
+                                td data-label="Address" { code { (a.seen.ip) } }
+                                td data-label="Verdict" { span class={ "v " (a.seen.verdict) } { (a.seen.verdict) } }
+                                td data-label="Network" { (Text(&match (a.asn, &a.as_org) { (Some(n), Some(o)) => format!("AS{n} {o}"), (Some(n), None) => format!("AS{n}"), _ => "—".into() })) }
+                                td data-label="Country" { (Text(a.country.as_deref().unwrap_or("—"))) }
+                                td.n data-label="Requests" { (a.seen.requests) }
+                                td.n data-label="robots.txt" { (a.seen.robots_txt) }
                                 @if a.seen.judged == 0 {
                                     // No robots.txt was given with the log:
                                     // nothing was judged, not nothing broken.
-                                    td.n.muted title="no robots.txt was given with the log" { "not checked" }
+                                    td.n.muted data-label="Disallowed" title="no robots.txt was given with the log" { "not checked" }
                                 } @else {
-                                    td.n class=[(a.seen.disallowed > 0).then_some("bad")] { (a.seen.disallowed) " of " (a.seen.judged) }
+                                    td.n data-label="Disallowed" class=[(a.seen.disallowed > 0).then_some("bad")] { (a.seen.disallowed) " of " (a.seen.judged) }
                                 }
-                                td { (Text(&a.seen.reason)) }
+                                td data-label="Why" { (Text(&a.seen.reason)) }
                             }
                         }
                     }

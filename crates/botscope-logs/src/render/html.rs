@@ -30,8 +30,9 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;padding:0 1.5em;max-wi
 .wide{overflow-x:auto;max-width:100%}
 svg{max-width:100%;height:auto}
 code.path{display:inline-block;max-width:42ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom;word-break:normal}
-td.ua{max-width:34em;word-break:break-all}
-td.when,td.kw{white-space:nowrap}td.paths code.path{max-width:36ch}
+td.ua{max-width:34em;overflow-wrap:anywhere;word-break:normal}
+svg.hourly{width:100%;height:auto;display:block}
+td.when,td.kw,span.kw{white-space:nowrap}td.paths code.path{max-width:36ch}
 #robots th,#robots-answers th{white-space:normal}#robots td:first-child,#robots-answers td:first-child{max-width:16em;min-width:9em;overflow-wrap:anywhere}
 h3{font-size:1em;margin-top:1.2em}
 .cols{display:flex;flex-wrap:wrap;gap:0 2em}.cols>div{flex:1 1 30em;min-width:0}
@@ -69,13 +70,71 @@ const SCRIPT: &str = r#"
 })();
 "#;
 
-const COLORS: [(&str, &str); 5] = [
-    ("human", "#4e79a7"),
-    ("declared_bot", "#59a14f"),
-    ("undeclared_bot", "#f28e2b"),
-    ("scanner", "#e15759"),
-    ("monitor", "#9c755f"),
+/// Each class: its key (the JSON's), its colour, and its name for people.
+const COLORS: [(&str, &str, &str); 5] = [
+    ("human", "#4e79a7", "people"),
+    ("declared_bot", "#59a14f", "declared robots"),
+    ("undeclared_bot", "#f28e2b", "undeclared robots"),
+    ("scanner", "#e15759", "scanners"),
+    ("monitor", "#9c755f", "monitors"),
 ];
+
+/// An RFC 3339 time as people read it: `2026-11-20 00:40` (UTC, to the
+/// minute); anything else as it is.
+fn short_time(t: &str) -> String {
+    let b = t.as_bytes();
+    if t.len() == 20 && b[10] == b'T' && b[19] == b'Z' {
+        format!("{} {}", &t[..10], &t[11..16])
+    } else {
+        botscope_text::terminal(t).into_owned()
+    }
+}
+
+/// A table cell of a time as [`short_time`] shows it, on one line, whole
+/// in its title.
+fn when(t: &str) -> Markup {
+    html! { td.when title=(Text(t)) { (short_time(t)) } }
+}
+
+/// Three values for a y axis from 0 to about `max`: 0, a round middle
+/// and a round top at or above `max` (`0, 50, 100` for 87).
+fn y_ticks(max: u64) -> [u64; 3] {
+    let max = max.max(1);
+    let mut step = 1u64;
+    // The smallest round step (1, 2, 5 × 10ⁿ) with two steps reaching max.
+    'find: for p in 0..19 {
+        let ten = 10u64.pow(p);
+        for m in [1, 2, 5] {
+            if m * ten * 2 >= max {
+                step = m * ten;
+                break 'find;
+            }
+        }
+    }
+    [0, step, step * 2]
+}
+
+/// `20 Nov` (`20 Nov 2026` with `year`): a day's label on the chart.
+fn day_label(day: i64, year: bool) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let iso = botscope_accesslog::format_rfc3339(day * 86_400);
+    let month = iso
+        .get(5..7)
+        .and_then(|m| m.parse::<usize>().ok())
+        .unwrap_or(1);
+    let dom = iso
+        .get(8..10)
+        .and_then(|d| d.parse::<u32>().ok())
+        .unwrap_or(1);
+    let name = MONTHS[(month + 11) % 12];
+    if year {
+        format!("{dom} {name} {}", iso.get(..4).unwrap_or_default())
+    } else {
+        format!("{dom} {name}")
+    }
+}
 
 /// A request path: one line, cut with an ellipsis when long, whole in its
 /// title.
@@ -94,7 +153,7 @@ fn num_f(v: f64, shown: &str) -> Markup {
 }
 
 /// One hour's bar: (class, top, height, requests) per class with requests,
-/// stacked from the baseline `h` up, `max` requests reaching the top.
+/// stacked from the baseline `h` up, `max` requests reaching 0.
 fn stack(x: &botscope_accesslog::Hour, max: f64, h: f64) -> Vec<(usize, f64, f64, u64)> {
     let vals = [
         x.human,
@@ -107,7 +166,7 @@ fn stack(x: &botscope_accesslog::Hour, max: f64, h: f64) -> Vec<(usize, f64, f64
     let mut out = Vec::new();
     for (k, v) in vals.into_iter().enumerate() {
         if v > 0 {
-            let bh = v as f64 / max * (h - 10.0);
+            let bh = v as f64 / max * h;
             y -= bh;
             out.push((k, y, bh, v));
         }
@@ -115,33 +174,65 @@ fn stack(x: &botscope_accesslog::Hour, max: f64, h: f64) -> Vec<(usize, f64, f64
     out
 }
 
-/// A stacked bar chart of requests per hour and class.
+/// A stacked bar chart of requests per hour and class, each hour at its
+/// time (an hour without requests is a gap), the days marked and named
+/// (`20 Nov`, as many as fit), a y axis of three round values; it takes
+/// the page's width.
 fn hourly_chart(r: &Report) -> Markup {
-    let hours = &r.hourly;
-    if hours.is_empty() {
+    let hours: Vec<(i64, &botscope_accesslog::Hour)> = r
+        .hourly
+        .iter()
+        .filter_map(|x| {
+            Some((
+                botscope_accesslog::parse_iso_time(x.hour.as_bytes())?.div_euclid(3600),
+                x,
+            ))
+        })
+        .collect();
+    let (Some(first), Some(last)) = (hours.first().map(|h| h.0), hours.last().map(|h| h.0)) else {
         return html! { p.muted { "No requests." } };
-    }
-    let (w, h, pad) = (900.0_f64, 220.0_f64, 30.0_f64);
-    let max = hours.iter().map(|x| x.requests).max().unwrap_or(1).max(1) as f64;
-    let bw = (w - pad) / hours.len() as f64;
+    };
+    let (w, h, pad, top) = (1000.0_f64, 220.0_f64, 44.0_f64, 8.0_f64);
+    let span = (last - first + 1).max(1) as f64;
+    let bw = (w - pad) / span;
+    let peak = hours.iter().map(|x| x.1.requests).max().unwrap_or(1);
+    let ticks = y_ticks(peak);
+    let max = ticks[2] as f64;
+    let y_of = |v: f64| h - v / max * (h - top);
     let f2 = |x: f64| format!("{x:.2}");
+    // Day boundaries in the span, named every `every` days so that the
+    // names (about 40 units wide, 70 with the year, given when the log
+    // spans more than one) never meet.
+    let (d0, d1) = (first.div_euclid(24), last.div_euclid(24));
+    let years = botscope_accesslog::format_rfc3339(first * 3600).get(..4)
+        != botscope_accesslog::format_rfc3339(last * 3600).get(..4);
+    let label_w = if years { 74.0 } else { 44.0 };
+    let every = ((label_w / (24.0 * bw)).ceil() as i64).max(1);
+    let days: Vec<(i64, f64)> = (d0..=d1)
+        .map(|d| (d, pad + ((d * 24 - first).max(0)) as f64 * bw))
+        .collect();
     html! {
-        svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Requests per hour by class"
-            width=(w) height=(h + 20.0) viewBox={ "0 0 " (w) " " (h + 20.0) } {
-            line x1=(pad) y1=(h) x2=(w) y2=(h) stroke="#999" {}
-            text x="0" y="10" font-size="10" { (max as u64) }
-            text x="0" y=(h) font-size="10" { "0" }
-            @for (i, x) in hours.iter().enumerate() {
-                @for (k, y, bh, v) in stack(x, max, h) {
-                    rect x=(f2(pad + i as f64 * bw)) y=(f2(y)) width=(f2((bw - 0.5).max(0.5)))
-                        height=(f2(bh)) fill=(COLORS[k].1) {
-                        title { (Text(&x.hour)) " " (COLORS[k].0) ": " (v) }
-                    }
+        svg.hourly xmlns="http://www.w3.org/2000/svg" role="img"
+            aria-label="Requests per hour by class"
+            viewBox={ "0 0 " (w) " " (h + 22.0) } preserveAspectRatio="xMinYMin meet" {
+            @for t in ticks {
+                @let y = y_of(t as f64);
+                line x1=(pad) y1=(f2(y)) x2=(w) y2=(f2(y)) stroke=(if t == 0 { "#999" } else { "#e4e4e4" }) {}
+                text x=(pad - 6.0) y=(f2(y + 4.0)) font-size="11" text-anchor="end" { (t) }
+            }
+            @for (k, (d, x)) in days.iter().enumerate() {
+                line x1=(f2(*x)) y1=(h) x2=(f2(*x)) y2=(h + 5.0) stroke="#999" {}
+                @if (d - d0) % every == 0 && *x + label_w - 4.0 <= w && (k > 0 || days.len() == 1 || days[1].1 - x >= label_w - 4.0) {
+                    text x=(f2(*x + 2.0)) y=(h + 17.0) font-size="11" { (day_label(*d, years)) }
                 }
             }
-            @if let (Some(first), Some(last)) = (hours.first(), hours.last()) {
-                text x=(pad) y=(h + 14.0) font-size="10" { (Text(&first.hour)) }
-                text x=(w) y=(h + 14.0) font-size="10" text-anchor="end" { (Text(&last.hour)) }
+            @for (t, x) in &hours {
+                @for (k, y, bh, v) in stack(x, max, h - top) {
+                    rect x=(f2(pad + (t - first) as f64 * bw)) y=(f2(y + top)) width=(f2((bw - 0.5).max(0.5)))
+                        height=(f2(bh)) fill=(COLORS[k].1) {
+                        title { (Text(&x.hour)) " " (COLORS[k].2) ": " (v) }
+                    }
+                }
             }
         }
     }
@@ -153,11 +244,11 @@ fn class_chart(r: &Report) -> Markup {
     html! {
         svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Requests by class"
             width="600" height="110" viewBox="0 0 600 110" {
-            @for (i, (name, color)) in COLORS.iter().enumerate() {
+            @for (i, (name, color, label)) in COLORS.iter().enumerate() {
                 @let v = r.site.classes.get(name).map_or(0, |c| c.requests);
                 @let bw = v as f64 / total * 400.0;
                 @let y = i as f64 * 21.0;
-                text x="0" y=(format!("{:.0}", y + 13.0)) font-size="12" { (name) }
+                text x="0" y=(format!("{:.0}", y + 13.0)) font-size="12" { (label) }
                 rect x="120" y=(format!("{:.0}", y + 2.0)) width=(format!("{bw:.2}")) height="15" fill=(color) {}
                 text x=(format!("{:.0}", 125.0 + bw)) y=(format!("{:.0}", y + 13.0)) font-size="12" {
                     (v) " (" (format!("{:.1}", v as f64 / total * 100.0)) "%)"
@@ -203,7 +294,9 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
                                 // Only the spoofed list's verification refuted the claim.
                                 @let label = if id == "spoofed" { "spoofed" } else { "verification" };
                                 @let spoofed = c.verification.iter().map(|v| (label, v.as_str()));
-                                @let reasons = c.reasons.iter().map(|r| (r.code, r.detail.as_str()));
+                                // A spoofer's claim is its spoofed line: the
+                                // "declared" one would say it again.
+                                @let reasons = c.reasons.iter().filter(|r| id != "spoofed" || r.code != "declared").map(|r| (r.code, r.detail.as_str()));
                                 @for (k, (label, detail)) in closed.chain(spoofed).chain(reasons).enumerate() {
                                     @if k > 0 { br; }
                                     b { (label) } ": " (Text(detail))
@@ -215,8 +308,8 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
                                     (path(s))
                                 }
                             }
-                            td { (Text(&c.first_seen)) }
-                            td { (Text(&c.last_seen)) }
+                            (when(&c.first_seen))
+                            (when(&c.last_seen))
                         }
                     }
                 }
@@ -346,8 +439,8 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
                                 td.n data-v=(s.signed) { (s.verified) " / " (s.signed) }
                             }
                         }
-                        td.when { (Text(&f.first_seen)) }
-                        td.when { (Text(&f.last_seen)) }
+                        (when(&f.first_seen))
+                        (when(&f.last_seen))
                         td.paths {
                             @if !row.spoofed {
                                 @for (k, p) in b.top_paths.iter().take(5).enumerate() {
@@ -560,14 +653,14 @@ fn days_table(r: &Report) -> Markup {
             div.wide { table.sortable id="days" {
                 thead { tr {
                     th { "Day" } th { "Requests" } th { "Visitors" } th { "Bytes" } th { "404" }
-                    @for (name, _) in COLORS { th { (name) } }
+                    @for (_, _, label) in COLORS { th { (label) } }
                     th { "Requests by class" }
                 } }
                 tbody {
                     @for d in &r.daily {
                         @let parts = [d.human, d.declared_bot, d.undeclared_bot, d.scanner, d.monitor];
                         tr {
-                            td { (Text(&d.day)) }
+                            td.when { (Text(&d.day)) }
                             (num(d.requests)) (num(d.visitors))
                             (num_f(d.bytes as f64, &bytes(d.bytes))) (num(d.not_found))
                             @for v in parts { (num(v)) }
@@ -661,11 +754,16 @@ pub fn page(r: &Report) -> String {
 
 /// The whole page, made as `o` says.
 pub fn page_with(r: &Report, o: &PageOptions) -> String {
-    let period = r
-        .period
-        .as_ref()
-        .map(|p| format!("{} to {}", p.first, p.last))
-        .unwrap_or_else(|| "no requests".into());
+    // Times as people read them, each kept on one line.
+    let period = html! {
+        @match &r.period {
+            Some(p) => {
+                span.kw title=(Text(&p.first)) { (short_time(&p.first)) } " to "
+                span.kw title=(Text(&p.last)) { (short_time(&p.last)) } " UTC"
+            }
+            None => "no requests",
+        }
+    };
     let markup = html! {
         (DOCTYPE)
         html lang="en" {
@@ -685,7 +783,7 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                     span class=(if r.lines.malformed > 0 { "bad" } else { "muted" }) {
                         (r.lines.malformed) " not understood"
                     }
-                    "; " (Text(&period)) "."
+                    "; " (period) "."
                     br;
                     (count(r.site.requests, "request", "requests")) " (" (bytes(r.site.bytes)) ") from "
                     (count(r.site.clients, "client", "clients")) " at "
@@ -716,8 +814,8 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                 }
                 h2 { "Requests per hour" }
                 p.legend {
-                    @for (name, _) in COLORS {
-                        span { i class={ "c-" (name) } {} (name) }
+                    @for (name, _, label) in COLORS {
+                        span { i class={ "c-" (name) } {} (label) }
                     }
                 }
                 (hourly_chart(r))
@@ -798,5 +896,25 @@ mod tests {
         // A bidi override cannot make "coming from 127.0.0.1" of it.
         let m = html! { p { (Text("gnimoc \u{202E}1.0.0.721 morf")) } };
         assert_eq!(m.into_string(), "<p>gnimoc \\u{202e}1.0.0.721 morf</p>");
+    }
+}
+
+#[cfg(test)]
+mod chart_tests {
+    use super::{day_label, short_time, y_ticks};
+
+    #[test]
+    fn the_charts_axes_read_as_people_read_them() {
+        assert_eq!(y_ticks(87), [0, 50, 100]);
+        assert_eq!(y_ticks(100), [0, 50, 100]);
+        assert_eq!(y_ticks(101), [0, 100, 200]);
+        assert_eq!(y_ticks(1), [0, 1, 2]);
+        assert_eq!(y_ticks(0), [0, 1, 2]);
+        assert_eq!(y_ticks(12_345), [0, 10_000, 20_000]);
+        // 2026-11-20 is day 20,777 since the epoch.
+        assert_eq!(day_label(20_777, false), "20 Nov");
+        assert_eq!(day_label(20_777, true), "20 Nov 2026");
+        assert_eq!(short_time("2026-11-20T00:40:59Z"), "2026-11-20 00:40");
+        assert_eq!(short_time("not a time"), "not a time");
     }
 }

@@ -79,6 +79,18 @@ const problems = [];
 const name = e => e.id ? '#' + e.id : e.tagName.toLowerCase() + (e.className && typeof e.className == 'string' ? '.' + e.className.split(' ')[0] : '');
 for (const t of document.querySelectorAll('table')) {
   if (!t.tHead || !t.tBodies.length) continue;
+  // A table stacked on a phone: every cell names its column and stays in
+  // the window, its last (the Why) too.
+  if (t.classList.contains('stack') && getComputedStyle(t).display == 'block') {
+    for (const r of [...t.tBodies[0].rows].slice(0, 8))
+      for (const c of r.cells) {
+        const b = c.getBoundingClientRect();
+        if (!c.dataset.label) problems.push(name(t) + ': a stacked cell without its column name');
+        if (b.right > window.innerWidth + 0.5 || b.left < -0.5)
+          problems.push(name(t) + ': a stacked cell (' + c.dataset.label + ') runs out of the window');
+      }
+    continue;
+  }
   const hb = t.tHead.getBoundingClientRect();
   if (hb.width == 0) continue;
   if (window.innerWidth >= 1200 && t.getBoundingClientRect().width > document.documentElement.clientWidth)
@@ -157,6 +169,21 @@ async fn every_page_fits_a_laptop_and_a_phone() {
             assert!(e.is_empty(), "{p} at {w} px: {e:?}");
             let broken = js(&b, GEOMETRY).await;
             assert_eq!(broken, serde_json::json!([]), "{p} at {w} px");
+            if p.starts_with("/crawler/") {
+                // The verdict table's Why is in view without scrolling.
+                let why = js(
+                    &b,
+                    "const c = document.querySelector('table.addresses tbody tr td[data-label=Why]');\
+                     if (!c) return null; const r = c.getBoundingClientRect();\
+                     return [r.left, r.right, window.innerWidth, c.textContent.length];",
+                )
+                .await;
+                let v: Vec<f64> = serde_json::from_value(why.clone()).expect("a Why cell");
+                assert!(
+                    v[0] >= 0.0 && v[1] <= v[2] + 0.5 && v[3] > 0.0,
+                    "{p} at {w} px: {why}"
+                );
+            }
             if let Some(dir) = &shots {
                 std::fs::create_dir_all(dir).unwrap();
                 let png = b.screenshot_page(3000).await;
