@@ -1995,8 +1995,10 @@ pub enum LintFormat {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum MinSeverity {
+    /// Everything (the severity lint calls `info`; `note`, SARIF's word,
+    /// is taken too).
     #[default]
-    #[value(alias = "info")]
+    #[value(name = "info", alias = "note")]
     Note,
     Warning,
     Error,
