@@ -785,6 +785,93 @@ pub async fn crawler(State(app): State<Arc<App>>, Path(name): Path<String>) -> R
     answer(crawler_model(&app, &name).await)
 }
 
+/// One crawler of the registry, as `/crawlers` lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CrawlerEntry {
+    /// Its name in the registry.
+    pub name: String,
+    /// Who runs it.
+    pub operator: Option<String>,
+    /// Its category (`search`, `ai-training`, `ai-search` …).
+    pub category: Option<&'static str>,
+    /// How a claim to be it is checked: `published addresses`, `reverse
+    /// DNS`, `signature`; empty when it cannot be.
+    pub verified_by: Vec<&'static str>,
+    /// With both addresses and reverse DNS: `all-of` or `any-of`.
+    pub combine: Option<&'static str>,
+    /// The date of its published address list, when it has one.
+    pub list_as_of: Option<String>,
+    /// Its operator's documentation.
+    pub url: Option<String>,
+    /// Its page in this application.
+    pub page: String,
+}
+
+/// The registry as a directory, by name; `category` keeps one category.
+pub fn crawler_directory(app: &App, category: Option<&str>) -> Result<Vec<CrawlerEntry>, Fail> {
+    if let Some(c) = category
+        && !c.is_empty()
+        && !app
+            .registry
+            .bots()
+            .iter()
+            .any(|b| b.category.is_some_and(|x| x.as_str() == c))
+    {
+        return Err(Fail::BadRequest(format!(
+            "no crawler of the registry is in the category `{}`",
+            botscope_text::field(c)
+        )));
+    }
+    let mut v: Vec<CrawlerEntry> = app
+        .registry
+        .bots()
+        .iter()
+        .filter(|b| {
+            category.is_none_or(|c| c.is_empty() || b.category.is_some_and(|x| x.as_str() == c))
+        })
+        .map(|b| {
+            let mut by = Vec::new();
+            if b.has_ip_verifier() {
+                by.push("published addresses");
+            }
+            if b.fcrdns_hosts.is_some() {
+                by.push("reverse DNS");
+            }
+            if !b.signature_agents.is_empty() {
+                by.push("signature");
+            }
+            CrawlerEntry {
+                name: b.name.clone(),
+                operator: b.operator.clone(),
+                category: b.category.map(|c| c.as_str()),
+                combine: (b.has_ip_verifier() && b.fcrdns_hosts.is_some())
+                    .then(|| b.verify.as_str()),
+                verified_by: by,
+                list_as_of: b.ip_as_of.clone(),
+                url: b.url.clone(),
+                page: format!("/crawler/{}", crate::layout::enc(&b.name)),
+            }
+        })
+        .collect();
+    v.sort_by(|a, b| a.name.to_lowercase().cmp(&b.name.to_lowercase()));
+    Ok(v)
+}
+
+/// The query of `/crawlers` and `/api/crawlers`.
+#[derive(Debug, Default, Deserialize)]
+pub struct DirectoryParams {
+    /// One category only.
+    pub category: Option<String>,
+}
+
+/// `GET /api/crawlers`: the registry's crawlers.
+pub async fn crawlers(State(app): State<Arc<App>>, Query(p): Query<DirectoryParams>) -> Response {
+    answer(
+        crawler_directory(&app, p.category.as_deref())
+            .map(|c| serde_json::json!({ "total": c.len(), "crawlers": c })),
+    )
+}
+
 /// Any other address under `/api/`: a JSON 404 naming the API's index.
 pub async fn not_found() -> Response {
     Fail::NotFound(

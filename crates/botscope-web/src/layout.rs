@@ -37,6 +37,7 @@ pub fn day(t: i64) -> String {
 const NAV: &[(&str, &str)] = &[
     ("/search", "Search"),
     ("/robots", "Robots"),
+    ("/crawlers", "Crawlers"),
     ("/logs", "Logs"),
     ("/submit", "Submit"),
     ("/check", "Check"),

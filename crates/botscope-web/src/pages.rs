@@ -738,19 +738,27 @@ fn robots_form(p: &FavorParams) -> Markup {
         .iter()
         .map(|(n, _)| *n)
         .collect();
+    // The category the chart uses: the one asked for, else (no robot
+    // named) AI training crawlers, as `api::trend_agents` takes them.
+    let named = p.agent.as_deref().is_some_and(|a| !a.trim().is_empty());
+    let shown = p
+        .category
+        .as_deref()
+        .filter(|c| !c.is_empty())
+        .or((!named).then_some("ai-training"));
     html! {
         form.inline method="get" action="/robots" {
             label { "Files matching " input type="search" name="where" value=(p.where_.as_deref().unwrap_or_default()) placeholder="site:gov"; }
             label { "as of " input type="text" name="as_of" value=(p.as_of.as_deref().unwrap_or_default()) placeholder="latest" size="10"; }
-            label { "named in at least " input type="number" name="min" min="1" value=(p.min.as_deref().unwrap_or("1")) size="4"; " files" }
+            label { "named in at least " input.count type="number" name="min" min="1" value=(p.min.as_deref().unwrap_or("1")); " files" }
             select name="semantics" aria-label="Semantics" {
                 option value="google" selected[p.semantics.as_deref() != Some("draft1996")] { "Google" }
                 option value="draft1996" selected[p.semantics.as_deref() == Some("draft1996")] { "1996 draft" }
             }
             label { "trend of robot " input type="text" name="agent" value=(p.agent.as_deref().unwrap_or_default()) placeholder="GPTBot" size="12"; }
             label { "or category " select name="category" {
-                option value="" { "—" }
-                @for c in &categories { option value=(c) selected[p.category.as_deref() == Some(*c)] { (c) } }
+                option value="" selected[shown.is_none()] { "—" }
+                @for c in &categories { option value=(c) selected[shown == Some(*c)] { (c) } }
             } }
             label { "per " select name="by" {
                 option value="" { "month or year" }
@@ -762,6 +770,66 @@ fn robots_form(p: &FavorParams) -> Markup {
             button type="submit" { "Show" }
         }
     }
+}
+
+/// `/crawlers`: the registry as a directory (name, operator, category,
+/// how it is verified, its list's age), a category menu above it.
+pub async fn crawlers(
+    State(app): State<Arc<App>>,
+    Query(p): Query<api::DirectoryParams>,
+) -> Response {
+    let category = p.category.as_deref().filter(|c| !c.is_empty());
+    let list = match api::crawler_directory(&app, category) {
+        Ok(l) => l,
+        Err(e) => return e.page(&app),
+    };
+    let mut categories: Vec<&'static str> = app
+        .registry
+        .bots()
+        .iter()
+        .filter_map(|b| b.category.map(|c| c.as_str()))
+        .collect();
+    categories.sort_unstable();
+    categories.dedup();
+    let body = html! {
+        h1 { "Crawlers" }
+        p {
+            (botscope_text::count(list.len() as u64, "crawler", "crawlers"))
+            @if let Some(c) = category { " in the category " b { (Text(c)) } } @else { " in the registry" }
+            ": who runs each, what it is for, and how a claim to be it is checked. "
+            "The same as JSON: " a href={ "/api/crawlers" (query(&[("category", category.unwrap_or(""))])) } { "/api/crawlers" } "."
+        }
+        form.inline method="get" action="/crawlers" {
+            label { "Category "
+                select name="category" {
+                    option value="" selected[category.is_none()] { "all" }
+                    @for c in &categories { option value=(c) selected[category == Some(*c)] { (c) } }
+                }
+            }
+            button type="submit" { "Show" }
+        }
+        div.wide { table.crawlers.stack {
+            thead { tr { th { "Crawler" } th { "Operator" } th { "Category" } th { "Verified by" } th { "List as of" } } }
+            tbody {
+                @for c in &list {
+                    tr {
+                        td data-label="Crawler" { a href=(c.page) { (Text(&c.name)) } }
+                        td data-label="Operator" { (Text(c.operator.as_deref().unwrap_or("—"))) }
+                        td data-label="Category" { (c.category.unwrap_or("—")) }
+                        td data-label="Verified by" {
+                            @if c.verified_by.is_empty() { span.muted { "nothing: it can be claimed, never verified" } }
+                            @else {
+                                (c.verified_by.join(match c.combine { Some("all-of") => " and ", _ => ", " }))
+                                @if c.combine == Some("any-of") { span.muted { " (either)" } }
+                            }
+                        }
+                        td.when data-label="List as of" { (Text(c.list_as_of.as_deref().unwrap_or("—"))) }
+                    }
+                }
+            }
+        } }
+    };
+    page(&app, "Crawlers", "/crawlers", body)
 }
 
 /// `/crawler/NAME`: BotSeer's crawler search.

@@ -41,7 +41,13 @@ fn demo_config() -> Config {
         botscope_ipdb::GeoDb::from_bytes(botscope_testkit::ipdb::city_mmdb(false, PLACES)).unwrap();
     Config {
         owners: botscope_ipdb::IpOwners::new(None, vec![geo]),
-        demo_sites: 300,
+        // Screenshots for the docs show the demo `botscope serve` builds;
+        // the tests, a smaller one.
+        demo_sites: if std::env::var_os("BOTSCOPE_SCREENSHOTS").is_some() {
+            Config::demo().demo_sites
+        } else {
+            300
+        },
         threads: 2,
         limits: Limits {
             api_per_second: 0,
@@ -145,6 +151,8 @@ const PAGES: &[&str] = &[
     "/robots?sort=favorability&semantics=draft1996",
     "/robots?agent=GPTBot",
     "/crawler/Googlebot",
+    "/crawlers",
+    "/crawlers?category=ai-search",
     "/logs",
     "/logs/1",
     "/submit",
@@ -1279,4 +1287,92 @@ fn an_upload_is_judged_against_the_sites_robots_txt() {
     assert_eq!(page.status, 200);
     assert!(page.body.contains("not checked"), "{}", page.body);
     assert!(!page.body.contains(" of 0<"), "no 0 of 0");
+}
+
+/// `/crawlers`: the registry as a directory, in the navigation, each
+/// crawler linked to its page, filtered by category, with the JSON beside
+/// it; `/robots` shows the category its chart uses.
+#[test]
+fn the_crawler_directory_lists_the_registry() {
+    let addr = demo();
+    let api = get(addr, "/api/crawlers").json();
+    let all = api["crawlers"].as_array().unwrap();
+    assert_eq!(api["total"].as_u64(), Some(all.len() as u64));
+    assert!(all.len() > 150, "{}", all.len());
+    let g = all.iter().find(|c| c["name"] == "Googlebot").unwrap();
+    assert_eq!(g["operator"], "Google");
+    assert_eq!(g["category"], "search");
+    assert_eq!(g["page"], "/crawler/Googlebot");
+    let by: Vec<&str> = g["verified_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(
+        by.contains(&"published addresses") && by.contains(&"reverse DNS"),
+        "{by:?}"
+    );
+    assert!(g["list_as_of"].as_str().is_some_and(|d| d.len() == 10));
+    let ai = get(addr, "/api/crawlers?category=ai-search").json();
+    let ai = ai["crawlers"].as_array().unwrap();
+    assert!(ai.iter().any(|c| c["name"] == "OAI-SearchBot"));
+    assert!(ai.iter().all(|c| c["category"] == "ai-search"));
+    let bad = get(addr, "/api/crawlers?category=nope");
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let page = get(addr, "/crawlers");
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body
+            .contains("<a href=\"/crawler/Googlebot\">Googlebot</a>")
+    );
+    assert!(
+        page.body.contains("href=\"/crawlers\""),
+        "in the navigation"
+    );
+    assert_eq!(page.body.matches("<tr>").count(), all.len() + 1);
+    // The robots page's menu shows the category its chart uses.
+    let robots = get(addr, "/robots").body;
+    assert!(
+        robots.contains("<option value=\"ai-training\" selected>"),
+        "the chart's category is shown"
+    );
+}
+
+/// docs/web.md lists a screenshot of every page the browser test checks,
+/// at both widths, and every file in docs/screenshots (made by
+/// `scripts/screenshots`).
+#[test]
+fn the_web_guide_lists_every_screenshot() {
+    let root = botscope_testkit::root();
+    let guide = std::fs::read_to_string(root.join("docs/web.md")).unwrap();
+    let listed: std::collections::BTreeSet<String> = guide
+        .split("](screenshots/")
+        .skip(1)
+        .filter_map(|s| s.split(')').next())
+        .map(str::to_owned)
+        .collect();
+    let files: std::collections::BTreeSet<String> =
+        std::fs::read_dir(root.join("docs/screenshots"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+    assert_eq!(listed, files, "docs/web.md's table and docs/screenshots");
+    for p in PAGES {
+        let mut s: String = p
+            .trim_start_matches('/')
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        if s.is_empty() {
+            s = "home".into();
+        }
+        for w in ["desktop", "phone"] {
+            assert!(
+                files.contains(&format!("{s}.{w}.png")),
+                "{p} at {w}: run scripts/screenshots"
+            );
+        }
+    }
 }
