@@ -853,7 +853,7 @@ pub fn crawler_directory(app: &App, category: Option<&str>) -> Result<Vec<Crawle
             }
         })
         .collect();
-    v.sort_by(|a, b| a.name.to_lowercase().cmp(&b.name.to_lowercase()));
+    v.sort_by_key(|c| c.name.to_lowercase());
     Ok(v)
 }
 
