@@ -654,6 +654,12 @@ pub struct ServeArgs {
     /// Synthetic sites in the demo.
     #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub demo_sites: u64,
+    /// Check uploaded logs' claimed robots by forward-confirmed reverse DNS
+    /// (through --dns), as `logs analyze --verify` does, at most N addresses
+    /// per upload. Off by default: a public server would send DNS queries
+    /// about addresses strangers chose.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "5000", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub verify_uploads: Option<u64>,
     /// The registry file to layer over the bundled one and the user's.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,

@@ -191,6 +191,11 @@ pub struct Config {
     pub demo_sites: u64,
     /// Threads for log analysis.
     pub threads: usize,
+    /// Uploaded logs' claimed robots checked by forward-confirmed reverse
+    /// DNS through `nameservers`, as `logs analyze --verify` checks them,
+    /// at most this many addresses per upload; 0: not at all (a public
+    /// server would send DNS queries about addresses strangers chose).
+    pub verify_uploads: usize,
 }
 
 impl Config {
@@ -206,6 +211,7 @@ impl Config {
             nameservers: Vec::new(),
             demo_sites: demo::DEFAULT_SITES,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            verify_uploads: 0,
         }
     }
 }

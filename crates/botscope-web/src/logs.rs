@@ -260,6 +260,7 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
         );
     }
     let a = app.clone();
+    let runtime = tokio::runtime::Handle::current();
     // A long job: it may use every work thread but one, which stays for
     // searches and pages; uploads wait their turn in the bounded queue.
     let threads = u32::try_from(app.threads).unwrap_or(u32::MAX);
@@ -273,7 +274,13 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
                 owners: &a.owners,
                 max_clients: a.limits.upload_clients,
             };
-            analyse_against(&on, &name, source, robots, true, threads).map_err(|e| e.to_string())
+            let dns = a.dns.as_ref().map(|(evidence, max)| crate::logview::Dns {
+                evidence,
+                runtime: &runtime,
+                max: *max,
+            });
+            analyse_against(&on, &name, source, robots, dns, true, threads)
+                .map_err(|e| e.to_string())
         })
         .await;
     match analysed {

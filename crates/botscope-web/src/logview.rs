@@ -127,7 +127,27 @@ pub fn analyse(
     uploaded: bool,
     threads: usize,
 ) -> Result<LogView, LogError> {
-    analyse_against(on, name, source, Default::default(), uploaded, threads)
+    analyse_against(
+        on,
+        name,
+        source,
+        Default::default(),
+        None,
+        uploaded,
+        threads,
+    )
+}
+
+/// FCrDNS for an analysis: the evidence, the runtime to ask it on (the
+/// analysis runs on a blocking thread), and the most addresses asked.
+pub struct Dns<'a> {
+    /// Where answers come from.
+    pub evidence: &'a botscope_dns::DnsEvidence,
+    /// The server's runtime.
+    pub runtime: &'a tokio::runtime::Handle,
+    /// Addresses asked at most (the first the analysis names; the rest
+    /// stay undecided, and the report says how many).
+    pub max: usize,
 }
 
 /// [`analyse`], the requests judged against the site's robots.txt
@@ -138,6 +158,7 @@ pub fn analyse_against(
     name: &str,
     source: Source,
     robots: botscope_logs::RobotsTxt,
+    dns: Option<Dns<'_>>,
     uploaded: bool,
     threads: usize,
 ) -> Result<LogView, LogError> {
@@ -149,7 +170,23 @@ pub fn analyse_against(
         max_clients: on.max_clients,
     };
     let read = job.read(vec![source], &settings, &NoProgress)?;
-    let outcome = job.finish(read, &std::collections::HashMap::new(), on.owners, false);
+    let evidence = match dns {
+        Some(d) => {
+            let mut want = job.dns_wanted(&read);
+            want.truncate(d.max);
+            if want.is_empty() {
+                Default::default()
+            } else {
+                let (ev, problem) = d.runtime.block_on(d.evidence.gather(&want));
+                if let Some(p) = problem {
+                    tracing::warn!("upload {name}: reverse DNS: {p}");
+                }
+                ev
+            }
+        }
+        None => Default::default(),
+    };
+    let outcome = job.finish(read, &evidence, on.owners, false);
     if let Some(p) = outcome.problem() {
         return Err(LogError::Unreadable(p.to_string()));
     }

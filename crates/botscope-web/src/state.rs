@@ -32,6 +32,8 @@ pub struct App {
     pub(crate) limits: Limits,
     pub(crate) fetch: botscope_harvest::Config,
     pub(crate) nameservers: Vec<SocketAddr>,
+    /// FCrDNS for uploads, and the most addresses asked per upload.
+    pub(crate) dns: Option<(Arc<botscope_dns::DnsEvidence>, usize)>,
     pub(crate) threads: usize,
     /// Request work on blocking threads: `threads` at a time, first come
     /// first served, a bounded queue (see [`App::work`]).
@@ -69,7 +71,22 @@ impl App {
             nameservers,
             demo_sites,
             threads,
+            verify_uploads,
         } = config;
+        let dns = if verify_uploads > 0 {
+            let config = botscope_dns::EvidenceConfig {
+                servers: nameservers.clone(),
+                timeout: std::time::Duration::from_secs(2),
+                concurrency: 64,
+                cache: None,
+            };
+            let dns = botscope_dns::DnsEvidence::new(&config)
+                .await
+                .map_err(|e| Error::Setup(format!("--verify-uploads: {e}")))?;
+            Some((Arc::new(dns), verify_uploads))
+        } else {
+            None
+        };
         let (store, index_dir, demo) = match db {
             Some(db) => {
                 let dir = match index.or_else(|| db.index_beside()) {
@@ -114,6 +131,7 @@ impl App {
             limits,
             fetch,
             nameservers,
+            dns,
             threads: threads.max(1),
             pool: Arc::new(Work::new(threads.max(1), limits.queue)),
             logs: RwLock::new(Vec::new()),

@@ -173,6 +173,7 @@ pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
         nameservers: fetch.dns,
         demo_sites: a.demo_sites,
         threads: s.threads,
+        verify_uploads: usize::try_from(a.verify_uploads.unwrap_or(0))?,
     };
     if let Some(db) =
         a.db.as_ref()

@@ -1376,3 +1376,55 @@ fn the_web_guide_lists_every_screenshot() {
         }
     }
 }
+
+/// `serve --verify-uploads`: an upload's claimed robots are checked by
+/// forward-confirmed reverse DNS, as `logs analyze --verify` checks them
+/// (here through a real dnsmasq that knows googlebot.com and has no PTR
+/// for the fakes); without it they stay undecided.
+#[test]
+fn uploads_are_verified_by_dns_when_the_owner_asks() {
+    let server = botscope_testkit::Dnsmasq::start(&[
+        "--local=/googlebot.com/",
+        "--local=/google.com/",
+        "--local=/in-addr.arpa/",
+        "--host-record=googlebot.com,192.0.2.200",
+    ]);
+    let log = std::fs::read(
+        botscope_testkit::root().join("examples/logs/elastic_examples_apache_logs.log"),
+    )
+    .unwrap();
+    let upload = |addr: SocketAddr| {
+        let (ct, body) = multipart(&[("log", Some("apache.log"), &log)]);
+        let r = request(addr, "POST", "/logs", &ct, &body);
+        assert_eq!(r.status, 303, "{}", r.body);
+        let id = r
+            .header("location")
+            .unwrap()
+            .trim_start_matches("/logs/")
+            .to_owned();
+        get(addr, &format!("/api/logs/{id}")).json()
+    };
+    let checked = start(Config {
+        demo_sites: 20,
+        nameservers: vec![server.addr()],
+        verify_uploads: 5000,
+        ..demo_config()
+    });
+    let r = upload(checked.addr);
+    let g = &r["robots"]["Googlebot"];
+    assert_eq!(
+        g["verification"]["spoofed"]["ips"], 4,
+        "{}",
+        g["verification"]
+    );
+    assert_eq!(g["impostors"]["unique_ips"], 4, "{}", g["impostors"]);
+    drop(checked);
+    let unchecked = start(Config {
+        demo_sites: 20,
+        ..demo_config()
+    });
+    let r = upload(unchecked.addr);
+    let g = &r["robots"]["Googlebot"];
+    assert_eq!(g["verification"]["spoofed"]["ips"], 0);
+    assert_eq!(g["verification"]["unverifiable"]["ips"], 4);
+}
