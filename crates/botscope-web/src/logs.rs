@@ -169,29 +169,13 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
                 let mut field = field;
                 let mut body = Vec::new();
                 loop {
-                    let Ok(chunk) =
-                        tokio::time::timeout(app.limits.body_stall, field.chunk()).await
-                    else {
-                        return fail(
-                            StatusCode::REQUEST_TIMEOUT,
-                            format!(
-                                "the upload sent nothing for {} s and was dropped; nothing was kept",
-                                app.limits.body_stall.as_secs()
-                            ),
-                        );
-                    };
-                    match chunk {
+                    match next_chunk(&mut field, &app.limits).await {
                         Ok(Some(b)) => {
                             let room = cap.saturating_sub(body.len());
                             body.extend_from_slice(&b[..b.len().min(room)]);
                         }
                         Ok(None) => break,
-                        Err(e) => {
-                            return fail(
-                                e.status(),
-                                upload_error(&e.body_text(), app.limits.upload),
-                            );
-                        }
+                        Err((status, detail)) => return fail(status, detail),
                     }
                 }
                 if which == "site" {
@@ -212,18 +196,7 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
         );
         let mut field = field;
         loop {
-            // A client that stops sending holds a connection and a file:
-            // the body has a minimum rate.
-            let Ok(chunk) = tokio::time::timeout(app.limits.body_stall, field.chunk()).await else {
-                return fail(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "the upload sent nothing for {} s and was dropped; nothing was kept",
-                        app.limits.body_stall.as_secs()
-                    ),
-                );
-            };
-            match chunk {
+            match next_chunk(&mut field, &app.limits).await {
                 Ok(Some(bytes)) => {
                     size += bytes.len() as u64;
                     if let Err(e) = file.write_all(&bytes) {
@@ -234,7 +207,7 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
                     }
                 }
                 Ok(None) => break,
-                Err(e) => return fail(e.status(), upload_error(&e.body_text(), app.limits.upload)),
+                Err((status, detail)) => return fail(status, detail),
             }
         }
     }
@@ -293,6 +266,26 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
             let status = e.status();
             e.retry_after(fail(status, e.detail().to_owned()))
         }
+    }
+}
+
+/// The next chunk of a form field. A client that stops sending holds a
+/// connection and a file: the body has a minimum rate, and a field that
+/// sends nothing for `body_stall` is dropped.
+async fn next_chunk(
+    field: &mut axum::extract::multipart::Field<'_>,
+    limits: &crate::Limits,
+) -> Result<Option<axum::body::Bytes>, (StatusCode, String)> {
+    match tokio::time::timeout(limits.body_stall, field.chunk()).await {
+        Err(_) => Err((
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the upload sent nothing for {} s and was dropped; nothing was kept",
+                limits.body_stall.as_secs()
+            ),
+        )),
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => Err((e.status(), upload_error(&e.body_text(), limits.upload))),
     }
 }
 

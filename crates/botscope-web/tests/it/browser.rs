@@ -58,7 +58,7 @@ async fn texts(b: &Browser, css: &str) -> Vec<String> {
 }
 
 /// A file name for a page's screenshot.
-fn shot_name(path: &str, width: &str) -> String {
+pub(crate) fn shot_name(path: &str, width: &str) -> String {
     let mut s: String = path
         .trim_start_matches('/')
         .chars()

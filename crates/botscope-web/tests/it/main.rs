@@ -1220,15 +1220,7 @@ fn an_upload_is_judged_against_the_sites_robots_txt() {
         let (ct, body) = multipart(fields);
         request(addr, "POST", "/logs", &ct, &body)
     };
-    let report = |r: &Res| {
-        assert_eq!(r.status, 303, "{}", r.body);
-        let id = r
-            .header("location")
-            .unwrap()
-            .trim_start_matches("/logs/")
-            .to_owned();
-        get(addr, &format!("/api/logs/{id}")).json()
-    };
+    let report = |r: &Res| uploaded_report(addr, r);
     // Without: nothing judged, and the page says so.
     let plain = upload(&[("log", Some("plain.log"), log.as_bytes())]);
     let page = get(addr, plain.header("location").unwrap()).body;
@@ -1360,21 +1352,25 @@ fn the_web_guide_lists_every_screenshot() {
             .collect();
     assert_eq!(listed, files, "docs/web.md's table and docs/screenshots");
     for p in PAGES {
-        let mut s: String = p
-            .trim_start_matches('/')
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect();
-        if s.is_empty() {
-            s = "home".into();
-        }
         for w in ["desktop", "phone"] {
             assert!(
-                files.contains(&format!("{s}.{w}.png")),
+                files.contains(&browser::shot_name(p, w)),
                 "{p} at {w}: run scripts/screenshots"
             );
         }
     }
+}
+
+/// The report (JSON) of the upload that answered `r`: its redirect
+/// followed to the API.
+fn uploaded_report(addr: SocketAddr, r: &Res) -> serde_json::Value {
+    assert_eq!(r.status, 303, "{}", r.body);
+    let id = r
+        .header("location")
+        .unwrap()
+        .trim_start_matches("/logs/")
+        .to_owned();
+    get(addr, &format!("/api/logs/{id}")).json()
 }
 
 /// `serve --verify-uploads`: an upload's claimed robots are checked by
@@ -1395,14 +1391,7 @@ fn uploads_are_verified_by_dns_when_the_owner_asks() {
     .unwrap();
     let upload = |addr: SocketAddr| {
         let (ct, body) = multipart(&[("log", Some("apache.log"), &log)]);
-        let r = request(addr, "POST", "/logs", &ct, &body);
-        assert_eq!(r.status, 303, "{}", r.body);
-        let id = r
-            .header("location")
-            .unwrap()
-            .trim_start_matches("/logs/")
-            .to_owned();
-        get(addr, &format!("/api/logs/{id}")).json()
+        uploaded_report(addr, &request(addr, "POST", "/logs", &ct, &body))
     };
     let checked = start(Config {
         demo_sites: 20,

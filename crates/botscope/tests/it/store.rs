@@ -557,29 +557,8 @@ fn a_list_of_warc_urls_imports_from_a_server() {
     let db = d.join("list.db");
     let dbs = db.to_str().expect("utf-8");
     let base = format!("{}/", server.url());
-    // Loopback is refused as every other fetch refuses it, in words that
-    // name the flag, and nothing is asked of the server.
-    let o = botscope(&[
-        "store",
-        "import",
-        "--db",
-        dbs,
-        "--format",
-        "warc",
-        "--list",
-        list.to_str().expect("utf-8"),
-        "--base",
-        &base,
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    assert!(
-        err.contains("(loopback)") && err.contains("--allow-private"),
-        "{err}"
-    );
-    assert_eq!(server.hits(), 0, "{err}");
-    let import = || {
-        botscope(&[
+    let import_with = |extra: &[&str]| {
+        let mut args = vec![
             "store",
             "import",
             "--db",
@@ -590,9 +569,21 @@ fn a_list_of_warc_urls_imports_from_a_server() {
             list.to_str().expect("utf-8"),
             "--base",
             &base,
-            "--allow-private",
-        ])
+        ];
+        args.extend_from_slice(extra);
+        botscope(&args)
     };
+    // Loopback is refused as every other fetch refuses it, in words that
+    // name the flag, and nothing is asked of the server.
+    let o = import_with(&[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("(loopback)") && err.contains("--allow-private"),
+        "{err}"
+    );
+    assert_eq!(server.hits(), 0, "{err}");
+    let import = || import_with(&["--allow-private"]);
     let o = import();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(3), "{err}");
@@ -632,12 +623,12 @@ fn a_warc_url_is_stopped_at_its_limits() {
     let url = format!("{}/endless.warc.gz", server.url());
     let db = d.join("limits.db");
     let dbs = db.to_str().expect("utf-8");
-    let import = |flags: &[&str]| {
+    let import_into = |db: &str, flags: &[&str]| {
         let mut args = vec![
             "store",
             "import",
             "--db",
-            dbs,
+            db,
             "--format",
             "warc",
             "--allow-private",
@@ -646,24 +637,14 @@ fn a_warc_url_is_stopped_at_its_limits() {
         args.push(&url);
         botscope(&args)
     };
+    let import = |flags: &[&str]| import_into(dbs, flags);
     let o = import(&["--max-records", "10"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(err.contains("stopped after 10 records"), "{err}");
     assert!(err.contains("10 records read"), "{err}");
     let d2 = d.join("bytes.db");
-    let o = botscope(&[
-        "store",
-        "import",
-        "--db",
-        d2.to_str().expect("utf-8"),
-        "--format",
-        "warc",
-        "--allow-private",
-        "--max-download",
-        "64KiB",
-        &url,
-    ]);
+    let o = import_into(d2.to_str().expect("utf-8"), &["--max-download", "64KiB"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(err.contains("stopped after 64 KiB"), "{err}");
