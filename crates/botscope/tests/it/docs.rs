@@ -722,7 +722,7 @@ fn the_demo_serves_as_the_readme_and_the_web_guide_start_it() {
     let readme = blocks_for(
         "README.md",
         T,
-        &[("cargo run --release -q -p botscope -- ", "botscope ")],
+        &[],
     );
     let web = blocks_for("web.md", T, &[]);
     assert_eq!(readme.len(), 1);
