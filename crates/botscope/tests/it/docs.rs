@@ -719,11 +719,7 @@ fn http_get(addr: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
 #[test]
 fn the_demo_serves_as_the_readme_and_the_web_guide_start_it() {
     const T: &str = "the_demo_serves_as_the_readme_and_the_web_guide_start_it";
-    let readme = blocks_for(
-        "README.md",
-        T,
-        &[],
-    );
+    let readme = blocks_for("README.md", T, &[]);
     let web = blocks_for("web.md", T, &[]);
     assert_eq!(readme.len(), 1);
     assert_eq!(web.len(), 1);
