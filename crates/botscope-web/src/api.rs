@@ -890,7 +890,14 @@ pub async fn logs(State(app): State<Arc<App>>) -> Response {
 /// `GET /api/logs/ID`: the report (schema `botscope.logs/1`).
 pub async fn log(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
     match id.parse().ok().and_then(|id| app.log(id)) {
-        Some(v) => Json(&v.report).into_response(),
+        Some(v) => (
+            [(
+                axum::http::header::CONTENT_TYPE,
+                axum::http::HeaderValue::from_static("application/json"),
+            )],
+            v.json.clone(),
+        )
+            .into_response(),
         None => Fail::NotFound("no such log".into()).json(),
     }
 }

@@ -18,8 +18,12 @@ pub struct LogView {
     pub uploaded: bool,
     /// When it was analysed (Unix seconds).
     pub analysed: i64,
-    /// The report.
-    pub report: Report,
+    /// The report as JSON (schema `botscope.logs/1`), made once and
+    /// served from these bytes: what the view holds is what it weighs (a
+    /// report kept as structures weighed four times its JSON).
+    pub json: axum::body::Bytes,
+    /// What lists show of it.
+    pub counts: LogCounts,
     /// The report as the command line's HTML, robots linked: rendered
     /// once, served from these bytes without a copy.
     pub html: axum::body::Bytes,
@@ -31,6 +35,30 @@ pub struct LogView {
     pub csp: String,
     /// Per declared robot, its User-Agents and addresses.
     pub crawlers: std::collections::BTreeMap<String, CrawlerSeen>,
+}
+
+/// The figures of a report that lists show.
+#[derive(Debug, Clone, Copy)]
+pub struct LogCounts {
+    /// Lines read.
+    pub lines: u64,
+    /// Requests analysed.
+    pub requests: u64,
+    /// Declared robots seen.
+    pub robots: usize,
+    /// Addresses that claimed a robot falsely.
+    pub spoofed: u64,
+}
+
+impl LogCounts {
+    fn of(r: &Report) -> LogCounts {
+        LogCounts {
+            lines: r.lines.total,
+            requests: r.site.requests,
+            robots: r.robots.len(),
+            spoofed: r.spoofed.total,
+        }
+    }
 }
 
 /// The summary of a log in lists.
@@ -62,10 +90,10 @@ impl LogView {
             name: &self.name,
             uploaded: self.uploaded,
             analysed: botscope_index::rfc3339(self.analysed),
-            lines: self.report.lines.total,
-            requests: self.report.site.requests,
-            robots: self.report.robots.len(),
-            spoofed: self.report.spoofed.total,
+            lines: self.counts.lines,
+            requests: self.counts.requests,
+            robots: self.counts.robots,
+            spoofed: self.counts.spoofed,
         }
     }
 }
@@ -200,8 +228,9 @@ pub fn analyse_against(
     );
     let crawlers = outcome.crawlers();
     let csp = report_csp(&html);
+    let json = serde_json::to_vec(&outcome.report).unwrap_or_default();
     let size = html.len()
-        + serde_json::to_vec(&outcome.report).map_or(0, |v| v.len())
+        + json.len()
         + crawlers
             .values()
             .map(|c| {
@@ -221,7 +250,8 @@ pub fn analyse_against(
         csp,
         html: axum::body::Bytes::from(html),
         size,
-        report: outcome.report,
+        json: axum::body::Bytes::from(json),
+        counts: LogCounts::of(&outcome.report),
         crawlers,
     })
 }
