@@ -191,6 +191,19 @@ pub fn analyse_against(
     threads: usize,
 ) -> Result<LogView, LogError> {
     let job = Job::new(on.registry, robots, threads)?;
+    // What would decide the claims left undecided, said where the report
+    // is read.
+    let hint = if dns.is_some() {
+        "reverse DNS was asked (this server asks it about N addresses of an upload at most, \
+         `botscope serve --verify-uploads N`) and did not decide these; `botscope logs \
+         analyze --verify` checks a whole log, and `botscope data update` installs the \
+         IP-owner database that tells an operator's network from a stranger's."
+    } else {
+        "this server does not ask reverse DNS about uploaded logs (its owner can turn that on: \
+         `botscope serve --verify-uploads`); `botscope logs analyze --verify` checks a log by \
+         forward-confirmed reverse DNS, and `botscope data update` installs the IP-owner \
+         database that tells an operator's network from a stranger's."
+    };
     let settings = Settings {
         format: None,
         window: Default::default(),
@@ -224,6 +237,7 @@ pub fn analyse_against(
             robot_link: Some("/crawler/"),
             header: Some(&crate::layout::header("/logs")),
             style: Some(crate::layout::HEADER_STYLE),
+            verify_hint: Some(hint),
         },
     );
     let crawlers = outcome.crawlers();

@@ -453,7 +453,7 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
                 }
             }
         } }
-        @if let Some(note) = super::unverifiable_note(r) {
+        @if let Some(note) = super::unverifiable_note_with(r, o.verify_hint) {
             p.muted { (Text(&note)) }
         }
     }
@@ -745,6 +745,10 @@ pub struct PageOptions<'a> {
     pub header: Option<&'a Markup>,
     /// Style rules added to the page's own (for the header's elements).
     pub style: Option<&'a str>,
+    /// What decides the claims that could not be, in the words of where
+    /// the report is read (a web application names its own flag); the
+    /// command's by default.
+    pub verify_hint: Option<&'a str>,
 }
 
 /// The whole page, standalone.

@@ -90,19 +90,24 @@ pub fn robot_rows(r: &Report) -> Vec<RobotRow<'_>> {
 /// not be decided, when there are any: they are neither cleared nor
 /// listed as fakes, and the user should know which evidence decides them.
 pub fn unverifiable_note(r: &Report) -> Option<String> {
+    unverifiable_note_with(r, None)
+}
+
+/// [`unverifiable_note`], with `hint` (what decides such claims where the
+/// report is read) in place of the command's flags.
+pub fn unverifiable_note_with(r: &Report, hint: Option<&str>) -> Option<String> {
     let (ips, requests) = r.robots.values().fold((0, 0), |(i, q), b| {
         (
             i + b.verification.unverifiable.ips,
             q + b.verification.unverifiable.requests,
         )
     });
+    const COMMAND: &str = "`botscope logs analyze --verify` checks them by forward-confirmed \
+        reverse DNS (for robots whose operators document it), and `botscope data update` \
+        installs the IP-owner database that tells an operator's network from a stranger's.";
     (ips > 0).then(|| {
         format!(
-            "{} ({}) {} a registered robot but could not be \
-             decided, so {} called a fake: `botscope logs analyze --verify` \
-             checks them by forward-confirmed reverse DNS (for robots whose operators \
-             document it), and `botscope data update` installs the IP-owner database that \
-             tells an operator's network from a stranger's.",
+            "{} ({}) {} a registered robot but could not be decided, so {} called a fake: {}",
             botscope_text::count(ips, "address", "addresses"),
             botscope_text::count(requests, "request", "requests"),
             if ips == 1 { "claims" } else { "claim" },
@@ -111,6 +116,7 @@ pub fn unverifiable_note(r: &Report) -> Option<String> {
             } else {
                 "none of them is"
             },
+            hint.unwrap_or(COMMAND),
         )
     })
 }

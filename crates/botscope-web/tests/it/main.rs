@@ -729,6 +729,13 @@ fn an_uploaded_log_gives_the_report() {
     );
     // Robots link to their crawler pages.
     assert!(page.body.contains("href=\"/crawler/"), "robots linked");
+    // The undecided claims' note names what this server can do about
+    // them, not only the command's flag.
+    assert!(
+        page.body.contains("could not be decided")
+            && page.body.contains("botscope serve --verify-uploads"),
+        "the note speaks of the server"
+    );
     // A log carrying script and a bidi override is shown as data (a line
     // with terminal escapes is not a log line: the parser counts it).
     let hostile = "203.0.113.9 - - [10/Oct/2025:13:55:36 +0000] \"GET /<script>alert(1)</script> HTTP/1.1\" 404 12 \"-\" \"Mozilla/5.0 (compatible; Googlebot/2.1; \u{202e}<img src=x onerror=alert(3)>)\"\n".repeat(3);
