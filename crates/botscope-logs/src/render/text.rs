@@ -201,7 +201,14 @@ fn clients(out: &mut String, title: &str, l: &ClientList, limit: usize, width: u
                 .into_iter()
                 .chain(c.network().map(|n| format!("network: {n}")))
                 .chain(c.verification.clone())
-                .chain(c.reasons.iter().map(|r| r.detail.clone()))
+                // A spoofer's claim is its verification line: the
+                // "declared" reason would say it again.
+                .chain(
+                    c.reasons
+                        .iter()
+                        .filter(|r| c.verification.is_none() || r.code != "declared")
+                        .map(|r| r.detail.clone()),
+                )
                 .collect::<Vec<_>>()
                 .join("; ");
             (vec![c.ip.to_string(), c.requests.to_string(), ua], why)
