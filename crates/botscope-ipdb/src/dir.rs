@@ -472,7 +472,8 @@ impl DataDir {
             let p = self.city_path(v);
             if let Ok(b) = std::fs::read(&p) {
                 match GeoDb::from_bytes(b) {
-                    Ok(db) => geo.push(db),
+                    // What `data update city` installs is DB-IP's.
+                    Ok(db) => geo.push(db.credited(crate::geo::DBIP_CREDIT)),
                     Err(e) => problems.push((Kind::City, format!("{}: {e}", p.display()))),
                 }
             }

@@ -32,7 +32,7 @@ pub use dir::{
     DataDir, DbStatus, Installed, Kind, ListStatus, NPM_REGISTRY, Status, UpdateConfig,
     fetch_source, lists_status, update,
 };
-pub use geo::{GeoDb, Place};
+pub use geo::{DBIP_CREDIT, GeoDb, Place};
 
 use botscope_botid::Owner;
 
@@ -90,6 +90,26 @@ impl IpOwners {
     pub fn dated(mut self, asn_as_of: Option<i64>) -> IpOwners {
         self.asn_as_of = asn_as_of;
         self
+    }
+
+    /// True when some database places addresses.
+    pub fn has_places(&self) -> bool {
+        !self.geo.is_empty()
+    }
+
+    /// The same with one more place database.
+    pub fn with_places(mut self, db: GeoDb) -> IpOwners {
+        self.geo.push(db);
+        self.geo.sort_by_key(GeoDb::ip_version);
+        self
+    }
+
+    /// Whom a page that shows places must credit, one line per database
+    /// that asks for it.
+    pub fn place_credits(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.geo.iter().filter_map(GeoDb::attribution).collect();
+        v.dedup();
+        v
     }
 
     /// True when no database is installed.

@@ -707,6 +707,9 @@ pub struct CrawlerModel {
     pub disfavoring: Vec<Hit>,
     /// What the analysed logs show of it.
     pub logs: Vec<CrawlerLog>,
+    /// Whom the places of its addresses are credited to (the place
+    /// databases' sources, as their licences ask).
+    pub place_credits: Vec<String>,
 }
 
 /// The crawler page's model.
@@ -772,6 +775,7 @@ pub async fn crawler_model(app: &Arc<App>, name: &str) -> Result<CrawlerModel, F
             .as_ref()
             .map_or_else(|| name.to_owned(), |b| b.name.clone()),
         registry: entry,
+        place_credits: app.owners.place_credits(),
         n: table.n,
         favor,
         favoring,

@@ -8,7 +8,11 @@
 //!   host names, ranks, later versions (often a new block of an AI
 //!   crawler) over 2024 and 2025;
 //! - the access logs of `examples/logs/`, analysed offline (published
-//!   addresses decide; no DNS query is sent).
+//!   addresses decide; no DNS query is sent);
+//! - when no city database is installed, the places of those logs'
+//!   addresses: the networks that hold them, cut from DB-IP's city
+//!   database (`examples/geo/`, CC BY 4.0), so that the crawler pages'
+//!   maps have something to show.
 
 use std::path::PathBuf;
 
@@ -40,6 +44,16 @@ pub const EXAMPLES_DATE: i64 = 1_748_736_000;
 /// The example access logs: name and bytes.
 pub fn logs() -> &'static [(&'static str, &'static [u8])] {
     files::LOGS
+}
+
+/// The demo's place table: DB-IP's networks that hold the example logs'
+/// addresses (`crates/botscope-ipdb/examples/cut_city.rs` cuts it).
+pub const PLACES: &str = include_str!("../../../examples/geo/dbip-city-lite-demo.csv");
+
+/// [`PLACES`], read.
+pub fn places() -> Result<botscope_ipdb::GeoDb, Error> {
+    botscope_ipdb::GeoDb::from_table(PLACES)
+        .map_err(|e| Error::Setup(format!("the demo's place table: {e}")))
 }
 
 /// What was built.

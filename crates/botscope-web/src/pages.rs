@@ -836,8 +836,9 @@ pub async fn crawlers(
 pub async fn crawler(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
     match api::crawler_model(&app, &name).await {
         Ok(m) => {
-            let foot = (!app.owners.is_empty())
-                .then(|| html! { (botscope_ipdb::Kind::City.attribution()) });
+            let foot = (!m.place_credits.is_empty()).then(|| {
+                html! { @for (i, c) in m.place_credits.iter().enumerate() { @if i > 0 { " · " } (credit(c)) } }
+            });
             page_with(
                 &app,
                 StatusCode::OK,
@@ -848,6 +849,19 @@ pub async fn crawler(State(app): State<Arc<App>>, Path(name): Path<String>) -> R
             )
         }
         Err(e) => e.page(&app),
+    }
+}
+
+/// A place database's credit, its address a link: `NAME (URL), REST`
+/// shows NAME linked to URL, then REST.
+fn credit(c: &str) -> Markup {
+    let link = c.split_once(" (").and_then(|(name, rest)| {
+        let (url, rest) = rest.split_once(')')?;
+        url.starts_with("https://").then_some((name, url, rest))
+    });
+    match link {
+        Some((name, url, rest)) => html! { a href=(url) { (Text(name)) } (Text(rest)) },
+        None => html! { (Text(c)) },
     }
 }
 

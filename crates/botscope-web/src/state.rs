@@ -65,7 +65,7 @@ impl App {
             db,
             index,
             registry,
-            owners,
+            mut owners,
             limits,
             fetch,
             nameservers,
@@ -109,6 +109,9 @@ impl App {
                         source,
                     })?;
                 let d = demo::build_blocking(dir.path().to_path_buf(), demo_sites).await?;
+                if !owners.has_places() {
+                    owners = owners.with_places(demo::places()?);
+                }
                 (StoreLocator::Sqlite(d.db), d.index, Some(dir))
             }
         };

@@ -29,18 +29,18 @@ fn start(config: Config) -> Running {
     })
 }
 
-/// Where the test city database places addresses of the example logs.
+/// Where an installed test city database places addresses of the
+/// example logs (places of its own, so that a page shows which data
+/// answered).
 const PLACES: &[(&str, &str, &str, f64, f64)] = &[
-    ("66.249.64.0/19", "US", "Mountain View", 37.42, -122.08),
+    ("66.249.64.0/19", "US", "Test Place", 37.42, -122.08),
     ("157.55.0.0/16", "US", "Redmond", 47.67, -122.12),
-    ("46.105.0.0/16", "FR", "Roubaix", 50.69, 3.17),
 ];
 
+/// The demo as `botscope serve` builds it with no IP-owner data installed:
+/// its addresses placed by the demo's own table (`examples/geo/`).
 fn demo_config() -> Config {
-    let geo =
-        botscope_ipdb::GeoDb::from_bytes(botscope_testkit::ipdb::city_mmdb(false, PLACES)).unwrap();
     Config {
-        owners: botscope_ipdb::IpOwners::new(None, vec![geo]),
         // Screenshots for the docs show the demo `botscope serve` builds;
         // the tests, a smaller one.
         demo_sites: if std::env::var_os("BOTSCOPE_SCREENSHOTS").is_some() {
@@ -66,11 +66,17 @@ fn demo() -> SocketAddr {
 
 /// A server for the tests that upload logs, so that the shared one's
 /// crawler pages stay as the map tests read them.
+/// It has a city database installed (an operator's, which the demo's
+/// own table does not override).
 fn uploads() -> SocketAddr {
     static S: OnceLock<Running> = OnceLock::new();
     S.get_or_init(|| {
+        let geo =
+            botscope_ipdb::GeoDb::from_bytes(botscope_testkit::ipdb::city_mmdb(false, PLACES))
+                .unwrap();
         start(Config {
             demo_sites: 50,
+            owners: botscope_ipdb::IpOwners::new(None, vec![geo]),
             ..demo_config()
         })
     })
@@ -789,24 +795,47 @@ fn crawler_page_maps_each_located_address() {
         .iter()
         .flat_map(|l| l["addresses"].as_array().unwrap())
         .collect();
+    // With no city database installed, the demo's own table (cut from
+    // DB-IP's for the example logs) places every one of them.
     let located = addrs.iter().filter(|a| a["latitude"].is_f64()).count();
     assert!(
-        located > 0 && located < addrs.len(),
+        located > 1 && located == addrs.len(),
         "{located} of {}",
         addrs.len()
     );
     // The log's own Googlebot addresses are Google's (published list).
-    assert!(
-        addrs.iter().any(|a| a["ip"] == "66.249.73.135"
-            && a["verdict"] == "verified"
-            && a["country"] == "US")
-    );
+    assert!(addrs.iter().any(|a| a["ip"] == "66.249.73.135"
+        && a["verdict"] == "verified"
+        && a["country"] == "US"
+        && a["city"] == "Mountain View"));
     let page = get(addr, "/crawler/googlebot").body;
     assert_eq!(page.matches("<circle class=\"mark ").count(), located);
     assert!(page.contains("<path class=\"land\""));
+    // DB-IP's licence: a link back on every page that shows its data.
     assert!(
-        page.contains("CC BY 4.0"),
+        page.contains("<a href=\"https://db-ip.com\">IP Geolocation by DB-IP</a>, CC BY 4.0"),
         "the geolocation data is attributed"
+    );
+    assert!(m["place_credits"][0].as_str().unwrap().contains("DB-IP"));
+    // An installed city database answers instead of the demo's table,
+    // and its places are the only ones shown.
+    let other = get(uploads(), "/api/crawler/googlebot").json();
+    let theirs: Vec<&serde_json::Value> = other["logs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|l| l["addresses"].as_array().unwrap())
+        .filter(|a| a["latitude"].is_f64())
+        .collect();
+    assert!(!theirs.is_empty());
+    assert!(
+        theirs.iter().all(|a| a["city"] == "Test Place"),
+        "{theirs:?}"
+    );
+    assert!(
+        !get(uploads(), "/crawler/googlebot")
+            .body
+            .contains("db-ip.com")
     );
     assert!(page.contains("class=\"mark verified\""));
     // The sites that favour it are sites whose bias towards it is positive.
