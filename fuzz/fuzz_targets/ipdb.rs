@@ -1,5 +1,6 @@
 //! The IP-owner databases from strangers' bytes: an ASN CSV, the stored
-//! ASN table, and a MaxMind DB file. Never a panic; a table that reads
+//! ASN table, a MaxMind DB file and a place table (the demo's format).
+//! Never a panic; a table that reads
 //! back answers lookups inside its ranges only.
 
 #![no_main]
@@ -25,5 +26,17 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(db) = GeoDb::from_bytes(data.to_vec()) {
         let _ = db.lookup([1, 2, 3, 4].into());
         let _ = db.lookup("2001:db8::1".parse::<IpAddr>().expect("ip"));
+    }
+    if let Ok(text) = std::str::from_utf8(data)
+        && let Ok(db) = GeoDb::from_table(text)
+    {
+        // Networks are apart: a lookup finds at most one, and a place's
+        // fields are checked (a country is two letters, coordinates in range).
+        for ip in ["0.0.0.0", "1.2.3.4", "255.255.255.255", "::", "2001:db8::1"] {
+            if let Some(p) = db.lookup(ip.parse::<IpAddr>().expect("ip")) {
+                assert!(p.country.is_none_or(|c| c.len() == 2));
+                assert!(p.latitude.is_none_or(|x| x.abs() <= 90.0));
+            }
+        }
     }
 });
