@@ -2,9 +2,12 @@
 //! is a browser and acts like a scraper) is asked to do before it is let
 //! through. A page of the gate's, in plain words, with two ways on:
 //!
-//! - a delayed refresh that needs no JavaScript: after [`ChallengeConfig::delay`]
-//!   the page leads (by `<meta http-equiv=refresh>` and a link) to the
-//!   pass address, whose signed token is not valid before then;
+//! - a link that needs no JavaScript: after [`ChallengeConfig::delay`] it
+//!   leads to the pass address, whose signed token is not valid before
+//!   then. The page does not move on by a timed refresh
+//!   (`<meta http-equiv=refresh>`): a page that changes under a person on
+//!   a timer fails WCAG 2.2.1 and 3.2.5, and a screen reader loses its
+//!   place; the person follows the link when ready;
 //! - a proof of work in JavaScript (SHA-256 with leading zero bits), which
 //!   passes at once (a secure context is needed: https, or localhost).
 //!
@@ -287,7 +290,6 @@ pub fn page(c: &Challenges, token: &str, back_to: &str, note: Option<&str>) -> S
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                meta http-equiv="refresh" content=(format!("{delay}; url={pass}"));
                 title { "Checking your browser" }
                 style { (maud::PreEscaped(PAGE_CSS)) }
             }
@@ -297,14 +299,15 @@ pub fn page(c: &Challenges, token: &str, back_to: &str, note: Option<&str>) -> S
                     p {
                         "This site receives many automated requests that look like a browser's, "
                         "so it asks some visitors to wait a moment before going on. "
-                        "Nothing is needed from you: this page continues by itself in "
-                        (delay) " seconds."
+                        "With JavaScript on, this page continues by itself in a moment; "
+                        "without it, follow the link below when "
+                        (delay) " seconds have passed."
                     }
                     @if let Some(n) = note {
                         p { "The last try did not go through: " (n) ". Please wait and continue." }
                     }
-                    p role="status" aria-live="polite" id="status" { "Waiting " (delay) " seconds…" }
-                    p { a id="go" href=(pass) { "Continue to the page" } " (after the wait)." }
+                    p role="status" aria-live="polite" id="status" { "Please wait " (delay) " seconds." }
+                    p { a id="go" href=(pass) { "Continue to the page" } " (after " (delay) " seconds)." }
                     p class="small" {
                         "Crawlers that say who they are and follow robots.txt are not asked to wait. "
                         "If you keep seeing this page, the site's owner can help."

@@ -725,7 +725,7 @@ pub fn html(r: &Report) -> String {
                     "body{font:15px/1.5 system-ui,sans-serif;margin:2em;color:#222}"
                     "table{border-collapse:collapse}td,th{padding:.3em .7em;border-bottom:1px solid #ddd;text-align:left}"
                     "td.n{text-align:right}.pass{color:#176f2c}.fail{color:#b3261e;font-weight:600}"
-                    "code{font-size:90%}.scroll{overflow-x:auto;max-width:100%}"
+                    "code{font-size:90%}.scroll{overflow-x:auto;max-width:100%}:focus-visible{outline:3px solid #1f5fa8;outline-offset:2px}"
                 }
             }
             body {
@@ -736,7 +736,7 @@ pub fn html(r: &Report) -> String {
                     (r.lines) " log lines, " (r.malformed.values().sum::<u64>()) " malformed, "
                     (r.other_hosts) " for other hosts."
                 }
-                div.scroll { table {
+                div.scroll tabindex="0" { table {
                     thead { tr {
                         th { "Crawler" } th { "Identity" } th { "Requests" } th { "Sites" }
                         @for c in CHECKS { th { (c.title()) } }

@@ -9,6 +9,28 @@ use std::process::{Child, Command, Stdio};
 use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder};
 
+/// axe-core's rules of WCAG 2.0 and 2.1, levels A and AA; a serious or
+/// critical violation is reported.
+const AXE_RUN: &str = "const done = arguments[arguments.length - 1];\
+ axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']},\
+                    resultTypes: ['violations']})\
+   .then(r => done(r.violations.filter(v => v.impact == 'serious' || v.impact == 'critical')\
+     .map(v => v.impact + ' ' + v.id + ': ' + v.help + ' (' + v.nodes.length + ' elements: ' +\
+       v.nodes.slice(0, 5).map(n => n.target.join(' ') + ' [' +\
+         (n.failureSummary || '').split('\\n').slice(1, 2).join(' ').trim() + ']').join('; ') + ')')))\
+   .catch(e => done(['axe-core failed: ' + e]));";
+
+/// axe-core's source, read once from `target/axe/axe.min.js`.
+fn axe_source() -> &'static str {
+    static AXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    AXE.get_or_init(|| {
+        let p = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/axe/axe.min.js");
+        std::fs::read_to_string(p).unwrap_or_else(|e| {
+            panic!("{p}: {e}; scripts/test fetches axe-core (npm, pinned) before the tests")
+        })
+    })
+}
+
 /// A chromedriver process with one browser session, stopped (driver and
 /// browser, by their process group) when dropped.
 #[derive(Debug)]
@@ -178,6 +200,30 @@ impl Browser {
         base64::engine::general_purpose::STANDARD
             .decode(v["data"].as_str().unwrap_or_default())
             .expect("a base64 PNG")
+    }
+
+    /// The serious and critical violations of WCAG 2.1 A and AA that
+    /// axe-core finds in the page shown, each as a line: impact, rule,
+    /// help text and (up to five of) the elements, with why. axe-core is
+    /// injected into the page (WebDriver's scripts are not subject to the
+    /// page's Content-Security-Policy).
+    ///
+    /// # Panics
+    /// When axe-core is not installed (`scripts/test` fetches it, pinned,
+    /// into `target/axe/`) or the browser does not answer.
+    pub async fn accessibility(&self) -> Vec<String> {
+        let loaded = self
+            .client
+            .execute(&format!("{};\nreturn typeof axe;", axe_source()), vec![])
+            .await
+            .expect("axe-core injected");
+        assert_eq!(loaded, "object", "axe-core loads in the page");
+        let v = self
+            .client
+            .execute_async(AXE_RUN, vec![])
+            .await
+            .expect("axe-core ran");
+        serde_json::from_value(v).unwrap_or_else(|e| vec![format!("axe-core's answer: {e}")])
     }
 
     /// Ends the session and the driver.

@@ -31,6 +31,26 @@ pub fn label_every(labels: &[&str], slot: f64) -> usize {
     (((widest + 2.0 * CHAR) / slot.max(0.1)).ceil() as usize).max(1)
 }
 
+/// The chart in words, for a screen reader (the picture's text
+/// alternative): each period's shares.
+fn words(t: &Trends) -> String {
+    let mut s = String::from("Restriction over time, share of sites per period");
+    for p in &t.periods {
+        let c = counts(t, p);
+        let total = (c.full + c.partial + c.none).max(1) as f64;
+        let pct = |v: u64| v as f64 * 100.0 / total;
+        s.push_str(&format!(
+            "; {}: {:.0}% full, {:.0}% partial, {:.0}% none of {} sites",
+            p.period,
+            pct(c.full),
+            pct(c.partial),
+            pct(c.none),
+            p.sites
+        ));
+    }
+    s
+}
+
 /// The stacked bars.
 pub fn trends(t: &Trends) -> Markup {
     let n = t.periods.len().max(1) as f64;
@@ -47,7 +67,7 @@ pub fn trends(t: &Trends) -> Markup {
     // On a phone the chart scrolls sideways rather than shrink its labels
     // below reading size.
     html! {
-        div.wide { svg.chart viewBox={ "0 0 " (W) " " (H) } role="img" aria-label="Restriction over time" {
+        div.wide tabindex="0" { svg.chart viewBox={ "0 0 " (W) " " (H) } role="img" aria-label=(words(t)) {
             @for pct in [0u32, 25, 50, 75, 100] {
                 @let y = TOP + plot - plot * f64::from(pct) / 100.0;
                 line.grid x1=(LEFT) x2=(W - RIGHT) y1=(format!("{y:.1}")) y2=(format!("{y:.1}")) {}

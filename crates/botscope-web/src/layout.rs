@@ -165,7 +165,7 @@ pub fn listing(lines: &[String], mark: &dyn Fn(u32) -> (Option<&'static str>, Ma
         lines.len()
     };
     html! {
-        div.wide { table.listing {
+        div.wide tabindex="0" { table.listing {
             tbody {
                 @for (i, l) in lines.iter().take(n).enumerate() {
                     @let no = u32::try_from(i + 1).unwrap_or(u32::MAX);

@@ -73,7 +73,7 @@ pub async fn list(State(app): State<Arc<App>>) -> Response {
         @if logs.is_empty() {
             p.muted { "None yet." }
         } @else {
-            div.wide { table {
+            div.wide tabindex="0" { table {
                 thead { tr { th { "Log" } th { "Lines" } th { "Requests" } th { "Robots" } th { "Spoofed" } th { "Analysed" } } }
                 tbody {
                     @for l in logs.iter().rev() {

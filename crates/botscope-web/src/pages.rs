@@ -385,7 +385,7 @@ fn stated_table(stated: &[api::StatedLine]) -> Markup {
     html! {
         @if !stated.is_empty() {
             h3 { "AI usage preferences it states" }
-            div.wide { table id="stated" {
+            div.wide tabindex="0" { table id="stated" {
                 thead { tr { th { "Line" } th { "Agents" } th { "Path" } th { "Statement" } } }
                 tbody {
                     @for l in stated {
@@ -428,10 +428,12 @@ fn timeline(m: &SiteModel) -> Markup {
     let span = (last.from - first.from).max(1) as f64;
     let x = |t: i64| 20.0 + 680.0 * (t - first.from) as f64 / span;
     html! {
-        svg.timeline viewBox="0 0 720 44" role="img" aria-label="Versions over time" {
+        // A group, not a picture: each version is a link.
+        svg.timeline viewBox="0 0 720 44" role="group" aria-label="Versions over time" {
             line.axis x1="20" x2="700" y1="16" y2="16" {}
             @for v in &m.versions {
-                a href={ "/site/" (enc(&m.host)) (query(&[("at", &v.from.to_string())])) } {
+                a href={ "/site/" (enc(&m.host)) (query(&[("at", &v.from.to_string())])) }
+                    aria-label={ "The version of " (day(v.from)) " (" (v.source) ", " (v.bytes) " bytes)" } {
                     circle class={ "version" @if v.from == m.shown { " current" } } cx=(format!("{:.1}", x(v.from))) cy="16" r="6" {
                         title { (day(v.from)) " · " (v.source) " · " (v.bytes) " bytes" }
                     }
@@ -455,7 +457,7 @@ fn diff(d: &VersionDiff) -> Markup {
             }
         }
         @if !d.verdicts.is_empty() {
-            div.wide { table {
+            div.wide tabindex="0" { table {
                 thead { tr { th { "Robot" } th { "Path" } th { "Before" } th { "After" } } }
                 tbody { @for v in d.verdicts.iter().take(200) {
                     tr { td { (Text(&v.robot)) } td { code { (Text(&v.path)) } } td { (verdict(v.before)) } td { (verdict(v.after)) } }
@@ -591,7 +593,7 @@ pub fn bias_table(b: &FileBias, all: bool, more: &str) -> Markup {
         @if b.robots.is_empty() {
             @if b.computed() { p.muted { "The file names no robot: there is no bias to measure." } }
         } @else {
-            div.wide { table.bias id="bias" {
+            div.wide tabindex="0" { table.bias id="bias" {
                 thead { tr { th { "Robot" } th { "May fetch" } th { "Bias" } th { "Verdict" } } }
                 tbody {
                     @for r in b.robots.iter().take(rows) {
@@ -610,7 +612,7 @@ pub fn bias_table(b: &FileBias, all: bool, more: &str) -> Markup {
         }
         @if b.computed() && !b.dir.is_empty() {
             h2 { "Who may fetch each path" }
-            div.wide { table.matrix {
+            div.wide tabindex="0" { table.matrix {
                 thead { tr {
                     th { "Path" } th { "*" }
                     @for (members, _) in &columns {
@@ -705,7 +707,7 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
             Err(e) => { pre.error { (Text(e.detail())) } }
         }
         h2 { "Favourability" }
-        div.wide { table.favor id="favor" {
+        div.wide tabindex="0" { table.favor id="favor" {
             thead { tr {
                 @for (key, label) in [("robot", "Robot"), ("appeared", "Appeared"), ("favored", "Favoured"), ("disfavored", "Disfavoured"), ("favorability", "Favourability")] {
                     th aria-sort=[(key == sort).then_some(if key == "robot" { "ascending" } else { "descending" })] {
@@ -808,7 +810,7 @@ pub async fn crawlers(
             }
             button type="submit" { "Show" }
         }
-        div.wide { table.crawlers.stack {
+        div.wide tabindex="0" { table.crawlers.stack {
             thead { tr { th { "Crawler" } th { "Operator" } th { "Category" } th { "Verified by" } th { "List as of" } } }
             tbody {
                 @for c in &list {
@@ -955,7 +957,7 @@ fn crawler_body(app: &App, m: &CrawlerModel) -> Markup {
                     summary { (l.user_agents_total) " User-Agent strings" @if l.user_agents_total > l.user_agents.len() { " (the " (l.user_agents.len()) " most active shown)" } }
                     ul { @for (ua, n) in &l.user_agents { li { code { (Text(ua)) } " " span.muted { (n) } } } }
                 }
-                div.wide { table.addresses.stack {
+                div.wide tabindex="0" { table.addresses.stack {
                     thead { tr { th { "Address" } th { "Verdict" } th { "Network" } th { "Country" } th { "Requests" } th { "robots.txt" } th { "Disallowed" } th { "Why" } } }
                     tbody {
                         @for a in l.addresses.iter().take(200) {
@@ -1142,7 +1144,7 @@ fn check_markup(input: &CheckInput, result: Option<Result<CheckModel, Fail>>) ->
             Some(Err(e)) => { pre.error { (Text(e.detail())) } }
             Some(Ok(m)) => {
                 @if let Some(f) = &m.fetched { p.muted { "Fetched: " (Text(f)) } }
-                div.wide { table.verdicts id="verdicts" {
+                div.wide tabindex="0" { table.verdicts id="verdicts" {
                     thead { tr { th { "URL" } th { "Google" } th { "Deciding line" } th { "1996 draft" } th { "Deciding line" } } }
                     tbody {
                         @for r in &m.results {

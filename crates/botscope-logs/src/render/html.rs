@@ -28,6 +28,7 @@ impl Render for Text<'_> {
 const STYLE: &str = r#"
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;padding:0 1.5em;max-width:1400px;color:#222;background:#fff}
 .wide{overflow-x:auto;max-width:100%}
+:focus-visible{outline:3px solid #1f5fa8;outline-offset:2px}
 svg{max-width:100%;height:auto}
 code.path{display:inline-block;max-width:42ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom;word-break:normal}
 td.ua{max-width:34em;overflow-wrap:anywhere;word-break:normal}
@@ -41,7 +42,7 @@ table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f0f0f0;cursor:pointer;user-select:none;white-space:nowrap}
 th[aria-sort=ascending]::after{content:" \25B2"}th[aria-sort=descending]::after{content:" \25BC"}
-td.n{text-align:right;white-space:nowrap}.muted{color:#777}.bad{color:#b00}
+td.n{text-align:right;white-space:nowrap}.muted{color:#666}.bad{color:#b00}
 .legend span{display:inline-block;margin-right:1em}.legend i{display:inline-block;width:.8em;height:.8em;margin-right:.3em}
 code{font-size:.92em;word-break:break-all}
 .c-human{background:#4e79a7}.c-declared_bot{background:#59a14f}.c-undeclared_bot{background:#f28e2b}.c-scanner{background:#e15759}.c-monitor{background:#9c755f}
@@ -213,7 +214,7 @@ fn hourly_chart(r: &Report) -> Markup {
         .collect();
     html! {
         svg.hourly xmlns="http://www.w3.org/2000/svg" role="img"
-            aria-label="Requests per hour by class"
+            aria-label=(hourly_words(r, &hours))
             viewBox={ "0 0 " (w) " " (h + 22.0) } preserveAspectRatio="xMinYMin meet" {
             @for t in ticks {
                 @let y = y_of(t as f64);
@@ -238,11 +239,43 @@ fn hourly_chart(r: &Report) -> Markup {
     }
 }
 
+/// The hourly chart in words, for a screen reader (the picture's text
+/// alternative): its span, its busiest hour, and where the numbers per day
+/// are.
+fn hourly_words(r: &Report, hours: &[(i64, &botscope_accesslog::Hour)]) -> String {
+    let busiest = hours.iter().max_by_key(|x| (x.1.requests, -x.0));
+    let mut s = format!(
+        "Requests per hour by class (UTC), {} with requests from {} to {}",
+        count(hours.len() as u64, "hour", "hours"),
+        short_time(hours.first().map_or("", |x| x.1.hour.as_str())),
+        short_time(hours.last().map_or("", |x| x.1.hour.as_str())),
+    );
+    if let Some((_, b)) = busiest {
+        s.push_str(&format!(
+            "; the busiest, {}, had {}",
+            short_time(&b.hour),
+            count(b.requests, "request", "requests")
+        ));
+    }
+    if !r.daily.is_empty() {
+        s.push_str("; the table Days gives the numbers per day and class");
+    }
+    s
+}
+
 /// Horizontal bars: requests per class.
 fn class_chart(r: &Report) -> Markup {
     let total = r.site.requests.max(1) as f64;
+    let words = COLORS
+        .iter()
+        .map(|(name, _, label)| {
+            let v = r.site.classes.get(name).map_or(0, |c| c.requests);
+            format!("{label} {v} ({:.1}%)", v as f64 / total * 100.0)
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
     html! {
-        svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Requests by class"
+        svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label={ "Requests by class: " (words) }
             width="600" height="110" viewBox="0 0 600 110" {
             @for (i, (name, color, label)) in COLORS.iter().enumerate() {
                 @let v = r.site.classes.get(name).map_or(0, |c| c.requests);
@@ -273,7 +306,7 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
         @if l.clients.is_empty() {
             p.muted { "None." }
         } @else {
-            div.wide { table.sortable id=(id) {
+            div.wide tabindex="0" { table.sortable id=(id) {
                 thead { tr {
                     th { "IP" } th { "Network" } th { "Requests" } th { "Sessions" } th { "Pages" }
                     th { "Bytes" } th { "User-Agent" } th { "User-Agent type" } th { "Reasons" }
@@ -365,7 +398,7 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
         @if rows.iter().any(|row| row.spoofed) {
             p.muted { "A robot's row counts its own addresses; the addresses that claimed it falsely have a row of their own, marked (spoofed)." }
         }
-        div.wide { table.sortable id="robots" {
+        div.wide tabindex="0" { table.sortable id="robots" {
             thead { tr {
                 th { "Robot" } th { "Category" } th { "Requests" } th { "Sessions" } th { "IPs" }
                 th { "UAs" } th { "Bytes" } th { "robots.txt" } th { "Disallowed" }
@@ -408,7 +441,7 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
             p.muted { (untracked(r)) }
         }
         h3 { "How they were answered and verified" }
-        div.wide { table.sortable id="robots-answers" {
+        div.wide tabindex="0" { table.sortable id="robots-answers" {
             thead { tr {
                 th { "Robot" } th { "2xx" } th { "3xx" } th { "4xx" } th { "5xx" }
                 th { "Verified IPs" } th { "Spoofed IPs" } th { "Unverifiable IPs" }
@@ -514,7 +547,7 @@ fn compliance_table(r: &Report) -> Markup {
                  the robot when it began, and complies when it fetched no closed path and kept \
                  any Crawl-delay (Kim et al., 2025)."
             }
-            div.wide { table.sortable id="compliance" {
+            div.wide tabindex="0" { table.sortable id="compliance" {
                 thead { tr {
                     th { "Robot" } th { "Directive" } th { "Sessions" } th { "Read robots.txt" }
                     th { "Compliant" } th { "Closed requests" } th { "Delay breaches" }
@@ -530,7 +563,7 @@ fn compliance_table(r: &Report) -> Markup {
             } }
             @if !changed.is_empty() {
                 h2 id="changed-h" { "After robots.txt changed" }
-                div.wide { table.sortable id="changed" {
+                div.wide tabindex="0" { table.sortable id="changed" {
                     thead { tr {
                         th { "Robot" } th { "Version from" } th { "Requests" }
                         th { "Read it first" } th { "Closed requests" } th { "After reading it" }
@@ -573,7 +606,7 @@ fn enforcement_table(r: &Report) -> Markup {
                  by how the server answered them: a closed path answered 2xx is a policy \
                  stated and not enforced."
             }
-            div.wide { table.sortable id="enforcement" {
+            div.wide tabindex="0" { table.sortable id="enforcement" {
                 thead { tr {
                     th { "Robot" } th { "Category" } th { "Closed requests" }
                     th { "Answered 2xx" } th { "Otherwise" }
@@ -604,7 +637,7 @@ fn signatures_table(r: &Report) -> Markup {
     html! {
         @if !r.signature_agents.is_empty() {
             h2 id="signatures-h" { "Signed requests " span.muted { "(Web Bot Auth)" } }
-            div.wide { table.sortable id="signatures" {
+            div.wide tabindex="0" { table.sortable id="signatures" {
                 thead { tr {
                     th { "Signature agent" } th { "Robot" } th { "Signed" } th { "Verified" }
                     th { "Invalid" } th { "Unverified" } th { "Why not verified" }
@@ -650,7 +683,7 @@ fn days_table(r: &Report) -> Markup {
         @if r.daily.is_empty() {
             p.muted { "No requests." }
         } @else {
-            div.wide { table.sortable id="days" {
+            div.wide tabindex="0" { table.sortable id="days" {
                 thead { tr {
                     th { "Day" } th { "Requests" } th { "Visitors" } th { "Bytes" } th { "404" }
                     @for (_, _, label) in COLORS { th { (label) } }
@@ -694,7 +727,7 @@ fn paths_table(
             @if paths.is_empty() {
                 p.muted { "None." }
             } @else {
-                div.wide { table.sortable id=(id) {
+                div.wide tabindex="0" { table.sortable id=(id) {
                     thead { tr { th { "Path" } th { "Requests" } } }
                     tbody {
                         @for p in paths {
@@ -712,7 +745,7 @@ fn vhosts_table(r: &Report) -> Markup {
     html! {
         @if !r.vhosts.is_empty() {
             h2 { "Virtual hosts " span.muted { "(" (r.vhosts.len()) ")" } }
-            div.wide { table.sortable id="vhosts" {
+            div.wide tabindex="0" { table.sortable id="vhosts" {
                 thead { tr {
                     th { "Host" } th { "Requests" } th { "Bytes" } th { "Robot requests" }
                     th { "Robot %" } th { "Robot bytes" } th { "404" }
@@ -847,7 +880,7 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                 @if r.malformed.is_empty() {
                     p.muted { "None." }
                 } @else {
-                    div.wide { table.sortable id="malformed" {
+                    div.wide tabindex="0" { table.sortable id="malformed" {
                         thead { tr { th { "Reason" } th { "Lines" } th { "First lines" } } }
                         tbody {
                             @for m in &r.malformed {

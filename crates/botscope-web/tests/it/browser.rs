@@ -135,6 +135,7 @@ async fn every_page_fits_a_laptop_and_a_phone() {
         assert_eq!(get(addr, &format!("/api/trends{q}")).status, 200);
     }
     let shots = std::env::var_os("BOTSCOPE_SCREENSHOTS").map(PathBuf::from);
+    let mut inaccessible = Vec::new();
     for (w, h, tag) in [(1400, 1000, "desktop"), (390, 844, "phone")] {
         let b = Browser::start(w, h).await;
         for p in PAGES {
@@ -169,6 +170,10 @@ async fn every_page_fits_a_laptop_and_a_phone() {
             assert!(e.is_empty(), "{p} at {w} px: {e:?}");
             let broken = js(&b, GEOMETRY).await;
             assert_eq!(broken, serde_json::json!([]), "{p} at {w} px");
+            let a11y = b.accessibility().await;
+            if !a11y.is_empty() {
+                inaccessible.push(format!("{p} at {w} px:\n  {}", a11y.join("\n  ")));
+            }
             if p.starts_with("/crawler/") {
                 // The verdict table's Why is in view without scrolling.
                 let why = js(
@@ -192,6 +197,11 @@ async fn every_page_fits_a_laptop_and_a_phone() {
         }
         b.close().await;
     }
+    assert!(
+        inaccessible.is_empty(),
+        "axe-core (WCAG 2.1 A and AA, serious and critical):\n{}",
+        inaccessible.join("\n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

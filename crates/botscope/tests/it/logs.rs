@@ -695,6 +695,7 @@ fn html_report_renders_in_chromium_without_console_errors() {
     // Malformed samples name their file.
     assert!(dom.contains("pypi_apachelogs-0.6.1_vhost_combined.log:5"));
     assert!(dom.contains("elastic_examples_apache_logs.log:8899"));
+    crate::a11y::assert_accessible("the logs analyze report", &page);
 }
 
 /// Opens a page in headless Chromium: (DOM after scripts, console lines).

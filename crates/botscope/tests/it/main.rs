@@ -2,6 +2,7 @@
 //! stderr and exit status out. Output formats are contracts; snapshots
 //! keep them stable.
 
+mod a11y;
 mod cli;
 mod data;
 mod docs;

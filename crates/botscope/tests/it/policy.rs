@@ -317,4 +317,5 @@ fn replay_shows_what_a_policy_would_do_over_a_log() {
             .unwrap()
             .contains("What the policy would do")
     );
+    crate::a11y::assert_accessible("the policy replay report", &html);
 }

@@ -174,6 +174,9 @@ fn honeypot_serves_logs_and_reports() {
         crate::arg(&log),
     ]);
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("<!DOCTYPE html>"));
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, &o.stdout).unwrap();
+    crate::a11y::assert_accessible("the honeypot report", &page);
 
     // Without the sites file: a clear error, exit 2.
     std::fs::remove_file(dir.path().join("hp.log.sites.json")).unwrap();
