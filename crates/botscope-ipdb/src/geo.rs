@@ -90,9 +90,10 @@ impl GeoDb {
     /// Reads a table of networks: a line each, `network,country,city,
     /// latitude,longitude` (a network in CIDR notation; empty fields
     /// unknown); `#` lines are comments, and the first line, when it is
-    /// one, is the attribution (whom a page that shows the places credits). A line that does not read is
-    /// an error naming it; more than [`MAX_TABLE_ROWS`] lines too, and
-    /// networks that overlap (an MMDB file's never do).
+    /// one, is the attribution (whom a page that shows the places
+    /// credits). A line that does not read is an error naming it; more
+    /// than `MAX_TABLE_ROWS` (1,000,000) lines too, and networks that
+    /// overlap (an MMDB file's never do).
     pub fn from_table(text: &str) -> Result<GeoDb, Error> {
         let mut v4: Vec<(u32, u32, Place, usize)> = Vec::new();
         let mut v6: Vec<(u128, u128, Place, usize)> = Vec::new();
