@@ -54,8 +54,12 @@ impl Kind {
     /// Whom the data must be credited to (CC BY 4.0).
     pub fn attribution(self) -> &'static str {
         match self {
-            Kind::Asn => "RouteViews, NRO and DB-IP (db-ip.com), CC BY 4.0, via ip-location-db",
-            Kind::City => "IP Geolocation by DB-IP (db-ip.com), CC BY 4.0, via ip-location-db",
+            Kind::Asn => {
+                "RouteViews, NRO and DB-IP (https://db-ip.com), CC BY 4.0, via ip-location-db"
+            }
+            Kind::City => {
+                "IP Geolocation by DB-IP (https://db-ip.com), CC BY 4.0, via ip-location-db"
+            }
         }
     }
 }
@@ -473,7 +477,7 @@ impl DataDir {
             if let Ok(b) = std::fs::read(&p) {
                 match GeoDb::from_bytes(b) {
                     // What `data update city` installs is DB-IP's.
-                    Ok(db) => geo.push(db.credited(crate::geo::DBIP_CREDIT)),
+                    Ok(db) => geo.push(db.credited(Kind::City.attribution())),
                     Err(e) => problems.push((Kind::City, format!("{}: {e}", p.display()))),
                 }
             }

@@ -30,10 +30,6 @@ pub struct GeoDb {
     credit: Option<String>,
 }
 
-/// DB-IP's credit, which its licence asks for on every page that shows
-/// its data (with a link to db-ip.com).
-pub const DBIP_CREDIT: &str = "IP Geolocation by DB-IP (https://db-ip.com), CC BY 4.0";
-
 enum Source {
     Mmdb(maxminddb::Reader<Vec<u8>>),
     /// Networks as (first, last, place), sorted by first address; IPv4
@@ -77,7 +73,7 @@ impl GeoDb {
         let credit = if said.contains("geolite") {
             Some("GeoLite2 data created by MaxMind (https://www.maxmind.com)".to_owned())
         } else if said.contains("db-ip") || said.contains("dbip") {
-            Some(DBIP_CREDIT.to_owned())
+            Some(crate::Kind::City.attribution().to_owned())
         } else {
             None
         };

@@ -32,7 +32,7 @@ pub use dir::{
     DataDir, DbStatus, Installed, Kind, ListStatus, NPM_REGISTRY, Status, UpdateConfig,
     fetch_source, lists_status, update,
 };
-pub use geo::{DBIP_CREDIT, GeoDb, Place};
+pub use geo::{GeoDb, Place};
 
 use botscope_botid::Owner;
 
@@ -104,10 +104,16 @@ impl IpOwners {
         self
     }
 
-    /// Whom a page that shows places must credit, one line per database
-    /// that asks for it.
-    pub fn place_credits(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.geo.iter().filter_map(GeoDb::attribution).collect();
+    /// Whom a page that shows owners or places must credit, one line per
+    /// database that asks for it (the ASN table's sources, the place
+    /// databases'), each `NAME (URL), TERMS`.
+    pub fn credits(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .asn
+            .iter()
+            .map(|_| Kind::Asn.attribution().to_owned())
+            .collect();
+        v.extend(self.geo.iter().filter_map(GeoDb::attribution));
         v.dedup();
         v
     }
@@ -149,5 +155,33 @@ impl botscope_botid::Owners for IpOwners {
         let mut o = self.place(ip).0;
         o.stale = self.asn_as_of.is_some_and(|t| when < t - STALE_AFTER);
         o
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A page that shows owners or places credits each database that
+    /// answered it, the ASN table's sources too.
+    #[test]
+    fn credits_name_every_installed_source() {
+        assert!(IpOwners::none().credits().is_empty());
+        let mut b = AsnBuilder::default();
+        b.add_csv(b"66.249.64.0,66.249.95.255,15169,GOOGLE\n")
+            .unwrap();
+        let places =
+            GeoDb::from_table("# Places by Someone (https://example.org), CC0\n1.0.0.0/24,AU,,,\n")
+                .unwrap();
+        let o = IpOwners::new(Some(b.finish().0), vec![places]);
+        assert_eq!(
+            o.credits(),
+            [
+                Kind::Asn.attribution(),
+                "Places by Someone (https://example.org), CC0"
+            ]
+        );
+        assert!(Kind::Asn.attribution().contains("(https://db-ip.com)"));
     }
 }

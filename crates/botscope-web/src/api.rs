@@ -707,9 +707,9 @@ pub struct CrawlerModel {
     pub disfavoring: Vec<Hit>,
     /// What the analysed logs show of it.
     pub logs: Vec<CrawlerLog>,
-    /// Whom the places of its addresses are credited to (the place
-    /// databases' sources, as their licences ask).
-    pub place_credits: Vec<String>,
+    /// Whom the owners and places of its addresses are credited to (the
+    /// IP-owner databases' sources, as their licences ask).
+    pub credits: Vec<String>,
 }
 
 /// The crawler page's model.
@@ -775,7 +775,7 @@ pub async fn crawler_model(app: &Arc<App>, name: &str) -> Result<CrawlerModel, F
             .as_ref()
             .map_or_else(|| name.to_owned(), |b| b.name.clone()),
         registry: entry,
-        place_credits: app.owners.place_credits(),
+        credits: app.owners.credits(),
         n: table.n,
         favor,
         favoring,

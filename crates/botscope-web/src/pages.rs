@@ -838,8 +838,8 @@ pub async fn crawlers(
 pub async fn crawler(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
     match api::crawler_model(&app, &name).await {
         Ok(m) => {
-            let foot = (!m.place_credits.is_empty()).then(|| {
-                html! { @for (i, c) in m.place_credits.iter().enumerate() { @if i > 0 { " · " } (credit(c)) } }
+            let foot = (!m.credits.is_empty()).then(|| {
+                html! { @for (i, c) in m.credits.iter().enumerate() { @if i > 0 { " · " } (credit(c)) } }
             });
             page_with(
                 &app,

@@ -816,7 +816,7 @@ fn crawler_page_maps_each_located_address() {
         page.contains("<a href=\"https://db-ip.com\">IP Geolocation by DB-IP</a>, CC BY 4.0"),
         "the geolocation data is attributed"
     );
-    assert!(m["place_credits"][0].as_str().unwrap().contains("DB-IP"));
+    assert!(m["credits"][0].as_str().unwrap().contains("DB-IP"));
     // An installed city database answers instead of the demo's table,
     // and its places are the only ones shown.
     let other = get(uploads(), "/api/crawler/googlebot").json();
