@@ -242,7 +242,7 @@ impl Design {
                 status: 500,
                 content_type: "text/html; charset=utf-8",
                 location: None,
-                body: b"<!doctype html><title>500</title><h1>Internal Server Error</h1>\n".to_vec(),
+                body: b"<!doctype html><html lang=\"en\"><title>500 Internal Server Error</title><h1>Internal Server Error</h1></html>\n".to_vec(),
             },
             ("/robots.txt", Behaviour::NotFound) => not_found(),
             ("/robots.txt", Behaviour::Redirect) => Answer {
@@ -290,7 +290,7 @@ impl Design {
             ));
         }
         format!(
-            "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{host} {path}</title></head>\n<body><h1>{name}</h1>\n<p>A page of a research honeypot that watches how web robots read robots.txt.</p>\n<ul>\n{links}</ul>\n</body></html>\n",
+            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{host} {path}</title></head>\n<body><main><h1>{name}</h1>\n<p>A page of a research honeypot that watches how web robots read robots.txt.</p>\n<ul>\n{links}</ul>\n</main></body></html>\n",
             host = site.host,
             name = site.host,
             path = if path.len() > 64 { "" } else { path },
@@ -303,7 +303,7 @@ fn not_found() -> Answer {
         status: 404,
         content_type: "text/html; charset=utf-8",
         location: None,
-        body: b"<!doctype html><title>404</title><h1>Not Found</h1>\n".to_vec(),
+        body: b"<!doctype html><html lang=\"en\"><title>404 Not Found</title><h1>Not Found</h1></html>\n".to_vec(),
     }
 }
 

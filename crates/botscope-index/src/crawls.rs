@@ -303,6 +303,7 @@ pub(crate) type MapCache = HashMap<String, Arc<CrawlMap>>;
 
 impl Index {
     /// The crawls the index holds, by name.
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     pub(crate) fn crawl_list(&self) -> Result<Vec<Entry>> {
         Ok(read_manifest(&self.path)?.crawls)
     }

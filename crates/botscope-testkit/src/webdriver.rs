@@ -20,6 +20,40 @@ const AXE_RUN: &str = "const done = arguments[arguments.length - 1];\
          (n.failureSummary || '').split('\\n').slice(1, 2).join(' ').trim() + ']').join('; ') + ')')))\
    .catch(e => done(['axe-core failed: ' + e]));";
 
+/// Installs the focus log of [`Browser::keyboard_walk`] and returns how
+/// many controls the page has (where the Tab key may stop).
+const KEY_WALK_SETUP: &str = r#"
+const describe = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+  (e.className && typeof e.className == 'string' ? '.' + e.className.trim().split(/\s+/).join('.') : '') +
+  (e.getAttribute('href') ? '[href=' + e.getAttribute('href').slice(0, 60) + ']' : '') +
+  ' "' + (e.innerText || e.value || e.getAttribute('aria-label') || '').trim().slice(0, 40) + '"';
+const log = { seen: 0, bad: [] };
+document.addEventListener('focusin', ev => {
+  const e = ev.target;
+  log.seen++;
+  const s = getComputedStyle(e);
+  const ring = s.outlineStyle == 'auto' || (s.outlineStyle != 'none' && parseFloat(s.outlineWidth) >= 2) || s.boxShadow != 'none';
+  if (!ring) log.bad.push('no visible focus indicator on ' + describe(e) +
+    ' (outline ' + s.outlineStyle + ' ' + s.outlineWidth + ')');
+  const r = e.getBoundingClientRect();
+  if (r.width < 1 || r.height < 1 || s.visibility == 'hidden')
+    log.bad.push('the focus lands on ' + describe(e) + ', which is not shown');
+}, true);
+log.problems = () => {
+  const out = log.bad.slice();
+  for (const e of document.querySelectorAll('[tabindex]'))
+    if (e.tabIndex > 0) out.push('a positive tabindex changes the tab order: ' + describe(e));
+  if (log.seen == 0 && window.__botscopeFocus.controls > 0)
+    out.push('the Tab key reached none of the ' + window.__botscopeFocus.controls + ' controls');
+  return out;
+};
+window.__botscopeFocus = log;
+if (document.activeElement && document.activeElement != document.body) document.activeElement.blur();
+log.controls = document.querySelectorAll(
+  'a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]:not([tabindex="-1"])').length;
+return log.controls;
+"#;
+
 /// axe-core's source, read once from `target/axe/axe.min.js`.
 fn axe_source() -> &'static str {
     static AXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -224,6 +258,43 @@ impl Browser {
             .await
             .expect("axe-core ran");
         serde_json::from_value(v).unwrap_or_else(|e| vec![format!("axe-core's answer: {e}")])
+    }
+
+    /// Walks the page with the Tab key, as a person without a mouse does,
+    /// and returns what stops them: a control that takes the focus without
+    /// a visible focus indicator (the browser's own ring, an outline of at
+    /// least 2 px or a box shadow), a focus stop that takes no room on the screen, and an
+    /// element that changes the tab order with a positive `tabindex`. The
+    /// walk presses Tab once per control the page has, plus one (at most
+    /// 500), and ends where it began.
+    ///
+    /// # Panics
+    /// When the browser does not answer.
+    pub async fn keyboard_walk(&self) -> Vec<String> {
+        use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+        let n = self
+            .client
+            .execute(KEY_WALK_SETUP, vec![])
+            .await
+            .expect("the focus log is installed");
+        let n = n.as_u64().unwrap_or(0).min(500);
+        let tab: char = fantoccini::key::Key::Tab.into();
+        let mut keys = KeyActions::new("keyboard".into());
+        for _ in 0..=n {
+            keys = keys
+                .then(KeyAction::Down { value: tab })
+                .then(KeyAction::Up { value: tab });
+        }
+        self.client
+            .perform_actions(keys)
+            .await
+            .expect("the Tab key is pressed");
+        let v = self
+            .client
+            .execute("return window.__botscopeFocus.problems();", vec![])
+            .await
+            .expect("the focus log is read");
+        serde_json::from_value(v).unwrap_or_else(|e| vec![format!("the focus log: {e}")])
     }
 
     /// Ends the session and the driver.

@@ -51,7 +51,7 @@ fn words(t: &Trends) -> String {
     s
 }
 
-/// The stacked bars.
+/// The stacked bars, their legend, and their numbers as a table.
 pub fn trends(t: &Trends) -> Markup {
     let n = t.periods.len().max(1) as f64;
     let slot = (W - LEFT - RIGHT) / n;
@@ -96,6 +96,28 @@ pub fn trends(t: &Trends) -> Markup {
             span { i.full {} "full (Disallow: /)" }
             span { i.partial {} "partial" }
             span { i.none {} "none" }
+        }
+        // The chart's numbers as a table, for a screen reader and for
+        // whoever wants the figures.
+        details.numbers {
+            summary { "The chart's numbers" }
+            div.wide tabindex="0" { table.trends {
+                caption { "Sites per period whose robots.txt keeps the robot out fully, partially or not at all" }
+                thead { tr { th scope="col" { "Period" } th scope="col" { "Sites" } th scope="col" { "Full" } th scope="col" { "Partial" } th scope="col" { "None" } } }
+                tbody {
+                    @for p in &t.periods {
+                        @let c = counts(t, p);
+                        @let total = (c.full + c.partial + c.none).max(1) as f64;
+                        tr {
+                            th scope="row" { (p.period) }
+                            td.n { (p.sites) }
+                            @for v in [c.full, c.partial, c.none] {
+                                td.n { (v) " " span.muted { "(" (format!("{:.0}", v as f64 * 100.0 / total)) "%)" } }
+                            }
+                        }
+                    }
+                }
+            } }
         }
     }
 }

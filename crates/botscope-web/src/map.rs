@@ -146,10 +146,32 @@ pub struct Mark {
     pub title: String,
 }
 
+/// The map in words, for a screen reader: how many marks of each class,
+/// and where the numbers are.
+fn words(marks: &[Mark]) -> String {
+    let mut parts = Vec::new();
+    for (class, label) in [
+        ("verified", "verified"),
+        ("spoofed-disobeying", "spoofed and disobeying robots.txt"),
+        ("spoofed", "spoofed"),
+        ("other", "unverifiable"),
+    ] {
+        let n = marks.iter().filter(|m| m.class == class).count();
+        if n > 0 {
+            parts.push(format!("{n} {label}"));
+        }
+    }
+    format!(
+        "World map of {}: {}; the tables below list the addresses with their network and country",
+        botscope_text::count(marks.len() as u64, "located address", "located addresses"),
+        parts.join(", ")
+    )
+}
+
 /// The map with its marks.
 pub fn map(marks: &[Mark]) -> Markup {
     html! {
-        svg.map viewBox={ "0 0 " (WIDTH) " " (HEIGHT) } role="img" aria-label="World map of the addresses" {
+        svg.map viewBox={ "0 0 " (WIDTH) " " (HEIGHT) } role="img" aria-label=(words(marks)) {
             rect.sea x="0" y="0" width=(WIDTH) height=(HEIGHT) {}
             path.land d=(land_path()) {}
             @for m in marks {
@@ -187,6 +209,22 @@ mod tests {
                 assert!((w[0] - w[1]).abs() <= WIDTH / 2.0, "{sub}");
             }
         }
+    }
+
+    #[test]
+    fn the_map_in_words_counts_each_class() {
+        let m = |class| Mark {
+            lon: 0.0,
+            lat: 0.0,
+            class,
+            title: String::new(),
+        };
+        let w = words(&[m("verified"), m("verified"), m("spoofed")]);
+        assert!(
+            w.starts_with("World map of 3 located addresses: 2 verified, 1 spoofed;"),
+            "{w}"
+        );
+        assert!(words(&[m("other")]).contains("1 located address: 1 unverifiable"));
     }
 
     #[test]

@@ -698,8 +698,10 @@ fn days_table(r: &Report) -> Markup {
                             (num_f(d.bytes as f64, &bytes(d.bytes))) (num(d.not_found))
                             @for v in parts { (num(v)) }
                             td {
+                                // The row's cells give the numbers: the
+                                // bar is for the eye only.
                                 svg xmlns="http://www.w3.org/2000/svg" width="200" height="12"
-                                    role="img" aria-label="requests by class" {
+                                    aria-hidden="true" {
                                     @for (k, x, w) in bar(&parts, max, 200.0) {
                                         rect x=(format!("{x:.2}")) y="0" width=(format!("{w:.2}"))
                                             height="12" fill=(COLORS[k].1) {}

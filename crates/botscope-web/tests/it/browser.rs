@@ -194,12 +194,20 @@ async fn every_page_fits_a_laptop_and_a_phone() {
                 let png = b.screenshot_page(3000).await;
                 std::fs::write(dir.join(shot_name(p, tag)), png).unwrap();
             }
+            // Last: the walk moves the focus (and may scroll).
+            let keys = b.keyboard_walk().await;
+            if !keys.is_empty() {
+                inaccessible.push(format!(
+                    "{p} at {w} px, by keyboard:\n  {}",
+                    keys.join("\n  ")
+                ));
+            }
         }
         b.close().await;
     }
     assert!(
         inaccessible.is_empty(),
-        "axe-core (WCAG 2.1 A and AA, serious and critical):\n{}",
+        "axe-core (WCAG 2.1 A and AA, serious and critical) and the keyboard walk:\n{}",
         inaccessible.join("\n")
     );
 }

@@ -342,6 +342,24 @@ fn robots_table_sorts_by_each_column() {
     assert!(periods > 3, "{t}");
     let page = get(addr, "/robots?agent=GPTBot").body;
     assert_eq!(page.matches("<g class=\"period\"").count(), periods);
+    // Its numbers are a table too (the chart's text alternative), one row
+    // per period with the API's counts.
+    let table = page
+        .split_once("<table class=\"trends\">")
+        .and_then(|(_, t)| t.split_once("</table>"))
+        .map(|(t, _)| t)
+        .expect("the chart's table");
+    assert!(table.contains("<caption>"), "{table}");
+    for p in t["periods"].as_array().unwrap() {
+        let c = &p["agents"]["GPTBot"];
+        let row = format!(
+            "<tr><th scope=\"row\">{}</th><td class=\"n\">{}</td><td class=\"n\">{} ",
+            p["period"].as_str().unwrap(),
+            p["sites"],
+            c["full"]
+        );
+        assert!(table.contains(&row), "{row} in {table}");
+    }
     assert_eq!(get(addr, "/api/favor?sort=size").status, 400);
     // The chart is computed on request, from the stored classes.
     let first = get(addr, "/robots?agent=ClaudeBot").body;

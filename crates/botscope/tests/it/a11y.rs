@@ -8,8 +8,9 @@ use std::path::Path;
 
 use botscope_testkit::webdriver::Browser;
 
-/// axe-core's serious and critical findings in the file at `page`, read at
-/// a laptop's width and a phone's; each line names the width.
+/// axe-core's serious and critical findings in the file at `page`, and
+/// what stops a walk through it with the Tab key, read at a laptop's width
+/// and a phone's; each line names the width.
 pub fn violations(page: &Path) -> Vec<String> {
     let url = format!(
         "file://{}",
@@ -30,6 +31,12 @@ pub fn violations(page: &Path) -> Vec<String> {
                     .into_iter()
                     .map(|v| format!("at {w} px: {v}")),
             );
+            out.extend(
+                b.keyboard_walk()
+                    .await
+                    .into_iter()
+                    .map(|v| format!("at {w} px, by keyboard: {v}")),
+            );
             b.close().await;
         }
         out
@@ -41,7 +48,7 @@ pub fn assert_accessible(what: &str, page: &Path) {
     let v = violations(page);
     assert!(
         v.is_empty(),
-        "{what}: axe-core (WCAG 2.1 A and AA, serious and critical):\n{}",
+        "{what}: axe-core (WCAG 2.1 A and AA, serious and critical) and the keyboard walk:\n{}",
         v.join("\n")
     );
 }
@@ -71,5 +78,59 @@ fn the_gates_challenge_page_is_accessible() {
         let after = script.split_once("</script>").expect("the script ends").1;
         std::fs::write(&page, format!("{before}{after}")).unwrap();
         assert_accessible(&format!("the challenge page ({name})"), &page);
+    }
+}
+
+/// The checks themselves: a page with a link whose focus is invisible,
+/// a control off the screen and a positive tabindex is refused for each;
+/// the same page with its focus ring and order restored passes.
+#[test]
+fn the_keyboard_walk_finds_what_stops_a_person_without_a_mouse() {
+    let dir = crate::scratch("a11y-keys");
+    let bad = dir.join("bad.html");
+    std::fs::write(
+        &bad,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>t</title>\
+         <style>a:focus{outline:none}.gone{position:absolute;width:0;height:0;overflow:hidden}</style></head>\
+         <body><main><h1>t</h1><p><a href=\"#one\">one</a> <a class=\"gone\" href=\"#two\">two</a>\
+         <button tabindex=\"2\">three</button></p></main></body></html>",
+    )
+    .unwrap();
+    let v = violations(&bad).join("\n");
+    for want in [
+        "no visible focus indicator on a[href=#one]",
+        "which is not shown",
+        "a positive tabindex changes the tab order: button",
+    ] {
+        assert!(v.contains(want), "{want:?} in:\n{v}");
+    }
+    let good = dir.join("good.html");
+    std::fs::write(
+        &good,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>t</title></head>\
+         <body><main><h1>t</h1><p><a href=\"#one\">one</a> <button>three</button></p></main></body></html>",
+    )
+    .unwrap();
+    assert_accessible("a page with two plain controls", &good);
+}
+
+/// The honeypot's own pages (a site's page, its 404 and its failing
+/// robots.txt) are meant for crawlers, but a person may follow a link to
+/// them.
+#[test]
+fn the_honeypots_pages_are_accessible() {
+    let d = botscope_honeypot::design::Design::new(8, "hp.test", 1).unwrap();
+    let dir = crate::scratch("a11y-honeypot");
+    // s5 answers its robots.txt with a server error.
+    for (name, host, path, status) in [
+        ("page", "s0.hp.test", "/page/1", 200),
+        ("not-found", "s0.hp.test", "/nowhere", 404),
+        ("server-error", "s5.hp.test", "/robots.txt", 500),
+    ] {
+        let a = d.answer(host, path, Some("Mozilla/5.0"));
+        assert_eq!(a.status, status, "{host}{path}");
+        let page = dir.join(format!("{name}.html"));
+        std::fs::write(&page, &a.body).unwrap();
+        assert_accessible(&format!("the honeypot's {name} page"), &page);
     }
 }
