@@ -1090,4 +1090,11 @@ fn impostors_are_a_row_of_their_own_not_the_robots() {
         html.contains("(spoofed)</span>"),
         "the impostors' row is marked"
     );
+    // The report with robots.txt judged and spoofed claims (sections the
+    // plain report lacks) is as readable.
+    let page = tmp("impostors.html", html.as_bytes());
+    crate::a11y::assert_accessible(
+        "the logs analyze report with robots.txt and impostors",
+        &page,
+    );
 }
