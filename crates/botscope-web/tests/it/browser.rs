@@ -482,6 +482,88 @@ async fn usage_preferences_beside_the_checker_fit_both_widths() {
             let png = b.screenshot_page(3000).await;
             std::fs::write(dir.join(shot_name("site-preferences", tag)), png).unwrap();
         }
+        // Last: the walk moves the focus.
+        let mut a11y = b.accessibility().await;
+        a11y.extend(b.keyboard_walk().await);
+        assert!(a11y.is_empty(), "{tag}:\n{}", a11y.join("\n"));
         b.close().await;
     }
+}
+
+/// What the forms answer (a checked robots.txt with its verdicts and lint,
+/// a stored submission) and the error page are read by axe-core and
+/// walked by keyboard at both widths, as the pages they come from are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn form_answers_and_error_pages_are_accessible() {
+    let addr = uploads();
+    let mut found = Vec::new();
+    for (w, h) in [(1400, 1000), (390, 844)] {
+        let b = Browser::start(w, h).await;
+        let mut look = async |what: &str| {
+            assert_eq!(
+                js(&b, GEOMETRY).await,
+                serde_json::json!([]),
+                "{what} at {w} px"
+            );
+            // The error page's own status is the one console line allowed.
+            let e: Vec<String> = errors(&b)
+                .await
+                .into_iter()
+                .filter(|l| !l.contains("status of 404"))
+                .collect();
+            assert!(e.is_empty(), "{what} at {w} px: {e:?}");
+            let mut v = b.accessibility().await;
+            v.extend(b.keyboard_walk().await);
+            found.extend(v.into_iter().map(|v| format!("{what} at {w} px: {v}")));
+        };
+        // The checker's answer.
+        b.client
+            .goto(&format!("http://{addr}/check"))
+            .await
+            .unwrap();
+        let form = b.client.form(Locator::Css("form.stack")).await.unwrap();
+        form.set_by_name(
+            "robots_txt",
+            "User-agent: *\nDisallow: /private/\nCrawl-delay: x\n",
+        )
+        .await
+        .unwrap();
+        form.set_by_name("agent", "Googlebot").await.unwrap();
+        form.set_by_name("urls", "/\n/private/page").await.unwrap();
+        form.submit().await.unwrap();
+        b.client
+            .wait()
+            .for_element(Locator::Css("#verdicts"))
+            .await
+            .unwrap();
+        assert_eq!(texts(&b, "#verdicts tbody tr").await.len(), 2);
+        look("the checker's answer").await;
+        // A submission, stored.
+        b.client
+            .goto(&format!("http://{addr}/submit"))
+            .await
+            .unwrap();
+        let form = b.client.form(Locator::Css("form.stack")).await.unwrap();
+        form.set_by_name("site", &format!("a11y-{w}.example"))
+            .await
+            .unwrap();
+        form.set_by_name("robots_txt", "User-agent: *\nDisallow: /tmp/\n")
+            .await
+            .unwrap();
+        form.submit().await.unwrap();
+        let heading = texts(&b, "h1").await;
+        assert!(
+            heading.iter().any(|h| h.starts_with("Stored")),
+            "{heading:?}"
+        );
+        look("a stored submission").await;
+        // The error page.
+        b.client
+            .goto(&format!("http://{addr}/site/nowhere.invalid"))
+            .await
+            .unwrap();
+        look("the error page").await;
+        b.close().await;
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }
