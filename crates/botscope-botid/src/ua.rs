@@ -669,7 +669,11 @@ impl UaClassifier {
         let text = self.without_neutral_text(ua);
         let text = text.as_ref();
         let mut generic = None;
-        for i in self.isbot.matches(text).iter() {
+        // Each set is asked whether anything matches before which patterns
+        // do: most strings (browsers') match none, and a set's answer of
+        // which is a search for every pattern and a walk over all of them.
+        let isbot = self.isbot.is_match(text).then(|| self.isbot.matches(text));
+        for i in isbot.iter().flat_map(regex::SetMatches::iter) {
             // The bare `name/version` shape is generic; the same pattern
             // matching a plain `name,` prefix (`Anonymous, Mozilla/5.0 …`)
             // is not, unlike a structured one (`dv(iPh10,3);pr(UCBrowser…`).
@@ -684,7 +688,11 @@ impl UaClassifier {
             }
             generic.get_or_insert(why);
         }
-        for i in self.isbot_fancy_pre.matches(text).iter() {
+        let fancy = self
+            .isbot_fancy_pre
+            .is_match(text)
+            .then(|| self.isbot_fancy_pre.matches(text));
+        for i in fancy.iter().flat_map(regex::SetMatches::iter) {
             let (r, is_generic) = &self.isbot_fancy[i];
             if r.is_match(text).unwrap_or(false) {
                 let found = r.find(text).ok().flatten().map(|m| m.as_str());
@@ -695,7 +703,9 @@ impl UaClassifier {
                 generic.get_or_insert(why);
             }
         }
-        if let Some(i) = self.patterns.matches(text).iter().next() {
+        if self.patterns.is_match(text)
+            && let Some(i) = self.patterns.matches(text).iter().next()
+        {
             let k = self.isbot_text.len() + i;
             return Some((self.says(k, &self.pattern_text[i], text), false));
         }
