@@ -222,6 +222,10 @@ const AUTOMATION_FAMILY: &str = r"(?i)bot|spider|crawl|scrape|archiver|indexer|p
 /// an app's reverse-DNS package name (`com.google.android.youtube`).
 const NEUTRAL_TEXT: &str = r"Android[ /]?[\d.]*;(?:\s*(?:U|[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?);)*\s*(?P<model>[^;)\[]+?(?:\s*;?\s*Build/[^;)]*)?)\s*[;)]|(?:^|[\s;(\[,])(?P<package>(?:com|org|net|tv|io|air\.com)\.[A-Za-z][\w]*(?:\.[A-Za-z_][\w]*)+)";
 
+/// Words one of which every match of [`NEUTRAL_TEXT`] holds (a test
+/// keeps the two together).
+const NEUTRAL_HINTS: [&str; 6] = ["Android", "com.", "org.", "net.", "tv.", "io."];
+
 /// Escapes a `-` that follows a class escape (`\\w-`, `\\d-`) inside a
 /// bracket expression, as JavaScript reads it.
 fn js_class_dashes(p: &str) -> String {
@@ -623,6 +627,14 @@ impl UaClassifier {
     /// `ua` with the text that is no evidence (device models and builds,
     /// app package names) blanked out.
     fn without_neutral_text<'a>(&self, ua: &'a str) -> std::borrow::Cow<'a, str> {
+        // Every match of the pattern holds one of these words (its first
+        // branch `Android`, its second a package's first label and dot):
+        // a string without them (most desktop browsers') is not searched.
+        static HINTS: std::sync::OnceLock<Option<AhoCorasick>> = std::sync::OnceLock::new();
+        let hints = HINTS.get_or_init(|| AhoCorasick::new(NEUTRAL_HINTS).ok());
+        if hints.as_ref().is_some_and(|h| !h.is_match(ua)) {
+            return std::borrow::Cow::Borrowed(ua);
+        }
         let mut out: Option<Vec<u8>> = None;
         for c in self.neutral.captures_iter(ua) {
             for m in [c.name("model"), c.name("package")].into_iter().flatten() {
@@ -937,6 +949,42 @@ fn url_host(ua: &str) -> Option<&str> {
 #[cfg(test)]
 mod name_tests {
     use super::*;
+
+    /// The words that let a string skip the neutral-text search are in
+    /// every match of it: over the labelled User-Agents and cases of each
+    /// branch.
+    #[test]
+    fn every_neutral_match_holds_a_hint() {
+        let re = regex::Regex::new(NEUTRAL_TEXT).expect("pattern");
+        let labelled = include_str!("../tests/data/labeled_ua.tsv");
+        let mut matched = 0;
+        let cases = [
+            "Mozilla/5.0 (Linux; Android 7.0; M bot Tab 103 Build/N9F27F) AppleWebKit/537.36",
+            "Mozilla/5.0 (Linux; U; Android 4.4.2; en-us; SM-T230 Build/KOT49H) Safari/534.30",
+            "Dalvik/2.1.0 (Linux; U; Android 11; Pixel 5 Build/RQ3A.210805.001.A1)",
+            "YouTube/17.36.4 (com.google.android.youtube; U; Android 12) gzip",
+            "Podcasts (org.example.podcasts.app; build:2)",
+            "tv.twitch.android.app/14.3.1",
+            "[io.flutter.app]",
+            "Player (air.com.example.player; 1.0)",
+        ];
+        for ua in labelled
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.splitn(4, '\t').nth(3))
+            .chain(cases)
+        {
+            for m in re.find_iter(ua) {
+                matched += 1;
+                assert!(
+                    NEUTRAL_HINTS.iter().any(|h| m.as_str().contains(h)),
+                    "{:?} in {ua}",
+                    m.as_str()
+                );
+            }
+        }
+        assert!(matched > 50, "{matched} matches");
+    }
 
     #[test]
     fn lookarounds_are_dropped() {

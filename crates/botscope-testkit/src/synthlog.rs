@@ -320,51 +320,49 @@ pub fn write(out: impl Write, lines: u64, seed: u64) -> std::io::Result<()> {
     out.flush()
 }
 
-/// The harder log of a busy site, for the bench beside GoAccess: `lines`
-/// requests from 4,000 addresses, each with one or two browsers of its
-/// own (20 versions of five browsers on five systems: thousands of
-/// distinct User-Agents), interleaved at random (no run of one client),
-/// long paths with query strings and referers from a site search (about
-/// 320 bytes a line). Deterministic for a seed.
-pub fn write_many_clients(out: impl Write, lines: u64, seed: u64) -> std::io::Result<()> {
-    const SYSTEMS: &[&str] = &[
-        "Windows NT 10.0; Win64; x64",
-        "Macintosh; Intel Mac OS X 10_15_7",
-        "X11; Linux x86_64",
-        "Linux; Android 13; SM-S911B",
-        "iPhone; CPU iPhone OS 17_1 like Mac OS X",
-    ];
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    fn browser(rng: &mut Rng) -> String {
-        let os = *rng.pick(SYSTEMS);
-        match rng.below(20) {
-            0..=11 => format!(
-                "Mozilla/5.0 ({os}) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{}.0.{}.{} Safari/537.36",
-                100 + rng.below(32),
-                4000 + rng.below(3000),
-                rng.below(250)
-            ),
-            12..=15 => format!(
-                "Mozilla/5.0 ({os}; rv:{v}.0) Gecko/20100101 Firefox/{v}.0",
-                v = 100 + rng.below(33)
-            ),
-            16..=17 => format!(
-                "Mozilla/5.0 ({os}) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/{}.{} Mobile/15E148 Safari/604.1",
-                14 + rng.below(4),
-                rng.below(7)
-            ),
-            18 => "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
-                .to_owned(),
-            _ => format!(
-                "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{}.0.0.0 Mobile Safari/537.36 [FBAN/FB4A;FBAV/{}.0.0.{}.{};]",
-                100 + rng.below(32),
-                300 + rng.below(150),
-                1 + rng.below(60),
-                10 + rng.below(190)
-            ),
-        }
+/// Systems of the browsers of [`write_many_clients`] and [`write_many_agents`].
+const SYSTEMS: &[&str] = &[
+    "Windows NT 10.0; Win64; x64",
+    "Macintosh; Intel Mac OS X 10_15_7",
+    "X11; Linux x86_64",
+    "Linux; Android 13; SM-S911B",
+    "iPhone; CPU iPhone OS 17_1 like Mac OS X",
+];
+
+/// A browser's User-Agent (one in twenty Googlebot's): 20 versions of
+/// five browsers on five systems, Chrome's with its full build number.
+fn browser(rng: &mut Rng) -> String {
+    let os = *rng.pick(SYSTEMS);
+    match rng.below(20) {
+        0..=11 => format!(
+            "Mozilla/5.0 ({os}) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{}.0.{}.{} Safari/537.36",
+            100 + rng.below(32),
+            4000 + rng.below(3000),
+            rng.below(250)
+        ),
+        12..=15 => format!(
+            "Mozilla/5.0 ({os}; rv:{v}.0) Gecko/20100101 Firefox/{v}.0",
+            v = 100 + rng.below(33)
+        ),
+        16..=17 => format!(
+            "Mozilla/5.0 ({os}) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/{}.{} Mobile/15E148 Safari/604.1",
+            14 + rng.below(4),
+            rng.below(7)
+        ),
+        18 => "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)".to_owned(),
+        _ => format!(
+            "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{}.0.0.0 Mobile Safari/537.36 [FBAN/FB4A;FBAV/{}.0.0.{}.{};]",
+            100 + rng.below(32),
+            300 + rng.below(150),
+            1 + rng.below(60),
+            10 + rng.below(190)
+        ),
     }
-    let clients: Vec<(String, Vec<String>)> = (0..4000)
+}
+
+/// `n` clients: a random public-looking address with one or two browsers.
+fn clients(rng: &mut Rng, n: usize) -> Vec<(String, Vec<String>)> {
+    (0..n)
         .map(|_| {
             let ip = format!(
                 "{}.{}.{}.{}",
@@ -373,11 +371,22 @@ pub fn write_many_clients(out: impl Write, lines: u64, seed: u64) -> std::io::Re
                 rng.below(256),
                 1 + rng.below(254)
             );
-            let n = 1 + rng.below(2);
-            let uas = (0..n).map(|_| browser(&mut rng)).collect();
+            let k = 1 + rng.below(2);
+            let uas = (0..k).map(|_| browser(rng)).collect();
             (ip, uas)
         })
-        .collect();
+        .collect()
+}
+
+/// The harder log of a busy site, for the bench beside GoAccess: `lines`
+/// requests from 4,000 addresses, each with one or two browsers of its
+/// own (20 versions of five browsers on five systems: thousands of
+/// distinct User-Agents), interleaved at random (no run of one client),
+/// long paths with query strings and referers from a site search (about
+/// 320 bytes a line). Deterministic for a seed.
+pub fn write_many_clients(out: impl Write, lines: u64, seed: u64) -> std::io::Result<()> {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let clients = clients(&mut rng, 4000);
     let mut out = BufWriter::with_capacity(1 << 20, out);
     let mut t: i64 = 1_763_769_600; // 2025-11-22 00:00:00 UTC
     for _ in 0..lines {
@@ -395,6 +404,46 @@ pub fn write_many_clients(out: impl Write, lines: u64, seed: u64) -> std::io::Re
             200 + rng.below(90_000),
             1 + rng.below(9_999),
             1 + rng.below(20),
+        )?;
+    }
+    out.flush()
+}
+
+/// The hardest log for per-client work, for the bench beside GoAccess:
+/// `lines` requests from 200,000 addresses (five requests each on
+/// average), each with its own browser build, so that most User-Agents
+/// are met once or twice (184,379 distinct in 1,000,000 lines):
+/// pages, assets and images of a shop and its blog, referers from the
+/// site or a search engine (about 220 bytes a line). Deterministic for a
+/// seed.
+pub fn write_many_agents(out: impl Write, lines: u64, seed: u64) -> std::io::Result<()> {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let clients = clients(&mut rng, 200_000);
+    let mut out = BufWriter::with_capacity(1 << 20, out);
+    let mut t: i64 = 1_763_769_600; // 2025-11-22 00:00:00 UTC
+    for _ in 0..lines {
+        t += rng.below(2) as i64;
+        let (ip, uas) = rng.pick(&clients);
+        let ua = rng.pick(uas);
+        let status = [200, 200, 200, 304, 404][rng.below(5) as usize];
+        let path = match rng.below(5) {
+            0 => format!("/products/{}", rng.below(99_999)),
+            1 => format!(
+                "/blog/{}/{:02}/post-{}",
+                2020 + rng.below(6),
+                1 + rng.below(12),
+                rng.below(9_999)
+            ),
+            2 => format!("/static/css/app.{:03x}.css", rng.below(999)),
+            3 => format!("/images/p/{}.jpg", rng.below(99_999)),
+            _ => "/".to_owned(),
+        };
+        let referer = *rng.pick(&["-", "https://www.example.com/", "https://www.google.com/"]);
+        writeln!(
+            out,
+            "{ip} - - [{}] \"GET {path} HTTP/1.1\" {status} {} \"{referer}\" \"{ua}\"",
+            time(t),
+            200 + rng.below(90_000),
         )?;
     }
     out.flush()

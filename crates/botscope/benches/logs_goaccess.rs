@@ -8,11 +8,16 @@
 //! cargo bench -p botscope --bench logs_goaccess                  # 2,000,000 lines
 //! BOTSCOPE_LOG_LINES=500000 cargo bench -p botscope --bench logs_goaccess
 //! BOTSCOPE_LOG_SHAPE=many-clients BOTSCOPE_LOG_LINES=1000000 cargo bench -p botscope --bench logs_goaccess
+//! BOTSCOPE_LOG_SHAPE=many-agents BOTSCOPE_LOG_LINES=1000000 cargo bench -p botscope --bench logs_goaccess
 //! ```
 //!
 //! `many-clients` is the harder log of a busy site
 //! (`synthlog::write_many_clients`): 4,000 addresses with thousands of
 //! distinct browser User-Agents, interleaved, lines of about 320 bytes.
+//! `many-agents` (`synthlog::write_many_agents`) is harder still for the
+//! per-client work: 200,000 addresses, each with its own browser build
+//! (184,379 distinct User-Agents in 1,000,000 lines), lines of about
+//! 220 bytes.
 //!
 //! GoAccess comes from Debian (`apt-get install goaccess`); without it only
 //! botscope is timed.
@@ -68,6 +73,7 @@ fn main() {
     let shape = std::env::var("BOTSCOPE_LOG_SHAPE").unwrap_or_default();
     match shape.as_str() {
         "many-clients" => botscope_testkit::synthlog::write_many_clients(f, lines, 1),
+        "many-agents" => botscope_testkit::synthlog::write_many_agents(f, lines, 1),
         _ => botscope_testkit::synthlog::write(f, lines, 1),
     }
     .expect("write the log");
