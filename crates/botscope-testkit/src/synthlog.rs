@@ -385,26 +385,48 @@ fn clients(rng: &mut Rng, n: usize) -> Vec<(String, Vec<String>)> {
 /// long paths with query strings and referers from a site search (about
 /// 320 bytes a line). Deterministic for a seed.
 pub fn write_many_clients(out: impl Write, lines: u64, seed: u64) -> std::io::Result<()> {
+    write_busy(
+        out,
+        lines,
+        seed,
+        4000,
+        3,
+        |rng, out, ip, ua, status, time| {
+            writeln!(
+                out,
+                "{ip} - - [{time}] \"GET /catalog/{}/item-{}?utm_source=news&utm_medium=email&session={:016x} HTTP/1.1\" {status} {} \"https://www.example.com/search?q=item+{}&page={}\" \"{ua}\"",
+                1 + rng.below(500),
+                1 + rng.below(99_999),
+                rng.next(),
+                200 + rng.below(90_000),
+                1 + rng.below(9_999),
+                1 + rng.below(20),
+            )
+        },
+    )
+}
+
+/// `lines` requests of `clients` random clients, a second or up to
+/// `step - 1` apart: each line's address, User-Agent, status and time are
+/// drawn here, the rest of it by `line`.
+fn write_busy(
+    out: impl Write,
+    lines: u64,
+    seed: u64,
+    clients: usize,
+    step: u64,
+    mut line: impl FnMut(&mut Rng, &mut dyn Write, &str, &str, u16, &str) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let clients = clients(&mut rng, 4000);
+    let clients = self::clients(&mut rng, clients);
     let mut out = BufWriter::with_capacity(1 << 20, out);
     let mut t: i64 = 1_763_769_600; // 2025-11-22 00:00:00 UTC
     for _ in 0..lines {
-        t += rng.below(3) as i64;
+        t += rng.below(step) as i64;
         let (ip, uas) = rng.pick(&clients);
         let ua = rng.pick(uas);
         let status = [200, 200, 200, 304, 404][rng.below(5) as usize];
-        writeln!(
-            out,
-            "{ip} - - [{}] \"GET /catalog/{}/item-{}?utm_source=news&utm_medium=email&session={:016x} HTTP/1.1\" {status} {} \"https://www.example.com/search?q=item+{}&page={}\" \"{ua}\"",
-            time(t),
-            1 + rng.below(500),
-            1 + rng.below(99_999),
-            rng.next(),
-            200 + rng.below(90_000),
-            1 + rng.below(9_999),
-            1 + rng.below(20),
-        )?;
+        line(&mut rng, &mut out, ip, ua, status, &time(t))?;
     }
     out.flush()
 }
@@ -417,34 +439,31 @@ pub fn write_many_clients(out: impl Write, lines: u64, seed: u64) -> std::io::Re
 /// site or a search engine (about 220 bytes a line). Deterministic for a
 /// seed.
 pub fn write_many_agents(out: impl Write, lines: u64, seed: u64) -> std::io::Result<()> {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let clients = clients(&mut rng, 200_000);
-    let mut out = BufWriter::with_capacity(1 << 20, out);
-    let mut t: i64 = 1_763_769_600; // 2025-11-22 00:00:00 UTC
-    for _ in 0..lines {
-        t += rng.below(2) as i64;
-        let (ip, uas) = rng.pick(&clients);
-        let ua = rng.pick(uas);
-        let status = [200, 200, 200, 304, 404][rng.below(5) as usize];
-        let path = match rng.below(5) {
-            0 => format!("/products/{}", rng.below(99_999)),
-            1 => format!(
-                "/blog/{}/{:02}/post-{}",
-                2020 + rng.below(6),
-                1 + rng.below(12),
-                rng.below(9_999)
-            ),
-            2 => format!("/static/css/app.{:03x}.css", rng.below(999)),
-            3 => format!("/images/p/{}.jpg", rng.below(99_999)),
-            _ => "/".to_owned(),
-        };
-        let referer = *rng.pick(&["-", "https://www.example.com/", "https://www.google.com/"]);
-        writeln!(
-            out,
-            "{ip} - - [{}] \"GET {path} HTTP/1.1\" {status} {} \"{referer}\" \"{ua}\"",
-            time(t),
-            200 + rng.below(90_000),
-        )?;
-    }
-    out.flush()
+    write_busy(
+        out,
+        lines,
+        seed,
+        200_000,
+        2,
+        |rng, out, ip, ua, status, time| {
+            let path = match rng.below(5) {
+                0 => format!("/products/{}", rng.below(99_999)),
+                1 => format!(
+                    "/blog/{}/{:02}/post-{}",
+                    2020 + rng.below(6),
+                    1 + rng.below(12),
+                    rng.below(9_999)
+                ),
+                2 => format!("/static/css/app.{:03x}.css", rng.below(999)),
+                3 => format!("/images/p/{}.jpg", rng.below(99_999)),
+                _ => "/".to_owned(),
+            };
+            let referer = *rng.pick(&["-", "https://www.example.com/", "https://www.google.com/"]);
+            writeln!(
+                out,
+                "{ip} - - [{time}] \"GET {path} HTTP/1.1\" {status} {} \"{referer}\" \"{ua}\"",
+                200 + rng.below(90_000),
+            )
+        },
+    )
 }
