@@ -45,7 +45,7 @@ log.problems = () => {
     if (e.tabIndex > 0) out.push('a positive tabindex changes the tab order: ' + describe(e));
   if (log.seen == 0 && window.__botscopeFocus.controls > 0)
     out.push('the Tab key reached none of the ' + window.__botscopeFocus.controls + ' controls');
-  return out;
+  return [...new Set(out)];
 };
 window.__botscopeFocus = log;
 if (document.activeElement && document.activeElement != document.body) document.activeElement.blur();
@@ -261,12 +261,12 @@ impl Browser {
     }
 
     /// Walks the page with the Tab key, as a person without a mouse does,
-    /// and returns what stops them: a control that takes the focus without
-    /// a visible focus indicator (the browser's own ring, an outline of at
-    /// least 2 px or a box shadow), a focus stop that takes no room on the screen, and an
-    /// element that changes the tab order with a positive `tabindex`. The
-    /// walk presses Tab once per control the page has, plus one (at most
-    /// 500), and ends where it began.
+    /// and returns what stops them (each once): a control that takes the
+    /// focus without a visible focus indicator (the browser's own ring, an
+    /// outline of at least 2 px or a box shadow), a focus stop that takes
+    /// no room on the screen, and an element that changes the tab order
+    /// with a positive `tabindex`. The walk presses Tab once per control
+    /// the page has, plus one (at most 500), so that each is reached.
     ///
     /// # Panics
     /// When the browser does not answer.
