@@ -226,6 +226,16 @@ const NEUTRAL_TEXT: &str = r"Android[ /]?[\d.]*;(?:\s*(?:U|[a-z]{2,3}(?:[-_][A-Z
 /// keeps the two together).
 const NEUTRAL_HINTS: [&str; 6] = ["Android", "com.", "org.", "net.", "tv.", "io."];
 
+/// The patterns of `set` that match `text`, in order. The set is asked
+/// whether anything matches first: most strings (browsers') match none,
+/// and asking which is a search for every pattern and a walk over all.
+fn which(set: &RegexSet, text: &str) -> impl Iterator<Item = usize> {
+    set.is_match(text)
+        .then(|| set.matches(text))
+        .into_iter()
+        .flatten()
+}
+
 /// Escapes a `-` that follows a class escape (`\\w-`, `\\d-`) inside a
 /// bracket expression, as JavaScript reads it.
 fn js_class_dashes(p: &str) -> String {
@@ -681,11 +691,7 @@ impl UaClassifier {
         let text = self.without_neutral_text(ua);
         let text = text.as_ref();
         let mut generic = None;
-        // Each set is asked whether anything matches before which patterns
-        // do: most strings (browsers') match none, and a set's answer of
-        // which is a search for every pattern and a walk over all of them.
-        let isbot = self.isbot.is_match(text).then(|| self.isbot.matches(text));
-        for i in isbot.iter().flat_map(regex::SetMatches::iter) {
+        for i in which(&self.isbot, text) {
             // The bare `name/version` shape is generic; the same pattern
             // matching a plain `name,` prefix (`Anonymous, Mozilla/5.0 …`)
             // is not, unlike a structured one (`dv(iPh10,3);pr(UCBrowser…`).
@@ -700,11 +706,7 @@ impl UaClassifier {
             }
             generic.get_or_insert(why);
         }
-        let fancy = self
-            .isbot_fancy_pre
-            .is_match(text)
-            .then(|| self.isbot_fancy_pre.matches(text));
-        for i in fancy.iter().flat_map(regex::SetMatches::iter) {
+        for i in which(&self.isbot_fancy_pre, text) {
             let (r, is_generic) = &self.isbot_fancy[i];
             if r.is_match(text).unwrap_or(false) {
                 let found = r.find(text).ok().flatten().map(|m| m.as_str());
@@ -715,9 +717,7 @@ impl UaClassifier {
                 generic.get_or_insert(why);
             }
         }
-        if self.patterns.is_match(text)
-            && let Some(i) = self.patterns.matches(text).iter().next()
-        {
+        if let Some(i) = which(&self.patterns, text).next() {
             let k = self.isbot_text.len() + i;
             return Some((self.says(k, &self.pattern_text[i], text), false));
         }

@@ -406,19 +406,19 @@ pub fn write_many_clients(out: impl Write, lines: u64, seed: u64) -> std::io::Re
     )
 }
 
-/// `lines` requests of `clients` random clients, a second or up to
-/// `step - 1` apart: each line's address, User-Agent, status and time are
+/// `lines` requests of `addresses` random clients, up to `step - 1`
+/// seconds apart: each line's address, User-Agent, status and time are
 /// drawn here, the rest of it by `line`.
 fn write_busy(
     out: impl Write,
     lines: u64,
     seed: u64,
-    clients: usize,
+    addresses: usize,
     step: u64,
     mut line: impl FnMut(&mut Rng, &mut dyn Write, &str, &str, u16, &str) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let clients = self::clients(&mut rng, clients);
+    let clients = clients(&mut rng, addresses);
     let mut out = BufWriter::with_capacity(1 << 20, out);
     let mut t: i64 = 1_763_769_600; // 2025-11-22 00:00:00 UTC
     for _ in 0..lines {

@@ -297,6 +297,18 @@ impl Browser {
         serde_json::from_value(v).unwrap_or_else(|e| vec![format!("the focus log: {e}")])
     }
 
+    /// What axe-core finds ([`Browser::accessibility`]), then what stops
+    /// the walk with the Tab key ([`Browser::keyboard_walk`], which moves
+    /// the focus: call it last on a page).
+    ///
+    /// # Panics
+    /// As the two do.
+    pub async fn barriers(&self) -> Vec<String> {
+        let mut v = self.accessibility().await;
+        v.extend(self.keyboard_walk().await);
+        v
+    }
+
     /// Ends the session and the driver.
     pub async fn close(mut self) {
         let _ = self.client.clone().close().await;

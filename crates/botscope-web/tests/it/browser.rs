@@ -483,8 +483,7 @@ async fn usage_preferences_beside_the_checker_fit_both_widths() {
             std::fs::write(dir.join(shot_name("site-preferences", tag)), png).unwrap();
         }
         // Last: the walk moves the focus.
-        let mut a11y = b.accessibility().await;
-        a11y.extend(b.keyboard_walk().await);
+        let a11y = b.barriers().await;
         assert!(a11y.is_empty(), "{tag}:\n{}", a11y.join("\n"));
         b.close().await;
     }
@@ -512,9 +511,12 @@ async fn form_answers_and_error_pages_are_accessible() {
                 .filter(|l| !l.contains("status of 404"))
                 .collect();
             assert!(e.is_empty(), "{what} at {w} px: {e:?}");
-            let mut v = b.accessibility().await;
-            v.extend(b.keyboard_walk().await);
-            found.extend(v.into_iter().map(|v| format!("{what} at {w} px: {v}")));
+            found.extend(
+                b.barriers()
+                    .await
+                    .into_iter()
+                    .map(|v| format!("{what} at {w} px: {v}")),
+            );
         };
         // The checker's answer.
         b.client

@@ -26,16 +26,10 @@ pub fn violations(page: &Path) -> Vec<String> {
             let b = Browser::start(w, h).await;
             b.client.goto(&url).await.expect("the page opens");
             out.extend(
-                b.accessibility()
+                b.barriers()
                     .await
                     .into_iter()
                     .map(|v| format!("at {w} px: {v}")),
-            );
-            out.extend(
-                b.keyboard_walk()
-                    .await
-                    .into_iter()
-                    .map(|v| format!("at {w} px, by keyboard: {v}")),
             );
             b.close().await;
         }
