@@ -49,12 +49,18 @@ async fn click(b: &Browser, what: Locator<'_>) {
     b.client.find(what).await.unwrap().click().await.unwrap();
 }
 
+/// The rendered text of every element `css` selects, read in one script
+/// so that a page that navigates meanwhile cannot leave a stale element.
 async fn texts(b: &Browser, css: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in b.client.find_all(Locator::Css(css)).await.unwrap() {
-        out.push(e.text().await.unwrap());
-    }
-    out
+    let v = b
+        .client
+        .execute(
+            "return [...document.querySelectorAll(arguments[0])].map(e => e.innerText.trim())",
+            vec![Value::from(css)],
+        )
+        .await
+        .unwrap();
+    serde_json::from_value(v).unwrap()
 }
 
 /// A file name for a page's screenshot.
@@ -285,9 +291,12 @@ async fn clicking_a_column_sorts_the_robots_table() {
         ("Appeared", 1, false),
     ] {
         click(&b, Locator::LinkText(label)).await;
+        // The page before had a sorted column too: wait for this one.
         b.client
             .wait()
-            .for_element(Locator::Css("#favor th[aria-sort] a"))
+            .for_element(Locator::XPath(&format!(
+                "//table[@id='favor']//th[@aria-sort]//a[normalize-space(.)='{label}']"
+            )))
             .await
             .unwrap();
         let sorted_by = texts(&b, "#favor th[aria-sort] a").await;
@@ -553,11 +562,13 @@ async fn form_answers_and_error_pages_are_accessible() {
             .await
             .unwrap();
         form.submit().await.unwrap();
-        let heading = texts(&b, "h1").await;
-        assert!(
-            heading.iter().any(|h| h.starts_with("Stored")),
-            "{heading:?}"
-        );
+        // The form's own page has an h1 too: wait for the answer's, or
+        // the read races the navigation and finds a stale element.
+        b.client
+            .wait()
+            .for_element(Locator::XPath("//h1[starts-with(., 'Stored')]"))
+            .await
+            .unwrap();
         look("a stored submission").await;
         // The error page.
         b.client
