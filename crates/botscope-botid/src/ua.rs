@@ -13,7 +13,7 @@
 //! package (the model slot of an Android platform comment,
 //! `com.google.android.youtube`) is no evidence at all.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use marked_yaml::Node;
 use regex::RegexSet;
 use serde::Serialize;
@@ -133,22 +133,25 @@ fn says(found: Option<&str>) -> String {
 /// can be shared across threads.
 pub struct UaClassifier {
     ua: Uap,
-    patterns: RegexSet,
+    /// isbot's patterns the regex crate compiles (`isbot_text`), the
+    /// relaxed forms of the others (`isbot_fancy`), then the crawler
+    /// patterns (`pattern_text`), in one set: a string none matches (a
+    /// browser's) is searched once, and one that some do is searched
+    /// once more for which.
+    robot_patterns: RegexSet,
     pattern_text: Vec<String>,
-    isbot: RegexSet,
     isbot_text: Vec<String>,
-    /// For each isbot pattern of `isbot`: it is a generic word or shape.
+    /// For each pattern of `isbot_text`: it is a generic word or shape.
     isbot_generic: Vec<bool>,
     /// Each pattern of `isbot`, then of `patterns`, compiled alone the
     /// first time it decides (to quote what it matched in a reason).
     alone: Vec<std::sync::OnceLock<Option<regex::Regex>>>,
     /// isbot's patterns that need look-around, each with its genericity.
+    /// In `robot_patterns` each stands without its look-arounds, which
+    /// matches whatever the whole pattern matches and more: the
+    /// backtracking engine runs only for a pattern whose relaxed form
+    /// matches (most User-Agents match none, and the engine is slow).
     isbot_fancy: Vec<(fancy_regex::Regex, bool)>,
-    /// The same patterns without their look-arounds, which match whatever
-    /// the whole pattern matches and more: the backtracking engine runs
-    /// only for a pattern whose relaxed form matches (most User-Agents
-    /// match none, and the engine is slow).
-    isbot_fancy_pre: RegexSet,
     /// uap-core families of automated clients (bots, HTTP libraries).
     automation: regex::Regex,
     /// Device-model slots and app package names: text that is no evidence.
@@ -226,14 +229,29 @@ const NEUTRAL_TEXT: &str = r"Android[ /]?[\d.]*;(?:\s*(?:U|[a-z]{2,3}(?:[-_][A-Z
 /// keeps the two together).
 const NEUTRAL_HINTS: [&str; 6] = ["Android", "com.", "org.", "net.", "tv.", "io."];
 
+/// Whether `text` holds one of [`NEUTRAL_HINTS`]: a word, or a label
+/// and its dot looked for at each dot (a few in a User-Agent, found with
+/// the standard library's byte search), where an automaton over the six
+/// would step through every byte.
+fn holds_a_hint(text: &str) -> bool {
+    let dotted = |h: &str| h.ends_with('.');
+    NEUTRAL_HINTS.iter().any(|h| !dotted(h) && text.contains(h))
+        || text.match_indices('.').any(|(i, _)| {
+            NEUTRAL_HINTS
+                .iter()
+                .any(|h| dotted(h) && text[..=i].ends_with(h))
+        })
+}
+
 /// The patterns of `set` that match `text`, in order. The set is asked
 /// whether anything matches first: most strings (browsers') match none,
 /// and asking which is a search for every pattern and a walk over all.
-fn which(set: &RegexSet, text: &str) -> impl Iterator<Item = usize> {
-    set.is_match(text)
-        .then(|| set.matches(text))
-        .into_iter()
-        .flatten()
+fn which(set: &RegexSet, text: &str) -> Vec<usize> {
+    if set.is_match(text) {
+        set.matches(text).into_iter().collect()
+    } else {
+        Vec::new()
+    }
 }
 
 /// Escapes a `-` that follows a class escape (`\\w-`, `\\d-`) inside a
@@ -422,29 +440,63 @@ impl UaClassifier {
         let compiles = |p: &str| regex_syntax::Parser::new().parse(p).is_ok();
         // isbot's patterns: those the regex crate compiles in one set, the
         // look-around ones apart.
-        let isbot_sets = || -> Result<_, String> {
-            let isbot_all: Vec<String> = if isbot.trim().is_empty() {
-                Vec::new()
-            } else {
-                serde_json::from_str(isbot).map_err(|e| format!("isbot patterns: {e}"))?
-            };
-            // JavaScript reads `-` after a class escape inside `[...]` as a
-            // literal; Rust's regex wants it escaped.
-            let isbot_all: Vec<(String, bool)> = isbot_all
-                .into_iter()
-                .map(|p| {
-                    let generic = GENERIC_ISBOT_PATTERNS.contains(&p.as_str());
-                    (js_class_dashes(&p), generic)
-                })
-                .collect();
-            let (isbot_all, fancy): (Vec<_>, Vec<_>) =
-                isbot_all.into_iter().partition(|(p, _)| compiles(p));
-            let (isbot_text, isbot_generic): (Vec<String>, Vec<bool>) =
-                isbot_all.into_iter().unzip();
-            let isbot = regex::RegexSetBuilder::new(&isbot_text)
-                .case_insensitive(true)
-                .build()
-                .map_err(|e| format!("isbot patterns: {e}"))?;
+        let isbot_all: Vec<String> = if isbot.trim().is_empty() {
+            Vec::new()
+        } else {
+            serde_json::from_str(isbot).map_err(|e| format!("isbot patterns: {e}"))?
+        };
+        // JavaScript reads `-` after a class escape inside `[...]` as a
+        // literal; Rust's regex wants it escaped.
+        let isbot_all: Vec<(String, bool)> = isbot_all
+            .into_iter()
+            .map(|p| {
+                let generic = GENERIC_ISBOT_PATTERNS.contains(&p.as_str());
+                (js_class_dashes(&p), generic)
+            })
+            .collect();
+        let (isbot_all, fancy): (Vec<_>, Vec<_>) =
+            isbot_all.into_iter().partition(|(p, _)| compiles(p));
+        let (isbot_text, isbot_generic): (Vec<String>, Vec<bool>) = isbot_all.into_iter().unzip();
+        // The look-around patterns without their look-arounds. A relaxed
+        // form the regex crate cannot compile matches everything: its
+        // pattern always runs.
+        let isbot_fancy_pre: Vec<String> = fancy
+            .iter()
+            .map(|(p, _)| without_lookaround(p))
+            .map(|p| if compiles(&p) { p } else { String::new() })
+            .collect();
+        // The crawler patterns the regex crate can compile (look-around
+        // ones are left out).
+        let pattern_text: Vec<String> = patterns
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .filter(|l| compiles(l))
+            .filter(|l| !PATTERNS_THAT_MATCH_BROWSERS.contains(l))
+            .map(str::to_owned)
+            .chain(
+                OWN_PATTERNS
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(|l| format!("(?i){l}")),
+            )
+            .collect();
+        // All of them in one set; isbot's read regardless of case, as
+        // isbot does.
+        let robot_set = || {
+            RegexSet::new(
+                isbot_text
+                    .iter()
+                    .chain(&isbot_fancy_pre)
+                    .map(|p| format!("(?i:{p})"))
+                    .chain(pattern_text.iter().cloned()),
+            )
+            .map_err(|e| format!("robot patterns: {e}"))
+        };
+        // The look-around patterns whole, uap-core's families of automated
+        // clients, neutral text and the registry's tokens.
+        let rest = || -> Result<_, String> {
             let isbot_fancy = fancy
                 .iter()
                 .map(|(p, generic)| {
@@ -453,44 +505,6 @@ impl UaClassifier {
                         .map_err(|e| format!("isbot pattern {p}: {e}"))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let isbot_fancy_pre = regex::RegexSetBuilder::new(
-                fancy
-                    .iter()
-                    .map(|(p, _)| without_lookaround(p))
-                    .map(|p| if compiles(&p) { p } else { String::new() }),
-            )
-            .case_insensitive(true)
-            .build()
-            .map_err(|e| format!("isbot patterns: {e}"))?;
-            Ok((
-                isbot,
-                isbot_text,
-                isbot_generic,
-                isbot_fancy,
-                isbot_fancy_pre,
-            ))
-        };
-        // The crawler patterns, uap-core's families of automated clients,
-        // neutral text and the registry's tokens.
-        let rest = || -> Result<_, String> {
-            // Patterns the regex crate cannot compile (look-around) are left out.
-            let pattern_text: Vec<String> = patterns
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .filter(|l| compiles(l))
-                .filter(|l| !PATTERNS_THAT_MATCH_BROWSERS.contains(l))
-                .map(str::to_owned)
-                .chain(
-                    OWN_PATTERNS
-                        .lines()
-                        .map(str::trim)
-                        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                        .map(|l| format!("(?i){l}")),
-                )
-                .collect();
-            let patterns =
-                RegexSet::new(&pattern_text).map_err(|e| format!("crawler patterns: {e}"))?;
             let automation = regex::Regex::new(AUTOMATION_FAMILY).map_err(|e| e.to_string())?;
             let neutral = regex::Regex::new(NEUTRAL_TEXT).map_err(|e| e.to_string())?;
             let mut token_text = Vec::new();
@@ -505,70 +519,68 @@ impl UaClassifier {
                     }
                 }
             }
+            // Full DFAs: a User-Agent is searched byte by byte with one
+            // table read each, where the default automaton takes several.
             let tokens = AhoCorasickBuilder::new()
                 .ascii_case_insensitive(true)
                 .match_kind(MatchKind::LeftmostLongest)
+                .kind(Some(AhoCorasickKind::DFA))
                 .build(&token_text)
                 .map_err(|e| format!("registry tokens: {e}"))?;
+            let mut words = Vec::new();
+            let mut kind_of = Vec::new();
+            for (rank, (t, ws)) in crate::client::KEYWORDS.iter().enumerate() {
+                for w in *ws {
+                    words.push(*w);
+                    // Short words must start a word (`vlc`, not `…xvlc…`).
+                    kind_of.push((*t, rank, w.len() < 5));
+                }
+            }
+            let kinds = AhoCorasickBuilder::new()
+                .ascii_case_insensitive(true)
+                .kind(Some(AhoCorasickKind::DFA))
+                .build(&words)
+                .map_err(|e| format!("client kinds: {e}"))?;
             Ok((
-                patterns,
-                pattern_text,
+                isbot_fancy,
                 automation,
                 neutral,
-                tokens,
-                token_text,
-                (token_bot, token_type),
+                (tokens, token_text, token_bot, token_type),
+                (kinds, kind_of),
             ))
         };
-        // isbot's sets are half the compiling: with a second thread, they
-        // compile beside the rest.
-        let (isbot, rest) = if threads > 1 {
+        // The set is half the compiling: with a second thread, it
+        // compiles beside the rest.
+        let (robot_patterns, rest) = if threads > 1 {
             std::thread::scope(|s| {
-                let isbot = s.spawn(isbot_sets);
+                let set = s.spawn(robot_set);
                 let rest = rest();
-                let isbot = isbot
+                let set = set
                     .join()
-                    .unwrap_or_else(|_| Err("isbot patterns: the compiling thread failed".into()));
-                (isbot, rest)
+                    .unwrap_or_else(|_| Err("robot patterns: the compiling thread failed".into()));
+                (set, rest)
             })
         } else {
-            (isbot_sets(), rest())
+            (robot_set(), rest())
         };
-        let (isbot, isbot_text, isbot_generic, isbot_fancy, isbot_fancy_pre) = isbot?;
+        let robot_patterns = robot_patterns?;
         let (
-            patterns,
-            pattern_text,
+            isbot_fancy,
             automation,
             neutral,
-            tokens,
-            token_text,
-            (token_bot, token_type),
+            (tokens, token_text, token_bot, token_type),
+            (kinds, kind_of),
         ) = rest?;
-        let mut words = Vec::new();
-        let mut kind_of = Vec::new();
-        for (rank, (t, ws)) in crate::client::KEYWORDS.iter().enumerate() {
-            for w in *ws {
-                words.push(*w);
-                // Short words must start a word (`vlc`, not `…xvlc…`).
-                kind_of.push((*t, rank, w.len() < 5));
-            }
-        }
-        let kinds = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .build(&words)
-            .map_err(|e| format!("client kinds: {e}"))?;
         Ok(UaClassifier {
             ua,
             alone: (0..isbot_text.len() + pattern_text.len())
                 .map(|_| std::sync::OnceLock::new())
                 .collect(),
-            patterns,
+            robot_patterns,
             pattern_text,
-            isbot,
             isbot_text,
             isbot_generic,
             isbot_fancy,
-            isbot_fancy_pre,
             automation,
             neutral,
             tokens,
@@ -640,9 +652,7 @@ impl UaClassifier {
         // Every match of the pattern holds one of these words (its first
         // branch `Android`, its second a package's first label and dot):
         // a string without them (most desktop browsers') is not searched.
-        static HINTS: std::sync::OnceLock<Option<AhoCorasick>> = std::sync::OnceLock::new();
-        let hints = HINTS.get_or_init(|| AhoCorasick::new(NEUTRAL_HINTS).ok());
-        if hints.as_ref().is_some_and(|h| !h.is_match(ua)) {
+        if !holds_a_hint(ua) {
             return std::borrow::Cow::Borrowed(ua);
         }
         let mut out: Option<Vec<u8>> = None;
@@ -691,7 +701,13 @@ impl UaClassifier {
         let text = self.without_neutral_text(ua);
         let text = text.as_ref();
         let mut generic = None;
-        for i in which(&self.isbot, text) {
+        let matched = which(&self.robot_patterns, text);
+        let (n_isbot, n_fancy) = (self.isbot_text.len(), self.isbot_fancy.len());
+        let split = matched.partition_point(|&i| i < n_isbot);
+        let (isbot, rest) = matched.split_at(split);
+        let split = rest.partition_point(|&i| i < n_isbot + n_fancy);
+        let (fancy, crawler) = rest.split_at(split);
+        for &i in isbot {
             // The bare `name/version` shape is generic; the same pattern
             // matching a plain `name,` prefix (`Anonymous, Mozilla/5.0 …`)
             // is not, unlike a structured one (`dv(iPh10,3);pr(UCBrowser…`).
@@ -706,8 +722,8 @@ impl UaClassifier {
             }
             generic.get_or_insert(why);
         }
-        for i in which(&self.isbot_fancy_pre, text) {
-            let (r, is_generic) = &self.isbot_fancy[i];
+        for &i in fancy {
+            let (r, is_generic) = &self.isbot_fancy[i - n_isbot];
             if r.is_match(text).unwrap_or(false) {
                 let found = r.find(text).ok().flatten().map(|m| m.as_str());
                 let why = says(found);
@@ -717,8 +733,9 @@ impl UaClassifier {
                 generic.get_or_insert(why);
             }
         }
-        if let Some(i) = which(&self.patterns, text).next() {
-            let k = self.isbot_text.len() + i;
+        if let Some(&i) = crawler.first() {
+            let i = i - n_isbot - n_fancy;
+            let k = n_isbot + i;
             return Some((self.says(k, &self.pattern_text[i], text), false));
         }
         if let Some(why) = generic
@@ -824,6 +841,11 @@ impl UaClassifier {
     pub fn named_kind(&self, ua: &str) -> Option<crate::ClientType> {
         use crate::ClientType as T;
         let hay = ua.as_bytes();
+        // Most strings name no kind: a search for any word (with the
+        // automaton's prefilter) settles them before the overlapping one.
+        if !self.kinds.is_match(hay) {
+            return None;
+        }
         let mut robot: Option<bool> = None;
         self.kinds
             .find_overlapping_iter(hay)
@@ -984,6 +1006,35 @@ mod name_tests {
             }
         }
         assert!(matched > 50, "{matched} matches");
+    }
+
+    /// The hint search answers as a plain search for each word does.
+    #[test]
+    fn hints_are_found_as_a_plain_search_finds_them() {
+        let labelled = include_str!("../tests/data/labeled_ua.tsv");
+        let mut held = 0;
+        for ua in labelled
+            .lines()
+            .filter_map(|l| l.splitn(4, '\t').nth(3))
+            .chain([
+                "",
+                ".",
+                "com.",
+                "xcom.",
+                "a.com",
+                "Android",
+                "Androi",
+                "app/1 (tv.x)",
+                "io",
+                "dotted.io.",
+                "é.org.",
+            ])
+        {
+            let plain = NEUTRAL_HINTS.iter().any(|h| ua.contains(h));
+            assert_eq!(holds_a_hint(ua), plain, "{ua:?}");
+            held += usize::from(plain);
+        }
+        assert!(held > 20, "{held} strings hold a hint");
     }
 
     #[test]
