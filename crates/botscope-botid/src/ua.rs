@@ -143,7 +143,7 @@ pub struct UaClassifier {
     isbot_text: Vec<String>,
     /// For each pattern of `isbot_text`: it is a generic word or shape.
     isbot_generic: Vec<bool>,
-    /// Each pattern of `isbot`, then of `patterns`, compiled alone the
+    /// Each pattern of `isbot_text`, then of `pattern_text`, compiled alone the
     /// first time it decides (to quote what it matched in a reason).
     alone: Vec<std::sync::OnceLock<Option<regex::Regex>>>,
     /// isbot's patterns that need look-around, each with its genericity.
@@ -841,8 +841,8 @@ impl UaClassifier {
     pub fn named_kind(&self, ua: &str) -> Option<crate::ClientType> {
         use crate::ClientType as T;
         let hay = ua.as_bytes();
-        // Most strings name no kind: a search for any word (with the
-        // automaton's prefilter) settles them before the overlapping one.
+        // Most strings name no kind: a search that stops at the first word
+        // settles them in fewer steps than the overlapping one.
         if !self.kinds.is_match(hay) {
             return None;
         }
