@@ -128,3 +128,46 @@ fn never_panics_on_junk() {
         let _ = LogFormat::json().parse_line(&line);
     }
 }
+
+/// The probe found in each request target of the real logs is the one a
+/// plain search finds: the leftmost, and at one place the first listed,
+/// ASCII case ignored (whatever prefilter the search uses).
+#[test]
+fn probes_in_real_targets_are_those_a_plain_search_finds() {
+    let plain = |t: &str| -> Option<&'static str> {
+        let lower = t.to_ascii_lowercase();
+        (0..lower.len()).find_map(|at| {
+            botscope_accesslog::PROBES
+                .iter()
+                .find(|p| lower[at..].starts_with(&p.to_ascii_lowercase()))
+                .copied()
+        })
+    };
+    let mut found = 0;
+    for name in [
+        "elastic_examples_apache_logs.log",
+        "nielsbasjes_logparser_hackers-access.log",
+        "pypi_apachelogs-0.6.1_vhost_combined.log",
+    ] {
+        let bytes = log(name);
+        let lines: Vec<&[u8]> = bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
+        let format = detect(&lines[..lines.len().min(100)]).expect("a format");
+        for l in lines {
+            let Ok(r) = format.parse_line(l) else {
+                continue;
+            };
+            let want = plain(&r.path);
+            assert_eq!(
+                botscope_accesslog::probe(&r.path),
+                want,
+                "{name}: {}",
+                r.path
+            );
+            found += usize::from(want.is_some());
+        }
+    }
+    assert!(found > 30, "the logs hold probes: {found}");
+}
