@@ -55,6 +55,59 @@ pub(crate) enum Tok {
     Field(Field),
 }
 
+/// How the parser takes one token of a format, decided once per format
+/// from the token and its neighbours ([`steps`]), not once per line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Literal bytes; `last`: the format's last token (a truncated last
+    /// field may leave it out).
+    Lit { bytes: Vec<u8>, last: bool },
+    /// A field after a `"`: to the next unescaped `"`; `last`: no field
+    /// follows (only it may be cut off).
+    Quoted { field: Field, last: bool },
+    /// A field after a `[`: to the next `]`.
+    Bracketed(Field),
+    /// Any other field: to the first byte of the literal after it (`None`:
+    /// to the end of the line), or, for `%t`, which prints its own
+    /// brackets, bracketed when the line has a `[` there.
+    Until { field: Field, stop: Option<u8> },
+}
+
+/// The steps of `tokens`.
+fn steps(tokens: &[Tok]) -> Vec<Step> {
+    tokens
+        .iter()
+        .enumerate()
+        .map(|(k, tok)| match tok {
+            Tok::Lit(l) => Step::Lit {
+                bytes: l.clone(),
+                last: k + 1 == tokens.len(),
+            },
+            Tok::Field(f) => {
+                let field = *f;
+                let prev = match k.checked_sub(1).map(|j| &tokens[j]) {
+                    Some(Tok::Lit(l)) => l.last().copied(),
+                    _ => None,
+                };
+                match prev {
+                    Some(b'"') => Step::Quoted {
+                        field,
+                        last: tokens[k + 1..].iter().all(|t| matches!(t, Tok::Lit(_))),
+                    },
+                    Some(b'[') => Step::Bracketed(field),
+                    _ => Step::Until {
+                        field,
+                        stop: match tokens.get(k + 1) {
+                            Some(Tok::Lit(l)) => l.first().copied(),
+                            _ => None,
+                        },
+                    },
+                }
+            }
+        })
+        .collect()
+}
+
 /// What can go wrong in this crate: only a log format string that cannot
 /// be used (parsing a line never fails; it gives a `Malformed` reason).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -69,6 +122,10 @@ pub enum Error {
 pub struct LogFormat {
     pub(crate) name: String,
     pub(crate) tokens: Vec<Tok>,
+    /// How each token is parsed ([`steps`] of `tokens`).
+    pub(crate) steps: Vec<Step>,
+    /// The format has a time field (a line without one is malformed).
+    pub(crate) needs_time: bool,
     pub(crate) json: bool,
 }
 
@@ -163,6 +220,10 @@ fn check(name: &str, tokens: Vec<Tok>) -> Result<LogFormat, Error> {
     }
     Ok(LogFormat {
         name: name.to_owned(),
+        steps: steps(&tokens),
+        needs_time: tokens
+            .iter()
+            .any(|t| matches!(t, Tok::Field(Field::TimeClf | Field::TimeIso))),
         tokens,
         json: false,
     })
@@ -362,6 +423,8 @@ impl LogFormat {
         LogFormat {
             name: "json".into(),
             tokens: Vec::new(),
+            steps: Vec::new(),
+            needs_time: false,
             json: true,
         }
     }

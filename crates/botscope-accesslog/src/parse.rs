@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::net::IpAddr;
 
-use crate::format::{Field, LogFormat, Tok};
+use crate::format::{Field, LogFormat, Step};
 use crate::time::{parse_clf_time, parse_iso_time};
 
 use crate::record::{MAX_LINE_BYTES, Malformed, Record, Signed};
@@ -305,127 +305,124 @@ impl LogFormat {
         };
         let (mut have_ip, mut have_time) = (false, false);
         let mut p = 0usize;
-        let toks = &self.tokens;
         let checked = Checked::new(line, escapes);
-        for (k, tok) in toks.iter().enumerate() {
-            match tok {
-                Tok::Lit(l) => {
+        for step in &self.steps {
+            let (f, raw) = match step {
+                Step::Lit { bytes: l, last } => {
                     // Literals are a byte or a few: compared inline.
                     let rest = &line[p..];
                     if rest.len() < l.len() || !l.iter().zip(rest).all(|(a, b)| a == b) {
                         // A truncated last field may leave the closing quote out.
-                        if rec.truncated && k == toks.len() - 1 {
+                        if rec.truncated && *last {
                             break;
                         }
                         return Err(Malformed::LayoutMismatch);
                     }
                     p += l.len();
+                    continue;
                 }
-                Tok::Field(f) => {
-                    let prev = if k > 0 {
-                        if let Tok::Lit(l) = &toks[k - 1] {
-                            l.last().copied()
-                        } else {
-                            None
-                        }
-                    } else {
-                        None
-                    };
-                    let next = toks.get(k + 1).and_then(|t| {
-                        if let Tok::Lit(l) = t {
-                            Some(l.as_slice())
-                        } else {
-                            None
-                        }
-                    });
-                    let (raw, end) = if prev == Some(b'"') {
-                        match quoted(line, p) {
-                            Some((v, after_quote)) => (v, after_quote - 1),
-                            None => {
-                                // Only the last field may be cut off.
-                                let last_field =
-                                    toks[k + 1..].iter().all(|t| matches!(t, Tok::Lit(_)));
-                                if !last_field {
-                                    return Err(Malformed::UnterminatedQuote);
-                                }
-                                rec.truncated = true;
-                                (&line[p..], line.len())
-                            }
-                        }
-                    } else if prev == Some(b'[')
-                        || (matches!(f, Field::TimeClf) && line.get(p) == Some(&b'['))
-                    {
-                        // `%t` prints its own brackets.
-                        let own = prev != Some(b'[');
-                        if own {
-                            p += 1;
-                        }
-                        match memchr::memchr(b']', &line[p..]) {
-                            Some(e) => (&line[p..p + e], p + e + usize::from(own)),
-                            None => return Err(Malformed::LayoutMismatch),
-                        }
-                    } else {
-                        match next.and_then(|n| n.first()) {
-                            // Unquoted fields are short (an address, a
-                            // status, a size): a byte loop beats memchr.
-                            Some(&stop) => match line[p..].iter().position(|&c| c == stop) {
-                                Some(e) => (&line[p..p + e], p + e),
-                                None => return Err(Malformed::LayoutMismatch),
-                            },
-                            None => (&line[p..], line.len()),
-                        }
-                    };
-                    p = end;
-                    match f {
-                        Field::RemoteAddr => {
-                            rec.ip = address(raw)?;
-                            have_ip = true;
-                        }
-                        Field::Ident | Field::Ignored => {}
-                        Field::User => rec.user = dash_none(checked.text(raw)),
-                        Field::TimeClf => {
-                            rec.time = parse_clf_time(raw).ok_or(Malformed::BadTime)?;
-                            have_time = true;
-                        }
-                        Field::TimeIso => {
-                            rec.time = parse_iso_time(raw).ok_or(Malformed::BadTime)?;
-                            have_time = true;
-                        }
-                        Field::Request => {
-                            let v = checked.unescaped(raw);
-                            if v != "-" {
-                                (rec.method, rec.path, rec.protocol) = request(v);
-                            }
-                        }
-                        Field::Method => rec.method = checked.text(raw),
-                        Field::Path => rec.path = checked.unescaped(raw),
-                        Field::Protocol => rec.protocol = checked.text(raw),
-                        Field::Status => rec.status = status(raw)?,
-                        Field::Bytes => rec.bytes = number(raw)?,
-                        Field::Referer => rec.referer = dash_none(checked.unescaped(raw)),
-                        Field::UserAgent => rec.user_agent = dash_none(checked.unescaped(raw)),
-                        Field::VHost => rec.vhost = dash_none(checked.text(raw)),
-                        Field::DurationMicros => rec.duration_us = Some(number(raw)?),
-                        Field::Scheme => rec.signed.scheme = dash_none(checked.text(raw)),
-                        Field::SignatureInput => {
-                            rec.signed.input = dash_none(checked.unescaped(raw));
-                        }
-                        Field::Signature => {
-                            rec.signed.signature = dash_none(checked.unescaped(raw));
-                        }
-                        Field::SignatureAgent => {
-                            rec.signed.agent = dash_none(checked.unescaped(raw));
-                        }
-                        Field::DurationSeconds => {
-                            let s = std::str::from_utf8(raw)
-                                .ok()
-                                .and_then(|s| s.parse::<f64>().ok())
-                                .filter(|x| x.is_finite() && *x >= 0.0);
-                            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                            let us = (s.ok_or(Malformed::BadNumber)? * 1e6) as u64;
-                            rec.duration_us = Some(us);
-                        }
+                Step::Quoted { field, last } => match quoted(line, p) {
+                    Some((v, after_quote)) => {
+                        p = after_quote - 1;
+                        (field, v)
                     }
+                    None => {
+                        // Only the last field may be cut off.
+                        if !last {
+                            return Err(Malformed::UnterminatedQuote);
+                        }
+                        rec.truncated = true;
+                        let v = &line[p..];
+                        p = line.len();
+                        (field, v)
+                    }
+                },
+                Step::Bracketed(field) => match memchr::memchr(b']', &line[p..]) {
+                    Some(e) => {
+                        let v = &line[p..p + e];
+                        p += e;
+                        (field, v)
+                    }
+                    None => return Err(Malformed::LayoutMismatch),
+                },
+                // `%t` prints its own brackets.
+                Step::Until {
+                    field: field @ Field::TimeClf,
+                    ..
+                } if line.get(p) == Some(&b'[') => match memchr::memchr(b']', &line[p + 1..]) {
+                    Some(e) => {
+                        let v = &line[p + 1..p + 1 + e];
+                        p += e + 2;
+                        (field, v)
+                    }
+                    None => return Err(Malformed::LayoutMismatch),
+                },
+                Step::Until { field, stop } => match stop {
+                    // Unquoted fields are short (an address, a status, a
+                    // size): a byte loop beats memchr.
+                    Some(stop) => match line[p..].iter().position(|c| c == stop) {
+                        Some(e) => {
+                            let v = &line[p..p + e];
+                            p += e;
+                            (field, v)
+                        }
+                        None => return Err(Malformed::LayoutMismatch),
+                    },
+                    None => {
+                        let v = &line[p..];
+                        p = line.len();
+                        (field, v)
+                    }
+                },
+            };
+            match f {
+                Field::RemoteAddr => {
+                    rec.ip = address(raw)?;
+                    have_ip = true;
+                }
+                Field::Ident | Field::Ignored => {}
+                Field::User => rec.user = dash_none(checked.text(raw)),
+                Field::TimeClf => {
+                    rec.time = parse_clf_time(raw).ok_or(Malformed::BadTime)?;
+                    have_time = true;
+                }
+                Field::TimeIso => {
+                    rec.time = parse_iso_time(raw).ok_or(Malformed::BadTime)?;
+                    have_time = true;
+                }
+                Field::Request => {
+                    let v = checked.unescaped(raw);
+                    if v != "-" {
+                        (rec.method, rec.path, rec.protocol) = request(v);
+                    }
+                }
+                Field::Method => rec.method = checked.text(raw),
+                Field::Path => rec.path = checked.unescaped(raw),
+                Field::Protocol => rec.protocol = checked.text(raw),
+                Field::Status => rec.status = status(raw)?,
+                Field::Bytes => rec.bytes = number(raw)?,
+                Field::Referer => rec.referer = dash_none(checked.unescaped(raw)),
+                Field::UserAgent => rec.user_agent = dash_none(checked.unescaped(raw)),
+                Field::VHost => rec.vhost = dash_none(checked.text(raw)),
+                Field::DurationMicros => rec.duration_us = Some(number(raw)?),
+                Field::Scheme => rec.signed.scheme = dash_none(checked.text(raw)),
+                Field::SignatureInput => {
+                    rec.signed.input = dash_none(checked.unescaped(raw));
+                }
+                Field::Signature => {
+                    rec.signed.signature = dash_none(checked.unescaped(raw));
+                }
+                Field::SignatureAgent => {
+                    rec.signed.agent = dash_none(checked.unescaped(raw));
+                }
+                Field::DurationSeconds => {
+                    let s = std::str::from_utf8(raw)
+                        .ok()
+                        .and_then(|s| s.parse::<f64>().ok())
+                        .filter(|x| x.is_finite() && *x >= 0.0);
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                    let us = (s.ok_or(Malformed::BadNumber)? * 1e6) as u64;
+                    rec.duration_us = Some(us);
                 }
             }
         }
@@ -435,11 +432,7 @@ impl LogFormat {
                 return Err(Malformed::LayoutMismatch);
             }
         }
-        let needs_time = self
-            .tokens
-            .iter()
-            .any(|t| matches!(t, Tok::Field(Field::TimeClf | Field::TimeIso)));
-        if !have_ip || (needs_time && !have_time) {
+        if !have_ip || (self.needs_time && !have_time) {
             return Err(Malformed::MissingField);
         }
         Ok(rec)
