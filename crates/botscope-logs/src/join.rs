@@ -25,20 +25,25 @@ fn client_type_of(agent: &botscope_accesslog::Agent) -> botscope_botid::ClientTy
         .unwrap_or_default()
 }
 
-/// What the verdict needs of each User-Agent (the claim), from the
-/// classification the parsing threads already made.
-fn claims(analysis: &Analysis) -> Vec<Option<UaInfo>> {
+/// What the verdict needs of each User-Agent that claims a registered
+/// robot (the claim), by agent index, from the classification the parsing
+/// threads already made. Few agents claim one: the clients of the others
+/// are passed over without reading their agent.
+fn claims(analysis: &Analysis) -> HashMap<usize, UaInfo, foldhash::fast::RandomState> {
     analysis
         .agents
         .iter()
-        .map(|(ua, agent)| {
-            (agent.registered && ua.is_some()).then(|| UaInfo {
+        .enumerate()
+        .filter(|(_, (ua, agent))| agent.registered && ua.is_some())
+        .map(|(i, (_, agent))| {
+            let info = UaInfo {
                 is_bot: true,
                 family: None,
                 claimed_bot: agent.robot.clone(),
                 reason: agent.reason.clone(),
                 client_type: client_type_of(agent),
-            })
+            };
+            (i, info)
         })
         .collect()
 }
@@ -48,7 +53,7 @@ fn claims(analysis: &Analysis) -> Vec<Option<UaInfo>> {
 pub fn dns_wanted(analysis: &Analysis, registry: &Registry) -> Vec<(IpAddr, Vec<String>)> {
     let infos = claims(analysis);
     botscope_botid::dns_questions(analysis.folded.clients.iter().filter_map(|c| {
-        let info = infos[c.agent()].as_ref()?;
+        let info = infos.get(&c.agent())?;
         botscope_botid::fcrdns_domains(registry, c.ip, info).map(|d| (c.ip, d))
     }))
 }
@@ -75,7 +80,6 @@ pub fn verify_clients<S: BuildHasher>(
     let mut undeclared: Vec<IpAddr> = Vec::new();
     let mut disobedient: Vec<IpAddr> = Vec::new();
     for (i, c) in analysis.folded.clients.iter().enumerate() {
-        let (ua, agent) = analysis.agent_of(c);
         if lists && analysis.classes[i] == Class::Scanner {
             scanners.push(c.ip);
         }
@@ -101,43 +105,44 @@ pub fn verify_clients<S: BuildHasher>(
                 notes: Vec::new(),
             })
         });
-        let signed_info = signed.as_ref().map(|_| UaInfo {
-            is_bot: true,
-            family: None,
-            claimed_bot: None,
-            reason: agent.reason.clone(),
-            client_type: client_type_of(agent),
+        let signed_info = signed.as_ref().map(|_| {
+            let (_, agent) = analysis.agent_of(c);
+            UaInfo {
+                is_bot: true,
+                family: None,
+                claimed_bot: None,
+                reason: agent.reason.clone(),
+                client_type: client_type_of(agent),
+            }
         });
-        let check = infos[c.agent()]
-            .as_ref()
-            .or(signed_info.as_ref())
-            .map(|info| {
-                let mut v = botscope_botid::verify_at(
-                    registry,
-                    c.ip,
-                    ua,
-                    info,
-                    evidence.get(&c.ip),
-                    owners.owner_at(c.ip, c.last()),
-                    Some(c.last()),
-                );
-                if let Some(sig) = signed.clone() {
-                    botscope_botid::with_signature(registry, &mut v, sig);
-                }
-                let check = match v.verdict {
-                    Verdict::Verified => Check::Verified,
-                    Verdict::Spoofed => Check::Spoofed,
-                    _ => Check::Unverifiable,
-                };
-                let reason = v.reason.clone();
-                if lists {
-                    verdicts.push(v);
-                }
-                Checked { check, reason }
-            });
+        let check = infos.get(&c.agent()).or(signed_info.as_ref()).map(|info| {
+            let mut v = botscope_botid::verify_at(
+                registry,
+                c.ip,
+                analysis.agent_of(c).0,
+                info,
+                evidence.get(&c.ip),
+                owners.owner_at(c.ip, c.last()),
+                Some(c.last()),
+            );
+            if let Some(sig) = signed.clone() {
+                botscope_botid::with_signature(registry, &mut v, sig);
+            }
+            let check = match v.verdict {
+                Verdict::Verified => Check::Verified,
+                Verdict::Spoofed => Check::Spoofed,
+                _ => Check::Unverifiable,
+            };
+            let reason = v.reason.clone();
+            if lists {
+                verdicts.push(v);
+            }
+            Checked { check, reason }
+        });
         if lists && check.is_none() && c.robots_txt > 0 {
             // A robots.txt requester is a robot (ACAP 3.1) even with a
             // browser's User-Agent.
+            let (ua, agent) = analysis.agent_of(c);
             let info = UaInfo {
                 is_bot: true,
                 claimed_bot: None,

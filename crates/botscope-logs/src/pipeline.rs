@@ -311,8 +311,14 @@ pub fn read(
             .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
+    // The shared answers (one per distinct User-Agent, up to 100,000) are
+    // freed beside the merge rather than before or after it.
+    let analysis = std::thread::scope(|s| {
+        s.spawn(move || drop(shared));
+        Partial::finish_all(partials, threads)
+    });
     Ok(Read {
-        analysis: Partial::finish_all(partials, threads),
+        analysis,
         inputs,
         warnings,
         threads,
