@@ -109,8 +109,9 @@ const DFA_TARGET: usize = 40;
 
 /// The probe searchers (built once; the fixed patterns always build, and
 /// a test asserts it): a SIMD packed searcher over the lowercased target
-/// where the processor has one (twice as fast on real targets), else a DFA
-/// that ignores ASCII case. Both find the same leftmost-first match.
+/// where the processor has one, for targets from [`DFA_TARGET`] to
+/// [`PACKED_TARGET`] bytes, and a DFA that ignores ASCII case for the
+/// others. Both find the same leftmost-first match.
 struct Probes {
     packed: Option<aho_corasick::packed::Searcher>,
     dfa: AhoCorasick,
