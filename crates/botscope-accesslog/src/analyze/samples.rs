@@ -182,7 +182,10 @@ impl TopPaths {
     /// Adds another counter's counts.
     pub(super) fn merge(&mut self, o: TopPaths) {
         self.approximate |= o.approximate;
-        for (p, n) in o.entries() {
+        // The most counted first, ties by path: which paths a prune during
+        // the merge keeps does not depend on the order of `o`'s table (its
+        // hasher's seed), so a log gives the same top paths every time.
+        for (p, n) in o.top(usize::MAX) {
             self.add(p, n);
         }
     }

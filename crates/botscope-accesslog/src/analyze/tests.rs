@@ -417,6 +417,33 @@ fn top_paths_stay_bounded_and_keep_the_heavy_hitters() {
     assert_eq!(t.top(1)[0], ("/hot", 2000));
 }
 
+/// Merging two full counters keeps the same paths whatever order their
+/// tables hold them in (each counter hashes with a seed of its own): the
+/// same log gives the same top paths every time.
+#[test]
+fn merged_top_paths_do_not_depend_on_table_order() {
+    let merged = || {
+        let (mut a, mut b) = (TopPaths::default(), TopPaths::default());
+        for i in 0..TOP_PATHS_CAP as u32 {
+            a.add(&format!("/a/{i}"), 1);
+            b.add(&format!("/b/{i}"), 1 + u64::from(i % 3 == 0));
+        }
+        a.merge(b);
+        let mut all: Vec<(String, u64)> = a
+            .top(usize::MAX)
+            .into_iter()
+            .map(|(p, n)| (p.to_owned(), n))
+            .collect();
+        all.sort();
+        all
+    };
+    let first = merged();
+    assert!(first.len() <= TOP_PATHS_CAP);
+    for _ in 0..5 {
+        assert_eq!(merged(), first);
+    }
+}
+
 #[test]
 fn seconds_fold_counts() {
     let mut s = Seconds::default();
