@@ -3,6 +3,8 @@
 
 use std::net::IpAddr;
 
+use thin_vec::ThinVec;
+
 use super::*;
 
 /// One session: a span of activity with no gap over [`SESSION_GAP`].
@@ -20,12 +22,12 @@ pub struct Span {
 
 /// Disjoint spans, sorted, each more than the gap apart: the latest
 /// inline (`cur`, where nearly every request lands, read without
-/// following a pointer), the earlier ones boxed behind it. 32 bytes.
+/// following a pointer), the earlier ones behind one pointer (length and
+/// capacity in the allocation, none while there are none). 32 bytes.
 #[derive(Debug, Clone)]
 pub(super) struct Spans {
     cur: Span,
-    #[allow(clippy::box_collection)]
-    done: Option<Box<Vec<Span>>>,
+    done: ThinVec<Span>,
 }
 
 impl Spans {
@@ -37,19 +39,16 @@ impl Spans {
                 requests,
                 pages,
             },
-            done: None,
+            done: ThinVec::new(),
         }
     }
 
     pub(super) fn iter(&self) -> impl DoubleEndedIterator<Item = &Span> {
-        self.done
-            .iter()
-            .flat_map(|v| v.iter())
-            .chain(std::iter::once(&self.cur))
+        self.done.iter().chain(std::iter::once(&self.cur))
     }
 
     pub(super) fn len(&self) -> usize {
-        self.done.as_ref().map_or(0, |v| v.len()) + 1
+        self.done.len() + 1
     }
 
     /// Takes a request at `t` in where the latest span can (within the
@@ -78,7 +77,7 @@ impl Spans {
             }
             return Some(std::mem::replace(cur, single));
         }
-        if self.done.is_none() && t >= cur.start.saturating_sub(SESSION_GAP) {
+        if self.done.is_empty() && t >= cur.start.saturating_sub(SESSION_GAP) {
             cur.start = t;
             cur.requests = cur.requests.saturating_add(1);
             cur.pages = cur.pages.saturating_add(pages);
@@ -102,8 +101,7 @@ impl Spans {
     }
 
     pub(super) fn merge(&mut self, other: &Spans) {
-        let done = other.done.as_deref().map_or(&[][..], |v| v.as_slice());
-        self.merge_in([done, std::slice::from_ref(&other.cur)]);
+        self.merge_in([&other.done, std::slice::from_ref(&other.cur)]);
     }
 
     /// Merges spans sorted by start (in two runs, one after the other)
@@ -114,10 +112,8 @@ impl Spans {
         let Some(first) = other.iter().find_map(|r| r.first()) else {
             return;
         };
-        // The box is kept: settling a history costs no allocation of its
-        // own.
-        let mut boxed = self.done.take().unwrap_or_default();
-        let done = &mut *boxed;
+        // The allocation is kept: settling a history costs none of its own.
+        let done = &mut self.done;
         let keep = done.partition_point(|s| s.end.saturating_add(SESSION_GAP) < first.start);
         let tail = done.split_off(keep);
         // Exactly: histories are many and mostly short; a long one grows
@@ -142,7 +138,6 @@ impl Spans {
         if let Some(cur) = done.pop() {
             self.cur = cur;
         }
-        self.done = (!done.is_empty()).then_some(boxed);
     }
 }
 
@@ -150,7 +145,7 @@ impl Spans {
 /// then its latest), merged onto the end of `out` (linear, no sort), each
 /// item folded into the one before it when `fold` takes it.
 fn merge_sorted<T: Copy, K: Ord>(
-    out: &mut Vec<T>,
+    out: &mut ThinVec<T>,
     a: [&[T]; 2],
     b: [&[T]; 2],
     key: impl Fn(&T) -> K,
@@ -229,13 +224,12 @@ pub(super) fn join(a: &mut Span, b: &Span) {
 }
 
 /// Requests per hour (hours since the epoch), sorted by hour: the latest
-/// hour inline (where nearly every request lands), the earlier ones boxed
-/// behind it. 16 bytes.
+/// hour inline (where nearly every request lands), the earlier ones behind
+/// one pointer ([`Spans`]). 16 bytes.
 #[derive(Debug, Clone)]
 pub(super) struct Hours {
     cur: (i32, u32),
-    #[allow(clippy::box_collection)]
-    earlier: Option<Box<Vec<(i32, u32)>>>,
+    earlier: ThinVec<(i32, u32)>,
 }
 
 /// The hour of a time, as stored (times are years 1970–9999).
@@ -248,12 +242,12 @@ impl Hours {
     pub(super) fn new(h: i32, n: u32) -> Hours {
         Hours {
             cur: (h, n),
-            earlier: None,
+            earlier: ThinVec::new(),
         }
     }
 
     pub(super) fn each(&self, mut f: impl FnMut(i64, u32)) {
-        for (h, n) in self.earlier.iter().flat_map(|v| v.iter()) {
+        for (h, n) in &self.earlier {
             f(i64::from(*h), *n);
         }
         f(i64::from(self.cur.0), self.cur.1);
@@ -290,8 +284,7 @@ impl Hours {
     }
 
     pub(super) fn merge(&mut self, other: &Hours) {
-        let earlier = other.earlier.as_deref().map_or(&[][..], |v| v.as_slice());
-        self.merge_in([earlier, std::slice::from_ref(&other.cur)]);
+        self.merge_in([&other.earlier, std::slice::from_ref(&other.cur)]);
     }
 
     /// Merges counts sorted by hour (in two runs, one after the other)
@@ -301,8 +294,7 @@ impl Hours {
         let Some(first) = theirs.iter().find_map(|r| r.first()) else {
             return;
         };
-        let mut boxed = self.earlier.take().unwrap_or_default();
-        let earlier = &mut *boxed;
+        let earlier = &mut self.earlier;
         let keep = earlier.partition_point(|p| p.0 < first.0);
         let tail = earlier.split_off(keep);
         earlier.reserve_exact(tail.len() + 1 + theirs[0].len() + theirs[1].len());
@@ -323,7 +315,6 @@ impl Hours {
         if let Some(cur) = earlier.pop() {
             self.cur = cur;
         }
-        self.earlier = (!earlier.is_empty()).then_some(boxed);
     }
 }
 
