@@ -140,22 +140,34 @@ fn dash_none(v: Cow<'_, str>) -> Option<Cow<'_, str>> {
     }
 }
 
+/// Decimal digits (an optional `+` first, as the standard library's
+/// reading allows) → the number; `None` past `u64`.
+fn decimal(v: &[u8]) -> Option<u64> {
+    let d = v.strip_prefix(b"+").unwrap_or(v);
+    if d.is_empty() {
+        return None;
+    }
+    let mut acc = 0u64;
+    for &c in d {
+        let x = c.wrapping_sub(b'0');
+        if x > 9 {
+            return None;
+        }
+        acc = acc.checked_mul(10)?.checked_add(u64::from(x))?;
+    }
+    Some(acc)
+}
+
 fn number(v: &[u8]) -> Result<u64, Malformed> {
     if v == b"-" {
         return Ok(0);
     }
-    std::str::from_utf8(v)
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .ok_or(Malformed::BadNumber)
+    decimal(v).ok_or(Malformed::BadNumber)
 }
 
 fn status(v: &[u8]) -> Result<u16, Malformed> {
-    match std::str::from_utf8(v)
-        .ok()
-        .and_then(|s| s.parse::<u16>().ok())
-    {
-        Some(s) if (100..=999).contains(&s) => Ok(s),
+    match decimal(v) {
+        Some(s @ 100..=999) => Ok(s as u16),
         _ => Err(Malformed::BadStatus),
     }
 }
@@ -442,6 +454,48 @@ impl LogFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sizes and statuses read as the standard library reads them.
+    #[test]
+    fn numbers_read_as_the_standard_library_reads_them() {
+        let cases = [
+            "0",
+            "7",
+            "200",
+            "+200",
+            "-200",
+            "+",
+            "",
+            "-",
+            " 1",
+            "1 ",
+            "0x10",
+            "00000000000000000000000042",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999",
+            "1e3",
+            "١٢",
+            "099",
+            "999",
+            "1000",
+            "65535",
+            "65536",
+            "100",
+            "99",
+        ];
+        for c in cases {
+            let want = if c == "-" {
+                Some(0)
+            } else {
+                c.parse::<u64>().ok()
+            };
+            assert_eq!(number(c.as_bytes()).ok(), want, "{c:?}");
+            let want = c.parse::<u16>().ok().filter(|s| (100..=999).contains(s));
+            assert_eq!(status(c.as_bytes()).ok(), want, "{c:?}");
+        }
+        assert_eq!(number(b"\xff1"), Err(Malformed::BadNumber));
+    }
 
     #[test]
     fn signature_headers_in_nginx_apache_and_json_logs() {

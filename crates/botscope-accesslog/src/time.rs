@@ -50,18 +50,6 @@ fn digits(b: &[u8]) -> Option<i64> {
     Some(acc)
 }
 
-fn month(b: &[u8]) -> Option<i64> {
-    const M: [&[u8; 3]; 12] = [
-        b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct", b"nov",
-        b"dec",
-    ];
-    let lower: [u8; 3] = match b {
-        [a, b, c] => [a | 0x20, b | 0x20, c | 0x20],
-        _ => return None,
-    };
-    M.iter().position(|m| **m == lower).map(|i| i as i64 + 1)
-}
-
 fn offset(b: &[u8]) -> Option<i64> {
     if b.is_empty() || b == b"Z" || b == b"z" {
         return Some(0);
@@ -78,59 +66,94 @@ fn offset(b: &[u8]) -> Option<i64> {
     (h <= 14 && m < 60).then_some(sign * (h * 3600 + m * 60))
 }
 
+/// Days in month `mo` (1–12) of year `y`.
+fn days_in(y: i64, mo: i64) -> i64 {
+    match mo {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
 fn to_unix(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64, off: i64) -> Option<i64> {
-    let days_in = [
-        31,
-        if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
-            29
-        } else {
-            28
-        },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
     let ok = (1970..=9999).contains(&y)
         && (1..=12).contains(&mo)
         && d >= 1
-        && d <= days_in[(mo - 1) as usize]
+        // Every month has 28 days: most dates need no calendar.
+        && (d <= 28 || d <= days_in(y, mo))
         && h < 24
         && mi < 60
         && s <= 60;
     ok.then(|| days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - off)
 }
 
+/// Two ASCII digits as a number.
+fn two(a: u8, b: u8) -> Option<i64> {
+    let (a, b) = (a.wrapping_sub(b'0'), b.wrapping_sub(b'0'));
+    (a <= 9 && b <= 9).then(|| i64::from(a) * 10 + i64::from(b))
+}
+
+/// A month's three letters (any case) → 1–12.
+fn month3(b: [u8; 3]) -> Option<i64> {
+    Some(match [b[0] | 0x20, b[1] | 0x20, b[2] | 0x20] {
+        [b'j', b'a', b'n'] => 1,
+        [b'f', b'e', b'b'] => 2,
+        [b'm', b'a', b'r'] => 3,
+        [b'a', b'p', b'r'] => 4,
+        [b'm', b'a', b'y'] => 5,
+        [b'j', b'u', b'n'] => 6,
+        [b'j', b'u', b'l'] => 7,
+        [b'a', b'u', b'g'] => 8,
+        [b's', b'e', b'p'] => 9,
+        [b'o', b'c', b't'] => 10,
+        [b'n', b'o', b'v'] => 11,
+        [b'd', b'e', b'c'] => 12,
+        _ => return None,
+    })
+}
+
 /// `17/May/2015:10:05:03 +0000` → seconds since the epoch (years
-/// 1970–9999).
+/// 1970–9999). Fixed places, read once each (the most common field of
+/// the most common formats).
 pub fn parse_clf_time(b: &[u8]) -> Option<i64> {
     let b = b.strip_prefix(b"[").unwrap_or(b);
     let b = b.strip_suffix(b"]").unwrap_or(b);
-    if b.len() < 20
-        || b[2] != b'/'
-        || b[6] != b'/'
-        || b[11] != b':'
-        || b[14] != b':'
-        || b[17] != b':'
-    {
+    let head: &[u8; 20] = b.get(..20)?.try_into().ok()?;
+    let [
+        d0,
+        d1,
+        b'/',
+        m0,
+        m1,
+        m2,
+        b'/',
+        y0,
+        y1,
+        y2,
+        y3,
+        b':',
+        h0,
+        h1,
+        b':',
+        i0,
+        i1,
+        b':',
+        s0,
+        s1,
+    ] = *head
+    else {
         return None;
-    }
-    let (d, mo, y) = (digits(&b[..2])?, month(&b[3..6])?, digits(&b[7..11])?);
-    let (h, mi, s) = (
-        digits(&b[12..14])?,
-        digits(&b[15..17])?,
-        digits(&b[18..20])?,
-    );
-    let off = match b.get(20) {
-        None => 0,
-        Some(b' ') => offset(&b[21..])?,
-        Some(_) => return None,
+    };
+    let d = two(d0, d1)?;
+    let mo = month3([m0, m1, m2])?;
+    let y = two(y0, y1)? * 100 + two(y2, y3)?;
+    let (h, mi, s) = (two(h0, h1)?, two(i0, i1)?, two(s0, s1)?);
+    let off = match &b[20..] {
+        [] => 0,
+        b" +0000" => 0,
+        [b' ', rest @ ..] => offset(rest)?,
+        _ => return None,
     };
     to_unix(y, mo, d, h, mi, s, off)
 }
@@ -163,6 +186,116 @@ pub fn parse_iso_time(b: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn month(b: &[u8]) -> Option<i64> {
+        const M: [&[u8; 3]; 12] = [
+            b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct", b"nov",
+            b"dec",
+        ];
+        let lower: [u8; 3] = match b {
+            [a, b, c] => [a | 0x20, b | 0x20, c | 0x20],
+            _ => return None,
+        };
+        M.iter().position(|m| **m == lower).map(|i| i as i64 + 1)
+    }
+
+    /// The reading by general parts that [`parse_clf_time`] replaced.
+    fn reference_clf(b: &[u8]) -> Option<i64> {
+        let b = b.strip_prefix(b"[").unwrap_or(b);
+        let b = b.strip_suffix(b"]").unwrap_or(b);
+        if b.len() < 20
+            || b[2] != b'/'
+            || b[6] != b'/'
+            || b[11] != b':'
+            || b[14] != b':'
+            || b[17] != b':'
+        {
+            return None;
+        }
+        let (d, mo, y) = (digits(&b[..2])?, month(&b[3..6])?, digits(&b[7..11])?);
+        let (h, mi, s) = (
+            digits(&b[12..14])?,
+            digits(&b[15..17])?,
+            digits(&b[18..20])?,
+        );
+        let off = match b.get(20) {
+            None => 0,
+            Some(b' ') => offset(&b[21..])?,
+            Some(_) => return None,
+        };
+        to_unix(y, mo, d, h, mi, s, off)
+    }
+
+    /// Every byte of valid times replaced by each byte that matters, cut
+    /// at every length, bracketed or not: the same reading as the general
+    /// parts give.
+    #[test]
+    fn clf_time_reads_as_the_reference() {
+        let seeds: [&[u8]; 6] = [
+            b"17/May/2015:10:05:03 +0000",
+            b"29/Feb/2016:23:59:60 -0700",
+            b"31/DEC/9999:23:59:59 +14:00",
+            b"01/jan/1970:00:00:00 Z",
+            b"10/Oct/2000:13:55:36",
+            b"30/Feb/2016:00:00:00 +0000",
+        ];
+        let bytes: &[u8] = b"0123456789/: +-ZzjanJANfebFEBmaysepdecx[]\x00\xff";
+        let mut checked = 0;
+        for seed in seeds {
+            for form in [seed.to_vec(), [b"[", seed, b"]"].concat()] {
+                for cut in 0..=form.len() {
+                    let t = &form[..cut];
+                    assert_eq!(
+                        parse_clf_time(t),
+                        reference_clf(t),
+                        "{}",
+                        String::from_utf8_lossy(t)
+                    );
+                    checked += 1;
+                }
+                for i in 0..form.len() {
+                    for &c in bytes {
+                        let mut t = form.clone();
+                        t[i] = c;
+                        assert_eq!(
+                            parse_clf_time(&t),
+                            reference_clf(&t),
+                            "{}",
+                            String::from_utf8_lossy(&t)
+                        );
+                        let mut t = form.clone();
+                        t.insert(i, c);
+                        assert_eq!(
+                            parse_clf_time(&t),
+                            reference_clf(&t),
+                            "{}",
+                            String::from_utf8_lossy(&t)
+                        );
+                        checked += 2;
+                    }
+                }
+            }
+        }
+        assert!(checked > 5_000, "{checked}");
+        // Every month, in three cases, and one that is none.
+        for (i, m) in [
+            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+        ]
+        .iter()
+        .enumerate()
+        {
+            for m in [m.to_string(), m.to_uppercase(), m.to_lowercase()] {
+                let t = format!("01/{m}/2020:00:00:00 +0000");
+                assert_eq!(parse_clf_time(t.as_bytes()), reference_clf(t.as_bytes()));
+                assert_eq!(month(m.as_bytes()), Some(i as i64 + 1));
+            }
+        }
+        assert_eq!(
+            parse_clf_time(b"01/Jun/2020:00:00:00 +0000").map(|t| t % 86_400),
+            Some(0)
+        );
+        assert_eq!(parse_clf_time(b"01/Jum/2020:00:00:00 +0000"), None);
+    }
 
     #[test]
     fn rfc3339_round_trip() {
