@@ -396,6 +396,32 @@ impl HourTable {
         }
     }
 
+    /// Adds another table's counts (a table over the same days).
+    fn merge(&mut self, o: HourTable) {
+        if self.base == o.base && self.dense.len() == o.dense.len() {
+            for (x, y) in self.dense.iter_mut().zip(&o.dense) {
+                for (a, b) in x.iter_mut().zip(y) {
+                    *a += b;
+                }
+            }
+        } else {
+            for (i, counts) in o.dense.iter().enumerate() {
+                for (class, &n) in counts.iter().enumerate() {
+                    if n > 0 {
+                        self.add(o.base + i as i64, class, n);
+                    }
+                }
+            }
+        }
+        for (h, counts) in o.sparse {
+            for (class, n) in counts.into_iter().enumerate() {
+                if n > 0 {
+                    self.add(h, class, n);
+                }
+            }
+        }
+    }
+
     /// The hours with a request, in order.
     fn into_sorted(self) -> Vec<(i64, [u64; 5])> {
         let base = self.base;
@@ -412,12 +438,27 @@ impl HourTable {
     }
 }
 
-/// What one pass over the clients adds up.
+/// The robots' entries, filled from their clients in order.
 struct Pass {
     /// For each User-Agent, its robot's place in `robots`.
     agent_robot: Vec<Slot>,
     robots: Vec<(String, RobotAcc)>,
-    /// The robots past [`ROBOTS_CAP`], counted together.
+    /// How many robots are past [`ROBOTS_CAP`] (their clients are
+    /// counted in [`Tally::omitted`]).
+    omitted: u64,
+}
+
+/// Clients in a pass of [`build`] at least, for each thread past the
+/// first: a pass over fewer costs less than starting a thread.
+const CLIENTS_PER_THREAD: usize = 32_768;
+
+/// What a pass over a range of clients adds up apart from the robots'
+/// entries; ranges' tallies add up to the whole one's, in order.
+struct Tally {
+    /// The clients of robots with an entry, in order: (client, robot,
+    /// class index, verdict).
+    robot_clients: Vec<(usize, usize, usize, Option<Check>)>,
+    /// The clients of the robots past the cap, counted together.
     omitted: OmittedRobots,
     classes: [ClassTotals; 5],
     hourly: HourTable,
@@ -472,10 +513,9 @@ impl Pass {
             v.truncate(ROBOTS_CAP);
             v.into_iter().map(|(k, _)| k).collect()
         });
-        let mut omitted = OmittedRobots::default();
-        if let Some(k) = &kept {
-            omitted.robots = (by_name.len() - k.len()) as u64;
-        }
+        let omitted = kept
+            .as_ref()
+            .map_or(0, |k| (by_name.len() - k.len()) as u64);
         let mut robot_ix: Map<&str, usize> = Map::default();
         let mut robots: Vec<(String, RobotAcc)> = Vec::new();
         let agent_robot = a
@@ -498,6 +538,15 @@ impl Pass {
             agent_robot,
             robots,
             omitted,
+        }
+    }
+}
+
+impl Tally {
+    fn new(a: &Analysis) -> Tally {
+        Tally {
+            robot_clients: Vec::new(),
+            omitted: OmittedRobots::default(),
             classes: Default::default(),
             hourly: HourTable::over(a.days().map(|(d, _)| d)),
             visitors: Map::default(),
@@ -512,8 +561,8 @@ impl Pass {
         }
     }
 
-    /// Adds client `i`.
-    fn add(&mut self, a: &mut Analysis, i: usize, check: Option<Check>) {
+    /// Adds client `i`; `agent_robot`: [`Pass::agent_robot`].
+    fn add(&mut self, a: &Analysis, agent_robot: &[Slot], i: usize, check: Option<Check>) {
         let c = &a.folded.clients[i];
         let class = a.classes[i];
         self.requests += c.requests;
@@ -553,8 +602,8 @@ impl Pass {
         if crate::is_disobedient(class, c.disallowed, check) {
             self.lists[4].push(i);
         }
-        match self.agent_robot[c.agent()] {
-            Slot::Kept(ri) => self.robots[ri].1.add(a, i, ci, check),
+        match agent_robot[c.agent()] {
+            Slot::Kept(ri) => self.robot_clients.push((i, ri, ci, check)),
             Slot::Omitted => {
                 self.omitted.clients += 1;
                 self.omitted.requests += c.requests;
@@ -562,6 +611,64 @@ impl Pass {
             }
             Slot::None => {}
         }
+    }
+
+    /// Adds the tally of the clients after these.
+    fn merge(&mut self, o: Tally) {
+        self.robot_clients.extend(o.robot_clients);
+        self.omitted.clients += o.omitted.clients;
+        self.omitted.requests += o.omitted.requests;
+        self.omitted.bytes += o.omitted.bytes;
+        for (x, y) in self.classes.iter_mut().zip(o.classes) {
+            x.clients += y.clients;
+            x.requests += y.requests;
+            x.bytes += y.bytes;
+        }
+        self.hourly.merge(o.hourly);
+        for (d, n) in o.visitors {
+            *self.visitors.entry(d).or_default() += n;
+        }
+        for (x, y) in self.lists.iter_mut().zip(o.lists) {
+            x.extend(y);
+        }
+        self.requests += o.requests;
+        self.bytes += o.bytes;
+        self.robot_requests += o.robot_requests;
+        self.robot_bytes += o.robot_bytes;
+        self.disallowed += o.disallowed;
+        self.first = self.first.min(o.first);
+        self.last = self.last.max(o.last);
+    }
+
+    /// The tally of every client, on up to `threads` threads (a range of
+    /// clients each, at least `per_thread` of them).
+    fn of<S: BuildHasher + Sync>(
+        a: &Analysis,
+        agent_robot: &[Slot],
+        checks: &HashMap<usize, Checked, S>,
+        threads: usize,
+        per_thread: usize,
+    ) -> Tally {
+        let n = a.folded.clients.len();
+        let parts = threads.clamp(1, (n / per_thread.max(1)).max(1));
+        let range = |r: std::ops::Range<usize>| {
+            let mut t = Tally::new(a);
+            for i in r {
+                t.add(a, agent_robot, i, checks.get(&i).map(|k| k.check));
+            }
+            t
+        };
+        let size = n.div_ceil(parts);
+        std::thread::scope(|s| {
+            let rest: Vec<_> = (1..parts)
+                .map(|k| s.spawn(move || range(k * size..((k + 1) * size).min(n))))
+                .collect();
+            let mut all = range(0..size.min(n));
+            for h in rest {
+                all.merge(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            all
+        })
     }
 }
 
@@ -747,16 +854,29 @@ fn hours(hourly: Vec<(i64, [u64; 5])>) -> Vec<Hour> {
 /// Builds the report. `checks[&i]` is the verification of client `i` (for
 /// clients that claim a registered robot). With `threads` above one, the
 /// distinct addresses are counted on a second thread meanwhile.
-pub fn build<S: BuildHasher>(
+pub fn build<S: BuildHasher + Sync>(
     a: &mut Analysis,
     checks: &HashMap<usize, Checked, S>,
     policy: &dyn Policy,
     threads: usize,
 ) -> Report {
+    build_in(a, checks, policy, threads, CLIENTS_PER_THREAD)
+}
+
+/// [`build`], the pass over the clients on threads of at least
+/// `per_thread` clients each.
+fn build_in<S: BuildHasher + Sync>(
+    a: &mut Analysis,
+    checks: &HashMap<usize, Checked, S>,
+    policy: &dyn Policy,
+    threads: usize,
+    per_thread: usize,
+) -> Report {
     let distinct = distinct_addresses(a, threads);
     let mut p = Pass::new(a);
-    for i in 0..a.folded.clients.len() {
-        p.add(a, i, checks.get(&i).map(|k| k.check));
+    let mut t = Tally::of(a, &p.agent_robot, checks, threads, per_thread);
+    for &(i, ri, ci, check) in &t.robot_clients {
+        p.robots[ri].1.add(a, i, ci, check);
     }
     let unique_ips = match distinct {
         Distinct::Spawned(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
@@ -764,7 +884,7 @@ pub fn build<S: BuildHasher>(
     };
     let a = &*a;
     let [undeclared, scanners, monitors, spoofed, disobedient] =
-        p.lists.map(|l| client_list(a, l, checks));
+        std::mem::take(&mut t.lists).map(|l| client_list(a, l, checks));
     let robots: BTreeMap<String, Robot> = p
         .robots
         .into_iter()
@@ -776,10 +896,10 @@ pub fn build<S: BuildHasher>(
         })
         .collect();
     let (malformed, not_understood) = malformed(a);
-    let hourly = p.hourly.into_sorted();
+    let hourly = t.hourly.into_sorted();
     // The site's totals include the requests of untracked clients.
-    let requests = p.requests + a.folded.untracked.requests;
-    let bytes = p.bytes.saturating_add(a.folded.untracked.bytes);
+    let requests = t.requests + a.folded.untracked.requests;
+    let bytes = t.bytes.saturating_add(a.folded.untracked.bytes);
     Report {
         schema: SCHEMA,
         inputs: Vec::new(),
@@ -793,27 +913,27 @@ pub fn build<S: BuildHasher>(
             analyzed: a.folded.records - a.folded.out_of_window,
         },
         malformed,
-        period: (p.first <= p.last).then(|| Period {
-            first: format_rfc3339(p.first),
-            last: format_rfc3339(p.last),
+        period: (t.first <= t.last).then(|| Period {
+            first: format_rfc3339(t.first),
+            last: format_rfc3339(t.last),
         }),
         site: Site {
             requests,
             bytes,
             clients: a.folded.clients.len() as u64,
             unique_ips,
-            robot_requests: p.robot_requests,
-            robot_bytes: p.robot_bytes,
-            robot_request_share: ratio(p.robot_requests, requests),
-            robot_byte_share: ratio(p.robot_bytes, bytes),
+            robot_requests: t.robot_requests,
+            robot_bytes: t.robot_bytes,
+            robot_request_share: ratio(t.robot_requests, requests),
+            robot_byte_share: ratio(t.robot_bytes, bytes),
             classes: Class::ALL
                 .iter()
-                .zip(p.classes)
+                .zip(t.classes)
                 .map(|(c, t)| (c.as_str(), t))
                 .collect(),
-            disallowed_requests: p.disallowed,
+            disallowed_requests: t.disallowed,
         },
-        daily: days(a, &hourly, &p.visitors),
+        daily: days(a, &hourly, &t.visitors),
         hourly: hours(hourly),
         top_paths: path_counts(a.site_paths(), SITE_TOP_PATHS),
         top_paths_approximate: a.site_paths().approximate,
@@ -821,7 +941,10 @@ pub fn build<S: BuildHasher>(
         not_found_approximate: a.not_found().approximate,
         vhosts: vhosts(a),
         robots,
-        robots_omitted: p.omitted,
+        robots_omitted: OmittedRobots {
+            robots: p.omitted,
+            ..t.omitted
+        },
         untracked: a.folded.untracked,
         undeclared_bots: undeclared,
         scanners,
@@ -834,7 +957,61 @@ pub fn build<S: BuildHasher>(
 
 #[cfg(test)]
 mod tests {
-    use super::HourTable;
+    use super::*;
+    use crate::analyze::{Agent, Analyzer, Identify, NoPolicy, Partial, Window};
+
+    /// Robots by a word of their User-Agent.
+    struct Words;
+    impl Identify for Words {
+        fn identify(&self, ua: Option<&str>) -> Agent {
+            let ua = ua.unwrap_or_default();
+            let robot = ["Googlebot", "bingbot", "Baiduspider", "YandexBot"]
+                .into_iter()
+                .find(|w| ua.contains(w))
+                .map(str::to_owned)
+                .or_else(|| {
+                    ua.to_ascii_lowercase()
+                        .contains("bot")
+                        .then(|| "other".into())
+                });
+            Agent {
+                registered: robot.as_deref().is_some_and(|r| r != "other"),
+                token: robot.clone(),
+                robot,
+                ..Agent::default()
+            }
+        }
+    }
+
+    /// The pass over the clients in ranges on several threads gives the
+    /// report one pass gives, to the byte: sums, lists in order, robots'
+    /// entries from their clients in order.
+    #[test]
+    fn a_pass_in_ranges_reports_as_one_pass() {
+        let text = include_bytes!("../../../../examples/logs/elastic_examples_apache_logs.log");
+        let lines: Vec<&[u8]> = text
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
+        let format = crate::detect(&lines[..200]).expect("format");
+        let analysis = || {
+            let mut an = Analyzer::new(&Words, &NoPolicy, Window::default());
+            for (i, l) in lines.iter().enumerate() {
+                if let Ok(r) = format.parse_line(l) {
+                    an.record(&r, i as u64 + 1);
+                }
+            }
+            Partial::finish_all(vec![an.into_partial()], 1)
+        };
+        let checks: HashMap<usize, Checked> = HashMap::new();
+        let one = build_in(&mut analysis(), &checks, &NoPolicy, 1, 1);
+        assert!(one.site.clients > 1000 && !one.robots.is_empty());
+        let json = |r: &Report| serde_json::to_string(r).expect("json");
+        for (threads, per_thread) in [(2, 1), (3, 1), (4, 500)] {
+            let many = build_in(&mut analysis(), &checks, &NoPolicy, threads, per_thread);
+            assert_eq!(json(&many), json(&one), "{threads} threads");
+        }
+    }
 
     /// Hours within the log's days are counted in the table, any others
     /// beside it; both come out in order, hours without a request left
