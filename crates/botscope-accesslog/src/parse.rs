@@ -142,7 +142,7 @@ fn dash_none(v: Cow<'_, str>) -> Option<Cow<'_, str>> {
 
 /// Decimal digits (an optional `+` first, as the standard library's
 /// reading allows) → the number; `None` past `u64`.
-fn decimal(v: &[u8]) -> Option<u64> {
+pub(crate) fn decimal(v: &[u8]) -> Option<u64> {
     let d = v.strip_prefix(b"+").unwrap_or(v);
     if d.is_empty() {
         return None;

@@ -107,6 +107,11 @@ const PACKED_TARGET: usize = 512;
 /// Targets shorter than this are searched by the DFA.
 const DFA_TARGET: usize = 40;
 
+/// Targets up to this long are lowered into the smaller stack buffer
+/// (most of the longer targets), the others up to [`PACKED_TARGET`] into
+/// the larger one.
+const SHORT_BUFFER: usize = 128;
+
 /// The probe searchers (built once; the fixed patterns always build, and
 /// a test asserts it): a SIMD packed searcher over the lowercased target
 /// where the processor has one, for targets from [`DFA_TARGET`] to
@@ -210,7 +215,7 @@ pub fn probe(target: &str) -> Option<&'static str> {
         Some(_) if b.len() < DFA_TARGET => p.dfa.find(b).map(|m| m.pattern().as_usize()),
         // A buffer that fits the target: clearing a 512-byte one for every
         // target cost more than the search.
-        Some(packed) if b.len() <= 128 => find_lowered::<128>(packed, b),
+        Some(packed) if b.len() <= SHORT_BUFFER => find_lowered::<SHORT_BUFFER>(packed, b),
         Some(packed) if b.len() <= PACKED_TARGET => find_lowered::<PACKED_TARGET>(packed, b),
         _ => p.dfa.find(b).map(|m| m.pattern().as_usize()),
     };
@@ -301,9 +306,9 @@ mod tests {
             6,
             DFA_TARGET - 1,
             DFA_TARGET,
-            127,
-            128,
-            129,
+            SHORT_BUFFER - 1,
+            SHORT_BUFFER,
+            SHORT_BUFFER + 1,
             PACKED_TARGET,
             PACKED_TARGET + 1,
             600,

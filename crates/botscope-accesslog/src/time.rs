@@ -34,20 +34,13 @@ pub fn format_rfc3339(t: i64) -> String {
     )
 }
 
+/// One to 18 decimal digits (no sign) → the number.
 fn digits(b: &[u8]) -> Option<i64> {
-    // At most 18 digits: no overflow.
-    if b.is_empty() || b.len() > 18 {
+    if b.len() > 18 || b.first() == Some(&b'+') {
         return None;
     }
-    let mut acc = 0i64;
-    for &c in b {
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        acc = acc * 10 + i64::from(d);
-    }
-    Some(acc)
+    // 18 digits fit in an `i64`.
+    crate::parse::decimal(b).and_then(|n| i64::try_from(n).ok())
 }
 
 fn offset(b: &[u8]) -> Option<i64> {
