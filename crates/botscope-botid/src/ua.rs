@@ -803,7 +803,6 @@ impl UaClassifier {
     /// token or word at all, and its robot reason; `family` is uap-core's,
     /// looked up here only for a string that is neither a robot's nor a
     /// browser's by its shape.
-    #[allow(clippy::too_many_arguments)]
     fn type_of(
         &self,
         ua: &str,

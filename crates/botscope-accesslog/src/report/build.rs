@@ -396,21 +396,13 @@ impl HourTable {
         }
     }
 
-    /// Adds another table's counts (a table over the same days).
+    /// Adds the counts of another table made `over` the same days (so
+    /// their dense parts line up).
     fn merge(&mut self, o: HourTable) {
-        if self.base == o.base && self.dense.len() == o.dense.len() {
-            for (x, y) in self.dense.iter_mut().zip(&o.dense) {
-                for (a, b) in x.iter_mut().zip(y) {
-                    *a += b;
-                }
-            }
-        } else {
-            for (i, counts) in o.dense.iter().enumerate() {
-                for (class, &n) in counts.iter().enumerate() {
-                    if n > 0 {
-                        self.add(o.base + i as i64, class, n);
-                    }
-                }
+        debug_assert!(self.base == o.base && self.dense.len() == o.dense.len());
+        for (x, y) in self.dense.iter_mut().zip(&o.dense) {
+            for (a, b) in x.iter_mut().zip(y) {
+                *a += b;
             }
         }
         for (h, counts) in o.sparse {
@@ -448,8 +440,8 @@ struct Pass {
     omitted: u64,
 }
 
-/// Clients in a pass of [`build`] at least, for each thread past the
-/// first: a pass over fewer costs less than starting a thread.
+/// The fewest clients a thread of [`build`]'s pass takes: fewer cost
+/// less to add up than a thread costs to start.
 const CLIENTS_PER_THREAD: usize = 32_768;
 
 /// What a pass over a range of clients adds up apart from the robots'
