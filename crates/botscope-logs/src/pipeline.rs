@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use botscope_accesslog::{
-    Analysis, Analyzer, Identify, Input, LogFormat, Malformed, Partial, Policy, SignatureCheck,
-    Window,
+    Analysis, Analyzer, Identify, Input, LOOKAHEAD, LogFormat, Malformed, Partial, Policy, Record,
+    SignatureCheck, Window,
 };
 
 use crate::input::{self, Source};
@@ -148,6 +148,37 @@ impl Shares {
     }
 }
 
+/// Parses and folds `lines` (numbered from `offset`), the records
+/// [`LOOKAHEAD`] at a time ([`Analyzer::record_all`]) and in order with
+/// the malformed lines.
+fn fold_lines<'c>(
+    an: &mut Analyzer<'_>,
+    format: &LogFormat,
+    offset: u64,
+    lines: impl Iterator<Item = (u64, Option<&'c [u8]>)>,
+) {
+    let mut records: Vec<(Record<'c>, u64)> = Vec::with_capacity(LOOKAHEAD);
+    for (n, line) in lines {
+        let malformed = match line.map(|l| format.parse_line(l)) {
+            Some(Ok(r)) => {
+                records.push((r, offset + n));
+                if records.len() == LOOKAHEAD {
+                    an.record_all(&records);
+                    records.clear();
+                }
+                continue;
+            }
+            Some(Err(Malformed::Empty)) => continue,
+            Some(Err(reason)) => reason,
+            None => Malformed::TooLong,
+        };
+        an.record_all(&records);
+        records.clear();
+        an.malformed(malformed, offset + n);
+    }
+    an.record_all(&records);
+}
+
 /// What reading gave: the analysis and, per input, what was read.
 #[derive(Debug)]
 pub struct Read {
@@ -226,26 +257,21 @@ pub fn read(
                     for work in rx {
                         let (format, seq, offset, chunk, plan) = &*work;
                         an.begin_chunk(*seq);
-                        let mut fold = |n: u64, line: Option<&[u8]>| match line {
-                            None => an.malformed(Malformed::TooLong, offset + n),
-                            Some(l) => match format.parse_line(l) {
-                                Ok(r) => an.record(&r, offset + n),
-                                Err(Malformed::Empty) => {}
-                                Err(reason) => an.malformed(reason, offset + n),
-                            },
-                        };
                         match plan {
                             Plan::Whole(t) if *t == me => {
-                                for (n, line) in input::lines(chunk) {
-                                    fold(n, line);
-                                }
+                                fold_lines(&mut an, format, *offset, input::lines(chunk));
                             }
                             Plan::Whole(_) => {}
                             Plan::Split(per) => {
                                 let bytes = chunk.bytes();
-                                for l in &per[me] {
-                                    fold(chunk.first_line + u64::from(l.n), l.bytes(bytes));
-                                }
+                                fold_lines(
+                                    &mut an,
+                                    format,
+                                    *offset,
+                                    per[me].iter().map(|l| {
+                                        (chunk.first_line + u64::from(l.n), l.bytes(bytes))
+                                    }),
+                                );
                             }
                         }
                         // The last thread done with a chunk sends its buffer back.

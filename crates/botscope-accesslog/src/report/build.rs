@@ -950,7 +950,7 @@ fn build_in<S: BuildHasher + Sync>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::{Agent, Analyzer, Identify, NoPolicy, Partial, Window};
+    use crate::analyze::{Agent, Analyzer, Identify, LOOKAHEAD, NoPolicy, Partial, Window};
 
     /// Robots by a word of their User-Agent.
     struct Words;
@@ -1002,6 +1002,57 @@ mod tests {
         for (threads, per_thread) in [(2, 1), (3, 1), (4, 500)] {
             let many = build_in(&mut analysis(), &checks, &NoPolicy, threads, per_thread);
             assert_eq!(json(&many), json(&one), "{threads} threads");
+        }
+    }
+
+    /// Records folded with their clients looked up ahead
+    /// ([`Analyzer::record_all`]) report as records folded one at a time,
+    /// to the byte, in groups of any size, with malformed lines between
+    /// them and with clients past the cap.
+    #[test]
+    fn records_looked_up_ahead_fold_as_one_at_a_time() {
+        let text = include_bytes!("../../../../examples/logs/elastic_examples_apache_logs.log");
+        let lines: Vec<&[u8]> = text
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
+        let format = crate::detect(&lines[..200]).expect("format");
+        let checks: HashMap<usize, Checked> = HashMap::new();
+        let json = |r: &Report| serde_json::to_string(r).expect("json");
+        for cap in [usize::MAX, 300] {
+            let report = |group: usize| {
+                let mut an =
+                    Analyzer::new(&Words, &NoPolicy, Window::default()).with_max_clients(cap);
+                let mut records = Vec::new();
+                for (i, l) in lines.iter().enumerate() {
+                    let n = i as u64 + 1;
+                    // Every 500th line cut short: malformed between records.
+                    let l = if i % 500 == 7 { &l[..10] } else { l };
+                    match format.parse_line(l) {
+                        Ok(r) if group == 0 => an.record(&r, n),
+                        Ok(r) => {
+                            records.push((r, n));
+                            if records.len() == group {
+                                an.record_all(&records);
+                                records.clear();
+                            }
+                        }
+                        Err(e) => {
+                            an.record_all(&records);
+                            records.clear();
+                            an.malformed(e, n);
+                        }
+                    }
+                }
+                an.record_all(&records);
+                let mut analysis = Partial::finish_all(vec![an.into_partial()], 1);
+                json(&build_in(&mut analysis, &checks, &NoPolicy, 1, 1))
+            };
+            let one = report(0);
+            assert!(one.contains("\"malformed\""), "{}", &one[..200]);
+            for group in [1, 2, 7, LOOKAHEAD, 100, lines.len()] {
+                assert_eq!(report(group), one, "groups of {group}, cap {cap}");
+            }
         }
     }
 
