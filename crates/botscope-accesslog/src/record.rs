@@ -43,6 +43,30 @@ pub struct Record<'a> {
     pub truncated: bool,
 }
 
+impl Record<'_> {
+    /// A record of nothing: no address (0.0.0.0), no time (0), every
+    /// text empty or absent; what [`crate::LogFormat::parse_line_into`]
+    /// starts from.
+    pub fn blank() -> Record<'static> {
+        Record {
+            vhost: None,
+            ip: IpAddr::from([0, 0, 0, 0]),
+            user: None,
+            time: 0,
+            method: Cow::Borrowed(""),
+            path: Cow::Borrowed(""),
+            protocol: Cow::Borrowed(""),
+            status: 0,
+            bytes: 0,
+            referer: None,
+            user_agent: None,
+            duration_us: None,
+            signed: Signed::default(),
+            truncated: false,
+        }
+    }
+}
+
 /// The headers a signed request (RFC 9421, Web Bot Auth) carries, and
 /// what else its signature base may need, as a log line has them; `-`
 /// and empty values are `None`.

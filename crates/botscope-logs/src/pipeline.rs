@@ -157,14 +157,17 @@ fn fold_lines<'c>(
     offset: u64,
     lines: impl Iterator<Item = (u64, Option<&'c [u8]>)>,
 ) {
-    let mut records: Vec<(Record<'c>, u64)> = Vec::with_capacity(LOOKAHEAD);
+    // Parsed in place: a record is not copied on its way to the fold.
+    let mut records: Vec<(Record<'c>, u64)> = vec![(Record::blank(), 0); LOOKAHEAD];
+    let mut k = 0;
     for (n, line) in lines {
-        let malformed = match line.map(|l| format.parse_line(l)) {
-            Some(Ok(r)) => {
-                records.push((r, offset + n));
-                if records.len() == LOOKAHEAD {
+        let malformed = match line.map(|l| format.parse_line_into(l, &mut records[k].0)) {
+            Some(Ok(())) => {
+                records[k].1 = offset + n;
+                k += 1;
+                if k == LOOKAHEAD {
                     an.record_all(&records);
-                    records.clear();
+                    k = 0;
                 }
                 continue;
             }
@@ -172,11 +175,11 @@ fn fold_lines<'c>(
             Some(Err(reason)) => reason,
             None => Malformed::TooLong,
         };
-        an.record_all(&records);
-        records.clear();
+        an.record_all(&records[..k]);
+        k = 0;
         an.malformed(malformed, offset + n);
     }
-    an.record_all(&records);
+    an.record_all(&records[..k]);
 }
 
 /// What reading gave: the analysis and, per input, what was read.
