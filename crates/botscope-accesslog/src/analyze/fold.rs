@@ -25,8 +25,9 @@ pub struct Partial {
     pub(super) agent_hash: Vec<u64>,
     /// Agents by [`ua_hash`] (no User-Agent is an agent too).
     pub(super) agent_ix: HashTable<u32>,
-    /// Clients by [`client_hash`] of their address and their agent's
-    /// hash: a record finds its client without looking its agent up.
+    /// Clients by [`client_hash`] of their address's key and their
+    /// agent's hash: a record finds its client without looking its agent
+    /// up, and the index grows without reading its clients.
     pub(super) client_ix: HashTable<Slot>,
     /// Sessions and hours the clients set aside ([`Spans::step`],
     /// [`Hours::step`]), by client, until [`Partial::settle`].
@@ -82,13 +83,15 @@ const TRAIL_PER_CLIENT: usize = 4;
 /// the clients read stay in the cache until folded.
 pub const LOOKAHEAD: usize = 32;
 
-/// A client's entry in the client index: its place and its agent, so
-/// that the reads of the client (for its address) and of its agent's
-/// text go out at once rather than one after the other.
+/// A client's entry in the client index: its place, its agent and its
+/// address's key ([`ip_key`]), so that a lookup tells its client from
+/// the others of its bucket without reading any of them (a cache miss
+/// each in a busy log): only the client it finds is read, to confirm.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Slot {
     client: u32,
     agent: u32,
+    ip: u32,
 }
 
 /// Folds records into a [`Partial`]. One per thread.
@@ -175,12 +178,23 @@ impl<'a> Analyzer<'a> {
             for ((r, _), a) in group.iter().zip(&mut ahead) {
                 a.0 = ua_hash(r.user_agent.as_deref());
             }
+            // Candidates by the index alone, each client's two lines
+            // read as it is found: the reads of one record's client do
+            // not wait for another's.
             for ((r, _), a) in group.iter().zip(&mut ahead) {
-                a.1 = self.part.find(r, a.0);
+                a.1 = self.part.candidate(r, a.0);
                 if let Some(s) = a.1 {
-                    // The client's first line, which its fold writes
-                    // (its address, read by the lookup, is on the next).
-                    std::hint::black_box(self.part.folded.clients[s.client as usize].requests);
+                    let c = &self.part.folded.clients[s.client as usize];
+                    std::hint::black_box((c.requests, c.pages));
+                }
+            }
+            // Then confirmed (address and User-Agent), or looked up
+            // again in full when the candidate was another client.
+            for ((r, _), a) in group.iter().zip(&mut ahead) {
+                if let Some(s) = a.1
+                    && !self.part.is(&s, r, a.0)
+                {
+                    a.1 = self.part.find(r, a.0);
                 }
             }
             // A client looked up before an earlier record of the group
@@ -230,10 +244,7 @@ impl<'a> Analyzer<'a> {
                     Some(a) => a,
                     None => p.add_agent(ua.map(Into::into), uh, self.identify.identify(ua)),
                 };
-                Some(Slot {
-                    agent: a,
-                    client: p.add_client(Client::new(r.ip, a, r.time)),
-                })
+                Some(p.add_client(Client::new(r.ip, a, r.time)))
             }
         };
         let seen = r.signed.is_signed().then(|| {
@@ -444,7 +455,8 @@ impl Partial {
     /// User-Agent's hash `uh`): the hash, the address, then the
     /// User-Agent's text.
     fn is(&self, s: &Slot, r: &Record<'_>, uh: u64) -> bool {
-        self.agent_hash[s.agent as usize] == uh
+        s.ip == ip_key(r.ip)
+            && self.agent_hash[s.agent as usize] == uh
             && self.folded.clients[s.client as usize].ip == r.ip
             && self.agents[s.agent as usize].0.as_deref() == r.user_agent.as_deref()
     }
@@ -452,7 +464,20 @@ impl Partial {
     /// The client of record `r` (its User-Agent's hash `uh`), if known.
     fn find(&self, r: &Record<'_>, uh: u64) -> Option<Slot> {
         self.client_ix
-            .find(client_hash(r.ip, uh), |s| self.is(s, r, uh))
+            .find(client_hash(ip_key(r.ip), uh), |s| self.is(s, r, uh))
+            .copied()
+    }
+
+    /// The entry that is most likely record `r`'s client (its
+    /// User-Agent's hash `uh`), found without reading a client: its
+    /// agent's hash and its address's key match. To be confirmed
+    /// ([`Partial::is`]).
+    fn candidate(&self, r: &Record<'_>, uh: u64) -> Option<Slot> {
+        let ip = ip_key(r.ip);
+        self.client_ix
+            .find(client_hash(ip, uh), |s| {
+                s.ip == ip && self.agent_hash[s.agent as usize] == uh
+            })
             .copied()
     }
 
@@ -476,22 +501,23 @@ impl Partial {
 
     /// The client of address `ip` and agent `a`, if known.
     fn find_client(&self, ip: IpAddr, a: u32) -> Option<u32> {
+        let key = ip_key(ip);
         self.client_ix
-            .find(client_hash(ip, self.agent_hash[a as usize]), |s| {
-                s.agent == a && self.folded.clients[s.client as usize].ip == ip
+            .find(client_hash(key, self.agent_hash[a as usize]), |s| {
+                s.ip == key && s.agent == a && self.folded.clients[s.client as usize].ip == ip
             })
             .map(|s| s.client)
     }
 
-    /// Adds a client not yet known (its agent is).
-    fn add_client(&mut self, c: Client) -> u32 {
-        let (ip, agent) = (c.ip, c.agent);
+    /// Adds a client not yet known (its agent is); its index entry.
+    fn add_client(&mut self, c: Client) -> Slot {
+        let (ip, agent) = (ip_key(c.ip), c.agent);
         let h = client_hash(ip, self.agent_hash[agent as usize]);
         let client = self.folded.clients.push(c);
-        let (clients, hashes) = (&self.folded.clients, &self.agent_hash);
-        self.client_ix
-            .insert_unique(h, Slot { client, agent }, |s| rehash(clients, hashes, s));
-        client
+        let slot = Slot { client, agent, ip };
+        let hashes = &self.agent_hash;
+        self.client_ix.insert_unique(h, slot, |s| rehash(hashes, s));
+        slot
     }
 
     /// Distinct clients so far.
@@ -537,9 +563,9 @@ impl Partial {
         }
         let mut client_map: Vec<u32> = Vec::with_capacity(o.folded.clients.len());
         if index {
-            let (clients, hashes) = (&self.folded.clients, &self.agent_hash);
+            let hashes = &self.agent_hash;
             self.client_ix
-                .reserve(o.folded.clients.len(), |s| rehash(clients, hashes, s));
+                .reserve(o.folded.clients.len(), |s| rehash(hashes, s));
             // Segment by segment: each is freed once moved.
             for seg in std::mem::take(&mut o.folded.clients.segs) {
                 for mut c in seg {
@@ -553,7 +579,7 @@ impl Partial {
                             self.folded.untracked.add(c.requests, c.bytes);
                             client_map.push(DROPPED);
                         }
-                        None => client_map.push(self.add_client(c)),
+                        None => client_map.push(self.add_client(c).client),
                     }
                 }
             }
@@ -792,12 +818,22 @@ fn ua_hash(ua: Option<&str>) -> u64 {
     hasher().hash_one(ua)
 }
 
-/// A client's hash: its address and its User-Agent's hash.
-fn client_hash(ip: IpAddr, ua_hash: u64) -> u64 {
-    hasher().hash_one((ip, ua_hash))
+/// An address in 32 bits: an IPv4 address itself, an IPv6 one hashed.
+/// Clients are told apart by their whole address; the key only spares
+/// reading them.
+pub(super) fn ip_key(ip: IpAddr) -> u32 {
+    match ip {
+        IpAddr::V4(v4) => u32::from(v4),
+        IpAddr::V6(v6) => (hasher().hash_one(v6) >> 32) as u32,
+    }
 }
 
-/// An index entry's hash, for the index's growth.
-fn rehash(clients: &Clients, agent_hash: &[u64], s: &Slot) -> u64 {
-    client_hash(clients[s.client as usize].ip, agent_hash[s.agent as usize])
+/// A client's hash: its address's key and its User-Agent's hash.
+fn client_hash(ip_key: u32, ua_hash: u64) -> u64 {
+    hasher().hash_one((ip_key, ua_hash))
+}
+
+/// An index entry's hash, for the index's growth (no client is read).
+fn rehash(agent_hash: &[u64], s: &Slot) -> u64 {
+    client_hash(s.ip, agent_hash[s.agent as usize])
 }

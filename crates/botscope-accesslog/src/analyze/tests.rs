@@ -522,3 +522,48 @@ fn a_late_request_joins_a_settled_session() {
         }]
     );
 }
+
+/// Two IPv6 clients whose addresses share a key in the client index
+/// (found by trying addresses), with the same User-Agent, stay two
+/// clients whether their records are folded one at a time or looked up
+/// ahead: the index's candidate is confirmed by the whole address.
+#[test]
+fn addresses_sharing_a_key_stay_apart() {
+    let mut seen = std::collections::HashMap::new();
+    let (a, b) = (0u32..)
+        .find_map(|n| {
+            let ip = IpAddr::from(std::net::Ipv6Addr::new(
+                0x2001,
+                0xdb8,
+                0,
+                0,
+                0,
+                0,
+                (n >> 16) as u16,
+                n as u16,
+            ));
+            seen.insert(fold::ip_key(ip), ip).map(|other| (other, ip))
+        })
+        .expect("a shared key");
+    assert_ne!(a, b);
+    assert_eq!(fold::ip_key(a), fold::ip_key(b));
+    let (a, b) = (a.to_string(), b.to_string());
+    let records: Vec<Record<'_>> = (0..40)
+        .map(|k| {
+            let ip = if k % 3 == 0 { &a } else { &b };
+            rec(ip, 1_000_000 + k, "GET", "/", false, FIREFOX)
+        })
+        .collect();
+    let one_at_a_time = summary(&run(&records, 1));
+    let mut an = Analyzer::new(&Ua, &Rules, Window::default());
+    let numbered: Vec<(Record<'_>, u64)> = records.iter().cloned().zip(1..).collect();
+    an.record_all(&numbered);
+    let ahead = summary(&Partial::finish_all(vec![an.into_partial()], 1));
+    assert_eq!(one_at_a_time.len(), 2, "{one_at_a_time:?}");
+    assert_eq!(ahead, one_at_a_time);
+    assert!(
+        ahead
+            .iter()
+            .any(|s| s.starts_with(&format!("{a} ")) && s.contains(" 14 "))
+    );
+}
