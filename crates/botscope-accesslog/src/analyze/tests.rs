@@ -529,7 +529,7 @@ fn a_late_request_joins_a_settled_session() {
 /// ahead: the index's candidate is confirmed by the whole address.
 #[test]
 fn addresses_sharing_a_key_stay_apart() {
-    let mut seen = std::collections::HashMap::new();
+    let mut seen = HashMap::new();
     let (a, b) = (0u32..)
         .find_map(|n| {
             let ip = IpAddr::from(std::net::Ipv6Addr::new(
