@@ -361,7 +361,8 @@ fn browser(rng: &mut Rng) -> String {
 }
 
 /// `n` clients: a random public-looking address with one or two browsers.
-fn clients(rng: &mut Rng, n: usize) -> Vec<(String, Vec<String>)> {
+fn clients(rng: &mut Rng, n: usize, pool: usize) -> Vec<(String, Vec<String>)> {
+    let pool: Vec<String> = (0..pool).map(|_| browser(rng)).collect();
     (0..n)
         .map(|_| {
             let ip = format!(
@@ -372,7 +373,15 @@ fn clients(rng: &mut Rng, n: usize) -> Vec<(String, Vec<String>)> {
                 1 + rng.below(254)
             );
             let k = 1 + rng.below(2);
-            let uas = (0..k).map(|_| browser(rng)).collect();
+            let uas = (0..k)
+                .map(|_| {
+                    if pool.is_empty() {
+                        browser(rng)
+                    } else {
+                        rng.pick(&pool).clone()
+                    }
+                })
+                .collect();
             (ip, uas)
         })
         .collect()
@@ -390,6 +399,7 @@ pub fn write_many_clients(out: impl Write, lines: u64, seed: u64) -> std::io::Re
         lines,
         seed,
         4000,
+        0,
         3,
         |rng, out, ip, ua, status, time| {
             writeln!(
@@ -406,7 +416,36 @@ pub fn write_many_clients(out: impl Write, lines: u64, seed: u64) -> std::io::Re
     )
 }
 
-/// `lines` requests of `addresses` random clients, up to `step - 1`
+/// A busy site's log with as many addresses as a large site sees in a
+/// few days, for the bench beside GoAccess: `lines` requests from
+/// 200,000 addresses (five requests each on average, hours apart), each
+/// with one or two of 4,000 browser builds (as [`write_many_clients`]
+/// makes them), paths with a session in the query string (nearly every
+/// path distinct), a referer from the site (about 240 bytes a line).
+/// Deterministic for a seed.
+pub fn write_many_addresses(out: impl Write, lines: u64, seed: u64) -> std::io::Result<()> {
+    write_busy(
+        out,
+        lines,
+        seed,
+        200_000,
+        4000,
+        3,
+        |rng, out, ip, ua, status, time| {
+            writeln!(
+                out,
+                "{ip} - - [{time}] \"GET /catalog/{}/item-{}?session={:016x} HTTP/1.1\" {status} {} \"https://www.example.com/\" \"{ua}\"",
+                1 + rng.below(500),
+                1 + rng.below(99_999),
+                rng.next(),
+                200 + rng.below(90_000),
+            )
+        },
+    )
+}
+
+/// `lines` requests of `addresses` random clients (their browsers drawn
+/// from a pool of `pool` when it is not 0), up to `step - 1`
 /// seconds apart: each line's address, User-Agent, status and time are
 /// drawn here, the rest of it by `line`.
 fn write_busy(
@@ -414,11 +453,12 @@ fn write_busy(
     lines: u64,
     seed: u64,
     addresses: usize,
+    pool: usize,
     step: u64,
     mut line: impl FnMut(&mut Rng, &mut dyn Write, &str, &str, u16, &str) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let clients = clients(&mut rng, addresses);
+    let clients = clients(&mut rng, addresses, pool);
     let mut out = BufWriter::with_capacity(1 << 20, out);
     let mut t: i64 = 1_763_769_600; // 2025-11-22 00:00:00 UTC
     for _ in 0..lines {
@@ -444,6 +484,7 @@ pub fn write_many_agents(out: impl Write, lines: u64, seed: u64) -> std::io::Res
         lines,
         seed,
         200_000,
+        0,
         2,
         |rng, out, ip, ua, status, time| {
             let path = match rng.below(5) {
@@ -466,4 +507,43 @@ pub fn write_many_agents(out: impl Write, lines: u64, seed: u64) -> std::io::Res
             )
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    /// The many-addresses log is what it says: deterministic, many
+    /// addresses sharing a bounded pool of browsers, lines of about 260
+    /// bytes; the pool leaves the other busy logs as they were.
+    #[test]
+    fn many_addresses_share_a_pool_of_browsers() {
+        let mut a = Vec::new();
+        super::write_many_addresses(&mut a, 20_000, 1).expect("write");
+        let mut again = Vec::new();
+        super::write_many_addresses(&mut again, 20_000, 1).expect("write");
+        assert!(a == again, "not deterministic");
+        let text = String::from_utf8(a).expect("utf-8");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 20_000);
+        let addresses: HashSet<&str> = lines.iter().filter_map(|l| l.split(' ').next()).collect();
+        let agents: HashSet<&str> = lines.iter().filter_map(|l| l.split('"').nth(5)).collect();
+        assert!(addresses.len() > 18_000, "{} addresses", addresses.len());
+        assert!(
+            (500..=4000).contains(&agents.len()),
+            "{} User-Agents",
+            agents.len()
+        );
+        let mean = text.len() / lines.len();
+        assert!((230..=290).contains(&mean), "{mean} bytes a line");
+        // Each address keeps its browsers; many-clients' pool is its own.
+        let mut clients = Vec::new();
+        super::write_many_clients(&mut clients, 20_000, 1).expect("write");
+        let clients = String::from_utf8(clients).expect("utf-8");
+        let agents: HashSet<&str> = clients
+            .lines()
+            .filter_map(|l| l.split('"').nth(5))
+            .collect();
+        assert!(agents.len() > 4000, "{} User-Agents", agents.len());
+    }
 }

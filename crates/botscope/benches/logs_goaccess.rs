@@ -9,6 +9,7 @@
 //! BOTSCOPE_LOG_LINES=500000 cargo bench -p botscope --bench logs_goaccess
 //! BOTSCOPE_LOG_SHAPE=many-clients BOTSCOPE_LOG_LINES=1000000 cargo bench -p botscope --bench logs_goaccess
 //! BOTSCOPE_LOG_SHAPE=many-agents BOTSCOPE_LOG_LINES=1000000 cargo bench -p botscope --bench logs_goaccess
+//! BOTSCOPE_LOG_SHAPE=many-addresses BOTSCOPE_LOG_LINES=1000000 cargo bench -p botscope --bench logs_goaccess
 //! ```
 //!
 //! `many-clients` is the harder log of a busy site
@@ -17,7 +18,10 @@
 //! `many-agents` (`synthlog::write_many_agents`) is harder still for the
 //! per-client work: 200,000 addresses, each with its own browser build
 //! (184,379 distinct User-Agents in 1,000,000 lines), lines of about
-//! 220 bytes.
+//! 220 bytes. `many-addresses` (`synthlog::write_many_addresses`) is a
+//! large site's few days: 200,000 addresses sharing 4,000 browser builds
+//! (2,876 distinct User-Agents in 1,000,000 lines), nearly every path
+//! distinct, lines of about 260 bytes.
 //!
 //! GoAccess comes from Debian (`apt-get install goaccess`); without it only
 //! botscope is timed.
@@ -74,6 +78,7 @@ fn main() {
     match shape.as_str() {
         "many-clients" => botscope_testkit::synthlog::write_many_clients(f, lines, 1),
         "many-agents" => botscope_testkit::synthlog::write_many_agents(f, lines, 1),
+        "many-addresses" => botscope_testkit::synthlog::write_many_addresses(f, lines, 1),
         _ => botscope_testkit::synthlog::write(f, lines, 1),
     }
     .expect("write the log");
