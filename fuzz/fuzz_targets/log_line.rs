@@ -1,11 +1,13 @@
 //! Access-log lines and format strings from arbitrary bytes: a record or a
-//! reason, never a panic; then the records through the whole analysis
-//! (two threads' partials merged, classified, reported): no panic, and
-//! every record counted once.
+//! reason, never a panic, the same parsed into a reused record; then the
+//! records through the whole analysis (two threads' partials merged,
+//! classified, reported): no panic, every record counted once, and the
+//! same report with the records folded a few at a time, their clients
+//! looked up ahead (`Analyzer::record_all`).
 #![no_main]
 
 use botscope_accesslog::{
-    Agent, Analyzer, Identify, LogFormat, Partial, Policy, Window, build, detect,
+    Agent, Analyzer, Identify, LogFormat, Partial, Policy, Record, Report, Window, build, detect,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -35,10 +37,29 @@ impl Policy for Rules {
     }
 }
 
+/// Two threads' partials merged, classified and reported.
+fn report_of(parts: [Analyzer<'_>; 2]) -> Report {
+    let [a, b] = parts;
+    let mut all = Partial::finish_all(vec![a.into_partial(), b.into_partial()], 2);
+    build(
+        &mut all,
+        &std::collections::HashMap::<usize, _>::new(),
+        &Rules,
+        2,
+    )
+}
+
 fuzz_target!(|data: &[u8]| {
+    // One record reused across formats: nothing of one line stays.
+    let mut reused = Record::blank();
     for name in ["combined", "common", "vhost_combined", "json"] {
         if let Some(f) = LogFormat::preset(name) {
-            let _ = f.parse_line(data);
+            let once = f.parse_line(data);
+            let again = f.parse_line_into(data, &mut reused);
+            match once {
+                Ok(r) => assert!(again.is_ok() && reused == r),
+                Err(e) => assert_eq!(again, Err(e)),
+            }
         }
     }
     // The first line as a format string, the rest as lines in that format.
@@ -50,28 +71,41 @@ fuzz_target!(|data: &[u8]| {
             Analyzer::new(&Ua, &Rules, Window::default()),
             Analyzer::new(&Ua, &Rules, Window::default()),
         ];
+        let mut ahead = [
+            Analyzer::new(&Ua, &Rules, Window::default()),
+            Analyzer::new(&Ua, &Rules, Window::default()),
+        ];
+        let mut pending: [Vec<(Record<'_>, u64)>; 2] = [Vec::new(), Vec::new()];
         let mut records = 0u64;
         for (n, line) in rest.split(|&b| b == b'\n').enumerate() {
+            let (t, at) = (n % 2, n as u64 + 1);
             match f.parse_line(line) {
                 Ok(r) => {
                     assert!(r.status == 0 || (100..=999).contains(&r.status));
                     records += 1;
-                    parts[n % 2].record(&r, n as u64 + 1);
+                    parts[t].record(&r, at);
+                    pending[t].push((r, at));
+                    if pending[t].len() == 3 {
+                        ahead[t].record_all(&pending[t]);
+                        pending[t].clear();
+                    }
                 }
-                Err(reason) => parts[n % 2].malformed(reason, n as u64 + 1),
+                Err(reason) => {
+                    parts[t].malformed(reason, at);
+                    ahead[t].record_all(&pending[t]);
+                    pending[t].clear();
+                    ahead[t].malformed(reason, at);
+                }
             }
         }
-        let [a, b] = parts;
-        let mut all = Partial::finish_all(vec![a.into_partial(), b.into_partial()], 2);
-        let report = build(
-            &mut all,
-            &std::collections::HashMap::<usize, _>::new(),
-            &Rules,
-            2,
-        );
+        for (a, p) in ahead.iter_mut().zip(&pending) {
+            a.record_all(p);
+        }
+        let report = report_of(parts);
+        let json = serde_json::to_string(&report).unwrap_or_default();
+        assert_eq!(serde_json::to_string(&report_of(ahead)).unwrap_or_default(), json);
         assert_eq!(report.lines.parsed, records);
         assert_eq!(report.site.requests, records);
-        let _ = serde_json::to_string(&report);
     }
     let lines: Vec<&[u8]> = rest.split(|&b| b == b'\n').take(20).collect();
     let _ = detect(&lines);

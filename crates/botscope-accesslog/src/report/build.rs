@@ -975,17 +975,23 @@ mod tests {
         }
     }
 
-    /// The pass over the clients in ranges on several threads gives the
-    /// report one pass gives, to the byte: sums, lists in order, robots'
-    /// entries from their clients in order.
-    #[test]
-    fn a_pass_in_ranges_reports_as_one_pass() {
+    /// The example log's lines and its format.
+    fn example_log() -> (Vec<&'static [u8]>, crate::LogFormat) {
         let text = include_bytes!("../../../../examples/logs/elastic_examples_apache_logs.log");
         let lines: Vec<&[u8]> = text
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())
             .collect();
         let format = crate::detect(&lines[..200]).expect("format");
+        (lines, format)
+    }
+
+    /// The pass over the clients in ranges on several threads gives the
+    /// report one pass gives, to the byte: sums, lists in order, robots'
+    /// entries from their clients in order.
+    #[test]
+    fn a_pass_in_ranges_reports_as_one_pass() {
+        let (lines, format) = example_log();
         let analysis = || {
             let mut an = Analyzer::new(&Words, &NoPolicy, Window::default());
             for (i, l) in lines.iter().enumerate() {
@@ -1011,12 +1017,7 @@ mod tests {
     /// them and with clients past the cap.
     #[test]
     fn records_looked_up_ahead_fold_as_one_at_a_time() {
-        let text = include_bytes!("../../../../examples/logs/elastic_examples_apache_logs.log");
-        let lines: Vec<&[u8]> = text
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .collect();
-        let format = crate::detect(&lines[..200]).expect("format");
+        let (lines, format) = example_log();
         let checks: HashMap<usize, Checked> = HashMap::new();
         let json = |r: &Report| serde_json::to_string(r).expect("json");
         for cap in [usize::MAX, 300] {
