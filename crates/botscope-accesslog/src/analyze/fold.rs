@@ -74,8 +74,9 @@ const TRAIL_SETTLE: usize = 1 << 17;
 /// Trail entries per client before a settling. A settling reads each
 /// client's history where the allocator put it (a cache miss each in a
 /// busy log) and grows it: in a log whose clients come back hours apart,
-/// settling after four entries a client rather than one took a tenth of
-/// the fold's time off, for at most 176 bytes a client (a client is 192).
+/// settling after four entries a client rather than one took about a
+/// twentieth of the processor time off, for at most 176 bytes a client
+/// (a client is 192).
 const TRAIL_PER_CLIENT: usize = 4;
 
 /// Records whose clients [`Analyzer::record_all`] looks up before it
