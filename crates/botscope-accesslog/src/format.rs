@@ -127,6 +127,93 @@ pub struct LogFormat {
     /// The format has a time field (a line without one is malformed).
     pub(crate) needs_time: bool,
     pub(crate) json: bool,
+    /// The format is one of the common log format's family, which a
+    /// hand-written reader takes ([`Clf::of`]).
+    pub(crate) clf: Option<Clf>,
+}
+
+/// A layout of the common log format's family: Apache's `common`,
+/// `combined` and `vhost_combined` and nginx's `combined`, i.e.
+/// `[%v ]%h %l %u %t "%r" %>s %b[ "%{Referer}i" "%{User-Agent}i"]` (or
+/// nginx's `$remote_addr - $remote_user [$time_local] …`). Nearly every
+/// log is one of these: [`LogFormat::parse_line_into`] reads their plain
+/// lines without going through the steps, and leaves every other line to
+/// the steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Clf {
+    /// A virtual host and a space first.
+    pub(crate) vhost: bool,
+    /// The Referer and User-Agent, quoted, last.
+    pub(crate) agent: bool,
+}
+
+impl Clf {
+    /// The layout `tokens` are, if they are one.
+    fn of(tokens: &[Tok]) -> Option<Clf> {
+        use Field::*;
+        let lit = |t: &Tok, s: &str| matches!(t, Tok::Lit(l) if l == s.as_bytes());
+        let is = |t: &Tok, f: Field| matches!(t, Tok::Field(x) if *x == f);
+        let (vhost, rest) = match tokens {
+            [v, sp, rest @ ..] if is(v, VHost) && lit(sp, " ") => (true, rest),
+            _ => (false, tokens),
+        };
+        let rest = match rest {
+            // Apache: `%h %l %u %t "`.
+            [h, s1, l, s2, u, s3, t, q, rest @ ..]
+                if is(h, RemoteAddr)
+                    && lit(s1, " ")
+                    && is(l, Ident)
+                    && lit(s2, " ")
+                    && is(u, User)
+                    && lit(s3, " ")
+                    && is(t, TimeClf)
+                    && lit(q, " \"") =>
+            {
+                rest
+            }
+            // nginx: `$remote_addr - $remote_user [$time_local] "`.
+            [h, dash, u, open, t, close, rest @ ..]
+                if is(h, RemoteAddr)
+                    && lit(dash, " - ")
+                    && is(u, User)
+                    && lit(open, " [")
+                    && is(t, TimeClf)
+                    && lit(close, "] \"") =>
+            {
+                rest
+            }
+            _ => return None,
+        };
+        match rest {
+            [r, q, s, sp, b]
+                if is(r, Request)
+                    && lit(q, "\" ")
+                    && is(s, Status)
+                    && lit(sp, " ")
+                    && is(b, Bytes) =>
+            {
+                Some(Clf {
+                    vhost,
+                    agent: false,
+                })
+            }
+            [r, q, s, sp, b, q1, re, q2, ua, q3]
+                if is(r, Request)
+                    && lit(q, "\" ")
+                    && is(s, Status)
+                    && lit(sp, " ")
+                    && is(b, Bytes)
+                    && lit(q1, " \"")
+                    && is(re, Referer)
+                    && lit(q2, "\" \"")
+                    && is(ua, UserAgent)
+                    && lit(q3, "\"") =>
+            {
+                Some(Clf { vhost, agent: true })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Apache's combined format.
@@ -221,6 +308,7 @@ fn check(name: &str, tokens: Vec<Tok>) -> Result<LogFormat, Error> {
     Ok(LogFormat {
         name: name.to_owned(),
         steps: steps(&tokens),
+        clf: Clf::of(&tokens),
         needs_time: tokens
             .iter()
             .any(|t| matches!(t, Tok::Field(Field::TimeClf | Field::TimeIso))),
@@ -426,7 +514,17 @@ impl LogFormat {
             steps: Vec::new(),
             needs_time: false,
             json: true,
+            clf: None,
         }
+    }
+
+    /// The same format read by its steps alone, without the hand-written
+    /// reader of the common log format's family: what that reader is
+    /// checked against (tests and fuzzing).
+    #[doc(hidden)]
+    pub fn by_steps(mut self) -> LogFormat {
+        self.clf = None;
+        self
     }
 
     /// A preset by name: `combined`, `common`, `vhost_combined`, `json`.
