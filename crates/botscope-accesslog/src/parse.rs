@@ -838,9 +838,52 @@ mod tests {
             "1234.1.1.1",
             "10.0.0.100",
             "::1",
+            "1.2.3.4\t",
+            "1.2.3.4 5",
+            "001.2.3.4",
+            "1.2.3.04",
+            "1.2.3.255",
+            "1.2.3.256",
+            "999.999.999.999",
         ] {
             assert_eq!(ipv4(s.as_bytes()), s.parse().ok(), "{s}");
         }
+        // Strings of digits, dots and a few others, from a fixed seed.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let alphabet = b"0123456789..... x";
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 17) as usize;
+            let s: String = (0..len)
+                .map(|k| alphabet[((x >> (4 + 3 * k)) as usize + k) % alphabet.len()] as char)
+                .collect();
+            assert_eq!(ipv4(s.as_bytes()), s.parse().ok(), "{s:?}");
+        }
+        // Four parts of one to four digits, some with leading zeros, some
+        // past 255: every one a near miss or an address.
+        let mut valid = 0;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let parts: Vec<String> = (0..4)
+                .map(|k| {
+                    let r = x >> (16 * k);
+                    match r % 8 {
+                        0 => format!("0{}", r % 10),
+                        1 => format!("{}", r % 1000),
+                        2 => format!("{}", r % 10_000),
+                        _ => format!("{}", (r >> 3) % 256),
+                    }
+                })
+                .collect();
+            let s = parts.join(".");
+            valid += usize::from(s.parse::<std::net::Ipv4Addr>().is_ok());
+            assert_eq!(ipv4(s.as_bytes()), s.parse().ok(), "{s:?}");
+        }
+        assert!(valid > 20_000, "{valid} addresses");
     }
 
     fn combined() -> LogFormat {

@@ -42,6 +42,19 @@ const CRAWLER_ONLY: &[&str] = &[
     "/sitemap.txt",
 ];
 
+/// The lengths of [`CRAWLER_ONLY`]'s paths, as bits: a path of another
+/// length (nearly every one) is none of them, without comparing.
+const CRAWLER_ONLY_LENGTHS: u64 = {
+    let mut bits = 0u64;
+    let mut i = 0;
+    while i < CRAWLER_ONLY.len() {
+        assert!(CRAWLER_ONLY[i].len() < 64);
+        bits |= 1 << CRAWLER_ONLY[i].len();
+        i += 1;
+    }
+    bits
+};
+
 /// Substrings of request targets that probe for known weak spots:
 /// admin consoles, leaked configuration and version-control files,
 /// exploit paths of popular software, path traversal. Matched ignoring
@@ -183,7 +196,10 @@ pub fn path_kind(target: &str) -> PathKind {
     if p.eq_ignore_ascii_case("/robots.txt") {
         return PathKind::RobotsTxt;
     }
-    if CRAWLER_ONLY.iter().any(|c| p.eq_ignore_ascii_case(c)) {
+    if p.len() < 64
+        && CRAWLER_ONLY_LENGTHS & (1 << p.len()) != 0
+        && CRAWLER_ONLY.iter().any(|c| p.eq_ignore_ascii_case(c))
+    {
         return PathKind::CrawlerOnly;
     }
     // The extension of the last segment, by a byte scan from the end.
@@ -263,6 +279,22 @@ mod tests {
             PathKind::RobotsTxt
         );
         assert_eq!(path_kind("/report.pdf"), PathKind::Page);
+        // Every crawler-only path, in any case and with a query, and
+        // none a byte longer or shorter (the lengths' filter).
+        for c in CRAWLER_ONLY {
+            let upper = c.to_ascii_uppercase();
+            assert_eq!(
+                path_kind(&format!("{upper}?q=1")),
+                PathKind::CrawlerOnly,
+                "{c}"
+            );
+            assert_eq!(
+                path_kind(&format!("https://x.example{c}")),
+                PathKind::CrawlerOnly
+            );
+            assert_ne!(path_kind(&format!("{c}x")), PathKind::CrawlerOnly, "{c}");
+            assert_ne!(path_kind(&c[..c.len() - 1]), PathKind::CrawlerOnly, "{c}");
+        }
     }
 
     /// The packed searcher and the DFA find the same probe, at any case.
