@@ -147,72 +147,82 @@ pub(crate) struct Clf {
     pub(crate) agent: bool,
 }
 
+/// A token a [`Clf`] layout has at its place.
+enum Want {
+    F(Field),
+    L(&'static str),
+}
+
 impl Clf {
+    /// Apache's `%h %l %u %t "` and nginx's `$remote_addr - $remote_user
+    /// [$time_local] "`.
+    const HEADS: [&[Want]; 2] = {
+        use Field::*;
+        use Want::*;
+        [
+            &[
+                F(RemoteAddr),
+                L(" "),
+                F(Ident),
+                L(" "),
+                F(User),
+                L(" "),
+                F(TimeClf),
+                L(" \""),
+            ],
+            &[
+                F(RemoteAddr),
+                L(" - "),
+                F(User),
+                L(" ["),
+                F(TimeClf),
+                L("] \""),
+            ],
+        ]
+    };
+    /// `%r" %>s %b`.
+    const REQUEST: &[Want] = &[
+        Want::F(Field::Request),
+        Want::L("\" "),
+        Want::F(Field::Status),
+        Want::L(" "),
+        Want::F(Field::Bytes),
+    ];
+    /// ` "%{Referer}i" "%{User-Agent}i"`.
+    const AGENT: &[Want] = &[
+        Want::L(" \""),
+        Want::F(Field::Referer),
+        Want::L("\" \""),
+        Want::F(Field::UserAgent),
+        Want::L("\""),
+    ];
+
     /// The layout `tokens` are, if they are one.
     fn of(tokens: &[Tok]) -> Option<Clf> {
-        use Field::*;
-        let lit = |t: &Tok, s: &str| matches!(t, Tok::Lit(l) if l == s.as_bytes());
-        let is = |t: &Tok, f: Field| matches!(t, Tok::Field(x) if *x == f);
-        let (vhost, rest) = match tokens {
-            [v, sp, rest @ ..] if is(v, VHost) && lit(sp, " ") => (true, rest),
-            _ => (false, tokens),
+        // `tokens` without `want` first, if they start with it.
+        let after = |tokens: &'_ [Tok], want: &[Want]| -> Option<usize> {
+            let same = |(t, w): (&Tok, &Want)| match (t, w) {
+                (Tok::Field(f), Want::F(g)) => f == g,
+                (Tok::Lit(l), Want::L(m)) => l == m.as_bytes(),
+                _ => false,
+            };
+            (tokens.len() >= want.len() && tokens.iter().zip(want).all(same)).then_some(want.len())
         };
-        let rest = match rest {
-            // Apache: `%h %l %u %t "`.
-            [h, s1, l, s2, u, s3, t, q, rest @ ..]
-                if is(h, RemoteAddr)
-                    && lit(s1, " ")
-                    && is(l, Ident)
-                    && lit(s2, " ")
-                    && is(u, User)
-                    && lit(s3, " ")
-                    && is(t, TimeClf)
-                    && lit(q, " \"") =>
-            {
-                rest
-            }
-            // nginx: `$remote_addr - $remote_user [$time_local] "`.
-            [h, dash, u, open, t, close, rest @ ..]
-                if is(h, RemoteAddr)
-                    && lit(dash, " - ")
-                    && is(u, User)
-                    && lit(open, " [")
-                    && is(t, TimeClf)
-                    && lit(close, "] \"") =>
-            {
-                rest
-            }
-            _ => return None,
-        };
-        match rest {
-            [r, q, s, sp, b]
-                if is(r, Request)
-                    && lit(q, "\" ")
-                    && is(s, Status)
-                    && lit(sp, " ")
-                    && is(b, Bytes) =>
-            {
-                Some(Clf {
-                    vhost,
-                    agent: false,
-                })
-            }
-            [r, q, s, sp, b, q1, re, q2, ua, q3]
-                if is(r, Request)
-                    && lit(q, "\" ")
-                    && is(s, Status)
-                    && lit(sp, " ")
-                    && is(b, Bytes)
-                    && lit(q1, " \"")
-                    && is(re, Referer)
-                    && lit(q2, "\" \"")
-                    && is(ua, UserAgent)
-                    && lit(q3, "\"") =>
-            {
-                Some(Clf { vhost, agent: true })
-            }
-            _ => None,
+        let vhost = after(tokens, &[Want::F(Field::VHost), Want::L(" ")]);
+        let rest = &tokens[vhost.unwrap_or(0)..];
+        let head = Clf::HEADS.iter().find_map(|h| after(rest, h))?;
+        let rest = &rest[head..];
+        let rest = &rest[after(rest, Clf::REQUEST)?..];
+        // Nothing after the size, or the Referer and User-Agent and
+        // nothing after them.
+        let agent = !rest.is_empty();
+        if agent && after(rest, Clf::AGENT)? != rest.len() {
+            return None;
         }
+        Some(Clf {
+            vhost: vhost.is_some(),
+            agent,
+        })
     }
 }
 

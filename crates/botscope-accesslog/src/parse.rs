@@ -575,13 +575,20 @@ mod tests {
         for f in &formats {
             assert!(f.clf.is_some(), "{} is read by hand", f.name());
         }
-        // Neither a format with more fields nor JSON is.
-        assert!(
-            LogFormat::apache(r#"%h %l %u %t "%r" %>s %b %D"#)
-                .expect("apache")
-                .clf
-                .is_none()
-        );
+        // Neither a format with more fields or fewer nor JSON is.
+        for spec in [
+            r#"%h %l %u %t "%r" %>s %b %D"#,
+            r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" %D"#,
+            r#"%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i"%D"#,
+            r#"%h %l %u %t "%r" %>s %b "%{Referer}i""#,
+            r#"%h %l %u %t "%r" %>s"#,
+            r#"%v %h %l %u %t "%r" %>s %b "%{User-Agent}i" "%{Referer}i""#,
+        ] {
+            assert!(
+                LogFormat::apache(spec).expect("apache").clf.is_none(),
+                "{spec}"
+            );
+        }
         assert!(LogFormat::json().clf.is_none());
         let variants = |l: &[u8], k: usize| -> Vec<Vec<u8>> {
             let mut v = vec![l.to_vec()];
