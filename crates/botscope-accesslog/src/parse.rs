@@ -857,11 +857,15 @@ mod tests {
         }
         // Strings of digits, dots and a few others, from a fixed seed.
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let alphabet = b"0123456789..... x";
-        for _ in 0..200_000 {
+        let mut next = || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
+            x
+        };
+        let alphabet = b"0123456789..... x";
+        for _ in 0..200_000 {
+            let x = next();
             let len = (x % 17) as usize;
             let s: String = (0..len)
                 .map(|k| alphabet[((x >> (4 + 3 * k)) as usize + k) % alphabet.len()] as char)
@@ -872,9 +876,7 @@ mod tests {
         // past 255: every one a near miss or an address.
         let mut valid = 0;
         for _ in 0..200_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             let parts: Vec<String> = (0..4)
                 .map(|k| {
                     let r = x >> (16 * k);
