@@ -57,7 +57,7 @@ mod tests;
 
 pub use agent::{Agent, Identify, NoPolicy, Policy, Window};
 pub use classify::{Class, DISOBEDIENT_REQUESTS, Reason, classify, is_disobedient};
-pub use client::{Client, Clients, Span};
+pub use client::{Client, Clients, History, Span};
 pub use fold::{Analyzer, LOOKAHEAD, Partial};
 pub use samples::{Example, Second, Seconds, TopPaths};
 pub use signed::{
@@ -65,7 +65,7 @@ pub use signed::{
     SignatureCounts, SignatureOutcome, SignatureSeen,
 };
 
-use client::{Hours, Spans, hour_of};
+use client::{Aside, Hours, SEG_BITS, Spans, hour_of};
 use samples::{clip, keep_first};
 
 /// Every client, classified, with what the report needs.
@@ -147,7 +147,7 @@ impl Analysis {
 
     /// The class and reasons of client `i`.
     pub fn reasons(&self, i: usize) -> (Class, Vec<Reason>) {
-        let c = &self.folded.clients[i];
+        let c = self.folded.clients.history(i);
         let (ua, agent) = &self.agents[c.agent as usize];
         classify(c, agent, ua.is_none())
     }

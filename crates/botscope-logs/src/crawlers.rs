@@ -110,7 +110,7 @@ impl Outcome {
                     robots_txt: u64::from(c.robots_txt),
                     judged: u64::from(c.judged),
                     disallowed: u64::from(c.disallowed),
-                    first: c.first(),
+                    first: a.folded.clients.history(i).first(),
                     last: c.last(),
                 });
         }

@@ -108,7 +108,11 @@ pub(super) mod limits {
 
 /// Peak pages per minute over the client's sessions with at least
 /// `FAST_PAGES` pages.
-pub(super) fn peak_rate(c: &Client) -> Option<(f64, u32)> {
+pub(super) fn peak_rate(c: History<'_>) -> Option<(f64, u32)> {
+    // No session has more pages than the client.
+    if c.pages < limits::FAST_PAGES {
+        return None;
+    }
     c.sessions()
         .filter(|s| s.pages >= limits::FAST_PAGES)
         .map(|s| {
@@ -124,7 +128,7 @@ pub(super) fn share(n: u64, of: u64) -> f64 {
 
 /// Classifies one client from its counters and its User-Agent, with the
 /// reasons (for every class but human). `no_user_agent`: the log had `-`.
-pub fn classify(c: &Client, agent: &Agent, no_user_agent: bool) -> (Class, Vec<Reason>) {
+pub fn classify(c: History<'_>, agent: &Agent, no_user_agent: bool) -> (Class, Vec<Reason>) {
     let mut reasons = Vec::new();
     let errors = u64::from(c.status[3]) + u64::from(c.status[4]);
     let probing = u64::from(c.probes) + u64::from(c.odd_methods);

@@ -31,6 +31,11 @@ pub(super) struct Spans {
 }
 
 impl Spans {
+    #[cfg(test)]
+    pub(super) fn iter(&self) -> impl DoubleEndedIterator<Item = &Span> {
+        self.done.iter().chain(std::iter::once(&self.cur))
+    }
+
     pub(super) fn new(t: i64, requests: u32, pages: u32) -> Spans {
         Spans {
             cur: Span {
@@ -41,10 +46,6 @@ impl Spans {
             },
             done: ThinVec::new(),
         }
-    }
-
-    pub(super) fn iter(&self) -> impl DoubleEndedIterator<Item = &Span> {
-        self.done.iter().chain(std::iter::once(&self.cur))
     }
 
     pub(super) fn len(&self) -> usize {
@@ -88,9 +89,26 @@ impl Spans {
 
     /// Takes back spans [`Spans::step`] set aside (in any order): the
     /// spans become disjoint, sorted and more than the gap apart again.
+    #[cfg(test)]
     pub(super) fn settle(&mut self, aside: &mut [Span]) {
         aside.sort_unstable_by_key(|s| s.start);
         self.merge_in([aside, &[]]);
+    }
+
+    /// Takes back set-aside spans already sorted by start.
+    pub(super) fn take_back(&mut self, sorted: &[Span]) {
+        self.merge_in([sorted, &[]]);
+    }
+
+    /// The spans as settling `aside` (sorted by start) into them would
+    /// leave them, without settling: the same spans in the same order.
+    pub(super) fn with<'a>(&'a self, aside: &'a [Span]) -> impl Iterator<Item = Span> + 'a {
+        Merged::new(
+            [&self.done, std::slice::from_ref(&self.cur)],
+            [aside, &[]],
+            |s: &Span| s.start,
+            touch,
+        )
     }
 
     /// Takes a request at `t` in, settled at once.
@@ -126,13 +144,7 @@ impl Spans {
             [&tail, std::slice::from_ref(&self.cur)],
             other,
             |s| s.start,
-            |last, s| {
-                let touches = s.start <= last.end.saturating_add(SESSION_GAP);
-                if touches {
-                    join(last, s);
-                }
-                touches
-            },
+            touch,
         );
         // `done` has at least self's latest span.
         if let Some(cur) = done.pop() {
@@ -216,6 +228,82 @@ impl<'a, T> Runs<'a, T> {
     }
 }
 
+/// Folds span `s` into `last` (the span before it in start order) when
+/// it starts within the gap after it.
+fn touch(last: &mut Span, s: &Span) -> bool {
+    let touches = s.start <= last.end.saturating_add(SESSION_GAP);
+    if touches {
+        join(last, s);
+    }
+    touches
+}
+
+/// Folds the count `p` into `last` when they are of the same hour.
+fn same_hour(last: &mut (i32, u32), p: &(i32, u32)) -> bool {
+    let same = last.0 == p.0;
+    if same {
+        last.1 = last.1.saturating_add(p.1);
+    }
+    same
+}
+
+/// Two sequences sorted by a key, each in two runs ([`merge_sorted`]'s
+/// input), merged lazily: each item folded into the one before it when
+/// `fold` takes it. What [`merge_sorted`] pushes, one item at a time.
+struct Merged<'a, T, K, F> {
+    a: Runs<'a, T>,
+    b: Runs<'a, T>,
+    pending: Option<T>,
+    key: K,
+    fold: F,
+}
+
+impl<'a, T: Copy, O: Ord, K: Fn(&T) -> O, F: Fn(&mut T, &T) -> bool> Merged<'a, T, K, F> {
+    fn new(a: [&'a [T]; 2], b: [&'a [T]; 2], key: K, fold: F) -> Self {
+        Merged {
+            a: Runs::new(a),
+            b: Runs::new(b),
+            pending: None,
+            key,
+            fold,
+        }
+    }
+}
+
+impl<T: Copy, O: Ord, K: Fn(&T) -> O, F: Fn(&mut T, &T) -> bool> Iterator for Merged<'_, T, K, F> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        loop {
+            // The next item in key order, `a` first on ties (as
+            // `merge_sorted` takes them).
+            let x = match (self.a.peek(), self.b.peek()) {
+                (Some(x), Some(y)) if (self.key)(x) <= (self.key)(y) => {
+                    self.a.advance();
+                    *x
+                }
+                (_, Some(y)) => {
+                    self.b.advance();
+                    *y
+                }
+                (Some(x), None) => {
+                    self.a.advance();
+                    *x
+                }
+                (None, None) => return self.pending.take(),
+            };
+            match &mut self.pending {
+                Some(last) => {
+                    if !(self.fold)(last, &x) {
+                        return Some(std::mem::replace(last, x));
+                    }
+                }
+                None => self.pending = Some(x),
+            }
+        }
+    }
+}
+
 pub(super) fn join(a: &mut Span, b: &Span) {
     a.start = a.start.min(b.start);
     a.end = a.end.max(b.end);
@@ -270,9 +358,29 @@ impl Hours {
     }
 
     /// Takes back counts [`Hours::step`] set aside (in any order).
+    #[cfg(test)]
     pub(super) fn settle(&mut self, aside: &mut [(i32, u32)]) {
         aside.sort_unstable_by_key(|p| p.0);
         self.merge_in([aside, &[]]);
+    }
+
+    /// Takes back set-aside counts already sorted by hour.
+    pub(super) fn take_back(&mut self, sorted: &[(i32, u32)]) {
+        self.merge_in([sorted, &[]]);
+    }
+
+    /// The counts as settling `aside` (sorted by hour) into them would
+    /// leave them, without settling ([`Spans::with`]).
+    pub(super) fn with<'a>(
+        &'a self,
+        aside: &'a [(i32, u32)],
+    ) -> impl Iterator<Item = (i32, u32)> + 'a {
+        Merged::new(
+            [&self.earlier, std::slice::from_ref(&self.cur)],
+            [aside, &[]],
+            |p: &(i32, u32)| p.0,
+            same_hour,
+        )
     }
 
     /// Counts `n` requests in hour `h`, settled at once.
@@ -303,13 +411,7 @@ impl Hours {
             [&tail, std::slice::from_ref(&self.cur)],
             theirs,
             |p| p.0,
-            |last, p| {
-                let same = last.0 == p.0;
-                if same {
-                    last.1 = last.1.saturating_add(p.1);
-                }
-                same
-            },
+            same_hour,
         );
         // `earlier` has at least self's latest hour.
         if let Some(cur) = earlier.pop() {
@@ -413,29 +515,20 @@ impl Client {
         self.agent as usize
     }
 
-    /// Sessions, in time order.
-    pub fn sessions(&self) -> impl DoubleEndedIterator<Item = &Span> {
-        self.sessions.iter()
-    }
-
-    /// How many sessions.
-    pub fn session_count(&self) -> usize {
-        self.sessions.len()
-    }
-
-    /// First request time (the start of the first session).
-    pub fn first(&self) -> i64 {
-        self.sessions.iter().next().map_or(0, |s| s.start)
-    }
-
-    /// Last request time (the end of the last session).
+    /// Last request time (the end of the last session): what a client
+    /// sets aside always ends before its latest session.
     pub fn last(&self) -> i64 {
         self.sessions.cur.end
     }
 
-    /// Requests per hour (hour = seconds since the epoch / 3600).
-    pub fn each_hour(&self, f: impl FnMut(i64, u32)) {
-        self.hours.each(f);
+    /// Takes what it set aside (sorted) back into its sessions and hours.
+    pub(super) fn take_back(&mut self, spans: &[Span], hours: &[(i32, u32)]) {
+        if !spans.is_empty() {
+            self.sessions.take_back(spans);
+        }
+        if !hours.is_empty() {
+            self.hours.take_back(hours);
+        }
     }
 
     /// Distinct paths requested: 0, 1, 2, or 3 meaning "more than 2".
@@ -508,6 +601,179 @@ impl Client {
     }
 }
 
+/// One client with the sessions and hours it set aside: its history as
+/// settling would leave it, read without settling. Dereferences to the
+/// client's counters.
+#[derive(Debug, Clone, Copy)]
+pub struct History<'a> {
+    client: &'a Client,
+    spans: &'a [Span],
+    hours: &'a [(i32, u32)],
+}
+
+impl std::ops::Deref for History<'_> {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        self.client
+    }
+}
+
+impl<'a> History<'a> {
+    /// Sessions, in time order.
+    pub fn sessions(&self) -> impl Iterator<Item = Span> + 'a {
+        self.client.sessions.with(self.spans)
+    }
+
+    /// How many sessions.
+    pub fn session_count(&self) -> usize {
+        if self.spans.is_empty() {
+            self.client.sessions.len()
+        } else {
+            self.sessions().count()
+        }
+    }
+
+    /// First request time (the start of the first session: the earliest
+    /// start, which the merging keeps).
+    pub fn first(&self) -> i64 {
+        let s = &self.client.sessions;
+        let own = s.done.first().unwrap_or(&s.cur).start;
+        self.spans.first().map_or(own, |a| own.min(a.start))
+    }
+
+    /// Requests per hour (hour = seconds since the epoch / 3600).
+    pub fn each_hour(&self, mut f: impl FnMut(i64, u32)) {
+        if self.hours.is_empty() {
+            self.client.hours.each(f);
+        } else {
+            for (h, n) in self.client.hours.with(self.hours) {
+                f(i64::from(h), n);
+            }
+        }
+    }
+}
+
+/// Entries of the clients, by client index, each client's sorted by
+/// key: a trail grouped ([`Aside::group`]).
+#[derive(Debug, Clone)]
+pub(super) struct Aside<T> {
+    /// Where each client's entries start in `items`, and one past the
+    /// last client's end; empty when there are none.
+    start: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T> Default for Aside<T> {
+    fn default() -> Self {
+        Aside {
+            start: Vec::new(),
+            items: Vec::new(),
+        }
+    }
+}
+
+impl<T: Copy + Default> Aside<T> {
+    /// Client `i`'s entries.
+    pub(super) fn of(&self, i: usize) -> &[T] {
+        match (self.start.get(i), self.start.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.items[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Keeps the entries of the first `n` clients only (`n + 1` starts).
+    fn truncate(&mut self, n: usize) {
+        let last = self.start.last().copied().unwrap_or(0);
+        self.start.resize(n + 1, last);
+        self.start.truncate(n + 1);
+        self.items.truncate(self.start[n] as usize);
+    }
+
+    /// The trail's entries (client index, entry) of `clients` clients,
+    /// grouped by a counting sort (linear), each client's sorted by
+    /// `key`; the trail is emptied.
+    pub(super) fn group<K: Ord>(
+        trail: &mut Vec<(u32, T)>,
+        clients: usize,
+        key: impl Fn(&T) -> K,
+    ) -> Aside<T> {
+        if trail.is_empty() {
+            return Aside::default();
+        }
+        let mut start = vec![0u32; clients + 1];
+        for (ci, _) in trail.iter() {
+            start[*ci as usize + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut at = start.clone();
+        let mut items = vec![T::default(); trail.len()];
+        for (ci, x) in trail.drain(..) {
+            let slot = &mut at[ci as usize];
+            items[*slot as usize] = x;
+            *slot += 1;
+        }
+        for w in start.windows(2) {
+            let group = &mut items[w[0] as usize..w[1] as usize];
+            if group.len() > 1 {
+                group.sort_unstable_by_key(&key);
+            }
+        }
+        Aside { start, items }
+    }
+
+    /// The entries of `n` clients of `self` but those of `taken` (sorted
+    /// client indices), then those of `theirs`' clients that `kept` keeps,
+    /// in order: the entries of clients that keep their places here and
+    /// of those appended after them.
+    pub(super) fn rebuilt(
+        self,
+        n: usize,
+        taken: &[u32],
+        theirs: &Aside<T>,
+        kept: &[bool],
+    ) -> Aside<T> {
+        if self.is_empty() && theirs.is_empty() {
+            return Aside::default();
+        }
+        // Nothing taken and every client of theirs kept: theirs after
+        // ours, whole.
+        if taken.is_empty() && kept.iter().all(|k| *k) {
+            let mut out = self;
+            out.truncate(n);
+            let base = out.items.len() as u32;
+            out.items.extend_from_slice(&theirs.items);
+            match theirs.start.get(1..) {
+                Some(ends) => out.start.extend(ends.iter().map(|e| e + base)),
+                None => out.start.extend(kept.iter().map(|_| base)),
+            }
+            return out;
+        }
+        let mut out = Aside {
+            start: Vec::with_capacity(n + kept.len() + 1),
+            items: Vec::with_capacity(self.items.len() + theirs.items.len()),
+        };
+        out.start.push(0);
+        let mut taken = taken.iter().peekable();
+        for i in 0..n {
+            if taken.next_if(|&&t| t as usize == i).is_none() {
+                out.items.extend_from_slice(self.of(i));
+            }
+            out.start.push(out.items.len() as u32);
+        }
+        for (j, _) in kept.iter().enumerate().filter(|(_, k)| **k) {
+            out.items.extend_from_slice(theirs.of(j));
+            out.start.push(out.items.len() as u32);
+        }
+        out
+    }
+}
+
 /// Clients in segments of fixed size: growing never copies, and merging
 /// frees the other side's segments as it goes, so peak memory stays near
 /// the clients' own size.
@@ -515,6 +781,12 @@ impl Client {
 pub struct Clients {
     pub(super) segs: Vec<Vec<Client>>,
     pub(super) len: usize,
+    /// Sessions and hours the clients set aside, not taken back into
+    /// them: a worker's last settling leaves them here ([`History`] reads
+    /// them), so that its clients' histories are not each grown (an
+    /// allocation each) at the end of the fold.
+    pub(super) spans: Aside<Span>,
+    pub(super) hours: Aside<(i32, u32)>,
 }
 
 pub(super) const SEG_BITS: usize = 14;
@@ -643,6 +915,38 @@ impl Clients {
             last.truncate(wo);
         }
         self.segs.extend(segs);
+    }
+
+    /// Client `i` with what it set aside.
+    pub fn history(&self, i: usize) -> History<'_> {
+        History {
+            client: &self[i],
+            spans: self.spans.of(i),
+            hours: self.hours.of(i),
+        }
+    }
+
+    /// Takes what every client set aside back into it.
+    pub(super) fn take_back_all(&mut self) {
+        let (spans, hours) = (
+            std::mem::take(&mut self.spans),
+            std::mem::take(&mut self.hours),
+        );
+        if spans.is_empty() && hours.is_empty() {
+            return;
+        }
+        for i in 0..self.len {
+            self.take_back(i as u32, &spans, &hours);
+        }
+    }
+
+    /// Takes what client `i` set aside, by `spans` and `hours`, back
+    /// into it.
+    pub(super) fn take_back(&mut self, i: u32, spans: &Aside<Span>, hours: &Aside<(i32, u32)>) {
+        let (s, h) = (spans.of(i as usize), hours.of(i as usize));
+        if !s.is_empty() || !h.is_empty() {
+            self.get_mut(i).take_back(s, h);
+        }
     }
 
     pub(super) fn get_mut(&mut self, i: u32) -> &mut Client {

@@ -70,6 +70,17 @@ pub(super) struct Trail {
     hours: Vec<(u32, (i32, u32))>,
 }
 
+impl Trail {
+    /// The entries of `clients` clients grouped by client, the trail
+    /// emptied.
+    fn grouped(&mut self, clients: usize) -> (Aside<Span>, Aside<(i32, u32)>) {
+        (
+            Aside::group(&mut self.spans, clients, |s| s.start),
+            Aside::group(&mut self.hours, clients, |p| p.0),
+        )
+    }
+}
+
 /// Entries a trail holds before it is settled (4 MB of sessions), or
 /// [`TRAIL_PER_CLIENT`] per client when that is more: memory stays near
 /// what the clients themselves take, and a settling (linear in the trail
@@ -401,9 +412,11 @@ impl<'a> Analyzer<'a> {
     }
 
     /// The state so far, to merge with other threads', with the sessions
-    /// and hours its clients set aside settled into them.
+    /// and hours its clients set aside grouped beside them
+    /// ([`Clients::history`] reads them): taking them back into each
+    /// client would grow each one's history, an allocation each.
     pub fn into_partial(mut self) -> Partial {
-        self.part.settle();
+        self.part.set_aside();
         self.part
     }
 }
@@ -447,14 +460,27 @@ impl Partial {
     /// entries grouped by client (a counting sort, linear), then merged
     /// into each client's sorted sessions and hours.
     pub(super) fn settle(&mut self) {
+        let (spans, hours) = self.trail.grouped(self.folded.clients.len());
+        if spans.is_empty() && hours.is_empty() {
+            return;
+        }
         let clients = &mut self.folded.clients;
-        let trail = &mut self.trail;
-        settle_by_client(&mut trail.spans, clients.len(), |ci, aside| {
-            clients.get_mut(ci).sessions.settle(aside);
-        });
-        settle_by_client(&mut trail.hours, clients.len(), |ci, aside| {
-            clients.get_mut(ci).hours.settle(aside);
-        });
+        clients.take_back_all();
+        for i in 0..clients.len() {
+            clients.take_back(i as u32, &spans, &hours);
+        }
+    }
+
+    /// Groups the trail beside the clients, by client, for
+    /// [`Clients::history`] to read, after taking back what was there.
+    pub(super) fn set_aside(&mut self) {
+        let (spans, hours) = self.trail.grouped(self.folded.clients.len());
+        if spans.is_empty() && hours.is_empty() {
+            return;
+        }
+        let clients = &mut self.folded.clients;
+        clients.take_back_all();
+        (clients.spans, clients.hours) = (spans, hours);
     }
 
     /// Whether index entry `s` is the client of record `r` (its
@@ -575,6 +601,10 @@ impl Partial {
         }
         let mut client_map: Vec<u32> = Vec::with_capacity(o.folded.clients.len());
         if index {
+            // Clients move one at a time here: what they set aside is
+            // taken back into them first.
+            self.folded.clients.take_back_all();
+            o.folded.clients.take_back_all();
             let hashes = &self.agent_hash;
             self.client_ix
                 .reserve(o.folded.clients.len(), |s| rehash(hashes, s));
@@ -600,7 +630,16 @@ impl Partial {
             // folded in, the others keep their place in `o`'s segments,
             // which are compacted and taken over (no copy, no index).
             let mut segs = std::mem::take(&mut o.folded.clients.segs);
-            let mut next = self.folded.clients.len() as u32;
+            let theirs_aside = (
+                std::mem::take(&mut o.folded.clients.spans),
+                std::mem::take(&mut o.folded.clients.hours),
+            );
+            let mine_aside = (
+                std::mem::take(&mut self.folded.clients.spans),
+                std::mem::take(&mut self.folded.clients.hours),
+            );
+            let mine = self.folded.clients.len();
+            let mut next = mine as u32;
             let mut kept: Vec<bool> = Vec::with_capacity(o.folded.clients.len());
             // (client here, client of `o` in order): merged below.
             let mut pairs: Vec<(u32, u32)> = Vec::new();
@@ -624,12 +663,32 @@ impl Partial {
                     }
                 }
             }
+            // A client on both sides is merged whole: what each side set
+            // aside is taken back into it first. Pairs are in the order of
+            // `o`'s clients.
+            let mut taken: Vec<u32> = Vec::with_capacity(pairs.len());
+            let mut left = pairs.iter().peekable();
+            for (j, c) in segs.iter_mut().flatten().enumerate() {
+                if let Some(&(i, _)) = left.next_if(|p| p.1 as usize == j) {
+                    let (s, h) = &theirs_aside;
+                    c.take_back(s.of(j), h.of(j));
+                    self.folded
+                        .clients
+                        .take_back(i, &mine_aside.0, &mine_aside.1);
+                    taken.push(i);
+                }
+            }
+            taken.sort_unstable();
             let theirs: Vec<&Client> = segs.iter().flatten().collect();
             self.folded
                 .clients
                 .merge_pairs(&mut pairs, &theirs, threads);
             drop(theirs);
             self.folded.clients.append_kept(segs, &kept);
+            // The rest stays aside, each client's under its new place.
+            let clients = &mut self.folded.clients;
+            clients.spans = mine_aside.0.rebuilt(mine, &taken, &theirs_aside.0, &kept);
+            clients.hours = mine_aside.1.rebuilt(mine, &taken, &theirs_aside.1, &kept);
         }
         // Per-client tables follow their clients to their new places.
         let map = &client_map;
@@ -708,41 +767,29 @@ impl Partial {
         self.client_ix = HashTable::new();
         // Segments are classified on all cores, then put in order.
         let (agents, uas) = (&self.agents, &self.agent_ua);
-        let class_of = |seg: &[Client]| -> Vec<Class> {
-            seg.iter()
-                .map(|c| {
+        let clients = &self.folded.clients;
+        // The clients of segments `segs` (segment indices).
+        let class_of = |segs: std::ops::Range<usize>| -> Vec<Class> {
+            let end = clients.len().min(segs.end << SEG_BITS);
+            ((segs.start << SEG_BITS)..end)
+                .map(|k| {
+                    let c = clients.history(k);
                     let i = c.agent as usize;
                     classify(c, &agents[i], uas[i].is_none()).0
                 })
                 .collect()
         };
-        let per = self
-            .folded
-            .clients
-            .segs
-            .len()
-            .div_ceil(threads.max(1))
-            .max(1);
-        let classes: Vec<Class> = if self.folded.clients.segs.len() <= per {
-            self.folded
-                .clients
-                .segs
-                .iter()
-                .flat_map(|g| class_of(g))
-                .collect()
+        let nsegs = clients.segs.len();
+        let per = nsegs.div_ceil(threads.max(1)).max(1);
+        let classes: Vec<Class> = if nsegs <= per {
+            class_of(0..nsegs)
         } else {
             std::thread::scope(|s| {
-                let parts: Vec<_> = self
-                    .folded
-                    .clients
-                    .segs
-                    .chunks(per)
-                    .map(|segs| {
-                        s.spawn(move || {
-                            segs.iter()
-                                .flat_map(|g| class_of(g))
-                                .collect::<Vec<Class>>()
-                        })
+                let parts: Vec<_> = (0..nsegs)
+                    .step_by(per)
+                    .map(|a| {
+                        let class_of = &class_of;
+                        s.spawn(move || class_of(a..(a + per).min(nsegs)))
                     })
                     .collect();
                 parts
@@ -781,39 +828,6 @@ fn remap<V: Default>(
         let to = client_map[ci as usize];
         if to != DROPPED {
             merge(into.entry(to).or_default(), v);
-        }
-    }
-}
-
-/// Hands each client's entries of `trail` (client index, entry) to
-/// `settle`, grouped by a counting sort over `clients` indices, and
-/// empties the trail.
-fn settle_by_client<T: Copy + Default>(
-    trail: &mut Vec<(u32, T)>,
-    clients: usize,
-    mut settle: impl FnMut(u32, &mut [T]),
-) {
-    if trail.is_empty() {
-        return;
-    }
-    let mut start = vec![0u32; clients + 1];
-    for (ci, _) in trail.iter() {
-        start[*ci as usize + 1] += 1;
-    }
-    for i in 1..start.len() {
-        start[i] += start[i - 1];
-    }
-    let mut at = start.clone();
-    let mut grouped = vec![T::default(); trail.len()];
-    for (ci, x) in trail.drain(..) {
-        let slot = &mut at[ci as usize];
-        grouped[*slot as usize] = x;
-        *slot += 1;
-    }
-    for ci in 0..clients {
-        let (a, b) = (start[ci] as usize, start[ci + 1] as usize);
-        if a < b {
-            settle(ci as u32, &mut grouped[a..b]);
         }
     }
 }

@@ -226,7 +226,8 @@ fn classes_with_reasons() {
         .folded
         .clients
         .iter()
-        .find(|c| c.ip.to_string() == "192.0.2.1")
+        .position(|c| c.ip.to_string() == "192.0.2.1")
+        .map(|i| a.folded.clients.history(i))
         .expect("h");
     assert_eq!(human.session_count(), 2);
     assert_eq!((human.pages, human.assets), (4, 4));
@@ -238,14 +239,15 @@ fn summary(a: &Analysis) -> Vec<String> {
         .clients
         .iter()
         .enumerate()
-        .map(|(i, c)| {
+        .map(|(i, _)| {
+            let c = a.folded.clients.history(i);
             let (class, reasons) = a.reasons(i);
             let mut hours = Vec::new();
             c.each_hour(|h, n| hours.push((h, n)));
             format!(
                 "{} {:?} {} {} {:?} {:?} {:?} {:?}",
                 c.ip,
-                a.agent_of(c).0,
+                a.agent_of(&c).0,
                 c.requests,
                 class.as_str(),
                 reasons,
@@ -566,4 +568,74 @@ fn addresses_sharing_a_key_stay_apart() {
             .iter()
             .any(|s| s.starts_with(&format!("{a} ")) && s.contains(" 14 "))
     );
+}
+
+/// What the clients set aside, left beside them at the end of the fold
+/// and read by [`Clients::history`], reads as the same sessions, hours,
+/// classes and counts as when it is taken back into each client first:
+/// on one thread, across a merge with clients on both sides, past a
+/// client cap (clients of the other side dropped), and on the index path
+/// of three threads. Times come in any order, hours and days apart.
+#[test]
+fn set_aside_histories_read_as_settled() {
+    let mut records = Vec::new();
+    let mut x: u64 = 7;
+    for k in 0..6_000u32 {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let ip = format!("10.0.{}.{}", (x >> 40) % 4, (x >> 33) % 100);
+        let t = 1_000_000 + ((x >> 20) % 400_000) as i64;
+        let ua = if k % 5 == 0 { "Googlebot/2.1" } else { FIREFOX };
+        records.push(rec(&ip, t, "GET", "/page", k % 3 == 0, ua));
+    }
+    // Records shared out by line (clients on every thread) or by
+    // address (each client on one thread, as the reading pipeline shares
+    // out the common formats).
+    let by_address = |r: &Record<'_>| match r.ip {
+        IpAddr::V4(a) => usize::from(a.octets()[3]),
+        IpAddr::V6(_) => 0,
+    };
+    let cases = [
+        (1, MAX_CLIENTS, false),
+        (2, MAX_CLIENTS, false),
+        (2, MAX_CLIENTS, true),
+        (2, 500, false),
+        (2, 300, true),
+        (3, MAX_CLIENTS, false),
+    ];
+    for (threads, cap, split) in cases {
+        let partials = |settled: bool| -> Vec<Partial> {
+            (0..threads)
+                .map(|t| {
+                    let mut a = Analyzer::new(&Ua, &Rules, Window::default()).with_max_clients(cap);
+                    for (i, r) in records.iter().enumerate() {
+                        if (if split { by_address(r) } else { i }) % threads == t {
+                            a.record(r, i as u64 + 1);
+                        }
+                    }
+                    let mut p = a.into_partial();
+                    if settled {
+                        p.folded.clients.take_back_all();
+                    }
+                    p
+                })
+                .collect()
+        };
+        let aside = partials(false);
+        assert!(
+            aside
+                .iter()
+                .all(|p| !p.folded.clients.spans.is_empty() && !p.folded.clients.hours.is_empty()),
+            "{threads} threads: something set aside"
+        );
+        let lazy = Partial::finish_all(aside, threads);
+        let settled = Partial::finish_all(partials(true), threads);
+        assert!(lazy.folded.clients.len() > 100, "{threads} threads");
+        assert_eq!(
+            summary(&lazy),
+            summary(&settled),
+            "{threads} threads, cap {cap}, by address: {split}"
+        );
+    }
 }

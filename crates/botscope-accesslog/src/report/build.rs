@@ -49,7 +49,7 @@ impl Default for Part {
 impl Part {
     /// Adds client `i` (of class index `ci`).
     fn add(&mut self, a: &Analysis, i: usize, ci: usize) {
-        let c = &a.folded.clients[i];
+        let c = a.folded.clients.history(i);
         self.requests += c.requests;
         self.sessions += c.session_count() as u64;
         self.ips.insert(c.ip);
@@ -219,7 +219,7 @@ impl RobotAcc {
         } else {
             self.own.add(a, i, ci);
         }
-        let c = &a.folded.clients[i];
+        let c = a.folded.clients.history(i);
         if let Some(s) = a.signed(i) {
             self.signatures.get_or_insert_default().merge(&s.counts);
         }
@@ -477,7 +477,7 @@ impl Pass {
     fn new(a: &Analysis) -> Pass {
         let mut per_agent = vec![0u64; a.agents.len()];
         for i in 0..a.folded.clients.len() {
-            let c = &a.folded.clients[i];
+            let c = a.folded.clients.history(i);
             per_agent[c.agent()] += c.requests;
         }
         let mut by_name: Map<&str, (bool, u64)> = Map::default();
@@ -555,7 +555,7 @@ impl Tally {
 
     /// Adds client `i`; `agent_robot`: [`Pass::agent_robot`].
     fn add(&mut self, a: &Analysis, agent_robot: &[Slot], i: usize, check: Option<Check>) {
-        let c = &a.folded.clients[i];
+        let c = a.folded.clients.history(i);
         let class = a.classes[i];
         self.requests += c.requests;
         self.bytes += c.bytes;
@@ -670,8 +670,8 @@ fn client_entry<S: BuildHasher>(
     i: usize,
     checks: &HashMap<usize, Checked, S>,
 ) -> ClientEntry {
-    let c = &a.folded.clients[i];
-    let (ua, agent) = a.agent_of(c);
+    let c = a.folded.clients.history(i);
+    let (ua, agent) = a.agent_of(&c);
     let (class, reasons) = a.reasons(i);
     let mut samples: Vec<String> = a
         .probe_samples(i)
