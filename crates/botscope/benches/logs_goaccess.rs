@@ -1,6 +1,7 @@
 //! `logs analyze` beside GoAccess on the same synthetic combined log: wall
 //! time of each whole process, GoAccess at its best (`TZ=UTC`: without it
-//! glibc re-reads /etc/localtime for every line), three alternating rounds,
+//! glibc re-reads /etc/localtime for every line), five alternating rounds
+//! (`BOTSCOPE_BENCH_ROUNDS`; the median is a middle one, so an odd number),
 //! each botscope run against the GoAccess run before it, and botscope's
 //! peak memory (from a run before any GoAccess run).
 //!
@@ -107,8 +108,13 @@ fn main() {
         println!("  goaccess not installed (apt-get install goaccess): no ratio");
         return;
     }
+    let rounds: usize = std::env::var("BOTSCOPE_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(5);
     let mut ratios = Vec::new();
-    for round in 1..=3 {
+    for round in 1..=rounds {
         let g = theirs(&log, &theirs_out);
         let b = ours(&log, &ours_out);
         let r = g.as_secs_f64() / b.as_secs_f64().max(1e-9);
@@ -120,5 +126,10 @@ fn main() {
         ratios.push(r);
     }
     ratios.sort_by(f64::total_cmp);
-    println!("  ratio (goaccess / botscope): median {:.1}x", ratios[1]);
+    println!(
+        "  ratio (goaccess / botscope): median {:.1}x (lowest {:.1}x, highest {:.1}x)",
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1]
+    );
 }
