@@ -70,10 +70,13 @@ pub(super) struct Trail {
     hours: Vec<(u32, (i32, u32))>,
 }
 
+/// A trail's sessions and hours, grouped by client.
+type Grouped = (Aside<Span>, Aside<(i32, u32)>);
+
 impl Trail {
     /// The entries of `clients` clients grouped by client, the trail
     /// emptied.
-    fn grouped(&mut self, clients: usize) -> (Aside<Span>, Aside<(i32, u32)>) {
+    fn grouped(&mut self, clients: usize) -> Grouped {
         (
             Aside::group(&mut self.spans, clients, |s| s.start),
             Aside::group(&mut self.hours, clients, |p| p.0),
@@ -460,27 +463,32 @@ impl Partial {
     /// entries grouped by client (a counting sort, linear), then merged
     /// into each client's sorted sessions and hours.
     pub(super) fn settle(&mut self) {
-        let (spans, hours) = self.trail.grouped(self.folded.clients.len());
-        if spans.is_empty() && hours.is_empty() {
-            return;
-        }
-        let clients = &mut self.folded.clients;
-        clients.take_back_all();
-        for i in 0..clients.len() {
-            clients.take_back(i as u32, &spans, &hours);
+        if let Some((spans, hours)) = self.trail_grouped() {
+            let clients = &mut self.folded.clients;
+            for i in 0..clients.len() {
+                clients.take_back(i as u32, &spans, &hours);
+            }
         }
     }
 
     /// Groups the trail beside the clients, by client, for
     /// [`Clients::history`] to read, after taking back what was there.
     pub(super) fn set_aside(&mut self) {
+        if let Some(grouped) = self.trail_grouped() {
+            let clients = &mut self.folded.clients;
+            (clients.spans, clients.hours) = grouped;
+        }
+    }
+
+    /// The trail grouped by client, if it holds anything; what the
+    /// clients had aside is then taken back into them first.
+    fn trail_grouped(&mut self) -> Option<Grouped> {
         let (spans, hours) = self.trail.grouped(self.folded.clients.len());
         if spans.is_empty() && hours.is_empty() {
-            return;
+            return None;
         }
-        let clients = &mut self.folded.clients;
-        clients.take_back_all();
-        (clients.spans, clients.hours) = (spans, hours);
+        self.folded.clients.take_back_all();
+        Some((spans, hours))
     }
 
     /// Whether index entry `s` is the client of record `r` (its
