@@ -655,7 +655,7 @@ impl<'a> History<'a> {
 
 /// Entries of the clients, by client index, each client's sorted by
 /// key: a trail grouped ([`Aside::group`]).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Aside<T> {
     /// Where each client's entries start in `items`, and one past the
     /// last client's end; empty when there are none.
@@ -689,7 +689,6 @@ impl<T: Copy + Default> Aside<T> {
     fn truncate(&mut self, n: usize) {
         let last = self.start.last().copied().unwrap_or(0);
         self.start.resize(n + 1, last);
-        self.start.truncate(n + 1);
         self.items.truncate(self.start[n] as usize);
     }
 

@@ -219,7 +219,7 @@ impl RobotAcc {
         } else {
             self.own.add(a, i, ci);
         }
-        let c = a.folded.clients.history(i);
+        let c = &a.folded.clients[i];
         if let Some(s) = a.signed(i) {
             self.signatures.get_or_insert_default().merge(&s.counts);
         }
@@ -477,7 +477,7 @@ impl Pass {
     fn new(a: &Analysis) -> Pass {
         let mut per_agent = vec![0u64; a.agents.len()];
         for i in 0..a.folded.clients.len() {
-            let c = a.folded.clients.history(i);
+            let c = &a.folded.clients[i];
             per_agent[c.agent()] += c.requests;
         }
         let mut by_name: Map<&str, (bool, u64)> = Map::default();
