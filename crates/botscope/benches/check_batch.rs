@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use nix::sys::resource::{UsageWho, getrusage};
+mod common;
+
+use common::children_cpu;
 
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
@@ -59,15 +61,6 @@ fn peer(queries: &Path) {
         });
     }
     let _ = out.flush();
-}
-
-/// CPU time of the children so far.
-fn children_cpu() -> Duration {
-    let u = getrusage(UsageWho::RUSAGE_CHILDREN).expect("getrusage");
-    let t = |tv: nix::sys::time::TimeVal| {
-        Duration::from_secs(tv.tv_sec() as u64) + Duration::from_micros(tv.tv_usec() as u64)
-    };
-    t(u.user_time()) + t(u.system_time())
 }
 
 /// Runs `cmd` to the end (output to /dev/null) and returns its CPU time.

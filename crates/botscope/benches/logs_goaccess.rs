@@ -39,23 +39,17 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 use nix::sys::resource::{UsageWho, getrusage};
+
+use common::children_cpu;
 
 /// What one whole process took: wall time and processor time.
 #[derive(Clone, Copy)]
 struct Took {
     wall: Duration,
     cpu: Duration,
-}
-
-/// Processor time (user and system) of the children waited for so far.
-fn children_cpu() -> Duration {
-    let u = getrusage(UsageWho::RUSAGE_CHILDREN).expect("getrusage");
-    let t = |tv: nix::sys::time::TimeVal| {
-        Duration::from_secs(tv.tv_sec().unsigned_abs())
-            + Duration::from_micros(tv.tv_usec().unsigned_abs())
-    };
-    t(u.user_time()) + t(u.system_time())
 }
 
 fn timed(cmd: &mut Command) -> Took {
