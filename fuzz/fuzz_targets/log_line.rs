@@ -4,11 +4,13 @@
 //! records through the whole analysis (two threads' partials merged,
 //! classified, reported): no panic, every record counted once, and the
 //! same report with the records folded a few at a time, their clients
-//! looked up ahead (`Analyzer::record_all`).
+//! looked up ahead (`Analyzer::record_all`); and every time after a `[`
+//! read as it is read in full.
 #![no_main]
 
 use botscope_accesslog::{
     Agent, Analyzer, Identify, LogFormat, Partial, Policy, Record, Report, Window, build, detect,
+    parse_clf_time, parse_clf_time_whole,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -121,4 +123,22 @@ fuzz_target!(|data: &[u8]| {
     }
     let lines: Vec<&[u8]> = rest.split(|&b| b == b'\n').take(20).collect();
     let _ = detect(&lines);
+    // Every time after a `[`, read in turn (the day each remembers for
+    // the next): as read in full; and each with the next one's time of
+    // day, so that the remembered day answers for times of day the
+    // fuzzer chooses.
+    let times: Vec<&[u8]> = (0..data.len())
+        .filter(|&i| data[i] == b'[')
+        .map(|i| &data[i + 1..data.len().min(i + 27)])
+        .collect();
+    for (k, t) in times.iter().enumerate() {
+        assert_eq!(parse_clf_time(t), parse_clf_time_whole(t));
+        if let Some(u) = times.get(k + 1)
+            && t.len() == 26
+            && u.len() >= 20
+        {
+            let v = [&t[..12], &u[12..20], &t[20..]].concat();
+            assert_eq!(parse_clf_time(&v), parse_clf_time_whole(&v));
+        }
+    }
 });

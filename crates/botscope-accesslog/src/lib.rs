@@ -55,7 +55,7 @@ pub use report::{
     ROBOTS_CAP, ReasonOut, Report, Robot, RobotsTxtVersion, SCHEMA, SITE_TOP_PATHS, SPOOFED_IPS,
     SignatureAgent, Site, TOP_PATHS, Verification, Vhost, build,
 };
-pub use time::{format_rfc3339, parse_clf_time, parse_iso_time};
+pub use time::{format_rfc3339, parse_clf_time, parse_clf_time_whole, parse_iso_time};
 
 /// Sample line numbers kept per reason.
 pub const SAMPLES: usize = 5;

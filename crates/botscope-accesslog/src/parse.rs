@@ -147,6 +147,19 @@ pub(crate) fn decimal(v: &[u8]) -> Option<u64> {
     if d.is_empty() {
         return None;
     }
+    // Up to 19 digits cannot pass `u64::MAX`: no check a digit (a size
+    // or a status, every line).
+    if d.len() <= 19 {
+        let mut acc = 0u64;
+        for &c in d {
+            let x = c.wrapping_sub(b'0');
+            if x > 9 {
+                return None;
+            }
+            acc = acc * 10 + u64::from(x);
+        }
+        return Some(acc);
+    }
     let mut acc = 0u64;
     for &c in d {
         let x = c.wrapping_sub(b'0');
@@ -166,6 +179,17 @@ fn number(v: &[u8]) -> Result<u64, Malformed> {
 }
 
 fn status(v: &[u8]) -> Result<u16, Malformed> {
+    // Three digits, the first not 0: nearly every line.
+    if let [a, b, c] = *v {
+        let (a, b, c) = (
+            a.wrapping_sub(b'0'),
+            b.wrapping_sub(b'0'),
+            c.wrapping_sub(b'0'),
+        );
+        if (1..=9).contains(&a) && b <= 9 && c <= 9 {
+            return Ok(u16::from(a) * 100 + u16::from(b) * 10 + u16::from(c));
+        }
+    }
     match decimal(v) {
         Some(s @ 100..=999) => Ok(s as u16),
         _ => Err(Malformed::BadStatus),
@@ -727,6 +751,12 @@ mod tests {
             "65536",
             "100",
             "99",
+            "1999999999999999999",
+            "9999999999999999999",
+            "+9999999999999999999",
+            "10000000000000000000",
+            "999999999999999999x",
+            "12345678901234567x9",
         ];
         for c in cases {
             let want = if c == "-" {

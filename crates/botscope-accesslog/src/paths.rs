@@ -158,15 +158,16 @@ fn probes() -> Option<&'static Probes> {
 /// host when the target is an absolute URL.
 pub fn path_only(target: &str) -> &str {
     let t = strip_origin(target);
-    let end = t
-        .bytes()
-        .position(|c| c == b'?' || c == b'#')
-        .unwrap_or(t.len());
+    let end = memchr::memchr2(b'?', b'#', t.as_bytes()).unwrap_or(t.len());
     &t[..end]
 }
 
 /// `http://host/path` → `/path`; other targets unchanged.
 pub fn strip_origin(target: &str) -> &str {
+    // Nearly every target: a path.
+    if target.starts_with('/') {
+        return target;
+    }
     let lower_starts = |p: &str| {
         target
             .get(..p.len())
@@ -202,12 +203,9 @@ pub fn path_kind(target: &str) -> PathKind {
     {
         return PathKind::CrawlerOnly;
     }
-    // The extension of the last segment, by a byte scan from the end.
+    // The extension of the last segment: the last `.` or `/`.
     let b = p.as_bytes();
-    let dot = b
-        .iter()
-        .rposition(|&c| c == b'.' || c == b'/')
-        .filter(|&i| b[i] == b'.');
+    let dot = memchr::memrchr2(b'.', b'/', b).filter(|&i| b[i] == b'.');
     if let Some(i) = dot
         && let ext = &p[i + 1..]
         && ext.len() <= 5
