@@ -115,8 +115,8 @@ pub fn parse_clf_time(b: &[u8]) -> Option<i64> {
     // A log's lines share their day and zone: the last day read on this
     // thread, whose date and zone were read in full, answers for the
     // time of day alone.
-    if let (Some(day), Some(&[b':', h0, h1, b':', i0, i1, b':', s0, s1])) =
-        (day_key(b), b.get(11..20))
+    let day = day_key(b);
+    if let (Some(day), Some(&[b':', h0, h1, b':', i0, i1, b':', s0, s1])) = (day, b.get(11..20))
         && let Some((key, base)) = LAST_DAY.get()
         && key == day
     {
@@ -124,7 +124,7 @@ pub fn parse_clf_time(b: &[u8]) -> Option<i64> {
         return (h < 24 && mi < 60 && s <= 60).then(|| base + h * 3600 + mi * 60 + s);
     }
     let t = parse_clf_time_whole(b)?;
-    if let Some(day) = day_key(b) {
+    if let Some(day) = day {
         // The day's first second, less the zone's offset: `t` less the
         // time of day, which the whole reading found valid.
         let of_day = |i: usize| i64::from(b[i] - b'0') * 10 + i64::from(b[i + 1] - b'0');

@@ -544,13 +544,10 @@ impl Client {
         if self.more_paths {
             return;
         }
-        // One hash for every thread (the partials' clients merge by it),
-        // 32 bits of it, never 0: a word at a time, where a byte loop
-        // took about four instructions a byte.
-        const PATHS: foldhash::fast::FixedState =
-            foldhash::fast::FixedState::with_seed(0x7061_7468);
+        // The process's hasher (the threads' clients merge by it), 32 bits
+        // of it, never 0.
         use std::hash::BuildHasher;
-        let h = (PATHS.hash_one(target.as_bytes()) as u32).max(1);
+        let h = (fold::hasher().hash_one(target) as u32).max(1);
         if self.paths[0] == h || self.paths[1] == h {
             return;
         }

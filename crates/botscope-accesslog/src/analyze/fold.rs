@@ -840,10 +840,11 @@ fn remap<V: Default>(
     }
 }
 
-/// The hasher of User-Agents and clients: one per process, so that every
-/// thread's hashes agree and a merge reuses them; seeded at random, so
-/// that made-up User-Agents cannot be chosen to collide.
-fn hasher() -> &'static Hasher {
+/// The hasher of User-Agents, clients and a client's distinct paths: one
+/// per process, so that every thread's hashes agree and a merge reuses
+/// them; seeded at random, so that made-up User-Agents and paths cannot
+/// be chosen to collide.
+pub(super) fn hasher() -> &'static Hasher {
     static STATE: OnceLock<Hasher> = OnceLock::new();
     STATE.get_or_init(Hasher::default)
 }
