@@ -356,7 +356,8 @@ impl LogFormat {
         for _ in 0..self.spaces_before_address()? {
             rest = &rest[memchr::memchr(b' ', rest)? + 1..];
         }
-        let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+        // An address is short: a byte loop beats memchr's start.
+        let end = rest.iter().position(|&c| c == b' ').unwrap_or(rest.len());
         Some(&rest[..end])
     }
 

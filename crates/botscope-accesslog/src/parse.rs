@@ -196,35 +196,38 @@ fn status(v: &[u8]) -> Result<u16, Malformed> {
     }
 }
 
-/// Dotted-quad IPv4 without the general parser (most log lines).
+/// Dotted-quad IPv4 without the general parser (most log lines): four
+/// numbers of one to three digits, no leading zero, each at most 255, as
+/// the standard library reads them (`None` sends anything else to it).
+/// An octet at a time, without a branch per byte class.
 fn ipv4(v: &[u8]) -> Option<std::net::Ipv4Addr> {
     if v.len() < 7 || v.len() > 15 {
         return None;
     }
+    let digit = |i: usize| v.get(i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d <= 9);
     let mut o = [0u8; 4];
-    let (mut k, mut acc, mut digits) = (0usize, 0u16, 0u8);
-    for &c in v {
-        match c {
-            b'0'..=b'9' => {
-                // No leading zeros (as std's parser), at most 3 digits.
-                if digits == 3 || (digits == 1 && acc == 0) {
-                    return None;
-                }
-                acc = acc * 10 + u16::from(c - b'0');
-                digits += 1;
+    let mut i = 0;
+    for (k, octet) in o.iter_mut().enumerate() {
+        if k > 0 {
+            if v.get(i) != Some(&b'.') {
+                return None;
             }
-            b'.' if digits > 0 && k < 3 => {
-                o[k] = u8::try_from(acc).ok()?;
-                (k, acc, digits) = (k + 1, 0, 0);
-            }
-            _ => return None,
+            i += 1;
         }
+        let mut acc = u16::from(digit(i)?);
+        i += 1;
+        for _ in 0..2 {
+            let Some(d) = digit(i) else { break };
+            // `0` alone is an octet; `01` is not.
+            if acc == 0 {
+                return None;
+            }
+            acc = acc * 10 + u16::from(d);
+            i += 1;
+        }
+        *octet = u8::try_from(acc).ok()?;
     }
-    if k != 3 || digits == 0 {
-        return None;
-    }
-    o[3] = u8::try_from(acc).ok()?;
-    Some(o.into())
+    (i == v.len()).then_some(o.into())
 }
 
 fn address(v: &[u8]) -> Result<IpAddr, Malformed> {

@@ -129,7 +129,36 @@ pub(super) fn share(n: u64, of: u64) -> f64 {
 /// Classifies one client from its counters and its User-Agent, with the
 /// reasons (for every class but human). `no_user_agent`: the log had `-`.
 pub fn classify(c: History<'_>, agent: &Agent, no_user_agent: bool) -> (Class, Vec<Reason>) {
-    let mut reasons = Vec::new();
+    let mut say = Say(Some(Vec::new()));
+    let class = decide(c, agent, no_user_agent, &mut say);
+    let reasons = match class {
+        Class::Human => Vec::new(),
+        _ => say.0.unwrap_or_default(),
+    };
+    (class, reasons)
+}
+
+/// The class [`classify`] gives, without writing its reasons (the
+/// analysis keeps only the class; the report writes the reasons of the
+/// clients it shows).
+pub(super) fn class_of(c: History<'_>, agent: &Agent, no_user_agent: bool) -> Class {
+    decide(c, agent, no_user_agent, &mut Say(None))
+}
+
+/// Where [`decide`] puts its reasons: nowhere when only the class is
+/// wanted, so that no sentence is written for nothing.
+struct Say(Option<Vec<Reason>>);
+
+impl Say {
+    fn push(&mut self, code: &'static str, detail: impl FnOnce() -> String) {
+        if let Some(v) = &mut self.0 {
+            v.push(reason(code, detail()));
+        }
+    }
+}
+
+/// [`classify`]'s decision, its reasons told to `say`.
+fn decide(c: History<'_>, agent: &Agent, no_user_agent: bool, say: &mut Say) -> Class {
     let errors = u64::from(c.status[3]) + u64::from(c.status[4]);
     let probing = u64::from(c.probes) + u64::from(c.odd_methods);
     // Scanners: probes for weak spots. A registered robot never is one.
@@ -139,50 +168,35 @@ pub fn classify(c: History<'_>, agent: &Agent, no_user_agent: bool) -> (Class, V
             || share(probing, c.requests) >= limits::PROBE_SHARE)
     {
         if c.probes > 0 {
-            reasons.push(reason(
-                "probes",
-                format!(
+            say.push("probes", || format!(
                     "{} of {} requests probe for weak spots",
                     c.probes, c.requests
-                ),
-            ));
+                ));
         }
         if c.odd_methods > 0 {
-            reasons.push(reason(
-                "odd-method",
-                format!(
+            say.push("odd-method", || format!(
                     "{} requests with a method no web client sends",
                     c.odd_methods
-                ),
-            ));
+                ));
         }
         if errors > 0 {
-            reasons.push(reason(
-                "errors",
-                format!("{errors} of {} requests answered 4xx/5xx", c.requests),
-            ));
+            say.push("errors", || format!("{errors} of {} requests answered 4xx/5xx", c.requests));
         }
-        return (Class::Scanner, reasons);
+        return Class::Scanner;
     }
     if agent.monitor {
-        reasons.push(reason(
-            "monitor-ua",
-            agent
+        say.push("monitor-ua", || agent
                 .reason
                 .clone()
-                .unwrap_or_else(|| "the User-Agent is a monitor's".into()),
-        ));
-        return (Class::Monitor, reasons);
+                .unwrap_or_else(|| "the User-Agent is a monitor's".into()));
+        return Class::Monitor;
     }
     if agent.robot.is_some() {
-        reasons.push(reason(
-            "declared",
-            agent
+        say.push("declared", || agent
                 .reason
                 .clone()
-                .unwrap_or_else(|| "the User-Agent names a robot".into()),
-        ));
-        return (Class::DeclaredBot, reasons);
+                .unwrap_or_else(|| "the User-Agent names a robot".into()));
+        return Class::DeclaredBot;
     }
     // A steady poller of one or two paths, loading nothing else.
     if c.requests >= limits::MONITOR_REQUESTS
@@ -190,123 +204,87 @@ pub fn classify(c: History<'_>, agent: &Agent, no_user_agent: bool) -> (Class, V
         && c.assets == 0
         && c.last() - c.first() >= limits::MONITOR_SPAN
     {
-        reasons.push(reason(
-            "poller",
-            format!(
+        say.push("poller", || format!(
                 "{} requests to {} path(s) over {} minutes, nothing else",
                 c.requests,
                 c.distinct_paths(),
                 (c.last() - c.first()) / 60
-            ),
-        ));
-        return (Class::Monitor, reasons);
+            ));
+        return Class::Monitor;
     }
     // Undeclared robots: one strong signal, or two weak ones.
     let mut strong = 0;
     if c.robots_txt > 0 {
         strong += 1;
-        reasons.push(reason(
-            "robots-txt",
-            format!("fetched robots.txt {} time(s)", c.robots_txt),
-        ));
+        say.push("robots-txt", || format!("fetched robots.txt {} time(s)", c.robots_txt));
     }
     if no_user_agent {
         strong += 1;
-        reasons.push(reason("no-ua", "sends no User-Agent".into()));
+        say.push("no-ua", || "sends no User-Agent".into());
     }
     if c.crawler_only > 0 {
         strong += 1;
-        reasons.push(reason(
-            "crawler-paths",
-            format!(
+        say.push("crawler-paths", || format!(
                 "{} request(s) for files only crawlers look for (sitemaps, ads.txt, security.txt)",
                 c.crawler_only
-            ),
-        ));
+            ));
     }
     if c.quick_posts > 0 {
         strong += 1;
-        reasons.push(reason(
-            "quick-post",
-            format!(
+        say.push("quick-post", || format!(
                 "{} form POST(s) 2 seconds or less after the previous request",
                 c.quick_posts
-            ),
-        ));
+            ));
     }
     let mut weak = 0;
     if c.pages >= limits::MIN_PAGES && c.assets == 0 {
         weak += 1;
-        reasons.push(reason(
-            "no-assets",
-            format!("{} pages and no styles, scripts or images", c.pages),
-        ));
+        say.push("no-assets", || format!("{} pages and no styles, scripts or images", c.pages));
     }
     if c.pages >= limits::MIN_PAGES
         && share(u64::from(c.pages_without_referer), u64::from(c.pages)) >= limits::NO_REFERER_SHARE
     {
         weak += 1;
-        reasons.push(reason(
-            "no-referer",
-            format!(
+        say.push("no-referer", || format!(
                 "{} of {} pages without a Referer",
                 c.pages_without_referer, c.pages
-            ),
-        ));
+            ));
     }
     if let Some((rate, pages)) = peak_rate(c)
         && rate >= limits::FAST_RATE
     {
         weak += 1;
-        reasons.push(reason(
-            "fast",
-            format!("{rate:.0} pages/min over a session of {pages} pages"),
-        ));
+        say.push("fast", || format!("{rate:.0} pages/min over a session of {pages} pages"));
     }
     if c.requests >= limits::MIN_REQUESTS && share(u64::from(c.head), c.requests) >= 0.5 {
         weak += 1;
-        reasons.push(reason(
-            "head",
-            format!("{} of {} requests are HEAD", c.head, c.requests),
-        ));
+        say.push("head", || format!("{} of {} requests are HEAD", c.head, c.requests));
     }
     if c.requests >= limits::MIN_REQUESTS && share(errors, c.requests) >= 0.5 {
         weak += 1;
-        reasons.push(reason(
-            "errors",
-            format!("{errors} of {} requests answered 4xx/5xx", c.requests),
-        ));
+        say.push("errors", || format!("{errors} of {} requests answered 4xx/5xx", c.requests));
     }
     if c.disallowed >= limits::DISALLOWED {
         weak += 1;
-        reasons.push(reason(
-            "disallowed",
-            format!(
+        say.push("disallowed", || format!(
                 "{} requests robots.txt disallows for every robot",
                 c.disallowed
-            ),
-        ));
+            ));
     }
     if c.absolute > 0 || probing > 0 {
         weak += 1;
         if c.absolute > 0 {
-            reasons.push(reason(
-                "absolute-uri",
-                format!(
+            say.push("absolute-uri", || format!(
                     "{} request(s) with a full URL, as proxies are probed",
                     c.absolute
-                ),
-            ));
+                ));
         } else {
-            reasons.push(reason(
-                "probes",
-                format!("{probing} of {} requests probe for weak spots", c.requests),
-            ));
+            say.push("probes", || format!("{probing} of {} requests probe for weak spots", c.requests));
         }
     }
     if strong > 0 || weak >= 2 {
-        (Class::UndeclaredBot, reasons)
+        Class::UndeclaredBot
     } else {
-        (Class::Human, Vec::new())
+        Class::Human
     }
 }

@@ -783,7 +783,7 @@ impl Partial {
                 .map(|k| {
                     let c = clients.history(k);
                     let i = c.agent as usize;
-                    classify(c, &agents[i], uas[i].is_none()).0
+                    classify::class_of(c, &agents[i], uas[i].is_none())
                 })
                 .collect()
         };
