@@ -32,11 +32,21 @@
 //! (2,876 distinct User-Agents in 1,000,000 lines), nearly every path
 //! distinct, lines of about 260 bytes.
 //!
+//! `BOTSCOPE_BENCH_BUSY=1` runs the rounds beside a neighbour that holds
+//! one core the whole time (a thread of the bench, spinning), as on a
+//! busy machine: both programs share the machine with it.
+//!
+//! ```sh
+//! BOTSCOPE_BENCH_BUSY=1 BOTSCOPE_LOG_SHAPE=many-addresses BOTSCOPE_LOG_LINES=1000000 cargo bench -p botscope --bench logs_goaccess
+//! ```
+//!
 //! GoAccess comes from Debian (`apt-get install goaccess`); without it only
 //! botscope is timed.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 mod common;
@@ -143,6 +153,18 @@ fn main() {
         .filter(|n| *n > 0)
         .unwrap_or(5);
     let ratio = |g: Duration, b: Duration| g.as_secs_f64() / b.as_secs_f64().max(1e-9);
+    let busy = std::env::var("BOTSCOPE_BENCH_BUSY").is_ok_and(|v| v == "1");
+    let stop = Arc::new(AtomicBool::new(false));
+    let neighbour = busy.then(|| {
+        println!("  beside a neighbour holding one core (BOTSCOPE_BENCH_BUSY=1):");
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut x = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        })
+    });
     let (mut walls, mut cpus) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
         let g = theirs(&log, &theirs_out);
@@ -158,6 +180,10 @@ fn main() {
         );
         walls.push(w);
         cpus.push(c);
+    }
+    stop.store(true, Ordering::Relaxed);
+    if let Some(t) = neighbour {
+        t.join().expect("the neighbour thread");
     }
     // The wall line as it always read; the processor line beside it.
     for (what, mut ratios) in [("ratio", walls), ("processor-time ratio", cpus)] {

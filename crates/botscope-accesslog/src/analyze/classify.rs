@@ -168,34 +168,44 @@ fn decide(c: History<'_>, agent: &Agent, no_user_agent: bool, say: &mut Say) -> 
             || share(probing, c.requests) >= limits::PROBE_SHARE)
     {
         if c.probes > 0 {
-            say.push("probes", || format!(
+            say.push("probes", || {
+                format!(
                     "{} of {} requests probe for weak spots",
                     c.probes, c.requests
-                ));
+                )
+            });
         }
         if c.odd_methods > 0 {
-            say.push("odd-method", || format!(
+            say.push("odd-method", || {
+                format!(
                     "{} requests with a method no web client sends",
                     c.odd_methods
-                ));
+                )
+            });
         }
         if errors > 0 {
-            say.push("errors", || format!("{errors} of {} requests answered 4xx/5xx", c.requests));
+            say.push("errors", || {
+                format!("{errors} of {} requests answered 4xx/5xx", c.requests)
+            });
         }
         return Class::Scanner;
     }
     if agent.monitor {
-        say.push("monitor-ua", || agent
+        say.push("monitor-ua", || {
+            agent
                 .reason
                 .clone()
-                .unwrap_or_else(|| "the User-Agent is a monitor's".into()));
+                .unwrap_or_else(|| "the User-Agent is a monitor's".into())
+        });
         return Class::Monitor;
     }
     if agent.robot.is_some() {
-        say.push("declared", || agent
+        say.push("declared", || {
+            agent
                 .reason
                 .clone()
-                .unwrap_or_else(|| "the User-Agent names a robot".into()));
+                .unwrap_or_else(|| "the User-Agent names a robot".into())
+        });
         return Class::DeclaredBot;
     }
     // A steady poller of one or two paths, loading nothing else.
@@ -204,19 +214,23 @@ fn decide(c: History<'_>, agent: &Agent, no_user_agent: bool, say: &mut Say) -> 
         && c.assets == 0
         && c.last() - c.first() >= limits::MONITOR_SPAN
     {
-        say.push("poller", || format!(
+        say.push("poller", || {
+            format!(
                 "{} requests to {} path(s) over {} minutes, nothing else",
                 c.requests,
                 c.distinct_paths(),
                 (c.last() - c.first()) / 60
-            ));
+            )
+        });
         return Class::Monitor;
     }
     // Undeclared robots: one strong signal, or two weak ones.
     let mut strong = 0;
     if c.robots_txt > 0 {
         strong += 1;
-        say.push("robots-txt", || format!("fetched robots.txt {} time(s)", c.robots_txt));
+        say.push("robots-txt", || {
+            format!("fetched robots.txt {} time(s)", c.robots_txt)
+        });
     }
     if no_user_agent {
         strong += 1;
@@ -224,62 +238,82 @@ fn decide(c: History<'_>, agent: &Agent, no_user_agent: bool, say: &mut Say) -> 
     }
     if c.crawler_only > 0 {
         strong += 1;
-        say.push("crawler-paths", || format!(
+        say.push("crawler-paths", || {
+            format!(
                 "{} request(s) for files only crawlers look for (sitemaps, ads.txt, security.txt)",
                 c.crawler_only
-            ));
+            )
+        });
     }
     if c.quick_posts > 0 {
         strong += 1;
-        say.push("quick-post", || format!(
+        say.push("quick-post", || {
+            format!(
                 "{} form POST(s) 2 seconds or less after the previous request",
                 c.quick_posts
-            ));
+            )
+        });
     }
     let mut weak = 0;
     if c.pages >= limits::MIN_PAGES && c.assets == 0 {
         weak += 1;
-        say.push("no-assets", || format!("{} pages and no styles, scripts or images", c.pages));
+        say.push("no-assets", || {
+            format!("{} pages and no styles, scripts or images", c.pages)
+        });
     }
     if c.pages >= limits::MIN_PAGES
         && share(u64::from(c.pages_without_referer), u64::from(c.pages)) >= limits::NO_REFERER_SHARE
     {
         weak += 1;
-        say.push("no-referer", || format!(
+        say.push("no-referer", || {
+            format!(
                 "{} of {} pages without a Referer",
                 c.pages_without_referer, c.pages
-            ));
+            )
+        });
     }
     if let Some((rate, pages)) = peak_rate(c)
         && rate >= limits::FAST_RATE
     {
         weak += 1;
-        say.push("fast", || format!("{rate:.0} pages/min over a session of {pages} pages"));
+        say.push("fast", || {
+            format!("{rate:.0} pages/min over a session of {pages} pages")
+        });
     }
     if c.requests >= limits::MIN_REQUESTS && share(u64::from(c.head), c.requests) >= 0.5 {
         weak += 1;
-        say.push("head", || format!("{} of {} requests are HEAD", c.head, c.requests));
+        say.push("head", || {
+            format!("{} of {} requests are HEAD", c.head, c.requests)
+        });
     }
     if c.requests >= limits::MIN_REQUESTS && share(errors, c.requests) >= 0.5 {
         weak += 1;
-        say.push("errors", || format!("{errors} of {} requests answered 4xx/5xx", c.requests));
+        say.push("errors", || {
+            format!("{errors} of {} requests answered 4xx/5xx", c.requests)
+        });
     }
     if c.disallowed >= limits::DISALLOWED {
         weak += 1;
-        say.push("disallowed", || format!(
+        say.push("disallowed", || {
+            format!(
                 "{} requests robots.txt disallows for every robot",
                 c.disallowed
-            ));
+            )
+        });
     }
     if c.absolute > 0 || probing > 0 {
         weak += 1;
         if c.absolute > 0 {
-            say.push("absolute-uri", || format!(
+            say.push("absolute-uri", || {
+                format!(
                     "{} request(s) with a full URL, as proxies are probed",
                     c.absolute
-                ));
+                )
+            });
         } else {
-            say.push("probes", || format!("{probing} of {} requests probe for weak spots", c.requests));
+            say.push("probes", || {
+                format!("{probing} of {} requests probe for weak spots", c.requests)
+            });
         }
     }
     if strong > 0 || weak >= 2 {

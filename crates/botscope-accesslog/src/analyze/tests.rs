@@ -231,6 +231,11 @@ fn classes_with_reasons() {
         .expect("h");
     assert_eq!(human.session_count(), 2);
     assert_eq!((human.pages, human.assets), (4, 4));
+    // The analysis keeps the class alone (its reasons unwritten); the
+    // report's reasons come with the same class, for every client.
+    for i in 0..a.folded.clients.len() {
+        assert_eq!(a.classes[i], a.reasons(i).0, "client {i}");
+    }
 }
 
 fn summary(a: &Analysis) -> Vec<String> {
