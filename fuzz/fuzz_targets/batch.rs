@@ -56,7 +56,9 @@ fuzz_target!(|data: &[u8]| {
     for (i, line) in lines.split(|&b| b == b'\n').enumerate() {
         batch.push_line(i + 1, line, classifier);
     }
-    let verdicts: Vec<_> = batch.verdicts(registry, &HashMap::new(), &botscope_botid::NoOwners).collect();
+    let verdicts: Vec<_> = batch
+        .verdicts(registry, &HashMap::new(), &botscope_botid::NoOwners)
+        .collect();
     assert_eq!(verdicts.len(), n, "one answer per line");
     let _ = batch.dns_wanted(registry);
 });

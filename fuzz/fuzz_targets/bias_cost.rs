@@ -21,7 +21,15 @@ fn recipe(data: &[u8]) -> Vec<u8> {
     let mut b = Vec::new();
     for g in 0..groups {
         for a in 0..agents / groups {
-            let name = if shared { format!("b{a}") } else { format!("x{}{}", char::from(b'a' + (g % 26) as u8), char::from(b'a' + (a % 26) as u8)) };
+            let name = if shared {
+                format!("b{a}")
+            } else {
+                format!(
+                    "x{}{}",
+                    char::from(b'a' + (g % 26) as u8),
+                    char::from(b'a' + (a % 26) as u8)
+                )
+            };
             b.extend_from_slice(format!("User-agent: {name}\n").as_bytes());
         }
         for r in 0..rules / groups {
@@ -52,7 +60,12 @@ fuzz_target!(|data: &[u8]| {
             let b = bias_with(&robots, &m, Detail::Summary, BIAS_WORK_CAP);
             // Past the cap by at most one path's matching or one index.
             let slack = 4 * (body.len() as u64 + 64) * 64;
-            assert!(b.work <= BIAS_WORK_CAP + slack, "{} units for {} bytes", b.work, body.len());
+            assert!(
+                b.work <= BIAS_WORK_CAP + slack,
+                "{} units for {} bytes",
+                b.work,
+                body.len()
+            );
             if b.computed() {
                 for r in &b.robots {
                     assert!(r.allowed <= b.dir.len());
@@ -63,7 +76,11 @@ fuzz_target!(|data: &[u8]| {
             for agent in ["b", "b1", "xaa", "Googlebot"] {
                 let mut work = 0;
                 let _ = m.check_counted(agent, "/p1/aaaa", &mut work);
-                assert!(work <= (body.len() as u64 + 64) * 4, "{work} units for one query on {} bytes", body.len());
+                assert!(
+                    work <= (body.len() as u64 + 64) * 4,
+                    "{work} units for one query on {} bytes",
+                    body.len()
+                );
             }
         }
     }

@@ -25,7 +25,11 @@ fuzz_target!(|data: &[u8]| {
     assert!(c.hosts.len() <= text.lines().count());
     let mut seen = HashSet::new();
     for h in &c.hosts {
-        assert_eq!(botscope_text::host_of(h).as_deref(), Some(h.as_str()), "{h:?}");
+        assert_eq!(
+            botscope_text::host_of(h).as_deref(),
+            Some(h.as_str()),
+            "{h:?}"
+        );
         assert!(seen.insert(h), "{h} twice");
     }
     if let Some(w) = &c.weights {

@@ -27,8 +27,13 @@ fuzz_target!(|data: &[u8]| {
     let ua = fields.next();
     let a = design.answer(host, path, ua);
     assert!((200..600).contains(&a.status));
-    let r = report::report(std::io::Cursor::new(data), design.clone(), registry, classifier)
-        .expect("reading memory cannot fail");
+    let r = report::report(
+        std::io::Cursor::new(data),
+        design.clone(),
+        registry,
+        classifier,
+    )
+    .expect("reading memory cannot fail");
     for c in &r.crawlers {
         if let Some(s) = c.score {
             assert!((0.0..=100.0).contains(&s));

@@ -13,7 +13,11 @@ fuzz_target!(|data: &[u8]| {
     for (_, h) in &l.hosts {
         assert!(!h.is_empty() && h.len() <= 253, "{h:?}");
         assert_eq!(h, &h.to_ascii_lowercase());
-        assert_eq!(host_of(h).as_deref(), Some(h.as_str()), "a host is its own host");
+        assert_eq!(
+            host_of(h).as_deref(),
+            Some(h.as_str()),
+            "a host is its own host"
+        );
         assert!(seen.insert(h.clone()), "{h} twice");
     }
     assert!(l.junk.len() <= 5 && l.junk.len() as u64 <= l.junk_count);

@@ -22,7 +22,12 @@ fuzz_target!(|data: &[u8]| {
     // The whole input as a request head (`verify --request`): a request
     // or a reason, and a verdict for it.
     if let Ok(req) = Request::parse_head(data, "https") {
-        let _ = verify_request(&req, &KeySet::new(), 1_735_689_600, &Policy::with_test_keys());
+        let _ = verify_request(
+            &req,
+            &KeySet::new(),
+            1_735_689_600,
+            &Policy::with_test_keys(),
+        );
         assert!(req.headers.len() <= botscope_httpsig::message::MAX_HEADER_LINES);
     }
     let text = String::from_utf8_lossy(data);
@@ -55,14 +60,23 @@ fuzz_target!(|data: &[u8]| {
     keys.add_key(Some(agent.as_str()), key.public());
     let v = verify_request(&req, &keys, 1_735_689_600, &Policy::with_test_keys());
     if let Some(b) = &v.base {
-        assert!(b.len() <= 32 * (data.len() + 256), "base of {} bytes", b.len());
+        assert!(
+            b.len() <= 32 * (data.len() + 256),
+            "base of {} bytes",
+            b.len()
+        );
     }
     // Our own signature over the same request verifies, for any agent
     // string that is a structured-field string and an https URL (draft-01:
     // "an absolute URI, whose scheme MUST be https"); any other is
     // refused as such.
     let plain = Request::new("GET", "https", &authority, &target, Vec::new());
-    let spec = SignSpec::new(Some(agent.as_str()), 1_735_689_600, 60, Some("bm9uY2U=".into()));
+    let spec = SignSpec::new(
+        Some(agent.as_str()),
+        1_735_689_600,
+        60,
+        Some("bm9uY2U=".into()),
+    );
     if let Ok(signed) = sign_request(&plain, &key, &spec) {
         let mut sent = plain.clone();
         sent.headers.extend(signed.headers());

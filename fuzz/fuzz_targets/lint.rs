@@ -7,7 +7,9 @@ use botscope_robotstxt::{ParseOptions, Robots, lint_counted};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let opts = ParseOptions { max_bytes: Some(4096) };
+    let opts = ParseOptions {
+        max_bytes: Some(4096),
+    };
     let robots = Robots::parse_with(data, &opts);
     let (diags, steps) = lint_counted(&robots);
     for d in diags {

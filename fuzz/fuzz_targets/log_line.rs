@@ -117,7 +117,10 @@ fuzz_target!(|data: &[u8]| {
         }
         let report = report_of(parts);
         let json = serde_json::to_string(&report).unwrap_or_default();
-        assert_eq!(serde_json::to_string(&report_of(ahead)).unwrap_or_default(), json);
+        assert_eq!(
+            serde_json::to_string(&report_of(ahead)).unwrap_or_default(),
+            json
+        );
         assert_eq!(report.lines.parsed, records);
         assert_eq!(report.site.requests, records);
     }

@@ -15,7 +15,11 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Some(u) = &r.usage {
         assert!(u.values().all(|v| v == "y" || v == "n"), "{u:?}");
-        assert!(u.keys().all(|k| botscope_robotstxt::CATEGORIES.contains(&k.as_str())), "{u:?}");
+        assert!(
+            u.keys()
+                .all(|k| botscope_robotstxt::CATEGORIES.contains(&k.as_str())),
+            "{u:?}"
+        );
     }
     if r.directives.max_snippet.is_some_and(|n| n < -1) {
         panic!("max-snippet below -1");

@@ -13,11 +13,22 @@ fuzz_target!(|data: &[u8]| {
     let robots = Robots::parse_with(data, &ParseOptions::unlimited());
     for semantics in [Semantics::Google, Semantics::Draft1996] {
         let m = Matcher::compile(data, semantics, &ParseOptions::unlimited());
-        for agent in ["Googlebot", "", "*", "Mozilla/5.0 (compatible; bingbot/2.0)", &url] {
+        for agent in [
+            "Googlebot",
+            "",
+            "*",
+            "Mozilla/5.0 (compatible; bingbot/2.0)",
+            &url,
+        ] {
             for u in [&*url, "/", "https://example.com/a?b#c"] {
                 let v = m.check(agent, u);
                 if let Some(rule) = v.rule {
-                    assert!(rule.line >= 1 && rule.line <= robots.lines, "deciding line {} of {}", rule.line, robots.lines);
+                    assert!(
+                        rule.line >= 1 && rule.line <= robots.lines,
+                        "deciding line {} of {}",
+                        rule.line,
+                        robots.lines
+                    );
                 }
                 if !v.allowed {
                     let rule = v.rule.expect("a disallowed verdict names its rule");
@@ -30,16 +41,28 @@ fuzz_target!(|data: &[u8]| {
         // Usage preferences only where the agent may crawl, only the
         // vocabulary's categories with y/n, and only the policy's signals.
         let v = m.check("Googlebot", &url);
-        let p = robots.preferences("Googlebot", &botscope_robotstxt::path_of(url.as_bytes()), v.allowed);
+        let p = robots.preferences(
+            "Googlebot",
+            &botscope_robotstxt::path_of(url.as_bytes()),
+            v.allowed,
+        );
         assert!(v.allowed || p.usage.is_none());
         if let Some(u) = &p.usage {
             assert!(u.values().all(|x| x == "y" || x == "n"), "{u:?}");
-            assert!(u.keys().all(|k| botscope_robotstxt::CATEGORIES.contains(&k.as_str())), "{u:?}");
+            assert!(
+                u.keys()
+                    .all(|k| botscope_robotstxt::CATEGORIES.contains(&k.as_str())),
+                "{u:?}"
+            );
         }
         assert!(p.unreadable_lines.iter().all(|l| p.usage_lines.contains(l)));
         if let Some(s) = &p.content_signal {
-            assert!(s.iter().all(|(k, v)| botscope_robotstxt::SIGNALS.contains(&k.as_str())
-                && botscope_robotstxt::SIGNAL_VALUES.contains(&v.as_str())), "{s:?}");
+            assert!(
+                s.iter()
+                    .all(|(k, v)| botscope_robotstxt::SIGNALS.contains(&k.as_str())
+                        && botscope_robotstxt::SIGNAL_VALUES.contains(&v.as_str())),
+                "{s:?}"
+            );
         }
         // The path index answers as the rules in rank order do.
         for agent in ["Googlebot", &*url] {
@@ -47,15 +70,27 @@ fuzz_target!(|data: &[u8]| {
             let ix = m.index_selection(&sel, &mut 0);
             for u in [&*url, "/", "/#", "https://example.com/a?b#c"] {
                 let path = botscope_robotstxt::path_of(u.as_bytes());
-                let (a, b) = (m.check_selected(&sel, &path), m.check_indexed(&ix, &path, &mut 0));
+                let (a, b) = (
+                    m.check_selected(&sel, &path),
+                    m.check_indexed(&ix, &path, &mut 0),
+                );
                 assert_eq!(a.allowed, b.allowed, "{agent:?} {u:?}");
-                assert_eq!(a.rule.map(|r| r.line), b.rule.map(|r| r.line), "{agent:?} {u:?}");
+                assert_eq!(
+                    a.rule.map(|r| r.line),
+                    b.rule.map(|r| r.line),
+                    "{agent:?} {u:?}"
+                );
             }
         }
         if semantics == Semantics::Google {
             // Real files compile to at most 2x their size; any input to at
             // most 3x (escaping triples non-ASCII bytes).
-            assert!(m.heap_size() <= 3 * data.len() + 64, "{} bytes compiled from {}", m.heap_size(), data.len());
+            assert!(
+                m.heap_size() <= 3 * data.len() + 64,
+                "{} bytes compiled from {}",
+                m.heap_size(),
+                data.len()
+            );
         }
     }
 });

@@ -20,7 +20,12 @@ fuzz_target!(|data: &[u8]| {
         assert!(!f.to_string().contains('\x1b'), "{f}");
     }
     let Some(policy) = parsed.policy else {
-        assert!(parsed.findings.iter().any(|f| f.severity == botscope_policy::Severity::Error));
+        assert!(
+            parsed
+                .findings
+                .iter()
+                .any(|f| f.severity == botscope_policy::Severity::Error)
+        );
         return;
     };
     let rates = Rates::new(64);

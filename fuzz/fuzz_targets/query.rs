@@ -15,7 +15,11 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(e) => {
             let chars = q.chars().count();
-            assert!(e.column >= 1 && e.column <= chars + 1, "column {} of {chars}", e.column);
+            assert!(
+                e.column >= 1 && e.column <= chars + 1,
+                "column {} of {chars}",
+                e.column
+            );
             let _ = e.pointer(&q);
         }
     }

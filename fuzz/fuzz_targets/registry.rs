@@ -9,7 +9,8 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     match Registry::parse("fuzz.yaml", &text) {
         Ok(r) => {
-            let again = Registry::parse("again", &r.to_yaml()).expect("a registry reads back what it writes");
+            let again = Registry::parse("again", &r.to_yaml())
+                .expect("a registry reads back what it writes");
             assert_eq!(again.bots().len(), r.bots().len());
             for b in r.bots() {
                 for range in b.ranges().take(4) {

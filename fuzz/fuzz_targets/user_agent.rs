@@ -21,11 +21,18 @@ fuzz_target!(|data: &[u8]| {
         assert!(info.is_bot);
         // A registered robot's type is its category's.
         let category = registry.get(bot).and_then(|b| b.category);
-        assert_eq!(info.client_type, botscope_botid::ClientType::of_category(category));
+        assert_eq!(
+            info.client_type,
+            botscope_botid::ClientType::of_category(category)
+        );
     }
     if ua.trim().is_empty() {
         assert_eq!(info.client_type, botscope_botid::ClientType::Unknown);
     }
-    let ip = if data.len() >= 4 { std::net::IpAddr::from([data[0], data[1], data[2], data[3]]) } else { "192.0.2.1".parse().expect("ip") };
+    let ip = if data.len() >= 4 {
+        std::net::IpAddr::from([data[0], data[1], data[2], data[3]])
+    } else {
+        "192.0.2.1".parse().expect("ip")
+    };
     let _ = verify(registry, ip, Some(&ua), &info, None, Default::default());
 });
