@@ -578,9 +578,16 @@ pub struct GateArgs {
     /// The address to listen on.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8091")]
     pub listen: std::net::SocketAddr,
-    /// A proxy network whose X-Real-IP / X-Forwarded-For are believed (repeatable).
+    /// A proxy network whose --client-header is believed (repeatable).
     #[arg(long, value_name = "CIDR", num_args = 1..)]
     pub trust_proxy: Vec<String>,
+    /// The one header a --trust-proxy peer writes the client's address in; no other
+    /// is read. `X-Real-IP` (one address: nginx's `proxy_set_header X-Real-IP
+    /// $remote_addr`, Caddy's `header_up X-Real-IP {remote_host}`), `X-Forwarded-For`
+    /// (the rightmost hop that is not a trusted proxy), or another a proxy sets (e.g.
+    /// `CF-Connecting-IP`).
+    #[arg(long, value_name = "NAME", default_value = "X-Real-IP", value_parser = header_name_arg)]
+    pub client_header: String,
     /// Categories /auth answers 403 (without --policy).
     #[arg(long, value_name = "CATEGORY", num_args = 1.., default_value = "suspect-bots",
           value_parser = clap::builder::PossibleValuesParser::new(["none", botscope_botid::ALL_OK, botscope_botid::OTHER, botscope_botid::UNDECLARED, "disobedient-bots", botscope_botid::SUSPECT]))]
@@ -666,6 +673,15 @@ pub struct ServeArgs {
     /// How /check fetches a robots.txt given by URL.
     #[command(flatten)]
     pub fetch: FetchArgs,
+}
+
+/// An HTTP header name (RFC 9110 token), lower-cased.
+fn header_name_arg(s: &str) -> Result<String, String> {
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if s.is_empty() || !s.chars().all(token) {
+        return Err(format!("`{s}` is not a header name (such as X-Real-IP)"));
+    }
+    Ok(s.to_ascii_lowercase())
 }
 
 /// `512MiB`, `10MB`, `1GiB`, or bytes.

@@ -3,9 +3,9 @@
 //! memory (the registry's published addresses, the owner database, the
 //! reverse-DNS answers already in). A claim those do not decide starts a
 //! reverse-DNS lookup in the background (bounded in number, each with a
-//! deadline, its answer kept for its TTL), and the request is answered
-//! with what is known now: `unverifiable` until the answer comes, never
-//! `spoofed` without evidence.
+//! deadline, its answer kept for its TTL but at least a minute), and the
+//! request is answered with what is known now: `unverifiable` until the
+//! answer comes, never `spoofed` without evidence.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -28,6 +28,11 @@ pub const DEFAULT_EVIDENCE: usize = 262_144;
 /// How long a lookup that failed (timeout, SERVFAIL) keeps its address
 /// from being asked again.
 pub const FAILURE_BACKOFF: Duration = Duration::from_secs(30);
+/// The least time an answer is kept, whatever its TTL: a PTR answered
+/// with TTL 0 (dnsmasq's default for its own records, and any zone its
+/// owner controls) decides the identity that waited for it, rather than
+/// sending every request back to an empty cache and a fresh lookup.
+pub const EVIDENCE_FLOOR: Duration = Duration::from_secs(60);
 /// The longest an identity is kept without a DNS answer behind it (the
 /// published lists and the owner database can change on a reload).
 const OFFLINE_LIFE: Duration = Duration::from_secs(600);
@@ -392,7 +397,7 @@ impl Identities {
             let until = match life {
                 Some(l) => {
                     stats.answered.fetch_add(1, Ordering::Relaxed);
-                    now + l
+                    now + l.max(EVIDENCE_FLOOR)
                 }
                 None => {
                     stats.failed.fetch_add(1, Ordering::Relaxed);

@@ -162,8 +162,15 @@ pub struct Config {
     pub lists: Option<PathBuf>,
     /// The robots.txt files (`--robots-dir`).
     pub robots_dir: PathBuf,
-    /// Proxies whose `X-Real-IP` / `X-Forwarded-For` are believed.
+    /// Proxies whose `client_header` is believed.
     pub trust_proxy: Vec<IpRange>,
+    /// The one header, lower-case, that carries the client's address from
+    /// a trusted proxy (`--client-header`, default `x-real-ip`): a single
+    /// address, or for `x-forwarded-for` the rightmost hop that is not a
+    /// trusted proxy. No other header is read: a client's own
+    /// `X-Real-IP` or `X-Forwarded-For` passed on by a front server that
+    /// writes the other one is never believed.
+    pub client_header: String,
     /// Categories `/auth` answers 403 (default: `suspect-bots`).
     pub deny: Vec<Category>,
     /// How often the directories are checked for changes.
@@ -198,6 +205,7 @@ impl Config {
             lists: None,
             robots_dir,
             trust_proxy: Vec::new(),
+            client_header: DEFAULT_CLIENT_HEADER.to_owned(),
             deny: default_deny(),
             poll: Duration::from_secs(1),
             signatures: None,
@@ -421,20 +429,24 @@ impl Gate {
     }
 
     /// The client's address: the connection's, or the one a trusted proxy
-    /// reports (`X-Real-IP`, else the last `X-Forwarded-For` hop that is
-    /// not itself a trusted proxy).
+    /// writes in the configured header (`X-Real-IP` by default; for
+    /// `X-Forwarded-For`, the last hop that is not itself a trusted
+    /// proxy). A trusted proxy that sends no address there stands for the
+    /// client itself.
     pub fn client(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
         let trusted = |ip: IpAddr| self.config.trust_proxy.iter().any(|r| r.contains(ip));
         if !trusted(peer) {
             return peer;
         }
         let parse = |s: &str| s.trim().parse::<IpAddr>().ok();
-        if let Some(ip) = headers
-            .get("x-real-ip")
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse)
-        {
-            return ip;
+        if self.config.client_header != "x-forwarded-for" {
+            // One address, written by the proxy: one value, or nothing
+            // believed (two values mean a client's own got through).
+            let mut values = headers.get_all(self.config.client_header.as_str()).iter();
+            return match (values.next(), values.next()) {
+                (Some(v), None) => v.to_str().ok().and_then(parse).unwrap_or(peer),
+                _ => peer,
+            };
         }
         // From the right, where the trusted proxies appended: the first
         // hop that is not one of them is the client. What stands left of a
@@ -664,6 +676,10 @@ fn random_key() -> Result<Vec<u8>, Error> {
     Ok(key)
 }
 
+/// The header a trusted proxy writes the client's address in, unless
+/// `--client-header` says another.
+pub const DEFAULT_CLIENT_HEADER: &str = "x-real-ip";
+
 /// The default `--deny`: spoofers and scanners.
 pub fn default_deny() -> Vec<Category> {
     vec![Category::Suspect]
@@ -696,6 +712,24 @@ mod tests {
             h
         };
         let proxy = ip("10.0.0.1");
+        // X-Real-IP, the default: what the proxy wrote, and nothing else.
+        assert_eq!(
+            g.client(proxy, &with("x-real-ip", "198.51.100.9")),
+            ip("198.51.100.9")
+        );
+        assert_eq!(
+            g.client(proxy, &with("x-forwarded-for", "192.0.2.66")),
+            proxy
+        );
+        let mut two = with("x-real-ip", "192.0.2.66");
+        two.append("x-real-ip", HeaderValue::from_static("198.51.100.9"));
+        assert_eq!(g.client(proxy, &two), proxy, "two values: none believed");
+        assert_eq!(g.client(proxy, &with("x-real-ip", "junk")), proxy);
+        let g = Gate::new(Config {
+            client_header: "x-forwarded-for".into(),
+            ..g.config.clone()
+        })
+        .expect("gate");
         let xff = |v: &str| g.client(proxy, &with("x-forwarded-for", v));
         assert_eq!(xff("198.51.100.7"), ip("198.51.100.7"));
         // A claim left of the client, and proxies right of it.
@@ -712,10 +746,8 @@ mod tests {
         // proxy stands for it, never the claim left of the junk.
         assert_eq!(xff("192.0.2.66, junk, 10.0.0.2"), ip("10.0.0.2"));
         assert_eq!(xff("junk"), proxy);
-        assert_eq!(
-            g.client(proxy, &with("x-real-ip", "198.51.100.9")),
-            ip("198.51.100.9")
-        );
+        // X-Real-IP is not read when X-Forwarded-For is the header.
+        assert_eq!(g.client(proxy, &with("x-real-ip", "198.51.100.9")), proxy);
         // From an untrusted peer the headers mean nothing.
         let peer = ip("203.0.113.5");
         assert_eq!(g.client(peer, &with("x-real-ip", "192.0.2.66")), peer);

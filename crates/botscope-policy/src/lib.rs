@@ -60,6 +60,7 @@ mod parse;
 mod policy;
 mod presets;
 mod rate;
+mod target;
 
 pub use model::{
     Action, BROWSER, DISOBEDIENT, Decision, Facts, Identity, LISTS, Signature, UNREGISTERED_BOT,
@@ -72,6 +73,7 @@ pub use parse::{
 pub use policy::{Conditions, PathSet, Policy, Refused, Rule};
 pub use presets::{PRESETS, preset};
 pub use rate::{DEFAULT_MAX_KEYS, MAX_COUNT, Per, Rate, Rates, network_of};
+pub use target::{normalize_pattern, normalize_target};
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -55,7 +55,7 @@ impl PathSet {
         let mut text = String::from("user-agent: *\n");
         for p in &patterns {
             text.push_str("disallow: ");
-            text.push_str(p);
+            text.push_str(&crate::target::normalize_pattern(p));
             text.push('\n');
         }
         PathSet {
@@ -64,7 +64,9 @@ impl PathSet {
         }
     }
 
-    /// Whether `path` (path and query) matches one of the patterns.
+    /// Whether `path` (path and query, in normal form:
+    /// [`normalize_target`](crate::normalize_target)) matches one of the
+    /// patterns.
     pub fn matches(&self, path: &str) -> bool {
         let path = if path.starts_with('/') {
             std::borrow::Cow::Borrowed(path)
@@ -97,8 +99,9 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// Whether `f` meets every condition but the rate.
-    fn holds(&self, f: &Facts) -> bool {
+    /// Whether `f` meets every condition but the rate; `path` is
+    /// `f.path` in normal form.
+    fn holds(&self, f: &Facts, path: &str) -> bool {
         let c = &self.when;
         if let Some(m) = c.identity
             && m & (1 << f.identity as u8) == 0
@@ -149,13 +152,17 @@ impl Rule {
             return false;
         }
         if let Some(p) = &c.path
-            && !p.matches(f.path)
+            && !p.matches(path)
         {
             return false;
         }
         if let Some(want) = c.robots {
-            // No robots.txt known: nothing is closed.
-            let closed = f.robots.is_some_and(|r| r(f.path));
+            // No robots.txt known: nothing is closed. Closed as served, or
+            // as the client spelled it (a crawler reading robots.txt as
+            // Google does compares the spelling it asks for).
+            let closed = f
+                .robots
+                .is_some_and(|r| r(path) || (path != f.path && r(f.path)));
             if closed != want {
                 return false;
             }
@@ -181,10 +188,15 @@ impl Policy {
     /// The decision for one request. Pure but for `rates`, which counts the
     /// request against every `rate:` rule it reaches whose other
     /// conditions hold.
+    ///
+    /// `path:` and `robots:` judge the request's target in normal form
+    /// ([`normalize_target`](crate::normalize_target)): the path the front
+    /// server serves, however the client spelled it.
     pub fn decide(&self, f: &Facts, rates: &Rates) -> Decision<'_> {
+        let path = crate::target::normalize_target(f.path);
         let mut labels = Vec::new();
         for (i, rule) in self.rules.iter().enumerate() {
-            if !rule.holds(f) {
+            if !rule.holds(f, &path) {
                 continue;
             }
             let mut retry_after_ms = None;

@@ -30,8 +30,15 @@ pub struct Dnsmasq {
 
 impl Dnsmasq {
     /// Starts dnsmasq with `records` (`--host-record=…`, `--ptr-record=…`,
-    /// `--local=/zone/` …) and waits until it listens.
+    /// `--local=/zone/` …) and waits until it listens. Its answers carry a
+    /// TTL of 300 s, as a real zone's do.
     pub fn start(records: &[&str]) -> Dnsmasq {
+        Dnsmasq::start_with_ttl(300, records)
+    }
+
+    /// [`Dnsmasq::start`], its own records answered with TTL `ttl` (0:
+    /// dnsmasq's default, which any zone's owner may choose too).
+    pub fn start_with_ttl(ttl: u32, records: &[&str]) -> Dnsmasq {
         let port = free_port();
         let dir = crate::tempdir();
         let child = Command::new("dnsmasq")
@@ -43,9 +50,8 @@ impl Dnsmasq {
                 "--bind-interfaces",
                 "--listen-address=127.0.0.1",
                 "--user=root",
-                // Answers carry a TTL, as a real zone's do (dnsmasq gives 0).
-                "--local-ttl=300",
             ])
+            .arg(format!("--local-ttl={ttl}"))
             .arg(format!("--port={port}"))
             .arg(format!("--pid-file={}", dir.path().join("pid").display()))
             .args(records)

@@ -15,12 +15,13 @@ use botscope_gate::{Category, Config, Server};
 use botscope_testkit::http::{Res, read_response};
 
 /// One request over a fresh connection, optionally as a proxy forwarding
-/// for `client`.
+/// for `client` (in `X-Real-IP`, as nginx writes it; an `X-Forwarded-For`
+/// the client forged beside it is never read).
 fn get(addr: SocketAddr, path: &str, client: Option<&str>) -> Res {
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let fwd = client.map_or_else(String::new, |c| {
-        format!("X-Forwarded-For: 198.51.100.9, {c}\r\n")
+        format!("X-Forwarded-For: 66.249.66.1\r\nX-Real-IP: {c}\r\n")
     });
     write!(
         s,
@@ -638,6 +639,75 @@ fn identity_at_request_time_and_the_balanced_policy() {
     );
 }
 
+/// Found by a probe: a PTR answered with TTL 0 (dnsmasq's default; any
+/// zone its owner controls) kept a fake Googlebot `unverifiable`, and
+/// allowed, for ever, one lookup per request. An answer now decides the
+/// identity that waited for it and holds for a minute at least.
+#[test]
+fn an_answer_with_ttl_0_decides_and_is_kept() {
+    let server = botscope_testkit::Dnsmasq::start_with_ttl(
+        0,
+        &[
+            "--local=/googlebot.com/",
+            "--local=/113.0.203.in-addr.arpa/",
+            "--host-record=googlebot.com,192.0.2.200",
+            "--ptr-record=9.113.0.203.in-addr.arpa,crawl.fake.example",
+        ],
+    );
+    let d = tempfile::tempdir().unwrap();
+    let rd = d.path().join("robots");
+    robots(&rd);
+    let policy = d.path().join("policy.yaml");
+    std::fs::write(&policy, botscope_policy::preset("balanced").unwrap()).unwrap();
+    let lookup =
+        botscope_gate::identity::hickory_lookup(&[server.addr()], Duration::from_secs(2), 1_000)
+            .unwrap();
+    let g = serve(Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        identity: Some(botscope_gate::identity::IdentityConfig {
+            registry: Arc::new(botscope_botid::Registry::bundled()),
+            owners: Arc::new(botscope_botid::NoOwners),
+            dns: Some(botscope_gate::identity::DnsConfig {
+                lookup,
+                concurrency: 4,
+                evidence: 1_000,
+            }),
+            cache: 10_000,
+        }),
+        policy: Some(policy),
+        ..Config::new(rd)
+    });
+    let t = Instant::now();
+    let mut r = ask(g.addr, "/auth", "203.0.113.9", GOOGLEBOT, "/a");
+    while h(&r, "x-bot-identity") == "unverifiable" {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the answer decides: {r:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        r = ask(g.addr, "/auth", "203.0.113.9", GOOGLEBOT, "/a");
+    }
+    assert_eq!(h(&r, "x-bot-identity"), "spoofed", "{r:?}");
+    // Twenty more requests: refused on the answer held, no new lookup.
+    let health = || -> serde_json::Value {
+        serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap()
+    };
+    let started = health()["identities"]["lookups_started"].as_u64().unwrap();
+    for _ in 0..20 {
+        let r = ask(g.addr, "/auth", "203.0.113.9", GOOGLEBOT, "/b");
+        assert_eq!(
+            (r.status, h(&r, "x-bot-identity"), h(&r, "x-bot-rule")),
+            (403, "spoofed", "fake-crawlers"),
+            "{r:?}"
+        );
+    }
+    assert_eq!(
+        health()["identities"]["lookups_started"].as_u64().unwrap(),
+        started,
+        "no lookup per request"
+    );
+}
+
 /// Found by a probe: 24,000 idle connections exhausted the gate's
 /// descriptors and `/auth` stopped answering. Connections are now
 /// bounded in all and per client, and an idle one is closed after the
@@ -1109,17 +1179,25 @@ fn nginx_with_the_policy_configuration_of_the_gate_guide() {
     let block = &doc[at..at + doc[at..].find("```").unwrap()];
     let d = tempfile::tempdir().unwrap();
     std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let g = policy_gate(
-        d.path(),
-        "rules:\n  - {name: protocol-files, path: [/robots.txt, /.well-known/], action: allow}\n  - {name: breakers, category: [unregistered-bot], robots: disallowed, action: deny}\n  - {name: slow-robots, category: unregistered-bot, rate: 2/min per ip, action: limit}\n  - {name: fast-browsers, category: browser, rate: 2/min per ip, action: challenge}\n",
-    );
+    let g = policy_gate(d.path(), GUIDE_POLICY);
     let www = d.path().join("www");
     write(&www, "index.html", "the site\n");
     write(&www, "shop.html", "the shop\n");
-    for p in [&www, &www.join("index.html"), &www.join("shop.html")] {
+    write(&www.join("private"), "x", "the secret\n");
+    for p in [
+        &www,
+        &www.join("index.html"),
+        &www.join("shop.html"),
+        &www.join("private"),
+        &www.join("private/x"),
+    ] {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let nginx = Nginx::start(block, g.addr, &www);
+    no_way_around(|from, path, more| {
+        let ip = std::net::Ipv4Addr::from(from).to_string();
+        nginx.get(&ip, path, more)
+    });
     let ua = |ua: &str| format!("User-Agent: {ua}\r\n");
     let py = ua("python-requests/2.31.0");
     // robots.txt reaches everyone; a robot breaking it is refused.
@@ -1180,6 +1258,93 @@ fn nginx_with_the_policy_configuration_of_the_gate_guide() {
     assert_eq!(r.status, 401);
 }
 
+/// The policy the front-server tests run: robots.txt and the protocol
+/// files for all, robots that break robots.txt refused, `/private/`
+/// refused to everyone, robots and browsers each at 2 a minute.
+const GUIDE_POLICY: &str = "rules:\n  - {name: protocol-files, path: [/robots.txt, /.well-known/], action: allow}\n  - {name: breakers, category: [unregistered-bot], robots: disallowed, action: deny}\n  - {name: private, path: /private/, action: deny}\n  - {name: slow-robots, category: unregistered-bot, rate: 2/min per ip, action: limit}\n  - {name: fast-browsers, category: browser, rate: 2/min per ip, action: challenge}\n";
+
+/// Found by a probe through the guide's configurations: respelled paths
+/// were served past `path:` and `robots: disallowed`, and a client's own
+/// `X-Real-IP` made it Googlebot and escaped every rate. `get(from, path,
+/// header lines)` asks the front server from a loopback address of its
+/// own; the site serves `/private/x` and the policy is [`GUIDE_POLICY`].
+fn no_way_around(get: impl Fn([u8; 4], &str, &str) -> Res) {
+    let py = "User-Agent: python-requests/2.31.0\r\n";
+    let firefox =
+        "User-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0\r\n";
+    // Spellings both servers serve as /private/x: refused by the rule
+    // that names the path, for a robot (robots.txt) and a browser (path).
+    let served = [
+        "/private/x",
+        "/./private/x",
+        "//private/x",
+        "/%70rivate/x",
+        "/a/../private/x",
+        "/%2e/private/x",
+        "/a/%2e%2e/private/x",
+        "/index.html/../private/x",
+        "/%2fprivate/x",
+        "/private%2Fx",
+        "/private/./x",
+        "/private//x",
+        "/%2F%2Fprivate%2Fx",
+    ];
+    // Spellings a server may refuse or map elsewhere: never the page.
+    let others = [
+        "/../private/x",
+        "/%2570rivate/x",
+        "/private/x/..%2Fx",
+        "/PRIVATE/x",
+    ];
+    for (n, path) in served.iter().chain(&others).enumerate() {
+        let from = [127, 0, 1, u8::try_from(n).unwrap() + 1];
+        for (ua, rule) in [(py, "breakers"), (firefox, "private")] {
+            let r = get(from, path, ua);
+            assert!(
+                !r.body.contains("the secret"),
+                "{path} served past the gate as {ua}: {r:?}"
+            );
+            if served.contains(path) {
+                assert_eq!(r.status, 403, "{path} as {ua}: {r:?}");
+                assert_eq!(r.header("x-bot-rule"), Some(rule), "{path}: {r:?}");
+            }
+        }
+    }
+    // A client's own X-Real-IP or X-Forwarded-For (one hop, several)
+    // never makes it Googlebot's address …
+    let googlebot =
+        "User-Agent: Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)\r\n";
+    for forged in [
+        "X-Real-IP: 66.249.66.1\r\n",
+        "X-Forwarded-For: 66.249.66.1\r\n",
+        "X-Forwarded-For: 66.249.66.1, 66.249.66.2\r\n",
+        "X-Real-IP: 66.249.66.1\r\nX-Forwarded-For: 66.249.66.1\r\n",
+    ] {
+        let r = get(
+            [127, 0, 2, 1],
+            "/shop.html",
+            &format!("{googlebot}{forged}"),
+        );
+        assert_ne!(
+            r.header("x-bot-identity"),
+            Some("verified"),
+            "{forged}: {r:?}"
+        );
+    }
+    // … nor a new client at every request: the rate holds.
+    let answers: Vec<Res> = (0..3)
+        .map(|i| {
+            let forged = format!(
+                "X-Real-IP: 198.51.100.{i}\r\nX-Forwarded-For: 203.0.113.{i}, 192.0.2.{i}\r\n"
+            );
+            get([127, 0, 2, 2], "/shop.html", &format!("{py}{forged}"))
+        })
+        .collect();
+    assert_eq!(answers[0].status, 200, "{:?}", answers[0]);
+    assert_eq!(answers[2].status, 429, "{:?}", answers[2]);
+    assert_eq!(answers[2].header("x-bot-rule"), Some("slow-robots"));
+}
+
 /// The documented Caddy configuration of docs/gate.md in front of the
 /// gate: `forward_auth` passes the gate's own answers on (403 with its
 /// page, 429 with Retry-After, the challenge page), and the gate's pages
@@ -1192,12 +1357,13 @@ fn caddy_with_the_configuration_of_the_gate_guide() {
     let at = doc.find("```caddyfile\n").expect("its Caddyfile") + "```caddyfile\n".len();
     let block = &doc[at..at + doc[at..].find("```").unwrap()];
     let d = tempfile::tempdir().unwrap();
-    let g = policy_gate(
-        d.path(),
-        "rules:\n  - {name: breakers, category: [unregistered-bot], robots: disallowed, action: deny}\n  - {name: slow-robots, category: unregistered-bot, rate: 2/min per ip, action: limit}\n  - {name: fast-browsers, category: browser, rate: 2/min per ip, action: challenge}\n",
-    );
+    let g = policy_gate(d.path(), GUIDE_POLICY);
     let www = d.path().join("www");
     write(&www, "shop.html", "the shop\n");
+    write(&www.join("private"), "x", "the secret\n");
+    // The web root's own robots.txt, drifted from the gate's: crawlers
+    // must get the gate's.
+    write(&www, "robots.txt", "User-agent: *\nAllow: /\n");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -1264,6 +1430,14 @@ fn caddy_with_the_configuration_of_the_gate_guide() {
     let r = get([127, 0, 0, 2], "/private/x", py);
     assert_eq!(r.status, 403, "{r:?}");
     assert!(r.body.contains("Access refused"), "{}", r.body);
+    // The robots.txt crawlers read is the one the gate enforces.
+    let r = get([127, 0, 0, 2], "/robots.txt", py);
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (200, "User-agent: *\nDisallow: /private/\n"),
+        "{r:?}"
+    );
+    no_way_around(|from, path, more| get(from, path, more));
     let answers: Vec<Res> = (0..3)
         .map(|_| get([127, 0, 0, 3], "/shop.html", py))
         .collect();

@@ -1,0 +1,415 @@
+//! A request target as the front server serves it: the one spelling of a
+//! path that every respelling of it comes to, so that a rule written for
+//! `/private/` holds for `/./private/x`, `//private/x`, `/%70rivate/x`,
+//! `/a/../private/x` and `/private%2Fx` alike.
+//!
+//! nginx (`$uri`) and Caddy (Go's `URL.Path`, cleaned by `file_server`)
+//! decode every percent-encoded octet, `%2F` included, remove dot segments
+//! and merge repeated slashes before they map a path to a file or a
+//! `location`. The normal form here does the same to the path, except that
+//! an octet whose decoding would change how the path reads (a reserved
+//! character other than `/`, `%` itself, a control character, a byte
+//! outside ASCII) stays encoded, in upper-case hexadecimal, as RFC 3986
+//! 6.2.2.1 and RFC 9309 2.2.2 ask, so the result can still be matched
+//! against robots.txt patterns. The query keeps its own structure: only
+//! its unreserved octets are decoded (RFC 3986 6.2.2.2), which changes
+//! nothing it means. A fragment is dropped (nginx ends the path there).
+//!
+//! ```
+//! use botscope_policy::normalize_target;
+//!
+//! for spelling in [
+//!     "/./private/x", "//private/x", "/%70rivate/x", "/a/../private/x",
+//!     "/%2e/private/x", "/a/%2e%2e/private/x", "/index.html/../private/x",
+//!     "/%2fprivate/x", "/private%2Fx", "/private/./x", "/private//x",
+//! ] {
+//!     assert_eq!(normalize_target(spelling), "/private/x", "{spelling}");
+//! }
+//! assert_eq!(normalize_target("/caf%c3%a9?q=%41%3d"), "/caf%C3%A9?q=A%3D");
+//! assert_eq!(normalize_target("/shop/item?id=1"), "/shop/item?id=1");
+//! ```
+//!
+//! Cost: one pass over the target and one over the path's segments, a
+//! byte of output per byte of input at most three times over; a target
+//! already in normal form (most of them) is returned as it came, without
+//! copying.
+
+use std::borrow::Cow;
+
+/// Whether `b` is an RFC 3986 unreserved character.
+fn unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+/// Whether `b` may stand in the normal form as it is (it is never written
+/// percent-encoded there): unreserved, or a reserved or other printable
+/// ASCII character that means itself in a path.
+fn literal(b: u8) -> bool {
+    b.is_ascii_graphic() && b != b'%' && b != b'#'
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+fn push_encoded(out: &mut Vec<u8>, b: u8) {
+    out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+}
+
+/// Whether the escape at `p[i]` (a `%`) is one the normal form keeps:
+/// two upper-case hexadecimal digits of an octet that is not decoded.
+fn kept_escape(p: &[u8], i: usize, decoded: impl Fn(u8) -> bool) -> bool {
+    let up = |b: u8| matches!(b, b'0'..=b'9' | b'A'..=b'F');
+    match (p.get(i + 1), p.get(i + 2)) {
+        (Some(&h), Some(&l)) if up(h) && up(l) => hex(h)
+            .zip(hex(l))
+            .is_some_and(|(h, l)| !decoded((h << 4) | l)),
+        _ => false,
+    }
+}
+
+/// Whether a path (without its query) is already in normal form: starts
+/// with `/`, nothing outside printable ASCII, no escape that would be
+/// decoded or is in lower case, no empty or dot segment.
+fn is_normal_path(p: &[u8]) -> bool {
+    if p.first() != Some(&b'/') {
+        return false;
+    }
+    let mut prev = b'/';
+    for (i, &b) in p.iter().enumerate().skip(1) {
+        if b == b'%' {
+            if !kept_escape(p, i, |c| unreserved(c) || c == b'/') {
+                return false;
+            }
+        } else if !literal(b) {
+            return false;
+        }
+        if prev == b'/' {
+            // A segment starts here: empty (`//`) or a dot segment.
+            if b == b'/' {
+                return false;
+            }
+            if b == b'.' {
+                let next = p.get(i + 1).copied();
+                if matches!(next, None | Some(b'/'))
+                    || (next == Some(b'.') && matches!(p.get(i + 2), None | Some(b'/')))
+                {
+                    return false;
+                }
+            }
+        }
+        prev = b;
+    }
+    true
+}
+
+fn is_normal_query(q: &[u8]) -> bool {
+    q.iter()
+        .enumerate()
+        .all(|(i, &b)| literal(b) || (b == b'%' && kept_escape(q, i, unreserved)))
+}
+
+/// The normal form of a request target (origin form `/path?query`, or
+/// an absolute URL, whose path and query are taken): what nginx and Caddy
+/// serve for it, spelled one way. See the module's documentation.
+pub fn normalize_target(target: &str) -> Cow<'_, str> {
+    let bytes = target.as_bytes();
+    // Origin form, the common case: judged in place when already normal.
+    if bytes.first() == Some(&b'/') && !bytes.starts_with(b"//") {
+        let end = memchr::memchr(b'#', bytes).unwrap_or(bytes.len());
+        let (path, query) = match memchr::memchr(b'?', &bytes[..end]) {
+            Some(q) => (&bytes[..q], &bytes[q + 1..end]),
+            None => (&bytes[..end], &[][..]),
+        };
+        if end == bytes.len() && is_normal_path(path) && is_normal_query(query) {
+            return Cow::Borrowed(target);
+        }
+    }
+    let owned;
+    let t: &[u8] = if bytes.first() == Some(&b'/') {
+        bytes
+    } else {
+        // Absolute form (`http://host/p`), or something that is no target
+        // at all: its path and query as robots.txt reads a URL.
+        owned = botscope_robotstxt::path_of(bytes).into_owned();
+        &owned
+    };
+    let end = memchr::memchr(b'#', t).unwrap_or(t.len());
+    let (path, query) = match memchr::memchr(b'?', &t[..end]) {
+        Some(q) => (&t[..q], Some(&t[q + 1..end])),
+        None => (&t[..end], None),
+    };
+    let mut out = normal_path(path);
+    if let Some(q) = query {
+        out.push(b'?');
+        normal_query(q, &mut out);
+    }
+    // Every byte pushed is printable ASCII.
+    Cow::Owned(String::from_utf8(out).unwrap_or_default())
+}
+
+/// The path decoded as the front servers decode it, its dot segments
+/// removed and its slashes merged, re-encoded where a byte would not read
+/// as itself.
+fn normal_path(path: &[u8]) -> Vec<u8> {
+    // Decoded: every octet but those that would change the reading. `%`
+    // stays `%25`: nginx decodes once, so `%2570` names a file `%70`, not
+    // `p`. Bytes kept encoded are marked by a leading `%` already written
+    // in upper case.
+    let mut decoded: Vec<u8> = Vec::with_capacity(path.len() + 1);
+    let mut i = 0;
+    while i < path.len() {
+        let b = path[i];
+        if b == b'%'
+            && let (Some(h), Some(l)) = (
+                path.get(i + 1).copied().and_then(hex),
+                path.get(i + 2).copied().and_then(hex),
+            )
+        {
+            let c = (h << 4) | l;
+            if unreserved(c) || c == b'/' {
+                decoded.push(c);
+            } else {
+                push_encoded(&mut decoded, c);
+            }
+            i += 3;
+            continue;
+        }
+        if literal(b) {
+            decoded.push(b);
+        } else {
+            // A lone `%`, a control character, a space, a byte outside
+            // ASCII: encoded, so that it reads as one octet.
+            push_encoded(&mut decoded, b);
+        }
+        i += 1;
+    }
+    // Segments, with `.` and `..` resolved (RFC 3986 5.2.4) and empty ones
+    // merged (nginx's merge_slashes). `..` above the root stays at the
+    // root, as RFC 3986 resolves it.
+    let mut segments: Vec<&[u8]> = Vec::new();
+    let mut trailing = false;
+    for seg in decoded.split(|&b| b == b'/') {
+        trailing = false;
+        match seg {
+            b"" => trailing = true,
+            b"." => trailing = true,
+            b".." => {
+                segments.pop();
+                trailing = true;
+            }
+            s => segments.push(s),
+        }
+    }
+    let mut out = Vec::with_capacity(decoded.len() + 1);
+    for s in &segments {
+        out.push(b'/');
+        out.extend_from_slice(s);
+    }
+    if trailing || segments.is_empty() {
+        out.push(b'/');
+    }
+    out
+}
+
+/// The query with its unreserved octets decoded and every other escape in
+/// upper case; what is not printable ASCII encoded.
+fn normal_query(q: &[u8], out: &mut Vec<u8>) {
+    let mut i = 0;
+    while i < q.len() {
+        let b = q[i];
+        if b == b'%'
+            && let (Some(h), Some(l)) = (
+                q.get(i + 1).copied().and_then(hex),
+                q.get(i + 2).copied().and_then(hex),
+            )
+        {
+            let c = (h << 4) | l;
+            if unreserved(c) {
+                out.push(c);
+            } else {
+                push_encoded(out, c);
+            }
+            i += 3;
+            continue;
+        }
+        if literal(b) {
+            out.push(b);
+        } else {
+            push_encoded(out, b);
+        }
+        i += 1;
+    }
+}
+
+/// A `path:` pattern (robots.txt syntax, with `*` and `$`) spelled as
+/// the normal form spells paths: its percent-encoded unreserved octets and
+/// `/` decoded, every other escape in upper case, so that `/%7Ejoe/`
+/// matches what `/~joe/x` and `/%7ejoe/x` come to.
+pub fn normalize_pattern(p: &str) -> Cow<'_, str> {
+    if !p.contains('%') {
+        return Cow::Borrowed(p);
+    }
+    let b = p.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                b.get(i + 1).copied().and_then(hex),
+                b.get(i + 2).copied().and_then(hex),
+            )
+        {
+            let c = (h << 4) | l;
+            if unreserved(c) || c == b'/' {
+                out.push(c);
+            } else {
+                push_encoded(&mut out, c);
+            }
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    // Only ASCII was decoded; the rest is copied whole.
+    Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| p.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every spelling of a denied `/private/x` found through the guide's
+    /// nginx and Caddy configurations, and more of the same kinds.
+    #[test]
+    fn every_respelling_of_a_path_comes_to_one() {
+        for s in [
+            "/private/x",
+            "/./private/x",
+            "//private/x",
+            "/%70rivate/x",
+            "/%50rivate/x".replace("%50", "%70").as_str(),
+            "/a/../private/x",
+            "/%2e/private/x",
+            "/%2E/private/x",
+            "/a/%2e%2e/private/x",
+            "/a/.%2e/private/x",
+            "/index.html/../private/x",
+            "/%2fprivate/x",
+            "/private%2Fx",
+            "/private%2fx",
+            "/../private/x",
+            "/../../private/x",
+            "///private///x",
+            "/private/x#frag",
+            "http://example.com/private/x",
+            "https://example.com//./private/x",
+            "/%70%72%69%76%61%74%65/%78",
+        ] {
+            assert_eq!(normalize_target(s), "/private/x", "{s}");
+        }
+    }
+
+    #[test]
+    fn what_would_read_otherwise_stays_encoded() {
+        // `%25` is `%`: decoding it would make a second escape.
+        assert_eq!(normalize_target("/%2570rivate/x"), "/%2570rivate/x");
+        // A reserved character: `?` in a path is not a query.
+        assert_eq!(normalize_target("/a%3fb?c"), "/a%3Fb?c");
+        // Outside ASCII, and spaces and controls: one octet each.
+        assert_eq!(normalize_target("/caf\u{e9}"), "/caf%C3%A9");
+        assert_eq!(normalize_target("/a b\t"), "/a%20b%09");
+        // A lone `%` is a `%`.
+        assert_eq!(normalize_target("/100%"), "/100%25");
+        assert_eq!(normalize_target("/%zz"), "/%25zz");
+        assert_eq!(normalize_target("/%4"), "/%254");
+    }
+
+    #[test]
+    fn trailing_slashes_and_the_root_are_kept() {
+        for (from, to) in [
+            ("/", "/"),
+            ("", "/"),
+            ("/.", "/"),
+            ("/..", "/"),
+            ("/a/", "/a/"),
+            ("/a/.", "/a/"),
+            ("/a/b/..", "/a/"),
+            ("/a//", "/a/"),
+            ("/a?", "/a?"),
+            ("/.?x=1", "/?x=1"),
+            ("/.hidden/x", "/.hidden/x"),
+            ("/..x/y", "/..x/y"),
+            ("/a.../b", "/a.../b"),
+        ] {
+            assert_eq!(normalize_target(from), to, "{from:?}");
+        }
+    }
+
+    #[test]
+    fn the_query_keeps_its_structure() {
+        // Dots and slashes in a query are not segments.
+        assert_eq!(normalize_target("/s?q=../x//y"), "/s?q=../x//y");
+        assert_eq!(normalize_target("/s?q=%2e%2E%2f%7e"), "/s?q=..%2F~");
+        assert_eq!(normalize_target("/s?a=1&b=%c3%a9"), "/s?a=1&b=%C3%A9");
+        // The first `?` ends the path, even after an encoded one.
+        assert_eq!(normalize_target("/a%3F?b?c"), "/a%3F?b?c");
+    }
+
+    #[test]
+    fn a_target_in_normal_form_is_not_copied() {
+        for s in [
+            "/",
+            "/shop/item?id=1&x=%2F",
+            "/a.b/c..d/.e",
+            "/x/?q=a/../b",
+            "/caf%C3%A9/%3F",
+        ] {
+            assert!(
+                matches!(normalize_target(s), Cow::Borrowed(_)),
+                "{s} is copied"
+            );
+        }
+        // ... and `%2F` in a query is already normal: it was kept above.
+        assert_eq!(
+            normalize_target("/shop/item?id=1&x=%2F"),
+            "/shop/item?id=1&x=%2F"
+        );
+    }
+
+    #[test]
+    fn patterns_are_spelled_as_paths_are() {
+        assert_eq!(normalize_pattern("/%7Ejoe/"), "/~joe/");
+        assert_eq!(normalize_pattern("/a%2fb*%3f$"), "/a/b*%3F$");
+        assert_eq!(normalize_pattern("/caf\u{e9}%e9"), "/caf\u{e9}%E9");
+        assert!(matches!(normalize_pattern("/private/"), Cow::Borrowed(_)));
+    }
+
+    /// Normalising twice changes nothing (the normal form is a fixed
+    /// point), over a grid of awkward bytes.
+    #[test]
+    fn the_normal_form_is_a_fixed_point() {
+        let parts = [
+            "/", "//", ".", "..", "%2e", "%2F", "%25", "%", "a", "?", "#", "\u{e9}", " ", "%7E",
+            "~",
+        ];
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    let t = format!("/{a}{b}{c}/{c}{a}");
+                    let once = normalize_target(&t).into_owned();
+                    assert_eq!(normalize_target(&once), once, "{t:?}");
+                    assert!(once.starts_with('/'), "{t:?} -> {once:?}");
+                }
+            }
+        }
+    }
+}
