@@ -91,9 +91,24 @@ pub fn trace(
     s
 }
 
+/// The line that says an answer came from the cache, and its age.
+fn from_cache(s: &mut String, ev: &FcrdnsEvidence, question: &str) {
+    if let Some((_, age)) = ev.cached.iter().find(|(q, _)| q == question) {
+        let _ = match age {
+            Some(a) => writeln!(
+                s,
+                ";; (from the cache: this resolver's answer of {} s ago)",
+                a.as_secs()
+            ),
+            None => writeln!(s, ";; (from the cache: this resolver's answer)"),
+        };
+    }
+}
+
 fn dns_steps(s: &mut String, ip: IpAddr, domains: &[String], ev: &FcrdnsEvidence) {
     let rev = reverse_name(ip);
     let _ = writeln!(s, ";; QUESTION: {rev}\tIN\tPTR");
+    from_cache(s, ev, "PTR");
     let names: Vec<String> = match &ev.ptr {
         None => {
             let _ = writeln!(s, ";; (not asked)");
@@ -129,6 +144,7 @@ fn dns_steps(s: &mut String, ip: IpAddr, domains: &[String], ev: &FcrdnsEvidence
     }
     for name in picked {
         let _ = writeln!(s, ";; QUESTION: {}\tIN\tA/AAAA", fqdn(name));
+        from_cache(s, ev, &format!("A/AAAA {name}"));
         let answer = ev
             .forward
             .iter()
@@ -165,6 +181,7 @@ fn dns_steps(s: &mut String, ip: IpAddr, domains: &[String], ev: &FcrdnsEvidence
             ";; QUESTION: {}\tIN\tSOA\t(does the resolver know the domain?)",
             fqdn(zone)
         );
+        from_cache(s, ev, &format!("SOA {zone}"));
         let _ = match r {
             Ok(true) => writeln!(s, ";; status: NOERROR: negative answers count"),
             Ok(false) => writeln!(

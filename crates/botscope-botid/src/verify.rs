@@ -85,6 +85,10 @@ pub struct FcrdnsEvidence {
     /// the name exists), asked when an answer was negative: a resolver
     /// that says NXDOMAIN for `googlebot.com` too is not evidence.
     pub zones: Vec<(String, Result<bool, DnsFailure>)>,
+    /// Answers taken from a cache rather than asked now: the question
+    /// (`PTR`, `A/AAAA NAME`, `SOA ZONE`) and how long ago its resolver
+    /// gave it, when known.
+    pub cached: Vec<(String, Option<std::time::Duration>)>,
 }
 
 /// PTR names of one address looked up at most (those inside the bot's
@@ -793,6 +797,7 @@ mod tests {
                 .map(|(n, a)| ((*n).to_owned(), a.clone()))
                 .collect(),
             zones: vec![("googlebot.com".into(), Ok(true))],
+            cached: Vec::new(),
         }
     }
 

@@ -1,6 +1,14 @@
 //! Positive and negative DNS answers kept for their TTL, saved to a JSON
 //! file so that later runs reuse them. Failures (timeouts, SERVFAIL,
 //! refused) are never kept.
+//!
+//! Every answer belongs to the resolver that gave it: a cache is scoped
+//! ([`Cache::scoped`]) to the nameservers it asks, and reads and writes
+//! only their answers. One file holds the answers of every resolver used
+//! with it, each apart, so that a negative answer or a "zone known" from
+//! one resolver is never taken as the evidence of another. A file written
+//! before answers were scoped (version 0) names no resolver: its answers
+//! are not used.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -16,10 +24,16 @@ const MAX_ENTRIES: usize = 1_000_000;
 /// Largest cache file read.
 const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
 
+/// The file's version: 1, answers keyed by their resolver.
+const VERSION: u32 = 1;
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 struct Entry {
     /// Seconds since the Unix epoch after which the entry is stale.
     expires: u64,
+    /// Seconds since the Unix epoch when it was answered (0: not known).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    stored: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     names: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,6 +53,34 @@ pub struct Cache {
     /// Answers not kept since the last sweep.
     #[serde(skip)]
     refused: usize,
+    /// The resolver whose answers this cache reads and writes (the keys'
+    /// prefix); empty: unscoped (one resolver per cache, in memory).
+    #[serde(skip)]
+    scope: String,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The scope of a set of nameservers: their addresses, sorted (the
+/// system's, read from its configuration, when none is given).
+pub fn resolver_scope(servers: &[std::net::SocketAddr]) -> String {
+    let mut servers = if servers.is_empty() {
+        match crate::system_nameservers() {
+            Ok(s) if !s.is_empty() => s,
+            _ => return "system".to_owned(),
+        }
+    } else {
+        servers.to_vec()
+    };
+    servers.sort();
+    servers.dedup();
+    servers
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn secs(t: SystemTime) -> u64 {
@@ -57,20 +99,63 @@ impl Cache {
         }
     }
 
+    /// The same cache, reading and writing only the answers of the
+    /// resolver `scope` names ([`resolver_scope`]).
+    pub fn scoped(mut self, scope: &str) -> Cache {
+        self.scope = scope.to_owned();
+        self
+    }
+
+    /// The resolver this cache reads and writes for (empty: unscoped).
+    pub fn scope(&self) -> &str {
+        &self.scope
+    }
+
+    /// The key of a question for this cache's resolver.
+    fn key(&self, kind: &str, what: &str) -> String {
+        if self.scope.is_empty() {
+            format!("{kind} {what}")
+        } else {
+            format!("@{} {kind} {what}", self.scope)
+        }
+    }
+
     /// How long the entry `key` has left, when it is live.
     fn left(&self, key: &str, now: SystemTime) -> Option<Duration> {
         self.get(key, now)
             .map(|e| Duration::from_secs(e.expires.saturating_sub(secs(now))))
     }
 
+    /// How long ago the live entry `key` was answered, when known.
+    fn age(&self, key: &str, now: SystemTime) -> Option<Duration> {
+        self.get(key, now)
+            .filter(|e| e.stored > 0)
+            .map(|e| Duration::from_secs(secs(now).saturating_sub(e.stored)))
+    }
+
     /// How long the cached reverse answer of `ip` has left.
     pub fn reverse_left(&self, ip: IpAddr, now: SystemTime) -> Option<Duration> {
-        self.left(&format!("ptr {ip}"), now)
+        self.left(&self.key("ptr", &ip.to_string()), now)
     }
 
     /// How long the cached address answer of `name` has left.
     pub fn forward_left(&self, name: &str, now: SystemTime) -> Option<Duration> {
-        self.left(&format!("addr {}", name.to_ascii_lowercase()), now)
+        self.left(&self.key("addr", &name.to_ascii_lowercase()), now)
+    }
+
+    /// How long ago the cached reverse answer of `ip` was given.
+    pub fn reverse_age(&self, ip: IpAddr, now: SystemTime) -> Option<Duration> {
+        self.age(&self.key("ptr", &ip.to_string()), now)
+    }
+
+    /// How long ago the cached address answer of `name` was given.
+    pub fn forward_age(&self, name: &str, now: SystemTime) -> Option<Duration> {
+        self.age(&self.key("addr", &name.to_ascii_lowercase()), now)
+    }
+
+    /// How long ago `zone` was seen to exist, when that is cached.
+    pub fn zone_age(&self, zone: &str, now: SystemTime) -> Option<Duration> {
+        self.age(&self.key("zone", &zone.to_ascii_lowercase()), now)
     }
 
     /// Reads a cache file; a missing file is an empty cache.
@@ -102,6 +187,11 @@ impl Cache {
                 path.display()
             ))
         })?;
+        if c.version < VERSION {
+            // Answers that name no resolver: not evidence for any.
+            c.entries.clear();
+        }
+        c.version = VERSION;
         c.prune(SystemTime::now());
         Ok(c)
     }
@@ -129,6 +219,7 @@ impl Cache {
             .map_err(failed)?;
         lock.lock().map_err(failed)?;
         let on_disk = Cache::load(path)?;
+        self.version = VERSION;
         for (k, e) in on_disk.entries {
             match self.entries.get(&k) {
                 Some(mine) if mine.expires >= e.expires => {}
@@ -205,6 +296,7 @@ impl Cache {
             key,
             Entry {
                 expires: secs(now) + ttl.as_secs().max(1),
+                stored: secs(now),
                 names,
                 addrs,
             },
@@ -213,7 +305,7 @@ impl Cache {
 
     /// A live reverse answer for `ip`.
     pub fn reverse(&self, ip: IpAddr, now: SystemTime) -> Option<DnsAnswer<String>> {
-        self.get(&format!("ptr {ip}"), now)
+        self.get(&self.key("ptr", &ip.to_string()), now)
             .and_then(|e| e.names.clone())
             .map(Ok)
     }
@@ -221,13 +313,14 @@ impl Cache {
     /// Keeps a reverse answer (failures are not kept).
     pub fn put_reverse(&mut self, ip: IpAddr, t: &Timed<String>, now: SystemTime) {
         if let Ok(names) = &t.answer {
-            self.put(format!("ptr {ip}"), t.ttl, now, Some(names.clone()), None);
+            let key = self.key("ptr", &ip.to_string());
+            self.put(key, t.ttl, now, Some(names.clone()), None);
         }
     }
 
     /// A live forward answer for `name`.
     pub fn forward(&self, name: &str, now: SystemTime) -> Option<DnsAnswer<IpAddr>> {
-        self.get(&format!("addr {}", name.to_ascii_lowercase()), now)
+        self.get(&self.key("addr", &name.to_ascii_lowercase()), now)
             .and_then(|e| e.addrs.clone())
             .map(Ok)
     }
@@ -235,13 +328,8 @@ impl Cache {
     /// Keeps a forward answer (failures are not kept).
     pub fn put_forward(&mut self, name: &str, t: &Timed<IpAddr>, now: SystemTime) {
         if let Ok(addrs) = &t.answer {
-            self.put(
-                format!("addr {}", name.to_ascii_lowercase()),
-                t.ttl,
-                now,
-                None,
-                Some(addrs.clone()),
-            );
+            let key = self.key("addr", &name.to_ascii_lowercase());
+            self.put(key, t.ttl, now, None, Some(addrs.clone()));
         }
     }
 }
@@ -249,19 +337,14 @@ impl Cache {
 impl Cache {
     /// True when `zone` was seen to exist and the entry is live.
     pub fn knows_zone(&self, zone: &str, now: SystemTime) -> bool {
-        self.get(&format!("zone {}", zone.to_ascii_lowercase()), now)
+        self.get(&self.key("zone", &zone.to_ascii_lowercase()), now)
             .is_some()
     }
 
     /// Keeps that `zone` exists, for `ttl`.
     pub fn put_zone(&mut self, zone: &str, ttl: Duration, now: SystemTime) {
-        self.put(
-            format!("zone {}", zone.to_ascii_lowercase()),
-            ttl,
-            now,
-            None,
-            None,
-        );
+        let key = self.key("zone", &zone.to_ascii_lowercase());
+        self.put(key, ttl, now, None, None);
     }
 }
 

@@ -56,6 +56,9 @@ impl DnsEvidence {
     /// writes its cache atomically, so its own is never half-written).
     pub async fn new(config: &EvidenceConfig) -> Result<DnsEvidence, Error> {
         let lookup = HickoryLookup::new(&config.servers, config.timeout)?;
+        // The answers of these nameservers only: a shared file holds each
+        // resolver's apart.
+        let scope = crate::cache::resolver_scope(&config.servers);
         let cache = match &config.cache {
             Some(p) => {
                 let path = p.clone();
@@ -64,7 +67,8 @@ impl DnsEvidence {
                     .map_err(|e| Error::Cache(e.to_string()))??
             }
             None => Cache::default(),
-        };
+        }
+        .scoped(&scope);
         Ok(DnsEvidence {
             // The PTR query, the forward queries (A, then AAAA) at once,
             // and a check of the domains after a negative answer.

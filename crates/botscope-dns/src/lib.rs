@@ -67,7 +67,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 pub use botscope_botid::{DnsAnswer, DnsFailure, FcrdnsEvidence};
-pub use cache::Cache;
+pub use cache::{Cache, resolver_scope};
 pub use evidence::{DnsEvidence, EvidenceConfig};
 pub use hickory::HickoryLookup;
 pub use pool::{MAX_IN_FLIGHT, Pool, ServerCheck, ServerUse};
@@ -276,14 +276,17 @@ impl<L: Lookup> Job<L> {
         let ip = botscope_botid::normalize(ip);
         let cached = {
             let c = self.lock();
-            c.reverse(ip, now).map(|a| (a, c.reverse_left(ip, now)))
+            c.reverse(ip, now)
+                .map(|a| (a, c.reverse_left(ip, now), c.reverse_age(ip, now)))
         };
         // Negative answers are kept only once the servers proved they know
         // the domains; positive ones at once.
         let mut negative_ptr = None;
+        let mut from_cache = Vec::new();
         let ptr = match cached {
-            Some((a, left)) => {
+            Some((a, left, age)) => {
                 life.answer(&a, left);
+                from_cache.push(("PTR".to_owned(), age));
                 a
             }
             None => {
@@ -301,6 +304,7 @@ impl<L: Lookup> Job<L> {
         };
         let mut ev = FcrdnsEvidence {
             ptr: Some(ptr.clone()),
+            cached: from_cache,
             ..FcrdnsEvidence::default()
         };
         let mut negative_forward = Vec::new();
@@ -316,10 +320,12 @@ impl<L: Lookup> Job<L> {
             {
                 let cached = {
                     let c = self.lock();
-                    c.forward(name, now).map(|a| (a, c.forward_left(name, now)))
+                    c.forward(name, now)
+                        .map(|a| (a, c.forward_left(name, now), c.forward_age(name, now)))
                 };
-                if let Some((a, left)) = cached {
+                if let Some((a, left, age)) = cached {
                     life.answer(&a, left);
+                    ev.cached.push((format!("A/AAAA {name}"), age));
                     ev.forward.push((name.clone(), a));
                     continue;
                 }
@@ -355,8 +361,12 @@ impl<L: Lookup> Job<L> {
                 .any(|(_, a)| matches!(a, Ok(x) if x.is_empty()));
         if negative {
             for zone in botscope_botid::trust_zones(ip, domains) {
-                let known = self.lock().knows_zone(&zone, now);
-                let r = if known {
+                let known = {
+                    let c = self.lock();
+                    c.knows_zone(&zone, now).then(|| c.zone_age(&zone, now))
+                };
+                let r = if let Some(age) = known {
+                    ev.cached.push((format!("SOA {zone}"), age));
                     Ok(true)
                 } else {
                     tokio::time::timeout_at(self.deadline, self.lookup.exists(&zone))

@@ -313,17 +313,67 @@ async fn evidence_source_persists_its_cache() {
     assert!(cache.is_file(), "the cache is saved");
     drop(server);
 
-    // DNS is gone; the answers come from the file.
-    let dead = EvidenceConfig {
-        servers: vec![SocketAddr::from(([127, 0, 0, 1], free_port()))],
+    // The server is gone; its answers come from the file, marked so.
+    let gone = EvidenceConfig {
         timeout: Duration::from_millis(300),
-        ..config
+        ..config.clone()
     };
-    let dns = DnsEvidence::new(&dead).await.expect("source");
+    let dns = DnsEvidence::new(&gone).await.expect("source");
     let (again, _) = dns
         .gather(&googlebot(&[ip("192.0.2.1"), ip("192.0.2.6")]))
         .await;
-    assert_eq!(again, ev);
+    for a in [ip("192.0.2.1"), ip("192.0.2.6")] {
+        let (mut cached, mut asked) = (again[&a].clone(), ev[&a].clone());
+        assert!(
+            cached
+                .cached
+                .iter()
+                .any(|(q, age)| q == "PTR" && age.is_some()),
+            "{cached:?}"
+        );
+        (cached.cached, asked.cached) = (Vec::new(), Vec::new());
+        assert_eq!(cached, asked);
+    }
+
+    // Another resolver never reads them: a negative answer or a "zone
+    // known" of one resolver is no evidence of another's.
+    let dead = EvidenceConfig {
+        servers: vec![SocketAddr::from(([127, 0, 0, 1], free_port()))],
+        ..gone.clone()
+    };
+    let dns = DnsEvidence::new(&dead).await.expect("source");
+    let (other, _) = dns
+        .gather(&googlebot(&[ip("192.0.2.1"), ip("192.0.2.6")]))
+        .await;
+    for a in [ip("192.0.2.1"), ip("192.0.2.6")] {
+        assert!(matches!(other[&a].ptr, Some(Err(_))), "{:?}", other[&a]);
+        assert!(other[&a].cached.is_empty(), "{:?}", other[&a]);
+    }
+    // A cache written before answers named their resolver: not used.
+    let text = std::fs::read_to_string(&cache).expect("read");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(v["version"], 1, "{v}");
+    let unscoped: serde_json::Map<String, serde_json::Value> = v["entries"]
+        .as_object()
+        .expect("entries")
+        .iter()
+        .map(|(k, e)| {
+            (
+                k.rsplit_once(' ')
+                    .map_or(k.clone(), |(_, w)| format!("ptr {w}")),
+                e.clone(),
+            )
+        })
+        .collect();
+    std::fs::write(
+        &cache,
+        serde_json::json!({"version": 0, "entries": unscoped}).to_string(),
+    )
+    .expect("write");
+    let dns = DnsEvidence::new(&gone).await.expect("source");
+    let (old, _) = dns.gather(&googlebot(&[ip("192.0.2.1")])).await;
+    assert!(matches!(old[&ip("192.0.2.1")].ptr, Some(Err(_))), "{old:?}");
+    let dead = gone;
 
     // A file that is not a cache (a log given by mistake): an error, and
     // the file is never overwritten.

@@ -904,6 +904,86 @@ fn verify_googlebot_outside_its_list_asks_dns() {
     assert!(stdout(&o).starts_with("unverifiable\t198.51.100.10\tGooglebot\t"));
 }
 
+/// Found by a probe: the on-disk DNS cache was shared across resolvers,
+/// so that after one resolver's negative answer (and its "zone known"),
+/// `verify` through another that answers nothing said `spoofed`. Answers
+/// now belong to their resolver, and `--trace` says which came from the
+/// cache and how old they are.
+#[test]
+fn verify_evidence_belongs_to_the_resolver_that_gave_it() {
+    let server = botscope_testkit::Dnsmasq::start(&[
+        "--local=/googlebot.com/",
+        "--local=/100.51.198.in-addr.arpa/",
+        "--host-record=googlebot.com,192.0.2.200",
+    ]);
+    let dir = botscope_testkit::tempdir();
+    let cache = dir.path().join("dns-cache.json");
+    let verify = |dns: &str| {
+        let o = botscope(
+            &[
+                "verify",
+                "198.51.100.11",
+                "--ua",
+                GOOGLEBOT_UA,
+                "--dns",
+                dns,
+                "--dns-cache",
+                crate::arg(&cache),
+                "--dns-timeout",
+                "1",
+                "--trace",
+                "--format",
+                "json",
+            ],
+            b"",
+        );
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+        (
+            o.status.code(),
+            v,
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let dns = server.addr().to_string();
+    let (code, v, trace) = verify(&dns);
+    assert_eq!(
+        (code, v["verdict"].as_str()),
+        (Some(1), Some("spoofed")),
+        "{v}"
+    );
+    assert!(!trace.contains("from the cache"), "{trace}");
+    // Asked again: the same resolver's answers, from the cache.
+    let (code, v, trace) = verify(&dns);
+    assert_eq!(
+        (code, v["verdict"].as_str()),
+        (Some(1), Some("spoofed")),
+        "{v}"
+    );
+    assert!(
+        trace.contains(";; (from the cache: this resolver's answer of"),
+        "{trace}"
+    );
+    // Another resolver, one that says NXDOMAIN for every name: its own
+    // answers are no evidence, and the first one's are not its.
+    let broken = botscope_testkit::Dnsmasq::start(&["--local=/#/"]);
+    let (code, v, trace) = verify(&broken.addr().to_string());
+    assert_eq!(
+        (code, v["verdict"].as_str()),
+        (Some(3), Some("unverifiable")),
+        "{v}\n{trace}"
+    );
+    assert!(!trace.contains("from the cache"), "{trace}");
+    // And one that answers nothing at all: unverifiable too.
+    drop(server);
+    let silent = format!("127.0.0.1:{}", botscope_testkit::free_port());
+    let (code, v, _) = verify(&silent);
+    assert_eq!(
+        (code, v["verdict"].as_str()),
+        (Some(3), Some("unverifiable")),
+        "{v}"
+    );
+}
+
 /// A mention is not a claim: Feedly is "like FeedFetcher-Google", and
 /// claims only Feedly.
 #[test]
