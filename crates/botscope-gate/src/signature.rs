@@ -193,8 +193,18 @@ impl Signatures {
     /// Checking with `cfg`, fetching on the current runtime.
     pub fn new(cfg: SignatureConfig) -> Signatures {
         Signatures {
+            // The registry's own agents may use the fetch slots a flood of
+            // made-up agents cannot take.
+            keys: KeyCache::with_priority(
+                cfg.directory,
+                cfg.bounds,
+                cfg.registry
+                    .bots()
+                    .iter()
+                    .flat_map(|b| b.signature_agents.iter().cloned())
+                    .collect(),
+            ),
             registry: cfg.registry,
-            keys: KeyCache::new(cfg.directory, cfg.bounds),
             nonces: Mutex::new(NonceMemory::new(NONCES)),
             policy: Policy::default(),
             hasher: std::collections::hash_map::RandomState::new(),

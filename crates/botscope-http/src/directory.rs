@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use botscope_httpsig::{Directory, Outcome, Policy, keys::MAX_DIRECTORY_BYTES};
 
-use crate::{FetchError, Request, Trust, exchange, not_public};
+use crate::{FetchError, Request, Trust, not_public};
 
 /// The directory's path on the agent's origin.
 pub const WELL_KNOWN: &str = botscope_httpsig::agent::WELL_KNOWN;
@@ -40,6 +40,10 @@ pub struct DirectoryConfig {
     pub allow_private: bool,
     /// Time for the whole fetch.
     pub timeout: Duration,
+    /// Time until the response's head has come (name, connection, TLS and
+    /// head): a directory server that answers a byte at a time is given up
+    /// on then.
+    pub first_byte: Duration,
     /// The `User-Agent` sent.
     pub user_agent: String,
     /// Accept RFC 9421's published test keys (tests and the drafts'
@@ -54,6 +58,7 @@ impl Default for DirectoryConfig {
             trust: Trust::system(),
             allow_private: false,
             timeout: Duration::from_secs(10),
+            first_byte: Duration::from_secs(3),
             user_agent: crate::DEFAULT_USER_AGENT.to_owned(),
             allow_test_keys: false,
         }
@@ -197,7 +202,8 @@ pub async fn fetch_directory(
         .trim_end_matches(']')
         .to_owned();
     let port = url.port_or_known_default().unwrap_or(443);
-    let deadline = Instant::now() + cfg.timeout;
+    let started = Instant::now();
+    let deadline = started + cfg.timeout;
     let ips: Vec<IpAddr> = match host.parse::<IpAddr>() {
         Ok(ip) => vec![ip],
         Err(_) => tokio::time::timeout_at(
@@ -226,7 +232,7 @@ pub async fn fetch_directory(
         .trust
         .connector()
         .map_err(|e| FetchError::Tls(e.to_string()))?;
-    let x = exchange(
+    let x = crate::exchange::exchange_by(
         Request {
             url: &url,
             host: &host,
@@ -242,6 +248,7 @@ pub async fn fetch_directory(
             deadline,
         },
         &tls,
+        started + cfg.first_byte,
     )
     .await?;
     let header = |name: &str| {

@@ -173,8 +173,29 @@ pub async fn exchange(
     r: Request<'_>,
     tls: &tokio_rustls::TlsConnector,
 ) -> Result<Exchange, FetchError> {
+    let deadline = r.deadline;
+    exchange_by(r, tls, deadline).await
+}
+
+/// [`exchange`], with the response head due by `head_by` (a first-byte
+/// deadline: a server that trickles its answer a byte at a time is given
+/// up on then, not at `r.deadline`).
+pub async fn exchange_by(
+    r: Request<'_>,
+    tls: &tokio_rustls::TlsConnector,
+    head_by: Instant,
+) -> Result<Exchange, FetchError> {
     let (cap, deadline) = (r.cap, r.deadline);
-    let resp = exchange_stream(r, tls).await?;
+    let resp = match tokio::time::timeout_at(head_by.min(deadline).into(), exchange_stream(r, tls))
+        .await
+    {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(FetchError::Timeout(
+                "no response head in time (first-byte deadline)".into(),
+            ));
+        }
+    };
     let body = tokio::time::timeout_at(deadline.into(), read_body(resp.body, cap, resp.gzip));
     let (body, truncated) = match body.await {
         Ok(x) => x?,

@@ -14,6 +14,14 @@
 //! most [`NEW_AGENTS_PER_NETWORK`] new agents a minute: a flood of
 //! made-up agents neither evicts the real ones nor locks new real ones
 //! out for longer than a failure is kept.
+//!
+//! Fetch slots cannot be starved either: a client network has at most one
+//! fetch in flight, and so has a directory host; a directory's response
+//! head is due within the first-byte deadline (a server answering a byte a
+//! second is dropped then, not at the whole fetch's timeout); and
+//! [`Bounds::reserved`] slots are kept for the agents the registry names
+//! and for refreshing agents already fetched, which a flood of new agents
+//! never takes.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -34,17 +42,37 @@ pub struct Bounds {
     pub in_flight: usize,
     /// The shortest time between two fetches of one agent's directory.
     pub refresh: Duration,
+    /// Of the fetches in flight, those kept for the registry's agents and
+    /// for refreshing agents already fetched (new agents get the rest).
+    pub reserved: usize,
 }
 
 impl Default for Bounds {
-    /// 1,024 agents, 8 fetches at once, a minute between an agent's fetches.
+    /// 1,024 agents, 8 fetches at once of which 2 reserved, a minute
+    /// between an agent's fetches.
     fn default() -> Self {
         Bounds {
             agents: 1024,
             in_flight: 8,
             refresh: MIN_KEEP,
+            reserved: 2,
         }
     }
+}
+
+/// What fetches are under way: by client network and by directory host.
+#[derive(Debug, Default)]
+struct Flights {
+    networks: std::collections::HashSet<IpAddr>,
+    hosts: std::collections::HashSet<String>,
+}
+
+/// The host an agent's directory is fetched from (lower case).
+fn host_of(agent: &str) -> String {
+    url::Url::parse(agent)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+        .unwrap_or_else(|| agent.to_ascii_lowercase())
 }
 
 #[derive(Debug)]
@@ -113,6 +141,11 @@ pub struct KeyCache {
     /// New agents per client network this minute.
     newcomers: Mutex<(Instant, HashMap<IpAddr, u32>)>,
     in_flight: AtomicUsize,
+    /// Fetches under way by client network and by host.
+    flights: Mutex<Flights>,
+    /// Agent identifiers the registry names: they may use the reserved
+    /// slots.
+    priority: std::collections::HashSet<String>,
     fetches: AtomicU64,
     failures: AtomicU64,
     refused: AtomicU64,
@@ -123,12 +156,28 @@ impl KeyCache {
     /// A cache fetching with `cfg` on the current Tokio runtime (none: it
     /// never fetches, every agent stays unknown).
     pub fn new(cfg: DirectoryConfig, bounds: Bounds) -> Arc<KeyCache> {
+        KeyCache::with_priority(cfg, bounds, Vec::new())
+    }
+
+    /// [`KeyCache::new`], the agents `priority` names (URLs, as a
+    /// registry's `signature_agents` lists them) fetched on the reserved
+    /// slots too.
+    pub fn with_priority(
+        cfg: DirectoryConfig,
+        bounds: Bounds,
+        priority: Vec<String>,
+    ) -> Arc<KeyCache> {
         Arc::new(KeyCache {
             cfg,
             bounds,
             entries: Mutex::new(HashMap::new()),
             newcomers: Mutex::new((Instant::now(), HashMap::new())),
             in_flight: AtomicUsize::new(0),
+            flights: Mutex::new(Flights::default()),
+            priority: priority
+                .iter()
+                .map(|a| botscope_httpsig::agent::identifier(a))
+                .collect(),
             fetches: AtomicU64::new(0),
             failures: AtomicU64::new(0),
             refused: AtomicU64::new(0),
@@ -241,6 +290,38 @@ impl KeyCache {
         }
     }
 
+    /// Takes a fetch slot (of the first `limit`) for `host` and the client
+    /// network `net`, unless either has a fetch under way.
+    fn claim(&self, host: &str, net: Option<IpAddr>, limit: usize) -> Result<(), &'static str> {
+        let mut f = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+        if f.hosts.contains(host) {
+            return Err("a fetch from this directory host is under way");
+        }
+        if net.is_some_and(|n| f.networks.contains(&n)) {
+            return Err("a fetch for this client network is under way");
+        }
+        self.in_flight
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .map_err(|_| "key directory fetches busy")?;
+        f.hosts.insert(host.to_owned());
+        if let Some(n) = net {
+            f.networks.insert(n);
+        }
+        Ok(())
+    }
+
+    /// Gives back what [`KeyCache::claim`] took.
+    fn release(&self, host: &str, net: Option<IpAddr>) {
+        let mut f = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+        f.hosts.remove(host);
+        if let Some(n) = net {
+            f.networks.remove(&n);
+        }
+        self.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+
     /// Starts a fetch of `agent` (the URL as sent; kept under its
     /// identifier `id`) unless a bound forbids it; `entries` is the locked
     /// map. The answer for now.
@@ -255,24 +336,44 @@ impl KeyCache {
         let Some(rt) = &self.runtime else {
             return Err("no runtime to fetch with");
         };
+        // A registry agent, or a refresh of one already fetched, may use
+        // every slot; a new agent leaves the reserved ones.
+        let favoured = self.priority.contains(id)
+            || entries
+                .get(id)
+                .is_some_and(|e| matches!(e.state, State::Ready(_)));
+        let limit = if favoured {
+            self.bounds.in_flight
+        } else {
+            self.bounds
+                .in_flight
+                .saturating_sub(self.bounds.reserved)
+                .max(1)
+        };
+        // One fetch in flight per directory host and per client network
+        // (the registry's agents and refreshes are not counted against a
+        // client).
+        let host = host_of(agent);
+        let net = client.filter(|_| !favoured).map(network);
+        if let Err(why) = self.claim(&host, net, limit) {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            return Err(why);
+        }
+        // A new agent needs room, and its network's quota: counted only
+        // for a fetch that starts.
         if !entries.contains_key(id) {
-            if let Err(why) = self.room(entries, now) {
+            let why = match self.room(entries, now) {
+                Err(why) => Some(why),
+                Ok(()) if !self.welcome(client, now) => {
+                    Some("too many new signature agents from this network")
+                }
+                Ok(()) => None,
+            };
+            if let Some(why) = why {
+                self.release(&host, net);
                 self.refused.fetch_add(1, Ordering::Relaxed);
                 return Err(why);
             }
-            if !self.welcome(client, now) {
-                self.refused.fetch_add(1, Ordering::Relaxed);
-                return Err("too many new signature agents from this network");
-            }
-        }
-        let claimed = self
-            .in_flight
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.bounds.in_flight).then_some(n + 1)
-            });
-        if claimed.is_err() {
-            self.refused.fetch_add(1, Ordering::Relaxed);
-            return Err("key directory fetches busy");
         }
         self.fetches.fetch_add(1, Ordering::Relaxed);
         let previous = entries.insert(
@@ -322,7 +423,7 @@ impl KeyCache {
                 }
             };
             me.lock().insert(id, entry);
-            me.in_flight.fetch_sub(1, Ordering::AcqRel);
+            me.release(&host, net);
         });
         Ok(())
     }

@@ -225,6 +225,7 @@ async fn the_key_cache_fetches_off_the_request_path_within_bounds() {
             agents: 2,
             in_flight: 1,
             refresh: Duration::ZERO,
+            reserved: 0,
         },
     );
     let keys = cache.keys(NOW);
@@ -352,6 +353,7 @@ async fn made_up_agents_crowd_out_neither_known_nor_new_real_agents() {
             agents: 16,
             in_flight: 4,
             refresh: Duration::from_secs(60),
+            reserved: 0,
         },
     );
     let client = |i: u32| std::net::IpAddr::from([198, 51, (i / 256) as u8, (i % 256) as u8]);
@@ -412,4 +414,116 @@ async fn made_up_agents_crowd_out_neither_known_nor_new_real_agents() {
         matches!(last, Lookup::Unknown(w) if w.contains("from this network")),
         "{last:?}"
     );
+}
+
+/// A "directory server" on `host` that accepts every connection and
+/// answers a byte a second: the head of a TLS record that never ends.
+fn trickle(host: &str) -> std::net::SocketAddr {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind((host, 0)).expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            std::thread::spawn(move || {
+                for b in [0x16u8, 0x03, 0x03, 0x40, 0x00].into_iter().chain([0; 25]) {
+                    if conn.write_all(&[b]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Found by a probe of the gate: two signed requests a second naming
+/// agents whose directory servers answer a byte a second kept all 8 fetch
+/// slots busy for their 10 s timeout, and no new genuine agent was
+/// fetched. Now a client network and a directory host have one fetch in
+/// flight each, a head is due within the first-byte deadline, and slots
+/// are kept for the registry's agents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_directories_cannot_starve_the_fetch_slots() {
+    use botscope_http::keycache::{Bounds, KeyCache};
+    use botscope_httpsig::{Keys, Lookup};
+    let ca = TestCa::new();
+    let slow: Vec<String> = (1..=10)
+        .map(|i| format!("https://{}/", trickle(&format!("127.0.3.{i}"))))
+        .collect();
+    let genuine: Vec<(FileServer, String, SigningKey)> = (0..9)
+        .map(|_| {
+            let key = SigningKey::generate().expect("key");
+            let server = FileServer::start_tls_canned(HashMap::new(), &ca);
+            let agent = server.url();
+            server.set(
+                WELL_KNOWN,
+                signed(&key, agent.trim_start_matches("https://")),
+            );
+            (server, agent, key)
+        })
+        .collect();
+    // The last genuine agent is the registry's.
+    let registered = genuine[8].1.clone();
+    let cache = KeyCache::with_priority(
+        DirectoryConfig {
+            first_byte: Duration::from_millis(500),
+            ..config(&ca, true)
+        },
+        Bounds {
+            agents: 1024,
+            in_flight: 8,
+            refresh: Duration::from_secs(60),
+            reserved: 2,
+        },
+        vec![registered.clone()],
+    );
+    let net = |a: u8, b: u8| std::net::IpAddr::from([198, a, b, 1]);
+    // Attackers name slow agents from `networks` networks, every 20 ms,
+    // while `want` (agent, key, client) are looked up until fetched.
+    let attack_while = |networks: u8, want: Vec<(String, String, std::net::IpAddr)>| {
+        let cache = cache.clone();
+        let slow = slow.clone();
+        async move {
+            let started = std::time::Instant::now();
+            let mut left = want;
+            let mut i = 0usize;
+            while !left.is_empty() {
+                assert!(
+                    started.elapsed() < Duration::from_secs(4),
+                    "{} genuine agents not fetched: {:?}",
+                    left.len(),
+                    cache.stats()
+                );
+                for n in 0..networks {
+                    i += 1;
+                    let agent = &slow[i % slow.len()];
+                    let _ = cache
+                        .keys_for(NOW, net(200, n))
+                        .lookup(Some(&format!("{agent}?n={i}")), "k");
+                }
+                left.retain(|(agent, keyid, from)| {
+                    !matches!(
+                        cache.keys_for(NOW, *from).lookup(Some(agent), keyid),
+                        Lookup::Key(_)
+                    )
+                });
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    // Two attacking networks: eight genuine new agents are fetched.
+    let want = genuine[..8]
+        .iter()
+        .enumerate()
+        .map(|(i, (_, agent, key))| (agent.clone(), key.keyid(), net(1, i as u8)))
+        .collect();
+    attack_while(2, want).await;
+    // Thirty: every slot open to new agents is held, by turns; the
+    // registry's agent is fetched on a kept slot.
+    let (_, agent, key) = &genuine[8];
+    attack_while(30, vec![(agent.clone(), key.keyid(), net(2, 1))]).await;
+    let stats = cache.stats();
+    assert!(stats.refused > 0, "{stats:?}");
 }
