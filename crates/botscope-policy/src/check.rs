@@ -6,8 +6,9 @@
 
 use botscope_botid::IpRange;
 
-use crate::model::Action;
+use crate::model::{Action, Facts, Identity, Signature};
 use crate::policy::{Conditions, Policy, Rule};
+use crate::rate::Rates;
 use crate::{Finding, Severity};
 
 fn subset<T: PartialEq>(inner: &Option<Vec<T>>, outer: &Option<Vec<T>>) -> bool {
@@ -102,5 +103,141 @@ pub fn unreachable(policy: &Policy) -> Vec<Finding> {
             });
         }
     }
+    out
+}
+
+/// Rates slower than one request a minute: each key lives as long as the
+/// period (an hour for `1/h`), so the table fills with keys a flood leaves.
+fn slow_rates(policy: &Policy) -> Vec<Finding> {
+    policy
+        .rules
+        .iter()
+        .filter_map(|r| {
+            let rate = r.when.rate.as_ref()?;
+            let every = rate.period_ms / u64::from(rate.count.max(1));
+            (every > 60_000).then(|| Finding {
+                file: policy.file.clone(),
+                line: r.line,
+                rule: Some(r.name.clone()),
+                severity: Severity::Warning,
+                message: format!(
+                    "a rate slower than one request a minute (one every {} s): each key is kept up to {} s, and a flood of new addresses fills the rate table (--max-rate-keys) with them; count per network, or allow more per minute",
+                    every / 1000,
+                    rate.period_ms / 1000
+                ),
+            })
+        })
+        .collect()
+}
+
+/// The rule that decides `f`, by name and line (the default: line 0).
+fn decided_by<'p>(policy: &'p Policy, f: &Facts) -> (Action, &'p str, u32) {
+    let d = policy.decide(f, &Rates::new(64));
+    let line = d
+        .index
+        .and_then(|i| policy.rules.get(i))
+        .map_or(0, |r| r.line);
+    (d.action, d.rule, line)
+}
+
+/// Warnings for a policy that hurts those it should spare: a verified
+/// search engine refused or challenged, a person's browser refused, the
+/// protocol files refused or challenged, on a plain request.
+fn hurts(policy: &Policy) -> Vec<Finding> {
+    let base = Facts {
+        ip: std::net::IpAddr::from([192, 0, 2, 1]),
+        method: "GET",
+        path: "/",
+        user_agent: "",
+        identity: Identity::Unclaimed,
+        bot: None,
+        category: crate::BROWSER,
+        signature: Signature::None,
+        asn: None,
+        lists: 0,
+        robots: None,
+        now_ms: 1_000,
+    };
+    let googlebot = Facts {
+        user_agent: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+        identity: Identity::Verified,
+        bot: Some("Googlebot"),
+        category: "search",
+        ..base
+    };
+    let browser = Facts {
+        user_agent: "Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0",
+        ..base
+    };
+    let robot = Facts {
+        user_agent: "python-requests/2.31",
+        category: crate::UNREGISTERED_BOT,
+        ..base
+    };
+    let mut out = Vec::new();
+    let mut warn = |line: u32, rule: &str, message: String| {
+        let rule = (rule != "default").then(|| rule.to_owned());
+        if !out.iter().any(|f: &Finding| f.message == message) {
+            out.push(Finding {
+                file: policy.file.clone(),
+                line,
+                rule,
+                severity: Severity::Warning,
+                message,
+            });
+        }
+    };
+    let (action, rule, line) = decided_by(policy, &googlebot);
+    if matches!(action, Action::Deny | Action::Challenge) {
+        warn(
+            line,
+            rule,
+            format!(
+                "a verified search engine's request for / is {}: search engines do not pass challenges, and a site they cannot crawl leaves their results; allow `identity: verified` before this rule",
+                past(action)
+            ),
+        );
+    }
+    let (action, rule, line) = decided_by(policy, &browser);
+    if action == Action::Deny {
+        warn(
+            line,
+            rule,
+            "a person's browser asking for / is refused: challenge browsers (a person passes) rather than deny them".to_owned(),
+        );
+    }
+    for f in [&googlebot, &browser, &robot] {
+        for path in ["/robots.txt", "/.well-known/security.txt"] {
+            let (action, rule, line) = decided_by(policy, &Facts { path, ..*f });
+            if matches!(action, Action::Deny | Action::Challenge) {
+                warn(
+                    line,
+                    rule,
+                    format!(
+                        "{path} is {}: a crawler that cannot read robots.txt cannot obey it, and /.well-known/ holds key directories and security.txt",
+                        past(action)
+                    ),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn past(a: Action) -> &'static str {
+    match a {
+        Action::Deny => "refused",
+        Action::Challenge => "challenged",
+        Action::Limit => "limited",
+        Action::Allow | Action::Label => "allowed",
+    }
+}
+
+/// Every warning of a compiled policy: unreachable rules, slow rates, and
+/// rules that hurt search engines, people or the protocol files.
+pub fn warnings(policy: &Policy) -> Vec<Finding> {
+    let mut out = unreachable(policy);
+    out.extend(slow_rates(policy));
+    out.extend(hurts(policy));
     out
 }

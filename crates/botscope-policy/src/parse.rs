@@ -652,7 +652,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
         default,
         file: file.to_owned(),
     };
-    for f in check::unreachable(&policy) {
+    for f in check::warnings(&policy) {
         r.findings.push(f);
     }
     done(r, Some(policy), text)

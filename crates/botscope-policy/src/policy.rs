@@ -98,7 +98,26 @@ pub struct Rule {
     pub headers: Vec<(String, String)>,
 }
 
+/// Whether a path (in normal form) is a protocol file: `/robots.txt`, or
+/// under `/.well-known/` (key directories, security.txt). A client that
+/// cannot read them cannot obey them.
+pub fn is_protocol_file(path: &str) -> bool {
+    let p = path.split('?').next().unwrap_or(path);
+    p == "/robots.txt" || p.starts_with("/.well-known/")
+}
+
 impl Rule {
+    /// Whether the rule's `path:` names a protocol file itself (a pattern
+    /// starting `/robots.txt` or `/.well-known`): only such a rule may
+    /// refuse or challenge one.
+    pub fn names_protocol_files(&self) -> bool {
+        self.when.path.as_ref().is_some_and(|p| {
+            p.patterns
+                .iter()
+                .any(|x| x.starts_with("/robots.txt") || x.starts_with("/.well-known"))
+        })
+    }
+
     /// Whether `f` meets every condition but the rate; `path` is
     /// `f.path` in normal form.
     fn holds(&self, f: &Facts, path: &str) -> bool {
@@ -194,9 +213,18 @@ impl Policy {
     /// server serves, however the client spelled it.
     pub fn decide(&self, f: &Facts, rates: &Rates) -> Decision<'_> {
         let path = crate::target::normalize_target(f.path);
+        let protocol = is_protocol_file(&path);
         let mut labels = Vec::new();
         for (i, rule) in self.rules.iter().enumerate() {
             if !rule.holds(f, &path) {
+                continue;
+            }
+            // robots.txt and /.well-known/ are refused or challenged only
+            // by a rule that names them.
+            if protocol
+                && matches!(rule.action, Action::Deny | Action::Challenge)
+                && !rule.names_protocol_files()
+            {
                 continue;
             }
             let mut retry_after_ms = None;
@@ -218,8 +246,12 @@ impl Policy {
                 retry_after_ms,
             };
         }
+        let default = match self.default {
+            Action::Deny | Action::Challenge if protocol => Action::Allow,
+            a => a,
+        };
         Decision {
-            action: self.default,
+            action: default,
             rule: "default",
             index: None,
             labels,

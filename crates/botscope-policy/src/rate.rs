@@ -6,11 +6,16 @@
 //! The table is sharded (16 locks), each shard holding at most its share
 //! of [`Rates::new`]'s key bound. A key whose state has run out (its
 //! theoretical arrival time is past) carries no information and is swept
-//! when a shard is full; a shard still full after a sweep puts new keys in
-//! one bucket per rule until the next sweep, so a flood of new addresses
-//! is counted as one client, never as memory. A sweep costs the shard's
-//! size and runs at most once per eighth of it in insertions: the work
-//! per request is bounded by a constant.
+//! when a shard is full. A flood is charged to its own network (the /24 or
+//! /48 of the client): a shard still full after a sweep evicts the keys of
+//! the network holding most of them, and that network's new keys then
+//! share one bucket per rule, its own, until a sweep finds room. When no
+//! network holds many (a flood from everywhere at once), each network's
+//! new keys share a bucket of that network. A visitor from another network
+//! is never counted with the flood. The keys of `per network` and `per
+//! asn` rules (one per network) are never evicted. A sweep or an eviction
+//! costs the shard's size and runs at most once per sixty-fourth of it in
+//! insertions: the work per request is bounded by a constant.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -154,16 +159,66 @@ pub const DEFAULT_MAX_KEYS: usize = 1 << 20;
 
 const SHARDS: usize = 16;
 
+/// One key's state: its theoretical arrival time, the network it is
+/// charged to, and whether an eviction may take it.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    tat: u64,
+    net: u32,
+    /// A `per network` or `per asn` key: one per network, never evicted.
+    keep: bool,
+}
+
 #[derive(Debug, Default)]
 struct Shard {
-    /// Key hash → theoretical arrival time (ms).
-    tat: HashMap<u64, u64, BuildU64>,
+    /// Key hash → its state.
+    tat: HashMap<u64, Slot, BuildU64>,
+    /// Network → keys it holds that an eviction may take.
+    nets: HashMap<u32, u32, BuildU64>,
     /// Insertions refused or made since the last sweep.
     since_sweep: usize,
     /// Whether the last sweep left the shard full.
     saturated: bool,
-    /// Per rule: the bucket new keys share while the shard is saturated.
-    overflow: HashMap<u32, u64>,
+    /// Networks evicted since the last sweep that found room: their new
+    /// keys share their own bucket.
+    crowded: std::collections::HashSet<u32, BuildU64>,
+    /// Per rule and network: the bucket new keys of a crowded network (or
+    /// of any network, while no network can be evicted) share.
+    overflow: HashMap<(u32, u32), u64>,
+}
+
+impl Shard {
+    /// Drops the keys whose state has run out, and counts again what
+    /// each network holds.
+    fn sweep(&mut self, now: u64, per_shard: usize) {
+        self.tat.retain(|_, s| s.tat > now);
+        self.nets.clear();
+        for s in self.tat.values().filter(|s| !s.keep) {
+            *self.nets.entry(s.net).or_insert(0) += 1;
+        }
+        self.overflow.retain(|_, t| *t > now);
+        self.since_sweep = 0;
+        self.saturated = self.tat.len() >= per_shard;
+        if !self.saturated {
+            self.crowded.clear();
+        }
+    }
+
+    /// Evicts the keys of the network holding most, when it holds at
+    /// least `least`; returns it.
+    fn evict_heaviest(&mut self, least: u32) -> Option<u32> {
+        let (&net, &n) = self.nets.iter().max_by_key(|(_, n)| **n)?;
+        if n < least {
+            return None;
+        }
+        self.tat.retain(|_, s| s.keep || s.net != net);
+        self.nets.remove(&net);
+        if self.crowded.len() >= 4096 {
+            self.crowded.clear();
+        }
+        self.crowded.insert(net);
+        Some(net)
+    }
 }
 
 /// The hash of a key is already a keyed 64-bit hash: used as is.
@@ -266,34 +321,70 @@ impl Rates {
         let mut s = shard.lock().unwrap_or_else(|p| p.into_inner());
         let per_shard = self.per_shard;
         let tat = match s.tat.get(&key) {
-            Some(t) => *t,
+            Some(slot) => slot.tat,
             None => {
+                let net = self.hasher.hash_one(network_of(f.ip)) as u32;
+                let keep = matches!(rate.per, Per::Network | Per::Asn);
+                if !keep && s.crowded.contains(&net) {
+                    return overflow(&mut s, (rule, net), rate, now, per_shard);
+                }
                 if s.tat.len() >= per_shard {
                     s.since_sweep += 1;
-                    if !s.saturated || s.since_sweep >= per_shard / 8 {
-                        s.tat.retain(|_, t| *t > now);
-                        s.since_sweep = 0;
-                        s.saturated = s.tat.len() >= per_shard;
+                    if !s.saturated || s.since_sweep >= (per_shard / 64).max(1) {
+                        s.sweep(now, per_shard);
+                        if s.saturated {
+                            // Still full of live keys: the network holding
+                            // most pays, when it holds a share worth the
+                            // eviction's cost (a sixty-fourth).
+                            let least = u32::try_from(per_shard / 64).unwrap_or(u32::MAX).max(2);
+                            if s.evict_heaviest(least) == Some(net) && !keep {
+                                return overflow(&mut s, (rule, net), rate, now, per_shard);
+                            }
+                        }
                     }
                 }
                 if s.tat.len() >= per_shard {
-                    // Full of live keys: new keys share one bucket.
-                    let t = s.overflow.get(&rule).copied().unwrap_or(0);
-                    let (next, wait) = gcra(rate, t, now);
-                    if wait.is_none() {
-                        s.overflow.insert(rule, next);
-                    }
-                    return wait;
+                    // Full, no network to evict yet: this network's new
+                    // keys share its own bucket.
+                    return overflow(&mut s, (rule, net), rate, now, per_shard);
                 }
+                if !keep {
+                    *s.nets.entry(net).or_insert(0) += 1;
+                }
+                s.tat.insert(key, Slot { tat: 0, net, keep });
                 0
             }
         };
         let (next, wait) = gcra(rate, tat, now);
-        if wait.is_none() {
-            s.tat.insert(key, next);
+        if wait.is_none()
+            && let Some(slot) = s.tat.get_mut(&key)
+        {
+            slot.tat = next;
         }
         wait
     }
+}
+
+/// Counts a request in the bucket `(rule, network)` new keys share (at
+/// most a quarter of a shard of them; past it the oldest buckets go).
+fn overflow(s: &mut Shard, at: (u32, u32), rate: &Rate, now: u64, per_shard: usize) -> Option<u64> {
+    let t = match s.overflow.get(&at) {
+        Some(t) => *t,
+        None => {
+            if s.overflow.len() >= (per_shard / 4).max(16) {
+                s.overflow.retain(|_, t| *t > now);
+                if s.overflow.len() >= (per_shard / 4).max(16) {
+                    s.overflow.clear();
+                }
+            }
+            0
+        }
+    };
+    let (next, wait) = gcra(rate, t, now);
+    if wait.is_none() {
+        s.overflow.insert(at, next);
+    }
+    wait
 }
 
 /// One step of the generic cell rate algorithm: the new theoretical
@@ -381,30 +472,82 @@ mod tests {
         assert!(rates.hit(2, &net, &v6("2001:db8:1:ffff::2")).is_some());
     }
 
+    /// Found by a probe: a flood from one IPv6 /48 filled the table, and
+    /// then every new visitor, from any network, shared one bucket with it
+    /// and was limited on its first request. The flood is now charged to
+    /// its own network.
     #[test]
-    fn a_flood_of_new_keys_stays_bounded_and_shares_one_bucket() {
+    fn a_flood_is_charged_to_its_own_network() {
+        let rates = Rates::new(4096);
+        let per_ip = Rate::parse("60/min per ip").expect("rate");
+        let per_net = Rate::parse("1000/min per network").expect("rate");
+        let flood = |i: u32, now_ms: u64| Facts {
+            ip: IpAddr::from([0x2001, 0xdb8, 0x66, (i >> 16) as u16, i as u16, 0, 0, 1]),
+            ..facts("0.0.0.0", now_ms)
+        };
+        let (mut limited, mut net_limited) = (0, 0);
+        for i in 0..30_000u32 {
+            let f = flood(i, 1_000 + u64::from(i / 100));
+            if rates.hit(0, &per_ip, &f).is_some() {
+                limited += 1;
+            }
+            if rates.hit(1, &per_net, &f).is_some() {
+                net_limited += 1;
+            }
+            assert!(rates.len() <= 4096, "{}", rates.len());
+        }
+        // Past the bound, the flood's new addresses share its own bucket.
+        // (the table itself, and a burst of its bucket in each shard).
+        assert!(limited > 24_000, "{limited}");
+        // Its network's own key was never evicted: the network rate held.
+        assert!(net_limited > 28_900, "{net_limited}");
+        // Visitors from thirty other networks: each its own, first
+        // request allowed, in both rules.
+        for v in 0..30u8 {
+            let f = Facts {
+                ip: IpAddr::from([198, 51, v, 7]),
+                ..facts("0.0.0.0", 1_400)
+            };
+            assert_eq!(rates.hit(0, &per_ip, &f), None, "visitor {v}");
+            assert_eq!(rates.hit(1, &per_net, &f), None, "visitor {v}");
+            let f6 = Facts {
+                ip: IpAddr::from([0x2001, 0xdb8, 0x100 + u16::from(v), 0, 0, 0, 0, 1]),
+                ..f
+            };
+            assert_eq!(rates.hit(0, &per_ip, &f6), None, "visitor {v} over IPv6");
+        }
+        // Once the keys run out (a minute later) the table takes the flood's
+        // network on its own again.
+        let f = flood(40_000, 200_000);
+        assert_eq!(rates.hit(0, &per_ip, &f), None);
+        assert!(rates.len() <= 4096);
+    }
+
+    /// A flood from many networks at once, none holding much: each
+    /// network's new keys share that network's bucket, bounded work and
+    /// memory, and a visitor from a quiet network is still alone.
+    #[test]
+    fn a_flood_from_everywhere_stays_bounded() {
         let rates = Rates::new(1600);
         let rate = Rate::parse("2/s per ip").expect("rate");
-        let mut limited = 0;
         for i in 0..200_000u32 {
             let ip = std::net::Ipv4Addr::from(0x0a00_0000 + i);
             let f = Facts {
                 ip: ip.into(),
                 ..facts("0.0.0.0", 5_000)
             };
-            if rates.hit(0, &rate, &f).is_some() {
-                limited += 1;
-            }
+            let _ = rates.hit(0, &rate, &f);
         }
         assert!(rates.len() <= 1600, "{}", rates.len());
-        // Past the bound, new keys shared one bucket of two.
-        assert!(limited > 190_000, "{limited}");
-        // Once the keys run out (a second later) the table takes new ones.
         let f = Facts {
             ip: "203.0.113.9".parse().expect("ip"),
-            ..facts("0.0.0.0", 7_000)
+            ..facts("0.0.0.0", 5_000)
         };
         assert_eq!(rates.hit(0, &rate, &f), None);
-        assert!(rates.len() <= 1600);
+        assert_eq!(rates.hit(0, &rate, &f), None);
+        assert!(
+            rates.hit(0, &rate, &f).is_some(),
+            "its own rate still holds"
+        );
     }
 }

@@ -515,3 +515,66 @@ fn the_presets_are_clean_and_do_what_they_say() {
         "unregistered-robots"
     );
 }
+
+/// Found by a probe: a one-rule `action: challenge` policy was "clean"
+/// and challenged `/robots.txt`. The protocol files are now refused or
+/// challenged only by a rule that names them, and `policy check` warns on
+/// a policy that refuses browsers or verified search engines, challenges
+/// them, or counts keys slower than one a minute.
+#[test]
+fn the_protocol_files_and_who_a_policy_hurts() {
+    let challenge_all = "rules:\n  - {name: everyone, action: challenge}\n";
+    let p = compile(challenge_all);
+    for path in [
+        "/robots.txt",
+        "/robots.txt?x=1",
+        "/./robots.txt",
+        "/.well-known/http-message-signatures-directory",
+    ] {
+        let d = p.decide(&req(path, "Firefox"), &Rates::default());
+        assert_eq!((d.action, d.rule), (Action::Allow, "default"), "{path}");
+    }
+    assert_eq!(
+        p.decide(&req("/", "Firefox"), &Rates::default()).action,
+        Action::Challenge
+    );
+    assert_eq!(
+        messages(challenge_all),
+        [
+            "p.yaml:2: warning: rule `everyone`: a verified search engine's request for / is challenged: search engines do not pass challenges, and a site they cannot crawl leaves their results; allow `identity: verified` before this rule"
+        ]
+    );
+    // A rule that names robots.txt refuses it, and is warned about.
+    let named = "rules:\n  - {name: no-robots, path: /robots.txt, action: deny}\n";
+    let named_policy = compile(named);
+    let d = named_policy.decide(&req("/robots.txt", "Firefox"), &Rates::default());
+    assert_eq!((d.action, d.rule), (Action::Deny, "no-robots"));
+    assert!(
+        messages(named)
+            .iter()
+            .any(|m| m.contains("rule `no-robots`: /robots.txt is refused")),
+        "{:?}",
+        messages(named)
+    );
+    // A default that refuses: browsers and search engines both.
+    let m = messages("rules: []\ndefault: deny\n");
+    assert!(
+        m.iter()
+            .any(|m| m.contains("a verified search engine's request for / is refused")),
+        "{m:?}"
+    );
+    assert!(
+        m.iter()
+            .any(|m| m.contains("a person's browser asking for / is refused")),
+        "{m:?}"
+    );
+    assert!(!m.iter().any(|m| m.contains("robots.txt")), "{m:?}");
+    // Keys that live an hour.
+    let m = messages("rules:\n  - {name: hourly, rate: 1/h per ip, action: limit}\n");
+    assert!(
+        m.iter().any(|m| m
+            .contains("rule `hourly`: a rate slower than one request a minute (one every 3600 s)")),
+        "{m:?}"
+    );
+    assert!(messages("rules:\n  - {name: ok, rate: 1/min per ip, action: limit}\n").is_empty());
+}
