@@ -47,6 +47,8 @@ fuzz_target!(|data: &[u8]| {
                 lists: 1 << (i % 5),
                 robots: Some(&closed),
                 now_ms: 1_000 * i as u64,
+                navigation: true,
+                passed: false,
             };
             let d = policy.decide(&f, &rates);
             assert_ne!(d.action, Action::Label);

@@ -120,6 +120,8 @@ fn main() {
             lists: 0,
             robots: Some(&closed),
             now_ms: 1_000_000 + n as u64,
+            navigation: true,
+            passed: false,
         };
         let d = policy.decide(&facts, &rates);
         times.push(t.elapsed());

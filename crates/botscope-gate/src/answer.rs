@@ -126,7 +126,8 @@ pub struct Answer {
     pub retry_after: Option<u64>,
     /// The `label` rules that matched, and their headers.
     pub labels: Vec<(String, Vec<(String, String)>)>,
-    /// The policy would challenge, and the client's pass held.
+    /// The client held a valid challenge pass (the challenge rules'
+    /// rates were ten times higher for it).
     pub passed: bool,
 }
 
@@ -207,6 +208,19 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
             botscope_httpsig::Outcome::Unverified => Signature::Unverified,
         },
     };
+    // A pass is read only from a client that sends one (its HMAC checked):
+    // it raises the challenge rules' rates tenfold.
+    let passed = text(h, "cookie").is_some_and(|c| {
+        c.contains(crate::challenge::COOKIE)
+            && g.challenges
+                .passes(&c, ip, user_agent, unix_now_ms() / 1000)
+    });
+    let navigation = botscope_policy::is_navigation(
+        text(h, "sec-fetch-mode").as_deref(),
+        text(h, "sec-fetch-dest").as_deref(),
+        text(h, "accept").as_deref(),
+        &path,
+    );
     let (action, rule, retry_after, labels) = match &snap.policy {
         Some(policy) => {
             let (served, _) = choose(&snap.robots, &placed);
@@ -230,6 +244,8 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
                 lists: snap.lists.bits(ip),
                 robots: matcher.as_ref().map(|_| &closed as &dyn Fn(&str) -> bool),
                 now_ms: unix_now_ms(),
+                navigation,
+                passed,
             };
             let d = policy.decide(&facts, &g.rates);
             let labels = d
@@ -250,14 +266,6 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
         }
         None => (Action::Allow, "default".to_owned(), None, Vec::new()),
     };
-    // A client that passed a challenge is let through where the policy
-    // would challenge it (and only there), while its pass holds.
-    let passed = action == Action::Challenge
-        && text(h, "cookie").is_some_and(|c| {
-            g.challenges
-                .passes(&c, ip, user_agent, unix_now_ms() / 1000)
-        });
-    let action = if passed { Action::Allow } else { action };
     g.counters.count(&rule, action);
     let a = Answer {
         client: ip,
@@ -510,7 +518,18 @@ pub(crate) async fn pass(
     let token = param(query, "t").unwrap_or_default();
     let work = param(query, "n").and_then(|n| n.parse::<u64>().ok());
     let now = unix_now_ms() / 1000;
-    match g.challenges.check_token(&token, work, ip, ua, now) {
+    let checked = g
+        .challenges
+        .check_token(&token, work, ip, ua, now)
+        .map_err(|why| why.as_str().to_owned())
+        .and_then(|()| {
+            if g.challenges.may_give(ip, now) {
+                Ok(())
+            } else {
+                Err("this network was given as many passes as it may have this hour; try again later".to_owned())
+            }
+        });
+    match checked {
         Ok(()) => {
             let pass = g.challenges.pass(ip, ua, now);
             let life = g.challenges.config().pass_life.as_secs();
@@ -531,15 +550,21 @@ pub(crate) async fn pass(
             r
         }
         Err(why) => {
-            // Too early: the same token, whose wait is running; else a new one.
-            let token = if why == crate::challenge::Refused::TooEarly {
-                token
+            // Too early: the same token, whose wait is running, and the
+            // time left; else a new one.
+            let left = g.challenges.wait_left(&token, now);
+            let (token, why) = if work.is_none()
+                && left > 0
+                && why == crate::challenge::Refused::TooEarly.as_str()
+            {
+                let s = if left == 1 { "" } else { "s" };
+                (token, format!("{why}: {left} second{s} left"))
             } else {
-                g.challenges.token(ip, ua, now)
+                (g.challenges.token(ip, ua, now), why)
             };
             challenge_response(
                 StatusCode::UNAUTHORIZED,
-                crate::challenge::page(&g.challenges, &token, &back, Some(why.as_str())),
+                crate::challenge::page(&g.challenges, &token, &back, Some(&why)),
             )
         }
     }

@@ -32,6 +32,13 @@ pub const PREFIX: &str = "/.botscope/";
 pub const COOKIE: &str = "botscope_pass";
 /// The longest `back` address kept.
 const MAX_BACK: usize = 2_048;
+/// Passes given to one network (/24, /48) in an hour at most: a farm of
+/// passes fetched without JavaScript runs dry, an office of people does
+/// not.
+pub const PASSES_PER_NETWORK_HOUR: u32 = 30;
+/// Networks whose passes are counted at most (the count restarts when
+/// full).
+const COUNTED_NETWORKS: usize = 65_536;
 
 /// How challenges are made.
 #[derive(Clone)]
@@ -77,6 +84,8 @@ impl ChallengeConfig {
 pub struct Challenges {
     key: hmac::Key,
     cfg: ChallengeConfig,
+    /// Passes given this hour, by network: (the hour, counts).
+    given: std::sync::Mutex<(u64, std::collections::HashMap<IpAddr, u32>)>,
 }
 
 impl std::fmt::Debug for Challenges {
@@ -149,7 +158,39 @@ impl Challenges {
         Challenges {
             key: hmac::Key::new(hmac::HMAC_SHA256, &cfg.key),
             cfg,
+            given: std::sync::Mutex::new((0, std::collections::HashMap::new())),
         }
+    }
+
+    /// Counts a pass given to `ip`'s network at `now` (Unix seconds):
+    /// false, and nothing counted, past [`PASSES_PER_NETWORK_HOUR`].
+    pub fn may_give(&self, ip: IpAddr, now: u64) -> bool {
+        let (net, _) = botscope_policy::network_of(ip);
+        let hour = now / 3600;
+        let mut g = self.given.lock().unwrap_or_else(|p| p.into_inner());
+        if g.0 != hour || g.1.len() >= COUNTED_NETWORKS {
+            *g = (hour, std::collections::HashMap::new());
+        }
+        let n = g.1.entry(net).or_insert(0);
+        if *n >= PASSES_PER_NETWORK_HOUR {
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
+    /// Seconds left before the no-JavaScript path of `token` opens (0 when
+    /// open, or when the token does not read).
+    pub fn wait_left(&self, token: &str, now: u64) -> u64 {
+        token
+            .split('.')
+            .next()
+            .and_then(|t| t.parse::<u64>().ok())
+            .map_or(0, |issued| {
+                issued
+                    .saturating_add(self.cfg.delay.as_secs())
+                    .saturating_sub(now)
+            })
     }
 
     /// How challenges are made.
@@ -344,6 +385,26 @@ a:focus{outline:3px solid #1a1a1a;outline-offset:2px}\
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A farm of passes runs dry: one network is given at most its
+    /// passes an hour; another network, and the next hour, are not.
+    #[test]
+    fn passes_per_network_and_hour_are_bounded() {
+        let c = Challenges::new(ChallengeConfig::new(vec![7; 32]));
+        let ip = |s: &str| s.parse::<IpAddr>().expect("ip");
+        let now = 1_790_000_000;
+        for i in 0..PASSES_PER_NETWORK_HOUR {
+            assert!(c.may_give(ip(&format!("192.0.2.{}", i % 250)), now), "{i}");
+        }
+        assert!(!c.may_give(ip("192.0.2.77"), now + 10));
+        assert!(c.may_give(ip("192.0.3.1"), now + 10));
+        assert!(c.may_give(ip("192.0.2.77"), now + 3_600));
+        assert_eq!(
+            c.wait_left(&c.token(ip("192.0.2.1"), "ua", now), now + 2),
+            3
+        );
+        assert_eq!(c.wait_left("junk", now), 0);
+    }
 
     fn c() -> Challenges {
         Challenges::new(ChallengeConfig {

@@ -194,6 +194,8 @@ pub fn replay_with(
             lists: lists.bits(rec.ip),
             robots: matcher.as_ref().map(|_| &closed as &dyn Fn(&str) -> bool),
             now_ms: u64::try_from(rec.time).unwrap_or(0).saturating_mul(1000),
+            navigation: botscope_policy::is_navigation(None, None, None, &rec.path),
+            passed: false,
         };
         let d = policy.decide(&facts, &rates);
         each(lines, d.rule, d.action);

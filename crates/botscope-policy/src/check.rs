@@ -157,6 +157,8 @@ fn hurts(policy: &Policy) -> Vec<Finding> {
         lists: 0,
         robots: None,
         now_ms: 1_000,
+        navigation: true,
+        passed: false,
     };
     let googlebot = Facts {
         user_agent: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",

@@ -42,6 +42,8 @@
 //!     lists: 0,
 //!     robots: None,
 //!     now_ms: 1_000,
+//!     navigation: true,
+//!     passed: false,
 //! };
 //! let answers: Vec<_> = (0..3).map(|_| policy.decide(&scraper, &rates)).collect();
 //! assert_eq!(answers[0].action, Action::Allow);
@@ -70,10 +72,12 @@ pub use parse::{
     MAX_ITEMS, MAX_NAME_CHARS, MAX_PATTERN_BYTES, MAX_POLICY_BYTES, MAX_REGEX_BYTES,
     MAX_REGEX_CHARS, MAX_RULES, Parsed, categories, parse,
 };
-pub use policy::{Conditions, PathSet, Policy, Refused, Rule};
+pub use policy::{
+    Conditions, PASS_FACTOR, PathSet, Policy, Refused, Rule, SUBRESOURCE_FACTOR, is_protocol_file,
+};
 pub use presets::{PRESETS, preset};
 pub use rate::{DEFAULT_MAX_KEYS, MAX_COUNT, Per, Rate, Rates, network_of};
-pub use target::{normalize_pattern, normalize_target};
+pub use target::{is_navigation, normalize_pattern, normalize_target};
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -199,6 +199,16 @@ pub struct Facts<'a> {
     /// The request's time, in milliseconds (the gate's clock, or the log's
     /// for a replay): rates are counted in it.
     pub now_ms: u64,
+    /// A page a person navigates to, not a subresource of one (an image,
+    /// a stylesheet, a script, a fetch): [`is_navigation`](crate::is_navigation).
+    /// Only navigations count toward a `challenge` rule's rate, and a
+    /// subresource is never challenged (allowed, or limited at ten times
+    /// the rule's rate).
+    pub navigation: bool,
+    /// The client holds a challenge pass: a `challenge` rule's rate is ten
+    /// times higher for it, and a `challenge` rule without a rate does
+    /// not apply to it.
+    pub passed: bool,
 }
 
 impl std::fmt::Debug for Facts<'_> {
@@ -216,6 +226,8 @@ impl std::fmt::Debug for Facts<'_> {
             .field("lists", &self.lists)
             .field("robots", &self.robots.is_some())
             .field("now_ms", &self.now_ms)
+            .field("navigation", &self.navigation)
+            .field("passed", &self.passed)
             .finish()
     }
 }

@@ -98,6 +98,58 @@ pub struct Rule {
     pub headers: Vec<(String, String)>,
 }
 
+/// How much higher a `challenge` rule's rate is for a client holding a
+/// pass: a pass raises the limit, it does not lift it.
+pub const PASS_FACTOR: u32 = 10;
+/// How much higher a `challenge` rule's rate is for subresources (counted
+/// apart from pages): a gallery's thumbnails load, a flood of them is
+/// limited.
+pub const SUBRESOURCE_FACTOR: u32 = 10;
+
+/// What a `challenge` rule does to a request whose other conditions hold.
+enum Step {
+    /// Not this rule's: go on to the next.
+    Skip,
+    /// Challenge (after a rate: the wait).
+    Apply(Option<u64>),
+    /// A subresource over its rate: limited, never challenged.
+    Limit(u64),
+}
+
+/// A `challenge` rule's rate counts pages; subresources are counted apart
+/// at [`SUBRESOURCE_FACTOR`] times the rate and limited over it, never
+/// challenged (a challenge page in place of an image breaks the page a
+/// person is reading); a pass multiplies both by [`PASS_FACTOR`], and a
+/// rule without a rate does not apply to a client holding one.
+fn challenge_step(rule: &Rule, f: &Facts, rates: &Rates) -> Step {
+    let Some(rate) = &rule.when.rate else {
+        return match (f.passed, f.navigation) {
+            (true, _) => Step::Skip,
+            (false, true) => Step::Apply(None),
+            (false, false) => Step::Limit(60_000),
+        };
+    };
+    let mut factor = 1u32;
+    let mut id = rule.id;
+    if f.passed {
+        factor = factor.saturating_mul(PASS_FACTOR);
+        id = id.wrapping_add(1);
+    }
+    if !f.navigation {
+        factor = factor.saturating_mul(SUBRESOURCE_FACTOR);
+        id = id.wrapping_add(2);
+    }
+    let scaled = Rate {
+        count: rate.count.saturating_mul(factor),
+        ..*rate
+    };
+    match (rates.hit(id, &scaled, f), f.navigation) {
+        (None, _) => Step::Skip,
+        (Some(wait), true) => Step::Apply(Some(wait)),
+        (Some(wait), false) => Step::Limit(wait),
+    }
+}
+
 /// Whether a path (in normal form) is a protocol file: `/robots.txt`, or
 /// under `/.well-known/` (key directories, security.txt). A client that
 /// cannot read them cannot obey them.
@@ -228,7 +280,21 @@ impl Policy {
                 continue;
             }
             let mut retry_after_ms = None;
-            if let Some(rate) = &rule.when.rate {
+            if rule.action == Action::Challenge {
+                match challenge_step(rule, f, rates) {
+                    Step::Skip => continue,
+                    Step::Apply(wait) => retry_after_ms = wait,
+                    Step::Limit(wait) => {
+                        return Decision {
+                            action: Action::Limit,
+                            rule: &rule.name,
+                            index: Some(i),
+                            labels,
+                            retry_after_ms: Some(wait),
+                        };
+                    }
+                }
+            } else if let Some(rate) = &rule.when.rate {
                 match rates.hit(rule.id, rate, f) {
                     None => continue,
                     Some(wait) => retry_after_ms = Some(wait),

@@ -418,6 +418,8 @@ mod tests {
             lists: 0,
             robots: None,
             now_ms,
+            navigation: true,
+            passed: false,
         }
     }
 

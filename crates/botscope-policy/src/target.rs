@@ -283,6 +283,77 @@ pub fn normalize_pattern(p: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| p.to_owned()))
 }
 
+/// Extensions of what a page loads rather than what a person opens.
+const SUBRESOURCE_EXTENSIONS: [&str; 22] = [
+    "css", "js", "mjs", "map", "png", "jpg", "jpeg", "gif", "webp", "avif", "svg", "ico", "bmp",
+    "woff", "woff2", "ttf", "otf", "eot", "mp4", "webm", "mp3", "ogg",
+];
+
+/// Whether a request is a page a person navigates to, rather than a
+/// subresource a page loads (an image, a stylesheet, a script, a font, a
+/// fetch). A browser says so in its fetch metadata (`Sec-Fetch-Dest:
+/// document`, `Sec-Fetch-Mode: navigate`); without it (an older browser,
+/// a robot, a log line), an `Accept` that names HTML is a page, one that
+/// names only an image, a stylesheet, a script, JSON or a font is not, and
+/// else the path's extension decides. What nothing marks as a subresource
+/// is a page: a client cannot escape a page rate by sending no headers.
+///
+/// ```
+/// use botscope_policy::is_navigation;
+/// assert!(is_navigation(Some("navigate"), Some("document"), None, "/gallery"));
+/// assert!(!is_navigation(Some("no-cors"), Some("image"), None, "/thumb/1"));
+/// assert!(is_navigation(None, None, Some("text/html,*/*;q=0.8"), "/a"));
+/// assert!(!is_navigation(None, None, Some("image/avif,image/webp,*/*"), "/a"));
+/// assert!(!is_navigation(None, None, None, "/static/app.js?v=3"));
+/// assert!(is_navigation(None, None, None, "/shop/item?id=1"));
+/// ```
+pub fn is_navigation(
+    sec_fetch_mode: Option<&str>,
+    sec_fetch_dest: Option<&str>,
+    accept: Option<&str>,
+    path: &str,
+) -> bool {
+    if let Some(dest) = sec_fetch_dest.map(str::trim).filter(|d| !d.is_empty()) {
+        return ["document", "iframe", "frame", "fencedframe"]
+            .iter()
+            .any(|d| dest.eq_ignore_ascii_case(d));
+    }
+    if let Some(mode) = sec_fetch_mode.map(str::trim).filter(|m| !m.is_empty()) {
+        return mode.eq_ignore_ascii_case("navigate")
+            || mode.eq_ignore_ascii_case("nested-navigate");
+    }
+    if let Some(accept) = accept {
+        let a = accept.to_ascii_lowercase();
+        if a.contains("text/html") || a.contains("application/xhtml") {
+            return true;
+        }
+        let first = a.split(',').next().unwrap_or("").trim();
+        if [
+            "image/",
+            "text/css",
+            "application/json",
+            "application/javascript",
+            "text/javascript",
+            "font/",
+            "audio/",
+            "video/",
+        ]
+        .iter()
+        .any(|p| first.starts_with(p))
+        {
+            return false;
+        }
+    }
+    let p = path.split(['?', '#']).next().unwrap_or(path);
+    let last = p.rsplit('/').next().unwrap_or(p);
+    match last.rsplit_once('.') {
+        Some((_, ext)) => !SUBRESOURCE_EXTENSIONS
+            .iter()
+            .any(|e| ext.eq_ignore_ascii_case(e)),
+        None => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

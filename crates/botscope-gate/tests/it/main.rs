@@ -625,7 +625,7 @@ fn identity_at_request_time_and_the_balanced_policy() {
 
     let health: serde_json::Value =
         serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
-    assert_eq!(health["policy"]["rules"], 12, "{health}");
+    assert_eq!(health["policy"]["rules"], 13, "{health}");
     // Times as RFC 3339, as everywhere the gate shows one.
     assert!(
         health["loaded"]
@@ -1043,7 +1043,9 @@ fn a_challenge_is_passed_with_or_without_javascript() {
     let early = get_with(g.addr, &link, "192.0.2.7", firefox, "");
     assert_eq!(early.status, 401);
     assert!(
-        early.body.contains("the wait is not over yet"),
+        early
+            .body
+            .contains("the wait is not over yet: 1 second left"),
         "{}",
         early.body
     );
@@ -1256,6 +1258,27 @@ fn nginx_with_the_policy_configuration_of_the_gate_guide() {
     // Without the pass, still challenged.
     let r = nginx.get("127.0.0.4", "/shop.html", &firefox);
     assert_eq!(r.status, 401);
+    // The pass raises the page rate tenfold (2 a minute: 20), then the
+    // client is challenged again.
+    let with_pass = format!("{firefox}Cookie: {cookie}\r\n");
+    let pages: Vec<u16> = (0..22)
+        .map(|_| nginx.get("127.0.0.4", "/shop.html", &with_pass).status)
+        .collect();
+    assert!(pages[..19].iter().all(|s| *s == 200), "{pages:?}");
+    assert_eq!(pages[21], 401, "{pages:?}");
+    // Subresources are never answered with the challenge: a browser over
+    // its page rate still gets its images, and past ten times the rate a
+    // 429, not the challenge page.
+    let image = format!("{firefox}Sec-Fetch-Dest: image\r\nSec-Fetch-Mode: no-cors\r\n");
+    let page = format!("{firefox}Sec-Fetch-Dest: document\r\nSec-Fetch-Mode: navigate\r\n");
+    let _ = nginx.get("127.0.0.5", "/shop.html", &page);
+    let _ = nginx.get("127.0.0.5", "/shop.html", &page);
+    assert_eq!(nginx.get("127.0.0.5", "/shop.html", &page).status, 401);
+    let images: Vec<u16> = (0..22)
+        .map(|_| nginx.get("127.0.0.5", "/index.html", &image).status)
+        .collect();
+    assert!(images[..19].iter().all(|s| *s == 200), "{images:?}");
+    assert_eq!(images[21], 429, "{images:?}");
 }
 
 /// The policy the front-server tests run: robots.txt and the protocol

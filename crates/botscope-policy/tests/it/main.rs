@@ -26,6 +26,8 @@ fn req<'a>(path: &'a str, ua: &'a str) -> Facts<'a> {
         lists: 0,
         robots: None,
         now_ms: 1_000_000,
+        navigation: true,
+        passed: false,
     }
 }
 
@@ -577,4 +579,118 @@ fn the_protocol_files_and_who_a_policy_hurts() {
         "{m:?}"
     );
     assert!(messages("rules:\n  - {name: ok, rate: 1/min per ip, action: limit}\n").is_empty());
+}
+
+/// Found by a probe: `browsers-too-fast` counted images, stylesheets and
+/// scripts, so paging a gallery of 60 thumbnails every few seconds got
+/// pages of broken images (a subresource was answered with the challenge
+/// page); and a pass farmed without JavaScript let every request through
+/// for a day. Pages count, subresources are never challenged, and a pass
+/// raises the limits tenfold.
+#[test]
+fn pages_count_subresources_are_never_challenged_and_a_pass_raises_limits() {
+    let policy = compile(botscope_policy::preset("balanced").expect("preset"));
+    let rates = Rates::default();
+    let firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0";
+    let at = |path: &'static str, now_ms: u64, navigation: bool, passed: bool| Facts {
+        ip: "198.51.100.20".parse().expect("ip"),
+        now_ms,
+        navigation,
+        passed,
+        ..req(path, firefox)
+    };
+    // A person paging a gallery: a page and its 60 thumbnails every 3 s,
+    // for ten minutes. Nothing challenged, nothing limited.
+    for page in 0..200u64 {
+        let now = 1_000_000 + page * 3_000;
+        let d = policy.decide(&at("/gallery", now, true, false), &rates);
+        assert_eq!(d.action, Action::Allow, "page {page}: {}", d.rule);
+        for _ in 0..60 {
+            let d = policy.decide(&at("/thumb.jpg", now, false, false), &rates);
+            assert_eq!(
+                d.action,
+                Action::Allow,
+                "thumbnail on page {page}: {}",
+                d.rule
+            );
+        }
+    }
+    // A scraper posing as a browser: its 601st page in a minute is
+    // challenged.
+    let scraper = |n: u64, navigation: bool, passed: bool| Facts {
+        ip: "198.18.1.1".parse().expect("ip"),
+        ..at("/item", 5_000_000 + n / 1_000, navigation, passed)
+    };
+    let first_challenge = (0..700)
+        .find(|&n| policy.decide(&scraper(n, true, false), &rates).action == Action::Challenge);
+    assert_eq!(first_challenge, Some(600));
+    // … and one that marks every request a subresource is limited at ten
+    // times the page rate, never challenged.
+    let small = compile(
+        "rules:\n  - {name: fast, category: browser, rate: 10/min per ip, action: challenge}\n",
+    );
+    let client = |ip: &'static str, navigation: bool, passed: bool| Facts {
+        ip: ip.parse().expect("ip"),
+        ..at("/item", 7_000_000, navigation, passed)
+    };
+    let answers: Vec<(Action, &str)> = (0..110)
+        .map(|_| {
+            let d = small.decide(&client("198.18.2.1", false, false), &rates);
+            (d.action, d.rule)
+        })
+        .collect();
+    assert!(answers.iter().all(|(a, _)| *a != Action::Challenge));
+    assert_eq!(
+        answers.iter().position(|(a, _)| *a == Action::Limit),
+        Some(100)
+    );
+    assert_eq!(answers[100].1, "fast");
+    // With a pass: ten times the page rate, then challenged again.
+    let again = (0..200).find(|_| {
+        small
+            .decide(&client("198.18.3.1", true, true), &rates)
+            .action
+            == Action::Challenge
+    });
+    assert_eq!(again, Some(100));
+    // A challenge rule without a rate (a list) does not apply to a pass
+    // holder, and limits a subresource instead of challenging it.
+    let listed = |navigation, passed| Facts {
+        ip: "198.18.4.1".parse().expect("ip"),
+        lists: list_bit("undeclared-bots").expect("list"),
+        ..at("/a", 20_000_000, navigation, passed)
+    };
+    let d = policy.decide(&listed(true, false), &rates);
+    assert_eq!(
+        (d.action, d.rule),
+        (Action::Challenge, "browsers-your-logs-caught-crawling")
+    );
+    assert_eq!(
+        policy.decide(&listed(true, true), &rates).action,
+        Action::Allow
+    );
+    let d = policy.decide(&listed(false, false), &rates);
+    assert_eq!((d.action, d.retry_after_ms), (Action::Limit, Some(60_000)));
+    // Claims not decided yet: a generous limit (120 a minute).
+    let unproven = |n: u64| Facts {
+        ip: "198.18.5.1".parse().expect("ip"),
+        identity: Identity::Unverifiable,
+        bot: Some("Googlebot"),
+        category: "search",
+        ..at("/p", 30_000_000 + n / 1_000, true, false)
+    };
+    let limited = (0..200).find(|&n| policy.decide(&unproven(n), &rates).action == Action::Limit);
+    assert_eq!(limited, Some(120));
+    assert_eq!(
+        policy.decide(&unproven(300), &rates).rule,
+        "claims-not-proven-yet"
+    );
+    // Feeds anywhere in the site.
+    for feed in ["/blog/index.xml", "/news/feed.xml", "/index.xml"] {
+        assert_eq!(
+            policy.decide(&at(feed, 1, true, false), &rates).rule,
+            "feeds",
+            "{feed}"
+        );
+    }
 }
