@@ -1387,68 +1387,8 @@ fn caddy_with_the_configuration_of_the_gate_guide() {
     // The web root's own robots.txt, drifted from the gate's: crawlers
     // must get the gate's.
     write(&www, "robots.txt", "User-agent: *\nAllow: /\n");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let site = block
-        .replace("127.0.0.1:8091", &g.addr.to_string())
-        .replace(":80 {", &format!("http://127.0.0.1:{port} {{"))
-        .replace("/var/www/html", &www.display().to_string());
-    assert_ne!(site, block, "the placeholders are in the documented block");
-    let caddyfile = d.path().join("Caddyfile");
-    std::fs::write(
-        &caddyfile,
-        format!("{{\n  admin off\n  auto_https off\n}}\n{site}"),
-    )
-    .unwrap();
-    let exe = ["/usr/bin/caddy", "caddy"]
-        .into_iter()
-        .find(|p| {
-            std::process::Command::new(p)
-                .arg("version")
-                .output()
-                .is_ok()
-        })
-        .expect("Caddy is needed (the test command in README installs it)");
-    let child = std::process::Command::new(exe)
-        .args(["run", "--adapter", "caddyfile", "--config"])
-        .arg(&caddyfile)
-        .env("HOME", d.path())
-        .env("XDG_DATA_HOME", d.path().join("data"))
-        .env("XDG_CONFIG_HOME", d.path().join("config"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("caddy starts");
-    struct Caddy(std::process::Child);
-    impl Drop for Caddy {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let mut caddy = Caddy(child);
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let t = Instant::now();
-    while TcpStream::connect(addr).is_err() {
-        if let Ok(Some(s)) = caddy.0.try_wait() {
-            panic!("caddy exited: {s}");
-        }
-        assert!(t.elapsed() < Duration::from_secs(20), "caddy listens");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let get = |from: [u8; 4], path: &str, more: &str| {
-        let mut s = socket2_connect(from, addr);
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        write!(
-            s,
-            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{more}Connection: close\r\n\r\n"
-        )
-        .unwrap();
-        read_response(s, path)
-    };
+    let caddy = Caddy::start(block, g.addr, &www, &d.path().join("robots"));
+    let get = |from: [u8; 4], path: &str, more: &str| caddy.get(from, path, more);
     let py = "User-Agent: python-requests/2.31.0\r\n";
     let r = get([127, 0, 0, 2], "/private/x", py);
     assert_eq!(r.status, 403, "{r:?}");
@@ -1521,6 +1461,186 @@ fn caddy_with_the_configuration_of_the_gate_guide() {
         &format!("{firefox}Cookie: {cookie}\r\n"),
     );
     assert_eq!((r.status, r.body.as_str()), (200, "the shop\n"), "{r:?}");
+}
+
+/// Debian's Caddy with a documented Caddyfile, its placeholders put right
+/// (`127.0.0.1:8091`: the gate; `:80`: a free loopback port;
+/// `127.0.0.1:8092`: another; `/var/www/html` and
+/// `/etc/botscope/robots`), stopped by its PID when dropped.
+struct Caddy {
+    child: std::process::Child,
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Caddy {
+    fn start(block: &str, gate: SocketAddr, www: &Path, robots: &Path) -> Caddy {
+        let d = tempfile::tempdir().unwrap();
+        let (port, spare) = (free_port(), free_port());
+        let site = block
+            .replace(":80 {", &format!("http://127.0.0.1:{port} {{"))
+            .replace("127.0.0.1:8091", &gate.to_string())
+            .replace("127.0.0.1:8092", &format!("127.0.0.1:{spare}"))
+            .replace("/var/www/html", &www.display().to_string())
+            .replace("/etc/botscope/robots", &robots.display().to_string());
+        assert_ne!(site, block, "the placeholders are in the documented block");
+        let caddyfile = d.path().join("Caddyfile");
+        std::fs::write(
+            &caddyfile,
+            format!("{{\n  admin off\n  auto_https off\n}}\n{site}"),
+        )
+        .unwrap();
+        let exe = ["/usr/bin/caddy", "caddy"]
+            .into_iter()
+            .find(|p| {
+                std::process::Command::new(p)
+                    .arg("version")
+                    .output()
+                    .is_ok()
+            })
+            .expect("Caddy is needed (the test command in README installs it)");
+        let child = std::process::Command::new(exe)
+            .args(["run", "--adapter", "caddyfile", "--config"])
+            .arg(&caddyfile)
+            .env("HOME", d.path())
+            .env("XDG_DATA_HOME", d.path().join("data"))
+            .env("XDG_CONFIG_HOME", d.path().join("config"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("caddy starts");
+        let mut caddy = Caddy {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            _dir: d,
+        };
+        let t = Instant::now();
+        while TcpStream::connect(caddy.addr).is_err()
+            || TcpStream::connect(("127.0.0.1", spare)).is_err()
+        {
+            if let Ok(Some(s)) = caddy.child.try_wait() {
+                panic!("caddy exited: {s}");
+            }
+            assert!(t.elapsed() < Duration::from_secs(20), "caddy listens");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        caddy
+    }
+
+    /// A request from `from` (a loopback address of its own), with more
+    /// header lines.
+    fn get(&self, from: [u8; 4], path: &str, more: &str) -> Res {
+        let mut s = socket2_connect(from, self.addr);
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {}\r\n{more}Connection: close\r\n\r\n",
+            self.addr
+        )
+        .unwrap();
+        read_response(s, path)
+    }
+}
+
+impl Drop for Caddy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The block of docs/gate.md that follows `after` and opens with
+/// "```lang".
+fn doc_block(after: &str, lang: &str) -> String {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gate.md"))
+            .unwrap();
+    let from = doc.find(after).unwrap_or_else(|| panic!("{after:?} in docs/gate.md"));
+    let open = format!("```{lang}\n");
+    let at = from + doc[from..].find(&open).expect("its block") + open.len();
+    doc[at..at + doc[at..].find("```").unwrap()].to_owned()
+}
+
+/// Found by a probe: with the gate stopped, the guide's nginx answered
+/// 500 for every page and 502 for `/robots.txt`, and Caddy 502. Both
+/// guides now fail open (and offer to fail closed), and `/robots.txt` and
+/// the feeds keep answering either way.
+#[test]
+fn a_stopped_gate_does_not_stop_the_site() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let g = policy_gate(d.path(), "rules: []\n");
+    let www = d.path().join("www");
+    write(&www, "index.html", "the site\n");
+    write(&www, "feed.xml", "<feed/>\n");
+    write(&www, "robots.txt", "User-agent: *\nAllow: /\n");
+    let rd = d.path().join("robots");
+    for p in [d.path(), &www, &rd] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    for f in [www.join("index.html"), www.join("feed.xml"), rd.join("default.txt")] {
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let robots = "User-agent: *\nDisallow: /private/\n";
+    let nginx_open = doc_block("## nginx", "nginx").replace("/etc/botscope/robots", &rd.display().to_string());
+    let closed_location = doc_block("### When the gate is down", "nginx");
+    let open_location = "    location @botscope_unavailable {\n        return 204;\n    }\n";
+    assert!(nginx_open.contains(open_location), "the fail-open location");
+    let nginx_closed = nginx_open.replace(open_location, &closed_location);
+    let caddy_open = doc_block("## Caddy", "caddyfile");
+    let caddy_closed = {
+        let last = "    handle {\n        respond 200\n    }\n";
+        assert!(caddy_open.contains(last), "the fail-open handle");
+        caddy_open.replace(last, &doc_block("To fail closed instead", "caddyfile"))
+    };
+    let gate = g.addr;
+    let nginx = [
+        Nginx::start(&nginx_open, gate, &www),
+        Nginx::start(&nginx_closed, gate, &www),
+    ];
+    let caddy = [
+        Caddy::start(&caddy_open, gate, &www, &rd),
+        Caddy::start(&caddy_closed, gate, &www, &rd),
+    ];
+    let fronts: Vec<(&str, Box<dyn Fn(&str) -> Res + '_>)> = vec![
+        ("nginx, fail open", Box::new(|p: &str| nginx[0].get("127.0.0.9", p, ""))),
+        ("nginx, fail closed", Box::new(|p: &str| nginx[1].get("127.0.0.9", p, ""))),
+        ("Caddy, fail open", Box::new(|p: &str| caddy[0].get([127, 0, 0, 9], p, ""))),
+        ("Caddy, fail closed", Box::new(|p: &str| caddy[1].get([127, 0, 0, 9], p, ""))),
+    ];
+    // With the gate up: the page, the gate's robots.txt, the feed.
+    for (name, get) in &fronts {
+        let r = get("/");
+        assert_eq!((r.status, r.body.as_str()), (200, "the site\n"), "{name}: {r:?}");
+        let r = get("/robots.txt");
+        assert_eq!((r.status, r.body.as_str()), (200, robots), "{name}: {r:?}");
+    }
+    drop(g);
+    for (name, get) in &fronts {
+        let closed = name.ends_with("closed");
+        let r = get("/");
+        if closed {
+            assert_eq!(r.status, 503, "{name}: {r:?}");
+            assert!(r.header("retry-after").is_some(), "{name}: {r:?}");
+            assert!(!r.body.contains("the site"), "{name}: {r:?}");
+        } else {
+            assert_eq!((r.status, r.body.as_str()), (200, "the site\n"), "{name}: {r:?}");
+        }
+        // The site's robots.txt is the gate's default.txt, never the web
+        // root's drifted copy; the feed answers.
+        let r = get("/robots.txt");
+        assert_eq!((r.status, r.body.as_str()), (200, robots), "{name}: {r:?}");
+        let r = get("/feed.xml");
+        assert_eq!((r.status, r.body.as_str()), (200, "<feed/>\n"), "{name}: {r:?}");
+    }
 }
 
 /// A policy edited into an error is not taken: the gate keeps deciding
