@@ -1,13 +1,18 @@
 //! The accept loop of botscope's servers (the web application, the gate):
 //! what a stranger's connection may hold. At most `connections` at once,
-//! and `per_client` from one client (an IPv6 client by its /64; peers the
-//! caller exempts, such as a trusted front proxy, are not counted per
-//! client), so that one client's idle connections cannot keep others out
-//! (the next are closed at once, with a log line at most once a second);
-//! a connection's request head must arrive within `header_timeout`, and
-//! an idle keep-alive connection is closed after the same time; on
-//! shutdown the requests in flight get `shutdown_grace`, then the loop
-//! returns whatever is still running.
+//! and `per_client` from one client (an IPv6 client by its /64), so that
+//! one client's idle connections cannot keep others out. Peers the caller
+//! exempts (a trusted front proxy) have a pool of their own, as large,
+//! and are not counted per client: strangers filling theirs never keep
+//! the front server out. When the strangers' pool is full, the idle
+//! connection that waited longest is closed to make room (one busy with
+//! a request is never cut); only when every one is busy is the new one
+//! closed at once (with a log line at most once a second). A stranger's
+//! request head must arrive within `first_request` (and so must every
+//! head on its connection); an exempt peer's within `header_timeout`, the
+//! time an idle keep-alive connection may stay. On shutdown the requests
+//! in flight get `shutdown_grace`, then the loop returns whatever is
+//! still running.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -31,7 +36,11 @@ pub struct ConnectionLimits {
     pub header_timeout: Duration,
     /// Time the requests in flight get on shutdown.
     pub shutdown_grace: Duration,
-    /// Peers not counted per client (a trusted front proxy).
+    /// Time a stranger's (not exempt) request head may take, the first
+    /// and the next on the same connection.
+    pub first_request: Duration,
+    /// Peers with a pool of their own, not counted per client (a trusted
+    /// front proxy).
     pub exempt: Arc<dyn Fn(IpAddr) -> bool + Send + Sync>,
 }
 
@@ -42,6 +51,7 @@ impl std::fmt::Debug for ConnectionLimits {
             .field("per_client", &self.per_client)
             .field("header_timeout", &self.header_timeout)
             .field("shutdown_grace", &self.shutdown_grace)
+            .field("first_request", &self.first_request)
             .finish_non_exhaustive()
     }
 }
@@ -54,6 +64,7 @@ impl Default for ConnectionLimits {
             per_client: 64,
             header_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(3),
+            first_request: Duration::from_secs(10),
             exempt: Arc::new(|_| false),
         }
     }
@@ -91,12 +102,21 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.connections.max(1)));
+    let exempt_slots = Arc::new(tokio::sync::Semaphore::new(limits.connections.max(1)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
-        .max_buf_size(64 * 1024);
+    let builder = |timeout: Duration| {
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(timeout)
+            .max_buf_size(64 * 1024);
+        http
+    };
+    let http_exempt = builder(limits.header_timeout);
+    let http_stranger = builder(limits.first_request.min(limits.header_timeout));
     let per_client: Arc<std::sync::Mutex<HashMap<IpAddr, usize>>> = Arc::default();
+    // Strangers' connections, oldest first, for making room.
+    let mut open: std::collections::VecDeque<std::sync::Weak<Conn>> =
+        std::collections::VecDeque::new();
     let mut last_refusal: Option<Instant> = None;
     let mut refused = 0u64;
     tokio::pin!(shutdown);
@@ -114,13 +134,22 @@ where
                 }
             },
         };
-        let mine = if (limits.exempt)(peer.ip()) {
+        let exempt = (limits.exempt)(peer.ip());
+        let mine = if exempt {
             Some(None)
         } else {
             ClientSlot::take(&per_client, client_key(peer.ip()), limits.per_client).map(Some)
         };
-        let slot = slots.clone().try_acquire_owned();
-        let (Some(mine), Ok(slot)) = (mine, slot) else {
+        let slot = match (&mine, exempt) {
+            (None, _) => None,
+            (Some(_), true) => exempt_slots.clone().try_acquire_owned().ok(),
+            (Some(_), false) => slots
+                .clone()
+                .try_acquire_owned()
+                .ok()
+                .or_else(|| make_room(&mut open)),
+        };
+        let (Some(mine), Some(slot)) = (mine, slot) else {
             refused += 1;
             if last_refusal.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
                 tracing::warn!(
@@ -136,13 +165,40 @@ where
             continue;
         };
         let _ = stream.set_nodelay(true);
+        let conn = Arc::new(Conn {
+            slot: std::sync::Mutex::new(Some(slot)),
+            busy: std::sync::atomic::AtomicUsize::new(0),
+            stop: tokio::sync::Notify::new(),
+        });
+        if !exempt {
+            // Closed ones are dropped from the front as room is made, and
+            // all at once now and then: the queue stays within twice the
+            // pool, at a constant cost per connection.
+            if open.len() >= 2 * limits.connections.max(1) {
+                open.retain(|c| c.strong_count() > 0);
+            }
+            open.push_back(Arc::downgrade(&conn));
+        }
         let service = service.clone();
-        let svc =
-            hyper::service::service_fn(move |req: hyper::Request<Incoming>| service(peer, req));
-        let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), svc));
+        let watch = conn.clone();
+        let svc = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+            let busy = Busy::new(watch.clone());
+            let answer = service(peer, req);
+            async move {
+                let r = answer.await;
+                drop(busy);
+                r
+            }
+        });
+        let http = if exempt { &http_exempt } else { &http_stranger };
+        let served = graceful.watch(http.serve_connection(TokioIo::new(stream), svc));
         tokio::spawn(async move {
-            let _slots = (slot, mine);
-            let _ = conn.await;
+            let _client = mine;
+            tokio::select! {
+                _ = served => {}
+                () = conn.stop.notified() => {}
+            }
+            drop(conn);
         });
     }
     drop(listener);
@@ -156,6 +212,55 @@ where
         }
     }
     Ok(())
+}
+
+/// A stranger's connection: its slot of the pool (taken away when it is
+/// closed to make room), whether a request is in flight, and how to close
+/// it.
+struct Conn {
+    slot: std::sync::Mutex<Option<tokio::sync::OwnedSemaphorePermit>>,
+    busy: std::sync::atomic::AtomicUsize,
+    stop: tokio::sync::Notify,
+}
+
+/// A request in flight on a connection, for as long as it is answered.
+struct Busy(Arc<Conn>);
+
+impl Busy {
+    fn new(c: Arc<Conn>) -> Busy {
+        c.busy.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Busy(c)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0
+            .busy
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// Closes the idle stranger's connection that waited longest and hands
+/// its slot over: at most a few connections are looked at (busy ones go to
+/// the back), so the work per new connection is bounded.
+fn make_room(
+    open: &mut std::collections::VecDeque<std::sync::Weak<Conn>>,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    for _ in 0..16 {
+        let c = open.pop_front()?;
+        let Some(c) = c.upgrade() else { continue };
+        if c.busy.load(std::sync::atomic::Ordering::Acquire) > 0 {
+            open.push_back(Arc::downgrade(&c));
+            continue;
+        }
+        let slot = c.slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+        c.stop.notify_one();
+        if slot.is_some() {
+            return slot;
+        }
+    }
+    None
 }
 
 /// One of a client's connections, given back when dropped.

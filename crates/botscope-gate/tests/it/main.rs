@@ -763,6 +763,72 @@ fn idle_connections_cannot_lock_the_gate() {
     assert_eq!(from([127, 0, 0, 1]).status, 200);
 }
 
+/// Found by a probe: 8,000 idle connections from 250 addresses filled the
+/// gate's pool, and nginx, its trusted front, could no longer connect (500
+/// for every page). The trusted proxies now have a pool of their own, a
+/// stranger's first request has a short deadline, and a full pool closes
+/// its longest-idle stranger to let a new one in.
+#[test]
+fn strangers_cannot_keep_the_front_server_out() {
+    let d = tempfile::tempdir().unwrap();
+    let rd = d.path().join("robots");
+    robots(&rd);
+    let g = serve(Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        connections: botscope_http::server::ConnectionLimits {
+            connections: 64,
+            per_client: 8,
+            header_timeout: Duration::from_secs(60),
+            first_request: Duration::from_millis(800),
+            ..Default::default()
+        },
+        ..Config::new(rd)
+    });
+    let ask = |from: [u8; 4]| {
+        let mut s = socket2_connect(from, g.addr);
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(
+            s,
+            "GET /auth HTTP/1.1\r\nHost: gate\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        read_response(s, "/auth")
+    };
+    // Thirty strangers, eight idle connections each: past the pool.
+    let idle: Vec<TcpStream> = (0..30u8)
+        .flat_map(|i| (0..8).map(move |_| socket2_connect([127, 0, 3, i + 1], g.addr)))
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    // The trusted front is answered, over as many connections as it needs …
+    let front: Vec<TcpStream> = (0..40)
+        .map(|_| socket2_connect([127, 0, 0, 1], g.addr))
+        .collect();
+    assert_eq!(ask([127, 0, 0, 1]).status, 200);
+    // … and so is a new stranger, for whom an idle one made room.
+    assert_eq!(ask([127, 0, 4, 1]).status, 200);
+    // Strangers idle past the first request's deadline are closed; the
+    // front's idle connections are not.
+    std::thread::sleep(Duration::from_millis(1_500));
+    let closed = |conns: &[TcpStream]| {
+        conns
+            .iter()
+            .filter(|s| {
+                let mut s = *s;
+                s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+                match std::io::Read::read(&mut s, &mut [0u8; 16]) {
+                    Ok(n) => n == 0,
+                    Err(e) => !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ),
+                }
+            })
+            .count()
+    };
+    assert_eq!(closed(&idle), idle.len());
+    assert_eq!(closed(&front), 0);
+}
+
 /// A TCP connection to `to` from the loopback address `ip`.
 fn socket2_connect(ip: [u8; 4], to: SocketAddr) -> TcpStream {
     let s = tokio::runtime::Builder::new_current_thread()
@@ -1563,7 +1629,9 @@ fn doc_block(after: &str, lang: &str) -> String {
     let doc =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gate.md"))
             .unwrap();
-    let from = doc.find(after).unwrap_or_else(|| panic!("{after:?} in docs/gate.md"));
+    let from = doc
+        .find(after)
+        .unwrap_or_else(|| panic!("{after:?} in docs/gate.md"));
     let open = format!("```{lang}\n");
     let at = from + doc[from..].find(&open).expect("its block") + open.len();
     doc[at..at + doc[at..].find("```").unwrap()].to_owned()
@@ -1586,11 +1654,16 @@ fn a_stopped_gate_does_not_stop_the_site() {
     for p in [d.path(), &www, &rd] {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    for f in [www.join("index.html"), www.join("feed.xml"), rd.join("default.txt")] {
+    for f in [
+        www.join("index.html"),
+        www.join("feed.xml"),
+        rd.join("default.txt"),
+    ] {
         std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o644)).unwrap();
     }
     let robots = "User-agent: *\nDisallow: /private/\n";
-    let nginx_open = doc_block("## nginx", "nginx").replace("/etc/botscope/robots", &rd.display().to_string());
+    let nginx_open =
+        doc_block("## nginx", "nginx").replace("/etc/botscope/robots", &rd.display().to_string());
     let closed_location = doc_block("### When the gate is down", "nginx");
     let open_location = "    location @botscope_unavailable {\n        return 204;\n    }\n";
     assert!(nginx_open.contains(open_location), "the fail-open location");
@@ -1611,15 +1684,31 @@ fn a_stopped_gate_does_not_stop_the_site() {
         Caddy::start(&caddy_closed, gate, &www, &rd),
     ];
     let fronts: Vec<(&str, Box<dyn Fn(&str) -> Res + '_>)> = vec![
-        ("nginx, fail open", Box::new(|p: &str| nginx[0].get("127.0.0.9", p, ""))),
-        ("nginx, fail closed", Box::new(|p: &str| nginx[1].get("127.0.0.9", p, ""))),
-        ("Caddy, fail open", Box::new(|p: &str| caddy[0].get([127, 0, 0, 9], p, ""))),
-        ("Caddy, fail closed", Box::new(|p: &str| caddy[1].get([127, 0, 0, 9], p, ""))),
+        (
+            "nginx, fail open",
+            Box::new(|p: &str| nginx[0].get("127.0.0.9", p, "")),
+        ),
+        (
+            "nginx, fail closed",
+            Box::new(|p: &str| nginx[1].get("127.0.0.9", p, "")),
+        ),
+        (
+            "Caddy, fail open",
+            Box::new(|p: &str| caddy[0].get([127, 0, 0, 9], p, "")),
+        ),
+        (
+            "Caddy, fail closed",
+            Box::new(|p: &str| caddy[1].get([127, 0, 0, 9], p, "")),
+        ),
     ];
     // With the gate up: the page, the gate's robots.txt, the feed.
     for (name, get) in &fronts {
         let r = get("/");
-        assert_eq!((r.status, r.body.as_str()), (200, "the site\n"), "{name}: {r:?}");
+        assert_eq!(
+            (r.status, r.body.as_str()),
+            (200, "the site\n"),
+            "{name}: {r:?}"
+        );
         let r = get("/robots.txt");
         assert_eq!((r.status, r.body.as_str()), (200, robots), "{name}: {r:?}");
     }
@@ -1632,14 +1721,22 @@ fn a_stopped_gate_does_not_stop_the_site() {
             assert!(r.header("retry-after").is_some(), "{name}: {r:?}");
             assert!(!r.body.contains("the site"), "{name}: {r:?}");
         } else {
-            assert_eq!((r.status, r.body.as_str()), (200, "the site\n"), "{name}: {r:?}");
+            assert_eq!(
+                (r.status, r.body.as_str()),
+                (200, "the site\n"),
+                "{name}: {r:?}"
+            );
         }
         // The site's robots.txt is the gate's default.txt, never the web
         // root's drifted copy; the feed answers.
         let r = get("/robots.txt");
         assert_eq!((r.status, r.body.as_str()), (200, robots), "{name}: {r:?}");
         let r = get("/feed.xml");
-        assert_eq!((r.status, r.body.as_str()), (200, "<feed/>\n"), "{name}: {r:?}");
+        assert_eq!(
+            (r.status, r.body.as_str()),
+            (200, "<feed/>\n"),
+            "{name}: {r:?}"
+        );
     }
 }
 
