@@ -309,7 +309,9 @@ pub fn read_policy(
     path: &std::path::Path,
     registry: &botscope_botid::Registry,
 ) -> Result<(botscope_policy::Policy, Vec<String>), Error> {
-    let bytes = botscope_os::read_capped(path, botscope_policy::MAX_POLICY_BYTES as u64 + 1)?;
+    // A regular file only: a FIFO there would hold a worker and every
+    // later reload.
+    let bytes = botscope_os::read_file_capped(path, botscope_policy::MAX_POLICY_BYTES as u64 + 1)?;
     let text = String::from_utf8_lossy(&bytes);
     let parsed = botscope_policy::parse(&path.display().to_string(), &text, registry);
     let (errors, warnings): (Vec<_>, Vec<_>) = parsed

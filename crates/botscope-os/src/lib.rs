@@ -197,6 +197,46 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, Error> {
     Ok(buf)
 }
 
+/// A regular file's bytes, at most `cap` of them (past it
+/// [`Error::TooBig`]): a FIFO, socket, device or directory at `path` is
+/// [`Error::NotRegular`], found without blocking (a FIFO with no writer
+/// would hold the reader for ever). Symbolic links are followed. For the
+/// files a long-running server reads again and again (a policy).
+pub fn read_file_capped(path: &Path, cap: u64) -> Result<Vec<u8>, Error> {
+    let f = open_follow_nonblocking(path).map_err(io_at(path))?;
+    let meta = f.metadata().map_err(io_at(path))?;
+    if !meta.is_file() {
+        return Err(Error::NotRegular {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut buf = Vec::new();
+    f.take(cap + 1).read_to_end(&mut buf).map_err(io_at(path))?;
+    if buf.len() as u64 > cap {
+        return Err(Error::TooBig {
+            path: path.to_path_buf(),
+            cap,
+        });
+    }
+    Ok(buf)
+}
+
+#[cfg(unix)]
+fn open_follow_nonblocking(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking: opening a FIFO does not wait for a writer; a regular
+    // file's reads are not changed by the flag.
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_follow_nonblocking(path: &Path) -> io::Result<File> {
+    File::open(path)
+}
+
 /// A file being written: bytes go to an exclusive temporary file beside
 /// `path`, which [`AtomicFile::commit`] renames over `path`. Dropped
 /// without a commit, the temporary file is removed and `path` is left as

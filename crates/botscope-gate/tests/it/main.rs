@@ -1790,6 +1790,34 @@ fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
     }
     let h: serde_json::Value = serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
     assert!(h["last_error"].is_null(), "{h}");
+    // Found by a probe: a FIFO at the policy's path blocked a worker and
+    // every later reload. It is refused at once, and a policy put back
+    // afterwards is taken.
+    std::fs::remove_file(&policy).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&policy)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let t = Instant::now();
+    let why = loop {
+        let h: serde_json::Value =
+            serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+        if let Some(e) = h["last_error"].as_str() {
+            break e.to_owned();
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "{h}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(why.contains("is not a regular file; refused"), "{why}");
+    assert_eq!(curl(&g).status, 200, "the policy before still decides");
+    std::fs::remove_file(&policy).unwrap();
+    std::fs::write(&policy, "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n").unwrap();
+    let t = Instant::now();
+    while curl(&g).status != 403 {
+        assert!(t.elapsed() < Duration::from_secs(10), "a reload after the FIFO");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The operators' lists refreshed on a schedule: a crawler's new address
