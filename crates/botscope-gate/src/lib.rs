@@ -518,6 +518,8 @@ async fn healthz(State(g): State<Arc<Gate>>) -> Response {
             "written": l.written.load(std::sync::atomic::Ordering::Relaxed),
             "dropped": l.dropped.load(std::sync::atomic::Ordering::Relaxed),
             "rotations": l.rotations.load(std::sync::atomic::Ordering::Relaxed),
+            "failed": l.failed.load(std::sync::atomic::Ordering::Relaxed),
+            "reopened": l.reopened.load(std::sync::atomic::Ordering::Relaxed),
         })),
     });
     (
@@ -603,7 +605,10 @@ impl Server {
                         let _ = tokio::task::spawn_blocking(move || g.reload_if_changed()).await;
                     }
                     () = hangup => {
-                        tracing::info!("SIGHUP: reloading");
+                        tracing::info!("SIGHUP: reloading, and opening the decision log anew");
+                        if let Some(l) = &g.decision_log {
+                            l.reopen();
+                        }
                         let _ = tokio::task::spawn_blocking(move || g.reload()).await;
                     }
                 }

@@ -105,7 +105,7 @@ pub fn render(g: &Gate) -> String {
     if let Some(l) = &g.decision_log {
         let _ = writeln!(
             o,
-            "# HELP botscope_gate_decision_log_lines_total Decision log lines by fate (dropped: the writer's queue was full)."
+            "# HELP botscope_gate_decision_log_lines_total Decision log lines by fate (dropped: the writer's queue was full; failed: the disk refused them)."
         );
         let _ = writeln!(o, "# TYPE botscope_gate_decision_log_lines_total counter");
         let _ = writeln!(
@@ -117,6 +117,11 @@ pub fn render(g: &Gate) -> String {
             o,
             "botscope_gate_decision_log_lines_total{{fate=\"dropped\"}} {}",
             l.dropped.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            o,
+            "botscope_gate_decision_log_lines_total{{fate=\"failed\"}} {}",
+            l.failed.load(Ordering::Relaxed)
         );
     }
     let _ = writeln!(

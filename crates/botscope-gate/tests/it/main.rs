@@ -1812,10 +1812,17 @@ fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
     assert!(why.contains("is not a regular file; refused"), "{why}");
     assert_eq!(curl(&g).status, 200, "the policy before still decides");
     std::fs::remove_file(&policy).unwrap();
-    std::fs::write(&policy, "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n").unwrap();
+    std::fs::write(
+        &policy,
+        "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n",
+    )
+    .unwrap();
     let t = Instant::now();
     while curl(&g).status != 403 {
-        assert!(t.elapsed() < Duration::from_secs(10), "a reload after the FIFO");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "a reload after the FIFO"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
