@@ -588,6 +588,11 @@ pub struct GateArgs {
     /// `CF-Connecting-IP`).
     #[arg(long, value_name = "NAME", default_value = "X-Real-IP", value_parser = header_name_arg)]
     pub client_header: String,
+    /// Decide, log and count every request, but allow it: the answer carries
+    /// what would have been done in `X-Bot-Report-Only` (and the decision log, with
+    /// `"enforced": false`). For the first week of a deployment.
+    #[arg(long)]
+    pub report_only: bool,
     /// Categories /auth answers 403 (without --policy).
     #[arg(long, value_name = "CATEGORY", num_args = 1.., default_value = "suspect-bots",
           value_parser = clap::builder::PossibleValuesParser::new(["none", botscope_botid::ALL_OK, botscope_botid::OTHER, botscope_botid::UNDECLARED, "disobedient-bots", botscope_botid::SUSPECT]))]

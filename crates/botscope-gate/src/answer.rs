@@ -129,6 +129,9 @@ pub struct Answer {
     /// The client held a valid challenge pass (the challenge rules'
     /// rates were ten times higher for it).
     pub passed: bool,
+    /// The action is carried out (false under `--report-only`: decided,
+    /// logged and counted, then allowed).
+    pub enforced: bool,
 }
 
 fn unix_now_ms() -> u64 {
@@ -279,6 +282,7 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
         rule,
         retry_after,
         labels,
+        enforced: !g.config.report_only,
     };
     g.latency.record(started.elapsed());
     if let Some(log) = &g.decision_log {
@@ -406,6 +410,20 @@ enum Front {
 
 async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Front) -> Response {
     let a = decide(g, peer.ip(), h).await;
+    if g.config.report_only {
+        // Decided, logged and counted; allowed. The front server and the
+        // application see what would have been done.
+        let mut r = StatusCode::OK.into_response();
+        headers(r.headers_mut(), &a);
+        r.headers_mut()
+            .insert("x-bot-decision", HeaderValue::from_static("allow"));
+        r.headers_mut().insert(
+            "x-bot-report-only",
+            HeaderValue::from_static(a.action.as_str()),
+        );
+        r.headers_mut().remove(header::RETRY_AFTER);
+        return r;
+    }
     let status = match (a.action, front) {
         (Action::Allow | Action::Label, _) => StatusCode::OK,
         (Action::Deny, _) | (Action::Limit, Front::AuthRequest) => StatusCode::FORBIDDEN,

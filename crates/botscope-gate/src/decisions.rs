@@ -169,6 +169,7 @@ pub fn line(a: &Answer, user_agent: &str, method: &str, path: &str, time: &str) 
         "rule": a.rule,
         "action": a.action.as_str(),
         "retry_after": a.retry_after,
+        "enforced": a.enforced,
     });
     body.to_string()
 }

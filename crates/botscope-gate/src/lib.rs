@@ -191,6 +191,9 @@ pub struct Config {
     /// How challenges are made (`--challenge-key` …); none, or an empty
     /// key: a key made at start.
     pub challenge: Option<challenge::ChallengeConfig>,
+    /// Decide, log and count, but always allow (`--report-only`): for the
+    /// first days of a deployment.
+    pub report_only: bool,
     /// What connections may hold (`--max-connections`,
     /// `--max-connections-per-client`, `--header-timeout`); the trusted
     /// proxies are not counted per client.
@@ -215,6 +218,7 @@ impl Config {
             decision_log: None,
             refresh: None,
             challenge: None,
+            report_only: false,
             connections: botscope_http::server::ConnectionLimits {
                 header_timeout: Duration::from_secs(60),
                 ..Default::default()
@@ -482,7 +486,14 @@ fn unix_now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-async fn healthz(State(g): State<Arc<Gate>>) -> Response {
+async fn healthz(
+    State(g): State<Arc<Gate>>,
+    axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<SocketAddr>,
+) -> Response {
+    // As /metrics: the lists, the policy and the load are the operator's.
+    if let Some(refused) = metrics::operators_only(&g, peer, "healthz") {
+        return refused;
+    }
     let snap = g.snapshot();
     // RFC 3339, as every time the gate shows.
     let loaded = jiff::Timestamp::try_from(snap.loaded)
@@ -495,6 +506,7 @@ async fn healthz(State(g): State<Arc<Gate>>) -> Response {
         "robots": snap.robots.keys().collect::<Vec<_>>(),
         "loaded": loaded,
         "reloads": g.reloads.load(std::sync::atomic::Ordering::Relaxed),
+        "report_only": g.config.report_only,
         "last_error": *g.last_error.lock().unwrap_or_else(|p| p.into_inner()),
         "signature_agents": g.signatures.as_ref().map(signature::Signatures::stats),
         "policy": g.config.policy.as_ref().map(|p| serde_json::json!({
@@ -759,5 +771,27 @@ mod tests {
         let peer = ip("203.0.113.5");
         assert_eq!(g.client(peer, &with("x-real-ip", "192.0.2.66")), peer);
         assert_eq!(g.client(peer, &with("x-forwarded-for", "192.0.2.66")), peer);
+    }
+
+    /// `/healthz` and `/metrics` answer loopback and the trusted proxies
+    /// only.
+    #[test]
+    fn health_and_metrics_are_the_operators() {
+        let d = tempfile::tempdir().expect("tmp");
+        std::fs::write(d.path().join("default.txt"), "User-agent: *\n").expect("w");
+        let g = Gate::new(Config {
+            trust_proxy: vec![IpRange::parse_any("10.0.0.0/8").expect("cidr")],
+            ..Config::new(d.path().to_path_buf())
+        })
+        .expect("gate");
+        let at = |s: &str| s.parse::<SocketAddr>().expect("addr");
+        for ok in ["127.0.0.1:1", "[::1]:1", "10.1.2.3:1"] {
+            assert!(
+                metrics::operators_only(&g, at(ok), "healthz").is_none(),
+                "{ok}"
+            );
+        }
+        let r = metrics::operators_only(&g, at("192.0.2.1:1"), "healthz").expect("refused");
+        assert_eq!(r.status(), axum::http::StatusCode::FORBIDDEN);
     }
 }

@@ -146,18 +146,29 @@ pub fn render(g: &Gate) -> String {
     o
 }
 
+/// A 403 unless `peer` is on loopback or a `--trust-proxy` network: what
+/// the gate knows of its lists, its policy and its load is the operator's.
+pub(crate) fn operators_only(g: &Gate, peer: SocketAddr, what: &str) -> Option<Response> {
+    let ip = botscope_botid::normalize(peer.ip());
+    if ip.is_loopback() || g.config.trust_proxy.iter().any(|r| r.contains(ip)) {
+        return None;
+    }
+    Some(
+        (
+            StatusCode::FORBIDDEN,
+            format!("{what} is for loopback and --trust-proxy networks\n"),
+        )
+            .into_response(),
+    )
+}
+
 /// `GET /metrics`: to loopback and the trusted proxies only.
 pub(crate) async fn metrics(
     State(g): State<Arc<Gate>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
 ) -> Response {
-    let ip = botscope_botid::normalize(peer.ip());
-    if !ip.is_loopback() && !g.config.trust_proxy.iter().any(|r| r.contains(ip)) {
-        return (
-            StatusCode::FORBIDDEN,
-            "metrics are for loopback and --trust-proxy networks\n",
-        )
-            .into_response();
+    if let Some(refused) = operators_only(&g, peer, "metrics") {
+        return refused;
     }
     let mut r = render(&g).into_response();
     r.headers_mut().insert(

@@ -64,6 +64,7 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         robots_dir: a.robots_dir.clone(),
         trust_proxy,
         client_header: a.client_header.clone(),
+        report_only: a.report_only,
         deny,
         poll: std::time::Duration::try_from_secs_f64(a.poll)?,
         identity: Some(botscope_gate::identity::IdentityConfig {

@@ -1740,6 +1740,71 @@ fn a_stopped_gate_does_not_stop_the_site() {
     }
 }
 
+/// Report-only: the first week of a deployment. Every request is decided,
+/// logged and counted, and allowed; what would have been done is in
+/// `X-Bot-Report-Only` and the decision log.
+#[test]
+fn report_only_decides_logs_counts_and_allows() {
+    let d = tempfile::tempdir().unwrap();
+    let rd = d.path().join("robots");
+    robots(&rd);
+    let policy = d.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n  - {name: slow, rate: 1/min per ip, action: limit}\n",
+    )
+    .unwrap();
+    let log = d.path().join("decisions.jsonl");
+    let g = serve(Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        policy: Some(policy),
+        report_only: true,
+        decision_log: Some(botscope_gate::decisions::DecisionLogConfig {
+            path: log.clone(),
+            all: false,
+            max_bytes: 1 << 20,
+        }),
+        ..Config::new(rd)
+    });
+    for endpoint in ["/auth", "/forward-auth"] {
+        let r = ask(g.addr, endpoint, "192.0.2.1", "curl/8.5.0", "/");
+        assert_eq!(r.status, 200, "{r:?}");
+        assert_eq!(h(&r, "x-bot-decision"), "allow");
+        assert_eq!(h(&r, "x-bot-report-only"), "deny");
+        assert_eq!(h(&r, "x-bot-rule"), "no-curl");
+    }
+    let _ = ask(g.addr, "/forward-auth", "192.0.2.2", "Firefox", "/");
+    let r = ask(g.addr, "/forward-auth", "192.0.2.2", "Firefox", "/");
+    assert_eq!(
+        (r.status, h(&r, "x-bot-report-only")),
+        (200, "limit"),
+        "{r:?}"
+    );
+    assert!(r.header("retry-after").is_none(), "{r:?}");
+    let health: serde_json::Value =
+        serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+    assert_eq!(health["report_only"], true, "{health}");
+    let metrics = get(g.addr, "/metrics", None).body;
+    assert!(
+        metrics.contains("botscope_gate_decisions_total{rule=\"no-curl\",action=\"deny\"} 2"),
+        "{metrics}"
+    );
+    let t = Instant::now();
+    let lines = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.lines().count() >= 3 {
+            break text;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "{text}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    for line in lines.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["enforced"], false, "{v}");
+        assert_ne!(v["action"], "allow", "{v}");
+    }
+}
+
 /// A policy edited into an error is not taken: the gate keeps deciding
 /// with the one before and says why in /healthz; fixed, it is taken.
 #[test]
