@@ -542,6 +542,10 @@ pub struct GateArgs {
     /// happened is in /healthz), in memory: no file is written.
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     pub refresh_lists: Option<std::time::Duration>,
+    /// Keep the refreshed lists in FILE (a registry layer the gate writes) and read
+    /// them back at the next start, so a restart keeps the lists last fetched.
+    #[arg(long, value_name = "FILE", requires = "refresh_lists")]
+    pub refresh_keep: Option<PathBuf>,
     /// The key challenge passes are signed with (a file of at least 32 bytes, e.g.
     /// `head -c 32 /dev/urandom > key`); without it a key is made at start and passes do
     /// not survive a restart.

@@ -662,18 +662,27 @@ impl Server {
     }
 }
 
-/// Refreshes the operators' lists every `cfg.every` (the first time one
-/// period after start), swapping the new registry in when a list changed.
+/// Refreshes the operators' lists every `cfg.every` (the first time soon
+/// after start), swapping the new registry in when a list changed.
 async fn refresh_lists(g: Arc<Gate>, cfg: refresh::RefreshConfig) {
     let Some(ids) = g.identities.as_ref() else {
         return;
     };
-    let mut tick = tokio::time::interval(cfg.every.max(Duration::from_millis(100)));
+    let every = cfg.every.max(Duration::from_millis(100));
+    let first = refresh::FIRST_AFTER.min(every);
+    let next_at = |after: Duration| {
+        jiff::Timestamp::now()
+            .checked_add(jiff::SignedDuration::try_from(after).unwrap_or_default())
+            .map(|t| format!("{t:.0}"))
+            .ok()
+    };
+    g.refreshed.lock().unwrap_or_else(|p| p.into_inner()).next = next_at(first);
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + first, every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tick.tick().await;
     loop {
         tick.tick().await;
-        let (registry, state) = refresh::refresh(&ids.registry(), &cfg).await;
+        let (registry, mut state) = refresh::refresh(&ids.registry(), &cfg).await;
+        state.next = next_at(every);
         for p in &state.problems {
             tracing::warn!("lists refresh: {p}; the list before is kept");
         }

@@ -45,10 +45,28 @@ pub fn finish(result: anyhow::Result<ExitStatus>) -> ExitCode {
         Ok(s) => ExitCode::from(s.code()),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("botscope: error: {e:#}");
+            eprintln!("botscope: error: {}", message(&e));
             ExitCode::from(ExitStatus::Error.code())
         }
     }
+}
+
+/// An error and its causes, `: `-joined, each said once: a cause whose
+/// words its error already holds (`PATH: No such file …`, then `No such
+/// file …`) is not repeated.
+pub fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let m = cause.to_string();
+        if out.contains(&m) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&m);
+    }
+    out
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -20,9 +20,75 @@ pub fn log_to_stderr(s: &Settings) {
         .try_init();
 }
 
+/// What is at a path a flag names, in words: `None` when it is what the
+/// flag needs (a directory, or a regular file).
+fn wrong_at(p: &std::path::Path, dir: bool) -> Option<String> {
+    match std::fs::metadata(p) {
+        Ok(m) if dir && m.is_dir() => None,
+        Ok(m) if !dir && m.is_file() => None,
+        Ok(_) if dir => Some("not a directory".into()),
+        Ok(_) => Some("not a regular file".into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(
+            if dir {
+                "no such directory"
+            } else {
+                "no such file"
+            }
+            .into(),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Some("permission denied".into())
+        }
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// The gate's paths checked before anything starts: each problem names
+/// its flag and its path, once.
+fn check_gate_paths(a: &GateArgs) -> Result<()> {
+    let mut problems = Vec::new();
+    let mut check = |flag: &str, p: &std::path::Path, dir: bool| {
+        if let Some(why) = wrong_at(p, dir) {
+            problems.push(format!(
+                "{flag} {}: {why}",
+                botscope_text::field(&p.display().to_string())
+            ));
+        }
+    };
+    check("--robots-dir", &a.robots_dir, true);
+    if let Some(p) = &a.lists {
+        check("--lists", p, true);
+    }
+    if let Some(p) = &a.policy {
+        check("--policy", p, false);
+    }
+    if let Some(p) = &a.challenge_key {
+        check("--challenge-key", p, false);
+    }
+    if let Some(p) = &a.registry {
+        check("--registry", p, false);
+    }
+    if let Some(p) = &a.decision_log {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        if let Some(why) = wrong_at(dir, true) {
+            problems.push(format!(
+                "--decision-log {}: its directory {}: {why} (make it first: mkdir -p)",
+                botscope_text::field(&p.display().to_string()),
+                botscope_text::field(&dir.display().to_string())
+            ));
+        }
+    }
+    anyhow::ensure!(problems.is_empty(), "{}", problems.join("\n"));
+    Ok(())
+}
+
 /// `gate`.
 pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
     log_to_stderr(s);
+    check_gate_paths(a)?;
     let trust_proxy = a
         .trust_proxy
         .iter()
@@ -41,7 +107,15 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         "--poll {}: give a number of seconds above 0",
         a.poll
     );
-    let registry = std::sync::Arc::new(s.registry(a.registry.as_ref())?);
+    let mut registry = s.registry(a.registry.as_ref())?;
+    // The lists an earlier run refreshed, over the shipped ones.
+    if let Some(keep) = &a.refresh_keep
+        && let Some(r) =
+            botscope_gate::refresh::kept(&registry, keep).map_err(anyhow::Error::msg)?
+    {
+        registry = r;
+    }
+    let registry = std::sync::Arc::new(registry);
     let dns = if a.offline {
         None
     } else {
@@ -81,6 +155,7 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
                 timeout: std::time::Duration::from_secs(60),
                 trust: crate::settings::trust(&a.directories.tls)?,
                 user_agent: botscope_harvest::DEFAULT_USER_AGENT.to_owned(),
+                keep: a.refresh_keep.clone(),
             }),
             None => None,
         },

@@ -1930,9 +1930,11 @@ fn published_lists_are_refreshed_with_the_sanity_rules_of_bots_update() {
             timeout: Duration::from_secs(5),
             trust: botscope_http::Trust::system(),
             user_agent: "botscope-test".into(),
+            keep: Some(d.path().join("lists.yaml")),
         }),
-        ..Config::new(rd)
+        ..Config::new(rd.clone())
     };
+    let shipped = registry_of(&config);
     let g = serve(config);
     let ua = "ListBot/1.0 (+https://example.org/listbot)";
     let identity = |ip: &str| h(&ask(g.addr, "/auth", ip, ua, "/"), "x-bot-identity").to_owned();
@@ -1957,6 +1959,41 @@ fn published_lists_are_refreshed_with_the_sanity_rules_of_bots_update() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // Kept on disk: the next start reads the list last fetched.
+    let health: serde_json::Value =
+        serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+    assert!(
+        health["lists_refresh"]["next"]
+            .as_str()
+            .is_some_and(|t| t.parse::<jiff::Timestamp>().is_ok()),
+        "{health}"
+    );
+    let restarted = botscope_gate::refresh::kept(&shipped, &d.path().join("lists.yaml"))
+        .unwrap()
+        .expect("kept");
+    let g2 = serve(Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        identity: Some(botscope_gate::identity::IdentityConfig {
+            registry: Arc::new(restarted),
+            owners: Arc::new(botscope_botid::NoOwners),
+            dns: None,
+            cache: 1_000,
+        }),
+        ..Config::new(rd)
+    });
+    assert_eq!(
+        h(
+            &ask(g2.addr, "/auth", "192.0.2.9", ua, "/"),
+            "x-bot-identity"
+        ),
+        "verified"
+    );
+    drop(g2);
+    // A file there that the gate did not write is never read or replaced.
+    let mine = d.path().join("mine.yaml");
+    std::fs::write(&mine, "bots: []\n").unwrap();
+    let e = botscope_gate::refresh::kept(&shipped, &mine).unwrap_err();
+    assert!(e.contains("not a file the gate wrote"), "{e}");
     // A list that would drop four of five addresses is refused: kept.
     server.set("/listbot.txt", list(&["192.0.2.1"]));
     let t = Instant::now();
@@ -1985,6 +2022,11 @@ fn published_lists_are_refreshed_with_the_sanity_rules_of_bots_update() {
     );
     std::thread::sleep(Duration::from_millis(600));
     assert_eq!(identity("192.0.2.3"), "verified");
+}
+
+/// The registry a config judges identity with.
+fn registry_of(c: &Config) -> botscope_botid::Registry {
+    (*c.identity.as_ref().unwrap().registry).clone()
 }
 
 /// The front-server tests' gate: `policy` (YAML), identity offline, a

@@ -694,3 +694,76 @@ fn pages_count_subresources_are_never_challenged_and_a_pass_raises_limits() {
         );
     }
 }
+
+/// docs/gate.md's recipes, as written there: each compiles without a
+/// finding under `rules:`, and decides what its text says.
+#[test]
+fn the_guides_recipes_do_what_they_say() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gate.md"),
+    )
+    .expect("docs/gate.md");
+    let recipes = &doc
+        [doc.find("### Recipes").expect("recipes")..doc.find("## The presets").expect("presets")];
+    let blocks: Vec<&str> = recipes
+        .split("```yaml\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").expect("closed")])
+        .collect();
+    assert_eq!(blocks.len(), 5);
+    let all = format!("rules:\n{}", blocks.concat());
+    assert!(messages(&all).is_empty(), "{:?}", messages(&all));
+    let p = compile(&all);
+    let rates = Rates::default();
+    let at = |ip: &'static str, f: Facts<'static>| Facts {
+        ip: ip.parse().expect("ip"),
+        ..f
+    };
+    let rule = |f: &Facts| p.decide(f, &rates).rule.to_owned();
+    assert_eq!(rule(&at("198.51.100.9", req("/", "curl/8"))), "office");
+    assert_eq!(rule(&at("2001:db8:10::5", req("/", "curl/8"))), "office");
+    assert_eq!(
+        rule(&at(
+            "203.0.113.4",
+            req("/", "UptimeRobot/2.0 (+http://www.uptimerobot.com/)")
+        )),
+        "uptime-monitor"
+    );
+    assert_eq!(
+        rule(&at("192.0.2.4", req("/", "UptimeRobot/2.0"))),
+        "default"
+    );
+    let hosted = Facts {
+        asn: Some(64501),
+        ..req("/", "Firefox")
+    };
+    assert_eq!(p.decide(&hosted, &rates).action, Action::Deny);
+    let post = |i: u64| Facts {
+        method: "POST",
+        now_ms: 1_000 + i,
+        ..req("/login", "Firefox")
+    };
+    let limited = (0..20).find(|&i| p.decide(&post(i), &rates).action == Action::Limit);
+    assert_eq!(limited, Some(10));
+    assert_eq!(
+        rule(&req("/login", "Firefox")),
+        "default",
+        "GET is not a login"
+    );
+    assert_eq!(rule(&req("/static/app.css", "Firefox")), "static-assets");
+    assert_eq!(
+        rule(&req("/img/a.png?v=2", "Firefox")),
+        "default",
+        "a query after .png$"
+    );
+    assert_eq!(rule(&req("/img/a.png", "Firefox")), "static-assets");
+    let assistant = Facts {
+        category: "ai-assistant",
+        ..req("/", "ChatGPT-User/1.0")
+    };
+    let d = p.decide(&assistant, &rates);
+    assert_eq!(
+        (d.action, d.rule, d.labels.len()),
+        (Action::Allow, "default", 1)
+    );
+}

@@ -828,12 +828,9 @@ fn the_crawling_guides_honeypot_runs_as_written() {
 fn the_gate_guides_setup_runs_as_written() {
     const T: &str = "the_gate_guides_setup_runs_as_written";
     let dir = crate::scratch("docs-gate");
-    for d in [
-        "etc/botscope",
-        "var/log/nginx",
-        "var/log/botscope",
-        "var/www/html",
-    ] {
+    // What a machine with nginx has: its log and web root. The block makes
+    // the rest itself.
+    for d in ["var/log/nginx", "var/www/html"] {
         std::fs::create_dir_all(dir.join(d)).expect("dir");
     }
     let log = std::fs::File::create(dir.join("var/log/nginx/access.log")).expect("log");
@@ -849,6 +846,7 @@ fn the_gate_guides_setup_runs_as_written() {
             ("/var/log/nginx/", "var/log/nginx/"),
             ("/var/www/html/", "var/www/html/"),
             ("/var/log/botscope/decisions.jsonl", &listen),
+            ("/var/log/botscope", "var/log/botscope"),
         ],
     );
     assert_eq!(blocks.len(), 1);
@@ -873,6 +871,8 @@ fn the_gate_guides_setup_runs_as_written() {
     });
     assert!(dir.join("etc/botscope/policy.yaml").is_file());
     assert!(dir.join("etc/botscope/robots/default.txt").is_file());
+    // One robots.txt: the web root's moved to the gate's.
+    assert!(!dir.join("var/www/html/robots.txt").exists());
 }
 
 /// docs/web-server-lists.md's gate over exported lists: the lists and
