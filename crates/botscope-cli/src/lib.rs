@@ -276,6 +276,13 @@ pub struct PolicyReplayArgs {
     /// A registry file layered over the bundled one.
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
+    /// Judge identity as the live gate does once its lookups answer: claims the
+    /// published lists leave undecided are checked by reverse DNS first (the logs are
+    /// read twice, so `-` is refused), through --dns or the system's resolver.
+    #[arg(long)]
+    pub verify: bool,
+    #[command(flatten)]
+    pub dns: DnsArgs,
 }
 
 /// `policy replay`'s report formats.
@@ -286,6 +293,10 @@ pub enum ReplayFormat {
     Text,
     /// One JSON object.
     Json,
+    /// One JSON line per request, in the decision log's fields (time from the log,
+    /// client, method, path, user_agent, claimed_bot, identity, evidence, category,
+    /// rule, action, retry_after) and the line's number.
+    Jsonl,
     /// One HTML page.
     Html,
 }

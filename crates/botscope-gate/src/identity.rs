@@ -209,6 +209,9 @@ pub struct Identities {
     hasher: foldhash::fast::RandomState,
     /// Reverse-DNS lookups.
     pub stats: Arc<LookupStats>,
+    /// Evidence gathered beforehand, by address (a replay's `--verify`):
+    /// used when reverse DNS is not asked here.
+    given: Option<Arc<std::collections::HashMap<IpAddr, FcrdnsEvidence>>>,
 }
 
 impl std::fmt::Debug for Identities {
@@ -249,7 +252,19 @@ impl Identities {
             hasher: foldhash::fast::RandomState::default(),
             registry: arc_swap::ArcSwap::new(cfg.registry),
             stats: Arc::new(LookupStats::default()),
+            given: None,
         })
+    }
+
+    /// Judges with `evidence` (reverse DNS gathered beforehand, by
+    /// address) where reverse DNS is not asked here: a replay's
+    /// `--verify`, deciding as the live gate did.
+    pub fn with_evidence(
+        mut self,
+        evidence: std::collections::HashMap<IpAddr, FcrdnsEvidence>,
+    ) -> Identities {
+        self.given = Some(Arc::new(evidence));
+        self
     }
 
     /// The registry identities are judged with now.
@@ -337,6 +352,11 @@ impl Identities {
                     }
                 }
             }
+            (None, Some(_)) => self
+                .given
+                .as_ref()
+                .and_then(|g| g.get(&ip))
+                .map(|e| Arc::new(e.clone())),
             _ => None,
         };
         let mut v = botscope_botid::verify_at(

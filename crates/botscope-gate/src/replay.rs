@@ -6,7 +6,7 @@
 //! token, the log's time for rates) and goes through the same
 //! [`botscope_policy::Policy::decide`] the gate calls.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -22,7 +22,14 @@ use crate::lists::Lists;
 pub const MAX_CLIENTS_PER_RULE: usize = 100_000;
 /// Bots named per rule at most (the most frequent first).
 const BOTS_SHOWN: usize = 10;
-/// Lines read to detect the log's format.
+/// Top clients shown per rule.
+pub const TOP_CLIENTS: usize = 10;
+/// Clients followed in detail per rule (the heaviest hitters, by the
+/// space-saving algorithm: the top ones are among them).
+const FOLLOWED: usize = 64;
+/// Sample paths kept per top client.
+const SAMPLE_PATHS: usize = 3;
+/// Lines read to detect a log's format.
 const SAMPLE: usize = 100;
 
 /// What a replay is given.
@@ -35,8 +42,30 @@ pub struct ReplayConfig {
     pub robots: Option<Vec<u8>>,
     /// The lists the gate would read.
     pub lists: Option<Lists>,
-    /// The log's format (detected from its first lines when not given).
+    /// The logs' format (each input's detected from its first lines when
+    /// not given).
     pub format: Option<LogFormat>,
+    /// Reverse-DNS evidence gathered beforehand by address (`--verify`:
+    /// [`questions`], then the resolver): identity judged as the live gate
+    /// judges it once its lookups have answered.
+    pub evidence: Option<std::collections::HashMap<IpAddr, botscope_botid::FcrdnsEvidence>>,
+}
+
+/// One of the clients a rule caught most.
+#[derive(Debug, Clone, Serialize)]
+pub struct TopClient {
+    /// The address.
+    pub client: IpAddr,
+    /// Requests of its the rule decided.
+    pub requests: u64,
+    /// The User-Agent of its first such request.
+    pub user_agent: String,
+    /// Its identity then.
+    pub identity: &'static str,
+    /// What the identity rests on (the verdict's reason).
+    pub evidence: String,
+    /// Its first distinct paths.
+    pub paths: Vec<String>,
 }
 
 /// What one rule (or the default) caught.
@@ -54,6 +83,22 @@ pub struct RuleTally {
     pub clients_capped: bool,
     /// The claimed bots among them, most requests first.
     pub bots: Vec<(String, u64)>,
+    /// The clients it caught most, most requests first.
+    pub top: Vec<TopClient>,
+    /// Why the rule could not be judged (it needs an input not given):
+    /// `give --robots`, `give --lists`.
+    pub not_judged: Option<&'static str>,
+}
+
+/// How one input was read.
+#[derive(Debug, Clone, Serialize)]
+pub struct Input {
+    /// Its name.
+    pub name: String,
+    /// The format it was read in.
+    pub format: String,
+    /// Its lines.
+    pub lines: u64,
 }
 
 /// A replay's result.
@@ -61,47 +106,139 @@ pub struct RuleTally {
 pub struct Replayed {
     /// The policy file.
     pub policy: String,
-    /// The format the log was read in.
+    /// The format the logs were read in (`, `-joined when they differ).
     pub format: String,
+    /// Each input, with its own format.
+    pub inputs: Vec<Input>,
     /// Lines read.
     pub lines: u64,
     /// Lines that are not a request in the format (counted, not used).
     pub malformed: u64,
     /// The first malformed line numbers.
     pub malformed_lines: Vec<u64>,
+    /// Whether identity was judged with reverse DNS (`--verify`).
+    pub verified: bool,
     /// Requests per action.
     pub actions: BTreeMap<&'static str, u64>,
     /// Per rule, in the policy's order, then the default.
     pub rules: Vec<RuleTally>,
 }
 
+/// One request decided, as the decision log would show it.
+#[derive(Debug)]
+pub struct Decided<'a> {
+    /// The line's number, across the inputs.
+    pub line: u64,
+    /// The request's time (Unix seconds).
+    pub time: i64,
+    /// The client.
+    pub client: IpAddr,
+    /// The method.
+    pub method: &'a str,
+    /// The target.
+    pub path: &'a str,
+    /// The User-Agent.
+    pub user_agent: &'a str,
+    /// What identity judged.
+    pub known: &'a crate::identity::Known,
+    /// The deciding rule.
+    pub rule: &'a str,
+    /// The action.
+    pub action: Action,
+    /// For a limit: milliseconds until the client is under its rate.
+    pub retry_after_ms: Option<u64>,
+}
+
+/// A client followed in detail.
+struct Followed {
+    client: IpAddr,
+    /// Requests counted for it (an over-estimate by at most `error`).
+    count: u64,
+    error: u64,
+    user_agent: String,
+    identity: &'static str,
+    evidence: String,
+    paths: Vec<String>,
+}
+
 #[derive(Default)]
 struct Tally {
     requests: u64,
-    clients: HashSet<IpAddr>,
+    clients: std::collections::HashMap<IpAddr, u64>,
     capped: bool,
     bots: BTreeMap<String, u64>,
+    followed: Vec<Followed>,
 }
 
 impl Tally {
-    fn add(&mut self, ip: IpAddr, bot: Option<&str>) {
+    fn add(&mut self, ip: IpAddr, d: &Decided) {
         self.requests += 1;
-        if self.clients.len() < MAX_CLIENTS_PER_RULE {
-            self.clients.insert(ip);
-        } else if !self.clients.contains(&ip) {
+        if self.clients.len() < MAX_CLIENTS_PER_RULE || self.clients.contains_key(&ip) {
+            *self.clients.entry(ip).or_default() += 1;
+        } else {
             self.capped = true;
         }
-        if let Some(b) = bot
+        if let Some(b) = d.known.bot.as_deref()
             && (self.bots.len() < 1_000 || self.bots.contains_key(b))
         {
             *self.bots.entry(b.to_owned()).or_default() += 1;
         }
+        // Space-saving: a client followed is counted; a new one takes the
+        // place of the least counted when all places are taken.
+        if let Some(f) = self.followed.iter_mut().find(|f| f.client == ip) {
+            f.count += 1;
+            if f.paths.len() < SAMPLE_PATHS && !f.paths.iter().any(|p| p == d.path) {
+                f.paths.push(cap(d.path, 200));
+            }
+            return;
+        }
+        let fresh = |count: u64, error: u64| Followed {
+            client: ip,
+            count,
+            error,
+            user_agent: cap(d.user_agent, 300),
+            identity: d.known.identity.as_str(),
+            evidence: d.known.evidence.reason.to_string(),
+            paths: vec![cap(d.path, 200)],
+        };
+        if self.followed.len() < FOLLOWED {
+            self.followed.push(fresh(1, 0));
+        } else if let Some(min) = self.followed.iter_mut().min_by_key(|f| f.count) {
+            let base = min.count;
+            *min = fresh(base + 1, base);
+        }
     }
 
-    fn out(self, rule: String, action: &'static str) -> RuleTally {
+    fn out(
+        self,
+        rule: String,
+        action: &'static str,
+        not_judged: Option<&'static str>,
+    ) -> RuleTally {
         let mut bots: Vec<(String, u64)> = self.bots.into_iter().collect();
         bots.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         bots.truncate(BOTS_SHOWN);
+        let clients = &self.clients;
+        let mut top: Vec<TopClient> = self
+            .followed
+            .into_iter()
+            .map(|f| TopClient {
+                client: f.client,
+                // The exact count where the client was counted; else the
+                // estimate's lower bound.
+                requests: clients.get(&f.client).copied().unwrap_or(f.count - f.error),
+                user_agent: f.user_agent,
+                identity: f.identity,
+                evidence: f.evidence,
+                paths: f.paths,
+            })
+            .collect();
+        top.sort_by(|a, b| {
+            b.requests
+                .cmp(&a.requests)
+                .then_with(|| a.client.cmp(&b.client))
+        });
+        top.truncate(TOP_CLIENTS);
         RuleTally {
             rule,
             action,
@@ -109,8 +246,19 @@ impl Tally {
             clients: self.clients.len(),
             clients_capped: self.capped,
             bots,
+            top,
+            not_judged,
         }
     }
+}
+
+/// At most `n` bytes of `s` (on a character boundary).
+fn cap(s: &str, n: usize) -> String {
+    let mut end = s.len().min(n);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
 }
 
 /// What can stop a replay.
@@ -140,17 +288,123 @@ pub fn replay(
     cfg: ReplayConfig,
     inputs: Vec<(String, Box<dyn BufRead + '_>)>,
 ) -> Result<Replayed, ReplayError> {
-    replay_with(cfg, inputs, &mut |_, _, _| {})
+    replay_with(cfg, inputs, &mut |_| {})
 }
 
-/// [`replay`], telling `each` every decision: the line's number (across
-/// the inputs), the deciding rule's name and the action.
+/// Every line of `inputs` that parses, in order, with its input's format
+/// (`format`, or each input's detected from its first lines).
+fn each_request(
+    inputs: Vec<(String, Box<dyn BufRead + '_>)>,
+    format: Option<&LogFormat>,
+    on_input: &mut dyn FnMut(&str, &LogFormat),
+    one: &mut dyn FnMut(&LogFormat, &[u8]),
+) -> Result<(), ReplayError> {
+    let mut line = Vec::new();
+    for (name, mut reader) in inputs {
+        let mut read = |buf: &mut Vec<u8>| {
+            buf.clear();
+            read_line(&mut reader, buf).map_err(|source| ReplayError::Read {
+                name: name.clone(),
+                source,
+            })
+        };
+        // Without a format, each input's first lines pick its own (then
+        // are replayed).
+        let mut head: Vec<Vec<u8>> = Vec::new();
+        let detected;
+        let fmt = match format {
+            Some(f) => f,
+            None => {
+                while head.len() < SAMPLE {
+                    let mut l = Vec::new();
+                    if read(&mut l)? == 0 {
+                        break;
+                    }
+                    head.push(l);
+                }
+                if head.is_empty() {
+                    continue;
+                }
+                let sample: Vec<&[u8]> = head.iter().map(|l| trim_eol(l)).collect();
+                detected = botscope_accesslog::detect(&sample)
+                    .ok_or_else(|| ReplayError::Format(name.clone()))?;
+                &detected
+            }
+        };
+        on_input(&name, fmt);
+        for l in &head {
+            one(fmt, l);
+        }
+        while read(&mut line)? > 0 {
+            one(fmt, &line);
+        }
+    }
+    Ok(())
+}
+
+/// The reverse-DNS questions a replay with `--verify` needs answered: each
+/// address whose claim the published lists and the owner database leave
+/// undecided, with the domains to check it against (as the gate would
+/// ask them). At most `max` addresses (past it, the rest stay undecided).
+pub fn questions(
+    identity: IdentityConfig,
+    format: Option<&LogFormat>,
+    inputs: Vec<(String, Box<dyn BufRead + '_>)>,
+    max: usize,
+) -> Result<Vec<(IpAddr, Vec<String>)>, ReplayError> {
+    let classifier = botscope_botid::UaClassifier::bundled(&identity.registry)?;
+    let registry = identity.registry.clone();
+    let mut seen: std::collections::HashMap<(IpAddr, u64), ()> = std::collections::HashMap::new();
+    let hasher = foldhash::fast::RandomState::default();
+    let mut out: BTreeMap<IpAddr, Vec<String>> = BTreeMap::new();
+    each_request(inputs, format, &mut |_, _| {}, &mut |fmt, l| {
+        let Ok(rec) = fmt.parse_line(trim_eol(l)) else {
+            return;
+        };
+        let ua = crate::answer::capped(rec.user_agent.as_deref().unwrap_or(""));
+        let key = (rec.ip, std::hash::BuildHasher::hash_one(&hasher, ua));
+        if seen.len() >= 1 << 20 || seen.insert(key, ()).is_some() {
+            return;
+        }
+        let info = classifier.classify(ua);
+        let Some(domains) = botscope_botid::fcrdns_domains(&registry, rec.ip, &info) else {
+            return;
+        };
+        let offline = botscope_botid::verify_at(
+            &registry,
+            rec.ip,
+            Some(ua),
+            &info,
+            None,
+            identity.owners.owner_at(rec.ip, rec.time),
+            Some(rec.time),
+        );
+        if offline.verdict != botscope_botid::Verdict::Unverifiable {
+            return;
+        }
+        if out.len() < max || out.contains_key(&rec.ip) {
+            let d = out.entry(rec.ip).or_default();
+            for x in domains {
+                if !d.contains(x) {
+                    d.push(x.clone());
+                }
+            }
+        }
+    })?;
+    Ok(out.into_iter().collect())
+}
+
+/// [`replay`], telling `each` every decision.
 pub fn replay_with(
     cfg: ReplayConfig,
     inputs: Vec<(String, Box<dyn BufRead + '_>)>,
-    each: &mut dyn FnMut(u64, &str, Action),
+    each: &mut dyn FnMut(&Decided),
 ) -> Result<Replayed, ReplayError> {
-    let identities = Identities::new(cfg.identity)?;
+    let verified = cfg.evidence.is_some();
+    let mut identities = Identities::new(cfg.identity)?;
+    if let Some(ev) = cfg.evidence {
+        identities = identities.with_evidence(ev);
+    }
     let matcher = cfg.robots.as_deref().map(botscope_robotstxt::Matcher::new);
     let empty = Lists::from_entries(Vec::new(), "none");
     let lists = cfg.lists.as_ref().unwrap_or(&empty);
@@ -159,7 +413,6 @@ pub fn replay_with(
     let mut tallies: Vec<Tally> = (0..=policy.rules.len()).map(|_| Tally::default()).collect();
     let mut actions: BTreeMap<&'static str, u64> = BTreeMap::new();
     let (mut lines, mut malformed, mut malformed_lines) = (0u64, 0u64, Vec::new());
-    let mut format = cfg.format;
     // One line of the log: parsed, turned into facts, decided, tallied.
     let mut one = |fmt: &LogFormat, l: &[u8]| {
         lines += 1;
@@ -198,62 +451,79 @@ pub fn replay_with(
             passed: false,
         };
         let d = policy.decide(&facts, &rates);
-        each(lines, d.rule, d.action);
+        let decided = Decided {
+            line: lines,
+            time: rec.time,
+            client: rec.ip,
+            method: &rec.method,
+            path: &rec.path,
+            user_agent: ua,
+            known: &known,
+            rule: d.rule,
+            action: d.action,
+            retry_after_ms: d.retry_after_ms,
+        };
+        each(&decided);
         for &i in &d.labels {
-            tallies[i].add(rec.ip, known.bot.as_deref());
+            tallies[i].add(rec.ip, &decided);
         }
-        tallies[d.index.unwrap_or(policy.rules.len())].add(rec.ip, known.bot.as_deref());
+        tallies[d.index.unwrap_or(policy.rules.len())].add(rec.ip, &decided);
         *actions.entry(d.action.as_str()).or_default() += 1;
     };
-    let mut line = Vec::new();
-    for (name, mut reader) in inputs {
-        let mut read = |buf: &mut Vec<u8>| {
-            buf.clear();
-            read_line(&mut reader, buf).map_err(|source| ReplayError::Read {
-                name: name.clone(),
-                source,
-            })
-        };
-        // Without a format, the first lines pick one (then are replayed).
-        let mut head: Vec<Vec<u8>> = Vec::new();
-        if format.is_none() {
-            while head.len() < SAMPLE {
-                let mut l = Vec::new();
-                if read(&mut l)? == 0 {
-                    break;
-                }
-                head.push(l);
-            }
-            if head.is_empty() {
-                continue;
-            }
-            let sample: Vec<&[u8]> = head.iter().map(|l| trim_eol(l)).collect();
-            format = Some(
-                botscope_accesslog::detect(&sample)
-                    .ok_or_else(|| ReplayError::Format(name.clone()))?,
-            );
-        }
-        let Some(fmt) = format.as_ref() else { continue };
-        for l in &head {
+    // Each input, its format and its lines.
+    let inputs_read: std::cell::RefCell<Vec<Input>> = std::cell::RefCell::default();
+    each_request(
+        inputs,
+        cfg.format.as_ref(),
+        &mut |name, fmt| {
+            inputs_read.borrow_mut().push(Input {
+                name: name.to_owned(),
+                format: fmt.name().to_owned(),
+                lines: 0,
+            });
+        },
+        &mut |fmt, l| {
             one(fmt, l);
-        }
-        while read(&mut line)? > 0 {
-            one(fmt, &line);
-        }
-    }
+            if let Some(last) = inputs_read.borrow_mut().last_mut() {
+                last.lines += 1;
+            }
+        },
+    )?;
     let mut rules = Vec::with_capacity(tallies.len());
     for (i, t) in tallies.into_iter().enumerate() {
         match policy.rules.get(i) {
-            Some(r) => rules.push(t.out(r.name.clone(), r.action.as_str())),
-            None => rules.push(t.out("default".to_owned(), policy.default.as_str())),
+            Some(r) => {
+                let not_judged = if r.when.robots.is_some() && matcher.is_none() {
+                    Some("give --robots")
+                } else if r.when.list.is_some() && cfg.lists.is_none() {
+                    Some("give --lists")
+                } else {
+                    None
+                };
+                rules.push(t.out(r.name.clone(), r.action.as_str(), not_judged));
+            }
+            None => rules.push(t.out("default".to_owned(), policy.default.as_str(), None)),
+        }
+    }
+    let inputs = inputs_read.into_inner();
+    let mut formats: Vec<&str> = Vec::new();
+    for i in &inputs {
+        if !formats.contains(&i.format.as_str()) {
+            formats.push(&i.format);
         }
     }
     Ok(Replayed {
         policy: policy.file.clone(),
-        format: format.map_or_else(|| "none".to_owned(), |f| f.name().to_owned()),
+        format: if formats.is_empty() {
+            "none".to_owned()
+        } else {
+            formats.join(", ")
+        },
+        inputs: inputs.clone(),
         lines,
         malformed,
         malformed_lines,
+        verified,
         actions,
         rules,
     })
@@ -288,16 +558,39 @@ fn trim_eol(l: &[u8]) -> &[u8] {
     l.strip_suffix(b"\r").unwrap_or(l)
 }
 
-/// The replay as text: a line per rule that caught anything.
+/// Top clients shown per rule in the text report.
+const TOP_IN_TEXT: usize = 3;
+
+/// The replay as text: a line per rule that caught anything, with the
+/// clients it caught most.
 pub fn text(r: &Replayed) -> String {
     use std::fmt::Write as _;
     let mut o = String::new();
     let total: u64 = r.actions.values().sum();
     let _ = writeln!(
         o,
-        "{} lines ({} format), {} requests replayed, {} malformed",
-        r.lines, r.format, total, r.malformed
+        "{} lines ({} format), {} requests replayed, {} malformed{}",
+        r.lines,
+        r.format,
+        total,
+        r.malformed,
+        if r.verified {
+            ", identity verified by reverse DNS"
+        } else {
+            ""
+        }
     );
+    if r.inputs.len() > 1 {
+        for i in &r.inputs {
+            let _ = writeln!(
+                o,
+                "  {}: {} lines, {} format",
+                botscope_text::field(&i.name),
+                i.lines,
+                i.format
+            );
+        }
+    }
     let actions: Vec<String> = r.actions.iter().map(|(a, n)| format!("{a} {n}")).collect();
     let _ = writeln!(o, "decisions: {}", actions.join(", "));
     let _ = writeln!(o, "\nrule\taction\trequests\tclients\tbots");
@@ -317,11 +610,35 @@ pub fn text(r: &Replayed) -> String {
                 botscope_text::field(&bots.join(", ")).into_owned()
             }
         );
+        for c in t.top.iter().take(TOP_IN_TEXT) {
+            let _ = writeln!(
+                o,
+                "  {}\t{} requests\t{}\t{} ({})\t{}",
+                c.client,
+                c.requests,
+                botscope_text::field(&c.user_agent),
+                c.identity,
+                botscope_text::field(&c.evidence),
+                botscope_text::field(&c.paths.join(" "))
+            );
+        }
+    }
+    let not_judged: Vec<String> = r
+        .rules
+        .iter()
+        .filter_map(|t| t.not_judged.map(|why| format!("{} ({why})", t.rule)))
+        .collect();
+    if !not_judged.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nnot judged: {}",
+            botscope_text::field(&not_judged.join(", "))
+        );
     }
     let idle: Vec<&str> = r
         .rules
         .iter()
-        .filter(|t| t.requests == 0)
+        .filter(|t| t.requests == 0 && t.not_judged.is_none())
         .map(|t| t.rule.as_str())
         .collect();
     if !idle.is_empty() {
@@ -332,6 +649,36 @@ pub fn text(r: &Replayed) -> String {
         );
     }
     o
+}
+
+/// One request as a JSON line, in the decision log's fields (the `time`
+/// from the log), for `--format jsonl`.
+pub fn jsonl(d: &Decided) -> String {
+    let e = &d.known.evidence;
+    let time = jiff::Timestamp::from_second(d.time)
+        .map(|t| format!("{t:.3}"))
+        .unwrap_or_default();
+    serde_json::json!({
+        "time": time,
+        "line": d.line,
+        "client": d.client.to_string(),
+        "method": d.method,
+        "path": d.path,
+        "user_agent": d.user_agent,
+        "claimed_bot": d.known.bot,
+        "identity": d.known.identity.as_str(),
+        "evidence": {
+            "methods": e.methods,
+            "reason": e.reason,
+            "hostnames": e.hostnames,
+            "asn": e.asn,
+        },
+        "category": d.known.category,
+        "rule": d.rule,
+        "action": d.action.as_str(),
+        "retry_after": d.retry_after_ms.map(|ms| ms.div_ceil(1000).max(1)),
+    })
+    .to_string()
 }
 
 /// Whether any request would be refused, limited or challenged.
@@ -392,6 +739,39 @@ pub fn html(r: &Replayed) -> String {
                                             @if i > 0 { ", " }
                                             (b) " (" (n) ")"
                                         }
+                                        @if let Some(why) = t.not_judged {
+                                            "not judged: " (why)
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    @for t in r.rules.iter().filter(|t| !t.top.is_empty() && t.action != "allow") {
+                        table {
+                            caption { "Clients " (t.rule) " caught most (" (t.action) ")" }
+                            thead {
+                                tr {
+                                    th scope="col" { "client" }
+                                    th scope="col" class="n" { "requests" }
+                                    th scope="col" { "User-Agent" }
+                                    th scope="col" { "identity" }
+                                    th scope="col" { "paths" }
+                                }
+                            }
+                            tbody {
+                                @for c in &t.top {
+                                    tr {
+                                        td class="ip" { (c.client) }
+                                        td class="n" { (c.requests) }
+                                        td class="ua" { (c.user_agent) }
+                                        td { (c.identity) br; small { (c.evidence) } }
+                                        td class="ua" {
+                                            @for (i, p) in c.paths.iter().enumerate() {
+                                                @if i > 0 { br; }
+                                                (p)
+                                            }
+                                        }
                                     }
                                 }
                             }
@@ -409,4 +789,7 @@ main{max-width:60rem;margin:0 auto;padding:1rem}\
 table{border-collapse:collapse;margin:1rem 0;width:100%}\
 caption{text-align:left;font-weight:600;padding:.25rem 0}\
 th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #767676;vertical-align:top;overflow-wrap:anywhere}\
-.n{text-align:right;white-space:nowrap}";
+.n{text-align:right;white-space:nowrap}\
+.ip{white-space:nowrap}\
+.ua{overflow-wrap:anywhere;word-break:normal}\
+small{color:#555}";

@@ -115,6 +115,6 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Policy(PolicyCommand::Init(a)) => policy::init(&a),
         Command::Policy(PolicyCommand::Check(a)) => policy::check(&a, s),
         Command::Policy(PolicyCommand::Robots(a)) => policy::robots(&a, s),
-        Command::Policy(PolicyCommand::Replay(a)) => policy::replay(&a, s),
+        Command::Policy(PolicyCommand::Replay(a)) => policy::replay(&a, s).await,
     }
 }

@@ -241,7 +241,7 @@ pub fn robots(a: &PolicyRobotsArgs, s: &Settings) -> Result<ExitStatus> {
 }
 
 /// `policy replay`: the policy over access logs, in log time.
-pub fn replay(a: &PolicyReplayArgs, s: &Settings) -> Result<ExitStatus> {
+pub async fn replay(a: &PolicyReplayArgs, s: &Settings) -> Result<ExitStatus> {
     let registry = std::sync::Arc::new(s.registry(a.registry.as_ref())?);
     let policy = compile(&a.file, &registry)?;
     let robots = match &a.robots {
@@ -252,33 +252,92 @@ pub fn replay(a: &PolicyReplayArgs, s: &Settings) -> Result<ExitStatus> {
         Some(d) => Some(botscope_gate::read(d)?),
         None => None,
     };
-    let mut inputs: Vec<(String, Box<dyn io::BufRead>)> = Vec::new();
-    for p in &a.logs {
-        let source = botscope_logs::Source::from_arg(p);
-        let name = source.name();
-        let r = botscope_logs::open(source, &botscope_logs::NoProgress)
-            .with_context(|| format!("failed to open {}", crate::io::display(p)))?;
-        inputs.push((name, Box::new(io::BufReader::with_capacity(1 << 16, r))));
-    }
+    let open_all = || -> Result<Vec<(String, Box<dyn io::BufRead>)>> {
+        let mut inputs: Vec<(String, Box<dyn io::BufRead>)> = Vec::new();
+        for p in &a.logs {
+            let source = botscope_logs::Source::from_arg(p);
+            let name = source.name();
+            let r = botscope_logs::open(source, &botscope_logs::NoProgress)
+                .with_context(|| format!("failed to open {}", crate::io::display(p)))?;
+            inputs.push((name, Box::new(io::BufReader::with_capacity(1 << 16, r))));
+        }
+        Ok(inputs)
+    };
+    let identity = || botscope_gate::identity::IdentityConfig {
+        registry: registry.clone(),
+        owners: std::sync::Arc::new(s.owners()),
+        dns: None,
+        cache: botscope_gate::identity::DEFAULT_IDENTITIES,
+    };
+    anyhow::ensure!(
+        a.verify || (a.dns.servers.is_empty() && a.dns.dns_cache.is_none()),
+        "--dns and --dns-cache are for --verify"
+    );
+    // --verify: the claims the lists leave undecided, asked of the
+    // resolver first (the logs read once for the questions).
+    let evidence = if a.verify {
+        anyhow::ensure!(
+            a.logs.iter().all(|p| p.as_os_str() != "-"),
+            "--verify reads the logs twice: give files, not - (standard input)"
+        );
+        let questions = botscope_gate::replay::questions(
+            identity(),
+            a.log_format.as_ref(),
+            open_all()?,
+            botscope_gate::identity::DEFAULT_EVIDENCE,
+        )?;
+        let dns = crate::verify::dns_evidence(&a.dns, s).await?;
+        Some(crate::verify::gather(&dns, &questions).await)
+    } else {
+        None
+    };
     let cfg = botscope_gate::replay::ReplayConfig {
         policy: std::sync::Arc::new(policy),
-        identity: botscope_gate::identity::IdentityConfig {
-            registry,
-            owners: std::sync::Arc::new(s.owners()),
-            dns: None,
-            cache: botscope_gate::identity::DEFAULT_IDENTITIES,
-        },
+        identity: identity(),
         robots,
         lists,
         format: a.log_format.clone(),
+        evidence,
     };
-    let r = botscope_gate::replay::replay(cfg, inputs)?;
-    let body = match a.format {
-        ReplayFormat::Text => {
-            botscope_text::terminal(&botscope_gate::replay::text(&r)).into_owned()
+    let body = if a.format == ReplayFormat::Jsonl {
+        // A line per request, streamed to the output as decided.
+        let mut file = a
+            .out
+            .as_ref()
+            .map(|p| botscope_os::AtomicFile::create(p))
+            .transpose()?;
+        let mut stdout = io::BufWriter::new(io::stdout().lock());
+        let mut failed: Option<io::Error> = None;
+        botscope_gate::replay::replay_with(cfg, open_all()?, &mut |d| {
+            let line = botscope_gate::replay::jsonl(d);
+            let w: &mut dyn Write = match file.as_mut() {
+                Some(f) => f,
+                None => &mut stdout,
+            };
+            if failed.is_none()
+                && let Err(e) = writeln!(w, "{line}")
+            {
+                failed = Some(e);
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(e.into());
         }
-        ReplayFormat::Json => format!("{}\n", serde_json::to_string(&r)?),
-        ReplayFormat::Html => botscope_gate::replay::html(&r),
+        // The file replaces the one at --out only when whole.
+        match file {
+            Some(f) => f.commit()?,
+            None => stdout.flush()?,
+        }
+        return Ok(ExitStatus::Success);
+    } else {
+        let r = botscope_gate::replay::replay(cfg, open_all()?)?;
+        match a.format {
+            ReplayFormat::Text | ReplayFormat::Jsonl => {
+                botscope_text::terminal(&botscope_gate::replay::text(&r)).into_owned()
+            }
+            ReplayFormat::Json => format!("{}\n", serde_json::to_string(&r)?),
+            ReplayFormat::Html => botscope_gate::replay::html(&r),
+        }
     };
     match &a.out {
         Some(p) => botscope_os::write_atomic(p, body.as_bytes())?,

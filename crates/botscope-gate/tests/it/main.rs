@@ -1002,16 +1002,13 @@ fn replay_decides_as_the_gate_does() {
         robots: Some(site_robots.as_bytes().to_vec()),
         lists: Some(botscope_gate::read(&lists).unwrap()),
         format: None,
+        evidence: None,
     };
     let mut replayed = Vec::new();
     let input: Box<dyn std::io::BufRead> = Box::new(log.as_bytes());
-    let r = botscope_gate::replay::replay_with(
-        cfg,
-        vec![("log".into(), input)],
-        &mut |_, rule, action| {
-            replayed.push((rule.to_owned(), action.as_str().to_owned()));
-        },
-    )
+    let r = botscope_gate::replay::replay_with(cfg, vec![("log".into(), input)], &mut |d| {
+        replayed.push((d.rule.to_owned(), d.action.as_str().to_owned()));
+    })
     .unwrap();
     assert_eq!(replayed, from_gate);
     // The cases reach the rules they were written for.

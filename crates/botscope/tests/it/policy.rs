@@ -319,3 +319,150 @@ fn replay_shows_what_a_policy_would_do_over_a_log() {
     );
     crate::a11y::assert_accessible("the policy replay report", &html);
 }
+
+/// Found by probes: a DNS-proven fake Googlebot went to `default` in a
+/// replay while the live gate refused it; a rule that needs robots.txt was
+/// listed as "no request reached" when none was given; the report named no
+/// client; and a second log in another format was read in the first's.
+/// `--verify` judges with reverse DNS as the gate does, rules not judged
+/// say why, each rule shows its top clients, each input is read in its
+/// own format, and `--format jsonl` writes the decision log's lines.
+#[test]
+fn replay_verifies_names_its_clients_and_writes_decision_lines() {
+    let server = botscope_testkit::Dnsmasq::start(&[
+        "--local=/googlebot.com/",
+        "--local=/113.0.203.in-addr.arpa/",
+        "--host-record=googlebot.com,192.0.2.200",
+        "--ptr-record=9.113.0.203.in-addr.arpa,crawl.fake.example",
+    ]);
+    let d = botscope_testkit::tempdir();
+    let p = d.path().join("p.yaml");
+    std::fs::write(&p, botscope_policy::preset("balanced").unwrap()).unwrap();
+    let googlebot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+    let combined = d.path().join("access.log");
+    let mut text = String::new();
+    for i in 0..5 {
+        text.push_str(&format!(
+            "203.0.113.9 - - [27/Nov/2026:10:00:0{i} +0000] \"GET /page/{i} HTTP/1.1\" 200 10 \"-\" \"{googlebot}\"\n"
+        ));
+    }
+    text.push_str("192.0.2.50 - - [27/Nov/2026:10:00:09 +0000] \"GET /cart/1 HTTP/1.1\" 200 10 \"-\" \"python-requests/2.31.0\"\n");
+    std::fs::write(&combined, text).unwrap();
+    // A second log, in the common format (no User-Agent).
+    let common = d.path().join("old.log");
+    std::fs::write(
+        &common,
+        "198.51.100.4 - - [27/Nov/2026:10:01:00 +0000] \"GET /x HTTP/1.1\" 200 10\n",
+    )
+    .unwrap();
+    let replay = |extra: &[&str]| {
+        let mut args = vec!["policy", "replay", arg(&p), arg(&combined), arg(&common)];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    // Offline: the fake is only unverifiable; robots rules not judged.
+    let v: serde_json::Value = serde_json::from_str(&replay(&["--format", "json"])).unwrap();
+    let rule = |v: &serde_json::Value, name: &str| {
+        v["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["rule"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(rule(&v, "fake-crawlers")["requests"], 0, "{v}");
+    assert_eq!(
+        rule(&v, "robots-txt-breakers")["not_judged"],
+        "give --robots"
+    );
+    let formats: Vec<&str> = v["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["format"].as_str().unwrap())
+        .collect();
+    assert_eq!(formats.len(), 2, "{v}");
+    assert_ne!(formats[0], formats[1], "each input in its own format: {v}");
+    assert_eq!(v["malformed"], 0, "{v}");
+    let text = replay(&[]);
+    assert!(
+        text.contains("\nnot judged: ") && text.contains("robots-txt-breakers (give --robots)"),
+        "{text}"
+    );
+    assert!(!text.contains("no request reached: protocol-files, fake-crawlers, known-spoofers-and-scanners, robots-txt-breakers"), "{text}");
+    // With --verify, through the resolver: refused as the gate refuses it,
+    // the fake named among the rule's top clients with its evidence.
+    let dns = server.addr().to_string();
+    let verify = [
+        "--verify",
+        "--dns",
+        &dns,
+        "--no-dns-cache",
+        "--dns-timeout",
+        "2",
+    ];
+    let mut args = verify.to_vec();
+    args.extend(["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&replay(&args)).unwrap();
+    assert_eq!(v["verified"], true);
+    let fake = rule(&v, "fake-crawlers");
+    assert_eq!(fake["requests"], 5, "{v}");
+    let top = &fake["top"][0];
+    assert_eq!(top["client"], "203.0.113.9");
+    assert_eq!(top["requests"], 5);
+    assert_eq!(top["identity"], "spoofed");
+    assert!(
+        top["user_agent"].as_str().unwrap().contains("Googlebot"),
+        "{top}"
+    );
+    assert!(
+        top["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("crawl.fake.example"),
+        "{top}"
+    );
+    assert_eq!(top["paths"].as_array().unwrap().len(), 3);
+    let text = replay(&verify);
+    assert!(text.contains("  203.0.113.9\t5 requests\t"), "{text}");
+    // One line per request, in the decision log's fields.
+    let mut args = verify.to_vec();
+    args.extend(["--format", "jsonl"]);
+    let lines: Vec<serde_json::Value> = replay(&args)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 7);
+    let first = &lines[0];
+    for key in [
+        "time",
+        "client",
+        "method",
+        "path",
+        "user_agent",
+        "claimed_bot",
+        "identity",
+        "evidence",
+        "category",
+        "rule",
+        "action",
+    ] {
+        assert!(first.get(key).is_some(), "{key}: {first}");
+    }
+    assert_eq!(first["time"], "2026-11-27T10:00:00.000Z");
+    assert_eq!(
+        (first["rule"].as_str(), first["action"].as_str()),
+        (Some("fake-crawlers"), Some("deny"))
+    );
+    // The logs are read twice: standard input is refused, with why.
+    let o = run(&["policy", "replay", arg(&p), "-", "--verify"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--verify reads the logs twice"),
+        "{}",
+        stderr(&o)
+    );
+}
