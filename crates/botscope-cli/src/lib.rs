@@ -242,12 +242,13 @@ pub enum PolicyCommand {
     Robots(PolicyRobotsArgs),
     /// Run a policy over access logs with the logs' own clock (rates in log time),
     /// through the decision function the gate calls: per rule the requests, clients and
-    /// bots it caught, so that a site owner sees what the policy would do before
-    /// switching it on. Identity is judged offline (published ranges, the owner
-    /// database); robots.txt from --robots. Exit status: 0, 2 error (nothing written).
+    /// bots it caught and the clients it caught most, so that a site owner sees what
+    /// the policy would do before switching it on. Identity is judged offline
+    /// (published ranges, the owner database), or with --verify by reverse DNS as the
+    /// gate does; robots.txt from --robots. Exit status: 0, 2 error (nothing written).
     ///
     /// Example: botscope policy replay policy.yaml /var/log/nginx/access.log --robots /var/www/robots.txt
-    Replay(PolicyReplayArgs),
+    Replay(Box<PolicyReplayArgs>),
 }
 
 #[derive(Debug, Args)]

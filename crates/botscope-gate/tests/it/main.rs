@@ -1680,7 +1680,8 @@ fn a_stopped_gate_does_not_stop_the_site() {
         Caddy::start(&caddy_open, gate, &www, &rd),
         Caddy::start(&caddy_closed, gate, &www, &rd),
     ];
-    let fronts: Vec<(&str, Box<dyn Fn(&str) -> Res + '_>)> = vec![
+    type Front<'a> = (&'a str, Box<dyn Fn(&str) -> Res + 'a>);
+    let fronts: Vec<Front> = vec![
         (
             "nginx, fail open",
             Box::new(|p: &str| nginx[0].get("127.0.0.9", p, "")),
