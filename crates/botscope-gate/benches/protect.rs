@@ -15,9 +15,17 @@
 //!   bounded rate, their p99 against the same traffic with no flood; the
 //!   memory of the process and what the gate holds (from `/metrics`).
 //!
+//! - `walk`: the architecture's ceiling against the gate, interleaved:
+//!   the same nginx front whose `auth_request` another nginx answers with
+//!   `return 200`, and the gate with a 30-rule policy that every request
+//!   walks to its end (no rule holds for the browsers of the load: paths,
+//!   methods, networks, User-Agent patterns, categories, identities,
+//!   lists, robots.txt and rates are all asked), five rounds of wrk in
+//!   turn; the gate's rate as a share of the ceiling's, per round.
+//!
 //! ```sh
-//! cargo bench -p botscope-gate --bench protect            # both
-//! cargo bench -p botscope-gate --bench protect -- front   # or flood
+//! cargo bench -p botscope-gate --bench protect            # all three
+//! cargo bench -p botscope-gate --bench protect -- front   # or flood, or walk
 //! ```
 //!
 //! `BOTSCOPE_FLOOD=N` sets the flood's addresses (default 1,000,000),
@@ -49,8 +57,12 @@ const PAGE: &[u8] = b"<!doctype html><title>p</title>ok\n\n";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let only =
-        |w: &str| !args.iter().any(|a| a == "front" || a == "flood") || args.iter().any(|a| a == w);
+    let only = |w: &str| {
+        !args
+            .iter()
+            .any(|a| a == "front" || a == "flood" || a == "walk")
+            || args.iter().any(|a| a == w)
+    };
     let d = tempfile::tempdir().unwrap();
     let robots = d.path().join("robots");
     std::fs::create_dir_all(&robots).unwrap();
@@ -66,6 +78,135 @@ fn main() {
     }
     if only("flood") {
         flood(&robots, &policy);
+    }
+    if only("walk") {
+        walk(d.path(), &robots);
+    }
+}
+
+/// A 30-rule policy no browser request of the load meets: each walks every
+/// rule to the default.
+const WALKED: &str = "rules:
+  - {name: protocol-files, path: [/robots.txt, /.well-known/], action: allow}
+  - {name: fake-crawlers, identity: spoofed, action: deny}
+  - {name: known-spoofers, list: suspect-bots, action: deny}
+  - {name: robots-txt-breakers, category: [search, ai-training, seo, other, unregistered-bot], robots: disallowed, action: deny}
+  - {name: known-breakers, list: disobedient-bots, action: deny}
+  - {name: verified-crawlers, identity: verified, action: allow}
+  - {name: signed-agents, signature: verified, action: allow}
+  - {name: feeds, path: [/feed, /rss, /atom, '*.rss$', '*.atom$', '/*/feed/', '*/index.xml$'], action: allow}
+  - {name: unproven, identity: unverifiable, rate: 120/min per ip, action: limit}
+  - {name: admin, path: [/admin/, /wp-admin/, /wp-login.php], action: deny}
+  - {name: api-writes, path: /api/, method: [POST, PUT, DELETE], rate: 30/min per ip, action: limit}
+  - {name: office, network: [198.51.100.0/24, 2001:db8:100::/48], action: allow}
+  - {name: cloud, asn: [14061, 16509, 14618, 8075], action: challenge}
+  - {name: headless, user_agent: '(?i)headless|phantomjs|puppeteer|playwright', action: challenge}
+  - {name: old-browsers, user_agent: 'MSIE [5-8]\\.', action: challenge}
+  - {name: scanners, path: ['*.env$', '*.git/', '*.sql$', '/phpmyadmin/'], action: deny}
+  - {name: seo-pace, category: seo, rate: 10/min per identity, action: limit}
+  - {name: archives, category: archive, action: allow}
+  - {name: social, category: social, action: allow}
+  - {name: monitors, category: monitoring, rate: 60/min per ip, action: limit}
+  - {name: assistants, category: ai-assistant, rate: 60/min per identity, action: limit}
+  - {name: training, category: ai-training, action: deny}
+  - {name: search-pages, path: /search, category: browser, rate: 30/min per ip, action: challenge}
+  - {name: downloads, path: ['*.zip$', '*.tar.gz$'], rate: 20/min per ip, action: limit}
+  - {name: posts, method: POST, category: unregistered-bot, action: deny}
+  - {name: unknown-claims, identity: unknown, rate: 30/min per ip, action: limit}
+  - {name: robots-too-fast, category: unregistered-bot, rate: 60/min per ip, action: limit}
+  - {name: caught-crawling, category: browser, list: undeclared-bots, action: challenge}
+  - {name: browsers-too-fast, category: browser, rate: 100000/min per ip, action: challenge}
+  - {name: network-flood, rate: 1000000/min per network, action: limit}
+default: allow
+";
+
+fn walk(dir: &Path, robots: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if Command::new("wrk").arg("-v").output().is_err() {
+        println!("walk: wrk not found (apt-get install wrk); skipped");
+        return;
+    }
+    let registry = botscope_botid::Registry::bundled();
+    let parsed = botscope_policy::parse("walk.yaml", WALKED, &registry);
+    let compiled = parsed.policy.expect("the walked policy compiles");
+    assert_eq!(compiled.rules.len(), 30);
+    let policy = dir.join("walk.yaml");
+    std::fs::write(&policy, WALKED).unwrap();
+    let doc = include_str!("../../../docs/gate.md");
+    let at = doc.find("```nginx\n").expect("the guide's nginx block") + "```nginx\n".len();
+    let block = &doc[at..at + doc[at..].find("```").unwrap()];
+    let www = dir.join("walk-www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join("page.html"), PAGE).unwrap();
+    for p in [dir, &www, &www.join("page.html")] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let gate = spawn(Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        identity: Some(identity(None)),
+        policy: Some(policy),
+        ..Config::new(robots.to_path_buf())
+    });
+    let realip = "set_real_ip_from 127.0.0.1; real_ip_header X-Forwarded-For;";
+    let trivial = Nginx::serving(
+        "server { listen 127.0.0.1:{port}; access_log off; location / { return 200; } }",
+    )
+    .expect("nginx");
+    let fronts = [
+        (
+            "nginx + `return 200` of another nginx (the ceiling)",
+            Nginx::front(block, trivial.addr, &www, realip).expect("nginx in front"),
+        ),
+        (
+            "nginx + the gate, 30 rules walked",
+            Nginx::front(block, gate.addr, &www, realip).expect("nginx in front"),
+        ),
+    ];
+    // Browsers only, each on a /24 of its own: no rule holds for them.
+    let mut lua = String::from("local c = {\n");
+    for i in 0..10_000u32 {
+        let ip = Ipv4Addr::from(0x5000_0000 + i * 256 + 7);
+        let ua = if i % 2 == 0 { FIREFOX } else { CHROME };
+        writeln!(lua, "  {{\"{ip}\", \"{ua}\"}},").unwrap();
+    }
+    lua.push_str(
+        "}\nlocal i = 0\nrequest = function()\n  i = i + 1\n  local x = c[(i % #c) + 1]\n  \
+         return wrk.format(\"GET\", \"/page.html\", {[\"X-Forwarded-For\"] = x[1], [\"User-Agent\"] = x[2]})\nend\n",
+    );
+    let script = dir.join("walk.lua");
+    std::fs::write(&script, lua).unwrap();
+    for (_, n) in &fronts {
+        let _ = wrk(&format!("http://{}/page.html", n.addr), &script, 2);
+    }
+    println!("\nThe ceiling and the gate walking 30 rules, interleaved; wrk -t2 -c64 -d8s, 10,000 browsers\n");
+    println!("| round | ceiling requests/s | gate requests/s | gate / ceiling | not the page |");
+    println!("|---:|---:|---:|---:|---:|");
+    let mut ratios = Vec::new();
+    for round in 1..=5 {
+        let w: Vec<Wrk> = fronts
+            .iter()
+            .map(|(_, n)| wrk(&format!("http://{}/page.html", n.addr), &script, 8))
+            .collect();
+        let ratio = w[1].rate / w[0].rate;
+        ratios.push(ratio);
+        println!(
+            "| {round} | {:.0} | {:.0} | {:.0}% | {} of {} |",
+            w[0].rate,
+            w[1].rate,
+            100.0 * ratio,
+            w[0].bad + w[1].bad,
+            w[0].requests + w[1].requests
+        );
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "\nThe gate at {:.0}%–{:.0}% of the ceiling (median {:.0}%).",
+        100.0 * ratios[0],
+        100.0 * ratios[4],
+        100.0 * ratios[2]
+    );
+    for l in metrics(gate.addr, "botscope_gate_decisions_total") {
+        println!("    {l}");
     }
 }
 
