@@ -239,7 +239,8 @@ impl Writer {
             let mut lines = 0u64;
             let mut next = Some(first);
             while let Some(line) = next.take() {
-                if size > 0 && size + buf.len() as u64 + line.len() as u64 + 1 > self.max {
+                let pending = size + buf.len() as u64;
+                if pending > 0 && pending + line.len() as u64 + 1 > self.max {
                     size += self.put(&mut file, &mut buf, &mut lines, &mut last_warning);
                     let mut rotated = self.path.as_os_str().to_owned();
                     rotated.push(".1");

@@ -862,7 +862,7 @@ fn the_decision_log_and_the_metrics() {
         decision_log: Some(botscope_gate::decisions::DecisionLogConfig {
             path: log.clone(),
             all: false,
-            max_bytes: 8_192,
+            max_bytes: 10_240,
         }),
         ..Config::new(rd)
     };
@@ -885,8 +885,8 @@ fn the_decision_log_and_the_metrics() {
         assert!(t.elapsed() < Duration::from_secs(10), "{}", lines());
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(rotated.exists(), "rotated past 8 KiB");
-    assert!(std::fs::metadata(&log).unwrap().len() <= 8_192);
+    assert!(rotated.exists(), "rotated past 10 KiB");
+    assert!(std::fs::metadata(&log).unwrap().len() <= 10_240);
     let all = lines();
     assert_eq!(all.lines().count(), 40, "{all}");
     let first: serde_json::Value = serde_json::from_str(all.lines().next().unwrap()).unwrap();
