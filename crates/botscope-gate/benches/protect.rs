@@ -121,64 +121,47 @@ default: allow
 ";
 
 fn walk(dir: &Path, robots: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    if Command::new("wrk").arg("-v").output().is_err() {
-        println!("walk: wrk not found (apt-get install wrk); skipped");
+    let Some((block, www)) = guide_site(dir, "walk-www", "walk") else {
         return;
-    }
+    };
     let registry = botscope_botid::Registry::bundled();
     let parsed = botscope_policy::parse("walk.yaml", WALKED, &registry);
     let compiled = parsed.policy.expect("the walked policy compiles");
     assert_eq!(compiled.rules.len(), 30);
     let policy = dir.join("walk.yaml");
     std::fs::write(&policy, WALKED).unwrap();
-    let doc = include_str!("../../../docs/gate.md");
-    let at = doc.find("```nginx\n").expect("the guide's nginx block") + "```nginx\n".len();
-    let block = &doc[at..at + doc[at..].find("```").unwrap()];
-    let www = dir.join("walk-www");
-    std::fs::create_dir_all(&www).unwrap();
-    std::fs::write(www.join("page.html"), PAGE).unwrap();
-    for p in [dir, &www, &www.join("page.html")] {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
     let gate = spawn(Config {
         trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
         identity: Some(identity(None)),
         policy: Some(policy),
         ..Config::new(robots.to_path_buf())
     });
-    let realip = "set_real_ip_from 127.0.0.1; real_ip_header X-Forwarded-For;";
-    let trivial = Nginx::serving(
-        "server { listen 127.0.0.1:{port}; access_log off; location / { return 200; } }",
-    )
-    .expect("nginx");
+    let trivial = trivial_auth();
     let fronts = [
         (
             "nginx + `return 200` of another nginx (the ceiling)",
-            Nginx::front(block, trivial.addr, &www, realip).expect("nginx in front"),
+            Nginx::front(block, trivial.addr, &www, REALIP).expect("nginx in front"),
         ),
         (
             "nginx + the gate, 30 rules walked",
-            Nginx::front(block, gate.addr, &www, realip).expect("nginx in front"),
+            Nginx::front(block, gate.addr, &www, REALIP).expect("nginx in front"),
         ),
     ];
     // Browsers only, each on a /24 of its own: no rule holds for them.
-    let mut lua = String::from("local c = {\n");
-    for i in 0..10_000u32 {
-        let ip = Ipv4Addr::from(0x5000_0000 + i * 256 + 7);
-        let ua = if i % 2 == 0 { FIREFOX } else { CHROME };
-        writeln!(lua, "  {{\"{ip}\", \"{ua}\"}},").unwrap();
-    }
-    lua.push_str(
-        "}\nlocal i = 0\nrequest = function()\n  i = i + 1\n  local x = c[(i % #c) + 1]\n  \
-         return wrk.format(\"GET\", \"/page.html\", {[\"X-Forwarded-For\"] = x[1], [\"User-Agent\"] = x[2]})\nend\n",
-    );
+    let browsers: Vec<(Ipv4Addr, &str)> = (0..10_000u32)
+        .map(|i| {
+            let ip = Ipv4Addr::from(0x5000_0000 + i * 256 + 7);
+            (ip, if i % 2 == 0 { FIREFOX } else { CHROME })
+        })
+        .collect();
     let script = dir.join("walk.lua");
-    std::fs::write(&script, lua).unwrap();
+    client_script(&script, &browsers);
     for (_, n) in &fronts {
         let _ = wrk(&format!("http://{}/page.html", n.addr), &script, 2);
     }
-    println!("\nThe ceiling and the gate walking 30 rules, interleaved; wrk -t2 -c64 -d8s, 10,000 browsers\n");
+    println!(
+        "\nThe ceiling and the gate walking 30 rules, interleaved; wrk -t2 -c64 -d8s, 10,000 browsers\n"
+    );
     println!("| round | ceiling requests/s | gate requests/s | gate / ceiling | not the page |");
     println!("|---:|---:|---:|---:|---:|");
     let mut ratios = Vec::new();
@@ -349,21 +332,54 @@ fn clients() -> Vec<(Ipv4Addr, &'static str)> {
         .collect()
 }
 
-fn front(dir: &Path, robots: &Path, policy: &Path) {
+/// The guide's nginx block (docs/gate.md), and the site it serves: the
+/// page under `dir/name`, readable by nginx's workers; `None` without wrk.
+fn guide_site(dir: &Path, name: &str, what: &str) -> Option<(&'static str, std::path::PathBuf)> {
     use std::os::unix::fs::PermissionsExt;
     if Command::new("wrk").arg("-v").output().is_err() {
-        println!("front: wrk not found (apt-get install wrk); skipped");
-        return;
+        println!("{what}: wrk not found (apt-get install wrk); skipped");
+        return None;
     }
     let doc = include_str!("../../../docs/gate.md");
     let at = doc.find("```nginx\n").expect("the guide's nginx block") + "```nginx\n".len();
     let block = &doc[at..at + doc[at..].find("```").unwrap()];
-    let www = dir.join("www");
+    let www = dir.join(name);
     std::fs::create_dir_all(&www).unwrap();
     std::fs::write(www.join("page.html"), PAGE).unwrap();
     for p in [dir, &www, &www.join("page.html")] {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
+    Some((block, www))
+}
+
+/// Clients named by X-Forwarded-For, as a CDN in front names them.
+const REALIP: &str = "set_real_ip_from 127.0.0.1; real_ip_header X-Forwarded-For;";
+
+/// The cheapest answer `auth_request` can get: nginx's own `return 200`
+/// (what the architecture costs, whoever answers).
+fn trivial_auth() -> Nginx {
+    Nginx::serving("server { listen 127.0.0.1:{port}; access_log off; location / { return 200; } }")
+        .expect("nginx")
+}
+
+/// wrk's script sending the page request as each of `clients` in turn
+/// (its address in `X-Forwarded-For`).
+fn client_script(path: &Path, clients: &[(Ipv4Addr, &str)]) {
+    let mut lua = String::from("local c = {\n");
+    for (ip, ua) in clients {
+        writeln!(lua, "  {{\"{ip}\", \"{ua}\"}},").unwrap();
+    }
+    lua.push_str(
+        "}\nlocal i = 0\nrequest = function()\n  i = i + 1\n  local x = c[(i % #c) + 1]\n  \
+         return wrk.format(\"GET\", \"/page.html\", {[\"X-Forwarded-For\"] = x[1], [\"User-Agent\"] = x[2]})\nend\n",
+    );
+    std::fs::write(path, lua).unwrap();
+}
+
+fn front(dir: &Path, robots: &Path, policy: &Path) {
+    let Some((block, www)) = guide_site(dir, "www", "front") else {
+        return;
+    };
     // The lists `logs export-lists` writes: 100,000 addresses in
     // 10.0.0.0/8, and the Googlebot addresses of the load as verified.
     let lists = dir.join("lists");
@@ -399,14 +415,8 @@ fn front(dir: &Path, robots: &Path, policy: &Path) {
         policy: Some(policy.to_path_buf()),
         ..Config::new(robots.to_path_buf())
     });
-    // Clients named by X-Forwarded-For, as a CDN in front names them.
-    let realip = "set_real_ip_from 127.0.0.1; real_ip_header X-Forwarded-For;";
-    // The cheapest answer `auth_request` can get: nginx's own `return 200`
-    // (what the architecture costs, whoever answers).
-    let trivial = Nginx::serving(
-        "server { listen 127.0.0.1:{port}; access_log off; location / { return 200; } }",
-    )
-    .expect("nginx");
+    let realip = REALIP;
+    let trivial = trivial_auth();
     let fronts = [
         (
             "nginx alone, the static page",
@@ -425,16 +435,8 @@ fn front(dir: &Path, robots: &Path, policy: &Path) {
             Nginx::front(block, with_policy.addr, &www, realip).expect("nginx in front"),
         ),
     ];
-    let mut lua = String::from("local c = {\n");
-    for (ip, ua) in clients() {
-        writeln!(lua, "  {{\"{ip}\", \"{ua}\"}},").unwrap();
-    }
-    lua.push_str(
-        "}\nlocal i = 0\nrequest = function()\n  i = i + 1\n  local x = c[(i % #c) + 1]\n  \
-         return wrk.format(\"GET\", \"/page.html\", {[\"X-Forwarded-For\"] = x[1], [\"User-Agent\"] = x[2]})\nend\n",
-    );
     let script = dir.join("clients.lua");
-    std::fs::write(&script, lua).unwrap();
+    client_script(&script, &clients());
     // What the policy decides for each kind of client, through nginx.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -497,23 +497,10 @@ fn identity_at_request_time_and_the_balanced_policy() {
     write(&rd, "default.txt", "User-agent: *\nDisallow: /cart/\n");
     let policy = d.path().join("policy.yaml");
     std::fs::write(&policy, botscope_policy::preset("balanced").unwrap()).unwrap();
-    let registry = Arc::new(botscope_botid::Registry::bundled());
-    let lookup =
-        botscope_gate::identity::hickory_lookup(&[server.addr()], Duration::from_secs(2), 1_000)
-            .unwrap();
     let config = Config {
         trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
         poll: Duration::from_millis(50),
-        identity: Some(botscope_gate::identity::IdentityConfig {
-            registry,
-            owners: Arc::new(botscope_botid::NoOwners),
-            dns: Some(botscope_gate::identity::DnsConfig {
-                lookup,
-                concurrency: 4,
-                evidence: 1_000,
-            }),
-            cache: 10_000,
-        }),
+        identity: Some(dns_identity(&server)),
         policy: Some(policy),
         ..Config::new(rd.clone())
     };
@@ -659,21 +646,9 @@ fn an_answer_with_ttl_0_decides_and_is_kept() {
     robots(&rd);
     let policy = d.path().join("policy.yaml");
     std::fs::write(&policy, botscope_policy::preset("balanced").unwrap()).unwrap();
-    let lookup =
-        botscope_gate::identity::hickory_lookup(&[server.addr()], Duration::from_secs(2), 1_000)
-            .unwrap();
     let g = serve(Config {
         trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
-        identity: Some(botscope_gate::identity::IdentityConfig {
-            registry: Arc::new(botscope_botid::Registry::bundled()),
-            owners: Arc::new(botscope_botid::NoOwners),
-            dns: Some(botscope_gate::identity::DnsConfig {
-                lookup,
-                concurrency: 4,
-                evidence: 1_000,
-            }),
-            cache: 10_000,
-        }),
+        identity: Some(dns_identity(&server)),
         policy: Some(policy),
         ..Config::new(rd)
     });
@@ -2045,6 +2020,23 @@ fn policy_gate(dir: &Path, policy: &str) -> Running {
         ..Config::new(rd)
     };
     serve(config)
+}
+
+/// Identity from the bundled registry, reverse DNS through `server`.
+fn dns_identity(server: &botscope_testkit::Dnsmasq) -> botscope_gate::identity::IdentityConfig {
+    let lookup =
+        botscope_gate::identity::hickory_lookup(&[server.addr()], Duration::from_secs(2), 1_000)
+            .unwrap();
+    botscope_gate::identity::IdentityConfig {
+        registry: Arc::new(botscope_botid::Registry::bundled()),
+        owners: Arc::new(botscope_botid::NoOwners),
+        dns: Some(botscope_gate::identity::DnsConfig {
+            lookup,
+            concurrency: 4,
+            evidence: 1_000,
+        }),
+        cache: 10_000,
+    }
 }
 
 /// Identity from the bundled registry, offline (no reverse DNS).
