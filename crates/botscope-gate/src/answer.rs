@@ -21,31 +21,32 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use botscope_policy::{Action, Facts, Identity, Signature};
 
+use crate::Gate;
 use crate::identity::Known;
 use crate::lists::{Category, Placed, choose};
 use crate::signature::Checked;
-use crate::{Gate, Snapshot};
 
-/// Decisions counted by rule and action.
+/// One rule's decisions by action.
+pub type Slot = Arc<[std::sync::atomic::AtomicU64; 5]>;
+
+/// Decisions counted by rule and action: a slot of atomic counters per
+/// rule name, kept across reloads (a rule's count goes on when a reload
+/// moves it); each snapshot holds its rules' slots in order, so a request
+/// counts with one atomic addition and no lock.
 #[derive(Debug, Default)]
 pub struct Counters {
-    by_rule: Mutex<HashMap<String, [u64; 5]>>,
+    by_rule: Mutex<HashMap<String, Slot>>,
 }
 
 impl Counters {
-    fn count(&self, rule: &str, action: Action) {
+    /// The slots of `names`, in order (made for names not seen before).
+    /// Names are the policy's (at most its rule count, plus `default` and
+    /// `--deny`), never a client's text.
+    pub fn slots<'n>(&self, names: impl Iterator<Item = &'n str>) -> Vec<Slot> {
         let mut m = self.by_rule.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = action as usize;
-        match m.get_mut(rule) {
-            Some(c) => c[slot] += 1,
-            None => {
-                // Rules are the policy's (at most its rule count, plus
-                // `default` and `--deny`), never a client's text.
-                let mut c = [0; 5];
-                c[slot] = 1;
-                m.insert(rule.to_owned(), c);
-            }
-        }
+        names
+            .map(|n| m.entry(n.to_owned()).or_default().clone())
+            .collect()
     }
 
     /// `(rule, action, count)` for every pair counted, sorted.
@@ -54,10 +55,10 @@ impl Counters {
         let mut out: Vec<(String, &'static str, u64)> = m
             .iter()
             .flat_map(|(rule, c)| {
-                Action::ALL
-                    .iter()
-                    .filter(|(_, a)| c[*a as usize] > 0)
-                    .map(move |(name, a)| (rule.clone(), *name, c[*a as usize]))
+                Action::ALL.iter().filter_map(move |(name, a)| {
+                    let n = c[*a as usize].load(std::sync::atomic::Ordering::Relaxed);
+                    (n > 0).then(|| (rule.clone(), *name, n))
+                })
             })
             .collect();
         out.sort();
@@ -172,7 +173,7 @@ pub fn place(
 pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
     let started = std::time::Instant::now();
     let ip = g.client(peer, h);
-    let snap: Arc<Snapshot> = g.current.load_full();
+    let snap = g.current.load();
     let user_agent = text(h, "user-agent").unwrap_or(Cow::Borrowed(""));
     let user_agent = capped(&user_agent);
     let known = g.identities.as_ref().map(|i| i.identify(ip, user_agent));
@@ -224,6 +225,8 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
         text(h, "accept").as_deref(),
         &path,
     );
+    // The counters' slot of the deciding rule (see `Snapshot::counters`).
+    let mut slot_of = 0;
     let (action, rule, retry_after, labels) = match &snap.policy {
         Some(policy) => {
             let (served, _) = choose(&snap.robots, &placed);
@@ -251,6 +254,7 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
                 passed,
             };
             let d = policy.decide(&facts, &g.rates);
+            slot_of = d.index.unwrap_or(policy.rules.len());
             let labels = d
                 .labels
                 .iter()
@@ -265,11 +269,14 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
             (d.action, d.rule.to_owned(), retry, labels)
         }
         None if g.config.deny.contains(&placed.category) => {
+            slot_of = 1;
             (Action::Deny, "--deny".to_owned(), None, Vec::new())
         }
         None => (Action::Allow, "default".to_owned(), None, Vec::new()),
     };
-    g.counters.count(&rule, action);
+    if let Some(slot) = snap.counters.get(slot_of) {
+        slot[action as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     let a = Answer {
         client: ip,
         passed,
@@ -294,6 +301,12 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
 fn put(h: &mut HeaderMap, name: &'static str, value: &str) {
     // Values are printable ASCII already, or escaped here: registry
     // names and rule names are the owner's, reasons quote strangers.
+    if value.len() <= 200 && value.bytes().all(|b| b.is_ascii_graphic() || b == b' ') {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            h.insert(name, v);
+        }
+        return;
+    }
     let v: String = value
         .chars()
         .take(200)

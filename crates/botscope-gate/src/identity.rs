@@ -23,6 +23,8 @@ use crate::recent::Recent;
 
 /// Identities kept by default (address and User-Agent pairs).
 pub const DEFAULT_IDENTITIES: usize = 262_144;
+/// Shards of the identities kept (a lock each).
+const SHARDS: usize = 16;
 /// Reverse-DNS answers kept by default (addresses).
 pub const DEFAULT_EVIDENCE: usize = 262_144;
 /// How long a lookup that failed (timeout, SERVFAIL) keeps its address
@@ -205,7 +207,9 @@ pub struct Identities {
     classifier: UaClassifier,
     owners: Arc<dyn Owners + Send + Sync>,
     dns: Option<Dns>,
-    known: Mutex<Recent<(IpAddr, u64), Arc<Known>>>,
+    /// Identities by (address, User-Agent), in shards (one lock each) so
+    /// that the workers seldom wait for each other.
+    known: Box<[Mutex<Recent<(IpAddr, u64), Arc<Known>>>]>,
     hasher: foldhash::fast::RandomState,
     /// Reverse-DNS lookups.
     pub stats: Arc<LookupStats>,
@@ -248,7 +252,9 @@ impl Identities {
                 evidence: Arc::new(Mutex::new(Recent::new(d.evidence.max(2)))),
                 pending: Arc::new(Mutex::new(HashSet::new())),
             }),
-            known: Mutex::new(Recent::new(cfg.cache.max(2))),
+            known: (0..SHARDS)
+                .map(|_| Mutex::new(Recent::new((cfg.cache / SHARDS).max(2))))
+                .collect(),
             hasher: foldhash::fast::RandomState::default(),
             registry: arc_swap::ArcSwap::new(cfg.registry),
             stats: Arc::new(LookupStats::default()),
@@ -281,7 +287,7 @@ impl Identities {
 
     /// Identities held.
     pub fn held(&self) -> usize {
-        lock(&self.known).len()
+        self.known.iter().map(|s| lock(s).len()).sum()
     }
 
     /// Reverse-DNS lookups in flight.
@@ -304,14 +310,15 @@ impl Identities {
             .hasher
             .hash_one((user_agent, when.map(|w| w.div_euclid(86_400))));
         let now = Instant::now();
-        if let Some(k) = lock(&self.known).get(&(ip, ua_key))
+        let shard = &self.known[self.hasher.hash_one((ip, ua_key)) as usize % SHARDS];
+        if let Some(k) = lock(shard).get(&(ip, ua_key))
             && k.expires > now
             && !self.answered(&k)
         {
             return k;
         }
         let known = Arc::new(self.judge(ip, user_agent, now, when));
-        lock(&self.known).insert((ip, ua_key), known.clone());
+        lock(shard).insert((ip, ua_key), known.clone());
         known
     }
 
@@ -433,6 +440,8 @@ impl Identities {
 
     /// Forgets every identity (the registry or the lists changed).
     pub fn forget(&self) {
-        lock(&self.known).clear();
+        for shard in &self.known {
+            lock(shard).clear();
+        }
     }
 }

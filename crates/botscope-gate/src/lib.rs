@@ -248,6 +248,9 @@ pub struct Snapshot {
     pub policy: Option<Arc<botscope_policy::Policy>>,
     /// Its warnings (rules no request can reach), as read.
     pub policy_warnings: Vec<String>,
+    /// The decision counters of the policy's rules in order, then
+    /// `default`; without a policy, `default` and `--deny`.
+    pub counters: Vec<answer::Slot>,
     /// When they were read.
     pub loaded: SystemTime,
 }
@@ -277,7 +280,7 @@ pub struct Gate {
     pub refreshed: refresh::Shared,
 }
 
-fn load(config: &Config) -> Result<Snapshot, Error> {
+fn load(config: &Config, counters: &answer::Counters) -> Result<Snapshot, Error> {
     let robots = read_robots(&config.robots_dir)?;
     let compiled = robots
         .iter()
@@ -294,7 +297,17 @@ fn load(config: &Config) -> Result<Snapshot, Error> {
         }
         None => (None, Vec::new()),
     };
+    let counters = match &policy {
+        Some(p) => counters.slots(
+            p.rules
+                .iter()
+                .map(|r| r.name.as_str())
+                .chain(std::iter::once("default")),
+        ),
+        None => counters.slots(["default", "--deny"].into_iter()),
+    };
     Ok(Snapshot {
+        counters,
         lists: match &config.lists {
             Some(l) => read(l)?,
             None => Lists::from_entries(Vec::new(), "none"),
@@ -339,7 +352,8 @@ impl Gate {
     /// gate before it listens.
     pub fn new(config: Config) -> Result<Arc<Gate>, Error> {
         let seen = fingerprint(&config.watched());
-        let snap = load(&config)?;
+        let counters = answer::Counters::default();
+        let snap = load(&config, &counters)?;
         for w in &snap.policy_warnings {
             tracing::warn!("{w}");
         }
@@ -359,7 +373,7 @@ impl Gate {
         Ok(Arc::new(Gate {
             rates: botscope_policy::Rates::new(config.rate_keys),
             identities,
-            counters: answer::Counters::default(),
+            counters,
             latency: metrics::Latency::default(),
             refreshed: refresh::Shared::default(),
             challenges: {
@@ -398,7 +412,7 @@ impl Gate {
 
     /// [`Gate::reload`], with the fingerprint taken before reading.
     fn reload_from(&self, seen: Fingerprint) -> Result<(), Error> {
-        match load(&self.config) {
+        match load(&self.config, &self.counters) {
             Ok(snap) => {
                 for w in &snap.policy_warnings {
                     tracing::warn!("{w}");

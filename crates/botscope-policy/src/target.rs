@@ -323,11 +323,18 @@ pub fn is_navigation(
             || mode.eq_ignore_ascii_case("nested-navigate");
     }
     if let Some(accept) = accept {
-        let a = accept.to_ascii_lowercase();
-        if a.contains("text/html") || a.contains("application/xhtml") {
+        let contains = |needle: &str| {
+            accept
+                .as_bytes()
+                .windows(needle.len())
+                .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+        };
+        if contains("text/html") || contains("application/xhtml") {
             return true;
         }
-        let first = a.split(',').next().unwrap_or("").trim();
+        let first = accept.split(',').next().unwrap_or("").trim().as_bytes();
+        let starts =
+            |p: &str| first.len() >= p.len() && first[..p.len()].eq_ignore_ascii_case(p.as_bytes());
         if [
             "image/",
             "text/css",
@@ -339,7 +346,7 @@ pub fn is_navigation(
             "video/",
         ]
         .iter()
-        .any(|p| first.starts_with(p))
+        .any(|p| starts(p))
         {
             return false;
         }
