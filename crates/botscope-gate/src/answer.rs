@@ -414,14 +414,14 @@ fn page(a: &Answer) -> &'static str {
 
 /// Which front server asks, and so which statuses it can pass on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Front {
+pub(crate) enum Front {
     /// nginx's `auth_request`: 2xx, 401 and 403 only, no page.
     AuthRequest,
     /// Caddy's `forward_auth`: the gate's status and page reach the client.
     Forward,
 }
 
-async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Front) -> Response {
+pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Front) -> Response {
     let a = decide(g, peer.ip(), h).await;
     if g.config.report_only {
         // Decided, logged and counted; allowed. The front server and the

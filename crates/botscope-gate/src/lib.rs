@@ -655,12 +655,26 @@ impl Server {
             .clone()
             .filter(|_| self.gate.identities.is_some())
             .map(|cfg| tokio::spawn(refresh_lists(self.gate.clone(), cfg)));
+        let gate = self.gate.clone();
         let app = router(self.gate);
         let service = move |peer: SocketAddr, mut req: Request<hyper::body::Incoming>| {
-            req.extensions_mut()
-                .insert(axum::extract::ConnectInfo(peer));
-            let app = app.clone();
+            // The front server's question, every request of the site: answered
+            // straight (`/auth`, `/forward-auth`, a GET), the rest through
+            // the router.
+            let front = match (req.method(), req.uri().path()) {
+                (&axum::http::Method::GET, "/auth") => Some(answer::Front::AuthRequest),
+                (&axum::http::Method::GET, "/forward-auth") => Some(answer::Front::Forward),
+                _ => None,
+            };
+            let (app, gate) = (app.clone(), gate.clone());
             async move {
+                if let Some(front) = front {
+                    return Ok::<_, std::convert::Infallible>(
+                        answer::answer(&gate, peer, req.headers(), front).await,
+                    );
+                }
+                req.extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
                 use tower::ServiceExt;
                 app.oneshot(req.map(axum::body::Body::new)).await
             }
