@@ -66,8 +66,44 @@ impl Counters {
     }
 }
 
+/// The names of the headers the gate reads and writes, made once (a name
+/// given as a string is parsed and hashed again at every use).
+mod names {
+    use axum::http::HeaderName;
+
+    macro_rules! names {
+        ($($id:ident = $s:literal;)*) => {
+            $(pub const $id: HeaderName = HeaderName::from_static($s);)*
+        };
+    }
+    names! {
+        X_ORIGINAL_METHOD = "x-original-method";
+        X_FORWARDED_METHOD = "x-forwarded-method";
+        X_ORIGINAL_URI = "x-original-uri";
+        X_FORWARDED_URI = "x-forwarded-uri";
+        X_FORWARDED_PROTO = "x-forwarded-proto";
+        SEC_FETCH_MODE = "sec-fetch-mode";
+        SEC_FETCH_DEST = "sec-fetch-dest";
+        X_BOT_CATEGORY = "x-bot-category";
+        X_BOT_NAME = "x-bot-name";
+        X_BOT_IDENTITY = "x-bot-identity";
+        X_BOT_CLAIMED = "x-bot-claimed";
+        X_BOT_DECISION = "x-bot-decision";
+        X_BOT_RULE = "x-bot-rule";
+        X_BOT_LABELS = "x-bot-labels";
+        X_BOT_CHALLENGE = "x-bot-challenge";
+        X_BOT_SIGNATURE = "x-bot-signature";
+        X_BOT_SIGNATURE_REASON = "x-bot-signature-reason";
+        X_SIGNATURE_AGENT = "x-signature-agent";
+        X_BOT_REPORT_ONLY = "x-bot-report-only";
+        X_ROBOTS_FILE = "x-robots-file";
+    }
+}
+
+use names::*;
+
 /// A header's value as text (lossy), trimmed.
-fn text<'h>(h: &'h HeaderMap, name: &str) -> Option<Cow<'h, str>> {
+fn text<'h>(h: &'h HeaderMap, name: impl header::AsHeaderName) -> Option<Cow<'h, str>> {
     h.get(name)
         .map(|v| match String::from_utf8_lossy(v.as_bytes()) {
             Cow::Borrowed(b) => Cow::Borrowed(b.trim()),
@@ -80,12 +116,12 @@ fn text<'h>(h: &'h HeaderMap, name: &str) -> Option<Cow<'h, str>> {
 /// `X-Forwarded-Method` and `X-Forwarded-Uri` (Caddy, Traefik); `GET` and
 /// `/` when neither is sent.
 pub fn original(h: &HeaderMap) -> (Cow<'_, str>, Cow<'_, str>) {
-    let method = text(h, "x-original-method")
-        .or_else(|| text(h, "x-forwarded-method"))
+    let method = text(h, X_ORIGINAL_METHOD)
+        .or_else(|| text(h, X_FORWARDED_METHOD))
         .filter(|m| !m.is_empty())
         .unwrap_or(Cow::Borrowed("GET"));
-    let target = text(h, "x-original-uri")
-        .or_else(|| text(h, "x-forwarded-uri"))
+    let target = text(h, X_ORIGINAL_URI)
+        .or_else(|| text(h, X_FORWARDED_URI))
         .filter(|t| !t.is_empty())
         .unwrap_or(Cow::Borrowed("/"));
     (method, target)
@@ -174,7 +210,7 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
     let started = std::time::Instant::now();
     let ip = g.client(peer, h);
     let snap = g.current.load();
-    let user_agent = text(h, "user-agent").unwrap_or(Cow::Borrowed(""));
+    let user_agent = text(h, header::USER_AGENT).unwrap_or(Cow::Borrowed(""));
     let user_agent = capped(&user_agent);
     let known = g.identities.as_ref().map(|i| i.identify(ip, user_agent));
     let checked = match &g.signatures {
@@ -214,15 +250,15 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
     };
     // A pass is read only from a client that sends one (its HMAC checked):
     // it raises the challenge rules' rates tenfold.
-    let passed = text(h, "cookie").is_some_and(|c| {
+    let passed = text(h, header::COOKIE).is_some_and(|c| {
         c.contains(crate::challenge::COOKIE)
             && g.challenges
                 .passes(&c, ip, user_agent, unix_now_ms() / 1000)
     });
     let navigation = botscope_policy::is_navigation(
-        text(h, "sec-fetch-mode").as_deref(),
-        text(h, "sec-fetch-dest").as_deref(),
-        text(h, "accept").as_deref(),
+        text(h, SEC_FETCH_MODE).as_deref(),
+        text(h, SEC_FETCH_DEST).as_deref(),
+        text(h, header::ACCEPT).as_deref(),
         &path,
     );
     // The counters' slot of the deciding rule (see `Snapshot::counters`).
@@ -298,7 +334,7 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
     a
 }
 
-fn put(h: &mut HeaderMap, name: &'static str, value: &str) {
+fn put(h: &mut HeaderMap, name: axum::http::HeaderName, value: &str) {
     // Values are printable ASCII already, or escaped here: registry
     // names and rule names are the owner's, reasons quote strangers.
     if value.len() <= 200 && value.bytes().all(|b| b.is_ascii_graphic() || b == b' ') {
@@ -326,24 +362,21 @@ fn put(h: &mut HeaderMap, name: &'static str, value: &str) {
 /// The headers of every answer: who the client is and what was decided.
 pub fn headers(h: &mut HeaderMap, a: &Answer) {
     h.insert(
-        "x-bot-category",
+        X_BOT_CATEGORY,
         HeaderValue::from_static(a.placed.category.as_str()),
     );
-    put(h, "x-bot-name", a.placed.bot.as_deref().unwrap_or(""));
+    put(h, X_BOT_NAME, a.placed.bot.as_deref().unwrap_or(""));
     if let Some(i) = a.identity {
-        h.insert("x-bot-identity", HeaderValue::from_static(i.as_str()));
+        h.insert(X_BOT_IDENTITY, HeaderValue::from_static(i.as_str()));
     }
     if let Some(b) = &a.bot {
-        put(h, "x-bot-claimed", b);
+        put(h, X_BOT_CLAIMED, b);
     }
-    h.insert(
-        "x-bot-decision",
-        HeaderValue::from_static(a.action.as_str()),
-    );
-    put(h, "x-bot-rule", &a.rule);
+    h.insert(X_BOT_DECISION, HeaderValue::from_static(a.action.as_str()));
+    put(h, X_BOT_RULE, &a.rule);
     if !a.labels.is_empty() {
         let names: Vec<&str> = a.labels.iter().map(|(n, _)| n.as_str()).collect();
-        put(h, "x-bot-labels", &names.join(", "));
+        put(h, X_BOT_LABELS, &names.join(", "));
         for (_, hs) in &a.labels {
             for (k, v) in hs {
                 if let (Ok(k), Ok(v)) = (
@@ -359,24 +392,24 @@ pub fn headers(h: &mut HeaderMap, a: &Answer) {
         h.insert(header::RETRY_AFTER, HeaderValue::from(s));
     }
     if a.passed {
-        h.insert("x-bot-challenge", HeaderValue::from_static("passed"));
+        h.insert(X_BOT_CHALLENGE, HeaderValue::from_static("passed"));
     }
     if let Some(c) = &a.checked {
         h.insert(
-            "x-bot-signature",
+            X_BOT_SIGNATURE,
             HeaderValue::from_static(c.verdict.outcome.as_str()),
         );
         if c.verdict.outcome != botscope_httpsig::Outcome::Verified {
             put(
                 h,
-                "x-bot-signature-reason",
+                X_BOT_SIGNATURE_REASON,
                 &signature_reason(&c.verdict.reason),
             );
         }
         if c.verdict.outcome == botscope_httpsig::Outcome::Verified
             && let Some(agent) = c.verdict.agent.as_deref()
         {
-            put(h, "x-signature-agent", agent);
+            put(h, X_SIGNATURE_AGENT, agent);
         }
     }
 }
@@ -429,9 +462,9 @@ pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Fro
         let mut r = StatusCode::OK.into_response();
         headers(r.headers_mut(), &a);
         r.headers_mut()
-            .insert("x-bot-decision", HeaderValue::from_static("allow"));
+            .insert(X_BOT_DECISION, HeaderValue::from_static("allow"));
         r.headers_mut().insert(
-            "x-bot-report-only",
+            X_BOT_REPORT_ONLY,
             HeaderValue::from_static(a.action.as_str()),
         );
         r.headers_mut().remove(header::RETRY_AFTER);
@@ -446,7 +479,7 @@ pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Fro
     let mut r = match (front, a.action) {
         (Front::AuthRequest, _) => status.into_response(),
         (Front::Forward, Action::Challenge) => {
-            let ua = text(h, "user-agent").unwrap_or(Cow::Borrowed(""));
+            let ua = text(h, header::USER_AGENT).unwrap_or(Cow::Borrowed(""));
             let (_, uri) = original(h);
             let token = g
                 .challenges
@@ -518,10 +551,10 @@ pub(crate) async fn challenge_page(
 ) -> Response {
     let h = req.headers();
     let ip = g.client(peer.ip(), h);
-    let ua = text(h, "user-agent").unwrap_or(Cow::Borrowed(""));
+    let ua = text(h, header::USER_AGENT).unwrap_or(Cow::Borrowed(""));
     let query = req.uri().query().unwrap_or("");
     let back = param(query, "back")
-        .or_else(|| text(h, "x-original-uri").map(Cow::into_owned))
+        .or_else(|| text(h, X_ORIGINAL_URI).map(Cow::into_owned))
         .unwrap_or_else(|| "/".to_owned());
     let token = g.challenges.token(ip, capped(&ua), unix_now_ms() / 1000);
     // Never a 2xx: the page is not the content the address holds, and no
@@ -542,7 +575,7 @@ pub(crate) async fn pass(
 ) -> Response {
     let h = req.headers();
     let ip = g.client(peer.ip(), h);
-    let ua = text(h, "user-agent").unwrap_or(Cow::Borrowed(""));
+    let ua = text(h, header::USER_AGENT).unwrap_or(Cow::Borrowed(""));
     let ua = capped(&ua);
     let query = req.uri().query().unwrap_or("");
     let back = crate::challenge::back(&param(query, "back").unwrap_or_else(|| "/".to_owned()));
@@ -564,7 +597,7 @@ pub(crate) async fn pass(
         Ok(()) => {
             let pass = g.challenges.pass(ip, ua, now);
             let life = g.challenges.config().pass_life.as_secs();
-            let secure = text(h, "x-forwarded-proto").is_some_and(|p| p == "https");
+            let secure = text(h, X_FORWARDED_PROTO).is_some_and(|p| p == "https");
             let cookie = format!(
                 "{}={pass}; Path=/; Max-Age={life}; HttpOnly; SameSite=Lax{}",
                 crate::challenge::COOKIE,
@@ -609,7 +642,7 @@ pub(crate) async fn robots_txt(
 ) -> Response {
     let ip = g.client(peer.ip(), req.headers());
     let snap = g.current.load();
-    let user_agent = text(req.headers(), "user-agent").unwrap_or(Cow::Borrowed(""));
+    let user_agent = text(req.headers(), header::USER_AGENT).unwrap_or(Cow::Borrowed(""));
     let known = g
         .identities
         .as_ref()
@@ -633,17 +666,17 @@ pub(crate) async fn robots_txt(
     // One client's file must not be served to another by a shared cache.
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private"));
     h.insert(
-        "x-bot-category",
+        X_BOT_CATEGORY,
         HeaderValue::from_static(placed.category.as_str()),
     );
-    put(h, "x-bot-name", placed.bot.as_deref().unwrap_or(""));
+    put(h, X_BOT_NAME, placed.bot.as_deref().unwrap_or(""));
     if let Some(k) = &known {
         h.insert(
-            "x-bot-identity",
+            X_BOT_IDENTITY,
             HeaderValue::from_static(k.identity.as_str()),
         );
     }
-    put(h, "x-robots-file", &format!("{file}.txt"));
+    put(h, X_ROBOTS_FILE, &format!("{file}.txt"));
     r
 }
 

@@ -310,7 +310,17 @@ impl Identities {
             .hasher
             .hash_one((user_agent, when.map(|w| w.div_euclid(86_400))));
         let now = Instant::now();
-        let shard = &self.known[self.hasher.hash_one((ip, ua_key)) as usize % SHARDS];
+        // The shard from the keyed hash of the User-Agent and the address's
+        // bits, mixed (no second pass over the key).
+        let ip_bits = match ip {
+            IpAddr::V4(a) => u64::from(u32::from(a)),
+            IpAddr::V6(a) => {
+                let n = u128::from(a);
+                (n as u64) ^ ((n >> 64) as u64)
+            }
+        };
+        let mixed = (ua_key ^ ip_bits).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let shard = &self.known[(mixed >> 60) as usize % SHARDS];
         if let Some(k) = lock(shard).get(&(ip, ua_key))
             && k.expires > now
             && !self.answered(&k)

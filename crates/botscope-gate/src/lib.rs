@@ -262,6 +262,8 @@ pub struct Gate {
     current: ArcSwap<Snapshot>,
     /// The fingerprint of what `current` was read from.
     seen: Mutex<Fingerprint>,
+    /// `config.client_header`, parsed once.
+    client_header: axum::http::HeaderName,
     /// The last reload's failure, until one succeeds.
     last_error: Mutex<Option<String>>,
     reloads: std::sync::atomic::AtomicU64,
@@ -354,6 +356,8 @@ impl Gate {
         let seen = fingerprint(&config.watched());
         let counters = answer::Counters::default();
         let snap = load(&config, &counters)?;
+        let client_header = axum::http::HeaderName::from_bytes(config.client_header.as_bytes())
+            .unwrap_or(axum::http::HeaderName::from_static(DEFAULT_CLIENT_HEADER));
         for w in &snap.policy_warnings {
             tracing::warn!("{w}");
         }
@@ -393,6 +397,7 @@ impl Gate {
             config,
             current: ArcSwap::from_pointee(snap),
             seen: Mutex::new(seen),
+            client_header,
             last_error: Mutex::new(None),
             reloads: std::sync::atomic::AtomicU64::new(0),
             signatures,
@@ -459,10 +464,10 @@ impl Gate {
             return peer;
         }
         let parse = |s: &str| s.trim().parse::<IpAddr>().ok();
-        if self.config.client_header != "x-forwarded-for" {
+        if self.client_header != "x-forwarded-for" {
             // One address, written by the proxy: one value, or nothing
             // believed (two values mean a client's own got through).
-            let mut values = headers.get_all(self.config.client_header.as_str()).iter();
+            let mut values = headers.get_all(&self.client_header).iter();
             return match (values.next(), values.next()) {
                 (Some(v), None) => v.to_str().ok().and_then(parse).unwrap_or(peer),
                 _ => peer,
