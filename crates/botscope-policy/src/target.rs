@@ -490,4 +490,35 @@ mod tests {
             }
         }
     }
+
+    /// The fuzz target's properties over many random targets: the normal
+    /// form starts with `/`, is printable ASCII, is its own normal form,
+    /// holds no empty or dot segment, and is at most three bytes a byte.
+    #[test]
+    fn random_targets_keep_the_fuzz_targets_properties() {
+        let pieces = [
+            "/", ".", "..", "%", "%2", "%2e", "%2E", "%2f", "%2F", "%25", "%3f", "?", "#", "a",
+            "~", "\u{e9}", " ", "\t", "\0", "%c3", "%a9", "http://h", "//", "*", "$",
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            let mut t = String::new();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for k in 0..(x % 12) {
+                t.push_str(pieces[((x >> (k * 5)) % pieces.len() as u64) as usize]);
+            }
+            let once = normalize_target(&t).into_owned();
+            assert!(once.starts_with('/'), "{t:?} -> {once:?}");
+            assert!(once.bytes().all(|b| b.is_ascii_graphic()), "{once:?}");
+            assert!(once.len() <= 3 * t.len() + 1, "{t:?} -> {once:?}");
+            assert_eq!(normalize_target(&once), once, "{t:?}");
+            let path = once.split('?').next().unwrap_or("");
+            assert!(!path.contains("//"), "{t:?} -> {once:?}");
+            for seg in path.split('/').skip(1) {
+                assert!(seg != "." && seg != "..", "{t:?} -> {once:?}");
+            }
+        }
+    }
 }
