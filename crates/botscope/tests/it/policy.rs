@@ -466,3 +466,81 @@ fn replay_verifies_names_its_clients_and_writes_decision_lines() {
         stderr(&o)
     );
 }
+
+/// Found by a probe: the gate's start errors named no flag and said their
+/// cause twice (`…: No such file or directory (os error 2): No such file
+/// or directory (os error 2)`). Every path is checked first, each problem
+/// named once with its flag, and nothing starts (exit 2).
+#[test]
+fn the_gates_start_errors_name_their_flag_and_path_once() {
+    let d = botscope_testkit::tempdir();
+    let robots = d.path().join("robots");
+    std::fs::create_dir_all(&robots).unwrap();
+    let missing = d.path().join("nope");
+    let o = run(&[
+        "gate",
+        "--robots-dir",
+        arg(&missing),
+        "--policy",
+        arg(&missing.join("policy.yaml")),
+        "--decision-log",
+        arg(&missing.join("log/decisions.jsonl")),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    for want in [
+        format!("--robots-dir {}: no such directory", missing.display()),
+        format!(
+            "--policy {}: no such file",
+            missing.join("policy.yaml").display()
+        ),
+        format!(
+            "--decision-log {}: its directory",
+            missing.join("log/decisions.jsonl").display()
+        ),
+    ] {
+        assert_eq!(err.matches(&want).count(), 1, "{want:?} in {err}");
+    }
+    // A cause is said once, even where an error carries it twice.
+    let o = run(&[
+        "gate",
+        "--robots-dir",
+        arg(&robots),
+        "--lists",
+        arg(&missing),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o).matches("no such directory").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(robots.join("default.txt"), "User-agent: *\n").unwrap();
+    let mine = d.path().join("policy.yaml");
+    std::fs::write(&mine, "rules: []\n").unwrap();
+    let o = run(&[
+        "gate",
+        "--robots-dir",
+        arg(&robots),
+        "--refresh-lists",
+        "6h",
+        "--refresh-keep",
+        arg(&mine),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not a file the gate wrote"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&mine).unwrap(),
+        "rules: []\n",
+        "left as it is"
+    );
+}
