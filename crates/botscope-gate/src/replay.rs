@@ -748,25 +748,18 @@ pub fn html(r: &Replayed) -> String {
                         }
                     }
                     @for t in r.rules.iter().filter(|t| !t.top.is_empty() && t.action != "allow") {
-                        table {
-                            caption { "Clients " (t.rule) " caught most (" (t.action) ")" }
-                            thead {
-                                tr {
-                                    th scope="col" { "client" }
-                                    th scope="col" class="n" { "requests" }
-                                    th scope="col" { "User-Agent" }
-                                    th scope="col" { "identity" }
-                                    th scope="col" { "paths" }
-                                }
-                            }
-                            tbody {
+                        section class="top" {
+                            h2 { "Clients " (t.rule) " caught most (" (t.action) ")" }
+                            ol {
                                 @for c in &t.top {
-                                    tr {
-                                        td class="ip" { (c.client) }
-                                        td class="n" { (c.requests) }
-                                        td class="ua" { (c.user_agent) }
-                                        td { (c.identity) br; small { (c.evidence) } }
-                                        td class="ua" {
+                                    li {
+                                        p {
+                                            strong class="ip" { (c.client) }
+                                            " · " (c.requests) " requests · " (c.identity)
+                                        }
+                                        p class="ua" { (c.user_agent) }
+                                        p class="small" { (c.evidence) }
+                                        p class="ua" {
                                             @for (i, p) in c.paths.iter().enumerate() {
                                                 @if i > 0 { br; }
                                                 (p)
@@ -791,5 +784,9 @@ caption{text-align:left;font-weight:600;padding:.25rem 0}\
 th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #767676;vertical-align:top;overflow-wrap:anywhere}\
 .n{text-align:right;white-space:nowrap}\
 .ip{white-space:nowrap}\
+.top h2{font-size:1rem;margin:1.5rem 0 .5rem}\
+.top ol{padding-left:1.5rem;margin:0}\
+.top li{border-bottom:1px solid #767676;padding:.25rem 0}\
+.top p{margin:.15rem 0}\
 .ua{overflow-wrap:anywhere;word-break:normal}\
-small{color:#555}";
+.small{color:#555;font-size:.875rem}";
