@@ -181,6 +181,9 @@ pub struct LookupStats {
     pub failed: AtomicU64,
 }
 
+/// One shard of the identities: by (address, User-Agent key).
+type KnownShard = Recent<(IpAddr, u64), Arc<Known>>;
+
 /// Reverse-DNS evidence per (address, domains), with its expiry.
 type EvidenceCache = Recent<(IpAddr, u64), (Arc<FcrdnsEvidence>, Instant)>;
 
@@ -209,7 +212,7 @@ pub struct Identities {
     dns: Option<Dns>,
     /// Identities by (address, User-Agent), in shards (one lock each) so
     /// that the workers seldom wait for each other.
-    known: Box<[Mutex<Recent<(IpAddr, u64), Arc<Known>>>]>,
+    known: Box<[Mutex<KnownShard>]>,
     hasher: foldhash::fast::RandomState,
     /// Reverse-DNS lookups.
     pub stats: Arc<LookupStats>,
