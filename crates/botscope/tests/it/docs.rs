@@ -847,6 +847,7 @@ fn the_gate_guides_setup_runs_as_written() {
             ("/var/www/html/", "var/www/html/"),
             ("/var/log/botscope/decisions.jsonl", &listen),
             ("/var/log/botscope", "var/log/botscope"),
+            ("/var/lib/botscope", "var/lib/botscope"),
         ],
     );
     assert_eq!(blocks.len(), 1);
