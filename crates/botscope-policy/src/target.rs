@@ -164,33 +164,9 @@ fn normal_path(path: &[u8]) -> Vec<u8> {
     // `p`. Bytes kept encoded are marked by a leading `%` already written
     // in upper case.
     let mut decoded: Vec<u8> = Vec::with_capacity(path.len() + 1);
-    let mut i = 0;
-    while i < path.len() {
-        let b = path[i];
-        if b == b'%'
-            && let (Some(h), Some(l)) = (
-                path.get(i + 1).copied().and_then(hex),
-                path.get(i + 2).copied().and_then(hex),
-            )
-        {
-            let c = (h << 4) | l;
-            if unreserved(c) || c == b'/' {
-                decoded.push(c);
-            } else {
-                push_encoded(&mut decoded, c);
-            }
-            i += 3;
-            continue;
-        }
-        if literal(b) {
-            decoded.push(b);
-        } else {
-            // A lone `%`, a control character, a space, a byte outside
-            // ASCII: encoded, so that it reads as one octet.
-            push_encoded(&mut decoded, b);
-        }
-        i += 1;
-    }
+    // A lone `%`, a control character, a space, a byte outside ASCII:
+    // encoded, so that it reads as one octet.
+    recode(path, &mut decoded, |c| unreserved(c) || c == b'/', literal);
     // Segments, with `.` and `..` resolved (RFC 3986 5.2.4) and empty ones
     // merged (nginx's merge_slashes). `..` above the root stays at the
     // root, as RFC 3986 resolves it.
@@ -222,17 +198,24 @@ fn normal_path(path: &[u8]) -> Vec<u8> {
 /// The query with its unreserved octets decoded and every other escape in
 /// upper case; what is not printable ASCII encoded.
 fn normal_query(q: &[u8], out: &mut Vec<u8>) {
+    recode(q, out, unreserved, literal);
+}
+
+/// Copies `src` to `out`: an escape (`%` and two hexadecimal digits) of an
+/// octet `decoded` accepts is decoded, any other written in upper case; a
+/// byte `keep` accepts is copied as it is, any other escaped.
+fn recode(src: &[u8], out: &mut Vec<u8>, decoded: impl Fn(u8) -> bool, keep: impl Fn(u8) -> bool) {
     let mut i = 0;
-    while i < q.len() {
-        let b = q[i];
+    while i < src.len() {
+        let b = src[i];
         if b == b'%'
             && let (Some(h), Some(l)) = (
-                q.get(i + 1).copied().and_then(hex),
-                q.get(i + 2).copied().and_then(hex),
+                src.get(i + 1).copied().and_then(hex),
+                src.get(i + 2).copied().and_then(hex),
             )
         {
             let c = (h << 4) | l;
-            if unreserved(c) {
+            if decoded(c) {
                 out.push(c);
             } else {
                 push_encoded(out, c);
@@ -240,7 +223,7 @@ fn normal_query(q: &[u8], out: &mut Vec<u8>) {
             i += 3;
             continue;
         }
-        if literal(b) {
+        if keep(b) {
             out.push(b);
         } else {
             push_encoded(out, b);
@@ -257,28 +240,13 @@ pub fn normalize_pattern(p: &str) -> Cow<'_, str> {
     if !p.contains('%') {
         return Cow::Borrowed(p);
     }
-    let b = p.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && let (Some(h), Some(l)) = (
-                b.get(i + 1).copied().and_then(hex),
-                b.get(i + 2).copied().and_then(hex),
-            )
-        {
-            let c = (h << 4) | l;
-            if unreserved(c) || c == b'/' {
-                out.push(c);
-            } else {
-                push_encoded(&mut out, c);
-            }
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
+    let mut out = Vec::with_capacity(p.len());
+    recode(
+        p.as_bytes(),
+        &mut out,
+        |c| unreserved(c) || c == b'/',
+        |_| true,
+    );
     // Only ASCII was decoded; the rest is copied whole.
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| p.to_owned()))
 }
