@@ -31,6 +31,10 @@ pub(crate) async fn serve(
         connections: limits.connections,
         per_client: limits.connections_per_client,
         header_timeout: limits.header_timeout,
+        // Every client of the web application is a stranger: its head
+        // within `--header-timeout`, as before the gate's proxies had a
+        // pool of their own.
+        first_request: limits.header_timeout,
         shutdown_grace: limits.shutdown_grace,
         ..Default::default()
     };
