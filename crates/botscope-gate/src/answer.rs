@@ -454,6 +454,15 @@ pub(crate) enum Front {
     Forward,
 }
 
+/// The policy's label headers that no label set here, sent empty.
+fn blank_labels(g: &Gate, h: &mut HeaderMap) {
+    for n in &g.current.load().label_names {
+        if !h.contains_key(n) {
+            h.insert(n.clone(), HeaderValue::from_static(""));
+        }
+    }
+}
+
 pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Front) -> Response {
     let a = decide(g, peer.ip(), h).await;
     if g.config.report_only {
@@ -461,6 +470,7 @@ pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Fro
         // application see what would have been done.
         let mut r = StatusCode::OK.into_response();
         headers(r.headers_mut(), &a);
+        blank_labels(g, r.headers_mut());
         r.headers_mut()
             .insert(X_BOT_DECISION, HeaderValue::from_static("allow"));
         r.headers_mut().insert(
@@ -501,6 +511,7 @@ pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Fro
         }
     };
     headers(r.headers_mut(), &a);
+    blank_labels(g, r.headers_mut());
     r
 }
 

@@ -248,6 +248,11 @@ pub struct Snapshot {
     pub policy: Option<Arc<botscope_policy::Policy>>,
     /// Its warnings (rules no request can reach), as read.
     pub policy_warnings: Vec<String>,
+    /// Every header a `label` rule of the policy sets: sent empty when no
+    /// label sets it, so that a front server copying it to the
+    /// application (Caddy's `copy_headers`) never passes on a client's own
+    /// or a placeholder.
+    pub label_names: Vec<axum::http::HeaderName>,
     /// The decision counters of the policy's rules in order, then
     /// `default`; without a policy, `default` and `--deny`.
     pub counters: Vec<answer::Slot>,
@@ -308,7 +313,18 @@ fn load(config: &Config, counters: &answer::Counters) -> Result<Snapshot, Error>
         ),
         None => counters.slots(["default", "--deny"].into_iter()),
     };
+    let mut label_names: Vec<axum::http::HeaderName> = Vec::new();
+    for r in policy.iter().flat_map(|p| p.rules.iter()) {
+        for (k, _) in &r.headers {
+            if let Ok(n) = axum::http::HeaderName::from_bytes(k.as_bytes())
+                && !label_names.contains(&n)
+            {
+                label_names.push(n);
+            }
+        }
+    }
     Ok(Snapshot {
+        label_names,
         counters,
         lists: match &config.lists {
             Some(l) => read(l)?,

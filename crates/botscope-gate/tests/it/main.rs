@@ -1561,8 +1561,10 @@ impl Caddy {
             _dir: d,
         };
         let t = Instant::now();
+        // The spare site listens too, when the block has one.
+        let spare_site = block.contains("http://127.0.0.1:8092");
         while TcpStream::connect(caddy.addr).is_err()
-            || TcpStream::connect(("127.0.0.1", spare)).is_err()
+            || (spare_site && TcpStream::connect(("127.0.0.1", spare)).is_err())
         {
             if let Ok(Some(s)) = caddy.child.try_wait() {
                 panic!("caddy exited: {s}");
@@ -1711,6 +1713,66 @@ fn a_stopped_gate_does_not_stop_the_site() {
             "{name}: {r:?}"
         );
     }
+}
+
+/// A `label` header reaches the application only when a label set it:
+/// behind Caddy's `copy_headers`, a header the gate did not send reached
+/// it as the literal placeholder `{http.reverse_proxy.header.…}`. The
+/// gate now sends every label header of the policy, empty when unset,
+/// and a client's own copy never gets through.
+#[test]
+fn label_headers_reach_the_application_only_when_set() {
+    use std::io::{BufRead, BufReader};
+    let d = tempfile::tempdir().unwrap();
+    let g = policy_gate(
+        d.path(),
+        "rules:\n  - {name: tag-python, user_agent: '^python', headers: {X-Crawler-Kind: python}, action: label}\n",
+    );
+    // The application: answers with the request's header lines.
+    let app = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let app_addr = app.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in app.incoming() {
+            let Ok(conn) = conn else { return };
+            let mut head = String::new();
+            let mut r = BufReader::new(conn.try_clone().unwrap());
+            loop {
+                let mut l = String::new();
+                if r.read_line(&mut l).unwrap_or(0) == 0 || l == "\r\n" {
+                    break;
+                }
+                head.push_str(&l);
+            }
+            let mut w = conn;
+            let _ = write!(
+                w,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{head}",
+                head.len()
+            );
+        }
+    });
+    let block = format!(
+        ":80 {{\n    forward_auth 127.0.0.1:8091 {{\n        uri /forward-auth\n        header_up X-Real-IP {{remote_host}}\n        copy_headers X-Bot-Rule X-Crawler-Kind\n    }}\n    reverse_proxy {app_addr}\n}}\n"
+    );
+    let caddy = Caddy::start(&block, g.addr, d.path(), d.path());
+    let seen = |ua: &str| {
+        let r = caddy.get(
+            [127, 0, 0, 7],
+            "/",
+            &format!("User-Agent: {ua}\r\nX-Crawler-Kind: forged\r\n"),
+        );
+        assert_eq!(r.status, 200, "{r:?}");
+        r.body
+            .lines()
+            .find(|l| l.to_ascii_lowercase().starts_with("x-crawler-kind:"))
+            .map(|l| l["x-crawler-kind:".len()..].trim().to_owned())
+    };
+    assert_eq!(seen("python-requests/2.31").as_deref(), Some("python"));
+    let browser = seen("Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0");
+    assert!(
+        browser.as_deref().is_none_or(str::is_empty),
+        "the application saw {browser:?}"
+    );
 }
 
 /// Report-only: the first week of a deployment. Every request is decided,
