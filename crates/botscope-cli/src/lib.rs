@@ -188,7 +188,7 @@ pub enum Command {
     /// /healthz. A policy with an error stops the gate before it listens (exit 2).
     ///
     /// Example: botscope gate --policy /etc/botscope/policy.yaml --robots-dir /etc/botscope/robots --trust-proxy 127.0.0.1/32
-    Gate(GateArgs),
+    Gate(Box<GateArgs>),
     /// Fetch URLs as a polite crawler: robots.txt first (cached by the fetch policy),
     /// matched with the User-Agent's product token, the host's pace kept.
     ///
@@ -609,6 +609,28 @@ pub struct GateArgs {
     /// `"enforced": false`). For the first week of a deployment.
     #[arg(long)]
     pub report_only: bool,
+    /// Stand in front of the application at URL (http:// or https://, an optional
+    /// path prefix): every request is decided, what the policy allows is passed on
+    /// (bodies streamed, X-Forwarded-For/-Proto/-Host and the X-Bot-* headers set,
+    /// WebSockets passed through), the rest answered 403, 429 or with the challenge
+    /// page; /robots.txt and /.botscope/ are the gate's. Without it the gate answers
+    /// a front server's /auth and /forward-auth.
+    #[arg(long, value_name = "URL", value_parser = upstream_arg)]
+    pub upstream: Option<url::Url>,
+    /// Time a connection to the --upstream application may take.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration_arg, requires = "upstream")]
+    pub upstream_connect_timeout: std::time::Duration,
+    /// Time the --upstream application has to send a response's head (the
+    /// request body's sending included); past it, 504.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = duration_arg, requires = "upstream")]
+    pub upstream_timeout: std::time::Duration,
+    /// Largest request body passed to the --upstream application; past it, 413.
+    #[arg(long, value_name = "SIZE", default_value = "100MiB", value_parser = size_arg, requires = "upstream")]
+    pub max_request_body: u64,
+    /// Certificates (PEM) an https --upstream may be signed by, besides the
+    /// system's trust store.
+    #[arg(long, value_name = "FILE", requires = "upstream")]
+    pub upstream_ca_file: Option<PathBuf>,
     /// Categories /auth answers 403 (without --policy).
     #[arg(long, value_name = "CATEGORY", num_args = 1.., default_value = "suspect-bots",
           value_parser = clap::builder::PossibleValuesParser::new(["none", botscope_botid::ALL_OK, botscope_botid::OTHER, botscope_botid::UNDECLARED, "disobedient-bots", botscope_botid::SUSPECT]))]
@@ -694,6 +716,20 @@ pub struct ServeArgs {
     /// How /check fetches a robots.txt given by URL.
     #[command(flatten)]
     pub fetch: FetchArgs,
+}
+
+/// An application's URL: http or https, a host, no query.
+fn upstream_arg(s: &str) -> Result<url::Url, String> {
+    let u = url::Url::parse(s).map_err(|e| format!("`{s}` is not a URL: {e}"))?;
+    if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none_or(str::is_empty) {
+        return Err(format!(
+            "`{s}`: give the application's http:// or https:// URL (such as http://127.0.0.1:3000)"
+        ));
+    }
+    if u.query().is_some() || u.fragment().is_some() {
+        return Err(format!("`{s}`: the URL takes no query or fragment"));
+    }
+    Ok(u)
 }
 
 /// An HTTP header name (RFC 9110 token), lower-cased.

@@ -205,8 +205,16 @@ pub fn place(
     }
 }
 
-/// Decides one request.
+/// Decides the request a front server asks about (its method and target
+/// from the headers `original` reads).
 pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
+    let (method, path) = original(h);
+    decide_at(g, peer, h, &method, &path).await
+}
+
+/// Decides one request: `method` and `target` (path and query) as the
+/// client sent them.
+pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path: &str) -> Answer {
     let started = std::time::Instant::now();
     let ip = g.client(peer, h);
     let snap = g.current.load();
@@ -238,7 +246,6 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
         bot = Some(b.clone());
     }
     let placed = place(snap.lists.place(ip), identity, &category, bot.as_deref());
-    let (method, path) = original(h);
     let signature = match checked.as_ref().map(|c| &c.verdict) {
         None => Signature::None,
         Some(v) if v.reason == botscope_httpsig::Reason::NoSignature => Signature::None,
@@ -259,7 +266,7 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
         text(h, SEC_FETCH_MODE).as_deref(),
         text(h, SEC_FETCH_DEST).as_deref(),
         text(h, header::ACCEPT).as_deref(),
-        &path,
+        path,
     );
     // The counters' slot of the deciding rule (see `Snapshot::counters`).
     let mut slot_of = 0;
@@ -275,8 +282,8 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
             };
             let facts = Facts {
                 ip,
-                method: &method,
-                path: &path,
+                method,
+                path,
                 user_agent,
                 identity: identity.unwrap_or(Identity::Unclaimed),
                 bot: bot.as_deref(),
@@ -329,7 +336,7 @@ pub async fn decide(g: &Gate, peer: IpAddr, h: &HeaderMap) -> Answer {
     };
     g.latency.record(started.elapsed());
     if let Some(log) = &g.decision_log {
-        log.log(&a, user_agent, &method, &path);
+        log.log(&a, user_agent, method, path);
     }
     a
 }
@@ -455,7 +462,7 @@ pub(crate) enum Front {
 }
 
 /// The policy's label headers that no label set here, sent empty.
-fn blank_labels(g: &Gate, h: &mut HeaderMap) {
+pub(crate) fn blank_labels(g: &Gate, h: &mut HeaderMap) {
     for n in &g.current.load().label_names {
         if !h.contains_key(n) {
             h.insert(n.clone(), HeaderValue::from_static(""));
@@ -465,11 +472,18 @@ fn blank_labels(g: &Gate, h: &mut HeaderMap) {
 
 pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Front) -> Response {
     let a = decide(g, peer.ip(), h).await;
+    let (_, uri) = original(h);
+    respond(g, &a, h, front, &uri)
+}
+
+/// The answer to a front server (or, standalone, to the client) for a
+/// decided request whose target was `uri`.
+pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &str) -> Response {
     if g.config.report_only {
         // Decided, logged and counted; allowed. The front server and the
         // application see what would have been done.
         let mut r = StatusCode::OK.into_response();
-        headers(r.headers_mut(), &a);
+        headers(r.headers_mut(), a);
         blank_labels(g, r.headers_mut());
         r.headers_mut()
             .insert(X_BOT_DECISION, HeaderValue::from_static("allow"));
@@ -490,17 +504,16 @@ pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Fro
         (Front::AuthRequest, _) => status.into_response(),
         (Front::Forward, Action::Challenge) => {
             let ua = text(h, header::USER_AGENT).unwrap_or(Cow::Borrowed(""));
-            let (_, uri) = original(h);
             let token = g
                 .challenges
                 .token(a.client, capped(&ua), unix_now_ms() / 1000);
             challenge_response(
                 status,
-                crate::challenge::page(&g.challenges, &token, &crate::challenge::back(&uri), None),
+                crate::challenge::page(&g.challenges, &token, &crate::challenge::back(uri), None),
             )
         }
         (Front::Forward, _) => {
-            let mut r = (status, page(&a)).into_response();
+            let mut r = (status, page(a)).into_response();
             let h = r.headers_mut();
             h.insert(
                 header::CONTENT_TYPE,
@@ -510,7 +523,7 @@ pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Fro
             r
         }
     };
-    headers(r.headers_mut(), &a);
+    headers(r.headers_mut(), a);
     blank_labels(g, r.headers_mut());
     r
 }

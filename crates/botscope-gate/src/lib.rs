@@ -64,6 +64,7 @@ pub mod decisions;
 pub mod identity;
 mod lists;
 pub mod metrics;
+pub mod proxy;
 mod recent;
 pub mod refresh;
 pub mod replay;
@@ -147,6 +148,9 @@ pub enum Error {
     /// The decision log cannot be opened.
     #[error("the decision log: {0}")]
     DecisionLog(String),
+    /// The application behind the gate cannot be used.
+    #[error(transparent)]
+    Upstream(#[from] proxy::UpstreamError),
 }
 
 /// A path in a message: file names in a lists directory are anyone's, so
@@ -198,6 +202,10 @@ pub struct Config {
     /// `--max-connections-per-client`, `--header-timeout`); the trusted
     /// proxies are not counted per client.
     pub connections: botscope_http::server::ConnectionLimits,
+    /// The application the gate stands in front of (`--upstream`): what
+    /// the policy allows is passed to it; none: the gate answers a front
+    /// server's questions.
+    pub upstream: Option<proxy::UpstreamConfig>,
 }
 
 impl Config {
@@ -223,6 +231,7 @@ impl Config {
                 header_timeout: Duration::from_secs(60),
                 ..Default::default()
             },
+            upstream: None,
         }
     }
 
@@ -285,6 +294,8 @@ pub struct Gate {
     pub challenges: challenge::Challenges,
     /// The last refresh of the operators' lists.
     pub refreshed: refresh::Shared,
+    /// The application behind the gate (`--upstream`), when there is one.
+    pub upstream: Option<proxy::Upstream>,
 }
 
 fn load(config: &Config, counters: &answer::Counters) -> Result<Snapshot, Error> {
@@ -390,7 +401,13 @@ impl Gate {
             .clone()
             .map(identity::Identities::new)
             .transpose()?;
+        let upstream = config
+            .upstream
+            .clone()
+            .map(proxy::Upstream::new)
+            .transpose()?;
         Ok(Arc::new(Gate {
+            upstream,
             rates: botscope_policy::Rates::new(config.rate_keys),
             identities,
             counters,
@@ -524,9 +541,10 @@ fn unix_now() -> i64 {
 async fn healthz(
     State(g): State<Arc<Gate>>,
     axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<SocketAddr>,
+    req: Request,
 ) -> Response {
     // As /metrics: the lists, the policy and the load are the operator's.
-    if let Some(refused) = metrics::operators_only(&g, peer, "healthz") {
+    if let Some(refused) = metrics::operators_only(&g, peer, req.headers(), "healthz") {
         return refused;
     }
     let snap = g.snapshot();
@@ -558,6 +576,15 @@ async fn healthz(
             "lookups_failed": i.stats.failed.load(std::sync::atomic::Ordering::Relaxed),
         })),
         "rate_keys": g.rates.len(),
+        "upstream": g.upstream.as_ref().map(|u| serde_json::json!({
+            "url": u.url().as_str(),
+            "answered": u.stats.answered.load(std::sync::atomic::Ordering::Relaxed),
+            "unreachable": u.stats.unreachable.load(std::sync::atomic::Ordering::Relaxed),
+            "timed_out": u.stats.timed_out.load(std::sync::atomic::Ordering::Relaxed),
+            "too_large": u.stats.too_large.load(std::sync::atomic::Ordering::Relaxed),
+            "upgraded": u.stats.upgraded.load(std::sync::atomic::Ordering::Relaxed),
+            "tunnels": u.tunnels(),
+        })),
         "lists_refresh": g.config.refresh.as_ref().map(|_| {
             g.refreshed.lock().unwrap_or_else(|p| p.into_inner()).clone()
         }),
@@ -586,6 +613,8 @@ pub fn router(g: Arc<Gate>) -> Router {
         .route("/.botscope/challenge", get(answer::challenge_page))
         .route("/.botscope/pass", get(answer::pass))
         .route("/healthz", get(healthz))
+        .route("/.botscope/healthz", get(healthz))
+        .route("/.botscope/metrics", get(metrics::metrics))
         .with_state(g)
 }
 
@@ -681,14 +710,20 @@ impl Server {
         let service = move |peer: SocketAddr, mut req: Request<hyper::body::Incoming>| {
             // The front server's question, every request of the site: answered
             // straight (`/auth`, `/forward-auth`, a GET), the rest through
-            // the router.
+            // the router. In front of an application, every request but the
+            // gate's own paths is decided and passed on.
+            let standalone = gate.upstream.is_some() && !proxy::is_gate_path(req.uri().path());
             let front = match (req.method(), req.uri().path()) {
+                _ if gate.upstream.is_some() => None,
                 (&axum::http::Method::GET, "/auth") => Some(answer::Front::AuthRequest),
                 (&axum::http::Method::GET, "/forward-auth") => Some(answer::Front::Forward),
                 _ => None,
             };
             let (app, gate) = (app.clone(), gate.clone());
             async move {
+                if standalone && let Some(up) = &gate.upstream {
+                    return Ok(proxy::handle(&gate, up, peer, req).await);
+                }
                 if let Some(front) = front {
                     return Ok::<_, std::convert::Infallible>(
                         answer::answer(&gate, peer, req.headers(), front).await,
@@ -845,11 +880,12 @@ mod tests {
         let at = |s: &str| s.parse::<SocketAddr>().expect("addr");
         for ok in ["127.0.0.1:1", "[::1]:1", "10.1.2.3:1"] {
             assert!(
-                metrics::operators_only(&g, at(ok), "healthz").is_none(),
+                metrics::operators_only(&g, at(ok), &HeaderMap::new(), "healthz").is_none(),
                 "{ok}"
             );
         }
-        let r = metrics::operators_only(&g, at("192.0.2.1:1"), "healthz").expect("refused");
+        let r = metrics::operators_only(&g, at("192.0.2.1:1"), &HeaderMap::new(), "healthz")
+            .expect("refused");
         assert_eq!(r.status(), axum::http::StatusCode::FORBIDDEN);
     }
 }

@@ -99,6 +99,32 @@ pub fn render(g: &Gate) -> String {
             i.in_flight()
         );
     }
+    if let Some(u) = &g.upstream {
+        let _ = writeln!(
+            o,
+            "# HELP botscope_gate_upstream_requests_total Requests passed to the application (--upstream) by outcome."
+        );
+        let _ = writeln!(o, "# TYPE botscope_gate_upstream_requests_total counter");
+        for (outcome, c) in [
+            ("answered", &u.stats.answered),
+            ("unreachable", &u.stats.unreachable),
+            ("timed_out", &u.stats.timed_out),
+            ("too_large", &u.stats.too_large),
+            ("tunnels_refused", &u.stats.tunnels_refused),
+        ] {
+            let _ = writeln!(
+                o,
+                "botscope_gate_upstream_requests_total{{outcome=\"{outcome}\"}} {}",
+                c.load(Ordering::Relaxed)
+            );
+        }
+        let _ = writeln!(
+            o,
+            "# HELP botscope_gate_upstream_tunnels Upgraded connections (WebSockets) open."
+        );
+        let _ = writeln!(o, "# TYPE botscope_gate_upstream_tunnels gauge");
+        let _ = writeln!(o, "botscope_gate_upstream_tunnels {}", u.tunnels());
+    }
     let _ = writeln!(o, "# HELP botscope_gate_rate_keys Rate keys held.");
     let _ = writeln!(o, "# TYPE botscope_gate_rate_keys gauge");
     let _ = writeln!(o, "botscope_gate_rate_keys {}", g.rates.len());
@@ -146,10 +172,18 @@ pub fn render(g: &Gate) -> String {
     o
 }
 
-/// A 403 unless `peer` is on loopback or a `--trust-proxy` network: what
-/// the gate knows of its lists, its policy and its load is the operator's.
-pub(crate) fn operators_only(g: &Gate, peer: SocketAddr, what: &str) -> Option<Response> {
-    let ip = botscope_botid::normalize(peer.ip());
+/// A 403 unless the client is on loopback or a `--trust-proxy` network:
+/// what the gate knows of its lists, its policy and its load is the
+/// operator's. The client is the connection's peer, or the address a
+/// trusted proxy passes on (a proxy in front of the gate passes strangers'
+/// requests too).
+pub(crate) fn operators_only(
+    g: &Gate,
+    peer: SocketAddr,
+    h: &axum::http::HeaderMap,
+    what: &str,
+) -> Option<Response> {
+    let ip = botscope_botid::normalize(g.client(peer.ip(), h));
     if ip.is_loopback() || g.config.trust_proxy.iter().any(|r| r.contains(ip)) {
         return None;
     }
@@ -166,8 +200,9 @@ pub(crate) fn operators_only(g: &Gate, peer: SocketAddr, what: &str) -> Option<R
 pub(crate) async fn metrics(
     State(g): State<Arc<Gate>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: axum::extract::Request,
 ) -> Response {
-    if let Some(refused) = operators_only(&g, peer, "metrics") {
+    if let Some(refused) = operators_only(&g, peer, req.headers(), "metrics") {
         return refused;
     }
     let mut r = render(&g).into_response();

@@ -10,9 +10,12 @@
 //! closed at once (with a log line at most once a second). A stranger's
 //! request head must arrive within `first_request` (and so must every
 //! head on its connection); an exempt peer's within `header_timeout`, the
-//! time an idle keep-alive connection may stay. On shutdown the requests
-//! in flight get `shutdown_grace`, then the loop returns whatever is
-//! still running.
+//! time an idle keep-alive connection may stay. A request counts as busy
+//! until its response's body is sent (a long download is never cut to
+//! make room). Connections may be upgraded (a WebSocket passed on by the
+//! gate's proxy); an upgraded one leaves the pool, and its owner bounds
+//! it. On shutdown the requests in flight get `shutdown_grace`, then the
+//! loop returns whatever is still running.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -97,13 +100,16 @@ pub async fn serve<S, F, B>(
 where
     S: Fn(SocketAddr, hyper::Request<Incoming>) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Result<hyper::Response<B>, Infallible>> + Send + 'static,
-    B: hyper::body::Body + Send + 'static,
+    B: hyper::body::Body + Send + Unpin + 'static,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.connections.max(1)));
     let exempt_slots = Arc::new(tokio::sync::Semaphore::new(limits.connections.max(1)));
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // Every connection's task holds a sender: when the last is dropped,
+    // all have ended. `stopping` tells them to finish what they serve.
+    let (running, mut all_done) = tokio::sync::mpsc::channel::<()>(1);
+    let (stopping, stop_rx) = tokio::sync::watch::channel(false);
     let builder = |timeout: Duration| {
         let mut http = hyper::server::conn::http1::Builder::new();
         http.timer(TokioTimer::new())
@@ -185,25 +191,39 @@ where
             let busy = Busy::new(watch.clone());
             let answer = service(peer, req);
             async move {
+                // Busy until the body is sent, not only the head.
                 let r = answer.await;
-                drop(busy);
-                r
+                Ok::<_, Infallible>(match r {
+                    Ok(res) => res.map(|body| Tracked { body, _busy: busy }),
+                    Err(never) => match never {},
+                })
             }
         });
         let http = if exempt { &http_exempt } else { &http_stranger };
-        let served = graceful.watch(http.serve_connection(TokioIo::new(stream), svc));
+        let served = http
+            .serve_connection(TokioIo::new(stream), svc)
+            .with_upgrades();
+        let (running, mut stop_rx) = (running.clone(), stop_rx.clone());
         tokio::spawn(async move {
             let _client = mine;
+            let _running = running;
+            tokio::pin!(served);
             tokio::select! {
-                _ = served => {}
+                _ = served.as_mut() => {}
                 () = conn.stop.notified() => {}
+                () = async { let _ = stop_rx.wait_for(|s| *s).await; } => {
+                    served.as_mut().graceful_shutdown();
+                    let _ = served.await;
+                }
             }
             drop(conn);
         });
     }
     drop(listener);
+    let _ = stopping.send(true);
+    drop(running);
     tokio::select! {
-        () = graceful.shutdown() => {}
+        _ = all_done.recv() => {}
         () = tokio::time::sleep(limits.shutdown_grace) => {
             tracing::warn!(
                 "requests still running {} s after the signal: stopping without them",
@@ -238,6 +258,33 @@ impl Drop for Busy {
         self.0
             .busy
             .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// A response body, and the request it answers counted busy until it
+/// ends.
+struct Tracked<B> {
+    body: B,
+    _busy: Busy,
+}
+
+impl<B: hyper::body::Body + Unpin> hyper::body::Body for Tracked<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
     }
 }
 

@@ -60,6 +60,13 @@ impl Trust {
 
     /// A TLS client over these roots, speaking HTTP/1.1.
     pub fn connector(&self) -> Result<tokio_rustls::TlsConnector, Error> {
+        Ok(tokio_rustls::TlsConnector::from(Arc::new(
+            self.client_config()?,
+        )))
+    }
+
+    /// The TLS client's settings over these roots, offering HTTP/1.1.
+    pub fn client_config(&self) -> Result<rustls::ClientConfig, Error> {
         let mut roots = match self.roots {
             Roots::Bundled => {
                 let mut r = rustls::RootCertStore::empty();
@@ -80,7 +87,7 @@ impl Trust {
             .with_root_certificates(roots)
             .with_no_client_auth();
         tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Ok(tokio_rustls::TlsConnector::from(Arc::new(tls)))
+        Ok(tls)
     }
 }
 

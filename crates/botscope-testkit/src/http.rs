@@ -12,6 +12,8 @@ pub struct Res {
     pub headers: Vec<(String, String)>,
     /// The body (lossy UTF-8).
     pub body: String,
+    /// The body's bytes (dechunked).
+    pub raw_body: Vec<u8>,
 }
 
 impl Res {
@@ -65,6 +67,7 @@ pub fn parse_response(raw: &[u8], what: &str) -> Res {
         status,
         headers,
         body: String::from_utf8_lossy(&body).into_owned(),
+        raw_body: body,
     }
 }
 

@@ -58,6 +58,11 @@ pub fn npm_tgz(files: &[(&str, &[u8])]) -> Vec<u8> {
 pub struct TestCa {
     /// The authority's certificate (PEM), for `SSL_CERT_FILE` or `--ca-file`.
     pub pem: String,
+    /// The server's certificate chain (PEM: its own, then the authority's),
+    /// for a real server started by a test (uvicorn's `--ssl-certfile`).
+    pub server_chain_pem: String,
+    /// The server's private key (PKCS#8 PEM), for the same.
+    pub server_key_pem: String,
     server: Arc<rustls::ServerConfig>,
 }
 
@@ -90,6 +95,8 @@ impl TestCa {
             leaf.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
         }
         let leaf = leaf.signed_by(&leaf_key, &issuer).unwrap();
+        let server_chain_pem = format!("{}{}", leaf.pem(), ca_cert.pem());
+        let server_key_pem = leaf_key.serialize_pem();
         let key = rustls::pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der()).unwrap();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let server = rustls::ServerConfig::builder_with_provider(provider)
@@ -100,6 +107,8 @@ impl TestCa {
             .unwrap();
         TestCa {
             pem: ca_cert.pem(),
+            server_chain_pem,
+            server_key_pem,
             server: Arc::new(server),
         }
     }

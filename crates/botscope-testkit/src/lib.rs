@@ -33,7 +33,7 @@ pub use browser::{Page, chromium, chromium_exe};
 pub use dns::{Dnsmasq, free_port};
 pub use html::normalize_html;
 pub use run::{Run, write_file};
-pub use server::{Ready, Spawned, Stop, spawn_server};
+pub use server::{Ready, Spawned, Stop, connect_from, spawn_server};
 
 /// The workspace root (where `examples/` and `Cargo.toml` are).
 pub fn root() -> PathBuf {

@@ -84,3 +84,23 @@ where
         thread: Some(thread),
     }
 }
+
+/// A TCP connection to `to` from the loopback address `ip` (a client of
+/// its own: 127.0.0.2, 127.0.0.3 …).
+pub fn connect_from(ip: [u8; 4], to: SocketAddr) -> std::net::TcpStream {
+    let s = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(async {
+            let sock = tokio::net::TcpSocket::new_v4().expect("a socket");
+            sock.bind(SocketAddr::from((ip, 0))).expect("bind");
+            sock.connect(to)
+                .await
+                .expect("connect")
+                .into_std()
+                .expect("a std stream")
+        });
+    s.set_nonblocking(false).expect("blocking");
+    s
+}

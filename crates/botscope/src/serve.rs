@@ -68,6 +68,9 @@ fn check_gate_paths(a: &GateArgs) -> Result<()> {
     if let Some(p) = &a.registry {
         check("--registry", p, false);
     }
+    if let Some(p) = &a.upstream_ca_file {
+        check("--upstream-ca-file", p, false);
+    }
     if let Some(p) = &a.decision_log {
         let dir = match p.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
@@ -178,6 +181,17 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
             header_timeout: a.header_timeout,
             ..Default::default()
         },
+        upstream: match &a.upstream {
+            Some(url) => Some(botscope_gate::proxy::UpstreamConfig {
+                connect_timeout: a.upstream_connect_timeout,
+                response_timeout: a.upstream_timeout,
+                max_request_body: a.max_request_body,
+                max_tunnels: usize::try_from(a.max_connections)?,
+                trust: upstream_trust(a)?,
+                ..botscope_gate::proxy::UpstreamConfig::new(url.clone())
+            }),
+            None => None,
+        },
         signatures: if a.no_signatures {
             None
         } else {
@@ -194,12 +208,32 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
     };
     let server = botscope_gate::Server::bind(config, a.listen).await?;
     let stop = crate::stop::stop_signal();
-    eprintln!(
-        "botscope: gate on http://{}/ (SIGHUP reloads; Ctrl-C to stop)",
-        server.local_addr()
-    );
+    match &a.upstream {
+        Some(up) => eprintln!(
+            "botscope: gate on http://{}/ in front of {} (SIGHUP reloads; Ctrl-C to stop)",
+            server.local_addr(),
+            botscope_text::field(up.as_str())
+        ),
+        None => eprintln!(
+            "botscope: gate on http://{}/ (SIGHUP reloads; Ctrl-C to stop)",
+            server.local_addr()
+        ),
+    }
     server.run(stop).await?;
     Ok(ExitStatus::Success)
+}
+
+/// What an https `--upstream` is checked against: the system's store and
+/// `--upstream-ca-file`.
+fn upstream_trust(a: &GateArgs) -> Result<botscope_http::Trust> {
+    let mut trust = botscope_http::Trust::system();
+    if let Some(p) = &a.upstream_ca_file {
+        let pem = botscope_os::read_capped(p, 1 << 20)
+            .with_context(|| format!("--upstream-ca-file {}", p.display()))?;
+        trust.extra = botscope_http::certificates(&pem)
+            .with_context(|| format!("--upstream-ca-file {}", p.display()))?;
+    }
+    Ok(trust)
 }
 
 /// The challenge key of `--challenge-key` (at least 32 bytes), or none:

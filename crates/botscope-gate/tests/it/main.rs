@@ -806,17 +806,7 @@ fn strangers_cannot_keep_the_front_server_out() {
 
 /// A TCP connection to `to` from the loopback address `ip`.
 fn socket2_connect(ip: [u8; 4], to: SocketAddr) -> TcpStream {
-    let s = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async {
-            let sock = tokio::net::TcpSocket::new_v4().unwrap();
-            sock.bind(SocketAddr::from((ip, 0))).unwrap();
-            sock.connect(to).await.unwrap().into_std().unwrap()
-        });
-    s.set_nonblocking(false).unwrap();
-    s
+    botscope_testkit::connect_from(ip, to)
 }
 
 /// Every decision that is not `allow` is one JSON line of the decision log

@@ -13,6 +13,7 @@ mod policy;
 mod research;
 mod serve;
 mod snapshots;
+mod standalone;
 mod store;
 mod webbotauth;
 mod workers;

@@ -1,0 +1,553 @@
+//! `botscope gate --upstream`: the gate on its own in front of a real
+//! application server (uvicorn, from the test venv), and behind Apache
+//! (Debian's apache2 with mod_proxy) as docs/gate.md deploys it.
+
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use botscope_testkit::http::{Res, read_response};
+
+const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36";
+
+/// A child process killed and reaped when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn wait_listening(addr: SocketAddr, child: &mut Child, what: &str) {
+    let t = Instant::now();
+    while TcpStream::connect(addr).is_err() {
+        if let Ok(Some(s)) = child.try_wait() {
+            panic!("{what} exited: {s}");
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "{what} listens");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// tests/py/app.py under uvicorn on a free loopback port (with TLS when a
+/// certificate authority is given).
+fn app(tls: Option<(&botscope_testkit::ipdb::TestCa, &Path)>) -> (Proc, SocketAddr) {
+    let port = botscope_testkit::free_port();
+    let mut cmd = Command::new(crate::python());
+    cmd.args(["-m", "uvicorn", "app:app", "--app-dir"])
+        .arg(botscope_testkit::root().join("crates/botscope/tests/py"))
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args([
+            "--ws",
+            "wsproto",
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ])
+        .args(["--no-proxy-headers", "--timeout-keep-alive", "30"]);
+    if let Some((ca, dir)) = tls {
+        let (cert, key) = (dir.join("app.pem"), dir.join("app.key"));
+        std::fs::write(&cert, &ca.server_chain_pem).unwrap();
+        std::fs::write(&key, &ca.server_key_pem).unwrap();
+        cmd.arg("--ssl-certfile")
+            .arg(cert)
+            .arg("--ssl-keyfile")
+            .arg(key);
+    }
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("uvicorn starts (the test command in README installs it in target/pyenv)");
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    wait_listening(addr, &mut child, "uvicorn");
+    (Proc(child), addr)
+}
+
+/// The gate's robots.txt and the balanced policy in `dir`.
+fn site(dir: &Path) -> (PathBuf, PathBuf) {
+    let robots = dir.join("robots");
+    std::fs::create_dir_all(&robots).unwrap();
+    std::fs::write(
+        robots.join("default.txt"),
+        "User-agent: *\nDisallow: /private/\n# the gate's\n",
+    )
+    .unwrap();
+    let policy = dir.join("policy.yaml");
+    let o = crate::botscope(
+        &[
+            "policy",
+            "init",
+            "--preset",
+            "balanced",
+            "--out",
+            crate::arg(&policy),
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", crate::stderr(&o));
+    (robots, policy)
+}
+
+/// `botscope gate --upstream URL` with `more` flags, once it listens; its
+/// standard error is read on (never blocks it).
+fn gate(dir: &Path, upstream: &str, more: &[&str], env: &[(&str, &str)]) -> (Proc, SocketAddr) {
+    gate_with(dir, upstream, botscope_testkit::free_port(), more, env)
+}
+
+/// The same on `port`.
+fn gate_at(dir: &Path, upstream: &str, port: u16, more: &[&str]) -> (Proc, SocketAddr) {
+    gate_with(dir, upstream, port, more, &[])
+}
+
+fn gate_with(
+    dir: &Path,
+    upstream: &str,
+    port: u16,
+    more: &[&str],
+    env: &[(&str, &str)],
+) -> (Proc, SocketAddr) {
+    std::fs::create_dir_all(dir).unwrap();
+    let (robots, policy) = site(dir);
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_botscope"));
+    cmd.args(["gate", "--upstream", upstream, "--no-signatures"])
+        .args(["--listen", &addr.to_string()])
+        .arg("--robots-dir")
+        .arg(&robots)
+        .arg("--policy")
+        .arg(&policy)
+        .args(more)
+        .env("HOME", dir)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            err.read_line(&mut line).unwrap() > 0,
+            "the gate ended: {seen}"
+        );
+        seen.push_str(&line);
+        if line.contains("in front of") {
+            break;
+        }
+    }
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = err.read_to_end(&mut sink);
+    });
+    wait_listening(addr, &mut child, "the gate");
+    (Proc(child), addr)
+}
+
+/// One request from the loopback address `from`, with more header lines
+/// and a body.
+fn ask(from: [u8; 4], to: SocketAddr, head: &str, more: &str, body: &[u8]) -> Res {
+    let mut s = botscope_testkit::connect_from(from, to);
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let length = if body.is_empty() {
+        String::new()
+    } else {
+        format!("Content-Length: {}\r\n", body.len())
+    };
+    write!(
+        s,
+        "{head} HTTP/1.1\r\nHost: shop.example\r\n{more}{length}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    s.write_all(body).unwrap();
+    read_response(s, head)
+}
+
+fn page(to: SocketAddr, path: &str, ua: &str, more: &str) -> Res {
+    ask(
+        [127, 0, 0, 1],
+        to,
+        &format!("GET {path}"),
+        &format!("User-Agent: {ua}\r\nAccept: text/html\r\n{more}"),
+        b"",
+    )
+}
+
+fn pattern(n: usize, step: usize) -> Vec<u8> {
+    (0..n).map(|i| ((i * step) % 251) as u8).collect()
+}
+
+/// A WebSocket handshake and one masked text frame, echoed.
+fn websocket_echo(to: SocketAddr, path: &str) -> String {
+    let mut s = TcpStream::connect(to).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: shop.example\r\nUser-Agent: {BROWSER}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut b).unwrap();
+        head.push(b[0]);
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    assert!(
+        head.contains("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="),
+        "the application's accept key: {head}"
+    );
+    let text = b"hello through the gate";
+    let mask = [1u8, 2, 3, 4];
+    let mut frame = vec![0x81, 0x80 | text.len() as u8];
+    frame.extend_from_slice(&mask);
+    frame.extend(text.iter().enumerate().map(|(i, c)| c ^ mask[i % 4]));
+    s.write_all(&frame).unwrap();
+    let mut hdr = [0u8; 2];
+    s.read_exact(&mut hdr).unwrap();
+    assert_eq!(hdr[0], 0x81, "a text frame");
+    let mut payload = vec![0u8; usize::from(hdr[1] & 0x7f)];
+    s.read_exact(&mut payload).unwrap();
+    String::from_utf8(payload).unwrap()
+}
+
+#[test]
+fn the_gate_stands_in_front_of_an_application() {
+    let dir = crate::scratch("standalone");
+    let (application, app_addr) = app(None);
+    // The fake Googlebot's address names another domain.
+    let dns = botscope_testkit::Dnsmasq::start(&[
+        "--local=/127.in-addr.arpa/",
+        "--ptr-record=1.0.0.127.in-addr.arpa,crawl.fake.example",
+    ]);
+    // The guide's command, with a smaller body limit.
+    let dns_addr = dns.addr().to_string();
+    let flags = guide_flags("## On its own in front of an application", &dir);
+    let mut more: Vec<&str> = flags.iter().map(String::as_str).collect();
+    more.extend([
+        "--max-request-body",
+        "2MiB",
+        "--upstream-timeout",
+        "5s",
+        "--dns",
+        &dns_addr,
+    ]);
+    let (_gate, at) = gate(&dir, &format!("http://{app_addr}"), &more, &[]);
+    // A page, as the application saw it: the client's address, not the
+    // one it forged; the gate's word on it, not the client's.
+    let r = page(
+        at,
+        "/shop?item=1",
+        BROWSER,
+        "X-Forwarded-For: 66.249.66.1\r\nX-Bot-Category: all-ok-bots\r\nX-Real-IP: 66.249.66.1\r\n",
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    let seen = r.json();
+    assert_eq!(seen["path"], "/shop");
+    assert_eq!(seen["query"], "item=1");
+    let h = &seen["headers"];
+    assert_eq!(h["x-forwarded-for"], "127.0.0.1", "{h}");
+    assert_eq!(h["x-real-ip"], "127.0.0.1", "{h}");
+    assert_eq!(h["x-forwarded-proto"], "http");
+    assert_eq!(h["x-forwarded-host"], "shop.example");
+    assert_eq!(h["host"], "shop.example", "the site's own name");
+    assert_eq!(h["x-bot-category"], "none", "a browser: {h}");
+    assert_eq!(h["x-bot-identity"], "unclaimed", "{h}");
+    assert_eq!(h["x-bot-decision"], "allow");
+    assert!(
+        h.get("connection").is_none_or(|c| c != "close"),
+        "hop-by-hop: {h}"
+    );
+    // A fake Googlebot is refused by the gate once its reverse DNS is
+    // known: the page is the gate's.
+    let t = Instant::now();
+    let mut r = page(at, "/shop", GOOGLEBOT, "");
+    while r.status == 200 {
+        assert_eq!(r.json()["headers"]["x-bot-identity"], "unverifiable");
+        assert!(t.elapsed() < Duration::from_secs(10), "{r:?}");
+        std::thread::sleep(Duration::from_millis(50));
+        r = page(at, "/shop", GOOGLEBOT, "");
+    }
+    assert_eq!(r.status, 403, "{r:?}");
+    assert_eq!(r.header("x-bot-rule"), Some("fake-crawlers"), "{r:?}");
+    assert!(r.body.starts_with("Access refused."), "{}", r.body);
+    // robots.txt is the gate's.
+    let r = page(at, "/robots.txt", BROWSER, "");
+    assert_eq!(r.status, 200);
+    assert!(r.body.contains("# the gate's"), "{}", r.body);
+    // 5 MiB streamed back intact.
+    let r = page(at, "/big", BROWSER, "");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.raw_body.len(), 5 * 1024 * 1024);
+    assert!(r.raw_body == pattern(5 * 1024 * 1024, 7), "the file intact");
+    // A 1 MB POST passed whole.
+    let body = pattern(1_000_000, 13);
+    let r = ask(
+        [127, 0, 0, 1],
+        at,
+        "POST /echo",
+        &format!("User-Agent: {BROWSER}\r\nContent-Type: application/octet-stream\r\n"),
+        &body,
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["length"], 1_000_000);
+    assert_eq!(r.json()["intact"], true);
+    // Over --max-request-body: 413, declared or streamed.
+    let big = pattern(3 << 20, 13);
+    let r = ask(
+        [127, 0, 0, 1],
+        at,
+        "POST /echo",
+        &format!("User-Agent: {BROWSER}\r\n"),
+        &big,
+    );
+    assert_eq!(r.status, 413, "{r:?}");
+    let mut chunked = Vec::new();
+    for c in big.chunks(256 * 1024) {
+        chunked.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+        chunked.extend_from_slice(c);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let r = ask(
+        [127, 0, 0, 1],
+        at,
+        "POST /echo",
+        &format!("User-Agent: {BROWSER}\r\nTransfer-Encoding: chunked\r\n"),
+        &chunked,
+    );
+    assert_eq!(r.status, 413, "{r:?}");
+    // A WebSocket passed through both ways.
+    assert_eq!(websocket_echo(at, "/ws"), "echo: hello through the gate");
+    // Many requests on one upstream pool, from a kept-alive client.
+    for i in 0..20 {
+        let r = page(at, &format!("/n/{i}"), BROWSER, "");
+        assert_eq!(r.status, 200, "{r:?}");
+    }
+    // The operators' view: upstream counts.
+    let r = page(at, "/.botscope/metrics", BROWSER, "");
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(
+        r.body
+            .contains("botscope_gate_upstream_requests_total{outcome=\"too_large\"} 2"),
+        "{}",
+        r.body
+    );
+    // The application stopped: a short 502 page, and the gate answers on.
+    drop(application);
+    let r = page(at, "/shop", BROWSER, "");
+    assert_eq!(r.status, 502, "{r:?}");
+    assert!(r.body.starts_with("Bad gateway."), "{}", r.body);
+    assert_eq!(page(at, "/robots.txt", BROWSER, "").status, 200);
+}
+
+#[test]
+fn an_https_application_is_checked_against_the_systems_trust_store() {
+    let dir = crate::scratch("standalone-tls");
+    let ca = botscope_testkit::ipdb::TestCa::new();
+    let (_app, app_addr) = app(Some((&ca, &dir)));
+    let url = format!("https://localhost:{}", app_addr.port());
+    // Trusted through SSL_CERT_FILE (the system's store as OpenSSL reads it).
+    let bundle = dir.join("ca.pem");
+    std::fs::write(&bundle, &ca.pem).unwrap();
+    let (_g, at) = gate(
+        &dir.join("trusted"),
+        &url,
+        &["--offline"],
+        &[("SSL_CERT_FILE", crate::arg(&bundle))],
+    );
+    let r = page(at, "/over-tls", BROWSER, "");
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["path"], "/over-tls");
+    // Without it, the certificate is refused: 502, never the page.
+    let other = botscope_testkit::ipdb::TestCa::new();
+    let wrong = dir.join("other.pem");
+    std::fs::write(&wrong, &other.pem).unwrap();
+    let (_g, at) = gate(
+        &dir.join("untrusted"),
+        &url,
+        &["--offline"],
+        &[("SSL_CERT_FILE", crate::arg(&wrong))],
+    );
+    let r = page(at, "/over-tls", BROWSER, "");
+    assert_eq!(r.status, 502, "{r:?}");
+}
+
+/// The block of docs/gate.md that follows `after` and opens with
+/// "```lang".
+fn doc_block(after: &str, lang: &str) -> String {
+    let doc = std::fs::read_to_string(botscope_testkit::root().join("docs/gate.md")).unwrap();
+    let from = doc
+        .find(after)
+        .unwrap_or_else(|| panic!("{after:?} in docs/gate.md"));
+    let open = format!("```{lang}\n");
+    let at = from + doc[from..].find(&open).expect("its block") + open.len();
+    doc[at..at + doc[at..].find("```").unwrap()].to_owned()
+}
+
+/// The flags of the guide's `botscope gate` command in the sh block after
+/// `after`, but for those the tests set (`--upstream`, `--listen`,
+/// `--policy`, `--robots-dir`), its paths put under `dir`.
+fn guide_flags(after: &str, dir: &Path) -> Vec<String> {
+    let cmd = doc_block(after, "sh");
+    let words: Vec<String> = cmd
+        .replace("\\\n", " ")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(words[..2], ["botscope", "gate"], "{cmd}");
+    std::fs::write(dir.join("challenge.key"), [7u8; 32]).unwrap();
+    let mut flags = Vec::new();
+    let mut it = words.into_iter().skip(2);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--upstream" | "--listen" | "--policy" | "--robots-dir" => {
+                let _ = it.next();
+            }
+            _ => flags.push(
+                a.replace("/etc/botscope/", &format!("{}/", dir.display()))
+                    .replace("/var/log/botscope/", &format!("{}/", dir.display())),
+            ),
+        }
+    }
+    flags
+}
+
+/// Debian's Apache with `site` (a documented block, its placeholders put
+/// right), stopped by its PID when dropped.
+fn apache(dir: &Path, site: &str) -> Proc {
+    let modules = "/usr/lib/apache2/modules";
+    let user = if nix_root() {
+        "User nobody\nGroup nogroup\n"
+    } else {
+        ""
+    };
+    let conf = format!(
+        "ServerRoot /etc/apache2\nServerName localhost\n{user}\
+         DefaultRuntimeDir {d}\nPidFile {d}/apache.pid\nErrorLog {d}/error.log\nMutex file:{d} default\n\
+         LoadModule mpm_event_module {modules}/mod_mpm_event.so\n\
+         LoadModule authz_core_module {modules}/mod_authz_core.so\n\
+         LoadModule mime_module {modules}/mod_mime.so\n\
+         LoadModule dir_module {modules}/mod_dir.so\n\
+         LoadModule proxy_module {modules}/mod_proxy.so\n\
+         LoadModule proxy_http_module {modules}/mod_proxy_http.so\n\
+         TypesConfig /etc/mime.types\n{site}",
+        d = dir.display()
+    );
+    let path = dir.join("apache.conf");
+    std::fs::write(&path, conf).unwrap();
+    let exe = "/usr/sbin/apache2";
+    assert!(
+        Path::new(exe).exists(),
+        "Apache is needed (the test command in README installs apache2)"
+    );
+    let child = Command::new(exe)
+        .arg("-f")
+        .arg(&path)
+        .arg("-DFOREGROUND")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    Proc(child)
+}
+
+fn nix_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// The guide's Apache in front of the gate, the gate in front of the
+/// site (a second virtual host of the same Apache): pages pass, a fake
+/// Googlebot whose forged `X-Forwarded-For` names Google's address is
+/// still judged by its own, and `/robots.txt` is the gate's.
+#[test]
+fn the_gate_behind_apache_as_the_guide_deploys_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = crate::scratch("standalone-apache");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let www = dir.join("www");
+    std::fs::create_dir_all(www.join("private")).unwrap();
+    std::fs::write(www.join("index.html"), "<h1>the shop</h1>\n").unwrap();
+    std::fs::write(www.join("private/a.html"), "secret\n").unwrap();
+    for p in [&www, &www.join("private")] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (front, backend, gate_port) = (
+        botscope_testkit::free_port(),
+        botscope_testkit::free_port(),
+        botscope_testkit::free_port(),
+    );
+    let block = doc_block("### Behind Apache", "apache");
+    let site = block
+        .replace(
+            "<VirtualHost *:80>",
+            &format!("Listen 127.0.0.1:{front}\n<VirtualHost 127.0.0.1:{front}>"),
+        )
+        .replace("127.0.0.1:8091", &format!("127.0.0.1:{gate_port}"))
+        .replace("127.0.0.1:8080", &format!("127.0.0.1:{backend}"))
+        .replace("/var/www/html", &www.display().to_string());
+    assert!(!site.contains(":80>") && !site.contains("8091"), "{site}");
+    let mut apache = apache(&dir, &site);
+    let front_addr = SocketAddr::from(([127, 0, 0, 1], front));
+    wait_listening(front_addr, &mut apache.0, "apache");
+    // The gate as the guide runs it, but for its paths and port.
+    let flags = guide_flags("### Behind Apache", &dir);
+    assert!(flags.contains(&"--client-header".to_owned()), "{flags:?}");
+    let dns = botscope_testkit::Dnsmasq::start(&[
+        "--local=/127.in-addr.arpa/",
+        "--ptr-record=2.0.0.127.in-addr.arpa,crawl.fake.example",
+    ]);
+    let dns_addr = dns.addr().to_string();
+    let mut more: Vec<&str> = flags.iter().map(String::as_str).collect();
+    more.extend(["--dns", &dns_addr]);
+    let (_gate, _) = gate_at(
+        &dir.join("gate"),
+        &format!("http://127.0.0.1:{backend}"),
+        gate_port,
+        &more,
+    );
+    let via = |from: [u8; 4], path: &str, ua: &str, more: &str| {
+        ask(
+            from,
+            front_addr,
+            &format!("GET {path}"),
+            &format!("User-Agent: {ua}\r\nAccept: text/html\r\n{more}"),
+            b"",
+        )
+    };
+    let r = via([127, 0, 0, 2], "/", BROWSER, "");
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(r.body.contains("the shop"), "{}", r.body);
+    assert_eq!(
+        via([127, 0, 0, 2], "/private/a.html", BROWSER, "").status,
+        200
+    );
+    let r = via([127, 0, 0, 2], "/robots.txt", BROWSER, "");
+    assert!(r.body.contains("# the gate's"), "{r:?}");
+    // A fake Googlebot at 127.0.0.2 forging Google's address: judged by
+    // its own (Apache appends it), refused once its reverse DNS is known.
+    let forged = "X-Forwarded-For: 66.249.66.1\r\n";
+    let t = Instant::now();
+    let mut r = via([127, 0, 0, 2], "/", GOOGLEBOT, forged);
+    while r.status == 200 {
+        assert!(t.elapsed() < Duration::from_secs(10), "{r:?}");
+        std::thread::sleep(Duration::from_millis(50));
+        r = via([127, 0, 0, 2], "/", GOOGLEBOT, forged);
+    }
+    assert_eq!(r.status, 403, "{r:?}");
+    assert!(r.body.starts_with("Access refused."), "{}", r.body);
+}
