@@ -24,9 +24,16 @@
 //!   runs in turn (the order flipped every pair); the gate's rate as a
 //!   share of the ceiling's, over the run and per pair.
 //!
+//! - `standalone`: the gate on its own in front of an application (nginx
+//!   serving the page, reached over a keep-alive pool) against nginx +
+//!   `auth_request` + the gate in front of the same application (the
+//!   guide's block, `location /` passed to it over keep-alive), both with
+//!   the balanced policy and the `front` load; twelve pairs of 3 s wrk
+//!   runs in turn, the order flipped every pair.
+//!
 //! ```sh
-//! cargo bench -p botscope-gate --bench protect            # all three
-//! cargo bench -p botscope-gate --bench protect -- front   # or flood, or walk
+//! cargo bench -p botscope-gate --bench protect               # all four
+//! cargo bench -p botscope-gate --bench protect -- standalone # or front, flood, walk
 //! ```
 //!
 //! `BOTSCOPE_FLOOD=N` sets the flood's addresses (default 1,000,000),
@@ -61,7 +68,7 @@ fn main() {
     let only = |w: &str| {
         !args
             .iter()
-            .any(|a| a == "front" || a == "flood" || a == "walk")
+            .any(|a| ["front", "flood", "walk", "standalone"].contains(&a.as_str()))
             || args.iter().any(|a| a == w)
     };
     let d = tempfile::tempdir().unwrap();
@@ -82,6 +89,111 @@ fn main() {
     }
     if only("walk") {
         walk(d.path(), &robots);
+    }
+    if only("standalone") {
+        standalone(d.path(), &robots, &policy);
+    }
+}
+
+/// The standalone gate against nginx + `auth_request` + the gate, both in
+/// front of one application, interleaved.
+fn standalone(dir: &Path, robots: &Path, policy: &Path) {
+    let Some((block, www)) = guide_site(dir, "standalone-www", "standalone") else {
+        return;
+    };
+    let app = Nginx::start(PAGE).expect("nginx as the application");
+    let auth_gate = spawn(Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        identity: Some(identity(None)),
+        policy: Some(policy.to_path_buf()),
+        ..Config::new(robots.to_path_buf())
+    });
+    // nginx passing what the gate allows to the application, over a pool.
+    let with_app = format!(
+        "upstream application {{ server {}; keepalive 64; }}\n{block}",
+        app.addr
+    );
+    let pass = "location / { proxy_pass http://application; proxy_http_version 1.1; proxy_set_header Connection \"\"; }";
+    let front = Nginx::front(
+        &with_app,
+        auth_gate.addr,
+        &www,
+        &format!("{REALIP}\n    {pass}"),
+    )
+    .expect("nginx in front");
+    let alone = spawn(Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        client_header: "x-forwarded-for".to_owned(),
+        identity: Some(identity(None)),
+        policy: Some(policy.to_path_buf()),
+        upstream: Some(botscope_gate::proxy::UpstreamConfig::new(
+            format!("http://{}", app.addr).parse().unwrap(),
+        )),
+        ..Config::new(robots.to_path_buf())
+    });
+    let urls = [
+        format!("http://{}/page.html", front.addr),
+        format!("http://{}/page.html", alone.addr),
+    ];
+    let script = dir.join("standalone.lua");
+    client_script(&script, &clients());
+    for u in &urls {
+        let _ = wrk(u, &script, 2);
+    }
+    const PAIRS: u32 = 12;
+    const SECS: u32 = 3;
+    println!(
+        "\nnginx + auth_request + the gate, and the gate alone, in front of one application \
+         (nginx serving a 36-byte page), interleaved: {PAIRS} pairs of {SECS} s runs, the order \
+         flipped every pair; wrk -t2 -c64, the front bench's 10,000 clients, the balanced policy\n"
+    );
+    println!(
+        "| pair | nginx + gate requests/s | gate alone requests/s | alone / nginx + gate | not the page |"
+    );
+    println!("|---:|---:|---:|---:|---:|");
+    let (mut front_total, mut alone_total) = (0.0, 0.0);
+    let mut ratios = Vec::new();
+    let (mut p99_front, mut p99_alone) = (Vec::new(), Vec::new());
+    for pair in 1..=PAIRS {
+        let order: [usize; 2] = if pair % 2 == 1 { [0, 1] } else { [1, 0] };
+        let mut w: [Option<Wrk>; 2] = [None, None];
+        for k in order {
+            w[k] = Some(wrk(&urls[k], &script, SECS));
+        }
+        let [Some(f), Some(a)] = w else {
+            unreachable!()
+        };
+        ratios.push(a.rate / f.rate);
+        front_total += f.rate;
+        alone_total += a.rate;
+        p99_front.push(f.p99_ms);
+        p99_alone.push(a.p99_ms);
+        println!(
+            "| {pair} | {:.0} | {:.0} | {:.2} | {} of {} |",
+            f.rate,
+            a.rate,
+            a.rate / f.rate,
+            f.bad + a.bad,
+            f.requests + a.requests
+        );
+    }
+    ratios.sort_by(f64::total_cmp);
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "\nThe gate alone at {:.2}× the rate of nginx + auth_request + the gate over the run \
+         (pairs {:.2}–{:.2}, median {:.2}); median p99 {:.2} ms alone, {:.2} ms behind nginx.",
+        alone_total / front_total,
+        ratios[0],
+        ratios[ratios.len() - 1],
+        ratios[ratios.len() / 2],
+        median(&mut p99_alone),
+        median(&mut p99_front),
+    );
+    for l in metrics(alone.addr, "botscope_gate_upstream_requests_total") {
+        println!("    {l}");
     }
 }
 
@@ -252,7 +364,7 @@ fn metrics(gate: SocketAddr, prefix: &str) -> Vec<String> {
         .unwrap();
     let (_, body) = rt.block_on(fetch(
         &client(1),
-        &Target::get(format!("http://{gate}/metrics")),
+        &Target::get(format!("http://{gate}/.botscope/metrics")),
     ));
     String::from_utf8_lossy(&body)
         .lines()
