@@ -9,6 +9,7 @@ mod docs;
 mod harvest;
 mod inprocess;
 mod logs;
+mod package;
 mod policy;
 mod research;
 mod serve;
