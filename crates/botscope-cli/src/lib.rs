@@ -631,6 +631,17 @@ pub struct GateArgs {
     /// system's trust store.
     #[arg(long, value_name = "FILE", requires = "upstream")]
     pub upstream_ca_file: Option<PathBuf>,
+    /// Where what a fleet of gates must share is kept: `memory` (this gate alone) or
+    /// `redis://HOST:PORT[/DB]` (Redis or Valkey): the policy's rates, identity evidence
+    /// gathered by reverse DNS, the challenge key, passes given and revoked. Redis down
+    /// or slow: the gate decides on its own memory (said in /healthz and /metrics) and
+    /// goes back when it answers.
+    #[arg(long, value_name = "memory|URL", default_value = "memory")]
+    pub state: String,
+    /// The longest an exchange with --state's Redis may take before the gate goes on
+    /// without it.
+    #[arg(long, value_name = "DURATION", default_value = "50ms", value_parser = duration_arg)]
+    pub state_timeout: std::time::Duration,
     /// Categories /auth answers 403 (without --policy).
     #[arg(long, value_name = "CATEGORY", num_args = 1.., default_value = "suspect-bots",
           value_parser = clap::builder::PossibleValuesParser::new(["none", botscope_botid::ALL_OK, botscope_botid::OTHER, botscope_botid::UNDECLARED, "disobedient-bots", botscope_botid::SUSPECT]))]

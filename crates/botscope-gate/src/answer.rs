@@ -280,23 +280,50 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
                     .as_ref()
                     .is_some_and(|m| !m.check_path(token, p.as_bytes()).allowed)
             };
-            let facts = Facts {
-                ip,
-                method,
-                path,
-                user_agent,
-                identity: identity.unwrap_or(Identity::Unclaimed),
-                bot: bot.as_deref(),
-                category: &category,
-                signature,
-                asn: known.as_ref().and_then(|k| k.evidence.asn),
-                lists: snap.lists.bits(ip),
-                robots: matcher.as_ref().map(|_| &closed as &dyn Fn(&str) -> bool),
-                now_ms: unix_now_ms(),
-                navigation,
-                passed,
+            let now_ms = unix_now_ms();
+            macro_rules! facts {
+                () => {
+                    Facts {
+                        ip,
+                        method,
+                        path,
+                        user_agent,
+                        identity: identity.unwrap_or(Identity::Unclaimed),
+                        bot: bot.as_deref(),
+                        category: &category,
+                        signature,
+                        asn: known.as_ref().and_then(|k| k.evidence.asn),
+                        lists: snap.lists.bits(ip),
+                        robots: matcher.as_ref().map(|_| &closed as &dyn Fn(&str) -> bool),
+                        now_ms,
+                        navigation,
+                        passed,
+                    }
+                };
+            }
+            // With a fleet's state: the rate keys the policy would count,
+            // counted in Redis in one exchange; without it (or with Redis
+            // not answering), in this gate's memory.
+            let waits = match g.shared.as_ref().filter(|s| s.healthy()) {
+                Some(shared) => {
+                    let keys = {
+                        let plan = crate::state::Plan::default();
+                        let _ = policy.decide(&facts!(), &plan);
+                        plan.into_keys()
+                    };
+                    if keys.is_empty() {
+                        None
+                    } else {
+                        shared.rates(&keys).await
+                    }
+                }
+                None => None,
             };
-            let d = policy.decide(&facts, &g.rates);
+            let facts = facts!();
+            let d = match waits {
+                Some(w) => policy.decide(&facts, &crate::state::Answered::new(w)),
+                None => policy.decide(&facts, &g.rates),
+            };
             slot_of = d.index.unwrap_or(policy.rules.len());
             let labels = d
                 .labels
@@ -610,13 +637,27 @@ pub(crate) async fn pass(
         .challenges
         .check_token(&token, work, ip, ua, now)
         .map_err(|why| why.as_str().to_owned())
-        .and_then(|()| {
-            if g.challenges.may_give(ip, now) {
+        .map_err(|why| why.to_owned());
+    // The passes a network was given this hour: the fleet's count, or
+    // this gate's.
+    let checked = match checked {
+        Ok(()) => {
+            let shared = match &g.shared {
+                Some(s) => {
+                    let (net, _) = botscope_policy::network_of(ip);
+                    s.may_give(net, now / 3600, crate::challenge::PASSES_PER_NETWORK_HOUR)
+                        .await
+                }
+                None => None,
+            };
+            if shared.unwrap_or_else(|| g.challenges.may_give(ip, now)) {
                 Ok(())
             } else {
                 Err("this network was given as many passes as it may have this hour; try again later".to_owned())
             }
-        });
+        }
+        Err(e) => Err(e),
+    };
     match checked {
         Ok(()) => {
             let pass = g.challenges.pass(ip, ua, now);
@@ -656,6 +697,32 @@ pub(crate) async fn pass(
             )
         }
     }
+}
+
+/// `POST /.botscope/revoke-passes` (operators only): every pass given
+/// until now stops holding, on this gate and, with `--state redis`, on
+/// every gate of the fleet.
+pub(crate) async fn revoke_passes(
+    State(g): State<Arc<Gate>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: Request,
+) -> Response {
+    if let Some(refused) = crate::metrics::operators_only(&g, peer, req.headers(), "revoke-passes")
+    {
+        return refused;
+    }
+    let now = unix_now_ms() / 1000;
+    g.challenges.revoke_before(now);
+    let shared = match &g.shared {
+        Some(s) => Some(s.revoke_before(now).await),
+        None => None,
+    };
+    let body = serde_json::json!({"revoked_before": now, "fleet": shared});
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// `GET /robots.txt`: the file of the client's place, most specific first.

@@ -82,7 +82,11 @@ impl ChallengeConfig {
 
 /// Makes and checks tokens and passes.
 pub struct Challenges {
-    key: hmac::Key,
+    /// The HMAC key (replaced once by the fleet's, with `--state redis`).
+    key: arc_swap::ArcSwap<hmac::Key>,
+    /// Passes issued at or before this time (Unix seconds) are revoked
+    /// (0: none).
+    revoked_before: std::sync::atomic::AtomicU64,
     cfg: ChallengeConfig,
     /// Passes given this hour, by network: (the hour, counts).
     given: std::sync::Mutex<(u64, std::collections::HashMap<IpAddr, u32>)>,
@@ -156,7 +160,8 @@ impl Challenges {
     /// From `cfg` (a key under 32 bytes is refused by the caller).
     pub fn new(cfg: ChallengeConfig) -> Challenges {
         Challenges {
-            key: hmac::Key::new(hmac::HMAC_SHA256, &cfg.key),
+            key: arc_swap::ArcSwap::from_pointee(hmac::Key::new(hmac::HMAC_SHA256, &cfg.key)),
+            revoked_before: std::sync::atomic::AtomicU64::new(0),
             cfg,
             given: std::sync::Mutex::new((0, std::collections::HashMap::new())),
         }
@@ -193,27 +198,47 @@ impl Challenges {
             })
     }
 
+    /// Signs from now on with `key` (the fleet's, shared through Redis):
+    /// passes and tokens made with the old one no longer hold.
+    pub fn set_key(&self, key: &[u8]) {
+        self.key
+            .store(std::sync::Arc::new(hmac::Key::new(hmac::HMAC_SHA256, key)));
+    }
+
+    /// Revokes the passes issued at or before `at` (Unix seconds); a later
+    /// time only moves it on.
+    pub fn revoke_before(&self, at: u64) {
+        self.revoked_before
+            .fetch_max(at, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The time passes issued at or before are revoked (0: none).
+    pub fn revoked_before(&self) -> u64 {
+        self.revoked_before
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// How challenges are made.
     pub fn config(&self) -> &ChallengeConfig {
         &self.cfg
     }
 
     fn mac(&self, what: &str) -> String {
-        b64(hmac::sign(&self.key, what.as_bytes()).as_ref())
+        b64(hmac::sign(&self.key.load(), what.as_bytes()).as_ref())
     }
 
     /// Whether `tag` is the HMAC of `what` (compared in constant time).
     fn verify(&self, what: &str, tag: &str) -> bool {
         base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(tag)
-            .is_ok_and(|t| hmac::verify(&self.key, what.as_bytes(), &t).is_ok())
+            .is_ok_and(|t| hmac::verify(&self.key.load(), what.as_bytes(), &t).is_ok())
     }
 
     /// A page's token for `ip` sending `user_agent` at `now` (Unix
     /// seconds): `issued.seed.mac`.
     pub fn token(&self, ip: IpAddr, user_agent: &str, now: u64) -> String {
         let seed = b64(&hmac::sign(
-            &self.key,
+            &self.key.load(),
             format!("seed|{now}|{}", binding(ip, user_agent)).as_bytes(),
         )
         .as_ref()[..9]);
@@ -293,7 +318,12 @@ impl Challenges {
                 let Ok(exp) = exp.parse::<u64>() else {
                     return false;
                 };
-                exp >= now && self.verify(&format!("p|{}|{exp}", binding(ip, user_agent)), mac)
+                // Issued after the last revocation.
+                let issued = exp.saturating_sub(self.cfg.pass_life.as_secs());
+                let revoked = self.revoked_before();
+                exp >= now
+                    && (revoked == 0 || issued > revoked)
+                    && self.verify(&format!("p|{}|{exp}", binding(ip, user_agent)), mac)
             })
     }
 }

@@ -69,6 +69,7 @@ mod recent;
 pub mod refresh;
 pub mod replay;
 pub mod signature;
+pub mod state;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -151,6 +152,9 @@ pub enum Error {
     /// The application behind the gate cannot be used.
     #[error(transparent)]
     Upstream(#[from] proxy::UpstreamError),
+    /// The shared state cannot be set up.
+    #[error("--state {0}")]
+    State(String),
 }
 
 /// A path in a message: file names in a lists directory are anyone's, so
@@ -206,6 +210,8 @@ pub struct Config {
     /// the policy allows is passed to it; none: the gate answers a front
     /// server's questions.
     pub upstream: Option<proxy::UpstreamConfig>,
+    /// What many gates share (`--state`): memory (the default), or Redis.
+    pub state: state::StateConfig,
 }
 
 impl Config {
@@ -232,6 +238,7 @@ impl Config {
                 ..Default::default()
             },
             upstream: None,
+            state: state::StateConfig::Memory,
         }
     }
 
@@ -296,6 +303,8 @@ pub struct Gate {
     pub refreshed: refresh::Shared,
     /// The application behind the gate (`--upstream`), when there is one.
     pub upstream: Option<proxy::Upstream>,
+    /// The fleet's shared state (`--state redis://…`), when there is one.
+    pub shared: Option<Arc<state::Shared>>,
 }
 
 fn load(config: &Config, counters: &answer::Counters) -> Result<Snapshot, Error> {
@@ -396,11 +405,25 @@ impl Gate {
             "loaded"
         );
         let signatures = config.signatures.clone().map(signature::Signatures::new);
-        let identities = config
-            .identity
-            .clone()
-            .map(identity::Identities::new)
-            .transpose()?;
+        let shared = match &config.state {
+            state::StateConfig::Memory => None,
+            state::StateConfig::Redis { url, timeout } => {
+                if tokio::runtime::Handle::try_current().is_err() {
+                    return Err(Error::State(
+                        "redis: the gate is set up outside a Tokio runtime".to_owned(),
+                    ));
+                }
+                Some(state::Shared::new(url, *timeout).map_err(Error::State)?)
+            }
+        };
+        // Reverse DNS through the fleet: evidence one gate gathered, the
+        // others use.
+        let mut identity = config.identity.clone();
+        if let (Some(shared), Some(dns)) = (&shared, identity.as_mut().and_then(|i| i.dns.as_mut()))
+        {
+            dns.lookup = state::shared_lookup(dns.lookup.clone(), shared.clone());
+        }
+        let identities = identity.map(identity::Identities::new).transpose()?;
         let upstream = config
             .upstream
             .clone()
@@ -408,6 +431,7 @@ impl Gate {
             .transpose()?;
         Ok(Arc::new(Gate {
             upstream,
+            shared,
             rates: botscope_policy::Rates::new(config.rate_keys),
             identities,
             counters,
@@ -576,6 +600,21 @@ async fn healthz(
             "lookups_failed": i.stats.failed.load(std::sync::atomic::Ordering::Relaxed),
         })),
         "rate_keys": g.rates.len(),
+        "state": match &g.shared {
+            None => serde_json::json!({"kind": "memory"}),
+            Some(s) => serde_json::json!({
+                "kind": "redis",
+                "url": s.url(),
+                "shared": s.healthy(),
+                "errors": s.stats.errors.load(std::sync::atomic::Ordering::Relaxed),
+                "fallbacks": s.stats.fallbacks.load(std::sync::atomic::Ordering::Relaxed),
+                "recoveries": s.stats.recoveries.load(std::sync::atomic::Ordering::Relaxed),
+                "shared_rates": s.stats.shared_rates.load(std::sync::atomic::Ordering::Relaxed),
+                "shared_evidence": s.stats.shared_evidence.load(std::sync::atomic::Ordering::Relaxed),
+                "last_error": s.last_error(),
+            }),
+        },
+        "passes_revoked_before": g.challenges.revoked_before(),
         "upstream": g.upstream.as_ref().map(|u| serde_json::json!({
             "url": u.url().as_str(),
             "answered": u.stats.answered.load(std::sync::atomic::Ordering::Relaxed),
@@ -615,6 +654,10 @@ pub fn router(g: Arc<Gate>) -> Router {
         .route("/healthz", get(healthz))
         .route("/.botscope/healthz", get(healthz))
         .route("/.botscope/metrics", get(metrics::metrics))
+        .route(
+            "/.botscope/revoke-passes",
+            axum::routing::post(answer::revoke_passes),
+        )
         .with_state(g)
 }
 
@@ -627,7 +670,20 @@ pub struct Server {
 impl Server {
     /// Loads the lists and the robots files, then binds `listen`.
     pub async fn bind(config: Config, listen: SocketAddr) -> Result<Server, Error> {
+        let given_key = config.challenge.as_ref().is_some_and(|c| !c.key.is_empty());
         let gate = Gate::new(config)?;
+        // Without --challenge-key, a fleet signs passes with one key: the
+        // first gate's, kept in Redis.
+        if let Some(shared) = &gate.shared
+            && !given_key
+        {
+            match shared.challenge_key(&random_key()?).await {
+                Some(k) => gate.challenges.set_key(&k),
+                None => tracing::warn!(
+                    "the shared state does not answer: this gate signs passes with a key of its own until restarted (give every gate --challenge-key)"
+                ),
+            }
+        }
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|source| Error::Listen {
@@ -698,6 +754,20 @@ impl Server {
             exempt: Arc::new(move |ip| trusted.iter().any(|r| r.contains(ip))),
             ..self.gate.config.connections.clone()
         };
+        let state_task = self.gate.shared.clone().map(|shared| {
+            let g = self.gate.clone();
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    shared.check().await;
+                    if let Some(at) = shared.revoked_before().await {
+                        g.challenges.revoke_before(at);
+                    }
+                }
+            })
+        });
         let refresher = self
             .gate
             .config
@@ -740,6 +810,9 @@ impl Server {
             .map_err(Error::Serve);
         watcher.abort();
         if let Some(t) = refresher {
+            t.abort();
+        }
+        if let Some(t) = state_task {
             t.abort();
         }
         r

@@ -125,6 +125,43 @@ pub fn render(g: &Gate) -> String {
         let _ = writeln!(o, "# TYPE botscope_gate_upstream_tunnels gauge");
         let _ = writeln!(o, "botscope_gate_upstream_tunnels {}", u.tunnels());
     }
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_state_fallback 1 while the gate decides on its own memory because the shared state (--state redis) does not answer; 0 otherwise."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_state_fallback gauge");
+    let _ = writeln!(
+        o,
+        "botscope_gate_state_fallback {}",
+        u8::from(g.shared.as_ref().is_some_and(|s| !s.healthy()))
+    );
+    if let Some(s) = &g.shared {
+        let _ = writeln!(
+            o,
+            "# HELP botscope_gate_state_errors_total Exchanges with the shared state that failed or timed out."
+        );
+        let _ = writeln!(o, "# TYPE botscope_gate_state_errors_total counter");
+        let _ = writeln!(
+            o,
+            "botscope_gate_state_errors_total {}",
+            s.stats.errors.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            o,
+            "# HELP botscope_gate_state_shared_total What the shared state answered: rate decisions, and identity evidence read instead of DNS."
+        );
+        let _ = writeln!(o, "# TYPE botscope_gate_state_shared_total counter");
+        for (what, c) in [
+            ("rates", &s.stats.shared_rates),
+            ("evidence", &s.stats.shared_evidence),
+        ] {
+            let _ = writeln!(
+                o,
+                "botscope_gate_state_shared_total{{what=\"{what}\"}} {}",
+                c.load(Ordering::Relaxed)
+            );
+        }
+    }
     let _ = writeln!(o, "# HELP botscope_gate_rate_keys Rate keys held.");
     let _ = writeln!(o, "# TYPE botscope_gate_rate_keys gauge");
     let _ = writeln!(o, "botscope_gate_rate_keys {}", g.rates.len());

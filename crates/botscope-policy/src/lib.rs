@@ -76,7 +76,7 @@ pub use policy::{
     Conditions, PASS_FACTOR, PathSet, Policy, Refused, Rule, SUBRESOURCE_FACTOR, is_protocol_file,
 };
 pub use presets::{PRESETS, preset};
-pub use rate::{DEFAULT_MAX_KEYS, MAX_COUNT, Per, Rate, Rates, network_of};
+pub use rate::{DEFAULT_MAX_KEYS, MAX_COUNT, Per, Rate, RateStore, Rates, network_of, shared_key};
 pub use target::{is_navigation, normalize_pattern, normalize_target};
 
 /// How much a finding matters.

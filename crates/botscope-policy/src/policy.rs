@@ -7,7 +7,7 @@ use botscope_robotstxt::Matcher;
 use regex::Regex;
 
 use crate::model::{Action, Decision, Facts};
-use crate::rate::{Rate, Rates};
+use crate::rate::{Rate, RateStore};
 
 /// A rule's conditions, each optional; all that are given must hold.
 #[derive(Debug, Clone, Default)]
@@ -121,7 +121,7 @@ enum Step {
 /// challenged (a challenge page in place of an image breaks the page a
 /// person is reading); a pass multiplies both by [`PASS_FACTOR`], and a
 /// rule without a rate does not apply to a client holding one.
-fn challenge_step(rule: &Rule, f: &Facts, rates: &Rates) -> Step {
+fn challenge_step(rule: &Rule, f: &Facts, rates: &dyn RateStore) -> Step {
     let Some(rate) = &rule.when.rate else {
         return match (f.passed, f.navigation) {
             (true, _) => Step::Skip,
@@ -143,7 +143,7 @@ fn challenge_step(rule: &Rule, f: &Facts, rates: &Rates) -> Step {
         count: rate.count.saturating_mul(factor),
         ..*rate
     };
-    match (rates.hit(id, &scaled, f), f.navigation) {
+    match (rates.hit(id, &scaled, f, true), f.navigation) {
         (None, _) => Step::Skip,
         (Some(wait), true) => Step::Apply(Some(wait)),
         (Some(wait), false) => Step::Limit(wait),
@@ -263,7 +263,7 @@ impl Policy {
     /// `path:` and `robots:` judge the request's target in normal form
     /// ([`normalize_target`](crate::normalize_target)): the path the front
     /// server serves, however the client spelled it.
-    pub fn decide(&self, f: &Facts, rates: &Rates) -> Decision<'_> {
+    pub fn decide(&self, f: &Facts, rates: &dyn RateStore) -> Decision<'_> {
         let path = crate::target::normalize_target(f.path);
         let protocol = is_protocol_file(&path);
         let mut labels = Vec::new();
@@ -295,7 +295,9 @@ impl Policy {
                     }
                 }
             } else if let Some(rate) = &rule.when.rate {
-                match rates.hit(rule.id, rate, f) {
+                // A label's rate adds the label and goes on; any other
+                // rule's decides.
+                match rates.hit(rule.id, rate, f, rule.action != Action::Label) {
                     None => continue,
                     Some(wait) => retry_after_ms = Some(wait),
                 }

@@ -127,14 +127,57 @@ impl Rate {
 
     /// The time between two requests at the rate, in milliseconds (at least
     /// one).
-    fn interval(&self) -> u64 {
+    pub fn interval(&self) -> u64 {
         (self.period_ms / u64::from(self.count)).max(1)
     }
 
     /// How far ahead of now a key may run: its burst.
-    fn tolerance(&self) -> u64 {
+    pub fn tolerance(&self) -> u64 {
         self.period_ms.saturating_sub(self.interval())
     }
+}
+
+/// Where a policy's rates are counted: [`Rates`] in memory, or a store
+/// many gates share.
+pub trait RateStore {
+    /// Counts `f` against `rate` of rule `rule`: `None` when under the
+    /// rate (the request is counted), or how long until it is under again
+    /// (the request is not counted). `decides`: whether a limit here ends
+    /// the decision (false for a `label` rule's rate, after which the
+    /// policy goes on).
+    fn hit(&self, rule: u32, rate: &Rate, f: &Facts, decides: bool) -> Option<u64>;
+}
+
+impl RateStore for Rates {
+    fn hit(&self, rule: u32, rate: &Rate, f: &Facts, _decides: bool) -> Option<u64> {
+        Rates::hit(self, rule, rate, f)
+    }
+}
+
+/// The key of `f` for `rate` in rule `rule` as text, the same in every
+/// process (a shared store's key; [`Rates`] hashes it with a key of its
+/// own instead): the rule, what it counts per, and the value.
+pub fn shared_key(rule: u32, rate: &Rate, f: &Facts) -> String {
+    let value = match rate.per {
+        Per::Ip => botscope_botid::normalize(f.ip).to_string(),
+        Per::Network => {
+            let (net, bits) = network_of(f.ip);
+            format!("{net}/{bits}")
+        }
+        Per::Asn => match f.asn {
+            Some(a) => format!("AS{a}"),
+            None => {
+                let (net, bits) = network_of(f.ip);
+                format!("{net}/{bits}")
+            }
+        },
+        Per::Identity => match (f.identity, f.bot) {
+            (Identity::Verified, Some(b)) => format!("bot:{}", b.to_ascii_lowercase()),
+            _ => botscope_botid::normalize(f.ip).to_string(),
+        },
+        Per::UserAgent => format!("ua:{}", f.user_agent),
+    };
+    format!("{rule}|{}|{value}", rate.per.as_str())
 }
 
 /// The network a rate counts an address in: /24 for IPv4, /48 for IPv6.

@@ -22,6 +22,7 @@ pub mod http;
 pub mod ipdb;
 pub mod load;
 pub mod pg;
+pub mod redis;
 mod run;
 mod server;
 pub mod synthlog;
@@ -32,6 +33,7 @@ use std::path::PathBuf;
 pub use browser::{Page, chromium, chromium_exe};
 pub use dns::{Dnsmasq, free_port};
 pub use html::normalize_html;
+pub use redis::Redis;
 pub use run::{Run, write_file};
 pub use server::{Ready, Spawned, Stop, connect_from, spawn_server};
 

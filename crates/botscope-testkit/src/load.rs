@@ -361,13 +361,27 @@ impl Nginx {
         www: &std::path::Path,
         extra: &str,
     ) -> Option<Nginx> {
-        if !block.contains("127.0.0.1:8091") || !block.contains("listen 80;") {
+        Nginx::front_many(block, &[gate], www, extra)
+    }
+
+    /// [`Nginx::front`] with the upstream's one `server 127.0.0.1:8091;`
+    /// line made one line per gate of `gates` (a fleet nginx balances
+    /// over, round robin).
+    pub fn front_many(
+        block: &str,
+        gates: &[SocketAddr],
+        www: &std::path::Path,
+        extra: &str,
+    ) -> Option<Nginx> {
+        if !block.contains("127.0.0.1:8091") || !block.contains("listen 80;") || gates.is_empty() {
             return None;
         }
         let dir = tempfile::tempdir().ok()?;
         let port = free_tcp_port()?;
+        let servers: Vec<String> = gates.iter().map(|g| format!("server {g};")).collect();
         let server = block
-            .replace("127.0.0.1:8091", &gate.to_string())
+            .replace("server 127.0.0.1:8091;", &servers.join("\n    "))
+            .replace("127.0.0.1:8091", &gates[0].to_string())
             .replace(
                 "listen 80;",
                 &format!("listen 127.0.0.1:{port};\n    {extra}"),

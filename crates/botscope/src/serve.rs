@@ -181,6 +181,8 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
             header_timeout: a.header_timeout,
             ..Default::default()
         },
+        state: botscope_gate::state::StateConfig::parse(&a.state, a.state_timeout)
+            .map_err(|e| anyhow::anyhow!("--state {e}"))?,
         upstream: match &a.upstream {
             Some(url) => Some(botscope_gate::proxy::UpstreamConfig {
                 connect_timeout: a.upstream_connect_timeout,

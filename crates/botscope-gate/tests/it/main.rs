@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod fleet;
+
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;

@@ -255,7 +255,9 @@ fn the_alerts_and_the_dashboard_read_metrics_the_gate_exports() {
     run(Command::new(promtool)
         .args(["test", "rules", "botscope-gate.rules.test.yml"])
         .current_dir(&monitoring));
-    // A gate with every family: a decision log, identity, an upstream.
+    // A gate with every family: a decision log, identity, an upstream,
+    // the fleet's state.
+    let redis = botscope_testkit::Redis::start();
     let dir = crate::scratch("monitoring");
     let robots = dir.join("robots");
     std::fs::create_dir_all(&robots).unwrap();
@@ -269,6 +271,7 @@ fn the_alerts_and_the_dashboard_read_metrics_the_gate_exports() {
         .arg("--decision-log")
         .arg(dir.join("decisions.jsonl"))
         .args(["--upstream", "http://127.0.0.1:9"])
+        .args(["--state", &redis.url(0)])
         .env("HOME", &dir)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

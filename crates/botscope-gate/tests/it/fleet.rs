@@ -1,0 +1,319 @@
+//! Many gates, one site: two gates behind one nginx upstream sharing their
+//! state through a real Redis (Debian's redis-server), and each gate going
+//! on without it when it stops or stalls, and back when it returns.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use botscope_botid::IpRange;
+use botscope_gate::Config;
+use botscope_gate::state::StateConfig;
+use botscope_testkit::http::{Res, read_response};
+
+use super::{GOOGLEBOT, dns_identity, get_with, offline, serve, socket2_connect, write};
+
+const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0";
+
+/// The fleet's policy: ten pages a minute per address.
+const PACED: &str = "rules:\n  - {name: pace, rate: 10/min per ip, action: limit}\n";
+
+fn gate_config(dir: &Path, policy: &str, state: StateConfig) -> Config {
+    let rd = dir.join("robots");
+    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
+    let path = dir.join("policy.yaml");
+    std::fs::write(&path, policy).unwrap();
+    Config {
+        trust_proxy: vec![IpRange::parse_any("127.0.0.1/32").unwrap()],
+        identity: Some(offline()),
+        policy: Some(path),
+        state,
+        ..Config::new(rd)
+    }
+}
+
+fn redis_state(r: &botscope_testkit::Redis) -> StateConfig {
+    StateConfig::Redis {
+        url: r.url(0),
+        timeout: Duration::from_millis(50),
+    }
+}
+
+/// Pages a client at `from` gets through nginx before the first 429, of
+/// `n` asked.
+fn allowed_through(front: &botscope_testkit::load::Nginx, from: [u8; 4], n: usize) -> usize {
+    let mut ok = 0;
+    for _ in 0..n {
+        let mut s = socket2_connect(from, front.addr);
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            s,
+            "GET /index.html HTTP/1.1\r\nHost: site\r\nUser-Agent: {BROWSER}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let r = read_response(s, "/index.html");
+        match r.status {
+            200 => ok += 1,
+            429 => {}
+            other => panic!("{other}: {r:?}"),
+        }
+    }
+    ok
+}
+
+fn decisions(gate: SocketAddr) -> u64 {
+    let r = get_with(gate, "/metrics", "127.0.0.1", BROWSER, "");
+    r.body
+        .lines()
+        .filter(|l| l.starts_with("botscope_gate_decisions_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+fn healthz(gate: SocketAddr) -> serde_json::Value {
+    get_with(gate, "/healthz", "127.0.0.1", BROWSER, "").json()
+}
+
+/// A client alternating between two gates (nginx's round robin) is held
+/// to the policy's rate for the fleet with Redis, and gets twice it with
+/// each gate counting alone.
+#[test]
+fn two_gates_behind_one_nginx_share_the_rate() {
+    use std::os::unix::fs::PermissionsExt;
+    let redis = botscope_testkit::Redis::start();
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let www = d.path().join("www");
+    write(&www, "index.html", "the site\n");
+    std::fs::set_permissions(&www, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gate.md"))
+            .unwrap();
+    let at = doc.find("```nginx\n").unwrap() + "```nginx\n".len();
+    let block = &doc[at..at + doc[at..].find("```").unwrap()];
+    let fleet = |state: &dyn Fn() -> StateConfig, name: &str| {
+        let a = serve(gate_config(
+            &d.path().join(format!("{name}-a")),
+            PACED,
+            state(),
+        ));
+        let b = serve(gate_config(
+            &d.path().join(format!("{name}-b")),
+            PACED,
+            state(),
+        ));
+        let front = botscope_testkit::load::Nginx::front_many(block, &[a.addr, b.addr], &www, "")
+            .expect("nginx in front of two gates");
+        (a, b, front)
+    };
+    let (a, b, front) = fleet(&|| redis_state(&redis), "shared");
+    assert_eq!(
+        allowed_through(&front, [127, 0, 0, 21], 30),
+        10,
+        "the fleet's rate"
+    );
+    // Both gates decided: the client did alternate.
+    assert!(
+        decisions(a.addr) >= 10 && decisions(b.addr) >= 10,
+        "both gates asked"
+    );
+    assert_eq!(healthz(a.addr)["state"]["shared"], true);
+    // Each gate alone: twice the rate.
+    let (_a, _b, front) = fleet(&|| StateConfig::Memory, "alone");
+    assert_eq!(
+        allowed_through(&front, [127, 0, 0, 22], 30),
+        20,
+        "each gate's rate"
+    );
+}
+
+/// Redis stopped: the gate answers on from its own memory, says so, and
+/// goes back to Redis when it returns; Redis stalled: no request waits
+/// for it past the bounded wait.
+#[test]
+fn a_fleet_outlives_its_redis() {
+    let mut redis = botscope_testkit::Redis::start();
+    let d = tempfile::tempdir().unwrap();
+    let g = serve(gate_config(d.path(), PACED, redis_state(&redis)));
+    let page = |ip: &str| get_with(g.addr, "/auth", ip, BROWSER, "");
+    let r = page("192.0.2.1");
+    assert_eq!(r.status, 200, "{r:?}");
+    redis.stop();
+    // Answered, every one, from memory: the limit still holds.
+    let statuses: Vec<u16> = (0..12).map(|_| page("192.0.2.2").status).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        10,
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.iter().all(|s| [200, 403].contains(s)),
+        "{statuses:?}"
+    );
+    let h = healthz(g.addr);
+    assert_eq!(h["state"]["shared"], false, "{h}");
+    assert!(h["state"]["last_error"].is_string(), "{h}");
+    let m = get_with(g.addr, "/metrics", "127.0.0.1", BROWSER, "").body;
+    assert!(m.contains("botscope_gate_state_fallback 1"), "{m}");
+    // Back when Redis is.
+    redis.restart();
+    let t = Instant::now();
+    while healthz(g.addr)["state"]["shared"] != true {
+        assert!(t.elapsed() < Duration::from_secs(10), "back to Redis");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let m = get_with(g.addr, "/metrics", "127.0.0.1", BROWSER, "").body;
+    assert!(m.contains("botscope_gate_state_fallback 0"), "{m}");
+    assert_eq!(page("192.0.2.3").status, 200);
+    assert!(
+        redis.command("DBSIZE").is_some_and(|n| n != ":0"),
+        "the rates are in Redis again"
+    );
+    // Stalled (DEBUG SLEEP holds Redis for 3 s): a request is answered
+    // before Redis answers the sleep.
+    let addr = redis.addr();
+    let sleeper = std::thread::spawn(move || {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        s.write_all(b"DEBUG SLEEP 3\r\n").unwrap();
+        let mut b = [0u8; 16];
+        let _ = std::io::Read::read(&mut s, &mut b);
+        Instant::now()
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let r = page("192.0.2.4");
+    let answered = Instant::now();
+    let slept = sleeper.join().unwrap();
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(answered < slept, "the request did not wait for Redis");
+}
+
+/// What one gate learned, the other uses: a fake Googlebot's reverse DNS
+/// (the second gate's resolver answers nothing), and a challenge pass
+/// (one key for the fleet), revoked on one gate for both.
+#[test]
+fn evidence_and_passes_are_the_fleets() {
+    let redis = botscope_testkit::Redis::start();
+    let dns = botscope_testkit::Dnsmasq::start(&[
+        "--local=/googlebot.com/",
+        "--local=/113.0.203.in-addr.arpa/",
+        "--host-record=googlebot.com,192.0.2.200",
+        "--ptr-record=9.113.0.203.in-addr.arpa,crawl.fake.example",
+    ]);
+    let d = tempfile::tempdir().unwrap();
+    let balanced = botscope_policy::preset("balanced").unwrap();
+    // No key given: the fleet's, from Redis.
+    let challenge = Some(botscope_gate::challenge::ChallengeConfig {
+        delay: Duration::from_secs(1),
+        ..botscope_gate::challenge::ChallengeConfig::new(Vec::new())
+    });
+    let mut with_dns = gate_config(&d.path().join("a"), balanced, redis_state(&redis));
+    with_dns.identity = Some(dns_identity(&dns));
+    with_dns.challenge = challenge.clone();
+    let a = serve(with_dns);
+    // The second gate's resolver: a port where nothing answers.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut deaf = gate_config(&d.path().join("b"), balanced, redis_state(&redis));
+    deaf.identity = Some(botscope_gate::identity::IdentityConfig {
+        dns: Some(botscope_gate::identity::DnsConfig {
+            lookup: botscope_gate::identity::hickory_lookup(
+                &[silent.local_addr().unwrap()],
+                Duration::from_millis(200),
+                1_000,
+            )
+            .unwrap(),
+            concurrency: 4,
+            evidence: 1_000,
+        }),
+        ..offline()
+    });
+    deaf.challenge = challenge;
+    let b = serve(deaf);
+    let ask = |g: SocketAddr| {
+        get_with(
+            g,
+            "/auth",
+            "203.0.113.9",
+            GOOGLEBOT,
+            "X-Original-URI: /a\r\n",
+        )
+    };
+    let identity = |r: &Res| r.header("x-bot-identity").unwrap_or("").to_owned();
+    let t = Instant::now();
+    while identity(&ask(a.addr)) != "spoofed" {
+        assert!(t.elapsed() < Duration::from_secs(10), "gate a learns");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let t = Instant::now();
+    let mut r = ask(b.addr);
+    while identity(&r) == "unverifiable" {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "gate b reads it: {r:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        r = ask(b.addr);
+    }
+    assert_eq!(identity(&r), "spoofed", "{r:?}");
+    assert_eq!(r.status, 403);
+    let shared = healthz(b.addr)["state"]["shared_evidence"]
+        .as_u64()
+        .unwrap();
+    assert!(shared >= 1, "read from the fleet");
+    // A pass made by gate a holds on gate b (one key, from Redis).
+    let client = "198.51.100.7";
+    let page = get_with(a.addr, "/.botscope/challenge?back=/", client, BROWSER, "");
+    let token = page
+        .body
+        .split("pass?t=")
+        .nth(1)
+        .and_then(|s| s.split('&').next())
+        .unwrap()
+        .to_owned();
+    std::thread::sleep(Duration::from_millis(1100));
+    let passed = get_with(
+        a.addr,
+        &format!("/.botscope/pass?t={token}&back=/"),
+        client,
+        BROWSER,
+        "",
+    );
+    assert_eq!(passed.status, 303, "{passed:?}");
+    let cookie = passed
+        .header("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let with_pass = |g: SocketAddr| {
+        get_with(
+            g,
+            "/auth",
+            client,
+            BROWSER,
+            &format!("Cookie: {cookie}\r\nX-Original-URI: /x\r\n"),
+        )
+    };
+    assert_eq!(with_pass(b.addr).header("x-bot-challenge"), Some("passed"));
+    // Revoked on gate a: refused on gate b within its next poll.
+    std::thread::sleep(Duration::from_millis(1100));
+    let mut s = socket2_connect([127, 0, 0, 1], a.addr);
+    write!(
+        s,
+        "POST /.botscope/revoke-passes HTTP/1.1\r\nHost: gate\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let r = read_response(s, "revoke");
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["fleet"], true);
+    let t = Instant::now();
+    while with_pass(b.addr).header("x-bot-challenge") == Some("passed") {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "revoked for the fleet"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
