@@ -82,7 +82,8 @@ async fn at_once(g: &Arc<Gate>, h: &HeaderMap, from: usize) -> Vec<Duration> {
             let mut t = Vec::new();
             for i in (w..PER_ROUND).step_by(32) {
                 let n = u32::try_from((from + i) % 10_000).unwrap();
-                let ip = std::net::IpAddr::from(std::net::Ipv4Addr::from(0x5000_0000 + n * 256 + 7));
+                let ip =
+                    std::net::IpAddr::from(std::net::Ipv4Addr::from(0x5000_0000 + n * 256 + 7));
                 let s = Instant::now();
                 let _ = botscope_gate::answer::decide_at(&g, ip, &h, "GET", "/page.html").await;
                 t.push(s.elapsed());

@@ -551,3 +551,57 @@ fn the_gate_behind_apache_as_the_guide_deploys_it() {
     assert_eq!(r.status, 403, "{r:?}");
     assert!(r.body.starts_with("Access refused."), "{}", r.body);
 }
+
+/// docs/gate.md's fleet command, but for its paths: the gate shares its
+/// state with the Redis it names.
+#[test]
+fn the_guides_fleet_command_shares_its_state() {
+    let dir = crate::scratch("fleet-guide");
+    let redis = botscope_testkit::Redis::start();
+    let (robots, policy) = site(&dir);
+    let block = doc_block("## A fleet: many gates, one site", "sh");
+    assert!(block.contains("redis://10.0.0.5:6379/0"), "{block}");
+    let port = botscope_testkit::free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let args: Vec<String> = block
+        .replace("\\\n", " ")
+        .replace("redis://10.0.0.5:6379/0", &redis.url(0))
+        .replace("/etc/botscope/policy.yaml", crate::arg(&policy))
+        .replace("/etc/botscope/robots", crate::arg(&robots))
+        .split_whitespace()
+        .skip(1)
+        .map(str::to_owned)
+        .collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args(&args)
+        .args(["--listen", &addr.to_string(), "--offline"])
+        .env("HOME", &dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_listening(addr, &mut child, "the gate");
+    let _gate = Proc(child);
+    let get = |path: &str, more: &str| {
+        ask(
+            [127, 0, 0, 1],
+            addr,
+            &format!("GET {path}"),
+            &format!("User-Agent: {BROWSER}\r\n{more}"),
+            b"",
+        )
+    };
+    assert_eq!(get("/auth", "X-Real-IP: 192.0.2.9\r\n").status, 200);
+    // The operators' view, from the gate's own machine (a client the
+    // proxy names is refused it).
+    assert_eq!(get("/healthz", "X-Real-IP: 192.0.2.9\r\n").status, 403);
+    let h = get("/healthz", "").json();
+    assert_eq!(h["state"]["kind"], "redis", "{h}");
+    assert_eq!(h["state"]["shared"], true, "{h}");
+    assert!(
+        redis
+            .command("DBSIZE")
+            .is_some_and(|n| n.starts_with(':') && n != ":0"),
+        "the gate's keys are in Redis"
+    );
+}
