@@ -100,3 +100,23 @@ pub fn example_corpus() -> PathBuf {
         PathBuf::from,
     )
 }
+
+/// The code block of `docs/PAGE` that follows the text `after` and opens
+/// with "```lang" (what a test runs as the page prints it).
+pub fn doc_block(page: &str, after: &str, lang: &str) -> String {
+    let path = root().join("docs").join(page);
+    let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let from = doc
+        .find(after)
+        .unwrap_or_else(|| panic!("{after:?} in docs/{page}"));
+    let open = format!("```{lang}\n");
+    let at = from
+        + doc[from..]
+            .find(&open)
+            .unwrap_or_else(|| panic!("a {lang} block after {after:?} in docs/{page}"))
+        + open.len();
+    let len = doc[at..]
+        .find("```")
+        .unwrap_or_else(|| panic!("the block's end in docs/{page}"));
+    doc[at..at + len].to_owned()
+}

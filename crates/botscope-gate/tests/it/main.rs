@@ -1592,15 +1592,7 @@ impl Drop for Caddy {
 /// The block of docs/gate.md that follows `after` and opens with
 /// "```lang".
 fn doc_block(after: &str, lang: &str) -> String {
-    let doc =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gate.md"))
-            .unwrap();
-    let from = doc
-        .find(after)
-        .unwrap_or_else(|| panic!("{after:?} in docs/gate.md"));
-    let open = format!("```{lang}\n");
-    let at = from + doc[from..].find(&open).expect("its block") + open.len();
-    doc[at..at + doc[at..].find("```").unwrap()].to_owned()
+    botscope_testkit::doc_block("gate.md", after, lang)
 }
 
 /// Found by a probe: with the gate stopped, the guide's nginx answered

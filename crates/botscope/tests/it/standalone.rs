@@ -386,16 +386,8 @@ fn an_https_application_is_checked_against_the_systems_trust_store() {
     assert_eq!(r.status, 502, "{r:?}");
 }
 
-/// The block of docs/gate.md that follows `after` and opens with
-/// "```lang".
 fn doc_block(after: &str, lang: &str) -> String {
-    let doc = std::fs::read_to_string(botscope_testkit::root().join("docs/gate.md")).unwrap();
-    let from = doc
-        .find(after)
-        .unwrap_or_else(|| panic!("{after:?} in docs/gate.md"));
-    let open = format!("```{lang}\n");
-    let at = from + doc[from..].find(&open).expect("its block") + open.len();
-    doc[at..at + doc[at..].find("```").unwrap()].to_owned()
+    botscope_testkit::doc_block("gate.md", after, lang)
 }
 
 /// The flags of the guide's `botscope gate` command in the sh block after
