@@ -58,7 +58,7 @@ mod tests;
 pub use agent::{Agent, Identify, NoPolicy, Policy, Window};
 pub use classify::{Class, DISOBEDIENT_REQUESTS, Reason, classify, is_disobedient};
 pub use client::{Client, Clients, History, Span};
-pub use fold::{Analyzer, LOOKAHEAD, Partial};
+pub use fold::{Analyzer, CLOCK_SKEW, LOOKAHEAD, PLAUSIBLE_SINCE, Partial};
 pub use samples::{Example, Second, Seconds, TopPaths};
 pub use signed::{
     AgentTally, ClientSignatures, MAX_SIGNATURE_AGENTS, NO_AGENT, OTHER_AGENTS, SignatureCheck,

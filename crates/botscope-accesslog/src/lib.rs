@@ -37,11 +37,12 @@ mod time;
 use std::collections::BTreeMap;
 
 pub use analyze::{
-    Agent, AgentTally, Analysis, Analyzer, CLIENT_SAMPLES, Class, Client, ClientSignatures,
-    Clients, DISOBEDIENT_REQUESTS, Example, Folded, Identify, LOOKAHEAD, MAX_CLIENTS,
-    MAX_SIGNATURE_AGENTS, NO_AGENT, NoPolicy, OTHER_AGENTS, Partial, Policy, ROBOT_PATH_COUNTERS,
-    Reason, SESSION_GAP, Second, Seconds, SignatureCheck, SignatureCounts, SignatureOutcome,
-    SignatureSeen, Span, TOP_PATHS_CAP, TopPaths, Untracked, Window, classify, is_disobedient,
+    Agent, AgentTally, Analysis, Analyzer, CLIENT_SAMPLES, CLOCK_SKEW, Class, Client,
+    ClientSignatures, Clients, DISOBEDIENT_REQUESTS, Example, Folded, Identify, LOOKAHEAD,
+    MAX_CLIENTS, MAX_SIGNATURE_AGENTS, NO_AGENT, NoPolicy, OTHER_AGENTS, PLAUSIBLE_SINCE, Partial,
+    Policy, ROBOT_PATH_COUNTERS, Reason, SESSION_GAP, Second, Seconds, SignatureCheck,
+    SignatureCounts, SignatureOutcome, SignatureSeen, Span, TOP_PATHS_CAP, TopPaths, Untracked,
+    Window, classify, is_disobedient,
 };
 pub use compliance::{
     ANSWERS, Compliance, Directive, Enforcement, STUDY_SESSION_GAP, Under, UnderVersion, answer_of,

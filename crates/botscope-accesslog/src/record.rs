@@ -116,6 +116,10 @@ pub enum Malformed {
     MissingField,
     /// A recovered record whose last quoted field was cut off.
     Truncated,
+    /// A time no access log of today's web holds: before 1990, or after
+    /// the analysis's own time (two days of clock skew allowed). A clock
+    /// gone wrong or a forged line: counted, never charted.
+    ImplausibleTime,
 }
 
 impl Malformed {
@@ -133,6 +137,7 @@ impl Malformed {
         Malformed::BadJson,
         Malformed::MissingField,
         Malformed::Truncated,
+        Malformed::ImplausibleTime,
     ];
 
     /// The stable name, such as `bad-time`.
@@ -150,6 +155,7 @@ impl Malformed {
             Malformed::BadJson => "bad-json",
             Malformed::MissingField => "missing-field",
             Malformed::Truncated => "truncated",
+            Malformed::ImplausibleTime => "implausible-time",
         }
     }
 }

@@ -245,6 +245,11 @@ pub fn read(
     let mut warnings: Vec<Warning> = Vec::new();
     let window = settings.window;
     let max_clients = settings.max_clients;
+    // A line dated after now (and a clock's skew) is malformed.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let plausible_until = now.saturating_add(botscope_accesslog::CLOCK_SKEW);
     let shared = crate::identify::Shared::new(identify);
     let identify: &dyn Identify = &shared;
     let partials: Vec<Partial> = std::thread::scope(|s| {
@@ -255,6 +260,10 @@ pub fn read(
                 let back = back_tx.clone();
                 s.spawn(move || {
                     let mut an = Analyzer::new(identify, policy, window)
+                        .with_plausible(Window {
+                            since: Some(botscope_accesslog::PLAUSIBLE_SINCE),
+                            until: Some(plausible_until),
+                        })
                         .with_max_clients(max_clients)
                         .with_signatures(signatures);
                     for work in rx {

@@ -103,6 +103,13 @@ const TRAIL_PER_CLIENT: usize = 4;
 /// the clients read stay in the cache until folded.
 pub const LOOKAHEAD: usize = 32;
 
+/// The earliest time a record may have: 1990-01-01 (before the web).
+pub const PLAUSIBLE_SINCE: i64 = 631_152_000;
+
+/// How far past the analysis's now a record may be dated (clocks
+/// skewed, time zones written wrong): two days.
+pub const CLOCK_SKEW: i64 = 2 * 86_400;
+
 /// A client's entry in the client index: its place, its agent and its
 /// address's key ([`ip_key`]), so that a lookup tells its client from
 /// the others of its bucket without reading any of them (a cache miss
@@ -119,6 +126,9 @@ pub struct Analyzer<'a> {
     pub(super) identify: &'a dyn Identify,
     pub(super) policy: &'a dyn Policy,
     pub(super) window: Window,
+    /// Times a record may have (any, unless the caller says); a record
+    /// outside is malformed.
+    pub(super) plausible: Window,
     pub(super) part: Partial,
     pub(super) chunk: u32,
     /// The previous record's client: its User-Agent's hash and its index
@@ -139,12 +149,22 @@ impl<'a> Analyzer<'a> {
             identify,
             policy,
             window,
+            plausible: Window::default(),
             part: Partial::default(),
             chunk: 0,
             last: None,
             judges: policy.judges(),
             signatures: None,
         }
+    }
+
+    /// Records dated outside `times` are malformed (`implausible-time`):
+    /// a reader gives [`PLAUSIBLE_SINCE`] to its own now and
+    /// [`CLOCK_SKEW`], so that a line dated 9999 neither stretches the
+    /// report over eight thousand years nor hides among the log's days.
+    pub fn with_plausible(mut self, times: Window) -> Self {
+        self.plausible = times;
+        self
     }
 
     /// Checks the signature of every signed request with `check` (at the
@@ -228,6 +248,10 @@ impl<'a> Analyzer<'a> {
     /// Folds `r`, its User-Agent's hash `uh`, into its client, `found`
     /// when already looked up.
     fn fold(&mut self, r: &Record<'_>, line: u64, uh: u64, found: Option<Slot>) {
+        if !self.plausible.contains(r.time) {
+            self.malformed(crate::Malformed::ImplausibleTime, line);
+            return;
+        }
         self.part.folded.lines += 1;
         self.part.folded.records += 1;
         if r.truncated {

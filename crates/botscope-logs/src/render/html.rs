@@ -175,10 +175,24 @@ fn stack(x: &botscope_accesslog::Hour, max: f64, h: f64) -> Vec<(usize, f64, f64
     out
 }
 
+/// Bars the hourly chart draws at most: past them an hour's bar becomes
+/// a bar of several hours, so that a log spanning years (or dated wrong)
+/// makes a chart of a bounded size.
+pub const MAX_BARS: i64 = 1_000;
+
+/// Day marks the chart draws at most (past them, one every few days).
+const MAX_DAY_MARKS: i64 = 100;
+
+/// Hours per bar for a chart spanning `span` hours: 1, or as many as keep
+/// it within [`MAX_BARS`].
+pub fn hours_per_bar(span: i64) -> i64 {
+    (span.max(1) + MAX_BARS - 1) / MAX_BARS
+}
+
 /// A stacked bar chart of requests per hour and class, each hour at its
-/// time (an hour without requests is a gap), the days marked and named
-/// (`20 Nov`, as many as fit), a y axis of three round values; it takes
-/// the page's width.
+/// time (an hour without requests is a gap; over [`MAX_BARS`] hours, a
+/// bar holds several), the days marked and named (`20 Nov`, as many as
+/// fit), a y axis of three round values; it takes the page's width.
 fn hourly_chart(r: &Report) -> Markup {
     let hours: Vec<(i64, &botscope_accesslog::Hour)> = r
         .hourly
@@ -193,28 +207,59 @@ fn hourly_chart(r: &Report) -> Markup {
     let (Some(first), Some(last)) = (hours.first().map(|h| h.0), hours.last().map(|h| h.0)) else {
         return html! { p.muted { "No requests." } };
     };
+    let per_bar = hours_per_bar(last - first + 1);
+    // The bars: hours summed by bar, in order.
+    let mut bars: Vec<(i64, botscope_accesslog::Hour)> = Vec::new();
+    for (t, x) in &hours {
+        let k = (t - first) / per_bar;
+        match bars.last_mut() {
+            Some((j, b)) if *j == k => {
+                b.requests += x.requests;
+                b.human += x.human;
+                b.declared_bot += x.declared_bot;
+                b.undeclared_bot += x.undeclared_bot;
+                b.scanner += x.scanner;
+                b.monitor += x.monitor;
+            }
+            _ => bars.push((k, (*x).clone())),
+        }
+    }
     let (w, h, pad, top) = (1000.0_f64, 220.0_f64, 44.0_f64, 8.0_f64);
-    let span = (last - first + 1).max(1) as f64;
+    let span = ((last - first) / per_bar + 1).max(1) as f64;
     let bw = (w - pad) / span;
-    let peak = hours.iter().map(|x| x.1.requests).max().unwrap_or(1);
+    let peak = bars.iter().map(|x| x.1.requests).max().unwrap_or(1);
     let ticks = y_ticks(peak);
     let max = ticks[2] as f64;
     let y_of = |v: f64| h - v / max * (h - top);
     let f2 = |x: f64| format!("{x:.2}");
-    // Day boundaries in the span, named every `every` days so that the
-    // names (about 40 units wide, 70 with the year, given when the log
-    // spans more than one) never meet.
+    // Day boundaries in the span (one every `step` days past
+    // MAX_DAY_MARKS of them), named every `every` marks so that the names
+    // (about 40 units wide, 70 with the year, given when the log spans
+    // more than one) never meet.
     let (d0, d1) = (first.div_euclid(24), last.div_euclid(24));
+    let step = ((d1 - d0 + 1) + MAX_DAY_MARKS - 1) / MAX_DAY_MARKS;
     let years = botscope_accesslog::format_rfc3339(first * 3600).get(..4)
         != botscope_accesslog::format_rfc3339(last * 3600).get(..4);
     let label_w = if years { 74.0 } else { 44.0 };
-    let every = ((label_w / (24.0 * bw)).ceil() as i64).max(1);
+    let hour_w = bw / per_bar as f64;
+    let every = ((label_w / (24.0 * step as f64 * hour_w)).ceil() as i64).max(1);
     let days: Vec<(i64, f64)> = (d0..=d1)
-        .map(|d| (d, pad + ((d * 24 - first).max(0)) as f64 * bw))
+        .step_by(usize::try_from(step.max(1)).unwrap_or(1))
+        .map(|d| (d, pad + ((d * 24 - first).max(0)) as f64 * hour_w))
         .collect();
+    let bar_label = |x: &botscope_accesslog::Hour| {
+        if per_bar == 1 {
+            x.hour.clone()
+        } else {
+            format!("{} and the {} hours after", x.hour, per_bar - 1)
+        }
+    };
     html! {
+        @if per_bar > 1 {
+            p.muted { "The log spans " (count(u64::try_from(last - first + 1).unwrap_or(0), "hour", "hours")) ": each bar is " (per_bar) " hours." }
+        }
         svg.hourly xmlns="http://www.w3.org/2000/svg" role="img"
-            aria-label=(hourly_words(r, &hours))
+            aria-label=(hourly_words(r, &hours, per_bar))
             viewBox={ "0 0 " (w) " " (h + 22.0) } preserveAspectRatio="xMinYMin meet" {
             @for t in ticks {
                 @let y = y_of(t as f64);
@@ -223,15 +268,15 @@ fn hourly_chart(r: &Report) -> Markup {
             }
             @for (k, (d, x)) in days.iter().enumerate() {
                 line x1=(f2(*x)) y1=(h) x2=(f2(*x)) y2=(h + 5.0) stroke="#999" {}
-                @if (d - d0) % every == 0 && *x + label_w - 4.0 <= w && (k > 0 || days.len() == 1 || days[1].1 - x >= label_w - 4.0) {
+                @if k as i64 % every == 0 && *x + label_w - 4.0 <= w && (k > 0 || days.len() == 1 || days[1].1 - x >= label_w - 4.0) {
                     text x=(f2(*x + 2.0)) y=(h + 17.0) font-size="11" { (day_label(*d, years)) }
                 }
             }
-            @for (t, x) in &hours {
+            @for (t, x) in &bars {
                 @for (k, y, bh, v) in stack(x, max, h - top) {
-                    rect x=(f2(pad + (t - first) as f64 * bw)) y=(f2(y + top)) width=(f2((bw - 0.5).max(0.5)))
+                    rect x=(f2(pad + *t as f64 * bw)) y=(f2(y + top)) width=(f2((bw - 0.5).max(0.5)))
                         height=(f2(bh)) fill=(COLORS[k].1) {
-                        title { (Text(&x.hour)) " " (COLORS[k].2) ": " (v) }
+                        title { (Text(&bar_label(x))) " " (COLORS[k].2) ": " (v) }
                     }
                 }
             }
@@ -242,10 +287,15 @@ fn hourly_chart(r: &Report) -> Markup {
 /// The hourly chart in words, for a screen reader (the picture's text
 /// alternative): its span, its busiest hour, and where the numbers per day
 /// are.
-fn hourly_words(r: &Report, hours: &[(i64, &botscope_accesslog::Hour)]) -> String {
+fn hourly_words(r: &Report, hours: &[(i64, &botscope_accesslog::Hour)], per_bar: i64) -> String {
     let busiest = hours.iter().max_by_key(|x| (x.1.requests, -x.0));
+    let bars = if per_bar > 1 {
+        format!(" (each bar {per_bar} hours)")
+    } else {
+        String::new()
+    };
     let mut s = format!(
-        "Requests per hour by class (UTC), {} with requests from {} to {}",
+        "Requests per hour by class (UTC){bars}, {} with requests from {} to {}",
         count(hours.len() as u64, "hour", "hours"),
         short_time(hours.first().map_or("", |x| x.1.hour.as_str())),
         short_time(hours.last().map_or("", |x| x.1.hour.as_str())),

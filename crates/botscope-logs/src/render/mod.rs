@@ -9,7 +9,7 @@ mod text;
 use botscope_accesslog::{Figures, Report, Robot};
 
 pub use csv::{CSV_COLUMNS, csv};
-pub use html::{PageOptions, Text, page as html, page_with as html_with};
+pub use html::{MAX_BARS, PageOptions, Text, hours_per_bar, page as html, page_with as html_with};
 pub use text::{bytes, text, text_fit};
 
 /// The JSON report, pretty-printed, with a final newline.

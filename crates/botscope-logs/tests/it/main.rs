@@ -382,3 +382,53 @@ fn signed_requests_are_checked_at_their_time_with_their_agents_keys() {
     );
     assert!(!o.lists.all_ok.contains(&ip), "no evidence offline");
 }
+
+/// A log whose requests span decades: the HTML chart draws at most
+/// `MAX_BARS` bars and a hundred day marks, so the page's size does not
+/// grow with the span; lines dated before 1990 or after now are
+/// malformed (`implausible-time`), counted and not charted.
+#[test]
+fn a_report_is_bounded_by_what_the_log_holds_not_by_its_dates() {
+    let registry = Registry::bundled();
+    let job = Job::new(&registry, RobotsTxt::default(), 1).expect("job");
+    let mut log = String::new();
+    // One request a year from 1991 to 2025, and two a clock got wrong.
+    for year in 1991..=2025 {
+        log.push_str(&format!(
+            "192.0.2.{} - - [01/Jun/{year}:12:00:00 +0000] \"GET /{year} HTTP/1.1\" 200 5 \"-\" \"Mozilla/5.0 (X11; Linux x86_64)\"\n",
+            year % 250
+        ));
+    }
+    log.push_str(
+        "192.0.2.1 - - [01/Jan/1970:00:00:00 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"x\"\n",
+    );
+    log.push_str(
+        "192.0.2.1 - - [31/Dec/9999:23:59:59 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"x\"\n",
+    );
+    let source = Source::Reader(
+        "decades.log".into(),
+        Box::new(std::io::Cursor::new(log.into_bytes())),
+    );
+    let read = job
+        .read(vec![source], &settings(1), &NoProgress)
+        .expect("read");
+    let o = job.finish(read, &HashMap::new(), &botscope_botid::NoOwners, false);
+    let json: serde_json::Value =
+        serde_json::from_str(&botscope_logs::render::json(&o.report)).unwrap();
+    assert_eq!(json["lines"]["malformed"], 2, "{}", json["lines"]);
+    assert_eq!(json["site"]["requests"], 35);
+    let html = botscope_logs::render::html(&o.report);
+    let at = html
+        .find("<svg class=\"hourly\"")
+        .expect("the hourly chart");
+    let chart = &html[at..at + html[at..].find("</svg>").unwrap()];
+    let bars = chart.matches("<rect").count();
+    let marks = chart.matches("<line").count();
+    assert!(bars <= 40, "{bars} bars");
+    assert!(marks <= 120, "{marks} lines");
+    assert!(html.contains("each bar is"), "the bar's span said");
+    assert!(html.len() < 300_000, "{} bytes", html.len());
+    let span = 35 * 8_766;
+    assert!(botscope_logs::render::hours_per_bar(span) * botscope_logs::render::MAX_BARS >= span);
+    assert_eq!(botscope_logs::render::hours_per_bar(500), 1);
+}

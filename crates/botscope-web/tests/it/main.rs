@@ -772,6 +772,25 @@ fn an_uploaded_log_gives_the_report() {
     assert!(!page.body.contains('\u{202e}'));
     let list = get(addr, "/logs").body;
     assert!(list.contains("&lt;b&gt;x&lt;/b&gt;.log"));
+    // Found by a probe: a line dated 1970 and one dated 9999 made a
+    // 202 MB report (a bar and a day mark for every day between). Such
+    // times are malformed lines now, counted, and the report is small.
+    let mut ages = String::new();
+    for when in ["01/Jan/1970:00:00:00", "31/Dec/9999:23:59:59"] {
+        ages.push_str(&format!(
+            "198.51.100.9 - - [{when} +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"Mozilla/5.0\"\n"
+        ));
+    }
+    ages.push_str("198.51.100.9 - - [10/Oct/2025:13:55:36 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"Mozilla/5.0\"\n");
+    let (ct, body) = multipart(&[("log", Some("ages.log"), ages.as_bytes())]);
+    let r = request(addr, "POST", "/logs", &ct, &body);
+    assert_eq!(r.status, 303, "{}", r.body);
+    let page = get(addr, r.header("location").unwrap());
+    assert!(page.body.len() < 200_000, "{} bytes", page.body.len());
+    assert!(
+        page.body.contains("implausible-time"),
+        "the two lines counted"
+    );
     // Not a log: refused, nothing kept. (Other tests upload to this
     // server meanwhile: the refused names are what must be absent.)
     let (ct, body) = multipart(&[("log", Some("x.bin"), &[0u8, 1, 2, 3, 255, 254].repeat(1000))]);
