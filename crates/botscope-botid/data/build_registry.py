@@ -120,6 +120,15 @@ BOTS = [
     ("Fastly", "Fastly", "other", "https://api.fastly.com/public-ip-list", None, ["Fastly"], None, ["goodbots/fastly.ips"], []),
     ("ImageKit", "ImageKit", "other", "https://imagekit.io/", None, ["ImageKit"], None, ["goodbots/imagekit.ips"], []),
     ("imgix", "imgix", "other", "https://imgix.com/", None, ["imgix"], None, ["goodbots/imgix.ips"], []),
+    # Names a site owner meets in real logs, with no published addresses:
+    # the registry names them (their User-Agents read poorly) and says
+    # whose they are; their claims stay unverifiable.
+    ("Google Favicon", "Google", "other", "https://developers.google.com/search/docs/appearance/favicon-in-search", None,
+     ["Google favicon"], None, [], []),
+    ("Google Web Preview", "Google", "other", None, None, ["Google Web Preview"], None, [], []),
+    ("Expanse", "Palo Alto Networks", "other", "https://www.paloaltonetworks.com/cortex/cortex-xpanse", None,
+     ["Expanse"], None, [], []),
+    ("GenomeCrawlerd", "Nokia", "other", "https://www.nokia.com/genomecrawler", None, ["GenomeCrawlerd"], None, [], []),
 ]
 
 EXTRA = ["bunnycdn", "cloudflare", "fastly", "imagekit", "imgix"]

@@ -460,6 +460,36 @@ pub(crate) fn names_an_app(ua: &str) -> bool {
     APP_WORDS.iter().any(|w| lower.contains(w)) && !ROBOT_WORDS.iter().any(|w| lower.contains(w))
 }
 
+/// What the browsers of feature phones and old mobile platforms write
+/// (`MAXX_MAUI WAP Browser`, `LAVA… WAP Browser/MAUI`, `Nokia6300/2.0 …
+/// Profile/MIDP-2.0`, `Opera Mini`, `UCWEB`): a person's browser, though
+/// no browser engine is named.
+const PHONE_BROWSER_WORDS: &[&str] = &[
+    "wap browser",
+    "maui",
+    "profile/midp",
+    "configuration/cldc",
+    "up.browser",
+    "netfront",
+    "obigo",
+    "opera mini",
+    "ucweb",
+    "series40",
+    "s40ovibrowser",
+    "dolfin",
+    "teleca",
+    "windows mobile",
+    "iemobile",
+    "symbianos",
+    "blackberry",
+];
+
+/// Whether `ua` is a phone's browser (and says no robot).
+pub(crate) fn is_phone_browser(ua: &str) -> bool {
+    let lower = ua.to_ascii_lowercase();
+    PHONE_BROWSER_WORDS.iter().any(|w| lower.contains(w)) && !says_robot(ua)
+}
+
 /// Whether `ua` has a word that says robot, or a robot's contact URL
 /// (`+http…`).
 pub(crate) fn says_robot(ua: &str) -> bool {

@@ -19,8 +19,6 @@ use regex::RegexSet;
 use serde::Serialize;
 use ua_parser::{Regexes, user_agent};
 
-use botscope_robotstxt::product_token;
-
 use crate::registry::Registry;
 
 /// uap-core's `regexes.yaml`, shipped with botscope.
@@ -774,8 +772,13 @@ impl UaClassifier {
         let claim = if words { self.claim(ua) } else { None };
         let claimed = claim.map(|i| self.token_bot[i].clone());
         let mut weak = false;
+        // A phone's browser is a person's, whatever patterns its odd
+        // User-Agent meets.
+        let phone = claimed.is_none() && crate::client::is_phone_browser(ua);
         let reason = if let Some(c) = &claimed {
             Some(format!("names the registered bot {c}"))
+        } else if phone {
+            None
         } else {
             let cell = &mut family;
             self.pattern_reason(ua, &mut || {
@@ -789,7 +792,11 @@ impl UaClassifier {
                 why
             })
         };
-        let client_type = self.type_of(ua, claim, words, reason.as_deref(), weak, &mut family);
+        let client_type = if phone {
+            crate::ClientType::Browser
+        } else {
+            self.type_of(ua, claim, words, reason.as_deref(), weak, &mut family)
+        };
         UaInfo {
             is_bot: reason.is_some(),
             family: family.flatten(),
@@ -873,30 +880,242 @@ impl UaClassifier {
     }
 }
 
-/// A display name for an unregistered robot: the leading product of a
-/// User-Agent that does not pose as a browser (`Chef Client/10.18` →
-/// `Chef Client`), else its robot product token with the digits RFC 9309
-/// tokens leave out (`MJ12bot/v1.4` → `MJ12bot`), else the first word that
-/// says robot (`… Firefox/1.5.0.11; 360Spider` → `360Spider`), else the host
-/// of the URL it gives (`http://www.tropicdesigns.net` → `tropicdesigns.net`),
-/// else the User-Agent itself. Never a browser's name (`Mozilla`, `IE`) or a piece of
-/// a host name (`com` of `docs.google.com/viewer`).
+/// A display name for an unregistered robot: its product, never a stray
+/// word, a counter or a quote. The User-Agent is read without the quotes
+/// or the `User-Agent:` a client wrapped it in; then its leading product
+/// when it does not pose as a browser (`Chef Client/10.18` → `Chef
+/// Client`; `Feedbin - 1 subscribers` → `Feedbin`; `Digg Feed Fetcher 1.0
+/// (…)` → `Digg Feed Fetcher`; `Expanse, a Palo Alto Networks company, …`
+/// → `Expanse`; `nutch-1.4/Nutch-1.4` → `nutch`), else what follows
+/// `compatible;` when it is not a browser's or a platform's (`(compatible;
+/// Indy Library)` → `Indy Library`, `(compatible; Google Desktop/5.9)` →
+/// `Google Desktop`), else the first `name/version` product that is not a
+/// browser's or a platform's (`Mail.RU_Bot/2.0` → `Mail.RU_Bot`,
+/// `MJ12bot/v1.4` → `MJ12bot`), else the first word that says robot (`…
+/// Firefox/1.5.0.11; 360Spider` → `360Spider`), else a bare word after a browser's tokens (`Mozilla/5.0 Keydrop` → `Keydrop`), else
+/// the host of the URL it gives
+/// (`http://www.tropicdesigns.net` → `tropicdesigns.net`, `via
+/// docs.google.com/viewer` → `docs.google.com`), else the User-Agent
+/// itself (`Mozilla/4.0 (compatible;)`: a robot that names nothing).
 pub fn robot_name(ua: &str) -> Option<String> {
-    let ua = ua.trim();
+    let ua = unwrapped(ua);
     if ua.is_empty() {
         return None;
     }
-    if !ua.starts_with("Mozilla/") {
-        let end = ua.find(['/', '(', ';']).unwrap_or(ua.len());
-        let lead = ua[..end].trim().trim_end_matches(['-', ':', ',']);
-        if !lead.is_empty() && lead.len() <= 40 {
-            return Some(lead.to_owned());
-        }
+    if !ua.starts_with("Mozilla/")
+        && let Some(lead) = leading_product(ua)
+    {
+        return Some(lead);
     }
-    if let Some(name) = token_name(ua).or_else(|| robot_word(ua)) {
+    if let Some(name) = compatible_name(ua)
+        .or_else(|| versioned_product(ua))
+        .or_else(|| robot_word(ua))
+        .or_else(|| bare_word(ua))
+    {
         return Some(name);
     }
     Some(url_host(ua).unwrap_or(ua).to_owned())
+}
+
+/// The User-Agent without what a client wrapped around it: surrounding
+/// quotes (`"Mozilla/5.0 (…)"`, `'Mozilla…`) and a `User-Agent:` prefix.
+fn unwrapped(ua: &str) -> &str {
+    let mut ua = ua.trim();
+    loop {
+        let before = ua;
+        ua = ua.trim_matches(|c| matches!(c, '"' | '\'' | '`')).trim();
+        if ua.len() >= 11 && ua[..11].eq_ignore_ascii_case("user-agent:") {
+            ua = ua[11..].trim();
+        }
+        if ua == before {
+            return ua;
+        }
+    }
+}
+
+/// Names of browsers, engines and platforms: never a robot's name.
+const NOT_PRODUCTS: &[&str] = &[
+    "mozilla",
+    "applewebkit",
+    "khtml",
+    "gecko",
+    "chrome",
+    "chromium",
+    "safari",
+    "version",
+    "mobile",
+    "firefox",
+    "edge",
+    "edg",
+    "opr",
+    "opera",
+    "msie",
+    "trident",
+    "like",
+    "compatible",
+    "linux",
+    "windows",
+    "android",
+    "x11",
+    "macintosh",
+    "intel",
+    "iphone",
+    "ipad",
+    "cpu",
+    "u",
+    "rv",
+    "wow64",
+    "win64",
+    "x64",
+    "x86_64",
+    "ubuntu",
+    "fedora",
+    "cros",
+    "headlesschrome",
+    "yabrowser",
+    "samsungbrowser",
+    "ucbrowser",
+    "release",
+    "build",
+    "profile",
+    "configuration",
+];
+
+fn not_a_product(word: &str) -> bool {
+    NOT_PRODUCTS.iter().any(|b| b.eq_ignore_ascii_case(word))
+}
+
+/// Whether `v` reads as a version: a digit first, or `v` and a digit.
+fn is_version(v: &str) -> bool {
+    let mut c = v.chars();
+    match c.next() {
+        Some(d) if d.is_ascii_digit() => true,
+        Some('v' | 'V') => c.next().is_some_and(|d| d.is_ascii_digit()),
+        _ => false,
+    }
+}
+
+/// `name` without a version stuck to it (`nutch-1.4` → `nutch`,
+/// `binlar_2.6.3` → `binlar`).
+fn without_version(name: &str) -> &str {
+    match name.rfind(['-', '_']) {
+        Some(i) if i > 0 && is_version(&name[i + 1..]) => &name[..i],
+        _ => name,
+    }
+}
+
+/// The product a User-Agent that does not pose as a browser starts with:
+/// up to its version, comment, list or address, its trailing version words
+/// dropped; `None` when that is not a name (a sentence, a browser's name,
+/// nothing).
+fn leading_product(ua: &str) -> Option<String> {
+    let mut end = ua
+        .find(['/', '(', ';', ',', '+', '[', '"', '<'])
+        .unwrap_or(ua.len());
+    if let Some(i) = ua[..end].find(" - ") {
+        end = i;
+    }
+    let mut words: Vec<&str> = Vec::new();
+    for w in ua[..end].split_whitespace() {
+        // An address or a counter ends the name.
+        if w.contains('@') || w.contains("://") || w.starts_with("www.") {
+            break;
+        }
+        words.push(w);
+    }
+    while words.last().is_some_and(|w| is_version(w)) {
+        words.pop();
+    }
+    if let Some(last) = words.last_mut() {
+        *last = without_version(last.trim_end_matches(['-', ':', '.']));
+    }
+    let name = words.join(" ");
+    let name = name.trim_matches(|c: char| matches!(c, '-' | ':' | ',' | '.') || c.is_whitespace());
+    if name.is_empty() || name.len() > 40 || words.len() > 4 || not_a_product(name) {
+        return None;
+    }
+    Some(name.to_owned())
+}
+
+/// The first `name/version` product of `ua` that is not a browser's,
+/// an engine's or a platform's, and not part of an address.
+fn versioned_product(ua: &str) -> Option<String> {
+    let token = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '!');
+    let b = ua.as_bytes();
+    let mut i = 0;
+    while i < ua.len() {
+        let c = ua[i..].chars().next()?;
+        if !token(c) || (i > 0 && token(ua[..i].chars().next_back().unwrap_or(' '))) {
+            i += c.len_utf8();
+            continue;
+        }
+        let len = ua[i..].find(|c: char| !token(c)).unwrap_or(ua.len() - i);
+        let (name, end) = (&ua[i..i + len], i + len);
+        let in_address = ua[..i].ends_with(['/', '@', ':']) || name.contains("..");
+        if b.get(end) == Some(&b'/')
+            && !in_address
+            && is_version(&ua[end + 1..])
+            && !not_a_product(name)
+            && name.chars().any(|c| c.is_ascii_alphabetic())
+        {
+            return Some(name.trim_end_matches('.').to_owned());
+        }
+        i = end;
+    }
+    None
+}
+
+/// What a `compatible;` comment names first, when it is a product and
+/// not a browser (`MSIE 6.0`) or a platform.
+fn compatible_name(ua: &str) -> Option<String> {
+    let at = ua.to_ascii_lowercase().find("compatible;")? + "compatible;".len();
+    let rest = &ua[at..];
+    let mut part = &rest[..rest.find([';', ')']).unwrap_or(rest.len())];
+    // `Google Desktop/5.9.1005` is `Google Desktop`.
+    if let Some(i) = part.find('/')
+        && is_version(&part[i + 1..])
+    {
+        part = &part[..i];
+    }
+    let mut words: Vec<&str> = part.split_whitespace().collect();
+    while words.last().is_some_and(|w| is_version(w)) {
+        words.pop();
+    }
+    let name = words.join(" ");
+    let first = words.first()?;
+    (name.len() <= 40
+        && words.len() <= 4
+        && !not_a_product(first)
+        && !first.contains(['/', '@', ':', '+'])
+        && name.chars().any(|c| c.is_ascii_alphabetic()))
+    .then_some(name)
+}
+
+/// A bare word after a browser's tokens, outside comments (`Mozilla/5.0
+/// Keydrop` → `Keydrop`).
+fn bare_word(ua: &str) -> Option<String> {
+    let mut depth = 0usize;
+    let mut outside = String::new();
+    for c in ua.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            c if depth == 0 => outside.push(c),
+            _ => {}
+        }
+    }
+    outside
+        .split_whitespace()
+        .map(|w| w.trim_end_matches([';', ',']))
+        .find(|w| {
+            !w.contains(['/', '@', '.', ',', ';', ':', '=', '+'])
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+                && w.chars().any(|c| c.is_ascii_alphabetic())
+                && w.len() >= 3
+                && !not_a_product(w)
+        })
+        .map(str::to_owned)
 }
 
 /// Words that name what a robot is (`360Spider`, `GoogleImageProxy`).
@@ -931,31 +1150,11 @@ fn robot_word(ua: &str) -> Option<String> {
     None
 }
 
-/// The robot product token of `ua` trimmed to its name, when it is one: not
-/// the whole User-Agent and not part of a host name.
-fn token_name(ua: &str) -> Option<String> {
-    let token = product_token(ua);
-    if token.is_empty() || token.len() == ua.len() {
-        return None;
-    }
-    // Where the token sits in `ua` (it is a slice of it).
-    let start = (token.as_ptr() as usize).checked_sub(ua.as_ptr() as usize)?;
-    if ua[..start].ends_with(['.', '@', '/']) {
-        return None;
-    }
-    let rest = ua.get(start..)?;
-    let len = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-        .unwrap_or(rest.len());
-    let name = rest[..len].trim_end_matches('.');
-    (!name.is_empty()).then(|| name.to_owned())
-}
-
-/// The host of the first `http://`, `https://` or `www.` address in `ua`,
+/// The host of the first `http://`, `https://`, `www.` or `via` address in `ua`,
 /// without `www.`.
 fn url_host(ua: &str) -> Option<&str> {
     let lower = ua.to_ascii_lowercase();
-    let start = ["http://", "https://", "www."]
+    let start = ["http://", "https://", "www.", "via "]
         .iter()
         .filter_map(|p| {
             lower
@@ -1013,6 +1212,48 @@ mod name_tests {
             }
         }
         assert!(matched > 50, "{matched} matches");
+    }
+
+    /// Found on real logs: feature phones' browsers were taken for robots
+    /// (`MAXX_MAUI WAP Browser`, a LAVA phone's), and the registry did
+    /// not name Google's favicon and preview fetchers, Palo Alto's Expanse
+    /// or Nokia's GenomeCrawlerd. A phone's User-Agent that claims a
+    /// robot is still one.
+    #[test]
+    fn phone_browsers_are_browsers_and_the_registry_names_what_it_knows() {
+        let c = UaClassifier::bundled(&Registry::bundled()).expect("classifier");
+        for ua in [
+            "MAXX_MAUI WAP Browser",
+            "Maui Browser",
+            "LAVA.KKT35+.FARSIGHTED60D_CN_11B_HW (MAUI/KKT35_S116_20130820;BDATE/2013/08/20 14:41;LCD/240320;CHIP/MT6260;KEY/Normal;TOUCH/0;CAMERA/1;SENSOR/0;DEV/FARSIGHTED60D_CN_11B_HW;WAP Browser/MAUI (HTTPS)) LAVA_KKT35_S116_20130820 Release/2013.08.20 WAP Browser/MAUI (HTTPS) Profile/  Q03C1-2.40 en-US",
+            "Nokia6300/2.0 (05.00) Profile/MIDP-2.0 Configuration/CLDC-1.1",
+        ] {
+            let info = c.classify(ua);
+            assert!(!info.is_bot, "{ua}: {:?}", info.reason);
+            assert_eq!(info.client_type, crate::ClientType::Browser, "{ua}");
+        }
+        let googlebot_mobile = "Nokia6820/2.0 (4.83) Profile/MIDP-1.0 Configuration/CLDC-1.0 (compatible; Googlebot-Mobile/2.1; +http://www.google.com/bot.html)";
+        assert!(c.classify(googlebot_mobile).is_bot);
+        for (ua, bot) in [
+            (
+                "Mozilla/5.0 (Windows NT 6.1; rv:6.0) Gecko/20110814 Firefox/6.0 Google favicon",
+                "Google Favicon",
+            ),
+            (
+                "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko; Google Web Preview) Chrome/27.0.1453 Safari/537.36",
+                "Google Web Preview",
+            ),
+            (
+                "Expanse, a Palo Alto Networks company, searches across the global IPv4 space multiple times per day to identify customers&#39; presences on the Internet. If you would like to be excluded from our scans, please send IP addresses/domains to: scaninfo@paloaltonetworks.com",
+                "Expanse",
+            ),
+            (
+                "'Mozilla/5.0 (compatible; GenomeCrawlerd/1.0; +https://www.nokia.com/genomecrawler)'",
+                "GenomeCrawlerd",
+            ),
+        ] {
+            assert_eq!(c.classify(ua).claimed_bot.as_deref(), Some(bot), "{ua}");
+        }
     }
 
     /// The one-pass filter finds something exactly when the registry's
@@ -1120,7 +1361,7 @@ mod name_tests {
             ),
             (
                 "Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/32.0.1700.76 Safari/537.36,gzip(gfe) (via docs.google.com/viewer)",
-                "Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/32.0.1700.76 Safari/537.36,gzip(gfe) (via docs.google.com/viewer)",
+                "docs.google.com",
             ),
             ("Mozilla/4.0", "Mozilla/4.0"),
             (
@@ -1130,7 +1371,54 @@ mod name_tests {
             ("Mozilla/4.0 (compatible;)", "Mozilla/4.0 (compatible;)"),
             (
                 "Mozilla/5.0 (compatible; MSIE or Firefox mutant; not on Windows server; + http://tab.search.daum.net/aboutWebSearch.html) Daumoa/3.0",
-                "tab.search.daum.net",
+                "Daumoa",
+            ),
+            // Found on real logs: a sentence, quotes, a counter, an
+            // address, versions stuck to the name (the design half of the
+            // shared logs and the issue's study log).
+            (
+                "Expanse, a Palo Alto Networks company, searches across the global IPv4 space multiple times per day to identify customers&#39; presences on the Internet. If you would like to be excluded from our scans, please send IP addresses/domains to: scaninfo@paloaltonetworks.com",
+                "Expanse",
+            ),
+            (
+                "'Mozilla/5.0 (compatible; GenomeCrawlerd/1.0; +https://www.nokia.com/genomecrawler)'",
+                "GenomeCrawlerd",
+            ),
+            ("Feedbin - 1 subscribers", "Feedbin"),
+            ("Embedly +support@embed.ly", "Embedly"),
+            ("binlar_2.6.3 test@mgmt.mic", "binlar"),
+            ("nutch-1.4/Nutch-1.4", "nutch"),
+            ("LumiBot 2.0", "LumiBot"),
+            (
+                "Digg Feed Fetcher 1.0 (Mozilla/5.0 (Macintosh; Intel Mac OS X 10_7_1) AppleWebKit/534.48.3 (KHTML, like Gecko) Version/5.1 Safari/534.48.3)",
+                "Digg Feed Fetcher",
+            ),
+            (
+                "Mozilla/5.0 (compatible; Linux x86_64; Mail.RU_Bot/2.0; +http://go.mail.ru/help/robots)",
+                "Mail.RU_Bot",
+            ),
+            ("Mozilla/5.0 Keydrop", "Keydrop"),
+            ("Mozilla/3.0 (compatible; Indy Library)", "Indy Library"),
+            (
+                "Mozilla/5.0 (compatible; Google Desktop/5.9.1005.12335; http://desktop.google.com/)",
+                "Google Desktop",
+            ),
+            (
+                "Mozilla/5.0 (compatible; theoldreader.com; 2 subscribers; feed-id=2e78188bde2b643b822a26d6)",
+                "theoldreader.com",
+            ),
+            (
+                "Mozilla/5.0 (Windows NT 6.2; WOW64; rv:30.0) Gecko/20100101 Firefox/30.0 AppEngine-Google; (+http://code.google.com/appengine; appid: s~copyliugoa)",
+                "AppEngine-Google",
+            ),
+            ("Custom-AsyncHttpClient", "Custom-AsyncHttpClient"),
+            (
+                "User-Agent: Mozilla/4.0 (compatible;)",
+                "Mozilla/4.0 (compatible;)",
+            ),
+            (
+                "LiveJournal.com (webmaster@livejournal.com; for http://www.livejournal.com/users/x/; 8 readers)",
+                "LiveJournal.com",
             ),
         ] {
             assert_eq!(robot_name(ua).as_deref(), Some(want), "{ua}");

@@ -24,6 +24,9 @@ struct Part {
     first: i64,
     last: i64,
     classes: [u64; 5],
+    /// Requests of its clients that probe for weak spots (class
+    /// `scanner`).
+    scanning: u64,
 }
 
 impl Default for Part {
@@ -42,6 +45,7 @@ impl Default for Part {
             first: i64::MAX,
             last: i64::MIN,
             classes: [0; 5],
+            scanning: 0,
         }
     }
 }
@@ -64,6 +68,9 @@ impl Part {
         self.first = self.first.min(c.first());
         self.last = self.last.max(c.last());
         self.classes[ci] += 1;
+        if ci == Class::Scanner.index() {
+            self.scanning += c.requests;
+        }
         for e in a.disallowed_examples(i) {
             self.examples.push((e.time, c.ip, e.target.clone()));
         }
@@ -258,9 +265,18 @@ impl RobotAcc {
     fn finish(mut self, name: &str, a: &Analysis, policy: &dyn Policy) -> Robot {
         let top = a.robot_paths(name);
         let claimed = self.own.requests + self.impostors.requests;
+        // Typed by what it did: a robot whose requests are mostly probes
+        // for secrets and exploits is a scanner, whatever its User-Agent
+        // says (a registered robot never is one).
+        let scanning = self.own.scanning + self.impostors.scanning;
+        let client_type = if !self.registered && claimed > 0 && scanning * 2 > claimed {
+            "scanner"
+        } else {
+            self.client_type.unwrap_or("unknown")
+        };
         Robot {
             category: self.category,
-            client_type: self.client_type.unwrap_or("unknown"),
+            client_type,
             registered: self.registered,
             figures: self.own.finish(),
             impostors: (self.impostors.requests > 0).then(|| self.impostors.finish()),

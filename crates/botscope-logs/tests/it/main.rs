@@ -432,3 +432,74 @@ fn a_report_is_bounded_by_what_the_log_holds_not_by_its_dates() {
     assert!(botscope_logs::render::hours_per_bar(span) * botscope_logs::render::MAX_BARS >= span);
     assert_eq!(botscope_logs::render::hours_per_bar(500), 1);
 }
+
+/// Robots named by their product and typed by what they did (cases from
+/// real logs): a subscriber count, an address and a sentence are not
+/// names; a client whose requests probe for secrets and exploits is a
+/// scanner whatever its User-Agent says; a phone's browser is no robot;
+/// the registry names Google's favicon fetcher.
+#[test]
+fn robots_are_named_by_their_product_and_typed_by_what_they_did() {
+    let registry = Registry::bundled();
+    let job = Job::new(&registry, RobotsTxt::default(), 1).expect("job");
+    let line = |ip: &str, path: &str, ua: &str| {
+        format!(
+            "{ip} - - [10/Oct/2025:13:55:36 +0000] \"GET {path} HTTP/1.1\" 404 12 \"-\" \"{ua}\"\n"
+        )
+    };
+    let mut log = String::new();
+    log.push_str(&line("192.0.2.1", "/.env", "Mozilla/5.0 Keydrop"));
+    for p in [
+        "/cgi-bin/.%2e/.%2e/.%2e/bin/sh",
+        "/cgi-bin/.%2e/%2e%2e/bin/sh",
+    ] {
+        log.push_str(&line("192.0.2.2", p, "Custom-AsyncHttpClient"));
+    }
+    for i in 0..3 {
+        log.push_str(&line(
+            "192.0.2.3",
+            &format!("/feed/{i}"),
+            "Feedbin - 1 subscribers",
+        ));
+        log.push_str(&line(
+            "192.0.2.4",
+            &format!("/blog/{i}"),
+            "MAXX_MAUI WAP Browser",
+        ));
+    }
+    log.push_str(&line(
+        "192.0.2.5",
+        "/favicon.ico",
+        "Mozilla/5.0 (Windows NT 6.1; rv:6.0) Gecko/20110814 Firefox/6.0 Google favicon",
+    ));
+    log.push_str(&line("192.0.2.6", "/", "Embedly +support@embed.ly"));
+    let source = Source::Reader(
+        "names.log".into(),
+        Box::new(std::io::Cursor::new(log.into_bytes())),
+    );
+    let read = job
+        .read(vec![source], &settings(1), &NoProgress)
+        .expect("read");
+    let o = job.finish(read, &HashMap::new(), &botscope_botid::NoOwners, false);
+    let json: serde_json::Value =
+        serde_json::from_str(&botscope_logs::render::json(&o.report)).unwrap();
+    let robots = json["robots"].as_object().unwrap();
+    let mut names: Vec<&str> = robots.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "Custom-AsyncHttpClient",
+            "Embedly",
+            "Feedbin",
+            "Google Favicon",
+            "Keydrop"
+        ],
+        "{}",
+        json["robots"]
+    );
+    assert_eq!(robots["Keydrop"]["client_type"], "scanner");
+    assert_eq!(robots["Custom-AsyncHttpClient"]["client_type"], "scanner");
+    assert_eq!(robots["Feedbin"]["client_type"], "feed-reader");
+    assert_eq!(robots["Google Favicon"]["registered"], true);
+}
