@@ -265,6 +265,26 @@ fn short_page(status: StatusCode, text: &'static str) -> Response<Body> {
     r
 }
 
+/// Reads and drops what a refused request still sends, for a while (at
+/// most 2 s and 16 MiB), as servers close after an early answer: a client
+/// still writing its body reads the answer instead of a reset connection.
+fn linger(mut body: hyper::body::Incoming) {
+    use http_body_util::BodyExt;
+    tokio::spawn(async move {
+        let mut left: usize = 16 << 20;
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            while let Some(Ok(frame)) = body.frame().await {
+                let n = frame.data_ref().map_or(0, |d| d.len());
+                left = left.saturating_sub(n);
+                if left == 0 {
+                    break;
+                }
+            }
+        })
+        .await;
+    });
+}
+
 /// Whether the error came from the request body's limit.
 fn over_limit(e: &(dyn std::error::Error + 'static)) -> bool {
     let mut cur = Some(e);
@@ -338,6 +358,7 @@ pub(crate) async fn handle(
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > up.cfg.max_request_body) {
         up.stats.too_large.fetch_add(1, Ordering::Relaxed);
+        linger(body);
         return short_page(
             StatusCode::PAYLOAD_TOO_LARGE,
             "Request body too large.\n\nThis site takes smaller bodies than this request's.\n",
