@@ -716,7 +716,7 @@ pub fn html(r: &Replayed) -> String {
                             }
                         }
                     }
-                    table {
+                    table class="stack" {
                         caption { "Requests by rule, in the policy's order" }
                         thead {
                             tr {
@@ -730,14 +730,14 @@ pub fn html(r: &Replayed) -> String {
                         tbody {
                             @for t in &r.rules {
                                 tr {
-                                    td { (t.rule) }
-                                    td { (t.action) }
-                                    td class="n" { (t.requests) }
-                                    td class="n" { (t.clients) @if t.clients_capped { "+" } }
-                                    td {
+                                    td class="k" data-label="rule" { (t.rule) }
+                                    td class="k" data-label="action" { (t.action) }
+                                    td class="n" data-label="requests" { (t.requests) }
+                                    td class="n" data-label="clients" { (t.clients) @if t.clients_capped { "+" } }
+                                    td data-label="bots" {
                                         @for (i, (b, n)) in t.bots.iter().enumerate() {
                                             @if i > 0 { ", " }
-                                            (b) " (" (n) ")"
+                                            span class="k" { (b) " (" (n) ")" }
                                         }
                                         @if let Some(why) = t.not_judged {
                                             "not judged: " (why)
@@ -781,8 +781,17 @@ const CSS: &str = "body{font:16px/1.5 system-ui,sans-serif;color:#1a1a1a;backgro
 main{max-width:60rem;margin:0 auto;padding:1rem}\
 table{border-collapse:collapse;margin:1rem 0;width:100%}\
 caption{text-align:left;font-weight:600;padding:.25rem 0}\
-th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #767676;vertical-align:top;overflow-wrap:anywhere}\
+th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #767676;vertical-align:top;overflow-wrap:break-word}\
+th{white-space:nowrap}\
+.k{white-space:nowrap}\
 .n{text-align:right;white-space:nowrap}\
+@media (max-width:40rem){\
+table.stack,table.stack caption,table.stack tbody,table.stack tr,table.stack td{display:block;width:auto}\
+table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}\
+table.stack tr{border-bottom:1px solid #767676;padding:.35rem 0}\
+table.stack td{border:0;padding:.05rem 0;text-align:left}\
+table.stack td::before{content:attr(data-label) \": \";font-weight:600}\
+}\
 .ip{white-space:nowrap}\
 .top h2{font-size:1rem;margin:1.5rem 0 .5rem}\
 .top ol{padding-left:1.5rem;margin:0}\

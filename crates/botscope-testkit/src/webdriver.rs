@@ -309,6 +309,25 @@ impl Browser {
         v
     }
 
+    /// What makes the page shown hard to read at this width, each as a
+    /// line (at most 20): a word of a table cell, caption or heading broken
+    /// across lines (a word that fits its cell never is; one wider than
+    /// the cell may be), text under 10 CSS pixels (SVG text as drawn, its
+    /// picture's scale applied), and a table whose last column (its last
+    /// cell of the first rows, for a table stacked into blocks) runs past
+    /// the window's right edge.
+    ///
+    /// # Panics
+    /// When the browser does not answer.
+    pub async fn reading_problems(&self) -> Vec<String> {
+        let v = self
+            .client
+            .execute(READING, vec![])
+            .await
+            .expect("the page is measured");
+        serde_json::from_value(v).unwrap_or_else(|e| vec![format!("the measure: {e}")])
+    }
+
     /// Ends the session and the driver.
     pub async fn close(mut self) {
         let _ = self.client.clone().close().await;
@@ -358,3 +377,62 @@ impl WebDriverCompatibleCommand for Post {
         (http::Method::POST, Some(self.body.to_string()))
     }
 }
+
+/// The measures of [`Browser::reading_problems`], in the page.
+const READING: &str = r#"
+const problems = [];
+const add = p => { if (problems.length < 20 && !problems.includes(p)) problems.push(p); };
+const W = document.documentElement.clientWidth;
+// Words broken across lines.
+for (const el of document.querySelectorAll('td, th, caption, h1, h2, h3, dt, dd, li')) {
+  const box = el.getBoundingClientRect();
+  if (box.width == 0) continue;
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  let n, seen = 0;
+  while ((n = walker.nextNode()) && seen < 400) {
+    if (n.parentElement.closest('svg')) continue;
+    for (const m of n.textContent.matchAll(/\S+/g)) {
+      if (++seen > 400) break;
+      const r = document.createRange();
+      r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+      const rects = [...r.getClientRects()].filter(x => x.width > 0);
+      if (rects.length < 2) continue;
+      const tops = new Set(rects.map(x => Math.round(x.top)));
+      const width = rects.reduce((s, x) => s + x.width, 0);
+      if (tops.size > 1 && width <= box.width + 1)
+        add('the word "' + m[0].slice(0, 40) + '" is broken across lines in ' + el.tagName.toLowerCase());
+    }
+  }
+}
+// Text under 10 px.
+for (const el of document.querySelectorAll('body *')) {
+  if (el.closest('svg') && el.tagName.toLowerCase() != 'text') continue;
+  const own = [...el.childNodes].some(c => c.nodeType == 3 && c.textContent.trim());
+  if (!own) continue;
+  const b = el.getBoundingClientRect();
+  if (b.width == 0 || b.height == 0) continue;
+  let px = parseFloat(getComputedStyle(el).fontSize);
+  const svg = el.closest('svg');
+  if (svg && svg.viewBox && svg.viewBox.baseVal && svg.viewBox.baseVal.width > 0)
+    px *= svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  if (px < 10 - 0.05)
+    add('text "' + el.textContent.trim().slice(0, 30) + '" is ' + px.toFixed(1) + ' px');
+}
+// Every table's last column on the screen.
+for (const t of document.querySelectorAll('table')) {
+  const tb = t.getBoundingClientRect();
+  if (tb.width == 0) continue;
+  // The rows read (a header hidden for the stacked layout is not).
+  const rows = [...(t.tBodies[0] ? t.tBodies[0].rows : t.rows)].slice(0, 12);
+  for (const r of rows) {
+    const last = r.cells[r.cells.length - 1];
+    if (!last) continue;
+    const b = last.getBoundingClientRect();
+    if (b.width > 0 && b.right > W + 1) {
+      add('a table' + (t.id ? ' #' + t.id : '') + ': its last column ends at ' + Math.round(b.right) + ' px, past the window (' + W + ' px)');
+      break;
+    }
+  }
+}
+return problems;
+"#;

@@ -31,10 +31,12 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;padding:0 1.5em;max-wi
 :focus-visible{outline:3px solid #1f5fa8;outline-offset:2px}
 svg{max-width:100%;height:auto}
 code.path{display:inline-block;max-width:42ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom;word-break:normal}
-td.ua{max-width:34em;overflow-wrap:anywhere;word-break:normal}
+td.ua{max-width:20em;overflow-wrap:break-word;word-break:normal}
+td.why{max-width:20em}
+td b{white-space:nowrap}
 svg.hourly{width:100%;height:auto;display:block}
-td.when,td.kw,span.kw{white-space:nowrap}td.paths code.path{max-width:36ch}
-#robots th,#robots-answers th{white-space:normal}#robots td:first-child,#robots-answers td:first-child{max-width:16em;min-width:9em;overflow-wrap:anywhere}
+td.kw,span.kw{white-space:nowrap}td.paths code.path{max-width:30ch}
+table.sortable th{white-space:normal}#robots td:first-child,#robots-answers td:first-child{max-width:20em;min-width:9em;overflow-wrap:break-word}
 h3{font-size:1em;margin-top:1.2em}
 .cols{display:flex;flex-wrap:wrap;gap:0 2em}.cols>div{flex:1 1 30em;min-width:0}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
@@ -44,7 +46,18 @@ th{background:#f0f0f0;cursor:pointer;user-select:none;white-space:nowrap}
 th[aria-sort=ascending]::after{content:" \25B2"}th[aria-sort=descending]::after{content:" \25BC"}
 td.n{text-align:right;white-space:nowrap}.muted{color:#666}.bad{color:#b00}
 .legend span{display:inline-block;margin-right:1em}.legend i{display:inline-block;width:.8em;height:.8em;margin-right:.3em}
-code{font-size:.92em;word-break:break-all}
+code{font-size:.92em;overflow-wrap:break-word}
+svg.hourly.narrow{display:none}
+@media (max-width:40rem){
+body{padding:0 .75em}
+svg.hourly.wide{display:none}svg.hourly.narrow{display:block}
+.wide{overflow:visible}
+table.sortable,table.sortable tbody,table.sortable tr,table.sortable td{display:block;max-width:none}
+table.sortable thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+table.sortable tr{border-bottom:1px solid #ccc;padding:.3em 0}
+table.sortable td{border:0;padding:1px 0;text-align:left;white-space:normal;min-width:0}
+table.sortable td[data-label]::before{content:attr(data-label) ": ";font-weight:600}
+}
 .c-human{background:#4e79a7}.c-declared_bot{background:#59a14f}.c-undeclared_bot{background:#f28e2b}.c-scanner{background:#e15759}.c-monitor{background:#9c755f}
 "#;
 
@@ -52,6 +65,14 @@ code{font-size:.92em;word-break:break-all}
 const SCRIPT: &str = r#"
 (function(){
   function key(td){var v=td.getAttribute('data-v');return v===null?td.textContent:parseFloat(v);}
+  // Each cell names its column, for the phone's layout (a row read as a
+  // block, column by column).
+  document.querySelectorAll('table.sortable').forEach(function(t){
+    var names=[].map.call(t.querySelectorAll('thead th'),function(h){return h.textContent.trim();});
+    t.querySelectorAll('tbody tr').forEach(function(r){
+      [].forEach.call(r.cells,function(c,i){if(names[i]&&!c.hasAttribute('data-label'))c.setAttribute('data-label',names[i]);});
+    });
+  });
   document.querySelectorAll('table.sortable').forEach(function(t){
     t.querySelectorAll('th').forEach(function(th,i){
       th.addEventListener('click',function(){
@@ -94,7 +115,33 @@ fn short_time(t: &str) -> String {
 /// A table cell of a time as [`short_time`] shows it, on one line, whole
 /// in its title.
 fn when(t: &str) -> Markup {
-    html! { td.when title=(Text(t)) { (short_time(t)) } }
+    let shown = short_time(t);
+    // The date and the time may go on two lines; neither is broken.
+    html! {
+        td.when title=(Text(t)) {
+            @for (k, part) in shown.split(' ').enumerate() {
+                @if k > 0 { " " }
+                span.kw { (part) }
+            }
+        }
+    }
+}
+
+/// Words joined by hyphens kept whole where a line may break (`User-Agent`,
+/// `robots.txt-breakers`): U+2011 in place of a hyphen between letters.
+fn unbroken(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut prev = ' ';
+    let mut it = s.chars().peekable();
+    while let Some(c) = it.next() {
+        if c == '-' && prev.is_alphanumeric() && it.peek().is_some_and(|n| n.is_alphanumeric()) {
+            out.push('\u{2011}');
+        } else {
+            out.push(c);
+        }
+        prev = c;
+    }
+    out
 }
 
 /// Three values for a y axis from 0 to about `max`: 0, a round middle
@@ -194,6 +241,29 @@ pub fn hours_per_bar(span: i64) -> i64 {
 /// bar holds several), the days marked and named (`20 Nov`, as many as
 /// fit), a y axis of three round values; it takes the page's width.
 fn hourly_chart(r: &Report) -> Markup {
+    let times = || {
+        r.hourly
+            .iter()
+            .filter_map(|x| botscope_accesslog::parse_iso_time(x.hour.as_bytes()))
+            .map(|t| t.div_euclid(3600))
+    };
+    let span = match (times().min(), times().max()) {
+        (Some(a), Some(b)) => b - a + 1,
+        _ => 0,
+    };
+    let per_bar = hours_per_bar(span);
+    html! {
+        @if per_bar > 1 {
+            p.muted { "The log spans " (count(u64::try_from(span).unwrap_or(0), "hour", "hours")) ": each bar is " (per_bar) " hours." }
+        }
+        (hourly_svg(r, 1000.0, 11.0, "wide"))
+        (hourly_svg(r, 400.0, 12.0, "narrow"))
+    }
+}
+
+/// The chart `w` units wide, its labels `font` units high (the narrow one
+/// is shown on phones: its labels stay at least 10 px there).
+fn hourly_svg(r: &Report, w: f64, font: f64, class: &str) -> Markup {
     let hours: Vec<(i64, &botscope_accesslog::Hour)> = r
         .hourly
         .iter()
@@ -224,7 +294,7 @@ fn hourly_chart(r: &Report) -> Markup {
             _ => bars.push((k, (*x).clone())),
         }
     }
-    let (w, h, pad, top) = (1000.0_f64, 220.0_f64, 44.0_f64, 8.0_f64);
+    let (h, pad, top) = (220.0_f64, 44.0_f64, 8.0_f64);
     let span = ((last - first) / per_bar + 1).max(1) as f64;
     let bw = (w - pad) / span;
     let peak = bars.iter().map(|x| x.1.requests).max().unwrap_or(1);
@@ -240,7 +310,7 @@ fn hourly_chart(r: &Report) -> Markup {
     let step = ((d1 - d0 + 1) + MAX_DAY_MARKS - 1) / MAX_DAY_MARKS;
     let years = botscope_accesslog::format_rfc3339(first * 3600).get(..4)
         != botscope_accesslog::format_rfc3339(last * 3600).get(..4);
-    let label_w = if years { 74.0 } else { 44.0 };
+    let label_w = if years { 74.0 } else { 44.0 } * font / 11.0;
     let hour_w = bw / per_bar as f64;
     let every = ((label_w / (24.0 * step as f64 * hour_w)).ceil() as i64).max(1);
     let days: Vec<(i64, f64)> = (d0..=d1)
@@ -255,21 +325,18 @@ fn hourly_chart(r: &Report) -> Markup {
         }
     };
     html! {
-        @if per_bar > 1 {
-            p.muted { "The log spans " (count(u64::try_from(last - first + 1).unwrap_or(0), "hour", "hours")) ": each bar is " (per_bar) " hours." }
-        }
-        svg.hourly xmlns="http://www.w3.org/2000/svg" role="img"
+        svg class={ "hourly " (class) } xmlns="http://www.w3.org/2000/svg" role="img"
             aria-label=(hourly_words(r, &hours, per_bar))
             viewBox={ "0 0 " (w) " " (h + 22.0) } preserveAspectRatio="xMinYMin meet" {
             @for t in ticks {
                 @let y = y_of(t as f64);
                 line x1=(pad) y1=(f2(y)) x2=(w) y2=(f2(y)) stroke=(if t == 0 { "#999" } else { "#e4e4e4" }) {}
-                text x=(pad - 6.0) y=(f2(y + 4.0)) font-size="11" text-anchor="end" { (t) }
+                text x=(pad - 6.0) y=(f2(y + 4.0)) font-size=(font) text-anchor="end" { (t) }
             }
             @for (k, (d, x)) in days.iter().enumerate() {
                 line x1=(f2(*x)) y1=(h) x2=(f2(*x)) y2=(h + 5.0) stroke="#999" {}
                 @if k as i64 % every == 0 && *x + label_w - 4.0 <= w && (k > 0 || days.len() == 1 || days[1].1 - x >= label_w - 4.0) {
-                    text x=(f2(*x + 2.0)) y=(h + 17.0) font-size="11" { (day_label(*d, years)) }
+                    text x=(f2(*x + 2.0)) y=(h + 17.0) font-size=(font) { (day_label(*d, years)) }
                 }
             }
             @for (t, x) in &bars {
@@ -326,10 +393,10 @@ fn class_chart(r: &Report) -> Markup {
         .join(", ");
     html! {
         svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label={ "Requests by class: " (words) }
-            width="600" height="110" viewBox="0 0 600 110" {
+            width="370" height="110" viewBox="0 0 370 110" {
             @for (i, (name, color, label)) in COLORS.iter().enumerate() {
                 @let v = r.site.classes.get(name).map_or(0, |c| c.requests);
-                @let bw = v as f64 / total * 400.0;
+                @let bw = v as f64 / total * 160.0;
                 @let y = i as f64 * 21.0;
                 text x="0" y=(format!("{:.0}", y + 13.0)) font-size="12" { (label) }
                 rect x="120" y=(format!("{:.0}", y + 2.0)) width=(format!("{bw:.2}")) height="15" fill=(color) {}
@@ -359,7 +426,7 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
             div.wide tabindex="0" { table.sortable id=(id) {
                 thead { tr {
                     th { "IP" } th { "Network" } th { "Requests" } th { "Sessions" } th { "Pages" }
-                    th { "Bytes" } th { "User-Agent" } th { "User-Agent type" } th { "Reasons" }
+                    th { "Bytes" } th { "User\u{2011}Agent" } th { "User\u{2011}Agent type" } th { "Reasons" }
                     th { "Samples" } th { "First seen" } th { "Last seen" }
                 } }
                 tbody {
@@ -371,7 +438,7 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
                             (num_f(c.bytes as f64, &bytes(c.bytes)))
                             td.ua { (Text(c.user_agent.as_deref().unwrap_or("-"))) }
                             td { (c.client_type) }
-                            td {
+                            td.why {
                                 @let closed = (c.disallowed_requests > 0).then(|| format!("{} of {} requests robots.txt closed", c.disallowed_requests, c.requests));
                                 @let closed = closed.iter().map(|v| ("disallowed", v.as_str()));
                                 // Only the spoofed list's verification refuted the claim.
@@ -382,10 +449,10 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
                                 @let reasons = c.reasons.iter().filter(|r| id != "spoofed" || r.code != "declared").map(|r| (r.code, r.detail.as_str()));
                                 @for (k, (label, detail)) in closed.chain(spoofed).chain(reasons).enumerate() {
                                     @if k > 0 { br; }
-                                    b { (label) } ": " (Text(detail))
+                                    b { (unbroken(label)) } ": " (Text(&unbroken(detail)))
                                 }
                             }
-                            td {
+                            td.paths {
                                 @for (k, s) in c.samples.iter().enumerate() {
                                     @if k > 0 { br; }
                                     (path(s))
@@ -452,7 +519,7 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
             thead { tr {
                 th { "Robot" } th { "Category" } th { "Requests" } th { "Sessions" } th { "IPs" }
                 th { "UAs" } th { "Bytes" } th { "robots.txt" } th { "Disallowed" }
-                th { "Disallowed %" } th { "Crawl-delay" } th { "Delay breaches" }
+                th { "Disallowed %" } th { "Crawl\u{2011}delay" } th { "Delay breaches" }
                 th { "Median gap (s)" }
             } }
             tbody {

@@ -37,6 +37,41 @@ pub fn violations(page: &Path) -> Vec<String> {
     })
 }
 
+/// What makes `page` hard to read at a phone's width and a wide
+/// screen's (words broken inside, text under 10 px, a table's last column
+/// off the screen: `Browser::reading_problems`); each line names the width.
+pub fn reading(page: &Path) -> Vec<String> {
+    let url = format!(
+        "file://{}",
+        page.canonicalize().expect("the page exists").display()
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let mut out = Vec::new();
+        for (w, h) in [(1400, 1000), (390, 844)] {
+            let b = Browser::start(w, h).await;
+            b.client.goto(&url).await.expect("the page opens");
+            out.extend(
+                b.reading_problems()
+                    .await
+                    .into_iter()
+                    .map(|v| format!("at {w} px: {v}")),
+            );
+            if let Some(dir) = std::env::var_os("BOTSCOPE_SCREENSHOTS") {
+                let name = page.file_stem().and_then(|s| s.to_str()).unwrap_or("page");
+                let png = b.screenshot_page(6000).await;
+                let _ = std::fs::create_dir_all(&dir);
+                let _ = std::fs::write(Path::new(&dir).join(format!("{name}.{w}.png")), png);
+            }
+            b.close().await;
+        }
+        out
+    })
+}
+
 /// Asserts that axe-core finds nothing serious in `page`.
 pub fn assert_accessible(what: &str, page: &Path) {
     let v = violations(page);
@@ -127,4 +162,59 @@ fn the_honeypots_pages_are_accessible() {
         std::fs::write(&page, &a.body).unwrap();
         assert_accessible(&format!("the honeypot's {name} page"), &page);
     }
+}
+
+/// The reports the commands write as HTML, on a phone and a wide screen:
+/// no word of a rule, an action, a number or a robot's name broken
+/// inside, no text under 10 px, every table's last column on the screen.
+/// Found by a probe: the replay's rule names broke letter by letter at
+/// 390 px ("pro/toc/ol-/file/s", "d/e/n/y") and "action" inside the word
+/// at 1,400 px; the log report's chart labels were 4 px high on a phone.
+#[test]
+fn the_reports_read_on_a_phone_and_a_wide_screen() {
+    let dir = crate::scratch("reading");
+    let mut problems = Vec::new();
+    // The policy replay of the balanced preset over the shipped logs.
+    let policy = dir.join("policy.yaml");
+    std::fs::write(&policy, botscope_policy::preset("balanced").unwrap()).unwrap();
+    let replay = dir.join("replay.html");
+    let logs = crate::root().join("examples/logs");
+    let o = crate::botscope(
+        &[
+            "policy",
+            "replay",
+            crate::arg(&policy),
+            crate::arg(&logs.join("elastic_examples_apache_logs.log")),
+            crate::arg(&logs.join("nielsbasjes_logparser_hackers-access.log")),
+            "--format",
+            "html",
+            "--out",
+            crate::arg(&replay),
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", crate::stderr(&o));
+    problems.extend(reading(&replay).into_iter().map(|p| format!("replay: {p}")));
+    // The log reports.
+    for log in [
+        "elastic_examples_apache_logs.log",
+        "nielsbasjes_logparser_hackers-access.log",
+    ] {
+        let out = dir.join(format!("{log}.html"));
+        let o = crate::botscope(
+            &[
+                "logs",
+                "analyze",
+                crate::arg(&logs.join(log)),
+                "--format",
+                "html",
+                "--out",
+                crate::arg(&out),
+            ],
+            b"",
+        );
+        assert!(o.status.success(), "{}", crate::stderr(&o));
+        problems.extend(reading(&out).into_iter().map(|p| format!("{log}: {p}")));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
