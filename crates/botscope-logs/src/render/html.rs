@@ -49,7 +49,6 @@ td.n{text-align:right;white-space:nowrap}.muted{color:#666}.bad{color:#b00}
 code{font-size:.92em;overflow-wrap:break-word}
 svg.hourly.narrow{display:none}
 @media (max-width:40rem){
-body{padding:0 .75em}
 svg.hourly.wide{display:none}svg.hourly.narrow{display:block}
 .wide{overflow:visible}
 table.sortable,table.sortable tbody,table.sortable tr,table.sortable td{display:block;max-width:none}
@@ -423,7 +422,7 @@ fn client_table(title: &str, id: &str, l: &ClientList) -> Markup {
         @if l.clients.is_empty() {
             p.muted { "None." }
         } @else {
-            div.wide tabindex="0" { table.sortable id=(id) {
+            div.wide tabindex="0" { table.sortable.stack id=(id) {
                 thead { tr {
                     th { "IP" } th { "Network" } th { "Requests" } th { "Sessions" } th { "Pages" }
                     th { "Bytes" } th { "User\u{2011}Agent" } th { "User\u{2011}Agent type" } th { "Reasons" }
@@ -515,7 +514,7 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
         @if rows.iter().any(|row| row.spoofed) {
             p.muted { "A robot's row counts its own addresses; the addresses that claimed it falsely have a row of their own, marked (spoofed)." }
         }
-        div.wide tabindex="0" { table.sortable id="robots" {
+        div.wide tabindex="0" { table.sortable.stack id="robots" {
             thead { tr {
                 th { "Robot" } th { "Category" } th { "Requests" } th { "Sessions" } th { "IPs" }
                 th { "UAs" } th { "Bytes" } th { "robots.txt" } th { "Disallowed" }
@@ -558,7 +557,7 @@ fn robots_table(r: &Report, o: &PageOptions) -> Markup {
             p.muted { (untracked(r)) }
         }
         h3 { "How they were answered and verified" }
-        div.wide tabindex="0" { table.sortable id="robots-answers" {
+        div.wide tabindex="0" { table.sortable.stack id="robots-answers" {
             thead { tr {
                 th { "Robot" } th { "2xx" } th { "3xx" } th { "4xx" } th { "5xx" }
                 th { "Verified IPs" } th { "Spoofed IPs" } th { "Unverifiable IPs" }
@@ -664,7 +663,7 @@ fn compliance_table(r: &Report) -> Markup {
                  the robot when it began, and complies when it fetched no closed path and kept \
                  any Crawl-delay (Kim et al., 2025)."
             }
-            div.wide tabindex="0" { table.sortable id="compliance" {
+            div.wide tabindex="0" { table.sortable.stack id="compliance" {
                 thead { tr {
                     th { "Robot" } th { "Directive" } th { "Sessions" } th { "Read robots.txt" }
                     th { "Compliant" } th { "Closed requests" } th { "Delay breaches" }
@@ -680,7 +679,7 @@ fn compliance_table(r: &Report) -> Markup {
             } }
             @if !changed.is_empty() {
                 h2 id="changed-h" { "After robots.txt changed" }
-                div.wide tabindex="0" { table.sortable id="changed" {
+                div.wide tabindex="0" { table.sortable.stack id="changed" {
                     thead { tr {
                         th { "Robot" } th { "Version from" } th { "Requests" }
                         th { "Read it first" } th { "Closed requests" } th { "After reading it" }
@@ -723,7 +722,7 @@ fn enforcement_table(r: &Report) -> Markup {
                  by how the server answered them: a closed path answered 2xx is a policy \
                  stated and not enforced."
             }
-            div.wide tabindex="0" { table.sortable id="enforcement" {
+            div.wide tabindex="0" { table.sortable.stack id="enforcement" {
                 thead { tr {
                     th { "Robot" } th { "Category" } th { "Closed requests" }
                     th { "Answered 2xx" } th { "Otherwise" }
@@ -754,7 +753,7 @@ fn signatures_table(r: &Report) -> Markup {
     html! {
         @if !r.signature_agents.is_empty() {
             h2 id="signatures-h" { "Signed requests " span.muted { "(Web Bot Auth)" } }
-            div.wide tabindex="0" { table.sortable id="signatures" {
+            div.wide tabindex="0" { table.sortable.stack id="signatures" {
                 thead { tr {
                     th { "Signature agent" } th { "Robot" } th { "Signed" } th { "Verified" }
                     th { "Invalid" } th { "Unverified" } th { "Why not verified" }
@@ -800,7 +799,7 @@ fn days_table(r: &Report) -> Markup {
         @if r.daily.is_empty() {
             p.muted { "No requests." }
         } @else {
-            div.wide tabindex="0" { table.sortable id="days" {
+            div.wide tabindex="0" { table.sortable.stack id="days" {
                 thead { tr {
                     th { "Day" } th { "Requests" } th { "Visitors" } th { "Bytes" } th { "404" }
                     @for (_, _, label) in COLORS { th { (label) } }
@@ -846,7 +845,7 @@ fn paths_table(
             @if paths.is_empty() {
                 p.muted { "None." }
             } @else {
-                div.wide tabindex="0" { table.sortable id=(id) {
+                div.wide tabindex="0" { table.sortable.stack id=(id) {
                     thead { tr { th { "Path" } th { "Requests" } } }
                     tbody {
                         @for p in paths {
@@ -864,7 +863,7 @@ fn vhosts_table(r: &Report) -> Markup {
     html! {
         @if !r.vhosts.is_empty() {
             h2 { "Virtual hosts " span.muted { "(" (r.vhosts.len()) ")" } }
-            div.wide tabindex="0" { table.sortable id="vhosts" {
+            div.wide tabindex="0" { table.sortable.stack id="vhosts" {
                 thead { tr {
                     th { "Host" } th { "Requests" } th { "Bytes" } th { "Robot requests" }
                     th { "Robot %" } th { "Robot bytes" } th { "404" }
@@ -999,7 +998,7 @@ pub fn page_with(r: &Report, o: &PageOptions) -> String {
                 @if r.malformed.is_empty() {
                     p.muted { "None." }
                 } @else {
-                    div.wide tabindex="0" { table.sortable id="malformed" {
+                    div.wide tabindex="0" { table.sortable.stack id="malformed" {
                         thead { tr { th { "Reason" } th { "Lines" } th { "First lines" } } }
                         tbody {
                             @for m in &r.malformed {
