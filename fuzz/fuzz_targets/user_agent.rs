@@ -35,4 +35,10 @@ fuzz_target!(|data: &[u8]| {
         "192.0.2.1".parse().expect("ip")
     };
     let _ = verify(registry, ip, Some(&ua), &info, None, Default::default());
+    // The display name of a robot: never empty, never longer than the
+    // User-Agent, no whitespace at either end.
+    if let Some(name) = botscope_botid::robot_name(&ua) {
+        assert!(!name.is_empty() && name.len() <= ua.len(), "{name:?}");
+        assert_eq!(name.trim(), name, "{name:?}");
+    }
 });

@@ -924,7 +924,10 @@ fn unwrapped(ua: &str) -> &str {
     loop {
         let before = ua;
         ua = ua.trim_matches(|c| matches!(c, '"' | '\'' | '`')).trim();
-        if ua.len() >= 11 && ua[..11].eq_ignore_ascii_case("user-agent:") {
+        if ua
+            .get(..11)
+            .is_some_and(|p| p.eq_ignore_ascii_case("user-agent:"))
+        {
             ua = ua[11..].trim();
         }
         if ua == before {
