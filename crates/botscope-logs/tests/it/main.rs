@@ -419,7 +419,7 @@ fn a_report_is_bounded_by_what_the_log_holds_not_by_its_dates() {
     assert_eq!(json["site"]["requests"], 35);
     let html = botscope_logs::render::html(&o.report);
     let at = html
-        .find("<svg class=\"hourly\"")
+        .find("<svg class=\"hourly wide\"")
         .expect("the hourly chart");
     let chart = &html[at..at + html[at..].find("</svg>").unwrap()];
     let bars = chart.matches("<rect").count();
