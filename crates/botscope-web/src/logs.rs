@@ -257,10 +257,10 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
         })
         .await;
     match analysed {
-        Ok(Ok(view)) => match app.add_log(view) {
-            Ok(id) => Redirect::to(&format!("/logs/{id}")).into_response(),
-            Err(why) => fail(StatusCode::PAYLOAD_TOO_LARGE, why),
-        },
+        Ok(Ok(view)) => {
+            let id = app.add_log(view);
+            Redirect::to(&format!("/logs/{id}")).into_response()
+        }
         Ok(Err(e)) => fail(StatusCode::UNPROCESSABLE_ENTITY, e),
         Err(e) => {
             let status = e.status();

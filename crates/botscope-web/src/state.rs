@@ -159,9 +159,8 @@ impl App {
             })
             .await
             .map_err(|e| Error::Setup(format!("analysing the demo's logs failed: {e}")))?;
-            // The demo's logs are not uploads: always kept.
             for v in views {
-                let _ = app.add_log(v);
+                app.add_log(v);
             }
         }
         tracing::info!(
@@ -282,18 +281,8 @@ impl App {
     }
 
     /// Adds an analysed log; uploads beyond the limit push out the oldest
-    /// upload. Returns its id. An upload whose report would take more than
-    /// a quarter of the uploads' memory is not kept (it would push out
-    /// others' reports): the reason is returned.
-    pub(crate) fn add_log(&self, mut view: LogView) -> Result<u32, String> {
-        let most = self.limits.uploads_bytes / 4;
-        if view.uploaded && view.size > most {
-            return Err(format!(
-                "the report of this log takes {}, more than this server keeps for one upload ({}); analyse the log with `botscope logs analyze`",
-                botscope_text::size(view.size as u64),
-                botscope_text::size(most as u64)
-            ));
-        }
+    /// upload. Returns its id.
+    pub(crate) fn add_log(&self, mut view: LogView) -> u32 {
         let id = self.next_log.fetch_add(1, Ordering::Relaxed);
         view.id = id;
         let mut logs = self.logs.write().unwrap_or_else(|p| p.into_inner());
@@ -312,7 +301,7 @@ impl App {
                 _ => break,
             }
         }
-        Ok(id)
+        id
     }
 
     /// The analysed logs, oldest first.
