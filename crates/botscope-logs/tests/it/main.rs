@@ -1,5 +1,7 @@
 //! The pipeline in-process, as the web server and the command call it.
 
+#![allow(clippy::unwrap_used)]
+
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Mutex;
