@@ -23,6 +23,19 @@ fn settings(threads: usize) -> Settings {
     }
 }
 
+/// `text` read as one input named `name`, on one thread, and its report.
+fn analysed(job: &Job<'_>, name: &str, text: String) -> botscope_accesslog::Report {
+    let source = Source::Reader(
+        name.into(),
+        Box::new(std::io::Cursor::new(text.into_bytes())),
+    );
+    let read = job
+        .read(vec![source], &settings(1), &NoProgress)
+        .expect("read");
+    job.finish(read, &HashMap::new(), &botscope_botid::NoOwners, false)
+        .report
+}
+
 fn report(job: &Job<'_>, log: Vec<u8>, threads: usize) -> String {
     let source = Source::Reader("elastic.log".into(), Box::new(std::io::Cursor::new(log)));
     let read = job
@@ -407,19 +420,12 @@ fn a_report_is_bounded_by_what_the_log_holds_not_by_its_dates() {
     log.push_str(
         "192.0.2.1 - - [31/Dec/9999:23:59:59 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"x\"\n",
     );
-    let source = Source::Reader(
-        "decades.log".into(),
-        Box::new(std::io::Cursor::new(log.into_bytes())),
-    );
-    let read = job
-        .read(vec![source], &settings(1), &NoProgress)
-        .expect("read");
-    let o = job.finish(read, &HashMap::new(), &botscope_botid::NoOwners, false);
+    let report = analysed(&job, "decades.log", log);
     let json: serde_json::Value =
-        serde_json::from_str(&botscope_logs::render::json(&o.report)).unwrap();
+        serde_json::from_str(&botscope_logs::render::json(&report)).unwrap();
     assert_eq!(json["lines"]["malformed"], 2, "{}", json["lines"]);
     assert_eq!(json["site"]["requests"], 35);
-    let html = botscope_logs::render::html(&o.report);
+    let html = botscope_logs::render::html(&report);
     let at = html
         .find("<svg class=\"hourly wide\"")
         .expect("the hourly chart");
@@ -475,16 +481,9 @@ fn robots_are_named_by_their_product_and_typed_by_what_they_did() {
         "Mozilla/5.0 (Windows NT 6.1; rv:6.0) Gecko/20110814 Firefox/6.0 Google favicon",
     ));
     log.push_str(&line("192.0.2.6", "/", "Embedly +support@embed.ly"));
-    let source = Source::Reader(
-        "names.log".into(),
-        Box::new(std::io::Cursor::new(log.into_bytes())),
-    );
-    let read = job
-        .read(vec![source], &settings(1), &NoProgress)
-        .expect("read");
-    let o = job.finish(read, &HashMap::new(), &botscope_botid::NoOwners, false);
+    let report = analysed(&job, "names.log", log);
     let json: serde_json::Value =
-        serde_json::from_str(&botscope_logs::render::json(&o.report)).unwrap();
+        serde_json::from_str(&botscope_logs::render::json(&report)).unwrap();
     let robots = json["robots"].as_object().unwrap();
     let mut names: Vec<&str> = robots.keys().map(String::as_str).collect();
     names.sort_unstable();
@@ -516,16 +515,9 @@ fn the_held_out_half_names_its_robots_as_labelled() {
     let log = elastic();
     let text = String::from_utf8_lossy(&log);
     let held: String = text.lines().skip(5_000).map(|l| format!("{l}\n")).collect();
-    let source = Source::Reader(
-        "held-out.log".into(),
-        Box::new(std::io::Cursor::new(held.into_bytes())),
-    );
-    let read = job
-        .read(vec![source], &settings(1), &NoProgress)
-        .expect("read");
-    let o = job.finish(read, &HashMap::new(), &botscope_botid::NoOwners, false);
+    let report = analysed(&job, "held-out.log", held);
     let json: serde_json::Value =
-        serde_json::from_str(&botscope_logs::render::json(&o.report)).unwrap();
+        serde_json::from_str(&botscope_logs::render::json(&report)).unwrap();
     let mut names: Vec<&str> = json["robots"]
         .as_object()
         .unwrap()
