@@ -8,10 +8,10 @@ use std::path::Path;
 
 use botscope_testkit::webdriver::Browser;
 
-/// axe-core's serious and critical findings in the file at `page`, and
-/// what stops a walk through it with the Tab key, read at a laptop's width
-/// and a phone's; each line names the width.
-pub fn violations(page: &Path) -> Vec<String> {
+/// What `look` finds in the file at `page` at a laptop's width and a
+/// phone's, each line naming the width; with `BOTSCOPE_SCREENSHOTS` set,
+/// the page at each width saved there.
+fn at_both_widths(page: &Path, look: impl AsyncFn(&Browser) -> Vec<String>) -> Vec<String> {
     let url = format!(
         "file://{}",
         page.canonicalize().expect("the page exists").display()
@@ -25,8 +25,14 @@ pub fn violations(page: &Path) -> Vec<String> {
         for (w, h) in [(1400, 1000), (390, 844)] {
             let b = Browser::start(w, h).await;
             b.client.goto(&url).await.expect("the page opens");
+            if let Some(dir) = std::env::var_os("BOTSCOPE_SCREENSHOTS") {
+                let name = page.file_stem().and_then(|s| s.to_str()).unwrap_or("page");
+                let png = b.screenshot_page(6000).await;
+                let _ = std::fs::create_dir_all(&dir);
+                let _ = std::fs::write(Path::new(&dir).join(format!("{name}.{w}.png")), png);
+            }
             out.extend(
-                b.barriers()
+                look(&b)
                     .await
                     .into_iter()
                     .map(|v| format!("at {w} px: {v}")),
@@ -37,39 +43,18 @@ pub fn violations(page: &Path) -> Vec<String> {
     })
 }
 
+/// axe-core's serious and critical findings in the file at `page`, and
+/// what stops a walk through it with the Tab key, read at a laptop's width
+/// and a phone's; each line names the width.
+pub fn violations(page: &Path) -> Vec<String> {
+    at_both_widths(page, async |b: &Browser| b.barriers().await)
+}
+
 /// What makes `page` hard to read at a phone's width and a wide
 /// screen's (words broken inside, text under 10 px, a table's last column
 /// off the screen: `Browser::reading_problems`); each line names the width.
 pub fn reading(page: &Path) -> Vec<String> {
-    let url = format!(
-        "file://{}",
-        page.canonicalize().expect("the page exists").display()
-    );
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    rt.block_on(async {
-        let mut out = Vec::new();
-        for (w, h) in [(1400, 1000), (390, 844)] {
-            let b = Browser::start(w, h).await;
-            b.client.goto(&url).await.expect("the page opens");
-            out.extend(
-                b.reading_problems()
-                    .await
-                    .into_iter()
-                    .map(|v| format!("at {w} px: {v}")),
-            );
-            if let Some(dir) = std::env::var_os("BOTSCOPE_SCREENSHOTS") {
-                let name = page.file_stem().and_then(|s| s.to_str()).unwrap_or("page");
-                let png = b.screenshot_page(6000).await;
-                let _ = std::fs::create_dir_all(&dir);
-                let _ = std::fs::write(Path::new(&dir).join(format!("{name}.{w}.png")), png);
-            }
-            b.close().await;
-        }
-        out
-    })
+    at_both_widths(page, async |b: &Browser| b.reading_problems().await)
 }
 
 /// Asserts that axe-core finds nothing serious in `page`.
