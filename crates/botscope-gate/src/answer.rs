@@ -304,25 +304,22 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
             // With a fleet's state: the rate keys the policy would count,
             // counted in Redis in one exchange; without it (or with Redis
             // not answering), in this gate's memory.
-            let waits = match g.shared.as_ref().filter(|s| s.healthy()) {
+            // A walk that reached no rate is the decision itself.
+            let d = match g.shared.as_ref().filter(|s| s.healthy()) {
                 Some(shared) => {
-                    let keys = {
-                        let plan = crate::state::Plan::default();
-                        let _ = policy.decide(&facts!(), &plan);
-                        plan.into_keys()
-                    };
+                    let plan = crate::state::Plan::default();
+                    let first = policy.decide(&facts!(), &plan);
+                    let keys = plan.into_keys();
                     if keys.is_empty() {
-                        None
+                        first
                     } else {
-                        shared.rates(&keys).await
+                        match shared.rates(&keys).await {
+                            Some(w) => policy.decide(&facts!(), &crate::state::Answered::new(w)),
+                            None => policy.decide(&facts!(), &g.rates),
+                        }
                     }
                 }
-                None => None,
-            };
-            let facts = facts!();
-            let d = match waits {
-                Some(w) => policy.decide(&facts, &crate::state::Answered::new(w)),
-                None => policy.decide(&facts, &g.rates),
+                None => policy.decide(&facts!(), &g.rates),
             };
             slot_of = d.index.unwrap_or(policy.rules.len());
             let labels = d
