@@ -55,7 +55,7 @@ mod signed;
 #[cfg(test)]
 mod tests;
 
-pub use agent::{Agent, Identify, NoPolicy, Policy, Window};
+pub use agent::{Agent, Groups, Identify, NoPolicy, Policy, Window};
 pub use classify::{Class, DISOBEDIENT_REQUESTS, Reason, classify, is_disobedient};
 pub use client::{Client, Clients, History, Span};
 pub use fold::{Analyzer, CLOCK_SKEW, LOOKAHEAD, PLAUSIBLE_SINCE, Partial};

@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 
 pub use analyze::{
     Agent, AgentTally, Analysis, Analyzer, CLIENT_SAMPLES, CLOCK_SKEW, Class, Client,
-    ClientSignatures, Clients, DISOBEDIENT_REQUESTS, Example, Folded, Identify, LOOKAHEAD,
+    ClientSignatures, Clients, DISOBEDIENT_REQUESTS, Example, Folded, Groups, Identify, LOOKAHEAD,
     MAX_CLIENTS, MAX_SIGNATURE_AGENTS, NO_AGENT, NoPolicy, OTHER_AGENTS, PLAUSIBLE_SINCE, Partial,
     Policy, ROBOT_PATH_COUNTERS, Reason, SESSION_GAP, Second, Seconds, SignatureCheck,
     SignatureCounts, SignatureOutcome, SignatureSeen, Span, TOP_PATHS_CAP, TopPaths, Untracked,

@@ -6,11 +6,12 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
-use botscope_accesslog::{Directive, Policy, RobotsTxtVersion, format_rfc3339};
+use botscope_accesslog::{Directive, Groups, Policy, RobotsTxtVersion, format_rfc3339};
 use botscope_robotstxt::{
-    DEFAULT_PARSE_CAP, MAX_LINE_LEN, Matcher, ParseOptions, Robots, Semantics, path_of,
+    DEFAULT_PARSE_CAP, IndexedSelection, MAX_LINE_LEN, Matcher, ParseOptions, Robots, Selection,
+    Semantics, path_of, pick_name, product_token,
 };
 
 use crate::Error;
@@ -75,6 +76,88 @@ pub struct RobotsTxt {
     rule_paths: Vec<Vec<Vec<u8>>>,
     /// Directive per (version, token), computed once.
     directives: Mutex<HashMap<(usize, Option<String>), Directive>>,
+    /// Per version, its groups indexed for the requests' paths.
+    indexes: Vec<Indexes>,
+    /// The groups of the `*` agent (clients without a token) in every
+    /// version.
+    star: Groups,
+    /// The groups of each token met so far, in every version.
+    tokens: Mutex<HashMap<String, Groups>>,
+}
+
+/// One version's groups as requests are judged by them: each distinct
+/// selection of groups indexed once ([`Matcher::index_selection`]), when
+/// the first agent that makes it is met, so that a request costs a walk
+/// along its path rather than a test of every rule of its groups.
+#[derive(Debug)]
+struct Indexes {
+    /// The names the file gives agents ([`Matcher::names`]), each with
+    /// its selection's slot, in the order [`pick_name`] tries them.
+    names: Vec<(Vec<u8>, u32)>,
+    /// Under Google's rules, the same by name (lower-cased): an agent's
+    /// product token finds its name without a test of each.
+    by_name: HashMap<Vec<u8>, u32>,
+    /// The slot of an agent no name selects.
+    unnamed: u32,
+    /// Each distinct selection, indexed when first needed.
+    slots: Vec<(Selection, OnceLock<IndexedSelection>)>,
+}
+
+impl Indexes {
+    fn new(m: &Matcher) -> Indexes {
+        let mut slots: Vec<(Selection, OnceLock<IndexedSelection>)> = Vec::new();
+        let mut slot_of: HashMap<Selection, u32> = HashMap::new();
+        let mut slot = |sel: Selection| {
+            *slot_of.entry(sel.clone()).or_insert_with(|| {
+                slots.push((sel, OnceLock::new()));
+                (slots.len() - 1) as u32
+            })
+        };
+        let names: Vec<(Vec<u8>, u32)> = m
+            .names()
+            .into_iter()
+            .map(|(n, sel)| (n, slot(sel)))
+            .collect();
+        let unnamed = slot(m.unnamed());
+        let by_name = match m.semantics() {
+            Semantics::Google => names.iter().cloned().collect(),
+            Semantics::Draft1996 => HashMap::new(),
+        };
+        Indexes {
+            names,
+            by_name,
+            unnamed,
+            slots,
+        }
+    }
+
+    /// The slot of `agent`'s selection (as [`Matcher::select`] makes it),
+    /// indexed.
+    fn slot(&self, m: &Matcher, agent: &str) -> u32 {
+        let named = match m.semantics() {
+            Semantics::Google => self
+                .by_name
+                .get(product_token(agent).to_ascii_lowercase().as_bytes())
+                .copied(),
+            Semantics::Draft1996 => {
+                pick_name(Semantics::Draft1996, &self.names_only(), agent).map(|i| self.names[i].1)
+            }
+        };
+        let slot = named.unwrap_or(self.unnamed);
+        self.indexed(m, slot);
+        slot
+    }
+
+    fn names_only(&self) -> Vec<&[u8]> {
+        self.names.iter().map(|(n, _)| n.as_slice()).collect()
+    }
+
+    /// Slot `slot`'s index, made on first use (its cost is the rules of
+    /// its groups, once).
+    fn indexed(&self, m: &Matcher, slot: u32) -> &IndexedSelection {
+        let (sel, ix) = &self.slots[slot as usize];
+        ix.get_or_init(|| m.index_selection(sel, &mut 0))
+    }
 }
 
 /// The paths the rules of `body` name, each once, as the matcher reads
@@ -110,6 +193,16 @@ impl RobotsTxt {
             return Err(Error::UndatedVersions);
         }
         let opts = ParseOptions::default();
+        let versions: Vec<(Option<i64>, Matcher)> = files
+            .iter()
+            .map(|(from, _, body)| (*from, Matcher::compile(body, semantics, &opts)))
+            .collect();
+        let indexes: Vec<Indexes> = versions.iter().map(|(_, m)| Indexes::new(m)).collect();
+        let star: Groups = versions
+            .iter()
+            .zip(&indexes)
+            .map(|((_, m), ix)| ix.slot(m, "*"))
+            .collect();
         Ok(RobotsTxt {
             described: files
                 .iter()
@@ -119,11 +212,11 @@ impl RobotsTxt {
                 })
                 .collect(),
             rule_paths: files.iter().map(|f| rule_paths(&f.2, &opts)).collect(),
-            versions: files
-                .into_iter()
-                .map(|(from, _, body)| (from, Matcher::compile(&body, semantics, &opts)))
-                .collect(),
+            versions,
             directives: Mutex::default(),
+            indexes,
+            star,
+            tokens: Mutex::default(),
         })
     }
 
@@ -223,6 +316,35 @@ impl Policy for RobotsTxt {
         self.index_at(time).map(|i| (i, self.versions[i].0))
     }
 
+    /// Per version, the slot of the token's selection: found once per
+    /// token (a lock and a table look-up per distinct User-Agent after
+    /// that).
+    fn groups(&self, token: Option<&str>) -> Option<Groups> {
+        let Some(token) = token else {
+            return Some(self.star.clone());
+        };
+        let mut tokens = self.tokens.lock().ok()?;
+        if let Some(g) = tokens.get(token) {
+            return Some(g.clone());
+        }
+        let g: Groups = self
+            .versions
+            .iter()
+            .zip(&self.indexes)
+            .map(|((_, m), ix)| ix.slot(m, token))
+            .collect();
+        tokens.insert(token.to_owned(), g.clone());
+        Some(g)
+    }
+
+    fn disallowed_in(&self, groups: &Groups, target: &str, time: i64) -> Option<bool> {
+        let v = self.index_at(time)?;
+        let m = &self.versions[v].1;
+        let ix = self.indexes[v].indexed(m, *groups.get(v)?);
+        let path = path_of(target.as_bytes());
+        Some(!m.check_indexed(ix, &path, &mut 0).allowed)
+    }
+
     fn judges(&self) -> bool {
         !self.versions.is_empty()
     }
@@ -290,6 +412,75 @@ mod tests {
         let dated = versions(vec![(Some(1000), b"User-agent: *\nDisallow: /\n")]);
         assert_eq!(dated.directive(None, 999), Directive::Unknown);
         assert_eq!(dated.version(999), None);
+    }
+
+    /// A request judged by its token's groups found once
+    /// ([`Policy::groups`], [`Policy::disallowed_in`]) gets the verdict it
+    /// gets asked by its token, in every version, under both semantics.
+    #[test]
+    fn groups_found_once_judge_as_the_token_does() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/robots");
+        let mut files: Vec<Vec<u8>> = std::fs::read_dir(dir)
+            .expect("examples")
+            .map(|e| std::fs::read(e.expect("entry").path()).expect("read"))
+            .collect();
+        files.push(
+            b"User-agent: *\nDisallow: /*?*session=\nAllow: /a$\nDisallow: /a\n\nUser-agent: gptbot\nUser-agent: CCBot\nDisallow: /\nAllow: /public/*.html$\n".to_vec(),
+        );
+        let paths = [
+            "/",
+            "/a",
+            "/a/b",
+            "/b/shoes?_nkw=1",
+            "/sch/i.html?_nkw=x&LH_BIN=1",
+            "/brw/x",
+            "/listing/123/stubs/4",
+            "/search?q=robots",
+            "/catalog/1/item-2?utm_source=news&session=0123",
+            "/public/x.html",
+            "/public/x.html?y",
+            "/people/joe/circles",
+            "http://example.com/feed/",
+            "/%7Euser/ws/",
+            "/robots.txt",
+        ];
+        let tokens = [
+            None,
+            Some("*"),
+            Some("Googlebot"),
+            Some("googlebot-image"),
+            Some("GPTBot"),
+            Some("ccbot"),
+            Some("bingbot"),
+            Some("Mozilla"),
+            Some("Spinn3r"),
+            Some("Yahoo! Slurp"),
+        ];
+        for semantics in [Semantics::Google, Semantics::Draft1996] {
+            for pair in files.windows(2) {
+                let v = RobotsTxt::new(
+                    vec![
+                        (None, "old".to_owned(), pair[0].clone()),
+                        (Some(1000), "new".to_owned(), pair[1].clone()),
+                    ],
+                    semantics,
+                )
+                .expect("versions");
+                for token in tokens {
+                    let g = v.groups(token).expect("groups");
+                    assert_eq!(g.len(), 2, "a slot per version");
+                    for path in paths {
+                        for t in [0, 1000] {
+                            assert_eq!(
+                                v.disallowed_in(&g, path, t),
+                                v.disallowed(token, path, t),
+                                "{semantics:?} {token:?} {path} at {t}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

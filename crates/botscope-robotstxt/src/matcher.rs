@@ -579,9 +579,8 @@ fn probe_bytes(pat: &[u8], head: &mut [u8; 2]) -> u8 {
 
 /// Where a pair of adjacent bytes falls in [`PathBytes`]'s set.
 #[inline]
-fn pair_bit(a: u8, b: u8) -> (usize, u64) {
-    let h = ((u32::from(a) << 8) | u32::from(b)).wrapping_mul(0x9E37_79B1) >> 24;
-    ((h >> 6) as usize, 1 << (h & 63))
+fn pair_slot(a: u8, b: u8) -> usize {
+    (((u32::from(a) << 8) | u32::from(b)).wrapping_mul(0x9E37_79B1) >> 24) as usize
 }
 
 /// The pairs of adjacent bytes of one path, found once per query when
@@ -589,10 +588,13 @@ fn pair_bit(a: u8, b: u8) -> (usize, u64) {
 /// match.
 #[derive(Default)]
 struct PathBytes {
-    /// Probed wildcard rules met so far (the set is built at the third:
-    /// fewer are cheaper to match outright).
+    /// Probed wildcard rules met so far (the set is built at the fourth:
+    /// building it costs about what three rules matched outright do).
     met: u8,
-    set: Option<[u64; 4]>,
+    /// A byte per slot ([`pair_slot`]): building it is a store per pair,
+    /// none waiting for another (a bit set's read-modify-write per pair
+    /// made each wait for the one before).
+    set: Option<[bool; 256]>,
 }
 
 impl PathBytes {
@@ -601,25 +603,22 @@ impl PathBytes {
     /// added to `work` as a rule's comparison over it would be.
     #[inline]
     fn admits(&mut self, path: &[u8], head: [u8; 2], work: &mut u64) -> bool {
-        let set = match self.set {
+        let set = match &self.set {
             Some(set) => set,
             None => {
                 self.met += 1;
-                if self.met < 3 {
+                if self.met < 4 {
                     return true;
                 }
                 *work += 1 + (path.len() >> 5) as u64;
-                let mut set = [0u64; 4];
+                let set = self.set.insert([false; 256]);
                 for w in path.windows(2) {
-                    let (i, bit) = pair_bit(w[0], w[1]);
-                    set[i] |= bit;
+                    set[pair_slot(w[0], w[1])] = true;
                 }
-                self.set = Some(set);
                 set
             }
         };
-        let (i, bit) = pair_bit(head[0], head[1]);
-        set[i] & bit != 0
+        set[pair_slot(head[0], head[1])]
     }
 }
 
@@ -647,12 +646,38 @@ fn glob_matches(path: &[u8], pat: &[u8]) -> bool {
         if seg.is_empty() {
             continue;
         }
-        match memchr::memmem::find(&path[pos..], seg) {
+        match find(&path[pos..], seg) {
             Some(i) => pos += i + seg.len(),
             None => return false,
         }
     }
     !anchored || pos == path.len()
+}
+
+/// The first place of `needle` (not empty) in `hay`. A path is short
+/// and a pattern's segment shorter: the places of the segment's first
+/// byte are tried one by one, and only a path with many false starts
+/// gets a substring searcher (whose set-up costs more than a few tries,
+/// and whose search is linear however the bytes repeat).
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    const TRIES: usize = 8;
+    let (&first, _) = needle.split_first()?;
+    let mut at = 0;
+    for _ in 0..TRIES {
+        let i = at + memchr::memchr(first, &hay[at..])?;
+        if hay.len() - i < needle.len() {
+            return None;
+        }
+        // The last byte first: most false starts end there, without a
+        // call to compare the rest.
+        if hay[i + needle.len() - 1] == needle[needle.len() - 1]
+            && &hay[i..i + needle.len()] == needle
+        {
+            return Some(i);
+        }
+        at = i + 1;
+    }
+    memchr::memmem::find(&hay[at..], needle).map(|i| at + i)
 }
 
 /// Whether `pat` (escaped as [`crate::url::escape_pattern`] does) matches
@@ -1277,6 +1302,35 @@ impl Matcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn find_agrees_with_a_substring_search() {
+        // False starts past the tries before the searcher takes over, a
+        // needle at the very end, one cut off by the end, repeats.
+        let hay = b"/aaaaaaaaaaaaaaaaaaaab/sess/session=1/x?a=1&ab=2aab";
+        for needle in [
+            &b"ab"[..],
+            b"aab",
+            b"session=",
+            b"sess",
+            b"aab=",
+            b"b",
+            b"/",
+            b"zz",
+            b"aaaaaaaaaaaaaaaaaaaaab",
+            b"aaaaaaaaaaaaaaaaaaaaaab",
+            b"2aab",
+            b"2aabb",
+        ] {
+            for from in 0..hay.len() {
+                let h = &hay[from..];
+                let want = h.windows(needle.len()).position(|w| w == needle);
+                assert_eq!(find(h, needle), want, "{needle:?} in {h:?}");
+            }
+        }
+        assert_eq!(find(b"", b"a"), None);
+        assert_eq!(find(b"abc", b""), None);
+    }
 
     #[test]
     fn glob_semantics() {

@@ -40,6 +40,12 @@
 //! BOTSCOPE_BENCH_BUSY=1 BOTSCOPE_LOG_SHAPE=many-addresses BOTSCOPE_LOG_LINES=1000000 cargo bench -p botscope --bench logs_goaccess
 //! ```
 //!
+//! Each round also runs `logs analyze --robots FILE` (a real site's
+//! robots.txt, `examples/robots/www.ebay.com.txt`: 160 lines, wildcard
+//! rules at the root, so that every request is judged against them;
+//! `BOTSCOPE_BENCH_ROBOTS=FILE` for another): its ratio to GoAccess, and
+//! its time over the plain run's of the same round.
+//!
 //! GoAccess comes from Debian (`apt-get install goaccess`); without it only
 //! botscope is timed.
 
@@ -78,13 +84,15 @@ fn timed(cmd: &mut Command) -> Took {
     }
 }
 
-fn ours(log: &Path, out: &Path) -> Took {
-    timed(
-        Command::new(env!("CARGO_BIN_EXE_botscope"))
-            .args(["logs", "analyze", "--format", "json", "--out"])
-            .arg(out)
-            .arg(log),
-    )
+fn ours(log: &Path, out: &Path, robots: Option<&Path>) -> Took {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_botscope"));
+    cmd.args(["logs", "analyze", "--format", "json", "--out"])
+        .arg(out)
+        .arg(log);
+    if let Some(r) = robots {
+        cmd.arg("--robots").arg(r);
+    }
+    timed(&mut cmd)
 }
 
 fn theirs(log: &Path, out: &Path) -> Took {
@@ -120,7 +128,7 @@ fn main() {
     let (ours_out, theirs_out) = (dir.path().join("ours.json"), dir.path().join("report.json"));
     let s = |d: Duration| format!("{:.2} s", d.as_secs_f64());
     // Peak memory first, while botscope is the only child so far.
-    let first = ours(&log, &ours_out);
+    let first = ours(&log, &ours_out, None);
     let peak_kb = getrusage(UsageWho::RUSAGE_CHILDREN)
         .expect("getrusage")
         .max_rss();
@@ -165,28 +173,47 @@ fn main() {
             }
         })
     });
+    let robots = std::env::var_os("BOTSCOPE_BENCH_ROBOTS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/robots/www.ebay.com.txt")
+        });
+    println!("  --robots {}", robots.display());
     let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+    let (mut with_robots, mut over_plain) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
         let g = theirs(&log, &theirs_out);
-        let b = ours(&log, &ours_out);
+        let b = ours(&log, &ours_out, None);
+        let r = ours(&log, &ours_out, Some(&robots));
         let (w, c) = (ratio(g.wall, b.wall), ratio(g.cpu, b.cpu));
+        let (rw, over) = (ratio(g.wall, r.wall), ratio(r.wall, b.wall));
         println!(
             "  round {round}: goaccess (TZ=UTC) {} (processor {})  botscope {} (processor {})  \
-             ratio {w:.1}x (processor {c:.1}x)",
+             ratio {w:.1}x (processor {c:.1}x)  with --robots {} (processor {}) ratio {rw:.1}x, \
+             {:+.0}% over the plain run",
             s(g.wall),
             s(g.cpu),
             s(b.wall),
             s(b.cpu),
+            s(r.wall),
+            s(r.cpu),
+            (over - 1.0) * 100.0,
         );
         walls.push(w);
         cpus.push(c);
+        with_robots.push(rw);
+        over_plain.push(over);
     }
     stop.store(true, Ordering::Relaxed);
     if let Some(t) = neighbour {
         t.join().expect("the neighbour thread");
     }
     // The wall line as it always read; the processor line beside it.
-    for (what, mut ratios) in [("ratio", walls), ("processor-time ratio", cpus)] {
+    for (what, mut ratios) in [
+        ("ratio", walls),
+        ("processor-time ratio", cpus),
+        ("ratio with --robots", with_robots),
+    ] {
         ratios.sort_by(f64::total_cmp);
         println!(
             "  {what} (goaccess / botscope): median {:.1}x (lowest {:.1}x, highest {:.1}x)",
@@ -195,4 +222,12 @@ fn main() {
             ratios[ratios.len() - 1]
         );
     }
+    over_plain.sort_by(f64::total_cmp);
+    let pct = |x: f64| (x - 1.0) * 100.0;
+    println!(
+        "  --robots over the plain run: median {:+.0}% (lowest {:+.0}%, highest {:+.0}%)",
+        pct(over_plain[over_plain.len() / 2]),
+        pct(over_plain[0]),
+        pct(over_plain[over_plain.len() - 1])
+    );
 }

@@ -30,12 +30,29 @@ pub trait Identify: Sync {
     fn identify(&self, user_agent: Option<&str>) -> Agent;
 }
 
+/// What [`Policy::groups`] found for a token: the policy's own numbers
+/// (one per version of robots.txt), shared by every User-Agent of the
+/// token.
+pub type Groups = std::sync::Arc<[u32]>;
+
 /// The site's robots.txt over time; implemented by the caller over the
 /// robots.txt engine.
 pub trait Policy: Sync {
     /// Whether the group of `token` (`None`: the `*` group) disallowed
     /// `target` at `time`; `None` when no robots.txt was in force then.
     fn disallowed(&self, token: Option<&str>, target: &str, time: i64) -> Option<bool>;
+    /// The groups of `token` in every version, found once per distinct
+    /// User-Agent for [`Policy::disallowed_in`], which then judges each
+    /// request without finding them again; `None` (the default): each
+    /// request is asked of [`Policy::disallowed`] by its token.
+    fn groups(&self, _token: Option<&str>) -> Option<Groups> {
+        None
+    }
+    /// [`Policy::disallowed`] for a token whose groups [`Policy::groups`]
+    /// found: the same answer.
+    fn disallowed_in(&self, _groups: &Groups, _target: &str, _time: i64) -> Option<bool> {
+        None
+    }
     /// The Crawl-delay, in seconds, for `token` at `time`.
     fn crawl_delay(&self, token: Option<&str>, time: i64) -> Option<f64>;
     /// What the group of `token` asks at `time`, for compliance by

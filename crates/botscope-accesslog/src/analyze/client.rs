@@ -450,10 +450,15 @@ pub struct Client {
     pub(super) more_paths: bool,
     /// The address.
     pub ip: IpAddr,
-    /// Requests judged against robots.txt.
+    /// Requests judged against robots.txt (counted when the fold ends,
+    /// from the requests, robots.txt fetches and `unjudged`: a request
+    /// touches no counter of its own for being judged).
     pub judged: u32,
     /// Requests the client's robots.txt group disallowed.
     pub disallowed: u32,
+    /// Requests other than for robots.txt that no version of robots.txt
+    /// in force could judge.
+    pub(super) unjudged: u32,
     pub(super) agent: u32,
     /// HEAD requests.
     pub head: u32,
@@ -496,6 +501,7 @@ impl Client {
             absolute: 0,
             judged: 0,
             disallowed: 0,
+            unjudged: 0,
             prev: t,
             prev_chunk: u32::MAX,
             paths: [0; 2],
@@ -580,6 +586,7 @@ impl Client {
         add(&mut self.absolute, o.absolute);
         add(&mut self.judged, o.judged);
         add(&mut self.disallowed, o.disallowed);
+        add(&mut self.unjudged, o.unjudged);
         for p in o.paths.into_iter().filter(|p| *p != 0) {
             if self.more_paths {
                 break;

@@ -25,6 +25,9 @@ pub struct Partial {
     /// For each agent: it is a robot's. Dense, so that a browser's request
     /// does not read its agent (a cache miss in a busy log).
     pub(super) robot: Vec<bool>,
+    /// For each agent: its token's groups in the policy
+    /// ([`Policy::groups`]), found once for all its requests.
+    pub(super) agent_groups: Vec<Option<Groups>>,
     /// Each agent's User-Agent hashed ([`ua_hash`]).
     pub(super) agent_hash: Vec<u64>,
     /// Agents by [`ua_hash`] (no User-Agent is an agent too).
@@ -49,6 +52,7 @@ impl Default for Partial {
             agent_ua: Vec::new(),
             agents: Vec::new(),
             robot: Vec::new(),
+            agent_groups: Vec::new(),
             agent_hash: Vec::new(),
             agent_ix: HashTable::new(),
             client_ix: HashTable::new(),
@@ -286,7 +290,15 @@ impl<'a> Analyzer<'a> {
             None => {
                 let a = match p.find_agent(ua, uh) {
                     Some(a) => a,
-                    None => p.add_agent(ua.map(Into::into), uh, self.identify.identify(ua)),
+                    None => {
+                        let agent = self.identify.identify(ua);
+                        let groups = if self.judges {
+                            self.policy.groups(agent.token.as_deref())
+                        } else {
+                            None
+                        };
+                        p.add_agent(ua.map(Into::into), uh, agent, groups)
+                    }
                 };
                 Some(p.add_client(Client::new(r.ip, a, r.time)))
             }
@@ -391,26 +403,38 @@ impl<'a> Analyzer<'a> {
         }
         // robots.txt itself is always allowed (RFC 9309 2.2.2).
         let mut closed = false;
-        if kind != PathKind::RobotsTxt
-            && self.judges
-            && let Some(d) =
-                self.policy
-                    .disallowed(p.agents[a as usize].token.as_deref(), target, r.time)
-        {
+        if kind != PathKind::RobotsTxt && self.judges {
+            let verdict = match &p.agent_groups[a as usize] {
+                Some(g) => self.policy.disallowed_in(g, target, r.time),
+                None => {
+                    let token = p.agents[a as usize].token.as_deref();
+                    self.policy.disallowed(token, target, r.time)
+                }
+            };
             let c = p.folded.clients.get_mut(ci);
-            inc(&mut c.judged);
-            if d {
+            if verdict.is_none() {
+                inc(&mut c.unjudged);
+            }
+            if verdict == Some(true) {
                 closed = true;
+                // A client's samples are its first closed requests: a
+                // client that has them all needs no look at them.
+                let full = c.disallowed as usize >= CLIENT_SAMPLES;
                 inc(&mut c.disallowed);
-                let k = crate::answer_of(r.status);
-                inc(&mut p.folded.closed_answers.entry(ci).or_default()[k]);
-                let s = p.folded.disallowed_samples.entry(ci).or_default();
-                if s.len() < CLIENT_SAMPLES {
-                    s.push(Example {
-                        line,
-                        time: r.time,
-                        target: clip(target).to_owned(),
-                    });
+                // Enforcement is measured on robots' requests only.
+                if robot {
+                    let k = crate::answer_of(r.status);
+                    inc(&mut p.folded.closed_answers.entry(ci).or_default()[k]);
+                }
+                if !full {
+                    let s = p.folded.disallowed_samples.entry(ci).or_default();
+                    if s.len() < CLIENT_SAMPLES {
+                        s.push(Example {
+                            line,
+                            time: r.time,
+                            target: clip(target).to_owned(),
+                        });
+                    }
                 }
             }
         }
@@ -443,6 +467,14 @@ impl<'a> Analyzer<'a> {
     /// ([`Clients::history`] reads them): taking them back into each
     /// client would grow each one's history, an allocation each.
     pub fn into_partial(mut self) -> Partial {
+        if self.judges {
+            let clients = &mut self.part.folded.clients;
+            for k in 0..clients.len() {
+                let c = clients.get_mut(k as u32);
+                let judged = c.requests - u64::from(c.robots_txt) - u64::from(c.unjudged);
+                c.judged = u32::try_from(judged).unwrap_or(u32::MAX);
+            }
+        }
         self.part.set_aside();
         self.part
     }
@@ -553,9 +585,16 @@ impl Partial {
     }
 
     /// Adds an agent not yet known, its User-Agent's hash `h`.
-    fn add_agent(&mut self, ua: Option<Box<str>>, h: u64, agent: Agent) -> u32 {
+    fn add_agent(
+        &mut self,
+        ua: Option<Box<str>>,
+        h: u64,
+        agent: Agent,
+        groups: Option<Groups>,
+    ) -> u32 {
         let i = self.agents.len() as u32;
         self.robot.push(agent.robot.is_some());
+        self.agent_groups.push(groups);
         self.agent_ua.push(ua);
         self.agents.push(agent);
         self.agent_hash.push(h);
@@ -620,14 +659,15 @@ impl Partial {
         let mut agent_map: Vec<u32> = Vec::with_capacity(o.agents.len());
         let hashes = std::mem::take(&mut o.agent_hash);
         let uas = std::mem::take(&mut o.agent_ua);
-        for ((ua, agent), h) in uas
+        for (((ua, agent), h), groups) in uas
             .into_iter()
             .zip(std::mem::take(&mut o.agents))
             .zip(hashes)
+            .zip(std::mem::take(&mut o.agent_groups))
         {
             let i = match self.find_agent(ua.as_deref(), h) {
                 Some(i) => i,
-                None => self.add_agent(ua, h, agent),
+                None => self.add_agent(ua, h, agent, groups),
             };
             agent_map.push(i);
         }
