@@ -89,6 +89,9 @@ pub enum Error {
     /// A file could not be written safely.
     #[error(transparent)]
     File(#[from] botscope_os::Error),
+    /// The worker threads could not be started.
+    #[error("cannot start the worker threads: {0}")]
+    Threads(String),
     /// A date that is not one.
     #[error("{what}: {value:?} is not a date (YYYY-MM-DD or RFC 3339)")]
     NotADate {

@@ -2,7 +2,7 @@
 //! the calling thread, parsed and folded by `threads` worker threads, the
 //! partials merged and the clients classified.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use botscope_accesslog::{
     Analysis, Analyzer, Identify, Input, LOOKAHEAD, LogFormat, Malformed, Partial, Policy, Record,
@@ -14,6 +14,52 @@ use crate::{Error, Progress, Warning};
 
 /// Lines examined to detect the log format.
 const DETECT_LINES: usize = 50;
+
+/// Worker threads kept from one read to the next, each set used by one
+/// read at a time. A server that analyses upload after upload folds
+/// them on the same threads, and what each thread's libraries keep for
+/// it (a regular expression's per-thread search caches) is kept once:
+/// new threads for each upload left the earlier threads' caches behind,
+/// and the server grew by tens of megabytes over its first uploads.
+static IDLE: Mutex<Vec<rayon::ThreadPool>> = Mutex::new(Vec::new());
+
+/// A set of at least `n` worker threads, this read's alone until it is
+/// dropped (then idle for the next read).
+struct Workers(Option<rayon::ThreadPool>);
+
+impl Workers {
+    fn take(n: usize) -> Result<Workers, Error> {
+        let idle = {
+            let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
+            idle.iter()
+                .position(|p| p.current_num_threads() >= n)
+                .map(|i| idle.swap_remove(i))
+        };
+        let pool = match idle {
+            Some(p) => p,
+            None => rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .thread_name(|i| format!("botscope-fold-{i}"))
+                .build()
+                .map_err(|e| Error::Threads(e.to_string()))?,
+        };
+        Ok(Workers(Some(pool)))
+    }
+
+    fn pool(&self) -> &rayon::ThreadPool {
+        self.0
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("taken until dropped"))
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            IDLE.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+        }
+    }
+}
 
 /// How to read the logs.
 #[derive(Debug, Clone)]
@@ -252,49 +298,47 @@ pub fn read(
     let plausible_until = now.saturating_add(botscope_accesslog::CLOCK_SKEW);
     let shared = crate::identify::Shared::new(identify);
     let identify: &dyn Identify = &shared;
-    let partials: Vec<Partial> = std::thread::scope(|s| {
-        let workers: Vec<_> = rxs
-            .into_iter()
-            .enumerate()
-            .map(|(me, rx)| {
-                let back = back_tx.clone();
-                s.spawn(move || {
-                    let mut an = Analyzer::new(identify, policy, window)
-                        .with_plausible(Window {
-                            since: Some(botscope_accesslog::PLAUSIBLE_SINCE),
-                            until: Some(plausible_until),
-                        })
-                        .with_max_clients(max_clients)
-                        .with_signatures(signatures);
-                    for work in rx {
-                        let (format, seq, offset, chunk, plan) = &*work;
-                        an.begin_chunk(*seq);
-                        match plan {
-                            Plan::Whole(t) if *t == me => {
-                                fold_lines(&mut an, format, *offset, input::lines(chunk));
-                            }
-                            Plan::Whole(_) => {}
-                            Plan::Split(per) => {
-                                let bytes = chunk.bytes();
-                                fold_lines(
-                                    &mut an,
-                                    format,
-                                    *offset,
-                                    per[me].iter().map(|l| {
-                                        (chunk.first_line + u64::from(l.n), l.bytes(bytes))
-                                    }),
-                                );
-                            }
+    let workers = Workers::take(threads)?;
+    let done: Vec<Mutex<Option<Partial>>> = (0..threads).map(|_| Mutex::new(None)).collect();
+    workers.pool().in_place_scope(|s| {
+        for ((me, rx), done) in rxs.into_iter().enumerate().zip(&done) {
+            let back = back_tx.clone();
+            s.spawn(move |_| {
+                let mut an = Analyzer::new(identify, policy, window)
+                    .with_plausible(Window {
+                        since: Some(botscope_accesslog::PLAUSIBLE_SINCE),
+                        until: Some(plausible_until),
+                    })
+                    .with_max_clients(max_clients)
+                    .with_signatures(signatures);
+                for work in rx {
+                    let (format, seq, offset, chunk, plan) = &*work;
+                    an.begin_chunk(*seq);
+                    match plan {
+                        Plan::Whole(t) if *t == me => {
+                            fold_lines(&mut an, format, *offset, input::lines(chunk));
                         }
-                        // The last thread done with a chunk sends its buffer back.
-                        if let Some((_, _, _, chunk, _)) = Arc::into_inner(work) {
-                            let _ = back.send(chunk.into_buffer());
+                        Plan::Whole(_) => {}
+                        Plan::Split(per) => {
+                            let bytes = chunk.bytes();
+                            fold_lines(
+                                &mut an,
+                                format,
+                                *offset,
+                                per[me]
+                                    .iter()
+                                    .map(|l| (chunk.first_line + u64::from(l.n), l.bytes(bytes))),
+                            );
                         }
                     }
-                    an.into_partial()
-                })
-            })
-            .collect();
+                    // The last thread done with a chunk sends its buffer back.
+                    if let Some((_, _, _, chunk, _)) = Arc::into_inner(work) {
+                        let _ = back.send(chunk.into_buffer());
+                    }
+                }
+                *done.lock().unwrap_or_else(|e| e.into_inner()) = Some(an.into_partial());
+            });
+        }
         // Chunk sequence numbers, across inputs.
         let mut seq = 0u32;
         let shares = Shares::new(threads);
@@ -344,11 +388,13 @@ pub fn read(
             });
         }
         drop(txs);
-        workers
-            .into_iter()
-            .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
     });
+    drop(workers);
+    // Every worker ended (a panic in one is raised by the scope).
+    let partials: Vec<Partial> = done
+        .into_iter()
+        .filter_map(|d| d.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect();
     // The shared answers (one per distinct User-Agent, up to 100,000) are
     // freed beside the merge rather than before or after it.
     let analysis = std::thread::scope(|s| {

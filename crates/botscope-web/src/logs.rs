@@ -252,8 +252,12 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
                 runtime: &runtime,
                 max: *max,
             });
-            analyse_against(&on, &name, source, robots, dns, true, threads)
-                .map_err(|e| e.to_string())
+            let view = analyse_against(&on, &name, source, robots, dns, true, threads);
+            // The analysis's structures are dropped: their memory goes
+            // back to the system, so that the server's size after an
+            // upload is what it keeps, upload after upload.
+            botscope_os::release_free_memory();
+            view.map_err(|e| e.to_string())
         })
         .await;
     match analysed {
