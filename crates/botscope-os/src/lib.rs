@@ -268,14 +268,84 @@ fn open_follow_nonblocking(path: &Path) -> io::Result<File> {
 /// `path`, which [`AtomicFile::commit`] renames over `path`. Dropped
 /// without a commit, the temporary file is removed and `path` is left as
 /// it was.
+///
+/// A stream the user names (`--out /dev/null`, `/dev/stdout`, a FIFO) is
+/// written as it is: a character device or a FIFO at `path`, or reached
+/// through a link in a directory only its owner (root) may change, such
+/// as `/dev/stdout`. Renaming a file over `/dev/null` would replace the
+/// device for every program on the machine.
 pub struct AtomicFile {
-    w: BufWriter<tempfile::NamedTempFile>,
+    w: BufWriter<Target>,
     path: PathBuf,
+}
+
+/// Where an [`AtomicFile`]'s bytes go.
+enum Target {
+    Temp(tempfile::NamedTempFile),
+    Stream(File),
+}
+
+impl Write for Target {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Target::Temp(f) => f.write(buf),
+            Target::Stream(f) => f.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Target::Temp(f) => f.flush(),
+            Target::Stream(f) => f.flush(),
+        }
+    }
+}
+
+/// `path` is a stream to write as it is (see [`AtomicFile`]).
+#[cfg(unix)]
+fn is_stream(path: &Path) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let stream = |m: &std::fs::Metadata| {
+        let t = m.file_type();
+        t.is_char_device() || t.is_fifo()
+    };
+    let Ok(here) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if stream(&here) {
+        return true;
+    }
+    if !here.file_type().is_symlink() {
+        return false;
+    }
+    // A link only root could have placed: its directory is root's and
+    // no one else may write in it (not `/tmp`, where anyone may).
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let guarded = std::fs::metadata(dir).is_ok_and(|d| d.uid() == 0 && d.mode() & 0o022 == 0);
+    guarded && std::fs::metadata(path).is_ok_and(|m| stream(&m))
+}
+
+#[cfg(not(unix))]
+fn is_stream(_: &Path) -> bool {
+    false
 }
 
 impl AtomicFile {
     /// Starts writing `path`, creating its directory when missing.
     pub fn create(path: &Path) -> Result<AtomicFile, Error> {
+        if is_stream(path) {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(io_at(path))?;
+            return Ok(AtomicFile {
+                w: BufWriter::with_capacity(1 << 16, Target::Stream(f)),
+                path: path.to_path_buf(),
+            });
+        }
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -292,7 +362,7 @@ impl AtomicFile {
         }
         let tmp = builder.tempfile_in(dir).map_err(io_at(dir))?;
         Ok(AtomicFile {
-            w: BufWriter::with_capacity(1 << 16, tmp),
+            w: BufWriter::with_capacity(1 << 16, Target::Temp(tmp)),
             path: path.to_path_buf(),
         })
     }
@@ -303,15 +373,21 @@ impl AtomicFile {
     }
 
     /// Syncs the bytes and renames the temporary file over the target (a
-    /// symlink at the target is replaced, never followed).
+    /// symlink at the target is replaced, never followed); a stream is
+    /// flushed.
     pub fn commit(self) -> Result<(), Error> {
         let path = self.path;
-        let tmp = self
+        let target = self
             .w
             .into_inner()
             .map_err(|e| io_at(&path)(e.into_error()))?;
-        tmp.as_file().sync_all().map_err(io_at(&path))?;
-        tmp.persist(&path).map_err(|e| io_at(&path)(e.error))?;
+        match target {
+            Target::Temp(tmp) => {
+                tmp.as_file().sync_all().map_err(io_at(&path))?;
+                tmp.persist(&path).map_err(|e| io_at(&path)(e.error))?;
+            }
+            Target::Stream(mut f) => f.flush().map_err(io_at(&path))?,
+        }
         Ok(())
     }
 }
@@ -736,6 +812,75 @@ fn is_loop(_: &io::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found: `logs analyze --out /dev/null` run as root renamed a
+    /// regular file over `/dev/null`, and every program on the machine
+    /// then wrote into that file. A FIFO, a character device and a link
+    /// to one that only root could have placed are written as they are;
+    /// a link in a directory anyone may write is still replaced, never
+    /// followed.
+    #[cfg(unix)]
+    #[test]
+    fn a_stream_the_user_names_is_written_not_replaced() {
+        use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+        let dir = tempfile::tempdir().expect("dir");
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).expect("read the fifo"))
+        };
+        write_atomic(&fifo, b"through the pipe\n").expect("written");
+        let kind = std::fs::symlink_metadata(&fifo)
+            .expect("still there")
+            .file_type();
+        assert!(kind.is_fifo(), "the FIFO is still a FIFO");
+        assert_eq!(reader.join().expect("reader"), b"through the pipe\n");
+        // A device node (root may make one): written, still a device.
+        let null = dir.path().join("null");
+        let root = std::process::Command::new("mknod")
+            .arg(&null)
+            .args(["c", "1", "3"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if root {
+            write_atomic(&null, b"gone").expect("written");
+            let kind = std::fs::symlink_metadata(&null).expect("there").file_type();
+            assert!(kind.is_char_device(), "the device is still a device");
+            // A link to it in a directory only root may change (as
+            // /dev/stdout is): followed.
+            let guarded = dir.path().join("guarded");
+            std::fs::create_dir(&guarded).expect("dir");
+            std::fs::set_permissions(&guarded, std::fs::Permissions::from_mode(0o755))
+                .expect("mode");
+            let link = guarded.join("out");
+            std::os::unix::fs::symlink(&null, &link).expect("link");
+            write_atomic(&link, b"gone").expect("written");
+            assert!(
+                std::fs::symlink_metadata(&link)
+                    .expect("there")
+                    .file_type()
+                    .is_symlink()
+            );
+        }
+        // A link to the FIFO where anyone may write: replaced, not
+        // followed (whoever placed it does not choose where bytes go).
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).expect("dir");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("mode");
+        let planted = open.join("report.json");
+        std::os::unix::fs::symlink(&fifo, &planted).expect("link");
+        write_atomic(&planted, b"{}").expect("written");
+        let kind = std::fs::symlink_metadata(&planted)
+            .expect("there")
+            .file_type();
+        assert!(kind.is_file(), "the planted link was replaced by the file");
+        assert_eq!(std::fs::read(&planted).expect("read"), b"{}");
+    }
 
     #[test]
     fn open_append_refuses_a_link_and_what_is_not_a_file() {
