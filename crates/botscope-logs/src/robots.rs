@@ -341,7 +341,14 @@ impl Policy for RobotsTxt {
         let v = self.index_at(time)?;
         let m = &self.versions[v].1;
         let ix = self.indexes[v].indexed(m, *groups.get(v)?);
-        let path = path_of(target.as_bytes());
+        // A log's target is nearly always a path already: then only a
+        // `#` ends it early (as `path_of` finds).
+        let t = target.as_bytes();
+        let path = if t.first() == Some(&b'/') && t.get(1) != Some(&b'/') {
+            std::borrow::Cow::Borrowed(&t[..memchr::memchr(b'#', t).unwrap_or(t.len())])
+        } else {
+            path_of(t)
+        };
         Some(!m.check_indexed(ix, &path, &mut 0).allowed)
     }
 
@@ -443,6 +450,14 @@ mod tests {
             "http://example.com/feed/",
             "/%7Euser/ws/",
             "/robots.txt",
+            "/a#b",
+            "/#",
+            "//example.com/a/b",
+            "//example.com",
+            "/brw/x#frag",
+            "",
+            "?q",
+            "example.com/brw/",
         ];
         let tokens = [
             None,
