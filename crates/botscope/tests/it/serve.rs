@@ -22,21 +22,21 @@ fn get(addr: &str, path: &str) -> (u16, String) {
     (status, out)
 }
 
-#[test]
-fn serve_runs_the_demo_and_stops_on_sigterm() {
+/// `botscope serve --listen ADDR` with `args`, in a home of its own,
+/// once it says it serves: the child, its standard error (read up to
+/// there) and what it said so far.
+struct Serving {
+    child: std::process::Child,
+    err: BufReader<std::process::ChildStderr>,
+    seen: String,
+    _home: tempfile::TempDir,
+}
+
+fn serve(addr: &str, args: &[&str]) -> Serving {
     let home = botscope_testkit::tempdir();
-    let port = botscope_testkit::free_port();
-    let addr = format!("127.0.0.1:{port}");
     let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
-        .args([
-            "serve",
-            "--listen",
-            &addr,
-            "--demo-sites",
-            "100",
-            "--header-timeout",
-            "1s",
-        ])
+        .args(["serve", "--listen", addr])
+        .args(args)
         .env("HOME", home.path())
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_DATA_HOME")
@@ -57,6 +57,24 @@ fn serve_runs_the_demo_and_stops_on_sigterm() {
         }
         assert!(started.elapsed() < Duration::from_secs(300), "{seen}");
     }
+    Serving {
+        child,
+        err,
+        seen,
+        _home: home,
+    }
+}
+
+#[test]
+fn serve_runs_the_demo_and_stops_on_sigterm() {
+    let port = botscope_testkit::free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let Serving {
+        mut child,
+        mut err,
+        seen,
+        _home,
+    } = serve(&addr, &["--demo-sites", "100", "--header-timeout", "1s"]);
     let (status, body) = get(&addr, "/search?q=site%3Aebay.com");
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("www.ebay.com"));
@@ -279,31 +297,11 @@ fn resident_kb(pid: u32) -> u64 {
 /// that stayed after each upload).
 #[test]
 fn uploads_in_a_row_leave_the_server_its_size() {
-    let home = botscope_testkit::tempdir();
     let port = botscope_testkit::free_port();
     let addr = format!("127.0.0.1:{port}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
-        .args(["serve", "--listen", &addr, "--demo-sites", "5"])
-        // Only the newest report kept: what stays is the server's own.
-        .args(["--uploads-memory", "1"])
-        .env("HOME", home.path())
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("XDG_CACHE_HOME")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        assert!(err.read_line(&mut line).unwrap() > 0, "serve ended: {seen}");
-        seen.push_str(&line);
-        if line.contains("serving on http://") {
-            break;
-        }
-    }
+    // Only the newest report kept: what stays is the server's own.
+    let mut s = serve(&addr, &["--demo-sites", "5", "--uploads-memory", "1"]);
+    let child = &mut s.child;
     // 150,000 clients, each a made-up robot: the heaviest shape an
     // upload has (a client, an agent and a robot's counters each).
     let mut log = Vec::new();
