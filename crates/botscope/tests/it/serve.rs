@@ -277,12 +277,13 @@ fn honeypot_refuses_a_log_that_is_a_symbolic_link() {
     assert_eq!(std::fs::read(&target).unwrap(), b"keep\n");
 }
 
-/// The server's resident memory, from `/proc`.
+/// The server's resident anonymous memory (its heap, not the pages of
+/// its binary and of files it maps), from `/proc`.
 fn resident_kb(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix("RssAnon:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap()
 }
@@ -294,7 +295,8 @@ fn resident_kb(pid: u32) -> u64 {
 /// others. Now what an analysis frees goes back to the system when it
 /// ends: uploads in a row leave the server about the size it was (this
 /// log's analysis peaks about 190 MB above it; before, 125 to 170 MB of
-/// that stayed after each upload).
+/// that stayed after each upload; now 0 to 20 MB on a quiet machine, up
+/// to about 50 beside other work).
 #[test]
 fn uploads_in_a_row_leave_the_server_its_size() {
     let port = botscope_testkit::free_port();
@@ -347,7 +349,7 @@ fn uploads_in_a_row_leave_the_server_its_size() {
     let _ = child.wait();
     for (k, kb) in after.iter().enumerate() {
         assert!(
-            *kb < before + 40 * 1024,
+            *kb < before + 64 * 1024,
             "after upload {}: {} MB, before the first {} MB (all: {:?} kB)",
             k + 1,
             kb / 1024,
