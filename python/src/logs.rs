@@ -167,6 +167,7 @@ fn analyze_logs<'py>(
             window,
             threads,
             max_clients: botscope_accesslog::MAX_CLIENTS,
+            keep_threads: false,
         };
         let sources = files.into_iter().map(Source::File).collect();
         let read = job

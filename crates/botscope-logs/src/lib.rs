@@ -16,7 +16,7 @@
 //! "#;
 //! let registry = botscope_botid::Registry::bundled();
 //! let job = Job::new(&registry, Default::default(), 1).unwrap();
-//! let settings = Settings { format: None, window: Default::default(), threads: 1, max_clients: 1_000_000 };
+//! let settings = Settings { format: None, window: Default::default(), threads: 1, max_clients: 1_000_000, keep_threads: false };
 //! let source = Source::Reader("access.log".into(), Box::new(&log[..]));
 //! let read = job.read(vec![source], &settings, &NoProgress).unwrap();
 //! // Offline: no FCrDNS evidence; the published addresses decide.

@@ -74,6 +74,10 @@ pub struct Settings {
     /// by default); past them requests count for the site only, and the
     /// report's `untracked` says how many.
     pub max_clients: usize,
+    /// Fold on worker threads kept from one read to the next (a server
+    /// that reads upload after upload: what libraries keep per thread is
+    /// kept once); otherwise on threads of this read's own.
+    pub keep_threads: bool,
 }
 
 /// Which thread folds which line, decided by the reader once per chunk
@@ -298,47 +302,48 @@ pub fn read(
     let plausible_until = now.saturating_add(botscope_accesslog::CLOCK_SKEW);
     let shared = crate::identify::Shared::new(identify);
     let identify: &dyn Identify = &shared;
-    let workers = Workers::take(threads)?;
     let done: Vec<Mutex<Option<Partial>>> = (0..threads).map(|_| Mutex::new(None)).collect();
-    workers.pool().in_place_scope(|s| {
-        for ((me, rx), done) in rxs.into_iter().enumerate().zip(&done) {
-            let back = back_tx.clone();
-            s.spawn(move |_| {
-                let mut an = Analyzer::new(identify, policy, window)
-                    .with_plausible(Window {
-                        since: Some(botscope_accesslog::PLAUSIBLE_SINCE),
-                        until: Some(plausible_until),
-                    })
-                    .with_max_clients(max_clients)
-                    .with_signatures(signatures);
-                for work in rx {
-                    let (format, seq, offset, chunk, plan) = &*work;
-                    an.begin_chunk(*seq);
-                    match plan {
-                        Plan::Whole(t) if *t == me => {
-                            fold_lines(&mut an, format, *offset, input::lines(chunk));
-                        }
-                        Plan::Whole(_) => {}
-                        Plan::Split(per) => {
-                            let bytes = chunk.bytes();
-                            fold_lines(
-                                &mut an,
-                                format,
-                                *offset,
-                                per[me]
-                                    .iter()
-                                    .map(|l| (chunk.first_line + u64::from(l.n), l.bytes(bytes))),
-                            );
-                        }
-                    }
-                    // The last thread done with a chunk sends its buffer back.
-                    if let Some((_, _, _, chunk, _)) = Arc::into_inner(work) {
-                        let _ = back.send(chunk.into_buffer());
-                    }
+    // One worker: folds the lines the plans give it, and leaves its
+    // partial analysis in `done`.
+    let worker = |me: usize,
+                  rx: crossbeam_channel::Receiver<Work>,
+                  back: crossbeam_channel::Sender<Vec<u8>>| {
+        let mut an = Analyzer::new(identify, policy, window)
+            .with_plausible(Window {
+                since: Some(botscope_accesslog::PLAUSIBLE_SINCE),
+                until: Some(plausible_until),
+            })
+            .with_max_clients(max_clients)
+            .with_signatures(signatures);
+        for work in rx {
+            let (format, seq, offset, chunk, plan) = &*work;
+            an.begin_chunk(*seq);
+            match plan {
+                Plan::Whole(t) if *t == me => {
+                    fold_lines(&mut an, format, *offset, input::lines(chunk));
                 }
-                *done.lock().unwrap_or_else(|e| e.into_inner()) = Some(an.into_partial());
-            });
+                Plan::Whole(_) => {}
+                Plan::Split(per) => {
+                    let bytes = chunk.bytes();
+                    fold_lines(
+                        &mut an,
+                        format,
+                        *offset,
+                        per[me]
+                            .iter()
+                            .map(|l| (chunk.first_line + u64::from(l.n), l.bytes(bytes))),
+                    );
+                }
+            }
+            // The last thread done with a chunk sends its buffer back.
+            if let Some((_, _, _, chunk, _)) = Arc::into_inner(work) {
+                let _ = back.send(chunk.into_buffer());
+            }
         }
+        *done[me].lock().unwrap_or_else(|e| e.into_inner()) = Some(an.into_partial());
+    };
+    // The reader, on this thread: every input in chunks to every worker.
+    let reader = |txs: Vec<crossbeam_channel::Sender<Work>>| {
         // Chunk sequence numbers, across inputs.
         let mut seq = 0u32;
         let shares = Shares::new(threads);
@@ -388,8 +393,25 @@ pub fn read(
             });
         }
         drop(txs);
-    });
-    drop(workers);
+    };
+    if settings.keep_threads {
+        let workers = Workers::take(threads)?;
+        workers.pool().in_place_scope(|s| {
+            for (me, rx) in rxs.into_iter().enumerate() {
+                let back = back_tx.clone();
+                s.spawn(move |_| worker(me, rx, back));
+            }
+            reader(txs);
+        });
+    } else {
+        std::thread::scope(|s| {
+            for (me, rx) in rxs.into_iter().enumerate() {
+                let back = back_tx.clone();
+                s.spawn(move || worker(me, rx, back));
+            }
+            reader(txs);
+        });
+    }
     // Every worker ended (a panic in one is raised by the scope).
     let partials: Vec<Partial> = done
         .into_iter()

@@ -209,6 +209,8 @@ pub fn analyse_against(
         window: Default::default(),
         threads,
         max_clients: on.max_clients,
+        // Upload after upload on the same threads: the server stays its size.
+        keep_threads: true,
     };
     let read = job.read(vec![source], &settings, &NoProgress)?;
     let evidence = match dns {

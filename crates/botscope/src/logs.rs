@@ -64,6 +64,7 @@ async fn run(a: &LogInputArgs, lists: bool, settings: &Settings) -> Result<Analy
         },
         threads: a.threads.unwrap_or(settings.threads).max(1),
         max_clients: usize::try_from(a.max_clients).unwrap_or(usize::MAX),
+        keep_threads: false,
     };
     let files: Vec<PathBuf> = if a.files.is_empty() {
         if std::io::IsTerminal::is_terminal(&std::io::stdin()) {

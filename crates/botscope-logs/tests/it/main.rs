@@ -20,6 +20,7 @@ fn settings(threads: usize) -> Settings {
         window: Default::default(),
         threads,
         max_clients: botscope_accesslog::MAX_CLIENTS,
+        keep_threads: false,
     }
 }
 
@@ -54,6 +55,45 @@ fn the_thread_count_does_not_change_the_report() {
     for threads in [2, 3] {
         assert_eq!(report(&job, elastic(), threads), one, "{threads} threads");
     }
+}
+
+/// Worker threads kept from one read to the next (as the web server
+/// keeps them) fold as threads of the read's own, read after read and
+/// two reads at once (each holds its own set).
+#[test]
+fn kept_worker_threads_fold_as_threads_of_their_own() {
+    let registry = Registry::bundled();
+    let job = Job::new(&registry, RobotsTxt::default(), 2).expect("job");
+    let fresh = report(&job, elastic(), 2);
+    let kept = |threads: usize| {
+        let source = Source::Reader(
+            "elastic.log".into(),
+            Box::new(std::io::Cursor::new(elastic())),
+        );
+        let settings = Settings {
+            keep_threads: true,
+            ..settings(threads)
+        };
+        let read = job
+            .read(vec![source], &settings, &NoProgress)
+            .expect("read");
+        let o = job.finish(read, &HashMap::new(), &botscope_botid::NoOwners, false);
+        botscope_logs::render::json(&o.report)
+    };
+    for round in 0..3 {
+        assert_eq!(kept(2), fresh, "read {round}");
+    }
+    assert_eq!(
+        kept(1),
+        report(&job, elastic(), 1),
+        "a kept set larger than asked"
+    );
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| kept(2));
+        let b = s.spawn(|| kept(2));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert_eq!((a.as_str(), b.as_str()), (fresh.as_str(), fresh.as_str()));
 }
 
 /// The threads share a log's clients out by address; a log one client
