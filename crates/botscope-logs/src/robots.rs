@@ -91,11 +91,13 @@ pub struct RobotsTxt {
 /// along its path rather than a test of every rule of its groups.
 #[derive(Debug)]
 struct Indexes {
-    /// The names the file gives agents ([`Matcher::names`]), each with
-    /// its selection's slot, in the order [`pick_name`] tries them.
-    names: Vec<(Vec<u8>, u32)>,
-    /// Under Google's rules, the same by name (lower-cased): an agent's
-    /// product token finds its name without a test of each.
+    /// Under the 1996 draft, the names the file gives agents
+    /// ([`Matcher::names`]) in the order [`pick_name`] tries them, and
+    /// each name's slot.
+    names: Vec<Vec<u8>>,
+    name_slots: Vec<u32>,
+    /// Under Google's rules, each name's slot by the name (lower-cased):
+    /// an agent's product token finds its name without a test of each.
     by_name: HashMap<Vec<u8>, u32>,
     /// The slot of an agent no name selects.
     unnamed: u32,
@@ -113,18 +115,20 @@ impl Indexes {
                 (slots.len() - 1) as u32
             })
         };
-        let names: Vec<(Vec<u8>, u32)> = m
+        let named: Vec<(Vec<u8>, u32)> = m
             .names()
             .into_iter()
             .map(|(n, sel)| (n, slot(sel)))
             .collect();
         let unnamed = slot(m.unnamed());
-        let by_name = match m.semantics() {
-            Semantics::Google => names.iter().cloned().collect(),
-            Semantics::Draft1996 => HashMap::new(),
-        };
+        let (mut names, mut name_slots, mut by_name) = (Vec::new(), Vec::new(), HashMap::new());
+        match m.semantics() {
+            Semantics::Google => by_name = named.into_iter().collect(),
+            Semantics::Draft1996 => (names, name_slots) = named.into_iter().unzip(),
+        }
         Indexes {
             names,
+            name_slots,
             by_name,
             unnamed,
             slots,
@@ -140,16 +144,12 @@ impl Indexes {
                 .get(product_token(agent).to_ascii_lowercase().as_bytes())
                 .copied(),
             Semantics::Draft1996 => {
-                pick_name(Semantics::Draft1996, &self.names_only(), agent).map(|i| self.names[i].1)
+                pick_name(Semantics::Draft1996, &self.names, agent).map(|i| self.name_slots[i])
             }
         };
         let slot = named.unwrap_or(self.unnamed);
         self.indexed(m, slot);
         slot
-    }
-
-    fn names_only(&self) -> Vec<&[u8]> {
-        self.names.iter().map(|(n, _)| n.as_slice()).collect()
     }
 
     /// Slot `slot`'s index, made on first use (its cost is the rules of
@@ -341,14 +341,7 @@ impl Policy for RobotsTxt {
         let v = self.index_at(time)?;
         let m = &self.versions[v].1;
         let ix = self.indexes[v].indexed(m, *groups.get(v)?);
-        // A log's target is nearly always a path already: then only a
-        // `#` ends it early (as `path_of` finds).
-        let t = target.as_bytes();
-        let path = if t.first() == Some(&b'/') && t.get(1) != Some(&b'/') {
-            std::borrow::Cow::Borrowed(&t[..memchr::memchr(b'#', t).unwrap_or(t.len())])
-        } else {
-            path_of(t)
-        };
+        let path = path_of(target.as_bytes());
         Some(!m.check_indexed(ix, &path, &mut 0).allowed)
     }
 

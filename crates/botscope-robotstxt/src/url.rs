@@ -20,6 +20,11 @@ use std::borrow::Cow;
 /// ```
 pub fn path_of(url: &[u8]) -> Cow<'_, [u8]> {
     const ROOT: &[u8] = b"/";
+    // Already a path (as a log's request target nearly always is): only
+    // a `#` ends it early.
+    if url.first() == Some(&b'/') && url.get(1) != Some(&b'/') {
+        return Cow::Borrowed(&url[..memchr::memchr(b'#', url).unwrap_or(url.len())]);
+    }
     let from = if url.starts_with(b"//") { 2 } else { 0 };
     let rest = &url[from..];
     // The first `/`, `?` or `;`. A scheme's `://` counts only before any
