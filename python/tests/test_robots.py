@@ -4,6 +4,7 @@ exceptions."""
 
 import csv
 import gc
+import os
 
 import pytest
 
@@ -341,3 +342,10 @@ def test_the_type_stubs_name_what_the_module_has():
     public = {n for n in dir(_botscope) if not n.startswith("_")} | {"__version__"}
     assert public <= named, public - named
     assert (Path(botscope.__file__).parent / "py.typed").exists()
+
+
+def test_the_version_is_the_workspaces():
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    with open(os.path.join(root, "Cargo.toml"), encoding="utf-8") as f:
+        line = next(l for l in f if l.startswith('version = "'))
+    assert botscope.__version__ == line.split('"')[1]

@@ -11,6 +11,7 @@ mod inprocess;
 mod logs;
 mod package;
 mod policy;
+mod reference;
 mod research;
 mod serve;
 mod snapshots;
