@@ -509,6 +509,8 @@ pub struct FavorParams {
     pub category: Option<String>,
     /// `month` or `year` (default: by month up to three years).
     pub by: Option<String>,
+    /// The trend's method: `exact` (default), `somesite` or `cic`.
+    pub method: Option<String>,
     /// `all`: the page lists up to 300 robots instead of 25.
     pub rows: Option<String>,
 }
@@ -593,6 +595,21 @@ struct TrendJob {
     sem: Semantics,
     /// `None`: by month up to three years of versions, else by year.
     by: Option<botscope_index::By>,
+    method: botscope_index::studies::Method,
+}
+
+/// A trend's method by name: empty is the exact method; a name that is
+/// none of the three is a 400, never the exact method answered in silence.
+pub(crate) fn trend_method(m: Option<&str>) -> Result<botscope_index::studies::Method, Fail> {
+    match m.map(str::trim).filter(|m| !m.is_empty()) {
+        None => Ok(botscope_index::studies::Method::Exact),
+        Some(m) => botscope_index::studies::Method::parse(m).ok_or_else(|| {
+            Fail::BadRequest(format!(
+                "method `{}`: it is exact, somesite or cic",
+                botscope_text::field(m)
+            ))
+        }),
+    }
 }
 
 fn trend_job(app: &App, p: &FavorParams) -> Result<TrendJob, Fail> {
@@ -608,12 +625,14 @@ fn trend_job(app: &App, p: &FavorParams) -> Result<TrendJob, Fail> {
             ))
         })?),
     };
+    let method = trend_method(p.method.as_deref())?;
     let key = format!(
-        "{}\n{}\n{}\n{}",
+        "{}\n{}\n{}\n{}\n{}",
         agents.join(","),
         where_.as_deref().unwrap_or_default(),
         sem.as_str(),
-        by.map_or("", |b| b.as_str())
+        by.map_or("", |b| b.as_str()),
+        method.as_str()
     );
     Ok(TrendJob {
         key,
@@ -621,6 +640,7 @@ fn trend_job(app: &App, p: &FavorParams) -> Result<TrendJob, Fail> {
         where_,
         sem,
         by,
+        method,
     })
 }
 
@@ -650,7 +670,7 @@ async fn run_trend(app: &Arc<App>, j: TrendJob) -> Result<Arc<Trends>, Fail> {
                     where_: j.where_.as_deref(),
                     semantics: j.sem,
                     cohort: None,
-                    method: Default::default(),
+                    method: j.method,
                 },
             )
             .map_err(|e| Fail::index(e, j.where_.as_deref().unwrap_or_default()))

@@ -655,6 +655,12 @@ fn cell(d: botscope_index::Decision) -> Markup {
 pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -> Response {
     // Both read stored columns (favourability's bias terms, the
     // versions' restriction classes): the chart is computed on request.
+    // A method that is none of the three is the page's error, not the
+    // exact chart under another name.
+    if let Err(e) = api::trend_method(p.method.as_deref()) {
+        let body = html! { h1 { "Robots" } (robots_form(&p)) pre.error { (Text(e.detail())) } };
+        return page_with(&app, e.status(), "Robots", "/robots", body, None);
+    }
     let (favor, trends) = tokio::join!(api::favor_model(&app, &p), api::trends_model(&app, &p));
     let favor = match favor {
         Ok(f) => f,
@@ -677,6 +683,7 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
                 ("agent", p.agent.as_deref().unwrap_or_default()),
                 ("category", p.category.as_deref().unwrap_or_default()),
                 ("by", p.by.as_deref().unwrap_or_default()),
+                ("method", p.method.as_deref().unwrap_or_default()),
                 ("sort", sort),
                 ("rows", rows),
             ])
@@ -698,7 +705,13 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
             Ok(t) => {
                 p { "Share of sites whose robots.txt keeps "
                     @if t.agents.len() == 1 { code { (Text(&t.agents[0])) } } @else { "the group (" (t.agents.len()) " agents, the strictest per site)" }
-                    " out fully, partially or not at all, per " (t.by) "." }
+                    " out fully, partially or not at all, per " (t.by)
+                    @match t.method {
+                        "somesite" => { ", each file judged as Liu et al.'s script judges it (IMC 2025)" }
+                        "cic" => { ", each file judged as Consent in Crisis's parser read it (Longpre et al., 2024)" }
+                        _ => {}
+                    }
+                    "." }
                 (crate::chart::trends(t))
                 @if t.from_bodies > 0 {
                     p.muted { (t.from_bodies) " versions past the index's budget were read from their files." }
@@ -766,6 +779,11 @@ fn robots_form(p: &FavorParams) -> Markup {
                 option value="" { "month or year" }
                 @for (v, l) in [("month", "month"), ("year", "year"), ("crawl", "imported crawl")] {
                     option value=(v) selected[p.by.as_deref() == Some(v)] { (l) }
+                }
+            } }
+            label { "judged " select name="method" {
+                @for (v, l) in [("exact", "exactly (RFC 9309)"), ("somesite", "as Liu et al. (IMC 2025)"), ("cic", "as Consent in Crisis")] {
+                    option value=(v) selected[p.method.as_deref().unwrap_or("exact") == v] { (l) }
                 }
             } }
             input type="hidden" name="sort" value=(p.sort.as_deref().unwrap_or_default());

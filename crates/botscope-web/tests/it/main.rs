@@ -442,7 +442,7 @@ fn trends_by_crawl_answer_as_the_command_does() {
     drop(s);
     let running = start(Config {
         db: Some(botscope_store::StoreLocator::Sqlite(db)),
-        index: Some(ix),
+        index: Some(ix.clone()),
         ..demo_config()
     });
     let addr = running.addr;
@@ -469,6 +469,65 @@ fn trends_by_crawl_answer_as_the_command_does() {
         page.contains("by=crawl&amp;sort=robot"),
         "sort links keep by: {page}"
     );
+    // The studies' methods, as the library answers them; a method that is
+    // none of the three is a 400, not the exact method in silence.
+    for method in [
+        botscope_index::studies::Method::Somesite,
+        botscope_index::studies::Method::Cic,
+    ] {
+        let store = botscope_store::SqliteStore::open(&dir.path().join("store.db")).unwrap();
+        let want = botscope_index::Index::open(&ix)
+            .unwrap()
+            .trends_over(
+                Some(&store),
+                botscope_index::TrendsPlan {
+                    agents: &agents,
+                    by: botscope_index::By::Crawl,
+                    from: None,
+                    to: None,
+                    where_: None,
+                    semantics: botscope_robotstxt::Semantics::Google,
+                    cohort: None,
+                    method,
+                },
+            )
+            .unwrap();
+        let url = format!(
+            "/api/trends?agent=GPTBot&by=crawl&method={}",
+            method.as_str()
+        );
+        let r = get(addr, &url);
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.json(), serde_json::to_value(&want).unwrap(), "{url}");
+        assert_eq!(r.json()["method"], method.as_str());
+        let page = get(
+            addr,
+            &format!("/robots?agent=GPTBot&by=crawl&method={}", method.as_str()),
+        )
+        .body;
+        assert!(
+            page.contains(&format!("<option value=\"{}\" selected>", method.as_str())),
+            "{page}"
+        );
+        assert!(
+            page.contains(&format!("method={}&amp;sort=robot", method.as_str())),
+            "sort links keep the method: {page}"
+        );
+    }
+    let page = get(addr, "/robots?agent=GPTBot&by=crawl&method=cic").body;
+    assert!(
+        page.contains("as Consent in Crisis&#39;s parser read it")
+            || page.contains("as Consent in Crisis's parser read it"),
+        "{page}"
+    );
+    for bad in [
+        "/api/trends?agent=GPTBot&method=exactly",
+        "/robots?agent=GPTBot&method=CIC2",
+    ] {
+        let r = get(addr, bad);
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+        assert!(r.body.contains("exact, somesite or cic"), "{}", r.body);
+    }
     // Without a choice, by month over this short span.
     assert_eq!(get(addr, "/api/trends?agent=GPTBot").json()["by"], "month");
     // The demo's store imported no crawl.
