@@ -495,6 +495,47 @@ mod tests {
         assert!(past || somesite(body.as_bytes(), &agents).is_some());
     }
 
+    /// The choices docs/studies.md states ("Every choice stated"), each
+    /// under the three methods.
+    #[test]
+    fn each_stated_choice_holds() {
+        use Restriction::*;
+        let all = |body: &str| {
+            [Method::Exact, SOMESITE, CIC].map(|m| {
+                let (r, past) = m.judge(body.as_bytes(), &["GPTBot".to_owned()], Semantics::Google);
+                assert!(!past);
+                r[0]
+            })
+        };
+        // A byte-order mark: RFC 9309's parser and Google's matcher skip
+        // it; Consent in Crisis's parser got `requests`' text, which keeps
+        // it, and its first line then does not start `User-agent:`.
+        assert_eq!(
+            all("\u{feff}User-agent: GPTBot\nDisallow: /\n"),
+            [Full, Full, None]
+        );
+        // Without the mark, all three agree.
+        assert_eq!(all("User-agent: GPTBot\nDisallow: /\n"), [Full, Full, Full]);
+        // CR-only line ends: lines to RFC 9309, to Google's matcher and to
+        // splitlines(); one line to Somesite's probes (split at `\n`),
+        // whose second field (`GPTBot`) probes `/`.
+        assert_eq!(all("User-agent: GPTBot\rDisallow: /\r"), [Full, Full, Full]);
+        assert_eq!(
+            somesite_probes("User-agent: GPTBot\rDisallow: /\r"),
+            ["/", SOMESITE_DUMMY, "GPTBot"]
+        );
+        // A tab after `Disallow:`: whitespace to every parser; Somesite's
+        // probe is what lies between the colons (`\t/`), whose path is `/`.
+        assert_eq!(
+            all("User-agent: GPTBot\nDisallow:\t/\n"),
+            [Full, Full, Full]
+        );
+        assert_eq!(
+            somesite_probes("User-agent: GPTBot\nDisallow:\t/\n"),
+            ["\t/", "/", SOMESITE_DUMMY]
+        );
+    }
+
     #[test]
     fn methods_parse_as_they_print() {
         for m in [Method::Exact, Method::Somesite, Method::Cic] {

@@ -262,8 +262,23 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
         .await;
     match analysed {
         Ok(Ok(view)) => {
-            let id = app.add_log(view);
-            Redirect::to(&format!("/logs/{id}")).into_response()
+            // Kept, the oldest uploads let go, and what they held given
+            // back to the system before the answer: after each upload the
+            // server is the size of what it keeps.
+            let a = app.clone();
+            let kept = tokio::task::spawn_blocking(move || {
+                let id = a.add_log(view);
+                botscope_os::release_free_memory();
+                id
+            })
+            .await;
+            match kept {
+                Ok(id) => Redirect::to(&format!("/logs/{id}")).into_response(),
+                Err(e) => fail(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("the analysed log could not be kept: {e}"),
+                ),
+            }
         }
         Ok(Err(e)) => fail(StatusCode::UNPROCESSABLE_ENTITY, e),
         Err(e) => {

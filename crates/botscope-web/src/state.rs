@@ -288,19 +288,21 @@ impl App {
         let mut logs = self.logs.write().unwrap_or_else(|p| p.into_inner());
         logs.push(Arc::new(view));
         // The oldest uploads go until the kept ones are within both the
-        // count and the bytes (the newest is always kept).
+        // count and the bytes (the newest is always kept); they are
+        // dropped once the lock is released, not under it.
+        let mut gone = Vec::new();
         loop {
             let uploads: Vec<&Arc<LogView>> = logs.iter().filter(|l| l.uploaded).collect();
             let bytes: usize = uploads.iter().map(|l| l.size).sum();
             let over = uploads.len() > self.limits.uploads_kept
                 || (bytes > self.limits.uploads_bytes && uploads.len() > 1);
             match logs.iter().position(|l| l.uploaded) {
-                Some(i) if over => {
-                    logs.remove(i);
-                }
+                Some(i) if over => gone.push(logs.remove(i)),
                 _ => break,
             }
         }
+        drop(logs);
+        drop(gone);
         id
     }
 

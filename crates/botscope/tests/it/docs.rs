@@ -547,6 +547,26 @@ fn the_research_guides_commands_run_on_a_synthetic_store() {
     let csv = std::fs::read_to_string(dir.join("top10k.csv")).expect("top10k.csv");
     assert!(csv.starts_with("period,"), "{csv}");
     assert!(dir.join("analysis.parquet").is_file());
+    // The guide's join finds every exported version in the store's file.
+    let o = std::process::Command::new(crate::python())
+        .current_dir(&dir)
+        .args([
+            "-c",
+            "import duckdb; print(*duckdb.sql(\"SELECT count(*), count(v.hash) FROM 'analysis.parquet' a \
+             LEFT JOIN 'versions.parquet' v ON v.host = a.host AND v.first_seen = a.first_seen \
+             AND v.hash = 'blake3:' || lower(hex(a.hash))\").fetchall()[0])",
+        ])
+        .output()
+        .expect("python");
+    assert!(o.status.success(), "{}", crate::stderr(&o));
+    let counts: Vec<u64> = crate::stdout(&o)
+        .split_whitespace()
+        .map(|n| n.parse().expect("a count"))
+        .collect();
+    assert!(
+        counts[0] > 0 && counts[0] == counts[1],
+        "versions, joined: {counts:?}"
+    );
 }
 
 /// docs/verification.md's key generation, into the run's directory
