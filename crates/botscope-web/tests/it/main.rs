@@ -423,22 +423,26 @@ fn trends_by_crawl_answer_as_the_command_does() {
     let ix = dir.path().join("store.index");
     botscope_index::Index::build(&s, &ix, None, &mut |_| {}).unwrap();
     let agents = vec!["GPTBot".to_owned()];
-    let want = botscope_index::Index::open(&ix)
-        .unwrap()
-        .trends_over(
-            Some(&s),
-            botscope_index::TrendsPlan {
-                agents: &agents,
-                by: botscope_index::By::Crawl,
-                from: None,
-                to: None,
-                where_: None,
-                semantics: botscope_robotstxt::Semantics::Google,
-                cohort: None,
-                method: Default::default(),
-            },
-        )
-        .unwrap();
+    // GPTBot by crawl under a method, as the library answers it.
+    let by_crawl = |s: &botscope_store::SqliteStore, method| {
+        botscope_index::Index::open(&ix)
+            .unwrap()
+            .trends_over(
+                Some(s),
+                botscope_index::TrendsPlan {
+                    agents: &agents,
+                    by: botscope_index::By::Crawl,
+                    from: None,
+                    to: None,
+                    where_: None,
+                    semantics: botscope_robotstxt::Semantics::Google,
+                    cohort: None,
+                    method,
+                },
+            )
+            .unwrap()
+    };
+    let want = by_crawl(&s, Default::default());
     drop(s);
     let running = start(Config {
         db: Some(botscope_store::StoreLocator::Sqlite(db)),
@@ -476,22 +480,7 @@ fn trends_by_crawl_answer_as_the_command_does() {
         botscope_index::studies::Method::Cic,
     ] {
         let store = botscope_store::SqliteStore::open(&dir.path().join("store.db")).unwrap();
-        let want = botscope_index::Index::open(&ix)
-            .unwrap()
-            .trends_over(
-                Some(&store),
-                botscope_index::TrendsPlan {
-                    agents: &agents,
-                    by: botscope_index::By::Crawl,
-                    from: None,
-                    to: None,
-                    where_: None,
-                    semantics: botscope_robotstxt::Semantics::Google,
-                    cohort: None,
-                    method,
-                },
-            )
-            .unwrap();
+        let want = by_crawl(&store, method);
         let url = format!(
             "/api/trends?agent=GPTBot&by=crawl&method={}",
             method.as_str()
