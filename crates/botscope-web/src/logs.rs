@@ -253,18 +253,14 @@ pub async fn upload(State(app): State<Arc<App>>, mut form: Multipart) -> Respons
                 max: *max,
             });
             let view = analyse_against(&on, &name, source, robots, dns, true, threads);
-            // The analysis's structures are dropped: their memory goes
-            // back to the system, so that the server's size after an
-            // upload is what it keeps, upload after upload.
-            botscope_os::release_free_memory();
             view.map_err(|e| e.to_string())
         })
         .await;
     match analysed {
         Ok(Ok(view)) => {
-            // Kept, the oldest uploads let go, and what they held given
-            // back to the system before the answer: after each upload the
-            // server is the size of what it keeps.
+            // Kept, the oldest uploads let go, and what they and the
+            // analysis held given back to the system before the answer:
+            // after each upload the server is the size of what it keeps.
             let a = app.clone();
             let kept = tokio::task::spawn_blocking(move || {
                 let id = a.add_log(view);

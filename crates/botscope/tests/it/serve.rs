@@ -361,9 +361,6 @@ fn uploads_in_a_row_leave_the_server_its_size() {
     }
     let _ = child.kill();
     let _ = child.wait();
-    eprintln!(
-        "resident (RssAnon) before: {before} kB, after each upload: {after:?} kB; threads {threads:?}"
-    );
     for (k, kb) in after.iter().enumerate() {
         assert!(
             *kb < before + 96 * 1024,
