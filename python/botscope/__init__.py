@@ -100,7 +100,9 @@ class Store:
 
     def site(self, host: str) -> Optional[List[dict]]:
         """One site's versions, oldest first, or None when the store does
-        not know the host (dicts as :meth:`iter_versions` gives them)."""
+        not know the host (dicts as :meth:`iter_versions` gives them). A
+        version whose ``absent`` is ``removed``, ``unreachable`` or
+        ``moved`` is a time the site had no robots.txt (its body empty)."""
         versions = self._s.site(host)
         if versions is None:
             return None
@@ -118,7 +120,8 @@ class Store:
         """Every version, one dict at a time (``host``, ``url``,
         ``first_seen`` and ``last_seen`` as UTC datetimes, ``hash``,
         ``content_type``, ``body`` as str, or bytes when it is not UTF-8,
-        ``source``), read as the caller goes."""
+        ``source``, ``absent`` None), read as the caller goes: the files
+        only, as the exports write them."""
         for v in self._s.iter_versions():
             yield _dated(v)
 

@@ -30,6 +30,7 @@ fn version_dict<'py>(py: Python<'py>, v: Version) -> PyResult<Bound<'py, PyDict>
         Err(e) => d.set_item("body", PyBytes::new(py, e.as_bytes()))?,
     }
     d.set_item("source", v.source.as_str())?;
+    d.set_item("absent", v.absent.map(|a| a.as_str()))?;
     Ok(d)
 }
 

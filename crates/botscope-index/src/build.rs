@@ -93,7 +93,7 @@ impl Feeder<'_> {
         let mut need: Vec<&Version> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for v in batch.iter().flat_map(|h| h.stream()) {
-            if !self.cache.contains_key(&v.hash) && seen.insert(v.hash) {
+            if v.is_file() && !self.cache.contains_key(&v.hash) && seen.insert(v.hash) {
                 need.push(v);
             }
         }
@@ -129,11 +129,17 @@ impl Feeder<'_> {
     pub(crate) fn site(&mut self, h: &SiteHistory) -> Result<()> {
         self.report.sites += 1;
         // What the site serves: a user's submission is kept in the store
-        // as its own source and never replaces a fetched version here.
+        // as its own source and never replaces a fetched version here. An
+        // absence (the file gone, unreachable, moved) is no document: the
+        // file before it ends there, marked with how.
         let versions = h.stream();
         let n = versions.len();
         for (i, v) in versions.iter().enumerate() {
-            let until = versions.get(i + 1).map_or(FOREVER, |w| w.first_seen);
+            if !v.is_file() {
+                continue;
+            }
+            let next = versions.get(i + 1);
+            let until = next.map_or(FOREVER, |w| w.first_seen);
             if let Some(t) = self.as_of
                 && !(v.first_seen <= t && t < until)
             {
@@ -141,7 +147,11 @@ impl Feeder<'_> {
             }
             let latest = self.as_of.is_some() || i + 1 == n;
             let body = self.fields(v);
-            let doc = document(&self.f, h, v, until, latest, &body);
+            let mut doc = document(&self.f, h, v, until, latest, &body);
+            doc.add_u64(
+                self.f.ended,
+                crate::schema::ended_code(next.and_then(|w| w.absent)),
+            );
             self.writer
                 .add_document(doc)
                 .map_err(tantivy_err(&self.path))?;

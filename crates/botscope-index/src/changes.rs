@@ -86,6 +86,11 @@ pub struct SiteChange {
     pub hash: String,
     /// The index holds no earlier version of the site (its first file).
     pub first: bool,
+    /// The site's robots.txt went away here (`removed`: a 4xx,
+    /// `unreachable`: no answer, 429 or 5xx, `moved`: a redirect that
+    /// ended nowhere): no file from this time, every agent `none`. `url`
+    /// is the file's that ended, `hash` empty.
+    pub absent: Option<&'static str>,
     /// The agents whose treatment changed.
     pub agents: Vec<AgentChange>,
     /// Usage-preference statements the new version makes and the old did
@@ -115,6 +120,8 @@ pub struct Changes {
 /// One version of a watched site.
 struct Seen {
     from: i64,
+    until: i64,
+    ended: u64,
     at: DocAddress,
     classes: Option<Vec<u8>>,
 }
@@ -123,7 +130,9 @@ impl Index {
     /// The new versions since `r.since` that change how their site treats
     /// any of `r.agents` (its restriction class, as `trends` counts it) or
     /// which usage preferences it states, each against the site's version
-    /// before it (none: every agent `none`). Cost: one pass over the
+    /// before it (none: every agent `none`); and each time a site's file
+    /// went away since then (removed, unreachable, moved: every agent
+    /// `none` from then), listed whatever it said. Cost: one pass over the
     /// `from` and `site` columns, one over the versions of the sites that
     /// changed, and the stored fields of the listed changes.
     pub fn changes(&self, r: &ChangeRequest<'_>) -> Result<Changes> {
@@ -143,6 +152,8 @@ impl Index {
         for seg in searcher.segment_readers() {
             let ff = seg.fast_fields();
             let from = ff.i64("from").map_err(self.err())?.first_or_default_col(0);
+            let until = ff.i64("until").map_err(self.err())?.first_or_default_col(0);
+            let ended = ff.u64("ended").map_err(self.err())?.first_or_default_col(0);
             let Some(site) = ff.str("site").map_err(self.err())? else {
                 continue;
             };
@@ -161,10 +172,10 @@ impl Index {
             };
             let mut ords: HashSet<u64> = HashSet::new();
             for d in 0..seg.max_doc() {
-                if seg.is_deleted(d)
-                    || from.get_val(d) <= r.since
-                    || wanted.as_ref().is_some_and(|w| !w.contains(d))
-                {
+                // New since then, or ended by an absence since then.
+                let new = from.get_val(d) > r.since
+                    || (ended.get_val(d) != 0 && until.get_val(d) > r.since);
+                if seg.is_deleted(d) || !new || wanted.as_ref().is_some_and(|w| !w.contains(d)) {
                     continue;
                 }
                 ords.extend(site.term_ords(d));
@@ -185,6 +196,8 @@ impl Index {
         for (si, seg) in searcher.segment_readers().iter().enumerate() {
             let ff = seg.fast_fields();
             let from = ff.i64("from").map_err(self.err())?.first_or_default_col(0);
+            let until = ff.i64("until").map_err(self.err())?.first_or_default_col(0);
+            let ended = ff.u64("ended").map_err(self.err())?.first_or_default_col(0);
             let Some(site) = ff.str("site").map_err(self.err())? else {
                 continue;
             };
@@ -225,6 +238,8 @@ impl Index {
                 }
                 versions.entry(name.clone()).or_default().push(Seen {
                     from: from.get_val(d),
+                    until: until.get_val(d),
+                    ended: ended.get_val(d),
                     at: DocAddress::new(si as u32, d),
                     classes: bytes,
                 });
@@ -252,72 +267,95 @@ impl Index {
                 crate::trends::stated(body.as_bytes()),
             ))
         };
-        // (time, site, version, first, agents, stated before, stated now)
-        type Found = (
-            i64,
-            String,
-            DocAddress,
-            bool,
-            Vec<AgentChange>,
-            Stated,
-            Stated,
-        );
         let mut found: Vec<Found> = Vec::new();
         let none = vec![Restriction::None; r.agents.len()];
         for (site, mut vs) in versions {
             vs.sort_by_key(|v| v.from);
+            // The file in force (none before the first, nor after an
+            // absence), and whether the site had one yet.
             let mut before: Option<(Vec<Restriction>, Stated)> = None;
+            let mut had_file = false;
             for v in &vs {
                 let now = judge(v)?;
-                if v.from > r.since {
-                    let (old, old_stated) = before
-                        .as_ref()
-                        .map_or((&none, Stated::default()), |(o, s)| (o, *s));
-                    let agents: Vec<AgentChange> = r
-                        .agents
-                        .iter()
-                        .zip(old.iter().zip(&now.0))
-                        .filter(|(_, (a, b))| a != b)
-                        .map(|(agent, (&a, &b))| AgentChange {
-                            agent: agent.clone(),
-                            change: if b > a { Kind::Blocked } else { Kind::Allowed },
-                            before: a,
-                            after: b,
-                        })
-                        .filter(|c| r.only.is_none_or(|k| k == c.change))
-                        .collect();
-                    let prefs = old_stated.statements != now.1.statements;
-                    if !agents.is_empty() || (prefs && r.only.is_none()) {
-                        found.push((
-                            v.from,
-                            site.clone(),
-                            v.at,
-                            before.is_none(),
-                            agents,
-                            old_stated,
-                            now.1,
-                        ));
+                let gone = crate::schema::ended_absence(v.ended);
+                let mut events: Vec<Event> = vec![(v.from, None, now)];
+                if let Some(a) = gone {
+                    events.push((v.until, Some(a), (none.clone(), Stated::default())));
+                }
+                for (at, absent, now) in events {
+                    if at > r.since {
+                        let (old, old_stated) = before
+                            .as_ref()
+                            .map_or((&none, Stated::default()), |(o, s)| (o, *s));
+                        let agents: Vec<AgentChange> = r
+                            .agents
+                            .iter()
+                            .zip(old.iter().zip(&now.0))
+                            .filter(|(_, (a, b))| a != b)
+                            .map(|(agent, (&a, &b))| AgentChange {
+                                agent: agent.clone(),
+                                change: if b > a { Kind::Blocked } else { Kind::Allowed },
+                                before: a,
+                                after: b,
+                            })
+                            .filter(|c| r.only.is_none_or(|k| k == c.change))
+                            .collect();
+                        let prefs = old_stated.statements != now.1.statements;
+                        // A file gone is listed whatever it said (but not
+                        // among the sites that started blocking).
+                        let listed =
+                            !agents.is_empty() || (r.only.is_none() && (prefs || absent.is_some()));
+                        if listed {
+                            found.push(Found {
+                                at,
+                                site: site.clone(),
+                                doc: v.at,
+                                first: !had_file,
+                                absent,
+                                agents,
+                                old: old_stated,
+                                new: now.1,
+                            });
+                        }
+                    }
+                    if absent.is_some() {
+                        before = None;
+                    } else {
+                        before = Some(now);
+                        had_file = true;
                     }
                 }
-                before = Some(now);
             }
         }
-        found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        found.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.site.cmp(&b.site)));
         let total = found.len() as u64;
         let limit = r.limit.min(MAX_CHANGES);
         let mut changes = Vec::with_capacity(found.len().min(limit));
-        for (from, site, at, first, agents, old, new) in found.into_iter().take(limit) {
+        for f in found.into_iter().take(limit) {
+            let Found {
+                at: from,
+                site,
+                doc: at,
+                first,
+                absent,
+                agents,
+                old,
+                new,
+            } = f;
             let doc: TantivyDocument = searcher.doc(at).map_err(self.err())?;
             let url = doc
                 .get_first(self.f.url)
                 .and_then(|v| v.as_str())
                 .unwrap_or_default()
                 .to_owned();
-            let hash = doc
-                .get_first(self.f.hash)
-                .and_then(|v| v.as_bytes())
-                .map(hex)
-                .unwrap_or_default();
+            let hash = match absent {
+                Some(_) => String::new(),
+                None => doc
+                    .get_first(self.f.hash)
+                    .and_then(|v| v.as_bytes())
+                    .map(hex)
+                    .unwrap_or_default(),
+            };
             let (was, is): (HashSet<String>, HashSet<String>) =
                 (old.made().collect(), new.made().collect());
             let mut added: Vec<String> = is.difference(&was).cloned().collect();
@@ -329,7 +367,8 @@ impl Index {
                 at: rfc3339(from),
                 url,
                 hash,
-                first,
+                first: first && absent.is_none(),
+                absent: absent.map(botscope_store::Absence::as_str),
                 agents,
                 preferences_added: added,
                 preferences_removed: removed,
@@ -344,6 +383,27 @@ impl Index {
             changes,
         })
     }
+}
+
+/// What a version brings at a time: a file (no absence) or its end by an
+/// absence, with every agent's class and the statements then.
+type Event = (
+    i64,
+    Option<botscope_store::Absence>,
+    (Vec<Restriction>, Stated),
+);
+
+/// A change found, before it is listed.
+struct Found {
+    at: i64,
+    site: String,
+    /// The version (for an absence: the file that ended).
+    doc: DocAddress,
+    first: bool,
+    absent: Option<botscope_store::Absence>,
+    agents: Vec<AgentChange>,
+    old: Stated,
+    new: Stated,
 }
 
 fn hex(b: &[u8]) -> String {
@@ -413,10 +473,49 @@ fn xml(s: &str) -> String {
 
 impl SiteChange {
     /// One line: `blocked GPTBot (none to full), allowed CCBot (full to
-    /// partial); usage preferences +usage:train-ai=n`.
+    /// partial); usage preferences +usage:train-ai=n`; a file gone starts
+    /// with `robots.txt removed` (`unreachable`, `moved away`); a site's
+    /// first file that changes more than three agents is counted, its
+    /// agents named up to five (`closes 7 agents fully (GPTBot, CCBot, …
+    /// and 2 more), 1 partly (Googlebot)`).
     pub fn summary(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
+        match self.absent {
+            Some("moved") => parts.push("robots.txt moved away".to_owned()),
+            Some(a) => parts.push(format!("robots.txt {a}")),
+            None => {}
+        }
+        let counted = self.first && self.agents.len() > 3;
+        if counted {
+            let named = |r: Restriction| -> (usize, String) {
+                let names: Vec<&str> = self
+                    .agents
+                    .iter()
+                    .filter(|a| a.after == r)
+                    .map(|a| a.agent.as_str())
+                    .collect();
+                let mut s = names.iter().take(5).copied().collect::<Vec<_>>().join(", ");
+                if names.len() > 5 {
+                    s.push_str(&format!(" and {} more", names.len() - 5));
+                }
+                (names.len(), s)
+            };
+            let (full, full_names) = named(Restriction::Full);
+            let (partial, partial_names) = named(Restriction::Partial);
+            let mut said = Vec::new();
+            if full > 0 {
+                let agents = if full == 1 { "agent" } else { "agents" };
+                said.push(format!("{full} {agents} fully ({full_names})"));
+            }
+            if partial > 0 {
+                said.push(format!("{partial} partly ({partial_names})"));
+            }
+            parts.push(format!("closes {}", said.join(", ")));
+        }
         for kind in [Kind::Blocked, Kind::Allowed] {
+            if counted {
+                break;
+            }
             let these: Vec<String> = self
                 .agents
                 .iter()
@@ -556,7 +655,9 @@ impl Changes {
     }
 
     /// An Atom 1.0 feed (RFC 4287): an entry per site change, newest
-    /// first, its id the version's (`https://SITE/robots.txt#blake3=HASH`).
+    /// first, its id the version's: site, time and content
+    /// (`https://SITE/robots.txt#TIME;blake3=HASH`, or `#TIME;removed`), so
+    /// a file that comes back (A, B, A) is a new entry, not an edit.
     pub fn to_atom(&self, feed: &Feed<'_>) -> String {
         use std::fmt::Write;
         let updated = self
@@ -586,12 +687,17 @@ impl Changes {
             if c.first {
                 body.push_str("\nthe site's first robots.txt in the index");
             }
+            let content = match c.absent {
+                Some(a) => a.to_owned(),
+                None => format!("blake3={}", c.hash),
+            };
             o.push_str("  <entry>\n");
             let _ = writeln!(
                 o,
-                "    <id>https://{}/robots.txt#blake3={}</id>",
+                "    <id>https://{}/robots.txt#{};{}</id>",
                 xml(&c.site),
-                xml(&c.hash)
+                xml(&c.at),
+                xml(&content)
             );
             let _ = writeln!(
                 o,

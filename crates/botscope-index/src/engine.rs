@@ -23,8 +23,9 @@ use crate::schema::Fields;
 /// The index format this build writes (in the commit payload).
 /// 2: each version's restriction classes and usage preferences in a
 /// `classes` column. 3: the crawls that saw each version (`crawl`). 4: the
-/// crawls kept beside the documents (`crawls/`), not in them.
-pub(crate) const FORMAT: u32 = 4;
+/// crawls kept beside the documents (`crawls/`), not in them. 5: a version
+/// ends where the site's file went away (`ended`), which is no document.
+pub(crate) const FORMAT: u32 = 5;
 /// Distinct bodies whose fields are kept while building.
 pub(crate) const BODY_CACHE: usize = 65_536;
 /// The writer's memory, all threads.

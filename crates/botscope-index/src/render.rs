@@ -416,6 +416,11 @@ impl Trends {
                 count(&|r| r.0.disagree.as_ref().and_then(|d| d.get(r.1)).copied()),
             );
         }
+        if self.periods.iter().any(|p| p.past_budget.is_some()) {
+            // Per period: the sites whose file was past the method's
+            // budget, judged by the exact engine instead.
+            t.push("past_budget", count(&|r| r.0.past_budget));
+        }
         if self.periods.iter().any(|p| p.weighted.is_some()) {
             let shares = |r: &Row<'_>| {
                 r.0.weighted.as_ref().and_then(|w| {

@@ -32,6 +32,29 @@ pub(crate) struct Fields {
     pub(crate) hash: TField,
     /// What the version says to every agent ([`crate::Classes::encode`]).
     pub(crate) classes: TField,
+    /// How the version ended at `until`: 0 replaced by a file or still in
+    /// force, else the [`ended_code`] of the absence that followed.
+    pub(crate) ended: TField,
+}
+
+/// The `ended` value of an absence (0: none).
+pub(crate) fn ended_code(a: Option<botscope_store::Absence>) -> u64 {
+    match a {
+        None => 0,
+        Some(botscope_store::Absence::Removed) => 1,
+        Some(botscope_store::Absence::Unreachable) => 2,
+        Some(botscope_store::Absence::Moved) => 3,
+    }
+}
+
+/// The absence an `ended` value names.
+pub(crate) fn ended_absence(code: u64) -> Option<botscope_store::Absence> {
+    match code {
+        1 => Some(botscope_store::Absence::Removed),
+        2 => Some(botscope_store::Absence::Unreachable),
+        3 => Some(botscope_store::Absence::Moved),
+        _ => None,
+    }
 }
 
 pub(crate) fn schema() -> (Schema, Fields) {
@@ -72,6 +95,7 @@ pub(crate) fn schema() -> (Schema, Fields) {
         url: b.add_text_field("url", STORED),
         hash: b.add_bytes_field("hash", STORED),
         classes: b.add_bytes_field("classes", FAST),
+        ended: b.add_u64_field("ended", FAST | STORED),
     };
     (b.build(), f)
 }

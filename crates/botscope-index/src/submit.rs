@@ -84,9 +84,11 @@ pub fn site_bias(
     let Some(h) = store.site(&host)? else {
         return Ok(None);
     };
-    Ok(h.at(as_of.unwrap_or(FOREVER)).map(|v| {
-        let mut b = crate::bias(&v.body, semantics);
-        b.site = Some(host.clone());
-        b
-    }))
+    Ok(h.at(as_of.unwrap_or(FOREVER))
+        .filter(|v| v.is_file())
+        .map(|v| {
+            let mut b = crate::bias(&v.body, semantics);
+            b.site = Some(host.clone());
+            b
+        }))
 }

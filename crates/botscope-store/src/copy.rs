@@ -131,6 +131,7 @@ pub(crate) const TABLES: &[Table] = &[
             ("first_seen", Ty::Int),
             ("last_seen", Ty::Int),
             ("source", Ty::Text),
+            ("absent", Ty::Text),
         ],
     },
 ];

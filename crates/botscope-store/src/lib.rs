@@ -85,7 +85,7 @@ pub use frontier::{
 pub use mem_frontier::MemFrontier;
 pub use pg::{PG_SCHEMA_VERSION, PgStore, is_postgres_url, redact_url};
 pub use sqlite::{SCHEMA_VERSION, SqliteStore};
-pub use version::{Near, VersionOp, next_version};
+pub use version::{Near, VersionOp, marks_index, next_version};
 
 /// A store error: always says which file and what to do.
 #[derive(Debug, thiserror::Error)]
@@ -338,7 +338,83 @@ impl Source {
     }
 }
 
+/// Why a site had no robots.txt at an attempt that followed a file: the
+/// absence is a version of its own (an empty body and this mark), so the
+/// file before it ends there and a return of the same file is a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Absence {
+    /// A 4xx answer (but 429): the file is gone.
+    Removed,
+    /// No answer, a 429 or a 5xx.
+    Unreachable,
+    /// A redirect that ended nowhere: not followed (a crawl's capture of
+    /// the 3xx), a loop, or past the hop limit.
+    Moved,
+}
+
+impl Absence {
+    /// `removed`, `unreachable` or `moved`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Absence::Removed => "removed",
+            Absence::Unreachable => "unreachable",
+            Absence::Moved => "moved",
+        }
+    }
+
+    /// The absence a stored name means.
+    pub fn from_name(s: &str) -> Option<Absence> {
+        match s {
+            "removed" => Some(Absence::Removed),
+            "unreachable" => Some(Absence::Unreachable),
+            "moved" => Some(Absence::Moved),
+            _ => None,
+        }
+    }
+
+    /// The key the version rule compares (never a 32-byte content hash).
+    pub fn key(self) -> &'static [u8] {
+        match self {
+            Absence::Removed => b"absent:removed",
+            Absence::Unreachable => b"absent:unreachable",
+            Absence::Moved => b"absent:moved",
+        }
+    }
+}
+
+/// The version rule's key of a stored row: its content hash, or its
+/// absence's key.
+pub(crate) fn version_key(hash: Vec<u8>, absent: Option<String>) -> Vec<u8> {
+    match absent.as_deref().and_then(Absence::from_name) {
+        Some(a) => a.key().to_vec(),
+        None => hash,
+    }
+}
+
 impl Attempt {
+    /// The site's robots.txt is absent at this attempt: no body, and an
+    /// answer that says so (a 4xx, a 5xx or 429, no answer, a redirect that
+    /// ended nowhere). A 304, an address botscope refused, a submission
+    /// and any attempt with a body are not absences.
+    pub fn absence(&self) -> Option<Absence> {
+        if self.body.is_some() || self.source == Source::Submitted {
+            return None;
+        }
+        match self.status {
+            Some(304) => None,
+            Some(429) => Some(Absence::Unreachable),
+            Some(s) if (300..400).contains(&s) => Some(Absence::Moved),
+            Some(s) if (400..500).contains(&s) => Some(Absence::Removed),
+            Some(s) if s >= 500 => Some(Absence::Unreachable),
+            Some(_) => None,
+            None => match self.error_class.as_deref() {
+                Some("refused") => None,
+                _ => Some(Absence::Unreachable),
+            },
+        }
+    }
+
     /// True when the attempt counts toward "unreachable" (no response,
     /// 429 or 5xx). A body without a status (a file imported or
     /// submitted) is not a failed fetch.
@@ -391,6 +467,16 @@ pub struct Version {
     pub origin: Option<Origin>,
     /// Where the version comes from.
     pub source: Source,
+    /// The site had no robots.txt from `first_seen` ([`Absence`]): the
+    /// body is empty and `hash` is the empty body's.
+    pub absent: Option<Absence>,
+}
+
+impl Version {
+    /// A robots.txt file (not an absence).
+    pub fn is_file(&self) -> bool {
+        self.absent.is_none()
+    }
 }
 
 /// A site's history, for the research index: its rank and every version,
@@ -515,18 +601,18 @@ pub struct BadCrawlName(pub String);
 
 impl SiteHistory {
     /// The versions that say what the site serves, oldest first: those
-    /// fetched or imported. A user's submission never replaces them; a
-    /// site known only from submissions has those.
+    /// fetched or imported, absences among them. A user's submission never
+    /// replaces them; a site where no file was ever fetched or imported
+    /// has its submissions, when it has any.
     pub fn stream(&self) -> Vec<&Version> {
-        let observed: Vec<&Version> = self
+        let (observed, submitted): (Vec<&Version>, Vec<&Version>) = self
             .versions
             .iter()
-            .filter(|v| v.source != Source::Submitted)
-            .collect();
-        if observed.is_empty() {
-            self.versions.iter().collect()
-        } else {
+            .partition(|v| v.source != Source::Submitted);
+        if observed.iter().any(|v| v.is_file()) || submitted.is_empty() {
             observed
+        } else {
+            submitted
         }
     }
 
@@ -607,11 +693,12 @@ impl Stats {
                 .map_or(0, |(_, n)| u64::try_from(*n).unwrap_or(0)))
         };
         let sites = count("SELECT count(*) FROM sites")?;
-        let sites_with_robots_txt = count("SELECT count(DISTINCT site_id) FROM versions")?;
+        let sites_with_robots_txt =
+            count("SELECT count(DISTINCT site_id) FROM versions WHERE absent IS NULL")?;
         let attempts = count("SELECT count(*) FROM attempts")?;
         let runs = count("SELECT count(*) FROM runs")?;
         let unfinished_runs = count("SELECT count(*) FROM runs WHERE finished IS NULL")?;
-        let versions = count("SELECT count(*) FROM versions")?;
+        let versions = count("SELECT count(*) FROM versions WHERE absent IS NULL")?;
         let bodies = count("SELECT count(*) FROM bodies")?;
         let body_bytes = count("SELECT CAST(coalesce(sum(size), 0) AS BIGINT) FROM bodies")?;
         let mut group = |sql: &str| -> Result<HashMap<String, u64>> {

@@ -28,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
         include_str!("../schema/postgres/crawl_sites_fill.sql")
     ),
     include_str!("../schema/postgres/008.sql"),
+    include_str!("../schema/postgres/009.sql"),
 ];
 
 /// The greatest change mark given: to a site's versions, or to a crawl's
@@ -51,7 +52,7 @@ const PENDING: i64 = -1;
 
 /// Versions with their site, as the research index reads them.
 const HISTORY: &str = "SELECT s.host, s.rank, v.url, v.first_seen, v.last_seen, v.hash, b.content,
-        v.content_type, v.source, {SIGHTS}
+        v.content_type, v.source, {SIGHTS}, v.absent
     FROM sites s JOIN versions v ON v.site_id = s.id JOIN bodies b ON b.hash = v.hash";
 
 /// The [`HISTORY`] column of a site's crawl captures (see
@@ -311,9 +312,14 @@ impl PgStore {
         // hash order: stored content is never wrong to keep, and writers
         // that store the same new file at once wait for each other only
         // for this statement, never in a cycle.
+        // An absence holds the empty body.
         let mut bodies: Vec<([u8; 32], &[u8])> = batch
             .iter()
-            .filter_map(|a| a.body.as_deref().map(|b| (content_hash(b), b)))
+            .filter_map(|a| match (a.body.as_deref(), a.absence()) {
+                (Some(b), _) => Some((content_hash(b), b)),
+                (None, Some(_)) => Some((content_hash(b""), &b""[..])),
+                (None, None) => None,
+            })
             .collect();
         bodies.sort_unstable_by_key(|b| b.0);
         bodies.dedup_by(|a, b| a.0 == b.0);
@@ -486,6 +492,9 @@ impl PgStore {
                 content_type: r.get(7),
                 origin: None,
                 source: Source::from_name(r.get::<_, &str>(8)),
+                absent: r
+                    .get::<_, Option<&str>>(10)
+                    .and_then(crate::Absence::from_name),
             };
             if cur.as_ref().is_some_and(|c| c.host != host) {
                 f(cur.take().expect("checked"))?;
@@ -663,8 +672,13 @@ fn record_set(
     }
     // The versions in force at each attempt with a body or a 304, and the
     // next ones.
+    // Each attempt's key: its body's hash, or the site's absence.
+    let absent: Vec<Option<crate::Absence>> = batch
+        .iter()
+        .map(|a| a.absence().filter(|_| a.body.is_none()))
+        .collect();
     let asks: Vec<usize> = (0..batch.len())
-        .filter(|&k| hashes[k].is_some() || batch[k].status == Some(304))
+        .filter(|&k| hashes[k].is_some() || absent[k].is_some() || batch[k].status == Some(304))
         .collect();
     let mut around: HashMap<usize, (VersionAt, VersionAt)> = HashMap::new();
     if !asks.is_empty() {
@@ -678,21 +692,25 @@ fn record_set(
             .map(|&k| batch[k].source == Source::Submitted)
             .collect();
         for r in tx.query(
-            "SELECT u.k, b.id, b.hash, a.id, a.hash
+            "SELECT u.k, b.id, b.hash, a.id, a.hash, b.absent, a.absent
              FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bool[]) AS u(k, site, t, sub)
-             LEFT JOIN LATERAL (SELECT id, hash FROM versions
+             LEFT JOIN LATERAL (SELECT id, hash, absent FROM versions
                  WHERE site_id = u.site AND first_seen <= u.t
                     AND (source = 'submitted') = u.sub
                  ORDER BY first_seen DESC, id DESC LIMIT 1) b ON true
-             LEFT JOIN LATERAL (SELECT id, hash FROM versions
+             LEFT JOIN LATERAL (SELECT id, hash, absent FROM versions
                  WHERE site_id = u.site AND first_seen > u.t
                     AND (source = 'submitted') = u.sub
                  ORDER BY first_seen ASC, id ASC LIMIT 1) a ON true",
             &[&ks, &ss, &ts, &subs],
         )? {
             let k = r.get::<_, i32>(0) as usize;
-            let before = r.get::<_, Option<i64>>(1).map(|id| (id, r.get(2)));
-            let after = r.get::<_, Option<i64>>(3).map(|id| (id, r.get(4)));
+            let before = r
+                .get::<_, Option<i64>>(1)
+                .map(|id| (id, crate::version_key(r.get(2), r.get(5))));
+            let after = r
+                .get::<_, Option<i64>>(3)
+                .map(|id| (id, crate::version_key(r.get(4), r.get(6))));
             around.insert(k, (before, after));
         }
     }
@@ -707,14 +725,20 @@ fn record_set(
         Vec::new(),
         Vec::new(),
     );
+    let mut nv_absent: Vec<Option<String>> = Vec::new();
     let mut changed_sites = Vec::new();
     for &k in &asks {
         let a = batch[k];
         let (before, after) = around.remove(&k).unwrap_or((None, None));
+        let near = before.as_ref().map(|(id, h)| (*id, &h[..]));
         let op = crate::next_version(
             before.as_ref().map(|(id, h)| (*id, &h[..])),
             after.as_ref().map(|(id, h)| (*id, &h[..])),
-            hashes[k].as_ref().map(|h| &h[..]),
+            match (&hashes[k], absent[k]) {
+                (Some(h), _) => Some(&h[..]),
+                (None, Some(x)) => Some(x.key()),
+                (None, None) => None,
+            },
             a.status,
         );
         match op {
@@ -729,14 +753,19 @@ fn record_set(
             }
             VersionOp::Start { .. } => {
                 nv_site.push(site[k]);
-                nv_hash.push(hashes[k].map(|h| h.to_vec()).unwrap_or_default());
+                nv_hash.push(hashes[k].unwrap_or_else(|| content_hash(b"")).to_vec());
+                nv_absent.push(absent[k].map(|x| x.as_str().to_owned()));
                 nv_url.push(owned(&a.url));
-                nv_ct.push(owned_opt(&a.headers.content_type));
+                nv_ct.push(if hashes[k].is_some() {
+                    owned_opt(&a.headers.content_type)
+                } else {
+                    None
+                });
                 nv_t.push(a.time);
                 nv_src.push(a.source.as_str().to_owned());
             }
         }
-        if op.marks_change() {
+        if crate::marks_index(op, hashes[k].is_none(), near) {
             changed_sites.push(site[k]);
         }
         new_content[k] = op.new_content();
@@ -757,11 +786,14 @@ fn record_set(
     }
     if !nv_site.is_empty() {
         tx.execute(
-            "INSERT INTO versions(site_id, hash, url, content_type, first_seen, last_seen, source)
-             SELECT s, h, u, c, t, t, src
+            "INSERT INTO versions(site_id, hash, url, content_type, first_seen, last_seen, source,
+                    absent)
+             SELECT s, h, u, c, t, t, src, ab
              FROM unnest($1::bigint[], $2::bytea[], $3::text[], $4::text[], $5::bigint[],
-                         $6::text[]) AS x(s, h, u, c, t, src)",
-            &[&nv_site, &nv_hash, &nv_url, &nv_ct, &nv_t, &nv_src],
+                         $6::text[], $7::text[]) AS x(s, h, u, c, t, src, ab)",
+            &[
+                &nv_site, &nv_hash, &nv_url, &nv_ct, &nv_t, &nv_src, &nv_absent,
+            ],
         )?;
     }
     if !changed_sites.is_empty() {
@@ -951,6 +983,7 @@ impl Store for PgStore {
                      SELECT * FROM attempts
                      WHERE site_id = v.site_id AND body_hash = v.hash
                      ORDER BY time, id LIMIT 1) a ON true
+                 WHERE v.absent IS NULL
                  ORDER BY s.host, v.first_seen, v.id",
                 std::iter::empty::<i64>(),
             )
@@ -967,6 +1000,7 @@ impl Store for PgStore {
                 content_type: r.get(6),
                 origin: None,
                 source: Source::from_name(r.get::<_, &str>(14)),
+                absent: None,
             };
             let status: Option<i32> = r.get(7);
             if let Some(status) = status.and_then(|s| u16::try_from(s).ok()) {

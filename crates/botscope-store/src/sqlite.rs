@@ -13,7 +13,7 @@ use crate::{
 
 /// Versions with their site, as the research index reads them.
 const HISTORY: &str = "SELECT s.host, s.rank, v.url, v.first_seen, v.last_seen, v.hash, b.content,
-        v.content_type, v.source, {SIGHTS}
+        v.content_type, v.source, {SIGHTS}, v.absent
     FROM sites s JOIN versions v ON v.site_id = s.id JOIN bodies b ON b.hash = v.hash";
 
 /// The [`HISTORY`] column of a site's crawl captures (see
@@ -33,6 +33,7 @@ const MIGRATIONS: &[&str] = &[
         include_str!("../schema/sqlite/crawl_sites_fill.sql")
     ),
     include_str!("../schema/sqlite/006.sql"),
+    include_str!("../schema/sqlite/007.sql"),
 ];
 
 /// The greatest change mark given: to a site's versions, or to a crawl's
@@ -355,23 +356,30 @@ fn record_one(
     let at = |sql: &str| -> rusqlite::Result<Option<(i64, Vec<u8>)>> {
         tx.prepare_cached(sql)?
             .query_row(params![site_id, a.time, submitted], |r| {
-                Ok((r.get(0)?, r.get(1)?))
+                Ok((r.get(0)?, crate::version_key(r.get(1)?, r.get(2)?)))
             })
             .optional()
+    };
+    // The attempt's key: its body's hash, or the site's absence.
+    let absent = a.absence();
+    let key: Option<&[u8]> = match (&hash, absent) {
+        (Some((h, _)), _) => Some(&h[..]),
+        (None, Some(x)) => Some(x.key()),
+        (None, None) => None,
     };
     let lookup = submitted || !unseen;
     let before = if lookup {
         at(
-            "SELECT id, hash FROM versions WHERE site_id = ?1 AND first_seen <= ?2
+            "SELECT id, hash, absent FROM versions WHERE site_id = ?1 AND first_seen <= ?2
             AND (source = 'submitted') = ?3
          ORDER BY first_seen DESC, id DESC LIMIT 1",
         )?
     } else {
         None
     };
-    let after = match &hash {
+    let after = match key {
         Some(_) if lookup => at(
-            "SELECT id, hash FROM versions WHERE site_id = ?1 AND first_seen > ?2
+            "SELECT id, hash, absent FROM versions WHERE site_id = ?1 AND first_seen > ?2
             AND (source = 'submitted') = ?3
              ORDER BY first_seen ASC, id ASC LIMIT 1",
         )?,
@@ -380,7 +388,7 @@ fn record_one(
     let op = crate::next_version(
         before.as_ref().map(|(id, h)| (*id, &h[..])),
         after.as_ref().map(|(id, h)| (*id, &h[..])),
-        hash.as_ref().map(|(h, _)| &h[..]),
+        key,
         a.status,
     );
     match op {
@@ -394,22 +402,43 @@ fn record_one(
                 .execute(params![id, a.time])?;
         }
         VersionOp::Start { .. } => {
+            // An absence holds the empty body.
+            let stored = match &hash {
+                Some((h, _)) => h.to_vec(),
+                None => {
+                    let empty = content_hash(b"");
+                    tx.prepare_cached(
+                        "INSERT OR IGNORE INTO bodies(hash, size, content) VALUES (?1, 0, ?2)",
+                    )?
+                    .execute(params![&empty[..], &b""[..]])?;
+                    empty.to_vec()
+                }
+            };
             tx.prepare_cached(
                 "INSERT INTO versions(site_id, hash, url, content_type, first_seen, last_seen,
-                    source)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
+                    source, absent)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
             )?
             .execute(params![
                 site_id,
-                hash.as_ref().map(|(h, _)| h.to_vec()),
+                stored,
                 a.url,
-                a.headers.content_type,
+                if hash.is_some() {
+                    a.headers.content_type.as_deref()
+                } else {
+                    None
+                },
                 a.time,
-                a.source.as_str()
+                a.source.as_str(),
+                absent.filter(|_| hash.is_none()).map(|x| x.as_str()),
             ])?;
         }
     }
-    if op.marks_change() {
+    if crate::marks_index(
+        op,
+        hash.is_none(),
+        before.as_ref().map(|(id, h)| (*id, &h[..])),
+    ) {
         tx.prepare_cached("UPDATE sites SET changed = ?2 WHERE id = ?1")?
             .execute(params![site_id, mark])?;
     }
@@ -602,6 +631,7 @@ impl Store for SqliteStore {
                      SELECT id FROM attempts
                      WHERE site_id = v.site_id AND body_hash = v.hash
                      ORDER BY time, id LIMIT 1)
+                 WHERE v.absent IS NULL
                  ORDER BY s.host, v.first_seen, v.id",
             )
             .map_err(|e| self.err(e))?;
@@ -624,6 +654,7 @@ impl Store for SqliteStore {
                     &r.get::<_, String>(14)
                         .map_err(|e| classify(&self.path, e))?,
                 ),
+                absent: None,
             };
             let status: Option<i64> = r.get(7).map_err(|e| classify(&self.path, e))?;
             if let Some(status) = status.and_then(|s| u16::try_from(s).ok()) {
@@ -833,6 +864,11 @@ impl SqliteStore {
                 content_type: r.get(7).map_err(e)?,
                 origin: None,
                 source: Source::from_name(&r.get::<_, String>(8).map_err(e)?),
+                absent: r
+                    .get::<_, Option<String>>(10)
+                    .map_err(e)?
+                    .as_deref()
+                    .and_then(crate::Absence::from_name),
             };
             if cur.as_ref().is_some_and(|c| c.host != host) {
                 f(cur.take().expect("checked"))?;

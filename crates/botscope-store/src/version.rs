@@ -40,10 +40,19 @@ impl VersionOp {
     }
 }
 
+/// Whether `op` changes what the index holds of the site: always for a
+/// file; for an absence, only when a file was in force before it (an
+/// absence after nothing, or after another absence, ends no file).
+pub fn marks_index(op: VersionOp, absence: bool, before: Near<'_>) -> bool {
+    op.marks_change() && (!absence || before.is_some_and(|(_, k)| k.len() == 32))
+}
+
 /// The rule. `before` is the stream's version in force at the attempt's
 /// time (the latest that started no later), `after` the next one (the
-/// earliest that starts later); `body_hash` the attempt's content hash when
-/// it brought a body, `status` its status. The version in force continues
+/// earliest that starts later), each with its key; `body_hash` the
+/// attempt's key: its content hash when it brought a body, its
+/// [`crate::Absence::key`] when the site had no robots.txt (an absence is
+/// a version like a file), `status` its status. The version in force continues
 /// when the content is the same; else the next one starts earlier when it
 /// has that content; else a new version starts. A 304 says the version in
 /// force is still there.
@@ -75,6 +84,7 @@ mod tests {
     #[test]
     fn the_rule() {
         let (a, b) = (&b"A"[..], &b"B"[..]);
+        let gone = crate::Absence::Removed.key();
         use VersionOp::*;
         for (before, after, body, status, want) in [
             // The first version of a site.
@@ -118,8 +128,26 @@ mod tests {
             // A 304 continues the version in force; without one, nothing.
             (Some((1, a)), None, None, Some(304), Continue(1)),
             (None, Some((2, a)), None, Some(304), Keep),
-            // No body otherwise: nothing.
+            // No key otherwise: nothing.
             (Some((1, a)), None, None, Some(404), Keep),
+            // An absence is a version: it replaces the file, continues
+            // itself, and the file's return is a change again.
+            (
+                Some((1, a)),
+                None,
+                Some(gone),
+                Some(404),
+                Start { replaces: true },
+            ),
+            (Some((2, gone)), None, Some(gone), Some(404), Continue(2)),
+            (
+                Some((2, gone)),
+                None,
+                Some(a),
+                Some(200),
+                Start { replaces: true },
+            ),
+            (None, None, Some(gone), Some(404), Start { replaces: false }),
             (Some((1, a)), None, None, None, Keep),
         ] {
             let got = next_version(before, after, body, status);

@@ -180,6 +180,19 @@ pub struct VersionInfo {
     pub bytes: usize,
     /// The URL it came from.
     pub url: String,
+    /// The site had no robots.txt from then: `removed`, `unreachable` or
+    /// `moved` (the version is that absence, with no body).
+    pub absent: Option<&'static str>,
+}
+
+impl VersionInfo {
+    /// `harvest, 120 bytes` or `harvest, no robots.txt: removed`.
+    pub fn what(&self) -> String {
+        match self.absent {
+            Some(a) => format!("{}, no robots.txt: {a}", self.source),
+            None => format!("{}, {} bytes", self.source, self.bytes),
+        }
+    }
 }
 
 /// A checker's verdict under one semantics.
@@ -268,6 +281,8 @@ pub struct SiteModel {
     pub rank: Option<u64>,
     /// Every version, oldest first.
     pub versions: Vec<VersionInfo>,
+    /// The version shown is an absence (`removed`, `unreachable`, `moved`).
+    pub absent: Option<&'static str>,
     /// The version shown (first fetched, Unix seconds).
     pub shown: i64,
     /// Its source.
@@ -347,7 +362,7 @@ pub async fn site_model(app: &Arc<App>, host: &str, p: &SiteParams) -> Result<Si
         let store = a.store_read()?;
         let h = store
             .site(&host)?
-            .filter(|h| !h.versions.is_empty())
+            .filter(|h| h.versions.iter().any(|v| v.is_file()))
             .ok_or_else(|| Fail::NotFound(format!("the store has no robots.txt of {host}")))?;
         // What the site serves (a submission is listed, never shown in
         // place of a fetched version).
@@ -416,8 +431,10 @@ pub async fn site_model(app: &Arc<App>, host: &str, p: &SiteParams) -> Result<Si
                     source: x.source.as_str(),
                     bytes: x.body.len(),
                     url: x.url.clone(),
+                    absent: x.absent.map(|a| a.as_str()),
                 })
                 .collect(),
+            absent: v.absent.map(|a| a.as_str()),
             shown: v.first_seen,
             source: v.source.as_str(),
             bytes: v.body.len(),

@@ -76,6 +76,9 @@ pub struct Page<'a> {
     pub foot: Option<Markup>,
     /// The demo's notice is shown.
     pub demo: bool,
+    /// The page's Atom feed (title, address), announced in the head for
+    /// feed readers (`rel="alternate"`).
+    pub feed: Option<(String, String)>,
 }
 
 impl Page<'_> {
@@ -90,6 +93,9 @@ impl Page<'_> {
                     title { (Text(self.title)) " · botscope" }
                     link rel="stylesheet" href="/static/style.css";
                     link rel="icon" href="/static/favicon.svg" type="image/svg+xml";
+                    @if let Some((t, href)) = &self.feed {
+                        link rel="alternate" type="application/atom+xml" title=(t) href=(href);
+                    }
                 }
                 body {
                     (header(self.nav))
@@ -135,6 +141,7 @@ pub fn error_page(status: StatusCode, title: &str, detail: &str, demo: bool) -> 
             body,
             foot: None,
             demo,
+            feed: None,
         }
         .render(),
     )

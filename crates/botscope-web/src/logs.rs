@@ -96,6 +96,7 @@ pub async fn list(State(app): State<Arc<App>>) -> Response {
             body,
             foot: None,
             demo: app.is_demo(),
+            feed: None,
         }
         .render(),
     )
@@ -327,7 +328,7 @@ fn robots_txt(
         let history = store
             .site(site)
             .map_err(|e| format!("the store cannot be read: {e}"))?
-            .filter(|h| !h.versions.is_empty())
+            .filter(|h| h.versions.iter().any(|v| v.is_file()))
             .ok_or_else(|| {
                 format!("the store holds no robots.txt of {site}: send the file instead")
             })?;
@@ -337,7 +338,11 @@ fn robots_txt(
             .enumerate()
             .map(|(k, v)| {
                 let seen = botscope_accesslog::format_rfc3339(v.first_seen);
-                let name = format!("{} (first seen {seen})", v.url);
+                // An absence is judged as no file: everything allowed.
+                let name = match v.absent {
+                    Some(a) => format!("no robots.txt at {} ({}, from {seen})", v.url, a.as_str()),
+                    None => format!("{} (first seen {seen})", v.url),
+                };
                 ((k > 0).then_some(v.first_seen), name, v.body)
             })
             .collect()

@@ -36,6 +36,20 @@ fn page_with(
     body: Markup,
     foot: Option<Markup>,
 ) -> Response {
+    page_feed(app, status, title, nav, body, foot, None)
+}
+
+/// A page that has an Atom feed (its title and address), announced in
+/// the head.
+fn page_feed(
+    app: &App,
+    status: StatusCode,
+    title: &str,
+    nav: &str,
+    body: Markup,
+    foot: Option<Markup>,
+    feed: Option<(String, String)>,
+) -> Response {
     html_response(
         status,
         Page {
@@ -44,6 +58,7 @@ fn page_with(
             body,
             foot,
             demo: app.is_demo(),
+            feed,
         }
         .render(),
     )
@@ -193,7 +208,13 @@ pub async fn search(State(app): State<Arc<App>>, Query(p): Query<SearchParams>) 
         },
     };
     let status = r.as_ref().err().map_or(StatusCode::OK, Fail::status);
-    page_with(&app, status, "Search", "/search", body, None)
+    let feed = r.is_ok().then(|| {
+        (
+            format!("robots.txt changes matching {}", q.trim()),
+            format!("/search/feed.atom{}", query(&[("q", q.trim())])),
+        )
+    });
+    page_feed(&app, status, "Search", "/search", body, None, feed)
 }
 
 fn results(r: &SearchResults, p: &SearchParams, page_no: usize) -> Markup {
@@ -256,7 +277,19 @@ pub async fn site(
     match api::site_model(&app, &host, &p).await {
         Ok(m) => {
             let title = m.host.clone();
-            page(&app, &title, "", site_body(&m, &p))
+            let feed = (
+                format!("robots.txt changes of {}", m.host),
+                format!("/site/{}/feed.atom", enc(&m.host)),
+            );
+            page_feed(
+                &app,
+                StatusCode::OK,
+                &title,
+                "",
+                site_body(&m, &p),
+                None,
+                Some(feed),
+            )
         }
         Err(e) => e.page(&app),
     }
@@ -294,8 +327,12 @@ fn site_body(m: &SiteModel, p: &SiteParams) -> Markup {
         h1 { (Text(&m.host)) }
         p {
             @if let Some(r) = m.rank { "Rank " b { (r) } " in the host list. " }
-            (m.versions.len()) " version" @if m.versions.len() != 1 { "s" } ". Shown: the version first fetched "
-            b { (day(m.shown)) } " (" (m.source) ", " (m.bytes) " bytes). "
+            (m.versions.len()) " version" @if m.versions.len() != 1 { "s" } ". "
+            @if let Some(a) = m.absent {
+                "Shown: from " b { (day(m.shown)) } " the site had no robots.txt (" (a) "). "
+            } @else {
+                "Shown: the version first fetched " b { (day(m.shown)) } " (" (m.source) ", " (m.bytes) " bytes). "
+            }
             a href={ "/site/" (host) "/robots.txt" (query(&[("at", &m.shown.to_string())])) } { "As stored" } " · "
             a href={ "/site/" (host) "/bias" (query(&[("as_of", &m.shown.to_string())])) } { "Analyze it!" } " · "
             a href={ "/site/" (host) "/feed.atom" } type="application/atom+xml" { "Changes (Atom feed)" }
@@ -342,10 +379,10 @@ fn site_body(m: &SiteModel, p: &SiteParams) -> Markup {
             form.inline method="get" action={ "/site/" (host) } {
                 input type="hidden" name="at" value=(m.shown);
                 label { "From " select name="from" {
-                    @for v in &m.versions { option value=(v.from) selected[Some(v.from) == m.diff_from] { (day(v.from)) " (" (v.source) ")" } }
+                    @for v in &m.versions { option value=(v.from) selected[Some(v.from) == m.diff_from] { (day(v.from)) " (" (v.what()) ")" } }
                 } }
                 label { "to " select name="to" {
-                    @for v in &m.versions { option value=(v.from) selected[Some(v.from) == m.diff_to] { (day(v.from)) " (" (v.source) ")" } }
+                    @for v in &m.versions { option value=(v.from) selected[Some(v.from) == m.diff_to] { (day(v.from)) " (" (v.what()) ")" } }
                 } }
                 button type="submit" { "Compare" }
             }
@@ -433,9 +470,9 @@ fn timeline(m: &SiteModel) -> Markup {
             line.axis x1="20" x2="700" y1="16" y2="16" {}
             @for v in &m.versions {
                 a href={ "/site/" (enc(&m.host)) (query(&[("at", &v.from.to_string())])) }
-                    aria-label={ "The version of " (day(v.from)) " (" (v.source) ", " (v.bytes) " bytes)" } {
-                    circle class={ "version" @if v.from == m.shown { " current" } } cx=(format!("{:.1}", x(v.from))) cy="16" r="6" {
-                        title { (day(v.from)) " · " (v.source) " · " (v.bytes) " bytes" }
+                    aria-label={ "The version of " (day(v.from)) " (" (v.what()) ")" } {
+                    circle class={ "version" @if v.from == m.shown { " current" } @if v.absent.is_some() { " absent" } } cx=(format!("{:.1}", x(v.from))) cy="16" r="6" {
+                        title { (day(v.from)) " · " (v.what()) }
                     }
                 }
             }
@@ -859,13 +896,18 @@ pub async fn crawler(State(app): State<Arc<App>>, Path(name): Path<String>) -> R
             let foot = (!m.credits.is_empty()).then(|| {
                 html! { @for (i, c) in m.credits.iter().enumerate() { @if i > 0 { " · " } (credit(c)) } }
             });
-            page_with(
+            let feed = (
+                format!("sites that started blocking {}", m.name),
+                format!("/crawler/{}/feed.atom", enc(&m.name)),
+            );
+            page_feed(
                 &app,
                 StatusCode::OK,
                 &m.name.clone(),
                 "",
                 crawler_body(&app, &m),
                 foot,
+                Some(feed),
             )
         }
         Err(e) => e.page(&app),

@@ -306,14 +306,7 @@ pub fn watch(a: &WatchArgs, s: &crate::Settings) -> Result<ExitStatus> {
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
     match a.format.as_str() {
         "atom" => {
-            let title = match (&a.site, &a.agent[..], only) {
-                (Some(site), _, _) => format!("robots.txt changes of {site}"),
-                (None, [one], Some(botscope_index::Kind::Blocked)) => {
-                    format!("sites that started blocking {one}")
-                }
-                (None, [one], _) => format!("robots.txt changes for {one}"),
-                _ => "robots.txt changes".to_owned(),
-            };
+            let title = watch_title(a, only);
             let feed = botscope_index::Feed {
                 title: &title,
                 id: &botscope_index::feed_id(&format!(
@@ -335,6 +328,35 @@ pub fn watch(a: &WatchArgs, s: &crate::Settings) -> Result<ExitStatus> {
         _ => emit(TableFormat::Text, &c, || c.to_text(), || c.to_table())?,
     }
     Ok(ExitStatus::Success)
+}
+
+/// A watch feed's title: what was asked (the site, the agents or their
+/// category, the kind of change, the query).
+fn watch_title(a: &WatchArgs, only: Option<botscope_index::Kind>) -> String {
+    let who = match (&a.agent[..], a.category.as_deref()) {
+        ([], Some(c)) => format!("the {c} crawlers"),
+        ([], None) => "every known crawler".to_owned(),
+        ([one], None) => one.clone(),
+        (many, c) => {
+            let mut s = many.join(", ");
+            if let Some(c) = c {
+                s.push_str(&format!(" and the {c} crawlers"));
+            }
+            s
+        }
+    };
+    let mut t = match (&a.site, only) {
+        (Some(site), _) => format!("robots.txt changes of {site} for {who}"),
+        (None, Some(botscope_index::Kind::Blocked)) => format!("sites that started blocking {who}"),
+        (None, Some(botscope_index::Kind::Allowed)) => {
+            format!("sites that relaxed their rules for {who}")
+        }
+        (None, None) => format!("robots.txt changes for {who}"),
+    };
+    if let Some(q) = &a.where_ {
+        t.push_str(&format!(" where {q}"));
+    }
+    t
 }
 
 /// `index export`.
@@ -368,19 +390,31 @@ pub fn diff(a: &DiffArgs) -> Result<ExitStatus> {
         Some(t) => h.at(t).context("no version at --from")?,
         None => h.at(to.first_seen - 1).unwrap_or(to),
     };
+    // An absence (the file removed, unreachable, moved) compares as no
+    // file: every rule of the other side added or removed.
     let d = botscope_index::diff_versions(&from.body, &to.body, a.semantics);
+    let absent = |v: &botscope_store::Version| v.absent.map(|x| x.as_str());
+    let side = |v: &botscope_store::Version| match v.absent {
+        Some(x) => format!(
+            "{} (no robots.txt: {})",
+            botscope_index::rfc3339(v.first_seen),
+            x.as_str()
+        ),
+        None => botscope_index::rfc3339(v.first_seen),
+    };
     match a.format {
         Format::Json => {
             let v = serde_json::json!({"site": h.host, "from": botscope_index::rfc3339(from.first_seen),
-                "to": botscope_index::rfc3339(to.first_seen), "diff": d});
+                "to": botscope_index::rfc3339(to.first_seen), "from_absent": absent(from),
+                "to_absent": absent(to), "diff": d});
             print(&format!("{v}\n"), true)?
         }
         Format::Text => print(
             &format!(
                 "{}: {} -> {}\n{}",
-                h.host,
-                botscope_index::rfc3339(from.first_seen),
-                botscope_index::rfc3339(to.first_seen),
+                botscope_text::field(&h.host),
+                side(from),
+                side(to),
                 d.to_text()
             ),
             false,

@@ -1193,7 +1193,9 @@ fn a_crawl_reindexes_only_the_sites_it_found_changed() {
     crawl(&mut s, "CC-MAIN-2024-18", 1_715_000_000, &changed);
     let mut idx = Index::open(&ix).expect("open");
     let r = idx.update(&s).expect("update");
-    assert_eq!((r.sites, r.crawls), (2, 1), "{r:?}");
+    // Sites 0 and 1 changed their file, site 2's went away (a version of
+    // its own): three sites reindexed.
+    assert_eq!((r.sites, r.crawls), (3, 1), "{r:?}");
     let fresh = dir.path().join("fresh");
     Index::build(&s, &fresh, None, &mut |_| {}).expect("build");
     let hosts = |pick: &dyn Fn(usize) -> bool| -> Vec<String> {
@@ -1224,5 +1226,7 @@ fn a_crawl_reindexes_only_the_sites_it_found_changed() {
         );
         assert!(search(idx, &format!("crawl:CC-MAIN-2024-10 {new_group}")).is_empty());
         assert!(search(idx, "crawl:CC-MAIN-2099-01").is_empty());
+        // Site 2 has no robots.txt now: no version of it is the latest.
+        assert!(!search(idx, &format!("site:{}", files[2].0)).contains(&files[2].0));
     }
 }

@@ -135,10 +135,28 @@ fn a_version_only_when_the_content_changes_in(open: Open<'_>) {
         ]
     );
     let st = s.stats().expect("stats");
+    // The 503 is a version of its own (no file from 250 to 300), which
+    // holds the empty body: three bodies, four files.
     assert_eq!(
         (st.sites, st.attempts, st.versions, st.bodies),
-        (2, 7, 4, 2)
+        (2, 7, 4, 3)
     );
+    let h = s.site("a.test").expect("site").expect("known");
+    let absent: Vec<(i64, Option<botscope_store::Absence>)> = h
+        .versions
+        .iter()
+        .map(|v| (v.first_seen, v.absent))
+        .collect();
+    assert_eq!(
+        absent,
+        [
+            (100, None),
+            (250, Some(botscope_store::Absence::Unreachable)),
+            (300, None),
+            (400, None)
+        ]
+    );
+    assert!(h.at(260).is_some_and(|v| !v.is_file() && v.body.is_empty()));
     assert_eq!(st.body_bytes, 2);
     assert_eq!(st.sites_with_robots_txt, 2);
     assert_eq!(st.outcomes.get("parse"), Some(&2));
@@ -464,13 +482,10 @@ fn the_change_mark_names_the_sites_to_reindex_in(open: Open<'_>) {
     assert_eq!(b.at(250).map(|v| &v.body[..]), Some(&b"B"[..]));
     assert_eq!(b.at(300).map(|v| &v.body[..]), Some(&b"B2"[..]));
     assert!(b.at(99).is_none());
-    assert!(
-        s.site("c.test")
-            .expect("site")
-            .expect("known")
-            .versions
-            .is_empty()
-    );
+    // A site that never served a file holds its absence, and no file.
+    let c = s.site("c.test").expect("site").expect("known");
+    assert!(c.versions.iter().all(|v| !v.is_file()), "{c:?}");
+    assert_eq!(c.versions.len(), 1);
     assert!(s.site("nowhere.test").expect("site").is_none());
     // A cohort's sites known at a time: each host's first attempt, the
     // failed one's too; a host never seen is none.
@@ -1155,7 +1170,8 @@ fn each_capture_belongs_to_its_crawl() {
     {
         let c = rusqlite::Connection::open(&copied).expect("open");
         c.execute_batch(
-            "DROP TABLE crawl_sites; DROP TABLE crawl_counts; PRAGMA user_version = 4;",
+            "DROP TABLE crawl_sites; DROP TABLE crawl_counts;
+             ALTER TABLE versions DROP COLUMN absent; PRAGMA user_version = 4;",
         )
         .expect("downgrade");
     }
@@ -1296,16 +1312,17 @@ fn each_capture_belongs_to_its_crawl_in(open: Open<'_>) {
             c("CC-MAIN-2024-18", "2024-05-04", false)
         ]
     );
-    // The second crawl changed the versions of b.test alone (a.test's
-    // goes on, c.test's stays in force): the crawl itself is marked
-    // changed, and lists the sites it found a file at, in byte order.
+    // The second crawl changed the versions of b.test (its first file)
+    // and c.test (its file gone); a.test's goes on: the crawl itself is
+    // marked changed, and lists the sites it found a file at, in byte
+    // order.
     let mut changed = Vec::new();
     s.sites_changed(mark, &mut |h| {
         changed.push(h.host);
         Ok(())
     })
     .expect("changed");
-    assert_eq!(changed, ["b.test"]);
+    assert_eq!(changed, ["b.test", "c.test"]);
     let crawls = s.crawl_sites(None).expect("crawls");
     assert!(
         crawls

@@ -1313,6 +1313,43 @@ fn change_feeds_are_atom_a_reader_reads() {
             .body
             .contains("href=\"/search/feed.atom?q=botname%3Agptbot\"")
     );
+    // Each page with a feed announces it in its head, titled as the feed
+    // is, for a reader's autodiscovery.
+    for (page, title, href) in [
+        (
+            format!("/site/{host}"),
+            format!("robots.txt changes of {host}"),
+            format!("/site/{host}/feed.atom"),
+        ),
+        (
+            "/crawler/GPTBot".to_owned(),
+            "sites that started blocking GPTBot".to_owned(),
+            "/crawler/GPTBot/feed.atom".to_owned(),
+        ),
+        (
+            "/search?q=botname%3Agptbot".to_owned(),
+            "robots.txt changes matching botname:gptbot".to_owned(),
+            "/search/feed.atom?q=botname%3Agptbot".to_owned(),
+        ),
+    ] {
+        let body = get(addr, &page).body;
+        let head = &body[..body.find("</head>").expect("a head")];
+        assert!(
+            head.contains(&format!(
+                "<link rel=\"alternate\" type=\"application/atom+xml\" title=\"{title}\" href=\"{href}\">"
+            )),
+            "{page}: {head}"
+        );
+    }
+    assert!(!get(addr, "/").body.contains("rel=\"alternate\""));
+    // Entry ids name the version: site, time and content.
+    for e in entries {
+        let id = e["id"].as_str().unwrap();
+        assert!(
+            id.contains("/robots.txt#") && id.contains(";blake3="),
+            "{id}"
+        );
+    }
     // A query the index refuses is a 400, not a feed.
     assert_eq!(get(addr, "/search/feed.atom?q=%28").status, 400);
     assert_eq!(get(addr, "/search/feed.atom").status, 400);

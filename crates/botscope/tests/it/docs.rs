@@ -379,7 +379,11 @@ fn the_studies_guide_runs_as_written() {
     let rows: Vec<&str> = csv.lines().collect();
     // 24 agents and the group, in each of two crawls, under a header.
     assert_eq!(rows.len(), 1 + 2 * 25, "{csv}");
-    assert!(rows[0].ends_with(",disagree_with_exact"), "{}", rows[0]);
+    assert!(
+        rows[0].ends_with(",disagree_with_exact,past_budget"),
+        "{}",
+        rows[0]
+    );
     assert!(rows.iter().any(|r| r.contains("\"Kangaroo Bot\"")));
     assert!(dir.join("cc/sites.csv").is_file());
 }

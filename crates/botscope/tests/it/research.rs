@@ -901,7 +901,7 @@ fn index_export_reads_back_in_pyarrow_and_duckdb() {
         agents.contains(&"GPTBot") && agents.len() > 100,
         "{agents:?}"
     );
-    assert_eq!(v["format"], "4");
+    assert_eq!(v["format"], "5");
     let rows = v["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 6);
     // GPTBot's classes over the latest versions are trends' counts.
@@ -1372,4 +1372,282 @@ fn watch_reports_what_new_versions_change() {
     let o = run(&["watch", "--db", arg(&db), "--since", "last tuesday"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("a duration ago"), "{}", stderr(&o));
+}
+
+/// Three crawls as Common Crawl captures them: a file that answers 404,
+/// one unreachable for a crawl, one that redirects away, and one that
+/// goes A, B, A. Each absence is a version of its own (no robots.txt from
+/// then, by month as by crawl), `watch` and its feed report it, `diff`
+/// compares it with the file before, and a revert is an entry of its own.
+#[test]
+fn removed_files_and_reverts_are_changes() {
+    let d = scratch("absences");
+    let db = d.join("r.db");
+    let closed = "User-agent: GPTBot\nDisallow: /\n";
+    let open = "User-agent: *\nDisallow: /tmp\n";
+    // Per crawl: its name, its date, and (host, status, body) per site.
+    type Capture<'a> = (&'a str, u16, &'a str);
+    let crawls: [(&str, &str, [Capture<'_>; 5]); 3] = [
+        (
+            "CC-MAIN-2024-10",
+            "2024-03-05T10:00:00Z",
+            [
+                ("gone.example", 200, closed),
+                ("back.example", 200, closed),
+                ("down.example", 200, closed),
+                ("moved.example", 200, closed),
+                ("stay.example", 200, closed),
+            ],
+        ),
+        (
+            "CC-MAIN-2024-33",
+            "2024-08-05T10:00:00Z",
+            [
+                ("gone.example", 200, closed),
+                ("back.example", 200, open),
+                ("down.example", 503, ""),
+                ("moved.example", 301, ""),
+                ("stay.example", 200, closed),
+            ],
+        ),
+        (
+            "CC-MAIN-2024-51",
+            "2024-12-05T10:00:00Z",
+            [
+                ("gone.example", 404, ""),
+                ("back.example", 200, closed),
+                ("down.example", 200, closed),
+                ("moved.example", 301, ""),
+                ("stay.example", 200, closed),
+            ],
+        ),
+    ];
+    let mut files = Vec::new();
+    for (name, date, sites) in &crawls {
+        let mut w = Vec::new();
+        for (host, status, body) in sites {
+            let uri = format!("https://{host}/robots.txt");
+            let head = match status {
+                200 => "200 OK\r\nContent-Type: text/plain".to_owned(),
+                301 => {
+                    format!("301 Moved Permanently\r\nLocation: https://elsewhere.example/{host}")
+                }
+                404 => "404 Not Found\r\nContent-Type: text/html".to_owned(),
+                _ => "503 Service Unavailable".to_owned(),
+            };
+            let block = format!(
+                "HTTP/1.1 {head}\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            crate::store::record(
+                &mut w,
+                &[
+                    ("WARC-Type", "response"),
+                    ("WARC-Target-URI", &uri),
+                    ("WARC-Date", date),
+                ],
+                block.as_bytes(),
+            );
+        }
+        let f = d.join(format!("{name}.warc.gz"));
+        std::fs::write(&f, w).expect("write");
+        files.push(f);
+    }
+    let mut import = vec!["store", "import", "--db", arg(&db), "--format", "warc"];
+    import.extend(files.iter().map(|f| arg(f)));
+    let o = run(&import);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["index", "build", "--db", arg(&db)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The store counts files, not absences.
+    let o = run(&["store", "stats", "--db", arg(&db), "--format", "json"]);
+    let v = json(&o);
+    assert_eq!(v["sites_with_robots_txt"], 5, "{v}");
+    // Trends by month say what each crawl saw, in its month.
+    let periods = |by: &str| -> Vec<(String, Value, u64, u64)> {
+        let o = run(&[
+            "trends",
+            "--db",
+            arg(&db),
+            "--agent",
+            "GPTBot",
+            "--by",
+            by,
+            "--format",
+            "json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        json(&o)["periods"]
+            .as_array()
+            .expect("periods")
+            .iter()
+            .map(|p| {
+                (
+                    p["period"].as_str().expect("period").to_owned(),
+                    p["agents"]["GPTBot"].clone(),
+                    p["sites"].as_u64().expect("sites"),
+                    p["no_robots_txt"].as_u64().expect("no robots.txt"),
+                )
+            })
+            .collect()
+    };
+    let by_crawl = periods("crawl");
+    let by_month = periods("month");
+    let month_of = |crawl: &str| match crawl {
+        "CC-MAIN-2024-10" => "2024-03",
+        "CC-MAIN-2024-33" => "2024-08",
+        _ => "2024-12",
+    };
+    for (crawl, agents, sites, without) in &by_crawl {
+        let m = by_month
+            .iter()
+            .find(|p| p.0 == month_of(crawl))
+            .unwrap_or_else(|| panic!("{crawl}: {by_month:?}"));
+        assert_eq!((&m.1, m.2, m.3), (agents, *sites, *without), "{crawl}");
+    }
+    assert_eq!(
+        by_crawl
+            .iter()
+            .map(|p| (p.1["full"].as_u64(), p.2, p.3))
+            .collect::<Vec<_>>(),
+        [(Some(5), 5, 0), (Some(2), 3, 2), (Some(3), 3, 2)],
+        "{by_crawl:?}"
+    );
+    // Watch: each absence and each return, newest first.
+    let o = run(&[
+        "watch",
+        "--db",
+        arg(&db),
+        "--since",
+        "2024-04-01",
+        "--agent",
+        "GPTBot",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&o);
+    let seen: Vec<(String, String, Option<String>, String)> = v["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| {
+            (
+                c["at"].as_str().expect("at")[..10].to_owned(),
+                c["site"].as_str().expect("site").to_owned(),
+                c["absent"].as_str().map(str::to_owned),
+                format!("{}>{}", c["agents"][0]["before"], c["agents"][0]["after"])
+                    .replace('"', ""),
+            )
+        })
+        .collect();
+    let want = |at: &str, site: &str, absent: Option<&str>, change: &str| {
+        (
+            at.to_owned(),
+            site.to_owned(),
+            absent.map(str::to_owned),
+            change.to_owned(),
+        )
+    };
+    assert_eq!(
+        seen,
+        [
+            want("2024-12-05", "back.example", None, "partial>full"),
+            want("2024-12-05", "down.example", None, "none>full"),
+            want("2024-12-05", "gone.example", Some("removed"), "full>none"),
+            want("2024-08-05", "back.example", None, "full>partial"),
+            want(
+                "2024-08-05",
+                "down.example",
+                Some("unreachable"),
+                "full>none"
+            ),
+            want("2024-08-05", "moved.example", Some("moved"), "full>none"),
+        ]
+    );
+    assert!(
+        v["changes"]
+            .as_array()
+            .expect("changes")
+            .iter()
+            .all(|c| c["first"] == false)
+    );
+    let o = run(&[
+        "watch",
+        "--db",
+        arg(&db),
+        "--since",
+        "2024-04-01",
+        "--agent",
+        "GPTBot",
+    ]);
+    assert!(
+        stdout(&o).contains("gone.example  robots.txt removed; allowed GPTBot (full to none)"),
+        "{}",
+        stdout(&o)
+    );
+    // The feed: every entry its own id (the revert too), its title says
+    // what was asked.
+    let o = run(&[
+        "watch",
+        "--db",
+        arg(&db),
+        "--since",
+        "2024-04-01",
+        "--category",
+        "ai-training",
+        "--where",
+        "botname:GPTBot",
+        "--format",
+        "atom",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let feed = d.join("feed.atom");
+    std::fs::write(&feed, &o.stdout).expect("write");
+    let v = crate::python_json("read_atom.py", &feed);
+    assert_eq!(
+        v["title"],
+        "robots.txt changes for the ai-training crawlers where botname:GPTBot"
+    );
+    let back: Vec<&str> = v["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter(|e| {
+            e["title"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("back.example"))
+        })
+        .map(|e| e["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(back.len(), 2, "{v}");
+    assert!(
+        back[0].contains("2024-12-05") && back[1].contains("2024-08-05"),
+        "{back:?}"
+    );
+    // Diff: the file before, against its absence.
+    let o = run(&["diff", "--db", arg(&db), "--site", "gone.example"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with(
+            "gone.example: 2024-03-05T10:00:00Z -> 2024-12-05T10:00:00Z (no robots.txt: removed)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Disallow: /"), "{text}");
+    let o = run(&[
+        "diff",
+        "--db",
+        arg(&db),
+        "--site",
+        "gone.example",
+        "--format",
+        "json",
+    ]);
+    let v = json(&o);
+    assert_eq!(
+        (v["from_absent"].clone(), v["to_absent"].clone()),
+        (Value::Null, "removed".into())
+    );
 }
