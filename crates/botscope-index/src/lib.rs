@@ -73,6 +73,7 @@ pub use search::{Hit, Rank, SearchRequest, SearchResults};
 pub use snippet::snippet;
 pub use submit::{MAX_SUBMISSION, site_bias, submit};
 pub use trends::{
-    Adoption, By, COHORT_MAX_BYTES, CohortInfo, Counts, Period, Shares, Trends, TrendsPlan,
-    TrendsRequest, WeightedPeriod, crawls_within, known_at, periods, read_cohort,
+    Adoption, By, COHORT_MAX_BYTES, CohortInfo, Counts, Fractions, Period, ShareSet, Shares,
+    Trends, TrendsPlan, TrendsRequest, WeightedPeriod, crawls_within, known_at, periods,
+    read_cohort,
 };

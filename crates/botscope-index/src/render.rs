@@ -274,10 +274,21 @@ impl Trends {
                 botscope_text::field(&p.period),
                 p.sites
             );
+            // The papers' shares are of the sites with a robots.txt; the
+            // shares of every site counted follow when they differ.
+            let both = p.denominator != p.sites;
             if let Some(n) = p.no_robots_txt {
                 let _ = write!(o, ", {n} without");
             }
-            let _ = writeln!(o, "; shares of {}", p.denominator);
+            if both {
+                let _ = writeln!(
+                    o,
+                    "; shares of the {} with robots.txt, then of all {}",
+                    p.sites, p.denominator
+                );
+            } else {
+                let _ = writeln!(o, "; shares of {}", p.denominator);
+            }
             let w = self
                 .agents
                 .iter()
@@ -291,15 +302,23 @@ impl Trends {
                 .map(|(a, c)| (a.as_str(), c))
                 .chain([("(group)", &p.group)]);
             for (a, c) in rows {
+                let cell = |n: u64| {
+                    if both {
+                        format!(
+                            "{n:>6} {:>5.1}% {:>5.1}%",
+                            share(n, p.sites),
+                            share(n, p.denominator)
+                        )
+                    } else {
+                        format!("{n:>6} {:>5.1}%", share(n, p.denominator))
+                    }
+                };
                 let _ = writeln!(
                     o,
-                    "  {a:w$}  full {:>6} {:>5.1}%  partial {:>6} {:>5.1}%  none {:>6} {:>5.1}%",
-                    c.full,
-                    share(c.full, p.denominator),
-                    c.partial,
-                    share(c.partial, p.denominator),
-                    c.none,
-                    share(c.none, p.denominator)
+                    "  {a:w$}  full {}  partial {}  none {}",
+                    cell(c.full),
+                    cell(c.partial),
+                    cell(c.none)
                 );
                 if let Some(n) = p.disagree.as_ref().and_then(|d| d.get(a)) {
                     let _ = writeln!(
@@ -325,9 +344,13 @@ impl Trends {
                                 0.0
                             }
                         };
+                        // Under the shares of all (the weighted
+                        // denominator counts the sites without one).
+                        let (lead, gap1, gap2) = if both { (7, 24, 21) } else { (0, 17, 14) };
                         let _ = writeln!(
                             o,
-                            "  {:w$}  weighted    {:>5.1}%{:17}{:>5.1}%{:14}{:>5.1}%",
+                            "  {:w$}  weighted    {:lead$}{:>5.1}%{:gap1$}{:>5.1}%{:gap2$}{:>5.1}%",
+                            "",
                             "",
                             ws(s.full),
                             "",
@@ -441,6 +464,27 @@ impl Trends {
                 real(&|r| r.0.weighted.as_ref().map(|w| w.denominator)),
             );
         }
+        t.push("sites", count(&|r| Some(r.0.sites)));
+        // The shares: of the sites with a robots.txt (the papers'), and
+        // of every site counted.
+        let of = |s: &crate::ShareSet, agent: &str| -> crate::Fractions {
+            if agent == "(group)" {
+                s.group
+            } else {
+                s.agents.get(agent).copied().unwrap_or_default()
+            }
+        };
+        let real =
+            |f: &dyn Fn(&Row<'_>) -> f64| Cells::Real(rows.iter().map(|r| Some(f(r))).collect());
+        t.push("full_of_sites", real(&|r| of(&r.0.of_sites, r.1).full));
+        t.push(
+            "partial_of_sites",
+            real(&|r| of(&r.0.of_sites, r.1).partial),
+        );
+        t.push("none_of_sites", real(&|r| of(&r.0.of_sites, r.1).none));
+        t.push("full_of_all", real(&|r| of(&r.0.of_all, r.1).full));
+        t.push("partial_of_all", real(&|r| of(&r.0.of_all, r.1).partial));
+        t.push("none_of_all", real(&|r| of(&r.0.of_all, r.1).none));
         t
     }
 }

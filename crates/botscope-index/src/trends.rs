@@ -171,6 +171,51 @@ impl Shares {
     }
 }
 
+/// One agent's (or the group's) classes as fractions (0 to 1) of a
+/// period's sites.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Fractions {
+    /// Closed fully.
+    pub full: f64,
+    /// Closed partly.
+    pub partial: f64,
+    /// Not closed.
+    pub none: f64,
+}
+
+impl Fractions {
+    /// `c` over `of` sites (all 0 when there are none).
+    pub fn of(c: &Counts, of: u64) -> Fractions {
+        let f = |n: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
+        Fractions {
+            full: f(c.full),
+            partial: f(c.partial),
+            none: f(c.none),
+        }
+    }
+}
+
+/// A period's shares over one base, per agent and for the group.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ShareSet {
+    /// Per agent.
+    pub agents: BTreeMap<String, Fractions>,
+    /// The group.
+    pub group: Fractions,
+}
+
+impl ShareSet {
+    fn of(agents: &BTreeMap<String, Counts>, group: &Counts, base: u64) -> ShareSet {
+        ShareSet {
+            agents: agents
+                .iter()
+                .map(|(a, c)| (a.clone(), Fractions::of(c, base)))
+                .collect(),
+            group: Fractions::of(group, base),
+        }
+    }
+}
+
 /// A period's counts weighted by the cohort's weight column.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WeightedPeriod {
@@ -271,6 +316,13 @@ pub struct Period {
     pub denominator: u64,
     /// Per agent.
     pub agents: BTreeMap<String, Counts>,
+    /// The shares the papers print: of the sites with a robots.txt
+    /// (`sites`).
+    pub of_sites: ShareSet,
+    /// The same over every site counted (`denominator`: with and without
+    /// a robots.txt; the same as `of_sites` when the sites without one are
+    /// not known).
+    pub of_all: ShareSet,
     /// The group, strictest status of its agents per site.
     pub group: Counts,
     /// Sites (of `sites`) whose file states AI usage preferences, and which.
@@ -882,6 +934,8 @@ impl Index {
                 no_robots_txt: None,
                 denominator: 0,
                 agents: agents.iter().cloned().zip(t.agents).collect(),
+                of_sites: ShareSet::default(),
+                of_all: ShareSet::default(),
                 group: t.group,
                 preferences: t.preferences.adoption(),
                 weighted: None,
@@ -906,6 +960,8 @@ impl Index {
                 p.no_robots_txt = Some(n.saturating_sub(p.sites));
             }
             p.denominator = p.sites + p.no_robots_txt.unwrap_or(0);
+            p.of_sites = ShareSet::of(&p.agents, &p.group, p.sites);
+            p.of_all = ShareSet::of(&p.agents, &p.group, p.denominator);
             if cohort.is_some_and(|c| c.weights.is_some()) {
                 let w = t.weighted;
                 let without = known.map(|(_, kw)| (kw - w.sites).max(0.0));

@@ -4,7 +4,7 @@
 
 use maud::{Markup, html};
 
-use botscope_index::{Counts, Trends};
+use botscope_index::{Counts, Fractions, Trends};
 
 const W: f64 = 720.0;
 const H: f64 = 240.0;
@@ -24,6 +24,21 @@ fn counts<'a>(t: &'a Trends, p: &'a botscope_index::Period) -> &'a Counts {
     }
 }
 
+/// The shares the chart shows for a period, as the command prints them:
+/// of the sites with a robots.txt, and of every site counted.
+fn shares(t: &Trends, p: &botscope_index::Period) -> (Fractions, Fractions) {
+    let pick = |s: &botscope_index::ShareSet| match t.agents.as_slice() {
+        [one] => s.agents.get(one).copied().unwrap_or(s.group),
+        _ => s.group,
+    };
+    (pick(&p.of_sites), pick(&p.of_all))
+}
+
+/// A fraction as the command prints it (`11.7%`).
+fn pct(f: f64) -> String {
+    format!("{:.1}%", f * 100.0)
+}
+
 /// Every how many periods a label is written so that labels never meet:
 /// the widest label plus a gap fits in that many slots.
 pub fn label_every(labels: &[&str], slot: f64) -> usize {
@@ -34,19 +49,21 @@ pub fn label_every(labels: &[&str], slot: f64) -> usize {
 /// The chart in words, for a screen reader (the picture's text
 /// alternative): each period's shares.
 fn words(t: &Trends) -> String {
-    let mut s = String::from("Restriction over time, share of sites per period");
+    let mut s =
+        String::from("Restriction over time, share of the sites with a robots.txt per period");
     for p in &t.periods {
-        let c = counts(t, p);
-        let total = (c.full + c.partial + c.none).max(1) as f64;
-        let pct = |v: u64| v as f64 * 100.0 / total;
+        let (f, a) = shares(t, p);
         s.push_str(&format!(
-            "; {}: {:.0}% full, {:.0}% partial, {:.0}% none of {} sites",
+            "; {}: {} full, {} partial, {} none of {} sites with a robots.txt",
             p.period,
-            pct(c.full),
-            pct(c.partial),
-            pct(c.none),
+            pct(f.full),
+            pct(f.partial),
+            pct(f.none),
             p.sites
         ));
+        if p.denominator != p.sites {
+            s.push_str(&format!(" ({} full of all {})", pct(a.full), p.denominator));
+        }
     }
     s
 }
@@ -102,17 +119,18 @@ pub fn trends(t: &Trends) -> Markup {
         details.numbers {
             summary { "The chart's numbers" }
             div.wide tabindex="0" { table.trends {
-                caption { "Sites per period whose robots.txt keeps the robot out fully, partially or not at all" }
-                thead { tr { th scope="col" { "Period" } th scope="col" { "Sites" } th scope="col" { "Full" } th scope="col" { "Partial" } th scope="col" { "None" } } }
+                caption { "Sites per period whose robots.txt keeps the robot out fully, partially or not at all: the share of the sites with a robots.txt, then of all sites counted (with the sites without one)" }
+                thead { tr { th scope="col" { "Period" } th scope="col" { "Sites" } th scope="col" { "Without" } th scope="col" { "Full" } th scope="col" { "Partial" } th scope="col" { "None" } } }
                 tbody {
                     @for p in &t.periods {
                         @let c = counts(t, p);
-                        @let total = (c.full + c.partial + c.none).max(1) as f64;
+                        @let (f, a) = shares(t, p);
                         tr {
                             th scope="row" { (p.period) }
                             td.n { (p.sites) }
-                            @for v in [c.full, c.partial, c.none] {
-                                td.n { (v) " " span.muted { "(" (format!("{:.0}", v as f64 * 100.0 / total)) "%)" } }
+                            td.n { @if let Some(n) = p.no_robots_txt { (n) } @else { "–" } }
+                            @for (v, of_sites, of_all) in [(c.full, f.full, a.full), (c.partial, f.partial, a.partial), (c.none, f.none, a.none)] {
+                                td.n { (v) " " span.muted { "(" (pct(of_sites)) @if p.denominator != p.sites { " · " (pct(of_all)) } ")" } }
                             }
                         }
                     }

@@ -352,8 +352,11 @@ fn robots_table_sorts_by_each_column() {
     assert!(table.contains("<caption>"), "{table}");
     for p in t["periods"].as_array().unwrap() {
         let c = &p["agents"]["GPTBot"];
+        let without = p["no_robots_txt"]
+            .as_u64()
+            .map_or("–".to_owned(), |n| n.to_string());
         let row = format!(
-            "<tr><th scope=\"row\">{}</th><td class=\"n\">{}</td><td class=\"n\">{} ",
+            "<tr><th scope=\"row\">{}</th><td class=\"n\">{}</td><td class=\"n\">{without}</td><td class=\"n\">{} ",
             p["period"].as_str().unwrap(),
             p["sites"],
             c["full"]
@@ -473,6 +476,28 @@ fn trends_by_crawl_answer_as_the_command_does() {
         page.contains("by=crawl&amp;sort=robot"),
         "sort links keep by: {page}"
     );
+    // The shares the page prints are the command's: of the sites with a
+    // robots.txt, then of every site the crawl captured.
+    let text = want.to_text();
+    for p in got["periods"].as_array().unwrap() {
+        let share = |of: &str| {
+            let f = p[of]["agents"]["GPTBot"]["full"].as_f64().unwrap();
+            format!("{:.1}%", f * 100.0)
+        };
+        let (of_sites, of_all) = (share("of_sites"), share("of_all"));
+        assert_ne!(of_sites, of_all, "{p}");
+        let n = p["agents"]["GPTBot"]["full"].as_u64().unwrap();
+        assert!(
+            page.contains(&format!(
+                "{n} <span class=\"muted\">({of_sites} · {of_all})</span>"
+            )),
+            "{of_sites} {of_all}: {page}"
+        );
+        assert!(
+            text.contains(&format!("full {n:>6} {of_sites:>6} {of_all:>6}")),
+            "{text}"
+        );
+    }
     // The studies' methods, as the library answers them; a method that is
     // none of the three is a 400, not the exact method in silence.
     for method in [

@@ -380,7 +380,8 @@ fn the_studies_guide_runs_as_written() {
     // 24 agents and the group, in each of two crawls, under a header.
     assert_eq!(rows.len(), 1 + 2 * 25, "{csv}");
     assert!(
-        rows[0].ends_with(",disagree_with_exact,past_budget"),
+        rows[0].contains(",disagree_with_exact,past_budget,")
+            && rows[0].ends_with(",full_of_all,partial_of_all,none_of_all"),
         "{}",
         rows[0]
     );

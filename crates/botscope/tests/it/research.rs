@@ -379,7 +379,10 @@ fn trends_and_diff_over_versions() {
     ]);
     assert_eq!(
         stdout(&o),
-        "period,end,agent,full,partial,none,no_robots_txt,denominator\n2024,2024-12-31T23:59:59Z,\"GPTBot\",0,0,1,,1\n2024,2024-12-31T23:59:59Z,\"(group)\",0,0,1,,1\n"
+        "period,end,agent,full,partial,none,no_robots_txt,denominator,sites,full_of_sites,\
+         partial_of_sites,none_of_sites,full_of_all,partial_of_all,none_of_all\n\
+         2024,2024-12-31T23:59:59Z,\"GPTBot\",0,0,1,,1,1,0,0,1,0,0,1\n\
+         2024,2024-12-31T23:59:59Z,\"(group)\",0,0,1,,1,1,0,0,1,0,0,1\n"
     );
     let o = run(&["trends", "--index", arg(&ix)]);
     assert_eq!(o.status.code(), Some(2), "an agent is required");
@@ -471,7 +474,7 @@ fn trends_and_diff_over_versions() {
     ]);
     assert!(
         stdout(&o).starts_with(
-            "period,end,agent,full,partial,none,no_robots_txt,denominator,weighted_full,weighted_partial,weighted_none,weighted_denominator\n"
+            "period,end,agent,full,partial,none,no_robots_txt,denominator,weighted_full,weighted_partial,weighted_none,weighted_denominator,sites,"
         ),
         "{}",
         stdout(&o)
@@ -712,7 +715,10 @@ fn result_tables_as_csv_and_parquet() {
                 types,
                 ["string", "uint64", "uint64", "uint64", "double", "uint64"]
             ),
-            "trends" => assert_eq!(types[3..], ["uint64"; 5]),
+            "trends" => {
+                assert_eq!(types[3..9], ["uint64"; 6]);
+                assert_eq!(types[9..], ["double"; 6]);
+            }
             _ => assert_eq!(types[..3], ["string", "double", "uint64"]),
         }
     }
