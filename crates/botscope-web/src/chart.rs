@@ -118,8 +118,9 @@ pub fn trends(t: &Trends) -> Markup {
         // whoever wants the figures.
         details.numbers {
             summary { "The chart's numbers" }
+            p.muted { "Each share: of the sites with a robots.txt · of all sites counted, those without one too." }
             div.wide tabindex="0" { table.trends {
-                caption { "Sites per period whose robots.txt keeps the robot out fully, partially or not at all: the share of the sites with a robots.txt, then of all sites counted (with the sites without one)" }
+                caption { "Sites per period, by class" }
                 thead { tr { th scope="col" { "Period" } th scope="col" { "Sites" } th scope="col" { "Without" } th scope="col" { "Full" } th scope="col" { "Partial" } th scope="col" { "None" } } }
                 tbody {
                     @for p in &t.periods {

@@ -333,8 +333,10 @@ fn site_body(m: &SiteModel, p: &SiteParams) -> Markup {
             } @else {
                 "Shown: the version first fetched " b { (day(m.shown)) } " (" (m.source) ", " (m.bytes) " bytes). "
             }
-            a href={ "/site/" (host) "/robots.txt" (query(&[("at", &m.shown.to_string())])) } { "As stored" } " · "
-            a href={ "/site/" (host) "/bias" (query(&[("as_of", &m.shown.to_string())])) } { "Analyze it!" } " · "
+            @if m.absent.is_none() {
+                a href={ "/site/" (host) "/robots.txt" (query(&[("at", &m.shown.to_string())])) } { "As stored" } " · "
+                a href={ "/site/" (host) "/bias" (query(&[("as_of", &m.shown.to_string())])) } { "Analyze it!" } " · "
+            }
             a href={ "/site/" (host) "/feed.atom" } type="application/atom+xml" { "Changes (Atom feed)" }
         }
         @let submitted = m.versions.iter().filter(|v| v.source == "submitted").count();
@@ -344,6 +346,7 @@ fn site_body(m: &SiteModel, p: &SiteParams) -> Markup {
             p.muted { "botscope has never fetched this site: what it shows was submitted by a user." }
         }
         (timeline(m))
+        @if m.absent.is_none() {
         h2 { "Check a URL" }
         form.inline method="get" action={ "/site/" (host) } {
             input type="hidden" name="at" value=(m.shown);
@@ -374,6 +377,7 @@ fn site_body(m: &SiteModel, p: &SiteParams) -> Markup {
             div class={ "diag " (severity(d.severity)) } { b { (d.code.as_str()) } " " (Text(&d.message)) }
         }
         (listing(&lines, &mark))
+        }
         @if m.versions.len() > 1 {
             h2 { "Compare versions" }
             form.inline method="get" action={ "/site/" (host) } {
@@ -740,7 +744,7 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
         h2 { "Restriction over time" }
         @match &trends {
             Ok(t) => {
-                p { "Share of sites whose robots.txt keeps "
+                p { "Share of the sites with a robots.txt whose file keeps "
                     @if t.agents.len() == 1 { code { (Text(&t.agents[0])) } } @else { "the group (" (t.agents.len()) " agents, the strictest per site)" }
                     " out fully, partially or not at all, per " (t.by)
                     @match t.method {

@@ -476,6 +476,19 @@ fn trends_by_crawl_answer_as_the_command_does() {
         page.contains("by=crawl&amp;sort=robot"),
         "sort links keep by: {page}"
     );
+    // site2 answered 404 to the second crawl: its page shows that it had
+    // no robots.txt from then, with nothing to check or lint, and the
+    // file before it among the versions.
+    let gone = get(addr, "/site/site2.example").body;
+    assert!(
+        gone.contains("the site had no robots.txt (removed)"),
+        "{gone}"
+    );
+    assert!(
+        !gone.contains("Check a URL") && !gone.contains("lint diagnostics"),
+        "{gone}"
+    );
+    assert!(gone.contains("no robots.txt: removed)"), "{gone}");
     // The shares the page prints are the command's: of the sites with a
     // robots.txt, then of every site the crawl captured.
     let text = want.to_text();
