@@ -24,6 +24,30 @@ pub const FEED_ENTRIES: usize = 100;
 /// How far back the crawler and query feeds look, in days.
 pub const WINDOW_DAYS: i64 = 366;
 
+/// The site feed's title and address (also announced by the site's page).
+pub fn site_feed(host: &str) -> (String, String) {
+    (
+        format!("robots.txt changes of {host}"),
+        format!("/site/{}/feed.atom", enc(host)),
+    )
+}
+
+/// The crawler feed's title and address.
+pub fn crawler_feed(name: &str) -> (String, String) {
+    (
+        format!("sites that started blocking {name}"),
+        format!("/crawler/{}/feed.atom", enc(name)),
+    )
+}
+
+/// The search feed's title and address.
+pub fn search_feed(q: &str) -> (String, String) {
+    (
+        format!("robots.txt changes matching {q}"),
+        format!("/search/feed.atom{}", query(&[("q", q)])),
+    )
+}
+
 /// One feed's question.
 struct Job {
     key: String,
@@ -100,10 +124,10 @@ pub async fn site(State(app): State<Arc<App>>, Path(host): Path<String>) -> Resp
     if host.is_empty() || host.len() > 253 {
         return Fail::NotFound("no site of that name".into()).page(&app);
     }
-    let this = format!("/site/{host}/feed.atom");
+    let (title, this) = site_feed(&host);
     let j = Job {
         key: format!("site\n{host}"),
-        title: format!("robots.txt changes of {host}"),
+        title,
         agents: every_agent(&app),
         site: Some(host),
         where_: None,
@@ -128,10 +152,10 @@ pub async fn crawler(State(app): State<Arc<App>>, Path(name): Path<String>) -> R
             }
         }
     }
-    let this = format!("/crawler/{}/feed.atom", enc(&name));
+    let (title, this) = crawler_feed(&name);
     let j = Job {
         key: format!("crawler\n{}", agents.join(",")),
-        title: format!("sites that started blocking {name}"),
+        title,
         agents,
         site: None,
         where_: None,
@@ -158,10 +182,10 @@ pub async fn search(State(app): State<Arc<App>>, Query(p): Query<FeedParams>) ->
     if q.len() > 1024 {
         return Fail::TooLarge("a query is at most 1,024 bytes".into()).page(&app);
     }
-    let this = format!("/search/feed.atom{}", query(&[("q", &q)]));
+    let (title, this) = search_feed(&q);
     let j = Job {
         key: format!("search\n{q}"),
-        title: format!("robots.txt changes matching {q}"),
+        title,
         agents: every_agent(&app),
         site: None,
         where_: Some(q),

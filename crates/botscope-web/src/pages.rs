@@ -208,12 +208,7 @@ pub async fn search(State(app): State<Arc<App>>, Query(p): Query<SearchParams>) 
         },
     };
     let status = r.as_ref().err().map_or(StatusCode::OK, Fail::status);
-    let feed = r.is_ok().then(|| {
-        (
-            format!("robots.txt changes matching {}", q.trim()),
-            format!("/search/feed.atom{}", query(&[("q", q.trim())])),
-        )
-    });
+    let feed = r.is_ok().then(|| crate::feeds::search_feed(q.trim()));
     page_feed(&app, status, "Search", "/search", body, None, feed)
 }
 
@@ -277,10 +272,7 @@ pub async fn site(
     match api::site_model(&app, &host, &p).await {
         Ok(m) => {
             let title = m.host.clone();
-            let feed = (
-                format!("robots.txt changes of {}", m.host),
-                format!("/site/{}/feed.atom", enc(&m.host)),
-            );
+            let feed = crate::feeds::site_feed(&m.host);
             page_feed(
                 &app,
                 StatusCode::OK,
@@ -900,10 +892,7 @@ pub async fn crawler(State(app): State<Arc<App>>, Path(name): Path<String>) -> R
             let foot = (!m.credits.is_empty()).then(|| {
                 html! { @for (i, c) in m.credits.iter().enumerate() { @if i > 0 { " · " } (credit(c)) } }
             });
-            let feed = (
-                format!("sites that started blocking {}", m.name),
-                format!("/crawler/{}/feed.atom", enc(&m.name)),
-            );
+            let feed = crate::feeds::crawler_feed(&m.name);
             page_feed(
                 &app,
                 StatusCode::OK,

@@ -1519,18 +1519,13 @@ fn removed_files_and_reverts_are_changes() {
         [(Some(5), 5, 0), (Some(2), 3, 2), (Some(3), 3, 2)],
         "{by_crawl:?}"
     );
+    let watch = |extra: &[&str]| {
+        let mut args = vec!["watch", "--db", arg(&db), "--since", "2024-04-01"];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
     // Watch: each absence and each return, newest first.
-    let o = run(&[
-        "watch",
-        "--db",
-        arg(&db),
-        "--since",
-        "2024-04-01",
-        "--agent",
-        "GPTBot",
-        "--format",
-        "json",
-    ]);
+    let o = watch(&["--agent", "GPTBot", "--format", "json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v = json(&o);
     let seen: Vec<(String, String, Option<String>, String)> = v["changes"]
@@ -1578,15 +1573,7 @@ fn removed_files_and_reverts_are_changes() {
             .iter()
             .all(|c| c["first"] == false)
     );
-    let o = run(&[
-        "watch",
-        "--db",
-        arg(&db),
-        "--since",
-        "2024-04-01",
-        "--agent",
-        "GPTBot",
-    ]);
+    let o = watch(&["--agent", "GPTBot"]);
     assert!(
         stdout(&o).contains("gone.example  robots.txt removed; allowed GPTBot (full to none)"),
         "{}",
@@ -1594,12 +1581,7 @@ fn removed_files_and_reverts_are_changes() {
     );
     // The feed: every entry its own id (the revert too), its title says
     // what was asked.
-    let o = run(&[
-        "watch",
-        "--db",
-        arg(&db),
-        "--since",
-        "2024-04-01",
+    let o = watch(&[
         "--category",
         "ai-training",
         "--where",
