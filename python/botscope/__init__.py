@@ -201,6 +201,8 @@ class Index:
         top: Optional[int] = None,
         weight: Optional[str] = None,
         method: str = "exact",
+        per_site: bool = False,
+        max_rows: Optional[int] = None,
     ) -> Rows:
         """Per period (``month``, ``year``, or ``crawl`` with ``db``) and
         agent, how the sites' robots.txt treat it, as ``botscope trends
@@ -214,7 +216,15 @@ class Index:
         as a study did: ``somesite`` (Liu et al., IMC 2025; without agents,
         their 24 AI User-Agents) or ``cic`` (Consent in Crisis), adding
         per agent the sites the exact engine judges otherwise
-        (``disagree_with_exact``)."""
+        (``disagree_with_exact``).
+
+        ``per_site=True`` gives instead the verdict behind every count, as
+        ``botscope trends --per-site``: a row per period, site (``host``)
+        and agent (and ``(group)``) with its ``verdict``; with a study's
+        method, the exact engine's (``exact``) and ``past_budget`` beside
+        it, so the sites behind ``disagree_with_exact`` are the rows where
+        ``verdict != exact``. ``result`` still holds the counts. More rows
+        than ``max_rows`` (default ten million) raise ``botscope.Error``."""
         if agents is None:
             agents = []
         elif isinstance(agents, str):
@@ -236,6 +246,8 @@ class Index:
                 top,
                 weight,
                 method,
+                per_site,
+                max_rows,
             )
         )
 

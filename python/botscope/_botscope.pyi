@@ -158,6 +158,8 @@ class Index:
         top: Optional[int] = None,
         weight: Optional[str] = None,
         method: str = "exact",
+        per_site: bool = False,
+        max_rows: Optional[int] = None,
     ) -> Tuple[List[dict], List[str], dict]: ...
 
 

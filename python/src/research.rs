@@ -251,7 +251,7 @@ impl Index {
     #[pyo3(signature = (
         agents, by = "month", where_ = None, start = None, end = None, semantics = "google",
         db = None, category = None, operator = None, sites = None, rank_file = None, top = None,
-        weight = None, method = "exact",
+        weight = None, method = "exact", per_site = false, max_rows = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn _trends<'py>(
@@ -271,6 +271,8 @@ impl Index {
         top: Option<u64>,
         weight: Option<String>,
         method: &str,
+        per_site: bool,
+        max_rows: Option<u64>,
     ) -> PyResult<Result3<'py>> {
         let Some(method) = botscope_index::studies::Method::parse(method) else {
             return Err(PyValueError::new_err(format!(
@@ -375,11 +377,17 @@ impl Index {
                         semantics: sem,
                         cohort,
                         method,
+                        per_site: per_site
+                            .then(|| max_rows.unwrap_or(botscope_index::PER_SITE_MAX_ROWS)),
                     },
                 )
             })
             .map_err(|e| query_error(e, where_.unwrap_or_default()))?;
-        let table = t.to_table();
+        // Per site, the rows are the verdicts and the result the counts.
+        let table = match &t.per_site {
+            Some(rows) => rows.to_table(),
+            None => t.to_table(),
+        };
         Ok((
             table_rows(py, &table)?,
             table_columns(&table),

@@ -1,7 +1,9 @@
 """botscope.Store and botscope.Index over a store the command made: the
 command's answers, as rows, pandas and pyarrow."""
 
+import csv
 import datetime
+import io
 import json
 import os
 
@@ -107,6 +109,72 @@ def test_trends_by_a_studys_method_are_the_commands(research, cli):
     assert len({r["agent"] for r in tr}) == 25
     with pytest.raises(ValueError, match="unknown method"):
         idx.trends("GPTBot", method="google")
+
+
+@pytest.fixture(scope="module")
+def crawls(cli, tmp_path_factory):
+    """Two synthetic Common Crawl crawls of 120 sites imported and
+    indexed: (directory, store)."""
+    d = tmp_path_factory.mktemp("crawls")
+    cli("store", "synth", "--out", d / "cc", "--sites", "120",
+        "--crawl", "CC-MAIN-2024-10", "--crawl", "CC-MAIN-2024-42")
+    warcs = sorted(str(p) for p in (d / "cc").rglob("*.warc.gz"))
+    db = d / "study.db"
+    cli("store", "import", "--db", db, "--format", "warc", *warcs)
+    cli("index", "build", "--db", db)
+    return d, db
+
+
+def test_trends_per_site_are_the_commands_rows(crawls, cli):
+    d, db = crawls
+    idx = botscope.Index(str(db) + ".index")
+    for method in ("exact", "cic"):
+        rows = idx.trends(["GPTBot", "CCBot"], by="crawl", db=db, method=method, per_site=True)
+        _, out, _ = cli("trends", "--agent", "GPTBot", "--agent", "CCBot", "--by", "crawl",
+                        "--db", db, "--method", method, "--per-site", "--format", "csv")
+        want = list(csv.DictReader(io.StringIO(out)))
+        assert rows.columns == list(want[0].keys())
+        assert len(rows) == len(want) > 100
+        for got, w in zip(rows, want):
+            assert {k: str(v) for k, v in got.items()} == w
+        # The result is still the counts; the rows add up to them.
+        _, out, _ = cli("trends", "--agent", "GPTBot", "--agent", "CCBot", "--by", "crawl",
+                        "--db", db, "--method", method, "--format", "json")
+        assert rows.result == json.loads(out)
+        for p in rows.result["periods"]:
+            for agent, c in p["agents"].items():
+                for verdict in ("full", "partial", "none"):
+                    n = sum(1 for r in rows if r["period"] == p["period"]
+                            and r["agent"] == agent and r["verdict"] == verdict)
+                    assert n == c[verdict], (method, p["period"], agent, verdict)
+            if method == "cic":
+                # The sites behind disagree_with_exact, listed.
+                for agent, n in p["disagree"].items():
+                    listed = [r for r in rows if r["period"] == p["period"]
+                              and r["agent"] == agent and r["verdict"] != r["exact"]
+                              and r["past_budget"] == 0]
+                    assert len(listed) == n
+    df = rows.to_pandas()
+    assert list(df.columns) == rows.columns and len(df) == len(rows)
+    with pytest.raises(botscope.Error, match="max-rows"):
+        idx.trends("GPTBot", by="crawl", db=db, per_site=True, max_rows=10)
+
+
+def test_a_site_without_a_robots_txt_is_an_absence(crawls):
+    d, db = crawls
+    s = botscope.Store(db)
+    files = {v["host"] for v in s.iter_versions()}
+    hosts = [line.split(",")[1] for line in (d / "cc" / "sites.csv").read_text().splitlines()[1:]]
+    without = [h for h in hosts if h not in files]
+    assert without, "the synthetic crawls have sites that never served a file"
+    for h in without[:5]:
+        versions = s.site(h)
+        assert versions, h
+        assert all(v["absent"] in ("removed", "unreachable", "moved") for v in versions), versions
+        assert all(v["body"] == "" for v in versions)
+    # A site with a file: its versions are files, or absences between them.
+    with_file = s.site(sorted(files)[0])
+    assert any(v["absent"] is None and v["body"] for v in with_file)
 
 
 def test_trends_of_a_cohort_and_a_category_are_the_commands(research, cli, tmp_path):

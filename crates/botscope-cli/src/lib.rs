@@ -1101,6 +1101,14 @@ pub struct TrendsArgs {
     /// agent, the sites the exact engine judges otherwise. See docs/studies.md.
     #[arg(long, value_parser = ["exact", "somesite", "cic"], default_value = "exact")]
     pub method: String,
+    /// The verdict behind every count: a row per period, site and agent
+    /// (and the group), with a study's method the exact engine's verdict
+    /// beside it; only the sites with a robots.txt in force are rows.
+    #[arg(long)]
+    pub per_site: bool,
+    /// With --per-site, refuse (exit 2) an answer of more rows than this.
+    #[arg(long, value_name = "N", requires = "per_site", default_value_t = botscope_index::PER_SITE_MAX_ROWS)]
+    pub max_rows: u64,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: TableFormat,

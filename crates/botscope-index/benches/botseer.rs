@@ -458,6 +458,7 @@ fn bench(c: &mut Criterion) {
                     crawls: None,
                     cohort: None,
                     method: Default::default(),
+                    per_site: None,
                 })
                 .expect("trends"),
         );

@@ -39,6 +39,7 @@ mod error;
 #[cfg(feature = "parquet")]
 mod export;
 mod favor;
+mod per_site;
 pub mod query;
 mod render;
 mod schema;
@@ -69,6 +70,7 @@ pub use error::{IndexError, Result};
 #[cfg(feature = "parquet")]
 pub use export::index_parquet_schema;
 pub use favor::{FavorSort, FavorTable, popularity};
+pub use per_site::{GROUP, PER_SITE_MAX_ROWS, PerSite, SiteRow};
 pub use search::{Hit, Rank, SearchRequest, SearchResults};
 pub use snippet::snippet;
 pub use submit::{MAX_SUBMISSION, site_bias, submit};

@@ -13,6 +13,7 @@ use crate::classes::{Decider, Stated, restriction_of};
 use crate::cohort::Cohort;
 use crate::engine::{BODY_CACHE, Index, io_err, par_map, rfc3339};
 use crate::error::Result;
+use crate::per_site::PerSite;
 use crate::query::{self, Query};
 use crate::studies::Method;
 
@@ -368,6 +369,10 @@ pub struct Trends {
     pub from_bodies: u64,
     /// Oldest first.
     pub periods: Vec<Period>,
+    /// When asked ([`TrendsRequest::per_site`]), the verdict behind every
+    /// count: a row per period, site and agent.
+    #[serde(skip)]
+    pub per_site: Option<PerSite>,
 }
 
 /// What [`Index::trends`] counts.
@@ -394,6 +399,9 @@ pub struct TrendsRequest<'a> {
     pub crawls: Option<&'a [botscope_store::CrawlSites]>,
     /// How each file's restriction is judged.
     pub method: Method,
+    /// Also the verdict behind every count, a row per period, site and
+    /// agent ([`Trends::per_site`]), refused past this many rows.
+    pub per_site: Option<u64>,
 }
 
 /// How a trends question divides time.
@@ -450,6 +458,9 @@ pub struct TrendsPlan<'a> {
     pub cohort: Option<Cohort>,
     /// How each file's restriction is judged.
     pub method: Method,
+    /// Also the verdict behind every count, refused past this many rows
+    /// ([`TrendsRequest::per_site`]).
+    pub per_site: Option<u64>,
 }
 
 /// Largest cohort list read, in bytes: [`crate::COHORT_MAX_HOSTS`] hosts
@@ -598,6 +609,7 @@ impl Index {
             cohort: cohort.as_ref(),
             crawls: crawls.as_deref(),
             method: plan.method,
+            per_site: plan.per_site,
         })
     }
 
@@ -614,6 +626,7 @@ impl Index {
             cohort,
             crawls,
             method,
+            per_site,
         } = *r;
         let exact = method == Method::Exact;
         let by_crawl: Vec<(String, i64)>;
@@ -667,260 +680,357 @@ impl Index {
         // file, read once, then kept once per distinct answer); counted per
         // (answer, run). A document whose classes were not kept (past the
         // budget) is read and matched as a file.
-        let count = |seg: &SegmentReader| -> Result<(Vec<Tally>, u64)> {
-            let max = seg.max_doc();
-            let wanted = match &matching {
-                None => None,
-                Some(w) => {
-                    let mut set = BitSet::with_max_value(max);
-                    w.for_each_no_score(seg, &mut |docs| {
-                        for &d in docs {
-                            set.insert(d);
-                        }
-                    })
-                    .map_err(self.err())?;
-                    Some(set)
-                }
-            };
-            let ff = seg.fast_fields();
-            let from = ff.i64("from").map_err(self.err())?;
-            let until = ff.i64("until").map_err(self.err())?;
-            let site_weight: Option<(Vec<f64>, Column<u64>)> = match cohort {
-                None => None,
-                Some(_) => match ff.str("site").map_err(self.err())? {
-                    None => Some((Vec::new(), Column::build_empty_column(max))),
-                    Some(col) => {
-                        let dict = col.dictionary();
-                        let mut w = vec![f64::NAN; dict.num_terms()];
-                        let mut stream = dict.stream().map_err(|e| io_err(&self.path, e))?;
-                        let mut at = 0;
-                        while at < cohort_hosts.len() && stream.advance() {
-                            let key = stream.key();
-                            while at < cohort_hosts.len() && cohort_hosts[at].0.as_bytes() < key {
-                                at += 1;
+        let count =
+            |seg: &SegmentReader| -> Result<(Vec<Tally>, u64, Vec<crate::per_site::Found>)> {
+                let max = seg.max_doc();
+                let wanted = match &matching {
+                    None => None,
+                    Some(w) => {
+                        let mut set = BitSet::with_max_value(max);
+                        w.for_each_no_score(seg, &mut |docs| {
+                            for &d in docs {
+                                set.insert(d);
                             }
-                            if at < cohort_hosts.len() && cohort_hosts[at].0.as_bytes() == key {
-                                w[stream.term_ord() as usize] = cohort_hosts[at].1;
-                            }
-                        }
-                        Some((w, col.ords().clone()))
+                        })
+                        .map_err(self.err())?;
+                        Some(set)
                     }
-                },
-            };
-            // By crawl: per crawl (its sorted position), when it found each
-            // of the segment's sites.
-            let seg_crawls = match crawls {
-                None => None,
-                Some(_) => Some(crate::crawls::SegmentCrawls::of(
-                    seg,
-                    &crawl_maps,
-                    &self.path,
-                )?),
-            };
-            let column = ff.bytes("classes").map_err(self.err())?;
-            let no_ords = Column::build_empty_column(max);
-            let ords = column.as_ref().map_or(&no_ords, BytesColumn::ords);
-            // Pass 1, by blocks of documents: each counted document's
-            // stored value (NONE: none), run of periods and weight.
-            const NONE: u32 = u32::MAX;
-            let mut docs: Vec<(DocId, u32, u16, u16, f64)> = Vec::new();
-            let mut needed = BitSet::with_max_value(
-                u32::try_from(column.as_ref().map_or(0, BytesColumn::num_terms))
-                    .unwrap_or(u32::MAX),
-            );
-            const BLOCK: u32 = 4096;
-            let (mut f, mut u, mut o, mut so) = (
-                vec![0i64; BLOCK as usize],
-                vec![0i64; BLOCK as usize],
-                vec![NONE as u64; BLOCK as usize],
-                vec![u64::MAX; BLOCK as usize],
-            );
-            let mut runs: Vec<(u16, u16)> = Vec::new();
-            for start in (0..max).step_by(BLOCK as usize) {
-                let n = (max - start).min(BLOCK) as usize;
-                read_block(&from, start, &mut f[..n], 0);
-                read_block(&until, start, &mut u[..n], i64::MAX);
-                read_block(ords, start, &mut o[..n], u64::from(NONE));
-                if let Some((_, s)) = &site_weight {
-                    read_block(s, start, &mut so[..n], u64::MAX);
-                }
-                for i in 0..n {
-                    let d = start + i as u32;
-                    if seg.is_deleted(d) || wanted.as_ref().is_some_and(|w| !w.contains(d)) {
-                        continue;
-                    }
-                    // Its runs of periods: by date, the periods it is in
-                    // force at the end of; by crawl, each crawl that found
-                    // it, a period alone.
-                    runs.clear();
-                    match &seg_crawls {
-                        None => {
-                            let lo = ends.partition_point(|&e| e < f[i]);
-                            let hi = ends.partition_point(|&e| e < u[i]);
-                            if lo < hi {
-                                runs.push((lo as u16, hi as u16));
-                            }
-                        }
-                        Some(c) => {
-                            runs.extend(c.found(d, f[i], u[i]).map(|p| (p as u16, p as u16 + 1)))
-                        }
-                    }
-                    if runs.is_empty() {
-                        continue;
-                    }
-                    let weight = match &site_weight {
-                        None => 1.0,
-                        Some((w, _)) => match w.get(so[i] as usize) {
-                            Some(&x) if !x.is_nan() => x,
-                            _ => continue,
-                        },
-                    };
-                    // A study's method judges every file from its body.
-                    let ord = if exact {
-                        u32::try_from(o[i]).unwrap_or(NONE)
-                    } else {
-                        NONE
-                    };
-                    if ord != NONE {
-                        needed.insert(ord);
-                    }
-                    docs.extend(runs.iter().map(|&(lo, hi)| (d, ord, lo, hi, weight)));
-                }
-            }
-            // Pass 2: the needed stored values, read in dictionary order,
-            // each decided once; equal answers share an index.
-            const UNKNOWN: u32 = u32::MAX;
-            let mut state = vec![UNKNOWN; needed.max_value() as usize];
-            let mut answers: FoldMap<Vec<u8>, u32> = FoldMap::default();
-            if let Some(c) = &column {
-                let mut stream = c.dictionary().stream().map_err(|e| io_err(&self.path, e))?;
-                let mut key = Vec::new();
-                while stream.advance() {
-                    let ord = stream.term_ord() as u32;
-                    if !needed.contains(ord) {
-                        continue;
-                    }
-                    if let Some(st) = decider.decide(stream.key(), &mut key) {
-                        key.push(u8::from(st.usage) | (u8::from(st.signal) << 1));
-                        key.extend_from_slice(&st.statements.to_le_bytes());
-                        let next = answers.len() as u32;
-                        state[ord as usize] = *answers.entry(key.clone()).or_insert(next);
-                    }
-                }
-            }
-            // Pass 3: counted per (answer, run of periods).
-            let mut counts: FoldMap<u64, (u64, f64)> = FoldMap::default();
-            let mut unkept: Vec<(DocId, u16, u16, f64)> = Vec::new();
-            for &(d, ord, lo, hi, weight) in &docs {
-                let a = if ord == NONE {
-                    UNKNOWN
-                } else {
-                    state[ord as usize]
                 };
-                if a == UNKNOWN {
-                    unkept.push((d, lo, hi, weight));
-                    continue;
-                }
-                let c = counts
-                    .entry((u64::from(a) << 32) | (u64::from(lo) << 16) | u64::from(hi))
-                    .or_default();
-                c.0 += 1;
-                c.1 += weight;
-            }
-            drop(docs);
-            let mut by_answer: Vec<(Vec<crate::Restriction>, Stated)> =
-                vec![(Vec::new(), Stated::default()); answers.len()];
-            for (k, &i) in &answers {
-                let n = agents.len();
-                by_answer[i as usize] = (
-                    k[..n].iter().map(|&b| restriction_of(b)).collect(),
-                    Stated {
-                        usage: k[n] & 1 != 0,
-                        signal: k[n] & 2 != 0,
-                        statements: u16::from_le_bytes([k[n + 1], k[n + 2]]),
-                    },
-                );
-            }
-            // Per answer, the runs summed into each period (a difference
-            // array over the sorted periods), then each answer added once
-            // per period it is in.
-            let np = ends.len();
-            let mut diff: Vec<(i64, f64)> = vec![(0, 0.0); by_answer.len() * (np + 1)];
-            for (&k, &(n, w)) in &counts {
-                let a = (k >> 32) as usize;
-                let (lo, hi) = (((k >> 16) & 0xFFFF) as usize, (k & 0xFFFF) as usize);
-                let row = &mut diff[a * (np + 1)..(a + 1) * (np + 1)];
-                row[lo].0 += n as i64;
-                row[lo].1 += w;
-                row[hi].0 -= n as i64;
-                row[hi].1 -= w;
-            }
-            let mut tally = vec![Tally::new(agents.len()); periods.len()];
-            for (a, (r, st)) in by_answer.iter().enumerate() {
-                let (mut n, mut w) = (0i64, 0.0f64);
-                for (pos, &p) in order.iter().enumerate() {
-                    let x = diff[a * (np + 1) + pos];
-                    n += x.0;
-                    w += x.1;
-                    if n > 0 {
-                        tally[p].add_n(r, n as u64, w);
-                        tally[p].preferences.add_n(st, n as u64);
-                    }
-                }
-            }
-            if !unkept.is_empty() {
-                let store = seg
-                    .get_store_reader(16)
-                    .map_err(|e| io_err(&self.path, e))?;
-                type Judged = (Vec<crate::Restriction>, Stated, Vec<bool>, bool);
-                let mut cache: HashMap<Vec<u8>, Judged> = HashMap::new();
-                for &(d, lo, hi, weight) in &unkept {
-                    let doc: TantivyDocument = store.get(d).map_err(self.err())?;
-                    let hash = doc
-                        .get_first(self.f.hash)
-                        .and_then(|v| v.as_bytes())
-                        .unwrap_or_default();
-                    let r = match cache.get(hash) {
-                        Some(r) => r.clone(),
-                        None => {
-                            let body = doc
-                                .get_first(self.f.body)
-                                .and_then(|v| v.as_str())
-                                .unwrap_or_default();
-                            let body = body.as_bytes();
-                            let (judged, past) = method.judge(body, agents, semantics);
-                            let differ = if exact || past {
-                                Vec::new()
-                            } else {
-                                crate::restrictions(body, agents, semantics)
-                                    .iter()
-                                    .zip(&judged)
-                                    .map(|(a, b)| a != b)
-                                    .collect()
-                            };
-                            let r = (judged, stated(body), differ, past);
-                            if cache.len() < BODY_CACHE {
-                                cache.insert(hash.to_vec(), r.clone());
+                let ff = seg.fast_fields();
+                let from = ff.i64("from").map_err(self.err())?;
+                let until = ff.i64("until").map_err(self.err())?;
+                let site_col = match (cohort, per_site) {
+                    (None, None) => None,
+                    _ => ff.str("site").map_err(self.err())?,
+                };
+                let site_ords = site_col.as_ref().map(|c| c.ords().clone());
+                let site_weight: Option<Vec<f64>> = match cohort {
+                    None => None,
+                    Some(_) => match &site_col {
+                        None => Some(Vec::new()),
+                        Some(col) => {
+                            let dict = col.dictionary();
+                            let mut w = vec![f64::NAN; dict.num_terms()];
+                            let mut stream = dict.stream().map_err(|e| io_err(&self.path, e))?;
+                            let mut at = 0;
+                            while at < cohort_hosts.len() && stream.advance() {
+                                let key = stream.key();
+                                while at < cohort_hosts.len() && cohort_hosts[at].0.as_bytes() < key
+                                {
+                                    at += 1;
+                                }
+                                if at < cohort_hosts.len() && cohort_hosts[at].0.as_bytes() == key {
+                                    w[stream.term_ord() as usize] = cohort_hosts[at].1;
+                                }
                             }
-                            r
+                            Some(w)
                         }
-                    };
-                    for &p in &order[usize::from(lo)..usize::from(hi)] {
-                        tally[p].add_n(&r.0, 1, weight);
-                        tally[p].preferences.add_n(&r.1, 1);
-                        for (d, &x) in tally[p].disagree.iter_mut().zip(&r.2) {
-                            *d += u64::from(x);
+                    },
+                };
+                // By crawl: per crawl (its sorted position), when it found each
+                // of the segment's sites.
+                let seg_crawls = match crawls {
+                    None => None,
+                    Some(_) => Some(crate::crawls::SegmentCrawls::of(
+                        seg,
+                        &crawl_maps,
+                        &self.path,
+                    )?),
+                };
+                let column = ff.bytes("classes").map_err(self.err())?;
+                let no_ords = Column::build_empty_column(max);
+                let ords = column.as_ref().map_or(&no_ords, BytesColumn::ords);
+                // Pass 1, by blocks of documents: each counted document's
+                // stored value (NONE: none), run of periods and weight.
+                const NONE: u32 = u32::MAX;
+                let mut docs: Vec<(DocId, u32, u16, u16, f64, u64)> = Vec::new();
+                // Per-site rows this segment makes (refused past the cap
+                // before any is made).
+                let row_width = agents.len() as u64 + 1;
+                let mut rows = 0u64;
+                let mut needed = BitSet::with_max_value(
+                    u32::try_from(column.as_ref().map_or(0, BytesColumn::num_terms))
+                        .unwrap_or(u32::MAX),
+                );
+                const BLOCK: u32 = 4096;
+                let (mut f, mut u, mut o, mut so) = (
+                    vec![0i64; BLOCK as usize],
+                    vec![0i64; BLOCK as usize],
+                    vec![NONE as u64; BLOCK as usize],
+                    vec![u64::MAX; BLOCK as usize],
+                );
+                let mut runs: Vec<(u16, u16)> = Vec::new();
+                for start in (0..max).step_by(BLOCK as usize) {
+                    let n = (max - start).min(BLOCK) as usize;
+                    read_block(&from, start, &mut f[..n], 0);
+                    read_block(&until, start, &mut u[..n], i64::MAX);
+                    read_block(ords, start, &mut o[..n], u64::from(NONE));
+                    if let Some(s) = &site_ords {
+                        read_block(s, start, &mut so[..n], u64::MAX);
+                    }
+                    for i in 0..n {
+                        let d = start + i as u32;
+                        if seg.is_deleted(d) || wanted.as_ref().is_some_and(|w| !w.contains(d)) {
+                            continue;
                         }
-                        tally[p].past_budget += u64::from(r.3);
+                        // Its runs of periods: by date, the periods it is in
+                        // force at the end of; by crawl, each crawl that found
+                        // it, a period alone.
+                        runs.clear();
+                        match &seg_crawls {
+                            None => {
+                                let lo = ends.partition_point(|&e| e < f[i]);
+                                let hi = ends.partition_point(|&e| e < u[i]);
+                                if lo < hi {
+                                    runs.push((lo as u16, hi as u16));
+                                }
+                            }
+                            Some(c) => runs
+                                .extend(c.found(d, f[i], u[i]).map(|p| (p as u16, p as u16 + 1))),
+                        }
+                        if runs.is_empty() {
+                            continue;
+                        }
+                        let weight = match &site_weight {
+                            None => 1.0,
+                            Some(w) => match w.get(so[i] as usize) {
+                                Some(&x) if !x.is_nan() => x,
+                                _ => continue,
+                            },
+                        };
+                        // A study's method judges every file from its body.
+                        let ord = if exact {
+                            u32::try_from(o[i]).unwrap_or(NONE)
+                        } else {
+                            NONE
+                        };
+                        if ord != NONE {
+                            needed.insert(ord);
+                        }
+                        if let Some(cap) = per_site {
+                            rows += runs
+                                .iter()
+                                .map(|&(lo, hi)| u64::from(hi - lo) * row_width)
+                                .sum::<u64>();
+                            if rows > cap {
+                                return Err(too_many_rows(cap));
+                            }
+                        }
+                        docs.extend(runs.iter().map(|&(lo, hi)| (d, ord, lo, hi, weight, so[i])));
                     }
                 }
-            }
-            Ok((tally, unkept.len() as u64))
-        };
+                // Pass 2: the needed stored values, read in dictionary order,
+                // each decided once; equal answers share an index.
+                const UNKNOWN: u32 = u32::MAX;
+                let mut state = vec![UNKNOWN; needed.max_value() as usize];
+                let mut answers: FoldMap<Vec<u8>, u32> = FoldMap::default();
+                if let Some(c) = &column {
+                    let mut stream = c.dictionary().stream().map_err(|e| io_err(&self.path, e))?;
+                    let mut key = Vec::new();
+                    while stream.advance() {
+                        let ord = stream.term_ord() as u32;
+                        if !needed.contains(ord) {
+                            continue;
+                        }
+                        if let Some(st) = decider.decide(stream.key(), &mut key) {
+                            key.push(u8::from(st.usage) | (u8::from(st.signal) << 1));
+                            key.extend_from_slice(&st.statements.to_le_bytes());
+                            let next = answers.len() as u32;
+                            state[ord as usize] = *answers.entry(key.clone()).or_insert(next);
+                        }
+                    }
+                }
+                // Pass 3: counted per (answer, run of periods).
+                let mut counts: FoldMap<u64, (u64, f64)> = FoldMap::default();
+                let mut unkept: Vec<(DocId, u16, u16, f64, u64)> = Vec::new();
+                // Per site: its site, run and answer.
+                let mut known: Vec<(u64, u16, u16, u32, f64)> = Vec::new();
+                for &(d, ord, lo, hi, weight, site) in &docs {
+                    let a = if ord == NONE {
+                        UNKNOWN
+                    } else {
+                        state[ord as usize]
+                    };
+                    if a == UNKNOWN {
+                        unkept.push((d, lo, hi, weight, site));
+                        continue;
+                    }
+                    if per_site.is_some() {
+                        known.push((site, lo, hi, a, weight));
+                    }
+                    let c = counts
+                        .entry((u64::from(a) << 32) | (u64::from(lo) << 16) | u64::from(hi))
+                        .or_default();
+                    c.0 += 1;
+                    c.1 += weight;
+                }
+                drop(docs);
+                let mut by_answer: Vec<(Vec<crate::Restriction>, Stated)> =
+                    vec![(Vec::new(), Stated::default()); answers.len()];
+                for (k, &i) in &answers {
+                    let n = agents.len();
+                    by_answer[i as usize] = (
+                        k[..n].iter().map(|&b| restriction_of(b)).collect(),
+                        Stated {
+                            usage: k[n] & 1 != 0,
+                            signal: k[n] & 2 != 0,
+                            statements: u16::from_le_bytes([k[n + 1], k[n + 2]]),
+                        },
+                    );
+                }
+                // Per answer, the runs summed into each period (a difference
+                // array over the sorted periods), then each answer added once
+                // per period it is in.
+                let np = ends.len();
+                let mut diff: Vec<(i64, f64)> = vec![(0, 0.0); by_answer.len() * (np + 1)];
+                for (&k, &(n, w)) in &counts {
+                    let a = (k >> 32) as usize;
+                    let (lo, hi) = (((k >> 16) & 0xFFFF) as usize, (k & 0xFFFF) as usize);
+                    let row = &mut diff[a * (np + 1)..(a + 1) * (np + 1)];
+                    row[lo].0 += n as i64;
+                    row[lo].1 += w;
+                    row[hi].0 -= n as i64;
+                    row[hi].1 -= w;
+                }
+                let mut tally = vec![Tally::new(agents.len()); periods.len()];
+                for (a, (r, st)) in by_answer.iter().enumerate() {
+                    let (mut n, mut w) = (0i64, 0.0f64);
+                    for (pos, &p) in order.iter().enumerate() {
+                        let x = diff[a * (np + 1) + pos];
+                        n += x.0;
+                        w += x.1;
+                        if n > 0 {
+                            tally[p].add_n(r, n as u64, w);
+                            tally[p].preferences.add_n(st, n as u64);
+                        }
+                    }
+                }
+                // The rows: each site's host read once from the dictionary.
+                let weighted = cohort.is_some_and(|c| c.weights.is_some());
+                let mut found: Vec<crate::per_site::Found> = Vec::new();
+                let mut hosts: FoldMap<u64, std::sync::Arc<str>> = FoldMap::default();
+                let mut host_of = |ord: u64| -> Result<std::sync::Arc<str>> {
+                    if let Some(h) = hosts.get(&ord) {
+                        return Ok(h.clone());
+                    }
+                    let mut s = String::new();
+                    if let Some(c) = &site_col {
+                        c.ord_to_str(ord, &mut s)
+                            .map_err(|e| io_err(&self.path, e))?;
+                    }
+                    let h: std::sync::Arc<str> = s.into();
+                    hosts.insert(ord, h.clone());
+                    Ok(h)
+                };
+                let mut add_found = |found: &mut Vec<crate::per_site::Found>,
+                                     site: u64,
+                                     lo: u16,
+                                     hi: u16,
+                                     verdicts: &std::sync::Arc<[crate::Restriction]>,
+                                     exact: Option<&std::sync::Arc<[crate::Restriction]>>,
+                                     past_budget: bool,
+                                     weight: f64|
+                 -> Result<()> {
+                    let host = host_of(site)?;
+                    for &p in &order[usize::from(lo)..usize::from(hi)] {
+                        found.push(crate::per_site::Found {
+                            period: p as u16,
+                            host: host.clone(),
+                            verdicts: verdicts.clone(),
+                            exact: exact.cloned(),
+                            past_budget,
+                            weight: weighted.then_some(weight),
+                        });
+                    }
+                    Ok(())
+                };
+                if per_site.is_some() {
+                    let shared: Vec<std::sync::Arc<[crate::Restriction]>> =
+                        by_answer.iter().map(|(r, _)| r[..].into()).collect();
+                    for &(site, lo, hi, a, weight) in &known {
+                        add_found(
+                            &mut found,
+                            site,
+                            lo,
+                            hi,
+                            &shared[a as usize],
+                            None,
+                            false,
+                            weight,
+                        )?;
+                    }
+                }
+                drop(known);
+                if !unkept.is_empty() {
+                    let store = seg
+                        .get_store_reader(16)
+                        .map_err(|e| io_err(&self.path, e))?;
+                    type Judged = (
+                        std::sync::Arc<[crate::Restriction]>,
+                        Stated,
+                        Option<std::sync::Arc<[crate::Restriction]>>,
+                        bool,
+                    );
+                    let mut cache: HashMap<Vec<u8>, Judged> = HashMap::new();
+                    for &(d, lo, hi, weight, site) in &unkept {
+                        let doc: TantivyDocument = store.get(d).map_err(self.err())?;
+                        let hash = doc
+                            .get_first(self.f.hash)
+                            .and_then(|v| v.as_bytes())
+                            .unwrap_or_default();
+                        let r = match cache.get(hash) {
+                            Some(r) => r.clone(),
+                            None => {
+                                let body = doc
+                                    .get_first(self.f.body)
+                                    .and_then(|v| v.as_str())
+                                    .unwrap_or_default();
+                                let body = body.as_bytes();
+                                let (judged, past) = method.judge(body, agents, semantics);
+                                // The exact engine's verdicts, where they may
+                                // differ (a study's method within its budget).
+                                let other = if exact || past {
+                                    None
+                                } else {
+                                    Some(crate::restrictions(body, agents, semantics).into())
+                                };
+                                let r = (judged.into(), stated(body), other, past);
+                                if cache.len() < BODY_CACHE {
+                                    cache.insert(hash.to_vec(), r.clone());
+                                }
+                                r
+                            }
+                        };
+                        for &p in &order[usize::from(lo)..usize::from(hi)] {
+                            tally[p].add_n(&r.0, 1, weight);
+                            tally[p].preferences.add_n(&r.1, 1);
+                            if let Some(other) = &r.2 {
+                                for ((d, x), y) in
+                                    tally[p].disagree.iter_mut().zip(&*r.0).zip(&**other)
+                                {
+                                    *d += u64::from(x != y);
+                                }
+                            }
+                            tally[p].past_budget += u64::from(r.3);
+                        }
+                        if per_site.is_some() {
+                            add_found(&mut found, site, lo, hi, &r.0, r.2.as_ref(), r.3, weight)?;
+                        }
+                    }
+                }
+                Ok((tally, unkept.len() as u64, found))
+            };
         let mut total = vec![Tally::new(agents.len()); periods.len()];
         let mut from_bodies = 0;
-        for (seg, unkept) in par_map(self.threads, searcher.segment_readers(), count)? {
+        let mut found = Vec::new();
+        for (seg, unkept, f) in par_map(self.threads, searcher.segment_readers(), count)? {
             from_bodies += unkept;
+            found.extend(f);
+            if let Some(cap) = per_site
+                && found.len() as u64 * (agents.len() as u64 + 1) > cap
+            {
+                return Err(too_many_rows(cap));
+            }
             for (t, s) in total.iter_mut().zip(seg) {
                 t.merge(&s);
             }
@@ -975,7 +1085,21 @@ impl Index {
             }
             out.push(p);
         }
+        let per_site = per_site.map(|_| {
+            found.sort_unstable_by(|a, b| (a.period, &a.host).cmp(&(b.period, &b.host)));
+            PerSite {
+                periods: out
+                    .iter()
+                    .map(|p| (p.period.clone(), p.end.clone()))
+                    .collect(),
+                agents: agents.to_vec(),
+                method: method.as_str(),
+                weighted: cohort.is_some_and(|c| c.weights.is_some()),
+                found,
+            }
+        });
         Ok(Trends {
+            per_site,
             semantics: semantics.as_str(),
             method: method.as_str(),
             by: match (crawls, yearly) {
@@ -998,6 +1122,14 @@ impl Index {
             periods: out,
         })
     }
+}
+
+/// A per-site answer past its cap.
+fn too_many_rows(cap: u64) -> crate::IndexError {
+    crate::IndexError::Request(format!(
+        "the per-site rows are more than {cap} (a row per period, site and agent): \
+         narrow them with --from/--to, --where, --sites or fewer agents, or raise --max-rows"
+    ))
 }
 
 type FoldMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;

@@ -688,6 +688,7 @@ async fn run_trend(app: &Arc<App>, j: TrendJob) -> Result<Arc<Trends>, Fail> {
                     semantics: j.sem,
                     cohort: None,
                     method: j.method,
+                    per_site: None,
                 },
             )
             .map_err(|e| Fail::index(e, j.where_.as_deref().unwrap_or_default()))

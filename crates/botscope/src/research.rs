@@ -233,10 +233,14 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
                 semantics: a.semantics,
                 cohort,
                 method,
+                per_site: a.per_site.then_some(a.max_rows),
             },
         )
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
-    emit(a.format, &t, || t.to_text(), || t.to_table())?;
+    match &t.per_site {
+        Some(rows) => emit(a.format, rows, || rows.to_text(), || rows.to_table())?,
+        None => emit(a.format, &t, || t.to_text(), || t.to_table())?,
+    }
     Ok(ExitStatus::Success)
 }
 

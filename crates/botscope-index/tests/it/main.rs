@@ -778,6 +778,7 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
                 crawls: None,
                 cohort: None,
                 method: Default::default(),
+                per_site: None,
             })
             .expect("trends");
         assert_eq!(t.from_bodies, 1, "the crafted file alone");
@@ -813,6 +814,7 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
                 crawls: None,
                 cohort: None,
                 method,
+                per_site: None,
             })
             .expect("trends");
         assert_eq!(t.method, method.as_str());
@@ -875,6 +877,7 @@ fn trends_on_the_corpus_agree_with_every_files_matcher() {
             crawls: None,
             cohort: Some(&cohort),
             method: Default::default(),
+            per_site: None,
         })
         .expect("cohort trends");
     let info = t.cohort.as_ref().expect("cohort info");
@@ -1043,6 +1046,7 @@ fn trends_by_crawl_count_each_crawls_last_captures() {
                     crawls: Some(&crawls),
                     cohort: None,
                     method: Default::default(),
+                    per_site: None,
                 })
                 .expect("trends");
             assert_eq!(t.by, "crawl");
@@ -1111,6 +1115,7 @@ fn trends_by_crawl_count_each_crawls_last_captures() {
             crawls: Some(&of),
             cohort: Some(&cohort),
             method: Default::default(),
+            per_site: None,
         })
         .expect("trends");
     for (p, (crawl, last)) in t.periods.iter().zip(&want) {

@@ -441,6 +441,7 @@ fn trends_by_crawl_answer_as_the_command_does() {
                     semantics: botscope_robotstxt::Semantics::Google,
                     cohort: None,
                     method,
+                    per_site: None,
                 },
             )
             .unwrap()

@@ -640,8 +640,18 @@ fn the_index_defaults_to_the_one_beside_the_store() {
 #[test]
 fn result_tables_as_csv_and_parquet() {
     let (d, _, ix) = indexed_examples("tables");
-    let commands: [&[&str]; 3] = [
+    let commands: [&[&str]; 4] = [
         &["favor", "--index", arg(&ix), "--min-appeared", "1"],
+        &[
+            "trends",
+            "--agent",
+            "GPTBot",
+            "--index",
+            arg(&ix),
+            "--by",
+            "year",
+            "--per-site",
+        ],
         &[
             "trends",
             "--agent",
@@ -715,6 +725,7 @@ fn result_tables_as_csv_and_parquet() {
                 types,
                 ["string", "uint64", "uint64", "uint64", "double", "uint64"]
             ),
+            "trends" if c.contains(&"--per-site") => assert_eq!(types, ["string"; 5]),
             "trends" => {
                 assert_eq!(types[3..9], ["uint64"; 6]);
                 assert_eq!(types[9..], ["double"; 6]);
@@ -1638,4 +1649,165 @@ fn removed_files_and_reverts_are_changes() {
         (v["from_absent"].clone(), v["to_absent"].clone()),
         (Value::Null, "removed".into())
     );
+}
+
+/// `trends --per-site`: the rows behind the counts. Over two synthetic
+/// crawls, by crawl and by month, under each method: the rows summed per
+/// period, agent and verdict are the counts, the rows where a study's
+/// verdict is not the exact engine's are `disagree_with_exact`, JSON holds
+/// the rows CSV does, and an answer past `--max-rows` is refused (exit 2)
+/// with nothing written.
+#[test]
+fn per_site_rows_are_the_counts() {
+    use std::collections::BTreeMap;
+    let d = scratch("per-site");
+    let (cc, db) = (d.join("cc"), d.join("s.db"));
+    let o = run(&[
+        "store",
+        "synth",
+        "--out",
+        arg(&cc),
+        "--sites",
+        "120",
+        "--crawl",
+        "CC-MAIN-2024-10",
+        "--crawl",
+        "CC-MAIN-2024-42",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let warcs: Vec<String> = walk(&cc)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    assert!(!warcs.is_empty());
+    let mut import = vec!["store", "import", "--db", arg(&db), "--format", "warc"];
+    import.extend(warcs.iter().map(String::as_str));
+    let o = run(&import);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["index", "build", "--db", arg(&db)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let records = |csv: &[u8]| -> Vec<BTreeMap<String, String>> {
+        let mut r = csv::Reader::from_reader(csv);
+        let h: Vec<String> = r
+            .headers()
+            .expect("header")
+            .iter()
+            .map(str::to_owned)
+            .collect();
+        r.records()
+            .map(|x| {
+                h.iter()
+                    .cloned()
+                    .zip(x.expect("row").iter().map(str::to_owned))
+                    .collect()
+            })
+            .collect()
+    };
+    for method in ["exact", "somesite", "cic"] {
+        for by in ["crawl", "month"] {
+            let base = [
+                "trends",
+                "--method",
+                method,
+                "--agent",
+                "GPTBot",
+                "--agent",
+                "ClaudeBot",
+                "--by",
+                by,
+                "--db",
+                arg(&db),
+            ];
+            let with = |extra: &[&str]| {
+                let mut a = base.to_vec();
+                a.extend(extra);
+                let o = run(&a);
+                assert!(o.status.success(), "{a:?}: {}", stderr(&o));
+                o.stdout
+            };
+            let counts = records(&with(&["--format", "csv"]));
+            let rows = records(&with(&["--per-site", "--format", "csv"]));
+            let mut sum: BTreeMap<(String, String, String), u64> = BTreeMap::new();
+            let mut disagree: BTreeMap<(String, String), u64> = BTreeMap::new();
+            for r in &rows {
+                *sum.entry((
+                    r["period"].clone(),
+                    r["agent"].clone(),
+                    r["verdict"].clone(),
+                ))
+                .or_default() += 1;
+                if method != "exact" && r["exact"] != r["verdict"] && r["past_budget"] == "0" {
+                    *disagree
+                        .entry((r["period"].clone(), r["agent"].clone()))
+                        .or_default() += 1;
+                }
+                assert_eq!(r.contains_key("exact"), method != "exact", "{r:?}");
+            }
+            let mut checked = 0;
+            for c in &counts {
+                for v in ["full", "partial", "none"] {
+                    let k = (c["period"].clone(), c["agent"].clone(), v.to_owned());
+                    let want: u64 = c[v].parse().expect("a count");
+                    assert_eq!(
+                        sum.get(&k).copied().unwrap_or(0),
+                        want,
+                        "{method} by {by}: {k:?}"
+                    );
+                    checked += want;
+                }
+                if let Some(n) = c.get("disagree_with_exact").filter(|n| !n.is_empty()) {
+                    let k = (c["period"].clone(), c["agent"].clone());
+                    let n: u64 = n.parse().expect("a count");
+                    assert_eq!(
+                        disagree.get(&k).copied().unwrap_or(0),
+                        n,
+                        "{method} by {by}: {k:?}"
+                    );
+                }
+            }
+            assert_eq!(
+                checked as usize,
+                rows.len(),
+                "{method} by {by}: every row counted"
+            );
+            assert!(rows.len() > 100, "{method} by {by}: {} rows", rows.len());
+            if method == "cic" {
+                assert!(
+                    disagree.values().sum::<u64>() > 0,
+                    "cic departs from the exact engine"
+                );
+            }
+            let j: Value =
+                serde_json::from_slice(&with(&["--per-site", "--format", "json"])).expect("JSON");
+            assert_eq!(j["method"], method);
+            assert_eq!(j["rows"].as_array().map(Vec::len), Some(rows.len()));
+            assert_eq!(
+                j["rows"][0]["host"].as_str(),
+                Some(rows[0]["host"].as_str())
+            );
+            // Past the cap: refused, nothing written.
+            let mut a = base.to_vec();
+            let cap = (rows.len() - 1).to_string();
+            a.extend(["--per-site", "--max-rows", &cap, "--format", "csv"]);
+            let o = run(&a);
+            assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+            assert!(o.stdout.is_empty());
+            assert!(stderr(&o).contains("--max-rows"), "{}", stderr(&o));
+        }
+    }
+}
+
+/// Every file under `d`.
+fn walk(d: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(d).expect("dir").flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
