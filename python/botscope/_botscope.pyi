@@ -169,13 +169,8 @@ def _warc_verdicts(
     methods: Sequence[str],
     semantics: str = "google",
     name: Optional[str] = None,
-) -> Tuple[
-    List[Tuple[Optional[str], str, int, Optional[int], str, bool, List[List[str]], bool]],
-    dict,
-    Optional[str],
-]:
+) -> Tuple[bytes, int, dict, Optional[str]]:
     """Each robots.txt capture of a WARC file (gzip or not), read as
-    ``botscope store import`` reads it and judged per agent by each method:
-    ``(captures, counts, damage)``; a capture is ``(crawl, host, time,
-    status, outcome, found, verdicts per agent per method, past_budget)``.
-    What ``botscope.spark`` runs in its executors."""
+    ``botscope store import`` reads it and judged per agent by each
+    method: ``(stream, captures, counts, damage)``, the captures an Arrow
+    IPC stream in the columns of ``botscope.spark``'s captures."""

@@ -181,15 +181,22 @@ def _local_copy(location: str) -> Tuple[str, Optional[str]]:
     return tmp, tmp
 
 
-def _judge_file(location: str, agents: List[str], methods: List[str], semantics: str) -> Iterator[tuple]:
-    """One WARC file's captures, as rows of the captures' schema."""
+#: Rows per Arrow batch handed to Spark (its own default batch size).
+BATCH_ROWS = 10_000
+
+
+def _judge_file(location: str, agents: List[str], methods: List[str], semantics: str) -> Iterator:
+    """One WARC file's captures, as Arrow record batches of the captures'
+    schema (made in botscope's engine, passed on as they are)."""
+    import pyarrow as pa
+
     path, tmp = _local_copy(location)
     try:
-        rows, counts, damage = _botscope._warc_verdicts(path, agents, methods, semantics, location)
+        stream, n, counts, damage = _botscope._warc_verdicts(path, agents, methods, semantics, location)
     finally:
         if tmp:
             os.unlink(tmp)
-    if damage is not None and not rows:
+    if damage is not None and not n:
         raise ValueError(_plain(f"{location}: {damage}"))
     # What could not be read is said in the executor's log, never dropped
     # silently: a damaged file's captures before the damage are kept.
@@ -197,22 +204,19 @@ def _judge_file(location: str, agents: List[str], methods: List[str], semantics:
     if damage is not None or lost:
         what = ", ".join(f"{n} records {k}" for k, n in lost.items())
         if damage is not None:
-            what = f"damaged after {len(rows)} captures ({damage})" + (f"; {what}" if what else "")
+            what = f"damaged after {n} captures ({damage})" + (f"; {what}" if what else "")
         print(_plain(f"botscope.spark: {location}: {what}"), file=sys.stderr)
-    nothing = [[None] * len(methods) for _ in agents]
-    for seq, (crawl, host, time, status, outcome, found, verdicts, past) in enumerate(rows):
-        yield (
-            crawl or location,
-            host,
-            time,
-            status,
-            outcome,
-            found,
-            past,
-            verdicts if found else nothing,
-            location,
-            seq,
-        )
+    for batch in pa.ipc.open_stream(stream):
+        for at in range(0, batch.num_rows, BATCH_ROWS):
+            yield batch.slice(at, BATCH_ROWS)
+
+
+def _judge_locations(batches: Iterator, agents: List[str], methods: List[str], semantics: str) -> Iterator:
+    """``mapInArrow``'s function: each location of the input batches
+    judged in turn."""
+    for b in batches:
+        for location in b.column(0).to_pylist():
+            yield from _judge_file(location, agents, methods, semantics)
 
 
 def _captures_schema():
@@ -278,10 +282,13 @@ def site_verdicts(
     if not locations:
         raise ValueError("no WARC files to read")
 
+    # A task per file (by default), each file's captures made as Arrow
+    # batches by the engine and handed to Spark as they are.
     n = partitions or len(locations)
-    rdd = spark.sparkContext.parallelize(locations, max(1, min(n, len(locations))))
-    judged = rdd.flatMap(lambda loc: _judge_file(loc, agents, methods, semantics))
-    captures = spark.createDataFrame(judged, _captures_schema())
+    files = spark.sparkContext.parallelize([(loc,) for loc in locations], max(1, min(n, len(locations))))
+    captures = spark.createDataFrame(files, "location string").mapInArrow(
+        lambda batches: _judge_locations(batches, agents, methods, semantics), _captures_schema()
+    )
 
     # The crawl's last capture of each site; at one second, one that
     # brought a file (the store's rule), then the later in file order.

@@ -400,26 +400,15 @@ impl Index {
     }
 }
 
-/// One capture of [`warc_verdicts`]: crawl (`isPartOf`), host, time,
-/// status, outcome, found, per agent the verdict of each method, and
-/// whether a method was past its budget.
-type CaptureRow = (
-    Option<String>,
-    String,
-    i64,
-    Option<u16>,
-    String,
-    bool,
-    Vec<Vec<&'static str>>,
-    bool,
-);
-
 /// Each robots.txt capture of the WARC file at `path` (gzip or not),
 /// read as `botscope store import` reads it and judged per agent by each
-/// method: `(captures, counts, damage)`. A capture's crawl is its file's
-/// `isPartOf`, else the `CC-MAIN-…` name in `name` (where the file came
-/// from; `path` when not given). What `botscope.spark` runs in its
-/// executors, one call per file, without the GIL.
+/// method: `(captures, counts, damage)`, the captures one Arrow IPC stream
+/// in the columns of `botscope.spark`'s captures (no Python object per
+/// capture: Spark's `mapInArrow` takes the batch as it is). A capture's
+/// crawl is its file's `isPartOf`, else the `CC-MAIN-…` name in `name`
+/// (where the file came from; `path` when not given), else `name`. What
+/// `botscope.spark` runs in its executors, one call per file, without the
+/// GIL.
 #[pyfunction]
 #[pyo3(signature = (path, agents, methods, semantics = "google", name = None))]
 fn _warc_verdicts<'py>(
@@ -429,7 +418,7 @@ fn _warc_verdicts<'py>(
     methods: Vec<String>,
     semantics: &str,
     name: Option<String>,
-) -> PyResult<(Vec<CaptureRow>, Bound<'py, PyAny>, Option<String>)> {
+) -> PyResult<(Bound<'py, PyBytes>, u64, Bound<'py, PyAny>, Option<String>)> {
     let sem = crate::convert::semantics(semantics)?;
     let methods = methods
         .iter()
@@ -444,47 +433,39 @@ fn _warc_verdicts<'py>(
     if agents.is_empty() {
         return Err(PyValueError::new_err("no agents: name at least one"));
     }
-    let got = py
+    let name = name.unwrap_or_else(|| path.display().to_string());
+    let (stream, n, counts, damage) = py
         .detach(|| {
             let input = botscope_store::open_warc(&path)?;
-            Ok::<_, botscope_store::StoreError>(botscope_index::warc_verdicts(
+            let got = botscope_index::warc_verdicts(
                 input,
                 &agents,
                 &methods,
                 sem,
                 &botscope_robotstxt::FetchPolicy::for_semantics(sem),
                 &mut |_| {},
-            ))
+            );
+            let n = got.captures.len() as u64;
+            let stream = crate::arrow::captures(&got.captures, agents.len(), methods.len(), &name)
+                .map_err(|e| {
+                    botscope_store::StoreError::Limit(format!("{name}: the captures as Arrow: {e}"))
+                })?;
+            Ok::<_, botscope_store::StoreError>((stream, n, got.counts, got.damage))
         })
         .map_err(error)?;
-    let named = botscope_store::crawl_of(&name.unwrap_or_else(|| path.display().to_string()));
-    let rows = got
-        .captures
-        .into_iter()
-        .map(|c| {
-            (
-                c.crawl.or_else(|| named.clone()),
-                c.host,
-                c.time,
-                c.status,
-                c.outcome,
-                c.found,
-                c.verdicts
-                    .into_iter()
-                    .map(|v| v.into_iter().map(|r| r.as_str()).collect())
-                    .collect(),
-                c.past_budget,
-            )
-        })
-        .collect();
     let counts = serde_json::json!({
-        "records": got.counts.records,
-        "robots": got.counts.robots,
-        "other": got.counts.other,
-        "skipped": got.counts.skipped,
-        "unreadable": got.counts.bad_http,
+        "records": counts.records,
+        "robots": counts.robots,
+        "other": counts.other,
+        "skipped": counts.skipped,
+        "unreadable": counts.bad_http,
     });
-    Ok((rows, to_py(py, &counts)?, got.damage.map(|d| d.to_string())))
+    Ok((
+        PyBytes::new(py, &stream),
+        n,
+        to_py(py, &counts)?,
+        damage.map(|d| d.to_string()),
+    ))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
