@@ -400,6 +400,10 @@ impl Index {
     }
 }
 
+/// `_warc_verdicts`' answer: the Arrow stream, its captures, the counts
+/// read and the damage met.
+type Judged<'py> = (Bound<'py, PyBytes>, u64, Bound<'py, PyAny>, Option<String>);
+
 /// Each robots.txt capture of the WARC file at `path` (gzip or not),
 /// read as `botscope store import` reads it and judged per agent by each
 /// method: `(captures, counts, damage)`, the captures one Arrow IPC stream
@@ -418,7 +422,7 @@ fn _warc_verdicts<'py>(
     methods: Vec<String>,
     semantics: &str,
     name: Option<String>,
-) -> PyResult<(Bound<'py, PyBytes>, u64, Bound<'py, PyAny>, Option<String>)> {
+) -> PyResult<Judged<'py>> {
     let sem = crate::convert::semantics(semantics)?;
     let methods = methods
         .iter()
