@@ -17,8 +17,9 @@ file; a body is cut at 500 KiB), and the same methods judge it.
 
 As a job: ``python -m botscope.spark --paths LIST --out DIR`` (Spark in
 local mode), or the same file given to ``spark-submit`` on a cluster
-(docs/spark.md). The executors need the ``botscope`` package (and
-``boto3`` for ``s3://`` locations) in their Python.
+(docs/spark.md). The executors need the ``botscope`` package and
+``pyarrow`` (and ``boto3`` for ``s3://`` locations) in their Python: each
+file's captures reach Spark as Arrow batches (``mapInArrow``).
 """
 
 from __future__ import annotations
