@@ -380,17 +380,40 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     from pyspark.sql import SparkSession
 
+    import time
+
+    started = time.monotonic()
     spark = SparkSession.builder.appName("botscope site verdicts").getOrCreate()
     try:
+        agents = a.agent or SOMESITE_AGENTS
+        methods = a.method or ["somesite", "cic"]
         write_site_verdicts(
             spark,
             locations,
             a.out,
-            a.agent or None,
-            a.method or ["somesite", "cic"],
+            agents,
+            methods,
             semantics=a.semantics,
             partitions=a.partitions,
         )
+        # What it did, from the Parquet written (its partition column and
+        # footers: no file judged again).
+        per_crawl = sorted(spark.read.parquet(a.out).groupBy("crawl").count().collect())
+        took = time.monotonic() - started
+        rows = sum(r["count"] for r in per_crawl)
+        print(
+            _plain(
+                f"botscope.spark: {len(locations)} WARC files judged by {', '.join(methods)} "
+                f"for {len(agents)} agents; {rows:,} rows (crawl, site, agent) written to "
+                f"{a.out} in {took:.1f} s"
+            ),
+            file=sys.stderr,
+        )
+        for r in per_crawl:
+            print(
+                _plain(f"  {r['crawl']}: {r['count'] // len(agents):,} sites"),
+                file=sys.stderr,
+            )
     finally:
         spark.stop()
     return 0

@@ -222,6 +222,11 @@ def test_the_spark_guide_runs_as_written(spark, botscope_bin, tmp_path, monkeypa
         capture_output=True, text=True, timeout=900,
     )
     assert p.returncode == 0, p.stderr[-3000:]
+    # The job says what it did.
+    assert re.search(r"botscope\.spark: \d+ WARC files judged by somesite, cic for 2 agents; "
+                     r"1,200 rows \(crawl, site, agent\) written to \S+ in [\d.]+ s", p.stderr), p.stderr[-3000:]
+    for c in CRAWLS:
+        assert f"  {c}: 300 sites" in p.stderr, p.stderr[-3000:]
     walk = tmp_path / "spark-walk"
     out = walk / "verdicts"
     assert sorted(x.name for x in out.iterdir() if x.is_dir()) == [f"crawl={c}" for c in CRAWLS]
