@@ -186,14 +186,15 @@ def _local_copy(location: str) -> Tuple[str, Optional[str]]:
 BATCH_ROWS = 10_000
 
 
-def _judge_file(location: str, agents: List[str], methods: List[str], semantics: str) -> Iterator:
+def _judge_file(location: str, file: int, agents: List[str], methods: List[str], semantics: str) -> Iterator:
     """One WARC file's captures, as Arrow record batches of the captures'
-    schema (made in botscope's engine, passed on as they are)."""
+    schema (made in botscope's engine, passed on as they are); ``file``
+    is its place among the job's files."""
     import pyarrow as pa
 
     path, tmp = _local_copy(location)
     try:
-        stream, n, counts, damage = _botscope._warc_verdicts(path, agents, methods, semantics, location)
+        stream, n, counts, damage = _botscope._warc_verdicts(path, agents, methods, semantics, location, file)
     finally:
         if tmp:
             os.unlink(tmp)
@@ -213,11 +214,11 @@ def _judge_file(location: str, agents: List[str], methods: List[str], semantics:
 
 
 def _judge_locations(batches: Iterator, agents: List[str], methods: List[str], semantics: str) -> Iterator:
-    """``mapInArrow``'s function: each location of the input batches
-    judged in turn."""
+    """``mapInArrow``'s function: each (location, file) of the input
+    batches judged in turn."""
     for b in batches:
-        for location in b.column(0).to_pylist():
-            yield from _judge_file(location, agents, methods, semantics)
+        for location, file in zip(b.column(0).to_pylist(), b.column(1).to_pylist()):
+            yield from _judge_file(location, file, agents, methods, semantics)
 
 
 def _captures_schema():
@@ -229,11 +230,10 @@ def _captures_schema():
             T.StructField("host", T.StringType(), False),
             T.StructField("time", T.LongType(), False),
             T.StructField("status", T.IntegerType(), True),
-            T.StructField("outcome", T.StringType(), False),
             T.StructField("robots_txt", T.BooleanType(), False),
             T.StructField("past_budget", T.BooleanType(), False),
-            T.StructField("verdicts", T.ArrayType(T.ArrayType(T.StringType(), True), False), False),
-            T.StructField("source", T.StringType(), False),
+            T.StructField("verdicts", T.ArrayType(T.ByteType(), True), False),
+            T.StructField("file", T.IntegerType(), False),
             T.StructField("seq", T.LongType(), False),
         ]
     )
@@ -284,19 +284,26 @@ def site_verdicts(
         raise ValueError("no WARC files to read")
 
     # A task per file (by default), each file's captures made as Arrow
-    # batches by the engine and handed to Spark as they are.
+    # batches by the engine and handed to Spark as they are. A file's
+    # place is its location's in name order (Common Crawl's segments).
     n = partitions or len(locations)
-    files = spark.sparkContext.parallelize([(loc,) for loc in locations], max(1, min(n, len(locations))))
-    captures = spark.createDataFrame(files, "location string").mapInArrow(
+    place = {loc: i for i, loc in enumerate(sorted(set(locations)))}
+    files = spark.sparkContext.parallelize(
+        [(loc, place[loc]) for loc in locations], max(1, min(n, len(locations)))
+    )
+    captures = spark.createDataFrame(files, "location string, file int").mapInArrow(
         lambda batches: _judge_locations(batches, agents, methods, semantics), _captures_schema()
     )
 
     # The crawl's last capture of each site; at one second, one that
     # brought a file (the store's rule), then the later in file order.
     last = Window.partitionBy("crawl", "host").orderBy(
-        F.col("time").desc(), F.col("robots_txt").desc(), F.col("source").desc(), F.col("seq").desc()
+        F.col("time").desc(), F.col("robots_txt").desc(), F.col("file").desc(), F.col("seq").desc()
     )
     kept = captures.withColumn("_n", F.row_number().over(last)).filter(F.col("_n") == 1)
+    # Each capture's verdicts are codes, agent by agent, a code per method
+    # (1 full, 2 partial, 3 none; null without a file): a row per agent,
+    # the codes read back into words.
     names = F.array(*[F.lit(a) for a in agents])
     exploded = kept.select(
         "crawl",
@@ -305,12 +312,16 @@ def site_verdicts(
         "status",
         "robots_txt",
         "past_budget",
-        F.posexplode("verdicts").alias("_i", "_v"),
+        "verdicts",
+        F.explode(F.sequence(F.lit(0), F.lit(len(agents) - 1))).alias("_i"),
     )
+
+    def word(m: int):
+        code = F.element_at("verdicts", F.col("_i") * len(methods) + (m + 1))
+        return F.when(code == 1, "full").when(code == 2, "partial").when(code == 3, "none")
+
     judged_cols = (
-        [F.col("_v")[0].alias("verdict")]
-        if isinstance(method, str)
-        else [F.col("_v")[i].alias(m) for i, m in enumerate(methods)]
+        [word(0).alias("verdict")] if isinstance(method, str) else [word(i).alias(m) for i, m in enumerate(methods)]
     )
     return exploded.select(
         "crawl",
@@ -342,7 +353,19 @@ def write_site_verdicts(
     df = site_verdicts(
         spark, warc_paths, agents, list(methods), base=base, semantics=semantics, partitions=partitions
     )
-    df.write.mode(mode).partitionBy("crawl").parquet(out)
+    # `captured` as Parquet's own timestamp (microseconds, UTC), not the
+    # legacy INT96 Spark writes by default: what pandas, pyarrow and
+    # DuckDB read natively, and cheaper to write.
+    key = "spark.sql.parquet.outputTimestampType"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, "TIMESTAMP_MICROS")
+    try:
+        df.write.mode(mode).partitionBy("crawl").parquet(out)
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
     return df
 
 

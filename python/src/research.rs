@@ -410,11 +410,13 @@ type Judged<'py> = (Bound<'py, PyBytes>, u64, Bound<'py, PyAny>, Option<String>)
 /// in the columns of `botscope.spark`'s captures (no Python object per
 /// capture: Spark's `mapInArrow` takes the batch as it is). A capture's
 /// crawl is its file's `isPartOf`, else the `CC-MAIN-…` name in `name`
-/// (where the file came from; `path` when not given), else `name`. What
+/// (where the file came from; `path` when not given), else `name`;
+/// `file` is the file's place among the job's (the later one keeps a
+/// site captured in two files at one second). What
 /// `botscope.spark` runs in its executors, one call per file, without the
 /// GIL.
 #[pyfunction]
-#[pyo3(signature = (path, agents, methods, semantics = "google", name = None))]
+#[pyo3(signature = (path, agents, methods, semantics = "google", name = None, file = 0))]
 fn _warc_verdicts<'py>(
     py: Python<'py>,
     path: PathBuf,
@@ -422,6 +424,7 @@ fn _warc_verdicts<'py>(
     methods: Vec<String>,
     semantics: &str,
     name: Option<String>,
+    file: i32,
 ) -> PyResult<Judged<'py>> {
     let sem = crate::convert::semantics(semantics)?;
     let methods = methods
@@ -450,10 +453,13 @@ fn _warc_verdicts<'py>(
                 &mut |_| {},
             );
             let n = got.captures.len() as u64;
-            let stream = crate::arrow::captures(&got.captures, agents.len(), methods.len(), &name)
-                .map_err(|e| {
-                    botscope_store::StoreError::Limit(format!("{name}: the captures as Arrow: {e}"))
-                })?;
+            let stream =
+                crate::arrow::captures(&got.captures, agents.len(), methods.len(), &name, file)
+                    .map_err(|e| {
+                        botscope_store::StoreError::Limit(format!(
+                            "{name}: the captures as Arrow: {e}"
+                        ))
+                    })?;
             Ok::<_, botscope_store::StoreError>((stream, n, got.counts, got.damage))
         })
         .map_err(error)?;

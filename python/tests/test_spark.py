@@ -17,6 +17,7 @@ import sys
 import threading
 from collections import Counter
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
@@ -160,6 +161,21 @@ def test_without_warcinfo_the_crawl_is_the_path_then_the_location(spark, tmp_pat
     )
 
 
+def test_written_as_parquet_timestamps_leaving_the_session_as_it_was(spark, crawls, tmp_path):
+    from botscope.spark import write_site_verdicts
+
+    key = "spark.sql.parquet.outputTimestampType"
+    spark.conf.set(key, "TIMESTAMP_MILLIS")
+    try:
+        write_site_verdicts(spark, lists(crawls)[0], str(tmp_path / "v"), ["GPTBot"], ["exact"])
+        assert spark.conf.get(key) == "TIMESTAMP_MILLIS"
+    finally:
+        spark.conf.unset(key)
+    arrow = pq.read_table(tmp_path / "v")
+    assert arrow.schema.field("captured").type == pa.timestamp("us", tz="UTC"), arrow.schema
+    assert arrow.num_rows == 300 and set(arrow.column("exact").drop_null().to_pylist()) <= {"full", "partial", "none"}
+
+
 def test_a_damaged_file_keeps_its_captures_and_says_so(spark, tmp_path, capfd):
     body = "User-agent: *\nDisallow: /\n"
     block = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n{body}".encode()
@@ -174,7 +190,7 @@ def test_a_damaged_file_keeps_its_captures_and_says_so(spark, tmp_path, capfd):
     # What an executor says of it, in its log.
     from botscope.spark import _judge_file
 
-    assert len(list(_judge_file(str(damaged), ["GPTBot"], ["somesite"], "google"))) == 1
+    assert len(list(_judge_file(str(damaged), 0, ["GPTBot"], ["somesite"], "google"))) == 1
     err = capfd.readouterr().err
     assert f"botscope.spark: {damaged}: damaged after 1 captures (" in err, err[-2000:]
 
@@ -230,7 +246,10 @@ def test_the_spark_guide_runs_as_written(spark, botscope_bin, tmp_path, monkeypa
     walk = tmp_path / "spark-walk"
     out = walk / "verdicts"
     assert sorted(x.name for x in out.iterdir() if x.is_dir()) == [f"crawl={c}" for c in CRAWLS]
-    table = pq.read_table(out).to_pandas()
+    arrow = pq.read_table(out)
+    # Parquet's own timestamp, not the legacy INT96.
+    assert arrow.schema.field("captured").type == pa.timestamp("us", tz="UTC"), arrow.schema
+    table = arrow.to_pandas()
     assert len(table) == 2 * 300 * 2
     assert set(table["somesite"].dropna()) <= {"full", "partial", "none"}
     before = sorted((str(x), x.stat().st_size) for x in out.rglob("*"))
