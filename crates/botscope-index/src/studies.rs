@@ -165,12 +165,14 @@ fn py_space(c: char) -> bool {
 pub fn somesite_probes(text: &str) -> Vec<String> {
     let mut all: BTreeSet<&str> = BTreeSet::new();
     for line in text.split('\n') {
-        let lower = line.to_lowercase();
-        if lower.contains("allow: ") {
+        // The script's `line.lower()`: no character outside ASCII lowers
+        // to a letter of `allow`, so an ASCII case-blind search finds the
+        // same lines without a lowered copy of each.
+        if has_allow(line, true) {
             if let Some(second) = line.split(py_space).filter(|f| !f.is_empty()).nth(1) {
                 all.insert(second);
             }
-        } else if lower.contains("allow:")
+        } else if has_allow(line, false)
             && let Some(between) = line.split(':').nth(1)
         {
             all.insert(between);
@@ -181,6 +183,18 @@ pub fn somesite_probes(text: &str) -> Vec<String> {
     all.into_iter()
         .map(|p| p.strip_suffix('$').unwrap_or(p).to_owned())
         .collect()
+}
+
+/// `allow:` in `line`, its letters ASCII case-blind, followed by a space
+/// when `space`: each `:` looked at once.
+fn has_allow(line: &str, space: bool) -> bool {
+    let b = line.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        c == b':'
+            && i >= 5
+            && b[i - 5..i].eq_ignore_ascii_case(b"allow")
+            && (!space || b.get(i + 1) == Some(&b' '))
+    })
 }
 
 /// The restriction of each of `agents` in `body` as "Somesite I Used To
@@ -392,6 +406,17 @@ mod tests {
         assert_eq!(
             somesite_probes(text),
             ["", "/", "/a", "/b", SOMESITE_DUMMY, "allow:"]
+        );
+        // Case is the script's `lower()`'s: any case of ASCII, and a line
+        // whose other characters lower to more bytes (`İ`) or are not
+        // ASCII at all still probes its field.
+        assert_eq!(
+            somesite_probes("DISALLOW: /X
+İ aLLoW: /ü
+disallow\u{212A}: /k
+ALLOW:/q
+"),
+            ["/", "/X", SOMESITE_DUMMY, "/q", "aLLoW:"]
         );
     }
 
