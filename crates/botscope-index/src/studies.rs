@@ -411,11 +411,7 @@ mod tests {
         // whose other characters lower to more bytes (`İ`) or are not
         // ASCII at all still probes its field.
         assert_eq!(
-            somesite_probes("DISALLOW: /X
-İ aLLoW: /ü
-disallow\u{212A}: /k
-ALLOW:/q
-"),
+            somesite_probes("DISALLOW: /X\nİ aLLoW: /ü\ndisallow\u{212A}: /k\nALLOW:/q\n"),
             ["/", "/X", SOMESITE_DUMMY, "/q", "aLLoW:"]
         );
     }
