@@ -264,6 +264,26 @@ pub fn somesite_counted(
     Some(out)
 }
 
+/// Where the first line break of Python's `splitlines()` is in `text`,
+/// and its length in bytes: `\n`, `\r`, `\x0b`, `\x0c`, `\x1c` to `\x1e`,
+/// U+0085, U+2028, U+2029. Found by bytes (a break's first byte is one
+/// of nine), not by decoding every character.
+fn line_break(text: &str) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1e => return Some((i, 1)),
+            0xc2 if b.get(i + 1) == Some(&0x85) => return Some((i, 2)),
+            0xe2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xa8 | 0xa9)) => {
+                return Some((i, 3));
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// One agent's lines in [`CicRules`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct CicAgent {
@@ -290,27 +310,12 @@ impl CicRules {
     pub fn parse(text: &str, keep: &[String]) -> CicRules {
         let mut agents: HashMap<String, CicAgent> = HashMap::new();
         let mut current: Option<String> = None;
-        let splits = |c: char| {
-            matches!(
-                c,
-                '\n' | '\r'
-                    | '\u{0b}'
-                    | '\u{0c}'
-                    | '\u{1c}'
-                    | '\u{1d}'
-                    | '\u{1e}'
-                    | '\u{85}'
-                    | '\u{2028}'
-                    | '\u{2029}'
-            )
-        };
         let mut rest = text;
         while !rest.is_empty() {
-            let (raw, next) = match rest.find(splits) {
-                Some(i) => {
-                    let c = rest[i..].chars().next().unwrap_or('\n');
-                    let mut j = i + c.len_utf8();
-                    if c == '\r' && rest[j..].starts_with('\n') {
+            let (raw, next) = match line_break(rest) {
+                Some((i, n)) => {
+                    let mut j = i + n;
+                    if rest.as_bytes()[i] == b'\r' && rest.as_bytes().get(j) == Some(&b'\n') {
                         j += 1;
                     }
                     (&rest[..i], &rest[j..])
@@ -354,16 +359,23 @@ impl CicRules {
     /// only one is empty, or when the Allow values equal the Disallow
     /// values; full when a Disallow is `/` and no Allow is left; else some.
     pub fn restriction(&self, agent: &str) -> Restriction {
-        let Some(a) = self.agents.get(agent).or_else(|| self.agents.get("*")) else {
-            return Restriction::None;
-        };
-        let disallow: Vec<&str> = a
+        match self.agents.get(agent).or_else(|| self.agents.get("*")) {
+            Some(a) => a.class(),
+            None => Restriction::None,
+        }
+    }
+}
+
+impl CicAgent {
+    /// [`CicRules::restriction`] of the agent whose lines these are.
+    fn class(&self) -> Restriction {
+        let disallow: Vec<&str> = self
             .disallow
             .iter()
             .map(String::as_str)
             .filter(|x| !x.contains('?'))
             .collect();
-        let allow: Vec<&str> = a
+        let allow: Vec<&str> = self
             .allow
             .iter()
             .map(String::as_str)
@@ -385,7 +397,12 @@ impl CicRules {
 /// time linear in its size.
 pub fn cic(body: &[u8], agents: &[String]) -> Vec<Restriction> {
     let rules = CicRules::parse(&String::from_utf8_lossy(body), agents);
-    agents.iter().map(|a| rules.restriction(a)).collect()
+    // Most agents meet the `*` lines: their class is found once.
+    let star = rules.restriction("*");
+    agents
+        .iter()
+        .map(|a| rules.agents.get(a.as_str()).map_or(star, CicAgent::class))
+        .collect()
 }
 
 #[cfg(test)]
@@ -456,6 +473,35 @@ mod tests {
             one(SOMESITE, "User-agent: *\nDisallow: /*.php\n", "GPTBot"),
             Partial
         );
+    }
+
+    #[test]
+    fn cic_splits_lines_as_splitlines_does() {
+        use Restriction::*;
+        let gpt = |body: &str| cic(body.as_bytes(), &["GPTBot".to_owned()])[0];
+        for br in [
+            "\n", "\r", "\r\n", "\u{0b}", "\u{0c}", "\u{1c}", "\u{1d}", "\u{1e}", "\u{85}",
+            "\u{2028}", "\u{2029}",
+        ] {
+            assert_eq!(
+                gpt(&format!("User-agent: GPTBot{br}Disallow: /{br}")),
+                Full,
+                "{br:?}"
+            );
+            // Two breaks are an empty line between, which ends the agent's lines.
+            assert_eq!(
+                gpt(&format!("User-agent: GPTBot{br}{br}Disallow: /{br}")),
+                None,
+                "{br:?}"
+            );
+        }
+        // Other characters, and the bytes of breaks out of order, are text.
+        assert_eq!(gpt("User-agent: GPTBot\u{2027}Disallow: /"), None);
+        assert_eq!(gpt("User-agent: GPTBot\u{a0}\nDisallow: /é\u{85}"), Partial);
+        // The `*` lines' class is every agent's that the file does not name.
+        let agents = ["GPTBot".to_owned(), "CCBot".to_owned(), "Other".to_owned()];
+        let body = "User-agent: *\nDisallow: /\n\nUser-agent: CCBot\nDisallow: /x\n";
+        assert_eq!(cic(body.as_bytes(), &agents), [Full, Partial, Full]);
     }
 
     #[test]
