@@ -35,18 +35,17 @@ def main() -> None:
     try:
         locations = bs.read_paths(paths)
         started = time.monotonic()
-        df = bs.write_site_verdicts(spark, locations, out, list(bs.SOMESITE_AGENTS), ["somesite", "cic"])
+        bs.write_site_verdicts(spark, locations, out, list(bs.SOMESITE_AGENTS), ["somesite", "cic"])
         took = time.monotonic() - started
         sites = spark.read.parquet(out).count() // len(bs.SOMESITE_AGENTS)
         app, ui = spark.sparkContext.applicationId, spark.sparkContext.uiWebUrl
         with urllib.request.urlopen(f"{ui}/api/v1/applications/{app}/stages") as r:
             stages = json.load(r)
-        del df
     finally:
         shutil.rmtree(out, ignore_errors=True)
         spark.stop()
-    # The captures, from the files' stage (the first) to be exact, are the
-    # sites here only when each site is captured once, as in gen_warc's data.
+    # Sites, not captures: the two are equal only when each site is
+    # captured once, as in gen_warc's data.
     total = sum(s.get("executorRunTime", 0) for s in stages) / 1000
     print(f"{bs.__file__}: write {took:.1f} s wall; executor time {total:.1f} s; {sites:,} sites, "
           f"{sites / total:,.0f} per executor-second")

@@ -169,8 +169,11 @@ def _warc_verdicts(
     methods: Sequence[str],
     semantics: str = "google",
     name: Optional[str] = None,
+    file: int = 0,
 ) -> Tuple[bytes, int, dict, Optional[str]]:
     """Each robots.txt capture of a WARC file (gzip or not), read as
     ``botscope store import`` reads it and judged per agent by each
     method: ``(stream, captures, counts, damage)``, the captures an Arrow
-    IPC stream in the columns of ``botscope.spark``'s captures."""
+    IPC stream in the columns of ``botscope.spark``'s captures (each
+    capture's verdicts a list of codes: 1 full, 2 partial, 3 none);
+    ``file`` is the file's place among the job's."""

@@ -30,6 +30,7 @@ import io
 import os
 import sys
 import tempfile
+import time
 import urllib.parse
 import urllib.request
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
@@ -402,8 +403,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
 
     from pyspark.sql import SparkSession
-
-    import time
 
     started = time.monotonic()
     spark = SparkSession.builder.appName("botscope site verdicts").getOrCreate()

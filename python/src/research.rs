@@ -406,7 +406,7 @@ type Judged<'py> = (Bound<'py, PyBytes>, u64, Bound<'py, PyAny>, Option<String>)
 
 /// Each robots.txt capture of the WARC file at `path` (gzip or not),
 /// read as `botscope store import` reads it and judged per agent by each
-/// method: `(captures, counts, damage)`, the captures one Arrow IPC stream
+/// method: `(stream, captures, counts, damage)`, the captures one Arrow IPC stream
 /// in the columns of `botscope.spark`'s captures (no Python object per
 /// capture: Spark's `mapInArrow` takes the batch as it is). A capture's
 /// crawl is its file's `isPartOf`, else the `CC-MAIN-…` name in `name`
