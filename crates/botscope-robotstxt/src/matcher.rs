@@ -627,17 +627,26 @@ impl PathBytes {
 /// character.
 #[inline]
 fn glob_matches(path: &[u8], pat: &[u8]) -> bool {
-    let (pat, anchored) = match pat.split_last() {
+    let (body, anchored) = unanchored(pat);
+    let start = memchr::memchr(b'*', body).unwrap_or(body.len());
+    path.starts_with(&body[..start]) && glob_tail(path, start, &body[start..], anchored)
+}
+
+/// A pattern without its end anchor, and whether it had one.
+#[inline]
+fn unanchored(pat: &[u8]) -> (&[u8], bool) {
+    match pat.split_last() {
         Some((b'$', rest)) => (rest, true),
         _ => (pat, false),
-    };
-    let mut segs = pat.split(|&b| b == b'*');
-    let first = segs.next().unwrap_or_default();
-    if !path.starts_with(first) {
-        return false;
     }
-    let mut pos = first.len();
-    let mut segs = segs.peekable();
+}
+
+/// The rest of a wildcard match once `path[..pos]` has matched the
+/// pattern's literal start: `rest` is what follows that start (empty, or
+/// from its first `*`), without the end anchor.
+#[inline]
+fn glob_tail(path: &[u8], mut pos: usize, rest: &[u8], anchored: bool) -> bool {
+    let mut segs = rest.split(|&b| b == b'*').skip(1).peekable();
     while let Some(seg) = segs.next() {
         let is_last = segs.peek().is_none();
         if is_last && anchored {

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use super::{
     Best, F_ALLOW, F_DIR, F_EXACT, F_GLOB, F_PROBE, F_RAW, GroupMatch, Matcher, PathBytes,
-    Selection, Semantics, Verdict, glob_matches,
+    Selection, Semantics, Verdict, glob_tail, unanchored,
 };
 use crate::url::{Recoded, Recoding};
 
@@ -18,21 +18,82 @@ const NONE: u32 = u32::MAX;
 #[derive(Debug, Clone)]
 pub struct IndexedSelection {
     group: GroupMatch,
-    /// Per node, the range of its children in `child_byte`/`child_node`
-    /// (sorted by byte).
-    child_start: Vec<u32>,
+    /// The trie's nodes, and one past the last (where the last node's
+    /// ranges end): what a step along a path reads, on one cache line.
+    nodes: Vec<Node>,
+    /// Children, from each node's `children` to the next node's (sorted
+    /// by byte).
     child_byte: Vec<u8>,
     child_node: Vec<u32>,
-    /// Per node, the best rule whose literal ends there and which matches
-    /// any path through it (Google: highest rank; the draft: first line).
-    prefix: Vec<u32>,
-    /// Per node, the best rule that matches only a path ending there
-    /// (`$`-anchored literals, Google's `index.html` directories).
-    exact: Vec<u32>,
-    /// Per node, the wildcard rules whose literal start ends there, best
-    /// rank first, each distinct pattern once.
-    glob_start: Vec<u32>,
+    /// The children of the nodes with the most of them, a table of 256
+    /// by byte each (`NONE` where there is none): a file's rules spread
+    /// over many bytes after `/`, and every path steps through there.
+    dense: Vec<u32>,
+    /// Wildcard rules, from each node's `globs` to the next node's: those
+    /// whose literal start ends at the node, best rank first, each
+    /// distinct pattern once. A node with several starts with
+    /// `FILTERED | i`: `filters[i]` searches the path once for a segment
+    /// each of them needs, and a path holding none skips them all.
     globs: Vec<u32>,
+    filters: Vec<Filter>,
+}
+
+/// One node of an [`IndexedSelection`]'s trie.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    /// Where its children start in `child_byte`/`child_node`.
+    children: u32,
+    /// Its table's place in `dense` (`NONE`: none).
+    dense: u32,
+    /// The best rule whose literal ends here and which matches any path
+    /// through it (Google: highest rank; the draft: first line).
+    prefix: u32,
+    /// The best rule that matches only a path ending here (`$`-anchored
+    /// literals, Google's `index.html` directories).
+    exact: u32,
+    /// Where its wildcard rules start in `globs`.
+    globs: u32,
+}
+
+/// Marks the entry before a node's wildcard rules that names their filter.
+const FILTERED: u32 = 1 << 31;
+/// Nodes with more children than this get a table by byte, up to
+/// `DENSE_TABLES` of them (a kilobyte each: a bound of its own, not
+/// counted as work, which the children's bytes already count).
+const DENSE_MIN: usize = 8;
+const DENSE_TABLES: usize = 8;
+
+/// A node's wildcard segments, searched at once: SIMD (Teddy) where the
+/// processor has it and the segments are few, else an automaton.
+#[derive(Debug, Clone)]
+enum Filter {
+    Packed(aho_corasick::packed::Searcher),
+    Automaton(aho_corasick::AhoCorasick),
+}
+
+impl Filter {
+    fn new(needs: &[&[u8]]) -> Option<Filter> {
+        if let Some(s) = aho_corasick::packed::Config::new()
+            .builder()
+            .extend(needs)
+            .build()
+        {
+            return Some(Filter::Packed(s));
+        }
+        aho_corasick::AhoCorasick::new(needs)
+            .ok()
+            .map(Filter::Automaton)
+    }
+
+    /// Whether `hay` holds one of the segments (a path too short for
+    /// the SIMD search is searched by Rabin-Karp, still cheaper than the
+    /// rules' own searches).
+    fn found_in(&self, hay: &[u8]) -> bool {
+        match self {
+            Filter::Packed(s) => s.find(hay).is_some(),
+            Filter::Automaton(a) => a.is_match(hay),
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -43,12 +104,21 @@ enum Kind {
 }
 
 impl IndexedSelection {
+    #[inline(always)]
     fn child(&self, node: u32, b: u8) -> Option<u32> {
+        let n = &self.nodes[node as usize];
+        if n.dense != NONE {
+            let c = self.dense[n.dense as usize + usize::from(b)];
+            return (c != NONE).then_some(c);
+        }
         let (lo, hi) = (
-            self.child_start[node as usize] as usize,
-            self.child_start[node as usize + 1] as usize,
+            n.children as usize,
+            self.nodes[node as usize + 1].children as usize,
         );
         let bytes = &self.child_byte[lo..hi];
+        if let [only] = bytes {
+            return (*only == b).then(|| self.child_node[lo]);
+        }
         bytes
             .binary_search(&b)
             .ok()
@@ -204,23 +274,80 @@ impl Matcher {
             })
         });
         *work += globs.len() as u64;
+        // Each node's wildcard rules, after their filter where they have
+        // one.
+        let mut glob_list: Vec<u32> = Vec::with_capacity(globs.len());
         let mut glob_start = vec![0u32; nodes + 1];
-        for &(n, _) in &globs {
-            glob_start[n as usize + 1] += 1;
+        let mut filters = Vec::new();
+        let mut at = 0;
+        for (n, start) in glob_start.iter_mut().enumerate().take(nodes) {
+            *start = glob_list.len() as u32;
+            let from = at;
+            while at < globs.len() && globs[at].0 as usize == n {
+                at += 1;
+            }
+            let rules = &globs[from..at];
+            if rules.len() > 1
+                && let Some(f) = self.glob_filter(rules, work)
+                && filters.len() < FILTERED as usize
+            {
+                glob_list.push(FILTERED | filters.len() as u32);
+                filters.push(f);
+            }
+            glob_list.extend(rules.iter().map(|g| g.1));
         }
-        for i in 0..nodes {
-            glob_start[i + 1] += glob_start[i];
+        glob_start[nodes] = glob_list.len() as u32;
+        let mut node_list: Vec<Node> = (0..=nodes)
+            .map(|n| Node {
+                children: child_start[n],
+                dense: NONE,
+                prefix: prefix.get(n).copied().unwrap_or(NONE),
+                exact: exact.get(n).copied().unwrap_or(NONE),
+                globs: glob_start[n],
+            })
+            .collect();
+        let mut wide: Vec<usize> = (0..nodes)
+            .filter(|&n| (child_start[n + 1] - child_start[n]) as usize > DENSE_MIN)
+            .collect();
+        wide.sort_by_key(|&n| std::cmp::Reverse(child_start[n + 1] - child_start[n]));
+        wide.truncate(DENSE_TABLES);
+        let mut dense = Vec::with_capacity(wide.len() * 256);
+        for n in wide {
+            node_list[n].dense = dense.len() as u32;
+            let table = dense.len();
+            dense.resize(table + 256, NONE);
+            for i in child_start[n] as usize..child_start[n + 1] as usize {
+                dense[table + usize::from(child_byte[i])] = child_node[i];
+            }
         }
         IndexedSelection {
             group: sel.group_match(),
-            child_start,
+            nodes: node_list,
             child_byte,
             child_node,
-            prefix,
-            exact,
-            glob_start,
-            globs: globs.into_iter().map(|g| g.1).collect(),
+            dense,
+            globs: glob_list,
+            filters,
         }
+    }
+
+    /// A searcher for one literal segment each of `rules` (one node's
+    /// wildcard rules) needs after its literal start, its longest; none
+    /// when a rule needs none (`/a/*`: it may match any path).
+    fn glob_filter(&self, rules: &[(u32, u32)], work: &mut u64) -> Option<Filter> {
+        let needs: Vec<&[u8]> = rules
+            .iter()
+            .map(|&(_, ri)| {
+                let (body, _) = unanchored(self.pattern(&self.rules[ri as usize]));
+                let start = memchr::memchr(b'*', body).unwrap_or(body.len());
+                body[start..]
+                    .split(|&b| b == b'*')
+                    .max_by_key(|seg| seg.len())
+                    .filter(|seg| !seg.is_empty())
+            })
+            .collect::<Option<_>>()?;
+        *work += needs.iter().map(|n| n.len() as u64).sum::<u64>();
+        Filter::new(&needs)
     }
 
     /// The verdict for `path` under an indexed selection of this matcher,
@@ -253,22 +380,35 @@ impl Matcher {
         let bytes = &mut PathBytes::default();
         loop {
             *work += 1;
-            let n = node as usize;
-            if ix.prefix[n] != NONE {
-                consider(&mut best, ix.prefix[n]);
+            let n = &ix.nodes[node as usize];
+            if n.prefix != NONE {
+                consider(&mut best, n.prefix);
             }
-            if depth == path.len() && ix.exact[n] != NONE {
-                consider(&mut best, ix.exact[n]);
+            if depth == path.len() && n.exact != NONE {
+                consider(&mut best, n.exact);
             }
-            for &gi in &ix.globs[ix.glob_start[n] as usize..ix.glob_start[n + 1] as usize] {
+            let mut globs = &ix.globs[n.globs as usize..ix.nodes[node as usize + 1].globs as usize];
+            if let Some((&first, rest)) = globs.split_first()
+                && first & FILTERED != 0
+            {
+                *work += 1 + (path.len() >> 5) as u64;
+                globs = if ix.filters[(first & !FILTERED) as usize].found_in(path) {
+                    rest
+                } else {
+                    &[]
+                };
+            }
+            for &gi in globs {
                 let r = &self.rules[gi as usize];
                 if best.is_some_and(|b| b.rank >= r.rank()) {
                     break;
                 }
-                let pat = self.pattern(r);
-                *work += 1 + ((pat.len() + path.len()) >> 5) as u64;
+                // The walk has matched the rule's literal start: the rest
+                // of it is matched from here.
+                let (body, anchored) = unanchored(self.pattern(r));
+                *work += 1 + ((body.len() + path.len()) >> 5) as u64;
                 if (r.flags & F_PROBE == 0 || bytes.admits(path, r.head, work))
-                    && glob_matches(path, pat)
+                    && glob_tail(path, depth, &body[depth..], anchored)
                 {
                     consider(&mut best, gi);
                     break;
@@ -290,7 +430,7 @@ impl Matcher {
         let mut bytes = Recoded::new(path, Recoding::DraftDecode);
         loop {
             *work += 1;
-            first = first.min(ix.prefix[node as usize]);
+            first = first.min(ix.nodes[node as usize].prefix);
             let Some(b) = bytes.next() else { break };
             match ix.child(node, b) {
                 Some(c) => node = c,
