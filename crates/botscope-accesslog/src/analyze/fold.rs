@@ -205,7 +205,9 @@ impl<'a> Analyzer<'a> {
     /// Folds one record (line `line` of the input) into its client.
     pub fn record(&mut self, r: &Record<'_>, line: u64) {
         let uh = ua_hash(r.user_agent.as_deref());
-        self.fold(r, line, uh, None);
+        if let Some(j) = self.fold(r, line, uh, None) {
+            self.judge(r, line, j);
+        }
     }
 
     /// Folds records (each with its line number) in their order, as
@@ -243,18 +245,45 @@ impl<'a> Analyzer<'a> {
             }
             // A client looked up before an earlier record of the group
             // added it is found again by the fold; clients never move.
-            for ((r, line), (uh, found)) in group.iter().zip(ahead) {
-                self.fold(r, *line, uh, found);
+            let mut later = [None; LOOKAHEAD];
+            for (((r, line), (uh, found)), j) in group.iter().zip(ahead).zip(&mut later) {
+                *j = self.fold(r, *line, uh, found);
+            }
+            // The group's requests judged one after the other, the
+            // robots.txt index read once for all of them rather than
+            // brought back into the cache between two folds. Each client's
+            // judged requests keep their order.
+            for ((r, line), j) in group.iter().zip(later) {
+                if let Some(j) = j {
+                    self.judge(r, *line, j);
+                }
             }
         }
     }
 
+    /// Judges `r` (line `line`), a request the fold left for later, and
+    /// counts the verdict for its client.
+    fn judge(&mut self, r: &Record<'_>, line: u64, j: Judge) {
+        let p = &mut self.part;
+        let verdict = match &p.agent_groups[j.agent as usize] {
+            Some(g) => self.policy.disallowed_in(g, &r.path, r.time),
+            None => {
+                self.policy
+                    .disallowed(p.agents[j.agent as usize].token.as_deref(), &r.path, r.time)
+            }
+        };
+        p.note_verdict(j.client, false, verdict, r, line);
+    }
+
     /// Folds `r`, its User-Agent's hash `uh`, into its client, `found`
     /// when already looked up.
-    fn fold(&mut self, r: &Record<'_>, line: u64, uh: u64, found: Option<Slot>) {
+    /// Returns the request when it is to be judged later ([`Judge`]):
+    /// a request of a client that is not a robot, whose verdict nothing
+    /// else in the fold reads.
+    fn fold(&mut self, r: &Record<'_>, line: u64, uh: u64, found: Option<Slot>) -> Option<Judge> {
         if !self.plausible.contains(r.time) {
             self.malformed(crate::Malformed::ImplausibleTime, line);
-            return;
+            return None;
         }
         self.part.folded.lines += 1;
         self.part.folded.records += 1;
@@ -266,7 +295,7 @@ impl<'a> Analyzer<'a> {
         }
         if !self.window.contains(r.time) {
             self.part.folded.out_of_window += 1;
-            return;
+            return None;
         }
         let trail = &self.part.trail;
         if trail.spans.len().max(trail.hours.len())
@@ -316,7 +345,7 @@ impl<'a> Analyzer<'a> {
             let f = &mut p.folded;
             f.untracked.add(1, r.bytes);
             f.per_record(r, false);
-            return;
+            return None;
         };
         if let Some(seen) = &seen {
             p.folded.signed.entry(slot.client).or_default().add(seen);
@@ -401,9 +430,13 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
-        // robots.txt itself is always allowed (RFC 9309 2.2.2).
+        // robots.txt itself is always allowed (RFC 9309 2.2.2). A robot's
+        // verdict is read below (its seconds); anyone else's is found
+        // with the rest of the group's.
+        let judged = kind != PathKind::RobotsTxt && self.judges;
+        let mut later = None;
         let mut closed = false;
-        if kind != PathKind::RobotsTxt && self.judges {
+        if judged && robot {
             let verdict = match &p.agent_groups[a as usize] {
                 Some(g) => self.policy.disallowed_in(g, target, r.time),
                 None => {
@@ -411,32 +444,12 @@ impl<'a> Analyzer<'a> {
                     self.policy.disallowed(token, target, r.time)
                 }
             };
-            let c = p.folded.clients.get_mut(ci);
-            if verdict.is_none() {
-                inc(&mut c.unjudged);
-            }
-            if verdict == Some(true) {
-                closed = true;
-                // A client's samples are its first closed requests: a
-                // client that has them all needs no look at them.
-                let full = c.disallowed as usize >= CLIENT_SAMPLES;
-                inc(&mut c.disallowed);
-                // Enforcement is measured on robots' requests only.
-                if robot {
-                    let k = crate::answer_of(r.status);
-                    inc(&mut p.folded.closed_answers.entry(ci).or_default()[k]);
-                }
-                if !full {
-                    let s = p.folded.disallowed_samples.entry(ci).or_default();
-                    if s.len() < CLIENT_SAMPLES {
-                        s.push(Example {
-                            line,
-                            time: r.time,
-                            target: clip(target).to_owned(),
-                        });
-                    }
-                }
-            }
+            closed = p.note_verdict(ci, true, verdict, r, line);
+        } else if judged {
+            later = Some(Judge {
+                client: ci,
+                agent: a,
+            });
         }
         p.folded.per_record(r, robot);
         let agent = &p.agents[a as usize];
@@ -460,6 +473,7 @@ impl<'a> Analyzer<'a> {
                 None => f.robot_paths_dropped = true,
             }
         }
+        later
     }
 
     /// The state so far, to merge with other threads', with the sessions
@@ -477,6 +491,61 @@ impl<'a> Analyzer<'a> {
         }
         self.part.set_aside();
         self.part
+    }
+}
+
+/// A request the fold leaves to be judged with the rest of its group:
+/// its client and agent.
+#[derive(Clone, Copy)]
+struct Judge {
+    client: u32,
+    agent: u32,
+}
+
+impl Partial {
+    /// Counts `verdict` (closed, open or not judged) for a request of
+    /// client `ci` (a robot's when `robot`): its closed requests, their
+    /// first samples, and a robot's answers to them. Returns whether the
+    /// request was closed.
+    fn note_verdict(
+        &mut self,
+        ci: u32,
+        robot: bool,
+        verdict: Option<bool>,
+        r: &Record<'_>,
+        line: u64,
+    ) -> bool {
+        let inc = |x: &mut u32| *x = x.saturating_add(1);
+        match verdict {
+            Some(false) => false,
+            None => {
+                inc(&mut self.folded.clients.get_mut(ci).unjudged);
+                false
+            }
+            Some(true) => {
+                let c = self.folded.clients.get_mut(ci);
+                // A client's samples are its first closed requests: a
+                // client that has them all needs no look at them.
+                let full = c.disallowed as usize >= CLIENT_SAMPLES;
+                inc(&mut c.disallowed);
+                // Enforcement is measured on robots' requests only.
+                if robot {
+                    let k = crate::answer_of(r.status);
+                    inc(&mut self.folded.closed_answers.entry(ci).or_default()[k]);
+                }
+                if !full {
+                    let s = self.folded.disallowed_samples.entry(ci).or_default();
+                    if s.len() < CLIENT_SAMPLES {
+                        s.push(Example {
+                            line,
+                            time: r.time,
+                            target: clip(&r.path).to_owned(),
+                        });
+                    }
+                }
+                true
+            }
+        }
     }
 }
 
