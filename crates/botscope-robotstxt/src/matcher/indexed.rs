@@ -62,6 +62,9 @@ const FILTERED: u32 = 1 << 31;
 /// counted as work, which the children's bytes already count).
 const DENSE_MIN: usize = 8;
 const DENSE_TABLES: usize = 8;
+/// At most this many nodes get a filter (a searcher's tables are a few
+/// kilobytes): those where the most wildcard rules start.
+const FILTERS: usize = 32;
 
 /// A node's wildcard segments, searched at once: SIMD (Teddy) where the
 /// processor has it and the segments are few, else an automaton.
@@ -279,6 +282,17 @@ impl Matcher {
         let mut glob_list: Vec<u32> = Vec::with_capacity(globs.len());
         let mut glob_start = vec![0u32; nodes + 1];
         let mut filters = Vec::new();
+        // The nodes where the most wildcard rules start (two at least).
+        let mut counts: Vec<(u32, usize)> = Vec::new();
+        for g in globs.chunk_by(|a, b| a.0 == b.0) {
+            if g.len() > 1 {
+                counts.push((g[0].0, g.len()));
+            }
+        }
+        counts.sort_unstable_by_key(|&(n, k)| (std::cmp::Reverse(k), n));
+        counts.truncate(FILTERS);
+        let mut filtered: Vec<u32> = counts.into_iter().map(|c| c.0).collect();
+        filtered.sort_unstable();
         let mut at = 0;
         for (n, start) in glob_start.iter_mut().enumerate().take(nodes) {
             *start = glob_list.len() as u32;
@@ -287,9 +301,8 @@ impl Matcher {
                 at += 1;
             }
             let rules = &globs[from..at];
-            if rules.len() > 1
+            if filtered.binary_search(&(n as u32)).is_ok()
                 && let Some(f) = self.glob_filter(rules, work)
-                && filters.len() < FILTERED as usize
             {
                 glob_list.push(FILTERED | filters.len() as u32);
                 filters.push(f);
