@@ -16,7 +16,6 @@ True
 
 from __future__ import annotations
 
-import io
 import os
 from datetime import datetime, timezone
 from typing import Iterator, List, Optional, Sequence, Union
@@ -112,9 +111,9 @@ class Store:
         """Every version as a ``pyarrow.Table``: the columns of ``botscope
         store export --format parquet`` (docs/store.md), times as UTC
         timestamps. Needs pyarrow; :meth:`iter_versions` does not."""
-        import pyarrow.parquet
+        import pyarrow.ipc
 
-        return pyarrow.parquet.read_table(io.BytesIO(self._s._parquet()))
+        return pyarrow.ipc.open_stream(self._s._arrow()).read_all()
 
     def iter_versions(self) -> Iterator[dict]:
         """Every version, one dict at a time (``host``, ``url``,

@@ -83,11 +83,25 @@ impl Store {
         Ok(Some(list))
     }
 
-    /// Every version as the Parquet file `botscope store export --format
-    /// parquet` writes (the package reads it into a `pyarrow.Table`).
-    fn _parquet<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let (_, bytes) = py
-            .detach(|| self.with(|s| botscope_store::export_parquet(s, Vec::new())))
+    /// Every version as an Arrow IPC stream of the columns `botscope store
+    /// export --format parquet` writes (the package reads it into a
+    /// `pyarrow.Table`), one batch of 8,192 rows at a time.
+    fn _arrow<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = py
+            .detach(|| {
+                self.with(|s| {
+                    let schema = botscope_store::parquet_schema();
+                    let ipc = |e: arrow_schema::ArrowError| botscope_store::StoreError::Write {
+                        what: "the Arrow stream".to_owned(),
+                        source: std::io::Error::other(e.to_string()),
+                    };
+                    let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema)
+                        .map_err(ipc)?;
+                    botscope_store::each_version_batch(s, &mut |b| w.write(&b).map_err(ipc))?;
+                    w.finish().map_err(ipc)?;
+                    w.into_inner().map_err(ipc)
+                })
+            })
             .map_err(error)?;
         Ok(PyBytes::new(py, &bytes))
     }

@@ -7,6 +7,7 @@ import io
 import json
 import os
 
+import pyarrow as pa
 import pytest
 
 import botscope
@@ -30,6 +31,10 @@ def test_store(research, cli):
 
     t = s.versions()
     assert t.num_rows == 6
+    # The command's Parquet columns and types (times in UTC).
+    assert t.schema.field("first_seen").type == pa.timestamp("ms", tz="UTC")
+    assert t.schema.field("status").type == pa.uint16()
+    assert t.column_names[:3] == ["host", "url", "first_seen"]
     assert set(t.column("host").to_pylist()) == {r["host"] for r in rows}
     assert "Store" in repr(s)
 

@@ -1,31 +1,41 @@
-//! Parquet files for researchers' own tools (DuckDB, pandas, pyarrow,
-//! Spark), Zstd-compressed, in row groups of DuckDB's size: the versions
-//! (one row each; the columns are the JSON-lines export's, typed:
-//! docs/store.md has the schema), and any result [`Table`].
+//! The versions as Arrow record batches (one row each; the columns are the
+//! JSON-lines export's, typed: docs/store.md has the schema), and, with
+//! the `parquet` feature, Parquet files for researchers' own tools
+//! (DuckDB, pandas, pyarrow, Spark), Zstd-compressed, in row groups of
+//! DuckDB's size: the versions and any result [`Table`](botscope_text::Table).
 
+#[cfg(feature = "parquet")]
 use std::io::Write;
 use std::sync::Arc;
 
 use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, StringBuilder, TimestampMillisecondBuilder, UInt16Builder,
 };
-use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
+use arrow_array::{ArrayRef, RecordBatch};
+#[cfg(feature = "parquet")]
+use arrow_array::{Float64Array, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
+#[cfg(feature = "parquet")]
 use botscope_text::{Cells, Table};
+#[cfg(feature = "parquet")]
 use parquet::arrow::ArrowWriter;
+#[cfg(feature = "parquet")]
 use parquet::basic::{Compression, ZstdLevel};
+#[cfg(feature = "parquet")]
 use parquet::file::properties::WriterProperties;
 
 use crate::{Result, Store, StoreError, Version};
 
 /// Rows per row group: DuckDB's own row group size, so that its scans
 /// parallelise over groups and skip them by their statistics.
+#[cfg(feature = "parquet")]
 pub const PARQUET_ROW_GROUP: usize = 122_880;
 
 /// Rows buffered before they are handed to the writer.
 const BATCH: usize = 8_192;
 
-/// The Parquet schema of [`export_parquet`]'s file.
+/// The schema of the versions' record batches ([`each_version_batch`]),
+/// which is also the Parquet schema of `export_parquet`'s file.
 pub fn parquet_schema() -> Schema {
     // Milliseconds: Parquet has no timestamp in seconds (it would be a bare
     // integer to other readers); the values are whole seconds.
@@ -132,6 +142,39 @@ impl Columns {
     }
 }
 
+fn arrow_err(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Write {
+        what: "the Arrow record batch".to_owned(),
+        source: std::io::Error::other(e.to_string()),
+    }
+}
+
+/// Every version as one row of a record batch (schema [`parquet_schema`],
+/// host then first seen order), handed to `f` 8,192 rows at a time:
+/// the versions are never all in memory at once. Returns the number of
+/// rows.
+pub fn each_version_batch<S: Store + ?Sized>(
+    store: &S,
+    f: &mut dyn FnMut(RecordBatch) -> Result<()>,
+) -> Result<u64> {
+    let schema = Arc::new(parquet_schema());
+    let mut cols = Columns::new();
+    let mut count = 0u64;
+    store.each_version(&mut |v| {
+        cols.push(&v);
+        count += 1;
+        if cols.rows >= BATCH {
+            f(cols.batch(&schema).map_err(arrow_err)?)?;
+        }
+        Ok(())
+    })?;
+    if cols.rows > 0 {
+        f(cols.batch(&schema).map_err(arrow_err)?)?;
+    }
+    Ok(count)
+}
+
+#[cfg(feature = "parquet")]
 fn parquet_err(e: impl std::fmt::Display) -> StoreError {
     StoreError::Write {
         what: "the Parquet file".to_owned(),
@@ -139,6 +182,7 @@ fn parquet_err(e: impl std::fmt::Display) -> StoreError {
     }
 }
 
+#[cfg(feature = "parquet")]
 fn properties() -> Result<WriterProperties> {
     parquet_properties(Vec::new())
 }
@@ -146,6 +190,7 @@ fn properties() -> Result<WriterProperties> {
 /// The writer settings of every Parquet file botscope writes (Zstd level
 /// 3, row groups of [`PARQUET_ROW_GROUP`] rows), with `metadata` as the
 /// file's key-value metadata.
+#[cfg(feature = "parquet")]
 pub fn parquet_properties(metadata: Vec<(String, String)>) -> Result<WriterProperties> {
     let kv: Vec<parquet::file::metadata::KeyValue> = metadata
         .into_iter()
@@ -163,6 +208,7 @@ pub fn parquet_properties(metadata: Vec<(String, String)>) -> Result<WriterPrope
 /// `table` as a Parquet file written to `out` (text as strings, counts as
 /// uint64, reals as float64; a missing value null).
 /// Returns `out`, the file complete.
+#[cfg(feature = "parquet")]
 pub fn write_table<W: Write + Send>(table: &Table, out: W) -> Result<W> {
     let mut fields = Vec::new();
     let mut columns: Vec<ArrayRef> = Vec::new();
@@ -188,25 +234,11 @@ pub fn write_table<W: Write + Send>(table: &Table, out: W) -> Result<W> {
 /// [`parquet_schema`], host then first seen order, Zstd, row groups of
 /// [`PARQUET_ROW_GROUP`] rows). Returns the number of rows and `out`,
 /// the file complete (its footer written).
+#[cfg(feature = "parquet")]
 pub fn export_parquet<S: Store + ?Sized, W: Write + Send>(store: &S, out: W) -> Result<(u64, W)> {
     let schema = Arc::new(parquet_schema());
-    let mut writer =
-        ArrowWriter::try_new(out, schema.clone(), Some(properties()?)).map_err(parquet_err)?;
-    let mut cols = Columns::new();
-    let mut count = 0u64;
-    store.each_version(&mut |v| {
-        cols.push(&v);
-        count += 1;
-        if cols.rows >= BATCH {
-            let b = cols.batch(&schema).map_err(parquet_err)?;
-            writer.write(&b).map_err(parquet_err)?;
-        }
-        Ok(())
-    })?;
-    if cols.rows > 0 {
-        let b = cols.batch(&schema).map_err(parquet_err)?;
-        writer.write(&b).map_err(parquet_err)?;
-    }
+    let mut writer = ArrowWriter::try_new(out, schema, Some(properties()?)).map_err(parquet_err)?;
+    let count = each_version_batch(store, &mut |b| writer.write(&b).map_err(parquet_err))?;
     let out = writer.into_inner().map_err(parquet_err)?;
     Ok((count, out))
 }

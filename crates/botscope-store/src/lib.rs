@@ -54,7 +54,7 @@ pub mod synth;
 pub mod warc;
 
 mod archive;
-#[cfg(feature = "parquet")]
+#[cfg(feature = "arrow")]
 mod columnar;
 mod copy;
 mod files;
@@ -74,9 +74,9 @@ pub use archive::{
     read_captures,
 };
 #[cfg(feature = "parquet")]
-pub use columnar::{
-    PARQUET_ROW_GROUP, export_parquet, parquet_properties, parquet_schema, write_table,
-};
+pub use columnar::{PARQUET_ROW_GROUP, export_parquet, parquet_properties, write_table};
+#[cfg(feature = "arrow")]
+pub use columnar::{each_version_batch, parquet_schema};
 pub use copy::{Copied, copy};
 pub use files::{FileImport, host_of_file_name, import_files};
 pub use frontier::{
