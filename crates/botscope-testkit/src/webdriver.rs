@@ -173,6 +173,32 @@ impl Browser {
             .expect("set window size");
     }
 
+    /// Waits (fantoccini's default wait) until an element `what` selects
+    /// is on the page. A search that a navigation interrupts (a form
+    /// submitted or a link followed just before: Chromium answers
+    /// "aborted by navigation") is searched again on the new page, at
+    /// most 20 times.
+    ///
+    /// # Errors
+    /// When no such element comes within the wait, or the driver fails
+    /// otherwise.
+    pub async fn wait_for(
+        &self,
+        what: fantoccini::Locator<'_>,
+    ) -> Result<fantoccini::elements::Element, fantoccini::error::CmdError> {
+        let mut interrupted = 0;
+        loop {
+            match self.client.wait().for_element(what).await {
+                Err(fantoccini::error::CmdError::NotW3C(v))
+                    if v.as_str() == Some("aborted by navigation") && interrupted < 20 =>
+                {
+                    interrupted += 1;
+                }
+                found => return found,
+            }
+        }
+    }
+
     /// The console lines since the last call.
     ///
     /// # Panics

@@ -251,11 +251,7 @@ async fn search_from_the_query_box() {
             .unwrap();
         input.send_keys(q).await.unwrap();
         click(&b, Locator::Css("form.search button[type=submit]")).await;
-        b.client
-            .wait()
-            .for_element(Locator::Css("p.count"))
-            .await
-            .unwrap();
+        b.wait_for(Locator::Css("p.count")).await.unwrap();
         let url = b.client.current_url().await.unwrap();
         let sent: Vec<(String, String)> = url.query_pairs().into_owned().collect();
         assert!(sent.contains(&("q".into(), q.into())), "{url}");
@@ -292,13 +288,11 @@ async fn clicking_a_column_sorts_the_robots_table() {
     ] {
         click(&b, Locator::LinkText(label)).await;
         // The page before had a sorted column too: wait for this one.
-        b.client
-            .wait()
-            .for_element(Locator::XPath(&format!(
-                "//table[@id='favor']//th[@aria-sort]//a[normalize-space(.)='{label}']"
-            )))
-            .await
-            .unwrap();
+        b.wait_for(Locator::XPath(&format!(
+            "//table[@id='favor']//th[@aria-sort]//a[normalize-space(.)='{label}']"
+        )))
+        .await
+        .unwrap();
         let sorted_by = texts(&b, "#favor th[aria-sort] a").await;
         assert_eq!(sorted_by, [label]);
         let now = rows(&b.client).await;
@@ -401,12 +395,7 @@ async fn a_log_picked_in_the_browser_gives_the_report() {
         .await
         .unwrap();
     click(&b, Locator::Css("form.upload button[type=submit]")).await;
-    if let Err(e) = b
-        .client
-        .wait()
-        .for_element(Locator::Css("body[data-ready='1']"))
-        .await
-    {
+    if let Err(e) = b.wait_for(Locator::Css("body[data-ready='1']")).await {
         panic!("{e}: {}", b.client.source().await.unwrap_or_default());
     }
     let url = b.client.current_url().await.unwrap();
@@ -428,11 +417,7 @@ async fn a_log_picked_in_the_browser_gives_the_report() {
         .await
         .unwrap();
     robot.click().await.unwrap();
-    b.client
-        .wait()
-        .for_element(Locator::Css("svg.map"))
-        .await
-        .unwrap();
+    b.wait_for(Locator::Css("svg.map")).await.unwrap();
     assert!(
         b.client
             .current_url()
@@ -542,11 +527,7 @@ async fn form_answers_and_error_pages_are_accessible() {
         form.set_by_name("agent", "Googlebot").await.unwrap();
         form.set_by_name("urls", "/\n/private/page").await.unwrap();
         form.submit().await.unwrap();
-        b.client
-            .wait()
-            .for_element(Locator::Css("#verdicts"))
-            .await
-            .unwrap();
+        b.wait_for(Locator::Css("#verdicts")).await.unwrap();
         assert_eq!(texts(&b, "#verdicts tbody tr").await.len(), 2);
         look("the checker's answer").await;
         // A submission, stored.
@@ -564,9 +545,7 @@ async fn form_answers_and_error_pages_are_accessible() {
         form.submit().await.unwrap();
         // The form's own page has an h1 too: wait for the answer's, or
         // the read races the navigation and finds a stale element.
-        b.client
-            .wait()
-            .for_element(Locator::XPath("//h1[starts-with(., 'Stored')]"))
+        b.wait_for(Locator::XPath("//h1[starts-with(., 'Stored')]"))
             .await
             .unwrap();
         look("a stored submission").await;

@@ -927,7 +927,11 @@ fn the_harvest_guides_simulated_web_runs_as_written() {
         "harvest.md",
         T,
         &[
-            ("cargo run --release ", "cargo run -q "),
+            // Without `-p`, cargo resolves features for the whole
+            // workspace, as `cargo test --workspace` did: the example it
+            // built is run as it is, not compiled again with one
+            // package's features (three minutes of the suite).
+            ("cargo run --release -p botscope-simweb ", "cargo run -q "),
             (
                 "--hosts 100000 --addresses 256",
                 "--hosts 300 --addresses 8",
