@@ -4,7 +4,8 @@
 
 use std::collections::HashSet;
 
-use botscope_harvest::{host_of, read_host_list};
+use botscope_text::host_of;
+use botscope_text::hosts::read_host_list;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -45,7 +45,6 @@
 // never by printing.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-mod hosts;
 mod one;
 pub mod polite;
 mod run;
@@ -65,7 +64,9 @@ pub use botscope_http::{
     DEFAULT_USER_AGENT, Exchange, FetchError, Roots, Trust, certificates, not_public,
 };
 pub use botscope_text::host_of;
-pub use hosts::{HostList, MAX_LINE, read_host_list};
+// Host lists are read from strangers as text is: botscope-text reads them
+// (the fuzz targets and the tools that only read a list need no network).
+pub use botscope_text::hosts::{HostList, MAX_LINE, read_host_list};
 pub use one::{Fetched, dns_pool, fetch_robots_txt};
 pub use polite::{
     Crawler, Decision, DishonestUserAgent, FetchAll, PoliteConfig, RobotsLine, Signer,

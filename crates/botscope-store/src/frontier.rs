@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::Result;
+#[cfg(feature = "db")]
 use crate::pg::PgStore;
 
 /// The default re-crawl period: monthly.
@@ -173,6 +174,7 @@ impl FrontierStats {
 }
 
 /// A claimed host from a row of `host, rank, failures`.
+#[cfg(feature = "db")]
 fn claimed(r: &postgres::Row, address: Option<String>) -> Claimed {
     Claimed {
         host: r.get(0),
@@ -317,6 +319,7 @@ pub trait Frontier {
     fn frontier_stats(&self, now: i64) -> Result<FrontierStats>;
 }
 
+#[cfg(feature = "db")]
 impl Frontier for PgStore {
     fn frontier_add(&self, hosts: &[(Option<u64>, String)], now: i64) -> Result<u64> {
         let mut added = 0u64;

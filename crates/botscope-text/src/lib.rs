@@ -23,6 +23,7 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
+pub mod hosts;
 mod table;
 
 pub use table::{Cells, Column, Table};

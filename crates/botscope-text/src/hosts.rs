@@ -103,7 +103,7 @@ pub fn read_host_list(mut r: impl BufRead) -> io::Result<HostList> {
             },
             None => (None, line),
         };
-        match botscope_text::host_of(field) {
+        match crate::host_of(field) {
             Some(h) => {
                 if seen.insert(h.clone()) {
                     out.hosts.push((rank, h));
