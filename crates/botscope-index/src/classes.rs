@@ -262,7 +262,6 @@ impl Classes {
 
 /// Reads the stored classes of many versions for one list of agents:
 /// each agent's product token found once, each value read in place.
-#[cfg_attr(not(feature = "engine"), allow(dead_code))] // used by the index
 pub(crate) struct Decider<'a> {
     semantics: Semantics,
     agents: &'a [String],
@@ -270,7 +269,6 @@ pub(crate) struct Decider<'a> {
     tokens: HashMap<Vec<u8>, Vec<usize>>,
 }
 
-#[cfg_attr(not(feature = "engine"), allow(dead_code))] // used by the index
 impl<'a> Decider<'a> {
     pub(crate) fn new(semantics: Semantics, agents: &'a [String]) -> Decider<'a> {
         let mut tokens: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
@@ -358,7 +356,6 @@ impl<'a> Decider<'a> {
 }
 
 /// A stored class byte as a restriction.
-#[cfg_attr(not(feature = "engine"), allow(dead_code))] // used by the index
 pub(crate) fn restriction_of(b: u8) -> Restriction {
     class_of(b).unwrap_or(Restriction::None)
 }

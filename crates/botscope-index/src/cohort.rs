@@ -217,7 +217,6 @@ impl Cohort {
     }
 
     /// Each host's weight (1 without a weight column), by host.
-    #[cfg_attr(not(feature = "engine"), allow(dead_code))] // used by the index
     pub(crate) fn weight_of(&self) -> HashMap<&str, f64> {
         self.hosts
             .iter()
@@ -228,7 +227,6 @@ impl Cohort {
 
     /// The cohort's sites at these positions (those a crawl saw), and
     /// their weight.
-    #[cfg_attr(not(feature = "engine"), allow(dead_code))] // used by the index
     pub(crate) fn known_in(&self, at: &[usize]) -> (u64, f64) {
         let w = at
             .iter()
@@ -238,7 +236,6 @@ impl Cohort {
     }
 
     /// The cohort's sites the store knew at `t`, and their weight.
-    #[cfg_attr(not(feature = "engine"), allow(dead_code))] // used by the index
     pub(crate) fn known_at(&self, t: i64) -> Option<(u64, f64)> {
         let added = self.added.as_ref()?;
         let mut n = 0;

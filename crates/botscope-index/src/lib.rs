@@ -23,59 +23,23 @@
 // A library speaks through its return values and the caller's writer,
 // never by printing.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+// Without the index (`engine`), the helpers only it calls are unused.
+#![cfg_attr(not(feature = "engine"), allow(dead_code))]
 
 mod bias;
-#[cfg(feature = "engine")]
-mod build;
-#[cfg(feature = "engine")]
-mod captures;
-#[cfg(feature = "engine")]
-mod changes;
 mod classes;
 mod cohort;
-#[cfg(feature = "engine")]
-mod collector;
 mod compare;
-#[cfg(feature = "engine")]
-mod crawls;
 mod doc;
-#[cfg(feature = "engine")]
-mod engine;
-#[cfg(feature = "engine")]
-mod error;
 #[cfg(feature = "parquet")]
 mod export;
-#[cfg(feature = "engine")]
-mod favor;
-#[cfg(feature = "engine")]
-mod per_site;
 pub mod query;
-#[cfg(feature = "engine")]
-mod render;
-#[cfg(feature = "engine")]
-mod schema;
-#[cfg(feature = "engine")]
-mod search;
 mod snippet;
 pub mod studies;
-#[cfg(feature = "engine")]
-mod submit;
-#[cfg(feature = "engine")]
-mod translate;
-#[cfg(feature = "engine")]
-mod trends;
 
 pub use bias::{
     BIAS_WORK_CAP, Decision, Detail, Favorability, FileBias, PathDecisions, RobotBias, RobotFavor,
     TABLE_CELLS, Tilt, TooComplex, bias, bias_of, bias_with, favorability,
-};
-#[cfg(feature = "engine")]
-pub use build::BuildReport;
-#[cfg(feature = "engine")]
-pub use captures::{CaptureVerdict, WarcVerdicts, warc_verdicts};
-#[cfg(feature = "engine")]
-pub use changes::{
-    AgentChange, ChangeRequest, Changes, Feed, Kind, MAX_CHANGES, SiteChange, feed_id,
 };
 pub use classes::{CLASS_NAME_BYTES, CLASS_WORK_CAP, Classes, Said, Stated};
 pub use cohort::{COHORT_MAX_HOSTS, Cohort, CohortError, CohortSpec};
@@ -83,24 +47,46 @@ pub use compare::{
     BiasChange, Restriction, RuleLine, VerdictChange, VersionDiff, diff_versions, restrictions,
 };
 pub use doc::{BodyFields, host_suffixes, product_token};
-#[cfg(feature = "engine")]
-pub use engine::{Index, Meta, rfc3339};
-#[cfg(feature = "engine")]
-pub use error::{IndexError, Result};
 #[cfg(feature = "parquet")]
 pub use export::index_parquet_schema;
-#[cfg(feature = "engine")]
-pub use favor::{FavorSort, FavorTable, popularity};
-#[cfg(feature = "engine")]
-pub use per_site::{GROUP, PER_SITE_MAX_ROWS, PerSite, SiteRow};
-#[cfg(feature = "engine")]
-pub use search::{Hit, Rank, SearchRequest, SearchResults};
 pub use snippet::snippet;
-#[cfg(feature = "engine")]
-pub use submit::{MAX_SUBMISSION, site_bias, submit};
-#[cfg(feature = "engine")]
-pub use trends::{
-    Adoption, By, COHORT_MAX_BYTES, CohortInfo, Counts, Fractions, Period, ShareSet, Shares,
-    Trends, TrendsPlan, TrendsRequest, WeightedPeriod, crawls_within, known_at, periods,
-    read_cohort,
-};
+
+// The index itself (tantivy over a store), the default feature `engine`;
+// without it the crate is the pure analyses above.
+macro_rules! engine {
+    ($($item:item)*) => { $( #[cfg(feature = "engine")] $item )* };
+}
+engine! {
+    mod build;
+    mod captures;
+    mod changes;
+    mod collector;
+    mod crawls;
+    mod engine;
+    mod error;
+    mod favor;
+    mod per_site;
+    mod render;
+    mod schema;
+    mod search;
+    mod submit;
+    mod translate;
+    mod trends;
+
+    pub use build::BuildReport;
+    pub use captures::{CaptureVerdict, WarcVerdicts, warc_verdicts};
+    pub use changes::{
+        AgentChange, ChangeRequest, Changes, Feed, Kind, MAX_CHANGES, SiteChange, feed_id,
+    };
+    pub use engine::{Index, Meta, rfc3339};
+    pub use error::{IndexError, Result};
+    pub use favor::{FavorSort, FavorTable, popularity};
+    pub use per_site::{GROUP, PER_SITE_MAX_ROWS, PerSite, SiteRow};
+    pub use search::{Hit, Rank, SearchRequest, SearchResults};
+    pub use submit::{MAX_SUBMISSION, site_bias, submit};
+    pub use trends::{
+        Adoption, By, COHORT_MAX_BYTES, CohortInfo, Counts, Fractions, Period, ShareSet, Shares,
+        Trends, TrendsPlan, TrendsRequest, WeightedPeriod, crawls_within, known_at, periods,
+        read_cohort,
+    };
+}
