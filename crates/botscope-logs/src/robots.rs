@@ -75,15 +75,19 @@ pub struct RobotsTxt {
     /// path closed" is tested on.
     rule_paths: Vec<Vec<Vec<u8>>>,
     /// Directive per (version, token), computed once.
-    directives: Mutex<HashMap<(usize, Option<String>), Directive>>,
+    directives: Mutex<HashMap<(usize, Option<String>), Directive, Seeded>>,
     /// Per version, its groups indexed for the requests' paths.
     indexes: Vec<Indexes>,
     /// The groups of the `*` agent (clients without a token) in every
     /// version.
     star: Groups,
-    /// The groups of each token met so far, in every version.
-    tokens: Mutex<HashMap<String, Groups>>,
+    /// The groups of each token met so far, in every version (looked up
+    /// per request's second by the Crawl-delay: a seeded fast hash, as
+    /// for the agents themselves).
+    tokens: Mutex<HashMap<String, Groups, Seeded>>,
 }
+
+type Seeded = foldhash::fast::RandomState;
 
 /// One version's groups as requests are judged by them: each distinct
 /// selection of groups indexed once ([`Matcher::index_selection`]), when
@@ -103,6 +107,8 @@ struct Indexes {
     unnamed: u32,
     /// Each distinct selection, indexed when first needed.
     slots: Vec<(Selection, OnceLock<IndexedSelection>)>,
+    /// Each slot's Crawl-delay ([`Matcher::selection_crawl_delay`]).
+    delays: Vec<Option<f64>>,
 }
 
 impl Indexes {
@@ -126,12 +132,17 @@ impl Indexes {
             Semantics::Google => by_name = named.into_iter().collect(),
             Semantics::Draft1996 => (names, name_slots) = named.into_iter().unzip(),
         }
+        let delays = slots
+            .iter()
+            .map(|(sel, _)| m.selection_crawl_delay(sel))
+            .collect();
         Indexes {
             names,
             name_slots,
             by_name,
             unnamed,
             slots,
+            delays,
         }
     }
 
@@ -288,8 +299,12 @@ impl Policy for RobotsTxt {
         Some(!m.check_path(token.unwrap_or("*"), &path).allowed)
     }
 
+    /// Found from the token's slot in the version in force (the groups
+    /// are found once per token, as [`Policy::groups`] finds them).
     fn crawl_delay(&self, token: Option<&str>, time: i64) -> Option<f64> {
-        self.at(time)?.crawl_delay(token.unwrap_or("*"))
+        let v = self.index_at(time)?;
+        let slot = *self.groups(token)?.get(v)?;
+        self.indexes[v].delays[slot as usize]
     }
 
     fn directive(&self, token: Option<&str>, time: i64) -> Directive {
@@ -341,8 +356,10 @@ impl Policy for RobotsTxt {
         let v = self.index_at(time)?;
         let m = &self.versions[v].1;
         let ix = self.indexes[v].indexed(m, *groups.get(v)?);
-        let path = path_of(target.as_bytes());
-        Some(!m.check_indexed(ix, &path, &mut 0).allowed)
+        Some(
+            !m.check_indexed_target(ix, target.as_bytes(), &mut 0)
+                .allowed,
+        )
     }
 
     fn judges(&self) -> bool {
@@ -360,6 +377,45 @@ mod tests {
             .map(|(f, b)| (f, "robots.txt".to_owned(), b.to_vec()))
             .collect();
         RobotsTxt::new(files, Semantics::Google).expect("versions")
+    }
+
+    #[test]
+    fn crawl_delays_found_once_are_the_matchers() {
+        let bodies: [&[u8]; 2] = [
+            b"User-agent: *\nDisallow: /a\nCrawl-delay: 2\n\nUser-agent: slowbot\nCrawl-delay: 9\n",
+            b"User-agent: *\nDisallow: /x\nCrawl-delay: 5\n\nUser-agent: Googlebot\nDisallow: /g\n\n\
+              User-agent: Bingbot\nCrawl-delay: 1.5\n",
+        ];
+        for semantics in [Semantics::Google, Semantics::Draft1996] {
+            let files = vec![
+                (None, "a".to_owned(), bodies[0].to_vec()),
+                (Some(1000), "b".to_owned(), bodies[1].to_vec()),
+            ];
+            let v = RobotsTxt::new(files, semantics).expect("versions");
+            for (t, body) in [(10, bodies[0]), (1000, bodies[1])] {
+                let m = Matcher::compile(body, semantics, &ParseOptions::default());
+                for token in [
+                    None,
+                    Some("Googlebot"),
+                    Some("bingbot"),
+                    Some("slowbot"),
+                    Some("x"),
+                ] {
+                    // Twice: found, then remembered.
+                    for _ in 0..2 {
+                        assert_eq!(
+                            v.crawl_delay(token, t),
+                            m.crawl_delay(token.unwrap_or("*")),
+                            "{semantics:?} {token:?} at {t}"
+                        );
+                    }
+                }
+            }
+            assert_eq!(v.crawl_delay(Some("Bingbot"), 2000), Some(1.5));
+            assert_eq!(v.crawl_delay(Some("slowbot"), 999), Some(9.0));
+        }
+        let none = versions(vec![(Some(1000), b"User-agent: *\nCrawl-delay: 3\n")]);
+        assert_eq!(none.crawl_delay(None, 999), None, "nothing in force yet");
     }
 
     #[test]

@@ -1286,11 +1286,7 @@ impl Matcher {
     /// The Crawl-delay, in seconds, that applies to `agent`: from the first
     /// group naming it that has one, else from the `*` groups.
     pub fn crawl_delay(&self, agent: &str) -> Option<f64> {
-        let pick = |gi: usize| {
-            Some(self.groups[gi].crawl_delay)
-                .filter(|d| !d.is_nan())
-                .map(f64::from)
-        };
+        let pick = |gi: usize| self.group_crawl_delay(gi);
         match self.semantics {
             Semantics::Google => {
                 let agent = product_token(agent).as_bytes();
@@ -1305,6 +1301,21 @@ impl Matcher {
             }
             Semantics::Draft1996 => self.draft_record(agent.as_bytes()).0.and_then(pick),
         }
+    }
+
+    /// The Crawl-delay of a selection ([`Matcher::select`]): from its
+    /// first group that has one. Equals [`Matcher::crawl_delay`] of the
+    /// agent that made the selection, without finding its groups again.
+    pub fn selection_crawl_delay(&self, sel: &Selection) -> Option<f64> {
+        sel.groups
+            .iter()
+            .find_map(|&g| self.group_crawl_delay(g as usize))
+    }
+
+    fn group_crawl_delay(&self, gi: usize) -> Option<f64> {
+        Some(self.groups[gi].crawl_delay)
+            .filter(|d| !d.is_nan())
+            .map(f64::from)
     }
 }
 
@@ -1425,5 +1436,30 @@ mod tests {
         assert_eq!(m.crawl_delay("fast"), Some(0.5));
         assert_eq!(m.crawl_delay("other"), Some(5.0));
         assert_eq!(m.crawl_delay("slow"), Some(5.0), "slow joined the * group");
+    }
+
+    #[test]
+    fn a_selections_crawl_delay_is_its_agents() {
+        let body = b"User-agent: *\nCrawl-delay: 5\nUser-agent: slow\nDisallow:\n\n\
+            User-agent: fast\nDisallow: /x\n\nUser-agent: fast\nCrawl-delay: 0.5\n\n\
+            User-agent: none\nDisallow: /\n\nUser-agent: bad\nCrawl-delay: soon\n";
+        for semantics in [Semantics::Google, Semantics::Draft1996] {
+            let m = Matcher::compile(body, semantics, &ParseOptions::default());
+            for agent in ["fast", "Fast/2.0", "slow", "none", "bad", "other", "*", ""] {
+                assert_eq!(
+                    m.selection_crawl_delay(&m.select(agent)),
+                    m.crawl_delay(agent),
+                    "{semantics:?} {agent}"
+                );
+            }
+        }
+        let m = Matcher::new(body);
+        assert_eq!(m.selection_crawl_delay(&m.select("fast")), Some(0.5));
+        assert_eq!(
+            m.selection_crawl_delay(&m.select("none")),
+            Some(0.5),
+            "none joined fast's second group"
+        );
+        assert_eq!(m.selection_crawl_delay(&m.select("bad")), None);
     }
 }

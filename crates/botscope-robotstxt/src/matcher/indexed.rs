@@ -369,12 +369,47 @@ impl Matcher {
     /// bytes a wildcard rule compares.
     pub fn check_indexed(&self, ix: &IndexedSelection, path: &[u8], work: &mut u64) -> Verdict<'_> {
         match self.semantics {
-            Semantics::Google => self.indexed_google(ix, path, work),
+            Semantics::Google => self.indexed_google(ix, path, false, work),
             Semantics::Draft1996 => self.indexed_draft(ix, path, work),
         }
     }
 
-    fn indexed_google(&self, ix: &IndexedSelection, path: &[u8], work: &mut u64) -> Verdict<'_> {
+    /// [`Matcher::check_indexed`] of a request target's path
+    /// ([`path_of`](crate::path_of)), the same verdict, but for a target
+    /// that is already a path (as a log's nearly always is) without a
+    /// search for its `#` first: the walk stops at a `#` (no rule's
+    /// literal holds one, a comment starts there), the wildcard rules'
+    /// filter searches the target as it is (a segment it finds after the
+    /// `#` only means the rules are tried), and the path is cut at its `#`
+    /// only when a wildcard rule is tried on it.
+    pub fn check_indexed_target(
+        &self,
+        ix: &IndexedSelection,
+        target: &[u8],
+        work: &mut u64,
+    ) -> Verdict<'_> {
+        if self.semantics == Semantics::Google
+            && target.first() == Some(&b'/')
+            && target.get(1) != Some(&b'/')
+        {
+            return self.indexed_google(ix, target, true, work);
+        }
+        self.check_indexed(ix, &crate::path_of(target), work)
+    }
+
+    /// Google's verdict for `path` by the walk; `target` when `path` is a
+    /// request target that may go on past a `#` (what follows it is not
+    /// the path's).
+    fn indexed_google(
+        &self,
+        ix: &IndexedSelection,
+        raw: &[u8],
+        target: bool,
+        work: &mut u64,
+    ) -> Verdict<'_> {
+        // The path proper: `raw` up to its `#`, found when first needed.
+        let mut cut: Option<&[u8]> = (!target).then_some(raw);
+        let ends_at = |depth: usize| depth == raw.len() || (target && raw[depth] == b'#');
         let mut best: Option<Best> = None;
         let consider = |best: &mut Option<Best>, ri: u32| {
             let r = &self.rules[ri as usize];
@@ -397,15 +432,15 @@ impl Matcher {
             if n.prefix != NONE {
                 consider(&mut best, n.prefix);
             }
-            if depth == path.len() && n.exact != NONE {
+            if n.exact != NONE && ends_at(depth) {
                 consider(&mut best, n.exact);
             }
             let mut globs = &ix.globs[n.globs as usize..ix.nodes[node as usize + 1].globs as usize];
             if let Some((&first, rest)) = globs.split_first()
                 && first & FILTERED != 0
             {
-                *work += 1 + (path.len() >> 5) as u64;
-                globs = if ix.filters[(first & !FILTERED) as usize].found_in(path) {
+                *work += 1 + (raw.len() >> 5) as u64;
+                globs = if ix.filters[(first & !FILTERED) as usize].found_in(raw) {
                     rest
                 } else {
                     &[]
@@ -416,6 +451,8 @@ impl Matcher {
                 if best.is_some_and(|b| b.rank >= r.rank()) {
                     break;
                 }
+                let path = *cut
+                    .get_or_insert_with(|| &raw[..memchr::memchr(b'#', raw).unwrap_or(raw.len())]);
                 // The walk has matched the rule's literal start: the rest
                 // of it is matched from here.
                 let (body, anchored) = unanchored(self.pattern(r));
@@ -427,7 +464,10 @@ impl Matcher {
                     break;
                 }
             }
-            let Some(&b) = path.get(depth) else { break };
+            let Some(&b) = raw.get(depth) else { break };
+            if target && b == b'#' {
+                break;
+            }
             match ix.child(node, b) {
                 Some(c) => node = c,
                 None => break,

@@ -186,6 +186,26 @@ fn indexed_selections_answer_as_plain_ones() {
                         String::from_utf8_lossy(p)
                     );
                     assert!(work <= 2 * p.len() as u64 + 2 * body.len() as u64 + 8);
+                    // As a request target: cut at its `#`, wherever the
+                    // fragment starts and whatever it holds (here the
+                    // path itself, rule literals and segments included).
+                    let mid = p.len() / 2;
+                    let targets = [
+                        p.clone(),
+                        [&p[..], b"#"].concat(),
+                        [&p[..], b"#", &p[..]].concat(),
+                        [&p[..mid], b"#", &p[mid..]].concat(),
+                        [&p[..mid], b"#/", &p[..]].concat(),
+                    ];
+                    for t in targets {
+                        let path = botscope_robotstxt::path_of(&t);
+                        assert_eq!(
+                            m.check_indexed_target(&ix, &t, &mut 0),
+                            m.check_indexed(&ix, &path, &mut 0),
+                            "{what} {sem:?} {agent} target {}",
+                            String::from_utf8_lossy(&t)
+                        );
+                    }
                 }
             }
         }
