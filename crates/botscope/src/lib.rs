@@ -57,6 +57,17 @@ use cli::{
     KeysCommand, LogsCommand, PolicyCommand, RobotsCommand, StoreCommand,
 };
 
+/// Runs the command `cli` names on `runtime`, until it is done: what
+/// `main` calls. The command's whole tree of futures is compiled here,
+/// with the rest of the library, rather than in the binary.
+pub fn run_on(
+    runtime: &tokio::runtime::Runtime,
+    cli: Cli,
+    settings: &Settings,
+) -> anyhow::Result<ExitStatus> {
+    runtime.block_on(run(cli, settings))
+}
+
 /// Runs the command `cli` names.
 pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
     let s = settings;
