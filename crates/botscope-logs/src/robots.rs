@@ -254,6 +254,10 @@ impl RobotsTxt {
     }
 
     fn index_at(&self, t: i64) -> Option<usize> {
+        // One version, the common case: no search.
+        if let [(from, _)] = &self.versions[..] {
+            return from.is_none_or(|f| f <= t).then_some(0);
+        }
         self.versions
             .iter()
             .rposition(|(from, _)| from.is_none_or(|f| f <= t))
@@ -356,10 +360,7 @@ impl Policy for RobotsTxt {
         let v = self.index_at(time)?;
         let m = &self.versions[v].1;
         let ix = self.indexes[v].indexed(m, *groups.get(v)?);
-        Some(
-            !m.check_indexed_target(ix, target.as_bytes(), &mut 0)
-                .allowed,
-        )
+        Some(!m.indexed_target_allowed(ix, target.as_bytes(), &mut 0))
     }
 
     fn judges(&self) -> bool {

@@ -506,8 +506,22 @@ impl Partial {
     /// Counts `verdict` (closed, open or not judged) for a request of
     /// client `ci` (a robot's when `robot`): its closed requests, their
     /// first samples, and a robot's answers to them. Returns whether the
-    /// request was closed.
+    /// request was closed. An open request, nearly every one, counts
+    /// nothing and costs no call.
+    #[inline(always)]
     fn note_verdict(
+        &mut self,
+        ci: u32,
+        robot: bool,
+        verdict: Option<bool>,
+        r: &Record<'_>,
+        line: u64,
+    ) -> bool {
+        verdict != Some(false) && self.note_closed_or_unjudged(ci, robot, verdict, r, line)
+    }
+
+    #[inline(never)]
+    fn note_closed_or_unjudged(
         &mut self,
         ci: u32,
         robot: bool,

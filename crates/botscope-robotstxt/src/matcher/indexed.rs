@@ -12,6 +12,8 @@ use super::{
 use crate::url::{Recoded, Recoding};
 
 const NONE: u32 = u32::MAX;
+/// [`IndexedSelection::slash`] when the root holds a rule.
+const ROOT: u32 = u32::MAX - 1;
 
 /// A [`Selection`]'s rules indexed for many paths
 /// ([`Matcher::index_selection`], [`Matcher::check_indexed`]).
@@ -36,6 +38,10 @@ pub struct IndexedSelection {
     /// each of them needs, and a path holding none skips them all.
     globs: Vec<u32>,
     filters: Vec<Filter>,
+    /// Where a path starting with `/` goes from the root when the root
+    /// holds no rule: its `/` child (`NONE`: no rule starts with `/`);
+    /// `ROOT` when the root holds one and the walk starts there.
+    slash: u32,
 }
 
 /// One node of an [`IndexedSelection`]'s trie.
@@ -91,12 +97,25 @@ impl Filter {
     /// Whether `hay` holds one of the segments (a path too short for
     /// the SIMD search is searched by Rabin-Karp, still cheaper than the
     /// rules' own searches).
+    #[inline(never)]
     fn found_in(&self, hay: &[u8]) -> bool {
         match self {
             Filter::Packed(s) => s.find(hay).is_some(),
             Filter::Automaton(a) => a.is_match(hay),
         }
     }
+}
+
+/// What a Google walk carries past its nodes into their wildcard rules.
+struct Walk<'p> {
+    /// The target or path walked.
+    raw: &'p [u8],
+    /// The path proper: `raw` up to its `#`, found when first needed.
+    cut: Option<&'p [u8]>,
+    /// The best rule so far: its rank plus one (0: none), and its index.
+    best: (u64, u32),
+    bytes: PathBytes,
+    work: &'p mut u64,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -333,6 +352,15 @@ impl Matcher {
                 dense[table + usize::from(child_byte[i])] = child_node[i];
             }
         }
+        let root = &node_list[0];
+        let slash = if root.prefix != NONE || root.exact != NONE || glob_start[1] != 0 {
+            ROOT
+        } else {
+            let to = child_start[1] as usize;
+            child_byte[..to]
+                .binary_search(&b'/')
+                .map_or(NONE, |i| child_node[i])
+        };
         IndexedSelection {
             group: sel.group_match(),
             nodes: node_list,
@@ -341,6 +369,7 @@ impl Matcher {
             dense,
             globs: glob_list,
             filters,
+            slash,
         }
     }
 
@@ -397,6 +426,31 @@ impl Matcher {
         self.check_indexed(ix, &crate::path_of(target), work)
     }
 
+    /// Whether [`Matcher::check_indexed_target`] allows `target`: the
+    /// same answer, without the verdict's rule (for callers that count
+    /// verdicts over many requests).
+    pub fn indexed_target_allowed(
+        &self,
+        ix: &IndexedSelection,
+        target: &[u8],
+        work: &mut u64,
+    ) -> bool {
+        if self.semantics == Semantics::Google
+            && target.first() == Some(&b'/')
+            && target.get(1) != Some(&b'/')
+        {
+            // As `google_verdict` reads the best rule: none, or an empty
+            // pattern, allows.
+            let (key, ri) = self.google_walk(ix, target, true, work);
+            return key == 0 || {
+                let r = &self.rules[ri as usize];
+                r.priority == 0 || r.flags & F_ALLOW != 0
+            };
+        }
+        self.check_indexed(ix, &crate::path_of(target), work)
+            .allowed
+    }
+
     /// Google's verdict for `path` by the walk; `target` when `path` is a
     /// request target that may go on past a `#` (what follows it is not
     /// the path's).
@@ -407,74 +461,122 @@ impl Matcher {
         target: bool,
         work: &mut u64,
     ) -> Verdict<'_> {
-        // The path proper: `raw` up to its `#`, found when first needed.
-        let mut cut: Option<&[u8]> = (!target).then_some(raw);
-        let ends_at = |depth: usize| depth == raw.len() || (target && raw[depth] == b'#');
-        let mut best: Option<Best> = None;
-        let consider = |best: &mut Option<Best>, ri: u32| {
+        let (key, ri) = self.google_walk(ix, raw, target, work);
+        let best = (key != 0).then(|| {
             let r = &self.rules[ri as usize];
-            let rank = r.rank();
-            if best.is_none_or(|b| rank > b.rank) {
-                *best = Some(Best {
-                    rank,
-                    priority: r.priority,
-                    allow: r.flags & F_ALLOW != 0,
-                    idx: ri,
-                });
+            Best {
+                rank: key - 1,
+                priority: r.priority,
+                allow: r.flags & F_ALLOW != 0,
+                idx: ri,
             }
+        });
+        self.google_verdict(best, ix.group)
+    }
+
+    /// The walk of [`Matcher::indexed_google`]: the best rule for `raw`,
+    /// as its rank plus one (0: none) and its index.
+    #[inline(always)]
+    fn google_walk(
+        &self,
+        ix: &IndexedSelection,
+        raw: &[u8],
+        target: bool,
+        work: &mut u64,
+    ) -> (u64, u32) {
+        let ends_at = |depth: usize| depth == raw.len() || (target && raw[depth] == b'#');
+        let mut w = Walk {
+            raw,
+            cut: (!target).then_some(raw),
+            best: (0, NONE),
+            bytes: PathBytes::default(),
+            work,
         };
-        let mut node = 0u32;
-        let mut depth = 0;
-        let bytes = &mut PathBytes::default();
+        let (mut node, mut depth) = (0u32, 0usize);
+        // Nodes walked, added to `work` once at the end.
+        let mut steps = 0u64;
+        // A root that holds no rule is stepped over to its `/` child,
+        // where every path starts.
+        if ix.slash != ROOT && raw.first() == Some(&b'/') {
+            steps += 1;
+            if ix.slash == NONE {
+                *w.work += steps;
+                return (0, NONE);
+            }
+            (node, depth) = (ix.slash, 1);
+        }
         loop {
-            *work += 1;
+            steps += 1;
             let n = &ix.nodes[node as usize];
             if n.prefix != NONE {
-                consider(&mut best, n.prefix);
+                self.consider(&mut w.best, n.prefix);
             }
             if n.exact != NONE && ends_at(depth) {
-                consider(&mut best, n.exact);
+                self.consider(&mut w.best, n.exact);
             }
-            let mut globs = &ix.globs[n.globs as usize..ix.nodes[node as usize + 1].globs as usize];
-            if let Some((&first, rest)) = globs.split_first()
-                && first & FILTERED != 0
-            {
-                *work += 1 + (raw.len() >> 5) as u64;
-                globs = if ix.filters[(first & !FILTERED) as usize].found_in(raw) {
-                    rest
-                } else {
-                    &[]
-                };
-            }
-            for &gi in globs {
-                let r = &self.rules[gi as usize];
-                if best.is_some_and(|b| b.rank >= r.rank()) {
-                    break;
+            let (mut from, to) = (n.globs as usize, ix.nodes[node as usize + 1].globs as usize);
+            if from < to {
+                let first = ix.globs[from];
+                if first & FILTERED != 0 {
+                    steps += 1 + (raw.len() >> 5) as u64;
+                    from = if ix.filters[(first & !FILTERED) as usize].found_in(raw) {
+                        from + 1
+                    } else {
+                        to
+                    };
                 }
-                let path = *cut
-                    .get_or_insert_with(|| &raw[..memchr::memchr(b'#', raw).unwrap_or(raw.len())]);
-                // The walk has matched the rule's literal start: the rest
-                // of it is matched from here.
-                let (body, anchored) = unanchored(self.pattern(r));
-                *work += 1 + ((body.len() + path.len()) >> 5) as u64;
-                if (r.flags & F_PROBE == 0 || bytes.admits(path, r.head, work))
-                    && glob_tail(path, depth, &body[depth..], anchored)
-                {
-                    consider(&mut best, gi);
-                    break;
+                if from < to {
+                    self.node_globs(&ix.globs[from..to], depth, &mut w);
                 }
             }
+            // A target's `#` ends the walk there: no literal holds one (it
+            // starts a comment), so no node has a child by it.
             let Some(&b) = raw.get(depth) else { break };
-            if target && b == b'#' {
-                break;
-            }
             match ix.child(node, b) {
                 Some(c) => node = c,
                 None => break,
             }
             depth += 1;
         }
-        self.google_verdict(best, ix.group)
+        *w.work += steps;
+        w.best
+    }
+
+    /// Takes rule `ri` as the walk's best (rank plus one, index) when it
+    /// ranks higher.
+    #[inline(always)]
+    fn consider(&self, best: &mut (u64, u32), ri: u32) {
+        let key = self.rules[ri as usize].rank() + 1;
+        if key > best.0 {
+            *best = (key, ri);
+        }
+    }
+
+    /// Tries the wildcard rules `globs` of the node the walk reached at
+    /// `depth` (best rank first, those its filter let through), out of
+    /// the walk's loop: most nodes have none, and most paths pass none.
+    #[inline(never)]
+    fn node_globs(&self, globs: &[u32], depth: usize, w: &mut Walk<'_>) {
+        let raw = w.raw;
+        for &gi in globs {
+            let r = &self.rules[gi as usize];
+            if w.best.0 > r.rank() {
+                break;
+            }
+            let path = *w
+                .cut
+                .get_or_insert_with(|| &raw[..memchr::memchr(b'#', raw).unwrap_or(raw.len())]);
+            // The walk has matched the rule's literal start: the rest
+            // of it is matched from here.
+            let (body, anchored) = unanchored(self.pattern(r));
+            *w.work += 1 + ((body.len() + path.len()) >> 5) as u64;
+            if (r.flags & F_PROBE == 0 || w.bytes.admits(path, r.head, w.work))
+                && glob_tail(path, depth, &body[depth..], anchored)
+            {
+                self.consider(&mut w.best, gi);
+                break;
+            }
+        }
     }
 
     fn indexed_draft(&self, ix: &IndexedSelection, path: &[u8], work: &mut u64) -> Verdict<'_> {

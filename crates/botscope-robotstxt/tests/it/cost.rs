@@ -196,13 +196,22 @@ fn indexed_selections_answer_as_plain_ones() {
                         [&p[..], b"#", &p[..]].concat(),
                         [&p[..mid], b"#", &p[mid..]].concat(),
                         [&p[..mid], b"#/", &p[..]].concat(),
+                        [b"/", &p[..]].concat(),
+                        p.get(1..).unwrap_or_default().to_vec(),
                     ];
                     for t in targets {
                         let path = botscope_robotstxt::path_of(&t);
+                        let verdict = m.check_indexed_target(&ix, &t, &mut 0);
                         assert_eq!(
-                            m.check_indexed_target(&ix, &t, &mut 0),
+                            verdict,
                             m.check_indexed(&ix, &path, &mut 0),
                             "{what} {sem:?} {agent} target {}",
+                            String::from_utf8_lossy(&t)
+                        );
+                        assert_eq!(
+                            m.indexed_target_allowed(&ix, &t, &mut 0),
+                            verdict.allowed,
+                            "{what} {sem:?} {agent} allowed {}",
                             String::from_utf8_lossy(&t)
                         );
                     }
@@ -210,6 +219,22 @@ fn indexed_selections_answer_as_plain_ones() {
             }
         }
     };
+    // Roots with and without rules of their own, and paths that start
+    // elsewhere than at `/`: the walk steps over a root that holds none.
+    let edge_paths: Vec<Vec<u8>> = ["", "/", "/x", "x", "//x", "/foo", "foo", "/foo/x$", "$"]
+        .map(|p| p.as_bytes().to_vec())
+        .to_vec();
+    for body in [
+        "User-agent: *\n",
+        "User-agent: *\nDisallow:\n",
+        "User-agent: *\nDisallow: foo\n",
+        "User-agent: *\nDisallow: *x\nAllow: /foo\n",
+        "User-agent: *\nDisallow: $\n",
+        "User-agent: *\nDisallow: /\nAllow: /$\n",
+        "User-agent: *\nDisallow: /*o\nDisallow: /*x\nAllow: /foo/\n",
+    ] {
+        check(body.as_bytes(), &["a"], &edge_paths, "edge");
+    }
     for v in crate::jsonl("google_vectors.jsonl")
         .into_iter()
         .chain(crate::jsonl("google_aux_vectors.jsonl"))
