@@ -517,47 +517,42 @@ impl Partial {
         r: &Record<'_>,
         line: u64,
     ) -> bool {
-        verdict != Some(false) && self.note_closed_or_unjudged(ci, robot, verdict, r, line)
-    }
-
-    #[inline(never)]
-    fn note_closed_or_unjudged(
-        &mut self,
-        ci: u32,
-        robot: bool,
-        verdict: Option<bool>,
-        r: &Record<'_>,
-        line: u64,
-    ) -> bool {
-        let inc = |x: &mut u32| *x = x.saturating_add(1);
         match verdict {
             Some(false) => false,
             None => {
-                inc(&mut self.folded.clients.get_mut(ci).unjudged);
+                let c = self.folded.clients.get_mut(ci);
+                c.unjudged = c.unjudged.saturating_add(1);
                 false
             }
             Some(true) => {
-                let c = self.folded.clients.get_mut(ci);
-                // A client's samples are its first closed requests: a
-                // client that has them all needs no look at them.
-                let full = c.disallowed as usize >= CLIENT_SAMPLES;
-                inc(&mut c.disallowed);
-                // Enforcement is measured on robots' requests only.
-                if robot {
-                    let k = crate::answer_of(r.status);
-                    inc(&mut self.folded.closed_answers.entry(ci).or_default()[k]);
-                }
-                if !full {
-                    let s = self.folded.disallowed_samples.entry(ci).or_default();
-                    if s.len() < CLIENT_SAMPLES {
-                        s.push(Example {
-                            line,
-                            time: r.time,
-                            target: clip(&r.path).to_owned(),
-                        });
-                    }
-                }
+                self.note_closed(ci, robot, r, line);
                 true
+            }
+        }
+    }
+
+    /// [`Partial::note_verdict`] of a closed request.
+    #[inline(never)]
+    fn note_closed(&mut self, ci: u32, robot: bool, r: &Record<'_>, line: u64) {
+        let inc = |x: &mut u32| *x = x.saturating_add(1);
+        let c = self.folded.clients.get_mut(ci);
+        // A client's samples are its first closed requests: a client that
+        // has them all needs no look at them.
+        let full = c.disallowed as usize >= CLIENT_SAMPLES;
+        inc(&mut c.disallowed);
+        // Enforcement is measured on robots' requests only.
+        if robot {
+            let k = crate::answer_of(r.status);
+            inc(&mut self.folded.closed_answers.entry(ci).or_default()[k]);
+        }
+        if !full {
+            let s = self.folded.disallowed_samples.entry(ci).or_default();
+            if s.len() < CLIENT_SAMPLES {
+                s.push(Example {
+                    line,
+                    time: r.time,
+                    target: clip(&r.path).to_owned(),
+                });
             }
         }
     }
