@@ -81,12 +81,13 @@ fuzz_target!(|data: &[u8]| {
                     "{agent:?} {u:?}"
                 );
                 // The URL's path and query as a log's request target.
-                let target = u.split_once("://").map_or(u, |(_, rest)| {
-                    rest.find('/').map_or("/", |i| &rest[i..])
-                });
+                let target = u
+                    .split_once("://")
+                    .map_or(u, |(_, rest)| rest.find('/').map_or("/", |i| &rest[i..]));
                 assert_eq!(
                     m.indexed_target_allowed(&ix, target.as_bytes(), &mut 0),
-                    m.check_indexed_target(&ix, target.as_bytes(), &mut 0).allowed,
+                    m.check_indexed_target(&ix, target.as_bytes(), &mut 0)
+                        .allowed,
                     "{agent:?} {target:?}"
                 );
             }
