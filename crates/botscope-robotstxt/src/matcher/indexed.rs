@@ -417,13 +417,19 @@ impl Matcher {
         target: &[u8],
         work: &mut u64,
     ) -> Verdict<'_> {
-        if self.semantics == Semantics::Google
-            && target.first() == Some(&b'/')
-            && target.get(1) != Some(&b'/')
-        {
+        if self.walks_as_is(target) {
             return self.indexed_google(ix, target, true, work);
         }
         self.check_indexed(ix, &crate::path_of(target), work)
+    }
+
+    /// Whether `target` is walked as it is, a path already (Google's
+    /// semantics; not a `//` network path, which `path_of` cuts).
+    #[inline(always)]
+    fn walks_as_is(&self, target: &[u8]) -> bool {
+        self.semantics == Semantics::Google
+            && target.first() == Some(&b'/')
+            && target.get(1) != Some(&b'/')
     }
 
     /// Whether [`Matcher::check_indexed_target`] allows `target`: the
@@ -435,10 +441,7 @@ impl Matcher {
         target: &[u8],
         work: &mut u64,
     ) -> bool {
-        if self.semantics == Semantics::Google
-            && target.first() == Some(&b'/')
-            && target.get(1) != Some(&b'/')
-        {
+        if self.walks_as_is(target) {
             // As `google_verdict` reads the best rule: none, or an empty
             // pattern, allows.
             let (key, ri) = self.google_walk(ix, target, true, work);
