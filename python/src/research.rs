@@ -90,7 +90,7 @@ impl Store {
         let bytes = py
             .detach(|| {
                 self.with(|s| {
-                    let schema = botscope_store::parquet_schema();
+                    let schema = botscope_store::arrow_schema();
                     let ipc = |e: arrow_schema::ArrowError| botscope_store::StoreError::Write {
                         what: "the Arrow stream".to_owned(),
                         source: std::io::Error::other(e.to_string()),

@@ -8,16 +8,14 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 
-use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, MapBuilder,
-    StringBuilder, TimestampMillisecondBuilder, UInt64Builder,
-};
-use arrow_array::types::Int8Type;
-use arrow_array::{ArrayRef, DictionaryArray, Int8Array, RecordBatch, StringArray, StructArray};
-use arrow_buffer::NullBuffer;
-use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
 use botscope_robotstxt::{Robots, Semantics};
-use parquet::arrow::ArrowWriter;
+use botscope_store::ParquetWriter;
+use botscope_store::parquet_file::{
+    Column, Leaf, binary, boolean, double, group, int64, list, map, message, text, timestamp_ms,
+    unsigned,
+};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::schema::types::TypePtr;
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocId, DocSet, SegmentReader, TERMINATED, TantivyDocument, Term};
 
@@ -26,73 +24,52 @@ use crate::engine::{FOREVER, Index, io_err, par_map};
 use crate::error::{IndexError, Result};
 use crate::schema::too_complex_term;
 
-/// Versions per batch (one row group of [`botscope_store::PARQUET_ROW_GROUP`]).
+/// Versions per row group at most ([`botscope_store::PARQUET_ROW_GROUP`]).
 const ROWS: usize = botscope_store::PARQUET_ROW_GROUP;
 
 /// The two semantics in column order.
 const SEMANTICS: [Semantics; 2] = [Semantics::Google, Semantics::Draft1996];
 
-fn export_err(e: impl std::fmt::Display) -> IndexError {
-    IndexError::Request(format!("the Parquet file: {e}"))
-}
+/// The restriction classes by their stored byte.
+const CLASSES: [&str; 3] = ["none", "partial", "full"];
 
-/// The restriction classes as stored (`none`, `partial`, `full`).
-fn class_type() -> DataType {
-    DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8))
-}
-
-fn ts() -> DataType {
-    DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into()))
-}
-
-/// The Parquet schema of [`Index::export_parquet`] for `agents`.
-pub fn index_parquet_schema(agents: &[String]) -> Schema {
-    let classes = |_: Semantics| {
-        Fields::from(
-            agents
-                .iter()
-                .map(|a| Field::new(a, class_type(), true))
-                .collect::<Vec<_>>(),
-        )
+/// The Parquet schema of [`Index::export_parquet`] for `agents` (each a
+/// column of the `google` and `draft1996` groups).
+pub fn index_parquet_schema(agents: &[String]) -> Result<TypePtr> {
+    if agents.is_empty() {
+        return Err(IndexError::Request(
+            "no agent to export: each names a column".to_owned(),
+        ));
+    }
+    let classes = |name: &str| -> Result<TypePtr> {
+        let fields = agents
+            .iter()
+            .map(|a| text(a, true))
+            .collect::<botscope_store::Result<Vec<_>>>()?;
+        Ok(group(name, fields, true)?)
     };
-    let bias = || {
-        DataType::Map(
-            Arc::new(Field::new(
-                "entries",
-                DataType::Struct(Fields::from(vec![
-                    Field::new("key", DataType::Utf8, false),
-                    Field::new("value", DataType::Int64, true),
-                ])),
-                false,
-            )),
-            false,
-        )
-    };
-    let list = |t: DataType| DataType::List(Arc::new(Field::new("item", t, true)));
-    Schema::new(vec![
-        Field::new("host", DataType::Utf8, false),
-        Field::new("url", DataType::Utf8, false),
-        Field::new("first_seen", ts(), false),
-        Field::new("until", ts(), true),
-        Field::new("latest", DataType::Boolean, false),
-        Field::new("rank", DataType::UInt64, true),
-        Field::new("source", DataType::Utf8, false),
-        Field::new("hash", DataType::Binary, false),
-        Field::new("google", DataType::Struct(classes(Semantics::Google)), true),
-        Field::new(
-            "draft1996",
-            DataType::Struct(classes(Semantics::Draft1996)),
-            true,
-        ),
-        Field::new("bias_google", bias(), true),
-        Field::new("bias_draft1996", bias(), true),
-        Field::new("content_usage", DataType::Boolean, false),
-        Field::new("content_signal", DataType::Boolean, false),
-        Field::new("statements", list(DataType::Utf8), false),
-        Field::new("sitemaps", list(DataType::Utf8), false),
-        Field::new("crawl_delays", list(DataType::Float64), false),
-        Field::new("crawls", list(DataType::Utf8), false),
-    ])
+    let bias = |name: &str| map(name, text("key", false)?, int64("value", true)?, true);
+    let strings = |name: &str| list(name, text("element", false)?, false);
+    Ok(message(vec![
+        text("host", false)?,
+        text("url", false)?,
+        timestamp_ms("first_seen", false)?,
+        timestamp_ms("until", true)?,
+        boolean("latest", false)?,
+        unsigned("rank", 64, true)?,
+        text("source", false)?,
+        binary("hash", false)?,
+        classes("google")?,
+        classes("draft1996")?,
+        bias("bias_google")?,
+        bias("bias_draft1996")?,
+        boolean("content_usage", false)?,
+        boolean("content_signal", false)?,
+        strings("statements")?,
+        strings("sitemaps")?,
+        list("crawl_delays", double("element", false)?, false)?,
+        strings("crawls")?,
+    ])?)
 }
 
 /// Sitemaps and Crawl-delays of a body, shared by its versions.
@@ -123,8 +100,8 @@ impl Index {
     /// (schema [`index_parquet_schema`] for `agents`, which name the
     /// columns of the `google` and `draft1996` structs; the agents are
     /// recorded in the file's metadata as `botscope.agents`). Rows in index
-    /// order, row groups of [`botscope_store::PARQUET_ROW_GROUP`] made on
-    /// the index's threads. Returns the number of rows and `out`, the file
+    /// order, row groups of at most [`botscope_store::PARQUET_ROW_GROUP`]
+    /// rows made on the index's threads. Returns the number of rows and `out`, the file
     /// complete.
     pub fn export_parquet<W: Write + Send>(&self, agents: &[String], out: W) -> Result<(u64, W)> {
         let mut seen = std::collections::HashSet::new();
@@ -136,7 +113,7 @@ impl Index {
                 )));
             }
         }
-        let schema = Arc::new(index_parquet_schema(agents));
+        let schema = index_parquet_schema(agents)?;
         let meta = vec![
             (
                 "botscope.agents".to_owned(),
@@ -147,9 +124,7 @@ impl Index {
                 crate::engine::FORMAT.to_string(),
             ),
         ];
-        let props = botscope_store::parquet_properties(meta)?;
-        let mut writer =
-            ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(export_err)?;
+        let mut writer = ParquetWriter::new(out, schema, meta)?;
         let searcher = self.reader.searcher();
         // The work: (segment, first doc) blocks of ROWS documents, made
         // `threads` at a time and written in order.
@@ -177,20 +152,19 @@ impl Index {
             .collect::<Result<Vec<_>>>()?;
         let mut rows = 0u64;
         for window in blocks.chunks(self.threads.max(1)) {
-            let batches = par_map(self.threads, window, |&(i, start)| {
+            let groups = par_map(self.threads, window, |&(i, start)| {
                 let seg = &segments[i];
                 let end = (start as usize + ROWS).min(seg.max_doc() as usize) as DocId;
                 let crawls = (&seg_crawls[i], &names[..]);
                 let rows = self.rows(seg, start, end, &deciders, crawls)?;
-                batch(&schema, agents, &rows)
+                RowGroup::of(agents.len(), &rows)
             })?;
-            for b in batches {
-                rows += b.num_rows() as u64;
-                writer.write(&b).map_err(export_err)?;
+            for g in groups {
+                rows += g.rows;
+                writer.row_group(&g.columns())?;
             }
         }
-        let out = writer.into_inner().map_err(export_err)?;
-        Ok((rows, out))
+        Ok((rows, writer.finish()?))
     }
 
     /// The rows of the live documents `start..end` of `seg`.
@@ -347,116 +321,263 @@ impl Index {
     }
 }
 
-/// The rows as one record batch of `schema`.
-fn batch(schema: &Arc<Schema>, agents: &[String], rows: &[Row]) -> Result<RecordBatch> {
-    let ms = |t: i64| t.saturating_mul(1000);
-    let mut host = StringBuilder::new();
-    let mut url = StringBuilder::new();
-    let mut first = TimestampMillisecondBuilder::new().with_timezone("UTC");
-    let mut until = TimestampMillisecondBuilder::new().with_timezone("UTC");
-    let mut latest = BooleanBuilder::new();
-    let mut rank = UInt64Builder::new();
-    let mut source = StringBuilder::new();
-    let mut hash = BinaryBuilder::new();
-    let mut usage = BooleanBuilder::new();
-    let mut signal = BooleanBuilder::new();
-    let mut statements = ListBuilder::new(StringBuilder::new());
-    let mut sitemaps = ListBuilder::new(StringBuilder::new());
-    let mut delays = ListBuilder::new(Float64Builder::new());
-    let mut crawls = ListBuilder::new(StringBuilder::new());
-    let mut bias = [
-        MapBuilder::new(None, StringBuilder::new(), Int64Builder::new()),
-        MapBuilder::new(None, StringBuilder::new(), Int64Builder::new()),
-    ];
-    for r in rows {
-        host.append_value(&r.host);
-        url.append_value(&r.url);
-        first.append_value(ms(r.from));
-        if r.until == FOREVER {
-            until.append_null();
-        } else {
-            until.append_value(ms(r.until));
-        }
-        latest.append_value(r.until == FOREVER);
-        rank.append_option(r.rank);
-        source.append_value(&r.source);
-        hash.append_value(&r.hash);
-        usage.append_value(r.stated.usage);
-        signal.append_value(r.stated.signal);
-        for s in r.stated.made() {
-            statements.values().append_value(s);
-        }
-        statements.append(true);
-        for s in r.sitemaps.iter() {
-            sitemaps.values().append_value(s);
-        }
-        sitemaps.append(true);
-        for &x in r.delays.iter() {
-            delays.values().append_value(x);
-        }
-        delays.append(true);
-        for c in &r.crawls {
-            crawls.values().append_value(c);
-        }
-        crawls.append(true);
-        for (b, m) in r.bias.iter().zip(bias.iter_mut()) {
-            match b {
-                Some(v) => {
-                    for (robot, x) in v {
-                        m.keys().append_value(robot);
-                        m.values().append_value(*x);
+/// A row group's columns, in the schema's leaf order.
+#[derive(Default)]
+struct RowGroup {
+    host: Leaf<ByteArrayType>,
+    url: Leaf<ByteArrayType>,
+    first: Leaf<Int64Type>,
+    until: Leaf<Int64Type>,
+    latest: Leaf<BoolType>,
+    rank: Leaf<Int64Type>,
+    source: Leaf<ByteArrayType>,
+    hash: Leaf<ByteArrayType>,
+    /// Per semantics, a column per agent.
+    classes: [Vec<Leaf<ByteArrayType>>; 2],
+    /// Per semantics, the map's keys and values.
+    bias: [(Leaf<ByteArrayType>, Leaf<Int64Type>); 2],
+    usage: Leaf<BoolType>,
+    signal: Leaf<BoolType>,
+    statements: Leaf<ByteArrayType>,
+    sitemaps: Leaf<ByteArrayType>,
+    delays: Leaf<DoubleType>,
+    crawls: Leaf<ByteArrayType>,
+    rows: u64,
+}
+
+/// A required list's elements (required): definition 1 for an element,
+/// 0 for an empty list; repetition 1 after the row's first.
+fn list_of<T: parquet::data_type::DataType>(leaf: &mut Leaf<T>, items: impl Iterator<Item = T::T>) {
+    let mut rep = 0;
+    for x in items {
+        leaf.put(x, 1, rep);
+        rep = 1;
+    }
+    if rep == 0 {
+        leaf.none(0, 0);
+    }
+}
+
+impl RowGroup {
+    /// The rows' columns for `agents` agents.
+    fn of(agents: usize, rows: &[Row]) -> Result<RowGroup> {
+        let ms = |t: i64| t.saturating_mul(1000);
+        let names = CLASSES.map(ByteArray::from);
+        let mut g = RowGroup {
+            classes: [
+                (0..agents).map(|_| Leaf::default()).collect(),
+                (0..agents).map(|_| Leaf::default()).collect(),
+            ],
+            ..RowGroup::default()
+        };
+        let bytes = |s: &str| ByteArray::from(s);
+        for r in rows {
+            g.host.text(&r.host);
+            g.url.text(&r.url);
+            g.first.value(ms(r.from));
+            g.until.option((r.until != FOREVER).then(|| ms(r.until)));
+            g.latest.value(r.until == FOREVER);
+            // Unsigned 64-bit: the value's bits.
+            g.rank.option(r.rank.map(|x| x as i64));
+            g.source.text(&r.source);
+            g.hash.text(&r.hash);
+            // The classes: an optional group (definition 1) of optional
+            // strings (definition 2), each present when the group is.
+            for (k, cols) in g.classes.iter_mut().enumerate() {
+                match &r.classes[k] {
+                    Some(c) => {
+                        if c.len() != agents {
+                            return Err(IndexError::Request(format!(
+                                "the stored classes hold {} agents, not {agents}",
+                                c.len()
+                            )));
+                        }
+                        for (col, &b) in cols.iter_mut().zip(c) {
+                            let name = names.get(usize::from(b)).ok_or_else(|| {
+                                IndexError::Request(format!("an unknown class byte {b}"))
+                            })?;
+                            col.put(name.clone(), 2, 0);
+                        }
                     }
-                    m.append(true).map_err(export_err)?;
+                    None => cols.iter_mut().for_each(|col| col.none(0, 0)),
                 }
-                None => m.append(false).map_err(export_err)?,
             }
+            // The bias: an optional map (definition 1) of entries
+            // (definition 2, repeated at 1), each value optional and
+            // present (definition 3).
+            for (b, (keys, values)) in r.bias.iter().zip(g.bias.iter_mut()) {
+                match b {
+                    None => {
+                        keys.none(0, 0);
+                        values.none(0, 0);
+                    }
+                    Some(v) if v.is_empty() => {
+                        keys.none(1, 0);
+                        values.none(1, 0);
+                    }
+                    Some(v) => {
+                        for (i, (robot, x)) in v.iter().enumerate() {
+                            let rep = i16::from(i > 0);
+                            keys.put(bytes(robot), 2, rep);
+                            values.put(*x, 3, rep);
+                        }
+                    }
+                }
+            }
+            g.usage.value(r.stated.usage);
+            g.signal.value(r.stated.signal);
+            list_of(
+                &mut g.statements,
+                r.stated.made().map(|s| ByteArray::from(s.into_bytes())),
+            );
+            list_of(&mut g.sitemaps, r.sitemaps.iter().map(|s| bytes(s)));
+            list_of(&mut g.delays, r.delays.iter().copied());
+            list_of(&mut g.crawls, r.crawls.iter().map(|s| bytes(s)));
+            g.rows += 1;
+        }
+        Ok(g)
+    }
+
+    fn columns(&self) -> Vec<&dyn Column> {
+        let mut c: Vec<&dyn Column> = vec![
+            &self.host,
+            &self.url,
+            &self.first,
+            &self.until,
+            &self.latest,
+            &self.rank,
+            &self.source,
+            &self.hash,
+        ];
+        for cols in &self.classes {
+            c.extend(cols.iter().map(|l| l as &dyn Column));
+        }
+        for (keys, values) in &self.bias {
+            c.push(keys);
+            c.push(values);
+        }
+        c.extend([
+            &self.usage as &dyn Column,
+            &self.signal,
+            &self.statements,
+            &self.sitemaps,
+            &self.delays,
+            &self.crawls,
+        ]);
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Seek;
+
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    use super::*;
+
+    fn row(host: &str) -> Row {
+        Row {
+            host: host.to_owned(),
+            url: format!("https://{host}/robots.txt"),
+            from: 1_700_000_000,
+            until: FOREVER,
+            rank: None,
+            source: "import".to_owned(),
+            hash: vec![1, 2],
+            classes: [None, None],
+            bias: [None, None],
+            stated: Stated::default(),
+            sitemaps: Arc::new(Vec::new()),
+            delays: Arc::new(Vec::new()),
+            crawls: Vec::new(),
         }
     }
-    let names = Arc::new(StringArray::from(vec!["none", "partial", "full"]));
-    let structs: Vec<ArrayRef> = (0..2)
-        .map(|k| -> Result<ArrayRef> {
-            let DataType::Struct(fields) = schema.field(8 + k).data_type().clone() else {
-                return Err(export_err("the schema"));
-            };
-            let columns: Vec<ArrayRef> = (0..agents.len())
-                .map(|a| -> Result<ArrayRef> {
-                    let keys: Int8Array = rows
-                        .iter()
-                        .map(|r| r.classes[k].as_ref().map(|c| c[a] as i8))
-                        .collect();
-                    Ok(Arc::new(
-                        DictionaryArray::<Int8Type>::try_new(keys, names.clone())
-                            .map_err(export_err)?,
-                    ))
-                })
-                .collect::<Result<_>>()?;
-            let valid: Vec<bool> = rows.iter().map(|r| r.classes[k].is_some()).collect();
-            Ok(Arc::new(
-                StructArray::try_new(fields, columns, Some(NullBuffer::from(valid)))
-                    .map_err(export_err)?,
-            ))
-        })
-        .collect::<Result<_>>()?;
-    let [bg, bd] = bias;
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(host.finish()),
-        Arc::new(url.finish()),
-        Arc::new(first.finish()),
-        Arc::new(until.finish()),
-        Arc::new(latest.finish()),
-        Arc::new(rank.finish()),
-        Arc::new(source.finish()),
-        Arc::new(hash.finish()),
-        structs[0].clone(),
-        structs[1].clone(),
-        Arc::new({ bg }.finish()),
-        Arc::new({ bd }.finish()),
-        Arc::new(usage.finish()),
-        Arc::new(signal.finish()),
-        Arc::new(statements.finish()),
-        Arc::new(sitemaps.finish()),
-        Arc::new(delays.finish()),
-        Arc::new(crawls.finish()),
-    ];
-    RecordBatch::try_new(schema.clone(), columns).map_err(export_err)
+
+    /// `rows` in one row group, read back by the `parquet` crate's record
+    /// reader, a row as it shows it.
+    fn written(agents: &[String], rows: &[Row]) -> Result<Vec<String>> {
+        let mut w = ParquetWriter::new(
+            tempfile::tempfile().expect("temp file"),
+            index_parquet_schema(agents)?,
+            vec![],
+        )?;
+        w.row_group(&RowGroup::of(agents.len(), rows)?.columns())?;
+        let mut f = w.finish()?;
+        f.rewind().expect("rewind");
+        let r = SerializedFileReader::new(f).expect("a Parquet file");
+        Ok(r.get_row_iter(None)
+            .expect("rows")
+            .map(|row| row.expect("row").to_string())
+            .collect())
+    }
+
+    #[test]
+    fn nested_columns_read_back_at_every_level() {
+        let agents = vec!["*".to_owned(), "GPTBot".to_owned()];
+        // Everything present, lists of one and of two.
+        let mut full = row("a.example");
+        full.until = 1_700_086_400;
+        full.rank = Some(u64::MAX - 1);
+        full.classes = [Some(vec![0, 2]), Some(vec![1, 1])];
+        full.bias = [
+            Some(vec![("googlebot".to_owned(), 3), ("gptbot".to_owned(), -2)]),
+            Some(vec![]),
+        ];
+        full.stated = Stated {
+            usage: true,
+            signal: false,
+            statements: 1,
+        };
+        full.sitemaps = Arc::new(vec![
+            "https://a.example/1.xml".to_owned(),
+            "https://a.example/2.xml".to_owned(),
+        ]);
+        full.delays = Arc::new(vec![2.5]);
+        full.crawls = vec!["CC-MAIN-2024-10".to_owned()];
+        // Nothing kept, nothing computed, every list empty.
+        let bare = row("b.example");
+        let rows = written(&agents, &[full, bare]).expect("written");
+        let statement = Stated {
+            statements: 1,
+            ..Stated::default()
+        }
+        .made()
+        .next()
+        .expect("a statement");
+        assert_eq!(
+            rows[0],
+            format!(
+                "{{host: \"a.example\", url: \"https://a.example/robots.txt\", \
+                 first_seen: 2023-11-14 22:13:20.000 +00:00, until: 2023-11-15 22:13:20.000 +00:00, \
+                 latest: false, rank: 18446744073709551614, source: \"import\", hash: [1, 2], \
+                 google: {{*: \"none\", GPTBot: \"full\"}}, \
+                 draft1996: {{*: \"partial\", GPTBot: \"partial\"}}, \
+                 bias_google: {{\"googlebot\" -> 3, \"gptbot\" -> -2}}, bias_draft1996: {{}}, \
+                 content_usage: true, content_signal: false, statements: [\"{statement}\"], \
+                 sitemaps: [\"https://a.example/1.xml\", \"https://a.example/2.xml\"], \
+                 crawl_delays: [2.5], crawls: [\"CC-MAIN-2024-10\"]}}"
+            )
+        );
+        assert_eq!(
+            rows[1],
+            "{host: \"b.example\", url: \"https://b.example/robots.txt\", \
+             first_seen: 2023-11-14 22:13:20.000 +00:00, until: null, latest: true, rank: null, \
+             source: \"import\", hash: [1, 2], google: null, draft1996: null, \
+             bias_google: null, bias_draft1996: null, content_usage: false, \
+             content_signal: false, statements: [], sitemaps: [], crawl_delays: [], crawls: []}"
+        );
+    }
+
+    #[test]
+    fn bad_classes_and_no_agents_are_errors() {
+        let agents = vec!["*".to_owned()];
+        let mut r = row("a.example");
+        r.classes[0] = Some(vec![3]);
+        assert!(written(&agents, &[r]).is_err(), "an unknown class byte");
+        let mut r = row("a.example");
+        r.classes[1] = Some(vec![0, 0]);
+        assert!(written(&agents, &[r]).is_err(), "a byte per agent");
+        assert!(index_parquet_schema(&[]).is_err());
+    }
 }

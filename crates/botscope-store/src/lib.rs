@@ -53,13 +53,15 @@
 // formats alone are compiled (the fuzz targets).
 #![cfg_attr(not(feature = "db"), allow(dead_code))]
 
+#[cfg(feature = "parquet")]
+pub mod parquet_file;
 pub mod synth;
 pub mod warc;
 
 #[cfg(feature = "db")]
 mod any;
 mod archive;
-#[cfg(feature = "arrow")]
+#[cfg(any(feature = "arrow", feature = "parquet"))]
 mod columnar;
 #[cfg(feature = "db")]
 mod copy;
@@ -84,9 +86,9 @@ pub use archive::{
     read_captures,
 };
 #[cfg(feature = "parquet")]
-pub use columnar::{PARQUET_ROW_GROUP, export_parquet, parquet_properties, write_table};
+pub use columnar::{EachVersion, export_parquet, versions_schema, write_table, write_versions};
 #[cfg(feature = "arrow")]
-pub use columnar::{each_version_batch, parquet_schema};
+pub use columnar::{arrow_schema, each_version_batch};
 #[cfg(feature = "db")]
 pub use copy::{Copied, copy};
 pub use files::{FileImport, host_of_file_name, import_files};
@@ -94,6 +96,8 @@ pub use frontier::{
     Claimed, Done, Frontier, FrontierStats, MONTH, address_key, address_owner, next_due,
 };
 pub use mem_frontier::MemFrontier;
+#[cfg(feature = "parquet")]
+pub use parquet_file::{PARQUET_ROW_GROUP, PARQUET_ROW_GROUP_BYTES, ParquetWriter};
 #[cfg(feature = "db")]
 pub use pg::{PG_SCHEMA_VERSION, PgStore, is_postgres_url, redact_url};
 #[cfg(feature = "db")]
