@@ -227,18 +227,6 @@ impl<T: DataType> Leaf<T> {
             None => self.none(0, 0),
         }
     }
-
-    /// The slots filled so far.
-    pub fn slots(&self) -> usize {
-        self.def.len()
-    }
-
-    /// Empties the column for the next row group, keeping its memory.
-    pub fn clear(&mut self) {
-        self.values.clear();
-        self.def.clear();
-        self.rep.clear();
-    }
 }
 
 impl Leaf<ByteArrayType> {
@@ -295,7 +283,6 @@ fn properties(metadata: Vec<(String, String)>) -> Result<WriterProperties> {
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(3).map_err(parquet_err)?,
         ))
-        .set_max_row_group_row_count(Some(PARQUET_ROW_GROUP))
         .set_key_value_metadata((!kv.is_empty()).then_some(kv))
         .build())
 }
