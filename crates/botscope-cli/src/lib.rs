@@ -600,8 +600,9 @@ pub struct GateArgs {
     /// The one header a --trust-proxy peer writes the client's address in; no other
     /// is read. `X-Real-IP` (one address: nginx's `proxy_set_header X-Real-IP
     /// $remote_addr`, Caddy's `header_up X-Real-IP {remote_host}`), `X-Forwarded-For`
-    /// (the rightmost hop that is not a trusted proxy), or another a proxy sets (e.g.
-    /// `CF-Connecting-IP`).
+    /// (the rightmost hop that is not a trusted proxy), `Forwarded` (RFC 7239: the
+    /// rightmost `for=` that is not a trusted proxy, quoted IPv6 and ports read), or
+    /// another a proxy sets (e.g. `CF-Connecting-IP`).
     #[arg(long, value_name = "NAME", default_value = "X-Real-IP", value_parser = header_name_arg)]
     pub client_header: String,
     /// Decide, log and count every request, but allow it: the answer carries
@@ -627,6 +628,14 @@ pub struct GateArgs {
     /// Largest request body passed to the --upstream application; past it, 413.
     #[arg(long, value_name = "SIZE", default_value = "100MiB", value_parser = size_arg, requires = "upstream")]
     pub max_request_body: u64,
+    /// The target the --upstream application receives: `as-sent` (the client's
+    /// spelling, once the gate knows every common stack reads it as one path) or
+    /// `normalized` (exactly the path judged). Under a path prefix, always the path
+    /// judged. Either way a target stacks read differently (`;`, `\`, `%5C`, `%00`,
+    /// `%25XX`, invalid UTF-8, a segment ending in `.` or a space, `::$`, `..` above
+    /// `/`) is answered 400.
+    #[arg(long, value_name = "as-sent|normalized", default_value = "as-sent", value_parser = ["as-sent", "normalized"], requires = "upstream")]
+    pub upstream_path: String,
     /// Certificates (PEM) an https --upstream may be signed by, besides the
     /// system's trust store.
     #[arg(long, value_name = "FILE", requires = "upstream")]

@@ -61,6 +61,7 @@
 pub mod answer;
 pub mod challenge;
 pub mod decisions;
+pub mod forwarded;
 pub mod identity;
 mod lists;
 pub mod metrics;
@@ -174,8 +175,9 @@ pub struct Config {
     pub trust_proxy: Vec<IpRange>,
     /// The one header, lower-case, that carries the client's address from
     /// a trusted proxy (`--client-header`, default `x-real-ip`): a single
-    /// address, or for `x-forwarded-for` the rightmost hop that is not a
-    /// trusted proxy. No other header is read: a client's own
+    /// address, or for `x-forwarded-for` and `forwarded` (RFC 7239's
+    /// `for=`) the rightmost hop that is not a trusted proxy. No other
+    /// header is read: a client's own
     /// `X-Real-IP` or `X-Forwarded-For` passed on by a front server that
     /// writes the other one is never believed.
     pub client_header: String,
@@ -309,10 +311,6 @@ pub struct Gate {
 
 fn load(config: &Config, counters: &answer::Counters) -> Result<Snapshot, Error> {
     let robots = read_robots(&config.robots_dir)?;
-    let compiled = robots
-        .iter()
-        .map(|(k, v)| (k.clone(), Arc::new(botscope_robotstxt::Matcher::new(v))))
-        .collect();
     let (policy, policy_warnings) = match &config.policy {
         Some(path) => {
             let registry = config.identity.as_ref().map_or_else(
@@ -324,6 +322,22 @@ fn load(config: &Config, counters: &answer::Counters) -> Result<Snapshot, Error>
         }
         None => (None, Vec::new()),
     };
+    // `robots: disallowed` compares as the policy's `path_case:` says.
+    let case = policy
+        .as_ref()
+        .map_or(botscope_policy::PathCase::Sensitive, |p| p.path_case);
+    let compiled = robots
+        .iter()
+        .map(|(k, v)| {
+            let m = match case {
+                botscope_policy::PathCase::Sensitive => botscope_robotstxt::Matcher::new(v),
+                botscope_policy::PathCase::Insensitive => botscope_robotstxt::Matcher::new(
+                    botscope_policy::fold_case(&String::from_utf8_lossy(v)).as_bytes(),
+                ),
+            };
+            (k.clone(), Arc::new(m))
+        })
+        .collect();
     let counters = match &policy {
         Some(p) => counters.slots(
             p.rules
@@ -521,7 +535,25 @@ impl Gate {
             return peer;
         }
         let parse = |s: &str| s.trim().parse::<IpAddr>().ok();
-        if self.client_header != "x-forwarded-for" {
+        let hops: Vec<Option<IpAddr>> = match self.client_header.as_str() {
+            "x-forwarded-for" => headers
+                .get_all("x-forwarded-for")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .map(parse)
+                .collect(),
+            // RFC 7239: each element's `for=`.
+            "forwarded" => forwarded::hops(
+                headers
+                    .get_all("forwarded")
+                    .iter()
+                    .filter_map(|v| v.to_str().ok()),
+            )
+            .collect(),
+            _ => Vec::new(),
+        };
+        if !matches!(self.client_header.as_str(), "x-forwarded-for" | "forwarded") {
             // One address, written by the proxy: one value, or nothing
             // believed (two values mean a client's own got through).
             let mut values = headers.get_all(&self.client_header).iter();
@@ -533,15 +565,9 @@ impl Gate {
         // From the right, where the trusted proxies appended: the first
         // hop that is not one of them is the client. What stands left of a
         // hop that is not an address was written by someone untrusted.
-        let hops: Vec<&str> = headers
-            .get_all("x-forwarded-for")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .collect();
         let mut client = peer;
         for hop in hops.into_iter().rev() {
-            match parse(hop) {
+            match hop {
                 Some(ip) if !trusted(ip) => return ip,
                 Some(ip) => client = ip,
                 None => break,
@@ -782,7 +808,23 @@ impl Server {
             // straight (`/auth`, `/forward-auth`, a GET), the rest through
             // the router. In front of an application, every request but the
             // gate's own paths is decided and passed on.
-            let standalone = gate.upstream.is_some() && !proxy::is_gate_path(req.uri().path());
+            // The gate's own paths however spelled (`/%72obots.txt`):
+            // routed as judged.
+            let standalone = match &gate.upstream {
+                None => false,
+                Some(_) => {
+                    let sent = req.uri().path_and_query().map_or("/", |p| p.as_str());
+                    let normal = botscope_policy::normalize_target(sent);
+                    let own = proxy::is_gate_path(normal.split('?').next().unwrap_or("/"));
+                    if own
+                        && normal != sent
+                        && let Ok(uri) = normal.parse::<axum::http::Uri>()
+                    {
+                        *req.uri_mut() = uri;
+                    }
+                    !own
+                }
+            };
             let front = match (req.method(), req.uri().path()) {
                 _ if gate.upstream.is_some() => None,
                 (&axum::http::Method::GET, "/auth") => Some(answer::Front::AuthRequest),
@@ -933,6 +975,31 @@ mod tests {
         assert_eq!(xff("junk"), proxy);
         // X-Real-IP is not read when X-Forwarded-For is the header.
         assert_eq!(g.client(proxy, &with("x-real-ip", "198.51.100.9")), proxy);
+        // RFC 7239's Forwarded: the rightmost `for=` that is not a
+        // trusted proxy, quoted IPv6 and ports read.
+        let g = Gate::new(Config {
+            client_header: "forwarded".into(),
+            ..g.config.clone()
+        })
+        .expect("gate");
+        let fwd = |v: &str| g.client(proxy, &with("forwarded", v));
+        assert_eq!(
+            fwd("for=192.0.2.66, for=\"[2001:db8::7]:4711\";proto=https"),
+            ip("2001:db8::7")
+        );
+        assert_eq!(
+            fwd("for=192.0.2.66, for=\"198.51.100.7:80\", for=10.0.0.2"),
+            ip("198.51.100.7")
+        );
+        assert_eq!(
+            fwd("for=192.0.2.66, for=unknown, for=10.0.0.2"),
+            ip("10.0.0.2")
+        );
+        assert_eq!(fwd("proto=https"), proxy);
+        assert_eq!(
+            g.client(proxy, &with("x-forwarded-for", "198.51.100.7")),
+            proxy
+        );
         // From an untrusted peer the headers mean nothing.
         let peer = ip("203.0.113.5");
         assert_eq!(g.client(peer, &with("x-real-ip", "192.0.2.66")), peer);

@@ -102,7 +102,7 @@ pub fn render(g: &Gate) -> String {
     if let Some(u) = &g.upstream {
         let _ = writeln!(
             o,
-            "# HELP botscope_gate_upstream_requests_total Requests passed to the application (--upstream) by outcome."
+            "# HELP botscope_gate_upstream_requests_total Requests in front of the application (--upstream) by outcome: answered by it, or not (unreachable, timed_out, too_large, tunnels_refused; bad_request: refused before judging; bad_upgrade: a 101 that was not a WebSocket's)."
         );
         let _ = writeln!(o, "# TYPE botscope_gate_upstream_requests_total counter");
         for (outcome, c) in [
@@ -111,6 +111,8 @@ pub fn render(g: &Gate) -> String {
             ("timed_out", &u.stats.timed_out),
             ("too_large", &u.stats.too_large),
             ("tunnels_refused", &u.stats.tunnels_refused),
+            ("bad_request", &u.stats.bad_requests),
+            ("bad_upgrade", &u.stats.bad_upgrades),
         ] {
             let _ = writeln!(
                 o,

@@ -5,17 +5,42 @@
 //! `Retry-After`, the challenge page). `/robots.txt` and `/.botscope/…`
 //! are the gate's own.
 //!
+//! Nothing reaches the application but what was judged:
+//! - a target that common stacks read differently (`;`, `\`, `%5C`, `%00`,
+//!   double encoding, invalid UTF-8, a segment ending in `.` or a space,
+//!   `::$`, dot segments above `/`: [`botscope_policy::ambiguity`]) is
+//!   answered 400, in every mode; the application gets the target as sent
+//!   (`--upstream-path as-sent`) or the path judged (`normalized`, and
+//!   always under a path prefix);
+//! - `CONNECT` is answered 405, `OPTIONS *` here, any other `*` 400; two
+//!   `Host` lines, none in HTTP/1.1, or one that differs from an
+//!   absolute-form target's authority, 400 (RFC 9112, 3.2); a transfer
+//!   coding other than `chunked` 501 (a `Content-Length` beside
+//!   `chunked` is dropped, RFC 9112 6.3); a malformed chunked body 400;
+//! - only a WebSocket upgrade is passed on (`Upgrade: websocket`, every
+//!   other token dropped, as nginx does), and the connection becomes a
+//!   tunnel only when the application's 101 names `websocket`; any other
+//!   101 is answered 502 and the connection closed. A tunnel counts
+//!   against its client's connection cap;
+//! - a method override header (`X-HTTP-Method-Override`, `X-HTTP-Method`,
+//!   `X-Method-Override`) is judged as the method;
+//! - headers an application reads as the client, the scheme or the path
+//!   (`CF-Connecting-IP`, `True-Client-IP`, `X-Original-URL` …) are removed
+//!   unless a `--trust-proxy` peer sent them; `Forwarded` (RFC 7239) and
+//!   `X-Forwarded-For` are written by the gate (a trusted proxy's list
+//!   kept and extended, a stranger's replaced), with `X-Forwarded-Proto`,
+//!   `X-Forwarded-Host` and `X-Real-IP`; the client's `X-Bot-*` and label
+//!   headers are replaced by the gate's.
+//!
 //! Built on hyper's client (hyper-util's pool, rustls for an https
 //! upstream through the system's trust store): bodies are streamed both
 //! ways, never held whole; hop-by-hop headers (RFC 9110, 7.6.1) are
-//! removed both ways; `X-Forwarded-For`, `X-Forwarded-Proto`,
-//! `X-Forwarded-Host` and `X-Real-IP` are set (a client's own are
-//! replaced; a trusted proxy's are extended); the client's `X-Bot-*` and
-//! label headers are replaced by the gate's; WebSocket (any `Upgrade`)
-//! is passed through after the application's 101; upstream connections
-//! are kept alive. An application that cannot be reached gets the client
-//! a 502 with a short page, one too slow to answer a 504, a request body
-//! over `--max-request-body` a 413.
+//! removed both ways (never `Host` or `Content-Length`, whatever
+//! `Connection` names); upstream connections are kept alive. An
+//! application that cannot be reached gets the client a 502 with a short
+//! page, one too slow to answer a 504, a request body over
+//! `--max-request-body` a 413; a response with both `Transfer-Encoding`
+//! and `Content-Length` is passed whole, without the length.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -53,6 +78,32 @@ pub struct UpstreamConfig {
     pub max_tunnels: usize,
     /// What an https upstream's certificate is checked against.
     pub trust: botscope_http::Trust,
+    /// The target the application receives (`--upstream-path`).
+    pub path: UpstreamPath,
+}
+
+/// The target the application receives (`--upstream-path`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UpstreamPath {
+    /// As the client sent it (`as-sent`, the default): once a target is
+    /// known to mean one path to every common stack, the application
+    /// reads it as it always has.
+    #[default]
+    AsSent,
+    /// The path judged, in normal form, and the query (`normalized`):
+    /// what the application serves is exactly what the policy judged.
+    Normalized,
+}
+
+impl UpstreamPath {
+    /// `as-sent` or `normalized`.
+    pub fn parse(s: &str) -> Option<UpstreamPath> {
+        match s {
+            "as-sent" => Some(UpstreamPath::AsSent),
+            "normalized" => Some(UpstreamPath::Normalized),
+            _ => None,
+        }
+    }
 }
 
 impl UpstreamConfig {
@@ -69,6 +120,7 @@ impl UpstreamConfig {
             max_idle: 256,
             max_tunnels: 4096,
             trust: botscope_http::Trust::system(),
+            path: UpstreamPath::AsSent,
         }
     }
 }
@@ -86,8 +138,14 @@ pub struct UpstreamStats {
     pub too_large: AtomicU64,
     /// Connections upgraded (WebSockets) in all.
     pub upgraded: AtomicU64,
-    /// Upgrades refused: as many tunnels open as allowed.
+    /// Upgrades refused: as many tunnels open as allowed, or the
+    /// client's connection cap reached.
     pub tunnels_refused: AtomicU64,
+    /// Requests refused before they were judged (400, 405, 501): a target
+    /// stacks read differently, framing, `Host`, a malformed body.
+    pub bad_requests: AtomicU64,
+    /// A 101 from the application that was not a WebSocket's (502).
+    pub bad_upgrades: AtomicU64,
 }
 
 /// The application behind the gate, and the pool of connections to it.
@@ -199,8 +257,16 @@ impl Upstream {
             .saturating_sub(self.tunnels.available_permits())
     }
 
-    /// The application's URI for a request's target.
-    fn uri(&self, target: &str) -> Option<Uri> {
+    /// The application's URI for a request's target: as sent (`sent`) or
+    /// as judged (`judged`, in normal form) as `--upstream-path` says;
+    /// under a path prefix always as judged, so that no spelling leaves
+    /// the prefix.
+    fn uri(&self, sent: &str, judged: &str) -> Option<Uri> {
+        let target = if self.prefix.is_empty() && self.cfg.path == UpstreamPath::AsSent {
+            sent
+        } else {
+            judged
+        };
         let target = if target.starts_with('/') { target } else { "/" };
         let pq = format!("{}{target}", self.prefix);
         Uri::builder()
@@ -219,21 +285,22 @@ pub fn is_gate_path(path: &str) -> bool {
     path == "/robots.txt" || path.starts_with(crate::challenge::PREFIX)
 }
 
+/// Headers a `Connection` header can never make hop-by-hop: the
+/// request's authority and framing, which the application needs to read
+/// the request at all.
+const NEVER_HOP_BY_HOP: [HeaderName; 2] = [header::HOST, header::CONTENT_LENGTH];
+
 /// The hop-by-hop headers (RFC 9110, 7.6.1), and the ones a `Connection`
-/// header names, removed. Returns the `Upgrade` asked for, when the
-/// connection asked for one.
-fn strip_hop_by_hop(h: &mut HeaderMap) -> Option<HeaderValue> {
+/// header names (but `Host` and `Content-Length`), removed.
+fn strip_hop_by_hop(h: &mut HeaderMap) {
     let named: Vec<HeaderName> = h
         .get_all(header::CONNECTION)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .filter_map(|t| HeaderName::from_bytes(t.trim().as_bytes()).ok())
+        .filter(|n| !NEVER_HOP_BY_HOP.contains(n))
         .collect();
-    let upgrade = named
-        .contains(&header::UPGRADE)
-        .then(|| h.get(header::UPGRADE).cloned())
-        .flatten();
     for n in named {
         h.remove(n);
     }
@@ -250,7 +317,193 @@ fn strip_hop_by_hop(h: &mut HeaderMap) -> Option<HeaderValue> {
     }
     h.remove("keep-alive");
     h.remove("proxy-connection");
-    upgrade
+}
+
+/// Whether a header's comma-separated tokens include `want` (without
+/// case; a protocol's `/version` ignored).
+fn has_token(h: &HeaderMap, name: HeaderName, want: &str) -> bool {
+    h.get_all(name)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim().split('/').next().unwrap_or(""))
+        .any(|t| t.eq_ignore_ascii_case(want))
+}
+
+/// Whether the request asks for a WebSocket: `Connection` names `upgrade`
+/// and `Upgrade` names `websocket`. Every other upgrade (`h2c`, TLS …) is
+/// never passed on.
+fn wants_websocket(h: &HeaderMap) -> bool {
+    has_token(h, header::CONNECTION, "upgrade") && has_token(h, header::UPGRADE, "websocket")
+}
+
+/// The headers that name another method for the application (Symfony,
+/// Laravel and Express read the first; OData the second).
+const METHOD_OVERRIDES: [&str; 3] = [
+    "x-http-method-override",
+    "x-http-method",
+    "x-method-override",
+];
+
+/// Headers an application reads as the client's address, the scheme, the
+/// port or the path: only a `--trust-proxy` peer's are passed on.
+const PROXY_ONLY: [&str; 15] = [
+    "cf-connecting-ip",
+    "true-client-ip",
+    "x-client-ip",
+    "fastly-client-ip",
+    "x-cluster-client-ip",
+    "x-proxyuser-ip",
+    "x-original-forwarded-for",
+    "x-forwarded-port",
+    "x-forwarded-ssl",
+    "x-forwarded-scheme",
+    "x-forwarded-server",
+    "x-forwarded-prefix",
+    "x-host",
+    "x-original-url",
+    "x-rewrite-url",
+];
+
+/// The method the application will carry out: the request's, or the one
+/// an override header names (upper-case, as the frameworks read it).
+/// `Err` for overrides that disagree or are not a method token.
+fn judged_method(req: &Request<hyper::body::Incoming>) -> Result<String, &'static str> {
+    let mut chosen: Option<String> = None;
+    for name in METHOD_OVERRIDES {
+        for v in req.headers().get_all(name) {
+            let v = v.to_str().map(str::trim).unwrap_or("");
+            if v.is_empty()
+                || v.len() > 32
+                || !v
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+            {
+                return Err("a method override header that names no method");
+            }
+            let v = v.to_ascii_uppercase();
+            match &chosen {
+                Some(c) if *c != v => return Err("method override headers that disagree"),
+                _ => chosen = Some(v),
+            }
+        }
+    }
+    Ok(chosen.unwrap_or_else(|| req.method().as_str().to_owned()))
+}
+
+/// A request the gate answers before judging it: its framing, its `Host`,
+/// its method or its target is one the application may read otherwise
+/// (RFC 9112, 3.2 and 6.1), or it is the server's own (`OPTIONS *`).
+fn framing(req: &Request<hyper::body::Incoming>) -> Option<Response<Body>> {
+    if req.method() == axum::http::Method::CONNECT {
+        let mut r = short_page(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method not allowed.\n\nThis site is no proxy: CONNECT is not served.\n",
+        );
+        r.headers_mut().insert(
+            header::ALLOW,
+            HeaderValue::from_static("GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"),
+        );
+        return Some(close(r));
+    }
+    if req.uri().path() == "*" || req.uri().path_and_query().is_none() {
+        if req.method() == axum::http::Method::OPTIONS && req.uri().path() == "*" {
+            let mut r = StatusCode::OK.into_response();
+            r.headers_mut()
+                .insert(header::CONTENT_LENGTH, HeaderValue::from_static("0"));
+            return Some(r);
+        }
+        return Some(bad_request("a target that is not a path"));
+    }
+    let h = req.headers();
+    let mut hosts = h.get_all(header::HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() {
+        return Some(bad_request("two Host header lines"));
+    }
+    if host.is_none() && req.version() == axum::http::Version::HTTP_11 {
+        return Some(bad_request("no Host header"));
+    }
+    if let (Some(authority), Some(host)) = (req.uri().authority(), host)
+        && !host
+            .as_bytes()
+            .eq_ignore_ascii_case(authority.as_str().as_bytes())
+    {
+        return Some(bad_request(
+            "a Host that differs from the target's authority",
+        ));
+    }
+    let codings: Vec<String> = h
+        .get_all(header::TRANSFER_ENCODING)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&c| c == b','))
+        .map(|t| String::from_utf8_lossy(t).trim().to_ascii_lowercase())
+        .collect();
+    // (hyper has read a chunked body's framing by its chunks alone and
+    // dropped a `Content-Length` beside it, as RFC 9112 6.3 asks.)
+    if codings.iter().any(|c| c != "chunked") {
+        let r = short_page(
+            StatusCode::NOT_IMPLEMENTED,
+            "Not implemented.\n\nThis site reads request bodies sent plain or chunked only.\n",
+        );
+        return Some(close(r));
+    }
+    None
+}
+
+/// A response after which the connection is closed.
+fn close(mut r: Response<Body>) -> Response<Body> {
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+/// 400 with the reason, the connection closed.
+fn bad_request(why: &str) -> Response<Body> {
+    let mut r = (
+        StatusCode::BAD_REQUEST,
+        format!("Bad request.\n\nThis site does not serve {why}.\n"),
+    )
+        .into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    close(r)
+}
+
+/// The client's request body, its errors (a malformed chunk, a reset)
+/// marked as the client's: answered 400, never counted against the
+/// application.
+struct FromClient(hyper::body::Incoming);
+
+/// An error of the client's request body.
+#[derive(Debug, thiserror::Error)]
+#[error("the client's request body: {0}")]
+struct ClientBodyError(hyper::Error);
+
+impl hyper::body::Body for FromClient {
+    type Data = axum::body::Bytes;
+    type Error = ClientBodyError;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.0)
+            .poll_frame(cx)
+            .map_err(ClientBodyError)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.0.size_hint()
+    }
 }
 
 /// A short page of the gate's own, never cached.
@@ -285,11 +538,11 @@ fn linger(mut body: hyper::body::Incoming) {
     });
 }
 
-/// Whether the error came from the request body's limit.
-fn over_limit(e: &(dyn std::error::Error + 'static)) -> bool {
+/// Whether the error chain holds an error of type `E`.
+fn caused_by<E: std::error::Error + 'static>(e: &(dyn std::error::Error + 'static)) -> bool {
     let mut cur = Some(e);
     while let Some(e) = cur {
-        if e.is::<http_body_util::LengthLimitError>() {
+        if e.is::<E>() {
             return true;
         }
         cur = e.source();
@@ -318,11 +571,35 @@ pub(crate) async fn handle(
     peer: SocketAddr,
     mut req: Request<hyper::body::Incoming>,
 ) -> Response<Body> {
+    let refuse = |r: Response<Body>| {
+        up.stats.bad_requests.fetch_add(1, Ordering::Relaxed);
+        r
+    };
+    if let Some(r) = framing(&req) {
+        return if r.status().is_success() {
+            r
+        } else {
+            refuse(r)
+        };
+    }
     let target = req
         .uri()
         .path_and_query()
-        .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
-    let a = answer::decide_at(g, peer.ip(), req.headers(), req.method().as_str(), &target).await;
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    if let Some(why) = botscope_policy::ambiguity(&target) {
+        tracing::debug!(
+            "400 for {}: {}",
+            botscope_text::quoted(&target),
+            why.reason()
+        );
+        return refuse(bad_request(why.reason()));
+    }
+    let method = match judged_method(&req) {
+        Ok(m) => m,
+        Err(why) => return refuse(bad_request(why)),
+    };
+    let a = answer::decide_at(g, peer.ip(), req.headers(), &method, &target).await;
     let refused = !matches!(
         a.action,
         botscope_policy::Action::Allow | botscope_policy::Action::Label
@@ -330,21 +607,29 @@ pub(crate) async fn handle(
     if refused && a.enforced {
         return answer::respond(g, &a, req.headers(), Front::Forward, &target);
     }
-    // What the client asked to upgrade to, and its side of the upgrade.
-    let wants_upgrade = req.headers().contains_key(header::UPGRADE);
-    let client_side = wants_upgrade.then(|| hyper::upgrade::on(&mut req));
+    // A WebSocket, and nothing else, is ever upgraded: the client's side,
+    // and its hold on its connection cap.
+    let websocket = wants_websocket(req.headers());
+    let client_side = websocket.then(|| hyper::upgrade::on(&mut req));
+    let hold = req
+        .extensions()
+        .get::<botscope_http::server::ConnectionHold>()
+        .cloned();
     let (mut parts, body) = req.into_parts();
-    let Some(uri) = up.uri(&target) else {
-        return short_page(StatusCode::BAD_REQUEST, "Bad request.\n");
+    let judged = botscope_policy::normalize_target(&target);
+    let Some(uri) = up.uri(&target, &judged) else {
+        return refuse(bad_request("this target"));
     };
-    let upgrade = strip_hop_by_hop(&mut parts.headers);
+    strip_hop_by_hop(&mut parts.headers);
     let trusted = g.config.trust_proxy.iter().any(|r| r.contains(peer.ip()));
     forwarding_headers(g, &mut parts.headers, peer, &a, trusted);
-    if let Some(u) = &upgrade {
+    if websocket {
         parts
             .headers
             .insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
-        parts.headers.insert(header::UPGRADE, u.clone());
+        parts
+            .headers
+            .insert(header::UPGRADE, HeaderValue::from_static("websocket"));
     }
     if !parts.headers.contains_key(header::HOST)
         && let Ok(h) = HeaderValue::from_str(up.authority.as_str())
@@ -367,7 +652,10 @@ pub(crate) async fn handle(
     let limit = usize::try_from(up.cfg.max_request_body).unwrap_or(usize::MAX);
     parts.uri = uri;
     parts.version = axum::http::Version::HTTP_11;
-    let out = Request::from_parts(parts, Body::new(http_body_util::Limited::new(body, limit)));
+    let out = Request::from_parts(
+        parts,
+        Body::new(http_body_util::Limited::new(FromClient(body), limit)),
+    );
     let sent = tokio::time::timeout(up.cfg.response_timeout, up.client.request(out)).await;
     let mut res = match sent {
         Err(_) => {
@@ -382,12 +670,16 @@ pub(crate) async fn handle(
                 "Gateway timeout.\n\nThe site's application did not answer in time; try again later.\n",
             );
         }
-        Ok(Err(e)) if over_limit(&e) => {
+        Ok(Err(e)) if caused_by::<http_body_util::LengthLimitError>(&e) => {
             up.stats.too_large.fetch_add(1, Ordering::Relaxed);
             return short_page(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "Request body too large.\n\nThis site takes smaller bodies than this request's.\n",
             );
+        }
+        Ok(Err(e)) if caused_by::<ClientBodyError>(&e) => {
+            tracing::debug!("400: {}", chain(&e));
+            return refuse(bad_request("a malformed request body"));
         }
         Ok(Err(e)) => {
             up.stats.unreachable.fetch_add(1, Ordering::Relaxed);
@@ -400,9 +692,21 @@ pub(crate) async fn handle(
         Ok(Ok(res)) => res,
     };
     up.stats.answered.fetch_add(1, Ordering::Relaxed);
-    if res.status() == StatusCode::SWITCHING_PROTOCOLS
-        && let (Some(client_side), Some(_)) = (client_side, &upgrade)
-    {
+    if res.status() == StatusCode::SWITCHING_PROTOCOLS {
+        // A tunnel only for the WebSocket asked for and granted: any
+        // other 101 would carry requests no one judges.
+        let granted = websocket && has_token(res.headers(), header::UPGRADE, "websocket");
+        let Some(client_side) = client_side.filter(|_| granted) else {
+            up.stats.bad_upgrades.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                "the application at {} switched protocols without a WebSocket asked for and named: 502",
+                up.cfg.url
+            );
+            return close(short_page(
+                StatusCode::BAD_GATEWAY,
+                "Bad gateway.\n\nThe site's application answered with an upgrade this site does not pass on.\n",
+            ));
+        };
         let Ok(permit) = up.tunnels.clone().try_acquire_owned() else {
             up.stats.tunnels_refused.fetch_add(1, Ordering::Relaxed);
             return short_page(
@@ -413,7 +717,9 @@ pub(crate) async fn handle(
         up.stats.upgraded.fetch_add(1, Ordering::Relaxed);
         let app_side = hyper::upgrade::on(&mut res);
         tokio::spawn(async move {
-            let _permit = permit;
+            // The tunnel holds its client's connection slot as long as it
+            // is open.
+            let (_permit, _hold) = (permit, hold);
             let (Ok(c), Ok(a)) = tokio::join!(client_side, app_side) else {
                 return;
             };
@@ -424,13 +730,19 @@ pub(crate) async fn handle(
         return Response::from_parts(parts, Body::empty());
     }
     let (mut parts, body) = res.into_parts();
+    // Read as chunked (RFC 9112, 6.3): a length beside it is not the
+    // body's, and would cut it.
+    if parts.headers.contains_key(header::TRANSFER_ENCODING) {
+        parts.headers.remove(header::CONTENT_LENGTH);
+    }
     strip_hop_by_hop(&mut parts.headers);
     Response::from_parts(parts, Body::new(body))
 }
 
 /// The headers the application reads about the client: where it is and
 /// what the gate decided (a client's own `X-Bot-*` and label headers
-/// replaced).
+/// replaced; the client-address, scheme and path headers only a trusted
+/// proxy may send removed from a stranger's request).
 fn forwarding_headers(
     g: &Gate,
     h: &mut HeaderMap,
@@ -439,28 +751,50 @@ fn forwarding_headers(
     trusted: bool,
 ) {
     let xff = HeaderName::from_static("x-forwarded-for");
+    let fwd = HeaderName::from_static("forwarded");
     let proto = HeaderName::from_static("x-forwarded-proto");
     let fhost = HeaderName::from_static("x-forwarded-host");
     let real = HeaderName::from_static("x-real-ip");
-    // A trusted proxy's chain is extended by its own address; a
-    // stranger's is not believed.
-    let before: Vec<String> = if trusted {
-        h.get_all(&xff)
+    // A trusted proxy's chains are extended by its own address; a
+    // stranger's are not believed.
+    let kept = |h: &HeaderMap, name: &HeaderName| -> Vec<String> {
+        if !trusted {
+            return Vec::new();
+        }
+        h.get_all(name)
             .iter()
             .filter_map(|v| v.to_str().ok())
             .map(str::to_owned)
             .collect()
-    } else {
-        Vec::new()
     };
-    let mut chain = before.join(", ");
-    if !chain.is_empty() {
-        chain.push_str(", ");
-    }
-    chain.push_str(&peer.ip().to_string());
-    h.remove(&xff);
-    if let Ok(v) = HeaderValue::from_str(&chain) {
-        h.insert(xff, v);
+    let extend = |h: &mut HeaderMap, name: &HeaderName, before: Vec<String>, hop: String| {
+        let mut chain = before.join(", ");
+        if !chain.is_empty() {
+            chain.push_str(", ");
+        }
+        chain.push_str(&hop);
+        h.remove(name);
+        if let Ok(v) = HeaderValue::from_str(&chain) {
+            h.insert(name.clone(), v);
+        }
+    };
+    let before = kept(h, &xff);
+    extend(h, &xff, before, peer.ip().to_string());
+    let host = h
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let before = kept(h, &fwd);
+    extend(
+        h,
+        &fwd,
+        before,
+        crate::forwarded::element(peer.ip(), "http", host.as_deref()),
+    );
+    if !trusted {
+        for n in PROXY_ONLY {
+            h.remove(n);
+        }
     }
     if !(trusted && h.contains_key(&proto)) {
         h.insert(proto, HeaderValue::from_static("http"));
@@ -511,26 +845,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hop_by_hop_headers_go_and_the_upgrade_is_kept_apart() {
+    fn hop_by_hop_headers_go_but_never_host_or_the_length() {
         let mut h = HeaderMap::new();
         h.insert(
             header::CONNECTION,
-            HeaderValue::from_static("keep-alive, Upgrade, X-Secret"),
+            HeaderValue::from_static("keep-alive, Upgrade, X-Secret, Host, content-length"),
         );
         h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
         h.insert("x-secret", HeaderValue::from_static("1"));
         h.insert("keep-alive", HeaderValue::from_static("timeout=5"));
         h.insert(header::TE, HeaderValue::from_static("trailers"));
         h.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
-        let up = strip_hop_by_hop(&mut h);
-        assert_eq!(up, Some(HeaderValue::from_static("websocket")));
-        assert_eq!(h.len(), 1, "{h:?}");
-        assert!(h.contains_key(header::ACCEPT));
+        h.insert(header::HOST, HeaderValue::from_static("shop.example"));
+        h.insert(header::CONTENT_LENGTH, HeaderValue::from_static("3"));
+        assert!(wants_websocket(&h));
+        strip_hop_by_hop(&mut h);
+        assert_eq!(h.len(), 3, "{h:?}");
+        for kept in [header::ACCEPT, header::HOST, header::CONTENT_LENGTH] {
+            assert!(h.contains_key(&kept), "{kept}");
+        }
+    }
+
+    #[test]
+    fn only_a_websocket_is_an_upgrade() {
+        let with = |c: &'static str, u: &'static str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::CONNECTION, HeaderValue::from_static(c));
+            h.insert(header::UPGRADE, HeaderValue::from_static(u));
+            wants_websocket(&h)
+        };
+        assert!(with("Upgrade", "websocket"));
+        assert!(with("keep-alive, upgrade", "h2c, WebSocket/13"));
+        assert!(!with("Upgrade, HTTP2-Settings", "h2c"));
+        assert!(!with("Upgrade", "TLS/1.2"));
         // An Upgrade the Connection header does not name is no upgrade.
-        let mut h = HeaderMap::new();
-        h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
-        assert_eq!(strip_hop_by_hop(&mut h), None);
-        assert!(h.is_empty());
+        assert!(!with("keep-alive", "websocket"));
     }
 
     #[test]
@@ -546,15 +895,24 @@ mod tests {
         }
         let u = up("http://127.0.0.1:8000").unwrap();
         assert_eq!(
-            u.uri("/a?b=1").unwrap().to_string(),
-            "http://127.0.0.1:8000/a?b=1"
+            u.uri("/a/./%62?b=1", "/a/b?b=1").unwrap().to_string(),
+            "http://127.0.0.1:8000/a/./%62?b=1",
+            "as sent"
         );
+        let mut cfg = UpstreamConfig::new(url::Url::parse("http://127.0.0.1:8000").unwrap());
+        cfg.path = UpstreamPath::Normalized;
+        let n = Upstream::new(cfg).unwrap();
+        assert_eq!(
+            n.uri("/a/./%62?b=1", "/a/b?b=1").unwrap().to_string(),
+            "http://127.0.0.1:8000/a/b?b=1",
+            "as judged"
+        );
+        // Under a prefix, always as judged.
         let u = up("https://app.example/shop/").unwrap();
         assert_eq!(
-            u.uri("/a").unwrap().to_string(),
+            u.uri("/x/../a", "/a").unwrap().to_string(),
             "https://app.example/shop/a"
         );
-        assert_eq!(u.uri("*").unwrap().to_string(), "https://app.example/shop/");
         assert!(is_gate_path("/robots.txt") && is_gate_path("/.botscope/pass"));
         assert!(!is_gate_path("/robots.txt.bak") && !is_gate_path("/.botscopex"));
     }

@@ -100,7 +100,7 @@ pub async fn serve<S, F, B>(
 where
     S: Fn(SocketAddr, hyper::Request<Incoming>) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Result<hyper::Response<B>, Infallible>> + Send + 'static,
-    B: hyper::body::Body + Send + Unpin + 'static,
+    B: hyper::body::Body + Default + Send + Unpin + 'static,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
@@ -114,7 +114,10 @@ where
         let mut http = hyper::server::conn::http1::Builder::new();
         http.timer(TokioTimer::new())
             .header_read_timeout(timeout)
-            .max_buf_size(64 * 1024);
+            // Room for any head within MAX_HEAD_BYTES, whatever its
+            // whitespace: the limit is the one counted below, never the
+            // buffer's, which depends on what the connection read before.
+            .max_buf_size(2 * MAX_HEAD_BYTES);
         http
     };
     let http_exempt = builder(limits.header_timeout);
@@ -144,7 +147,8 @@ where
         let mine = if exempt {
             Some(None)
         } else {
-            ClientSlot::take(&per_client, client_key(peer.ip()), limits.per_client).map(Some)
+            ClientSlot::take(&per_client, client_key(peer.ip()), limits.per_client)
+                .map(|s| Some(ConnectionHold(Arc::new(s))))
         };
         let slot = match (&mine, exempt) {
             (None, _) => None,
@@ -187,10 +191,18 @@ where
         }
         let service = service.clone();
         let watch = conn.clone();
-        let svc = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+        let hold = mine.clone();
+        let svc = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
             let busy = Busy::new(watch.clone());
-            let answer = service(peer, req);
+            if let Some(h) = &hold {
+                req.extensions_mut().insert(h.clone());
+            }
+            let too_large = head_bytes(&req) > MAX_HEAD_BYTES;
+            let answer = (!too_large).then(|| service(peer, req));
             async move {
+                let Some(answer) = answer else {
+                    return Ok(head_too_large().map(|body| Tracked { body, _busy: busy }));
+                };
                 // Busy until the body is sent, not only the head.
                 let r = answer.await;
                 Ok::<_, Infallible>(match r {
@@ -308,6 +320,56 @@ fn make_room(
         }
     }
     None
+}
+
+/// The largest request head taken, counted as [`head_bytes`] counts it:
+/// past it, 431 and the connection closed, the same on a fresh connection
+/// as on one that served requests before.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// A request's head as sent, but for the optional whitespace around
+/// header values: the request line and every header line with their
+/// line ends.
+pub fn head_bytes<B>(req: &hyper::Request<B>) -> usize {
+    let u = req.uri();
+    let target = u.scheme_str().map_or(0, |s| s.len() + 3)
+        + u.authority().map_or(0, |a| a.as_str().len())
+        + u.path_and_query().map_or(0, |p| p.as_str().len());
+    let line = req.method().as_str().len() + 1 + target.max(1) + " HTTP/1.1\r\n".len();
+    req.headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + 2 + v.len() + 2)
+        .sum::<usize>()
+        + line
+        + 2
+}
+
+/// 431 with an empty body, the connection closed after it.
+fn head_too_large<B: Default>() -> hyper::Response<B> {
+    let mut r = hyper::Response::new(B::default());
+    *r.status_mut() = hyper::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE;
+    r.headers_mut().insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
+    );
+    r
+}
+
+/// A stranger's connection counted against its client's cap
+/// (`per_client`), in each of its requests' extensions: a handler that
+/// takes the connection over (an upgrade to a WebSocket, which leaves the
+/// pool) keeps a clone for as long as it holds it, so that the client's
+/// tunnels count against the same cap as its connections. Given back
+/// when the last clone is dropped.
+#[derive(Clone)]
+pub struct ConnectionHold(Arc<ClientSlot>);
+
+impl std::fmt::Debug for ConnectionHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ConnectionHold")
+            .field(&self.0.client)
+            .finish()
+    }
 }
 
 /// One of a client's connections, given back when dropped.

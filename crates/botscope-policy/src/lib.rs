@@ -73,11 +73,14 @@ pub use parse::{
     MAX_REGEX_CHARS, MAX_RULES, Parsed, categories, parse,
 };
 pub use policy::{
-    Conditions, PASS_FACTOR, PathSet, Policy, Refused, Rule, SUBRESOURCE_FACTOR, is_protocol_file,
+    Conditions, PASS_FACTOR, PathCase, PathSet, Policy, Refused, Rule, SUBRESOURCE_FACTOR,
+    is_protocol_file,
 };
 pub use presets::{PRESETS, preset};
 pub use rate::{DEFAULT_MAX_KEYS, MAX_COUNT, Per, Rate, RateStore, Rates, network_of, shared_key};
-pub use target::{is_navigation, normalize_pattern, normalize_target};
+pub use target::{
+    Ambiguity, ambiguity, fold_case, is_navigation, normalize_pattern, normalize_target,
+};
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -11,7 +11,7 @@ use crate::model::{
     Action, BROWSER, Identity, LISTS, Signature, UNREGISTERED_BOT, identity_bits, list_bit,
     signature_bits,
 };
-use crate::policy::{Conditions, PathSet, Policy, Rule};
+use crate::policy::{Conditions, PathCase, PathSet, Policy, Rule};
 use crate::rate::Rate;
 use crate::{Finding, Severity};
 
@@ -31,7 +31,7 @@ pub const MAX_PATTERN_BYTES: usize = 2_048;
 /// Longest rule name.
 pub const MAX_NAME_CHARS: usize = 100;
 
-const TOP_KEYS: &[&str] = &["rules", "default", "version"];
+const TOP_KEYS: &[&str] = &["rules", "default", "version", "path_case"];
 const RULE_KEYS: &[&str] = &[
     "name",
     "action",
@@ -72,6 +72,8 @@ struct Reader<'a> {
     file: &'a str,
     registry: &'a Registry,
     findings: Vec<Finding>,
+    /// The policy's `path_case:`, read before its rules.
+    path_case: PathCase,
 }
 
 impl Reader<'_> {
@@ -160,7 +162,7 @@ impl Reader<'_> {
                         Some(rule),
                         format!(
                             "`{key}: {}` is not one of {}",
-                            botscope_text::field(&w),
+                            botscope_text::quoted(&w),
                             known.join(", ")
                         ),
                     );
@@ -244,7 +246,7 @@ impl Reader<'_> {
                                         Some(rule),
                                         format!(
                                             "`{}` is a User-Agent token of {}: the rule names {}",
-                                            botscope_text::field(&b),
+                                            botscope_text::quoted(&b),
                                             e.name,
                                             e.name
                                         ),
@@ -264,7 +266,7 @@ impl Reader<'_> {
                                     Some(rule),
                                     format!(
                                         "`bot: {}` is not in the registry{hint}",
-                                        botscope_text::field(&b)
+                                        botscope_text::quoted(&b)
                                     ),
                                 );
                             }
@@ -315,7 +317,7 @@ impl Reader<'_> {
                                     Some(rule),
                                     format!(
                                         "`method: {}` is not an HTTP method",
-                                        botscope_text::field(&m)
+                                        botscope_text::quoted(&m)
                                     ),
                                 );
                                 return None;
@@ -341,7 +343,7 @@ impl Reader<'_> {
                                         Some(rule),
                                         format!(
                                             "`asn: {}` is not an AS number",
-                                            botscope_text::field(&a)
+                                            botscope_text::quoted(&a)
                                         ),
                                     );
                                     return None;
@@ -363,7 +365,7 @@ impl Reader<'_> {
                                         Some(rule),
                                         format!(
                                             "`network: {}` is not an address or CIDR network",
-                                            botscope_text::field(&n)
+                                            botscope_text::quoted(&n)
                                         ),
                                     );
                                     return None;
@@ -412,12 +414,12 @@ impl Reader<'_> {
                                 None
                             };
                             if let Some(why) = bad {
-                                self.err(&span, Some(rule), format!("`path: {}` {why}", botscope_text::field(&p)));
+                                self.err(&span, Some(rule), format!("`path: {}` {why}", botscope_text::quoted(&p)));
                                 return None;
                             }
                             out.push(p);
                         }
-                        Some(PathSet::new(out))
+                        Some(PathSet::with_case(out, self.path_case))
                     });
                 }
                 "robots" => match v.as_scalar().map(|s| s.as_str().trim()) {
@@ -454,7 +456,7 @@ impl Reader<'_> {
                                 v.len() <= 256 && v.bytes().all(|b| (0x20..0x7f).contains(&b))
                             });
                             if !name_ok {
-                                self.err(hk.span(), Some(rule), format!("header `{}`: a label's header is named X-… (letters, digits, -), and not X-Bot-…, which the gate sets", botscope_text::field(hname)));
+                                self.err(hk.span(), Some(rule), format!("header `{}`: a label's header is named X-… (letters, digits, -), and not X-Bot-…, which the gate sets", botscope_text::quoted(hname)));
                             } else if !value_ok {
                                 self.err(hv.span(), Some(rule), format!("header `{hname}`: the value must be printable ASCII, up to 256 characters"));
                             } else if let Some(value) = value {
@@ -475,7 +477,7 @@ impl Reader<'_> {
                     self.err(
                         k.span(),
                         Some(rule),
-                        format!("unknown key `{}`{hint}", botscope_text::field(other)),
+                        format!("unknown key `{}`{hint}", botscope_text::quoted(other)),
                     );
                 }
             }
@@ -541,6 +543,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
         file,
         registry,
         findings: Vec::new(),
+        path_case: PathCase::Sensitive,
     };
     let blank = Span::new_blank();
     if text.len() > MAX_POLICY_BYTES {
@@ -584,7 +587,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
                 None,
                 format!(
                     "unknown top-level key `{}`",
-                    botscope_text::field(k.as_str())
+                    botscope_text::quoted(k.as_str())
                 ),
             );
         }
@@ -608,6 +611,17 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
             Some(a) => a,
         },
     };
+    if let Some(v) = top.get_node("path_case") {
+        match v.as_scalar().map(|s| s.as_str().trim()) {
+            Some("sensitive") => r.path_case = PathCase::Sensitive,
+            Some("insensitive") => r.path_case = PathCase::Insensitive,
+            _ => r.err(
+                v.span(),
+                None,
+                "`path_case` must be sensitive or insensitive",
+            ),
+        }
+    }
     let Some(rules_node) = top.get_node("rules") else {
         r.err(&blank, None, "missing `rules:` list");
         return done(r, None, text);
@@ -651,6 +665,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
         rules,
         default,
         file: file.to_owned(),
+        path_case: r.path_case,
     };
     for f in check::warnings(&policy) {
         r.findings.push(f);

@@ -52,10 +52,20 @@ impl PathSet {
     /// The patterns, each a robots.txt path pattern (checked by the
     /// caller: no line breaks or `#`).
     pub fn new(patterns: Vec<String>) -> PathSet {
+        PathSet::with_case(patterns, PathCase::Sensitive)
+    }
+
+    /// The same, matched without case under [`PathCase::Insensitive`]
+    /// (the patterns folded here, the paths by [`Policy::decide`]).
+    pub fn with_case(patterns: Vec<String>, case: PathCase) -> PathSet {
         let mut text = String::from("user-agent: *\n");
         for p in &patterns {
             text.push_str("disallow: ");
-            text.push_str(&crate::target::normalize_pattern(p));
+            let normal = crate::target::normalize_pattern(p);
+            match case {
+                PathCase::Sensitive => text.push_str(&normal),
+                PathCase::Insensitive => text.push_str(&crate::target::fold_case(&normal)),
+            }
             text.push('\n');
         }
         PathSet {
@@ -77,6 +87,30 @@ impl PathSet {
             )
         };
         !self.matcher.check_path("*", path.as_bytes()).allowed
+    }
+}
+
+/// How the application behind the gate compares paths (the policy's
+/// `path_case:`): as written (`sensitive`, the default, as nginx and most
+/// stacks), or without case (`insensitive`: Express's default router,
+/// ASP.NET, IIS), where `/PRIVATE/x` is `/private/x`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PathCase {
+    /// `/PRIVATE/x` is another path than `/private/x`.
+    #[default]
+    Sensitive,
+    /// ASCII letters compared without case (escapes' digits are not
+    /// letters: `%C3%A9` is `%C3%A9`).
+    Insensitive,
+}
+
+impl PathCase {
+    /// A path (in normal form) as this compares it.
+    pub fn fold(self, path: &str) -> std::borrow::Cow<'_, str> {
+        match self {
+            PathCase::Sensitive => std::borrow::Cow::Borrowed(path),
+            PathCase::Insensitive => crate::target::fold_case(path),
+        }
     }
 }
 
@@ -171,8 +205,9 @@ impl Rule {
     }
 
     /// Whether `f` meets every condition but the rate; `path` is
-    /// `f.path` in normal form.
-    fn holds(&self, f: &Facts, path: &str) -> bool {
+    /// `f.path` in normal form, `spelled` as the client spelled it (both
+    /// folded as the policy's `path_case` says).
+    fn holds(&self, f: &Facts, path: &str, spelled: &str) -> bool {
         let c = &self.when;
         if let Some(m) = c.identity
             && m & (1 << f.identity as u8) == 0
@@ -233,7 +268,7 @@ impl Rule {
             // Google does compares the spelling it asks for).
             let closed = f
                 .robots
-                .is_some_and(|r| r(path) || (path != f.path && r(f.path)));
+                .is_some_and(|r| r(path) || (path != spelled && r(spelled)));
             if closed != want {
                 return false;
             }
@@ -253,6 +288,8 @@ pub struct Policy {
     pub default: Action,
     /// Where it was read from.
     pub file: String,
+    /// How paths are compared (`path_case:`).
+    pub path_case: PathCase,
 }
 
 impl Policy {
@@ -264,11 +301,13 @@ impl Policy {
     /// ([`normalize_target`](crate::normalize_target)): the path the front
     /// server serves, however the client spelled it.
     pub fn decide(&self, f: &Facts, rates: &dyn RateStore) -> Decision<'_> {
-        let path = crate::target::normalize_target(f.path);
+        let normal = crate::target::normalize_target(f.path);
+        let path = self.path_case.fold(&normal);
+        let spelled = self.path_case.fold(f.path);
         let protocol = is_protocol_file(&path);
         let mut labels = Vec::new();
         for (i, rule) in self.rules.iter().enumerate() {
-            if !rule.holds(f, &path) {
+            if !rule.holds(f, &path, &spelled) {
                 continue;
             }
             // robots.txt and /.well-known/ are refused or challenged only

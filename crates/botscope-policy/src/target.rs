@@ -251,6 +251,176 @@ pub fn normalize_pattern(p: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| p.to_owned()))
 }
 
+/// Why a request target is refused before it is judged: a spelling that
+/// common application stacks read differently from each other and from
+/// the normal form, so that the path judged need not be the path served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ambiguity {
+    /// A `;` in the path: Tomcat, Jetty and Spring drop a segment's
+    /// `;parameters` (`/private;x=1/x` is `/private/x` to them, a segment
+    /// named `private;x=1` to nginx).
+    Semicolon,
+    /// A `\` or `%5C`: IIS and ASP.NET read it as `/`.
+    Backslash,
+    /// `%00`: C-based stacks end the path there.
+    Nul,
+    /// `%25` encoding an octet (`%2570`, `%252f`): stacks that decode
+    /// twice read another path.
+    DoubleEncoded,
+    /// The decoded path is not UTF-8 (an overlong `%C0%AF` is `/` to some
+    /// decoders).
+    NotUtf8,
+    /// A segment ending in `.` or a space: Windows drops them
+    /// (`/private./x` is `/private/x` there).
+    TrailingDotOrSpace,
+    /// `::$` (`/private::$DATA`): an NTFS stream name of the file itself.
+    StreamName,
+    /// Dot segments that climb above `/` (`/../admin`): nginx refuses
+    /// them, and under a path prefix they leave it.
+    AboveRoot,
+    /// Not a path (`*` for any method but `OPTIONS`, or no `/` first).
+    NotAPath,
+}
+
+impl Ambiguity {
+    /// A short reason, for the 400 page and the log.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Ambiguity::Semicolon => "a `;` in the path (path parameters)",
+            Ambiguity::Backslash => "a backslash in the path",
+            Ambiguity::Nul => "an encoded NUL in the path",
+            Ambiguity::DoubleEncoded => "a `%25` encoding an octet (double encoding)",
+            Ambiguity::NotUtf8 => "an overlong or invalid UTF-8 sequence in the path",
+            Ambiguity::TrailingDotOrSpace => "a path segment ending in a dot or a space",
+            Ambiguity::StreamName => "`::$` in the path (a stream name)",
+            Ambiguity::AboveRoot => "dot segments climbing above `/`",
+            Ambiguity::NotAPath => "a target that is not a path",
+        }
+    }
+
+    /// A name for logs and metrics (`semicolon`, `backslash` …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ambiguity::Semicolon => "semicolon",
+            Ambiguity::Backslash => "backslash",
+            Ambiguity::Nul => "nul",
+            Ambiguity::DoubleEncoded => "double-encoded",
+            Ambiguity::NotUtf8 => "not-utf8",
+            Ambiguity::TrailingDotOrSpace => "trailing-dot-or-space",
+            Ambiguity::StreamName => "stream-name",
+            Ambiguity::AboveRoot => "above-root",
+            Ambiguity::NotAPath => "not-a-path",
+        }
+    }
+}
+
+/// Whether an origin-form target (`/path?query`, as a client sent it)
+/// means one path to every common application stack: `None`, or the first
+/// reason it may not. Only the path is read (a query is the application's
+/// to parse). Checked: `;`, `\` and `%5C`, `%00`, a `%25` before two
+/// hexadecimal digits, a decoded path that is not UTF-8 (overlong forms
+/// included), a segment ending in `.` or a space (`.` and `..` themselves
+/// are dot segments, resolved), `::$`, and `..` above the root.
+///
+/// ```
+/// use botscope_policy::{Ambiguity, ambiguity};
+/// assert_eq!(ambiguity("/shop/item?id=1;2"), None);
+/// assert_eq!(ambiguity("/a/../b/%2e/c"), None);
+/// assert_eq!(ambiguity("/private;x=1/x"), Some(Ambiguity::Semicolon));
+/// assert_eq!(ambiguity("/x/%2e%2e%5cprivate/x"), Some(Ambiguity::Backslash));
+/// assert_eq!(ambiguity("/private%2e/x"), Some(Ambiguity::TrailingDotOrSpace));
+/// assert_eq!(ambiguity("/a/../../admin"), Some(Ambiguity::AboveRoot));
+/// ```
+///
+/// Cost: one pass over the path, and one over its decoded bytes.
+pub fn ambiguity(target: &str) -> Option<Ambiguity> {
+    let bytes = target.as_bytes();
+    if bytes.first() != Some(&b'/') {
+        return Some(Ambiguity::NotAPath);
+    }
+    let end = memchr::memchr2(b'?', b'#', bytes).unwrap_or(bytes.len());
+    let path = &bytes[..end];
+    let mut decoded: Vec<u8> = Vec::with_capacity(path.len());
+    let mut i = 0;
+    while i < path.len() {
+        let b = path[i];
+        match b {
+            b';' => return Some(Ambiguity::Semicolon),
+            b'\\' => return Some(Ambiguity::Backslash),
+            b'%' => {
+                if let (Some(h), Some(l)) = (
+                    path.get(i + 1).copied().and_then(hex),
+                    path.get(i + 2).copied().and_then(hex),
+                ) {
+                    let c = (h << 4) | l;
+                    match c {
+                        0 => return Some(Ambiguity::Nul),
+                        b'\\' => return Some(Ambiguity::Backslash),
+                        b'%' if path.get(i + 3).copied().and_then(hex).is_some()
+                            && path.get(i + 4).copied().and_then(hex).is_some() =>
+                        {
+                            return Some(Ambiguity::DoubleEncoded);
+                        }
+                        _ => {}
+                    }
+                    decoded.push(c);
+                    i += 3;
+                    continue;
+                }
+                decoded.push(b);
+            }
+            _ => decoded.push(b),
+        }
+        i += 1;
+    }
+    if std::str::from_utf8(&decoded).is_err() {
+        return Some(Ambiguity::NotUtf8);
+    }
+    if memchr::memmem::find(&decoded, b"::$").is_some() {
+        return Some(Ambiguity::StreamName);
+    }
+    let mut depth: usize = 0;
+    for seg in decoded.split(|&b| b == b'/').skip(1) {
+        match seg {
+            b"" | b"." => {}
+            b".." => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return Some(Ambiguity::AboveRoot),
+            },
+            s if matches!(s.last(), Some(b'.' | b' ')) => {
+                return Some(Ambiguity::TrailingDotOrSpace);
+            }
+            _ => depth += 1,
+        }
+    }
+    None
+}
+
+/// A path in normal form with its ASCII letters in lower case, but for the
+/// hexadecimal digits of its escapes (`/Caf%C3%A9` is `/caf%C3%A9`): how
+/// `path_case: insensitive` compares paths, patterns and robots.txt rules,
+/// for applications that route without case.
+pub fn fold_case(s: &str) -> Cow<'_, str> {
+    let b = s.as_bytes();
+    let upper_outside_escape = |i: usize| {
+        b[i].is_ascii_uppercase() && !(i >= 1 && b[i - 1] == b'%') && !(i >= 2 && b[i - 2] == b'%')
+    };
+    if !(0..b.len()).any(upper_outside_escape) {
+        return Cow::Borrowed(s);
+    }
+    let out: Vec<u8> = (0..b.len())
+        .map(|i| {
+            if upper_outside_escape(i) {
+                b[i].to_ascii_lowercase()
+            } else {
+                b[i]
+            }
+        })
+        .collect();
+    // Only ASCII letters changed.
+    Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| s.to_owned()))
+}
+
 /// Extensions of what a page loads rather than what a person opens.
 const SUBRESOURCE_EXTENSIONS: [&str; 22] = [
     "css", "js", "mjs", "map", "png", "jpg", "jpeg", "gif", "webp", "avif", "svg", "ico", "bmp",
@@ -437,6 +607,73 @@ mod tests {
         assert_eq!(normalize_pattern("/a%2fb*%3f$"), "/a/b*%3F$");
         assert_eq!(normalize_pattern("/caf\u{e9}%e9"), "/caf\u{e9}%E9");
         assert!(matches!(normalize_pattern("/private/"), Cow::Borrowed(_)));
+    }
+
+    /// Every spelling of issue 96's list, and its neighbours that mean one
+    /// path everywhere.
+    #[test]
+    fn spellings_stacks_read_differently_are_named() {
+        use Ambiguity::*;
+        for (t, want) in [
+            ("/private;x=1/x", Semicolon),
+            ("/.well-known/..;/private/x", Semicolon),
+            ("/;x=1/private/x", Semicolon),
+            ("/x/.;/../private/x", Semicolon),
+            ("/\\private/x", Backslash),
+            ("/%5cprivate/x", Backslash),
+            ("/%5Cprivate/x", Backslash),
+            ("/x/%2e%2e%5cprivate/x", Backslash),
+            ("/private./x", TrailingDotOrSpace),
+            ("/private%20/x", TrailingDotOrSpace),
+            ("/private%2e/x", TrailingDotOrSpace),
+            ("/private%2E", TrailingDotOrSpace),
+            ("/a/...", TrailingDotOrSpace),
+            ("/private::$DATA/x", StreamName),
+            ("/private%3a%3a$DATA/x", StreamName),
+            ("/private%252fx", DoubleEncoded),
+            ("/%252e%252e/private/x", DoubleEncoded),
+            ("/%2570rivate/x", DoubleEncoded),
+            ("/private%c0%afx", NotUtf8),
+            ("/private%e9/x", NotUtf8),
+            ("/private%00/x", Nul),
+            ("/../admin/x", AboveRoot),
+            ("/%2e%2e/admin/x", AboveRoot),
+            ("/a/..%2f..%2fadmin", AboveRoot),
+            ("/a/b/../../../admin", AboveRoot),
+            ("*", NotAPath),
+            ("", NotAPath),
+            ("admin", NotAPath),
+        ] {
+            assert_eq!(ambiguity(t), Some(want), "{t}");
+        }
+        for t in [
+            "/",
+            "/private/x",
+            "/a/../private/x",
+            "/./private//x",
+            "/%70rivate/x",
+            "/private%2Fx",
+            "/caf%C3%A9/x",
+            "/caf\u{e9}",
+            "/.hidden/x",
+            "/..x/y",
+            "/a.b/c",
+            "/a/b/..",
+            "/100%",
+            "/%25zz",
+            "/a:b/c",
+            "/s?q=a;b\\c%00%2570&x=../../..",
+            "/p#a;b",
+        ] {
+            assert_eq!(ambiguity(t), None, "{t}");
+        }
+    }
+
+    #[test]
+    fn case_is_folded_but_for_escapes() {
+        assert_eq!(fold_case("/PRIVATE/X?Q=A"), "/private/x?q=a");
+        assert_eq!(fold_case("/Caf%C3%A9/%2F"), "/caf%C3%A9/%2F");
+        assert!(matches!(fold_case("/private/%C3%A9"), Cow::Borrowed(_)));
     }
 
     /// Normalising twice changes nothing (the normal form is a fixed

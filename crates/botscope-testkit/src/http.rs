@@ -83,3 +83,48 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
     }
     out
 }
+
+/// Reads one response off a kept-alive connection: its head, then as
+/// much body as `Content-Length` or the chunks say (none for 1xx, 204 and
+/// 304; to the end when neither is sent). `None` when the server closed
+/// before a whole head.
+pub fn read_one(r: &mut impl std::io::BufRead) -> Option<Res> {
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut line = Vec::new();
+        if r.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        head.extend_from_slice(&line);
+    }
+    let mut res = parse_response(&head, "a kept-alive request");
+    let mut body = Vec::new();
+    let length = res
+        .header("content-length")
+        .and_then(|v| v.parse::<usize>().ok());
+    let chunked = res
+        .header("transfer-encoding")
+        .is_some_and(|v| v.contains("chunked"));
+    if (100..200).contains(&res.status) || res.status == 204 || res.status == 304 {
+    } else if chunked {
+        loop {
+            let mut size = String::new();
+            r.read_line(&mut size).ok()?;
+            let n = usize::from_str_radix(size.trim().split(';').next().unwrap_or(""), 16).ok()?;
+            let mut chunk = vec![0u8; n + 2];
+            r.read_exact(&mut chunk).ok()?;
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
+    } else if let Some(n) = length {
+        body.resize(n, 0);
+        r.read_exact(&mut body).ok()?;
+    } else {
+        let _ = r.read_to_end(&mut body);
+    }
+    res.body = String::from_utf8_lossy(&body).into_owned();
+    res.raw_body = body;
+    Some(res)
+}

@@ -5,7 +5,8 @@
 //! ([`Dnsmasq`]), HTML normalised for snapshots ([`normalize_html`]), and
 //! small IP-owner databases with a file server to fetch them from ([`ipdb`]),
 //! a bounded HTTP load with nginx's static rate beside it ([`load`]), and
-//! raw HTTP answers read off a connection ([`http`]).
+//! raw HTTP answers read off a connection ([`http`]), and an application
+//! that records exactly what it receives ([`recorder`]).
 //!
 //! ```
 //! let mut log = Vec::new();
@@ -22,6 +23,7 @@ pub mod http;
 pub mod ipdb;
 pub mod load;
 pub mod pg;
+pub mod recorder;
 pub mod redis;
 mod run;
 mod server;

@@ -67,6 +67,23 @@ pub fn field(s: &str) -> Cow<'_, str> {
     escape_with(s, |_| false)
 }
 
+/// A stranger's value quoted in a message: [`field`] of at most
+/// [`QUOTED_BYTES`] of it (cut at a character boundary), with the whole
+/// length said when cut, so that a 200 KB value makes a line, not a page.
+pub fn quoted(s: &str) -> Cow<'_, str> {
+    if s.len() <= QUOTED_BYTES {
+        return field(s);
+    }
+    let mut end = QUOTED_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}… ({} bytes)", field(&s[..end]), s.len()))
+}
+
+/// How much of a value [`quoted`] shows.
+pub const QUOTED_BYTES: usize = 80;
+
 /// A whole text for a terminal: unsafe characters escaped, but newlines
 /// and tabs kept (they are the text's own layout).
 pub fn terminal(s: &str) -> Cow<'_, str> {

@@ -190,6 +190,8 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
                 max_request_body: a.max_request_body,
                 max_tunnels: usize::try_from(a.max_connections)?,
                 trust: upstream_trust(a)?,
+                path: botscope_gate::proxy::UpstreamPath::parse(&a.upstream_path)
+                    .unwrap_or_default(),
                 ..botscope_gate::proxy::UpstreamConfig::new(url.clone())
             }),
             None => None,

@@ -339,6 +339,38 @@ fn errors_name_file_line_and_rule() {
 }
 
 #[test]
+fn path_case_insensitive_folds_paths_and_patterns_but_not_escapes() {
+    let p = compile(
+        "default: allow\npath_case: insensitive\nrules:\n  - name: closed\n    action: deny\n    path: [/Private/, /caf%C3%A9/]\n",
+    );
+    for path in [
+        "/private/x",
+        "/PRIVATE/x",
+        "/Private/x",
+        "/CAF%c3%a9/x",
+        "/Caf\u{e9}/x",
+    ] {
+        assert_eq!(
+            p.decide(&req(path, "x"), &Rates::new(10)).rule,
+            "closed",
+            "{path}"
+        );
+    }
+    let p = compile(
+        "default: allow\nrules:\n  - name: closed\n    action: deny\n    path: [/Private/]\n",
+    );
+    assert_eq!(
+        p.decide(&req("/private/x", "x"), &Rates::new(10)).rule,
+        "default"
+    );
+    let m = messages("path_case: maybe\nrules: []\n");
+    assert!(
+        m[0].contains("`path_case` must be sensitive or insensitive"),
+        "{m:?}"
+    );
+}
+
+#[test]
 fn regular_expressions_and_files_over_their_limits_are_refused() {
     let long = format!(
         "rules:\n  - name: r\n    action: deny\n    user_agent: '{}'\n",
@@ -360,6 +392,23 @@ fn regular_expressions_and_files_over_their_limits_are_refused() {
         many.push_str(&format!("  - {{name: r{i}, action: allow, path: /p{i}}}\n"));
     }
     assert!(messages(&many)[0].contains("rules; the limit is 1000"));
+    // A refused 200 KB pattern, bot or key is quoted by a bounded prefix.
+    for (key, value) in [
+        ("path", format!("/{}", "p".repeat(200_000))),
+        ("bot", "b".repeat(200_000)),
+    ] {
+        let m = messages(&format!(
+            "default: allow\nrules:\n  - name: r\n    action: deny\n    {key}: '{value}'\n"
+        ));
+        assert!(m[0].len() < 400, "{} bytes: {}", m[0].len(), &m[0][..400]);
+        assert!(
+            m[0].contains("(200001 bytes)") || m[0].contains("(200000 bytes)"),
+            "{}",
+            m[0]
+        );
+    }
+    let m = messages(&format!("{}: 1\nrules: []\n", "k".repeat(200_000)));
+    assert!(m[0].len() < 400, "{}", &m[0][..400]);
     // Anchors and aliases (the billion laughs) are refused by the reader.
     let laughs = "a: &a [x, x]\nb: [*a, *a]\nrules: []\n";
     assert!(parse("p.yaml", laughs, &registry()).policy.is_none());
