@@ -128,6 +128,19 @@ fn gate_with(
 ) -> (Proc, SocketAddr) {
     std::fs::create_dir_all(dir).unwrap();
     let (robots, policy) = site(dir);
+    spawn_gate(&robots, &policy, dir, upstream, port, more, env)
+}
+
+/// `botscope gate --upstream URL` with these robots and policy.
+fn spawn_gate(
+    robots: &Path,
+    policy: &Path,
+    dir: &Path,
+    upstream: &str,
+    port: u16,
+    more: &[&str],
+    env: &[(&str, &str)],
+) -> (Proc, SocketAddr) {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_botscope"));
     cmd.args(["gate", "--upstream", upstream, "--no-signatures"])
@@ -610,4 +623,170 @@ fn the_guides_fleet_command_shares_its_state() {
             .is_some_and(|n| n.starts_with(':') && n != ":0"),
         "the gate's keys are in Redis"
     );
+}
+
+/// A gate whose policy refuses `/private/` (and `path_case:` as given)
+/// in front of `upstream`.
+fn closing_gate(dir: &Path, upstream: &str, case: &str, more: &[&str]) -> (Proc, SocketAddr) {
+    let (robots, _) = site(dir);
+    let policy = dir.join("closing.yaml");
+    std::fs::write(
+        &policy,
+        format!(
+            "version: 1\ndefault: allow\npath_case: {case}\nrules:\n  - name: private\n    action: deny\n    path: [/private/]\n"
+        ),
+    )
+    .unwrap();
+    spawn_gate(
+        &robots,
+        &policy,
+        dir,
+        upstream,
+        botscope_testkit::free_port(),
+        more,
+        &[],
+    )
+}
+
+/// Tomcat from Debian's package, its default servlet serving `root`, on
+/// a free loopback port.
+fn tomcat(dir: &Path, root: &Path) -> (Proc, SocketAddr) {
+    let home = Path::new("/usr/share/tomcat10");
+    assert!(
+        home.join("bin/catalina.sh").exists(),
+        "Tomcat is needed (the test command in README installs Debian's tomcat10-common)"
+    );
+    let port = botscope_testkit::free_port();
+    let base = dir.join("tomcat");
+    for d in ["conf", "logs", "temp", "work", "webapps"] {
+        std::fs::create_dir_all(base.join(d)).unwrap();
+    }
+    std::fs::write(
+        base.join("conf/server.xml"),
+        format!(
+            r#"<Server port="-1" shutdown="SHUTDOWN"><Service name="Catalina">
+<Connector port="{port}" address="127.0.0.1" protocol="HTTP/1.1"/>
+<Engine name="Catalina" defaultHost="localhost"><Host name="localhost" appBase="webapps" unpackWARs="false" autoDeploy="false"/></Engine>
+</Service></Server>"#
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        base.join("conf/web.xml"),
+        r#"<web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
+<servlet><servlet-name>default</servlet-name><servlet-class>org.apache.catalina.servlets.DefaultServlet</servlet-class><load-on-startup>1</load-on-startup></servlet>
+<servlet-mapping><servlet-name>default</servlet-name><url-pattern>/</url-pattern></servlet-mapping>
+</web-app>"#,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(root, base.join("webapps/ROOT")).unwrap();
+    let mut child = Command::new(home.join("bin/catalina.sh"))
+        .arg("run")
+        .env("CATALINA_HOME", home)
+        .env("CATALINA_BASE", &base)
+        .env("CATALINA_PID", base.join("tomcat.pid"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    wait_listening(addr, &mut child, "tomcat");
+    (Proc(child), addr)
+}
+
+fn raw_get(to: SocketAddr, target: &str) -> Res {
+    ask([127, 0, 0, 1], to, &format!("GET {target}"), "", b"")
+}
+
+/// Tomcat drops `;` path parameters (and reads `..;` as `..`): every
+/// such spelling of a closed file, which Tomcat itself serves, is
+/// refused by the gate in front of it, whatever `--upstream-path`.
+#[test]
+fn tomcat_never_serves_a_closed_file_for_a_semicolon_spelling() {
+    let dir = crate::scratch("standalone-tomcat");
+    let root = dir.join("root");
+    std::fs::create_dir_all(root.join("private")).unwrap();
+    std::fs::create_dir_all(root.join("x")).unwrap();
+    std::fs::write(root.join("private/x"), "secret\n").unwrap();
+    std::fs::write(root.join("ok"), "ok\n").unwrap();
+    let (_tomcat, app) = tomcat(&dir, &root);
+    let spellings = [
+        "/private;x=1/x",
+        "/;x=1/private/x",
+        "/x/..;/private/x",
+        "/x/.;/../private/x",
+    ];
+    // Tomcat itself serves the closed file for each.
+    for t in spellings {
+        assert_eq!(raw_get(app, t).body, "secret\n", "{t}");
+    }
+    for mode in ["as-sent", "normalized"] {
+        let (_g, at) = closing_gate(
+            &dir.join(mode),
+            &format!("http://{app}"),
+            "sensitive",
+            &["--offline", "--upstream-path", mode],
+        );
+        assert_eq!(raw_get(at, "/ok").body, "ok\n", "{mode}");
+        assert_eq!(raw_get(at, "/private/x").status, 403, "{mode}");
+        for t in spellings {
+            let r = raw_get(at, t);
+            assert_eq!(r.status, 400, "{mode} {t}: {r:?}");
+            assert!(!r.body.contains("secret"), "{mode} {t}");
+        }
+    }
+}
+
+/// Express routes without case by default: under `path_case:
+/// insensitive` the gate closes `/PRIVATE/x` as `/private/x`, which
+/// Express serves for both.
+#[test]
+fn express_routes_without_case_and_the_policy_follows() {
+    let dir = crate::scratch("standalone-express");
+    let modules = botscope_testkit::root().join("target/express/node_modules");
+    assert!(
+        modules.join("express").exists(),
+        "Express is needed (the test command in README installs it in target/express)"
+    );
+    let port = botscope_testkit::free_port();
+    let script = dir.join("app.js");
+    std::fs::write(
+        &script,
+        format!(
+            "const express = require({m:?});\nconst app = express();\napp.get('/private/x', (req, res) => res.send('secret'));\napp.get('/public/x', (req, res) => res.send('public'));\napp.listen({port}, '127.0.0.1');\n",
+            m = modules.join("express").display().to_string()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new("node")
+        .arg(&script)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let app = SocketAddr::from(([127, 0, 0, 1], port));
+    wait_listening(app, &mut child, "express");
+    let _express = Proc(child);
+    // Express serves the closed route whatever its case.
+    assert_eq!(raw_get(app, "/PRIVATE/x").body, "secret");
+    let (_g, at) = closing_gate(
+        &dir.join("insensitive"),
+        &format!("http://{app}"),
+        "insensitive",
+        &["--offline"],
+    );
+    for t in ["/private/x", "/PRIVATE/x", "/Private/X"] {
+        let r = raw_get(at, t);
+        assert_eq!(r.status, 403, "{t}: {r:?}");
+    }
+    assert_eq!(raw_get(at, "/PUBLIC/x").body, "public");
+    // As nginx compares (the default), `/PRIVATE/x` is another path: the
+    // owner of an Express site says `insensitive`.
+    let (_g, at) = closing_gate(
+        &dir.join("sensitive"),
+        &format!("http://{app}"),
+        "sensitive",
+        &["--offline"],
+    );
+    assert_eq!(raw_get(at, "/PRIVATE/x").body, "secret");
 }
