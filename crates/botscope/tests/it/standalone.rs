@@ -463,6 +463,7 @@ fn apache(dir: &Path, site: &str) -> Proc {
          LoadModule dir_module {modules}/mod_dir.so\n\
          LoadModule proxy_module {modules}/mod_proxy.so\n\
          LoadModule proxy_http_module {modules}/mod_proxy_http.so\n\
+         LoadModule headers_module {modules}/mod_headers.so\n\
          TypesConfig /etc/mime.types\n{site}",
         d = dir.display()
     );
@@ -789,4 +790,47 @@ fn express_routes_without_case_and_the_policy_follows() {
         &["--offline"],
     );
     assert_eq!(raw_get(at, "/PRIVATE/x").body, "secret");
+}
+
+/// scripts/gate-attacks.py, the operator's check of their own
+/// deployment: every line ok against the gate; against the application
+/// alone, where nothing is closed, it says so and exits 2.
+#[test]
+fn the_operators_attack_script_finds_no_way_around() {
+    let dir = crate::scratch("standalone-attacks");
+    let app =
+        botscope_testkit::recorder::Recorder::start(Some(botscope_testkit::recorder::Upgrades {
+            switch: botscope_testkit::recorder::Switch::Echo,
+            always: false,
+        }));
+    let (_g, at) = closing_gate(&dir, &app.url(), "sensitive", &["--offline"]);
+    // The guide's command, at this gate.
+    let cmd = doc_block("To check a deployment from outside", "sh");
+    let words: Vec<String> = cmd
+        .replace("http://127.0.0.1:8091", &format!("http://{at}"))
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(words[..2], ["python3", "scripts/gate-attacks.py"], "{cmd}");
+    let script = botscope_testkit::root().join(&words[1]);
+    let o = Command::new(&words[0])
+        .arg(&script)
+        .args(&words[2..])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", crate::stderr(&o));
+    assert!(out.lines().count() >= 30, "{out}");
+    assert!(!out.contains("FAIL"), "{out}");
+    assert!(
+        !app.lines().iter().any(|l| l.contains("private")),
+        "{:?}",
+        app.lines()
+    );
+    let o = Command::new("python3")
+        .arg(&script)
+        .arg(app.url())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", crate::stderr(&o));
 }
