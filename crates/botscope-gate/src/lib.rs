@@ -156,7 +156,16 @@ pub enum Error {
     /// The shared state cannot be set up.
     #[error("--state {0}")]
     State(String),
+    /// A file changed while it was read (it is read again once it holds
+    /// still).
+    #[error("{0}")]
+    Changing(String),
 }
+
+/// How long watched files must hold still after a change before they are
+/// read: an editor or a script rewriting the policy in place is never
+/// read half-way.
+pub const HOLD_STILL: Duration = Duration::from_millis(500);
 
 /// A path in a message: file names in a lists directory are anyone's, so
 /// control characters are shown escaped.
@@ -285,6 +294,9 @@ pub struct Gate {
     current: ArcSwap<Snapshot>,
     /// The fingerprint of what `current` was read from.
     seen: Mutex<Fingerprint>,
+    /// A change seen and not loaded yet: its fingerprint, and since when
+    /// the files have held still at it.
+    pending: Mutex<Option<(Fingerprint, std::time::Instant)>>,
     /// `config.client_header`, parsed once.
     client_header: axum::http::HeaderName,
     /// The last reload's failure, until one succeeds.
@@ -381,6 +393,14 @@ pub fn read_policy(
     // A regular file only: a FIFO there would hold a worker and every
     // later reload.
     let bytes = botscope_os::read_file_capped(path, botscope_policy::MAX_POLICY_BYTES as u64 + 1)?;
+    // Read twice: a file being rewritten in place is not read half-way.
+    let again = botscope_os::read_file_capped(path, botscope_policy::MAX_POLICY_BYTES as u64 + 1)?;
+    if again != bytes {
+        return Err(Error::Changing(format!(
+            "{} changed while it was read",
+            shown(path)
+        )));
+    }
     let text = String::from_utf8_lossy(&bytes);
     let parsed = botscope_policy::parse(&path.display().to_string(), &text, registry);
     let (errors, warnings): (Vec<_>, Vec<_>) = parsed
@@ -403,9 +423,24 @@ impl Gate {
     /// Reads the lists and the robots files; an error here stops the
     /// gate before it listens.
     pub fn new(config: Config) -> Result<Arc<Gate>, Error> {
-        let seen = fingerprint(&config.watched());
         let counters = answer::Counters::default();
-        let snap = load(&config, &counters)?;
+        // Files being written as the gate starts: read again once they
+        // held still (a few times at most).
+        let mut tries = 0;
+        let (seen, snap) = loop {
+            let seen = fingerprint(&config.watched());
+            let loaded = load(&config, &counters);
+            let stable = fingerprint(&config.watched()) == seen;
+            match loaded {
+                Ok(snap) if stable => break (seen, snap),
+                Err(e) if !matches!(e, Error::Changing(_)) && stable => return Err(e),
+                Ok(snap) if tries >= 20 => break (seen, snap),
+                Err(e) if tries >= 20 => return Err(e),
+                _ => {}
+            }
+            tries += 1;
+            std::thread::sleep(HOLD_STILL / 5);
+        };
         let client_header = axum::http::HeaderName::from_bytes(config.client_header.as_bytes())
             .unwrap_or(axum::http::HeaderName::from_static(DEFAULT_CLIENT_HEADER));
         for w in &snap.policy_warnings {
@@ -468,6 +503,7 @@ impl Gate {
             config,
             current: ArcSwap::from_pointee(snap),
             seen: Mutex::new(seen),
+            pending: Mutex::new(None),
             client_header,
             last_error: Mutex::new(None),
             reloads: std::sync::atomic::AtomicU64::new(0),
@@ -481,14 +517,33 @@ impl Gate {
     }
 
     /// Reads everything again and swaps it in; on failure keeps the old
-    /// state, records and logs why, and returns the error.
+    /// state, records and logs why, and returns the error. Files that
+    /// change while they are read are not swapped in
+    /// ([`Error::Changing`]): the next poll reads them once they hold
+    /// still.
     pub fn reload(&self) -> Result<(), Error> {
         self.reload_from(fingerprint(&self.config.watched()))
     }
 
     /// [`Gate::reload`], with the fingerprint taken before reading.
     fn reload_from(&self, seen: Fingerprint) -> Result<(), Error> {
-        match load(&self.config, &self.counters) {
+        let loaded = load(&self.config, &self.counters).and_then(|snap| {
+            if fingerprint(&self.config.watched()) == seen {
+                Ok(snap)
+            } else {
+                Err(Error::Changing(
+                    "the files changed while they were read".to_owned(),
+                ))
+            }
+        });
+        match loaded {
+            Err(e @ Error::Changing(_)) => {
+                // Not an error of the files: the old state stays, and the
+                // change is read again once it holds still.
+                tracing::debug!("reload put off: {e}");
+                *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                Err(e)
+            }
             Ok(snap) => {
                 for w in &snap.policy_warnings {
                     tracing::warn!("{w}");
@@ -515,12 +570,26 @@ impl Gate {
         }
     }
 
-    /// Reloads when either directory changed since the last reading.
+    /// Reloads when what is watched changed since the last reading and
+    /// has held still since ([`HOLD_STILL`], or one poll when longer): a
+    /// file rewritten in place is never read half-written.
     pub fn reload_if_changed(&self) {
         let now = fingerprint(&self.config.watched());
-        let changed = *self.seen.lock().unwrap_or_else(|p| p.into_inner()) != now;
-        if changed {
-            let _ = self.reload_from(now);
+        if *self.seen.lock().unwrap_or_else(|p| p.into_inner()) == now {
+            *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            return;
+        }
+        let settle = HOLD_STILL.max(self.config.poll);
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        match &*pending {
+            Some((fp, since)) if *fp == now => {
+                if since.elapsed() >= settle {
+                    *pending = None;
+                    drop(pending);
+                    let _ = self.reload_from(now);
+                }
+            }
+            _ => *pending = Some((now, std::time::Instant::now())),
         }
     }
 

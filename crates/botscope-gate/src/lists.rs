@@ -310,23 +310,53 @@ pub fn read_robots(dir: &Path) -> Result<BTreeMap<String, Arc<[u8]>>, Error> {
 }
 
 /// Each entry's path, symlink target, size and modification time.
-pub type Fingerprint = Vec<(PathBuf, Option<PathBuf>, u64, Option<SystemTime>)>;
+pub type Fingerprint = Vec<(PathBuf, Option<PathBuf>, Stamp)>;
+
+/// What the file system says of one file: size, modification time, and
+/// (on Unix) inode and change time, which a file replaced with the same
+/// size and modification time (`cp -p`, `rsync -t`) does not keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    inode: u64,
+    changed: (i64, i64),
+}
+
+impl Stamp {
+    fn of(m: Option<&std::fs::Metadata>) -> Stamp {
+        let Some(m) = m else {
+            return Stamp::default();
+        };
+        #[cfg(unix)]
+        let (inode, changed) = {
+            use std::os::unix::fs::MetadataExt;
+            (m.ino(), (m.ctime(), m.ctime_nsec()))
+        };
+        #[cfg(not(unix))]
+        let (inode, changed) = (0, (0, 0));
+        Stamp {
+            len: m.len(),
+            modified: m.modified().ok(),
+            inode,
+            changed,
+        }
+    }
+}
 
 /// What changes when a watched directory's content or a watched file
-/// changes: the target of a symlink, a file's size and modification time,
-/// and each directory entry's name, size and modification time
-/// (an apache-dirs generation is new as a whole, so its list directories
-/// are not walked).
+/// changes: the target of a symlink, a file's [`Stamp`], and each
+/// directory entry's name and stamp (an apache-dirs generation is new as
+/// a whole, so its list directories are not walked).
 pub fn fingerprint(dirs: &[&Path]) -> Fingerprint {
     let mut out = Vec::new();
     for d in dirs {
-        // A file (the policy): its own size and time.
+        // A file (the policy): its own stamp.
         let meta = std::fs::metadata(d).ok().filter(std::fs::Metadata::is_file);
         out.push((
             d.to_path_buf(),
             std::fs::read_link(d).ok(),
-            meta.as_ref().map_or(0, std::fs::Metadata::len),
-            meta.and_then(|m| m.modified().ok()),
+            Stamp::of(meta.as_ref()),
         ));
         let Ok(rd) = std::fs::read_dir(d) else {
             continue;
@@ -334,12 +364,7 @@ pub fn fingerprint(dirs: &[&Path]) -> Fingerprint {
         for e in rd.flatten() {
             let p = e.path();
             let m = std::fs::metadata(&p).ok();
-            out.push((
-                p,
-                None,
-                m.as_ref().map_or(0, |m| m.len()),
-                m.and_then(|m| m.modified().ok()),
-            ));
+            out.push((p, None, Stamp::of(m.as_ref())));
         }
     }
     out.sort();

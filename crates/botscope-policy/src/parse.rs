@@ -598,7 +598,17 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
         r.err(v.span(), None, "`version` must be 1");
     }
     let default = match top.get_node("default") {
-        None => Action::Allow,
+        // A file cut short (read while it was written, or copied in part)
+        // is often a valid policy with fewer rules: without its own word on
+        // what no rule decides, it is not read as allowing everything.
+        None => {
+            r.err(
+                &blank,
+                None,
+                "no `default:`: say what no rule decides (`default: allow`, or deny, limit, challenge)",
+            );
+            Action::Allow
+        }
         Some(v) => match v.as_scalar().and_then(|s| Action::parse(s.as_str().trim())) {
             Some(Action::Label) | None => {
                 r.err(

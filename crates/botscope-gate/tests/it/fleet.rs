@@ -17,7 +17,8 @@ use super::{GOOGLEBOT, dns_identity, get_with, offline, serve, socket2_connect, 
 const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0";
 
 /// The fleet's policy: ten pages a minute per address.
-const PACED: &str = "rules:\n  - {name: pace, rate: 10/min per ip, action: limit}\n";
+const PACED: &str =
+    "default: allow\nrules:\n  - {name: pace, rate: 10/min per ip, action: limit}\n";
 
 fn gate_config(dir: &Path, policy: &str, state: StateConfig) -> Config {
     let rd = dir.join("robots");

@@ -1024,7 +1024,7 @@ fn a_challenge_is_passed_with_or_without_javascript() {
     let policy = d.path().join("policy.yaml");
     std::fs::write(
         &policy,
-        "rules:\n  - name: fast-browsers\n    category: browser\n    rate: 2/min per ip\n    action: challenge\n",
+        "default: allow\nrules:\n  - name: fast-browsers\n    category: browser\n    rate: 2/min per ip\n    action: challenge\n",
     )
     .unwrap();
     let config = Config {
@@ -1315,7 +1315,7 @@ fn nginx_with_the_policy_configuration_of_the_gate_guide() {
 /// The policy the front-server tests run: robots.txt and the protocol
 /// files for all, robots that break robots.txt refused, `/private/`
 /// refused to everyone, robots and browsers each at 2 a minute.
-const GUIDE_POLICY: &str = "rules:\n  - {name: protocol-files, path: [/robots.txt, /.well-known/], action: allow}\n  - {name: breakers, category: [unregistered-bot], robots: disallowed, action: deny}\n  - {name: private, path: /private/, action: deny}\n  - {name: slow-robots, category: unregistered-bot, rate: 2/min per ip, action: limit}\n  - {name: fast-browsers, category: browser, rate: 2/min per ip, action: challenge}\n";
+const GUIDE_POLICY: &str = "default: allow\nrules:\n  - {name: protocol-files, path: [/robots.txt, /.well-known/], action: allow}\n  - {name: breakers, category: [unregistered-bot], robots: disallowed, action: deny}\n  - {name: private, path: /private/, action: deny}\n  - {name: slow-robots, category: unregistered-bot, rate: 2/min per ip, action: limit}\n  - {name: fast-browsers, category: browser, rate: 2/min per ip, action: challenge}\n";
 
 /// Found by a probe through the guide's configurations: respelled paths
 /// were served past `path:` and `robots: disallowed`, and a client's own
@@ -1604,7 +1604,7 @@ fn doc_block(after: &str, lang: &str) -> String {
 fn a_stopped_gate_does_not_stop_the_site() {
     use std::os::unix::fs::PermissionsExt;
     let d = tempfile::tempdir().unwrap();
-    let g = policy_gate(d.path(), "rules: []\n");
+    let g = policy_gate(d.path(), "default: allow\nrules: []\n");
     let www = d.path().join("www");
     write(&www, "index.html", "the site\n");
     write(&www, "feed.xml", "<feed/>\n");
@@ -1711,7 +1711,7 @@ fn label_headers_reach_the_application_only_when_set() {
     let d = tempfile::tempdir().unwrap();
     let g = policy_gate(
         d.path(),
-        "rules:\n  - {name: tag-python, user_agent: '^python', headers: {X-Crawler-Kind: python}, action: label}\n",
+        "default: allow\nrules:\n  - {name: tag-python, user_agent: '^python', headers: {X-Crawler-Kind: python}, action: label}\n",
     );
     // The application: answers with the request's header lines.
     let app = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -1771,7 +1771,7 @@ fn report_only_decides_logs_counts_and_allows() {
     let policy = d.path().join("policy.yaml");
     std::fs::write(
         &policy,
-        "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n  - {name: slow, rate: 1/min per ip, action: limit}\n",
+        "default: allow\nrules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n  - {name: slow, rate: 1/min per ip, action: limit}\n",
     )
     .unwrap();
     let log = d.path().join("decisions.jsonl");
@@ -1835,7 +1835,7 @@ fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
     let policy = d.path().join("policy.yaml");
     std::fs::write(
         &policy,
-        "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n",
+        "default: allow\nrules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n",
     )
     .unwrap();
     let config = Config {
@@ -1847,7 +1847,7 @@ fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
     let g = serve(config);
     let curl = |g: &Running| ask(g.addr, "/auth", "192.0.2.1", "curl/8.5.0", "/");
     assert_eq!(curl(&g).status, 403);
-    std::fs::write(&policy, "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n  - {name: oops, action: maybe}\n").unwrap();
+    std::fs::write(&policy, "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n  - {name: oops, action: maybe}\ndefault: allow\n").unwrap();
     let t = Instant::now();
     let health = loop {
         let h: serde_json::Value =
@@ -1864,7 +1864,11 @@ fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
         "{why}"
     );
     assert_eq!(curl(&g).status, 403, "the old policy still decides");
-    std::fs::write(&policy, "rules:\n  - {name: all-welcome, action: allow}\n").unwrap();
+    std::fs::write(
+        &policy,
+        "default: allow\nrules:\n  - {name: all-welcome, action: allow}\n",
+    )
+    .unwrap();
     let t = Instant::now();
     while curl(&g).status != 200 {
         assert!(
@@ -1899,7 +1903,7 @@ fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
     std::fs::remove_file(&policy).unwrap();
     std::fs::write(
         &policy,
-        "rules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n",
+        "default: allow\nrules:\n  - {name: no-curl, user_agent: '^curl/', action: deny}\n",
     )
     .unwrap();
     let t = Instant::now();

@@ -190,6 +190,7 @@ default: allow
 fn lists_signatures_and_identities_are_sets() {
     let p = compile(
         "
+default: allow
 rules:
   - name: caught
     list: [suspect-bots, disobedient-bots]
@@ -235,6 +236,7 @@ rules:
 fn rates_count_only_requests_the_rule_otherwise_matches() {
     let p = compile(
         "
+default: allow
 rules:
   - name: api-too-fast
     path: /api/
@@ -318,6 +320,15 @@ fn errors_name_file_line_and_rule() {
         assert!(m.iter().any(|x| x == w), "missing {w}\nin {m:#?}");
     }
     assert!(parse("p.yaml", "rules: [", &registry()).policy.is_none());
+    // No `default:`: a file cut short reads as a policy with fewer rules,
+    // never as one that allows what no rule decides.
+    let cut = "rules:\n  - name: a\n    action: deny\n    path: /private/\n";
+    assert!(parse("p.yaml", cut, &registry()).policy.is_none());
+    assert!(
+        messages(cut)[0].contains("no `default:`"),
+        "{:?}",
+        messages(cut)
+    );
     let m = messages(
         "rules:\n  - name: x\n    action: deny\n  - name: x2\n    action: deny\nrules: []\n",
     );
@@ -363,7 +374,7 @@ fn path_case_insensitive_folds_paths_and_patterns_but_not_escapes() {
         p.decide(&req("/private/x", "x"), &Rates::new(10)).rule,
         "default"
     );
-    let m = messages("path_case: maybe\nrules: []\n");
+    let m = messages("default: allow\npath_case: maybe\nrules: []\n");
     assert!(
         m[0].contains("`path_case` must be sensitive or insensitive"),
         "{m:?}"
@@ -373,7 +384,7 @@ fn path_case_insensitive_folds_paths_and_patterns_but_not_escapes() {
 #[test]
 fn regular_expressions_and_files_over_their_limits_are_refused() {
     let long = format!(
-        "rules:\n  - name: r\n    action: deny\n    user_agent: '{}'\n",
+        "default: allow\nrules:\n  - name: r\n    action: deny\n    user_agent: '{}'\n",
         "a".repeat(2_000)
     );
     assert!(
@@ -381,13 +392,14 @@ fn regular_expressions_and_files_over_their_limits_are_refused() {
         "{:?}",
         messages(&long)
     );
-    let big = "rules:\n  - name: r\n    action: deny\n    user_agent: '(\\w{50}){50}'\n";
+    let big =
+        "default: allow\nrules:\n  - name: r\n    action: deny\n    user_agent: '(\\w{50}){50}'\n";
     let m = messages(big);
     assert!(m[0].contains("compiles to over"), "{m:?}");
     assert!(parse("p.yaml", big, &registry()).policy.is_none());
     let huge = "#".repeat(botscope_policy::MAX_POLICY_BYTES + 1);
     assert!(messages(&huge)[0].contains("the limit is"));
-    let mut many = String::from("rules:\n");
+    let mut many = String::from("default: allow\nrules:\n");
     for i in 0..=botscope_policy::MAX_RULES {
         many.push_str(&format!("  - {{name: r{i}, action: allow, path: /p{i}}}\n"));
     }
@@ -413,7 +425,9 @@ fn regular_expressions_and_files_over_their_limits_are_refused() {
     let laughs = "a: &a [x, x]\nb: [*a, *a]\nrules: []\n";
     assert!(parse("p.yaml", laughs, &registry()).policy.is_none());
     // Control characters of the file are escaped in messages.
-    let m = messages("rules:\n  - name: r\n    action: deny\n    bot: \"Evil\\e[2J\"\n");
+    let m = messages(
+        "default: allow\nrules:\n  - name: r\n    action: deny\n    bot: \"Evil\\e[2J\"\n",
+    );
     assert!(m[0].contains("\\x1b") && !m[0].contains('\x1b'), "{m:?}");
 }
 
@@ -441,6 +455,7 @@ rules:
   - name: never
     path: /y
     action: deny
+default: allow
 ",
         &registry(),
     );
@@ -574,7 +589,7 @@ fn the_presets_are_clean_and_do_what_they_say() {
 /// them, or counts keys slower than one a minute.
 #[test]
 fn the_protocol_files_and_who_a_policy_hurts() {
-    let challenge_all = "rules:\n  - {name: everyone, action: challenge}\n";
+    let challenge_all = "rules:\n  - {name: everyone, action: challenge}\ndefault: allow\n";
     let p = compile(challenge_all);
     for path in [
         "/robots.txt",
@@ -596,7 +611,7 @@ fn the_protocol_files_and_who_a_policy_hurts() {
         ]
     );
     // A rule that names robots.txt refuses it, and is warned about.
-    let named = "rules:\n  - {name: no-robots, path: /robots.txt, action: deny}\n";
+    let named = "rules:\n  - {name: no-robots, path: /robots.txt, action: deny}\ndefault: allow\n";
     let named_policy = compile(named);
     let d = named_policy.decide(&req("/robots.txt", "Firefox"), &Rates::default());
     assert_eq!((d.action, d.rule), (Action::Deny, "no-robots"));
@@ -621,13 +636,17 @@ fn the_protocol_files_and_who_a_policy_hurts() {
     );
     assert!(!m.iter().any(|m| m.contains("robots.txt")), "{m:?}");
     // Keys that live an hour.
-    let m = messages("rules:\n  - {name: hourly, rate: 1/h per ip, action: limit}\n");
+    let m =
+        messages("rules:\n  - {name: hourly, rate: 1/h per ip, action: limit}\ndefault: allow\n");
     assert!(
         m.iter().any(|m| m
             .contains("rule `hourly`: a rate slower than one request a minute (one every 3600 s)")),
         "{m:?}"
     );
-    assert!(messages("rules:\n  - {name: ok, rate: 1/min per ip, action: limit}\n").is_empty());
+    assert!(
+        messages("rules:\n  - {name: ok, rate: 1/min per ip, action: limit}\ndefault: allow\n")
+            .is_empty()
+    );
 }
 
 /// Found by a probe: `browsers-too-fast` counted images, stylesheets and
@@ -676,7 +695,7 @@ fn pages_count_subresources_are_never_challenged_and_a_pass_raises_limits() {
     // … and one that marks every request a subresource is limited at ten
     // times the page rate, never challenged.
     let small = compile(
-        "rules:\n  - {name: fast, category: browser, rate: 10/min per ip, action: challenge}\n",
+        "default: allow\nrules:\n  - {name: fast, category: browser, rate: 10/min per ip, action: challenge}\n",
     );
     let client = |ip: &'static str, navigation: bool, passed: bool| Facts {
         ip: ip.parse().expect("ip"),
@@ -760,7 +779,7 @@ fn the_guides_recipes_do_what_they_say() {
         .map(|b| &b[..b.find("```").expect("closed")])
         .collect();
     assert_eq!(blocks.len(), 5);
-    let all = format!("rules:\n{}", blocks.concat());
+    let all = format!("default: allow\nrules:\n{}", blocks.concat());
     assert!(messages(&all).is_empty(), "{:?}", messages(&all));
     let p = compile(&all);
     let rates = Rates::default();

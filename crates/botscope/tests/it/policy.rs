@@ -50,7 +50,7 @@ fn check_reports_file_line_and_rule_with_its_exit_status() {
     let bad = d.path().join("bad.yaml");
     std::fs::write(
         &bad,
-        "rules:\n  - name: ai\n    category: ai-training\n    action: deny\n  - name: gpt\n    bot: GPTBot\n    category: ai-training\n    action: allow\n  - name: typo\n    bot: Bingbto\n    action: deny\n",
+        "rules:\n  - name: ai\n    category: ai-training\n    action: deny\n  - name: gpt\n    bot: GPTBot\n    category: ai-training\n    action: allow\n  - name: typo\n    bot: Bingbto\n    action: deny\ndefault: allow\n",
     )
     .unwrap();
     let o = run(&["policy", "check", arg(&bad)]);
@@ -143,7 +143,7 @@ fn gate_runs_a_policy_and_refuses_a_broken_one() {
     let bad = d.path().join("bad.yaml");
     std::fs::write(
         &bad,
-        "rules:\n  - name: r\n    action: deny\n    identity: fake\n",
+        "rules:\n  - name: r\n    action: deny\n    identity: fake\ndefault: allow\n",
     )
     .unwrap();
     let o = run(&[
@@ -520,7 +520,7 @@ fn the_gates_start_errors_name_their_flag_and_path_once() {
     );
     std::fs::write(robots.join("default.txt"), "User-agent: *\n").unwrap();
     let mine = d.path().join("policy.yaml");
-    std::fs::write(&mine, "rules: []\n").unwrap();
+    std::fs::write(&mine, "rules: []\ndefault: allow\n").unwrap();
     let o = run(&[
         "gate",
         "--robots-dir",
@@ -540,7 +540,7 @@ fn the_gates_start_errors_name_their_flag_and_path_once() {
     );
     assert_eq!(
         std::fs::read_to_string(&mine).unwrap(),
-        "rules: []\n",
+        "rules: []\ndefault: allow\n",
         "left as it is"
     );
 }

@@ -834,3 +834,170 @@ fn the_operators_attack_script_finds_no_way_around() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", crate::stderr(&o));
 }
+
+/// A policy that refuses `/p/40` (its last rule) and `/{tag}/`, with
+/// `default: allow` first: every prefix of it that is a valid policy
+/// allows `/p/40`.
+fn versioned_policy(tag: &str) -> String {
+    let mut p =
+        format!("default: allow\nrules:\n  - name: {tag}\n    action: deny\n    path: [/{tag}/]\n");
+    for i in 1..=40 {
+        p.push_str(&format!(
+            "  - name: p{i}\n    action: deny\n    path: [/p/{i}$]\n"
+        ));
+    }
+    p
+}
+
+/// Rewrites `path` in place, a line at a time (as `echo … >>` in a loop,
+/// or an editor saving over the file).
+fn rewrite_in_place(path: &Path, text: &str) {
+    use std::io::Write as _;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .unwrap();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        f.write_all(line.as_bytes()).unwrap();
+        if i % 8 == 7 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// Item 7 of the gate's attacks: a policy rewritten in place, over and
+/// over or once at a time, is never served half-written (every answer
+/// comes from the old policy or the new one), a file replaced with the
+/// same size and modification time is read, a policy without `default:`
+/// is refused, and the guide's replacement by rename runs as written.
+#[test]
+fn a_policy_rewritten_in_place_is_never_read_half_written() {
+    let dir = crate::scratch("standalone-rewrites");
+    let app = botscope_testkit::recorder::Recorder::start(None);
+    let (robots, _) = site(&dir);
+    let policy = dir.join("policy.yaml");
+    let (a, b) = (versioned_policy("a"), versioned_policy("b"));
+    std::fs::write(&policy, &a).unwrap();
+    let (_g, at) = spawn_gate(
+        &robots,
+        &policy,
+        &dir,
+        &app.url(),
+        botscope_testkit::free_port(),
+        &["--offline", "--poll", "0.05"],
+        &[],
+    );
+    let status = |t: &str| raw_get(at, t).status;
+    assert_eq!(
+        (status("/a/x"), status("/b/x"), status("/p/40")),
+        (403, 200, 403)
+    );
+    // Load on /p/40, which both versions refuse, while writers rewrite.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let (mut asked, mut passed) = (0u32, 0u32);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                asked += 1;
+                if raw_get(at, "/p/40").status != 403 {
+                    passed += 1;
+                }
+            }
+            (asked, passed)
+        })
+    };
+    // Continuous rewrites for three seconds, then eight single ones.
+    let t = Instant::now();
+    let mut n = 0;
+    while t.elapsed() < Duration::from_secs(3) {
+        rewrite_in_place(&policy, if n % 2 == 0 { &b } else { &a });
+        n += 1;
+    }
+    for i in 0..8 {
+        rewrite_in_place(&policy, if i % 2 == 0 { &a } else { &b });
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (asked, passed) = load.join().unwrap();
+    assert!(asked > 50, "{asked} requests");
+    assert_eq!(
+        passed, 0,
+        "{passed} of {asked} answers allowed what neither version allows"
+    );
+    // The last version written (b) is the one served.
+    assert_eq!((status("/a/x"), status("/b/x")), (200, 403));
+    // Replaced by a file of the same size and modification time.
+    let c = versioned_policy("c");
+    assert_eq!(c.len(), b.len());
+    let other = dir.join("c.yaml");
+    std::fs::write(&other, &c).unwrap();
+    let ok = Command::new("touch")
+        .arg("-r")
+        .arg(&policy)
+        .arg(&other)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let ok = Command::new("cp")
+        .arg("-p")
+        .arg(&other)
+        .arg(&policy)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let t = Instant::now();
+    while status("/c/x") != 403 {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "a cp -p copy is never read"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(status("/b/x"), 200);
+    // A policy without `default:` is refused; the one before stays.
+    std::fs::write(&policy, "rules:\n  - {name: d, action: deny, path: /d/}\n").unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!((status("/c/x"), status("/d/x")), (403, 200));
+    let h = raw_get(at, "/.botscope/healthz").json();
+    assert!(
+        h["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("no `default:`")),
+        "{h}"
+    );
+    // The guide's way: a new file checked, then renamed over the old.
+    let cmd = doc_block("**Replacing the policy.**", "sh")
+        .replace("/etc/botscope/", &format!("{}/", dir.display()));
+    std::fs::write(dir.join("policy.yaml.new"), versioned_policy("e")).unwrap();
+    let o = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &cmd])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                Path::new(env!("CARGO_BIN_EXE_botscope"))
+                    .parent()
+                    .unwrap()
+                    .display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", crate::stderr(&o));
+    let t = Instant::now();
+    while status("/e/x") != 403 {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "the renamed file is never read"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !app.lines().iter().any(|l| l.contains("/p/40")),
+        "{:?}",
+        app.lines()
+    );
+}
