@@ -597,6 +597,18 @@ pub struct GateArgs {
     /// A proxy network whose --client-header is believed (repeatable).
     #[arg(long, value_name = "CIDR", num_args = 1..)]
     pub trust_proxy: Vec<String>,
+    /// Who may read /healthz and /metrics (/.botscope/… with --upstream) and revoke
+    /// passes: the client the gate names must be in one of these networks (a trusted
+    /// proxy that names no client is never an operator).
+    #[arg(long, value_name = "CIDR", num_args = 1.., default_values = ["127.0.0.0/8", "::1/128"])]
+    pub operators: Vec<String>,
+    /// A file holding the operators' token (16 characters or more, one line):
+    /// revoking passes needs it (`Authorization: Bearer TOKEN`) besides an operator's
+    /// address, and through a trusted proxy that names no client it lets /healthz and
+    /// /metrics be read (a Prometheus on the gate's own machine). Without it, passes
+    /// cannot be revoked.
+    #[arg(long, value_name = "FILE")]
+    pub operator_token_file: Option<PathBuf>,
     /// The one header a --trust-proxy peer writes the client's address in; no other
     /// is read. `X-Real-IP` (one address: nginx's `proxy_set_header X-Real-IP
     /// $remote_addr`, Caddy's `header_up X-Real-IP {remote_host}`), `X-Forwarded-For`

@@ -704,8 +704,13 @@ pub(crate) async fn revoke_passes(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: Request,
 ) -> Response {
-    if let Some(refused) = crate::metrics::operators_only(&g, peer, req.headers(), "revoke-passes")
-    {
+    if let Some(refused) = crate::metrics::operators_only(
+        &g,
+        peer,
+        req.headers(),
+        "revoke-passes",
+        crate::metrics::Operator::Act,
+    ) {
         return refused;
     }
     let now = unix_now_ms() / 1000;

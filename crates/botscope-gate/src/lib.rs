@@ -223,6 +223,23 @@ pub struct Config {
     pub upstream: Option<proxy::UpstreamConfig>,
     /// What many gates share (`--state`): memory (the default), or Redis.
     pub state: state::StateConfig,
+    /// Who may read `/healthz` and `/metrics` and revoke passes
+    /// (`--operators`, default loopback): judged on the client the gate
+    /// names, never on a trusted proxy standing in for an unnamed one.
+    pub operators: Vec<IpRange>,
+    /// The operators' token (`--operator-token-file`): revoking passes
+    /// needs it (`Authorization: Bearer …`) besides an operator's
+    /// address; through a trusted proxy that names no client, it alone
+    /// lets the operators' pages be read.
+    pub operator_token: Option<Vec<u8>>,
+}
+
+/// The default `--operators`: loopback.
+pub fn default_operators() -> Vec<IpRange> {
+    ["127.0.0.0/8", "::1/128"]
+        .iter()
+        .filter_map(|c| IpRange::parse_any(c).ok())
+        .collect()
 }
 
 impl Config {
@@ -250,6 +267,8 @@ impl Config {
             },
             upstream: None,
             state: state::StateConfig::Memory,
+            operators: default_operators(),
+            operator_token: None,
         }
     }
 
@@ -599,9 +618,20 @@ impl Gate {
     /// proxy). A trusted proxy that sends no address there stands for the
     /// client itself.
     pub fn client(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+        self.named_client(peer, headers)
+            .unwrap_or_else(|stand_in| stand_in)
+    }
+
+    /// [`Gate::client`], told apart: `Ok` when the client is known (the
+    /// peer is no trusted proxy, or a trusted proxy names it), `Err` with
+    /// the proxy that stands in for it when a trusted proxy names no one
+    /// (its header missing, doubled or unparseable, or only proxies in
+    /// its chain). What only an operator may do is never granted to a
+    /// stand-in.
+    pub fn named_client(&self, peer: IpAddr, headers: &HeaderMap) -> Result<IpAddr, IpAddr> {
         let trusted = |ip: IpAddr| self.config.trust_proxy.iter().any(|r| r.contains(ip));
         if !trusted(peer) {
-            return peer;
+            return Ok(peer);
         }
         let parse = |s: &str| s.trim().parse::<IpAddr>().ok();
         let hops: Vec<Option<IpAddr>> = match self.client_header.as_str() {
@@ -627,8 +657,8 @@ impl Gate {
             // believed (two values mean a client's own got through).
             let mut values = headers.get_all(&self.client_header).iter();
             return match (values.next(), values.next()) {
-                (Some(v), None) => v.to_str().ok().and_then(parse).unwrap_or(peer),
-                _ => peer,
+                (Some(v), None) => v.to_str().ok().and_then(parse).ok_or(peer),
+                _ => Err(peer),
             };
         }
         // From the right, where the trusted proxies appended: the first
@@ -637,12 +667,12 @@ impl Gate {
         let mut client = peer;
         for hop in hops.into_iter().rev() {
             match hop {
-                Some(ip) if !trusted(ip) => return ip,
+                Some(ip) if !trusted(ip) => return Ok(ip),
                 Some(ip) => client = ip,
                 None => break,
             }
         }
-        client
+        Err(client)
     }
 
     /// The signature checking, when on.
@@ -663,7 +693,9 @@ async fn healthz(
     req: Request,
 ) -> Response {
     // As /metrics: the lists, the policy and the load are the operator's.
-    if let Some(refused) = metrics::operators_only(&g, peer, req.headers(), "healthz") {
+    if let Some(refused) =
+        metrics::operators_only(&g, peer, req.headers(), "healthz", metrics::Operator::Read)
+    {
         return refused;
     }
     let snap = g.snapshot();
@@ -1075,25 +1107,89 @@ mod tests {
         assert_eq!(g.client(peer, &with("x-forwarded-for", "192.0.2.66")), peer);
     }
 
-    /// `/healthz` and `/metrics` answer loopback and the trusted proxies
-    /// only.
+    /// `/healthz`, `/metrics` and revoking passes are the operators':
+    /// judged on the client the gate names, never on a trusted proxy
+    /// standing in for an unnamed one; acting needs the token too.
     #[test]
-    fn health_and_metrics_are_the_operators() {
+    fn health_metrics_and_revoking_are_the_operators() {
+        use metrics::Operator::{Act, Read};
         let d = tempfile::tempdir().expect("tmp");
         std::fs::write(d.path().join("default.txt"), "User-agent: *\n").expect("w");
         let g = Gate::new(Config {
-            trust_proxy: vec![IpRange::parse_any("10.0.0.0/8").expect("cidr")],
+            trust_proxy: vec![
+                IpRange::parse_any("10.0.0.0/8").expect("cidr"),
+                IpRange::parse_any("127.0.0.1/32").expect("cidr"),
+            ],
+            operators: vec![
+                IpRange::parse_any("127.0.0.0/8").expect("cidr"),
+                IpRange::parse_any("192.0.2.7/32").expect("cidr"),
+            ],
+            operator_token: Some(b"0123456789abcdef".to_vec()),
             ..Config::new(d.path().to_path_buf())
         })
         .expect("gate");
         let at = |s: &str| s.parse::<SocketAddr>().expect("addr");
-        for ok in ["127.0.0.1:1", "[::1]:1", "10.1.2.3:1"] {
-            assert!(
-                metrics::operators_only(&g, at(ok), &HeaderMap::new(), "healthz").is_none(),
-                "{ok}"
-            );
+        let h = |pairs: &[(&'static str, &str)]| {
+            let mut h = HeaderMap::new();
+            for (k, v) in pairs {
+                h.append(*k, HeaderValue::from_str(v).expect("value"));
+            }
+            h
+        };
+        let token = ("authorization", "Bearer 0123456789abcdef");
+        let ok = |peer: &str, headers: &HeaderMap, need| {
+            metrics::operators_only(&g, at(peer), headers, "healthz", need).is_none()
+        };
+        // An operator's own address, or one a trusted proxy names.
+        assert!(ok("[::ffff:127.0.0.2]:1", &h(&[]), Read));
+        assert!(ok("192.0.2.7:1", &h(&[]), Read));
+        assert!(ok("10.1.2.3:1", &h(&[("x-real-ip", "192.0.2.7")]), Read));
+        assert!(ok("127.0.0.1:1", &h(&[("x-real-ip", "127.0.0.1")]), Read));
+        // A stranger, directly or named by a trusted proxy.
+        assert!(!ok("192.0.2.1:1", &h(&[]), Read));
+        assert!(!ok("192.0.2.1:1", &h(&[token]), Read));
+        assert!(!ok(
+            "10.1.2.3:1",
+            &h(&[("x-real-ip", "198.51.100.1")]),
+            Read
+        ));
+        assert!(!ok(
+            "127.0.0.1:1",
+            &h(&[("x-real-ip", "198.51.100.1"), token]),
+            Read
+        ));
+        // A trusted proxy that names no one (missing, doubled, junk) is
+        // no operator, even on loopback; the token lets it read.
+        for unnamed in [
+            h(&[]),
+            h(&[("x-real-ip", "127.0.0.1"), ("x-real-ip", "127.0.0.1")]),
+            h(&[("x-real-ip", "junk")]),
+        ] {
+            assert!(!ok("127.0.0.1:1", &unnamed, Read), "{unnamed:?}");
+            assert!(!ok("10.1.2.3:1", &unnamed, Read), "{unnamed:?}");
         }
-        let r = metrics::operators_only(&g, at("192.0.2.1:1"), &HeaderMap::new(), "healthz")
+        assert!(ok("127.0.0.1:1", &h(&[token]), Read));
+        assert!(!ok(
+            "127.0.0.1:1",
+            &h(&[("authorization", "Bearer 0123456789abcdeX")]),
+            Read
+        ));
+        // Acting: an operator's address and the token.
+        assert!(ok("192.0.2.7:1", &h(&[token]), Act));
+        assert!(!ok("192.0.2.7:1", &h(&[]), Act));
+        assert!(!ok("127.0.0.1:1", &h(&[token]), Act), "unnamed");
+        assert!(ok(
+            "127.0.0.1:1",
+            &h(&[("x-real-ip", "127.0.0.1"), token]),
+            Act
+        ));
+        // Without a token file, nobody revokes.
+        let g = Gate::new(Config {
+            operator_token: None,
+            ..g.config.clone()
+        })
+        .expect("gate");
+        let r = metrics::operators_only(&g, at("192.0.2.7:1"), &h(&[token]), "revoke-passes", Act)
             .expect("refused");
         assert_eq!(r.status(), axum::http::StatusCode::FORBIDDEN);
     }

@@ -211,37 +211,93 @@ pub fn render(g: &Gate) -> String {
     o
 }
 
-/// A 403 unless the client is on loopback or a `--trust-proxy` network:
-/// what the gate knows of its lists, its policy and its load is the
-/// operator's. The client is the connection's peer, or the address a
-/// trusted proxy passes on (a proxy in front of the gate passes strangers'
-/// requests too).
+/// What an operator's request must show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Operator {
+    /// To read (`/healthz`, `/metrics`): an address in `--operators`, or,
+    /// through a trusted proxy that names no client, the token.
+    Read,
+    /// To act (revoking passes): an address in `--operators` and the
+    /// token.
+    Act,
+}
+
+/// Whether the request carries the operators' token
+/// (`Authorization: Bearer TOKEN`), compared in constant time.
+fn has_token(g: &Gate, h: &axum::http::HeaderMap) -> bool {
+    let Some(token) = g.config.operator_token.as_deref() else {
+        return false;
+    };
+    h.get(header::AUTHORIZATION)
+        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+        .is_some_and(|given| {
+            let given = given.trim_ascii();
+            given.len() == token.len()
+                && given
+                    .iter()
+                    .zip(token)
+                    .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                    == 0
+        })
+}
+
+/// A 403 unless the request is an operator's: what the gate knows of its
+/// lists, its policy and its load, and revoking passes, are the
+/// operators'. The client is the one the gate names (the connection's
+/// peer, or the address a trusted proxy names); a trusted proxy that
+/// names no client is never taken for an operator (a front server passes
+/// strangers' requests too).
 pub(crate) fn operators_only(
     g: &Gate,
     peer: SocketAddr,
     h: &axum::http::HeaderMap,
     what: &str,
+    need: Operator,
 ) -> Option<Response> {
-    let ip = botscope_botid::normalize(g.client(peer.ip(), h));
-    if ip.is_loopback() || g.config.trust_proxy.iter().any(|r| r.contains(ip)) {
+    let named = g.named_client(peer.ip(), h);
+    let operator = named
+        .map(botscope_botid::normalize)
+        .is_ok_and(|ip| g.config.operators.iter().any(|r| r.contains(ip)));
+    let token = has_token(g, h);
+    let (ok, why) = match need {
+        Operator::Read if operator || (named.is_err() && token) => (true, ""),
+        Operator::Read if named.is_err() => (
+            false,
+            "a trusted proxy that names no client (send the client header, or the operators' token)",
+        ),
+        Operator::Read => (false, "a client outside --operators"),
+        Operator::Act if g.config.operator_token.is_none() => {
+            (false, "this gate, started without --operator-token-file")
+        }
+        Operator::Act if operator && token => (true, ""),
+        Operator::Act if !operator => (
+            false,
+            "a client outside --operators (or a trusted proxy that names none)",
+        ),
+        Operator::Act => (
+            false,
+            "a request without the operators' token (Authorization: Bearer …)",
+        ),
+    };
+    if ok {
         return None;
     }
     Some(
         (
             StatusCode::FORBIDDEN,
-            format!("{what} is for loopback and --trust-proxy networks\n"),
+            format!("{what} is the operators': refused to {why}\n"),
         )
             .into_response(),
     )
 }
 
-/// `GET /metrics`: to loopback and the trusted proxies only.
+/// `GET /metrics`: to the operators only.
 pub(crate) async fn metrics(
     State(g): State<Arc<Gate>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: axum::extract::Request,
 ) -> Response {
-    if let Some(refused) = operators_only(&g, peer, req.headers(), "metrics") {
+    if let Some(refused) = operators_only(&g, peer, req.headers(), "metrics", Operator::Read) {
         return refused;
     }
     let mut r = render(&g).into_response();

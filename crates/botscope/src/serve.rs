@@ -71,6 +71,9 @@ fn check_gate_paths(a: &GateArgs) -> Result<()> {
     if let Some(p) = &a.upstream_ca_file {
         check("--upstream-ca-file", p, false);
     }
+    if let Some(p) = &a.operator_token_file {
+        check("--operator-token-file", p, false);
+    }
     if let Some(p) = &a.decision_log {
         let dir = match p.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
@@ -100,6 +103,19 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
                 .map_err(|e| anyhow::anyhow!("--trust-proxy {c}: {e}"))
         })
         .collect::<Result<Vec<_>>>()?;
+    let operators = a
+        .operators
+        .iter()
+        .map(|c| {
+            botscope_botid::IpRange::parse_any(c)
+                .map_err(|e| anyhow::anyhow!("--operators {c}: {e}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let operator_token = a
+        .operator_token_file
+        .as_ref()
+        .map(|p| operator_token(p))
+        .transpose()?;
     let deny = a
         .deny
         .iter()
@@ -140,6 +156,8 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         lists: a.lists.clone(),
         robots_dir: a.robots_dir.clone(),
         trust_proxy,
+        operators,
+        operator_token,
         client_header: a.client_header.clone(),
         report_only: a.report_only,
         deny,
@@ -225,6 +243,21 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
     }
     server.run(stop).await?;
     Ok(ExitStatus::Success)
+}
+
+/// The operators' token: the file's one line, 16 printable characters or
+/// more (a short or empty one would be guessed).
+fn operator_token(p: &std::path::Path) -> Result<Vec<u8>> {
+    let shown = || botscope_text::field(&p.display().to_string()).into_owned();
+    let bytes = botscope_os::read_file_capped(p, 4096)
+        .with_context(|| format!("--operator-token-file {}", shown()))?;
+    let token = bytes.trim_ascii().to_vec();
+    anyhow::ensure!(
+        token.len() >= 16 && token.iter().all(u8::is_ascii_graphic),
+        "--operator-token-file {}: the token must be one line of 16 printable characters or more (e.g. `openssl rand -hex 32`)",
+        shown()
+    );
+    Ok(token)
 }
 
 /// What an https `--upstream` is checked against: the system's store and

@@ -30,9 +30,13 @@ fn gate_config(dir: &Path, policy: &str, state: StateConfig) -> Config {
         identity: Some(offline()),
         policy: Some(path),
         state,
+        operator_token: Some(OPERATOR_TOKEN.as_bytes().to_vec()),
         ..Config::new(rd)
     }
 }
+
+/// The fleet's operators' token.
+const OPERATOR_TOKEN: &str = "fleet-operators-0123456789";
 
 fn redis_state(r: &botscope_testkit::Redis) -> StateConfig {
     StateConfig::Redis {
@@ -298,15 +302,29 @@ fn evidence_and_passes_are_the_fleets() {
         )
     };
     assert_eq!(with_pass(b.addr).header("x-bot-challenge"), Some("passed"));
-    // Revoked on gate a: refused on gate b within its next poll.
+    // Revoked on gate a: refused on gate b within its next poll. Only an
+    // operator with the token revokes: a stranger named by the proxy,
+    // the proxy naming no one, or an operator without the token cannot.
     std::thread::sleep(Duration::from_millis(1100));
-    let mut s = socket2_connect([127, 0, 0, 1], a.addr);
-    write!(
-        s,
-        "POST /.botscope/revoke-passes HTTP/1.1\r\nHost: gate\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let r = read_response(s, "revoke");
+    let revoke = |more: &str| {
+        let mut s = socket2_connect([127, 0, 0, 1], a.addr);
+        write!(
+            s,
+            "POST /.botscope/revoke-passes HTTP/1.1\r\nHost: gate\r\n{more}Content-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        read_response(s, "revoke")
+    };
+    let bearer = format!("Authorization: Bearer {OPERATOR_TOKEN}\r\n");
+    for refused in [
+        format!("X-Real-IP: 192.0.2.9\r\n{bearer}"),
+        bearer.clone(),
+        "X-Real-IP: 127.0.0.1\r\n".to_owned(),
+    ] {
+        assert_eq!(revoke(&refused).status, 403, "{refused}");
+    }
+    assert_eq!(with_pass(b.addr).header("x-bot-challenge"), Some("passed"));
+    let r = revoke(&format!("X-Real-IP: 127.0.0.1\r\n{bearer}"));
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(r.json()["fleet"], true);
     let t = Instant::now();

@@ -215,7 +215,7 @@ fn lists_reload_on_change_without_a_failed_request_and_a_bad_reload_keeps_the_ol
         "192.0.2.1\n<script>not an address\n",
     );
     wait_for("the failure is reported", &|| {
-        get(g.addr, "/healthz", None)
+        get(g.addr, "/healthz", Some("127.0.0.1"))
             .body
             .contains("other-bots.txt:2")
     });
@@ -229,7 +229,7 @@ fn lists_reload_on_change_without_a_failed_request_and_a_bad_reload_keeps_the_ol
     write(&lists, "other-bots.txt", "192.0.2.1\n");
     std::fs::remove_file(rd.join("default.txt")).unwrap();
     wait_for("the missing default is reported", &|| {
-        get(g.addr, "/healthz", None)
+        get(g.addr, "/healthz", Some("127.0.0.1"))
             .body
             .contains("default.txt is missing")
     });
@@ -248,7 +248,7 @@ fn lists_reload_on_change_without_a_failed_request_and_a_bad_reload_keeps_the_ol
         get(g.addr, "/auth", Some("192.0.2.1")).header("x-bot-category") == Some("other-bots")
     });
     assert!(
-        get(g.addr, "/healthz", None)
+        get(g.addr, "/healthz", Some("127.0.0.1"))
             .body
             .contains("\"last_error\":null")
     );
@@ -614,7 +614,7 @@ fn identity_at_request_time_and_the_balanced_policy() {
     );
 
     let health: serde_json::Value =
-        serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+        serde_json::from_str(&get(g.addr, "/healthz", Some("127.0.0.1")).body).unwrap();
     assert_eq!(health["policy"]["rules"], 13, "{health}");
     // Times as RFC 3339, as everywhere the gate shows one.
     assert!(
@@ -668,7 +668,7 @@ fn an_answer_with_ttl_0_decides_and_is_kept() {
     assert_eq!(h(&r, "x-bot-identity"), "spoofed", "{r:?}");
     // Twenty more requests: refused on the answer held, no new lookup.
     let health = || -> serde_json::Value {
-        serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap()
+        serde_json::from_str(&get(g.addr, "/healthz", Some("127.0.0.1")).body).unwrap()
     };
     let started = health()["identities"]["lookups_started"].as_u64().unwrap();
     for _ in 0..20 {
@@ -866,7 +866,7 @@ fn the_decision_log_and_the_metrics() {
     assert_eq!(first["action"], "deny");
     assert!(first["time"].as_str().unwrap().ends_with('Z'), "{first}");
 
-    let m = get(g.addr, "/metrics", None);
+    let m = get(g.addr, "/metrics", Some("127.0.0.1"));
     assert_eq!(m.status, 200);
     assert!(
         m.body.contains(
@@ -1802,9 +1802,9 @@ fn report_only_decides_logs_counts_and_allows() {
     );
     assert!(r.header("retry-after").is_none(), "{r:?}");
     let health: serde_json::Value =
-        serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+        serde_json::from_str(&get(g.addr, "/healthz", Some("127.0.0.1")).body).unwrap();
     assert_eq!(health["report_only"], true, "{health}");
-    let metrics = get(g.addr, "/metrics", None).body;
+    let metrics = get(g.addr, "/metrics", Some("127.0.0.1")).body;
     assert!(
         metrics.contains("botscope_gate_decisions_total{rule=\"no-curl\",action=\"deny\"} 2"),
         "{metrics}"
@@ -1851,7 +1851,7 @@ fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
     let t = Instant::now();
     let health = loop {
         let h: serde_json::Value =
-            serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+            serde_json::from_str(&get(g.addr, "/healthz", Some("127.0.0.1")).body).unwrap();
         if !h["last_error"].is_null() {
             break h;
         }
@@ -1877,7 +1877,8 @@ fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let h: serde_json::Value = serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+    let h: serde_json::Value =
+        serde_json::from_str(&get(g.addr, "/healthz", Some("127.0.0.1")).body).unwrap();
     assert!(h["last_error"].is_null(), "{h}");
     // Found by a probe: a FIFO at the policy's path blocked a worker and
     // every later reload. It is refused at once, and a policy put back
@@ -1891,7 +1892,7 @@ fn a_broken_policy_reload_keeps_the_old_one_and_says_why() {
     let t = Instant::now();
     let why = loop {
         let h: serde_json::Value =
-            serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+            serde_json::from_str(&get(g.addr, "/healthz", Some("127.0.0.1")).body).unwrap();
         if let Some(e) = h["last_error"].as_str() {
             break e.to_owned();
         }
@@ -1985,7 +1986,7 @@ fn published_lists_are_refreshed_with_the_sanity_rules_of_bots_update() {
     }
     // Kept on disk: the next start reads the list last fetched.
     let health: serde_json::Value =
-        serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+        serde_json::from_str(&get(g.addr, "/healthz", Some("127.0.0.1")).body).unwrap();
     assert!(
         health["lists_refresh"]["next"]
             .as_str()
@@ -2023,7 +2024,7 @@ fn published_lists_are_refreshed_with_the_sanity_rules_of_bots_update() {
     let t = Instant::now();
     let health = loop {
         let h: serde_json::Value =
-            serde_json::from_str(&get(g.addr, "/healthz", None).body).unwrap();
+            serde_json::from_str(&get(g.addr, "/healthz", Some("127.0.0.1")).body).unwrap();
         if h["lists_refresh"]["problems"]
             .as_array()
             .is_some_and(|p| !p.is_empty())

@@ -137,6 +137,22 @@ fn the_package_installs_runs_and_its_unit_is_sandboxed() {
     std::fs::create_dir_all(&state).unwrap();
     std::fs::create_dir_all(root.join("var/log/botscope")).unwrap();
     std::fs::write(state.join("challenge.key"), [5u8; 32]).unwrap();
+    // The operators' token as ExecStartPre makes it: 64 hexadecimal digits.
+    let pre = unit
+        .lines()
+        .find(|l| l.starts_with("ExecStartPre=") && l.contains("operator.token"))
+        .expect("the token's ExecStartPre");
+    let script = pre
+        .split_once("-c '")
+        .and_then(|(_, s)| s.strip_suffix('\''))
+        .expect("sh -c '…'")
+        .replace("/var/lib/botscope/", &format!("{}/", state.display()));
+    run(Command::new("sh").args(["-c", &script]));
+    let token = std::fs::read_to_string(state.join("operator.token")).unwrap();
+    assert!(
+        token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{token:?}"
+    );
     let port = botscope_testkit::free_port();
     let mut args: Vec<String> = exec
         .split_whitespace()
@@ -150,6 +166,24 @@ fn the_package_installs_runs_and_its_unit_is_sandboxed() {
             }
         })
         .collect();
+    // gate.env's flags as shipped, but for its address.
+    let env = std::fs::read_to_string(root.join("etc/botscope/gate.env")).unwrap();
+    let shipped: Vec<String> = env
+        .lines()
+        .find_map(|l| l.strip_prefix("BOTSCOPE_GATE_ARGS="))
+        .expect("BOTSCOPE_GATE_ARGS in gate.env")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let mut it = shipped.into_iter();
+    while let Some(a) = it.next() {
+        if a == "--listen" {
+            let _ = it.next();
+        } else {
+            args.push(a);
+        }
+    }
+    assert!(args.iter().any(|a| a == "--trust-proxy"), "{args:?}");
     args.extend([
         "--listen".into(),
         format!("127.0.0.1:{port}"),
@@ -183,9 +217,22 @@ fn the_package_installs_runs_and_its_unit_is_sandboxed() {
     )
     .unwrap();
     let r = botscope_testkit::http::read_response(s, "/robots.txt");
+    // Its metrics, read with the token through the loopback it trusts.
+    let metrics = |more: &str| {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            s,
+            "GET /metrics HTTP/1.1\r\nHost: x\r\n{more}Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        botscope_testkit::http::read_response(s, "/metrics").status
+    };
+    let with_token = metrics(&format!("Authorization: Bearer {token}\r\n"));
+    let without = metrics("");
     let _ = gate.kill();
     let _ = gate.wait();
     assert_eq!(r.status, 200);
+    assert_eq!((with_token, without), (200, 403));
     assert_eq!(
         r.body,
         std::fs::read_to_string(root.join("etc/botscope/robots/default.txt")).unwrap()

@@ -592,9 +592,13 @@ fn the_guides_fleet_command_shares_its_state() {
         .skip(1)
         .map(str::to_owned)
         .collect();
+    let token = dir.join("operator.token");
+    std::fs::write(&token, "0123456789abcdef0123456789abcdef\n").unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_botscope"))
         .args(&args)
         .args(["--listen", &addr.to_string(), "--offline"])
+        .arg("--operator-token-file")
+        .arg(&token)
         .env("HOME", &dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -615,7 +619,10 @@ fn the_guides_fleet_command_shares_its_state() {
     // The operators' view, from the gate's own machine (a client the
     // proxy names is refused it).
     assert_eq!(get("/healthz", "X-Real-IP: 192.0.2.9\r\n").status, 403);
-    let h = get("/healthz", "").json();
+    // Loopback is a trusted proxy here: a request it names no client for
+    // is no operator's; naming the operator's address, it is.
+    assert_eq!(get("/healthz", "").status, 403);
+    let h = get("/healthz", "X-Real-IP: 127.0.0.1\r\n").json();
     assert_eq!(h["state"]["kind"], "redis", "{h}");
     assert_eq!(h["state"]["shared"], true, "{h}");
     assert!(
@@ -624,6 +631,33 @@ fn the_guides_fleet_command_shares_its_state() {
             .is_some_and(|n| n.starts_with(':') && n != ":0"),
         "the gate's keys are in Redis"
     );
+    // "Who is an operator": the guide's two commands, as written.
+    let cmds = doc_block("### Who is an operator", "sh")
+        .replace("/var/lib/botscope/operator.token", crate::arg(&token))
+        .replace("127.0.0.1:8091", &addr.to_string());
+    let lines: Vec<&str> = cmds.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 2, "{cmds}");
+    let run = |line: &str| {
+        let o = Command::new("bash")
+            .args(["-euo", "pipefail", "-c", line])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{line}: {}", crate::stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let health: serde_json::Value = serde_json::from_str(&run(lines[0])).unwrap();
+    assert_eq!(health["state"]["kind"], "redis", "{health}");
+    let revoked: serde_json::Value = serde_json::from_str(&run(lines[1])).unwrap();
+    assert_eq!(revoked["fleet"], true, "{revoked}");
+    // Without the token, no revoking.
+    let r = ask(
+        [127, 0, 0, 1],
+        addr,
+        "POST /.botscope/revoke-passes",
+        "X-Real-IP: 127.0.0.1\r\n",
+        b"",
+    );
+    assert_eq!(r.status, 403, "{r:?}");
 }
 
 /// A gate whose policy refuses `/private/` (and `path_case:` as given)
