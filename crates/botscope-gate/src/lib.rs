@@ -61,7 +61,6 @@
 pub mod answer;
 pub mod challenge;
 pub mod decisions;
-pub mod forwarded;
 pub mod identity;
 mod lists;
 pub mod metrics;
@@ -643,7 +642,7 @@ impl Gate {
                 .map(parse)
                 .collect(),
             // RFC 7239: each element's `for=`.
-            "forwarded" => forwarded::hops(
+            "forwarded" => botscope_policy::forwarded::hops(
                 headers
                     .get_all("forwarded")
                     .iter()

@@ -789,7 +789,7 @@ fn forwarding_headers(
         h,
         &fwd,
         before,
-        crate::forwarded::element(peer.ip(), "http", host.as_deref()),
+        botscope_policy::forwarded::element(peer.ip(), "http", host.as_deref()),
     );
     if !trusted {
         for n in PROXY_ONLY {

@@ -57,6 +57,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod check;
+pub mod forwarded;
 mod model;
 mod parse;
 mod policy;

@@ -347,6 +347,7 @@ pub fn ambiguity(target: &str) -> Option<Ambiguity> {
         match b {
             b';' => return Some(Ambiguity::Semicolon),
             b'\\' => return Some(Ambiguity::Backslash),
+            0 => return Some(Ambiguity::Nul),
             b'%' => {
                 if let (Some(h), Some(l)) = (
                     path.get(i + 1).copied().and_then(hex),
@@ -636,6 +637,7 @@ mod tests {
             ("/private%c0%afx", NotUtf8),
             ("/private%e9/x", NotUtf8),
             ("/private%00/x", Nul),
+            ("/private\0/x", Nul),
             ("/../admin/x", AboveRoot),
             ("/%2e%2e/admin/x", AboveRoot),
             ("/a/..%2f..%2fadmin", AboveRoot),

@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use std::net::IpAddr;
-//! use botscope_gate::forwarded::{element, hops};
+//! use botscope_policy::forwarded::{element, hops};
 //!
 //! let v = r#"for=192.0.2.60;proto=http, for="[2001:db8:cafe::17]:4711", for=unknown"#;
 //! let got: Vec<Option<IpAddr>> = hops([v]).collect();
