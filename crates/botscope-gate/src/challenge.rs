@@ -54,6 +54,10 @@ pub struct ChallengeConfig {
     pub pass_life: Duration,
     /// How long a page's token may be used.
     pub token_life: Duration,
+    /// Where revocations are kept across restarts (`FILE.revoked` beside
+    /// `--challenge-key FILE`): one Unix time, passes issued at or before
+    /// it revoked. None: in memory (and the fleet's Redis) only.
+    pub revocations: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for ChallengeConfig {
@@ -76,14 +80,35 @@ impl ChallengeConfig {
             difficulty: 14,
             pass_life: Duration::from_secs(86_400),
             token_life: Duration::from_secs(600),
+            revocations: None,
         }
+    }
+}
+
+/// The revocation time kept in `path` (0 when there is none, or it is not
+/// a time: said in the log).
+fn read_revocation(path: &std::path::Path) -> u64 {
+    match botscope_os::read_file_capped(path, 64) {
+        Ok(b) => match String::from_utf8_lossy(&b).trim().parse::<u64>() {
+            Ok(t) => t,
+            Err(_) => {
+                tracing::warn!(
+                    "{}: not a revocation time; no pass is revoked by it",
+                    botscope_text::field(&path.display().to_string())
+                );
+                0
+            }
+        },
+        Err(_) => 0,
     }
 }
 
 /// Makes and checks tokens and passes.
 pub struct Challenges {
-    /// The HMAC key (replaced once by the fleet's, with `--state redis`).
+    /// The HMAC key (replaced by the fleet's, with `--state redis`).
     key: arc_swap::ArcSwap<hmac::Key>,
+    /// Its bytes, to share with the fleet.
+    key_bytes: arc_swap::ArcSwap<Vec<u8>>,
     /// Passes issued at or before this time (Unix seconds) are revoked
     /// (0: none).
     revoked_before: std::sync::atomic::AtomicU64,
@@ -159,11 +184,39 @@ fn zero_bits(digest: &[u8]) -> u32 {
 impl Challenges {
     /// From `cfg` (a key under 32 bytes is refused by the caller).
     pub fn new(cfg: ChallengeConfig) -> Challenges {
+        let kept = cfg.revocations.as_deref().map_or(0, read_revocation);
         Challenges {
             key: arc_swap::ArcSwap::from_pointee(hmac::Key::new(hmac::HMAC_SHA256, &cfg.key)),
-            revoked_before: std::sync::atomic::AtomicU64::new(0),
+            key_bytes: arc_swap::ArcSwap::from_pointee(cfg.key.clone()),
+            revoked_before: std::sync::atomic::AtomicU64::new(kept),
             cfg,
             given: std::sync::Mutex::new((0, std::collections::HashMap::new())),
+        }
+    }
+
+    /// The key's bytes.
+    pub fn key(&self) -> std::sync::Arc<Vec<u8>> {
+        self.key_bytes.load_full()
+    }
+
+    /// Writes the revocation time to its file (`revocations`), replacing
+    /// it whole (a new file renamed over it); a failure is logged and the
+    /// revocation holds in memory.
+    pub fn keep_revocation(&self) {
+        let Some(path) = &self.cfg.revocations else {
+            return;
+        };
+        let at = self.revoked_before();
+        let mut tmp = path.clone().into_os_string();
+        tmp.push(".new");
+        let tmp = std::path::PathBuf::from(tmp);
+        let written =
+            std::fs::write(&tmp, format!("{at}\n")).and_then(|()| std::fs::rename(&tmp, path));
+        if let Err(e) = written {
+            tracing::warn!(
+                "revoked passes: cannot keep the time in {}: {e} (it holds until the gate stops)",
+                botscope_text::field(&path.display().to_string())
+            );
         }
     }
 
@@ -203,6 +256,7 @@ impl Challenges {
     pub fn set_key(&self, key: &[u8]) {
         self.key
             .store(std::sync::Arc::new(hmac::Key::new(hmac::HMAC_SHA256, key)));
+        self.key_bytes.store(std::sync::Arc::new(key.to_vec()));
     }
 
     /// Revokes the passes issued at or before `at` (Unix seconds); a later

@@ -337,7 +337,25 @@ pub struct Gate {
     pub upstream: Option<proxy::Upstream>,
     /// The fleet's shared state (`--state redis://…`), when there is one.
     pub shared: Option<Arc<state::Shared>>,
+    /// Where the challenge key came from: [`KEY_OWN`], [`KEY_FLEET`] or
+    /// [`KEY_GIVEN`].
+    key_source: std::sync::atomic::AtomicU8,
+    /// When the gate was made (a new gate claims the fleet's key only
+    /// after [`CLAIM_KEY_AFTER`]).
+    started: std::time::Instant,
 }
+
+/// The challenge key: made by this gate at start.
+const KEY_OWN: u8 = 0;
+/// The fleet's, read from (or put in) Redis.
+const KEY_FLEET: u8 = 1;
+/// `--challenge-key FILE`'s.
+const KEY_GIVEN: u8 = 2;
+
+/// How long a new gate waits before it puts its own key in an empty
+/// Redis: running gates, which put the fleet's key back every second,
+/// win the race after a Redis restart.
+pub const CLAIM_KEY_AFTER: Duration = Duration::from_secs(3);
 
 fn load(config: &Config, counters: &answer::Counters) -> Result<Snapshot, Error> {
     let robots = read_robots(&config.robots_dir)?;
@@ -496,9 +514,16 @@ impl Gate {
             .clone()
             .map(proxy::Upstream::new)
             .transpose()?;
+        let given_key = config.challenge.as_ref().is_some_and(|c| !c.key.is_empty());
         Ok(Arc::new(Gate {
             upstream,
             shared,
+            key_source: std::sync::atomic::AtomicU8::new(if given_key {
+                KEY_GIVEN
+            } else {
+                KEY_OWN
+            }),
+            started: std::time::Instant::now(),
             rates: botscope_policy::Rates::new(config.rate_keys),
             identities,
             counters,
@@ -678,6 +703,58 @@ impl Gate {
     pub fn signatures(&self) -> Option<&signature::Signatures> {
         self.signatures.as_ref()
     }
+
+    /// Where the challenge key came from: `own`, `fleet` or `given`.
+    pub fn key_source(&self) -> &'static str {
+        match self.key_source.load(std::sync::atomic::Ordering::Relaxed) {
+            KEY_FLEET => "fleet",
+            KEY_GIVEN => "given",
+            _ => "own",
+        }
+    }
+
+    /// What the fleet shares, made one again with Redis (every second, and
+    /// at start): the challenge key (without `--challenge-key`: the one
+    /// Redis holds adopted, or this gate's put back when Redis lost it,
+    /// e.g. restarted without persistence), and the revocation time (the
+    /// later of Redis's and this gate's wins: a later one in Redis is
+    /// adopted and kept on disk, a later one here is written back).
+    pub async fn sync_with_fleet(&self) {
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        if !shared.healthy() {
+            return;
+        }
+        let source = self.key_source.load(std::sync::atomic::Ordering::Relaxed);
+        if source != KEY_GIVEN {
+            let mine = self.challenges.key();
+            let claim = source == KEY_FLEET || self.started.elapsed() >= CLAIM_KEY_AFTER;
+            if let Some(Some(k)) = shared.fleet_key(&mine, claim).await {
+                if k != *mine {
+                    self.challenges.set_key(&k);
+                    tracing::info!("adopted the fleet's challenge key");
+                }
+                self.key_source
+                    .store(KEY_FLEET, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        if let Some(theirs) = shared.revoked_before().await {
+            let ours = self.challenges.revoked_before();
+            if theirs > ours {
+                self.challenges.revoke_before(theirs);
+                self.keep_revocation().await;
+            } else if ours > theirs {
+                shared.revoke_before(ours).await;
+            }
+        }
+    }
+
+    /// [`challenge::Challenges::keep_revocation`]: a write of a few bytes
+    /// and a rename, as rare as revocations.
+    pub async fn keep_revocation(&self) {
+        self.challenges.keep_revocation();
+    }
 }
 
 fn unix_now() -> i64 {
@@ -741,6 +818,7 @@ async fn healthz(
             }),
         },
         "passes_revoked_before": g.challenges.revoked_before(),
+        "challenge_key": g.key_source(),
         "upstream": g.upstream.as_ref().map(|u| serde_json::json!({
             "url": u.url().as_str(),
             "answered": u.stats.answered.load(std::sync::atomic::Ordering::Relaxed),
@@ -799,15 +877,15 @@ impl Server {
         let given_key = config.challenge.as_ref().is_some_and(|c| !c.key.is_empty());
         let gate = Gate::new(config)?;
         // Without --challenge-key, a fleet signs passes with one key: the
-        // first gate's, kept in Redis.
-        if let Some(shared) = &gate.shared
-            && !given_key
-        {
-            match shared.challenge_key(&random_key()?).await {
-                Some(k) => gate.challenges.set_key(&k),
-                None => tracing::warn!(
-                    "the shared state does not answer: this gate signs passes with a key of its own until restarted (give every gate --challenge-key)"
-                ),
+        // one in Redis when there is one (else claimed a little later,
+        // so that running gates put the fleet's back first).
+        // The fleet's revocations too, before the first request.
+        if gate.shared.is_some() {
+            gate.sync_with_fleet().await;
+            if !given_key && gate.key_source() != "fleet" {
+                tracing::warn!(
+                    "the shared state holds no challenge key yet, or does not answer: this gate signs passes with a key of its own until it adopts the fleet's (every second it asks)"
+                );
             }
         }
         let listener = tokio::net::TcpListener::bind(listen)
@@ -882,15 +960,14 @@ impl Server {
         };
         let state_task = self.gate.shared.clone().map(|shared| {
             let g = self.gate.clone();
+            // (`sync_with_fleet` reads the gate's own handle.)
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(Duration::from_secs(1));
                 tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     tick.tick().await;
                     shared.check().await;
-                    if let Some(at) = shared.revoked_before().await {
-                        g.challenges.revoke_before(at);
-                    }
+                    g.sync_with_fleet().await;
                 }
             })
         });

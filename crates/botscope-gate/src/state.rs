@@ -301,18 +301,27 @@ impl Shared {
         Some(n == 1)
     }
 
-    /// The fleet's challenge key: the one in Redis, or `mine` put there
-    /// when none is (the first gate's); `None` when Redis cannot be used.
-    pub async fn challenge_key(&self, mine: &[u8]) -> Option<Vec<u8>> {
+    /// The fleet's challenge key: the one in Redis; when there is none
+    /// and `claim` is set, `mine` put there first (SET NX, then read back
+    /// in the same round trip, so that of gates claiming at once every one
+    /// adopts the one that won). `Some(None)`: none, and not claimed;
+    /// `None` when Redis cannot be used now.
+    pub async fn fleet_key(&self, mine: &[u8], claim: bool) -> Option<Option<Vec<u8>>> {
+        if !self.healthy() {
+            return None;
+        }
         let mut c = self.conn.clone();
-        let mut set = redis::cmd("SET");
-        set.arg(KEY_KEY).arg(mine).arg("NX");
-        self.exchange(set.query_async::<Option<String>>(&mut c))
-            .await?;
-        let got: Option<Vec<u8>> = self
-            .exchange(redis::cmd("GET").arg(KEY_KEY).query_async(&mut c))
-            .await?;
-        got.filter(|k| k.len() >= 32)
+        let got: Option<Vec<u8>> = if claim {
+            let mut p = redis::pipe();
+            p.cmd("SET").arg(KEY_KEY).arg(mine).arg("NX").ignore();
+            p.cmd("GET").arg(KEY_KEY);
+            let (got,): (Option<Vec<u8>>,) = self.exchange(p.query_async(&mut c)).await?;
+            got
+        } else {
+            self.exchange(redis::cmd("GET").arg(KEY_KEY).query_async(&mut c))
+                .await?
+        };
+        Some(got.filter(|k| k.len() >= 32))
     }
 
     /// The time (Unix seconds) passes issued before are revoked, as the

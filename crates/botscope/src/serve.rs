@@ -184,6 +184,12 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
             delay: a.challenge_delay,
             difficulty: a.challenge_difficulty,
             pass_life: a.challenge_pass,
+            // Revocations kept beside the key: they survive a restart.
+            revocations: a.challenge_key.as_ref().map(|p| {
+                let mut f = p.clone().into_os_string();
+                f.push(".revoked");
+                std::path::PathBuf::from(f)
+            }),
             ..botscope_gate::challenge::ChallengeConfig::new(challenge_key(a)?)
         }),
         decision_log: a.decision_log.as_ref().map(|path| {

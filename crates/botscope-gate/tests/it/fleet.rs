@@ -268,40 +268,11 @@ fn evidence_and_passes_are_the_fleets() {
     assert!(shared >= 1, "read from the fleet");
     // A pass made by gate a holds on gate b (one key, from Redis).
     let client = "198.51.100.7";
-    let page = get_with(a.addr, "/.botscope/challenge?back=/", client, BROWSER, "");
-    let token = page
-        .body
-        .split("pass?t=")
-        .nth(1)
-        .and_then(|s| s.split('&').next())
-        .unwrap()
-        .to_owned();
-    std::thread::sleep(Duration::from_millis(1100));
-    let passed = get_with(
-        a.addr,
-        &format!("/.botscope/pass?t={token}&back=/"),
-        client,
-        BROWSER,
-        "",
-    );
-    assert_eq!(passed.status, 303, "{passed:?}");
-    let cookie = passed
-        .header("set-cookie")
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    let with_pass = |g: SocketAddr| {
-        get_with(
-            g,
-            "/auth",
-            client,
-            BROWSER,
-            &format!("Cookie: {cookie}\r\nX-Original-URI: /x\r\n"),
-        )
-    };
-    assert_eq!(with_pass(b.addr).header("x-bot-challenge"), Some("passed"));
+    fleet_key(a.addr);
+    fleet_key(b.addr);
+    let cookie = earn_pass(a.addr, client);
+    let with_pass = |g: SocketAddr| holds(g, client, &cookie);
+    assert!(with_pass(b.addr));
     // Revoked on gate a: refused on gate b within its next poll. Only an
     // operator with the token revokes: a stranger named by the proxy,
     // the proxy naming no one, or an operator without the token cannot.
@@ -323,16 +294,187 @@ fn evidence_and_passes_are_the_fleets() {
     ] {
         assert_eq!(revoke(&refused).status, 403, "{refused}");
     }
-    assert_eq!(with_pass(b.addr).header("x-bot-challenge"), Some("passed"));
+    assert!(with_pass(b.addr));
     let r = revoke(&format!("X-Real-IP: 127.0.0.1\r\n{bearer}"));
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(r.json()["fleet"], true);
     let t = Instant::now();
-    while with_pass(b.addr).header("x-bot-challenge") == Some("passed") {
+    while with_pass(b.addr) {
         assert!(
             t.elapsed() < Duration::from_secs(5),
             "revoked for the fleet"
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Waits until the gate signs with the fleet's key (its `/healthz`
+/// says so).
+fn fleet_key(gate: SocketAddr) {
+    let t = Instant::now();
+    while healthz(gate)["challenge_key"] != "fleet" {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the fleet's key adopted"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A challenge passed on `gate` by `client` (the no-JavaScript way,
+/// after its one-second wait): the pass cookie.
+fn earn_pass(gate: SocketAddr, client: &str) -> String {
+    let page = get_with(gate, "/.botscope/challenge?back=/", client, BROWSER, "");
+    let token = page
+        .body
+        .split("pass?t=")
+        .nth(1)
+        .and_then(|s| s.split('&').next())
+        .unwrap()
+        .to_owned();
+    std::thread::sleep(Duration::from_millis(1100));
+    let passed = get_with(
+        gate,
+        &format!("/.botscope/pass?t={token}&back=/"),
+        client,
+        BROWSER,
+        "",
+    );
+    assert_eq!(passed.status, 303, "{passed:?}");
+    passed
+        .header("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+/// Whether `gate` takes the pass `cookie` of `client`.
+fn holds(gate: SocketAddr, client: &str, cookie: &str) -> bool {
+    get_with(
+        gate,
+        "/auth",
+        client,
+        BROWSER,
+        &format!("Cookie: {cookie}\r\nX-Original-URI: /x\r\n"),
+    )
+    .header("x-bot-challenge")
+        == Some("passed")
+}
+
+/// A gate of the fleet with a one-second challenge and `key` (empty: the
+/// fleet's, from Redis).
+fn keyed_gate(
+    dir: &Path,
+    redis: &botscope_testkit::Redis,
+    key: &[u8],
+    revocations: Option<&Path>,
+) -> super::Running {
+    let mut c = gate_config(
+        dir,
+        botscope_policy::preset("balanced").unwrap(),
+        redis_state(redis),
+    );
+    c.challenge = Some(botscope_gate::challenge::ChallengeConfig {
+        delay: Duration::from_secs(1),
+        revocations: revocations.map(Path::to_path_buf),
+        ..botscope_gate::challenge::ChallengeConfig::new(key.to_vec())
+    });
+    serve(c)
+}
+
+/// Item 8 of the gate's attacks: one key for the fleet, kept when Redis
+/// restarts without persistence (a gate started just after adopts the
+/// fleet's, not its own) and adopted by a gate whose first exchange
+/// found Redis stalled.
+#[test]
+fn the_fleet_keeps_one_key_through_restarts_and_stalls() {
+    let mut redis = botscope_testkit::Redis::start();
+    let d = tempfile::tempdir().unwrap();
+    let a = keyed_gate(&d.path().join("a"), &redis, &[], None);
+    let b = keyed_gate(&d.path().join("b"), &redis, &[], None);
+    fleet_key(a.addr);
+    fleet_key(b.addr);
+    let client = "198.51.100.8";
+    let cookie = earn_pass(a.addr, client);
+    assert!(holds(b.addr, client, &cookie));
+    // Redis restarted empty, and a gate started right after.
+    redis.restart();
+    let c = keyed_gate(&d.path().join("c"), &redis, &[], None);
+    fleet_key(c.addr);
+    std::thread::sleep(Duration::from_millis(1500));
+    for g in [a.addr, b.addr, c.addr] {
+        assert!(holds(g, client, &cookie), "{g}: the pass holds");
+    }
+    // Redis stalled while a gate starts: it signs with its own key, then
+    // adopts the fleet's.
+    let addr = redis.addr();
+    let sleeper = std::thread::spawn(move || {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        s.write_all(b"DEBUG SLEEP 2\r\n").unwrap();
+        let mut b = [0u8; 16];
+        let _ = std::io::Read::read(&mut s, &mut b);
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let e = keyed_gate(&d.path().join("e"), &redis, &[], None);
+    sleeper.join().unwrap();
+    fleet_key(e.addr);
+    assert!(holds(e.addr, client, &cookie), "adopted after the stall");
+}
+
+/// Item 9: a revocation survives the gate's restart (kept beside its key
+/// file) and Redis's (written back by a gate that holds it, read by a
+/// gate started after).
+#[test]
+fn revocations_survive_restarts_of_the_gate_and_of_redis() {
+    let mut redis = botscope_testkit::Redis::start();
+    let d = tempfile::tempdir().unwrap();
+    let key = [7u8; 32];
+    let kept = d.path().join("challenge.key.revoked");
+    let client = "198.51.100.9";
+    let mut a = keyed_gate(&d.path().join("a"), &redis, &key, Some(&kept));
+    let cookie = earn_pass(a.addr, client);
+    assert!(holds(a.addr, client, &cookie));
+    std::thread::sleep(Duration::from_millis(1100));
+    let mut s = socket2_connect([127, 0, 0, 1], a.addr);
+    write!(
+        s,
+        "POST /.botscope/revoke-passes HTTP/1.1\r\nHost: gate\r\nX-Real-IP: 127.0.0.1\r\nAuthorization: Bearer {OPERATOR_TOKEN}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    assert_eq!(read_response(s, "revoke").status, 200);
+    assert!(!holds(a.addr, client, &cookie));
+    assert!(std::fs::read_to_string(&kept).is_ok_and(|t| t.trim().parse::<u64>().is_ok()));
+    // The gate restarted with its key file: still revoked.
+    a.stop();
+    redis.restart();
+    let a = keyed_gate(&d.path().join("a"), &redis, &key, Some(&kept));
+    assert!(
+        !holds(a.addr, client, &cookie),
+        "revoked after the gate's restart"
+    );
+    // Redis restarted empty: the gate writes the time back, and a gate
+    // started after (its own machine: no file) reads it there.
+    let t = Instant::now();
+    while redis
+        .command("GET botscope:passes-revoked-before")
+        .is_none_or(|v| !v.starts_with('$') || v == "$-1")
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "written back to Redis"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let b = keyed_gate(&d.path().join("b"), &redis, &key, None);
+    assert!(
+        !holds(b.addr, client, &cookie),
+        "revoked on a gate started after Redis's restart"
+    );
+    // A pass earned after the revocation holds on both.
+    std::thread::sleep(Duration::from_millis(1100));
+    let fresh = earn_pass(a.addr, client);
+    assert!(holds(a.addr, client, &fresh) && holds(b.addr, client, &fresh));
 }
