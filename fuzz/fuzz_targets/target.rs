@@ -37,6 +37,10 @@ fuzz_target!(|data: &[u8]| {
     assert!(hops.len() <= target.len() + 1, "{target:?}");
     for ip in hops.into_iter().flatten() {
         let e = forwarded::element(ip, "http", Some(&target));
-        assert_eq!(forwarded::hops([e.as_str()]).next(), Some(Some(ip)), "{e:?}");
+        assert_eq!(
+            forwarded::hops([e.as_str()]).next(),
+            Some(Some(ip)),
+            "{e:?}"
+        );
     }
 });

@@ -68,6 +68,7 @@ pub mod proxy;
 mod recent;
 pub mod refresh;
 pub mod replay;
+pub mod resp;
 pub mod signature;
 pub mod state;
 
@@ -810,6 +811,7 @@ async fn healthz(
                 "url": s.url(),
                 "shared": s.healthy(),
                 "errors": s.stats.errors.load(std::sync::atomic::Ordering::Relaxed),
+                "malformed": s.stats.malformed.load(std::sync::atomic::Ordering::Relaxed),
                 "fallbacks": s.stats.fallbacks.load(std::sync::atomic::Ordering::Relaxed),
                 "recoveries": s.stats.recoveries.load(std::sync::atomic::Ordering::Relaxed),
                 "shared_rates": s.stats.shared_rates.load(std::sync::atomic::Ordering::Relaxed),

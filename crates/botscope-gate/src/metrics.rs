@@ -150,6 +150,16 @@ pub fn render(g: &Gate) -> String {
         );
         let _ = writeln!(
             o,
+            "# HELP botscope_gate_state_malformed_total Answers of the shared state that were not what was asked (wrong type or count, over the size bounds): each also an error."
+        );
+        let _ = writeln!(o, "# TYPE botscope_gate_state_malformed_total counter");
+        let _ = writeln!(
+            o,
+            "botscope_gate_state_malformed_total {}",
+            s.stats.malformed.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            o,
             "# HELP botscope_gate_state_shared_total What the shared state answered: rate decisions, and identity evidence read instead of DNS."
         );
         let _ = writeln!(o, "# TYPE botscope_gate_state_shared_total counter");

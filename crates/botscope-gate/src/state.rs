@@ -17,13 +17,15 @@
 //!   the passes given per network and hour, and the time before which
 //!   passes are revoked (`POST /.botscope/revoke-passes`).
 //!
-//! Redis down or slow never stops the site: every exchange has a bounded
-//! wait (`--state-timeout`); one that fails or times out puts the gate on
-//! its own memory (rates counted there, evidence and passes its own),
-//! said in `/healthz` and `/metrics`, and the gate goes back to Redis
-//! when a ping answers again (tried every second).
+//! Redis down, slow or lying never stops the site: every exchange has a
+//! bounded wait (`--state-timeout`) and bounded answers ([`crate::resp`]),
+//! each answer is checked against what was asked; one that fails, times
+//! out or is malformed puts the gate on its own memory (rates counted
+//! there, evidence and passes its own), said in `/healthz` and
+//! `/metrics`, and the gate goes back to Redis when it answers as asked
+//! again (tried after a wait that grows while Redis keeps failing soon
+//! after each recovery).
 
-use std::future::Future;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,6 +33,8 @@ use std::time::Duration;
 
 use botscope_botid::{DnsAnswer, FcrdnsEvidence};
 use botscope_policy::{Facts, Rate, RateStore};
+
+use crate::resp::{Value, cmd};
 
 /// Where the shared state is kept.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -138,6 +142,9 @@ const EPOCH_KEY: &str = "botscope:passes-revoked-before";
 pub struct StateStats {
     /// Exchanges that failed or timed out.
     pub errors: AtomicU64,
+    /// Answers that were not what was asked (wrong type, wrong count,
+    /// over the bounds): each also an error.
+    pub malformed: AtomicU64,
     /// Times the gate went on its own memory.
     pub fallbacks: AtomicU64,
     /// Times it went back to Redis.
@@ -148,14 +155,35 @@ pub struct StateStats {
     pub shared_evidence: AtomicU64,
 }
 
+/// The first wait before going back to Redis after a fallback; doubled
+/// (up to [`MAX_BACKOFF`]) each time Redis fails again within
+/// [`STEADY`] of a recovery, so that a Redis that answers pings but not
+/// the gate's questions does not make the fallback alert flap.
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest wait between tries.
+const MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// How long Redis must serve after a recovery for the wait to start over.
+const STEADY: Duration = Duration::from_secs(60);
+
+/// When to try Redis again.
+#[derive(Debug)]
+struct Recovery {
+    /// Not before then.
+    next: std::time::Instant,
+    /// The wait after the next failure.
+    backoff: Duration,
+    /// The last time the gate went back to Redis.
+    recovered: Option<std::time::Instant>,
+}
+
 /// The fleet's shared state in Redis.
 pub struct Shared {
     url: String,
-    conn: redis::aio::ConnectionManager,
-    rate_script: redis::Script,
-    pass_script: redis::Script,
+    client: crate::resp::Client,
+    rate_sha: String,
     timeout: Duration,
     healthy: AtomicBool,
+    recovery: Mutex<Recovery>,
     /// Why it last failed.
     last_error: Mutex<Option<String>>,
     /// Counters.
@@ -170,34 +198,73 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-/// The error of an exchange: Redis's, or the wait's end.
-fn failed<T>(r: Result<redis::RedisResult<T>, tokio::time::error::Elapsed>) -> Result<T, String> {
-    match r {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err("no answer in time".to_owned()),
+/// What an exchange gave: answers, or why not (the network, the wait's
+/// end, or an answer that broke the protocol's bounds).
+enum Outcome {
+    Answers(Vec<Value>),
+    Failed(String),
+    Malformed(String),
+}
+
+/// The SHA-1 of a script, as `EVALSHA` names it.
+fn sha1_hex(script: &str) -> String {
+    let d = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, script.as_bytes());
+    d.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether the rate script's answer fits the keys asked: one number per
+/// key counted (-1, or a wait of 0 or more), and fewer only when the last
+/// is a wait at a key whose limit ends the decision.
+fn rate_answer(planned: &[Planned], v: &Value) -> Result<Vec<Option<u64>>, String> {
+    let Value::Array(items) = v else {
+        return Err(format!("the rate script answered {v:?}, not a list"));
+    };
+    if items.len() > planned.len() || (items.is_empty() && !planned.is_empty()) {
+        return Err(format!(
+            "the rate script answered {} numbers for {} keys",
+            items.len(),
+            planned.len()
+        ));
     }
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let Value::Int(n) = item else {
+            return Err(format!("the rate script answered {item:?}, not a number"));
+        };
+        let wait = match *n {
+            -1 => None,
+            w if w >= 0 => u64::try_from(w).ok(),
+            w => return Err(format!("the rate script answered a wait of {w}")),
+        };
+        let last = i + 1 == items.len();
+        if last && items.len() < planned.len() && !(wait.is_some() && planned[i].decides) {
+            return Err(format!(
+                "the rate script stopped after {} of {} keys without a deciding limit",
+                items.len(),
+                planned.len()
+            ));
+        }
+        out.push(wait);
+    }
+    Ok(out)
 }
 
 impl Shared {
-    /// A connection to `url`, made when first needed (a gate starts with
+    /// A client of `url`, connected when first needed (a gate starts with
     /// Redis down, on its own memory). Must be called in a Tokio runtime.
     pub fn new(url: &str, timeout: Duration) -> Result<Arc<Shared>, String> {
-        let client = redis::Client::open(url).map_err(|e| format!("{}: {e}", shown(url)))?;
-        let cfg = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_millis(500));
-        let conn = redis::aio::ConnectionManager::new_lazy_with_config(client, cfg)
-            .map_err(|e| format!("{}: {e}", shown(url)))?;
+        let client = crate::resp::Client::new(url).map_err(|e| format!("{}: {e}", shown(url)))?;
         Ok(Arc::new(Shared {
             url: url.to_owned(),
-            conn,
-            rate_script: redis::Script::new(RATE_SCRIPT),
-            pass_script: redis::Script::new(PASS_SCRIPT),
+            client,
+            rate_sha: sha1_hex(RATE_SCRIPT),
             timeout,
             healthy: AtomicBool::new(true),
+            recovery: Mutex::new(Recovery {
+                next: std::time::Instant::now(),
+                backoff: FIRST_BACKOFF,
+                recovered: None,
+            }),
             last_error: Mutex::new(None),
             stats: StateStats::default(),
         }))
@@ -221,70 +288,205 @@ impl Shared {
             .clone()
     }
 
-    /// An exchange failed: on to memory, said once.
+    /// An exchange failed: on to memory, said once; the next try waits
+    /// longer when Redis failed soon after the last recovery.
     fn fail(&self, why: String) {
         self.stats.errors.fetch_add(1, Ordering::Relaxed);
         if self.healthy.swap(false, Ordering::Relaxed) {
             self.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
+            let mut r = self.recovery.lock().unwrap_or_else(|p| p.into_inner());
+            let soon = r.recovered.is_some_and(|t| t.elapsed() < STEADY);
+            r.backoff = if soon {
+                (r.backoff * 2).min(MAX_BACKOFF)
+            } else {
+                FIRST_BACKOFF
+            };
+            r.next = std::time::Instant::now() + r.backoff;
             tracing::warn!(
-                "the shared state at {}: {why}; deciding on this gate's own memory until it answers",
-                self.url()
+                "the shared state at {}: {why}; deciding on this gate's own memory (Redis asked again in {} s)",
+                self.url(),
+                r.backoff.as_secs()
             );
         }
         *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
     }
 
-    /// One exchange, within the bounded wait; `None` (and the fallback)
-    /// when it fails.
-    async fn exchange<T, F>(&self, f: F) -> Option<T>
-    where
-        F: Future<Output = redis::RedisResult<T>>,
-    {
-        match failed(tokio::time::timeout(self.timeout, f).await) {
-            Ok(v) => Some(v),
-            Err(why) => {
+    /// An answer that was not what was asked: counted, the connections
+    /// dropped, and on to memory.
+    fn malformed(&self, why: String) {
+        self.stats.malformed.fetch_add(1, Ordering::Relaxed);
+        self.client.forget();
+        self.fail(format!("a malformed answer: {why}"));
+    }
+
+    /// One exchange, within the bounded wait.
+    async fn send(&self, commands: &[Vec<Vec<u8>>]) -> Outcome {
+        match tokio::time::timeout(self.timeout, self.client.exchange(commands)).await {
+            Ok(Ok(v)) if v.len() == commands.len() => Outcome::Answers(v),
+            Ok(Ok(v)) => Outcome::Malformed(format!(
+                "{} answers to {} commands",
+                v.len(),
+                commands.len()
+            )),
+            Ok(Err(e)) if e.is_malformed() => Outcome::Malformed(e.to_string()),
+            Ok(Err(e)) => Outcome::Failed(e.to_string()),
+            Err(_) => {
+                // The connection's state is unknown: not reused.
+                Outcome::Failed("no answer in time".to_owned())
+            }
+        }
+    }
+
+    /// One exchange whose answers `check` reads; `None` (and the fallback)
+    /// when it fails or an answer is not what was asked.
+    async fn ask<T>(
+        &self,
+        commands: &[Vec<Vec<u8>>],
+        check: impl FnOnce(Vec<Value>) -> Result<T, String>,
+    ) -> Option<T> {
+        match self.send(commands).await {
+            Outcome::Answers(v) => {
+                if let Some(Value::Error(e)) = v.iter().find(|x| matches!(x, Value::Error(_))) {
+                    self.fail(format!("Redis: {}", botscope_text::quoted(e)));
+                    return None;
+                }
+                match check(v) {
+                    Ok(t) => Some(t),
+                    Err(why) => {
+                        self.malformed(why);
+                        None
+                    }
+                }
+            }
+            Outcome::Failed(why) => {
                 self.fail(why);
+                None
+            }
+            Outcome::Malformed(why) => {
+                self.malformed(why);
                 None
             }
         }
     }
 
-    /// Pings Redis when the gate is on its own memory, and goes back to it
-    /// when it answers.
+    /// The rate script on `keys` and `args`: by its digest, and whole
+    /// when Redis does not have it yet.
+    async fn rate_script(&self, keys: &[&[u8]], args: &[Vec<u8>]) -> Option<Value> {
+        let call = |name: &[u8], body: &[u8]| {
+            let mut c: Vec<Vec<u8>> = vec![name.to_vec(), body.to_vec()];
+            c.push(keys.len().to_string().into_bytes());
+            c.extend(keys.iter().map(|k| k.to_vec()));
+            c.extend(args.iter().cloned());
+            c
+        };
+        let by_sha = call(b"EVALSHA", self.rate_sha.as_bytes());
+        match self.send(&[by_sha]).await {
+            Outcome::Answers(mut v) => match v.pop() {
+                Some(Value::Error(e)) if e.starts_with("NOSCRIPT") => {
+                    let whole = call(b"EVAL", RATE_SCRIPT.as_bytes());
+                    self.ask(&[whole], |mut v| Ok(v.pop().unwrap_or(Value::Nil)))
+                        .await
+                        .and_then(|v| match v {
+                            Value::Error(e) => {
+                                self.fail(format!("Redis: {}", botscope_text::quoted(&e)));
+                                None
+                            }
+                            v => Some(v),
+                        })
+                }
+                Some(Value::Error(e)) => {
+                    self.fail(format!("Redis: {}", botscope_text::quoted(&e)));
+                    None
+                }
+                v => v,
+            },
+            Outcome::Failed(why) => {
+                self.fail(why);
+                None
+            }
+            Outcome::Malformed(why) => {
+                self.malformed(why);
+                None
+            }
+        }
+    }
+
+    /// Goes back to Redis when the gate is on its own memory, its wait is
+    /// over and Redis answers what the gate asks of it (a ping and the
+    /// rate script on no keys).
     pub async fn check(&self) {
         if self.healthy() {
             return;
         }
-        let mut c = self.conn.clone();
-        let cmd = redis::cmd("PING");
-        let ping = cmd.query_async::<String>(&mut c);
-        if let Ok(Ok(_)) = tokio::time::timeout(self.timeout, ping).await {
+        {
+            let r = self.recovery.lock().unwrap_or_else(|p| p.into_inner());
+            if std::time::Instant::now() < r.next {
+                return;
+            }
+        }
+        let probe = async {
+            let pong = matches!(
+                self.send(&[cmd([b"PING"])]).await,
+                Outcome::Answers(v) if v == [Value::Status("PONG".into())]
+            );
+            if !pong {
+                return false;
+            }
+            // As the gate will ask: the script, on no keys.
+            match self.rate_script(&[], &[]).await {
+                Some(Value::Array(a)) if a.is_empty() => true,
+                Some(other) => {
+                    self.malformed(format!("the rate script on no keys answered {other:?}"));
+                    false
+                }
+                None => false,
+            }
+        };
+        if probe.await {
+            let mut r = self.recovery.lock().unwrap_or_else(|p| p.into_inner());
             self.healthy.store(true, Ordering::Relaxed);
+            r.recovered = Some(std::time::Instant::now());
             self.stats.recoveries.fetch_add(1, Ordering::Relaxed);
             tracing::info!(
                 "the shared state at {} answers again: back to it",
                 self.url()
             );
+        } else {
+            let mut r = self.recovery.lock().unwrap_or_else(|p| p.into_inner());
+            self.healthy.store(false, Ordering::Relaxed);
+            r.backoff = (r.backoff * 2).min(MAX_BACKOFF);
+            r.next = std::time::Instant::now() + r.backoff;
         }
     }
 
     /// Counts `planned` in order, as the script does; `None` when Redis
-    /// cannot be used now.
+    /// cannot be used now, or answered something the keys do not fit.
     pub async fn rates(&self, planned: &[Planned]) -> Option<Vec<Option<u64>>> {
         if !self.healthy() {
             return None;
         }
-        let mut inv = self.rate_script.prepare_invoke();
+        let keys: Vec<&[u8]> = planned.iter().map(|p| p.key.as_bytes()).collect();
+        let mut args = Vec::with_capacity(planned.len() * 3);
         for p in planned {
-            inv.key(&p.key)
-                .arg(p.interval)
-                .arg(p.tolerance)
-                .arg(u8::from(p.decides));
+            args.push(p.interval.to_string().into_bytes());
+            args.push(p.tolerance.to_string().into_bytes());
+            args.push(if p.decides {
+                b"1".to_vec()
+            } else {
+                b"0".to_vec()
+            });
         }
-        let mut c = self.conn.clone();
-        let out: Vec<i64> = self.exchange(inv.invoke_async(&mut c)).await?;
-        self.stats.shared_rates.fetch_add(1, Ordering::Relaxed);
-        Some(out.into_iter().map(|w| u64::try_from(w).ok()).collect())
+        let v = self.rate_script(&keys, &args).await?;
+        match rate_answer(planned, &v) {
+            Ok(w) => {
+                self.stats.shared_rates.fetch_add(1, Ordering::Relaxed);
+                Some(w)
+            }
+            Err(why) => {
+                self.malformed(why);
+                None
+            }
+        }
     }
 
     /// Whether one more pass may be given to `network` this `hour`
@@ -293,12 +495,20 @@ impl Shared {
         if !self.healthy() {
             return None;
         }
-        let mut c = self.conn.clone();
         let key = format!("{PASSES_PREFIX}{network}:{hour}");
-        let n: i64 = self
-            .exchange(self.pass_script.key(key).arg(most).invoke_async(&mut c))
-            .await?;
-        Some(n == 1)
+        let c = vec![
+            b"EVAL".to_vec(),
+            PASS_SCRIPT.as_bytes().to_vec(),
+            b"1".to_vec(),
+            key.into_bytes(),
+            most.to_string().into_bytes(),
+        ];
+        self.ask(&[c], |v| match v.as_slice() {
+            [Value::Int(0)] => Ok(false),
+            [Value::Int(1)] => Ok(true),
+            other => Err(format!("the pass script answered {other:?}")),
+        })
+        .await
     }
 
     /// The fleet's challenge key: the one in Redis; when there is none
@@ -310,18 +520,26 @@ impl Shared {
         if !self.healthy() {
             return None;
         }
-        let mut c = self.conn.clone();
-        let got: Option<Vec<u8>> = if claim {
-            let mut p = redis::pipe();
-            p.cmd("SET").arg(KEY_KEY).arg(mine).arg("NX").ignore();
-            p.cmd("GET").arg(KEY_KEY);
-            let (got,): (Option<Vec<u8>>,) = self.exchange(p.query_async(&mut c)).await?;
-            got
-        } else {
-            self.exchange(redis::cmd("GET").arg(KEY_KEY).query_async(&mut c))
-                .await?
+        let get = cmd([b"GET", KEY_KEY.as_bytes()]);
+        let key = |v: &Value| match v {
+            Value::Nil => Ok(None),
+            Value::Bulk(k) if (32..=4096).contains(&k.len()) => Ok(Some(k.clone())),
+            other => Err(format!("the challenge key is {other:?}")),
         };
-        Some(got.filter(|k| k.len() >= 32))
+        if claim {
+            let set = cmd([b"SET", KEY_KEY.as_bytes(), mine, b"NX"]);
+            self.ask(&[set, get], |v| match v.as_slice() {
+                [Value::Status(_) | Value::Nil, got] => key(got),
+                other => Err(format!("SET NX, GET answered {other:?}")),
+            })
+            .await
+        } else {
+            self.ask(&[get], |v| match v.as_slice() {
+                [got] => key(got),
+                other => Err(format!("GET answered {other:?}")),
+            })
+            .await
+        }
     }
 
     /// The time (Unix seconds) passes issued before are revoked, as the
@@ -330,21 +548,28 @@ impl Shared {
         if !self.healthy() {
             return None;
         }
-        let mut c = self.conn.clone();
-        let v: Option<u64> = self
-            .exchange(redis::cmd("GET").arg(EPOCH_KEY).query_async(&mut c))
-            .await?;
-        Some(v.unwrap_or(0))
+        self.ask(&[cmd([b"GET", EPOCH_KEY.as_bytes()])], |v| {
+            match v.as_slice() {
+                [Value::Nil] => Ok(0),
+                [Value::Bulk(b)] => std::str::from_utf8(b)
+                    .ok()
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .ok_or_else(|| "the revocation time is not a number".to_owned()),
+                other => Err(format!("GET answered {other:?}")),
+            }
+        })
+        .await
     }
 
     /// Revokes, for the fleet, the passes issued before `at`.
     pub async fn revoke_before(&self, at: u64) -> bool {
-        let mut c = self.conn.clone();
-        self.exchange(
-            redis::cmd("SET")
-                .arg(EPOCH_KEY)
-                .arg(at)
-                .query_async::<()>(&mut c),
+        let at = at.to_string();
+        self.ask(
+            &[cmd([b"SET", EPOCH_KEY.as_bytes(), at.as_bytes()])],
+            |v| match v.as_slice() {
+                [Value::Status(s)] if s == "OK" => Ok(()),
+                other => Err(format!("SET answered {other:?}")),
+            },
         )
         .await
         .is_some()
@@ -356,18 +581,20 @@ impl Shared {
         if !self.healthy() {
             return None;
         }
-        let mut c = self.conn.clone();
-        let (body, ttl): (Option<String>, i64) = self
-            .exchange(
-                redis::pipe()
-                    .cmd("GET")
-                    .arg(key)
-                    .cmd("PTTL")
-                    .arg(key)
-                    .query_async(&mut c),
+        let (body, ttl) = self
+            .ask(
+                &[
+                    cmd([b"GET", key.as_bytes()]),
+                    cmd([b"PTTL", key.as_bytes()]),
+                ],
+                |v| match v.as_slice() {
+                    [Value::Nil, Value::Int(_)] => Ok((None, 0)),
+                    [Value::Bulk(b), Value::Int(t)] => Ok((Some(b.clone()), *t)),
+                    other => Err(format!("GET, PTTL answered {other:?}")),
+                },
             )
             .await?;
-        let ev = evidence_from_json(&body?)?;
+        let ev = evidence_from_json(&String::from_utf8_lossy(&body?))?;
         let ttl = Duration::from_millis(u64::try_from(ttl).ok()?);
         self.stats.shared_evidence.fetch_add(1, Ordering::Relaxed);
         Some((ev, ttl))
@@ -381,16 +608,22 @@ impl Shared {
         if !self.healthy() || life.is_zero() {
             return;
         }
-        let mut c = self.conn.clone();
-        let ms = u64::try_from(life.as_millis()).unwrap_or(u64::MAX);
+        let ms = u64::try_from(life.as_millis())
+            .unwrap_or(u64::MAX)
+            .to_string();
         let _ = self
-            .exchange(
-                redis::cmd("SET")
-                    .arg(key)
-                    .arg(body)
-                    .arg("PX")
-                    .arg(ms)
-                    .query_async::<()>(&mut c),
+            .ask(
+                &[cmd([
+                    b"SET",
+                    key.as_bytes(),
+                    body.as_bytes(),
+                    b"PX",
+                    ms.as_bytes(),
+                ])],
+                |v| match v.as_slice() {
+                    [Value::Status(_)] => Ok(()),
+                    other => Err(format!("SET answered {other:?}")),
+                },
             )
             .await;
     }

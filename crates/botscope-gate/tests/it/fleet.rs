@@ -478,3 +478,166 @@ fn revocations_survive_restarts_of_the_gate_and_of_redis() {
     let fresh = earn_pass(a.addr, client);
     assert!(holds(a.addr, client, &fresh) && holds(b.addr, client, &fresh));
 }
+
+/// What a lying Redis answers a command (its words): the bytes it sends
+/// back, or `None` to stream `x` until the gate hangs up.
+type Lie = fn(&[Vec<u8>]) -> Option<Vec<u8>>;
+
+/// A server that speaks RESP and lies as `lie` says; the bytes it wrote
+/// in all are counted.
+fn lying_redis(lie: Lie) -> (SocketAddr, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::io::{BufRead, BufReader, Read};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let sent = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let total = sent.clone();
+    std::thread::spawn(move || {
+        for conn in l.incoming() {
+            let Ok(conn) = conn else { continue };
+            let sent = total.clone();
+            std::thread::spawn(move || {
+                let mut out = conn.try_clone().unwrap();
+                let mut r = BufReader::new(conn);
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let n: usize = line.trim().trim_start_matches('*').parse().unwrap_or(0);
+                    let mut words = Vec::new();
+                    for _ in 0..n {
+                        let mut len = String::new();
+                        let _ = r.read_line(&mut len);
+                        let len: usize = len.trim().trim_start_matches('$').parse().unwrap_or(0);
+                        let mut w = vec![0u8; len + 2];
+                        if r.read_exact(&mut w).is_err() {
+                            return;
+                        }
+                        w.truncate(len);
+                        words.push(w);
+                    }
+                    match lie(&words) {
+                        Some(b) => {
+                            if out.write_all(&b).is_err() {
+                                return;
+                            }
+                            sent.fetch_add(b.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        None => {
+                            let chunk = vec![b'x'; 64 * 1024];
+                            let _ = out.write_all(b"$4000000000\r\n");
+                            while out.write_all(&chunk).is_ok() {
+                                sent.fetch_add(
+                                    chunk.len() as u64,
+                                    std::sync::atomic::Ordering::Relaxed,
+                                );
+                            }
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (addr, sent)
+}
+
+fn pong_else(words: &[Vec<u8>], rest: Option<Vec<u8>>) -> Option<Vec<u8>> {
+    if words
+        .first()
+        .is_some_and(|w| w.eq_ignore_ascii_case(b"PING"))
+    {
+        Some(b"+PONG\r\n".to_vec())
+    } else {
+        rest
+    }
+}
+
+/// This process's resident memory, in KiB.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Item 10 of the gate's attacks: a Redis that floods, or answers what
+/// was not asked (an empty list to the rate script, the wrong types), is
+/// read within a small bound, counted as malformed, and fallen back from
+/// (rate limits hold in memory), and the gate does not flap back to it
+/// every second.
+#[test]
+fn a_redis_that_lies_or_floods_is_not_believed() {
+    let d = tempfile::tempdir().unwrap();
+    let state = |addr: SocketAddr| StateConfig::Redis {
+        url: format!("redis://{addr}/0"),
+        timeout: Duration::from_millis(500),
+    };
+    // A flood: every answer a bulk string of 4 GB, streamed.
+    let (flood, sent) = lying_redis(|w| pong_else(w, None));
+    let before = rss_kib();
+    let g = serve(gate_config(&d.path().join("flood"), PACED, state(flood)));
+    for i in 0..20 {
+        let r = get_with(g.addr, "/auth", &format!("192.0.2.{i}"), BROWSER, "");
+        assert_eq!(r.status, 200, "{r:?}");
+    }
+    let h = healthz(g.addr);
+    assert_eq!(h["state"]["shared"], false, "{h}");
+    assert!(h["state"]["malformed"].as_u64() >= Some(1), "{h}");
+    let grown = rss_kib().saturating_sub(before);
+    assert!(
+        grown < 64 * 1024,
+        "the gate grew by {grown} KiB while Redis sent {} bytes",
+        sent.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    // An empty list for every script: rate limits hold (in memory), and
+    // the fallback does not flap.
+    let (empty, _) = lying_redis(|w| pong_else(w, Some(b"*0\r\n".to_vec())));
+    let g = serve(gate_config(&d.path().join("empty"), PACED, state(empty)));
+    let statuses: Vec<u16> = (0..12)
+        .map(|_| get_with(g.addr, "/auth", "192.0.2.77", BROWSER, "").status)
+        .collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        10,
+        "{statuses:?}"
+    );
+    let t = Instant::now();
+    let mut i = 0u32;
+    while t.elapsed() < Duration::from_secs(8) {
+        i += 1;
+        let _ = get_with(
+            g.addr,
+            "/auth",
+            &format!("198.51.100.{}", i % 200),
+            BROWSER,
+            "",
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let h = healthz(g.addr);
+    let fallbacks = h["state"]["fallbacks"].as_u64().unwrap();
+    assert!(
+        (1..=4).contains(&fallbacks),
+        "{fallbacks} fallbacks in 8 s: {h}"
+    );
+    assert!(h["state"]["malformed"].as_u64() >= Some(1), "{h}");
+    let m = get_with(g.addr, "/metrics", "127.0.0.1", BROWSER, "").body;
+    assert!(
+        !m.contains("botscope_gate_state_malformed_total 0\n"),
+        "{m}"
+    );
+    // The wrong types (OK to everything): never taken back.
+    let (wrong, _) = lying_redis(|w| pong_else(w, Some(b"+OK\r\n".to_vec())));
+    let g = serve(gate_config(&d.path().join("wrong"), PACED, state(wrong)));
+    for i in 0..30 {
+        let _ = get_with(g.addr, "/auth", &format!("203.0.113.{i}"), BROWSER, "");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let h = healthz(g.addr);
+    assert_eq!(h["state"]["shared"], false, "{h}");
+    assert_eq!(h["state"]["fallbacks"], 1, "{h}");
+    assert_eq!(h["state"]["recoveries"], 0, "{h}");
+}
