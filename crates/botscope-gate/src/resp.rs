@@ -224,16 +224,29 @@ async fn run(conn: &mut Conn, commands: &[Vec<Vec<u8>>]) -> Result<Vec<Value>, E
     }
     conn.get_mut().write_all(&out).await?;
     conn.get_mut().flush().await?;
+    read_answers(conn, commands.len()).await
+}
+
+/// Reads `n` answers off `r`, within the bounds of one exchange
+/// ([`MAX_ANSWER_BYTES`] in all, [`MAX_ELEMENTS`] an array, no nesting):
+/// each byte read once, nothing allocated past the bounds.
+pub async fn read_answers<R>(r: &mut R, n: usize) -> Result<Vec<Value>, Error>
+where
+    R: tokio::io::AsyncBufRead + Unpin + Send,
+{
     let mut budget = MAX_ANSWER_BYTES;
-    let mut answers = Vec::with_capacity(commands.len());
-    for _ in commands {
-        answers.push(read_value(conn, &mut budget, 0).await?);
+    let mut answers = Vec::with_capacity(n.min(MAX_ELEMENTS));
+    for _ in 0..n {
+        answers.push(read_value(r, &mut budget, 0).await?);
     }
     Ok(answers)
 }
 
 /// One line (without its CRLF), counted against the budget.
-async fn read_line(conn: &mut Conn, budget: &mut usize) -> Result<String, Error> {
+async fn read_line<R>(conn: &mut R, budget: &mut usize) -> Result<String, Error>
+where
+    R: tokio::io::AsyncBufRead + Unpin + Send,
+{
     let mut line = Vec::new();
     let cap = MAX_LINE.min(*budget) + 2;
     let n = (&mut *conn)
@@ -260,11 +273,14 @@ fn number(s: &str) -> Result<i64, Error> {
 }
 
 /// One value; arrays only at the top.
-fn read_value<'a>(
-    conn: &'a mut Conn,
+fn read_value<'a, R>(
+    conn: &'a mut R,
     budget: &'a mut usize,
     depth: u8,
-) -> Pin<Box<dyn Future<Output = Result<Value, Error>> + Send + 'a>> {
+) -> Pin<Box<dyn Future<Output = Result<Value, Error>> + Send + 'a>>
+where
+    R: tokio::io::AsyncBufRead + Unpin + Send,
+{
     Box::pin(async move {
         let line = read_line(conn, budget).await?;
         let (kind, rest) = line.split_at_checked(1).unwrap_or(("", ""));
