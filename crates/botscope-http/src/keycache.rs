@@ -18,10 +18,10 @@
 //! Fetch slots cannot be starved either: a client network has at most one
 //! fetch in flight, and so has a directory host; a directory's response
 //! head is due within the first-byte deadline (a server answering a byte a
-//! second is dropped then, not at the whole fetch's timeout); and
-//! [`Bounds::reserved`] slots are kept for the agents the registry names
-//! and for refreshing agents already fetched, which a flood of new agents
-//! never takes.
+//! second is dropped then, not at the whole fetch's timeout);
+//! and [`Bounds::reserved`] slots are kept for the agents the registry
+//! names, which no other agent takes, new or refreshed (an agent fetched
+//! once whose directory then trickles held them by its refreshes).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -42,8 +42,8 @@ pub struct Bounds {
     pub in_flight: usize,
     /// The shortest time between two fetches of one agent's directory.
     pub refresh: Duration,
-    /// Of the fetches in flight, those kept for the registry's agents and
-    /// for refreshing agents already fetched (new agents get the rest).
+    /// Of the fetches in flight, those kept for the registry's agents
+    /// (every other agent, new or refreshed, gets the rest).
     pub reserved: usize,
 }
 
@@ -336,12 +336,10 @@ impl KeyCache {
         let Some(rt) = &self.runtime else {
             return Err("no runtime to fetch with");
         };
-        // A registry agent, or a refresh of one already fetched, may use
-        // every slot; a new agent leaves the reserved ones.
-        let favoured = self.priority.contains(id)
-            || entries
-                .get(id)
-                .is_some_and(|e| matches!(e.state, State::Ready(_)));
+        // A registry agent may use every slot; any other agent, new or
+        // refreshed, leaves the reserved ones (an agent fetched once whose
+        // directory then trickles must not hold them by its refreshes).
+        let favoured = self.priority.contains(id);
         let limit = if favoured {
             self.bounds.in_flight
         } else {

@@ -482,48 +482,49 @@ async fn slow_directories_cannot_starve_the_fetch_slots() {
     let net = |a: u8, b: u8| std::net::IpAddr::from([198, a, b, 1]);
     // Attackers name slow agents from `networks` networks, every 20 ms,
     // while `want` (agent, key, client) are looked up until fetched.
-    let attack_while = |networks: u8, want: Vec<(String, String, std::net::IpAddr)>| {
-        let cache = cache.clone();
-        let slow = slow.clone();
-        async move {
-            let started = std::time::Instant::now();
-            let mut left = want;
-            let mut i = 0usize;
-            while !left.is_empty() {
-                assert!(
-                    started.elapsed() < Duration::from_secs(4),
-                    "{} genuine agents not fetched: {:?}",
-                    left.len(),
-                    cache.stats()
-                );
-                for n in 0..networks {
-                    i += 1;
-                    let agent = &slow[i % slow.len()];
-                    let _ = cache
-                        .keys_for(NOW, net(200, n))
-                        .lookup(Some(&format!("{agent}?n={i}")), "k");
+    let attack_while =
+        |networks: u8, want: Vec<(String, String, std::net::IpAddr)>, within: u64| {
+            let cache = cache.clone();
+            let slow = slow.clone();
+            async move {
+                let started = std::time::Instant::now();
+                let mut left = want;
+                let mut i = 0usize;
+                while !left.is_empty() {
+                    assert!(
+                        started.elapsed() < Duration::from_secs(within),
+                        "{} genuine agents not fetched: {:?}",
+                        left.len(),
+                        cache.stats()
+                    );
+                    for n in 0..networks {
+                        i += 1;
+                        let agent = &slow[i % slow.len()];
+                        let _ = cache
+                            .keys_for(NOW, net(200, n))
+                            .lookup(Some(&format!("{agent}?n={i}")), "k");
+                    }
+                    left.retain(|(agent, keyid, from)| {
+                        !matches!(
+                            cache.keys_for(NOW, *from).lookup(Some(agent), keyid),
+                            Lookup::Key(_)
+                        )
+                    });
+                    tokio::time::sleep(Duration::from_millis(20)).await;
                 }
-                left.retain(|(agent, keyid, from)| {
-                    !matches!(
-                        cache.keys_for(NOW, *from).lookup(Some(agent), keyid),
-                        Lookup::Key(_)
-                    )
-                });
-                tokio::time::sleep(Duration::from_millis(20)).await;
             }
-        }
-    };
+        };
     // Two attacking networks: eight genuine new agents are fetched.
     let want = genuine[..8]
         .iter()
         .enumerate()
         .map(|(i, (_, agent, key))| (agent.clone(), key.keyid(), net(1, i as u8)))
         .collect();
-    attack_while(2, want).await;
+    attack_while(2, want, 4).await;
     // Thirty: every slot open to new agents is held, by turns; the
     // registry's agent is fetched on a kept slot.
     let (_, agent, key) = &genuine[8];
-    attack_while(30, vec![(agent.clone(), key.keyid(), net(2, 1))]).await;
+    attack_while(30, vec![(agent.clone(), key.keyid(), net(2, 1))], 4).await;
     let stats = cache.stats();
     assert!(stats.refused > 0, "{stats:?}");
 }
