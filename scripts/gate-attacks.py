@@ -61,25 +61,23 @@ def read_one(s):
         return status, headers, b""
     if length is not None and length.isdigit():
         need = int(length)
-        try:
-            while len(rest) < need:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                rest += chunk
-        except OSError:
-            pass
-        return status, headers, rest[:need]
+        return status, headers, read_until(s, rest, lambda b: len(b) >= need)[:need]
     if "chunked" in headers.get("transfer-encoding", ""):
-        try:
-            while not rest.endswith(b"0\r\n\r\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                rest += chunk
-        except OSError:
-            pass
+        rest = read_until(s, rest, lambda b: b.endswith(b"0\r\n\r\n"))
     return status, headers, rest
+
+
+def read_until(s, got, done):
+    """Reads on until `done(got)` or the connection ends."""
+    try:
+        while not done(got):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    except OSError:
+        pass
+    return got
 
 
 def main():

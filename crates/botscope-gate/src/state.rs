@@ -337,32 +337,42 @@ impl Shared {
         }
     }
 
-    /// One exchange whose answers `check` reads; `None` (and the fallback)
-    /// when it fails or an answer is not what was asked.
-    async fn ask<T>(
-        &self,
-        commands: &[Vec<Vec<u8>>],
-        check: impl FnOnce(Vec<Value>) -> Result<T, String>,
-    ) -> Option<T> {
-        match self.send(commands).await {
-            Outcome::Answers(v) => {
-                if let Some(Value::Error(e)) = v.iter().find(|x| matches!(x, Value::Error(_))) {
-                    self.fail(format!("Redis: {}", botscope_text::quoted(e)));
-                    return None;
-                }
-                match check(v) {
-                    Ok(t) => Some(t),
-                    Err(why) => {
-                        self.malformed(why);
-                        None
-                    }
-                }
-            }
+    /// The answers of an exchange; `None` (and the fallback) when it
+    /// failed or broke the protocol.
+    fn answers(&self, o: Outcome) -> Option<Vec<Value>> {
+        match o {
+            Outcome::Answers(v) => Some(v),
             Outcome::Failed(why) => {
                 self.fail(why);
                 None
             }
             Outcome::Malformed(why) => {
+                self.malformed(why);
+                None
+            }
+        }
+    }
+
+    /// An error answer from Redis: fallen back from.
+    fn refused(&self, e: &str) {
+        self.fail(format!("Redis: {}", botscope_text::quoted(e)));
+    }
+
+    /// One exchange whose answers `check` reads; `None` (and the fallback)
+    /// when it fails, Redis refuses, or an answer is not what was asked.
+    async fn ask<T>(
+        &self,
+        commands: &[Vec<Vec<u8>>],
+        check: impl FnOnce(Vec<Value>) -> Result<T, String>,
+    ) -> Option<T> {
+        let v = self.answers(self.send(commands).await)?;
+        if let Some(Value::Error(e)) = v.iter().find(|x| matches!(x, Value::Error(_))) {
+            self.refused(e);
+            return None;
+        }
+        match check(v) {
+            Ok(t) => Some(t),
+            Err(why) => {
                 self.malformed(why);
                 None
             }
@@ -380,34 +390,17 @@ impl Shared {
             c
         };
         let by_sha = call(b"EVALSHA", self.rate_sha.as_bytes());
-        match self.send(&[by_sha]).await {
-            Outcome::Answers(mut v) => match v.pop() {
-                Some(Value::Error(e)) if e.starts_with("NOSCRIPT") => {
-                    let whole = call(b"EVAL", RATE_SCRIPT.as_bytes());
-                    self.ask(&[whole], |mut v| Ok(v.pop().unwrap_or(Value::Nil)))
-                        .await
-                        .and_then(|v| match v {
-                            Value::Error(e) => {
-                                self.fail(format!("Redis: {}", botscope_text::quoted(&e)));
-                                None
-                            }
-                            v => Some(v),
-                        })
-                }
-                Some(Value::Error(e)) => {
-                    self.fail(format!("Redis: {}", botscope_text::quoted(&e)));
-                    None
-                }
-                v => v,
-            },
-            Outcome::Failed(why) => {
-                self.fail(why);
+        match self.answers(self.send(&[by_sha]).await)?.pop() {
+            Some(Value::Error(e)) if e.starts_with("NOSCRIPT") => {
+                let whole = call(b"EVAL", RATE_SCRIPT.as_bytes());
+                self.ask(&[whole], |mut v| Ok(v.pop().unwrap_or(Value::Nil)))
+                    .await
+            }
+            Some(Value::Error(e)) => {
+                self.refused(&e);
                 None
             }
-            Outcome::Malformed(why) => {
-                self.malformed(why);
-                None
-            }
+            v => v,
         }
     }
 

@@ -95,22 +95,16 @@ fn check_gate_paths(a: &GateArgs) -> Result<()> {
 pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
     log_to_stderr(s);
     check_gate_paths(a)?;
-    let trust_proxy = a
-        .trust_proxy
-        .iter()
-        .map(|c| {
-            botscope_botid::IpRange::parse_any(c)
-                .map_err(|e| anyhow::anyhow!("--trust-proxy {c}: {e}"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let operators = a
-        .operators
-        .iter()
-        .map(|c| {
-            botscope_botid::IpRange::parse_any(c)
-                .map_err(|e| anyhow::anyhow!("--operators {c}: {e}"))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let networks = |flag: &str, list: &[String]| {
+        list.iter()
+            .map(|c| {
+                botscope_botid::IpRange::parse_any(c)
+                    .map_err(|e| anyhow::anyhow!("{flag} {c}: {e}"))
+            })
+            .collect::<Result<Vec<_>>>()
+    };
+    let trust_proxy = networks("--trust-proxy", &a.trust_proxy)?;
+    let operators = networks("--operators", &a.operators)?;
     let operator_token = a
         .operator_token_file
         .as_ref()

@@ -869,6 +869,16 @@ fn the_operators_attack_script_finds_no_way_around() {
     assert_eq!(o.status.code(), Some(2), "{}", crate::stderr(&o));
 }
 
+/// Waits up to five seconds for `done` (a new policy read), else fails
+/// with `what`.
+fn read_within(done: impl Fn() -> bool, what: &str) {
+    let t = Instant::now();
+    while !done() {
+        assert!(t.elapsed() < Duration::from_secs(5), "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A policy that refuses `/p/40` (its last rule) and `/{tag}/`, with
 /// `default: allow` first: every prefix of it that is a valid policy
 /// allows `/p/40`.
@@ -981,14 +991,7 @@ fn a_policy_rewritten_in_place_is_never_read_half_written() {
         .status()
         .unwrap();
     assert!(ok.success());
-    let t = Instant::now();
-    while status("/c/x") != 403 {
-        assert!(
-            t.elapsed() < Duration::from_secs(5),
-            "a cp -p copy is never read"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    read_within(|| status("/c/x") == 403, "a cp -p copy is never read");
     assert_eq!(status("/b/x"), 200);
     // A policy without `default:` is refused; the one before stays.
     std::fs::write(&policy, "rules:\n  - {name: d, action: deny, path: /d/}\n").unwrap();
@@ -1021,14 +1024,7 @@ fn a_policy_rewritten_in_place_is_never_read_half_written() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", crate::stderr(&o));
-    let t = Instant::now();
-    while status("/e/x") != 403 {
-        assert!(
-            t.elapsed() < Duration::from_secs(5),
-            "the renamed file is never read"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    read_within(|| status("/e/x") == 403, "the renamed file is never read");
     assert!(
         !app.lines().iter().any(|l| l.contains("/p/40")),
         "{:?}",
