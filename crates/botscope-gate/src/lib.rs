@@ -88,8 +88,8 @@ use axum::routing::get;
 use botscope_botid::IpRange;
 
 pub use lists::{
-    Category, Fingerprint, Lists, MAX_LIST_BYTES, MAX_ROBOTS_BYTES, Placed, choose, fingerprint,
-    read, read_robots,
+    Category, Fingerprint, Lists, MAX_LIST_BYTES, MAX_ROBOTS_BYTES, Placed, Stamp, choose,
+    fingerprint, read, read_robots,
 };
 
 /// What can stop the gate or a reload.
