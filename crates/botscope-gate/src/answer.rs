@@ -715,7 +715,7 @@ pub(crate) async fn revoke_passes(
     }
     let now = unix_now_ms() / 1000;
     g.challenges.revoke_before(now);
-    g.keep_revocation().await;
+    g.challenges.keep_revocation();
     let shared = match &g.shared {
         Some(s) => Some(s.revoke_before(now).await),
         None => None,

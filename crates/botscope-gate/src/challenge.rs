@@ -200,19 +200,15 @@ impl Challenges {
     }
 
     /// Writes the revocation time to its file (`revocations`), replacing
-    /// it whole (a new file renamed over it); a failure is logged and the
+    /// it whole (an exclusive temporary file renamed over it: a link there
+    /// is replaced, never followed); a failure is logged and the
     /// revocation holds in memory.
     pub fn keep_revocation(&self) {
         let Some(path) = &self.cfg.revocations else {
             return;
         };
-        let at = self.revoked_before();
-        let mut tmp = path.clone().into_os_string();
-        tmp.push(".new");
-        let tmp = std::path::PathBuf::from(tmp);
-        let written =
-            std::fs::write(&tmp, format!("{at}\n")).and_then(|()| std::fs::rename(&tmp, path));
-        if let Err(e) = written {
+        let at = format!("{}\n", self.revoked_before());
+        if let Err(e) = botscope_os::write_atomic(path, at.as_bytes()) {
             tracing::warn!(
                 "revoked passes: cannot keep the time in {}: {e} (it holds until the gate stops)",
                 botscope_text::field(&path.display().to_string())

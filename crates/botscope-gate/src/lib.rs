@@ -461,8 +461,9 @@ impl Gate {
     /// gate before it listens.
     pub fn new(config: Config) -> Result<Arc<Gate>, Error> {
         let counters = answer::Counters::default();
-        // Files being written as the gate starts: read again once they
-        // held still (a few times at most).
+        // Files being written as the gate starts: read again until they
+        // hold still while read (for two seconds at most, then refused:
+        // never a snapshot read while they changed).
         let mut tries = 0;
         let (seen, snap) = loop {
             let seen = fingerprint(&config.watched());
@@ -470,9 +471,12 @@ impl Gate {
             let stable = fingerprint(&config.watched()) == seen;
             match loaded {
                 Ok(snap) if stable => break (seen, snap),
-                Err(e) if !matches!(e, Error::Changing(_)) && stable => return Err(e),
-                Ok(snap) if tries >= 20 => break (seen, snap),
-                Err(e) if tries >= 20 => return Err(e),
+                Err(e) if stable && !matches!(e, Error::Changing(_)) => return Err(e),
+                _ if tries >= 20 => {
+                    return Err(Error::Changing(
+                        "the policy, lists or robots files kept changing while they were read (replace them by rename)".to_owned(),
+                    ));
+                }
                 _ => {}
             }
             tries += 1;
@@ -659,33 +663,24 @@ impl Gate {
             return Ok(peer);
         }
         let parse = |s: &str| s.trim().parse::<IpAddr>().ok();
+        let values = headers
+            .get_all(&self.client_header)
+            .iter()
+            .filter_map(|v| v.to_str().ok());
         let hops: Vec<Option<IpAddr>> = match self.client_header.as_str() {
-            "x-forwarded-for" => headers
-                .get_all("x-forwarded-for")
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .flat_map(|v| v.split(','))
-                .map(parse)
-                .collect(),
+            "x-forwarded-for" => values.flat_map(|v| v.split(',')).map(parse).collect(),
             // RFC 7239: each element's `for=`.
-            "forwarded" => botscope_policy::forwarded::hops(
-                headers
-                    .get_all("forwarded")
-                    .iter()
-                    .filter_map(|v| v.to_str().ok()),
-            )
-            .collect(),
-            _ => Vec::new(),
+            "forwarded" => botscope_policy::forwarded::hops(values).collect(),
+            _ => {
+                // One address, written by the proxy: one value, or nothing
+                // believed (two values mean a client's own got through).
+                let mut values = headers.get_all(&self.client_header).iter();
+                return match (values.next(), values.next()) {
+                    (Some(v), None) => v.to_str().ok().and_then(parse).ok_or(peer),
+                    _ => Err(peer),
+                };
+            }
         };
-        if !matches!(self.client_header.as_str(), "x-forwarded-for" | "forwarded") {
-            // One address, written by the proxy: one value, or nothing
-            // believed (two values mean a client's own got through).
-            let mut values = headers.get_all(&self.client_header).iter();
-            return match (values.next(), values.next()) {
-                (Some(v), None) => v.to_str().ok().and_then(parse).ok_or(peer),
-                _ => Err(peer),
-            };
-        }
         // From the right, where the trusted proxies appended: the first
         // hop that is not one of them is the client. What stands left of a
         // hop that is not an address was written by someone untrusted.
@@ -744,17 +739,11 @@ impl Gate {
             let ours = self.challenges.revoked_before();
             if theirs > ours {
                 self.challenges.revoke_before(theirs);
-                self.keep_revocation().await;
+                self.challenges.keep_revocation();
             } else if ours > theirs {
                 shared.revoke_before(ours).await;
             }
         }
-    }
-
-    /// [`challenge::Challenges::keep_revocation`]: a write of a few bytes
-    /// and a rename, as rare as revocations.
-    pub async fn keep_revocation(&self) {
-        self.challenges.keep_revocation();
     }
 }
 
@@ -962,7 +951,6 @@ impl Server {
         };
         let state_task = self.gate.shared.clone().map(|shared| {
             let g = self.gate.clone();
-            // (`sync_with_fleet` reads the gate's own handle.)
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval(Duration::from_secs(1));
                 tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -138,25 +138,17 @@ pub fn render(g: &Gate) -> String {
         u8::from(g.shared.as_ref().is_some_and(|s| !s.healthy()))
     );
     if let Some(s) = &g.shared {
-        let _ = writeln!(
-            o,
-            "# HELP botscope_gate_state_errors_total Exchanges with the shared state that failed or timed out."
+        counter(
+            &mut o,
+            "botscope_gate_state_errors_total",
+            "Exchanges with the shared state that failed or timed out.",
+            s.stats.errors.load(Ordering::Relaxed),
         );
-        let _ = writeln!(o, "# TYPE botscope_gate_state_errors_total counter");
-        let _ = writeln!(
-            o,
-            "botscope_gate_state_errors_total {}",
-            s.stats.errors.load(Ordering::Relaxed)
-        );
-        let _ = writeln!(
-            o,
-            "# HELP botscope_gate_state_malformed_total Answers of the shared state that were not what was asked (wrong type or count, over the size bounds): each also an error."
-        );
-        let _ = writeln!(o, "# TYPE botscope_gate_state_malformed_total counter");
-        let _ = writeln!(
-            o,
-            "botscope_gate_state_malformed_total {}",
-            s.stats.malformed.load(Ordering::Relaxed)
+        counter(
+            &mut o,
+            "botscope_gate_state_malformed_total",
+            "Answers of the shared state that were not what was asked (wrong type or count, over the size bounds): each also an error.",
+            s.stats.malformed.load(Ordering::Relaxed),
         );
         let _ = writeln!(
             o,
@@ -249,6 +241,13 @@ fn has_token(g: &Gate, h: &axum::http::HeaderMap) -> bool {
                     .fold(0u8, |acc, (a, b)| acc | (a ^ b))
                     == 0
         })
+}
+
+/// One unlabelled counter: its help, its type and its value.
+fn counter(o: &mut String, name: &str, help: &str, value: u64) {
+    let _ = writeln!(o, "# HELP {name} {help}");
+    let _ = writeln!(o, "# TYPE {name} counter");
+    let _ = writeln!(o, "{name} {value}");
 }
 
 /// A 403 unless the request is an operator's: what the gate knows of its

@@ -257,17 +257,20 @@ impl Upstream {
             .saturating_sub(self.tunnels.available_permits())
     }
 
-    /// The application's URI for a request's target: as sent (`sent`) or
-    /// as judged (`judged`, in normal form) as `--upstream-path` says;
-    /// under a path prefix always as judged, so that no spelling leaves
-    /// the prefix.
-    fn uri(&self, sent: &str, judged: &str) -> Option<Uri> {
+    /// The application's URI for a request's target: as sent, or as
+    /// judged (in normal form) as `--upstream-path` says; under a path
+    /// prefix always as judged, so that no spelling leaves the prefix.
+    fn uri(&self, sent: &str) -> Option<Uri> {
         let target = if self.prefix.is_empty() && self.cfg.path == UpstreamPath::AsSent {
-            sent
+            std::borrow::Cow::Borrowed(sent)
         } else {
-            judged
+            botscope_policy::normalize_target(sent)
         };
-        let target = if target.starts_with('/') { target } else { "/" };
+        let target = if target.starts_with('/') {
+            &target
+        } else {
+            "/"
+        };
         let pq = format!("{}{target}", self.prefix);
         Uri::builder()
             .scheme(self.scheme.clone())
@@ -368,7 +371,9 @@ const PROXY_ONLY: [&str; 15] = [
 /// The method the application will carry out: the request's, or the one
 /// an override header names (upper-case, as the frameworks read it).
 /// `Err` for overrides that disagree or are not a method token.
-fn judged_method(req: &Request<hyper::body::Incoming>) -> Result<String, &'static str> {
+fn judged_method(
+    req: &Request<hyper::body::Incoming>,
+) -> Result<std::borrow::Cow<'_, str>, &'static str> {
     let mut chosen: Option<String> = None;
     for name in METHOD_OVERRIDES {
         for v in req.headers().get_all(name) {
@@ -388,7 +393,10 @@ fn judged_method(req: &Request<hyper::body::Incoming>) -> Result<String, &'stati
             }
         }
     }
-    Ok(chosen.unwrap_or_else(|| req.method().as_str().to_owned()))
+    Ok(chosen.map_or(
+        std::borrow::Cow::Borrowed(req.method().as_str()),
+        std::borrow::Cow::Owned,
+    ))
 }
 
 /// A request the gate answers before judging it: its framing, its `Host`,
@@ -433,15 +441,14 @@ fn framing(req: &Request<hyper::body::Incoming>) -> Option<Response<Body>> {
             "a Host that differs from the target's authority",
         ));
     }
-    let codings: Vec<String> = h
+    // (hyper has read a chunked body's framing by its chunks alone and
+    // dropped a `Content-Length` beside it, as RFC 9112 6.3 asks.)
+    let other_coding = h
         .get_all(header::TRANSFER_ENCODING)
         .iter()
         .flat_map(|v| v.as_bytes().split(|&c| c == b','))
-        .map(|t| String::from_utf8_lossy(t).trim().to_ascii_lowercase())
-        .collect();
-    // (hyper has read a chunked body's framing by its chunks alone and
-    // dropped a `Content-Length` beside it, as RFC 9112 6.3 asks.)
-    if codings.iter().any(|c| c != "chunked") {
+        .any(|t| !t.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+    if other_coding {
         let r = short_page(
             StatusCode::NOT_IMPLEMENTED,
             "Not implemented.\n\nThis site reads request bodies sent plain or chunked only.\n",
@@ -460,18 +467,10 @@ fn close(mut r: Response<Body>) -> Response<Body> {
 
 /// 400 with the reason, the connection closed.
 fn bad_request(why: &str) -> Response<Body> {
-    let mut r = (
+    close(short_page(
         StatusCode::BAD_REQUEST,
         format!("Bad request.\n\nThis site does not serve {why}.\n"),
-    )
-        .into_response();
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    close(r)
+    ))
 }
 
 /// The client's request body, its errors (a malformed chunk, a reset)
@@ -507,8 +506,8 @@ impl hyper::body::Body for FromClient {
 }
 
 /// A short page of the gate's own, never cached.
-fn short_page(status: StatusCode, text: &'static str) -> Response<Body> {
-    let mut r = (status, text).into_response();
+fn short_page(status: StatusCode, text: impl Into<String>) -> Response<Body> {
+    let mut r = (status, text.into()).into_response();
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -616,8 +615,7 @@ pub(crate) async fn handle(
         .get::<botscope_http::server::ConnectionHold>()
         .cloned();
     let (mut parts, body) = req.into_parts();
-    let judged = botscope_policy::normalize_target(&target);
-    let Some(uri) = up.uri(&target, &judged) else {
+    let Some(uri) = up.uri(&target) else {
         return refuse(bad_request("this target"));
     };
     strip_hop_by_hop(&mut parts.headers);
@@ -895,7 +893,7 @@ mod tests {
         }
         let u = up("http://127.0.0.1:8000").unwrap();
         assert_eq!(
-            u.uri("/a/./%62?b=1", "/a/b?b=1").unwrap().to_string(),
+            u.uri("/a/./%62?b=1").unwrap().to_string(),
             "http://127.0.0.1:8000/a/./%62?b=1",
             "as sent"
         );
@@ -903,14 +901,14 @@ mod tests {
         cfg.path = UpstreamPath::Normalized;
         let n = Upstream::new(cfg).unwrap();
         assert_eq!(
-            n.uri("/a/./%62?b=1", "/a/b?b=1").unwrap().to_string(),
+            n.uri("/a/./%62?b=1").unwrap().to_string(),
             "http://127.0.0.1:8000/a/b?b=1",
             "as judged"
         );
         // Under a prefix, always as judged.
         let u = up("https://app.example/shop/").unwrap();
         assert_eq!(
-            u.uri("/x/../a", "/a").unwrap().to_string(),
+            u.uri("/x/../a").unwrap().to_string(),
             "https://app.example/shop/a"
         );
         assert!(is_gate_path("/robots.txt") && is_gate_path("/.botscope/pass"));

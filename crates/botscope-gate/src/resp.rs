@@ -44,6 +44,27 @@ pub enum Value {
     Array(Vec<Value>),
 }
 
+impl Value {
+    /// What it is, in a few words for a message (never its bytes whole:
+    /// they are a stranger's).
+    pub fn describe(&self) -> String {
+        match self {
+            Value::Nil => "nil".to_owned(),
+            Value::Int(n) => format!("the number {n}"),
+            Value::Bulk(b) => format!("a string of {} bytes", b.len()),
+            Value::Status(s) => format!("the status `{}`", botscope_text::quoted(s)),
+            Value::Error(e) => format!("the error `{}`", botscope_text::quoted(e)),
+            Value::Array(a) => format!("a list of {}", a.len()),
+        }
+    }
+
+    /// [`Value::describe`] of answers, joined.
+    pub fn describe_all(v: &[Value]) -> String {
+        let all: Vec<String> = v.iter().map(Value::describe).collect();
+        format!("[{}]", all.join(", "))
+    }
+}
+
 /// Why an exchange failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -180,7 +201,12 @@ impl Client {
                 match v {
                     Value::Status(_) => {}
                     Value::Error(e) => return Err(Error::Refused(e)),
-                    other => return Err(Error::Malformed(format!("{other:?} to AUTH or SELECT"))),
+                    other => {
+                        return Err(Error::Malformed(format!(
+                            "{} to AUTH or SELECT",
+                            other.describe()
+                        )));
+                    }
                 }
             }
         }

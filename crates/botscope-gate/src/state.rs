@@ -198,14 +198,6 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-/// What an exchange gave: answers, or why not (the network, the wait's
-/// end, or an answer that broke the protocol's bounds).
-enum Outcome {
-    Answers(Vec<Value>),
-    Failed(String),
-    Malformed(String),
-}
-
 /// The SHA-1 of a script, as `EVALSHA` names it.
 fn sha1_hex(script: &str) -> String {
     let d = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, script.as_bytes());
@@ -217,7 +209,10 @@ fn sha1_hex(script: &str) -> String {
 /// is a wait at a key whose limit ends the decision.
 fn rate_answer(planned: &[Planned], v: &Value) -> Result<Vec<Option<u64>>, String> {
     let Value::Array(items) = v else {
-        return Err(format!("the rate script answered {v:?}, not a list"));
+        return Err(format!(
+            "the rate script answered {}, not a list",
+            v.describe()
+        ));
     };
     if items.len() > planned.len() || (items.is_empty() && !planned.is_empty()) {
         return Err(format!(
@@ -229,7 +224,10 @@ fn rate_answer(planned: &[Planned], v: &Value) -> Result<Vec<Option<u64>>, Strin
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Value::Int(n) = item else {
-            return Err(format!("the rate script answered {item:?}, not a number"));
+            return Err(format!(
+                "the rate script answered {}, not a number",
+                item.describe()
+            ));
         };
         let wait = match *n {
             -1 => None,
@@ -319,35 +317,30 @@ impl Shared {
         self.fail(format!("a malformed answer: {why}"));
     }
 
-    /// One exchange, within the bounded wait.
-    async fn send(&self, commands: &[Vec<Vec<u8>>]) -> Outcome {
+    /// One exchange, within the bounded wait: its answers, or `None` (and
+    /// the fallback) when it failed, timed out (the connection, in an
+    /// unknown state, is not reused) or broke the protocol's bounds.
+    async fn send(&self, commands: &[Vec<Vec<u8>>]) -> Option<Vec<Value>> {
         match tokio::time::timeout(self.timeout, self.client.exchange(commands)).await {
-            Ok(Ok(v)) if v.len() == commands.len() => Outcome::Answers(v),
-            Ok(Ok(v)) => Outcome::Malformed(format!(
-                "{} answers to {} commands",
-                v.len(),
-                commands.len()
-            )),
-            Ok(Err(e)) if e.is_malformed() => Outcome::Malformed(e.to_string()),
-            Ok(Err(e)) => Outcome::Failed(e.to_string()),
-            Err(_) => {
-                // The connection's state is unknown: not reused.
-                Outcome::Failed("no answer in time".to_owned())
-            }
-        }
-    }
-
-    /// The answers of an exchange; `None` (and the fallback) when it
-    /// failed or broke the protocol.
-    fn answers(&self, o: Outcome) -> Option<Vec<Value>> {
-        match o {
-            Outcome::Answers(v) => Some(v),
-            Outcome::Failed(why) => {
-                self.fail(why);
+            Ok(Ok(v)) if v.len() == commands.len() => Some(v),
+            Ok(Ok(v)) => {
+                self.malformed(format!(
+                    "{} answers to {} commands",
+                    v.len(),
+                    commands.len()
+                ));
                 None
             }
-            Outcome::Malformed(why) => {
-                self.malformed(why);
+            Ok(Err(e)) if e.is_malformed() => {
+                self.malformed(e.to_string());
+                None
+            }
+            Ok(Err(e)) => {
+                self.fail(e.to_string());
+                None
+            }
+            Err(_) => {
+                self.fail("no answer in time".to_owned());
                 None
             }
         }
@@ -365,7 +358,7 @@ impl Shared {
         commands: &[Vec<Vec<u8>>],
         check: impl FnOnce(Vec<Value>) -> Result<T, String>,
     ) -> Option<T> {
-        let v = self.answers(self.send(commands).await)?;
+        let v = self.send(commands).await?;
         if let Some(Value::Error(e)) = v.iter().find(|x| matches!(x, Value::Error(_))) {
             self.refused(e);
             return None;
@@ -390,7 +383,7 @@ impl Shared {
             c
         };
         let by_sha = call(b"EVALSHA", self.rate_sha.as_bytes());
-        match self.answers(self.send(&[by_sha]).await)?.pop() {
+        match self.send(&[by_sha]).await?.pop() {
             Some(Value::Error(e)) if e.starts_with("NOSCRIPT") => {
                 let whole = call(b"EVAL", RATE_SCRIPT.as_bytes());
                 self.ask(&[whole], |mut v| Ok(v.pop().unwrap_or(Value::Nil)))
@@ -418,10 +411,8 @@ impl Shared {
             }
         }
         let probe = async {
-            let pong = matches!(
-                self.send(&[cmd([b"PING"])]).await,
-                Outcome::Answers(v) if v == [Value::Status("PONG".into())]
-            );
+            let pong = self.send(&[cmd([b"PING"])]).await.as_deref()
+                == Some(&[Value::Status("PONG".into())][..]);
             if !pong {
                 return false;
             }
@@ -429,7 +420,10 @@ impl Shared {
             match self.rate_script(&[], &[]).await {
                 Some(Value::Array(a)) if a.is_empty() => true,
                 Some(other) => {
-                    self.malformed(format!("the rate script on no keys answered {other:?}"));
+                    self.malformed(format!(
+                        "the rate script on no keys answered {}",
+                        other.describe()
+                    ));
                     false
                 }
                 None => false,
@@ -445,9 +439,9 @@ impl Shared {
                 self.url()
             );
         } else {
+            // Still down: asked again after the same wait (it grows only
+            // when Redis fails soon after a recovery, in `fail`).
             let mut r = self.recovery.lock().unwrap_or_else(|p| p.into_inner());
-            self.healthy.store(false, Ordering::Relaxed);
-            r.backoff = (r.backoff * 2).min(MAX_BACKOFF);
             r.next = std::time::Instant::now() + r.backoff;
         }
     }
@@ -499,7 +493,10 @@ impl Shared {
         self.ask(&[c], |v| match v.as_slice() {
             [Value::Int(0)] => Ok(false),
             [Value::Int(1)] => Ok(true),
-            other => Err(format!("the pass script answered {other:?}")),
+            other => Err(format!(
+                "the pass script answered {}",
+                Value::describe_all(other)
+            )),
         })
         .await
     }
@@ -517,19 +514,22 @@ impl Shared {
         let key = |v: &Value| match v {
             Value::Nil => Ok(None),
             Value::Bulk(k) if (32..=4096).contains(&k.len()) => Ok(Some(k.clone())),
-            other => Err(format!("the challenge key is {other:?}")),
+            other => Err(format!("the challenge key is {}", other.describe())),
         };
         if claim {
             let set = cmd([b"SET", KEY_KEY.as_bytes(), mine, b"NX"]);
             self.ask(&[set, get], |v| match v.as_slice() {
                 [Value::Status(_) | Value::Nil, got] => key(got),
-                other => Err(format!("SET NX, GET answered {other:?}")),
+                other => Err(format!(
+                    "SET NX, GET answered {}",
+                    Value::describe_all(other)
+                )),
             })
             .await
         } else {
             self.ask(&[get], |v| match v.as_slice() {
                 [got] => key(got),
-                other => Err(format!("GET answered {other:?}")),
+                other => Err(format!("GET answered {}", Value::describe_all(other))),
             })
             .await
         }
@@ -548,7 +548,7 @@ impl Shared {
                     .ok()
                     .and_then(|s| s.parse::<u64>().ok())
                     .ok_or_else(|| "the revocation time is not a number".to_owned()),
-                other => Err(format!("GET answered {other:?}")),
+                other => Err(format!("GET answered {}", Value::describe_all(other))),
             }
         })
         .await
@@ -561,7 +561,7 @@ impl Shared {
             &[cmd([b"SET", EPOCH_KEY.as_bytes(), at.as_bytes()])],
             |v| match v.as_slice() {
                 [Value::Status(s)] if s == "OK" => Ok(()),
-                other => Err(format!("SET answered {other:?}")),
+                other => Err(format!("SET answered {}", Value::describe_all(other))),
             },
         )
         .await
@@ -583,7 +583,7 @@ impl Shared {
                 |v| match v.as_slice() {
                     [Value::Nil, Value::Int(_)] => Ok((None, 0)),
                     [Value::Bulk(b), Value::Int(t)] => Ok((Some(b.clone()), *t)),
-                    other => Err(format!("GET, PTTL answered {other:?}")),
+                    other => Err(format!("GET, PTTL answered {}", Value::describe_all(other))),
                 },
             )
             .await?;
@@ -615,7 +615,7 @@ impl Shared {
                 ])],
                 |v| match v.as_slice() {
                     [Value::Status(_)] => Ok(()),
-                    other => Err(format!("SET answered {other:?}")),
+                    other => Err(format!("SET answered {}", Value::describe_all(other))),
                 },
             )
             .await;

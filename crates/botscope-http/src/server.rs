@@ -10,11 +10,14 @@
 //! closed at once (with a log line at most once a second). A stranger's
 //! request head must arrive within `first_request` (and so must every
 //! head on its connection); an exempt peer's within `header_timeout`, the
-//! time an idle keep-alive connection may stay. A request counts as busy
+//! time an idle keep-alive connection may stay. A request head over
+//! [`MAX_HEAD_BYTES`] is answered 431 and its connection closed, whatever
+//! the connection read before. A request counts as busy
 //! until its response's body is sent (a long download is never cut to
 //! make room). Connections may be upgraded (a WebSocket passed on by the
 //! gate's proxy); an upgraded one leaves the pool, and its owner bounds
-//! it. On shutdown the requests in flight get `shutdown_grace`, then the
+//! it, keeping the request's [`ConnectionHold`] so that it still counts
+//! against its client's cap. On shutdown the requests in flight get `shutdown_grace`, then the
 //! loop returns whatever is still running.
 
 use std::collections::HashMap;
