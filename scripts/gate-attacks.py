@@ -7,7 +7,8 @@ tidy it up), and judged by the gate's answer alone: a respelling of a
 path the policy closes must be refused (400), never passed; an h2c
 upgrade must never become a tunnel; framing the application could read
 otherwise must be refused; a request head's limit must not depend on the
-connection's past. Give a path your policy refuses (`--closed`) and one it
+connection's past; passes are never revoked without the operators'
+token. Give a path your policy refuses (`--closed`) and one it
 allows (`--open`).
 
     python3 scripts/gate-attacks.py http://127.0.0.1:8091 --closed /private/x
@@ -194,6 +195,12 @@ def main():
         s.close()
         same = status(fresh) == status(second)
         line(same, f"a head of {size // 1000} KB, fresh and after a request", f"{status(fresh)} and {status(second)}")
+
+    # 11. Revoking every pass is the operators' and needs their token:
+    # never done for a request without it, whoever sends it (a botscope
+    # gate answers 403, another proxy most likely 404).
+    r = send(host, port, req("/.botscope/revoke-passes", method="POST", more="Content-Length: 0\r\n"))[0]
+    line(r is None or not (200 <= r[0] < 300), "POST /.botscope/revoke-passes without the operators' token", status(r))
 
     if opened is None or not (200 <= opened[0] < 400):
         line(None, f"GET {a.open}", f"{status(opened)} (not allowed: the framing attacks above were refused for it)")

@@ -16,7 +16,8 @@
 //! out for longer than a failure is kept.
 //!
 //! Fetch slots cannot be starved either: a client network has at most one
-//! fetch in flight, and so has a directory host; a directory's response
+//! fetch in flight, and so has a directory host (the registry's agents
+//! count against neither); a directory's response
 //! head is due within the first-byte deadline (a server answering a byte a
 //! second is dropped then, not at the whole fetch's timeout);
 //! and [`Bounds::reserved`] slots are kept for the agents the registry
@@ -290,11 +291,17 @@ impl KeyCache {
         }
     }
 
-    /// Takes a fetch slot (of the first `limit`) for `host` and the client
-    /// network `net`, unless either has a fetch under way.
-    fn claim(&self, host: &str, net: Option<IpAddr>, limit: usize) -> Result<(), &'static str> {
+    /// Takes a fetch slot (of the first `limit`) for the directory host
+    /// `host` and the client network `net`, unless either has a fetch
+    /// under way (none: not counted).
+    fn claim(
+        &self,
+        host: Option<&str>,
+        net: Option<IpAddr>,
+        limit: usize,
+    ) -> Result<(), &'static str> {
         let mut f = self.flights.lock().unwrap_or_else(|p| p.into_inner());
-        if f.hosts.contains(host) {
+        if host.is_some_and(|h| f.hosts.contains(h)) {
             return Err("a fetch from this directory host is under way");
         }
         if net.is_some_and(|n| f.networks.contains(&n)) {
@@ -305,7 +312,9 @@ impl KeyCache {
                 (n < limit).then_some(n + 1)
             })
             .map_err(|_| "key directory fetches busy")?;
-        f.hosts.insert(host.to_owned());
+        if let Some(h) = host {
+            f.hosts.insert(h.to_owned());
+        }
         if let Some(n) = net {
             f.networks.insert(n);
         }
@@ -313,9 +322,11 @@ impl KeyCache {
     }
 
     /// Gives back what [`KeyCache::claim`] took.
-    fn release(&self, host: &str, net: Option<IpAddr>) {
+    fn release(&self, host: Option<&str>, net: Option<IpAddr>) {
         let mut f = self.flights.lock().unwrap_or_else(|p| p.into_inner());
-        f.hosts.remove(host);
+        if let Some(h) = host {
+            f.hosts.remove(h);
+        }
         if let Some(n) = net {
             f.networks.remove(&n);
         }
@@ -348,12 +359,13 @@ impl KeyCache {
                 .saturating_sub(self.bounds.reserved)
                 .max(1)
         };
-        // One fetch in flight per directory host and per client network
-        // (the registry's agents and refreshes are not counted against a
-        // client).
-        let host = host_of(agent);
+        // One fetch in flight per directory host and per client network.
+        // The registry's agents are counted against neither: a client
+        // cannot hold them back by naming made-up agents on the same
+        // host, and each has at most one fetch in flight of its own.
+        let host = (!favoured).then(|| host_of(agent));
         let net = client.filter(|_| !favoured).map(network);
-        if let Err(why) = self.claim(&host, net, limit) {
+        if let Err(why) = self.claim(host.as_deref(), net, limit) {
             self.refused.fetch_add(1, Ordering::Relaxed);
             return Err(why);
         }
@@ -368,7 +380,7 @@ impl KeyCache {
                 Ok(()) => None,
             };
             if let Some(why) = why {
-                self.release(&host, net);
+                self.release(host.as_deref(), net);
                 self.refused.fetch_add(1, Ordering::Relaxed);
                 return Err(why);
             }
@@ -421,7 +433,7 @@ impl KeyCache {
                 }
             };
             me.lock().insert(id, entry);
-            me.release(&host, net);
+            me.release(host.as_deref(), net);
         });
         Ok(())
     }

@@ -416,28 +416,6 @@ async fn made_up_agents_crowd_out_neither_known_nor_new_real_agents() {
     );
 }
 
-/// A "directory server" on `host` that accepts every connection and
-/// answers a byte a second: the head of a TLS record that never ends.
-fn trickle(host: &str) -> std::net::SocketAddr {
-    use std::io::Write;
-    let listener = std::net::TcpListener::bind((host, 0)).expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
-            std::thread::spawn(move || {
-                for b in [0x16u8, 0x03, 0x03, 0x40, 0x00].into_iter().chain([0; 25]) {
-                    if conn.write_all(&[b]).is_err() {
-                        return;
-                    }
-                    std::thread::sleep(Duration::from_secs(1));
-                }
-            });
-        }
-    });
-    addr
-}
-
 /// Found by a probe of the gate: two signed requests a second naming
 /// agents whose directory servers answer a byte a second kept all 8 fetch
 /// slots busy for their 10 s timeout, and no new genuine agent was
@@ -450,7 +428,12 @@ async fn slow_directories_cannot_starve_the_fetch_slots() {
     use botscope_httpsig::{Keys, Lookup};
     let ca = TestCa::new();
     let slow: Vec<String> = (1..=10)
-        .map(|i| format!("https://{}/", trickle(&format!("127.0.3.{i}"))))
+        .map(|i| {
+            format!(
+                "https://{}/",
+                botscope_testkit::trickle(&format!("127.0.3.{i}"))
+            )
+        })
         .collect();
     let genuine: Vec<(FileServer, String, SigningKey)> = (0..9)
         .map(|_| {

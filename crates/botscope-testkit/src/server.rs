@@ -104,3 +104,26 @@ pub fn connect_from(ip: [u8; 4], to: SocketAddr) -> std::net::TcpStream {
     s.set_nonblocking(false).expect("blocking");
     s
 }
+
+/// A "directory server" on `host` that accepts every connection and
+/// answers a byte a second: the head of a TLS record that never ends
+/// (what a slow or hostile key directory does to a fetcher).
+pub fn trickle(host: &str) -> SocketAddr {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind((host, 0)).expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            std::thread::spawn(move || {
+                for b in [0x16u8, 0x03, 0x03, 0x40, 0x00].into_iter().chain([0; 25]) {
+                    if conn.write_all(&[b]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            });
+        }
+    });
+    addr
+}

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod fleet;
+mod keys;
 mod standalone;
 
 use std::io::Write;

@@ -857,6 +857,11 @@ fn the_operators_attack_script_finds_no_way_around() {
     assert!(out.lines().count() >= 30, "{out}");
     assert!(!out.contains("FAIL"), "{out}");
     assert!(
+        out.lines()
+            .any(|l| l.starts_with("ok") && l.contains("revoke-passes")),
+        "{out}"
+    );
+    assert!(
         !app.lines().iter().any(|l| l.contains("private")),
         "{:?}",
         app.lines()
