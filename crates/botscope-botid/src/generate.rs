@@ -37,6 +37,9 @@ pub struct Policy {
     /// `Content-Usage: /` rule (IETF aipref) and the `Content-Signal` line
     /// Cloudflare's policy reads, in every group that allows crawling.
     pub usage: botscope_robotstxt::Usage,
+    /// RSL licences to name (`License: URL` lines, RSL 1.0: full http(s)
+    /// URLs, global, at the top of the file).
+    pub license: Vec<String>,
 }
 
 /// One blocked bot and the tokens it is named by.
@@ -92,8 +95,11 @@ pub enum GenerateError {
         token: String,
     },
     /// Nothing to block.
-    #[error("nothing to block: give --block CATEGORY or --block-bot NAME")]
+    #[error("nothing to write: give --block CATEGORY, --block-bot NAME, --usage or --license")]
     Nothing,
+    /// A licence URL that is not a full http(s) URL.
+    #[error("License `{0}` is not a full http(s) URL (RSL 1.0 requires one)")]
+    License(String),
     /// The base is bigger than crawlers read.
     #[error("the result would be {} bytes, over the {} crawlers read", .0, botscope_text::size(MAX_GENERATED as u64))]
     TooLarge(usize),
@@ -216,8 +222,24 @@ pub fn generate(
     if let Some(c) = policy.block.iter().find(|c| policy.allow.contains(c)) {
         return Err(GenerateError::Conflict(c.as_str()));
     }
-    if policy.block.is_empty() && policy.block_bots.is_empty() && policy.usage.is_empty() {
+    if policy.block.is_empty()
+        && policy.block_bots.is_empty()
+        && policy.usage.is_empty()
+        && policy.license.is_empty()
+    {
         return Err(GenerateError::Nothing);
+    }
+    for url in &policy.license {
+        let ok = url.split_once("://").is_some_and(|(scheme, rest)| {
+            matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https")
+                && !rest.is_empty()
+                && !rest.starts_with('/')
+        }) && !url.bytes().any(|b| b <= b' ' || b == b'#' || b == 0x7f);
+        if !ok {
+            return Err(GenerateError::License(
+                botscope_text::field(url).into_owned(),
+            ));
+        }
     }
     // The preference lines, written right after a group's User-agent lines
     // (before its rules: a User-agent line after a non-rule line would
@@ -436,6 +458,21 @@ pub fn generate(
                 botscope_robotstxt::show_usage(&policy.usage)
             ),
         );
+    }
+    if !policy.license.is_empty() {
+        push(
+            &mut out,
+            "# The site's licence terms (RSL 1.0): for every crawler, wherever the line stands.",
+        );
+        for url in &policy.license {
+            if parsed.licenses.iter().any(|l| l.url.trim() == url) {
+                notes.push(format!(
+                    "the base already names the licence {url}: not written twice"
+                ));
+            } else {
+                push(&mut out, &format!("License: {url}"));
+            }
+        }
     }
     if !blocked.is_empty() {
         push(
@@ -754,6 +791,61 @@ mod tests {
 
     fn text(g: &Generated) -> String {
         String::from_utf8_lossy(&g.text).into_owned()
+    }
+
+    /// `--license`: a `License:` line at the top, read back as the file's
+    /// licence with no lint finding; once even when the base names it;
+    /// anything but a full http(s) URL refused.
+    #[test]
+    fn licences_are_written_at_the_top_once() {
+        let p = Policy {
+            license: vec!["https://example.com/license.xml".into()],
+            ..Policy::default()
+        };
+        let g = generate(&registry(), &p, None).expect("generated");
+        let r = Robots::parse(&g.text);
+        assert_eq!(r.licenses.len(), 1, "{}", text(&g));
+        assert_eq!(r.licenses[0].url, "https://example.com/license.xml");
+        assert!(!r.licenses[0].in_group);
+        assert!(
+            botscope_robotstxt::lint(&r)
+                .iter()
+                .all(|d| !d.code.as_str().starts_with("R03")),
+            "{:?}",
+            botscope_robotstxt::lint(&r)
+        );
+        let base = b"License: https://example.com/license.xml\nUser-agent: *\nDisallow: /x\n";
+        let g = generate(&registry(), &p, Some(base)).expect("generated");
+        assert_eq!(
+            text(&g).matches("License: https://").count(),
+            1,
+            "{}",
+            text(&g)
+        );
+        assert!(
+            g.notes
+                .iter()
+                .any(|n| n.contains("already names the licence"))
+        );
+        for bad in [
+            "/license.xml",
+            "ftp://example.com/l.xml",
+            "https:///l.xml",
+            "https://example.com/a b",
+            "https://e.com/#x",
+        ] {
+            let p = Policy {
+                license: vec![bad.into()],
+                ..Policy::default()
+            };
+            assert!(
+                matches!(
+                    generate(&registry(), &p, None),
+                    Err(GenerateError::License(_))
+                ),
+                "{bad}"
+            );
+        }
     }
 
     fn policy(block: &[Category]) -> Policy {

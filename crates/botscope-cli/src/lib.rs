@@ -204,6 +204,17 @@ pub enum Command {
     ///
     /// Example: botscope fetch https://example.com/ https://example.com/about --user-agent "ExampleBot/1.0 (+https://example.org/bot.html)"
     Fetch(FetchPagesArgs),
+    /// May a crawler use a page for a purpose, and on what terms? Reads the site's
+    /// robots.txt (access, its Content-Usage rules and Content-Signal lines), the RSL
+    /// licences its `License` lines name, and the page's own Content-Usage header, and
+    /// prints one verdict per URL with each source's reason and line, what the use would
+    /// cost, and where the sources disagree, which wins and why. Fetches politely, as
+    /// `fetch` does. Exit status: 0 every use allowed; 1 one refused or the URL closed to
+    /// the crawler; 3 one allowed only under a licence (to obtain or pay); 4 one no source
+    /// decides; 2 error.
+    ///
+    /// Example: botscope terms https://example.com/news/today --use train-ai --agent GPTBot
+    Terms(TermsArgs),
     /// BotSeer's honeypot: sites whose robots.txt each test one behaviour, and a
     /// report that scores each crawler's ethics from the log.
     #[command(subcommand)]
@@ -507,6 +518,55 @@ pub struct FetchPagesArgs {
     /// How long each signature is valid.
     #[arg(long, value_name = "DUR", default_value = "60s", value_parser = any_duration_arg)]
     pub signature_validity: std::time::Duration,
+}
+
+/// What a crawler means to do with the pages `terms` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UseArg {
+    /// Train a generative AI model (aipref train-ai, Content-Signal and RSL ai-train).
+    #[value(name = "train-ai", alias = "ai-train")]
+    TrainAi,
+    /// Input to a generative AI model, grounding, retrieval (aipref ai-use, Content-Signal
+    /// and RSL ai-input).
+    #[value(name = "ai-use", alias = "ai-input")]
+    AiUse,
+    /// An index for AI retrieval (RSL ai-index; AI Use to aipref and Content-Signal).
+    #[value(name = "ai-index")]
+    AiIndex,
+    /// A search application that links to the page.
+    Search,
+}
+
+#[derive(Debug, Args)]
+pub struct TermsArgs {
+    /// The pages.
+    #[arg(value_name = "URL", required = true)]
+    pub urls: Vec<String>,
+    /// What the pages would be used for.
+    #[arg(long = "use", value_enum, value_name = "PURPOSE")]
+    pub purpose: UseArg,
+    /// The crawler the terms are read for, a product token (`GPTBot`) or a whole User-Agent
+    /// (default: the product token of --user-agent).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// The kind of user, in RSL's vocabulary (commercial, non-commercial, education,
+    /// government, personal).
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+    /// The user's country (ISO 3166-1 alpha-2), for licences that permit or prohibit by country.
+    #[arg(long, value_name = "CODE")]
+    pub geo: Option<String>,
+    /// Do not ask the page itself for its Content-Usage header (robots.txt and licences only).
+    #[arg(long)]
+    pub no_page: bool,
+    /// Output format: `text` (a verdict line, then a line per reason) or `json` (one object per URL).
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+    /// Least time between two requests to one host.
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = any_duration_arg)]
+    pub min_gap: std::time::Duration,
 }
 
 #[derive(Debug, Args)]
@@ -2019,6 +2079,10 @@ pub struct GenerateArgs {
     /// allows crawling.
     #[arg(long, value_name = "PREFERENCES", value_parser = usage_arg)]
     pub usage: Option<botscope_robotstxt::Usage>,
+    /// An RSL licence for the whole site (a full http(s) URL), written as a `License:` line at the
+    /// top of the file, for every crawler; repeatable.
+    #[arg(long, value_name = "URL")]
+    pub license: Vec<String>,
     /// The site's robots.txt to merge into (`-` for standard input).
     #[arg(long, value_name = "FILE")]
     pub base: Option<PathBuf>,

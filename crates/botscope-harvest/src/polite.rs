@@ -35,7 +35,10 @@ use botscope_robotstxt::{
 use tokio::time::Instant;
 
 use crate::{Config, Error, Harvester};
+
+mod terms;
 use botscope_http::{Exchange, FetchError};
+pub use terms::{LicenceRead, TermsAsk, TermsReport};
 
 /// The `Accept` header of a page request.
 const PAGE_ACCEPT: &str = "text/html, application/xhtml+xml, */*;q=0.8";
@@ -291,7 +294,8 @@ enum Rules {
         body: Vec<u8>,
         /// The pace the group in force asks for, and its line.
         delay: Option<(Duration, u32)>,
-        /// The parse tree, kept when the file states usage preferences.
+        /// The parse tree, kept when the file states usage preferences
+        /// or names a licence.
         preferences: Option<Box<Robots>>,
     },
     /// No restrictions (4xx, no robots.txt).
@@ -382,6 +386,8 @@ pub struct Crawler<L> {
     max_hosts: usize,
     signer: Option<Signer>,
     hosts: Mutex<HashMap<String, Arc<Host>>>,
+    /// Licence documents read (RSL), by URL.
+    licences: terms::Licences,
 }
 
 impl<L: Lookup> Crawler<L> {
@@ -399,6 +405,7 @@ impl<L: Lookup> Crawler<L> {
             signer: cfg.signer,
             max_hosts: cfg.max_hosts.max(1),
             hosts: Mutex::default(),
+            licences: terms::Licences::default(),
         })
     }
 
@@ -707,7 +714,8 @@ impl<L: Lookup> Crawler<L> {
             matcher,
             body,
             delay,
-            preferences: robots.states_preferences().then(|| Box::new(robots)),
+            preferences: (robots.states_preferences() || !robots.licenses.is_empty())
+                .then(|| Box::new(robots)),
         }
     }
 

@@ -131,6 +131,14 @@ codes! {
     /// A Content-Signal entry the policy does not define (search,
     /// ai-input, ai-train) or whose value is not `yes` or `no`.
     SignalUnknown = "R035", "signal-unknown", Warning;
+    /// A License value that is not a full URL: RSL 1.0 requires one.
+    LicenseRelative = "R036", "license-relative", Warning;
+    /// The same License URL twice.
+    LicenseRepeated = "R037", "license-repeated", Warning;
+    /// A License line inside a group: it is global all the same.
+    LicenseInGroup = "R038", "license-in-group", Warning;
+    /// A License URL with a scheme no crawler fetches a licence from.
+    LicenseScheme = "R039", "license-scheme", Error;
 }
 
 impl fmt::Display for Code {

@@ -302,6 +302,9 @@ pub enum KeyKind {
     /// `Content-Usage`: AI usage preferences for a path (IETF aipref,
     /// draft-ietf-aipref-attach: `Content-Usage: / train-ai=n`).
     ContentUsage,
+    /// `License`: the site's RSL licence (RSL 1.0: a full URL, global,
+    /// not tied to any group).
+    License,
     /// `Noindex`: never supported by RFC 9309; Google dropped it in 2019.
     Noindex,
     /// Any other key.
@@ -323,6 +326,7 @@ impl KeyKind {
             KeyKind::CleanParam => "Clean-param",
             KeyKind::ContentSignal => "Content-Signal",
             KeyKind::ContentUsage => "Content-Usage",
+            KeyKind::License => "License",
             KeyKind::Noindex => "Noindex",
             KeyKind::Unknown => "",
         }
@@ -418,6 +422,7 @@ pub(crate) fn classify_key(key: &[u8]) -> (KeyKind, bool) {
         (b"clean-param", KeyKind::CleanParam),
         (b"content-signal", KeyKind::ContentSignal),
         (b"content-usage", KeyKind::ContentUsage),
+        (b"license", KeyKind::License),
         (b"noindex", KeyKind::Noindex),
     ];
     for (spelling, kind) in ext {

@@ -60,7 +60,7 @@ pub use matcher::{
 };
 pub use meta::{ImagePreview, MetaReport, MetaSource, MetaWarning, RobotsDirectives};
 pub use parse::{
-    Group, Located, OtherLine, RequestRate, Robots, Rule, RuleKind, Signal, UserAgent,
+    Group, LicenseLine, Located, OtherLine, RequestRate, Robots, Rule, RuleKind, Signal, UserAgent,
     parse_content_signal,
 };
 pub use preferences::Preferences;
@@ -68,6 +68,7 @@ pub use scan::{DEFAULT_PARSE_CAP, ParseOptions};
 pub use url::{escape_pattern, path_of};
 pub use usage::{
     BadPreference, CATEGORIES, MAX_PREFERENCE_BYTES, Preference, RETIRED_CATEGORIES, SIGNAL_VALUES,
-    SIGNALS, Usage, UsageRule, VOCABULARY, combine as combine_usage, parse_preference,
-    parse_usage_header, parse_usage_rule, retired, show as show_usage, usage_to_signals,
+    SIGNALS, USE_LEVELS, Usage, UsageRule, VOCABULARY, combine as combine_usage, parse_preference,
+    parse_usage_header, parse_usage_rule, retired, show as show_usage, signal_known,
+    usage_to_signals,
 };

@@ -48,6 +48,7 @@ fn run(robots: &Robots, documented: &dyn Fn(&str) -> bool) -> (Vec<Diagnostic>, 
     l.rules();
     l.rule_sets();
     l.sitemaps();
+    l.licenses();
     let steps = l.steps;
     out.sort_by_key(|d| (d.line, d.column, d.code));
     (out, steps)
@@ -417,6 +418,67 @@ impl Linter<'_> {
     }
 }
 
+impl Linter<'_> {
+    /// `License` lines (RSL 1.0): a full http(s) URL each, once, outside
+    /// any group (it is global wherever it stands).
+    fn licenses(&mut self) {
+        let mut seen: Vec<(&str, u32)> = Vec::new();
+        for l in &self.robots.licenses {
+            let v = l.url.trim();
+            let lower = v.to_ascii_lowercase();
+            let scheme = lower.split_once(':').map(|(s, _)| s).filter(|s| {
+                !s.is_empty()
+                    && s.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+            });
+            let shown = v;
+            let d = match scheme {
+                Some("http" | "https") if lower.split_once("://").is_some_and(|(_, r)| !r.is_empty() && !r.starts_with('/')) => None,
+                Some("http" | "https") => Some(
+                    Diagnostic::new(Code::LicenseScheme, l.line, 1, format!("License `{shown}` names no host: no licence can be fetched from it"))
+                        .suggest("write the full URL, such as `https://example.com/license.xml`"),
+                ),
+                Some(s) if !v.starts_with('/') && v.contains(':') && !s.contains('.') => Some(
+                    Diagnostic::new(Code::LicenseScheme, l.line, 1, format!("License `{shown}`: crawlers fetch licences over http or https, not `{s}:`"))
+                        .suggest("publish the licence at an https URL"),
+                ),
+                _ => Some(
+                    Diagnostic::new(Code::LicenseRelative, l.line, 1, format!("License `{shown}` is not a full URL: RSL 1.0 requires one (botscope reads it against the robots.txt URL; other crawlers may not)"))
+                        .suggest("write the full URL, such as `https://example.com/license.xml`"),
+                ),
+            };
+            if let Some(d) = d {
+                self.push(d);
+            }
+            if let Some((_, first)) = seen.iter().find(|(u, _)| *u == v) {
+                let first = *first;
+                self.push(
+                    Diagnostic::new(
+                        Code::LicenseRepeated,
+                        l.line,
+                        1,
+                        format!("License `{shown}` again (first on line {first})"),
+                    )
+                    .suggest("keep one License line per licence"),
+                );
+            } else {
+                seen.push((v, l.line));
+            }
+            if l.in_group {
+                self.push(
+                    Diagnostic::new(
+                        Code::LicenseInGroup,
+                        l.line,
+                        1,
+                        format!("License `{shown}` inside a group: it applies to every crawler all the same (RSL's License is global)"),
+                    )
+                    .suggest("move it to the top of the file, before the first User-agent line"),
+                );
+            }
+        }
+    }
+}
+
 /// Duplicate, tied and redundant rules within one agent's rule set, in
 /// n log n: the covers of a rule and the rules that contest a cover are
 /// found by walking tries of patterns, never by comparing every pair.
@@ -552,6 +614,40 @@ mod tests {
             .iter()
             .map(|d| (d.line, d.code.as_str()))
             .collect()
+    }
+
+    /// RSL's `License`: a full URL, once, global (RSL 1.0, "Adding RSL to
+    /// robots.txt": "one or more License directives", each "a fully
+    /// qualified URL").
+    #[test]
+    fn license_lines() {
+        let ok = "License: https://example.com/license.xml\nLicense: https://cdn.example.net/l.xml\nUser-agent: *\nAllow: /\n";
+        assert_eq!(codes(ok), vec![]);
+        let r = Robots::parse(ok.as_bytes());
+        assert_eq!(r.licenses.len(), 2);
+        assert_eq!(r.licenses[1].url, "https://cdn.example.net/l.xml");
+        assert!(!r.licenses[0].in_group);
+        assert_eq!(
+            codes(
+                "License: /license.xml\nLicense: license.xml\nLicense: ftp://example.com/l.xml\nLicense: https:///l.xml\n\
+                 License: data:text/xml,<rsl/>\nLicense: https://example.com/l.xml\nUser-agent: *\nLicense: https://example.com/l.xml\nAllow: /\n"
+            ),
+            vec![
+                (1, "R036"),
+                (2, "R036"),
+                (3, "R039"),
+                (4, "R039"),
+                (5, "R039"),
+                (8, "R037"),
+                (8, "R038")
+            ]
+        );
+        // Inside a group it is still the file's, and it does not end the
+        // group: the Allow after it belongs to the same group.
+        let r = Robots::parse(b"User-agent: a\nLicense: https://example.com/l.xml\nDisallow: /x\n");
+        assert!(r.licenses[0].in_group);
+        assert_eq!(r.groups.len(), 1);
+        assert_eq!(r.groups[0].rules.len(), 1);
     }
 
     #[test]

@@ -137,6 +137,18 @@ impl Group {
     }
 }
 
+/// A `License` line (RSL 1.0, "Adding RSL to robots.txt"): the URL of an
+/// RSL licence for the whole site, whatever group it stands in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LicenseLine {
+    /// 1-based line number.
+    pub line: u32,
+    /// The URL as written (RSL asks for a full URL).
+    pub url: String,
+    /// True when it stands inside a group (it is still global).
+    pub in_group: bool,
+}
+
 /// A line with a key no crawler reads, or one kept only for reporting.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OtherLine {
@@ -160,6 +172,9 @@ pub struct Robots {
     pub orphan_rules: Vec<Rule>,
     /// `Sitemap` URLs (allowed anywhere in the file).
     pub sitemaps: Vec<Located<String>>,
+    /// `License` lines: the site's RSL licences (global, wherever they
+    /// stand).
+    pub licenses: Vec<LicenseLine>,
     /// `Host` values.
     pub hosts: Vec<Located<String>>,
     /// `Clean-param` values.
@@ -205,6 +220,9 @@ const KNOWN_KEYS: &[&str] = &[
     "visit-time",
     "host",
     "clean-param",
+    "license",
+    "content-usage",
+    "content-signal",
 ];
 
 /// Optimal string alignment distance, ignoring ASCII case, for "did you
@@ -445,21 +463,35 @@ impl Builder<'_> {
                 }
             }
             KeyKind::Sitemap => self.robots.sitemaps.push(Located { line, value }),
+            KeyKind::License => {
+                let in_group = self.current().is_some();
+                self.robots.licenses.push(LicenseLine {
+                    line,
+                    url: value,
+                    in_group,
+                });
+            }
             KeyKind::Host => self.robots.hosts.push(Located { line, value }),
             KeyKind::CleanParam => self.robots.clean_params.push(Located { line, value }),
             KeyKind::ContentSignal => match parse_content_signal(&value) {
                 Some(signals) => {
                     for sig in &signals {
-                        let known = crate::usage::SIGNALS.contains(&sig.name.as_str());
-                        if !known || !(sig.value == "yes" || sig.value == "no") {
-                            let what = if known {
+                        let known =
+                            crate::usage::SIGNALS.contains(&sig.name.as_str()) || sig.name == "use";
+                        if !crate::usage::signal_known(&sig.name, &sig.value) {
+                            let what = if sig.name == "use" {
+                                format!(
+                                    "Content-Signal `use={}`: the level is none of immediate, reference, full",
+                                    sig.value
+                                )
+                            } else if known {
                                 format!(
                                     "Content-Signal `{}={}`: the value is neither yes nor no",
                                     sig.name, sig.value
                                 )
                             } else {
                                 format!(
-                                    "Content-Signal `{}` is not a signal of the policy (search, ai-input, ai-train)",
+                                    "Content-Signal `{}` is not a signal of the policy (search, ai-input, ai-train, use)",
                                     sig.name
                                 )
                             };

@@ -9,20 +9,27 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::parse::{Located, Robots, Signal};
-use crate::usage::{SIGNAL_VALUES, SIGNALS, Usage, UsageRule, combine};
+use crate::usage::{USE_LEVELS, Usage, UsageRule, combine, signal_known};
 
-/// The signals in force, combined: `no` is the restrictive one. Only the
-/// policy's own vocabulary counts (`search`, `ai-input`, `ai-train`, each
-/// `yes` or `no`); any other name or value is unknown, not passed on.
+/// The signals in force, combined: `no` is the restrictive one, and of
+/// `use` levels the lowest. Only the policy's own vocabulary counts
+/// (`search`, `ai-input`, `ai-train`, each `yes` or `no`; `use`,
+/// `immediate`, `reference` or `full`); any other name or value is
+/// unknown, not passed on.
 fn combine_signals<'a>(
     statements: impl IntoIterator<Item = &'a Vec<Signal>>,
 ) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
     for s in statements {
-        for sig in s.iter().filter(|s| {
-            SIGNALS.contains(&s.name.as_str()) && SIGNAL_VALUES.contains(&s.value.as_str())
-        }) {
+        for sig in s.iter().filter(|s| signal_known(&s.name, &s.value)) {
+            let level = |v: &str| USE_LEVELS.iter().position(|l| *l == v);
             match out.get_mut(&sig.name) {
+                Some(old) if sig.name == "use" => {
+                    // The most restrictive level stated.
+                    if level(&sig.value) < level(old.as_str()) {
+                        sig.value.clone_into(old);
+                    }
+                }
                 Some(old) if old == "no" => {}
                 Some(old) => sig.value.clone_into(old),
                 None => {
@@ -262,5 +269,27 @@ mod tests {
         );
         assert!(r.states_preferences());
         assert!(!Robots::parse(b"User-agent: *\nDisallow: /\n").states_preferences());
+    }
+
+    /// Cloudflare's managed robots.txt writes `use=reference` (July 2026):
+    /// read without a warning, and of two levels the more restrictive.
+    #[test]
+    fn the_use_signal_of_cloudflares_managed_file() {
+        let r = Robots::parse(
+            b"Content-Signal: use=full\nUser-agent: *\nContent-Signal: search=yes,ai-train=no,use=reference\nAllow: /\nUser-agent: b\nContent-Signal: use=sometimes\n",
+        );
+        let warned: Vec<u32> = r.diagnostics.iter().map(|d| d.line).collect();
+        assert_eq!(warned, [6], "{:?}", r.diagnostics);
+        let s = r
+            .preferences("Any", b"/", true)
+            .content_signal
+            .expect("signal");
+        assert_eq!(s["use"], "reference");
+        assert_eq!(s["ai-train"], "no");
+        let s = r
+            .preferences("b", b"/", true)
+            .content_signal
+            .expect("signal");
+        assert_eq!(s["use"], "full", "an unknown level is not passed on");
     }
 }

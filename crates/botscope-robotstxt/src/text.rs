@@ -133,6 +133,9 @@ impl Robots {
         for m in &self.sitemaps {
             let _ = writeln!(s, "sitemap (line {}): {}", m.line, m.value);
         }
+        for l in &self.licenses {
+            let _ = writeln!(s, "license (line {}, every crawler): {}", l.line, l.url);
+        }
         for d in &self.diagnostics {
             s.push_str(&d.render(file));
         }

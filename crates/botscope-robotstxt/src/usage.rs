@@ -83,6 +83,23 @@ pub const SIGNALS: &[&str] = &["search", "ai-input", "ai-train"];
 /// The values a Content Signal takes.
 pub const SIGNAL_VALUES: &[&str] = &["yes", "no"];
 
+/// The levels of the Content Signals `use` signal (Cloudflare, July 2026:
+/// `use=reference`), from the most restrictive: `immediate` (interact,
+/// store and reuse nothing), `reference` (index, excerpt, link back),
+/// `full` (summarise and reproduce).
+pub const USE_LEVELS: &[&str] = &["immediate", "reference", "full"];
+
+/// True for a Content Signal the policy defines with a value it defines:
+/// `search`, `ai-input`, `ai-train` with `yes` or `no`, and `use` with one
+/// of [`USE_LEVELS`].
+pub fn signal_known(name: &str, value: &str) -> bool {
+    if name == "use" {
+        USE_LEVELS.contains(&value)
+    } else {
+        SIGNALS.contains(&name) && SIGNAL_VALUES.contains(&value)
+    }
+}
+
 /// Longest preference value read (a robots.txt line is at most that long
 /// anyway; an HTTP header may be longer and is refused past it).
 pub const MAX_PREFERENCE_BYTES: usize = 8 * 1024;

@@ -17,7 +17,11 @@ pub enum ExitStatus {
     /// 3 (`logs`, `store import`): done, but an input was damaged; what
     /// came before the damage is in.
     Damaged,
-    /// 4 (`verify`): not a claimed robot, or nothing to check.
+    /// 3 (`terms`): the use is allowed under a licence, to be obtained
+    /// or paid.
+    Licence,
+    /// 4 (`verify`): not a claimed robot, or nothing to check; (`terms`)
+    /// no source decides.
     Unknown,
     /// 4 (`logs`): no line, or under 1% of the lines, could be read in
     /// the log format; nothing was written.
@@ -31,7 +35,7 @@ impl ExitStatus {
             ExitStatus::Success => 0,
             ExitStatus::Negative => 1,
             ExitStatus::Error => 2,
-            ExitStatus::Unverifiable | ExitStatus::Damaged => 3,
+            ExitStatus::Unverifiable | ExitStatus::Damaged | ExitStatus::Licence => 3,
             ExitStatus::Unknown | ExitStatus::Unreadable => 4,
         }
     }

@@ -47,6 +47,7 @@ mod robots;
 mod serve;
 mod stop;
 mod store;
+mod terms;
 mod verify;
 
 pub use exit::{ExitStatus, finish};
@@ -119,6 +120,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Serve(a) => serve::run(&a, s).await,
         Command::Gate(a) => serve::gate(&a, s).await,
         Command::Fetch(a) => fetch::run(&a).await,
+        Command::Terms(a) => terms::run(&a).await,
         Command::Honeypot(HoneypotCommand::Serve(a)) => honeypot::serve(&a, s).await,
         Command::Honeypot(HoneypotCommand::Report(a)) => honeypot::report(&a, s).await,
         Command::Keys(KeysCommand::Generate(a)) => keys::generate(&a),

@@ -198,6 +198,7 @@ pub fn robots(a: &PolicyRobotsArgs, s: &Settings) -> Result<ExitStatus> {
             })
             .collect(),
         usage: Default::default(),
+        license: Vec::new(),
     };
     let mut err = io::stderr().lock();
     let body = if gen_policy.block.is_empty() && gen_policy.block_bots.is_empty() {

@@ -231,6 +231,7 @@ pub fn generate(a: &GenerateArgs, settings: &crate::settings::Settings) -> Resul
         block: a.block.iter().map(category).collect::<Result<_>>()?,
         block_bots: a.block_bots.clone(),
         usage: a.usage.clone().unwrap_or_default(),
+        license: a.license.clone(),
     };
     let base = match &a.base {
         Some(p) => {

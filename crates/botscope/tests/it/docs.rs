@@ -454,6 +454,13 @@ fn the_crawling_guides_usage_preferences_run_as_written() {
     assert!(dir.join("generated.txt").is_file());
 }
 
+/// docs/crawling.md's terms recipe: a site served on loopback by Python's
+/// http.server, its licence read, the verdict as shown.
+#[test]
+fn the_crawling_guides_terms_run_as_written() {
+    run_page("crawling.md", "the_crawling_guides_terms_run_as_written");
+}
+
 /// docs/log-analysis.md's commands over a synthetic site's logs (the
 /// current one, one rotated, one rotated and compressed) and two
 /// robots.txt files; the lists go where the page puts them, under the

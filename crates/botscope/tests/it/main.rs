@@ -17,6 +17,7 @@ mod serve;
 mod snapshots;
 mod standalone;
 mod store;
+mod terms;
 mod webbotauth;
 mod workers;
 
