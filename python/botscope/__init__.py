@@ -33,6 +33,8 @@ from ._botscope import (
     bias,
     content_usage,
     parse_log_line,
+    rsl,
+    terms,
 )
 
 __version__ = _botscope.__version__
@@ -52,6 +54,8 @@ __all__ = [
     "bias",
     "content_usage",
     "parse_log_line",
+    "rsl",
+    "terms",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]

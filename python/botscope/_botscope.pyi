@@ -59,6 +59,18 @@ class Robots:
     def to_dict(self) -> dict:
         """The parse tree, as ``botscope robots parse --format json``."""
 
+def rsl(body: Union[bytes, str]) -> dict: ...
+def terms(
+    robots: Optional[Union[bytes, str]],
+    url: str,
+    use: str,
+    agent: str = "*",
+    licence: Optional[Union[bytes, str]] = None,
+    licence_url: Optional[str] = None,
+    header: Optional[Union[str, Sequence[str]]] = None,
+    user: Optional[str] = None,
+    geo: Optional[str] = None,
+) -> dict: ...
 def content_usage(lines: Union[str, Sequence[str]]) -> dict:
     """The AI usage preferences of a ``Content-Usage`` header's field lines,
     read as one Dictionary: ``usage``, ``problems``, ``error``."""

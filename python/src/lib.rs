@@ -15,6 +15,7 @@ mod logs;
 mod registry;
 mod research;
 mod robots;
+mod terms;
 
 pyo3::create_exception!(
     _botscope,
@@ -43,5 +44,6 @@ fn _botscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     registry::register(m)?;
     logs::register(m)?;
     research::register(m)?;
+    terms::register(m)?;
     Ok(())
 }
