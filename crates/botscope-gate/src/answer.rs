@@ -27,7 +27,7 @@ use crate::lists::{Category, Placed, choose};
 use crate::signature::Checked;
 
 /// One rule's decisions by action.
-pub type Slot = Arc<[std::sync::atomic::AtomicU64; 5]>;
+pub type Slot = Arc<[std::sync::atomic::AtomicU64; Action::ALL.len()]>;
 
 /// Decisions counted by rule and action: a slot of atomic counters per
 /// rule name, kept across reloads (a rule's count goes on when a reload
@@ -169,6 +169,9 @@ pub struct Answer {
     /// The action is carried out (false under `--report-only`: decided,
     /// logged and counted, then allowed).
     pub enforced: bool,
+    /// For a `charge` rule: what the payment exchange comes to (a quote,
+    /// a charge, or a documented error).
+    pub pay: Option<botscope_terms::pay::Outcome>,
 }
 
 fn unix_now_ms() -> u64 {
@@ -270,6 +273,7 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
     );
     // The counters' slot of the deciding rule (see `Snapshot::counters`).
     let mut slot_of = 0;
+    let mut price = None;
     let (action, rule, retry_after, labels) = match &snap.policy {
         Some(policy) => {
             let (served, _) = choose(&snap.robots, &placed);
@@ -322,6 +326,10 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
                 None => policy.decide(&facts!(), &g.rates),
             };
             slot_of = d.index.unwrap_or(policy.rules.len());
+            price = d
+                .index
+                .and_then(|i| policy.rules.get(i))
+                .and_then(|r| r.price);
             let labels = d
                 .labels
                 .iter()
@@ -344,6 +352,13 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
     if let Some(slot) = snap.counters.get(slot_of) {
         slot[action as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
+    let pay = (action == Action::Charge)
+        .then_some(price)
+        .flatten()
+        .map(|price| crate::charge::outcome(price, h, checked.as_ref()));
+    if let Some(o) = &pay {
+        g.charges.count(o);
+    }
     let a = Answer {
         client: ip,
         passed,
@@ -357,6 +372,7 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
         retry_after,
         labels,
         enforced: !g.config.report_only,
+        pay,
     };
     g.latency.record(started.elapsed());
     if let Some(log) = &g.decision_log {
@@ -472,6 +488,14 @@ fn page(a: &Answer) -> &'static str {
         Action::Challenge => {
             "Verification needed.\n\nThis request looks automated; this site asks such clients to show they are a browser.\n"
         }
+        Action::Charge => match &a.pay {
+            Some(botscope_terms::pay::Outcome::Quote { .. }) => {
+                "Payment required.\n\nThis page is priced for crawlers (see the crawler-price header): send crawler-exact-price or crawler-max-price, covered by a Web Bot Auth signature that verifies.\n"
+            }
+            _ => {
+                "Payment not accepted.\n\nThe crawler-error header says why (pay per crawl over HTTP 402).\n"
+            }
+        },
         Action::Allow | Action::Label => "",
     }
 }
@@ -518,14 +542,28 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
         r.headers_mut().remove(header::RETRY_AFTER);
         return r;
     }
+    let paid = a
+        .pay
+        .as_ref()
+        .and_then(botscope_terms::pay::Outcome::charged);
     let status = match (a.action, front) {
         (Action::Allow | Action::Label, _) => StatusCode::OK,
+        (Action::Charge, _) if paid.is_some() => StatusCode::OK,
+        // nginx's auth_request passes on 401 and 403 only: the payment
+        // status travels in X-Bot-Pay-Status for the configuration to use.
+        (Action::Charge, Front::AuthRequest) => StatusCode::FORBIDDEN,
+        (Action::Charge, Front::Forward) => a
+            .pay
+            .as_ref()
+            .and_then(|o| StatusCode::from_u16(o.status()).ok())
+            .unwrap_or(StatusCode::PAYMENT_REQUIRED),
         (Action::Deny, _) | (Action::Limit, Front::AuthRequest) => StatusCode::FORBIDDEN,
         (Action::Limit, Front::Forward) => StatusCode::TOO_MANY_REQUESTS,
         (Action::Challenge, _) => StatusCode::UNAUTHORIZED,
     };
     let mut r = match (front, a.action) {
         (Front::AuthRequest, _) => status.into_response(),
+        (Front::Forward, Action::Charge) if paid.is_some() => status.into_response(),
         (Front::Forward, Action::Challenge) => {
             let ua = text(h, header::USER_AGENT).unwrap_or(Cow::Borrowed(""));
             let token = g
@@ -548,6 +586,7 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
         }
     };
     headers(r.headers_mut(), a);
+    crate::charge::headers(r.headers_mut(), a);
     blank_labels(g, r.headers_mut());
     r
 }

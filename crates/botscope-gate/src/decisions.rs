@@ -102,6 +102,39 @@ impl DecisionLog {
             return;
         }
         let line = line(a, user_agent, method, path, &now_rfc3339());
+        self.send(line);
+    }
+
+    /// A charge taken back: the application answered `status`, an error
+    /// no crawler pays for (standalone only).
+    pub fn uncharged(
+        &self,
+        a: &Answer,
+        price: botscope_terms::Price,
+        status: u16,
+        method: &str,
+        path: &str,
+    ) {
+        let line = serde_json::json!({
+            "time": now_rfc3339(),
+            "client": a.client.to_string(),
+            "method": method,
+            "path": path,
+            "claimed_bot": a.bot,
+            "signature": a.checked.as_ref().map(|c| serde_json::json!({
+                "outcome": c.verdict.outcome.as_str(),
+                "agent": c.verdict.agent,
+            })),
+            "rule": a.rule,
+            "action": a.action.as_str(),
+            "enforced": a.enforced,
+            "pay": {"outcome": "uncharged", "price": price.to_string(), "status": status},
+        })
+        .to_string();
+        self.send(line);
+    }
+
+    fn send(&self, line: String) {
         if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(line) {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
@@ -170,8 +203,30 @@ pub fn line(a: &Answer, user_agent: &str, method: &str, path: &str, time: &str) 
         "action": a.action.as_str(),
         "retry_after": a.retry_after,
         "enforced": a.enforced,
+        "pay": a.pay.as_ref().map(pay_json),
     });
     body.to_string()
+}
+
+/// A payment answer as the log keeps it: `outcome` (`quote`, `charged`,
+/// `error`), the `price` (`USD 0.01`), `code` for an error; the ledger
+/// sums the `charged` lines less the `uncharged` ones.
+fn pay_json(o: &botscope_terms::pay::Outcome) -> serde_json::Value {
+    use botscope_terms::pay::Outcome;
+    match o {
+        Outcome::Quote { price } => {
+            serde_json::json!({"outcome": "quote", "price": price.to_string()})
+        }
+        Outcome::Charged { price, by } => {
+            serde_json::json!({"outcome": "charged", "price": price.to_string(), "by": by})
+        }
+        Outcome::Error { code, price, why } => serde_json::json!({
+            "outcome": "error",
+            "code": code.as_str(),
+            "price": price.map(|p| p.to_string()),
+            "why": why,
+        }),
+    }
 }
 
 /// The time now as RFC 3339 (UTC, milliseconds).

@@ -60,6 +60,7 @@
 
 pub mod answer;
 pub mod challenge;
+pub mod charge;
 pub mod decisions;
 pub mod identity;
 mod lists;
@@ -326,6 +327,8 @@ pub struct Gate {
     rates: botscope_policy::Rates,
     /// Decisions counted, for `/metrics`.
     pub counters: answer::Counters,
+    /// Payment answers counted, and the amounts charged.
+    pub charges: charge::Charges,
     /// How long decisions took.
     pub latency: metrics::Latency,
     /// The decision log, when one is kept.
@@ -532,6 +535,7 @@ impl Gate {
             rates: botscope_policy::Rates::new(config.rate_keys),
             identities,
             counters,
+            charges: charge::Charges::default(),
             latency: metrics::Latency::default(),
             refreshed: refresh::Shared::default(),
             challenges: {

@@ -64,6 +64,27 @@ pub fn render(g: &Gate) -> String {
             label(&rule)
         );
     }
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_pay_total Payment answers of charge rules: quote (402 with crawler-price), charged, uncharged (standalone: the application answered an error, the charge taken back), or the crawler-error code."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_pay_total counter");
+    for (outcome, n) in g.charges.outcomes() {
+        let _ = writeln!(o, "botscope_gate_pay_total{{outcome=\"{outcome}\"}} {n}");
+    }
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_charged_total Amounts charged, by currency, in the currency's major unit."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_charged_total counter");
+    for (currency, millionths) in g.charges.amounts() {
+        let _ = writeln!(
+            o,
+            "botscope_gate_charged_total{{currency=\"{currency}\"}} {}.{:06}",
+            millionths / 1_000_000,
+            millionths % 1_000_000
+        );
+    }
     if let Some(i) = &g.identities {
         let _ = writeln!(
             o,

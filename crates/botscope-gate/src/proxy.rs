@@ -599,10 +599,18 @@ pub(crate) async fn handle(
         Err(why) => return refuse(bad_request(why)),
     };
     let a = answer::decide_at(g, peer.ip(), req.headers(), &method, &target).await;
-    let refused = !matches!(
+    let method = method.into_owned();
+    // A charge paid passes like an allow; the application's answer then
+    // carries `crawler-charged` (when it is not an error: no crawler pays
+    // for one).
+    let paid = a
+        .pay
+        .as_ref()
+        .and_then(botscope_terms::pay::Outcome::charged);
+    let refused = !(matches!(
         a.action,
         botscope_policy::Action::Allow | botscope_policy::Action::Label
-    );
+    ) || paid.is_some());
     if refused && a.enforced {
         return answer::respond(g, &a, req.headers(), Front::Forward, &target);
     }
@@ -734,6 +742,22 @@ pub(crate) async fn handle(
         parts.headers.remove(header::CONTENT_LENGTH);
     }
     strip_hop_by_hop(&mut parts.headers);
+    if let Some(price) = paid.filter(|_| a.enforced) {
+        if parts.status.as_u16() < 400 {
+            if let Ok(v) = HeaderValue::from_str(&price.to_string()) {
+                parts.headers.insert(
+                    HeaderName::from_static(botscope_terms::pay::CRAWLER_CHARGED),
+                    v,
+                );
+            }
+        } else {
+            // Counted as charged when decided; taken back.
+            g.charges.uncharged(price);
+            if let Some(log) = &g.decision_log {
+                log.uncharged(&a, price, parts.status.as_u16(), &method, &target);
+            }
+        }
+    }
     Response::from_parts(parts, Body::new(body))
 }
 

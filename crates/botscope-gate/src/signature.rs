@@ -271,13 +271,17 @@ impl Signatures {
         let scheme = header(h, "x-forwarded-proto")
             .filter(|p| p == "http")
             .unwrap_or(Cow::Borrowed("https"));
-        // Only the fields a Web Bot Auth signature may cover are read.
-        let mut fields = Vec::with_capacity(4);
+        // Only the fields a Web Bot Auth signature may cover are read:
+        // the pay-per-crawl price fields among them (a payment counts
+        // only when its signature covers its price).
+        let mut fields = Vec::with_capacity(6);
         for name in [
             "signature",
             "signature-input",
             "signature-agent",
             "user-agent",
+            "crawler-exact-price",
+            "crawler-max-price",
         ] {
             if let Some(v) = header(h, name) {
                 fields.push((name.to_owned(), v.into_owned()));

@@ -38,6 +38,10 @@ pub struct SignSpec {
     pub nonce: Option<String>,
     /// The tag (`web-bot-auth`).
     pub tag: String,
+    /// Header fields the signature covers besides `@authority` and
+    /// `Signature-Agent` (lower case: `crawler-max-price`); each must be
+    /// in the request signed.
+    pub covers: Vec<String>,
 }
 
 impl SignSpec {
@@ -52,6 +56,7 @@ impl SignSpec {
             expires: created + seconds,
             nonce,
             tag: TAG_REQUEST.into(),
+            covers: Vec::new(),
         }
     }
 }
@@ -175,6 +180,9 @@ pub fn sign_request(req: &Request, key: &SigningKey, spec: &SignSpec) -> Result<
         };
         signature_agent = Some(value);
         components.push(c);
+    }
+    for name in &spec.covers {
+        components.push(component(&name.to_ascii_lowercase(), &[])?);
     }
     let input = Input {
         label: spec.label.clone(),

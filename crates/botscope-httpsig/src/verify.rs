@@ -154,6 +154,10 @@ pub struct Verdict {
     pub nonce: Option<String>,
     /// The signature base that was built, for tracing.
     pub base: Option<String>,
+    /// The names of the components the signature covers, as written
+    /// (`@authority`, `signature-agent`, `crawler-max-price`), without
+    /// their parameters.
+    pub covered: Vec<String>,
     /// How `Signature-Agent` was written for this signature:
     /// `dictionary`, `legacy-string` (one sf-string, the earlier drafts'
     /// form) or `legacy-bare` (a URL outside any structured field).
@@ -190,6 +194,7 @@ impl Verdict {
             expires: None,
             nonce: None,
             base: None,
+            covered: Vec::new(),
             agent_form: None,
             agent_url: None,
             key_alone: false,
@@ -507,6 +512,14 @@ fn check_one(
     let base = base::signature_base(target, input).map_err(invalid)?;
     let sig = base::signature(signature_field, &input.label).map_err(invalid)?;
     v.base = Some(base);
+    v.covered = input
+        .components
+        .iter()
+        .filter_map(|c| match &c.bare_item {
+            BareItem::String(s) => Some(s.as_str().to_owned()),
+            _ => None,
+        })
+        .collect();
     let key = match keys.lookup(v.agent.as_deref(), &keyid) {
         Lookup::Key(k) => k,
         Lookup::NotListed => {

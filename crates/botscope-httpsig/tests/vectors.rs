@@ -215,6 +215,7 @@ fn signing_reproduces_the_vectors() {
             expires: param("expires").parse().expect("expires"),
             nonce: Some(param("nonce")),
             tag: "web-bot-auth".to_owned(),
+            covers: Vec::new(),
         };
         let signed = sign_request(&req, &key, &spec).expect("sign");
         assert_eq!(signed.signature_input, v.input, "{}", v.name);

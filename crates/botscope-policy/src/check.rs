@@ -190,6 +190,13 @@ fn hurts(policy: &Policy) -> Vec<Finding> {
         }
     };
     let (action, rule, line) = decided_by(policy, &googlebot);
+    if action == Action::Charge {
+        warn(
+            line,
+            rule,
+            "a verified search engine's request for / is charged: search engines do not pay per crawl, so the site leaves their results; allow `identity: verified` search engines before this rule".to_owned(),
+        );
+    }
     if matches!(action, Action::Deny | Action::Challenge) {
         warn(
             line,
@@ -232,6 +239,7 @@ fn past(a: Action) -> &'static str {
         Action::Challenge => "challenged",
         Action::Limit => "limited",
         Action::Allow | Action::Label => "allowed",
+        Action::Charge => "charged",
     }
 }
 

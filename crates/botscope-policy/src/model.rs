@@ -16,19 +16,25 @@ pub enum Action {
     Challenge,
     /// Add the rule's headers and go on to the next rule.
     Label,
+    /// Let it through for the rule's `price`, paid by a request whose Web
+    /// Bot Auth signature verifies and covers its price header (pay per
+    /// crawl over HTTP 402); quote the price to any other.
+    Charge,
 }
 
 impl Action {
     /// Every action, as written in a policy.
-    pub const ALL: [(&'static str, Action); 5] = [
+    pub const ALL: [(&'static str, Action); 6] = [
         ("allow", Action::Allow),
         ("deny", Action::Deny),
         ("limit", Action::Limit),
         ("challenge", Action::Challenge),
         ("label", Action::Label),
+        ("charge", Action::Charge),
     ];
 
-    /// The name as written (`allow`, `deny`, `limit`, `challenge`, `label`).
+    /// The name as written (`allow`, `deny`, `limit`, `challenge`, `label`,
+    /// `charge`).
     pub fn as_str(self) -> &'static str {
         match self {
             Action::Allow => "allow",
@@ -36,6 +42,7 @@ impl Action {
             Action::Limit => "limit",
             Action::Challenge => "challenge",
             Action::Label => "label",
+            Action::Charge => "charge",
         }
     }
 

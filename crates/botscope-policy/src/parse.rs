@@ -49,6 +49,7 @@ const RULE_KEYS: &[&str] = &[
     "list",
     "rate",
     "headers",
+    "price",
 ];
 
 fn line_of(span: &Span) -> u32 {
@@ -218,6 +219,7 @@ impl Reader<'_> {
         let mut action = None;
         let mut c = Conditions::default();
         let mut headers = Vec::new();
+        let mut price = None;
         let rule = name.as_str();
         for (k, v) in map.iter() {
             let key = k.as_str();
@@ -228,7 +230,7 @@ impl Reader<'_> {
                     None => self.err(
                         v.span(),
                         Some(rule),
-                        "`action` must be one of allow, deny, limit, challenge, label",
+                        "`action` must be one of allow, deny, limit, challenge, label, charge",
                     ),
                 },
                 "bot" => {
@@ -440,6 +442,23 @@ impl Reader<'_> {
                         "`rate` must be one rate, e.g. `10/s per ip`",
                     ),
                 },
+                "price" => match v
+                    .as_scalar()
+                    .map(|s| botscope_terms::Price::parse_header(s.as_str()))
+                {
+                    Some(Ok(p)) if p.millionths > 0 => price = Some(p),
+                    Some(Ok(_)) => self.err(
+                        v.span(),
+                        Some(rule),
+                        "`price` of nothing: to let crawlers in free, use `allow`",
+                    ),
+                    Some(Err(e)) => self.err(v.span(), Some(rule), format!("`price`: {e}")),
+                    None => self.err(
+                        v.span(),
+                        Some(rule),
+                        "`price` must be a currency and an amount, e.g. `USD 0.01`",
+                    ),
+                },
                 "headers" => match v.as_mapping() {
                     Some(m) => {
                         for (hk, hv) in m.iter() {
@@ -488,6 +507,20 @@ impl Reader<'_> {
             }
             return None;
         };
+        match (action, price) {
+            (Action::Charge, None) if map.get_node("price").is_none() => self.err(
+                node.span(),
+                Some(rule),
+                "a `charge` rule needs a `price` (a currency and an amount, e.g. `USD 0.01`)",
+            ),
+            (a, Some(_)) if a != Action::Charge => self.push(
+                Severity::Warning,
+                node.span(),
+                Some(rule),
+                "`price` is asked by `charge` rules only; this rule's is not".to_owned(),
+            ),
+            _ => {}
+        }
         if !headers.is_empty() && action != Action::Label {
             self.push(
                 Severity::Warning,
@@ -508,6 +541,7 @@ impl Reader<'_> {
             action,
             when: c,
             headers,
+            price: price.filter(|_| action == Action::Charge),
         })
     }
 }
@@ -610,7 +644,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
             Action::Allow
         }
         Some(v) => match v.as_scalar().and_then(|s| Action::parse(s.as_str().trim())) {
-            Some(Action::Label) | None => {
+            Some(Action::Label | Action::Charge) | None => {
                 r.err(
                     v.span(),
                     None,

@@ -130,6 +130,8 @@ pub struct Rule {
     pub when: Conditions,
     /// Headers a `label` rule adds (name, value).
     pub headers: Vec<(String, String)>,
+    /// What a `charge` rule asks for a page.
+    pub price: Option<botscope_terms::Price>,
 }
 
 /// How much higher a `challenge` rule's rate is for a client holding a
@@ -310,10 +312,13 @@ impl Policy {
             if !rule.holds(f, &path, &spelled) {
                 continue;
             }
-            // robots.txt and /.well-known/ are refused or challenged only
-            // by a rule that names them.
+            // robots.txt and /.well-known/ are refused, challenged or
+            // charged only by a rule that names them.
             if protocol
-                && matches!(rule.action, Action::Deny | Action::Challenge)
+                && matches!(
+                    rule.action,
+                    Action::Deny | Action::Challenge | Action::Charge
+                )
                 && !rule.names_protocol_files()
             {
                 continue;

@@ -1,6 +1,7 @@
 //! An application that records exactly what it receives: each request's
 //! line and header lines as they came over the wire, on loopback, from
-//! raw sockets (no HTTP library to normalise them). It answers `200` with
+//! raw sockets (no HTTP library to normalise them). It answers `404` to a
+//! target ending in `/missing`, and otherwise `200` with
 //! the request line as its body; `/te-and-cl` with both
 //! `Transfer-Encoding: chunked` and a `Content-Length` shorter than the
 //! body; a request with an `Upgrade` header (or every request, as set)
@@ -207,6 +208,12 @@ fn serve(
                     "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n{up}\r\n"
                 )?;
                 tunneled = true;
+            }
+            _ if target.ends_with("/missing") => {
+                write!(
+                    out,
+                    "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nnot found\n"
+                )?;
             }
             _ if target == "/te-and-cl" => {
                 let body = "0123456789abcdef-the-whole-body";

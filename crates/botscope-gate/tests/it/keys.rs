@@ -21,7 +21,7 @@ use super::{Running, serve, write};
 /// Only a verified signature reaches the application.
 const POLICY: &str = "version: 1\ndefault: deny\nrules:\n  - name: signed\n    action: allow\n    signature: verified\n";
 
-fn now() -> i64 {
+pub(super) fn now() -> i64 {
     i64::try_from(
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -32,7 +32,7 @@ fn now() -> i64 {
 }
 
 /// A key directory on HTTPS (loopback, `ca`) listing `key`; its URL.
-fn directory(ca: &TestCa, key: &SigningKey) -> (FileServer, String) {
+pub(super) fn directory(ca: &TestCa, key: &SigningKey) -> (FileServer, String) {
     let server = FileServer::start_tls_canned(Default::default(), ca);
     let body = botscope_httpsig::Directory {
         keys: vec![(key.keyid(), key.public())],

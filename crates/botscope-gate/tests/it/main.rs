@@ -5,6 +5,7 @@
 
 mod fleet;
 mod keys;
+mod pay;
 mod standalone;
 
 use std::io::Write;

@@ -282,6 +282,54 @@ rules:
     assert_eq!(p.decide(&bot("66.249.66.3"), &rates).rule, "per-bot");
 }
 
+/// `charge`: a price is required and read exactly; a price elsewhere,
+/// or a charge of a verified search engine, is warned of; robots.txt and
+/// /.well-known/ are never charged unless a rule names them.
+#[test]
+fn charge_rules() {
+    let m = messages(
+        "version: 1\ndefault: allow\nrules:\n  - name: no-price\n    action: charge\n    path: [/a/]\n  - name: bad-price\n    action: charge\n    price: USD 0,01\n  - name: free\n    action: charge\n    price: USD 0\n  - name: stray\n    action: allow\n    price: USD 1\n",
+    );
+    for w in [
+        "p.yaml:4: error: rule `no-price`: a `charge` rule needs a `price` (a currency and an amount, e.g. `USD 0.01`)",
+        "p.yaml:9: error: rule `bad-price`: `price`: `0,01` is not a decimal amount",
+        "p.yaml:12: error: rule `free`: `price` of nothing: to let crawlers in free, use `allow`",
+        "p.yaml:13: warning: rule `stray`: `price` is asked by `charge` rules only; this rule's is not",
+    ] {
+        assert!(m.iter().any(|x| x == w), "missing {w}\nin {m:#?}");
+    }
+    let p = parse(
+        "p.yaml",
+        "version: 1\ndefault: allow\nrules:\n  - name: everyone-pays\n    action: charge\n    price: EUR 0.002\n",
+        &registry(),
+    );
+    let policy = p.policy.expect("a policy");
+    assert_eq!(
+        policy.rules[0].price.map(|p| p.to_string()).as_deref(),
+        Some("EUR 0.002")
+    );
+    assert!(
+        p.findings.iter().any(|f| f
+            .message
+            .contains("a verified search engine's request for / is charged")),
+        "{:?}",
+        p.findings
+    );
+    let rates = Rates::new(1000);
+    let f = |path| req(path, "PayingBot/1.0");
+    assert_eq!(policy.decide(&f("/news/x"), &rates).action, Action::Charge);
+    assert_eq!(
+        policy.decide(&f("/robots.txt"), &rates).action,
+        Action::Allow
+    );
+    assert_eq!(
+        policy
+            .decide(&f("/.well-known/http-message-signatures-directory"), &rates)
+            .action,
+        Action::Allow
+    );
+}
+
 #[test]
 fn errors_name_file_line_and_rule() {
     let m = messages(
@@ -307,7 +355,7 @@ fn errors_name_file_line_and_rule() {
     );
     let want = [
         "p.yaml:4: error: rule `a`: `bot: Googlebto` is not in the registry (did you mean Googlebot?)",
-        "p.yaml:6: error: rule `b`: `action` must be one of allow, deny, limit, challenge, label",
+        "p.yaml:6: error: rule `b`: `action` must be one of allow, deny, limit, challenge, label, charge",
         "p.yaml:7: error: rule `a`: a rule with this name is already defined at line 2",
         "p.yaml:11: error: rule `c`: `category: ai-trainer` is not one of search, ai-training, ai-search, ai-assistant, seo, social, monitoring, archive, feed, other, unregistered-bot, browser",
         "p.yaml:12: error: rule `c`: `identity: sure` is not one of verified, spoofed, unverifiable, unknown, unclaimed",
