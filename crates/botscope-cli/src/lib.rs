@@ -215,6 +215,13 @@ pub enum Command {
     ///
     /// Example: botscope terms https://example.com/news/today --use train-ai --agent GPTBot
     Terms(TermsArgs),
+    /// What crawlers were charged: the `charged` lines of gate decision logs (less those the
+    /// standalone gate took back), summed per agent, day and path (`--by`), with each
+    /// currency's amount. Lines that cannot be read are counted on standard error. Exit
+    /// status: 0 read; 2 error.
+    ///
+    /// Example: botscope ledger /var/log/botscope/decisions.jsonl --by agent,day --format csv
+    Ledger(LedgerArgs),
     /// BotSeer's honeypot: sites whose robots.txt each test one behaviour, and a
     /// report that scores each crawler's ethics from the log.
     #[command(subcommand)]
@@ -518,6 +525,31 @@ pub struct FetchPagesArgs {
     /// How long each signature is valid.
     #[arg(long, value_name = "DUR", default_value = "60s", value_parser = any_duration_arg)]
     pub signature_validity: std::time::Duration,
+}
+
+/// The output of `ledger`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum LedgerFormat {
+    /// A table for people.
+    #[default]
+    Text,
+    /// CSV: the keys, `charges`, then `currency` and `amount` (a row per currency).
+    Csv,
+    /// One JSON object per row.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct LedgerArgs {
+    /// Decision logs (`gate --decision-log`; `-` for standard input).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// What a row is: any of `agent`, `day`, `path`, comma-separated.
+    #[arg(long, value_name = "KEYS", default_value = "agent,day")]
+    pub by: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: LedgerFormat,
 }
 
 /// What a crawler means to do with the pages `terms` reads.

@@ -63,6 +63,7 @@ pub mod challenge;
 pub mod charge;
 pub mod decisions;
 pub mod identity;
+pub mod ledger;
 mod lists;
 pub mod metrics;
 pub mod proxy;

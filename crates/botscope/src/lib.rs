@@ -40,6 +40,7 @@ mod fetch;
 mod harvest;
 mod honeypot;
 mod keys;
+mod ledger;
 mod logs;
 mod policy;
 mod research;
@@ -121,6 +122,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Gate(a) => serve::gate(&a, s).await,
         Command::Fetch(a) => fetch::run(&a).await,
         Command::Terms(a) => terms::run(&a).await,
+        Command::Ledger(a) => ledger::run(&a),
         Command::Honeypot(HoneypotCommand::Serve(a)) => honeypot::serve(&a, s).await,
         Command::Honeypot(HoneypotCommand::Report(a)) => honeypot::report(&a, s).await,
         Command::Keys(KeysCommand::Generate(a)) => keys::generate(&a),

@@ -349,6 +349,16 @@ fn pay_per_crawl_through_the_standalone_gate() {
             .iter()
             .any(|l| l["pay"]["code"] == "ConflictingPriceHeaders")
     );
+    // The ledger of that log: one agent, three charges, USD 0.03.
+    let mut ledger = botscope_gate::ledger::Ledger::new(&[botscope_gate::ledger::Key::Agent]);
+    for l in std::fs::read_to_string(&log).unwrap().lines() {
+        ledger.add(l);
+    }
+    let rows = ledger.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].agent.as_deref(), Some(agent.as_str()));
+    assert_eq!(rows[0].charges, 3);
+    assert_eq!(rows[0].amounts[0].to_string(), "USD 0.03");
     // The metrics say the same.
     let mut s = std::net::TcpStream::connect(at).unwrap();
     s.write_all(

@@ -208,3 +208,101 @@ fn an_unreadable_licence_is_no_free_pass() {
     assert_eq!(diag["code"], "xml");
     assert_eq!(diag["line"], 1);
 }
+
+/// `botscope ledger` over a decision log: charges less those taken back,
+/// per agent and day, in CSV (a path that looks like a formula made safe)
+/// and JSON; lines that cannot be read counted on standard error.
+#[test]
+fn the_ledger_sums_a_decision_log() {
+    let line = |t: &str, agent: &str, path: &str, outcome: &str, price: &str| {
+        format!(
+            "{{\"time\":\"{t}\",\"path\":\"{path}\",\"signature\":{{\"agent\":\"{agent}\"}},\"pay\":{{\"outcome\":\"{outcome}\",\"price\":\"{price}\"}}}}\n"
+        )
+    };
+    let mut log = String::new();
+    log += &line(
+        "2026-12-06T08:00:00.000Z",
+        "https://a.example",
+        "/news/1",
+        "charged",
+        "USD 0.01",
+    );
+    log += &line(
+        "2026-12-06T08:01:00.000Z",
+        "https://a.example",
+        "/news/2",
+        "charged",
+        "USD 0.01",
+    );
+    log += &line(
+        "2026-12-06T08:01:01.000Z",
+        "https://a.example",
+        "/news/2",
+        "uncharged",
+        "USD 0.01",
+    );
+    log += &line(
+        "2026-12-07T08:00:00.000Z",
+        "https://b.example",
+        "=HYPERLINK(1)",
+        "charged",
+        "EUR 1",
+    );
+    log += &line(
+        "2026-12-07T08:00:01.000Z",
+        "https://b.example",
+        "/x",
+        "quote",
+        "EUR 1",
+    );
+    log += "{\"pay\":{\"outcome\":\"charged\",\"price\":\"free\"}}\n";
+    log += &"y".repeat(200_000);
+    log += "\nnot json\n";
+    let file = crate::tmp("ledger.jsonl", log.as_bytes());
+    let o = run(&["ledger", crate::arg(&file), "--format", "csv"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "agent,day,charges,currency,amount\nhttps://a.example,2026-12-06,1,USD,0.01\nhttps://b.example,2026-12-07,1,EUR,1.00\n"
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("8 line(s) read, 5 payment(s), 3 not read"),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 too-long") && err.contains("1 not-json") && err.contains("1 bad-payment"),
+        "{err}"
+    );
+    let o = run(&[
+        "ledger",
+        crate::arg(&file),
+        "--by",
+        "path",
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        stdout(&o).contains("'=HYPERLINK(1),1,EUR,1.00\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&[
+        "ledger",
+        crate::arg(&file),
+        "--by",
+        "agent",
+        "--format",
+        "json",
+    ]);
+    let rows: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["agent"], "https://a.example");
+    assert_eq!(rows[0]["charges"], 1);
+    assert_eq!(rows[0]["amounts"][0]["amount"], "0.01");
+    let o = run(&["ledger", crate::arg(&file), "--by", "agent,week"]);
+    assert_eq!(o.status.code(), Some(2));
+}
