@@ -237,7 +237,8 @@ mod tests {
             l.add(&s);
         }
         let rows = l.rows();
-        let shown: Vec<(Option<&str>, Option<&str>, i64, Vec<String>)> = rows
+        type Shown<'a> = (Option<&'a str>, Option<&'a str>, i64, Vec<String>);
+        let shown: Vec<Shown<'_>> = rows
             .iter()
             .map(|r| {
                 (
