@@ -525,6 +525,23 @@ pub struct FetchPagesArgs {
     /// How long each signature is valid.
     #[arg(long, value_name = "DUR", default_value = "60s", value_parser = any_duration_arg)]
     pub signature_validity: std::time::Duration,
+    /// Read each page's terms first (robots.txt's Content-Usage and Content-Signal, the RSL
+    /// licence, as `terms` reads them) and skip those they refuse for this use.
+    #[arg(long = "use", value_enum, value_name = "PURPOSE")]
+    pub purpose: Option<UseArg>,
+    /// Pay per crawl: offer at most this per page (`USD 0.01`), as a `crawler-max-price`
+    /// covered by the request's signature (needs --signing-key); a page priced higher is
+    /// answered 402 and reported, not retried.
+    #[arg(long, value_name = "PRICE", requires = "signing_key", value_parser = price_arg)]
+    pub max_price: Option<botscope_terms::Price>,
+    /// The most paid in all, in the maximum price's currency (`USD 5`): no page is asked for
+    /// whose maximum would pass it.
+    #[arg(long, value_name = "PRICE", requires = "max_price", value_parser = price_arg)]
+    pub budget: Option<botscope_terms::Price>,
+}
+
+fn price_arg(s: &str) -> Result<botscope_terms::Price, String> {
+    botscope_terms::Price::parse_header(s).map_err(|e| e.to_string())
 }
 
 /// The output of `ledger`.

@@ -69,7 +69,7 @@ pub use botscope_text::host_of;
 pub use botscope_text::hosts::{HostList, MAX_LINE, read_host_list};
 pub use one::{Fetched, dns_pool, fetch_robots_txt};
 pub use polite::{
-    Crawler, Decision, DishonestUserAgent, FetchAll, PoliteConfig, RobotsLine, Signer,
+    Crawler, Decision, DishonestUserAgent, FetchAll, Pay, PoliteConfig, RobotsLine, Signer,
     honest_user_agent,
 };
 pub use run::{NoProgress, Progress, RunConfig, Selection, Summary, Tally, backoff, run, select};

@@ -68,6 +68,23 @@ pub struct PoliteConfig {
     /// Sign every request (robots.txt and pages) as this Web Bot Auth
     /// agent, if set.
     pub signer: Option<Signer>,
+    /// Pay per crawl: offer this on every page request (needs `signer`:
+    /// the offer is signed), within a budget.
+    pub pay: Option<Pay>,
+    /// Read each page's terms first and skip those they refuse for this
+    /// purpose (or license only through a licence server).
+    pub purpose: Option<botscope_terms::Purpose>,
+}
+
+/// What a crawler pays per page, and in all.
+#[derive(Debug, Clone, Copy)]
+pub struct Pay {
+    /// Sent as a signed `crawler-max-price` on every page request: a
+    /// priced page up to it is paid, its price charged.
+    pub max_price: botscope_terms::Price,
+    /// The most paid in all (in the same currency); a page whose maximum
+    /// would pass it is not asked for.
+    pub budget: Option<botscope_terms::Price>,
 }
 
 /// A Web Bot Auth identity: the key requests are signed with, and the
@@ -86,17 +103,30 @@ impl Signer {
     /// The signature fields of a `GET` of `url` as sent to `authority`,
     /// at this moment, with a fresh nonce.
     pub fn headers(&self, url: &url::Url, authority: &str) -> Vec<(String, String)> {
+        self.headers_with(url, authority, &[])
+    }
+
+    /// [`Signer::headers`], the signature covering the `fields` sent
+    /// with the request too (`crawler-max-price`).
+    pub fn headers_with(
+        &self,
+        url: &url::Url,
+        authority: &str,
+        fields: &[(String, String)],
+    ) -> Vec<(String, String)> {
         let now = SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
         let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
         let req =
-            botscope_httpsig::Request::new("GET", url.scheme(), authority, target, Vec::new());
+            botscope_httpsig::Request::new("GET", url.scheme(), authority, target, fields.to_vec());
         let Ok(nonce) = botscope_httpsig::sign::nonce() else {
             return Vec::new();
         };
         let seconds = i64::try_from(self.validity.as_secs()).unwrap_or(60).max(1);
-        let spec = botscope_httpsig::SignSpec::new(Some(&self.agent), now, seconds, Some(nonce));
+        let mut spec =
+            botscope_httpsig::SignSpec::new(Some(&self.agent), now, seconds, Some(nonce));
+        spec.covers = fields.iter().map(|(n, _)| n.to_ascii_lowercase()).collect();
         botscope_httpsig::sign_request(&req, &self.key, &spec)
             .map(|s| s.headers())
             .unwrap_or_default()
@@ -112,6 +142,8 @@ impl Default for PoliteConfig {
             page_cap: 10 * 1024 * 1024,
             max_hosts: 100_000,
             signer: None,
+            pay: None,
+            purpose: None,
         }
     }
 }
@@ -210,6 +242,12 @@ pub struct Fetch {
     pub usage: Option<botscope_robotstxt::Usage>,
     /// The robots.txt Content-Signal in force for the crawler, if any.
     pub content_signal: Option<std::collections::BTreeMap<String, String>>,
+    /// What the site charged for the page (`crawler-charged`), when it was
+    /// paid.
+    pub charged: Option<botscope_terms::Price>,
+    /// Why the page was not paid for, or what the site's terms said, when
+    /// that kept it from being fetched or paid.
+    pub pay_note: Option<String>,
 }
 
 /// Why a User-Agent does not identify a robot honestly.
@@ -388,6 +426,10 @@ pub struct Crawler<L> {
     hosts: Mutex<HashMap<String, Arc<Host>>>,
     /// Licence documents read (RSL), by URL.
     licences: terms::Licences,
+    pay: Option<Pay>,
+    purpose: Option<botscope_terms::Purpose>,
+    /// Millionths spent, in the currency of `pay`'s maximum.
+    spent: Mutex<u64>,
 }
 
 impl<L: Lookup> Crawler<L> {
@@ -396,6 +438,22 @@ impl<L: Lookup> Crawler<L> {
     pub fn new(cfg: PoliteConfig, dns: Pool<L>) -> Result<Self, Error> {
         let token =
             honest_user_agent(&cfg.fetch.user_agent).map_err(|e| Error::Setup(e.to_string()))?;
+        if cfg.pay.is_some() && cfg.signer.is_none() {
+            return Err(Error::Setup(
+                "paying needs a signer: a price offered unsigned is never accepted (and never should be)".into(),
+            ));
+        }
+        if let Some(Pay {
+            max_price,
+            budget: Some(b),
+        }) = cfg.pay
+            && b.currency != max_price.currency
+        {
+            return Err(Error::Setup(format!(
+                "the budget is in {}, the maximum price in {}",
+                b.currency, max_price.currency
+            )));
+        }
         Ok(Crawler {
             h: Harvester::new(cfg.fetch, dns)?,
             token,
@@ -406,6 +464,9 @@ impl<L: Lookup> Crawler<L> {
             max_hosts: cfg.max_hosts.max(1),
             hosts: Mutex::default(),
             licences: terms::Licences::default(),
+            pay: cfg.pay,
+            purpose: cfg.purpose,
+            spent: Mutex::new(0),
         })
     }
 
@@ -504,6 +565,19 @@ impl<L: Lookup> Crawler<L> {
         accept: &str,
         deadline: std::time::Instant,
     ) -> Result<Exchange, FetchError> {
+        self.exchange_with(url, cap, accept, deadline, &[]).await
+    }
+
+    /// [`Crawler::exchange`] with `fields` added to the request (and
+    /// covered by its signature).
+    async fn exchange_with(
+        &self,
+        url: &url::Url,
+        cap: usize,
+        accept: &str,
+        deadline: std::time::Instant,
+        fields: &[(String, String)],
+    ) -> Result<Exchange, FetchError> {
         let host = url.host_str().unwrap_or_default();
         let ip = self.h.address(host).await?;
         let cfg = &self.h.cfg;
@@ -519,9 +593,11 @@ impl<L: Lookup> Crawler<L> {
                     Some(p) => format!("{host}:{p}"),
                     None => host.to_owned(),
                 };
-                s.headers(url, &authority)
+                let mut all = fields.to_vec();
+                all.extend(s.headers_with(url, &authority, fields));
+                all
             }
-            None => Vec::new(),
+            None => fields.to_vec(),
         };
         botscope_http::exchange(
             botscope_http::Request {
@@ -856,6 +932,8 @@ impl<L: Lookup> Crawler<L> {
             error: None,
             usage: None,
             content_signal: None,
+            charged: None,
+            pay_note: None,
         };
         let mut u = match url::Url::parse(url) {
             Ok(u) => u,
@@ -876,19 +954,33 @@ impl<L: Lookup> Crawler<L> {
             if !matches!(out.decision, Decision::Allowed(_)) {
                 return out;
             }
+            // The site's terms for the purpose, and the price offered.
+            if let Some(why) = self.terms_refuse(&u).await {
+                out.decision = Decision::Unavailable(why);
+                return out;
+            }
+            let offer = match self.offer() {
+                Ok(o) => o,
+                Err(why) => {
+                    out.decision = Decision::Unavailable(why);
+                    return out;
+                }
+            };
             let name = u.host_str().unwrap_or_default().to_owned();
             let asked = Instant::now();
             let turn = match self.turn(&name, asked).await {
                 Ok(t) => t,
                 Err(why) => {
+                    self.settle(offer.as_ref(), None);
                     out.decision = Decision::Unavailable(why);
                     return out;
                 }
             };
             out.waited += asked.elapsed();
             let deadline = std::time::Instant::now() + self.h.cfg.total_timeout;
+            let fields = offer.as_ref().map(|o| o.fields()).unwrap_or_default();
             let r = self
-                .exchange(&u, self.page_cap, PAGE_ACCEPT, deadline)
+                .exchange_with(&u, self.page_cap, PAGE_ACCEPT, deadline, &fields)
                 .await;
             if let Ok(x) = &r {
                 self.retry_after(&turn.host, x);
@@ -897,10 +989,12 @@ impl<L: Lookup> Crawler<L> {
             let x = match r {
                 Ok(x) => x,
                 Err(e) => {
+                    self.settle(offer.as_ref(), None);
                     out.error = Some(e.to_string());
                     return out;
                 }
             };
+            (out.charged, out.pay_note) = self.settle(offer.as_ref(), Some(&x));
             let headers: Vec<(&str, &str)> = x
                 .headers
                 .iter()

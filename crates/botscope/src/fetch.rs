@@ -102,6 +102,12 @@ fn detail(f: &Fetch) -> String {
             botscope_robotstxt::show_usage(s)
         ));
     }
+    if let Some(p) = &f.charged {
+        parts.push(format!("charged {p}"));
+    }
+    if let Some(n) = &f.pay_note {
+        parts.push(n.clone());
+    }
     parts.join("; ")
 }
 
@@ -125,6 +131,8 @@ fn to_json(f: &Fetch, saved: Option<&Path>) -> serde_json::Value {
         "saved": saved.map(|p| p.display().to_string()),
         "usage": f.usage,
         "content_signal": f.content_signal,
+        "charged": f.charged.map(|p| p.to_string()),
+        "pay_note": f.pay_note,
     })
 }
 
@@ -154,10 +162,24 @@ pub async fn run(a: &FetchPagesArgs) -> Result<ExitStatus> {
         ),
         _ => None,
     };
+    if let (Some(max), Some(b)) = (a.max_price, a.budget)
+        && max.currency != b.currency
+    {
+        bail!(
+            "--budget is in {}, --max-price in {}: one currency",
+            b.currency,
+            max.currency
+        );
+    }
     let cfg = PoliteConfig {
         min_gap: a.min_gap,
         max_wait: a.max_wait,
         signer,
+        pay: a.max_price.map(|max_price| botscope_harvest::Pay {
+            max_price,
+            budget: a.budget,
+        }),
+        purpose: a.purpose.map(crate::terms::purpose),
         ..PoliteConfig {
             fetch,
             ..PoliteConfig::default()
@@ -207,6 +229,9 @@ pub async fn run(a: &FetchPagesArgs) -> Result<ExitStatus> {
             Format::Json => writeln!(out, "{}", to_json(&f, saved.as_deref()))?,
         }
         out.flush()?;
+    }
+    if let Some(spent) = crawler.spent() {
+        eprintln!("fetch: charged {spent} in all");
     }
     Ok(if all_fetched && next == urls.len() {
         ExitStatus::Success

@@ -15,7 +15,8 @@ use crate::cli::{Format, TermsArgs, UseArg};
 use crate::exit::ExitStatus;
 use crate::settings::FetchSettings;
 
-fn purpose(u: UseArg) -> Purpose {
+/// The purpose a `--use` names.
+pub(crate) fn purpose(u: UseArg) -> Purpose {
     match u {
         UseArg::TrainAi => Purpose::TrainAi,
         UseArg::AiUse => Purpose::AiUse,

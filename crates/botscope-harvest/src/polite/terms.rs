@@ -11,7 +11,7 @@ use botscope_terms::rsl::{Document, MAX_BYTES};
 use botscope_terms::verdict::{Answer, Ask, Purpose, Reason, Says, Source, Sources, Verdict};
 use serde::Serialize;
 
-use super::{Crawler, Duration, Instant, Lookup, Matcher, Robots, Rules};
+use super::{Crawler, Duration, Exchange, Instant, Lookup, Matcher, Pay, Robots, Rules, lock};
 
 /// Licence documents kept at most (the oldest go first).
 const KEPT: usize = 256;
@@ -386,5 +386,148 @@ impl<L: Lookup> Crawler<L> {
             &url,
             format!("more than {} redirects", self.h.cfg.policy.max_redirects),
         )
+    }
+}
+
+/// A price offered for one page: its maximum, reserved from the budget
+/// until the answer says what was charged.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Offer {
+    max: botscope_terms::Price,
+}
+
+impl Offer {
+    /// The request's field: `crawler-max-price`, covered by the signature.
+    pub(super) fn fields(&self) -> Vec<(String, String)> {
+        vec![(
+            botscope_terms::pay::CRAWLER_MAX_PRICE.to_owned(),
+            self.max.to_string(),
+        )]
+    }
+}
+
+impl<L: Lookup> Crawler<L> {
+    /// Why the page's terms keep it from being fetched for the crawler's
+    /// purpose: refused, or licensed only through a licence server (none
+    /// when no purpose is set, or the terms allow it or say nothing).
+    pub(super) async fn terms_refuse(&self, u: &url::Url) -> Option<String> {
+        let purpose = self.purpose?;
+        let r = self
+            .terms(
+                u.as_str(),
+                TermsAsk {
+                    agent: None,
+                    purpose,
+                    user: None,
+                    geo: None,
+                    page: false,
+                },
+            )
+            .await;
+        let last = || {
+            r.verdict
+                .reasons
+                .last()
+                .map(|x| x.text.clone())
+                .unwrap_or_default()
+        };
+        match r.verdict.answer {
+            Answer::Refused => Some(format!(
+                "the site's terms refuse {}: {}",
+                purpose.as_str(),
+                last()
+            )),
+            Answer::Licence => match r.verdict.licence.as_ref().and_then(|l| l.server.clone()) {
+                Some(server) => Some(format!(
+                    "the site's terms license {} only through the licence server {server}",
+                    purpose.as_str()
+                )),
+                None if self.pay.is_none() => Some(format!(
+                    "the site's terms license {} for a price ({}), and no price is offered (--max-price)",
+                    purpose.as_str(),
+                    r.verdict
+                        .cost
+                        .map_or_else(|| "not stated".to_owned(), |p| p.to_string())
+                )),
+                None => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Reserves the maximum price from the budget (none without paying);
+    /// an error when the budget cannot take it.
+    pub(super) fn offer(&self) -> Result<Option<Offer>, String> {
+        let Some(Pay { max_price, budget }) = self.pay else {
+            return Ok(None);
+        };
+        let mut spent = lock(&self.spent);
+        if let Some(b) = budget
+            && spent.saturating_add(max_price.millionths) > b.millionths
+        {
+            return Err(format!(
+                "the budget of {b} cannot take another {max_price} (spent or reserved: {})",
+                botscope_terms::Price {
+                    currency: b.currency,
+                    millionths: *spent
+                }
+            ));
+        }
+        *spent = spent.saturating_add(max_price.millionths);
+        Ok(Some(Offer { max: max_price }))
+    }
+
+    /// Settles an offer with the answer (none: no answer came): what was
+    /// charged stays spent, the rest of the reserve comes back; a 402 is
+    /// reported, never retried.
+    pub(super) fn settle(
+        &self,
+        offer: Option<&Offer>,
+        x: Option<&Exchange>,
+    ) -> (Option<botscope_terms::Price>, Option<String>) {
+        let Some(o) = offer else {
+            return (None, None);
+        };
+        let field = |name: &str| {
+            x.and_then(|x| {
+                x.headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                    .map(|(_, v)| v.clone())
+            })
+        };
+        let charged = field(botscope_terms::pay::CRAWLER_CHARGED)
+            .and_then(|v| botscope_terms::Price::parse_header(&v).ok())
+            .filter(|p| p.currency == o.max.currency && p.millionths <= o.max.millionths);
+        let kept = charged.map_or(0, |p| p.millionths);
+        {
+            let mut spent = lock(&self.spent);
+            *spent = spent.saturating_sub(o.max.millionths - kept);
+        }
+        let note = match x {
+            Some(x) if x.status == 402 => Some(format!(
+                "402: {}{}; not retried",
+                field(botscope_terms::pay::CRAWLER_PRICE).map_or_else(
+                    || "no crawler-price".to_owned(),
+                    |p| format!("crawler-price {p}")
+                ),
+                field(botscope_terms::pay::CRAWLER_ERROR)
+                    .map(|e| format!(", crawler-error {e}"))
+                    .unwrap_or_default()
+            )),
+            Some(_) => {
+                field(botscope_terms::pay::CRAWLER_ERROR).map(|e| format!("crawler-error {e}"))
+            }
+            None => None,
+        };
+        (charged, note)
+    }
+
+    /// Spent so far (millionths, in the maximum price's currency).
+    pub fn spent(&self) -> Option<botscope_terms::Price> {
+        self.pay.map(|p| botscope_terms::Price {
+            currency: p.max_price.currency,
+            millionths: *lock(&self.spent),
+        })
     }
 }

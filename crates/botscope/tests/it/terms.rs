@@ -306,3 +306,204 @@ fn the_ledger_sums_a_decision_log() {
     let o = run(&["ledger", crate::arg(&file), "--by", "agent,week"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A crawler that pays: `botscope fetch --max-price --budget`, signing
+/// with a key `keys generate` made, through `botscope gate --upstream`
+/// whose policy charges `/news/`: each page paid its price (not the
+/// maximum), no page asked for past the budget, the decision log's ledger
+/// the same sum; `--use train-ai` skips what the site's terms refuse.
+#[test]
+fn a_crawler_pays_within_its_budget_through_the_gate() {
+    use std::net::SocketAddr;
+    let d = crate::scratch("pay-per-crawl");
+    let o = run(&["keys", "generate", "--out", crate::arg(&d.join("keys"))]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let ca = botscope_testkit::ipdb::TestCa::new();
+    let keys = FileServer::start_tls_canned(Default::default(), &ca);
+    keys.set(
+        "/.well-known/http-message-signatures-directory",
+        Canned::ok(
+            &[(
+                "Content-Type",
+                "application/http-message-signatures-directory+json",
+            )],
+            &std::fs::read(d.join("keys/http-message-signatures-directory")).unwrap(),
+        ),
+    );
+    let agent = keys.url();
+    std::fs::write(d.join("ca.pem"), &ca.pem).unwrap();
+    std::fs::write(
+        d.join("registry.yaml"),
+        format!("bots:\n- name: PayingBot\n  category: ai-training\n  ua_tokens: [PayingBot]\n  signature_agents: ['{agent}']\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(d.join("robots")).unwrap();
+    std::fs::write(
+        d.join("robots/default.txt"),
+        "User-agent: *\nAllow: /\nContent-Usage: /no-training/ train-ai=n\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("policy.yaml"),
+        "version: 1\ndefault: allow\nrules:\n  - name: news-for-a-fee\n    action: charge\n    price: USD 0.01\n    path: [/news/]\n",
+    )
+    .unwrap();
+    let app = FileServer::start(Default::default());
+    for page in [
+        "/news/warm",
+        "/news/1",
+        "/news/2",
+        "/news/3",
+        "/news/4",
+        "/news/5",
+        "/news/6",
+        "/other",
+        "/no-training/x",
+    ] {
+        app.set(
+            page,
+            Canned::ok(&[("Content-Type", "text/html")], b"<p>page</p>"),
+        );
+    }
+    let port = botscope_testkit::free_port();
+    let gate_addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let log = d.join("decisions.jsonl");
+    let mut gate = std::process::Command::new(env!("CARGO_BIN_EXE_botscope"))
+        .args([
+            "gate",
+            "--upstream",
+            &s_url(&app),
+            "--listen",
+            &gate_addr.to_string(),
+        ])
+        .arg("--robots-dir")
+        .arg(d.join("robots"))
+        .arg("--policy")
+        .arg(d.join("policy.yaml"))
+        .arg("--registry")
+        .arg(d.join("registry.yaml"))
+        .arg("--ca-file")
+        .arg(d.join("ca.pem"))
+        .arg("--decision-log")
+        .arg(&log)
+        .args(["--allow-private", "--offline"])
+        .env("HOME", &d)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while std::net::TcpStream::connect(gate_addr).is_err() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "the gate listens"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let key_file = d.join("keys/signing-key.jwk");
+    let fetch = |extra: &[&str], urls: &[&str]| {
+        let mut args = vec![
+            "fetch",
+            "--allow-private",
+            "--min-gap",
+            "10ms",
+            "--format",
+            "json",
+            "--user-agent",
+            "PayingBot/1.0 (+https://crawler.example/bot)",
+            "--signing-key",
+            crate::arg(&key_file),
+            "--signature-agent",
+            &agent,
+        ];
+        args.extend_from_slice(extra);
+        let urls: Vec<String> = urls
+            .iter()
+            .map(|u| format!("http://{gate_addr}{u}"))
+            .collect();
+        args.extend(urls.iter().map(String::as_str));
+        let o = run(&args);
+        let lines: Vec<Value> = stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (o, lines)
+    };
+    // The first signed request finds the agent's keys unknown: refused,
+    // never charged; then they are in.
+    let (_, lines) = fetch(&["--max-price", "USD 0.02"], &["/news/warm"]);
+    assert!(lines[0]["charged"].is_null(), "{:?}", lines[0]);
+    let t = std::time::Instant::now();
+    while keys.hits() == 0 {
+        assert!(t.elapsed() < std::time::Duration::from_secs(10));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // At most USD 0.02 a page, USD 0.05 in all: four pages at USD 0.01,
+    // the fifth's maximum would pass the budget.
+    let (o, lines) = fetch(
+        &["--max-price", "USD 0.02", "--budget", "USD 0.05"],
+        &["/news/1", "/news/2", "/news/3", "/news/4", "/news/5"],
+    );
+    let charged: Vec<&str> = lines
+        .iter()
+        .map(|l| l["charged"].as_str().unwrap_or("-"))
+        .collect();
+    assert_eq!(
+        charged,
+        ["USD 0.01", "USD 0.01", "USD 0.01", "USD 0.01", "-"],
+        "{lines:?}"
+    );
+    assert_eq!(lines[0]["status"], 200);
+    assert_eq!(lines[4]["decision"], "unavailable");
+    assert!(
+        lines[4]["reason"].as_str().unwrap().contains("budget"),
+        "{}",
+        lines[4]
+    );
+    assert!(
+        stderr(&o).contains("fetch: charged USD 0.04 in all"),
+        "{}",
+        stderr(&o)
+    );
+    // Offering too little: the 402 is reported, not retried.
+    let (_, lines) = fetch(&["--max-price", "USD 0.005"], &["/news/6"]);
+    assert_eq!(lines[0]["status"], 402);
+    let note = lines[0]["pay_note"].as_str().unwrap();
+    assert!(
+        note.contains("crawler-price USD 0.01") && note.contains("InvalidCrawlerMaxPrice"),
+        "{note}"
+    );
+    // --use train-ai: a page the terms refuse is not fetched.
+    let (_, lines) = fetch(&["--use", "train-ai"], &["/no-training/x", "/other"]);
+    assert_eq!(lines[0]["decision"], "unavailable");
+    assert!(
+        lines[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("refuse train-ai"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[1]["status"], 200);
+    // The gate's ledger: four charges, USD 0.04.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let o = run(&[
+        "ledger",
+        crate::arg(&log),
+        "--by",
+        "agent",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(
+        stdout(&o),
+        format!("agent,charges,currency,amount\n{agent},4,USD,0.04\n")
+    );
+    let _ = gate.kill();
+    let _ = gate.wait();
+}
+
+fn s_url(s: &FileServer) -> String {
+    s.url()
+}
