@@ -338,6 +338,10 @@ pub struct PolicyCheckArgs {
     /// A registry file layered over the bundled one (bot names are checked against it).
     #[arg(long, value_name = "FILE")]
     pub registry: Option<PathBuf>,
+    /// The robots.txt the site serves crawlers (the gate's `default.txt`): a `charge` rule
+    /// pricing a path it closes is warned of (no crawler that obeys it ever pays).
+    #[arg(long, value_name = "FILE")]
+    pub robots: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,

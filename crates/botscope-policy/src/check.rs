@@ -251,3 +251,39 @@ pub fn warnings(policy: &Policy) -> Vec<Finding> {
     out.extend(hurts(policy));
     out
 }
+
+/// Warnings for `charge` rules whose paths the site's robots.txt (`body`,
+/// the file the gate serves every other crawler) closes: a crawler that
+/// obeys robots.txt never asks for them, so never pays. Each pattern is
+/// checked at its literal start (up to its first `*` or `$`).
+pub fn priced_but_closed(policy: &Policy, body: &[u8]) -> Vec<Finding> {
+    let matcher = botscope_robotstxt::Matcher::new(body);
+    let mut out = Vec::new();
+    for r in policy.rules.iter().filter(|r| r.action == Action::Charge) {
+        let Some(paths) = &r.when.path else { continue };
+        for p in &paths.patterns {
+            let literal: String = p.chars().take_while(|c| *c != '*' && *c != '$').collect();
+            let probe = if literal.is_empty() {
+                "/"
+            } else {
+                literal.as_str()
+            };
+            let v = matcher.check_path("*", probe.as_bytes());
+            if !v.allowed {
+                let line = v.rule.map_or(0, |x| x.line);
+                out.push(Finding {
+                    file: policy.file.clone(),
+                    line: r.line,
+                    rule: Some(r.name.clone()),
+                    severity: Severity::Warning,
+                    message: format!(
+                        "`{}` is priced, but robots.txt closes {} to crawlers (its line {line}): a crawler that obeys it never asks, so never pays",
+                        botscope_text::quoted(p),
+                        botscope_text::quoted(probe)
+                    ),
+                });
+            }
+        }
+    }
+    out
+}

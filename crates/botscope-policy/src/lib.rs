@@ -65,6 +65,7 @@ mod presets;
 mod rate;
 mod target;
 
+pub use check::priced_but_closed;
 pub use model::{
     Action, BROWSER, DISOBEDIENT, Decision, Facts, Identity, LISTS, Signature, UNREGISTERED_BOT,
     list_bit,

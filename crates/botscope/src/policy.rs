@@ -94,7 +94,14 @@ fn compile(
 pub fn check(a: &PolicyCheckArgs, s: &Settings) -> Result<ExitStatus> {
     let registry = s.registry(a.registry.as_ref())?;
     let (name, text) = read(&a.file)?;
-    let parsed = botscope_policy::parse(&name, &text, &registry);
+    let mut parsed = botscope_policy::parse(&name, &text, &registry);
+    if let (Some(robots), Some(policy)) = (&a.robots, &parsed.policy) {
+        let (body, _) =
+            crate::io::read_limited(robots, Some(botscope_robotstxt::DEFAULT_PARSE_CAP))?;
+        let more = botscope_policy::priced_but_closed(policy, &body);
+        parsed.findings.extend(more);
+        parsed.findings.sort_by_key(|f| f.line);
+    }
     let mut out = io::BufWriter::new(io::stdout().lock());
     match a.format {
         Format::Json => {

@@ -330,6 +330,27 @@ fn charge_rules() {
     );
 }
 
+/// A price on a path robots.txt closes: no obedient crawler ever pays.
+#[test]
+fn a_price_robots_txt_closes_is_warned_of() {
+    let p = compile(
+        "version: 1\ndefault: allow\nrules:\n  - name: news\n    action: charge\n    price: USD 0.01\n    path: [/news/, /open/*.html, /archive$]\n",
+    );
+    let w = botscope_policy::priced_but_closed(
+        &p,
+        b"User-agent: *\nDisallow: /news/\nDisallow: /archive\n\nUser-agent: GPTBot\nDisallow: /\n",
+    );
+    let shown: Vec<String> = w.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        shown,
+        [
+            "p.yaml:4: warning: rule `news`: `/news/` is priced, but robots.txt closes /news/ to crawlers (its line 2): a crawler that obeys it never asks, so never pays",
+            "p.yaml:4: warning: rule `news`: `/archive$` is priced, but robots.txt closes /archive to crawlers (its line 3): a crawler that obeys it never asks, so never pays",
+        ]
+    );
+    assert!(botscope_policy::priced_but_closed(&p, b"User-agent: *\nAllow: /\n").is_empty());
+}
+
 #[test]
 fn errors_name_file_line_and_rule() {
     let m = messages(
