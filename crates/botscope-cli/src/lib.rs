@@ -704,6 +704,24 @@ pub struct GateArgs {
     /// The robots.txt files per category: `default.txt` (required), `all-ok-bots.txt`, `<bot>.txt` …
     #[arg(long, value_name = "DIR")]
     pub robots_dir: PathBuf,
+    /// The site's RSL licence (an RSL 1.0 document, checked at start: a document with an
+    /// error starts nothing), served at --rsl-path as `application/rsl+xml`. Name it in the
+    /// robots.txt files with a `License:` line.
+    #[arg(long, value_name = "FILE")]
+    pub rsl: Option<PathBuf>,
+    /// Where the licence is served.
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "/license.xml",
+        requires = "rsl"
+    )]
+    pub rsl_path: String,
+    /// AI usage preferences (aipref, `train-ai=n, search=y`) added as a `Content-Usage`
+    /// header to every page passed that states none (standalone), or handed to the front
+    /// server in `X-Bot-Content-Usage`.
+    #[arg(long, value_name = "PREFERENCES")]
+    pub content_usage: Option<String>,
     /// The address to listen on.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8091")]
     pub listen: std::net::SocketAddr,

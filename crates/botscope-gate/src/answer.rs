@@ -77,6 +77,7 @@ mod names {
         };
     }
     names! {
+        X_BOT_CONTENT_USAGE = "x-bot-content-usage";
         X_ORIGINAL_METHOD = "x-original-method";
         X_FORWARDED_METHOD = "x-forwarded-method";
         X_ORIGINAL_URI = "x-original-uri";
@@ -587,6 +588,13 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
     };
     headers(r.headers_mut(), a);
     crate::charge::headers(r.headers_mut(), a);
+    if let Some(cu) = g.config.terms.content_usage.as_deref()
+        && let Ok(v) = HeaderValue::from_str(cu)
+    {
+        // For the front server to add to the page (nginx's
+        // `auth_request_set`, Caddy's `copy_headers`).
+        r.headers_mut().insert(X_BOT_CONTENT_USAGE, v);
+    }
     blank_labels(g, r.headers_mut());
     r
 }
@@ -768,6 +776,22 @@ pub(crate) async fn revoke_passes(
 }
 
 /// `GET /robots.txt`: the file of the client's place, most specific first.
+/// The site's RSL licence (`--rsl`), at its path: `application/rsl+xml`,
+/// to anyone (robots.txt names it for every crawler), kept an hour.
+pub(crate) async fn licence(State(g): State<Arc<Gate>>) -> Response {
+    let Some((_, body)) = &g.config.terms.rsl else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    (
+        [
+            (header::CONTENT_TYPE, botscope_terms::rsl::MEDIA_TYPE),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        body.as_ref().clone(),
+    )
+        .into_response()
+}
+
 pub(crate) async fn robots_txt(
     State(g): State<Arc<Gate>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,

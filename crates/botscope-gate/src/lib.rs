@@ -234,6 +234,27 @@ pub struct Config {
     /// address; through a trusted proxy that names no client, it alone
     /// lets the operators' pages be read.
     pub operator_token: Option<Vec<u8>>,
+    /// The site's terms the gate states: its RSL licence, served at a
+    /// path, and a `Content-Usage` for the pages it passes.
+    pub terms: SiteTerms,
+}
+
+/// The site's terms as the gate states them.
+#[derive(Debug, Clone, Default)]
+pub struct SiteTerms {
+    /// The RSL licence document (checked when it was read) and the path it
+    /// is served at (`/license.xml`).
+    pub rsl: Option<(String, Arc<Vec<u8>>)>,
+    /// A `Content-Usage` value (aipref) for the pages passed that carry
+    /// none of their own.
+    pub content_usage: Option<String>,
+}
+
+impl SiteTerms {
+    /// True for the path the licence is served at.
+    pub fn serves(&self, path: &str) -> bool {
+        self.rsl.as_ref().is_some_and(|(p, _)| p == path)
+    }
 }
 
 /// The default `--operators`: loopback.
@@ -268,6 +289,7 @@ impl Config {
                 ..Default::default()
             },
             upstream: None,
+            terms: SiteTerms::default(),
             state: state::StateConfig::Memory,
             operators: default_operators(),
             operator_token: None,
@@ -844,7 +866,7 @@ async fn healthz(
 
 /// The gate's routes.
 pub fn router(g: Arc<Gate>) -> Router {
-    Router::new()
+    let router = Router::new()
         .route("/robots.txt", get(answer::robots_txt))
         .route("/auth", get(answer::auth))
         .route("/forward-auth", get(answer::forward_auth))
@@ -857,8 +879,12 @@ pub fn router(g: Arc<Gate>) -> Router {
         .route(
             "/.botscope/revoke-passes",
             axum::routing::post(answer::revoke_passes),
-        )
-        .with_state(g)
+        );
+    let router = match &g.config.terms.rsl {
+        Some((path, _)) => router.route(path, get(answer::licence)),
+        None => router,
+    };
+    router.with_state(g)
 }
 
 /// A gate bound to its address, ready to run.
@@ -987,7 +1013,8 @@ impl Server {
                 Some(_) => {
                     let sent = req.uri().path_and_query().map_or("/", |p| p.as_str());
                     let normal = botscope_policy::normalize_target(sent);
-                    let own = proxy::is_gate_path(normal.split('?').next().unwrap_or("/"));
+                    let path = normal.split('?').next().unwrap_or("/");
+                    let own = proxy::is_gate_path(path) || gate.config.terms.serves(path);
                     if own
                         && normal != sent
                         && let Ok(uri) = normal.parse::<axum::http::Uri>()

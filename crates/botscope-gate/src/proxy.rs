@@ -742,6 +742,15 @@ pub(crate) async fn handle(
         parts.headers.remove(header::CONTENT_LENGTH);
     }
     strip_hop_by_hop(&mut parts.headers);
+    // The site's stated usage preferences, on a page that states none.
+    if let Some(cu) = g.config.terms.content_usage.as_deref()
+        && !parts.headers.contains_key("content-usage")
+        && let Ok(v) = HeaderValue::from_str(cu)
+    {
+        parts
+            .headers
+            .insert(HeaderName::from_static("content-usage"), v);
+    }
     if let Some(price) = paid.filter(|_| a.enforced) {
         if parts.status.as_u16() < 400 {
             if let Ok(v) = HeaderValue::from_str(&price.to_string()) {

@@ -147,6 +147,7 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         })
     };
     let config = botscope_gate::Config {
+        terms: site_terms(a)?,
         lists: a.lists.clone(),
         robots_dir: a.robots_dir.clone(),
         trust_proxy,
@@ -339,4 +340,84 @@ pub async fn run(a: &ServeArgs, s: &Settings) -> Result<ExitStatus> {
     eprintln!("botscope: serving on http://{addr}/ (Ctrl-C to stop)");
     server.run(stop).await?;
     Ok(ExitStatus::Success)
+}
+
+/// `--rsl` and `--content-usage`, checked: a licence with an error, or
+/// preferences that do not read, start nothing.
+fn site_terms(a: &GateArgs) -> Result<botscope_gate::SiteTerms> {
+    let rsl = match &a.rsl {
+        None => None,
+        Some(file) => {
+            let (body, total) =
+                crate::io::read_limited(file, Some(botscope_terms::rsl::MAX_BYTES + 1))?;
+            if total > botscope_terms::rsl::MAX_BYTES as u64 {
+                anyhow::bail!(
+                    "--rsl {}: over {} bytes; nothing was started",
+                    crate::io::display(file),
+                    botscope_terms::rsl::MAX_BYTES
+                );
+            }
+            let doc = botscope_terms::rsl::Document::parse(&body);
+            let shown = |d: &botscope_terms::rsl::Diagnostic| {
+                format!(
+                    "{}:{}:{}: {}",
+                    crate::io::display(file),
+                    d.line,
+                    d.column,
+                    botscope_text::field(&d.message)
+                )
+            };
+            for d in doc
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == botscope_terms::rsl::Severity::Warning)
+            {
+                eprintln!("botscope: warning: {}", shown(d));
+            }
+            if let Some(e) = doc
+                .diagnostics
+                .iter()
+                .find(|d| d.severity == botscope_terms::rsl::Severity::Error)
+            {
+                anyhow::bail!("{}; nothing was started", shown(e));
+            }
+            if !a.rsl_path.starts_with('/') || a.rsl_path.contains(['?', '#', ' ']) {
+                anyhow::bail!(
+                    "--rsl-path {}: a path starting with /",
+                    botscope_text::field(&a.rsl_path)
+                );
+            }
+            // The robots.txt crawlers read should name it.
+            let default = a.robots_dir.join("default.txt");
+            if let Ok(b) = std::fs::read(&default)
+                && botscope_robotstxt::Robots::parse(&b).licenses.is_empty()
+            {
+                eprintln!(
+                    "botscope: warning: {} names no licence: add `License: https://YOUR-SITE{}`",
+                    crate::io::display(&default),
+                    a.rsl_path
+                );
+            }
+            Some((a.rsl_path.clone(), std::sync::Arc::new(body)))
+        }
+    };
+    let content_usage = match &a.content_usage {
+        None => None,
+        Some(v) => {
+            let p = botscope_robotstxt::parse_preference(v).map_err(|e| {
+                anyhow::anyhow!(
+                    "--content-usage {}: {e}; nothing was started",
+                    botscope_text::field(v)
+                )
+            })?;
+            if p.usage.is_empty() {
+                anyhow::bail!(
+                    "--content-usage {}: states no preference of the vocabulary (train-ai, ai-use, search with y or n); nothing was started",
+                    botscope_text::field(v)
+                );
+            }
+            Some(botscope_robotstxt::show_usage(&p.usage))
+        }
+    };
+    Ok(botscope_gate::SiteTerms { rsl, content_usage })
 }

@@ -507,3 +507,141 @@ fn a_crawler_pays_within_its_budget_through_the_gate() {
 fn s_url(s: &FileServer) -> String {
     s.url()
 }
+
+/// The site states its terms through the gate (`--rsl`, `--content-usage`)
+/// and a crawler learns them (`botscope terms` against the gate): the
+/// licence served as `application/rsl+xml`, the header on every page that
+/// states none. A licence with an error, or preferences that do not read,
+/// start nothing.
+#[test]
+fn the_gate_states_the_sites_terms_and_terms_reads_them() {
+    use std::net::SocketAddr;
+    let d = crate::scratch("gate-states-terms");
+    std::fs::create_dir_all(d.join("robots")).unwrap();
+    let port = botscope_testkit::free_port();
+    let gate_addr = SocketAddr::from(([127, 0, 0, 1], port));
+    std::fs::write(
+        d.join("robots/default.txt"),
+        format!("License: http://{gate_addr}/license.xml\nUser-agent: *\nAllow: /\n"),
+    )
+    .unwrap();
+    std::fs::write(d.join("license.xml"), LICENCE).unwrap();
+    std::fs::write(d.join("policy.yaml"), "version: 1\ndefault: allow\nrules: []\n").unwrap();
+    let app = FileServer::start(Default::default());
+    app.set("/news/a", Canned::ok(&[], b"news"));
+    app.set(
+        "/own",
+        Canned::ok(&[("Content-Usage", "train-ai=y")], b"own"),
+    );
+    let gate = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_botscope"))
+            .args([
+                "gate",
+                "--upstream",
+                &app.url(),
+                "--listen",
+                &gate_addr.to_string(),
+            ])
+            .arg("--robots-dir")
+            .arg(d.join("robots"))
+            .arg("--policy")
+            .arg(d.join("policy.yaml"))
+            .args(["--offline", "--no-signatures"])
+            .args(extra)
+            .env("HOME", &d)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // Refused before anything starts.
+    std::fs::write(
+        d.join("broken.xml"),
+        "<rsl xmlns=\"https://rslstandard.org/rsl\">\n<content url=\"/\">\n</rsl>",
+    )
+    .unwrap();
+    let o = gate(&["--rsl", crate::arg(&d.join("broken.xml"))])
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("broken.xml:3:"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = gate(&["--content-usage", "Train-AI=n"])
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    // Stated.
+    let mut g = gate(&[
+        "--rsl",
+        crate::arg(&d.join("license.xml")),
+        "--content-usage",
+        "train-ai=n, search=y",
+    ]);
+    let t = std::time::Instant::now();
+    while std::net::TcpStream::connect(gate_addr).is_err() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "the gate listens"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let get = |path: &str| {
+        let mut s = std::net::TcpStream::connect(gate_addr).unwrap();
+        std::io::Write::write_all(
+            &mut s,
+            format!("GET {path} HTTP/1.1\r\nHost: site\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .unwrap();
+        botscope_testkit::http::read_response(s, path)
+    };
+    let r = get("/license.xml");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/rsl+xml"));
+    assert_eq!(r.body, LICENCE);
+    assert_eq!(
+        get("/news/a").header("content-usage"),
+        Some("search=y, train-ai=n")
+    );
+    assert_eq!(
+        get("/own").header("content-usage"),
+        Some("train-ai=y"),
+        "the page's own stays"
+    );
+    // A crawler learns them.
+    let o = run(&[
+        "terms",
+        "--allow-private",
+        "--min-gap",
+        "10ms",
+        "--user-agent",
+        "TestBot/1.0 (+https://example.org/testbot)",
+        "--use",
+        "train-ai",
+        "--format",
+        "json",
+        &format!("http://{gate_addr}/news/a"),
+        &format!("http://{gate_addr}/other"),
+    ]);
+    let v: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(v[0]["verdict"]["answer"], "licence", "{}", v[0]);
+    assert_eq!(v[0]["verdict"]["cost"]["amount"], "0.05");
+    // Elsewhere no licence content: the page's header refuses training.
+    assert_eq!(v[1]["verdict"]["answer"], "refused", "{}", v[1]);
+    assert!(
+        v[1]["verdict"]["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["source"] == "content-usage-header"),
+        "{}",
+        v[1]
+    );
+    let _ = g.kill();
+    let _ = g.wait();
+}
