@@ -32,7 +32,12 @@ pub(crate) fn statements() -> impl Iterator<Item = String> {
     let signal = botscope_robotstxt::SIGNALS
         .iter()
         .flat_map(|s| ["yes", "no"].map(|v| format!("signal:{s}={v}")));
-    usage.chain(signal)
+    // Content-Signal's `use` levels (Cloudflare, July 2026), after the
+    // yes/no signals: bits of values stored before them keep their place.
+    let levels = botscope_robotstxt::USE_LEVELS
+        .iter()
+        .map(|l| format!("signal:use={l}"));
+    usage.chain(signal).chain(levels)
 }
 
 /// What one file states about usage.
@@ -42,6 +47,8 @@ pub struct Stated {
     pub usage: bool,
     /// A Content-Signal line.
     pub signal: bool,
+    /// A `License` line (RSL): the site names a licence.
+    pub license: bool,
     /// Bit `i`: the `i`th of the vocabulary's statements is made.
     pub statements: u16,
 }
@@ -66,7 +73,9 @@ impl Stated {
                 }
             }
         }
+        out.license = !robots.licenses.is_empty();
         let base = 2 * cats.len();
+        let levels = base + 2 * sigs.len();
         for line in robots
             .content_signals
             .iter()
@@ -74,6 +83,15 @@ impl Stated {
         {
             out.signal = true;
             for sig in &line.value {
+                if sig.name == "use" {
+                    if let Some(i) = botscope_robotstxt::USE_LEVELS
+                        .iter()
+                        .position(|l| *l == sig.value)
+                    {
+                        out.statements |= 1 << (levels + i);
+                    }
+                    continue;
+                }
                 if let Some(i) = sigs.iter().position(|s| *s == sig.name) {
                     match sig.value.as_str() {
                         "yes" => out.statements |= 1 << (base + 2 * i),
@@ -199,7 +217,9 @@ impl Classes {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = vec![
             FORMAT,
-            u8::from(self.stated.usage) | (u8::from(self.stated.signal) << 1),
+            u8::from(self.stated.usage)
+                | (u8::from(self.stated.signal) << 1)
+                | (u8::from(self.stated.license) << 2),
         ];
         out.extend_from_slice(&self.stated.statements.to_le_bytes());
         for s in [&self.google, &self.draft1996] {
@@ -254,6 +274,7 @@ impl Classes {
             stated: Stated {
                 usage: flags & 1 != 0,
                 signal: flags & 2 != 0,
+                license: flags & 4 != 0,
                 statements,
             },
         })
@@ -350,6 +371,7 @@ impl<'a> Decider<'a> {
         Some(Stated {
             usage: flags & 1 != 0,
             signal: flags & 2 != 0,
+            license: flags & 4 != 0,
             statements,
         })
     }

@@ -527,6 +527,7 @@ mod tests {
         full.stated = Stated {
             usage: true,
             signal: false,
+            license: false,
             statements: 1,
         };
         full.sitemaps = Arc::new(vec![

@@ -374,6 +374,14 @@ impl Trends {
                 );
             }
             let a = &p.preferences;
+            if a.license > 0 {
+                let _ = writeln!(
+                    o,
+                    "  licences (RSL License lines): {} sites {:.1}%",
+                    a.license,
+                    share(a.license, p.denominator)
+                );
+            }
             if a.any > 0 {
                 let which: Vec<String> = a
                     .statements

@@ -57,20 +57,23 @@ pub struct Adoption {
     pub content_usage: u64,
     /// Sites with a Content-Signal line.
     pub content_signal: u64,
+    /// Sites whose robots.txt names an RSL licence (`License:`).
+    pub license: u64,
     /// Per statement (`usage:train-ai=n`, `signal:ai-train=no`), sites
     /// that make it somewhere in their file: only the vocabulary's
     /// categories and the policy's signals with their defined values.
     pub statements: BTreeMap<String, u64>,
 }
 
-/// The usage preferences `body` states anywhere: a byte scan first, the
-/// file parsed only when it names Content-Usage or Content-Signal.
+/// The usage preferences and licence `body` states anywhere: a byte scan
+/// first, the file parsed only when it names Content-Usage,
+/// Content-Signal or License.
 pub(crate) fn stated(body: &[u8]) -> Stated {
     let finder = |needle: &[u8]| {
         body.windows(needle.len())
             .any(|w| w.eq_ignore_ascii_case(needle))
     };
-    if !finder(b"content-usage") && !finder(b"content-signal") {
+    if !finder(b"content-usage") && !finder(b"content-signal") && !finder(b"license") {
         return Stated::default();
     }
     Stated::of(&botscope_robotstxt::Robots::parse(body))
@@ -82,6 +85,7 @@ pub(crate) struct AdoptionTally {
     any: u64,
     usage: u64,
     signal: u64,
+    license: u64,
     statements: [u64; 16],
 }
 
@@ -92,6 +96,7 @@ impl AdoptionTally {
         }
         self.usage += u64::from(s.usage) * n;
         self.signal += u64::from(s.signal) * n;
+        self.license += u64::from(s.license) * n;
         for (i, c) in self.statements.iter_mut().enumerate() {
             if s.statements & (1 << i) != 0 {
                 *c += n;
@@ -103,6 +108,7 @@ impl AdoptionTally {
         self.any += o.any;
         self.usage += o.usage;
         self.signal += o.signal;
+        self.license += o.license;
         for (a, b) in self.statements.iter_mut().zip(&o.statements) {
             *a += b;
         }
@@ -113,6 +119,7 @@ impl AdoptionTally {
             any: self.any,
             content_usage: self.usage,
             content_signal: self.signal,
+            license: self.license,
             statements: crate::classes::statements()
                 .zip(self.statements)
                 .filter(|(_, n)| *n > 0)
@@ -833,7 +840,11 @@ impl Index {
                             continue;
                         }
                         if let Some(st) = decider.decide(stream.key(), &mut key) {
-                            key.push(u8::from(st.usage) | (u8::from(st.signal) << 1));
+                            key.push(
+                                u8::from(st.usage)
+                                    | (u8::from(st.signal) << 1)
+                                    | (u8::from(st.license) << 2),
+                            );
                             key.extend_from_slice(&st.statements.to_le_bytes());
                             let next = answers.len() as u32;
                             state[ord as usize] = *answers.entry(key.clone()).or_insert(next);
@@ -874,6 +885,7 @@ impl Index {
                         Stated {
                             usage: k[n] & 1 != 0,
                             signal: k[n] & 2 != 0,
+                            license: k[n] & 4 != 0,
                             statements: u16::from_le_bytes([k[n + 1], k[n + 2]]),
                         },
                     );

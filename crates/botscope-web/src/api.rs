@@ -213,7 +213,7 @@ pub struct CheckRow {
 pub struct StatedLine {
     /// 1-based line.
     pub line: u32,
-    /// `Content-Usage` or `Content-Signal`.
+    /// `Content-Usage`, `Content-Signal` or `License`.
     pub kind: &'static str,
     /// The user agents of its group (`*`), or `every crawler` before any group.
     pub agents: String,
@@ -239,6 +239,15 @@ fn stated_lines(robots: &Robots) -> Vec<StatedLine> {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    for l in &robots.licenses {
+        out.push(StatedLine {
+            line: l.line,
+            kind: "License",
+            agents: "every crawler".into(),
+            path: "/".into(),
+            statement: l.url.clone(),
+        });
+    }
     for l in &robots.content_signals {
         out.push(StatedLine {
             line: l.line,

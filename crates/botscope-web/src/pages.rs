@@ -413,11 +413,12 @@ fn usage_for_check(p: &botscope_robotstxt::Preferences, allowed: bool) -> Markup
     }
 }
 
-/// Every statement of AI usage preferences in the version shown.
+/// Every statement of AI usage preferences, and every licence named, in
+/// the version shown.
 fn stated_table(stated: &[api::StatedLine]) -> Markup {
     html! {
         @if !stated.is_empty() {
-            h3 { "AI usage preferences it states" }
+            h3 { "AI usage preferences and licences it states" }
             div.wide tabindex="0" { table id="stated" {
                 thead { tr { th { "Line" } th { "Agents" } th { "Path" } th { "Statement" } } }
                 tbody {

@@ -463,7 +463,7 @@ async fn usage_preferences_beside_the_checker_fit_both_widths() {
             boxes[1].as_str().unwrap_or_default().contains("train-ai=y"),
             "{boxes}"
         );
-        assert_eq!(texts(&b, "#stated tbody tr").await.len(), 4);
+        assert_eq!(texts(&b, "#stated tbody tr").await.len(), 5);
         // The whole table is seen, not scrolled within its box.
         let fits = js(
             &b,

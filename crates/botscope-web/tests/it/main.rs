@@ -1182,7 +1182,7 @@ fn the_api_answers_unknowns_with_json_404s() {
 
 /// A robots.txt that states AI usage preferences in both dialects (the
 /// attach draft's example, with Cloudflare's line).
-const PREFERENCES: &str = "User-Agent: *\nAllow: /\nDisallow: /never/\nContent-Usage: / train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\nContent-Signal: search=yes, ai-train=no\n\nUser-Agent: ExampleBot\nAllow: /\nContent-Usage: / train-ai=y\n";
+const PREFERENCES: &str = "License: https://preferences.example/licensing/terms-for-ai-crawlers/license.xml\nUser-Agent: *\nAllow: /\nDisallow: /never/\nContent-Usage: / train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\nContent-Signal: search=yes, ai-train=no\n\nUser-Agent: ExampleBot\nAllow: /\nContent-Usage: / train-ai=y\n";
 
 /// A server of its own with a site that states AI usage preferences.
 fn preferences_server() -> SocketAddr {
@@ -1213,7 +1213,7 @@ fn the_site_page_shows_usage_preferences_beside_the_checker() {
     .json();
     let p = &v["check_preferences"];
     assert_eq!(p["usage"], serde_json::json!({"train-ai": "y"}), "{v}");
-    assert_eq!(p["usage_lines"], serde_json::json!([5]));
+    assert_eq!(p["usage_lines"], serde_json::json!([6]));
     assert_eq!(
         p["content_signal"],
         serde_json::json!({"search": "yes", "ai-train": "no"})
@@ -1224,7 +1224,8 @@ fn the_site_page_shows_usage_preferences_beside_the_checker() {
         .iter()
         .map(|l| l["line"].as_u64().unwrap())
         .collect();
-    assert_eq!(lines, [4, 5, 6, 10]);
+    assert_eq!(lines, [1, 5, 6, 7, 11]);
+    assert_eq!(v["stated"][0]["kind"], "License");
     // Where the agent may not crawl, no preference applies.
     let v = get(
         addr,

@@ -526,7 +526,11 @@ fn the_gate_states_the_sites_terms_and_terms_reads_them() {
     )
     .unwrap();
     std::fs::write(d.join("license.xml"), LICENCE).unwrap();
-    std::fs::write(d.join("policy.yaml"), "version: 1\ndefault: allow\nrules: []\n").unwrap();
+    std::fs::write(
+        d.join("policy.yaml"),
+        "version: 1\ndefault: allow\nrules: []\n",
+    )
+    .unwrap();
     let app = FileServer::start(Default::default());
     app.set("/news/a", Canned::ok(&[], b"news"));
     app.set(
