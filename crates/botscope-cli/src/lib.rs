@@ -1261,6 +1261,11 @@ pub struct TrendsArgs {
     /// With --per-site, refuse (exit 2) an answer of more rows than this.
     #[arg(long, value_name = "N", requires = "per_site", default_value_t = botscope_index::PER_SITE_MAX_ROWS)]
     pub max_rows: u64,
+    /// Instead of the agents' verdicts: per period, the share of sites whose robots.txt states
+    /// this directive (`license`: an RSL `License:` line; `content-usage`; `content-signal`),
+    /// and each of its statements, with the change since the period before. No agent needed.
+    #[arg(long, value_name = "DIRECTIVE", value_parser = ["license", "content-usage", "content-signal"], conflicts_with = "per_site")]
+    pub directive: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: TableFormat,

@@ -62,6 +62,7 @@ engine! {
     mod changes;
     mod collector;
     mod crawls;
+    mod directives;
     mod engine;
     mod error;
     mod favor;
@@ -78,6 +79,7 @@ engine! {
     pub use changes::{
         AgentChange, ChangeRequest, Changes, Feed, Kind, MAX_CHANGES, SiteChange, feed_id,
     };
+    pub use directives::{Directive, DirectiveRow, Directives, directives};
     pub use engine::{Index, Meta, rfc3339};
     pub use error::{IndexError, Result};
     pub use favor::{FavorSort, FavorTable, popularity};

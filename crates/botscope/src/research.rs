@@ -187,12 +187,16 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
     let method = botscope_index::studies::Method::parse(&a.method)
         .context("--method is exact, somesite or cic")?;
     let named = !a.agent.is_empty() || a.category.is_some() || a.operator.is_some();
+    if a.directive.is_some() && !named && agents.is_empty() {
+        // The directive's shares need no agent: every crawler's view.
+        agents.push("*".to_owned());
+    }
     anyhow::ensure!(
-        named || method == botscope_index::studies::Method::Somesite,
+        named || a.directive.is_some() || method == botscope_index::studies::Method::Somesite,
         "which agents? give --agent, --category or --operator \
          (--method somesite alone counts the study's 24 AI User-Agents)"
     );
-    if method == botscope_index::studies::Method::Somesite && !named {
+    if method == botscope_index::studies::Method::Somesite && !named && a.directive.is_none() {
         agents = botscope_index::studies::SOMESITE_AGENTS
             .iter()
             .map(|&x| x.to_owned())
@@ -237,6 +241,15 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
             },
         )
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
+    if let Some(d) = a
+        .directive
+        .as_deref()
+        .and_then(botscope_index::Directive::parse)
+    {
+        let rows = botscope_index::directives(&t, d);
+        emit(a.format, &rows, || rows.to_text(), || rows.to_table())?;
+        return Ok(ExitStatus::Success);
+    }
     match &t.per_site {
         Some(rows) => emit(a.format, rows, || rows.to_text(), || rows.to_table())?,
         None => emit(a.format, &t, || t.to_text(), || t.to_table())?,

@@ -1811,3 +1811,105 @@ fn walk(d: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `trends --directive`: per month, the share of sites naming an RSL
+/// licence, stating Content-Usage or Content-Signal (each statement, the
+/// `use` level included), with the change since the month before; no
+/// agent needed.
+#[test]
+fn trends_by_directive() {
+    let d = scratch("trends-directive");
+    let db = d.join("s.db");
+    let ix = d.join("ix");
+    let import = |name: &str, body: &str, date: &str| {
+        let f = d.join(name);
+        std::fs::write(&f, body).expect("write");
+        let o = run(&[
+            "store",
+            "import",
+            "--db",
+            arg(&db),
+            "--format",
+            "files",
+            "--date",
+            date,
+            arg(&f),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    import("a.test", "User-agent: *\nDisallow: /a\n", "2024-01-05");
+    import("b.test", "User-agent: *\nAllow: /\n", "2024-01-06");
+    import(
+        "a.test",
+        "License: https://a.test/license.xml\nUser-agent: *\nContent-Signal: search=yes,ai-train=no,use=reference\nDisallow: /a\n",
+        "2024-02-10",
+    );
+    let o = run(&["index", "build", "--db", arg(&db), "--index", arg(&ix)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = |directive: &str| {
+        let o = run(&[
+            "trends",
+            "--directive",
+            directive,
+            "--index",
+            arg(&ix),
+            "--db",
+            arg(&db),
+            "--format",
+            "json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
+        v["rows"].as_array().expect("rows").clone()
+    };
+    let l = rows("license");
+    let shown: Vec<(String, u64, f64, Option<f64>)> = l
+        .iter()
+        .map(|r| {
+            (
+                r["period"].as_str().expect("as written").to_owned(),
+                r["sites"].as_u64().expect("as written"),
+                r["share"].as_f64().expect("as written"),
+                r["change"].as_f64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("2024-01".to_owned(), 0, 0.0, None),
+            ("2024-02".to_owned(), 1, 50.0, Some(50.0))
+        ]
+    );
+    let s = rows("content-signal");
+    let feb: Vec<(&str, u64)> = s
+        .iter()
+        .filter(|r| r["period"] == "2024-02")
+        .map(|r| (r["value"].as_str().expect("as written"), r["sites"].as_u64().expect("as written")))
+        .collect();
+    assert_eq!(
+        feb,
+        [
+            ("any", 1),
+            ("signal:ai-train=no", 1),
+            ("signal:search=yes", 1),
+            ("signal:use=reference", 1)
+        ]
+    );
+    // CSV, and the text form.
+    let o = run(&[
+        "trends",
+        "--directive",
+        "license",
+        "--index",
+        arg(&ix),
+        "--db",
+        arg(&db),
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(
+        stdout(&o),
+        "period,directive,value,sites,of,share,change\n2024-01,license,\"any\",0,2,0,\n2024-02,license,\"any\",1,2,50,50\n"
+    );
+}
