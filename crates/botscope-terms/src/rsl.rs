@@ -603,6 +603,25 @@ impl Document {
     }
 }
 
+/// An element whose text is a URL (`<terms>`, `<schema>`, `<standard>`,
+/// `<custom>`): its text, warned of unless a full http(s) URL.
+fn url_text(r: &mut Reader<'_>, ch: roxmltree::Node<'_, '_>) -> String {
+    let t = text(ch);
+    if !is_absolute(&t) {
+        r.diag(
+            ch,
+            Severity::Warning,
+            "bad-url",
+            format!(
+                "<{}> `{}` is not a full http(s) URL",
+                ch.tag_name().name(),
+                shown(&t)
+            ),
+        );
+    }
+    t
+}
+
 fn read_content(r: &mut Reader<'_>, n: roxmltree::Node<'_, '_>) -> Option<Content> {
     let line = r.line(n);
     let Some(url) = n.attribute("url").map(str::trim) else {
@@ -771,19 +790,7 @@ fn read_content(r: &mut Reader<'_>, n: roxmltree::Node<'_, '_>) -> Option<Conten
                 });
             }
             "terms" | "schema" => {
-                let t = text(ch);
-                if !is_absolute(&t) {
-                    r.diag(
-                        ch,
-                        Severity::Warning,
-                        "bad-url",
-                        format!(
-                            "<{}> `{}` is not a full http(s) URL",
-                            ch.tag_name().name(),
-                            shown(&t)
-                        ),
-                    );
-                }
+                let t = url_text(r, ch);
                 if ch.tag_name().name() == "terms" {
                     c.terms.push(t);
                 } else {
@@ -983,19 +990,7 @@ fn read_payment(r: &mut Reader<'_>, n: roxmltree::Node<'_, '_>) -> Payment {
                 }
             }
             "standard" | "custom" => {
-                let t = text(ch);
-                if !is_absolute(&t) {
-                    r.diag(
-                        ch,
-                        Severity::Warning,
-                        "bad-url",
-                        format!(
-                            "<{}> `{}` is not a full http(s) URL",
-                            ch.tag_name().name(),
-                            shown(&t)
-                        ),
-                    );
-                }
+                let t = url_text(r, ch);
                 if ch.tag_name().name() == "standard" {
                     p.standard.push(t);
                 } else {

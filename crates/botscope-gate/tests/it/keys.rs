@@ -193,13 +193,6 @@ fn slow_key_directories_from_many_networks_cannot_starve_a_crawlers_first_verifi
     );
     let (_registered_dir, registered) = directory(&ca, &registered_key);
     let (_unlisted_dir, unlisted) = directory(&ca, &unlisted_key);
-    let registry = botscope_botid::Registry::parse(
-        "test.yaml",
-        &format!(
-            "bots:\n- name: SignedBot\n  category: ai-assistant\n  ua_tokens: [SignedBot]\n  signature_agents: ['{registered}']\n"
-        ),
-    )
-    .unwrap();
     let app = Recorder::start(None);
     let rd = dir.path().join("robots");
     write(&rd, "default.txt", "User-agent: *\nAllow: /\n");
@@ -210,18 +203,12 @@ fn slow_key_directories_from_many_networks_cannot_starve_a_crawlers_first_verifi
     let g: Running = serve(Config {
         policy: Some(policy),
         upstream: Some(UpstreamConfig::new(url::Url::parse(&app.url()).unwrap())),
-        signatures: Some(botscope_gate::signature::SignatureConfig {
-            registry: Arc::new(registry),
-            directory: botscope_http::directory::DirectoryConfig {
-                trust: botscope_http::Trust {
-                    extra: botscope_http::certificates(ca.pem.as_bytes()).unwrap(),
-                    ..botscope_http::Trust::system()
-                },
-                allow_private: true,
-                ..Default::default()
-            },
-            bounds: botscope_http::keycache::Bounds::default(),
-        }),
+        signatures: Some(super::signatures_trusting(
+            &ca,
+            &registered,
+            "SignedBot",
+            "ai-assistant",
+        )),
         ..Config::new(rd)
     });
 

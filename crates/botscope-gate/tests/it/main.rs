@@ -78,6 +78,36 @@ fn start_with(
     serve(config)
 }
 
+/// Signatures checked against a registry of one bot, `name` of
+/// `category`, whose agent is `agent`, its key directory fetched trusting
+/// `ca` on loopback, with the gate's default bounds.
+fn signatures_trusting(
+    ca: &botscope_testkit::ipdb::TestCa,
+    agent: &str,
+    name: &str,
+    category: &str,
+) -> botscope_gate::signature::SignatureConfig {
+    let registry = botscope_botid::Registry::parse(
+        "test.yaml",
+        &format!(
+            "bots:\n- name: {name}\n  category: {category}\n  ua_tokens: [{name}]\n  signature_agents: ['{agent}']\n"
+        ),
+    )
+    .unwrap();
+    botscope_gate::signature::SignatureConfig {
+        registry: Arc::new(registry),
+        directory: botscope_http::directory::DirectoryConfig {
+            trust: botscope_http::Trust {
+                extra: botscope_http::certificates(ca.pem.as_bytes()).unwrap(),
+                ..botscope_http::Trust::system()
+            },
+            allow_private: true,
+            ..Default::default()
+        },
+        bounds: botscope_http::keycache::Bounds::default(),
+    }
+}
+
 /// A gate with `config` on a free loopback port.
 fn serve(config: Config) -> Running {
     botscope_testkit::spawn_server(Some(2), move |ready, stop| async move {
@@ -351,25 +381,7 @@ fn nginx_with_the_documented_configuration() {
             body.as_bytes(),
         ),
     );
-    let registry = botscope_botid::Registry::parse(
-        "test.yaml",
-        &format!(
-            "bots:\n- name: SignedBot\n  category: ai-assistant\n  ua_tokens: [SignedBot]\n  signature_agents: ['{agent}']\n"
-        ),
-    )
-    .unwrap();
-    let signatures = botscope_gate::signature::SignatureConfig {
-        registry: Arc::new(registry),
-        directory: botscope_http::directory::DirectoryConfig {
-            trust: botscope_http::Trust {
-                extra: botscope_http::certificates(ca.pem.as_bytes()).unwrap(),
-                ..botscope_http::Trust::system()
-            },
-            allow_private: true,
-            ..Default::default()
-        },
-        bounds: botscope_http::keycache::Bounds::default(),
-    };
+    let signatures = signatures_trusting(&ca, &agent, "SignedBot", "ai-assistant");
     let g = start_with(&lists, &rd, &["127.0.0.1/32"], Some(signatures));
     let www = d.path().join("www");
     write(&www, "index.html", "the site\n");

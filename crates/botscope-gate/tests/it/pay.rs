@@ -8,7 +8,6 @@
 
 use std::io::{BufReader, Write};
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use botscope_gate::Config;
@@ -121,13 +120,6 @@ fn pay_per_crawl_through_the_standalone_gate() {
     let (_dir_server, agent) = directory(&ca, &key);
     let stranger_key = SigningKey::generate().unwrap();
     let (_stranger_server, stranger) = directory(&ca, &stranger_key);
-    let registry = botscope_botid::Registry::parse(
-        "test.yaml",
-        &format!(
-            "bots:\n- name: PayingBot\n  category: ai-training\n  ua_tokens: [PayingBot]\n  signature_agents: ['{agent}']\n"
-        ),
-    )
-    .unwrap();
     let app = Recorder::start(None);
     let rd = dir.path().join("robots");
     write(&rd, "default.txt", "User-agent: *\nAllow: /\n");
@@ -142,18 +134,12 @@ fn pay_per_crawl_through_the_standalone_gate() {
             all: false,
             max_bytes: 1 << 20,
         }),
-        signatures: Some(botscope_gate::signature::SignatureConfig {
-            registry: Arc::new(registry),
-            directory: botscope_http::directory::DirectoryConfig {
-                trust: botscope_http::Trust {
-                    extra: botscope_http::certificates(ca.pem.as_bytes()).unwrap(),
-                    ..botscope_http::Trust::system()
-                },
-                allow_private: true,
-                ..Default::default()
-            },
-            bounds: botscope_http::keycache::Bounds::default(),
-        }),
+        signatures: Some(super::signatures_trusting(
+            &ca,
+            &agent,
+            "PayingBot",
+            "ai-training",
+        )),
         ..Config::new(rd)
     });
     let at = g.addr;

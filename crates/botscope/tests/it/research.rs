@@ -288,22 +288,7 @@ fn trends_and_diff_over_versions() {
     let d = scratch("trends");
     let db = d.join("s.db");
     let ix = d.join("ix");
-    let import = |name: &str, body: &str, date: &str| {
-        let f = d.join(name);
-        std::fs::write(&f, body).expect("write");
-        let o = run(&[
-            "store",
-            "import",
-            "--db",
-            arg(&db),
-            "--format",
-            "files",
-            "--date",
-            date,
-            arg(&f),
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-    };
+    let import = |name: &str, body: &str, date: &str| import_file(&d, &db, name, body, date);
     import("a.test", "User-agent: *\nDisallow: /a\n", "2024-01-05");
     import("b.test", "User-agent: CCBot\nDisallow: /x\n", "2024-02-01");
     import(
@@ -343,7 +328,7 @@ fn trends_and_diff_over_versions() {
     assert_eq!(p[2]["preferences"]["any"], 0);
     assert_eq!(
         p[3]["preferences"],
-        serde_json::json!({"any": 1, "content_usage": 1, "content_signal": 1, "statements": {
+        serde_json::json!({"any": 1, "content_usage": 1, "content_signal": 1, "license": 0, "statements": {
             "signal:ai-train=no": 1, "signal:search=yes": 1, "usage:train-ai=n": 1}})
     );
     assert_eq!(p[0]["denominator"], 1);
@@ -1821,22 +1806,7 @@ fn trends_by_directive() {
     let d = scratch("trends-directive");
     let db = d.join("s.db");
     let ix = d.join("ix");
-    let import = |name: &str, body: &str, date: &str| {
-        let f = d.join(name);
-        std::fs::write(&f, body).expect("write");
-        let o = run(&[
-            "store",
-            "import",
-            "--db",
-            arg(&db),
-            "--format",
-            "files",
-            "--date",
-            date,
-            arg(&f),
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-    };
+    let import = |name: &str, body: &str, date: &str| import_file(&d, &db, name, body, date);
     import("a.test", "User-agent: *\nDisallow: /a\n", "2024-01-05");
     import("b.test", "User-agent: *\nAllow: /\n", "2024-01-06");
     import(
@@ -1885,7 +1855,12 @@ fn trends_by_directive() {
     let feb: Vec<(&str, u64)> = s
         .iter()
         .filter(|r| r["period"] == "2024-02")
-        .map(|r| (r["value"].as_str().expect("as written"), r["sites"].as_u64().expect("as written")))
+        .map(|r| {
+            (
+                r["value"].as_str().expect("as written"),
+                r["sites"].as_u64().expect("as written"),
+            )
+        })
         .collect();
     assert_eq!(
         feb,
@@ -1912,4 +1887,23 @@ fn trends_by_directive() {
         stdout(&o),
         "period,directive,value,sites,of,share,change\n2024-01,license,\"any\",0,2,0,\n2024-02,license,\"any\",1,2,50,50\n"
     );
+}
+
+/// Writes `body` as the file `name` in `d` and imports it into the store
+/// `db` as captured on `date`.
+fn import_file(d: &std::path::Path, db: &std::path::Path, name: &str, body: &str, date: &str) {
+    let f = d.join(name);
+    std::fs::write(&f, body).expect("write");
+    let o = run(&[
+        "store",
+        "import",
+        "--db",
+        arg(db),
+        "--format",
+        "files",
+        "--date",
+        date,
+        arg(&f),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -392,14 +392,7 @@ fn a_crawler_pays_within_its_budget_through_the_gate() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let t = std::time::Instant::now();
-    while std::net::TcpStream::connect(gate_addr).is_err() {
-        assert!(
-            t.elapsed() < std::time::Duration::from_secs(20),
-            "the gate listens"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    listening(gate_addr);
     let key_file = d.join("keys/signing-key.jwk");
     let fetch = |extra: &[&str], urls: &[&str]| {
         let mut args = vec![
@@ -584,14 +577,7 @@ fn the_gate_states_the_sites_terms_and_terms_reads_them() {
         "--content-usage",
         "train-ai=n, search=y",
     ]);
-    let t = std::time::Instant::now();
-    while std::net::TcpStream::connect(gate_addr).is_err() {
-        assert!(
-            t.elapsed() < std::time::Duration::from_secs(20),
-            "the gate listens"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    listening(gate_addr);
     let get = |path: &str| {
         let mut s = std::net::TcpStream::connect(gate_addr).unwrap();
         std::io::Write::write_all(
@@ -648,4 +634,16 @@ fn the_gate_states_the_sites_terms_and_terms_reads_them() {
     );
     let _ = g.kill();
     let _ = g.wait();
+}
+
+/// Waits (up to 20 s) until something listens at `addr`.
+fn listening(addr: std::net::SocketAddr) {
+    let t = std::time::Instant::now();
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "the gate listens"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
