@@ -587,7 +587,7 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
         }
     };
     headers(r.headers_mut(), a);
-    crate::charge::headers(r.headers_mut(), a);
+    crate::charge::headers(r.headers_mut(), a.pay.as_ref());
     if let Some(cu) = g.config.terms.content_usage.as_deref()
         && let Ok(v) = HeaderValue::from_str(cu)
     {

@@ -12,7 +12,6 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use botscope_terms::pay::{self, Outcome, PayError, Signed};
 use botscope_terms::{Currency, Price};
 
-use crate::answer::Answer;
 use crate::signature::Checked;
 
 /// The status a payment answer carries behind nginx, whose
@@ -52,8 +51,8 @@ pub(crate) fn outcome(price: Price, h: &HeaderMap, checked: Option<&Checked>) ->
 
 /// The answer's payment fields: `crawler-price`, `crawler-charged` or
 /// `crawler-error`, and the status they go with (`X-Bot-Pay-Status`).
-pub(crate) fn headers(h: &mut HeaderMap, a: &Answer) {
-    let Some(o) = &a.pay else { return };
+pub(crate) fn headers(h: &mut HeaderMap, pay: Option<&Outcome>) {
+    let Some(o) = pay else { return };
     for (name, value) in o.headers() {
         if let Ok(v) = HeaderValue::from_str(&value) {
             h.insert(HeaderName::from_static(name), v);
