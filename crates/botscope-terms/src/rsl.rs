@@ -413,7 +413,9 @@ impl Document {
                         "a DOCTYPE: an RSL document has none (entities are not expanded): not read"
                             .into()
                     }
-                    e => format!("not well-formed XML ({e}): not read"),
+                    // The parser's message quotes names from the
+                    // document: shortened like every quote.
+                    e => format!("not well-formed XML ({}): not read", shown(&e.to_string())),
                 };
                 d.diagnostics.push(Diagnostic {
                     line: pos.row,
