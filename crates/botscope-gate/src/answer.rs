@@ -357,7 +357,9 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
         .then_some(price)
         .flatten()
         .map(|price| crate::charge::outcome(price, h, checked.as_ref()));
-    if let Some(o) = &pay {
+    // Under --report-only nothing is charged: decided and logged, not
+    // counted as money.
+    if let Some(o) = pay.as_ref().filter(|_| !g.config.report_only) {
         g.charges.count(o);
     }
     let a = Answer {

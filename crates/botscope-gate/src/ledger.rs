@@ -115,6 +115,10 @@ impl Ledger {
             *self.malformed.entry(Malformed::NotJson).or_default() += 1;
             return;
         }
+        // A decision of --report-only was logged, never charged.
+        if v["enforced"] == serde_json::Value::Bool(false) {
+            return;
+        }
         let sign = match v["pay"]["outcome"].as_str() {
             Some("charged") => 1,
             Some("uncharged") => -1,
@@ -231,6 +235,7 @@ mod tests {
                 "USD 0.001",
             ),
             r#"{"time":"2026-12-06","pay":{"outcome":"charged","price":"USD one"}}"#.to_owned(),
+            r#"{"time":"2026-12-06T11:00:00.000Z","enforced":false,"signature":{"agent":"https://a.example"},"pay":{"outcome":"charged","price":"USD 5"}}"#.to_owned(),
             "not json".to_owned(),
             "x".repeat(MAX_LINE + 1),
         ] {
@@ -272,7 +277,7 @@ mod tests {
                 ),
             ]
         );
-        assert_eq!(l.lines, 9);
+        assert_eq!(l.lines, 10);
         assert_eq!(l.malformed.get(&Malformed::BadPayment), Some(&1));
         assert_eq!(l.malformed.get(&Malformed::NotJson), Some(&1));
         assert_eq!(l.malformed.get(&Malformed::TooLong), Some(&1));

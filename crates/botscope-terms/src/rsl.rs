@@ -520,15 +520,7 @@ impl Document {
                         d.contents.push(c);
                     }
                 }
-                other => {
-                    let other = shown(other);
-                    r.diag(
-                        n,
-                        Severity::Warning,
-                        "unknown-element",
-                        format!("<{other}> is not an element of <rsl>: ignored"),
-                    );
-                }
+                other => unknown_element(&mut r, n, other, "rsl"),
             }
         }
         if d.contents.is_empty() && r.out.iter().all(|x| x.severity < Severity::Error) {
@@ -603,6 +595,17 @@ impl Document {
         }
         found.map(|(_, c)| c)
     }
+}
+
+/// An element `parent` does not have: warned of and skipped.
+fn unknown_element(r: &mut Reader<'_>, ch: roxmltree::Node<'_, '_>, name: &str, parent: &str) {
+    let name = shown(name);
+    r.diag(
+        ch,
+        Severity::Warning,
+        "unknown-element",
+        format!("<{name}> is not an element of <{parent}>: ignored"),
+    );
 }
 
 /// An element whose text is a URL (`<terms>`, `<schema>`, `<standard>`,
@@ -799,15 +802,7 @@ fn read_content(r: &mut Reader<'_>, n: roxmltree::Node<'_, '_>) -> Option<Conten
                     c.schema.push(t);
                 }
             }
-            other => {
-                let other = shown(other);
-                r.diag(
-                    ch,
-                    Severity::Warning,
-                    "unknown-element",
-                    format!("<{other}> is not an element of <content>: ignored"),
-                );
-            }
+            other => unknown_element(r, ch, other, "content"),
         }
     }
     if c.licenses.is_empty() {
@@ -999,15 +994,7 @@ fn read_payment(r: &mut Reader<'_>, n: roxmltree::Node<'_, '_>) -> Payment {
                     p.custom.push(t);
                 }
             }
-            other => {
-                let other = shown(other);
-                r.diag(
-                    ch,
-                    Severity::Warning,
-                    "unknown-element",
-                    format!("<{other}> is not an element of <payment>: ignored"),
-                );
-            }
+            other => unknown_element(r, ch, other, "payment"),
         }
     }
     let paid = !matches!(p.kind.as_str(), "free" | "attribution");
@@ -1076,15 +1063,7 @@ fn read_license(r: &mut Reader<'_>, n: roxmltree::Node<'_, '_>) -> License {
                     values,
                 });
             }
-            other => {
-                let other = shown(other);
-                r.diag(
-                    ch,
-                    Severity::Warning,
-                    "unknown-element",
-                    format!("<{other}> is not an element of <license>: ignored"),
-                );
-            }
+            other => unknown_element(r, ch, other, "license"),
         }
     }
     if l.payments.len() > 1 {
