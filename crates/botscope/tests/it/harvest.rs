@@ -606,7 +606,7 @@ async fn fetch_as_a_polite_crawler() {
     // first (the simulated web records them as it answers).
     let mut before = sim.seen.hits().len();
     loop {
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
         let now = sim.seen.hits().len();
         if now == before {
             break;
