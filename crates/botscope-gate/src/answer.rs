@@ -78,6 +78,7 @@ mod names {
     }
     names! {
         X_BOT_CONTENT_USAGE = "x-bot-content-usage";
+        CRAWLER_CHARGED = "crawler-charged";
         X_ORIGINAL_METHOD = "x-original-method";
         X_FORWARDED_METHOD = "x-forwarded-method";
         X_ORIGINAL_URI = "x-original-uri";
@@ -524,7 +525,17 @@ pub(crate) fn blank_labels(g: &Gate, h: &mut HeaderMap) {
 pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Front) -> Response {
     let a = decide(g, peer.ip(), h).await;
     let (_, uri) = original(h);
-    respond(g, &a, h, front, &uri)
+    let mut r = respond(g, &a, h, front, &uri);
+    // A front server's copy of a header the gate did not set must not be
+    // the client's own, nor (Caddy 2.6's `copy_headers`) the text of its
+    // placeholder: on a 2xx (what a front server copies from), each is
+    // sent, empty when unset.
+    for n in [X_BOT_IDENTITY, X_BOT_CONTENT_USAGE, CRAWLER_CHARGED] {
+        if r.status().is_success() && !r.headers().contains_key(&n) {
+            r.headers_mut().insert(n, HeaderValue::from_static(""));
+        }
+    }
+    r
 }
 
 /// The answer to a front server (or, standalone, to the client) for a

@@ -38,7 +38,12 @@ fn ask(gate: SocketAddr, path: &str, fields: &[(&str, &str)], signer: Signer<'_>
 
 /// The request's head, signed as [`ask`] signs it.
 fn head(path: &str, fields: &[(&str, &str)], signer: Signer<'_>) -> String {
-    let mut head = format!("GET {path} HTTP/1.1\r\nHost: shop.example\r\nConnection: close\r\n");
+    head_at("shop.example", path, fields, signer)
+}
+
+/// [`head`] for the site `host`.
+fn head_at(host: &str, path: &str, fields: &[(&str, &str)], signer: Signer<'_>) -> String {
+    let mut head = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
     for (n, v) in fields {
         head.push_str(&format!("{n}: {v}\r\n"));
     }
@@ -46,7 +51,7 @@ fn head(path: &str, fields: &[(&str, &str)], signer: Signer<'_>) -> String {
         let req = botscope_httpsig::Request::new(
             "GET",
             "http",
-            "shop.example",
+            host,
             path,
             fields
                 .iter()
@@ -90,7 +95,29 @@ fn documented_crawler(
     budget: &str,
     nonce: &str,
 ) -> (Res, Option<String>) {
-    let first = ask(gate, path, &[], None);
+    documented_crawler_via(
+        &|p, f, s| ask(gate, p, f, s),
+        path,
+        key,
+        agent,
+        budget,
+        nonce,
+    )
+}
+
+/// How a crawler reaches the site: a path, its fields, its signer.
+type Via<'a> = &'a dyn Fn(&str, &[(&str, &str)], Signer<'_>) -> Res;
+
+/// [`documented_crawler`] through `ask`.
+fn documented_crawler_via(
+    ask: Via<'_>,
+    path: &str,
+    key: &SigningKey,
+    agent: &str,
+    budget: &str,
+    nonce: &str,
+) -> (Res, Option<String>) {
+    let first = ask(path, &[], None);
     if first.status != 402 {
         return (first, None);
     }
@@ -103,7 +130,6 @@ fn documented_crawler(
         return (first, None);
     }
     let paid = ask(
-        gate,
         path,
         &[("crawler-exact-price", &price)],
         Some((key, agent, &["crawler-exact-price"], nonce)),
@@ -364,4 +390,150 @@ fn pay_per_crawl_through_the_standalone_gate() {
         m.contains("botscope_gate_charged_total{currency=\"USD\"} 0.030000\n"),
         "{m}"
     );
+}
+
+/// Pay per crawl behind nginx and Caddy, configured as docs/gate.md
+/// configures them: the quote's 402 with its price and page, the paid
+/// page with `crawler-charged` (on a successful answer only), the
+/// documented errors with their status and code, and the site's
+/// `Content-Usage` on its pages.
+#[test]
+fn pay_per_crawl_behind_nginx_and_caddy_as_the_guide_configures_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ca = TestCa::new();
+    let key = SigningKey::generate().unwrap();
+    let (_dir_server, agent) = directory(&ca, &key);
+    let rd = dir.path().join("robots");
+    write(&rd, "default.txt", "User-agent: *\nAllow: /\n");
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let g: Running = serve(Config {
+        policy: Some(policy),
+        signatures: Some(super::signatures_trusting(
+            &ca,
+            &agent,
+            "PayingBot",
+            "ai-training",
+        )),
+        terms: botscope_gate::SiteTerms {
+            rsl: None,
+            content_usage: Some("train-ai=n".into()),
+        },
+        ..Config::new(rd.clone())
+    });
+    let www = dir.path().join("www");
+    write(&www.join("news"), "a.html", "news a\n");
+    write(&www.join("news"), "b.html", "news b\n");
+    write(&www, "about.html", "about\n");
+    for p in [
+        &www,
+        &www.join("news"),
+        &www.join("news/a.html"),
+        &www.join("news/b.html"),
+        &www.join("about.html"),
+    ] {
+        let mode = if p.is_dir() { 0o755 } else { 0o644 };
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let nginx = super::Nginx::start(&super::doc_block("## nginx", "nginx"), g.addr, &www);
+    let caddy = super::Caddy::start(
+        &super::doc_block("## Caddy", "caddyfile"),
+        g.addr,
+        &www,
+        &rd,
+    );
+    for (front, at, host) in [
+        ("nginx", nginx.0.addr, "shop.example".to_owned()),
+        ("caddy", caddy.addr, caddy.addr.to_string()),
+    ] {
+        let via = |p: &str, f: &[(&str, &str)], s: Signer<'_>| {
+            send(at, [127, 0, 0, 1], &head_at(&host, p, f, s))
+        };
+        // The quote: 402, the price, the gate's page; nothing charged.
+        let r = via("/news/a.html", &[], None);
+        assert_eq!(
+            (r.status, h(&r, "crawler-price"), h(&r, "crawler-charged")),
+            (402, Some("USD 0.01"), None),
+            "{front}: {r:?}"
+        );
+        assert!(
+            r.body
+                .starts_with("Payment required.\n\nThis page is priced"),
+            "{front}: {}",
+            r.body
+        );
+        assert_eq!(h(&r, "crawler-error"), None, "{front}: {r:?}");
+        // What no rule prices is served, with the site's preferences.
+        let r = via("/about.html", &[], None);
+        assert_eq!((r.status, r.body.as_str()), (200, "about\n"), "{front}");
+        assert_eq!(h(&r, "content-usage"), Some("train-ai=n"), "{front}: {r:?}");
+        assert_eq!(h(&r, "crawler-charged"), None, "{front}: {r:?}");
+        // Once the agent's keys are in, the documented crawler pays.
+        let started = Instant::now();
+        let mut n = 0;
+        let (r, charged) = loop {
+            n += 1;
+            let (r, charged) = documented_crawler_via(
+                &via,
+                "/news/b.html",
+                &key,
+                &agent,
+                "USD 0.05",
+                &format!("{front}-doc{n}"),
+            );
+            if r.status != 400 || started.elapsed() > Duration::from_secs(10) {
+                break (r, charged);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(
+            (r.status, r.body.as_str(), charged.as_deref()),
+            (200, "news b\n", Some("USD 0.01")),
+            "{front}: {r:?}"
+        );
+        // The documented errors, each with its status and code.
+        let r = via("/news/a.html", &[("crawler-max-price", "USD 1")], None);
+        assert_eq!(
+            (r.status, h(&r, "crawler-error")),
+            (400, Some("StrongAuthRequired")),
+            "{front}: {r:?}"
+        );
+        assert!(
+            r.body.starts_with("Payment not accepted."),
+            "{front}: {r:?}"
+        );
+        let nonce = format!("{front}-low");
+        let r = via(
+            "/news/a.html",
+            &[("crawler-max-price", "USD 0.005")],
+            Some((&key, &agent, &["crawler-max-price"], &nonce)),
+        );
+        assert_eq!(
+            (r.status, h(&r, "crawler-error"), h(&r, "crawler-price")),
+            (402, Some("InvalidCrawlerMaxPrice"), Some("USD 0.01")),
+            "{front}: {r:?}"
+        );
+        assert!(
+            r.body.starts_with("Payment not accepted."),
+            "{front}: {r:?}"
+        );
+        // A client's own crawler-charged never reads as paid.
+        let r = via("/about.html", &[("crawler-charged", "USD 9.99")], None);
+        assert_eq!(h(&r, "crawler-charged"), None, "{front}: {r:?}");
+        // A paid request the site answers with an error is not shown as
+        // charged.
+        let nonce = format!("{front}-missing");
+        let r = via(
+            "/news/missing.html",
+            &[("crawler-max-price", "USD 1")],
+            Some((&key, &agent, &["crawler-max-price"], &nonce)),
+        );
+        assert_eq!(
+            (r.status, h(&r, "crawler-charged")),
+            (404, None),
+            "{front}: {r:?}"
+        );
+    }
 }
