@@ -23,6 +23,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod olp;
 pub mod pay;
 pub mod price;
 pub mod rsl;
