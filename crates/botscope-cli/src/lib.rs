@@ -722,6 +722,11 @@ pub struct GateArgs {
     /// server in `X-Bot-Content-Usage`.
     #[arg(long, value_name = "PREFERENCES")]
     pub content_usage: Option<String>,
+    /// The gate's credentials at the licence servers the --rsl document names, for the
+    /// tokens `license` rules check: a file holding one line `CLIENT_ID:CLIENT_SECRET`
+    /// (sent with HTTP Basic to each server's introspection endpoint).
+    #[arg(long, value_name = "FILE", requires = "rsl")]
+    pub license_credentials: Option<PathBuf>,
     /// The address to listen on.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8091")]
     pub listen: std::net::SocketAddr,

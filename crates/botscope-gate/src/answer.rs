@@ -84,6 +84,8 @@ mod names {
         X_ORIGINAL_URI = "x-original-uri";
         X_FORWARDED_URI = "x-forwarded-uri";
         X_FORWARDED_PROTO = "x-forwarded-proto";
+        X_ORIGINAL_HOST = "x-original-host";
+        X_FORWARDED_HOST = "x-forwarded-host";
         SEC_FETCH_MODE = "sec-fetch-mode";
         SEC_FETCH_DEST = "sec-fetch-dest";
         X_BOT_CATEGORY = "x-bot-category";
@@ -127,6 +129,26 @@ pub fn original(h: &HeaderMap) -> (Cow<'_, str>, Cow<'_, str>) {
         .filter(|t| !t.is_empty())
         .unwrap_or(Cow::Borrowed("/"));
     (method, target)
+}
+
+/// The site's origin as the request names it: the scheme from
+/// `X-Forwarded-Proto` (else `https`), the host from `X-Original-Host`,
+/// `X-Forwarded-Host` or `Host`.
+pub fn origin(h: &HeaderMap) -> String {
+    let scheme = text(h, X_FORWARDED_PROTO)
+        .filter(|p| p.eq_ignore_ascii_case("http"))
+        .map_or("https", |_| "http");
+    let host = text(h, X_ORIGINAL_HOST)
+        .or_else(|| text(h, X_FORWARDED_HOST))
+        .or_else(|| text(h, header::HOST))
+        .unwrap_or(Cow::Borrowed(""));
+    let host: String = host
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'))
+        .take(255)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    format!("{scheme}://{host}")
 }
 
 /// A User-Agent cut to what the classifier reads.
@@ -174,6 +196,8 @@ pub struct Answer {
     /// For a `charge` rule: what the payment exchange comes to (a quote,
     /// a charge, or a documented error).
     pub pay: Option<botscope_terms::pay::Outcome>,
+    /// For a `license` rule: what the licence token came to.
+    pub licence: Option<crate::licence::Licensed>,
 }
 
 fn unix_now_ms() -> u64 {
@@ -363,7 +387,23 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
     if let Some(o) = pay.as_ref().filter(|_| !g.config.report_only) {
         g.charges.count(o);
     }
+    let licence = if action == Action::License {
+        let authorization: Vec<&str> = h
+            .get_all(header::AUTHORIZATION)
+            .iter()
+            .take(8)
+            .map(|v| v.to_str().unwrap_or(""))
+            .collect();
+        Some(
+            g.licences
+                .check(&authorization, &origin(h), path, ip, crate::unix_now())
+                .await,
+        )
+    } else {
+        None
+    };
     let a = Answer {
+        licence,
         client: ip,
         passed,
         placed,
@@ -500,6 +540,20 @@ fn page(a: &Answer) -> &'static str {
                 "Payment not accepted.\n\nThe crawler-error header says why (pay per crawl over HTTP 402).\n"
             }
         },
+        Action::License => match a.licence.as_ref().map(crate::licence::Licensed::status) {
+            Some(402) => {
+                "Licence required.\n\nThis page is licensed to crawlers for a fee (RSL): acquire a licence token from the licence server the WWW-Authenticate header names, and send it as `Authorization: License <token>`.\n"
+            }
+            Some(403) => {
+                "Licence does not cover this page.\n\nThe licence token sent does not permit this page; the WWW-Authenticate header says why.\n"
+            }
+            Some(503) => {
+                "Licence not checked.\n\nThe licence server could not be asked; try again in a moment.\n"
+            }
+            _ => {
+                "Licence required.\n\nThis page is licensed to crawlers (RSL): acquire a licence token from the licence server the WWW-Authenticate header names, and send it as `Authorization: License <token>`.\n"
+            }
+        },
         Action::Allow | Action::Label => "",
     }
 }
@@ -560,9 +614,17 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
         .pay
         .as_ref()
         .and_then(botscope_terms::pay::Outcome::charged);
+    let licensed = a.licence.as_ref().map(crate::licence::Licensed::status);
     let status = match (a.action, front) {
         (Action::Allow | Action::Label, _) => StatusCode::OK,
         (Action::Charge, _) if paid.is_some() => StatusCode::OK,
+        (Action::License, _) if licensed == Some(200) => StatusCode::OK,
+        // As a payment's: nginx passes on 403, the status travels in
+        // X-Bot-Pay-Status.
+        (Action::License, Front::AuthRequest) => StatusCode::FORBIDDEN,
+        (Action::License, Front::Forward) => licensed
+            .and_then(|s| StatusCode::from_u16(s).ok())
+            .unwrap_or(StatusCode::UNAUTHORIZED),
         // nginx's auth_request passes on 401 and 403 only: the payment
         // status travels in X-Bot-Pay-Status for the configuration to use.
         (Action::Charge, Front::AuthRequest) => StatusCode::FORBIDDEN,
@@ -578,6 +640,7 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
     let mut r = match (front, a.action) {
         (Front::AuthRequest, _) => status.into_response(),
         (Front::Forward, Action::Charge) if paid.is_some() => status.into_response(),
+        (Front::Forward, Action::License) if licensed == Some(200) => status.into_response(),
         (Front::Forward, Action::Challenge) => {
             let ua = text(h, header::USER_AGENT).unwrap_or(Cow::Borrowed(""));
             let token = g
@@ -601,6 +664,7 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
     };
     headers(r.headers_mut(), a);
     crate::charge::headers(r.headers_mut(), a.pay.as_ref());
+    licence_headers(g, r.headers_mut(), a);
     if let Some(cu) = g.config.terms.content_usage.as_deref()
         && let Ok(v) = HeaderValue::from_str(cu)
     {
@@ -610,6 +674,30 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
     }
     blank_labels(g, r.headers_mut());
     r
+}
+
+/// A `license` rule's answer fields: the `Link` to the licence, and for a
+/// refusal the `WWW-Authenticate: License` challenge, its status in
+/// `X-Bot-Pay-Status` (for nginx) and `Retry-After` on a 503.
+pub(crate) fn licence_headers(g: &Gate, h: &mut HeaderMap, a: &Answer) {
+    let Some(l) = &a.licence else { return };
+    if let Some((path, _)) = &g.config.terms.rsl
+        && let Ok(v) = HeaderValue::from_str(&botscope_terms::olp::link(path))
+    {
+        h.insert(header::LINK, v);
+    }
+    if let Some(c) = l.challenge()
+        && let Ok(v) = HeaderValue::from_str(&c)
+    {
+        h.insert(header::WWW_AUTHENTICATE, v);
+        h.insert(
+            crate::charge::X_BOT_PAY_STATUS,
+            HeaderValue::from(l.status()),
+        );
+        if l.status() == 503 {
+            h.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        }
+    }
 }
 
 /// `GET /auth` (nginx `auth_request`).

@@ -204,6 +204,14 @@ pub fn line(a: &Answer, user_agent: &str, method: &str, path: &str, time: &str) 
         "retry_after": a.retry_after,
         "enforced": a.enforced,
         "pay": a.pay.as_ref().map(pay_json),
+        "licence": a.licence.as_ref().map(|l| match l {
+            crate::licence::Licensed::Permitted(covers) => serde_json::json!({
+                "outcome": "permitted", "covers": covers,
+            }),
+            crate::licence::Licensed::Refused { why, .. } => serde_json::json!({
+                "outcome": l.outcome(), "status": l.status(), "reason": why,
+            }),
+        }),
     });
     body.to_string()
 }

@@ -64,6 +64,7 @@ pub mod charge;
 pub mod decisions;
 pub mod identity;
 pub mod ledger;
+pub mod licence;
 mod lists;
 pub mod metrics;
 pub mod proxy;
@@ -248,6 +249,9 @@ pub struct SiteTerms {
     /// A `Content-Usage` value (aipref) for the pages passed that carry
     /// none of their own.
     pub content_usage: Option<String>,
+    /// How the licence servers the RSL document names are asked about the
+    /// tokens `license` rules check (and the gate's credentials there).
+    pub licence_server: botscope_http::olp::OlpConfig,
 }
 
 impl SiteTerms {
@@ -352,6 +356,8 @@ pub struct Gate {
     pub counters: answer::Counters,
     /// Payment answers counted, and the amounts charged.
     pub charges: charge::Charges,
+    /// The site's licences, and what licence servers said of tokens.
+    pub licences: licence::Licences,
     /// How long decisions took.
     pub latency: metrics::Latency,
     /// The decision log, when one is kept.
@@ -559,6 +565,10 @@ impl Gate {
             identities,
             counters,
             charges: charge::Charges::default(),
+            licences: licence::Licences::new(
+                config.terms.rsl.as_ref().map(|(_, b)| b.as_slice()),
+                config.terms.licence_server.clone(),
+            ),
             latency: metrics::Latency::default(),
             refreshed: refresh::Shared::default(),
             challenges: {

@@ -85,6 +85,30 @@ pub fn render(g: &Gate) -> String {
             millionths % 1_000_000
         );
     }
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_licence_total Licence-token answers of license rules: permitted, or the WWW-Authenticate error code (invalid_request: no token; invalid_token; insufficient_scope; server_error: the licence server not asked or not answering)."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_licence_total counter");
+    for (outcome, n) in g.licences.outcomes() {
+        let _ = writeln!(
+            o,
+            "botscope_gate_licence_total{{outcome=\"{outcome}\"}} {n}"
+        );
+    }
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_licence_introspections_total Introspections asked of licence servers (answers are kept: a permit up to five minutes)."
+    );
+    let _ = writeln!(
+        o,
+        "# TYPE botscope_gate_licence_introspections_total counter"
+    );
+    let _ = writeln!(
+        o,
+        "botscope_gate_licence_introspections_total {}",
+        g.licences.asked.load(Ordering::Relaxed)
+    );
     if let Some(i) = &g.identities {
         let _ = writeln!(
             o,

@@ -607,10 +607,13 @@ pub(crate) async fn handle(
         .pay
         .as_ref()
         .and_then(botscope_terms::pay::Outcome::charged);
+    // So does a licence token the licence server says permits the page.
+    let licensed = matches!(a.licence, Some(crate::licence::Licensed::Permitted(_)));
     let refused = !(matches!(
         a.action,
         botscope_policy::Action::Allow | botscope_policy::Action::Label
-    ) || paid.is_some());
+    ) || paid.is_some()
+        || licensed);
     if refused && a.enforced {
         return answer::respond(g, &a, req.headers(), Front::Forward, &target);
     }
@@ -750,6 +753,14 @@ pub(crate) async fn handle(
         parts
             .headers
             .insert(HeaderName::from_static("content-usage"), v);
+    }
+    // A licensed page links its licence (RSL's Crawler Authorization
+    // Protocol).
+    if licensed
+        && let Some((path, _)) = &g.config.terms.rsl
+        && let Ok(v) = HeaderValue::from_str(&botscope_terms::olp::link(path))
+    {
+        parts.headers.append(header::LINK, v);
     }
     if let Some(price) = paid.filter(|_| a.enforced) {
         if parts.status.as_u16() < 400 {

@@ -185,9 +185,39 @@ pub async fn exchange_by(
     tls: &tokio_rustls::TlsConnector,
     head_by: Instant,
 ) -> Result<Exchange, FetchError> {
+    exchange_with(r, None, tls, head_by).await
+}
+
+/// [`exchange_by`] as a `POST` of the form `form`
+/// (`application/x-www-form-urlencoded`): an OAuth-style endpoint's
+/// exchange (RSL's licence servers). Never retried.
+pub async fn post_form_by(
+    r: Request<'_>,
+    form: &str,
+    tls: &tokio_rustls::TlsConnector,
+    head_by: Instant,
+) -> Result<Exchange, FetchError> {
+    exchange_with(
+        r,
+        Some(Bytes::copy_from_slice(form.as_bytes())),
+        tls,
+        head_by,
+    )
+    .await
+}
+
+async fn exchange_with(
+    r: Request<'_>,
+    form: Option<Bytes>,
+    tls: &tokio_rustls::TlsConnector,
+    head_by: Instant,
+) -> Result<Exchange, FetchError> {
     let (cap, deadline) = (r.cap, r.deadline);
-    let resp = match tokio::time::timeout_at(head_by.min(deadline).into(), exchange_stream(r, tls))
-        .await
+    let resp = match tokio::time::timeout_at(
+        head_by.min(deadline).into(),
+        exchange_stream_with(r, form, tls),
+    )
+    .await
     {
         Ok(r) => r?,
         Err(_) => {
@@ -254,6 +284,14 @@ pub async fn exchange_stream(
     r: Request<'_>,
     tls: &tokio_rustls::TlsConnector,
 ) -> Result<Streamed, FetchError> {
+    exchange_stream_with(r, None, tls).await
+}
+
+async fn exchange_stream_with(
+    r: Request<'_>,
+    form: Option<Bytes>,
+    tls: &tokio_rustls::TlsConnector,
+) -> Result<Streamed, FetchError> {
     let tcp = connect(&r).await?;
     let head = if r.url.scheme() == "https" {
         let name = rustls_pki_types::ServerName::try_from(r.host.to_owned())
@@ -273,21 +311,21 @@ pub async fn exchange_stream(
             }
             Ok(Ok(s)) => s,
         };
-        tokio::time::timeout_at(r.deadline.into(), respond(stream, &r)).await
+        tokio::time::timeout_at(r.deadline.into(), respond(stream, &r, form)).await
     } else {
-        tokio::time::timeout_at(r.deadline.into(), respond(tcp, &r)).await
+        tokio::time::timeout_at(r.deadline.into(), respond(tcp, &r, form)).await
     };
     head.unwrap_or_else(|_| Err(total_timeout()))
 }
 
 /// Sends the request over `io` and reads the response head.
-async fn respond<S>(io: S, r: &Request<'_>) -> Result<Streamed, FetchError>
+async fn respond<S>(io: S, r: &Request<'_>, form: Option<Bytes>) -> Result<Streamed, FetchError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (mut sender, conn) = hyper::client::conn::http1::Builder::new()
         .max_buf_size(MAX_HEAD_BYTES)
-        .handshake::<_, http_body_util::Empty<Bytes>>(TokioIo::new(io))
+        .handshake::<_, http_body_util::Full<Bytes>>(TokioIo::new(io))
         .await
         .map_err(|e| hyper_error(&e))?;
     let driver = AbortOnDrop(
@@ -304,7 +342,14 @@ where
         Some(q) => format!("{}?{q}", r.url.path()),
         None => r.url.path().to_owned(),
     };
-    let mut req = hyper::Request::get(path)
+    let method = if form.is_some() {
+        hyper::Method::POST
+    } else {
+        hyper::Method::GET
+    };
+    let mut req = hyper::Request::builder()
+        .method(method)
+        .uri(path)
         .header(header::HOST, host)
         .header(header::USER_AGENT, r.user_agent)
         .header(header::ACCEPT, r.accept)
@@ -327,8 +372,11 @@ where
             req = req.header(n, v);
         }
     }
+    if form.is_some() {
+        req = req.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    }
     let req = req
-        .body(http_body_util::Empty::<Bytes>::new())
+        .body(http_body_util::Full::new(form.unwrap_or_default()))
         .map_err(|e| FetchError::Protocol(format!("cannot make the request: {e}")))?;
     let resp = sender
         .send_request(req)

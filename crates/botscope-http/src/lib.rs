@@ -26,6 +26,7 @@
 //! - [`directory::fetch_directory`]: a signed agent's key directory, as
 //!   Web Bot Auth fetches it (https only, the guard, no redirect, the
 //!   media type, its own signature, how long to keep it).
+//! - [`olp`]: an RSL licence server's introspection and token endpoints.
 //!
 //! Name resolution is the caller's (a harvest uses its checked DNS pool),
 //! so the same exchange serves a crawler and a one-off download.
@@ -39,6 +40,7 @@ mod download;
 mod exchange;
 mod guard;
 pub mod keycache;
+pub mod olp;
 pub mod server;
 mod tls;
 

@@ -197,6 +197,13 @@ fn hurts(policy: &Policy) -> Vec<Finding> {
             "a verified search engine's request for / is charged: search engines do not pay per crawl, so the site leaves their results; allow `identity: verified` search engines before this rule".to_owned(),
         );
     }
+    if action == Action::License {
+        warn(
+            line,
+            rule,
+            "a verified search engine's request for / needs an RSL licence token: search engines do not acquire licences, so the site leaves their results; allow `identity: verified` search engines before this rule".to_owned(),
+        );
+    }
     if matches!(action, Action::Deny | Action::Challenge) {
         warn(
             line,
@@ -240,6 +247,7 @@ fn past(a: Action) -> &'static str {
         Action::Limit => "limited",
         Action::Allow | Action::Label => "allowed",
         Action::Charge => "charged",
+        Action::License => "licensed",
     }
 }
 

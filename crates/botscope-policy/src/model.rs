@@ -20,21 +20,26 @@ pub enum Action {
     /// Bot Auth signature verifies and covers its price header (pay per
     /// crawl over HTTP 402); quote the price to any other.
     Charge,
+    /// Let it through with an RSL licence token (`Authorization: License`)
+    /// that the licence server the site's RSL document names for the path
+    /// says permits it; refuse any other with `WWW-Authenticate: License`.
+    License,
 }
 
 impl Action {
     /// Every action, as written in a policy.
-    pub const ALL: [(&'static str, Action); 6] = [
+    pub const ALL: [(&'static str, Action); 7] = [
         ("allow", Action::Allow),
         ("deny", Action::Deny),
         ("limit", Action::Limit),
         ("challenge", Action::Challenge),
         ("label", Action::Label),
         ("charge", Action::Charge),
+        ("license", Action::License),
     ];
 
     /// The name as written (`allow`, `deny`, `limit`, `challenge`, `label`,
-    /// `charge`).
+    /// `charge`, `license`).
     pub fn as_str(self) -> &'static str {
         match self {
             Action::Allow => "allow",
@@ -43,6 +48,7 @@ impl Action {
             Action::Challenge => "challenge",
             Action::Label => "label",
             Action::Charge => "charge",
+            Action::License => "license",
         }
     }
 

@@ -230,7 +230,7 @@ impl Reader<'_> {
                     None => self.err(
                         v.span(),
                         Some(rule),
-                        "`action` must be one of allow, deny, limit, challenge, label, charge",
+                        "`action` must be one of allow, deny, limit, challenge, label, charge, license",
                     ),
                 },
                 "bot" => {
@@ -644,7 +644,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
             Action::Allow
         }
         Some(v) => match v.as_scalar().and_then(|s| Action::parse(s.as_str().trim())) {
-            Some(Action::Label | Action::Charge) | None => {
+            Some(Action::Label | Action::Charge | Action::License) | None => {
                 r.err(
                     v.span(),
                     None,

@@ -317,7 +317,7 @@ impl Policy {
             if protocol
                 && matches!(
                     rule.action,
-                    Action::Deny | Action::Challenge | Action::Charge
+                    Action::Deny | Action::Challenge | Action::Charge | Action::License
                 )
                 && !rule.names_protocol_files()
             {

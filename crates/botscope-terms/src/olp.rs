@@ -49,9 +49,9 @@ pub enum Presented<'a> {
 fn token68(t: &str) -> bool {
     let body = t.trim_end_matches('=');
     !body.is_empty()
-        && body
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/'))
+        && body.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/')
+        })
 }
 
 /// The licence token of a request's `Authorization` field values (the
@@ -171,9 +171,10 @@ pub fn read_introspection(
             covers,
         }),
         Some(serde_json::Value::Bool(false)) => Ok(Introspected::NotPermitted(
-            o.get("reason")
-                .and_then(|r| r.as_str())
-                .map_or_else(|| "the licence does not permit this resource".to_owned(), clip),
+            o.get("reason").and_then(|r| r.as_str()).map_or_else(
+                || "the licence does not permit this resource".to_owned(),
+                clip,
+            ),
         )),
         Some(_) => Err("`permitted` is not a boolean".into()),
         None => Ok(Introspected::NotPermitted(
@@ -266,7 +267,10 @@ pub fn challenge(r: Refusal, description: &str, authorization_uri: Option<&str>)
 /// The `Link` to the licence: `<url>; rel="license";
 /// type="application/rsl+xml"`.
 pub fn link(licence: &str) -> String {
-    format!("<{licence}>; rel=\"license\"; type=\"{}\"", crate::rsl::MEDIA_TYPE)
+    format!(
+        "<{licence}>; rel=\"license\"; type=\"{}\"",
+        crate::rsl::MEDIA_TYPE
+    )
 }
 
 /// An endpoint of a licence server: `server` (the `<content server>`
@@ -357,8 +361,14 @@ mod tests {
             Presented::Token("rsl_1")
         );
         assert!(matches!(presented(&["License"]), Presented::Malformed(_)));
-        assert!(matches!(presented(&["License a b"]), Presented::Malformed(_)));
-        assert!(matches!(presented(&["License a\"b"]), Presented::Malformed(_)));
+        assert!(matches!(
+            presented(&["License a b"]),
+            Presented::Malformed(_)
+        ));
+        assert!(matches!(
+            presented(&["License a\"b"]),
+            Presented::Malformed(_)
+        ));
         assert!(matches!(
             presented(&["License a", "License b"]),
             Presented::Malformed(_)
@@ -423,7 +433,10 @@ mod tests {
                 "{what}: {r:?}"
             );
         }
-        let huge = format!("{{\"active\": true, \"permitted\": true, \"x\": \"{}\"}}", "a".repeat(MAX_ANSWER_BYTES));
+        let huge = format!(
+            "{{\"active\": true, \"permitted\": true, \"x\": \"{}\"}}",
+            "a".repeat(MAX_ANSWER_BYTES)
+        );
         assert!(read_introspection(huge.as_bytes(), asked, AT).is_err());
         assert!(matches!(
             read_introspection(
@@ -439,11 +452,23 @@ mod tests {
     fn coverage_is_by_origin_and_whole_path_segments() {
         assert!(covers("https://example.com/", "https://example.com/a/b"));
         assert!(covers("https://example.com", "https://example.com/a"));
-        assert!(covers("https://example.com/news", "https://example.com/news/a"));
-        assert!(covers("https://example.com/news/", "https://example.com/news/a"));
-        assert!(!covers("https://example.com/news", "https://example.com/newsroom"));
+        assert!(covers(
+            "https://example.com/news",
+            "https://example.com/news/a"
+        ));
+        assert!(covers(
+            "https://example.com/news/",
+            "https://example.com/news/a"
+        ));
+        assert!(!covers(
+            "https://example.com/news",
+            "https://example.com/newsroom"
+        ));
         assert!(!covers("http://example.com/", "https://example.com/a"));
-        assert!(!covers("https://example.com:8443/", "https://example.com/a"));
+        assert!(!covers(
+            "https://example.com:8443/",
+            "https://example.com/a"
+        ));
         assert!(!covers("not a url", "https://example.com/a"));
     }
 
@@ -508,9 +533,16 @@ mod tests {
             br#"{"error": "invalid_request", "error_description": "The request is missing a required parameter."}"#,
         )
         .expect_err("refused");
-        assert!(e.contains("invalid_request") && e.contains("missing"), "{e}");
-        assert!(read_token_answer(200, br#"{"access_token": "a b", "token_type": "rsl"}"#).is_err());
-        assert!(read_token_answer(200, br#"{"access_token": "a", "token_type": "Bearer"}"#).is_err());
+        assert!(
+            e.contains("invalid_request") && e.contains("missing"),
+            "{e}"
+        );
+        assert!(
+            read_token_answer(200, br#"{"access_token": "a b", "token_type": "rsl"}"#).is_err()
+        );
+        assert!(
+            read_token_answer(200, br#"{"access_token": "a", "token_type": "Bearer"}"#).is_err()
+        );
         assert!(read_token_answer(500, b"oops").is_err());
     }
 }

@@ -22,6 +22,7 @@ mod html;
 pub mod http;
 pub mod ipdb;
 pub mod load;
+pub mod olp;
 pub mod pg;
 pub mod recorder;
 pub mod redis;

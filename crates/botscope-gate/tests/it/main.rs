@@ -5,6 +5,7 @@
 
 mod fleet;
 mod keys;
+mod licence;
 mod pay;
 mod standalone;
 

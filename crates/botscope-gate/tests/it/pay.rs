@@ -418,8 +418,8 @@ fn pay_per_crawl_behind_nginx_and_caddy_as_the_guide_configures_them() {
             "ai-training",
         )),
         terms: botscope_gate::SiteTerms {
-            rsl: None,
             content_usage: Some("train-ai=n".into()),
+            ..Default::default()
         },
         ..Config::new(rd.clone())
     });
