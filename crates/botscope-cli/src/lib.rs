@@ -533,6 +533,11 @@ pub struct FetchPagesArgs {
     /// licence, as `terms` reads them) and skip those they refuse for this use.
     #[arg(long = "use", value_enum, value_name = "PURPOSE")]
     pub purpose: Option<UseArg>,
+    /// Where the terms license the use through an RSL licence server, acquire a licence
+    /// token there (OLP, `grant_type=rsl`) with these credentials (a file holding one line
+    /// `CLIENT_ID:CLIENT_SECRET`) and send it as `Authorization: License <token>`.
+    #[arg(long, value_name = "FILE", requires = "purpose")]
+    pub license_credentials: Option<PathBuf>,
     /// Pay per crawl: offer at most this per page (`USD 0.01`), as a `crawler-max-price`
     /// covered by the request's signature (needs --signing-key); a page priced higher is
     /// answered 402 and reported, not retried.

@@ -131,15 +131,23 @@ pub fn original(h: &HeaderMap) -> (Cow<'_, str>, Cow<'_, str>) {
     (method, target)
 }
 
-/// The site's origin as the request names it: the scheme from
-/// `X-Forwarded-Proto` (else `https`), the host from `X-Original-Host`,
-/// `X-Forwarded-Host` or `Host`.
-pub fn origin(h: &HeaderMap) -> String {
-    let scheme = text(h, X_FORWARDED_PROTO)
-        .filter(|p| p.eq_ignore_ascii_case("http"))
-        .map_or("https", |_| "http");
-    let host = text(h, X_ORIGINAL_HOST)
-        .or_else(|| text(h, X_FORWARDED_HOST))
+/// The site's origin as the request names it. Behind a front server: the
+/// scheme from `X-Forwarded-Proto` (else `https`), the host from
+/// `X-Original-Host`, `X-Forwarded-Host` or `Host`. On its own in front of
+/// an application (`standalone`), the forwarding headers count only from
+/// a trusted proxy (`trusted`): else the scheme is its own (`http`) and
+/// the host the `Host` field.
+pub fn origin(h: &HeaderMap, standalone: bool, trusted: bool) -> String {
+    let believed = !standalone || trusted;
+    let scheme = match text(h, X_FORWARDED_PROTO).filter(|_| believed) {
+        Some(p) if p.eq_ignore_ascii_case("http") => "http",
+        Some(_) => "https",
+        None if standalone => "http",
+        None => "https",
+    };
+    let host = (believed)
+        .then(|| text(h, X_ORIGINAL_HOST).or_else(|| text(h, X_FORWARDED_HOST)))
+        .flatten()
         .or_else(|| text(h, header::HOST))
         .unwrap_or(Cow::Borrowed(""));
     let host: String = host
@@ -396,7 +404,17 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
             .collect();
         Some(
             g.licences
-                .check(&authorization, &origin(h), path, ip, crate::unix_now())
+                .check(
+                    &authorization,
+                    &origin(
+                        h,
+                        g.upstream.is_some(),
+                        g.config.trust_proxy.iter().any(|r| r.contains(peer)),
+                    ),
+                    path,
+                    ip,
+                    crate::unix_now(),
+                )
                 .await,
         )
     } else {
@@ -584,7 +602,12 @@ pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Fro
     // the client's own, nor (Caddy 2.6's `copy_headers`) the text of its
     // placeholder: on a 2xx (what a front server copies from), each is
     // sent, empty when unset.
-    for n in [X_BOT_IDENTITY, X_BOT_CONTENT_USAGE, CRAWLER_CHARGED] {
+    for n in [
+        X_BOT_IDENTITY,
+        X_BOT_CONTENT_USAGE,
+        CRAWLER_CHARGED,
+        header::LINK,
+    ] {
         if r.status().is_success() && !r.headers().contains_key(&n) {
             r.headers_mut().insert(n, HeaderValue::from_static(""));
         }

@@ -72,8 +72,13 @@ pub struct PoliteConfig {
     /// the offer is signed), within a budget.
     pub pay: Option<Pay>,
     /// Read each page's terms first and skip those they refuse for this
-    /// purpose (or license only through a licence server).
+    /// purpose (or license only through a licence server we hold no
+    /// credentials at).
     pub purpose: Option<botscope_terms::Purpose>,
+    /// Acquire RSL licence tokens (OLP `grant_type=rsl`) from the licence
+    /// servers the terms name, with these credentials, and send them as
+    /// `Authorization: License <token>` (with `purpose`).
+    pub licence: Option<botscope_http::olp::OlpConfig>,
 }
 
 /// What a crawler pays per page, and in all.
@@ -144,6 +149,7 @@ impl Default for PoliteConfig {
             signer: None,
             pay: None,
             purpose: None,
+            licence: None,
         }
     }
 }
@@ -428,6 +434,10 @@ pub struct Crawler<L> {
     licences: terms::Licences,
     pay: Option<Pay>,
     purpose: Option<botscope_terms::Purpose>,
+    /// Licence servers are asked for tokens so, when set.
+    licence: Option<botscope_http::olp::OlpConfig>,
+    /// Licence tokens acquired.
+    tokens: terms::Tokens,
     /// Millionths spent, in the currency of `pay`'s maximum.
     spent: Mutex<u64>,
 }
@@ -466,6 +476,8 @@ impl<L: Lookup> Crawler<L> {
             licences: terms::Licences::default(),
             pay: cfg.pay,
             purpose: cfg.purpose,
+            licence: cfg.licence,
+            tokens: terms::Tokens::default(),
             spent: Mutex::new(0),
         })
     }
@@ -954,11 +966,15 @@ impl<L: Lookup> Crawler<L> {
             if !matches!(out.decision, Decision::Allowed(_)) {
                 return out;
             }
-            // The site's terms for the purpose, and the price offered.
-            if let Some(why) = self.terms_refuse(&u).await {
-                out.decision = Decision::Unavailable(why);
-                return out;
-            }
+            // The site's terms for the purpose (a licence token acquired
+            // where they say so), and the price offered.
+            let licence = match self.terms_step(&u).await {
+                Ok(l) => l,
+                Err(why) => {
+                    out.decision = Decision::Unavailable(why);
+                    return out;
+                }
+            };
             let offer = match self.offer() {
                 Ok(o) => o,
                 Err(why) => {
@@ -978,7 +994,10 @@ impl<L: Lookup> Crawler<L> {
             };
             out.waited += asked.elapsed();
             let deadline = std::time::Instant::now() + self.h.cfg.total_timeout;
-            let fields = offer.as_ref().map(|o| o.fields()).unwrap_or_default();
+            let mut fields = offer.as_ref().map(|o| o.fields()).unwrap_or_default();
+            if let Some((_, token)) = &licence {
+                fields.push(("authorization".to_owned(), format!("License {token}")));
+            }
             let r = self
                 .exchange_with(&u, self.page_cap, PAGE_ACCEPT, deadline, &fields)
                 .await;
@@ -995,6 +1014,9 @@ impl<L: Lookup> Crawler<L> {
                 }
             };
             (out.charged, out.pay_note) = self.settle(offer.as_ref(), Some(&x));
+            if let Some(note) = self.licence_answer(licence.as_ref(), &x) {
+                out.pay_note = Some(note);
+            }
             let headers: Vec<(&str, &str)> = x
                 .headers
                 .iter()

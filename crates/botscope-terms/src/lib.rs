@@ -9,7 +9,7 @@
 //! let doc = Document::parse(br#"<rsl xmlns="https://rslstandard.org/rsl">
 //!   <content url="/news/*">
 //!     <license>
-//!       <permits type="usage">search,ai-input</permits>
+//!       <permits type="usage">search ai-input</permits>
 //!       <payment type="crawl"><amount currency="USD">0.001</amount></payment>
 //!     </license>
 //!   </content>

@@ -169,6 +169,10 @@ pub struct License {
     pub payments: Vec<Payment>,
     /// Its legal statements.
     pub legal: Vec<Legal>,
+    /// The element as written (what a crawler sends a licence server's
+    /// token endpoint to ask for this licence).
+    #[serde(skip)]
+    pub xml: String,
 }
 
 /// Who owns the rights (`<copyright>`).
@@ -290,6 +294,13 @@ fn is_rsl(node: roxmltree::Node<'_, '_>, bare: bool) -> bool {
             Some(ns) => ns == NAMESPACE,
             None => bare,
         }
+}
+
+/// The values of a list: RSL 1.0 separates them with spaces (section
+/// 3.5), RSL 0.9 with commas; either is read.
+fn list(body: &str) -> impl Iterator<Item = &str> {
+    body.split(|c: char| c == ',' || c.is_ascii_whitespace())
+        .filter(|v| !v.is_empty())
 }
 
 /// A `scheme://authority/path` URL split into its lower-case origin and
@@ -849,7 +860,15 @@ fn read_terms(r: &mut Reader<'_>, n: roxmltree::Node<'_, '_>) -> Option<Terms> {
     };
     let body = text(n);
     let mut values = Vec::new();
-    for v in body.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+    if body.contains(',') {
+        r.diag(
+            n,
+            Severity::Warning,
+            "comma-list",
+            format!("<{what}> separates its values with commas, as RSL 0.9 did: RSL 1.0 separates them with spaces (read either way)"),
+        );
+    }
+    for v in list(&body) {
         if values.len() == MAX_VALUES {
             r.diag(
                 n,
@@ -1028,6 +1047,12 @@ fn read_license(r: &mut Reader<'_>, n: roxmltree::Node<'_, '_>) -> License {
         prohibits: Vec::new(),
         payments: Vec::new(),
         legal: Vec::new(),
+        xml: n
+            .document()
+            .input_text()
+            .get(n.range())
+            .unwrap_or_default()
+            .to_owned(),
     };
     for ch in n.children().filter(|x| x.is_element()) {
         if !is_rsl(ch, n.tag_name().namespace().is_none()) {
@@ -1050,10 +1075,7 @@ fn read_license(r: &mut Reader<'_>, n: roxmltree::Node<'_, '_>) -> License {
                         "<legal> without `type`".into(),
                     );
                 }
-                let values = text(ch)
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|v| !v.is_empty())
+                let values = list(&text(ch))
                     .take(MAX_VALUES)
                     .map(str::to_owned)
                     .collect();

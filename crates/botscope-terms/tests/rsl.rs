@@ -136,10 +136,11 @@ fn full_urls_users_countries_and_the_rest() {
     <terms>https://example.com/terms</terms>
     <schema>https://example.com/schema.json</schema>
     <license>
-      <permits type="usage">ai-input, search</permits>
-      <permits type="user">non-commercial,education</permits>
-      <prohibits type="geo">ru, KP</prohibits>
-      <legal type="warranty">ownership,authority</legal>
+      <permits type="usage">ai-input search</permits>
+      <permits type="user">non-commercial
+        education</permits>
+      <prohibits type="geo">ru KP</prohibits>
+      <legal type="warranty">ownership authority</legal>
       <payment type="use"><amount currency="EUR">0.05</amount></payment>
     </license>
   </content>
@@ -346,7 +347,7 @@ fn hostile_documents_are_refused_at_bounded_cost() {
     // Values of one element are capped.
     let many = format!(
         "<rsl xmlns=\"https://rslstandard.org/rsl\"><content url=\"/\"><license><prohibits type=\"geo\">{}</prohibits></license></content></rsl>",
-        "FR,".repeat(10_000)
+        "FR ".repeat(10_000)
     );
     let d = Document::parse(many.as_bytes());
     assert_eq!(d.contents[0].licenses[0].prohibits[0].values.len(), 256);
@@ -360,4 +361,26 @@ fn a_document_without_its_namespace() {
     let d = Document::parse(b"<rsl><content url=\"/\"><license><permits type=\"usage\">search</permits></license></content></rsl>");
     assert_eq!(codes(&d), ["namespace"]);
     assert_eq!(d.contents.len(), 1);
+}
+
+/// RSL 1.0 separates a list's values with spaces (section 3.5); RSL 0.9
+/// wrote commas. Both are read; the commas are named.
+#[test]
+fn lists_of_rsl_1_0_and_0_9() {
+    let one = Document::parse(
+        br#"<rsl xmlns="https://rslstandard.org/rsl"><content url="/"><license><permits type="usage">ai-train search</permits></license></content></rsl>"#,
+    );
+    assert!(one.diagnostics.is_empty(), "{:?}", one.diagnostics);
+    assert_eq!(
+        one.contents[0].licenses[0].permits[0].values,
+        ["ai-train", "search"]
+    );
+    let old = Document::parse(
+        br#"<rsl xmlns="https://rslstandard.org/rsl"><content url="/"><license><permits type="usage">ai-train, search</permits></license></content></rsl>"#,
+    );
+    assert_eq!(
+        old.contents[0].licenses[0].permits[0].values,
+        ["ai-train", "search"]
+    );
+    assert_eq!(codes(&old), ["comma-list"]);
 }

@@ -38,7 +38,7 @@ struct Issued {
 struct State {
     tokens: HashMap<String, Issued>,
     mode: Mode,
-    client: (String, String),
+    clients: Vec<(String, String)>,
     licenses: Vec<String>,
 }
 
@@ -59,7 +59,7 @@ impl LicenceServer {
         let state = Arc::new(Mutex::new(State {
             tokens: HashMap::new(),
             mode: Mode::Honest,
-            client: (client_id.to_owned(), client_secret.to_owned()),
+            clients: vec![(client_id.to_owned(), client_secret.to_owned())],
             licenses: Vec::new(),
         }));
         let introspections = Arc::new(AtomicUsize::new(0));
@@ -83,6 +83,13 @@ impl LicenceServer {
     /// Its URL (a `<content server>` attribute).
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Accepts another client's credentials too.
+    pub fn add_client(&self, client_id: &str, client_secret: &str) {
+        self.lock()
+            .clients
+            .push((client_id.to_owned(), client_secret.to_owned()));
     }
 
     /// Makes `token` active for what starts with `covers`.
@@ -158,12 +165,13 @@ fn serve(mut conn: TcpStream, state: &Mutex<State>, n: &AtomicUsize) -> std::io:
     let form: HashMap<String, String> = url::form_urlencoded::parse(&body).into_owned().collect();
     let path = line.split(' ').nth(1).unwrap_or("").to_owned();
     let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
-    let basic = format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD
-            .encode(format!("{}:{}", st.client.0, st.client.1))
-    );
-    if auth != basic {
+    let known = st.clients.iter().any(|(id, secret)| {
+        auth == format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"))
+        )
+    });
+    if !known {
         drop(st);
         return answer(
             &mut conn,

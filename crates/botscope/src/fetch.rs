@@ -180,6 +180,16 @@ pub async fn run(a: &FetchPagesArgs) -> Result<ExitStatus> {
             budget: a.budget,
         }),
         purpose: a.purpose.map(crate::terms::purpose),
+        licence: match &a.license_credentials {
+            None => None,
+            Some(file) => Some(botscope_http::olp::OlpConfig {
+                trust: fetch.trust.clone(),
+                allow_private: fetch.allow_private,
+                user_agent: fetch.user_agent.clone(),
+                credentials: Some(crate::settings::licence_credentials(file)?),
+                ..Default::default()
+            }),
+        },
         ..PoliteConfig {
             fetch,
             ..PoliteConfig::default()

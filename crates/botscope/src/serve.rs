@@ -421,7 +421,7 @@ fn site_terms(a: &GateArgs) -> Result<botscope_gate::SiteTerms> {
     };
     let credentials = match &a.license_credentials {
         None => None,
-        Some(file) => Some(licence_credentials(file)?),
+        Some(file) => Some(crate::settings::licence_credentials(file)?),
     };
     let directory = crate::settings::directory_config(&a.directories)?;
     Ok(botscope_gate::SiteTerms {
@@ -434,35 +434,4 @@ fn site_terms(a: &GateArgs) -> Result<botscope_gate::SiteTerms> {
             ..Default::default()
         },
     })
-}
-
-/// `--license-credentials FILE`: one line `CLIENT_ID:CLIENT_SECRET`.
-fn licence_credentials(file: &std::path::Path) -> Result<(String, String)> {
-    let (body, total) = crate::io::read_limited(file, Some(4097))?;
-    anyhow::ensure!(
-        total <= 4096,
-        "--license-credentials {}: over 4096 bytes; nothing was started",
-        crate::io::display(file)
-    );
-    let text = String::from_utf8(body).map_err(|_| {
-        anyhow::anyhow!(
-            "--license-credentials {}: not UTF-8; nothing was started",
-            crate::io::display(file)
-        )
-    })?;
-    let line = text.trim();
-    match line.split_once(':') {
-        Some((id, secret))
-            if !id.is_empty()
-                && !secret.is_empty()
-                && !line.contains(['\n', '\r'])
-                && line.chars().all(|c| !c.is_control()) =>
-        {
-            Ok((id.to_owned(), secret.to_owned()))
-        }
-        _ => anyhow::bail!(
-            "--license-credentials {}: one line CLIENT_ID:CLIENT_SECRET; nothing was started",
-            crate::io::display(file)
-        ),
-    }
 }

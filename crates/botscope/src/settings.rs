@@ -203,3 +203,34 @@ pub fn parse_registry(path: &Path) -> Result<Registry> {
     Registry::parse(&path.display().to_string(), &text)
         .map_err(|e| anyhow::anyhow!("invalid registry:\n{}", botscope_botid::errors_text(&e)))
 }
+
+/// `--license-credentials FILE`: one line `CLIENT_ID:CLIENT_SECRET`.
+pub fn licence_credentials(file: &Path) -> Result<(String, String)> {
+    let (body, total) = crate::io::read_limited(file, Some(4097))?;
+    anyhow::ensure!(
+        total <= 4096,
+        "--license-credentials {}: over 4096 bytes; nothing was done",
+        crate::io::display(file)
+    );
+    let text = String::from_utf8(body).map_err(|_| {
+        anyhow::anyhow!(
+            "--license-credentials {}: not UTF-8; nothing was done",
+            crate::io::display(file)
+        )
+    })?;
+    let line = text.trim();
+    match line.split_once(':') {
+        Some((id, secret))
+            if !id.is_empty()
+                && !secret.is_empty()
+                && !line.contains(['\n', '\r'])
+                && line.chars().all(|c| !c.is_control()) =>
+        {
+            Ok((id.to_owned(), secret.to_owned()))
+        }
+        _ => anyhow::bail!(
+            "--license-credentials {}: one line CLIENT_ID:CLIENT_SECRET; nothing was done",
+            crate::io::display(file)
+        ),
+    }
+}

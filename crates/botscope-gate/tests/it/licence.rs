@@ -24,7 +24,7 @@ const POLICY: &str = "version: 1\ndefault: allow\nrules:\n  - name: licensed\n  
 fn rsl(server: &str) -> String {
     format!(
         r#"<rsl xmlns="https://rslstandard.org/rsl">
-  <content url="https://shop.example/news/" server="{server}">
+  <content url="http://shop.example/news/" server="{server}">
     <license>
       <permits type="usage">ai-train</permits>
       <payment type="crawl"><amount currency="USD">0.01</amount></payment>
@@ -70,7 +70,7 @@ fn licence_tokens_through_the_standalone_gate() {
     write(
         &rd,
         "default.txt",
-        "User-agent: *\nAllow: /\nLicense: https://shop.example/license.xml\n",
+        "User-agent: *\nAllow: /\nLicense: http://shop.example/license.xml\n",
     );
     let policy = dir.path().join("policy.yaml");
     std::fs::write(&policy, POLICY).unwrap();
@@ -130,7 +130,7 @@ fn licence_tokens_through_the_standalone_gate() {
     );
     // A token the server says permits the page: passed, the licence
     // linked; the answer is kept for the pages it covers.
-    olp.grant("rsl_good", "https://shop.example/news/");
+    olp.grant("rsl_good", "http://shop.example/news/");
     let r = get(at, [127, 0, 0, 1], "/news/a", &token("rsl_good"));
     assert_eq!(r.status, 200, "{r:?}");
     assert!(r.body.contains("GET /news/a"), "{}", r.body);
@@ -148,7 +148,24 @@ fn licence_tokens_through_the_standalone_gate() {
     assert_eq!(r.status, 403, "{r:?}");
     assert!(challenge(&r).contains("insufficient_scope"), "{r:?}");
     assert!(
-        challenge(&r).contains("does not cover https://shop.example/free/a"),
+        challenge(&r).contains("does not cover http://shop.example/free/a"),
+        "{r:?}"
+    );
+    // A stranger's forwarding headers do not make the page another
+    // site's (whose licence a token might hold).
+    olp.grant("rsl_other_site", "https://other.example/");
+    let r = get(
+        at,
+        [127, 0, 0, 1],
+        "/free/a",
+        &format!(
+            "{}X-Forwarded-Host: other.example\r\nX-Original-Host: other.example\r\nX-Forwarded-Proto: https\r\n",
+            token("rsl_other_site")
+        ),
+    );
+    assert_eq!(r.status, 403, "{r:?}");
+    assert!(
+        challenge(&r).contains("http://shop.example/free/a"),
         "{r:?}"
     );
     // A token the server does not know: 401, and kept.
@@ -252,7 +269,7 @@ fn licence_tokens_through_the_standalone_gate() {
         .collect();
     assert!(
         lines.iter().any(|l| l["licence"]["outcome"] == "permitted"
-            && l["licence"]["covers"] == "https://shop.example/news/"),
+            && l["licence"]["covers"] == "http://shop.example/news/"),
         "{lines:?}"
     );
     assert!(
@@ -273,4 +290,111 @@ fn licence_tokens_through_the_standalone_gate() {
         m.contains("botscope_gate_licence_total{outcome=\"invalid_token\"} 3\n"),
         "{m}"
     );
+}
+
+/// The same behind nginx and Caddy as docs/gate.md configures them: the
+/// refusals reach the client with their status, challenge, `Link` and
+/// page; a licensed page is served with its `Link`.
+#[test]
+fn licence_tokens_behind_nginx_and_caddy_as_the_guide_configures_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let olp = LicenceServer::start("gate", "s3cret");
+    let rd = dir.path().join("robots");
+    write(&rd, "default.txt", "User-agent: *\nAllow: /\n");
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, POLICY).unwrap();
+    // Relative content URLs: the origin is the one the front server
+    // accepted.
+    let doc = rsl(&olp.url()).replace("http://shop.example/news/", "/news/");
+    let g: Running = serve(Config {
+        policy: Some(policy),
+        terms: botscope_gate::SiteTerms {
+            rsl: Some(("/license.xml".into(), Arc::new(doc.into_bytes()))),
+            licence_server: botscope_http::olp::OlpConfig {
+                allow_private: true,
+                credentials: Some(("gate".into(), "s3cret".into())),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        ..Config::new(rd.clone())
+    });
+    let www = dir.path().join("www");
+    write(&www.join("news"), "a.html", "news a\n");
+    write(&www.join("free"), "a.html", "free a\n");
+    for p in [
+        &www,
+        &www.join("news"),
+        &www.join("free"),
+        &www.join("news/a.html"),
+        &www.join("free/a.html"),
+    ] {
+        let mode = if p.is_dir() { 0o755 } else { 0o644 };
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let nginx = super::Nginx::start(&super::doc_block("## nginx", "nginx"), g.addr, &www);
+    let caddy = super::Caddy::start(
+        &super::doc_block("## Caddy", "caddyfile"),
+        g.addr,
+        &www,
+        &rd,
+    );
+    let link = "</license.xml>; rel=\"license\"; type=\"application/rsl+xml\"";
+    for (front, at, host) in [
+        ("nginx", nginx.0.addr, "shop.example".to_owned()),
+        ("caddy", caddy.addr, caddy.addr.to_string()),
+    ] {
+        olp.set_mode(Mode::Honest);
+        let get = |path: &str, more: &str| {
+            let mut s = botscope_testkit::connect_from([127, 0, 0, 1], at);
+            s.set_read_timeout(Some(Duration::from_secs(20)))
+                .expect("timeout");
+            write!(
+                s,
+                "GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: LicensedBot/1.0\r\n{more}Connection: close\r\n\r\n"
+            )
+            .expect("sent");
+            read_one(&mut BufReader::new(&s)).expect("an answer")
+        };
+        let r = get("/news/a.html", "");
+        assert_eq!(r.status, 402, "{front}: {r:?}");
+        assert!(
+            challenge(&r).starts_with("License error=\"invalid_request\""),
+            "{front}: {r:?}"
+        );
+        assert_eq!(r.header("link"), Some(link), "{front}: {r:?}");
+        assert!(r.body.starts_with("Licence required."), "{front}: {r:?}");
+        let r = get("/free/a.html", "");
+        assert_eq!(r.status, 401, "{front}: {r:?}");
+        assert!(challenge(&r).contains("invalid_request"), "{front}: {r:?}");
+        assert!(r.body.starts_with("Licence required."), "{front}: {r:?}");
+        let good = format!("rsl_{front}");
+        olp.grant(&good, &format!("http://{host}/news/"));
+        let r = get("/news/a.html", &token(&good));
+        assert_eq!(
+            (r.status, r.body.as_str()),
+            (200, "news a\n"),
+            "{front}: {r:?}"
+        );
+        assert_eq!(r.header("link"), Some(link), "{front}: {r:?}");
+        let r = get("/free/a.html", &token(&good));
+        assert_eq!(r.status, 403, "{front}: {r:?}");
+        assert!(
+            challenge(&r).contains("insufficient_scope"),
+            "{front}: {r:?}"
+        );
+        let r = get("/news/a.html", &token("rsl_unknown"));
+        assert_eq!(r.status, 401, "{front}: {r:?}");
+        assert!(challenge(&r).contains("invalid_token"), "{front}: {r:?}");
+        olp.set_mode(Mode::Lie("[]".into()));
+        let r = get("/news/a.html", &token(&format!("{good}_new")));
+        assert_eq!(r.status, 503, "{front}: {r:?}");
+        assert_eq!(r.header("retry-after"), Some("5"), "{front}: {r:?}");
+        assert!(challenge(&r).contains("server_error"), "{front}: {r:?}");
+        // A page no rule covers carries no Link.
+        let r = get("/", "");
+        assert_eq!(r.header("link"), None, "{front}: {r:?}");
+    }
 }

@@ -25,6 +25,49 @@ const PAGE_PEEK: usize = 64 * 1024;
 const LICENCE_ACCEPT: &str =
     "application/rsl+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.1";
 
+/// The longest a licence token is kept.
+const TOKEN_KEEP: Duration = Duration::from_secs(3600);
+/// Tokens kept at most.
+const MAX_TOKENS: usize = 1024;
+
+/// What a licence token is kept for: a licence server, a licence
+/// document and its `<content>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct TokenKey {
+    server: String,
+    licence: String,
+    content: u32,
+}
+
+/// Licence tokens acquired, until when.
+#[derive(Default)]
+pub(super) struct Tokens(std::sync::Mutex<std::collections::HashMap<TokenKey, (String, Instant)>>);
+
+impl Tokens {
+    fn get(&self, k: &TokenKey) -> Option<String> {
+        let m = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        m.get(k)
+            .filter(|(_, until)| *until > Instant::now())
+            .map(|(t, _)| t.clone())
+    }
+
+    fn put(&self, k: TokenKey, token: String, keep: Duration) {
+        let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if m.len() >= MAX_TOKENS {
+            let now = Instant::now();
+            m.retain(|_, (_, until)| *until > now);
+            if m.len() >= MAX_TOKENS {
+                m.clear();
+            }
+        }
+        m.insert(k, (token, Instant::now() + keep));
+    }
+
+    fn drop_key(&self, k: &TokenKey) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(k);
+    }
+}
+
 /// The licences read, by URL: one fetch at a time (a licence is fetched
 /// once however many pages ask).
 #[derive(Default)]
@@ -407,11 +450,18 @@ impl Offer {
 }
 
 impl<L: Lookup> Crawler<L> {
-    /// Why the page's terms keep it from being fetched for the crawler's
-    /// purpose: refused, or licensed only through a licence server (none
+    /// The page's terms for the crawler's purpose: why they keep it from
+    /// being fetched (refused, priced with no price offered, or licensed
+    /// through a licence server we cannot ask), or go, with the licence
+    /// token acquired where they license the use through a server (none
     /// when no purpose is set, or the terms allow it or say nothing).
-    pub(super) async fn terms_refuse(&self, u: &url::Url) -> Option<String> {
-        let purpose = self.purpose?;
+    pub(super) async fn terms_step(
+        &self,
+        u: &url::Url,
+    ) -> Result<Option<(TokenKey, String)>, String> {
+        let Some(purpose) = self.purpose else {
+            return Ok(None);
+        };
         let r = self
             .terms(
                 u.as_str(),
@@ -432,27 +482,106 @@ impl<L: Lookup> Crawler<L> {
                 .unwrap_or_default()
         };
         match r.verdict.answer {
-            Answer::Refused => Some(format!(
+            Answer::Refused => Err(format!(
                 "the site's terms refuse {}: {}",
                 purpose.as_str(),
                 last()
             )),
-            Answer::Licence => match r.verdict.licence.as_ref().and_then(|l| l.server.clone()) {
-                Some(server) => Some(format!(
-                    "the site's terms license {} only through the licence server {server}",
-                    purpose.as_str()
-                )),
-                None if self.pay.is_none() => Some(format!(
+            Answer::Licence => match r.verdict.licence.as_ref() {
+                Some(l) if l.server.is_some() => self.licence_token(u, &r, l).await.map(Some),
+                None | Some(_) if self.pay.is_none() => Err(format!(
                     "the site's terms license {} for a price ({}), and no price is offered (--max-price)",
                     purpose.as_str(),
                     r.verdict
                         .cost
                         .map_or_else(|| "not stated".to_owned(), |p| p.to_string())
                 )),
-                None => None,
+                _ => Ok(None),
             },
-            _ => None,
+            _ => Ok(None),
         }
+    }
+
+    /// A licence token for `u` under the licence `l` of the report `r`:
+    /// one kept for the same server and `<content>`, else one acquired.
+    async fn licence_token(
+        &self,
+        u: &url::Url,
+        r: &TermsReport,
+        l: &botscope_terms::verdict::LicenceTerms,
+    ) -> Result<(TokenKey, String), String> {
+        let server = l.server.clone().unwrap_or_default();
+        let Some(cfg) = &self.licence else {
+            return Err(format!(
+                "the site's terms license {} only through the licence server {server} (--license-credentials to acquire a licence token there)",
+                r.verdict.purpose.as_str()
+            ));
+        };
+        let key = TokenKey {
+            server: server.clone(),
+            licence: l.url.clone(),
+            content: l.content_line,
+        };
+        if let Some(t) = self.tokens.get(&key) {
+            return Ok((key, t));
+        }
+        // The <license> element the crawler agrees to, as written.
+        let xml = r
+            .licences
+            .iter()
+            .filter(|x| x.url == l.url)
+            .filter_map(|x| x.document.as_ref())
+            .flat_map(|d| d.contents.iter())
+            .filter(|c| c.line == l.content_line)
+            .flat_map(|c| c.licenses.iter())
+            .find(|x| x.line == l.license_line)
+            .map(|x| x.xml.clone())
+            .unwrap_or_default();
+        let issued = botscope_http::olp::acquire(&server, &xml, u.as_str(), cfg)
+            .await
+            .map_err(|e| format!("no licence token from {server}: {e}"))?;
+        let keep = issued
+            .expires_in
+            .map_or(TOKEN_KEEP, |s| Duration::from_secs(s).min(TOKEN_KEEP));
+        self.tokens.put(key.clone(), issued.token.clone(), keep);
+        Ok((key, issued.token))
+    }
+
+    /// What the site said of a licence token (or asked for one): a note
+    /// for the fetch; a token it calls invalid is dropped (acquired anew
+    /// next time), the request not retried.
+    pub(super) fn licence_answer(
+        &self,
+        sent: Option<&(TokenKey, String)>,
+        x: &Exchange,
+    ) -> Option<String> {
+        let challenge = x
+            .headers
+            .iter()
+            .find(|(k, v)| {
+                k.eq_ignore_ascii_case("www-authenticate")
+                    && v.trim_start()
+                        .get(..7)
+                        .is_some_and(|s| s.eq_ignore_ascii_case("license"))
+            })
+            .map(|(_, v)| botscope_text::field(v).into_owned())?;
+        if !matches!(x.status, 401..=403) {
+            return None;
+        }
+        if let Some((key, _)) = sent
+            && x.status == 401
+        {
+            self.tokens.drop_key(key);
+        }
+        Some(format!(
+            "{}: the site asks for an RSL licence token ({challenge}){}; not retried",
+            x.status,
+            if sent.is_some() {
+                ", the one sent was not accepted"
+            } else {
+                ""
+            }
+        ))
     }
 
     /// Reserves the maximum price from the budget (none without paying);

@@ -647,3 +647,158 @@ fn listening(addr: std::net::SocketAddr) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// RSL licence tokens end to end, through the binaries: the gate's
+/// `license` rule asks for a token on `/news/`; `fetch --use train-ai
+/// --license-credentials` reads the site's licence, acquires a token at
+/// the licence server it names (OLP, with the `<license>` it agrees to)
+/// and presents it; the gate introspects it and serves the page. Without
+/// credentials the crawler says where a token is had; without `--use` it
+/// reports the site's challenge. Credentials that do not read start
+/// nothing.
+#[test]
+fn a_crawler_acquires_a_licence_token_and_the_gate_checks_it() {
+    use botscope_testkit::olp::LicenceServer;
+    use std::net::SocketAddr;
+    let d = crate::scratch("licence-tokens");
+    let olp = LicenceServer::start("gate", "gate-secret");
+    olp.add_client("crawler", "crawler-secret");
+    std::fs::write(d.join("gate.credentials"), "gate:gate-secret\n").unwrap();
+    std::fs::write(d.join("crawler.credentials"), "crawler:crawler-secret\n").unwrap();
+    let port = botscope_testkit::free_port();
+    let gate_addr = SocketAddr::from(([127, 0, 0, 1], port));
+    std::fs::create_dir_all(d.join("robots")).unwrap();
+    std::fs::write(
+        d.join("robots/default.txt"),
+        format!("User-agent: *\nAllow: /\nLicense: http://{gate_addr}/license.xml\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("license.xml"),
+        format!(
+            r#"<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/news/" server="{}">
+    <license>
+      <permits type="usage">ai-train search</permits>
+    </license>
+  </content>
+</rsl>
+"#,
+            olp.url()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("policy.yaml"),
+        "version: 1\ndefault: allow\nrules:\n  - name: licensed-news\n    action: license\n    path: [/news/]\n",
+    )
+    .unwrap();
+    let app = FileServer::start(Default::default());
+    app.set(
+        "/news/1",
+        Canned::ok(&[("Content-Type", "text/html")], b"<p>news</p>"),
+    );
+    let gate_args = |credentials: &str| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_botscope"));
+        c.args([
+            "gate",
+            "--upstream",
+            &s_url(&app),
+            "--listen",
+            &gate_addr.to_string(),
+        ])
+        .arg("--robots-dir")
+        .arg(d.join("robots"))
+        .arg("--policy")
+        .arg(d.join("policy.yaml"))
+        .arg("--rsl")
+        .arg(d.join("license.xml"))
+        .arg("--license-credentials")
+        .arg(d.join(credentials))
+        .args(["--allow-private", "--offline"])
+        .env("HOME", &d);
+        c
+    };
+    // Credentials that do not read: nothing starts.
+    std::fs::write(d.join("bad.credentials"), "no colon here\n").unwrap();
+    let o = gate_args("bad.credentials").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("CLIENT_ID:CLIENT_SECRET"),
+        "{}",
+        stderr(&o)
+    );
+    let mut gate = gate_args("gate.credentials")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    listening(gate_addr);
+    let url = format!("http://{gate_addr}/news/1");
+    let fetch = |extra: &[&str]| {
+        let mut args = vec![
+            "fetch",
+            "--allow-private",
+            "--min-gap",
+            "10ms",
+            "--format",
+            "json",
+            "--user-agent",
+            "LicensedBot/1.0 (+https://crawler.example/bot)",
+        ];
+        args.extend_from_slice(extra);
+        args.push(&url);
+        let o = run(&args);
+        let line: Value =
+            serde_json::from_str(stdout(&o).lines().next().unwrap_or("null")).unwrap();
+        (o, line)
+    };
+    // No purpose: the site's challenge is reported, not retried.
+    let (_, l) = fetch(&[]);
+    assert_eq!(l["status"], 401, "{l}");
+    assert!(
+        l["pay_note"]
+            .as_str()
+            .is_some_and(|n| n.contains("RSL licence token") && n.contains("invalid_request")),
+        "{l}"
+    );
+    // A purpose, no credentials: where a token is had.
+    let (_, l) = fetch(&["--use", "train-ai"]);
+    assert_eq!(l["decision"], "unavailable", "{l}");
+    assert!(
+        l["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains(&olp.url()) && r.contains("--license-credentials")),
+        "{l}"
+    );
+    // With credentials: a token acquired with the licence agreed to,
+    // presented, checked, the page served.
+    let creds = crate::arg(&d.join("crawler.credentials")).to_owned();
+    let (o, l) = fetch(&["--use", "train-ai", "--license-credentials", &creds]);
+    assert_eq!(o.status.code(), Some(0), "{l} {}", stderr(&o));
+    assert_eq!(
+        (l["status"].as_u64(), l["decision"].as_str()),
+        (Some(200), Some("allowed")),
+        "{l}"
+    );
+    let asked = olp.licenses_asked();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0].starts_with("<license>") && asked[0].contains("ai-train search"),
+        "{asked:?}"
+    );
+    assert_eq!(olp.introspections(), 1);
+    // Credentials the licence server refuses: no token, the page not asked.
+    std::fs::write(d.join("wrong.credentials"), "crawler:wrong\n").unwrap();
+    let wrong = crate::arg(&d.join("wrong.credentials")).to_owned();
+    let (_, l) = fetch(&["--use", "train-ai", "--license-credentials", &wrong]);
+    assert_eq!(l["decision"], "unavailable", "{l}");
+    assert!(
+        l["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("no licence token") && r.contains("invalid_client")),
+        "{l}"
+    );
+    let _ = gate.kill();
+    let _ = gate.wait();
+}
