@@ -5,9 +5,15 @@
 //! one), each message short, each place inside the input; a content found
 //! for a path is one of the document's. The first line as a price header:
 //! a price read prints as a header that reads back as the same price.
+//! The bytes as a licence server's answers (OLP introspection and token)
+//! and the first line as an `Authorization` field: a permit is only ever
+//! for a resource that covers the page asked about, an issued token is one
+//! an `Authorization: License` field carries back, a token presented is
+//! at most 4 KiB of token68.
 #![no_main]
 
 use botscope_terms::Price;
+use botscope_terms::olp::{self, Introspected, Presented};
 use botscope_terms::rsl::Document;
 use libfuzzer_sys::fuzz_target;
 
@@ -45,5 +51,24 @@ fuzz_target!(|data: &[u8]| {
     let first = text.lines().next().unwrap_or("");
     if let Ok(p) = Price::parse_header(first) {
         assert_eq!(Price::parse_header(&p.to_string()), Ok(p), "{first:?}");
+    }
+    let asked = "https://example.com/news/a";
+    if let Ok(Introspected::Permitted { covers, .. }) =
+        olp::read_introspection(data, asked, 1_800_000_000)
+    {
+        assert!(olp::covers(&covers, asked), "{covers:?}");
+    }
+    if let Ok(i) = olp::read_token_answer(200, data) {
+        let field = format!("License {}", i.token);
+        assert_eq!(
+            olp::presented(&[&field]),
+            Presented::Token(i.token.as_str())
+        );
+    }
+    if let Presented::Token(t) = olp::presented(&[first]) {
+        assert!(
+            t.len() <= olp::MAX_TOKEN_BYTES && !t.contains([' ', '\t', '"']),
+            "{t:?}"
+        );
     }
 });

@@ -330,6 +330,35 @@ fn charge_rules() {
     );
 }
 
+/// A `license` rule: read, warned of when it would ask a search engine
+/// for a licence, never applied to the protocol files.
+#[test]
+fn license_rules() {
+    let p = parse(
+        "p.yaml",
+        "version: 1\ndefault: allow\nrules:\n  - name: licensed\n    action: license\n",
+        &registry(),
+    );
+    let policy = p.policy.expect("a policy");
+    assert!(
+        p.findings.iter().any(|f| f
+            .message
+            .contains("a verified search engine's request for / needs an RSL licence token")),
+        "{:?}",
+        p.findings
+    );
+    let rates = Rates::new(1000);
+    let f = |path| req(path, "LicensedBot/1.0");
+    assert_eq!(policy.decide(&f("/news/x"), &rates).action, Action::License);
+    assert_eq!(policy.decide(&f("/robots.txt"), &rates).action, Action::Allow);
+    let p = parse(
+        "p.yaml",
+        "version: 1\ndefault: license\nrules: []\n",
+        &registry(),
+    );
+    assert!(p.policy.is_none() || p.findings.iter().any(|f| f.message.contains("`default` must be one of")));
+}
+
 /// A price on a path robots.txt closes: no obedient crawler ever pays.
 #[test]
 fn a_price_robots_txt_closes_is_warned_of() {
