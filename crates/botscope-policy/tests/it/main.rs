@@ -350,13 +350,21 @@ fn license_rules() {
     let rates = Rates::new(1000);
     let f = |path| req(path, "LicensedBot/1.0");
     assert_eq!(policy.decide(&f("/news/x"), &rates).action, Action::License);
-    assert_eq!(policy.decide(&f("/robots.txt"), &rates).action, Action::Allow);
+    assert_eq!(
+        policy.decide(&f("/robots.txt"), &rates).action,
+        Action::Allow
+    );
     let p = parse(
         "p.yaml",
         "version: 1\ndefault: license\nrules: []\n",
         &registry(),
     );
-    assert!(p.policy.is_none() || p.findings.iter().any(|f| f.message.contains("`default` must be one of")));
+    assert!(
+        p.policy.is_none()
+            || p.findings
+                .iter()
+                .any(|f| f.message.contains("`default` must be one of"))
+    );
 }
 
 /// A price on a path robots.txt closes: no obedient crawler ever pays.

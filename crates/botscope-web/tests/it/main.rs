@@ -383,7 +383,7 @@ fn trends_by_crawl_answer_as_the_command_does() {
     let bodies: [&[u8]; 3] = [
         b"User-agent: GPTBot\nDisallow: /\n",
         b"User-agent: GPTBot\nDisallow: /private/\n",
-        b"User-agent: *\nAllow: /\n",
+        b"License: https://x.example/license.xml\nUser-agent: *\nContent-Signal: search=yes, ai-train=no\nAllow: /\n",
     ];
     for k in 0..2usize {
         let crawl = format!("CC-MAIN-2024-{:02}", 10 + 8 * k);
@@ -472,6 +472,16 @@ fn trends_by_crawl_answer_as_the_command_does() {
         "{page}"
     );
     assert!(page.contains("per crawl."), "{page}");
+    // The terms the files state, per crawl, as `trends --directive` counts
+    // them.
+    let licence = botscope_index::directives(&want, botscope_index::Directive::License);
+    let last = licence.rows.last().unwrap();
+    assert!(last.sites > 0, "{licence:?}");
+    let at = page.find("id=\"terms\"").expect("the terms table");
+    let table = &page[at..at + page[at..].find("</table>").unwrap()];
+    assert!(table.contains(&format!("{:.1}%", last.share)), "{table}");
+    assert!(table.contains("<td>CC-MAIN-2024-18</td>"), "{table}");
+    assert!(page.contains("<code>signal:ai-train=no</code>"), "{page}");
     assert!(page.contains("<option value=\"crawl\" selected>"), "{page}");
     assert!(
         page.contains("by=crawl&amp;sort=robot"),
