@@ -461,6 +461,24 @@ fn the_crawling_guides_terms_run_as_written() {
     run_page("crawling.md", "the_crawling_guides_terms_run_as_written");
 }
 
+/// docs/terms.md as written: the site owner's files checked and served
+/// by the gate (the licence, the 402), the crawler's `terms` and
+/// `fetch --use` against it, the researcher's `trends --directive` over
+/// files imported at two dates.
+#[test]
+fn the_terms_guide_runs_as_written() {
+    let dir = run_page("terms.md", "the_terms_guide_runs_as_written");
+    let fetched = std::fs::read_to_string(dir.join("fetched.json")).expect("fetched.json");
+    let line: serde_json::Value = serde_json::from_str(fetched.trim()).expect("a JSON line");
+    assert_eq!(line["decision"], "unavailable", "{line}");
+    assert!(
+        line["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("https://olp.example.com") && r.contains("--license-credentials")),
+        "{line}"
+    );
+}
+
 /// docs/log-analysis.md's commands over a synthetic site's logs (the
 /// current one, one rotated, one rotated and compressed) and two
 /// robots.txt files; the lists go where the page puts them, under the
