@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use botscope_httpsig::{Directory, Outcome, Policy, keys::MAX_DIRECTORY_BYTES};
 
-use crate::{FetchError, Request, Trust, not_public};
+use crate::{FetchError, Request, Trust};
 
 /// The directory's path on the agent's origin.
 pub const WELL_KNOWN: &str = botscope_httpsig::agent::WELL_KNOWN;
@@ -204,30 +204,13 @@ pub async fn fetch_directory(
     let port = url.port_or_known_default().unwrap_or(443);
     let started = Instant::now();
     let deadline = started + cfg.timeout;
-    let ips: Vec<IpAddr> = match host.parse::<IpAddr>() {
-        Ok(ip) => vec![ip],
-        Err(_) => tokio::time::timeout_at(
-            deadline.into(),
-            tokio::net::lookup_host((host.as_str(), port)),
-        )
-        .await
-        .map_err(|_| FetchError::Timeout(format!("resolving {host}")))?
-        .map_err(|e| FetchError::Dns(format!("{host}: {e}")))?
-        .map(|a| a.ip())
-        .collect(),
-    };
-    // Every address is checked: a name that also points inside is not
-    // fetched at all.
-    if !cfg.allow_private {
-        for ip in &ips {
-            if let Some(why) = not_public(*ip) {
-                return Err(DirectoryError::Private { host, ip: *ip, why });
-            }
+    let ip = match crate::guard::resolve_guarded(&host, port, deadline, cfg.allow_private).await {
+        Ok(ip) => ip,
+        Err(crate::guard::Unresolved::Fetch(e)) => return Err(e.into()),
+        Err(crate::guard::Unresolved::Private(ip, why)) => {
+            return Err(DirectoryError::Private { host, ip, why });
         }
-    }
-    let ip = *ips
-        .first()
-        .ok_or_else(|| FetchError::Dns(format!("{host} has no address")))?;
+    };
     let tls = cfg
         .trust
         .connector()

@@ -153,3 +153,44 @@ mod tests {
         }
     }
 }
+
+/// Why [`resolve_guarded`] gave no address.
+#[derive(Debug)]
+pub(crate) enum Unresolved {
+    /// The name did not resolve in time, or to nothing.
+    Fetch(crate::FetchError),
+    /// One of its addresses is one the guard refuses.
+    Private(IpAddr, &'static str),
+}
+
+/// The address to connect to for `host` (a name, or an address written
+/// as one), resolved before `deadline`; unless `allow_private`, every
+/// address it resolves to must be public (a name that also points inside
+/// is not connected to at all).
+pub(crate) async fn resolve_guarded(
+    host: &str,
+    port: u16,
+    deadline: std::time::Instant,
+    allow_private: bool,
+) -> Result<IpAddr, Unresolved> {
+    use crate::FetchError;
+    let ips: Vec<IpAddr> = match host.parse::<IpAddr>() {
+        Ok(ip) => vec![ip],
+        Err(_) => tokio::time::timeout_at(deadline.into(), tokio::net::lookup_host((host, port)))
+            .await
+            .map_err(|_| Unresolved::Fetch(FetchError::Timeout(format!("resolving {host}"))))?
+            .map_err(|e| Unresolved::Fetch(FetchError::Dns(format!("{host}: {e}"))))?
+            .map(|a| a.ip())
+            .collect(),
+    };
+    if !allow_private {
+        for ip in &ips {
+            if let Some(why) = not_public(*ip) {
+                return Err(Unresolved::Private(*ip, why));
+            }
+        }
+    }
+    ips.first()
+        .copied()
+        .ok_or_else(|| Unresolved::Fetch(FetchError::Dns(format!("{host} has no address"))))
+}

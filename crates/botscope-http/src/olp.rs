@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use botscope_terms::olp::{self, Introspected, Issued};
 
-use crate::{FetchError, Request, Trust, not_public};
+use crate::{FetchError, Request, Trust};
 
 /// A licence server's client: how to reach one, and who we are to it.
 #[derive(Debug, Clone)]
@@ -91,28 +91,13 @@ async fn post(url: &url::Url, form: &str, cfg: &OlpConfig) -> Result<crate::Exch
     let port = url.port_or_known_default().unwrap_or(443);
     let started = Instant::now();
     let deadline = started + cfg.timeout;
-    let ips: Vec<IpAddr> = match host.parse::<IpAddr>() {
-        Ok(ip) => vec![ip],
-        Err(_) => tokio::time::timeout_at(
-            deadline.into(),
-            tokio::net::lookup_host((host.as_str(), port)),
-        )
-        .await
-        .map_err(|_| FetchError::Timeout(format!("resolving {host}")))?
-        .map_err(|e| FetchError::Dns(format!("{host}: {e}")))?
-        .map(|a| a.ip())
-        .collect(),
-    };
-    if !cfg.allow_private {
-        for ip in &ips {
-            if let Some(why) = not_public(*ip) {
-                return Err(OlpError::Private { host, ip: *ip, why });
-            }
+    let ip = match crate::guard::resolve_guarded(&host, port, deadline, cfg.allow_private).await {
+        Ok(ip) => ip,
+        Err(crate::guard::Unresolved::Fetch(e)) => return Err(e.into()),
+        Err(crate::guard::Unresolved::Private(ip, why)) => {
+            return Err(OlpError::Private { host, ip, why });
         }
-    }
-    let ip = *ips
-        .first()
-        .ok_or_else(|| FetchError::Dns(format!("{host} has no address")))?;
+    };
     let tls = cfg
         .trust
         .connector()

@@ -297,9 +297,7 @@ fn licence_tokens_through_the_standalone_gate() {
 /// page; a licensed page is served with its `Link`.
 #[test]
 fn licence_tokens_behind_nginx_and_caddy_as_the_guide_configures_them() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let olp = LicenceServer::start("gate", "s3cret");
     let rd = dir.path().join("robots");
     write(&rd, "default.txt", "User-agent: *\nAllow: /\n");
@@ -321,24 +319,10 @@ fn licence_tokens_behind_nginx_and_caddy_as_the_guide_configures_them() {
         },
         ..Config::new(rd.clone())
     });
-    let www = dir.path().join("www");
-    write(&www.join("news"), "a.html", "news a\n");
-    write(&www.join("free"), "a.html", "free a\n");
-    for p in [
-        &www,
-        &www.join("news"),
-        &www.join("free"),
-        &www.join("news/a.html"),
-        &www.join("free/a.html"),
-    ] {
-        let mode = if p.is_dir() { 0o755 } else { 0o644 };
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-    let nginx = super::Nginx::start(&super::doc_block("## nginx", "nginx"), g.addr, &www);
-    let caddy = super::Caddy::start(
-        &super::doc_block("## Caddy", "caddyfile"),
+    let (nginx, caddy) = super::guide_fronts(
+        dir.path(),
+        &[("news/a.html", "news a\n"), ("free/a.html", "free a\n")],
         g.addr,
-        &www,
         &rd,
     );
     let link = "</license.xml>; rel=\"license\"; type=\"application/rsl+xml\"";

@@ -1605,6 +1605,38 @@ impl Drop for Caddy {
     }
 }
 
+/// The site `files` (path, body) under `dir`/www, readable by the
+/// servers' workers, in front of the gate at `gate` behind the guide's
+/// nginx and Caddy (robots from `robots`).
+fn guide_fronts(
+    dir: &Path,
+    files: &[(&str, &str)],
+    gate: SocketAddr,
+    robots: &Path,
+) -> (Nginx, Caddy) {
+    use std::os::unix::fs::PermissionsExt;
+    let open = |p: &Path, mode| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    open(dir, 0o755);
+    let www = dir.join("www");
+    for (path, body) in files {
+        let file = www.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, body).unwrap();
+        open(&file, 0o644);
+        let mut d = file.parent().unwrap();
+        while d.starts_with(&www) {
+            open(d, 0o755);
+            d = d.parent().unwrap();
+        }
+    }
+    (
+        Nginx::start(&doc_block("## nginx", "nginx"), gate, &www),
+        Caddy::start(&doc_block("## Caddy", "caddyfile"), gate, &www, robots),
+    )
+}
+
 /// The block of docs/gate.md that follows `after` and opens with
 /// "```lang".
 fn doc_block(after: &str, lang: &str) -> String {

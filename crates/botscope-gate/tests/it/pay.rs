@@ -399,9 +399,7 @@ fn pay_per_crawl_through_the_standalone_gate() {
 /// `Content-Usage` on its pages.
 #[test]
 fn pay_per_crawl_behind_nginx_and_caddy_as_the_guide_configures_them() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let ca = TestCa::new();
     let key = SigningKey::generate().unwrap();
     let (_dir_server, agent) = directory(&ca, &key);
@@ -423,25 +421,14 @@ fn pay_per_crawl_behind_nginx_and_caddy_as_the_guide_configures_them() {
         },
         ..Config::new(rd.clone())
     });
-    let www = dir.path().join("www");
-    write(&www.join("news"), "a.html", "news a\n");
-    write(&www.join("news"), "b.html", "news b\n");
-    write(&www, "about.html", "about\n");
-    for p in [
-        &www,
-        &www.join("news"),
-        &www.join("news/a.html"),
-        &www.join("news/b.html"),
-        &www.join("about.html"),
-    ] {
-        let mode = if p.is_dir() { 0o755 } else { 0o644 };
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-    let nginx = super::Nginx::start(&super::doc_block("## nginx", "nginx"), g.addr, &www);
-    let caddy = super::Caddy::start(
-        &super::doc_block("## Caddy", "caddyfile"),
+    let (nginx, caddy) = super::guide_fronts(
+        dir.path(),
+        &[
+            ("news/a.html", "news a\n"),
+            ("news/b.html", "news b\n"),
+            ("about.html", "about\n"),
+        ],
         g.addr,
-        &www,
         &rd,
     );
     for (front, at, host) in [

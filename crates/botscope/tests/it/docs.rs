@@ -472,9 +472,9 @@ fn the_terms_guide_runs_as_written() {
     let line: serde_json::Value = serde_json::from_str(fetched.trim()).expect("a JSON line");
     assert_eq!(line["decision"], "unavailable", "{line}");
     assert!(
-        line["reason"]
-            .as_str()
-            .is_some_and(|r| r.contains("https://olp.example.com") && r.contains("--license-credentials")),
+        line["reason"].as_str().is_some_and(
+            |r| r.contains("https://olp.example.com") && r.contains("--license-credentials")
+        ),
         "{line}"
     );
 }
