@@ -753,7 +753,7 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
             }
             Err(e) => { pre.error { (Text(e.detail())) } }
         }
-        @if let Ok(t) = &trends { (terms_stated(t)) }
+        @if let Ok(t) = &trends { (crate::chart::terms_stated(t)) }
         h2 { "Favourability" }
         div.wide tabindex="0" { table.favor id="favor" {
             thead { tr {
@@ -781,82 +781,6 @@ pub async fn robots(State(app): State<Arc<App>>, Query(p): Query<FavorParams>) -
         }
     };
     page(&app, "Robots", "/robots", body)
-}
-
-/// The terms the files state, per period: the share of the sites with a
-/// robots.txt naming an RSL licence, stating Content-Usage, stating
-/// Content-Signal (`trends --directive`), and each statement in the last
-/// period.
-fn terms_stated(t: &botscope_index::Trends) -> Markup {
-    use botscope_index::{Directive, directives};
-    let kinds = [
-        (Directive::License, "RSL licence"),
-        (Directive::ContentUsage, "Content-Usage"),
-        (Directive::ContentSignal, "Content-Signal"),
-    ];
-    let tables: Vec<_> = kinds.iter().map(|(d, _)| directives(t, *d)).collect();
-    let cell = |r: &botscope_index::DirectiveRow| {
-        html! {
-            td.n title={ (r.sites) " of " (r.of) " sites" } {
-                (format!("{:.1}%", r.share))
-                @if let Some(c) = r.change { " " span.muted { (format!("({c:+.1})")) } }
-            }
-        }
-    };
-    let last = t.periods.last().map(|p| p.period.as_str());
-    let statements: Vec<&botscope_index::DirectiveRow> = tables[1..]
-        .iter()
-        .flat_map(|d| d.rows.iter())
-        .filter(|r| Some(r.period.as_str()) == last && r.value != "any" && r.sites > 0)
-        .collect();
-    let stated = tables.iter().any(|d| d.rows.iter().any(|r| r.sites > 0));
-    let latest: Vec<&botscope_index::DirectiveRow> = tables
-        .iter()
-        .filter_map(|d| {
-            d.rows
-                .iter()
-                .find(|r| Some(r.period.as_str()) == last && r.value == "any")
-        })
-        .collect();
-    html! {
-        h2 { "Terms stated over time" }
-        @if !stated {
-            p { "No file of the set names an RSL licence (" code { "License:" } ") or states AI usage preferences (" code { "Content-Usage" } ", " code { "Content-Signal" } ") in any period." }
-        } @else {
-        p { "Share of the sites with a robots.txt whose file names an RSL licence (" code { "License:" } "), states AI usage preferences (" code { "Content-Usage" } ", IETF aipref) or Cloudflare's " code { "Content-Signal" } ", per " (t.by) "."
-            @if let Some(last) = last {
-                " In " (last) ": "
-                @for (i, ((_, name), r)) in kinds.iter().zip(&latest).enumerate() {
-                    @if i > 0 { " · " }
-                    (name) " " b { (format!("{:.1}%", r.share)) }
-                }
-                "."
-            }
-        }
-        details.numbers { summary { "Every period" } p.muted { "In brackets, the change since the period before, in points." }
-        div.wide tabindex="0" { table.terms id="terms" {
-            thead { tr { th { "Period" } @for (_, name) in &kinds { th { (name) } } } }
-            tbody {
-                @for p in &t.periods {
-                    tr {
-                        td { (p.period) }
-                        @for d in &tables {
-                            @if let Some(r) = d.rows.iter().find(|r| r.period == p.period && r.value == "any") { (cell(r)) } @else { td {} }
-                        }
-                    }
-                }
-            }
-        } } }
-        @if let (Some(last), false) = (last, statements.is_empty()) {
-            p.muted { "Statements in " (last) ": "
-                @for (i, r) in statements.iter().enumerate() {
-                    @if i > 0 { " · " }
-                    code { (Text(&r.value)) } " " (format!("{:.1}%", r.share))
-                }
-            }
-        }
-        }
-    }
 }
 
 fn robots_form(p: &FavorParams) -> Markup {
