@@ -141,24 +141,6 @@ pub fn trends(t: &Trends) -> Markup {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Found: monthly labels ran into each other (`2024-012024-02…`).
-    #[test]
-    fn labels_are_thinned_to_never_meet() {
-        let months: Vec<String> = (0..36)
-            .map(|i| format!("{}-{:02}", 2023 + i / 12, i % 12 + 1))
-            .collect();
-        let labels: Vec<&str> = months.iter().map(String::as_str).collect();
-        let slot = (W - LEFT - RIGHT) / labels.len() as f64;
-        let every = label_every(&labels, slot);
-        assert!(every as f64 * slot >= 7.0 * CHAR, "{every} × {slot}");
-        assert_eq!(label_every(&["2024"], 600.0), 1);
-    }
-}
-
 /// The terms the files state, per period: the share of the sites with a
 /// robots.txt naming an RSL licence, stating Content-Usage, stating
 /// Content-Signal (`trends --directive`), and each statement in the last
@@ -232,5 +214,23 @@ pub fn terms_stated(t: &Trends) -> Markup {
             }
         }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found: monthly labels ran into each other (`2024-012024-02…`).
+    #[test]
+    fn labels_are_thinned_to_never_meet() {
+        let months: Vec<String> = (0..36)
+            .map(|i| format!("{}-{:02}", 2023 + i / 12, i % 12 + 1))
+            .collect();
+        let labels: Vec<&str> = months.iter().map(String::as_str).collect();
+        let slot = (W - LEFT - RIGHT) / labels.len() as f64;
+        let every = label_every(&labels, slot);
+        assert!(every as f64 * slot >= 7.0 * CHAR, "{every} × {slot}");
+        assert_eq!(label_every(&["2024"], 600.0), 1);
     }
 }
