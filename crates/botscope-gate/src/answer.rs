@@ -206,6 +206,9 @@ pub struct Answer {
     pub pay: Option<botscope_terms::pay::Outcome>,
     /// For a `license` rule: what the licence token came to.
     pub licence: Option<crate::licence::Licensed>,
+    /// For a `license` rule: the `Link` field to the site's licence, its
+    /// URL absolute (RSL section 4.5) on the site's origin.
+    pub licence_link: Option<String>,
 }
 
 fn unix_now_ms() -> u64 {
@@ -395,33 +398,35 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
     if let Some(o) = pay.as_ref().filter(|_| !g.config.report_only) {
         g.charges.count(o);
     }
-    let licence = if action == Action::License {
+    let (licence, licence_link) = if action == Action::License {
         let authorization: Vec<&str> = h
             .get_all(header::AUTHORIZATION)
             .iter()
             .take(8)
             .map(|v| v.to_str().unwrap_or(""))
             .collect();
-        Some(
-            g.licences
-                .check(
-                    &authorization,
-                    &origin(
-                        h,
-                        g.upstream.is_some(),
-                        g.config.trust_proxy.iter().any(|r| r.contains(peer)),
-                    ),
-                    path,
-                    ip,
-                    crate::unix_now(),
-                )
-                .await,
-        )
+        let site = origin(
+            h,
+            g.upstream.is_some(),
+            g.config.trust_proxy.iter().any(|r| r.contains(peer)),
+        );
+        let l = g
+            .licences
+            .check(&authorization, &site, path, ip, crate::unix_now())
+            .await;
+        let link = g
+            .config
+            .terms
+            .rsl
+            .as_ref()
+            .map(|(p, _)| botscope_terms::olp::link(&format!("{site}{p}")));
+        (Some(l), link)
     } else {
-        None
+        (None, None)
     };
     let a = Answer {
         licence,
+        licence_link,
         client: ip,
         passed,
         placed,
@@ -687,7 +692,7 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
     };
     headers(r.headers_mut(), a);
     crate::charge::headers(r.headers_mut(), a.pay.as_ref());
-    licence_headers(g, r.headers_mut(), a);
+    licence_headers(r.headers_mut(), a);
     if let Some(cu) = g.config.terms.content_usage.as_deref()
         && let Ok(v) = HeaderValue::from_str(cu)
     {
@@ -702,10 +707,12 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
 /// A `license` rule's answer fields: the `Link` to the licence, and for a
 /// refusal the `WWW-Authenticate: License` challenge, its status in
 /// `X-Bot-Pay-Status` (for nginx) and `Retry-After` on a 503.
-pub(crate) fn licence_headers(g: &Gate, h: &mut HeaderMap, a: &Answer) {
+pub(crate) fn licence_headers(h: &mut HeaderMap, a: &Answer) {
     let Some(l) = &a.licence else { return };
-    if let Some((path, _)) = &g.config.terms.rsl
-        && let Ok(v) = HeaderValue::from_str(&botscope_terms::olp::link(path))
+    if let Some(v) = a
+        .licence_link
+        .as_deref()
+        .and_then(|v| HeaderValue::from_str(v).ok())
     {
         h.insert(header::LINK, v);
     }

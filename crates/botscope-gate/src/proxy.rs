@@ -757,8 +757,10 @@ pub(crate) async fn handle(
     // A licensed page links its licence (RSL's Crawler Authorization
     // Protocol).
     if licensed
-        && let Some((path, _)) = &g.config.terms.rsl
-        && let Ok(v) = HeaderValue::from_str(&botscope_terms::olp::link(path))
+        && let Some(v) = a
+            .licence_link
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
     {
         parts.headers.append(header::LINK, v);
     }

@@ -112,7 +112,7 @@ fn licence_tokens_through_the_standalone_gate() {
     );
     assert_eq!(
         r.header("link"),
-        Some("</license.xml>; rel=\"license\"; type=\"application/rsl+xml\"")
+        Some("<http://shop.example/license.xml>; rel=\"license\"; type=\"application/rsl+xml\"")
     );
     assert!(r.body.starts_with("Licence required."), "{}", r.body);
     let r = get(at, [127, 0, 0, 1], "/free/a", "");
@@ -325,12 +325,15 @@ fn licence_tokens_behind_nginx_and_caddy_as_the_guide_configures_them() {
         g.addr,
         &rd,
     );
-    let link = "</license.xml>; rel=\"license\"; type=\"application/rsl+xml\"";
+
     for (front, at, host) in [
         ("nginx", nginx.0.addr, "shop.example".to_owned()),
         ("caddy", caddy.addr, caddy.addr.to_string()),
     ] {
         olp.set_mode(Mode::Honest);
+        let link =
+            format!("<http://{host}/license.xml>; rel=\"license\"; type=\"application/rsl+xml\"");
+        let link = Some(link.as_str());
         let get = |path: &str, more: &str| {
             let mut s = botscope_testkit::connect_from([127, 0, 0, 1], at);
             s.set_read_timeout(Some(Duration::from_secs(20)))
@@ -348,7 +351,7 @@ fn licence_tokens_behind_nginx_and_caddy_as_the_guide_configures_them() {
             challenge(&r).starts_with("License error=\"invalid_request\""),
             "{front}: {r:?}"
         );
-        assert_eq!(r.header("link"), Some(link), "{front}: {r:?}");
+        assert_eq!(r.header("link"), link, "{front}: {r:?}");
         assert!(r.body.starts_with("Licence required."), "{front}: {r:?}");
         let r = get("/free/a.html", "");
         assert_eq!(r.status, 401, "{front}: {r:?}");
@@ -362,7 +365,7 @@ fn licence_tokens_behind_nginx_and_caddy_as_the_guide_configures_them() {
             (200, "news a\n"),
             "{front}: {r:?}"
         );
-        assert_eq!(r.header("link"), Some(link), "{front}: {r:?}");
+        assert_eq!(r.header("link"), link, "{front}: {r:?}");
         let r = get("/free/a.html", &token(&good));
         assert_eq!(r.status, 403, "{front}: {r:?}");
         assert!(
