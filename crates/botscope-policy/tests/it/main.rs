@@ -413,7 +413,7 @@ fn errors_name_file_line_and_rule() {
     );
     let want = [
         "p.yaml:4: error: rule `a`: `bot: Googlebto` is not in the registry (did you mean Googlebot?)",
-        "p.yaml:6: error: rule `b`: `action` must be one of allow, deny, limit, challenge, label, charge",
+        "p.yaml:6: error: rule `b`: `action` must be one of allow, deny, limit, challenge, label, charge, license",
         "p.yaml:7: error: rule `a`: a rule with this name is already defined at line 2",
         "p.yaml:11: error: rule `c`: `category: ai-trainer` is not one of search, ai-training, ai-search, ai-assistant, seo, social, monitoring, archive, feed, other, unregistered-bot, browser",
         "p.yaml:12: error: rule `c`: `identity: sure` is not one of verified, spoofed, unverifiable, unknown, unclaimed",
