@@ -78,15 +78,34 @@ impl PathSet {
     /// [`normalize_target`](crate::normalize_target)) matches one of the
     /// patterns.
     pub fn matches(&self, path: &str) -> bool {
-        let path = if path.starts_with('/') {
+        !self
+            .matcher
+            .check_path("*", Self::normal(path).as_bytes())
+            .allowed
+    }
+
+    /// [`PathSet::matches`], adding its work to `work` in the robots.txt
+    /// engine's units (a wildcard match examines at most the path plus
+    /// [`botscope_robotstxt::SCAN_PER_PATTERN_BYTE`] times the pattern,
+    /// a unit per 32 bytes): linear in the path and the patterns however
+    /// many `*` they hold.
+    pub fn matches_counted(&self, path: &str, work: &mut u64) -> bool {
+        let sel = self.matcher.select_counted("*", work);
+        !self
+            .matcher
+            .check_selected_counted(&sel, Self::normal(path).as_bytes(), work)
+            .allowed
+    }
+
+    fn normal(path: &str) -> std::borrow::Cow<'_, str> {
+        if path.starts_with('/') {
             std::borrow::Cow::Borrowed(path)
         } else {
             // An absolute-form target (`http://host/p`) or `*`.
             std::borrow::Cow::Owned(
                 String::from_utf8_lossy(&botscope_robotstxt::path_of(path.as_bytes())).into_owned(),
             )
-        };
-        !self.matcher.check_path("*", path.as_bytes()).allowed
+        }
     }
 }
 

@@ -56,7 +56,8 @@ pub use fetch::{
 pub use lexer::{KeyKind, MAX_LINE_LEN};
 pub use lint::{lint, lint_counted, lint_with};
 pub use matcher::{
-    GroupMatch, IndexedSelection, MatchedRule, Matcher, Selection, Semantics, Verdict, pick_name,
+    GroupMatch, IndexedSelection, MatchedRule, Matcher, SCAN_PER_PATTERN_BYTE, Selection,
+    Semantics, Verdict, pick_name,
 };
 pub use meta::{ImagePreview, MetaReport, MetaSource, MetaWarning, RobotsDirectives};
 pub use parse::{

@@ -9,7 +9,11 @@ use crate::parse::{RuleKind, parse_seconds};
 use crate::scan::{self, Event, Grouper, ParseOptions};
 use crate::url::{Recoded, Recoding, draft_canonical, escape_pattern, path_of};
 
+mod glob;
 mod indexed;
+pub use glob::SCAN_PER_PATTERN_BYTE;
+pub(crate) use glob::pattern_matches;
+use glob::{glob_matches, glob_tail, unanchored};
 pub use indexed::IndexedSelection;
 
 /// Which reading of robots.txt to apply.
@@ -622,80 +626,6 @@ impl PathBytes {
     }
 }
 
-/// Google's pattern match: anchored at the start, `*` matches any run of
-/// bytes, `$` at the very end anchors the end, and elsewhere `$` is a plain
-/// character.
-#[inline]
-fn glob_matches(path: &[u8], pat: &[u8]) -> bool {
-    let (body, anchored) = unanchored(pat);
-    let start = memchr::memchr(b'*', body).unwrap_or(body.len());
-    path.starts_with(&body[..start]) && glob_tail(path, start, &body[start..], anchored)
-}
-
-/// A pattern without its end anchor, and whether it had one.
-#[inline]
-fn unanchored(pat: &[u8]) -> (&[u8], bool) {
-    match pat.split_last() {
-        Some((b'$', rest)) => (rest, true),
-        _ => (pat, false),
-    }
-}
-
-/// The rest of a wildcard match once `path[..pos]` has matched the
-/// pattern's literal start: `rest` is what follows that start (empty, or
-/// from its first `*`), without the end anchor.
-#[inline]
-fn glob_tail(path: &[u8], mut pos: usize, rest: &[u8], anchored: bool) -> bool {
-    let mut segs = rest.split(|&b| b == b'*').skip(1).peekable();
-    while let Some(seg) = segs.next() {
-        let is_last = segs.peek().is_none();
-        if is_last && anchored {
-            return path.len() >= pos + seg.len() && path.ends_with(seg);
-        }
-        if seg.is_empty() {
-            continue;
-        }
-        match find(&path[pos..], seg) {
-            Some(i) => pos += i + seg.len(),
-            None => return false,
-        }
-    }
-    !anchored || pos == path.len()
-}
-
-/// The first place of `needle` (not empty) in `hay`. A path is short
-/// and a pattern's segment shorter: the places of the segment's first
-/// byte are tried one by one, and only a path with many false starts
-/// gets a substring searcher (whose set-up costs more than a few tries,
-/// and whose search is linear however the bytes repeat).
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    const TRIES: usize = 8;
-    let (&first, _) = needle.split_first()?;
-    let mut at = 0;
-    for _ in 0..TRIES {
-        let i = at + memchr::memchr(first, &hay[at..])?;
-        if hay.len() - i < needle.len() {
-            return None;
-        }
-        // The last byte first: most false starts end there, without a
-        // call to compare the rest.
-        if hay[i + needle.len() - 1] == needle[needle.len() - 1]
-            && &hay[i..i + needle.len()] == needle
-        {
-            return Some(i);
-        }
-        at = i + 1;
-    }
-    memchr::memmem::find(&hay[at..], needle).map(|i| at + i)
-}
-
-/// Whether `pat` (escaped as [`crate::url::escape_pattern`] does) matches
-/// `path` under RFC 9309's rules, for the rules the matcher does not
-/// compile (Content-Usage).
-pub(crate) fn pattern_matches(path: &[u8], pat: &[u8]) -> bool {
-    glob_matches(path, pat)
-}
-
 /// Matches a pattern stored as written (non-ASCII, no wildcard) against a
 /// path, escaping the pattern on the fly.
 fn raw_matches(path: &[u8], raw: &[u8], flags: u8) -> bool {
@@ -1159,11 +1089,18 @@ impl Matcher {
     #[inline]
     fn rule_matches(&self, r: &CRule, path: &[u8], bytes: &mut PathBytes, work: &mut u64) -> bool {
         let pat = self.pattern(r);
+        if r.flags & F_GLOB != 0 && r.flags & F_RAW == 0 {
+            // A wildcard match counts the bytes it examines (at most the
+            // path plus nine times the pattern: `glob`).
+            let mut scanned = 0;
+            let m = (r.flags & F_PROBE == 0 || bytes.admits(path, r.head, work))
+                && glob_matches(path, pat, &mut scanned);
+            *work += (pat.len() as u64 + scanned) >> 5;
+            return m;
+        }
         *work += ((pat.len() + path.len()) >> 5) as u64;
         if r.flags & F_RAW != 0 {
             raw_matches(path, pat, r.flags)
-        } else if r.flags & F_GLOB != 0 {
-            (r.flags & F_PROBE == 0 || bytes.admits(path, r.head, work)) && glob_matches(path, pat)
         } else if r.flags & F_EXACT != 0 {
             let n = if r.flags & F_DIR != 0 {
                 usize::from(r.priority) - 1
@@ -1322,49 +1259,6 @@ impl Matcher {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn find_agrees_with_a_substring_search() {
-        // False starts past the tries before the searcher takes over, a
-        // needle at the very end, one cut off by the end, repeats.
-        let hay = b"/aaaaaaaaaaaaaaaaaaaab/sess/session=1/x?a=1&ab=2aab";
-        for needle in [
-            &b"ab"[..],
-            b"aab",
-            b"session=",
-            b"sess",
-            b"aab=",
-            b"b",
-            b"/",
-            b"zz",
-            b"aaaaaaaaaaaaaaaaaaaaab",
-            b"aaaaaaaaaaaaaaaaaaaaaab",
-            b"2aab",
-            b"2aabb",
-        ] {
-            for from in 0..hay.len() {
-                let h = &hay[from..];
-                let want = h.windows(needle.len()).position(|w| w == needle);
-                assert_eq!(find(h, needle), want, "{needle:?} in {h:?}");
-            }
-        }
-        assert_eq!(find(b"", b"a"), None);
-        assert_eq!(find(b"abc", b""), None);
-    }
-
-    #[test]
-    fn glob_semantics() {
-        assert!(glob_matches(b"/foo/bar/qux", b"/foo/*/qux"));
-        assert!(!glob_matches(b"/foo/quz", b"/foo/*/qux"));
-        assert!(glob_matches(b"/a.php", b"/*.php$"));
-        assert!(!glob_matches(b"/a.php?x", b"/*.php$"));
-        assert!(glob_matches(b"/a.php.php", b"/*.php$"));
-        assert!(glob_matches(b"/anything", b"*"));
-        assert!(glob_matches(b"/x", b"*$"));
-        assert!(glob_matches(b"/a$b/c", b"/a$*/c"));
-        assert!(glob_matches(b"/fish.php", b"/fish*.php"));
-        assert!(!glob_matches(b"/Fish.PHP", b"/fish*.php"));
-    }
 
     #[test]
     fn longest_match_and_ties() {

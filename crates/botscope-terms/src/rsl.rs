@@ -13,8 +13,9 @@
 //!
 //! Cost is bounded by the input: at most [`MAX_BYTES`] are read, at most
 //! [`MAX_NODES`] XML nodes built, elements nested at most [`MAX_DEPTH`]
-//! deep, and a `<content>` URL is matched by the robots.txt engine (linear
-//! in the path and the patterns).
+//! deep, a `<content>` URL pattern is at most [`MAX_PATTERN_BYTES`] long,
+//! and it is matched by the robots.txt engine: linear in the path and the
+//! patterns however many `*` they hold ([`Document::content_for_counted`]).
 
 use botscope_robotstxt::Matcher;
 use serde::Serialize;
@@ -31,6 +32,10 @@ pub const MAX_BYTES: usize = 1 << 20;
 pub const MAX_NODES: u32 = 100_000;
 /// Elements nested at most this deep.
 pub const MAX_DEPTH: usize = 32;
+/// Bytes of a `<content url>` pattern at most (longer: an error, and the
+/// content is ignored, never cut to a broader pattern): longer than any
+/// request line a server is asked to accept (RFC 9110: 8,000 octets).
+pub const MAX_PATTERN_BYTES: usize = 8_192;
 /// Values of one `<permits>` or `<prohibits>` read at most.
 pub const MAX_VALUES: usize = 256;
 
@@ -573,12 +578,25 @@ impl Document {
     /// `scheme://host`): the longest matching pattern among those of the
     /// URL's origin or of no origin; at equal length the first.
     pub fn content_for(&self, origin: &str, path: &str) -> Option<&Content> {
+        self.content_for_counted(origin, path, &mut 0)
+    }
+
+    /// [`Document::content_for`], adding its work to `work` in the robots.txt
+    /// engine's units (a wildcard match examines at most the path plus
+    /// [`botscope_robotstxt::SCAN_PER_PATTERN_BYTE`] times the pattern, a
+    /// unit per 32 bytes).
+    pub fn content_for_counted(
+        &self,
+        origin: &str,
+        path: &str,
+        work: &mut u64,
+    ) -> Option<&Content> {
         let m = self.matcher.as_ref()?;
         let origin = origin.to_ascii_lowercase();
         // Full-URL contents of other origins must not win: check in two
         // passes, the best match first, then the others' when it is of
         // another origin (rare: a document naming several sites).
-        let v = m.check_path("*", path.as_bytes());
+        let v = m.check_counted("*", path, work);
         let rule = v
             .rule
             .filter(|r| r.kind == botscope_robotstxt::RuleKind::Disallow)?;
@@ -597,7 +615,7 @@ impl Document {
         for c in self.contents.iter().filter(|c| mine(c)) {
             let one =
                 Matcher::new(format!("user-agent: *\ndisallow: {}\n", c.scope.path).as_bytes());
-            if !one.check_path("*", path.as_bytes()).allowed {
+            if !one.check_counted("*", path, work).allowed {
                 let len = c.scope.path.len();
                 if found.is_none_or(|(l, _)| len > l) {
                     found = Some((len, c));
@@ -649,6 +667,19 @@ fn read_content(r: &mut Reader<'_>, n: roxmltree::Node<'_, '_>) -> Option<Conten
         );
         return None;
     };
+    if url.len() > MAX_PATTERN_BYTES {
+        r.diag(
+            n,
+            Severity::Error,
+            "long-url",
+            format!(
+                "<content url=\"{}\"> is {} bytes, over the {MAX_PATTERN_BYTES}-byte limit: ignored",
+                shown(url),
+                url.len()
+            ),
+        );
+        return None;
+    }
     if url.is_empty() || url.contains(['\n', '\r', '#']) || url.bytes().any(|b| b < 0x20) {
         r.diag(
             n,

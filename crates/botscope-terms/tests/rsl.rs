@@ -384,3 +384,67 @@ fn lists_of_rsl_1_0_and_0_9() {
     );
     assert_eq!(codes(&old), ["comma-list"]);
 }
+
+/// Protego's CVE-2026-55520 class (many `*` made matching exponential) in
+/// a stranger's RSL: a `<content url>` of 50,000 wildcards is over
+/// `MAX_PATTERN_BYTES`, an error and ignored (never cut to a broader
+/// pattern that would put other pages under its licence); one near the
+/// limit (4,000 `*a`) against a long path is matched in counted work
+/// linear in the path and the pattern.
+#[test]
+fn a_content_pattern_of_many_wildcards_costs_linear_work_or_is_ignored() {
+    use botscope_terms::rsl::MAX_PATTERN_BYTES;
+    let doc = |pattern: &str| {
+        Document::parse(
+            format!(
+                r#"<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/free/"><license><permits type="usage">all</permits></license></content>
+  <content url="{pattern}"><license><prohibits type="usage">ai-all</prohibits></license></content>
+</rsl>"#
+            )
+            .as_bytes(),
+        )
+    };
+    let d = doc(&format!("/free/{}*b", "*a".repeat(50_000)));
+    assert_eq!(codes(&d), ["long-url"]);
+    assert!(
+        d.diagnostics[0].message.len() < 300,
+        "{}",
+        d.diagnostics[0].message
+    );
+    let far = format!("/free/{}b", "a".repeat(60_000));
+    assert_eq!(d.content_for("https://example.com", &far).unwrap().line, 2);
+
+    let pattern = format!("/free/{}*b", "*a".repeat(4_000));
+    assert!(pattern.len() <= MAX_PATTERN_BYTES);
+    let d = doc(&pattern);
+    assert!(d.diagnostics.is_empty(), "{:?}", d.diagnostics);
+    let mut works = Vec::new();
+    for m in [60_000, 120_000] {
+        // `ab` then `a`s and no `b` after them: every segment found, then
+        // the path searched to its end.
+        let path = format!("/free/ab{}", "a".repeat(m));
+        let mut work = 0;
+        let c = d
+            .content_for_counted("https://example.com", &path, &mut work)
+            .unwrap();
+        assert_eq!(c.line, 2);
+        // Each of the two patterns may read the whole path.
+        let bound = (2 * path.len() as u64
+            + (botscope_robotstxt::SCAN_PER_PATTERN_BYTE + 1) * pattern.len() as u64)
+            / 32
+            + 64;
+        assert!(work <= bound, "{m}: {work} units, bound {bound}");
+        assert!(
+            work >= m as u64 / 32,
+            "{m}: {work} units: the search is counted"
+        );
+        works.push(work);
+        let closed = format!("{path}b");
+        assert_eq!(
+            d.content_for("https://example.com", &closed).unwrap().line,
+            3
+        );
+    }
+    assert!(works[1] <= 2 * works[0] + 64, "{works:?}: not linear");
+}

@@ -537,6 +537,54 @@ fn regular_expressions_and_files_over_their_limits_are_refused() {
     assert!(m[0].contains("\\x1b") && !m[0].contains('\x1b'), "{m:?}");
 }
 
+/// Protego's CVE-2026-55520 class (many `*` made matching exponential):
+/// a path pattern of 50,000 wildcards is over the 2,048-byte limit and
+/// refused; one at the limit (1,000 `*a`) against a 64 KiB request path
+/// is matched in counted work linear in the path and the pattern, and
+/// the policy decides on it.
+#[test]
+fn a_pattern_of_many_wildcards_costs_linear_work_or_is_refused() {
+    let mut tens_of_thousands = String::from("/");
+    for _ in 0..50_000 {
+        tens_of_thousands.push_str("*a");
+    }
+    let m = messages(&format!(
+        "default: allow\nrules:\n  - name: r\n    action: deny\n    path: '{tens_of_thousands}*b'\n"
+    ));
+    assert!(m[0].contains("is over 2048 bytes"), "{m:?}");
+
+    let pattern = format!("/{}*b", "*a".repeat(1_000));
+    assert!(pattern.len() <= botscope_policy::MAX_PATTERN_BYTES);
+    let p = compile(&format!(
+        "default: allow\nrules:\n  - name: r\n    action: deny\n    path: '{pattern}'\n"
+    ));
+    let set = botscope_policy::PathSet::new(vec![pattern.clone()]);
+    let rates = Rates::default();
+    let mut works = Vec::new();
+    for m in [32 * 1024, 64 * 1024] {
+        // `ab` then `a`s and no `b` after them: every segment found,
+        // then the path searched to its end.
+        let path = format!("/ab{}", "a".repeat(m));
+        let mut work = 0;
+        assert!(!set.matches_counted(&path, &mut work));
+        let bound = (path.len() as u64
+            + (botscope_robotstxt::SCAN_PER_PATTERN_BYTE + 1) * pattern.len() as u64)
+            / 32
+            + 64;
+        assert!(work <= bound, "{m}: {work} units, bound {bound}");
+        assert!(
+            work >= m as u64 / 32,
+            "{m}: {work} units: the search is counted"
+        );
+        works.push(work);
+        assert_eq!(p.decide(&req(&path, "x"), &rates).action, Action::Allow);
+        let closed = format!("{path}b");
+        assert!(set.matches_counted(&closed, &mut 0));
+        assert_eq!(p.decide(&req(&closed, "x"), &rates).action, Action::Deny);
+    }
+    assert!(works[1] <= 2 * works[0] + 64, "{works:?}: not linear");
+}
+
 #[test]
 fn rules_no_request_can_reach_are_warned_about() {
     let p = parse(

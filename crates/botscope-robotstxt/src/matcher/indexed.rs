@@ -572,10 +572,11 @@ impl Matcher {
             // The walk has matched the rule's literal start: the rest
             // of it is matched from here.
             let (body, anchored) = unanchored(self.pattern(r));
-            *w.work += 1 + ((body.len() + path.len()) >> 5) as u64;
-            if (r.flags & F_PROBE == 0 || w.bytes.admits(path, r.head, w.work))
-                && glob_tail(path, depth, &body[depth..], anchored)
-            {
+            let mut scanned = 0;
+            let m = (r.flags & F_PROBE == 0 || w.bytes.admits(path, r.head, w.work))
+                && glob_tail(path, depth, &body[depth..], anchored, &mut scanned);
+            *w.work += 1 + ((body.len() as u64 + scanned) >> 5);
+            if m {
                 self.consider(&mut w.best, gi);
                 break;
             }

@@ -333,3 +333,95 @@ fn wildcard_rules_starting_together_are_searched_at_once() {
         }
     }
 }
+
+/// One rule of `n` wildcards (`/*a*a…*a*b`, the shape that made Protego's
+/// matching exponential, CVE-2026-55520) over a path of `m` bytes.
+fn many_wildcards(n: usize, m: usize, anchored: bool) -> (Vec<u8>, String) {
+    let mut b = b"User-agent: *\nDisallow: /".to_vec();
+    for _ in 0..n {
+        b.extend_from_slice(b"*a");
+    }
+    b.extend_from_slice(if anchored { b"*b$\n" } else { b"*b\n" });
+    // `ab` first, so that no filter of the path's bytes skips the match.
+    (b, format!("/ab{}", "a".repeat(m)))
+}
+
+/// Thousands of wildcards in one rule, and a long path: the match
+/// examines at most the path plus nine times the pattern
+/// (`SCAN_PER_PATTERN_BYTE`), so the counted work of a query is linear in
+/// the input: twice the rule and twice the path cost at most twice the
+/// work. A backtracking matcher would not finish. (A rule holds at most
+/// 8,331 `*a` pairs: Google cuts a line at `MAX_LINE_LEN` bytes; the
+/// test below writes 50,000.)
+#[test]
+fn thousands_of_wildcards_in_one_rule_cost_linear_work() {
+    use botscope_robotstxt::SCAN_PER_PATTERN_BYTE;
+    for anchored in [false, true] {
+        let mut works = Vec::new();
+        for (n, m) in [(4_000, 60_000), (8_000, 120_000)] {
+            let (body, path) = many_wildcards(n, m, anchored);
+            let matcher = Matcher::compile(&body, Semantics::Google, &ParseOptions::unlimited());
+            let bound =
+                (path.len() as u64 + (SCAN_PER_PATTERN_BYTE + 1) * body.len() as u64) / 32 + 64;
+            // No `b` after the `a`s: allowed, after every `a` segment found
+            // and the path searched to its end for the `b`.
+            let mut work = 0;
+            assert!(matcher.check_counted("bot", &path, &mut work).allowed);
+            assert!(work <= bound, "n={n}: {work} units, bound {bound}");
+            // With a `b` at its end the rule matches.
+            let mut w2 = 0;
+            assert!(
+                !matcher
+                    .check_counted("bot", &format!("{path}b"), &mut w2)
+                    .allowed
+            );
+            assert!(w2 <= bound + 1, "n={n}: {w2} units, bound {bound}");
+            // Fewer `a`s than the rule has segments: no match.
+            let mut w3 = 0;
+            assert!(
+                matcher
+                    .check_counted("bot", &format!("/{}b", "a".repeat(n / 2)), &mut w3)
+                    .allowed
+            );
+            assert!(w3 <= bound);
+            works.push(work);
+        }
+        assert!(works[1] <= 2 * works[0] + 64, "{works:?}: not linear");
+        // The bytes examined are in the count: the whole path searched
+        // for the `b`, or (anchored) the 4,000 `a` segments found.
+        let least = if anchored { 4_000 } else { 60_000 } / 32;
+        assert!(works[0] >= least, "{works:?}: the work is counted");
+    }
+}
+
+/// Tens of thousands of wildcards in one line: the line is cut after
+/// `MAX_LINE_LEN` bytes, as Google's parser cuts it (the rule kept is the
+/// line's start, 8,331 `*a` pairs), and matching what is kept stays
+/// linear. A rule of `*` alone is every segment empty.
+#[test]
+fn tens_of_thousands_of_wildcards_are_cut_as_google_cuts_the_line() {
+    use botscope_robotstxt::MAX_LINE_LEN;
+    let (body, _) = many_wildcards(50_000, 0, false);
+    let matcher = Matcher::compile(&body, Semantics::Google, &ParseOptions::unlimited());
+    let kept = (MAX_LINE_LEN - "Disallow: /".len()) / 2;
+    let bound = |path: &str| (path.len() as u64 + 10 * MAX_LINE_LEN as u64) / 32 + 64;
+    for (a, allowed) in [(kept - 1, true), (kept, false), (200_000, false)] {
+        let path = format!("/{}", "a".repeat(a));
+        let mut work = 0;
+        assert_eq!(
+            matcher.check_counted("bot", &path, &mut work).allowed,
+            allowed,
+            "{a} a's"
+        );
+        assert!(work <= bound(&path), "{a} a's: {work} units");
+    }
+    let mut body = b"User-agent: *\nDisallow: /x".to_vec();
+    body.extend(std::iter::repeat_n(b'*', 100_000));
+    body.extend_from_slice(b"y$\n");
+    let matcher = Matcher::compile(&body, Semantics::Google, &ParseOptions::unlimited());
+    let path = format!("/x{}y", "z".repeat(100_000));
+    let mut work = 0;
+    // The line is cut before its `y$`: `/x` and stars, which matches.
+    assert!(!matcher.check_counted("bot", &path, &mut work).allowed);
+    assert!(work <= bound(&path), "{work}");
+}
