@@ -59,6 +59,26 @@ class Robots:
     def to_dict(self) -> dict:
         """The parse tree, as ``botscope robots parse --format json``."""
 
+class Signer:
+    """Signs requests with a Web Bot Auth key (``botscope keys
+    generate``'s JWK, or a PKCS#8 PEM), naming ``agent`` (an https URL)
+    in ``Signature-Agent``."""
+
+    def __init__(self, key: str, agent: Optional[str] = None, validity: float = 60.0) -> None: ...
+    @property
+    def keyid(self) -> str: ...
+    @property
+    def agent(self) -> Optional[str]: ...
+    def sign(
+        self,
+        method: str,
+        url: str,
+        covers: Sequence[Tuple[str, str]] = (),
+        created: Optional[int] = None,
+    ) -> List[Tuple[str, str]]:
+        """The ``Signature-Agent``, ``Signature-Input`` and ``Signature``
+        fields that sign the request."""
+
 def rsl(body: Union[bytes, str]) -> dict: ...
 def terms(
     robots: Optional[Union[bytes, str]],

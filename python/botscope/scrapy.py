@@ -1,15 +1,21 @@
-"""botscope inside Scrapy: robots.txt exactly as Google reads it.
-
-Switched on in a project's ``settings.py``::
+"""botscope inside Scrapy: robots.txt exactly as Google reads it, pacing
+by Crawl-delay, and requests signed with Web Bot Auth, each switched on
+by one setting of a project's ``settings.py``::
 
     ROBOTSTXT_OBEY = True
     ROBOTSTXT_PARSER = "botscope.scrapy.RobotParser"
+    DOWNLOADER_MIDDLEWARES = {
+        "botscope.scrapy.CrawlDelayMiddleware": 110,
+        "botscope.scrapy.WebBotAuthMiddleware": 950,
+    }
+    BOTSCOPE_SIGNING_KEY = "keys/signing-key.jwk"
+    BOTSCOPE_SIGNATURE_AGENT = "https://crawler.example"
 
 Scrapy's own ``RobotsTxtMiddleware`` fetches each host's robots.txt and
-asks this parser about every request; the answers are
+asks the parser about every request; the answers are
 :class:`botscope.Robots`'s, the same as the ``botscope`` command's.
 
-Settings read (all optional):
+The parser's settings (all optional):
 
 ``BOTSCOPE_ROBOTS_SEMANTICS``
     ``"google"`` (the default: RFC 9309 as Google's parser reads it) or
@@ -25,15 +31,19 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Optional, Union
 
+from pathlib import Path
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
 from scrapy.robotstxt import RobotParser as _ScrapyRobotParser
 from w3lib.url import safe_url_string
 
-from ._botscope import DEFAULT_PARSE_CAP, Robots
+from ._botscope import DEFAULT_PARSE_CAP, Robots, Signer
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["RobotParser"]
+__all__ = ["CrawlDelayMiddleware", "RobotParser", "WebBotAuthMiddleware"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,3 +116,136 @@ class RobotParser(_ScrapyRobotParser):
     def sitemaps(self) -> list:
         """The ``Sitemap`` URLs of the file, in file order."""
         return self.robots.sitemaps
+
+
+def _robots_agent(crawler, request) -> str:
+    """The agent robots.txt is asked about, as Scrapy's robots.txt
+    middleware chooses it: ``ROBOTSTXT_USER_AGENT``, else the request's
+    User-Agent, else ``USER_AGENT``."""
+    settings = crawler.settings
+    agent = settings.get("ROBOTSTXT_USER_AGENT")
+    if not agent and request is not None:
+        agent = request.headers.get(b"User-Agent")
+    return _text(agent or settings.get("USER_AGENT") or "")
+
+
+class CrawlDelayMiddleware:
+    """Paces each host by its robots.txt ``Crawl-delay``, which Scrapy
+    reads (``RobotParser.crawl_delay``) but does not apply.
+
+    Enabled by ``DOWNLOADER_MIDDLEWARES = {"botscope.scrapy.CrawlDelayMiddleware":
+    110}`` (after Scrapy's robots.txt middleware, 100) with
+    ``ROBOTSTXT_OBEY``. When a host's robots.txt is parsed, the delay of
+    the group the crawler's agent reads becomes the least time between two
+    requests to that host's download slot: never shortened by jitter
+    (``DOWNLOAD_DELAY_JITTER``) or AutoThrottle, never below
+    ``DOWNLOAD_DELAY``, and at most ``BOTSCOPE_MAX_CRAWL_DELAY`` seconds
+    (60 by default: a stranger's ``Crawl-delay: 86400`` does not stall the
+    crawl for a day). The delays applied are in the stats
+    (``botscope/crawl_delay/hosts``) and ``delays`` (slot to seconds).
+    """
+
+    def __init__(self, crawler) -> None:
+        settings = crawler.settings
+        if not settings.getbool("ROBOTSTXT_OBEY"):
+            raise NotConfigured("CrawlDelayMiddleware paces by robots.txt: ROBOTSTXT_OBEY is off")
+        self.crawler = crawler
+        self.max_delay = settings.getfloat("BOTSCOPE_MAX_CRAWL_DELAY", 60.0)
+        self.delays: dict = {}
+        crawler.signals.connect(self._robots_parsed, signal=signals.robots_parsed)
+
+    @classmethod
+    def from_crawler(cls, crawler) -> "CrawlDelayMiddleware":
+        return cls(crawler)
+
+    def _robots_parsed(self, robotparser, request) -> None:
+        delay = robotparser.crawl_delay(_robots_agent(self.crawler, request))
+        if not delay or delay <= 0:
+            return
+        downloader = self.crawler.engine.downloader
+        key = downloader.get_slot_key(request)
+        self.delays[key] = min(float(delay), self.max_delay)
+        if self.crawler.stats is not None:
+            self.crawler.stats.inc_value("botscope/crawl_delay/hosts")
+        self._apply(downloader, key)
+
+    def _apply(self, downloader, key) -> None:
+        delay = self.delays[key]
+        # A slot made later (the first, or one collected when idle) starts
+        # with the delay; one made already gets it now.
+        slot_settings = dict(downloader.per_slot_settings.get(key, {}))
+        slot_settings["delay"] = max(delay, slot_settings.get("delay", 0.0))
+        slot_settings["jitter"] = 0.0
+        slot_settings.pop("randomize_delay", None)
+        downloader.per_slot_settings[key] = slot_settings
+        slot = downloader.slots.get(key)
+        if slot is not None:
+            slot.delay = max(slot.delay, delay)
+            slot.jitter = 0.0
+
+    def process_request(self, request, spider=None):
+        if not self.delays:
+            return None
+        downloader = self.crawler.engine.downloader
+        key = downloader.get_slot_key(request)
+        if key in self.delays:
+            # AutoThrottle would otherwise lower the slot's delay.
+            request.meta["autothrottle_dont_adjust_delay"] = True
+            self._apply(downloader, key)
+        return None
+
+
+class WebBotAuthMiddleware:
+    """Signs every request with Web Bot Auth (HTTP Message Signatures over
+    ``@authority`` and ``Signature-Agent``, Ed25519, a fresh nonce each),
+    as ``botscope fetch --signing-key`` does, so that a site (botscope's
+    gate, Cloudflare) can verify who is crawling.
+
+    Enabled by ``DOWNLOADER_MIDDLEWARES = {"botscope.scrapy.WebBotAuthMiddleware":
+    950}`` (after every middleware that changes a request: redirects and
+    retries are signed afresh) with ``BOTSCOPE_SIGNING_KEY``, the key file
+    ``botscope keys generate`` wrote, and ``BOTSCOPE_SIGNATURE_AGENT``, the
+    https URL whose ``/.well-known/http-message-signatures-directory``
+    publishes its public half. Optional: ``BOTSCOPE_SIGNATURE_VALIDITY``
+    (seconds, 60), ``BOTSCOPE_SIGNATURE_COVERS`` (header fields a request
+    carries that the signature covers too, such as ``crawler-max-price``).
+    A request with ``meta["dont_sign"]`` goes unsigned. Without a key the
+    middleware is off (``NotConfigured``); a key that does not read stops
+    the crawl at its start with the reason.
+    """
+
+    def __init__(self, signer: Signer, covers=(), stats=None) -> None:
+        self.signer = signer
+        self.covers = [c.lower() for c in covers]
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler) -> "WebBotAuthMiddleware":
+        settings = crawler.settings
+        key = settings.get("BOTSCOPE_SIGNING_KEY")
+        if not key:
+            raise NotConfigured("BOTSCOPE_SIGNING_KEY is not set: requests go unsigned")
+        try:
+            text = Path(key).read_text(encoding="utf-8")
+        except OSError as e:
+            raise ValueError(f"BOTSCOPE_SIGNING_KEY {key!r}: {e.strerror}") from None
+        signer = Signer(
+            text,
+            settings.get("BOTSCOPE_SIGNATURE_AGENT"),
+            settings.getfloat("BOTSCOPE_SIGNATURE_VALIDITY", 60.0),
+        )
+        return cls(signer, settings.getlist("BOTSCOPE_SIGNATURE_COVERS"), crawler.stats)
+
+    def process_request(self, request, spider=None):
+        if request.meta.get("dont_sign") or not request.url.startswith(("https://", "http://")):
+            return None
+        covers = []
+        for name in self.covers:
+            value = request.headers.get(name)
+            if value is not None:
+                covers.append((name, _text(value)))
+        for name, value in self.signer.sign(request.method, request.url, covers):
+            request.headers[name] = value
+        if self.stats is not None:
+            self.stats.inc_value("botscope/signed")
+        return None

@@ -15,6 +15,7 @@ mod logs;
 mod registry;
 mod research;
 mod robots;
+mod sign;
 mod terms;
 
 pyo3::create_exception!(
@@ -45,5 +46,6 @@ fn _botscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logs::register(m)?;
     research::register(m)?;
     terms::register(m)?;
+    sign::register(m)?;
     Ok(())
 }
