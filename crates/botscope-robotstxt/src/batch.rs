@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use crate::{Matcher, ParseOptions, Semantics, Verdict, path_of};
+use crate::{Matcher, ParseOptions, Selection, Semantics, Verdict, path_of};
 
 /// Answers query lines.
 #[derive(Debug)]
@@ -16,6 +16,10 @@ pub struct BatchChecker {
     index: HashMap<Box<[u8]>, usize>,
     compiled: Vec<Result<Matcher, String>>,
     last: Option<(Box<[u8]>, usize)>,
+    /// The groups the last line's agent selects in its file (a bulk
+    /// audit's lines come grouped by file and agent): the file's index,
+    /// the agent's bytes, the selection.
+    selected: Option<(usize, Box<[u8]>, Selection)>,
 }
 
 /// Why a line has no verdict.
@@ -30,6 +34,7 @@ impl BatchChecker {
             index: HashMap::new(),
             compiled: Vec::new(),
             last: None,
+            selected: None,
         }
     }
 
@@ -41,13 +46,7 @@ impl BatchChecker {
         line: &[u8],
         load: impl FnOnce(&[u8]) -> Result<Vec<u8>, String>,
     ) -> Result<Verdict<'_>, &str> {
-        let mut it = line.splitn(3, |&b| b == b'\t');
-        let (path, agent, url) = match (it.next(), it.next(), it.next()) {
-            (Some(p), Some(a), Some(u)) if !p.is_empty() && memchr::memchr(b'\t', u).is_none() => {
-                (p, a, u)
-            }
-            _ => return Err(MALFORMED),
-        };
+        let (path, agent, url) = fields(line).ok_or(MALFORMED)?;
         let i = match &self.last {
             Some((p, i)) if **p == *path => *i,
             _ => {
@@ -66,8 +65,26 @@ impl BatchChecker {
             }
         };
         let m = self.compiled[i].as_ref().map_err(String::as_str)?;
-        Ok(m.check_path(&String::from_utf8_lossy(agent), &path_of(url)))
+        let sel = match &self.selected {
+            Some((f, a, sel)) if *f == i && **a == *agent => sel,
+            _ => {
+                let sel = m.select(&String::from_utf8_lossy(agent));
+                &self.selected.insert((i, agent.into(), sel)).2
+            }
+        };
+        Ok(m.check_selected(sel, &path_of(url)))
     }
+}
+
+/// A query line's three fields: a path that is not empty, an agent, a URL
+/// without a tab.
+#[inline]
+fn fields(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let t1 = memchr::memchr(b'\t', line)?;
+    let rest = &line[t1 + 1..];
+    let t2 = memchr::memchr(b'\t', rest)?;
+    let url = &rest[t2 + 1..];
+    (t1 > 0 && memchr::memchr(b'\t', url).is_none()).then(|| (&line[..t1], &rest[..t2], url))
 }
 
 /// Input read at a time by [`BatchChecker::run`].
@@ -131,10 +148,26 @@ impl BatchChecker {
                     None => continue,
                 }
             };
-            for line in buf[..whole].split_inclusive(|&b| b == b'\n') {
-                let line = line.strip_suffix(b"\n").unwrap_or(line);
-                let line = line.strip_suffix(b"\r").unwrap_or(line);
-                self.answer(&mut out, line, json, &mut load)?;
+            let mut at = 0;
+            for end in memchr::memchr_iter(b'\n', &buf[at..whole]) {
+                let line = &buf[at..end];
+                self.answer(
+                    &mut out,
+                    line.strip_suffix(b"\r").unwrap_or(line),
+                    json,
+                    &mut load,
+                )?;
+                at = end + 1;
+            }
+            if at < whole {
+                // The last line, without its newline.
+                let line = &buf[at..whole];
+                self.answer(
+                    &mut out,
+                    line.strip_suffix(b"\r").unwrap_or(line),
+                    json,
+                    &mut load,
+                )?;
             }
             buf.drain(..whole);
             if ended {
