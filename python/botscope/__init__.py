@@ -93,7 +93,7 @@ class Store:
     opened for reading.
 
     >>> s = botscope.Store("robots.db")            # doctest: +SKIP
-    >>> s.versions().to_pandas().groupby("host").size()  # doctest: +SKIP
+    >>> s.versions().read_pandas().groupby("host").size()  # doctest: +SKIP
     """
 
     def __init__(self, db: PathLike):
@@ -114,12 +114,25 @@ class Store:
         return [_dated(v) for v in versions]
 
     def versions(self):
-        """Every version as a ``pyarrow.Table``: the columns of ``botscope
-        store export --format parquet`` (docs/store.md), times as UTC
-        timestamps. Needs pyarrow; :meth:`iter_versions` does not."""
+        """Every version, streamed: a ``pyarrow.RecordBatchReader`` of the
+        columns of ``botscope store export --format parquet``
+        (docs/store.md), times as UTC timestamps, in batches of at most
+        8,192 rows or 8 MiB read as the caller goes, so memory stays
+        bounded whatever the store's size. ``.read_all()`` makes it one
+        ``pyarrow.Table``, ``.read_pandas()`` a DataFrame; DuckDB, Polars
+        and ``pyarrow.dataset.write_dataset`` read the stream itself.
+        Needs pyarrow; :meth:`iter_versions` does not."""
+        import pyarrow
         import pyarrow.ipc
 
-        return pyarrow.ipc.open_stream(self._s._arrow()).read_all()
+        schema = pyarrow.ipc.open_stream(self._s._arrow_schema()).schema
+        chunks = self._s._arrow_batches()
+
+        def batches():
+            for chunk in chunks:
+                yield from pyarrow.ipc.open_stream(chunk)
+
+        return pyarrow.RecordBatchReader.from_batches(schema, batches())
 
     def iter_versions(self) -> Iterator[dict]:
         """Every version, one dict at a time (``host``, ``url``,

@@ -83,27 +83,46 @@ impl Store {
         Ok(Some(list))
     }
 
-    /// Every version as an Arrow IPC stream of the columns `botscope store
-    /// export --format parquet` writes (the package reads it into a
-    /// `pyarrow.Table`), one batch of 8,192 rows at a time.
-    fn _arrow<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = py
-            .detach(|| {
-                self.with(|s| {
-                    let schema = botscope_store::arrow_schema();
-                    let ipc = |e: arrow_schema::ArrowError| botscope_store::StoreError::Write {
-                        what: "the Arrow stream".to_owned(),
-                        source: std::io::Error::other(e.to_string()),
-                    };
-                    let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema)
-                        .map_err(ipc)?;
-                    botscope_store::each_version_batch(s, &mut |b| w.write(&b).map_err(ipc))?;
-                    w.finish().map_err(ipc)?;
-                    w.into_inner().map_err(ipc)
-                })
+    /// The versions' Arrow schema (the columns `botscope store export
+    /// --format parquet` writes), as an IPC stream without batches.
+    fn _arrow_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let schema = botscope_store::arrow_schema();
+        let bytes = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema)
+            .and_then(|mut w| {
+                w.finish()?;
+                w.into_inner()
             })
-            .map_err(error)?;
+            .map_err(|e| crate::Error::new_err(e.to_string()))?;
         Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Every version as Arrow record batches of at most 8,192 rows or
+    /// 8 MiB, each an IPC stream of its own, read on a connection of
+    /// its own at most two batches ahead of the caller: memory bounded
+    /// whatever the store's size.
+    fn _arrow_batches(&self, py: Python<'_>) -> PyResult<ArrowBatches> {
+        let locator = self.locator.clone();
+        let (tx, rx) = bounded::<Result<Vec<u8>, String>>(2);
+        let opened = py.detach(|| locator.open_read()).map_err(error)?;
+        std::thread::spawn(move || {
+            let stop = |e: String| botscope_store::StoreError::Write {
+                what: "the Arrow stream".into(),
+                source: std::io::Error::other(e),
+            };
+            let r = botscope_store::each_version_batch(&opened, &mut |b| {
+                let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &b.schema())
+                    .map_err(|e| stop(e.to_string()))?;
+                w.write(&b).map_err(|e| stop(e.to_string()))?;
+                w.finish().map_err(|e| stop(e.to_string()))?;
+                let bytes = w.into_inner().map_err(|e| stop(e.to_string()))?;
+                // The iterator was dropped: stop reading.
+                tx.send(Ok(bytes)).map_err(|e| stop(e.to_string()))
+            });
+            if let Err(e) = r {
+                let _ = tx.send(Err(crate::convert::message(&e)));
+            }
+        });
+        Ok(ArrowBatches { rx: Mutex::new(rx) })
     }
 
     /// Every version, one dict at a time, read on a connection of its own
@@ -130,6 +149,35 @@ impl Store {
 
     fn __repr__(&self) -> String {
         format!("<botscope.Store {}>", self.locator)
+    }
+}
+
+/// A store's versions as Arrow IPC streams of one batch each, as
+/// `Store.versions` reads them.
+#[pyclass(module = "botscope._botscope", frozen)]
+pub struct ArrowBatches {
+    rx: Mutex<Receiver<Result<Vec<u8>, String>>>,
+}
+
+#[pymethods]
+impl ArrowBatches {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let next = py.detach(|| {
+            self.rx
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .recv()
+                .ok()
+        });
+        match next {
+            None => Ok(None),
+            Some(Ok(bytes)) => Ok(Some(PyBytes::new(py, &bytes))),
+            Some(Err(e)) => Err(crate::Error::new_err(e)),
+        }
     }
 }
 
@@ -500,5 +548,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_warc_verdicts, m)?)?;
     m.add_class::<Store>()?;
     m.add_class::<Versions>()?;
+    m.add_class::<ArrowBatches>()?;
     m.add_class::<Index>()
 }

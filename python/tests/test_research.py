@@ -29,7 +29,9 @@ def test_store(research, cli):
     assert s.site("WWW.EBAY.COM") == [v]
     assert s.site("unknown.example") is None
 
-    t = s.versions()
+    reader = s.versions()
+    assert isinstance(reader, pa.RecordBatchReader)
+    t = reader.read_all()
     assert t.num_rows == 6
     # The command's Parquet columns and types (times in UTC).
     assert t.schema.field("first_seen").type == pa.timestamp("ms", tz="UTC")
@@ -252,8 +254,49 @@ def test_a_postgresql_store_reads_as_the_sqlite_one(research, cli, postgres):
     key = lambda v: (v["host"], v["first_seen"])
     assert sorted(pg.iter_versions(), key=key) == sorted(lite.iter_versions(), key=key)
     assert pg.site("www.etsy.com") == lite.site("www.etsy.com")
-    assert pg.versions().num_rows == 6
+    assert pg.versions().read_all().num_rows == 6
     s = pg.stats()
     assert s["sites"] == lite.stats()["sites"] == 6
     with pytest.raises(botscope.Error):
         botscope.Store(url.rsplit("/", 1)[0] + "/missing")
+
+
+def test_versions_stream_a_store_larger_than_the_memory_allowed(cli, tmp_path):
+    """A store of 244 MB of bodies (600 files of 406 KB) read through
+    ``Store.versions()`` in a process that peaks under 160 MB: the
+    versions stream in bounded batches, never all in memory (nor sorted
+    in a temporary tree that holds every body)."""
+    import random
+    import subprocess
+    import sys
+
+    files = tmp_path / "files"
+    files.mkdir()
+    rnd = random.Random(7)
+    total = 0
+    for n in range(600):
+        lines = [f"User-agent: bot{n}"]
+        lines += [f"Disallow: /p{rnd.getrandbits(64):016x}" for _ in range(14_000)]
+        body = "\n".join(lines) + "\n"
+        total += len(body)
+        (files / f"site{n}.example.com.txt").write_text(body)
+    assert total > 240_000_000, total
+    db = tmp_path / "big.db"
+    cli("store", "import", "--db", db, "--format", "files", "--date", "2007-03-01", files)
+    assert db.stat().st_size > total
+    probe = (
+        "import sys, botscope, pyarrow.compute as pc\n"
+        "rows = size = 0\n"
+        "for b in botscope.Store(sys.argv[1]).versions():\n"
+        "    rows += b.num_rows\n"
+        "    size += pc.sum(pc.binary_length(b.column('body'))).as_py()\n"
+        # VmHWM: this program's own peak (getrusage's maxrss starts from
+        # the forking parent's).
+        "hwm = next(l for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
+        "print(rows, size, int(hwm.split()[1]) * 1024)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", probe, str(db)], capture_output=True, text=True,
+                       check=True)
+    rows, size, peak = map(int, p.stdout.split())
+    assert rows == 600 and size == total
+    assert peak < 160_000_000 < total, f"peak {peak >> 20} MiB for {total >> 20} MiB of bodies"

@@ -65,6 +65,9 @@ mod arrow {
 
     /// Rows buffered before they are handed on.
     const BATCH: usize = 8_192;
+    /// Bytes of text and bodies buffered before they are handed on, however
+    /// few rows hold them (8,192 bodies of 500 KiB would be 4 GiB).
+    const BATCH_BYTES: usize = 8 << 20;
 
     /// The schema of the versions' record batches ([`each_version_batch`]);
     /// `export_parquet`'s file has the same columns and types.
@@ -101,6 +104,7 @@ mod arrow {
         truncated: BooleanBuilder,
         source: StringBuilder,
         rows: usize,
+        bytes: usize,
     }
 
     impl Columns {
@@ -119,11 +123,13 @@ mod arrow {
                 truncated: BooleanBuilder::new(),
                 source: StringBuilder::new(),
                 rows: 0,
+                bytes: 0,
             }
         }
 
         fn push(&mut self, v: &Version) {
             let c = Cells::of(v);
+            self.bytes += v.host.len() + v.url.len() + v.body.len() + 64;
             self.host.append_value(&v.host);
             self.url.append_value(&v.url);
             self.first_seen.append_value(c.first_ms);
@@ -149,6 +155,7 @@ mod arrow {
 
         fn batch(&mut self, schema: &Arc<Schema>) -> std::result::Result<RecordBatch, String> {
             self.rows = 0;
+            self.bytes = 0;
             let columns: Vec<ArrayRef> = vec![
                 Arc::new(self.host.finish()),
                 Arc::new(self.url.finish()),
@@ -175,8 +182,9 @@ mod arrow {
     }
 
     /// Every version as one row of a record batch (schema [`arrow_schema()`],
-    /// host then first seen order), handed to `f` 8,192 rows at a time:
-    /// the versions are never all in memory at once. Returns the number of
+    /// host then first seen order), handed to `f` 8,192 rows or 8 MiB of
+    /// text at a time, whichever comes first: the versions are never all
+    /// in memory at once. Returns the number of
     /// rows.
     pub fn each_version_batch<S: Store + ?Sized>(
         store: &S,
@@ -188,7 +196,7 @@ mod arrow {
         store.each_version(&mut |v| {
             cols.push(&v);
             count += 1;
-            if cols.rows >= BATCH {
+            if cols.rows >= BATCH || cols.bytes >= BATCH_BYTES {
                 f(cols.batch(&schema).map_err(arrow_err)?)?;
             }
             Ok(())

@@ -620,13 +620,17 @@ impl Store for SqliteStore {
     }
 
     fn each_version(&self, f: &mut dyn FnMut(Version) -> Result<()>) -> Result<()> {
+        // Sites in host order, each one's versions by its index: the rows
+        // come in order as they are read, never sorted (a sort would hold
+        // every body in a temporary tree, memory growing with the store).
         let mut st = self
             .conn
             .prepare(
                 "SELECT s.host, v.url, v.first_seen, v.last_seen, v.hash, b.content, v.content_type,
                         a.status, a.cache_control, a.expires, a.last_modified, a.etag,
                         a.retry_after, a.truncated, v.source, a.outcome
-                 FROM versions v JOIN sites s ON s.id = v.site_id JOIN bodies b ON b.hash = v.hash
+                 FROM sites s CROSS JOIN versions v ON s.id = v.site_id
+                 JOIN bodies b ON b.hash = v.hash
                  LEFT JOIN attempts a ON a.id = (
                      SELECT id FROM attempts
                      WHERE site_id = v.site_id AND body_hash = v.hash
