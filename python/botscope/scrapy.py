@@ -1,10 +1,13 @@
-"""botscope inside Scrapy: robots.txt exactly as Google reads it, pacing
-by Crawl-delay, and requests signed with Web Bot Auth, each switched on
-by one setting of a project's ``settings.py``::
+"""botscope inside Scrapy: robots.txt exactly as Google reads it (every
+request checked, statuses as RFC 9309 reads them), pacing by
+Crawl-delay, and requests signed with Web Bot Auth, switched on in a
+project's ``settings.py``::
 
     ROBOTSTXT_OBEY = True
     ROBOTSTXT_PARSER = "botscope.scrapy.RobotParser"
     DOWNLOADER_MIDDLEWARES = {
+        "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+        "botscope.scrapy.RobotsTxtMiddleware": 100,
         "botscope.scrapy.CrawlDelayMiddleware": 110,
         "botscope.scrapy.WebBotAuthMiddleware": 950,
     }
@@ -34,8 +37,13 @@ from typing import TYPE_CHECKING, Optional, Union
 from pathlib import Path
 
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as _ScrapyRobotsTxtMiddleware
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.robotstxt import RobotParser as _ScrapyRobotParser
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import build_from_crawler
+from twisted.internet.defer import Deferred
 from w3lib.url import safe_url_string
 
 from ._botscope import DEFAULT_PARSE_CAP, Robots, Signer
@@ -43,7 +51,7 @@ from ._botscope import DEFAULT_PARSE_CAP, Robots, Signer
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["CrawlDelayMiddleware", "RobotParser", "WebBotAuthMiddleware"]
+__all__ = ["CrawlDelayMiddleware", "RobotParser", "RobotsTxtMiddleware", "WebBotAuthMiddleware"]
 
 logger = logging.getLogger(__name__)
 
@@ -249,3 +257,74 @@ class WebBotAuthMiddleware:
         if self.stats is not None:
             self.stats.inc_value("botscope/signed")
         return None
+
+
+# The file RFC 9309 tells a crawler to assume when robots.txt is
+# unreachable (a server error, 429, or no answer): complete disallow.
+_DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
+
+
+class RobotsTxtMiddleware(_ScrapyRobotsTxtMiddleware):
+    """Scrapy's robots.txt middleware, with RFC 9309's status rules and
+    every request checked.
+
+    Enabled in place of Scrapy's::
+
+        DOWNLOADER_MIDDLEWARES = {
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+            "botscope.scrapy.RobotsTxtMiddleware": 100,
+        }
+
+    What it changes:
+
+    - **Every request is checked.** In Scrapy 2.19 on the asyncio reactor
+      (the default), the requests that wait for a host's robots.txt while
+      it downloads get no parser but the first (Twisted's ``asFuture``
+      consumes the shared Deferred's result) and are fetched unchecked,
+      disallowed or not. Here each waiter gets the parser.
+    - **Statuses as RFC 9309 reads them** (section 2.3.1): a 4xx other
+      than 429 means no rules (the body, an error page, is not parsed); a
+      5xx or 429, or no answer at all, means complete disallow for the
+      crawl (Scrapy parses whatever body came, or allows everything).
+      Redirects are followed by Scrapy's redirect middleware before the
+      answer reaches here (RFC 9309: at least five hops).
+    """
+
+    async def robot_parser(self, request):
+        pending = self._parsers.get(urlparse_cached(request).netloc)
+        if isinstance(pending, Deferred):
+            # A Deferred of its own per waiter, relayed from the shared one
+            # (which keeps its result for the next waiter).
+            mine: Deferred = Deferred()
+
+            def relay(result):
+                mine.callback(result)
+                return result
+
+            pending.addBoth(relay)
+            return await maybe_deferred_to_future(mine)
+        return await super().robot_parser(request)
+
+    async def _parse_robots(self, response, netloc, request) -> None:
+        status = response.status
+        if status == 429 or status >= 500:
+            self._stats.inc_value("botscope/robotstxt/unreachable")
+            response = response.replace(body=_DISALLOW_ALL)
+        elif status >= 400:
+            response = response.replace(body=b"")
+        await super()._parse_robots(response, netloc, request)
+
+    def _robots_error(self, exc, netloc) -> None:
+        if isinstance(exc, IgnoreRequest):
+            # Refused by another middleware (a policy of the crawl's own):
+            # Scrapy's reading, no rules.
+            super()._robots_error(exc, netloc)
+            return
+        key = f"robotstxt/exception_count/{type(exc)}"
+        self._stats.inc_value(key)
+        self._stats.inc_value("botscope/robotstxt/unreachable")
+        pending = self._parsers[netloc]
+        rp = build_from_crawler(self._parserimpl, self.crawler, _DISALLOW_ALL)
+        self._parsers[netloc] = rp
+        if isinstance(pending, Deferred):
+            pending.callback(rp)

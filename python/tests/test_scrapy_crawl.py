@@ -275,3 +275,82 @@ def test_a_missing_key_stops_the_crawl_with_the_reason(site, tmp_path):
     p = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert "BOTSCOPE_SIGNING_KEY 'no/such.jwk': No such file or directory" in p.stderr, p.stderr[-3000:]
     assert seen == []
+
+
+RACE_SPIDER = """
+import json, scrapy
+
+
+class Race(scrapy.Spider):
+    name = "race"
+
+    async def start(self):
+        for i in range(12):
+            yield scrapy.Request(f"{self.site}/private/{i}", dont_filter=True)
+        yield scrapy.Request(f"{self.site}/public", dont_filter=True)
+
+    def parse(self, response):
+        yield {"path": response.url.split("/", 3)[3], "status": response.status}
+"""
+
+
+@pytest.mark.parametrize("robots_status", [200, 404, 503])
+def test_every_request_is_checked_and_statuses_read_as_rfc_9309_says(tmp_path, robots_status):
+    """Twelve requests to a host wait while its robots.txt (`Disallow:
+    /private/`, slow to answer) downloads. Scrapy 2.19's own middleware
+    lets all but the first of them through unchecked (the shared
+    Deferred's result is consumed by the first waiter); botscope's checks
+    every one. A robots.txt answered 404 (its body rules or not) is no
+    rules; 503 is complete disallow."""
+    seen = []
+
+    class Site(Quiet):
+        def do_GET(self):
+            if self.path == "/robots.txt":
+                time.sleep(0.5)
+                body = b"User-agent: *\nDisallow: /private/\n"
+                self.send_response(robots_status)
+            else:
+                seen.append(self.path)
+                body = b"page"
+                self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = serve(Site)
+    site = f"http://127.0.0.1:{server.server_address[1]}"
+    (tmp_path / "race.py").write_text(RACE_SPIDER)
+
+    def run(middlewares):
+        seen.clear()
+        out = tmp_path / "out.jsonl"
+        out.unlink(missing_ok=True)
+        args = [sys.executable, "-m", "scrapy", "runspider", "race.py", "-a", f"site={site}",
+                "-O", "out.jsonl", "-s", "ROBOTSTXT_OBEY=True",
+                "-s", "ROBOTSTXT_PARSER=botscope.scrapy.RobotParser",
+                "-s", "RETRY_ENABLED=False", "-s", "HTTPERROR_ALLOW_ALL=True",
+                "-s", "DOWNLOADER_MIDDLEWARES=" + json.dumps(middlewares)]
+        p = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return sorted(seen), p.stderr
+
+    try:
+        ours, log = run({
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+            "botscope.scrapy.RobotsTxtMiddleware": 100,
+        })
+        if robots_status == 200:
+            assert ours == ["/public"], ours
+            assert "'robotstxt/forbidden': 12" in log
+            # Scrapy's own middleware, the same crawl: requests under
+            # /private/ reach the site.
+            theirs, _ = run({})
+            assert any(p.startswith("/private/") for p in theirs), theirs
+        elif robots_status == 404:
+            assert len(ours) == 13, ours
+        else:
+            assert ours == [], ours
+            assert "'botscope/robotstxt/unreachable': 1" in log
+    finally:
+        server.shutdown()
