@@ -1,7 +1,8 @@
 """botscope inside Scrapy: robots.txt exactly as Google reads it (every
 request checked, statuses as RFC 9309 reads them), pacing by
-Crawl-delay, and requests signed with Web Bot Auth, switched on in a
-project's ``settings.py``::
+Crawl-delay, requests signed with Web Bot Auth, and each page's terms
+honoured (``TermsMiddleware``: Content-Usage, RSL, pay per crawl within a
+budget), switched on in a project's ``settings.py``::
 
     ROBOTSTXT_OBEY = True
     ROBOTSTXT_PARSER = "botscope.scrapy.RobotParser"
@@ -46,12 +47,18 @@ from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 from w3lib.url import safe_url_string
 
-from ._botscope import DEFAULT_PARSE_CAP, Robots, Signer
+from ._botscope import DEFAULT_PARSE_CAP, Robots, Signer, terms
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["CrawlDelayMiddleware", "RobotParser", "RobotsTxtMiddleware", "WebBotAuthMiddleware"]
+__all__ = [
+    "CrawlDelayMiddleware",
+    "RobotParser",
+    "RobotsTxtMiddleware",
+    "TermsMiddleware",
+    "WebBotAuthMiddleware",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +100,7 @@ class RobotParser(_ScrapyRobotParser):
         self.spider = spider
         if max_bytes == 0:
             max_bytes = None
+        self.body: bytes = bytes(robotstxt_body or b"")[: max_bytes or None]
         self.robots: Robots = Robots(robotstxt_body or b"", semantics, max_bytes)
 
     @classmethod
@@ -216,15 +224,20 @@ class WebBotAuthMiddleware:
     https URL whose ``/.well-known/http-message-signatures-directory``
     publishes its public half. Optional: ``BOTSCOPE_SIGNATURE_VALIDITY``
     (seconds, 60), ``BOTSCOPE_SIGNATURE_COVERS`` (header fields a request
-    carries that the signature covers too, such as ``crawler-max-price``).
+    carries that the signature covers too; pay per crawl's
+    ``crawler-max-price`` and ``crawler-exact-price`` always are).
     A request with ``meta["dont_sign"]`` goes unsigned. Without a key the
     middleware is off (``NotConfigured``); a key that does not read stops
     the crawl at its start with the reason.
     """
 
+    # Pay per crawl's price fields are covered whenever a request carries
+    # one (an unsigned offer is refused).
+    PRICE_FIELDS = ("crawler-max-price", "crawler-exact-price")
+
     def __init__(self, signer: Signer, covers=(), stats=None) -> None:
         self.signer = signer
-        self.covers = [c.lower() for c in covers]
+        self.covers = list(dict.fromkeys([c.lower() for c in covers] + list(self.PRICE_FIELDS)))
         self.stats = stats
 
     @classmethod
@@ -328,3 +341,220 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxtMiddleware):
         self._parsers[netloc] = rp
         if isinstance(pending, Deferred):
             pending.callback(rp)
+
+
+# An RSL document is read up to this size (larger: not read, `unknown`).
+_MAX_LICENCE_BYTES = 1 << 20
+
+
+def _price(text, what):
+    """``USD 0.02`` as (currency, millionths), or None for None."""
+    if text is None or text == "":
+        return None
+    parts = str(text).split()
+    if len(parts) == 1:
+        parts = ["USD", parts[0]]
+    try:
+        currency, amount = parts
+        from decimal import Decimal
+
+        millionths = Decimal(amount) * 1_000_000
+        if millionths != millionths.to_integral_value() or millionths <= 0 or len(currency) != 3:
+            raise ValueError
+        return currency.upper(), int(millionths)
+    except (ValueError, ArithmeticError):
+        raise ValueError(f"{what} {text!r} is not a price such as 'USD 0.02'") from None
+
+
+def _shown(price) -> str:
+    """(currency, millionths) as pay per crawl writes it: ``USD 0.01``."""
+    currency, millionths = price
+    whole, frac = divmod(millionths, 1_000_000)
+    digits = f"{frac:06d}".rstrip("0")
+    return f"{currency} {whole}.{digits:0<2}"
+
+
+class TermsMiddleware:
+    """Honours each page's terms for the crawl's use, as ``botscope fetch
+    --use`` does: robots.txt's Content-Usage and Content-Signal, the RSL
+    licences its ``License`` lines name, the page's own ``Content-Usage``
+    header, and pay per crawl over HTTP 402.
+
+    Enabled by ``DOWNLOADER_MIDDLEWARES = {"botscope.scrapy.TermsMiddleware":
+    120}`` (after the robots.txt middleware) with ``BOTSCOPE_USE`` (what
+    the crawl does with the pages: ``train-ai``, ``ai-use``, ``ai-index``,
+    ``search``, or RSL's and Content-Signal's names). For each request:
+
+    - **Skip.** A page the terms refuse for the use (``refused``, or
+      ``not-crawlable``) is not asked for; nor is one they license only
+      through an RSL licence server (``licence``: the token protocol is
+      ``botscope fetch --license-credentials``'s, not spoken here). A
+      fetched page whose ``Content-Usage`` header refuses the use is
+      dropped before the spider sees it. Each is counted
+      (``botscope/terms/<answer>``) and logged with the reason.
+    - **Pay within a budget.** With ``BOTSCOPE_MAX_PRICE`` (``USD 0.02``)
+      every request offers at most that, in a ``crawler-max-price``
+      field the request's Web Bot Auth signature covers
+      (``WebBotAuthMiddleware``, which this requires: an offer is never
+      sent unsigned). A page priced up to it is served and charged its
+      price (``crawler-charged``); one priced higher comes back 402 with
+      its ``crawler-price``, never retried. ``BOTSCOPE_BUDGET``
+      (``USD 5``) caps the whole: each request's maximum is set aside
+      before it is sent and what was not charged comes back, so the crawl
+      never passes the budget; a request whose maximum would pass it goes
+      without an offer (a free page is still served, a priced one answers
+      402), counted as ``botscope/terms/over-budget``.
+    - **Record.** ``request.meta["botscope_terms"]`` (and the response's
+      ``meta``) holds the verdict (``answer``, ``cost``, ``reasons`` with
+      their lines), ``meta["botscope_charged"]`` what the page cost; the
+      stats hold ``botscope/spent_millionths`` and the counts.
+
+    A licence that cannot be read never passes as free: the answer is
+    ``unknown``, and the page is fetched only as any page no terms speak
+    of is.
+    """
+
+    def __init__(self, crawler) -> None:
+        settings = crawler.settings
+        self.use = settings.get("BOTSCOPE_USE")
+        if not self.use:
+            raise NotConfigured("BOTSCOPE_USE is not set: no terms are read")
+        # The use's name is checked now: a crawl with a typo stops here.
+        terms(None, "https://example.com/", self.use)
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.max_price = _price(settings.get("BOTSCOPE_MAX_PRICE"), "BOTSCOPE_MAX_PRICE")
+        self.budget = _price(settings.get("BOTSCOPE_BUDGET"), "BOTSCOPE_BUDGET")
+        if self.budget and not self.max_price:
+            raise ValueError("BOTSCOPE_BUDGET caps what BOTSCOPE_MAX_PRICE offers: set both")
+        if self.max_price:
+            if self.budget and self.budget[0] != self.max_price[0]:
+                raise ValueError("BOTSCOPE_BUDGET and BOTSCOPE_MAX_PRICE are in different currencies")
+            if not settings.get("BOTSCOPE_SIGNING_KEY"):
+                raise ValueError(
+                    "BOTSCOPE_MAX_PRICE offers a price, which is never sent unsigned: "
+                    "set BOTSCOPE_SIGNING_KEY (WebBotAuthMiddleware signs it)"
+                )
+        self.spent = 0
+        self.reserved = 0
+        self.robots: dict = {}
+        self.licences: dict = {}
+        crawler.signals.connect(self._robots_parsed, signal=signals.robots_parsed)
+
+    @classmethod
+    def from_crawler(cls, crawler) -> "TermsMiddleware":
+        return cls(crawler)
+
+    def _robots_parsed(self, robotparser, request) -> None:
+        self.robots[urlparse_cached(request).netloc] = getattr(robotparser, "body", None)
+
+    async def _licence(self, url):
+        """The RSL document at ``url`` (bytes), or None when it cannot be
+        read; fetched once per crawl, the requests that need it meanwhile
+        waiting for the same fetch."""
+        import asyncio
+
+        from scrapy import Request
+        from scrapy.http.request import NO_CALLBACK
+
+        known = self.licences.get(url)
+        if known is None and url not in self.licences:
+            known = self.licences[url] = asyncio.get_running_loop().create_future()
+            body = None
+            try:
+                response = await self.crawler.engine.download_async(
+                    Request(url, priority=1000, callback=NO_CALLBACK,
+                            meta={"dont_obey_robotstxt": True, "botscope_terms_fetch": True})
+                )
+                if response.status == 200 and len(response.body) <= _MAX_LICENCE_BYTES:
+                    body = response.body
+            except Exception as e:  # the licence is unknown, never free
+                logger.info("RSL licence %s not read: %s", url, e)
+            known.set_result(body)
+            self.licences[url] = body
+            return body
+        if hasattr(known, "__await__"):
+            return await asyncio.shield(known)
+        return known
+
+    def _agent(self, request) -> str:
+        return _robots_agent(self.crawler, request)
+
+    def _count(self, what: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(f"botscope/terms/{what}")
+
+    async def process_request(self, request, spider=None):
+        if request.meta.get("dont_obey_robotstxt") or request.meta.get("botscope_terms_fetch"):
+            return None
+        if not request.url.startswith(("https://", "http://")):
+            return None
+        netloc = urlparse_cached(request).netloc
+        robots = self.robots.get(netloc)
+        licence = licence_url = None
+        if robots:
+            named = [entry["url"] for entry in Robots(robots).to_dict()["licenses"]]
+            if named:
+                licence_url = named[0]
+                licence = await self._licence(licence_url)
+        verdict = terms(robots, request.url, self.use, self._agent(request),
+                        licence=licence, licence_url=licence_url)
+        request.meta["botscope_terms"] = verdict
+        request.meta["botscope_terms_robots"] = (robots, licence, licence_url)
+        answer = verdict["answer"]
+        self._count(answer)
+        if answer in ("refused", "not-crawlable", "licence"):
+            why = "; ".join(r["text"] for r in verdict["reasons"] if r.get("says") != "allows")
+            raise IgnoreRequest(f"the terms answer {answer} for {self.use}: {why}")
+        if self.max_price:
+            _, most = self.max_price
+            if self.budget and self.spent + self.reserved + most > self.budget[1]:
+                # No offer the budget cannot keep: the request goes without
+                # one (a free page is served; a priced one answers 402).
+                self._count("over-budget")
+                request.headers.pop("crawler-max-price", None)
+                return None
+            self.reserved += most
+            request.meta["botscope_reserved"] = most
+            request.headers["crawler-max-price"] = _shown(self.max_price)
+        return None
+
+    def _release(self, request) -> None:
+        self.reserved -= request.meta.pop("botscope_reserved", 0)
+
+    def process_response(self, request, response, spider=None):
+        if "botscope_terms" not in request.meta:
+            return response
+        self._release(request)
+        charged = response.headers.get(b"crawler-charged")
+        if charged and self.max_price:
+            price = _price(_text(charged), "crawler-charged")
+            if price[0] == self.max_price[0]:
+                self.spent += price[1]
+                request.meta["botscope_charged"] = _text(charged)
+                if self.stats is not None:
+                    self.stats.inc_value("botscope/spent_millionths", price[1])
+                    self.stats.inc_value("botscope/charged")
+        if response.status == 402:
+            self._count("unpaid")
+            logger.info("%s is priced %s (%s): not paid", request.url,
+                        _text(response.headers.get(b"crawler-price") or b"?"),
+                        _text(response.headers.get(b"crawler-error") or b"over the maximum"))
+            return response
+        header = [_text(v) for v in response.headers.getlist(b"Content-Usage")]
+        if header and response.status < 400:
+            robots, licence, licence_url = request.meta["botscope_terms_robots"]
+            verdict = terms(robots, request.url, self.use, self._agent(request),
+                            licence=licence, licence_url=licence_url, header=header)
+            request.meta["botscope_terms"] = verdict
+            if verdict["answer"] in ("refused", "not-crawlable", "licence"):
+                self._count(f"page-{verdict['answer']}")
+                raise IgnoreRequest(
+                    f"the page's Content-Usage ({'; '.join(header)}) answers "
+                    f"{verdict['answer']} for {self.use}"
+                )
+        return response
+
+    def process_exception(self, request, exception, spider=None):
+        self._release(request)
+        return None

@@ -5,6 +5,7 @@ over HTTPS. The crawl obeys robots.txt, is paced by its Crawl-delay, and
 every request's signature is verified by the gate; without the key the
 same crawl is refused."""
 
+import contextlib
 import datetime
 import json
 import os
@@ -124,11 +125,14 @@ class Quiet(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def site(tmp_path, botscope_bin, cli):
-    """The crawler's key and its directory on HTTPS, the application, and
-    the gate in front of it: (gate URL, agent URL, the application's
-    requests as (monotonic time, path))."""
+@contextlib.contextmanager
+def running_site(tmp_path, botscope_bin, cli, *, robots=ROBOTS, policy=None, pages=None,
+                 gate_args=(), registry=None):
+    """The crawler's key and its directory on HTTPS, the application
+    (``pages``: path to (links, extra headers)), and the gate in front of
+    it: (gate URL, agent URL, the application's requests as (monotonic
+    time, path))."""
+    pages = pages or {p: (links, {}) for p, links in PAGES.items()}
     code, out, err = cli("keys", "generate", "--out", tmp_path / "keys")
     assert code == 0, err
     directory = (tmp_path / "keys" / "http-message-signatures-directory").read_bytes()
@@ -156,35 +160,42 @@ def site(tmp_path, botscope_bin, cli):
         def do_GET(self):
             path = self.path.split("?")[0]
             seen.append((time.monotonic(), path))
-            if path not in PAGES:
+            if path not in pages:
                 self.send_error(404)
                 return
-            links = "".join(f'<a href="{p}">{p}</a> ' for p in PAGES[path])
+            links, headers = pages[path]
+            links = "".join(f'<a href="{p}">{p}</a> ' for p in links)
             body = f"<!doctype html><title>{path}</title><p>{links}</p>".encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
+            for k, v in headers.items():
+                self.send_header(k, v)
             self.end_headers()
             self.wfile.write(body)
 
     app = serve(App)
 
-    robots = tmp_path / "robots"
-    robots.mkdir()
-    (robots / "default.txt").write_text(ROBOTS)
-    policy = tmp_path / "policy.yaml"
-    policy.write_text(
-        "default: deny\nrules:\n  - name: signed\n    signature: verified\n    action: allow\n"
-    )
     port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    robots_dir = tmp_path / "robots"
+    robots_dir.mkdir()
+    (robots_dir / "default.txt").write_text(robots.replace("{gate}", url))
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text(policy or (
+        "default: deny\nrules:\n  - name: signed\n    signature: verified\n    action: allow\n"
+    ))
+    extra = list(gate_args)
+    if registry is not None:
+        (tmp_path / "registry.yaml").write_text(registry.format(agent=agent))
+        extra += ["--registry", str(tmp_path / "registry.yaml")]
     gate = subprocess.Popen(
         [botscope_bin, "gate", "--upstream", f"http://127.0.0.1:{app.server_address[1]}",
-         "--listen", f"127.0.0.1:{port}", "--robots-dir", str(robots), "--policy", str(policy),
-         "--allow-private", "--ca-file", str(ca)],
+         "--listen", f"127.0.0.1:{port}", "--robots-dir", str(robots_dir),
+         "--policy", str(policy_file), "--allow-private", "--ca-file", str(ca), *extra],
         env={**os.environ, "HOME": str(cli.home)},
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
-    url = f"http://127.0.0.1:{port}"
     try:
         started = time.monotonic()
         while True:
@@ -196,10 +207,11 @@ def site(tmp_path, botscope_bin, cli):
                 assert time.monotonic() - started < 30, "the gate did not start"
                 time.sleep(0.05)
         # The gate fetches a new agent's key directory off the request
-        # path: one signed request first, until it verifies.
+        # path: signed requests first, until one verifies.
         signer = botscope.Signer((tmp_path / "keys" / "signing-key.jwk").read_text(), agent)
+        warm = url + "/"
         while True:
-            req = urllib.request.Request(url + "/b", headers=dict(signer.sign("GET", url + "/b")))
+            req = urllib.request.Request(warm, headers=dict(signer.sign("GET", warm)))
             try:
                 with urllib.request.urlopen(req, timeout=5) as r:
                     assert r.status == 200
@@ -215,6 +227,12 @@ def site(tmp_path, botscope_bin, cli):
         gate.wait()
         app.shutdown()
         keys_server.shutdown()
+
+
+@pytest.fixture
+def site(tmp_path, botscope_bin, cli):
+    with running_site(tmp_path, botscope_bin, cli) as s:
+        yield s
 
 
 def crawl(tmp_path, spider, *settings):
@@ -354,3 +372,108 @@ def test_every_request_is_checked_and_statuses_read_as_rfc_9309_says(tmp_path, r
             assert "'botscope/robotstxt/unreachable': 1" in log
     finally:
         server.shutdown()
+
+
+TERMS_SPIDER = """
+import scrapy
+
+
+class Terms(scrapy.Spider):
+    name = "terms"
+
+    async def start(self):
+        yield scrapy.Request(self.site + "/")
+
+    def parse(self, response):
+        yield {
+            "path": "/" + response.url.split("/", 3)[3],
+            "status": response.status,
+            "answer": response.meta["botscope_terms"]["answer"],
+            "charged": response.meta.get("botscope_charged"),
+        }
+        yield from response.follow_all(css="a")
+"""
+
+
+def test_the_terms_middleware_skips_pays_within_the_budget_and_records(
+    tmp_path, botscope_bin, cli
+):
+    """Through the real gate stating terms every way it can: robots.txt's
+    Content-Usage, an RSL licence (served by the gate, named by a
+    `License` line), a `Content-Usage` header on pages that state none,
+    and pay per crawl. The crawl for `train-ai` asks for no page the
+    terms refuse before it is fetched, drops the pages whose header
+    refuses it, pays for news within its budget (two pages at USD 0.01
+    under USD 0.03, each offer USD 0.02 set aside; the other news pages
+    asked without an offer), and leaves a page priced over its maximum
+    unpaid."""
+    allow = {"Content-Usage": "train-ai=y"}
+    pages = {
+        "/": (["/plain", "/no-ai/x", "/licensed/x", "/premium/x"]
+              + [f"/news/{i}" for i in range(5)], allow),
+        "/plain": ([], {}),
+        "/no-ai/x": ([], allow),
+        "/licensed/x": ([], allow),
+        "/premium/x": ([], allow),
+        **{f"/news/{i}": ([], allow) for i in range(5)},
+    }
+    robots = ("License: {gate}/license.xml\nUser-agent: *\n"
+              "Content-Usage: /no-ai/ train-ai=n\nAllow: /\n")
+    rsl = tmp_path / "license.xml"
+    rsl.write_text(
+        '<rsl xmlns="https://rslstandard.org/rsl">\n'
+        '  <content url="/licensed/"><license><prohibits type="usage">ai-train</prohibits>'
+        "</license></content>\n</rsl>\n"
+    )
+    policy = (
+        "default: deny\nrules:\n"
+        "  - {name: premium, action: charge, price: USD 0.50, path: [/premium/]}\n"
+        "  - {name: news, action: charge, price: USD 0.01, path: [/news/]}\n"
+        "  - {name: signed, signature: verified, action: allow}\n"
+    )
+    registry = ("bots:\n- name: ExampleBot\n  category: ai-assistant\n"
+                "  ua_tokens: [ExampleBot]\n  signature_agents: ['{agent}']\n")
+    with running_site(tmp_path, botscope_bin, cli, robots=robots, policy=policy, pages=pages,
+                      registry=registry,
+                      gate_args=["--rsl", str(rsl), "--content-usage", "train-ai=n"]) as (url, agent, seen):
+        (tmp_path / "terms.py").write_text(TERMS_SPIDER)
+        middlewares = {
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+            "botscope.scrapy.RobotsTxtMiddleware": 100,
+            "botscope.scrapy.TermsMiddleware": 120,
+            "botscope.scrapy.WebBotAuthMiddleware": 950,
+        }
+        args = [sys.executable, "-m", "scrapy", "runspider", "terms.py", "-O", "out.jsonl",
+                "-a", f"site={url}",
+                "-s", "USER_AGENT=ExampleBot/1.0 (+https://crawler.example/bot)",
+                "-s", "ROBOTSTXT_OBEY=True", "-s", "ROBOTSTXT_PARSER=botscope.scrapy.RobotParser",
+                "-s", "DOWNLOADER_MIDDLEWARES=" + json.dumps(middlewares),
+                "-s", "CONCURRENT_REQUESTS=1",
+                "-s", "BOTSCOPE_SIGNING_KEY=keys/signing-key.jwk",
+                "-s", f"BOTSCOPE_SIGNATURE_AGENT={agent}",
+                "-s", "BOTSCOPE_USE=train-ai",
+                "-s", "BOTSCOPE_MAX_PRICE=USD 0.02", "-s", "BOTSCOPE_BUDGET=USD 0.03"]
+        p = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr[-3000:]
+        log = p.stderr
+        got = [json.loads(l) for l in (tmp_path / "out.jsonl").read_text().splitlines()]
+        by_path = {g["path"]: g for g in got}
+        paid = sorted(g["path"] for g in got if g["charged"])
+        assert len(paid) == 2 and all(p.startswith("/news/") for p in paid), (got, log[-6000:])
+        assert all(by_path[p]["charged"] == "USD 0.01" for p in paid)
+        assert set(by_path) == {"/", *paid}, got
+        assert by_path["/"]["answer"] == "allowed", got
+        asked = {p for _, p in seen}
+        # Refused before the fetch: never asked for.
+        assert "/no-ai/x" not in asked and "/licensed/x" not in asked, asked
+        # Fetched, and dropped for the header the gate added.
+        assert "/plain" in asked
+        # Priced over the maximum, or asked without an offer once the
+        # budget could not keep one: answered 402 by the gate, never
+        # reaching the application.
+        assert "/premium/x" not in asked
+        assert len([p for p in asked if p.startswith("/news/")]) == 2, asked
+        for stat in ["'botscope/terms/refused': 2", "'botscope/terms/page-refused': 1",
+                     "'botscope/terms/unpaid': 4", "'botscope/spent_millionths': 20000",
+                     "'botscope/charged': 2"]:
+            assert stat in log, (stat, log[-3000:])
