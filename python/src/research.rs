@@ -166,18 +166,9 @@ impl ArrowBatches {
     }
 
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let next = py.detach(|| {
-            self.rx
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .recv()
-                .ok()
-        });
-        match next {
-            None => Ok(None),
-            Some(Ok(bytes)) => Ok(Some(PyBytes::new(py, &bytes))),
-            Some(Err(e)) => Err(crate::Error::new_err(e)),
-        }
+        receive(py, &self.rx)
+            .transpose()
+            .map(|b| b.map(|bytes| PyBytes::new(py, &bytes)))
     }
 }
 
@@ -194,19 +185,27 @@ impl Versions {
     }
 
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let next = py.detach(|| {
-            self.rx
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .recv()
-                .ok()
-        });
-        match next {
-            None => Ok(None),
-            Some(Ok(v)) => Ok(Some(version_dict(py, v)?)),
-            Some(Err(e)) => Err(crate::Error::new_err(e)),
-        }
+        receive(py, &self.rx)
+            .transpose()?
+            .map(|v| version_dict(py, v))
+            .transpose()
     }
+}
+
+/// The next item a reading thread sent, waited for without holding the
+/// interpreter: None when the thread is done, its error as
+/// `botscope.Error`.
+fn receive<T: Send>(
+    py: Python<'_>,
+    rx: &Mutex<Receiver<Result<T, String>>>,
+) -> Option<PyResult<T>> {
+    let next = py.detach(|| {
+        rx.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .recv()
+            .ok()
+    });
+    next.map(|r| r.map_err(crate::Error::new_err))
 }
 
 /// A result: its rows (the command's CSV and Parquet columns), the column

@@ -148,26 +148,15 @@ impl BatchChecker {
                     None => continue,
                 }
             };
+            // Each line's end: its newline, or (the last line, without
+            // one) the end of the whole.
             let mut at = 0;
-            for end in memchr::memchr_iter(b'\n', &buf[at..whole]) {
+            let ends = memchr::memchr_iter(b'\n', &buf[..whole]);
+            for end in ends.chain((whole > 0 && buf[whole - 1] != b'\n').then_some(whole)) {
                 let line = &buf[at..end];
-                self.answer(
-                    &mut out,
-                    line.strip_suffix(b"\r").unwrap_or(line),
-                    json,
-                    &mut load,
-                )?;
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                self.answer(&mut out, line, json, &mut load)?;
                 at = end + 1;
-            }
-            if at < whole {
-                // The last line, without its newline.
-                let line = &buf[at..whole];
-                self.answer(
-                    &mut out,
-                    line.strip_suffix(b"\r").unwrap_or(line),
-                    json,
-                    &mut load,
-                )?;
             }
             buf.drain(..whole);
             if ended {
