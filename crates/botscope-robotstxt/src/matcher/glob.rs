@@ -11,7 +11,7 @@
 //! matcher's work counter adds and the cost tests check.
 
 /// How many path bytes a match may examine per pattern byte, beyond one
-/// pass over the path: [`find`]'s tries compare a segment at up to eight
+/// pass over the path: the segment search's tries compare a segment at up to eight
 /// false starts, and its searcher reads the segment once more.
 pub const SCAN_PER_PATTERN_BYTE: u64 = 9;
 
