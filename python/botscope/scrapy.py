@@ -134,6 +134,15 @@ class RobotParser(_ScrapyRobotParser):
         return self.robots.sitemaps
 
 
+def _slot_has_jitter() -> bool:
+    from scrapy.core.downloader import Slot
+
+    return "jitter" in getattr(Slot, "__dataclass_fields__", {})
+
+
+_SLOT_JITTER = _slot_has_jitter()
+
+
 def _robots_agent(crawler, request) -> str:
     """The agent robots.txt is asked about, as Scrapy's robots.txt
     middleware chooses it: ``ROBOTSTXT_USER_AGENT``, else the request's
@@ -191,13 +200,21 @@ class CrawlDelayMiddleware:
         # with the delay; one made already gets it now.
         slot_settings = dict(downloader.per_slot_settings.get(key, {}))
         slot_settings["delay"] = max(delay, slot_settings.get("delay", 0.0))
-        slot_settings["jitter"] = 0.0
-        slot_settings.pop("randomize_delay", None)
+        # No random shortening: Scrapy 2.19 calls it the slot's jitter,
+        # 2.18 its randomize_delay (deprecated in 2.19).
+        if _SLOT_JITTER:
+            slot_settings["jitter"] = 0.0
+            slot_settings.pop("randomize_delay", None)
+        else:
+            slot_settings["randomize_delay"] = False
         downloader.per_slot_settings[key] = slot_settings
         slot = downloader.slots.get(key)
         if slot is not None:
             slot.delay = max(slot.delay, delay)
-            slot.jitter = 0.0
+            if _SLOT_JITTER:
+                slot.jitter = 0.0
+            else:
+                slot.randomize_delay = False
 
     def process_request(self, request, spider=None):
         if not self.delays:
