@@ -94,7 +94,7 @@ impl Robots {
         let mut deciding: Vec<&Located<UsageRule>> = Vec::new();
         for l in groups.iter().flat_map(|g| g.content_usage.iter()) {
             let pat = crate::url::escape_pattern(l.value.path.as_bytes());
-            if !crate::matcher::pattern_matches(path, &pat, &mut 0) {
+            if !crate::matcher::pattern_matches(path, &pat) {
                 continue;
             }
             let len = pat.len();

@@ -596,7 +596,7 @@ impl Document {
         // Full-URL contents of other origins must not win: check in two
         // passes, the best match first, then the others' when it is of
         // another origin (rare: a document naming several sites).
-        let v = m.check_counted("*", path, work);
+        let v = path_check(m, path, work);
         let rule = v
             .rule
             .filter(|r| r.kind == botscope_robotstxt::RuleKind::Disallow)?;
@@ -615,7 +615,7 @@ impl Document {
         for c in self.contents.iter().filter(|c| mine(c)) {
             let one =
                 Matcher::new(format!("user-agent: *\ndisallow: {}\n", c.scope.path).as_bytes());
-            if !one.check_counted("*", path, work).allowed {
+            if !path_check(&one, path, work).allowed {
                 let len = c.scope.path.len();
                 if found.is_none_or(|(l, _)| len > l) {
                     found = Some((len, c));
@@ -624,6 +624,13 @@ impl Document {
         }
         found.map(|(_, c)| c)
     }
+}
+
+/// `path` (a path as given, never read as a URL: `//x` is the path
+/// `//x`) against a matcher's `*` groups, its work added to `work`.
+fn path_check<'m>(m: &'m Matcher, path: &str, work: &mut u64) -> botscope_robotstxt::Verdict<'m> {
+    let sel = m.select_counted("*", work);
+    m.check_selected_counted(&sel, path.as_bytes(), work)
 }
 
 /// An element `parent` does not have: warned of and skipped.

@@ -448,3 +448,20 @@ fn a_content_pattern_of_many_wildcards_costs_linear_work_or_is_ignored() {
     }
     assert!(works[1] <= 2 * works[0] + 64, "{works:?}: not linear");
 }
+
+/// The path asked about is a path, never read as a URL: `//cdn.example/
+/// free/x` is not `/free/x` (a scheme-relative reading would hand it the
+/// free content's licence).
+#[test]
+fn a_path_with_two_slashes_is_not_read_as_a_url() {
+    let d = Document::parse(
+        br#"<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/free/"><license><permits type="usage">all</permits></license></content>
+</rsl>"#,
+    );
+    assert!(d.content_for("https://example.com", "/free/x").is_some());
+    assert!(
+        d.content_for("https://example.com", "//cdn.example/free/x")
+            .is_none()
+    );
+}
