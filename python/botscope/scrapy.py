@@ -32,10 +32,11 @@ The parser's settings (all optional):
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import TYPE_CHECKING, Optional, Union
-
+from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING, Optional, Union
 
 from scrapy import signals
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as _ScrapyRobotsTxtMiddleware
@@ -100,7 +101,12 @@ class RobotParser(_ScrapyRobotParser):
         self.spider = spider
         if max_bytes == 0:
             max_bytes = None
-        self.body: bytes = bytes(robotstxt_body or b"")[: max_bytes or None]
+        body = robotstxt_body or b""
+        if max_bytes is not None and len(body) > max_bytes:
+            # As Robots reads it: up to the last whole line within the cap
+            # (a line cut in two would be another rule).
+            body = body[: body.rfind(b"\n", 0, max_bytes) + 1]
+        self.body: bytes = body
         self.robots: Robots = Robots(robotstxt_body or b"", semantics, max_bytes)
 
     @classmethod
@@ -373,8 +379,6 @@ def _price(text, what):
         parts = ["USD", parts[0]]
     try:
         currency, amount = parts
-        from decimal import Decimal
-
         millionths = Decimal(amount) * 1_000_000
         if millionths != millionths.to_integral_value() or millionths <= 0 or len(currency) != 3:
             raise ValueError
@@ -463,14 +467,20 @@ class TermsMiddleware:
         return cls(crawler)
 
     def _robots_parsed(self, robotparser, request) -> None:
-        self.robots[urlparse_cached(request).netloc] = getattr(robotparser, "body", None)
+        """Keeps the host's robots.txt and the first RSL licence its
+        `License` lines name, read once per host."""
+        body = getattr(robotparser, "body", None)
+        licence_url = None
+        if body:
+            robots = getattr(robotparser, "robots", None) or Robots(body)
+            named = robots.to_dict()["licenses"]
+            licence_url = named[0]["url"] if named else None
+        self.robots[urlparse_cached(request).netloc] = (body, licence_url)
 
     async def _licence(self, url):
         """The RSL document at ``url`` (bytes), or None when it cannot be
         read; fetched once per crawl, the requests that need it meanwhile
         waiting for the same fetch."""
-        import asyncio
-
         from scrapy import Request
         from scrapy.http.request import NO_CALLBACK
 
@@ -506,14 +516,8 @@ class TermsMiddleware:
             return None
         if not request.url.startswith(("https://", "http://")):
             return None
-        netloc = urlparse_cached(request).netloc
-        robots = self.robots.get(netloc)
-        licence = licence_url = None
-        if robots:
-            named = [entry["url"] for entry in Robots(robots).to_dict()["licenses"]]
-            if named:
-                licence_url = named[0]
-                licence = await self._licence(licence_url)
+        robots, licence_url = self.robots.get(urlparse_cached(request).netloc, (None, None))
+        licence = await self._licence(licence_url) if licence_url else None
         verdict = terms(robots, request.url, self.use, self._agent(request),
                         licence=licence, licence_url=licence_url)
         request.meta["botscope_terms"] = verdict
@@ -545,13 +549,23 @@ class TermsMiddleware:
         self._release(request)
         charged = response.headers.get(b"crawler-charged")
         if charged and self.max_price:
-            price = _price(_text(charged), "crawler-charged")
-            if price[0] == self.max_price[0]:
-                self.spent += price[1]
-                request.meta["botscope_charged"] = _text(charged)
-                if self.stats is not None:
-                    self.stats.inc_value("botscope/spent_millionths", price[1])
-                    self.stats.inc_value("botscope/charged")
+            currency, most = self.max_price
+            try:
+                price = _price(_text(charged), "crawler-charged")
+            except ValueError:
+                price = None
+            if price is None or price[0] != currency or price[1] > most:
+                # A charge that does not read, in another currency, or over
+                # the offer: counted as the whole offer, so the budget holds.
+                logger.warning("%s: crawler-charged %r is not a charge of the offer %s; "
+                               "counted as the offer", request.url, _text(charged)[:64],
+                               _shown(self.max_price))
+                price = (currency, most)
+            self.spent += price[1]
+            request.meta["botscope_charged"] = _shown(price)
+            if self.stats is not None:
+                self.stats.inc_value("botscope/spent_millionths", price[1])
+                self.stats.inc_value("botscope/charged")
         if response.status == 402:
             self._count("unpaid")
             logger.info("%s is priced %s (%s): not paid", request.url,

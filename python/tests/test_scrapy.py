@@ -216,3 +216,34 @@ def test_the_middleware_uses_it_and_the_signal_carries_it():
     assert rp.crawl_delay("ExampleBot/1.0") == 4.0
     assert rp.robots.explain("ExampleBot", "/private/x")["rule"]["line"] == 2
     assert crawler.stats.get_value("robotstxt/forbidden") == 1
+
+
+def test_a_charge_that_does_not_read_counts_as_the_whole_offer():
+    """A stranger's `crawler-charged` that does not parse, is in another
+    currency, or is over the offer never escapes the budget: it counts as
+    the whole offer, and the response still reaches the spider."""
+    from scrapy.http import Request, Response
+    from scrapy.utils.test import get_crawler
+
+    from botscope.scrapy import TermsMiddleware
+
+    crawler = get_crawler(settings_dict={
+        "BOTSCOPE_USE": "train-ai", "BOTSCOPE_MAX_PRICE": "USD 0.02",
+        "BOTSCOPE_BUDGET": "USD 1", "BOTSCOPE_SIGNING_KEY": "k.jwk"})
+    crawler.stats.open_spider()
+    mw = TermsMiddleware.from_crawler(crawler)
+    for header, spent in [("USD 0.01", 10_000), ("=cmd|' /C calc'!A0", 20_000),
+                          ("EUR 0.01", 20_000), ("USD 5.00", 20_000), ("USD 0.02", 20_000)]:
+        mw.spent = 0
+        req = Request("https://site.test/p", meta={"botscope_terms": {}, "botscope_reserved": 20_000})
+        mw.reserved = 20_000
+        resp = Response(req.url, headers={"crawler-charged": header}, request=req)
+        assert mw.process_response(req, resp) is resp
+        assert (mw.spent, mw.reserved) == (spent, 0), header
+
+
+def test_the_body_kept_for_the_terms_ends_at_a_whole_line():
+    body = b"User-agent: *\n" + b"# " + b"x" * 600 + b"\nDisallow: /private/area\n"
+    rp = RobotParser(body, max_bytes=len(body) - 5)
+    assert rp.body.endswith(b"x\n"), rp.body[-10:]
+    assert RobotParser(body).body == body
