@@ -31,12 +31,14 @@ fuzz_target!(|data: &[u8]| {
         let mut b = BatchChecker::new(semantics, ParseOptions::default());
         let mut loads: HashMap<Vec<u8>, usize> = HashMap::new();
         for line in lines.split(|&b| b == b'\n') {
-            let load = |p: &[u8]| {
+            let load = |p: &[u8], buf: &mut Vec<u8>| {
                 *loads.entry(p.to_vec()).or_default() += 1;
+                assert!(buf.is_empty(), "each file starts from an empty buffer");
                 if p.len() % 3 == 0 {
                     Err("no such file".to_owned())
                 } else {
-                    Ok(files.to_vec())
+                    buf.extend_from_slice(files);
+                    Ok(())
                 }
             };
             match b.check(line, load) {

@@ -20,6 +20,9 @@ pub struct BatchChecker {
     /// audit's lines come grouped by file and agent): the file's index,
     /// the agent's bytes, the selection.
     selected: Option<(usize, Box<[u8]>, Selection)>,
+    /// The bytes of the file being compiled, kept from one file to the
+    /// next (a bulk audit reads thousands).
+    scratch: Vec<u8>,
 }
 
 /// Why a line has no verdict.
@@ -35,16 +38,18 @@ impl BatchChecker {
             compiled: Vec::new(),
             last: None,
             selected: None,
+            scratch: Vec::new(),
         }
     }
 
     /// The verdict for one line, or why there is none: the line is
     /// malformed, or `load` could not give the file (its reason, kept for
-    /// every later line naming the same file).
+    /// every later line naming the same file). `load` is given the file's
+    /// path and an empty buffer to fill with its bytes.
     pub fn check(
         &mut self,
         line: &[u8],
-        load: impl FnOnce(&[u8]) -> Result<Vec<u8>, String>,
+        load: impl FnOnce(&[u8], &mut Vec<u8>) -> Result<(), String>,
     ) -> Result<Verdict<'_>, &str> {
         let (path, agent, url) = fields(line).ok_or(MALFORMED)?;
         let i = match &self.last {
@@ -53,8 +58,9 @@ impl BatchChecker {
                 let i = match self.index.get(path) {
                     Some(&i) => i,
                     None => {
-                        let m = load(path)
-                            .map(|bytes| Matcher::compile(&bytes, self.semantics, &self.opts));
+                        self.scratch.clear();
+                        let m = load(path, &mut self.scratch)
+                            .map(|()| Matcher::compile(&self.scratch, self.semantics, &self.opts));
                         self.compiled.push(m);
                         self.index.insert(path.into(), self.compiled.len() - 1);
                         self.compiled.len() - 1
@@ -98,13 +104,14 @@ impl BatchChecker {
     /// JSON of [`Verdict::to_json`] (`{"verdict":"error","reason"}` for a
     /// line that cannot be answered). Lines end in `\n` or `\r\n`; a line
     /// over 4 MiB is answered as malformed without being held. Robots
-    /// files come through `load` (their path in, their bytes out).
+    /// files come through `load` (their path and an empty buffer in, the
+    /// buffer filled with their bytes).
     pub fn run(
         &mut self,
         mut input: impl std::io::Read,
         mut out: impl std::io::Write,
         json: bool,
-        mut load: impl FnMut(&[u8]) -> Result<Vec<u8>, String>,
+        mut load: impl FnMut(&[u8], &mut Vec<u8>) -> Result<(), String>,
     ) -> std::io::Result<()> {
         use std::io::Read;
         let mut buf: Vec<u8> = Vec::with_capacity(BATCH_BYTES * 2);
@@ -171,7 +178,7 @@ impl BatchChecker {
         out: &mut impl std::io::Write,
         line: &[u8],
         json: bool,
-        load: &mut impl FnMut(&[u8]) -> Result<Vec<u8>, String>,
+        load: &mut impl FnMut(&[u8], &mut Vec<u8>) -> Result<(), String>,
     ) -> std::io::Result<()> {
         match (self.check(line, load), json) {
             (Ok(v), false) => out.write_all(if v.allowed {
@@ -198,10 +205,13 @@ mod tests {
     fn each_file_loaded_once_errors_kept() {
         let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
         let mut loads = 0;
-        let mut load = |p: &[u8]| {
+        let mut load = |p: &[u8], buf: &mut Vec<u8>| {
             loads += 1;
             match p {
-                b"a.txt" => Ok(b"User-agent: *\nDisallow: /x\n".to_vec()),
+                b"a.txt" => {
+                    buf.extend_from_slice(b"User-agent: *\nDisallow: /x\n");
+                    Ok(())
+                }
                 _ => Err("no such file".to_owned()),
             }
         };

@@ -40,8 +40,13 @@ fn peer(queries: &Path) {
             let _ = out.write_all(b"error\n");
             continue;
         };
-        let key = (path.to_vec(), agent.to_vec());
-        if last.as_ref() != Some(&key) {
+        // The same file and agent as the last line: no lookup, nothing
+        // allocated.
+        if !last
+            .as_ref()
+            .is_some_and(|(p, a)| p.as_slice() == path && a.as_slice() == agent)
+        {
+            let key = (path.to_vec(), agent.to_vec());
             if !parsed.contains_key(&key) {
                 let body = files.entry(path.to_vec()).or_insert_with(|| {
                     std::fs::read(String::from_utf8_lossy(path).as_ref()).unwrap_or_default()
@@ -49,9 +54,9 @@ fn peer(queries: &Path) {
                 let agent = String::from_utf8_lossy(agent);
                 parsed.insert(key.clone(), robotxt::Robots::parse(body, agent.as_ref()));
             }
-            last = Some(key.clone());
+            last = Some(key);
         }
-        let robots = &parsed[&key];
+        let robots = &parsed[last.as_ref().expect("set above")];
         let p = botscope_robotstxt::path_of(url);
         let allowed = robots.is_allowed(&String::from_utf8_lossy(&p));
         let _ = out.write_all(if allowed {

@@ -144,29 +144,113 @@ pub fn output(path: Option<&Path>) -> Result<Output> {
 /// Reads a file (or stdin for `-`), keeping at most `limit` bytes plus one
 /// line's worth past it, so that a huge file costs bounded memory; returns
 /// the bytes and the total size.
-///
-/// A file is read straight into the result (no buffer between, no size
-/// query: open, the reads, close), as a bulk check reads thousands of
-/// small files; a first guess of 16 KiB holds most robots.txt files, a
-/// larger one grows.
 pub fn read_limited(path: &Path, limit: Option<usize>) -> Result<(Vec<u8>, u64)> {
-    let failed = || format!("failed to read {}", display(path));
+    let mut buf = Vec::new();
+    let total = if path == Path::new("-") {
+        read_limited_into(io::stdin().lock(), limit, &mut buf)
+    } else {
+        let f = File::open(path).with_context(|| format!("failed to open {}", path.display()))?;
+        read_limited_into(f, limit, &mut buf)
+    }
+    .with_context(|| format!("failed to read {}", display(path)))?;
+    Ok((buf, total))
+}
+
+/// [`read_limited`]'s reading, appended to `buf`; returns the total size.
+///
+/// The bytes go straight into `buf` (no buffer between, no size query:
+/// open, the reads, close), as a bulk check reads thousands of small
+/// files; a first guess of 16 KiB holds most robots.txt files, a larger
+/// one grows.
+pub fn read_limited_into(
+    mut reader: impl Read,
+    limit: Option<usize>,
+    buf: &mut Vec<u8>,
+) -> io::Result<u64> {
     let keep = limit.map_or(u64::MAX, |cap| {
         cap.saturating_add(botscope_robotstxt::MAX_LINE_LEN + 1) as u64
     });
-    let mut reader: Box<dyn Read> = if path == Path::new("-") {
-        Box::new(io::stdin().lock())
-    } else {
-        Box::new(File::open(path).with_context(|| format!("failed to open {}", path.display()))?)
-    };
-    let mut buf = Vec::with_capacity(usize::try_from(keep.min(16 * 1024)).unwrap_or(16 * 1024));
-    (&mut reader)
-        .take(keep)
-        .read_to_end(&mut buf)
-        .with_context(failed)?;
-    let mut total = buf.len() as u64;
+    buf.reserve(usize::try_from(keep.min(16 * 1024)).unwrap_or(16 * 1024));
+    let start = buf.len();
+    (&mut reader).take(keep).read_to_end(buf)?;
+    let mut total = (buf.len() - start) as u64;
     if total == keep {
-        total += io::copy(&mut reader, &mut io::sink()).with_context(failed)?;
+        total += io::copy(&mut reader, &mut io::sink())?;
     }
-    Ok((buf, total))
+    Ok(total)
+}
+
+/// Opens files by path, keeping the directory of the last one open: a bulk
+/// check opens thousands of files in a few directories, and each open then
+/// looks up one name where a whole path would walk every directory of it.
+/// (The directory is the one that was there at its first file: a bulk
+/// audit reads a corpus that is not being moved under it.)
+#[derive(Default)]
+pub struct DirOpener {
+    dir: Option<(std::path::PathBuf, std::os::fd::OwnedFd)>,
+}
+
+impl DirOpener {
+    /// The file at `path`, for reading.
+    pub fn open(&mut self, path: &Path) -> io::Result<File> {
+        use nix::fcntl::{OFlag, openat};
+        use nix::sys::stat::Mode;
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return File::open(path);
+        };
+        if parent.as_os_str().is_empty() {
+            return File::open(path);
+        }
+        let fd = match &self.dir {
+            Some((p, fd)) if p == parent => fd,
+            _ => {
+                let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+                let fd = nix::fcntl::open(parent, flags, Mode::empty())?;
+                &self.dir.insert((parent.to_owned(), fd)).1
+            }
+        };
+        let f = openat(fd, name, OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty())?;
+        Ok(File::from(f))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(o: &mut DirOpener, p: &Path) -> io::Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        read_limited_into(o.open(p)?, None, &mut buf)?;
+        Ok(buf)
+    }
+
+    #[test]
+    fn files_opened_through_a_kept_directory_are_the_files_named() {
+        let d = tempfile::tempdir().expect("tempdir");
+        for (dir, name, body) in [("a", "x", "ax"), ("a", "y", "ay"), ("b", "x", "bx")] {
+            std::fs::create_dir_all(d.path().join(dir)).expect("mkdir");
+            std::fs::write(d.path().join(dir).join(name), body).expect("write");
+        }
+        let mut o = DirOpener::default();
+        for (p, want) in [("a/x", "ax"), ("a/y", "ay"), ("b/x", "bx"), ("a/x", "ax")] {
+            assert_eq!(read(&mut o, &d.path().join(p)).expect(p), want.as_bytes());
+        }
+        let e = read(&mut o, &d.path().join("a/none")).expect_err("missing");
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        let e = read(&mut o, &d.path().join("c/x")).expect_err("missing directory");
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        // A directory named as a file opens and does not read.
+        assert!(read(&mut o, &d.path().join("a/..")).is_err());
+        assert!(read(&mut o, d.path()).is_err());
+    }
+
+    #[test]
+    fn a_limited_read_keeps_the_limit_and_a_line_and_counts_everything() {
+        let body = vec![b'x'; botscope_robotstxt::MAX_LINE_LEN * 3];
+        let mut buf = b"kept".to_vec();
+        let total = read_limited_into(&body[..], Some(10), &mut buf).expect("read");
+        assert_eq!(total, body.len() as u64);
+        assert_eq!(buf.len(), 4 + 10 + botscope_robotstxt::MAX_LINE_LEN + 1);
+        assert!(buf.starts_with(b"kept"));
+    }
 }
