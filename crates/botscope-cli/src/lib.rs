@@ -666,6 +666,12 @@ pub struct GateArgs {
     /// Log `allow` decisions too.
     #[arg(long, requires = "decision_log")]
     pub decision_log_all: bool,
+    /// Log trap events to FILE, a line each, time first, the client's address literal
+    /// (for fail2ban): a catch, an anchor strike, a forged trap link, an exempt client,
+    /// and each refusal of a client a trap caught. Written and rotated as the decision
+    /// log is (--decision-log-max).
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
     /// Refresh the operators' published address lists (the registry's ip_sources)
     /// this often, as `bots update` applies them (a list that is not one, or that would
     /// remove more than half of a bot's addresses, is refused and the old one kept; what

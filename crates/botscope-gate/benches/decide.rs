@@ -122,6 +122,7 @@ fn main() {
             now_ms: 1_000_000 + n as u64,
             navigation: true,
             passed: false,
+            trapped: botscope_policy::Trapped::NONE,
         };
         let d = policy.decide(&facts, &rates);
         times.push(t.elapsed());

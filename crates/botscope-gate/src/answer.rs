@@ -209,6 +209,82 @@ pub struct Answer {
     /// For a `license` rule: the `Link` field to the site's licence, its
     /// URL absolute (RSL section 4.5) on the site's origin.
     pub licence_link: Option<String>,
+    /// For a request under the trap prefix: what it was, what it came to.
+    /// Such a request never reaches the application.
+    pub trap: Option<(crate::trap::Hit, crate::trap::Outcome)>,
+}
+
+/// Whether the request is a prefetch (`Sec-Purpose: prefetch`, `Purpose:
+/// prefetch`, `X-moz: prefetch`): a browser fetching ahead of a person,
+/// which a trap never counts.
+pub fn is_prefetch(h: &HeaderMap) -> bool {
+    ["sec-purpose", "purpose", "x-moz", "x-purpose"]
+        .iter()
+        .any(|n| {
+            h.get_all(*n).iter().any(|v| {
+                v.to_str().is_ok_and(|v| {
+                    v.split([';', ',']).any(|w| {
+                        let w = w.trim();
+                        w.eq_ignore_ascii_case("prefetch") || w.eq_ignore_ascii_case("preview")
+                    })
+                })
+            })
+        })
+}
+
+/// A trap hit: what it came to, counted and logged. Exempt: a client the
+/// policy knows by its identity (verified by lists, reverse DNS or
+/// signature; the all-ok list) or a network `traps: exempt` lists. A HEAD
+/// and a prefetch count nothing.
+#[allow(clippy::too_many_arguments)]
+fn trap_hit(
+    g: &Gate,
+    t: &botscope_policy::Traps,
+    hit: crate::trap::Hit,
+    ip: IpAddr,
+    h: &HeaderMap,
+    method: &str,
+    known_verified: bool,
+    placed: &Placed,
+    now_ms: u64,
+) -> crate::trap::Outcome {
+    use crate::trap::{Hit, Outcome};
+    use botscope_policy::TrapKind;
+    let counts = &g.traps.catches.counts;
+    let slot = match hit {
+        Hit::Robots => 0,
+        Hit::Unknown => 3,
+    };
+    counts.hits[slot].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if method.eq_ignore_ascii_case("HEAD") || is_prefetch(h) {
+        return Outcome::Ignored;
+    }
+    let ip_n = botscope_botid::normalize(ip);
+    if known_verified
+        || placed.category == Category::AllOk
+        || t.exempt.iter().any(|r| r.contains(ip_n))
+    {
+        counts
+            .exempt
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        return Outcome::Exempt;
+    }
+    match hit {
+        Hit::Robots if t.has(TrapKind::Robots) => {
+            g.traps
+                .catches
+                .record(ip, TrapKind::Robots, 0, true, now_ms, t)
+        }
+        Hit::Robots => Outcome::Ignored,
+        // A link the gate never made: an anchor strike at most, never a
+        // catch by itself.
+        Hit::Unknown if t.has(TrapKind::Anchor) => {
+            g.traps
+                .catches
+                .record(ip, TrapKind::Anchor, u64::MAX, false, now_ms, t)
+        }
+        Hit::Unknown => Outcome::Forged,
+    }
 }
 
 fn unix_now_ms() -> u64 {
@@ -308,6 +384,21 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
         text(h, header::ACCEPT).as_deref(),
         path,
     );
+    let trap_cfg = snap.policy.as_ref().and_then(|p| p.traps.as_ref());
+    let now_ms = unix_now_ms();
+    let trap = trap_cfg.and_then(|t| {
+        let paths = g.traps.paths(&g.challenges.key());
+        let hit = paths.hit(&botscope_policy::normalize_target(path))?;
+        let verified = identity == Some(Identity::Verified);
+        let outcome = trap_hit(g, t, hit, ip, h, method, verified, &placed, now_ms);
+        if let Some(ev) = &g.events {
+            ev.trap(ip, hit, outcome, method, path, user_agent);
+        }
+        Some((hit, outcome))
+    });
+    let trapped = trap_cfg.map_or(botscope_policy::Trapped::NONE, |t| {
+        g.traps.catches.trapped(ip, now_ms, t)
+    });
     // The counters' slot of the deciding rule (see `Snapshot::counters`).
     let mut slot_of = 0;
     let mut price = None;
@@ -321,7 +412,6 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
                     .as_ref()
                     .is_some_and(|m| !m.check_path(token, p.as_bytes()).allowed)
             };
-            let now_ms = unix_now_ms();
             macro_rules! facts {
                 () => {
                     Facts {
@@ -339,6 +429,7 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
                         now_ms,
                         navigation,
                         passed,
+                        trapped,
                     }
                 };
             }
@@ -424,7 +515,14 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
     } else {
         (None, None)
     };
+    if trapped.any()
+        && !matches!(action, Action::Allow | Action::Label)
+        && let Some(ev) = &g.events
+    {
+        ev.refusal(ip, &rule, action, method, path);
+    }
     let a = Answer {
+        trap,
         licence,
         licence_link,
         client: ip,
@@ -623,6 +721,11 @@ pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Fro
 /// The answer to a front server (or, standalone, to the client) for a
 /// decided request whose target was `uri`.
 pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &str) -> Response {
+    if let Some((_, outcome)) = a.trap
+        && (g.config.report_only || matches!(a.action, Action::Allow | Action::Label))
+    {
+        return trap_page(a, outcome, front);
+    }
     if g.config.report_only {
         // Decided, logged and counted; allowed. The front server and the
         // application see what would have been done.
@@ -703,6 +806,37 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
     blank_labels(g, r.headers_mut());
     r
 }
+
+/// The answer to a trap path the policy lets through: never the
+/// application's page. nginx's `auth_request` hears 403; standalone and
+/// Caddy, a page that says what the link is (404), or 204 to a prefetch.
+fn trap_page(a: &Answer, outcome: crate::trap::Outcome, front: Front) -> Response {
+    let mut r = match front {
+        Front::AuthRequest => StatusCode::FORBIDDEN.into_response(),
+        Front::Forward if outcome == crate::trap::Outcome::Ignored => {
+            StatusCode::NO_CONTENT.into_response()
+        }
+        Front::Forward => {
+            let mut r = (StatusCode::NOT_FOUND, TRAP_PAGE).into_response();
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            r
+        }
+    };
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r.headers_mut().insert(
+        header::HeaderName::from_static("x-robots-tag"),
+        HeaderValue::from_static("noindex, nofollow"),
+    );
+    headers(r.headers_mut(), a);
+    r
+}
+
+/// What a person who follows a trap link reads.
+const TRAP_PAGE: &str = "Nothing here: this address is a trap for crawlers.\n\nIt is linked only where a person does not see it, and robots.txt tells every crawler to keep out of it. If you are a person and followed it by accident, nothing has happened: go back to the page you came from.\n";
 
 /// A `license` rule's answer fields: the `Link` to the licence, and for a
 /// refusal the `WWW-Authenticate: License` challenge, its status in
@@ -945,7 +1079,16 @@ pub(crate) async fn robots_txt(
         None => snap.lists.place(ip),
     };
     let (file, body) = choose(&snap.robots, &placed);
-    let mut r = (StatusCode::OK, body.to_vec()).into_response();
+    let traps = snap.policy.as_ref().and_then(|p| p.traps.as_ref());
+    let body: Vec<u8> = match (traps, snap.robots.get(file)) {
+        (Some(_), Some(arc)) => {
+            let paths = g.traps.paths(&g.challenges.key());
+            g.traps.served(arc, &paths).to_vec()
+        }
+        (Some(_), None) => g.traps.paths(&g.challenges.key()).inject(body),
+        (None, _) => body.to_vec(),
+    };
+    let mut r = (StatusCode::OK, body).into_response();
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_TYPE,

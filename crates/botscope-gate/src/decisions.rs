@@ -58,10 +58,21 @@ impl DecisionLog {
     /// replaces) that is not a decision log, is refused: nothing of it is
     /// touched.
     pub fn open(cfg: &DecisionLogConfig) -> std::io::Result<DecisionLog> {
+        DecisionLog::open_as(cfg, |b| b == b'{', "a decision log", "--decision-log")
+    }
+
+    /// Opens a log whose lines start with a byte `first` accepts (`what`
+    /// it is, and the option naming it, for the refusal).
+    fn open_as(
+        cfg: &DecisionLogConfig,
+        first: fn(u8) -> bool,
+        what: &'static str,
+        option: &'static str,
+    ) -> std::io::Result<DecisionLog> {
         let mut rotated = cfg.path.as_os_str().to_owned();
         rotated.push(".1");
         for p in [cfg.path.as_path(), Path::new(&rotated)] {
-            ours_or_absent(p)?;
+            ours_or_absent(p, first, what, option)?;
         }
         let file = open_append(&cfg.path)?;
         let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
@@ -83,6 +94,7 @@ impl DecisionLog {
             failed: log.failed.clone(),
             reopened: log.reopened.clone(),
             reopen: log.reopen.clone(),
+            kind: (first, what, option),
         };
         std::thread::Builder::new()
             .name("decision-log".into())
@@ -141,12 +153,102 @@ impl DecisionLog {
     }
 }
 
+/// The event log (`--events FILE`): one line per trap hit that came to
+/// something (a catch, a strike, a forged link, an exempt client) and per
+/// refusal of a client a trap caught, for fail2ban and its kin: the time
+/// (RFC 3339, UTC) first, then the event, then `key=value` fields, the
+/// client's address literal, every stranger's value quoted and escaped:
+///
+/// ```text
+/// 2026-12-06T18:20:00Z catch kind=robots client=203.0.113.9 method=GET path="/t-…/…" ua="curl/8.5"
+/// 2026-12-06T18:20:01Z refuse rule="trapped" action=deny client=203.0.113.9 method=GET path="/"
+/// ```
+///
+/// Written as the decision log is (a thread, a bounded queue, lines it
+/// cannot take counted, rotation, reopening).
+#[derive(Debug)]
+pub struct EventLog(pub DecisionLog);
+
+impl EventLog {
+    /// Opens (appends to) `cfg.path`; a file there that is not an event
+    /// log (its first byte not a digit) or a symlink is refused.
+    pub fn open(cfg: &DecisionLogConfig) -> std::io::Result<EventLog> {
+        DecisionLog::open_as(cfg, |b| b.is_ascii_digit(), "an event log", "--events").map(EventLog)
+    }
+
+    /// A trap hit.
+    pub fn trap(
+        &self,
+        client: std::net::IpAddr,
+        hit: crate::trap::Hit,
+        outcome: crate::trap::Outcome,
+        method: &str,
+        path: &str,
+        user_agent: &str,
+    ) {
+        use crate::trap::{Hit, Outcome};
+        let kind = match (outcome, hit) {
+            (Outcome::Caught(k), _) => k.as_str(),
+            (_, Hit::Robots) => "robots",
+            (Outcome::Strike, _) => "anchor",
+            (_, Hit::Unknown) => "unknown",
+        };
+        if outcome == Outcome::Ignored {
+            return;
+        }
+        self.0.send(format!(
+            "{} {} kind={kind} client={} method={} path=\"{}\" ua=\"{}\"",
+            now_rfc3339(),
+            outcome.as_str(),
+            botscope_botid::normalize(client),
+            botscope_text::field(&method.chars().take(16).collect::<String>()),
+            quote(path),
+            quote(user_agent),
+        ));
+    }
+
+    /// A refusal of a client a trap caught.
+    pub fn refusal(
+        &self,
+        client: std::net::IpAddr,
+        rule: &str,
+        action: Action,
+        method: &str,
+        path: &str,
+    ) {
+        self.0.send(format!(
+            "{} refuse rule=\"{}\" action={} client={} method={} path=\"{}\"",
+            now_rfc3339(),
+            quote(rule),
+            action.as_str(),
+            botscope_botid::normalize(client),
+            botscope_text::field(&method.chars().take(16).collect::<String>()),
+            quote(path),
+        ));
+    }
+}
+
+/// A stranger's value inside `"…"`: escaped, a quote as `\x22`, at most
+/// 1 KiB.
+fn quote(s: &str) -> String {
+    let mut end = s.len().min(1024);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    botscope_text::field(&s[..end]).replace('"', "\\x22")
+}
+
 /// Refuses `path` when it is a symlink, not a regular file, or a file
-/// whose first byte is not a JSON object's (not a decision log).
-fn ours_or_absent(path: &Path) -> std::io::Result<()> {
+/// whose first byte `first_ok` refuses (not a log of this kind).
+fn ours_or_absent(
+    path: &Path,
+    first_ok: fn(u8) -> bool,
+    what: &str,
+    option: &str,
+) -> std::io::Result<()> {
     let refuse = |why: &str| {
         Err(std::io::Error::other(format!(
-            "{}: {why}; it is left as it is (give another --decision-log)",
+            "{}: {why}; it is left as it is (give another {option})",
             path.display()
         )))
     };
@@ -163,8 +265,8 @@ fn ours_or_absent(path: &Path) -> std::io::Result<()> {
     }
     let mut first = [0u8; 1];
     let n = std::io::Read::read(&mut std::fs::File::open(path)?, &mut first)?;
-    if n == 1 && first[0] != b'{' {
-        return refuse("not a decision log");
+    if n == 1 && !first_ok(first[0]) {
+        return refuse(&format!("not {what}"));
     }
     Ok(())
 }
@@ -251,6 +353,9 @@ struct Writer {
     failed: Arc<AtomicU64>,
     reopened: Arc<AtomicU64>,
     reopen: Arc<std::sync::atomic::AtomicBool>,
+    /// The check of a file found at the path: its first byte, what it is,
+    /// the option naming it.
+    kind: (fn(u8) -> bool, &'static str, &'static str),
 }
 
 /// The file's identity, to tell when the path names another file.
@@ -288,7 +393,9 @@ impl Writer {
                     _ => true,
                 };
                 if asked || moved {
-                    match ours_or_absent(&self.path).and_then(|()| open_append(&self.path)) {
+                    match ours_or_absent(&self.path, self.kind.0, self.kind.1, self.kind.2)
+                        .and_then(|()| open_append(&self.path))
+                    {
                         Ok(f) => {
                             size = f.metadata().map_or(0, |m| m.len());
                             file = f;
@@ -432,6 +539,7 @@ mod tests {
             failed: Arc::default(),
             reopened: Arc::default(),
             reopen: Arc::default(),
+            kind: (|b| b == b'{', "a decision log", "--decision-log"),
         };
         let (written, failed) = (w.written.clone(), w.failed.clone());
         let t = std::thread::spawn(move || w.run(&rx, file));

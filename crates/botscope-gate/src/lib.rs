@@ -74,6 +74,7 @@ pub mod replay;
 pub mod resp;
 pub mod signature;
 pub mod state;
+pub mod trap;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -208,6 +209,9 @@ pub struct Config {
     pub rate_keys: usize,
     /// The decision log (`--decision-log`), when kept.
     pub decision_log: Option<decisions::DecisionLogConfig>,
+    /// The event log (`--events`): trap catches and the refusals they
+    /// caused, a line each, for fail2ban.
+    pub events: Option<decisions::DecisionLogConfig>,
     /// The operators' lists refreshed on a schedule (`--refresh-lists`).
     pub refresh: Option<refresh::RefreshConfig>,
     /// How challenges are made (`--challenge-key` …); none, or an empty
@@ -285,6 +289,7 @@ impl Config {
             policy: None,
             rate_keys: botscope_policy::DEFAULT_MAX_KEYS,
             decision_log: None,
+            events: None,
             refresh: None,
             challenge: None,
             report_only: false,
@@ -362,6 +367,10 @@ pub struct Gate {
     pub latency: metrics::Latency,
     /// The decision log, when one is kept.
     pub decision_log: Option<decisions::DecisionLog>,
+    /// The event log (`--events`), when one is kept.
+    pub events: Option<decisions::EventLog>,
+    /// The trap paths and what they caught.
+    pub traps: trap::TrapState,
     /// Challenges and passes.
     pub challenges: challenge::Challenges,
     /// The last refresh of the operators' lists.
@@ -585,6 +594,13 @@ impl Gate {
                 .map(decisions::DecisionLog::open)
                 .transpose()
                 .map_err(|e| Error::DecisionLog(e.to_string()))?,
+            events: config
+                .events
+                .as_ref()
+                .map(decisions::EventLog::open)
+                .transpose()
+                .map_err(|e| Error::DecisionLog(e.to_string()))?,
+            traps: trap::TrapState::default(),
             config,
             current: ArcSwap::from_pointee(snap),
             seen: Mutex::new(seen),

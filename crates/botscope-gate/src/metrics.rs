@@ -236,6 +236,62 @@ pub fn render(g: &Gate) -> String {
             l.failed.load(Ordering::Relaxed)
         );
     }
+    if let Some(l) = &g.events {
+        let l = &l.0;
+        let _ = writeln!(
+            o,
+            "# HELP botscope_gate_event_log_lines_total Event log lines by fate (dropped: the writer's queue was full; failed: the disk refused them)."
+        );
+        let _ = writeln!(o, "# TYPE botscope_gate_event_log_lines_total counter");
+        for (fate, n) in [
+            ("written", l.written.load(Ordering::Relaxed)),
+            ("dropped", l.dropped.load(Ordering::Relaxed)),
+            ("failed", l.failed.load(Ordering::Relaxed)),
+        ] {
+            let _ = writeln!(
+                o,
+                "botscope_gate_event_log_lines_total{{fate=\"{fate}\"}} {n}"
+            );
+        }
+    }
+    let c = &g.traps.catches.counts;
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_trap_hits_total Requests for a trap path, by kind (unknown: a path under the prefix the gate never made)."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_trap_hits_total counter");
+    for (kind, n) in ["robots", "script", "anchor", "unknown"]
+        .iter()
+        .zip(&c.hits)
+    {
+        let _ = writeln!(
+            o,
+            "botscope_gate_trap_hits_total{{kind=\"{kind}\"}} {}",
+            n.load(Ordering::Relaxed)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_trap_catches_total Clients caught, by kind."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_trap_catches_total counter");
+    for ((kind, _), n) in botscope_policy::TrapKind::ALL.iter().zip(&c.caught) {
+        let _ = writeln!(
+            o,
+            "botscope_gate_trap_catches_total{{kind=\"{kind}\"}} {}",
+            n.load(Ordering::Relaxed)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_trap_exempt_total Trap hits from clients known by their identity or an exempt network."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_trap_exempt_total counter");
+    let _ = writeln!(
+        o,
+        "botscope_gate_trap_exempt_total {}",
+        c.exempt.load(Ordering::Relaxed)
+    );
     let _ = writeln!(
         o,
         "# HELP botscope_gate_decision_seconds Time from a request's arrival to its decision."

@@ -614,7 +614,8 @@ pub(crate) async fn handle(
         botscope_policy::Action::Allow | botscope_policy::Action::Label
     ) || paid.is_some()
         || licensed);
-    if refused && a.enforced {
+    // A trap path never reaches the application.
+    if (refused && a.enforced) || a.trap.is_some() {
         return answer::respond(g, &a, req.headers(), Front::Forward, &target);
     }
     // A WebSocket, and nothing else, is ever upgraded: the client's side,

@@ -449,6 +449,7 @@ pub fn replay_with(
             now_ms: u64::try_from(rec.time).unwrap_or(0).saturating_mul(1000),
             navigation: botscope_policy::is_navigation(None, None, None, &rec.path),
             passed: false,
+            trapped: botscope_policy::Trapped::NONE,
         };
         let d = policy.decide(&facts, &rates);
         let decided = Decided {

@@ -159,6 +159,7 @@ fn hurts(policy: &Policy) -> Vec<Finding> {
         now_ms: 1_000,
         navigation: true,
         passed: false,
+        trapped: crate::Trapped::NONE,
     };
     let googlebot = Facts {
         user_agent: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
@@ -257,7 +258,32 @@ pub fn warnings(policy: &Policy) -> Vec<Finding> {
     let mut out = unreachable(policy);
     out.extend(slow_rates(policy));
     out.extend(hurts(policy));
+    out.extend(traps_off(policy));
     out
+}
+
+/// Warnings for `trapped:` rules naming a kind the policy's `traps:` does
+/// not switch on: no such catch ever happens.
+fn traps_off(policy: &Policy) -> Vec<Finding> {
+    let on = policy.traps.as_ref().map_or(0, |t| t.kinds);
+    policy
+        .rules
+        .iter()
+        .filter_map(|r| {
+            let (kinds, _) = r.when.trapped?;
+            (kinds & on == 0).then(|| Finding {
+                file: policy.file.clone(),
+                line: r.line,
+                rule: Some(r.name.clone()),
+                severity: Severity::Warning,
+                message: if on == 0 {
+                    "`trapped:` with no `traps:` in the policy: no trap link is served, so this rule never applies".to_owned()
+                } else {
+                    "`trapped:` names only trap kinds that `traps: kinds` does not switch on: this rule never applies".to_owned()
+                },
+            })
+        })
+        .collect()
 }
 
 /// Warnings for `charge` rules whose paths the site's robots.txt (`body`,

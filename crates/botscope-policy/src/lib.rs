@@ -11,7 +11,7 @@
 //! is an error.
 //!
 //! ```
-//! use botscope_policy::{Action, Facts, Identity, Rates, Signature, parse};
+//! use botscope_policy::{Action, Facts, Identity, Rates, Signature, Trapped, parse};
 //!
 //! let registry = botscope_botid::Registry::bundled();
 //! let text = "
@@ -44,6 +44,7 @@
 //!     now_ms: 1_000,
 //!     navigation: true,
 //!     passed: false,
+//!     trapped: Trapped::NONE,
 //! };
 //! let answers: Vec<_> = (0..3).map(|_| policy.decide(&scraper, &rates)).collect();
 //! assert_eq!(answers[0].action, Action::Allow);
@@ -67,15 +68,15 @@ mod target;
 
 pub use check::priced_but_closed;
 pub use model::{
-    Action, BROWSER, DISOBEDIENT, Decision, Facts, Identity, LISTS, Signature, UNREGISTERED_BOT,
-    list_bit,
+    Action, BROWSER, DISOBEDIENT, Decision, Facts, Identity, LISTS, Signature, TrapKind, Trapped,
+    UNREGISTERED_BOT, list_bit,
 };
 pub use parse::{
-    MAX_ITEMS, MAX_NAME_CHARS, MAX_PATTERN_BYTES, MAX_POLICY_BYTES, MAX_REGEX_BYTES,
-    MAX_REGEX_CHARS, MAX_RULES, Parsed, categories, parse,
+    MAX_HOLD_MS, MAX_ITEMS, MAX_NAME_CHARS, MAX_PATTERN_BYTES, MAX_POLICY_BYTES, MAX_REGEX_BYTES,
+    MAX_REGEX_CHARS, MAX_RULES, Parsed, categories, duration_ms, parse,
 };
 pub use policy::{
-    Conditions, PASS_FACTOR, PathCase, PathSet, Policy, Refused, Rule, SUBRESOURCE_FACTOR,
+    Conditions, PASS_FACTOR, PathCase, PathSet, Policy, Refused, Rule, SUBRESOURCE_FACTOR, Traps,
     is_protocol_file,
 };
 pub use presets::{PRESETS, preset};

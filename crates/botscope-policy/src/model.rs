@@ -147,6 +147,83 @@ impl Signature {
     }
 }
 
+/// A kind of trap link (the policy's `traps: kinds:`), each with its own
+/// certainty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TrapKind {
+    /// A path that appears only as a `Disallow:` line of the robots.txt
+    /// the gate serves: only a client that read robots.txt and did the
+    /// opposite knows it. Caught on the first request.
+    Robots,
+    /// A link inside `<script type="ignore">`, which no HTML parser,
+    /// browser or screen reader follows; only a crude link extractor does.
+    /// Caught on the first request.
+    Script,
+    /// A hidden, `nofollow` link whose text says it is a trap: a person
+    /// without CSS could still follow it once, so the first hit explains
+    /// and a second distinct one within the window catches.
+    Anchor,
+}
+
+impl TrapKind {
+    /// Every kind, as written.
+    pub const ALL: [(&'static str, TrapKind); 3] = [
+        ("robots", TrapKind::Robots),
+        ("script", TrapKind::Script),
+        ("anchor", TrapKind::Anchor),
+    ];
+
+    /// The name as written.
+    pub fn as_str(self) -> &'static str {
+        TrapKind::ALL[self as usize].0
+    }
+
+    /// The kind a name stands for.
+    pub fn parse(s: &str) -> Option<TrapKind> {
+        TrapKind::ALL.iter().find(|(n, _)| *n == s).map(|(_, k)| *k)
+    }
+
+    /// Its bit in a set of kinds.
+    pub fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// The catches a client has against it: for each [`TrapKind`], how long
+/// ago (in milliseconds) it was last caught by one, if it was and the
+/// catch is still held.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Trapped {
+    /// By kind, in [`TrapKind`] order.
+    pub age_ms: [Option<u64>; 3],
+}
+
+impl Trapped {
+    /// Not caught.
+    pub const NONE: Trapped = Trapped { age_ms: [None; 3] };
+
+    /// Caught by `kind` `age_ms` ago (the latest catch of a kind counts).
+    pub fn with(mut self, kind: TrapKind, age_ms: u64) -> Trapped {
+        let slot = &mut self.age_ms[kind as usize];
+        *slot = Some(slot.map_or(age_ms, |a| a.min(age_ms)));
+        self
+    }
+
+    /// Whether a kind among `kinds` (bits) caught the client at most
+    /// `within_ms` ago (any age when `None`).
+    pub fn by(&self, kinds: u8, within_ms: Option<u64>) -> bool {
+        TrapKind::ALL.iter().any(|(_, k)| {
+            kinds & k.bit() != 0
+                && self.age_ms[*k as usize].is_some_and(|a| within_ms.is_none_or(|w| a <= w))
+        })
+    }
+
+    /// Whether any kind caught the client.
+    pub fn any(&self) -> bool {
+        self.age_ms.iter().any(Option::is_some)
+    }
+}
+
 /// The category of a client whose User-Agent says it is a robot but names
 /// no registered one (`python-requests`, `curl`, `Go-http-client`, a
 /// scraper naming itself).
@@ -222,6 +299,9 @@ pub struct Facts<'a> {
     /// times higher for it, and a `challenge` rule without a rate does
     /// not apply to it.
     pub passed: bool,
+    /// The trap links that caught it (its address, or its network once
+    /// enough of that network's addresses were caught).
+    pub trapped: Trapped,
 }
 
 impl std::fmt::Debug for Facts<'_> {
@@ -241,6 +321,7 @@ impl std::fmt::Debug for Facts<'_> {
             .field("now_ms", &self.now_ms)
             .field("navigation", &self.navigation)
             .field("passed", &self.passed)
+            .field("trapped", &self.trapped)
             .finish()
     }
 }

@@ -8,10 +8,10 @@ use marked_yaml::{LoaderOptions, Node, Span};
 
 use crate::check;
 use crate::model::{
-    Action, BROWSER, Identity, LISTS, Signature, UNREGISTERED_BOT, identity_bits, list_bit,
-    signature_bits,
+    Action, BROWSER, Identity, LISTS, Signature, TrapKind, UNREGISTERED_BOT, identity_bits,
+    list_bit, signature_bits,
 };
-use crate::policy::{Conditions, PathCase, PathSet, Policy, Rule};
+use crate::policy::{Conditions, PathCase, PathSet, Policy, Rule, Traps};
 use crate::rate::Rate;
 use crate::{Finding, Severity};
 
@@ -31,7 +31,7 @@ pub const MAX_PATTERN_BYTES: usize = 2_048;
 /// Longest rule name.
 pub const MAX_NAME_CHARS: usize = 100;
 
-const TOP_KEYS: &[&str] = &["rules", "default", "version", "path_case"];
+const TOP_KEYS: &[&str] = &["rules", "default", "version", "path_case", "traps"];
 const RULE_KEYS: &[&str] = &[
     "name",
     "action",
@@ -50,7 +50,41 @@ const RULE_KEYS: &[&str] = &[
     "rate",
     "headers",
     "price",
+    "trapped",
 ];
+const TRAP_KEYS: &[&str] = &["kinds", "hold", "window", "widen", "exempt"];
+/// The longest `hold:` or `within:`: a catch is not a life sentence.
+pub const MAX_HOLD_MS: u64 = 30 * 86_400_000;
+
+/// A span of time as a policy writes it: a whole number and a unit
+/// (`30s`, `10min` or `10m`, `2h`, `1d`), in milliseconds.
+pub fn duration_ms(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (n, unit) = s.split_at(split);
+    let unit_ms = match unit.trim() {
+        "s" | "sec" => 1_000,
+        "m" | "min" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => {
+            return Err(format!(
+                "`{}` is not a span of time: a number and s, min, h or d (e.g. `10min`)",
+                botscope_text::field(s)
+            ));
+        }
+    };
+    n.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit_ms))
+        .filter(|&ms| ms > 0 && ms <= MAX_HOLD_MS)
+        .ok_or_else(|| {
+            format!(
+                "`{}` must be more than nothing and at most 30 days",
+                botscope_text::field(s)
+            )
+        })
+}
 
 fn line_of(span: &Span) -> u32 {
     span.start()
@@ -171,6 +205,155 @@ impl Reader<'_> {
             }
         }
         ok.then_some(out)
+    }
+
+    /// Trap kinds: a name or a list of names, `any` for all.
+    fn trap_kinds(&mut self, node: &Node, key: &str, rule: &str) -> Option<u8> {
+        let mut known: Vec<&str> = TrapKind::ALL.iter().map(|(n, _)| *n).collect();
+        known.push("any");
+        let any = TrapKind::ALL.iter().fold(0, |m, (_, k)| m | k.bit());
+        self.words(
+            node,
+            key,
+            rule,
+            |w| match w {
+                "any" => Some(any),
+                w => TrapKind::parse(w).map(TrapKind::bit),
+            },
+            &known,
+        )
+        .map(|v| v.into_iter().fold(0, |m, b| m | b))
+    }
+
+    /// A rule's `trapped:`: kinds (`robots`, `[script, anchor]`, `any`),
+    /// or `{kind: …, within: 1h}`.
+    fn trapped(&mut self, v: &Node, rule: &str) -> Option<(u8, Option<u64>)> {
+        let Some(m) = v.as_mapping() else {
+            return self.trap_kinds(v, "trapped", rule).map(|k| (k, None));
+        };
+        let mut kinds = None;
+        let mut within = None;
+        for (k, x) in m.iter() {
+            match k.as_str() {
+                "kind" => kinds = self.trap_kinds(x, "trapped: kind", rule),
+                "within" => match x.as_scalar().map(|s| duration_ms(s.as_str())) {
+                    Some(Ok(ms)) => within = Some(ms),
+                    Some(Err(e)) => {
+                        self.err(x.span(), Some(rule), format!("`trapped: within`: {e}"))
+                    }
+                    None => self.err(
+                        x.span(),
+                        Some(rule),
+                        "`trapped: within` must be a span of time, e.g. `1h`",
+                    ),
+                },
+                other => self.err(
+                    k.span(),
+                    Some(rule),
+                    format!(
+                        "`trapped` has `kind` and `within`, not `{}`",
+                        botscope_text::quoted(other)
+                    ),
+                ),
+            }
+        }
+        // No `kind:` means any kind.
+        let any = TrapKind::ALL.iter().fold(0, |m, (_, k)| m | k.bit());
+        match (m.get_node("kind"), kinds) {
+            (Some(_), None) => None,
+            (_, k) => Some((k.unwrap_or(any), within)),
+        }
+    }
+
+    /// The top-level `traps:`.
+    fn traps(&mut self, v: &Node) -> Option<Traps> {
+        let Some(m) = v.as_mapping() else {
+            self.err(v.span(), None, "`traps` must be a mapping with `kinds:`");
+            return None;
+        };
+        let mut t = Traps::default();
+        let before = self.findings.len();
+        for (k, x) in m.iter() {
+            let key = k.as_str();
+            let time = |r: &mut Self, what: &str| -> Option<u64> {
+                match x.as_scalar().map(|s| duration_ms(s.as_str())) {
+                    Some(Ok(ms)) => Some(ms),
+                    Some(Err(e)) => {
+                        r.err(x.span(), None, format!("`traps: {what}`: {e}"));
+                        None
+                    }
+                    None => {
+                        r.err(
+                            x.span(),
+                            None,
+                            format!("`traps: {what}` must be a span of time, e.g. `1d`"),
+                        );
+                        None
+                    }
+                }
+            };
+            match key {
+                "kinds" => {
+                    if let Some(k) = self.trap_kinds(x, "traps: kinds", "traps") {
+                        t.kinds = k;
+                    }
+                }
+                "hold" => t.hold_ms = time(self, "hold").unwrap_or(t.hold_ms),
+                "window" => t.window_ms = time(self, "window").unwrap_or(t.window_ms),
+                "widen" => match x
+                    .as_scalar()
+                    .and_then(|s| s.as_str().trim().parse::<u32>().ok())
+                {
+                    Some(n) if n <= 256 => t.widen = n,
+                    _ => self.err(
+                        x.span(),
+                        None,
+                        "`traps: widen` must be a number of addresses from 0 (never widen) to 256",
+                    ),
+                },
+                "exempt" => {
+                    if let Some(items) = self.items(x, "traps: exempt", "traps") {
+                        for (n, span) in items {
+                            match IpRange::parse_any(&n) {
+                                Ok(r) => t.exempt.push(r),
+                                Err(_) => self.err(
+                                    &span,
+                                    None,
+                                    format!(
+                                        "`traps: exempt: {}` is not an address or CIDR network",
+                                        botscope_text::quoted(&n)
+                                    ),
+                                ),
+                            }
+                        }
+                    }
+                }
+                other => {
+                    let hint = closest(TRAP_KEYS.iter().copied(), other)
+                        .map(|n| format!(" (did you mean `{n}`?)"))
+                        .unwrap_or_default();
+                    self.err(
+                        k.span(),
+                        None,
+                        format!(
+                            "unknown key `traps: {}`{hint}",
+                            botscope_text::quoted(other)
+                        ),
+                    );
+                }
+            }
+        }
+        if t.kinds == 0 && m.get_node("kinds").is_none() {
+            self.err(
+                v.span(),
+                None,
+                "`traps` needs `kinds:` (robots, script, anchor)",
+            );
+        }
+        let failed = self.findings[before..]
+            .iter()
+            .any(|f| f.severity == Severity::Error);
+        (!failed).then_some(t)
     }
 
     fn rule(&mut self, node: &Node, index: usize) -> Option<Rule> {
@@ -442,6 +625,7 @@ impl Reader<'_> {
                         "`rate` must be one rate, e.g. `10/s per ip`",
                     ),
                 },
+                "trapped" => c.trapped = self.trapped(v, rule),
                 "price" => match v
                     .as_scalar()
                     .map(|s| botscope_terms::Price::parse_header(s.as_str()))
@@ -666,6 +850,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
             ),
         }
     }
+    let traps = top.get_node("traps").and_then(|v| r.traps(v));
     let Some(rules_node) = top.get_node("rules") else {
         r.err(&blank, None, "missing `rules:` list");
         return done(r, None, text);
@@ -710,6 +895,7 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
         default,
         file: file.to_owned(),
         path_case: r.path_case,
+        traps,
     };
     for f in check::warnings(&policy) {
         r.findings.push(f);

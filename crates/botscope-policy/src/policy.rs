@@ -36,6 +36,10 @@ pub struct Conditions {
     pub list: Option<u8>,
     /// The rate the key must be over.
     pub rate: Option<Rate>,
+    /// `trapped:`: caught by one of these trap kinds (bits of
+    /// [`TrapKind::bit`](crate::TrapKind::bit)), at most this long ago
+    /// in milliseconds (`None`: while the catch is held).
+    pub trapped: Option<(u8, Option<u64>)>,
 }
 
 /// Path patterns with `*` and `$`, matched by the robots.txt engine as
@@ -283,6 +287,11 @@ impl Rule {
         {
             return false;
         }
+        if let Some((kinds, within)) = c.trapped
+            && !f.trapped.by(kinds, within)
+        {
+            return false;
+        }
         if let Some(want) = c.robots {
             // No robots.txt known: nothing is closed. Closed as served, or
             // as the client spelled it (a crawler reading robots.txt as
@@ -311,6 +320,48 @@ pub struct Policy {
     pub file: String,
     /// How paths are compared (`path_case:`).
     pub path_case: PathCase,
+    /// The trap links the gate serves (`traps:`), none when absent.
+    pub traps: Option<Traps>,
+}
+
+/// The policy's `traps:`: which trap links the gate serves and how it
+/// counts what they catch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Traps {
+    /// The kinds switched on ([`TrapKind::bit`](crate::TrapKind::bit)).
+    pub kinds: u8,
+    /// How long a catch is held, in milliseconds (`hold:`, a day by
+    /// default).
+    pub hold_ms: u64,
+    /// Within how long a second distinct `anchor` link catches, in
+    /// milliseconds (`window:`, ten minutes by default).
+    pub window_ms: u64,
+    /// Distinct addresses of one /24 (IPv4) or /48 (IPv6) that must be
+    /// caught before the catch covers the whole network (`widen:`, 4 by
+    /// default; 0 never widens).
+    pub widen: u32,
+    /// Networks never caught (`exempt:`), besides the clients known by
+    /// their identity.
+    pub exempt: Vec<IpRange>,
+}
+
+impl Default for Traps {
+    fn default() -> Traps {
+        Traps {
+            kinds: 0,
+            hold_ms: 86_400_000,
+            window_ms: 600_000,
+            widen: 4,
+            exempt: Vec::new(),
+        }
+    }
+}
+
+impl Traps {
+    /// Whether `kind` is switched on.
+    pub fn has(&self, kind: crate::TrapKind) -> bool {
+        self.kinds & kind.bit() != 0
+    }
 }
 
 impl Policy {

@@ -463,6 +463,7 @@ mod tests {
             now_ms,
             navigation: true,
             passed: false,
+            trapped: crate::Trapped::NONE,
         }
     }
 

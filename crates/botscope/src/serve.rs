@@ -74,14 +74,15 @@ fn check_gate_paths(a: &GateArgs) -> Result<()> {
     if let Some(p) = &a.operator_token_file {
         check("--operator-token-file", p, false);
     }
-    if let Some(p) = &a.decision_log {
+    for (flag, p) in [("--decision-log", &a.decision_log), ("--events", &a.events)] {
+        let Some(p) = p else { continue };
         let dir = match p.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => std::path::Path::new("."),
         };
         if let Some(why) = wrong_at(dir, true) {
             problems.push(format!(
-                "--decision-log {}: its directory {}: {why} (make it first: mkdir -p)",
+                "{flag} {}: its directory {}: {why} (make it first: mkdir -p)",
                 botscope_text::field(&p.display().to_string()),
                 botscope_text::field(&dir.display().to_string())
             ));
@@ -194,6 +195,14 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
                 max_bytes: a.decision_log_max,
             }
         }),
+        events: a
+            .events
+            .as_ref()
+            .map(|path| botscope_gate::decisions::DecisionLogConfig {
+                path: path.clone(),
+                all: true,
+                max_bytes: a.decision_log_max,
+            }),
         connections: botscope_http::server::ConnectionLimits {
             connections: usize::try_from(a.max_connections)?,
             per_client: usize::try_from(a.max_connections_per_client)?,

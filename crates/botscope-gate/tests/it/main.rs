@@ -8,6 +8,7 @@ mod keys;
 mod licence;
 mod pay;
 mod standalone;
+mod traps;
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};

@@ -28,6 +28,7 @@ fn req<'a>(path: &'a str, ua: &'a str) -> Facts<'a> {
         now_ms: 1_000_000,
         navigation: true,
         passed: false,
+        trapped: botscope_policy::Trapped::NONE,
     }
 }
 
@@ -988,4 +989,159 @@ fn the_guides_recipes_do_what_they_say() {
         (d.action, d.rule, d.labels.len()),
         (Action::Allow, "default", 1)
     );
+}
+
+#[test]
+fn trapped_rules_read_the_catch_by_kind_and_age() {
+    use botscope_policy::{TrapKind, Trapped};
+    let p = compile(
+        "
+traps:
+  kinds: [robots, script, anchor]
+  hold: 2d
+  window: 5min
+  widen: 3
+  exempt: [192.0.2.0/24, 2001:db8::/32]
+rules:
+  - name: liars
+    trapped: [robots, script]
+    action: deny
+  - name: recent-anchor
+    trapped: {kind: anchor, within: 1h}
+    action: challenge
+  - name: any-trap
+    trapped: any
+    action: limit
+default: allow
+",
+    );
+    let t = p.traps.as_ref().expect("traps");
+    assert_eq!(t.kinds, 0b111);
+    assert_eq!(
+        (t.hold_ms, t.window_ms, t.widen),
+        (2 * 86_400_000, 300_000, 3)
+    );
+    assert_eq!(t.exempt.len(), 2);
+    assert!(t.has(TrapKind::Anchor));
+    let rates = Rates::default();
+    let decide = |trapped: Trapped| {
+        let f = Facts {
+            trapped,
+            ..req("/", "Mozilla/5.0")
+        };
+        let d = p.decide(&f, &rates);
+        (d.action, d.rule.to_owned())
+    };
+    assert_eq!(decide(Trapped::NONE), (Action::Allow, "default".into()));
+    let robots = Trapped::NONE.with(TrapKind::Robots, 86_000_000);
+    assert_eq!(decide(robots), (Action::Deny, "liars".into()));
+    let anchor = |age| Trapped::NONE.with(TrapKind::Anchor, age);
+    assert_eq!(
+        decide(anchor(3_600_000)),
+        (Action::Challenge, "recent-anchor".into())
+    );
+    // Older than the rule's `within`: the next rule that holds.
+    assert_eq!(
+        decide(anchor(3_600_001)),
+        (Action::Limit, "any-trap".into())
+    );
+    // The latest catch of a kind counts.
+    assert!(
+        anchor(9_000_000)
+            .with(TrapKind::Anchor, 10)
+            .by(TrapKind::Anchor.bit(), Some(10))
+    );
+    // Without `traps:`, nothing is set up and no rule names a catch.
+    assert!(compile("rules: []\ndefault: allow\n").traps.is_none());
+}
+
+#[test]
+fn trap_settings_that_cannot_be_read_are_errors() {
+    let cases = [
+        (
+            "traps: {kinds: [robots, honey]}\nrules: []\ndefault: allow\n",
+            "`traps: kinds: honey` is not one of robots, script, anchor, any",
+        ),
+        (
+            "traps: {kinds: robots, hold: forever}\nrules: []\ndefault: allow\n",
+            "`traps: hold`: `forever` is not a span of time",
+        ),
+        (
+            "traps: {kinds: robots, hold: 31d}\nrules: []\ndefault: allow\n",
+            "at most 30 days",
+        ),
+        (
+            "traps: {kinds: robots, widen: -1}\nrules: []\ndefault: allow\n",
+            "`traps: widen` must be a number",
+        ),
+        (
+            "traps: {kinds: robots, exempt: [nowhere]}\nrules: []\ndefault: allow\n",
+            "`traps: exempt: nowhere` is not an address",
+        ),
+        (
+            "traps: {kinds: robots, hodl: 1d}\nrules: []\ndefault: allow\n",
+            "unknown key `traps: hodl` (did you mean `hold`?)",
+        ),
+        (
+            "traps: {hold: 1d}\nrules: []\ndefault: allow\n",
+            "`traps` needs `kinds:`",
+        ),
+        (
+            "rules:\n  - name: t\n    trapped: maybe\n    action: deny\ndefault: allow\n",
+            "`trapped: maybe` is not one of robots, script, anchor, any",
+        ),
+        (
+            "rules:\n  - name: t\n    trapped: {kind: robots, within: 0s}\n    action: deny\ndefault: allow\n",
+            "`trapped: within`: `0s` must be more than nothing",
+        ),
+        (
+            "rules:\n  - name: t\n    trapped: {since: 1h}\n    action: deny\ndefault: allow\n",
+            "`trapped` has `kind` and `within`, not `since`",
+        ),
+    ];
+    for (text, want) in cases {
+        let got = messages(text);
+        assert!(
+            got.iter().any(|m| m.contains(want)),
+            "{text}\n{want}\n{got:?}"
+        );
+    }
+}
+
+#[test]
+fn a_trapped_rule_no_trap_can_set_is_warned_of() {
+    let off = "rules:\n  - name: t\n    trapped: robots\n    action: deny\ndefault: allow\n";
+    assert!(
+        messages(off).iter().any(|m| m.contains("no `traps:`")),
+        "{:?}",
+        messages(off)
+    );
+    let other = format!("traps: {{kinds: anchor}}\n{off}");
+    assert!(
+        messages(&other)
+            .iter()
+            .any(|m| m.contains("does not switch on"))
+    );
+    let on = format!("traps: {{kinds: [robots]}}\n{off}");
+    assert!(messages(&on).is_empty(), "{:?}", messages(&on));
+}
+
+/// docs/gate.md's "Trap links" policy, as written.
+#[test]
+fn the_guides_trap_policy_reads_as_written() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gate.md"),
+    )
+    .expect("docs/gate.md");
+    let section = &doc[doc.find("### Trap links").expect("section")..];
+    let block = section
+        .split("```yaml\n")
+        .nth(1)
+        .map(|b| &b[..b.find("```").expect("closed")])
+        .expect("a yaml block");
+    let text = format!("default: allow\n{block}");
+    assert!(messages(&text).is_empty(), "{:?}", messages(&text));
+    let p = compile(&text);
+    let t = p.traps.expect("traps");
+    assert_eq!((t.kinds, t.widen, t.hold_ms), (0b101, 4, 86_400_000));
 }

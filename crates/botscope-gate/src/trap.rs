@@ -1,0 +1,566 @@
+//! Trap links: paths no honest client asks for, and what their hits
+//! catch.
+//!
+//! Every trap lives under one prefix per deployment, derived from the
+//! gate's key (a fleet shares it), never a constant a scraper could skip:
+//! `/t-<10 base32 letters>/`. The prefix is disallowed in every group of
+//! the robots.txt the gate serves, and so is the `robots` kind's path
+//! beneath it, which is linked nowhere: a request for it comes from a
+//! client that read robots.txt and did the opposite, caught on the first
+//! request. Any other path under the prefix is a link the gate did not
+//! make (forged, or from an old key): logged, an `anchor` strike at most,
+//! never a catch by itself.
+//!
+//! A catch is held per exact address (an IPv4 /32, an IPv6 /64) for the
+//! policy's `hold:`; once `widen:` distinct addresses of one /24 or /48
+//! are caught, the catch covers the network. It is never keyed on a
+//! User-Agent. Memory is bounded: addresses and networks are kept in
+//! [`Recent`] maps of [`MAX_CAUGHT`] entries each, whatever clients send.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use botscope_policy::{TrapKind, Trapped, Traps};
+use ring::hmac;
+use std::sync::{Mutex, PoisonError};
+
+use crate::recent::Recent;
+
+/// Addresses (and, apart, networks) held at most.
+pub const MAX_CAUGHT: usize = 262_144;
+/// Distinct anchor links remembered per address within the window.
+const STRIKES: usize = 4;
+
+/// Where a deployment's traps live, derived from its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    /// `/t-<10 letters>/`.
+    pub prefix: String,
+    /// The `robots` kind's path: `<prefix><8 letters>`.
+    pub robots: String,
+}
+
+fn base32(bytes: &[u8], n: usize) -> String {
+    const A: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+    let mut out = String::with_capacity(n);
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for &b in bytes {
+        acc = (acc << 8) | u32::from(b);
+        bits += 8;
+        while bits >= 5 && out.len() < n {
+            bits -= 5;
+            out.push(char::from(A[((acc >> bits) & 31) as usize]));
+        }
+    }
+    out
+}
+
+impl Paths {
+    /// The paths of the deployment whose key is `key`.
+    pub fn of(key: &[u8]) -> Paths {
+        let k = hmac::Key::new(hmac::HMAC_SHA256, key);
+        let p = hmac::sign(&k, b"botscope trap prefix 1");
+        let r = hmac::sign(&k, b"botscope trap robots 1");
+        let prefix = format!("/t-{}/", base32(p.as_ref(), 10));
+        let robots = format!("{prefix}{}", base32(r.as_ref(), 8));
+        Paths { prefix, robots }
+    }
+
+    /// What a request for `path` (path and query, in normal form) is to
+    /// the traps: `None` when it is not under the prefix.
+    pub fn hit(&self, path: &str) -> Option<Hit> {
+        let p = path.split(['?', '#']).next().unwrap_or(path);
+        if !p.starts_with(&self.prefix) {
+            return None;
+        }
+        Some(if p == self.robots {
+            Hit::Robots
+        } else {
+            Hit::Unknown
+        })
+    }
+
+    /// `body` (a robots.txt) with the prefix and the `robots` path
+    /// disallowed in every group, right after each group's `User-agent`
+    /// lines (a crawler with a group of its own never reads the `*`
+    /// group); a file without a group gains a `User-agent: *` one.
+    pub fn inject(&self, body: &[u8]) -> Vec<u8> {
+        let lines = format!("Disallow: {}\nDisallow: {}\n", self.prefix, self.robots);
+        // Lone CRs end lines for crawlers: as newlines here, so that the
+        // lines are counted as the parser counts them.
+        let body: std::borrow::Cow<'_, [u8]> = if memchr::memchr(b'\r', body).is_some() {
+            let mut v = Vec::with_capacity(body.len());
+            let mut i = 0;
+            while i < body.len() {
+                match body[i] {
+                    b'\r' if body.get(i + 1) == Some(&b'\n') => {}
+                    b'\r' => v.push(b'\n'),
+                    b => v.push(b),
+                }
+                i += 1;
+            }
+            v.into()
+        } else {
+            body.into()
+        };
+        let robots = botscope_robotstxt::Robots::parse(&body);
+        // The line after which each group's Disallow lines go.
+        let mut after: Vec<u32> = robots
+            .groups
+            .iter()
+            .filter_map(|g| g.user_agents.iter().map(|u| u.line).max())
+            .collect();
+        after.sort_unstable();
+        after.dedup();
+        let mut out = Vec::with_capacity(body.len() + lines.len() * (after.len() + 1) + 16);
+        if after.is_empty() {
+            out.extend_from_slice(b"User-agent: *\n");
+            out.extend_from_slice(lines.as_bytes());
+            out.extend_from_slice(&body);
+            return out;
+        }
+        let mut next = after.iter().peekable();
+        for (i, line) in body.split_inclusive(|&b| b == b'\n').enumerate() {
+            out.extend_from_slice(line);
+            let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            if next.peek() == Some(&&n) {
+                next.next();
+                if !line.ends_with(b"\n") {
+                    out.push(b'\n');
+                }
+                out.extend_from_slice(lines.as_bytes());
+            }
+        }
+        out
+    }
+}
+
+/// What a request under the trap prefix is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hit {
+    /// The `robots` kind's path.
+    Robots,
+    /// A path the gate never made (forged, or from another key).
+    Unknown,
+}
+
+/// What a hit came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Caught by this kind.
+    Caught(TrapKind),
+    /// An anchor strike that does not catch (yet).
+    Strike,
+    /// A path the gate never made: logged, an anchor strike at most.
+    Forged,
+    /// A client known by its identity, or a network the owner exempts.
+    Exempt,
+    /// The kind is not switched on, or a HEAD (counted, never a strike).
+    Ignored,
+}
+
+impl Outcome {
+    /// The event's name (`catch`, `strike`, `forged`, `exempt`, `ignored`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Caught(_) => "catch",
+            Outcome::Strike => "strike",
+            Outcome::Forged => "forged",
+            Outcome::Exempt => "exempt",
+            Outcome::Ignored => "ignored",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct Catch {
+    /// By kind, the latest catch's time (ms).
+    at: [Option<u64>; 3],
+    /// Anchor strikes: a link's digest, its time, whether the gate made it.
+    strikes: Vec<(u64, u64, bool)>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct NetCatch {
+    /// Distinct caught addresses (their digests), at most `widen`.
+    addresses: Vec<u64>,
+    /// By kind, when the catch covered the network.
+    at: [Option<u64>; 3],
+}
+
+/// The catches of one gate (a fleet's are shared through its state).
+pub struct Catches {
+    inner: Mutex<(Recent<IpAddr, Catch>, Recent<IpAddr, NetCatch>)>,
+    /// Catches held (0: a request asks nothing).
+    held: AtomicUsize,
+    /// Hits by kind, caught by kind, exempt, forged: for `/metrics`.
+    pub counts: Counts,
+}
+
+/// What `/metrics` shows of the traps.
+#[derive(Debug, Default)]
+pub struct Counts {
+    /// Requests for a trap path, by kind (robots, script, anchor) and
+    /// for paths the gate never made.
+    pub hits: [AtomicU64; 4],
+    /// Catches by kind.
+    pub caught: [AtomicU64; 3],
+    /// Hits from clients exempt.
+    pub exempt: AtomicU64,
+}
+
+impl Default for Catches {
+    fn default() -> Catches {
+        Catches {
+            inner: Mutex::new((Recent::new(MAX_CAUGHT), Recent::new(MAX_CAUGHT))),
+            held: AtomicUsize::new(0),
+            counts: Counts::default(),
+        }
+    }
+}
+
+/// The key of an address's catch: the address (IPv4), its /64 (IPv6).
+pub fn address_key(ip: IpAddr) -> IpAddr {
+    match botscope_botid::normalize(ip) {
+        IpAddr::V6(v6) => {
+            let mut s = v6.segments();
+            for x in &mut s[4..] {
+                *x = 0;
+            }
+            IpAddr::from(s)
+        }
+        v4 => v4,
+    }
+}
+
+fn digest(ip: IpAddr) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = foldhash::fast::FixedState::with_seed(7).build_hasher();
+    std::hash::Hash::hash(&ip, &mut h);
+    h.finish()
+}
+
+impl Catches {
+    /// Records a hit of `kind` from `ip` at `now_ms` (a link's digest
+    /// `link` and whether the gate made it, for anchor strikes) and says
+    /// what it came to. The caller has ruled out exempt clients, HEAD and
+    /// prefetches.
+    pub fn record(
+        &self,
+        ip: IpAddr,
+        kind: TrapKind,
+        link: u64,
+        genuine: bool,
+        now_ms: u64,
+        t: &Traps,
+    ) -> Outcome {
+        let addr = address_key(ip);
+        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut c = g.0.get(&addr).unwrap_or_default();
+        let outcome = match kind {
+            TrapKind::Robots | TrapKind::Script if genuine => Outcome::Caught(kind),
+            _ => {
+                // Anchor: a second distinct link within the window catches,
+                // if at least one of them was the gate's.
+                c.strikes
+                    .retain(|s| now_ms.saturating_sub(s.1) <= t.window_ms && s.0 != link);
+                c.strikes.push((link, now_ms, genuine));
+                if c.strikes.len() > STRIKES {
+                    c.strikes.remove(0);
+                }
+                if c.strikes.len() >= 2 && c.strikes.iter().any(|s| s.2) {
+                    c.strikes.clear();
+                    Outcome::Caught(TrapKind::Anchor)
+                } else if genuine {
+                    Outcome::Strike
+                } else {
+                    Outcome::Forged
+                }
+            }
+        };
+        if let Outcome::Caught(k) = outcome {
+            let first = c.at.iter().all(Option::is_none);
+            c.at[k as usize] = Some(now_ms);
+            self.counts.caught[k as usize].fetch_add(1, Ordering::Relaxed);
+            if first {
+                self.held.fetch_add(1, Ordering::Relaxed);
+            }
+            if t.widen > 0 {
+                let (net, _) = botscope_policy::network_of(ip);
+                let mut n = g.1.get(&net).unwrap_or_default();
+                let d = digest(addr);
+                if !n.addresses.contains(&d) && n.addresses.len() < t.widen as usize {
+                    n.addresses.push(d);
+                }
+                if n.addresses.len() >= t.widen as usize {
+                    n.at[k as usize] = Some(now_ms);
+                }
+                g.1.insert(net, n);
+            }
+        }
+        g.0.insert(addr, c);
+        outcome
+    }
+
+    /// The catches held against `ip` (its address, or its network once
+    /// widened) at `now_ms`.
+    pub fn trapped(&self, ip: IpAddr, now_ms: u64, t: &Traps) -> Trapped {
+        if self.held.load(Ordering::Relaxed) == 0 {
+            return Trapped::NONE;
+        }
+        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out = Trapped::NONE;
+        let mut add = |at: &[Option<u64>; 3]| {
+            for (_, k) in TrapKind::ALL {
+                if let Some(when) = at[k as usize] {
+                    let age = now_ms.saturating_sub(when);
+                    if age <= t.hold_ms {
+                        out = out.with(k, age);
+                    }
+                }
+            }
+        };
+        if let Some(c) = g.0.get(&address_key(ip)) {
+            add(&c.at);
+        }
+        if t.widen > 0
+            && let Some(n) = g.1.get(&botscope_policy::network_of(ip).0)
+        {
+            add(&n.at);
+        }
+        out
+    }
+
+    /// Forgets every catch (`POST /.botscope/...`, tests).
+    pub fn clear(&self) {
+        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        g.0.clear();
+        g.1.clear();
+        self.held.store(0, Ordering::Relaxed);
+    }
+}
+
+/// A robots.txt as read, the trap paths, the file served.
+type Injected = (Arc<[u8]>, Paths, Arc<[u8]>);
+
+/// The gate's traps: the robots.txt files with their trap lines (made
+/// once per file and key), and the catches.
+#[derive(Default)]
+pub struct TrapState {
+    /// The catches.
+    pub catches: Catches,
+    /// Injected files: the file as read (held, so that its address is
+    /// not reused while cached), the key's paths, the file served.
+    served: Mutex<Vec<Injected>>,
+    paths: Mutex<Option<(Arc<Vec<u8>>, Paths)>>,
+}
+
+impl TrapState {
+    /// The trap paths under `key` (derived once per key).
+    pub fn paths(&self, key: &Arc<Vec<u8>>) -> Paths {
+        let mut g = self.paths.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*g {
+            Some((k, p)) if Arc::ptr_eq(k, key) || k == key => p.clone(),
+            _ => {
+                let p = Paths::of(key);
+                *g = Some((key.clone(), p.clone()));
+                p
+            }
+        }
+    }
+
+    /// `body` as served with the traps' lines.
+    pub fn served(&self, body: &Arc<[u8]>, paths: &Paths) -> Arc<[u8]> {
+        let mut g = self.served.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, _, s)) = g
+            .iter()
+            .find(|(b, p, _)| Arc::ptr_eq(b, body) && p == paths)
+        {
+            return s.clone();
+        }
+        let s: Arc<[u8]> = paths.inject(body).into();
+        if g.len() >= 64 {
+            g.clear();
+        }
+        g.push((body.clone(), paths.clone(), s.clone()));
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn traps() -> Traps {
+        Traps {
+            kinds: 0b111,
+            widen: 3,
+            ..Traps::default()
+        }
+    }
+
+    #[test]
+    fn paths_are_the_keys_and_every_group_disallows_them() {
+        let a = Paths::of(b"a key of thirty-two bytes or more!!");
+        let b = Paths::of(b"another key of thirty-two bytes or more");
+        assert_ne!(a.prefix, b.prefix);
+        assert!(a.prefix.starts_with("/t-") && a.prefix.len() == 14, "{a:?}");
+        assert!(a.robots.starts_with(&a.prefix) && a.robots.len() == 22);
+        assert_eq!(a.hit(&a.robots), Some(Hit::Robots));
+        assert_eq!(a.hit(&format!("{}?x=1", a.robots)), Some(Hit::Robots));
+        assert_eq!(a.hit(&a.prefix), Some(Hit::Unknown));
+        assert_eq!(a.hit(&format!("{}zz", a.prefix)), Some(Hit::Unknown));
+        assert_eq!(a.hit("/t-other/"), None);
+        for body in [
+            &b"User-agent: Googlebot\nUser-agent: bingbot\nDisallow: /x\n\nUser-agent: *\nAllow: /\nSitemap: /s.xml"[..],
+            b"User-agent: GPTBot\r\nDisallow: /\r\n\r\nUser-agent: *\r\nDisallow:",
+            b"User-agent: a\rDisallow: /p\rUser-agent: *\rDisallow: /q",
+            b"# nothing but a comment\n",
+            b"",
+            b"Disallow: /before-any-group\nUser-agent: *",
+        ] {
+            let served = a.inject(body);
+            let m = botscope_robotstxt::Matcher::new(&served);
+            for agent in ["Googlebot", "bingbot", "GPTBot", "a", "SomeBot"] {
+                assert!(
+                    !m.check_path(agent, a.robots.as_bytes()).allowed,
+                    "{agent} {}",
+                    String::from_utf8_lossy(&served)
+                );
+                assert!(!m.check_path(agent, a.prefix.as_bytes()).allowed);
+            }
+            // Everything else reads as before.
+            let before = botscope_robotstxt::Matcher::new(body);
+            for (agent, p) in [("Googlebot", "/x"), ("SomeBot", "/x"), ("a", "/p"), ("GPTBot", "/q"), ("x", "/q")] {
+                assert_eq!(
+                    m.check_path(agent, p.as_bytes()).allowed,
+                    before.check_path(agent, p.as_bytes()).allowed,
+                    "{agent} {p} {}",
+                    String::from_utf8_lossy(&served)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn certain_kinds_catch_at_once_anchors_on_the_second_link_forged_never_alone() {
+        let t = traps();
+        let c = Catches::default();
+        let ip: IpAddr = "198.51.100.7".parse().expect("ip");
+        assert_eq!(c.trapped(ip, 0, &t), Trapped::NONE);
+        assert_eq!(
+            c.record(ip, TrapKind::Robots, 0, true, 1_000, &t),
+            Outcome::Caught(TrapKind::Robots)
+        );
+        assert!(
+            c.trapped(ip, 5_000, &t)
+                .by(TrapKind::Robots.bit(), Some(4_000))
+        );
+        // Held for `hold`, then gone.
+        assert!(!c.trapped(ip, 1_000 + t.hold_ms + 1, &t).any());
+        // Anchors: one link twice is one strike; a second link catches.
+        let b: IpAddr = "2001:db8:1:2:3::9".parse().expect("ip");
+        assert_eq!(
+            c.record(b, TrapKind::Anchor, 1, true, 0, &t),
+            Outcome::Strike
+        );
+        assert_eq!(
+            c.record(b, TrapKind::Anchor, 1, true, 10, &t),
+            Outcome::Strike
+        );
+        assert!(!c.trapped(b, 20, &t).any());
+        assert_eq!(
+            c.record(b, TrapKind::Anchor, 2, true, 30, &t),
+            Outcome::Caught(TrapKind::Anchor)
+        );
+        // The same /64 is the same client.
+        let b2: IpAddr = "2001:db8:1:2:ffff::1".parse().expect("ip");
+        assert!(c.trapped(b2, 40, &t).any());
+        // Outside the window, a strike starts over.
+        let d: IpAddr = "203.0.113.5".parse().expect("ip");
+        c.record(d, TrapKind::Anchor, 1, true, 0, &t);
+        assert_eq!(
+            c.record(d, TrapKind::Anchor, 2, true, t.window_ms + 1, &t),
+            Outcome::Strike
+        );
+        // Forged links alone, however many, catch nobody.
+        let f: IpAddr = "203.0.113.77".parse().expect("ip");
+        for n in 0..10 {
+            assert_eq!(
+                c.record(f, TrapKind::Anchor, n, false, n, &t),
+                Outcome::Forged
+            );
+        }
+        assert!(!c.trapped(f, 20, &t).any());
+    }
+
+    #[test]
+    fn a_network_is_caught_only_after_enough_of_its_addresses() {
+        let t = traps();
+        let c = Catches::default();
+        let one: IpAddr = "192.0.2.1".parse().expect("ip");
+        let other: IpAddr = "192.0.2.200".parse().expect("ip");
+        // One client caught again and again never widens.
+        for n in 0..10 {
+            c.record(one, TrapKind::Robots, 0, true, n, &t);
+        }
+        assert!(!c.trapped(other, 20, &t).any());
+        c.record(
+            "192.0.2.2".parse().expect("ip"),
+            TrapKind::Script,
+            0,
+            true,
+            30,
+            &t,
+        );
+        assert!(!c.trapped(other, 40, &t).any());
+        c.record(
+            "192.0.2.3".parse().expect("ip"),
+            TrapKind::Script,
+            0,
+            true,
+            50,
+            &t,
+        );
+        let tr = c.trapped(other, 60, &t);
+        assert!(tr.by(TrapKind::Script.bit(), None) && !tr.by(TrapKind::Robots.bit(), None));
+        // Another network is untouched; `widen: 0` never widens.
+        assert!(!c.trapped("192.0.3.1".parse().expect("ip"), 60, &t).any());
+        let never = Traps {
+            widen: 0,
+            ..traps()
+        };
+        let c = Catches::default();
+        for n in 0..10u8 {
+            c.record(
+                IpAddr::from([192, 0, 2, n]),
+                TrapKind::Robots,
+                0,
+                true,
+                0,
+                &never,
+            );
+        }
+        assert!(!c.trapped(other, 1, &never).any());
+    }
+
+    #[test]
+    fn a_flood_of_addresses_holds_bounded_memory() {
+        let t = traps();
+        let c = Catches::default();
+        for n in 0..(MAX_CAUGHT as u32 * 2) {
+            c.record(
+                IpAddr::from(n.to_be_bytes()),
+                TrapKind::Robots,
+                0,
+                true,
+                0,
+                &t,
+            );
+        }
+        let g = c.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        assert!(g.0.len() <= MAX_CAUGHT && g.1.len() <= MAX_CAUGHT);
+    }
+}
