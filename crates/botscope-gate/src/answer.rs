@@ -253,7 +253,8 @@ fn trap_hit(
     let counts = &g.traps.catches.counts;
     let slot = match hit {
         Hit::Robots => 0,
-        Hit::Unknown => 3,
+        Hit::Link(l) => l.kind as usize,
+        Hit::Expired | Hit::Unknown => 3,
     };
     counts.hits[slot].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     if method.eq_ignore_ascii_case("HEAD") || is_prefetch(h) {
@@ -276,14 +277,18 @@ fn trap_hit(
                 .record(ip, TrapKind::Robots, 0, true, now_ms, t)
         }
         Hit::Robots => Outcome::Ignored,
-        // A link the gate never made: an anchor strike at most, never a
-        // catch by itself.
-        Hit::Unknown if t.has(TrapKind::Anchor) => {
+        Hit::Link(l) if t.has(l.kind) => {
+            g.traps.catches.record(ip, l.kind, l.id(), true, now_ms, t)
+        }
+        Hit::Link(_) => Outcome::Ignored,
+        // A link the gate never made, or one past its time: an anchor
+        // strike at most, never a catch by itself.
+        Hit::Expired | Hit::Unknown if t.has(TrapKind::Anchor) => {
             g.traps
                 .catches
                 .record(ip, TrapKind::Anchor, u64::MAX, false, now_ms, t)
         }
-        Hit::Unknown => Outcome::Forged,
+        Hit::Expired | Hit::Unknown => Outcome::Forged,
     }
 }
 
@@ -387,8 +392,8 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
     let trap_cfg = snap.policy.as_ref().and_then(|p| p.traps.as_ref());
     let now_ms = unix_now_ms();
     let trap = trap_cfg.and_then(|t| {
-        let paths = g.traps.paths(&g.challenges.key());
-        let hit = paths.hit(&botscope_policy::normalize_target(path))?;
+        let signer = g.traps.signer(&g.challenges.key());
+        let hit = signer.hit(&botscope_policy::normalize_target(path), now_ms / 1000)?;
         let verified = identity == Some(Identity::Verified);
         let outcome = trap_hit(g, t, hit, ip, h, method, verified, &placed, now_ms);
         if let Some(ev) = &g.events {
@@ -777,10 +782,33 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
             let token = g
                 .challenges
                 .token(a.client, capped(&ua), unix_now_ms() / 1000);
-            challenge_response(
-                status,
-                crate::challenge::page(&g.challenges, &token, &crate::challenge::back(uri), None),
-            )
+            let mut html =
+                crate::challenge::page(&g.challenges, &token, &crate::challenge::back(uri), None);
+            // The challenge page always carries the trap links a page
+            // would (a scraper that solves it still follows them).
+            if let Some(t) = g
+                .current
+                .load()
+                .policy
+                .as_ref()
+                .and_then(|p| p.traps.as_ref())
+            {
+                let now = unix_now_ms() / 1000;
+                let nonce = u32::try_from(unix_now_ms() & 0xffff_ffff).unwrap_or(0);
+                let snippet = g.traps.signer(&g.challenges.key()).snippet(
+                    t,
+                    a.client,
+                    capped(&ua),
+                    now,
+                    nonce,
+                );
+                let mut rw = crate::inject::Rewriter::new(snippet, false);
+                if let (Ok(mut out), Ok(end)) = (rw.push(html.as_bytes()), rw.finish()) {
+                    out.extend(end);
+                    html = String::from_utf8(out).unwrap_or(html);
+                }
+            }
+            challenge_response(status, html)
         }
         (Front::Forward, _) => {
             let mut r = (status, page(a)).into_response();

@@ -190,14 +190,24 @@ impl EventLog {
         let kind = match (outcome, hit) {
             (Outcome::Caught(k), _) => k.as_str(),
             (_, Hit::Robots) => "robots",
-            (Outcome::Strike, _) => "anchor",
+            (_, Hit::Link(l)) => l.kind.as_str(),
+            (_, Hit::Expired) => "expired",
             (_, Hit::Unknown) => "unknown",
         };
         if outcome == Outcome::Ignored {
             return;
         }
+        // A good link fetched from another network than the page went to
+        // (a fleet harvesting with one address, fetching with others):
+        // both are logged.
+        let served = match hit {
+            Hit::Link(l) if l.network != botscope_policy::network_of(client).0 => {
+                format!(" served_to={}", l.network)
+            }
+            _ => String::new(),
+        };
         self.0.send(format!(
-            "{} {} kind={kind} client={} method={} path=\"{}\" ua=\"{}\"",
+            "{} {} kind={kind} client={}{served} method={} path=\"{}\" ua=\"{}\"",
             now_rfc3339(),
             outcome.as_str(),
             botscope_botid::normalize(client),

@@ -63,6 +63,7 @@ pub mod challenge;
 pub mod charge;
 pub mod decisions;
 pub mod identity;
+pub mod inject;
 pub mod ledger;
 pub mod licence;
 mod lists;

@@ -284,6 +284,31 @@ pub fn render(g: &Gate) -> String {
     }
     let _ = writeln!(
         o,
+        "# HELP botscope_gate_trap_links_served_total Pages served with a trap link, by kind (caught / served is the catch rate)."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_trap_links_served_total counter");
+    for ((kind, _), n) in botscope_policy::TrapKind::ALL.iter().zip(&c.served).skip(1) {
+        let _ = writeln!(
+            o,
+            "botscope_gate_trap_links_served_total{{kind=\"{kind}\"}} {}",
+            n.load(Ordering::Relaxed)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_trap_pages_not_injected_total HTML pages passed without trap links: an encoding the gate does not rewrite (it asks the application for gzip or none)."
+    );
+    let _ = writeln!(
+        o,
+        "# TYPE botscope_gate_trap_pages_not_injected_total counter"
+    );
+    let _ = writeln!(
+        o,
+        "botscope_gate_trap_pages_not_injected_total {}",
+        c.not_injected.load(Ordering::Relaxed)
+    );
+    let _ = writeln!(
+        o,
         "# HELP botscope_gate_trap_exempt_total Trap hits from clients known by their identity or an exempt network."
     );
     let _ = writeln!(o, "# TYPE botscope_gate_trap_exempt_total counter");

@@ -633,6 +633,13 @@ pub(crate) async fn handle(
     strip_hop_by_hop(&mut parts.headers);
     let trusted = g.config.trust_proxy.iter().any(|r| r.contains(peer.ip()));
     forwarding_headers(g, &mut parts.headers, peer, &a, trusted);
+    let user_agent = parts
+        .headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(|ua| answer::capped(ua).to_owned())
+        .unwrap_or_default();
+    let links = crate::inject::plan(g, &a, &method, &target, &mut parts.headers, &user_agent);
     if websocket {
         parts
             .headers
@@ -781,7 +788,8 @@ pub(crate) async fn handle(
             }
         }
     }
-    Response::from_parts(parts, Body::new(body))
+    let body = crate::inject::wrap(&mut parts, body, links, &g.traps.catches.counts);
+    Response::from_parts(parts, body)
 }
 
 /// The headers the application reads about the client: where it is and

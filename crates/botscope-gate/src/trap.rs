@@ -142,8 +142,187 @@ impl Paths {
 pub enum Hit {
     /// The `robots` kind's path.
     Robots,
+    /// A link the gate made for a page it served, its signature good.
+    Link(Link),
+    /// A link of the gate's form whose time is past ([`LINK_TTL`]).
+    Expired,
     /// A path the gate never made (forged, or from another key).
     Unknown,
+}
+
+/// How long a page's trap links stay good, in seconds.
+pub const LINK_TTL: u64 = 86_400;
+/// Bytes of a link's token before its encoding: kind, time, network,
+/// User-Agent digest, nonce, then the HMAC-SHA256 tag.
+const LINK_BYTES: usize = 1 + 4 + 7 + 4 + 4 + 32;
+/// Characters of a link's token (URL-safe base64, no padding).
+pub const LINK_CHARS: usize = (LINK_BYTES * 8).div_ceil(6);
+
+/// What a good link says of the page it was served in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    /// `script` or `anchor`.
+    pub kind: TrapKind,
+    /// When the page was served (Unix seconds).
+    pub issued: u64,
+    /// The network the page went to (/24 or /48).
+    pub network: IpAddr,
+    /// A digest of the User-Agent it went to.
+    pub user_agent: u32,
+    /// The page's nonce: two links of one page share it.
+    pub nonce: u32,
+}
+
+impl Link {
+    /// The link's identity among a client's strikes.
+    pub fn id(&self) -> u64 {
+        (u64::from(self.nonce) << 32) | (self.issued & 0xffff_ffff)
+    }
+}
+
+fn ua_digest(user_agent: &str) -> u32 {
+    let d = ring::digest::digest(&ring::digest::SHA256, user_agent.as_bytes());
+    u32::from_be_bytes([d.as_ref()[0], d.as_ref()[1], d.as_ref()[2], d.as_ref()[3]])
+}
+
+fn network_bytes(ip: IpAddr) -> [u8; 7] {
+    let mut out = [0u8; 7];
+    match botscope_policy::network_of(ip).0 {
+        IpAddr::V4(v4) => {
+            out[0] = 4;
+            out[1..4].copy_from_slice(&v4.octets()[..3]);
+        }
+        IpAddr::V6(v6) => {
+            out[0] = 6;
+            out[1..7].copy_from_slice(&v6.octets()[..6]);
+        }
+    }
+    out
+}
+
+fn network_of_bytes(b: &[u8]) -> Option<IpAddr> {
+    match b[0] {
+        4 => Some(IpAddr::from([b[1], b[2], b[3], 0])),
+        6 => {
+            let mut o = [0u8; 16];
+            o[..6].copy_from_slice(&b[1..7]);
+            Some(IpAddr::from(o))
+        }
+        _ => None,
+    }
+}
+
+/// Makes and reads a deployment's signed trap links (no state per link).
+pub struct Signer {
+    key: hmac::Key,
+    paths: Paths,
+}
+
+impl Signer {
+    /// Under the gate's key.
+    pub fn new(key: &[u8]) -> Signer {
+        Signer {
+            key: hmac::Key::new(hmac::HMAC_SHA256, key),
+            paths: Paths::of(key),
+        }
+    }
+
+    /// The deployment's paths.
+    pub fn paths(&self) -> &Paths {
+        &self.paths
+    }
+
+    /// A link of `kind` for a page served to `ip` sending `user_agent` at
+    /// `now` (Unix seconds), with the page's `nonce`.
+    pub fn link(
+        &self,
+        kind: TrapKind,
+        ip: IpAddr,
+        user_agent: &str,
+        now: u64,
+        nonce: u32,
+    ) -> String {
+        use base64::Engine as _;
+        let mut b = Vec::with_capacity(LINK_BYTES);
+        b.push(kind as u8);
+        b.extend_from_slice(&u32::try_from(now).unwrap_or(u32::MAX).to_be_bytes());
+        b.extend_from_slice(&network_bytes(ip));
+        b.extend_from_slice(&ua_digest(user_agent).to_be_bytes());
+        b.extend_from_slice(&nonce.to_be_bytes());
+        let tag = hmac::sign(&self.key, &b);
+        b.extend_from_slice(tag.as_ref());
+        format!(
+            "{}{}",
+            self.paths.prefix,
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&b)
+        )
+    }
+
+    /// What a request for `path` (path and query, in normal form) is to
+    /// the traps at `now`: `None` when it is not under the prefix. Cost:
+    /// one HMAC of 20 bytes at most, whatever the path.
+    pub fn hit(&self, path: &str, now: u64) -> Option<Hit> {
+        use base64::Engine as _;
+        let hit = self.paths.hit(path)?;
+        if hit == Hit::Robots {
+            return Some(hit);
+        }
+        let p = path.split(['?', '#']).next().unwrap_or(path);
+        let token = &p[self.paths.prefix.len()..];
+        if token.len() != LINK_CHARS {
+            return Some(Hit::Unknown);
+        }
+        let Ok(b) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token) else {
+            return Some(Hit::Unknown);
+        };
+        if b.len() != LINK_BYTES
+            || hmac::verify(&self.key, &b[..LINK_BYTES - 32], &b[LINK_BYTES - 32..]).is_err()
+        {
+            return Some(Hit::Unknown);
+        }
+        let kind = match b[0] {
+            1 => TrapKind::Script,
+            2 => TrapKind::Anchor,
+            _ => return Some(Hit::Unknown),
+        };
+        let issued = u64::from(u32::from_be_bytes([b[1], b[2], b[3], b[4]]));
+        let Some(network) = network_of_bytes(&b[5..12]) else {
+            return Some(Hit::Unknown);
+        };
+        if issued > now.saturating_add(60) || now.saturating_sub(issued) > LINK_TTL {
+            return Some(Hit::Expired);
+        }
+        Some(Hit::Link(Link {
+            kind,
+            issued,
+            network,
+            user_agent: u32::from_be_bytes([b[12], b[13], b[14], b[15]]),
+            nonce: u32::from_be_bytes([b[16], b[17], b[18], b[19]]),
+        }))
+    }
+
+    /// The links a page served to `ip` sending `user_agent` at `now`
+    /// carries, for the kinds `t` switches on, as HTML to put before
+    /// `</body>`: a `script` link inside `<script type="ignore">`, which
+    /// no browser, HTML parser or screen reader follows; an `anchor`
+    /// link, `hidden`, `nofollow`, out of the tab order, whose text says
+    /// what it is (a person without CSS may read it).
+    pub fn snippet(&self, t: &Traps, ip: IpAddr, user_agent: &str, now: u64, nonce: u32) -> String {
+        let mut out = String::new();
+        if t.has(TrapKind::Script) {
+            let l = self.link(TrapKind::Script, ip, user_agent, now, nonce);
+            out.push_str(&format!(
+                "<script type=\"ignore\"><a href=\"{l}\">{l}</a></script>"
+            ));
+        }
+        if t.has(TrapKind::Anchor) {
+            let l = self.link(TrapKind::Anchor, ip, user_agent, now, nonce);
+            out.push_str(&format!(
+                "<a href=\"{l}\" hidden rel=\"nofollow\" tabindex=\"-1\">A trap for crawlers that ignore robots.txt: do not follow this link.</a>"
+            ));
+        }
+        out
+    }
 }
 
 /// What a hit came to.
@@ -209,6 +388,11 @@ pub struct Counts {
     pub caught: [AtomicU64; 3],
     /// Hits from clients exempt.
     pub exempt: AtomicU64,
+    /// Pages served with links, by kind.
+    pub served: [AtomicU64; 3],
+    /// HTML pages the gate could not put links in (an encoding it does
+    /// not rewrite).
+    pub not_injected: AtomicU64,
 }
 
 impl Default for Catches {
@@ -354,21 +538,26 @@ pub struct TrapState {
     /// Injected files: the file as read (held, so that its address is
     /// not reused while cached), the key's paths, the file served.
     served: Mutex<Vec<Injected>>,
-    paths: Mutex<Option<(Arc<Vec<u8>>, Paths)>>,
+    signer: Mutex<Option<(Arc<Vec<u8>>, Arc<Signer>)>>,
 }
 
 impl TrapState {
-    /// The trap paths under `key` (derived once per key).
-    pub fn paths(&self, key: &Arc<Vec<u8>>) -> Paths {
-        let mut g = self.paths.lock().unwrap_or_else(PoisonError::into_inner);
+    /// The links' signer under `key` (made once per key).
+    pub fn signer(&self, key: &Arc<Vec<u8>>) -> Arc<Signer> {
+        let mut g = self.signer.lock().unwrap_or_else(PoisonError::into_inner);
         match &*g {
-            Some((k, p)) if Arc::ptr_eq(k, key) || k == key => p.clone(),
+            Some((k, s)) if Arc::ptr_eq(k, key) || k == key => s.clone(),
             _ => {
-                let p = Paths::of(key);
-                *g = Some((key.clone(), p.clone()));
-                p
+                let s = Arc::new(Signer::new(key));
+                *g = Some((key.clone(), s.clone()));
+                s
             }
         }
+    }
+
+    /// The trap paths under `key`.
+    pub fn paths(&self, key: &Arc<Vec<u8>>) -> Paths {
+        self.signer(key).paths().clone()
     }
 
     /// `body` as served with the traps' lines.

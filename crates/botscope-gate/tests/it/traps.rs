@@ -181,3 +181,249 @@ fn a_client_that_fetches_what_robots_txt_closes_is_caught_and_refused() {
         m.body
     );
 }
+
+/// An application of HTML pages on loopback: `/page` plain, `/gz`
+/// gzip-encoded when the request accepts gzip; it records each request's
+/// `Accept-Encoding`.
+fn html_app() -> (SocketAddr, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let mut r = std::io::BufReader::new(s.try_clone().unwrap());
+            let mut head = Vec::new();
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                head.push(line);
+            }
+            let target = head
+                .first()
+                .and_then(|l| l.split(' ').nth(1))
+                .unwrap_or("/")
+                .to_owned();
+            let ae = head
+                .iter()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("accept-encoding:")
+                        .map(|v| v.trim().to_owned())
+                })
+                .unwrap_or_default();
+            log.lock().unwrap().push(format!("{target} {ae}"));
+            let page = b"<!doctype html><html><head><title>Shop</title></head><body><h1>Shop</h1><a href=\"/next\">next</a></body></html>";
+            let (body, enc) = if target == "/gz" && ae.contains("gzip") {
+                let mut e =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                e.write_all(page).unwrap();
+                (e.finish().unwrap(), "Content-Encoding: gzip\r\n")
+            } else {
+                (page.to_vec(), "")
+            };
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n{enc}ETag: \"v1\"\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(&body);
+        }
+    });
+    (addr, seen)
+}
+
+/// The href of every `<a>` in `html`.
+fn links(html: &str) -> Vec<String> {
+    html.split("href=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn pages_carry_signed_links_that_catch_crude_extractors_and_link_followers() {
+    let (app, seen) = html_app();
+    let d = botscope_testkit::tempdir();
+    let rd = d.path().join("robots");
+    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
+    std::fs::write(
+        d.path().join("policy.yaml"),
+        "version: 1\ntraps:\n  kinds: [script, anchor]\ndefault: allow\nrules:\n  - name: trapped\n    trapped: any\n    action: deny\n",
+    )
+    .unwrap();
+    let events = d.path().join("events.log");
+    let gate = serve(Config {
+        policy: Some(d.path().join("policy.yaml")),
+        upstream: Some(UpstreamConfig::new(
+            url::Url::parse(&format!("http://{app}/")).unwrap(),
+        )),
+        events: Some(botscope_gate::decisions::DecisionLogConfig {
+            path: events.clone(),
+            all: true,
+            max_bytes: 1 << 20,
+        }),
+        ..Config::new(rd)
+    });
+    let to = gate.addr;
+    let page = "Accept: text/html\r\n";
+    // A plain page: the links go before </body>, unique per page.
+    let a = request([127, 0, 0, 2], to, "GET", "/page", page);
+    assert_eq!(a.status, 200);
+    assert!(
+        a.body.contains("<script type=\"ignore\"><a href=\"/t-"),
+        "{}",
+        a.body
+    );
+    assert!(
+        a.body
+            .contains("hidden rel=\"nofollow\" tabindex=\"-1\">A trap for crawlers"),
+        "{}",
+        a.body
+    );
+    assert!(a.body.ends_with("</a></body></html>"), "{}", a.body);
+    assert!(
+        a.headers
+            .iter()
+            .any(|(n, v)| n.eq_ignore_ascii_case("etag") && v == "W/\"v1\"")
+    );
+    let b = request([127, 0, 0, 2], to, "GET", "/page", page);
+    assert_ne!(
+        links(&a.body)[1..],
+        links(&b.body)[1..],
+        "each page its own links"
+    );
+    // A gzip page is rewritten and stays gzip; the application was asked
+    // for gzip or nothing.
+    let gz = request(
+        [127, 0, 0, 3],
+        to,
+        "GET",
+        "/gz",
+        "Accept: text/html\r\nAccept-Encoding: br, gzip\r\n",
+    );
+    assert_eq!(gz.status, 200);
+    assert!(
+        gz.headers
+            .iter()
+            .any(|(n, v)| n.eq_ignore_ascii_case("content-encoding") && v == "gzip")
+    );
+    let mut plain = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(&gz.raw_body[..]),
+        &mut plain,
+    )
+    .unwrap();
+    assert!(
+        plain.contains("<script type=\"ignore\">") && plain.ends_with("</body></html>"),
+        "{plain}"
+    );
+    assert!(
+        seen.lock().unwrap().iter().any(|l| l == "/gz gzip"),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+
+    // A person's browser follows the visible link only: never caught.
+    assert_eq!(
+        request([127, 0, 0, 2], to, "GET", "/next", page).status,
+        200
+    );
+    // A crude extractor follows the script link: caught at once.
+    let l = links(&a.body);
+    let (script, anchor) = (&l[1], &l[2]);
+    let hit = request([127, 0, 0, 2], to, "GET", script, "");
+    assert_eq!(hit.status, 403, "{}", hit.body);
+    assert_eq!(
+        request([127, 0, 0, 2], to, "GET", "/page", page).status,
+        403
+    );
+    // A link follower: the first anchor explains, a second page's anchor
+    // catches.
+    let c = request([127, 0, 0, 4], to, "GET", "/page", page);
+    let c2 = request([127, 0, 0, 4], to, "GET", "/page", page);
+    let first = request([127, 0, 0, 4], to, "GET", &links(&c.body)[2], "");
+    assert_eq!(first.status, 404);
+    assert!(first.body.contains("trap for crawlers"));
+    assert_eq!(
+        request([127, 0, 0, 4], to, "GET", "/page", page).status,
+        200
+    );
+    assert_eq!(
+        request([127, 0, 0, 4], to, "GET", &links(&c2.body)[2], "").status,
+        403
+    );
+    assert_eq!(
+        request([127, 0, 0, 4], to, "GET", "/page", page).status,
+        403
+    );
+    // A page harvested at one address, its anchor fetched from another
+    // network: a strike there, logged with both.
+    request([127, 0, 1, 5], to, "GET", anchor, "");
+    // Forged tokens of every length, and a good token altered: nobody is
+    // caught by them alone.
+    let prefix = &script[..14];
+    for n in [0, 1, 2, 40, 69, 70, 71, 300] {
+        let t = format!("{prefix}{}", "A".repeat(n));
+        assert!(request([127, 0, 0, 6], to, "GET", &t, "").status < 500);
+    }
+    let mut bad = script.clone().into_bytes();
+    let last = bad.len() - 3;
+    bad[last] = if bad[last] == b'A' { b'B' } else { b'A' };
+    request(
+        [127, 0, 0, 6],
+        to,
+        "GET",
+        std::str::from_utf8(&bad).unwrap(),
+        "",
+    );
+    assert_eq!(
+        request([127, 0, 0, 6], to, "GET", "/page", page).status,
+        200
+    );
+
+    let log = std::fs::read_to_string(&events).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.contains(" catch kind=script client=127.0.0.2 ")),
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains(" strike kind=anchor client=127.0.0.4 ")),
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains(" catch kind=anchor client=127.0.0.4 ")),
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains(" strike kind=anchor client=127.0.1.5 served_to=127.0.0.0 ")),
+        "{log}"
+    );
+    assert!(
+        !log.lines()
+            .any(|l| l.contains("catch") && l.contains("127.0.0.6")),
+        "{log}"
+    );
+    let m = request([127, 0, 0, 1], to, "GET", "/.botscope/metrics", "");
+    assert!(
+        m.body
+            .contains("botscope_gate_trap_catches_total{kind=\"script\"} 1"),
+        "{}",
+        m.body
+    );
+    assert!(
+        m.body
+            .contains("botscope_gate_trap_links_served_total{kind=\"anchor\"}"),
+        "{}",
+        m.body
+    );
+}
