@@ -16,9 +16,12 @@ use flate2::write::{GzDecoder, GzEncoder};
 
 const CLOSE: &[u8] = b"</body";
 
+/// A gzip page's decoder and encoder.
+type Gzip = (GzDecoder<Vec<u8>>, GzEncoder<Vec<u8>>);
+
 /// The rewriter of one page.
 pub struct Rewriter {
-    gzip: Option<(GzDecoder<Vec<u8>>, GzEncoder<Vec<u8>>)>,
+    gzip: Option<Gzip>,
     /// The snippet, until it is placed.
     snippet: Option<Vec<u8>>,
     /// The last bytes seen, held back in case they start `</body`.
@@ -110,76 +113,6 @@ impl Rewriter {
             e.flush()?;
         }
         Ok(std::mem::take(e.get_mut()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Read;
-
-    fn run(page: &[u8], gzip: bool, chunk: usize) -> Vec<u8> {
-        let body = if gzip {
-            let mut e = GzEncoder::new(Vec::new(), Compression::default());
-            e.write_all(page).unwrap();
-            e.finish().unwrap()
-        } else {
-            page.to_vec()
-        };
-        let mut r = Rewriter::new("<i>T</i>".into(), gzip);
-        let mut out = Vec::new();
-        for c in body.chunks(chunk) {
-            out.extend(r.push(c).unwrap());
-        }
-        out.extend(r.finish().unwrap());
-        if gzip {
-            let mut d = flate2::read::GzDecoder::new(&out[..]);
-            let mut plain = Vec::new();
-            d.read_to_end(&mut plain).unwrap();
-            plain
-        } else {
-            out
-        }
-    }
-
-    #[test]
-    fn the_snippet_goes_before_the_first_body_end_whatever_the_chunks() {
-        for gzip in [false, true] {
-            for chunk in [1, 2, 5, 6, 7, 64, 4096] {
-                assert_eq!(
-                    run(b"<html><body><p>x</p></BODY></html>", gzip, chunk),
-                    b"<html><body><p>x</p><i>T</i></BODY></html>"
-                );
-                assert_eq!(
-                    run(b"<p>no end", gzip, chunk),
-                    b"<p>no end<i>T</i>",
-                    "a page without </body> ends with it"
-                );
-                assert_eq!(
-                    run(b"a</body>b</body>", gzip, chunk),
-                    b"a<i>T</i></body>b</body>",
-                    "once"
-                );
-                assert_eq!(run(b"", gzip, chunk), b"<i>T</i>");
-                assert_eq!(run(b"</bod", gzip, chunk), b"</bod<i>T</i>");
-            }
-        }
-    }
-
-    #[test]
-    fn a_large_page_is_rewritten_in_one_pass() {
-        let mut page = vec![b'<'; 1 << 20];
-        page.extend_from_slice(b"</body>");
-        let out = run(&page, true, 16 * 1024);
-        assert_eq!(out.len(), page.len() + 8);
-        assert!(out.ends_with(b"<i>T</i></body>"));
-    }
-
-    #[test]
-    fn a_broken_gzip_body_is_an_error_not_a_panic() {
-        let mut r = Rewriter::new("<i>T</i>".into(), true);
-        let e = r.push(b"this is not gzip at all").and_then(|_| r.finish());
-        assert!(e.is_err());
     }
 }
 
@@ -352,4 +285,74 @@ pub(crate) fn wrap(
         }
     });
     axum::body::Body::new(http_body_util::StreamBody::new(frames))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn run(page: &[u8], gzip: bool, chunk: usize) -> Vec<u8> {
+        let body = if gzip {
+            let mut e = GzEncoder::new(Vec::new(), Compression::default());
+            e.write_all(page).expect("test");
+            e.finish().expect("test")
+        } else {
+            page.to_vec()
+        };
+        let mut r = Rewriter::new("<i>T</i>".into(), gzip);
+        let mut out = Vec::new();
+        for c in body.chunks(chunk) {
+            out.extend(r.push(c).expect("test"));
+        }
+        out.extend(r.finish().expect("test"));
+        if gzip {
+            let mut d = flate2::read::GzDecoder::new(&out[..]);
+            let mut plain = Vec::new();
+            d.read_to_end(&mut plain).expect("test");
+            plain
+        } else {
+            out
+        }
+    }
+
+    #[test]
+    fn the_snippet_goes_before_the_first_body_end_whatever_the_chunks() {
+        for gzip in [false, true] {
+            for chunk in [1, 2, 5, 6, 7, 64, 4096] {
+                assert_eq!(
+                    run(b"<html><body><p>x</p></BODY></html>", gzip, chunk),
+                    b"<html><body><p>x</p><i>T</i></BODY></html>"
+                );
+                assert_eq!(
+                    run(b"<p>no end", gzip, chunk),
+                    b"<p>no end<i>T</i>",
+                    "a page without </body> ends with it"
+                );
+                assert_eq!(
+                    run(b"a</body>b</body>", gzip, chunk),
+                    b"a<i>T</i></body>b</body>",
+                    "once"
+                );
+                assert_eq!(run(b"", gzip, chunk), b"<i>T</i>");
+                assert_eq!(run(b"</bod", gzip, chunk), b"</bod<i>T</i>");
+            }
+        }
+    }
+
+    #[test]
+    fn a_large_page_is_rewritten_in_one_pass() {
+        let mut page = vec![b'<'; 1 << 20];
+        page.extend_from_slice(b"</body>");
+        let out = run(&page, true, 16 * 1024);
+        assert_eq!(out.len(), page.len() + 8);
+        assert!(out.ends_with(b"<i>T</i></body>"));
+    }
+
+    #[test]
+    fn a_broken_gzip_body_is_an_error_not_a_panic() {
+        let mut r = Rewriter::new("<i>T</i>".into(), true);
+        let e = r.push(b"this is not gzip at all").and_then(|_| r.finish());
+        assert!(e.is_err());
+    }
 }

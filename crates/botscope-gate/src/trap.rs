@@ -526,6 +526,9 @@ impl Catches {
     }
 }
 
+/// A key and its links' signer.
+type KeyedSigner = (Arc<Vec<u8>>, Arc<Signer>);
+
 /// A robots.txt as read, the trap paths, the file served.
 type Injected = (Arc<[u8]>, Paths, Arc<[u8]>);
 
@@ -538,7 +541,7 @@ pub struct TrapState {
     /// Injected files: the file as read (held, so that its address is
     /// not reused while cached), the key's paths, the file served.
     served: Mutex<Vec<Injected>>,
-    signer: Mutex<Option<(Arc<Vec<u8>>, Arc<Signer>)>>,
+    signer: Mutex<Option<KeyedSigner>>,
 }
 
 impl TrapState {
