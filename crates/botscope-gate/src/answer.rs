@@ -101,6 +101,8 @@ mod names {
         X_SIGNATURE_AGENT = "x-signature-agent";
         X_BOT_REPORT_ONLY = "x-bot-report-only";
         X_ROBOTS_FILE = "x-robots-file";
+        // A page's trap links, for the front server to put in it.
+        X_BOT_TRAP_LINKS = "x-bot-trap-links";
     }
 }
 
@@ -704,8 +706,18 @@ pub(crate) fn blank_labels(g: &Gate, h: &mut HeaderMap) {
 
 pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Front) -> Response {
     let a = decide(g, peer.ip(), h).await;
-    let (_, uri) = original(h);
+    let (method, uri) = original(h);
     let mut r = respond(g, &a, h, front, &uri);
+    // A page's trap links, for the front server to put in it (nginx's
+    // `sub_filter`): on an allowed GET of a page, when the policy
+    // switches `script` or `anchor` links on.
+    if r.status().is_success()
+        && a.trap.is_none()
+        && method == "GET"
+        && let Some(v) = trap_links(g, &a, h, &uri)
+    {
+        r.headers_mut().insert(X_BOT_TRAP_LINKS, v);
+    }
     // A front server's copy of a header the gate did not set must not be
     // the client's own, nor (Caddy 2.6's `copy_headers`) the text of its
     // placeholder: on a 2xx (what a front server copies from), each is
@@ -721,6 +733,43 @@ pub(crate) async fn answer(g: &Gate, peer: SocketAddr, h: &HeaderMap, front: Fro
         }
     }
     r
+}
+
+/// The trap links of a page asked about through a front server, as a
+/// header value (the HTML of [`Signer::snippet`](crate::trap::Signer::snippet)).
+fn trap_links(g: &Gate, a: &Answer, h: &HeaderMap, uri: &str) -> Option<HeaderValue> {
+    use botscope_policy::TrapKind;
+    let snap = g.current.load();
+    let t = snap.policy.as_ref()?.traps.as_ref()?;
+    if !(t.has(TrapKind::Script) || t.has(TrapKind::Anchor)) {
+        return None;
+    }
+    let navigation = botscope_policy::is_navigation(
+        text(h, SEC_FETCH_MODE).as_deref(),
+        text(h, SEC_FETCH_DEST).as_deref(),
+        text(h, header::ACCEPT).as_deref(),
+        uri,
+    );
+    if !navigation {
+        return None;
+    }
+    let ua = text(h, header::USER_AGENT).unwrap_or(Cow::Borrowed(""));
+    let mut nonce = [0u8; 4];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut nonce).ok()?;
+    let snippet = g.traps.signer(&g.challenges.key()).snippet(
+        t,
+        a.client,
+        capped(&ua),
+        unix_now_ms() / 1000,
+        u32::from_be_bytes(nonce),
+    );
+    for (_, k) in [TrapKind::ALL[1], TrapKind::ALL[2]] {
+        if t.has(k) {
+            g.traps.catches.counts.served[k as usize]
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    HeaderValue::from_str(&snippet).ok()
 }
 
 /// The answer to a front server (or, standalone, to the client) for a

@@ -427,3 +427,53 @@ fn pages_carry_signed_links_that_catch_crude_extractors_and_link_followers() {
         m.body
     );
 }
+
+/// Behind nginx as docs/gate.md configures it: the robots kind through
+/// `/auth`, and the page links put in by `sub_filter`.
+#[test]
+fn nginx_puts_the_pages_links_in_and_refuses_what_they_catch() {
+    use std::os::unix::fs::PermissionsExt;
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gate.md"),
+    )
+    .unwrap();
+    let at = doc.find("```nginx\n").expect("its nginx block") + "```nginx\n".len();
+    let block = &doc[at..at + doc[at..].find("```").unwrap()];
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let g = super::policy_gate(
+        d.path(),
+        "default: allow\ntraps:\n  kinds: [robots, script, anchor]\nrules:\n  - {name: trapped, trapped: any, action: deny}\n",
+    );
+    let www = d.path().join("www");
+    write(
+        &www,
+        "index.html",
+        "<html><body><p>the site</p></body></html>\n",
+    );
+    for p in [&www, &www.join("index.html")] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let nginx = super::Nginx::start(block, g.addr, &www);
+    let page = "Accept: text/html\r\nUser-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:130.0) Gecko/20100101 Firefox/130.0\r\n";
+    let r = nginx.get("127.0.0.2", "/", page);
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(
+        r.body.contains("<script type=\"ignore\"><a href=\"/t-"),
+        "{}",
+        r.body
+    );
+    assert!(r.body.contains("</a></body></html>"), "{}", r.body);
+    let l = links(&r.body);
+    // A crude extractor: caught through /auth, refused from then on.
+    assert_eq!(nginx.get("127.0.0.2", &l[0], page).status, 403);
+    assert_eq!(nginx.get("127.0.0.2", "/", page).status, 403);
+    // Another client reads pages as a person does.
+    assert_eq!(nginx.get("127.0.0.3", "/", page).status, 200);
+    // The robots kind: the path only robots.txt names.
+    let robots = nginx.get("127.0.0.4", "/robots.txt", "");
+    let (_, path) = trap_lines(&robots.body);
+    assert_eq!(nginx.get("127.0.0.4", &path, "").status, 403);
+    assert_eq!(nginx.get("127.0.0.4", "/", page).status, 403);
+    assert_eq!(nginx.get("127.0.0.3", "/", page).status, 200);
+}
