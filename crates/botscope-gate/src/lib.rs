@@ -994,6 +994,9 @@ impl Server {
                         if let Some(l) = &g.decision_log {
                             l.reopen();
                         }
+                        if let Some(l) = &g.events {
+                            l.0.reopen();
+                        }
                         let _ = tokio::task::spawn_blocking(move || g.reload()).await;
                     }
                 }

@@ -477,3 +477,143 @@ fn nginx_puts_the_pages_links_in_and_refuses_what_they_catch() {
     assert_eq!(nginx.get("127.0.0.4", "/", page).status, 403);
     assert_eq!(nginx.get("127.0.0.3", "/", page).status, 200);
 }
+
+/// Debian's fail2ban with packaging/'s filter and jail, in a network
+/// namespace of its own, reads the gate's event log and bans the client
+/// a trap caught into an nftables set, and nobody else.
+#[test]
+fn fail2ban_bans_what_the_gate_caught_into_nftables() {
+    use std::process::Command;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let d = tempfile::tempdir().unwrap();
+    let conf = d.path().join("conf");
+    let ok = Command::new("cp")
+        .arg("-r")
+        .arg("/etc/fail2ban")
+        .arg(&conf)
+        .status()
+        .expect("Debian's fail2ban (the test command in README installs it)");
+    assert!(ok.success());
+    for f in std::fs::read_dir(conf.join("jail.d")).unwrap() {
+        std::fs::remove_file(f.unwrap().path()).unwrap();
+    }
+    for f in ["filter.d/botscope-gate.conf", "jail.d/botscope-gate.conf"] {
+        std::fs::copy(root.join("packaging/fail2ban").join(f), conf.join(f)).unwrap();
+    }
+    let events = d.path().join("events.log");
+    let sock = d.path().join("f2b.sock");
+    std::fs::write(
+        conf.join("fail2ban.local"),
+        format!(
+            "[Definition]\nlogtarget = {}\nsocket = {}\npidfile = {}\ndbfile = :memory:\n",
+            d.path().join("f2b.log").display(),
+            sock.display(),
+            d.path().join("f2b.pid").display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        conf.join("jail.d/botscope-gate.local"),
+        format!(
+            "[botscope-gate]\nenabled = true\nlogpath = {}\n",
+            events.display()
+        ),
+    )
+    .unwrap();
+
+    let rd = d.path().join("robots");
+    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
+    std::fs::write(d.path().join("policy.yaml"), POLICY).unwrap();
+    let app = Recorder::start(None);
+    let gate = serve(Config {
+        policy: Some(d.path().join("policy.yaml")),
+        upstream: Some(UpstreamConfig::new(url::Url::parse(&app.url()).unwrap())),
+        events: Some(botscope_gate::decisions::DecisionLogConfig {
+            path: events.clone(),
+            all: true,
+            max_bytes: 1 << 20,
+        }),
+        ..Config::new(rd)
+    });
+
+    // Root makes a network namespace; anyone else, a user namespace with it.
+    let root_user = Command::new("id").arg("-u").output().unwrap().stdout == b"0\n";
+    let mut server = Command::new("unshare")
+        .args(if root_user { &["-n"][..] } else { &["-rn"][..] })
+        .args(["fail2ban-server", "-f", "-x", "-c"])
+        .arg(&conf)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Stop(std::process::Child);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let pid = server.id().to_string();
+    let status = || {
+        Command::new("fail2ban-client")
+            .arg("-s")
+            .arg(&sock)
+            .args(["status", "botscope-gate"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    };
+    let t = std::time::Instant::now();
+    while !status().contains("Banned IP list") {
+        if let Ok(Some(s)) = server.try_wait() {
+            panic!("fail2ban-server exited: {s}");
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "fail2ban never started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let server = Stop(std::mem::replace(
+        &mut server,
+        Command::new("true").spawn().unwrap(),
+    ));
+
+    // A catch, the refusal it causes, an exempt client's hit.
+    let to = gate.addr;
+    let (_, path) = trap_lines(&request([127, 0, 0, 2], to, "GET", "/robots.txt", "").body);
+    assert_eq!(request([127, 0, 0, 2], to, "GET", &path, "").status, 403);
+    assert_eq!(request([127, 0, 0, 2], to, "GET", "/", "").status, 403);
+    assert_eq!(request([127, 0, 0, 9], to, "GET", &path, "").status, 404);
+    let t = std::time::Instant::now();
+    while !status().contains("Banned IP list:\t127.0.0.2") {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{}\n{}",
+            status(),
+            std::fs::read_to_string(&events).unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(status().contains("Currently banned:\t1"), "{}", status());
+    let set = Command::new("nsenter")
+        .args(["-t", &pid, "-n"])
+        .args(if root_user {
+            &[][..]
+        } else {
+            &["-U", "--preserve-credentials"][..]
+        })
+        .args([
+            "nft",
+            "list",
+            "set",
+            "inet",
+            "f2b-table",
+            "addr-set-botscope-gate",
+        ])
+        .output()
+        .unwrap();
+    let set = String::from_utf8_lossy(&set.stdout);
+    assert!(set.contains("elements = { 127.0.0.2 }"), "{set}");
+    drop(server);
+}

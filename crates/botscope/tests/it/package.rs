@@ -85,9 +85,28 @@ fn the_package_installs_runs_and_its_unit_is_sandboxed() {
         "/usr/share/doc/botscope/gate.md",
         "/usr/share/botscope/monitoring/botscope-gate.rules.yml",
         "/usr/share/botscope/monitoring/botscope-gate.dashboard.json",
+        "/etc/fail2ban/filter.d/botscope-gate.conf",
+        "/etc/fail2ban/jail.d/botscope-gate.conf",
     ] {
         assert!(listed.lines().any(|l| l == f), "{f} in {listed}");
     }
+    // The fail2ban filter as installed reads the gate's catches, and
+    // nothing else, with Debian's fail2ban-regex.
+    let events = dir.join("events.log");
+    std::fs::write(
+        &events,
+        "2026-12-06T17:20:00Z catch kind=robots client=203.0.113.9 method=GET path=\"/t-a/b\" ua=\"x\"\n\
+         2026-12-06T17:20:01Z refuse rule=\"trapped\" action=deny client=203.0.113.9 method=GET path=\"/\"\n",
+    )
+    .unwrap();
+    let regex = run(Command::new("fail2ban-regex")
+        .args(["-o", "<ip> <time>"])
+        .arg(&events)
+        .arg(root.join("etc/fail2ban/filter.d/botscope-gate.conf")));
+    assert_eq!(
+        String::from_utf8_lossy(&regex.stdout).trim(),
+        "203.0.113.9 1796577600"
+    );
     // The configuration is the user's: dpkg keeps their edits.
     let conffiles =
         std::fs::read_to_string(root.join("var/lib/dpkg/info/botscope.conffiles")).unwrap();
