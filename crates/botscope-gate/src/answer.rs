@@ -393,16 +393,29 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
     );
     let trap_cfg = snap.policy.as_ref().and_then(|p| p.traps.as_ref());
     let now_ms = unix_now_ms();
-    let trap = trap_cfg.and_then(|t| {
-        let signer = g.traps.signer(&g.challenges.key());
-        let hit = signer.hit(&botscope_policy::normalize_target(path), now_ms / 1000)?;
+    let mut trap = None;
+    if let Some(t) = trap_cfg
+        && let Some(hit) = g
+            .traps
+            .signer(&g.challenges.key())
+            .hit(&botscope_policy::normalize_target(path), now_ms / 1000)
+    {
         let verified = identity == Some(Identity::Verified);
         let outcome = trap_hit(g, t, hit, ip, h, method, verified, &placed, now_ms);
         if let Some(ev) = &g.events {
             ev.trap(ip, hit, outcome, method, path, user_agent);
         }
-        Some((hit, outcome))
-    });
+        // Every gate of the fleet knows a catch within a second.
+        if let crate::trap::Outcome::Caught(kind) = outcome
+            && let Some(shared) = &g.shared
+        {
+            let nonce = u32::try_from(now_ms & 0xffff_ffff).unwrap_or(0) ^ u32::from(ip.is_ipv6());
+            shared
+                .push_catch(&crate::trap::member(ip, kind, nonce), t.hold_ms)
+                .await;
+        }
+        trap = Some((hit, outcome));
+    }
     let trapped = trap_cfg.map_or(botscope_policy::Trapped::NONE, |t| {
         g.traps.catches.trapped(ip, now_ms, t)
     });

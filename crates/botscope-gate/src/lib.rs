@@ -789,6 +789,22 @@ impl Gate {
                     .store(KEY_FLEET, std::sync::atomic::Ordering::Relaxed);
             }
         }
+        // The fleet's trap catches since the last read.
+        let snap = self.current.load();
+        if let Some(t) = snap.policy.as_ref().and_then(|p| p.traps.as_ref()) {
+            let now_ms = u64::try_from(unix_now()).unwrap_or(0).saturating_mul(1000);
+            for _ in 0..8 {
+                let from = self.traps.read_from(now_ms, t);
+                let Some(read) = shared.catches_from(from).await else {
+                    break;
+                };
+                let full = read.len() >= state::CATCHES_PER_READ;
+                let new = self.traps.take_fleets(&read, t);
+                if !full || new == 0 {
+                    break;
+                }
+            }
+        }
         if let Some(theirs) = shared.revoked_before().await {
             let ours = self.challenges.revoked_before();
             if theirs > ours {

@@ -136,6 +136,23 @@ const FCRDNS_PREFIX: &str = "botscope:fcrdns:";
 const PASSES_PREFIX: &str = "botscope:passes:";
 const KEY_KEY: &str = "botscope:challenge-key";
 const EPOCH_KEY: &str = "botscope:passes-revoked-before";
+/// The fleet's trap catches: a sorted set of `address|kind|nonce`, each
+/// scored by Redis's clock (ms) when it was put, kept for the policy's
+/// `hold`.
+const CATCHES_KEY: &str = "botscope:trap-catches";
+/// Puts one catch at Redis's time, drops what is past `hold`, and says
+/// the time. KEYS[1] the set, ARGV[1] the member, ARGV[2] hold (ms).
+const CATCH_SCRIPT: &str = r"
+local t = redis.call('TIME')
+local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], ms, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ms - tonumber(ARGV[2]))
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+return ms
+";
+/// Catches read from the fleet in one exchange at most (each is two
+/// elements of the answer, within its 1,024).
+pub const CATCHES_PER_READ: usize = 500;
 
 /// What happened with the shared state, for `/healthz` and `/metrics`.
 #[derive(Debug, Default)]
@@ -566,6 +583,74 @@ impl Shared {
         )
         .await
         .is_some()
+    }
+
+    /// Tells the fleet of a catch (`member`: `address|kind|nonce`), kept
+    /// for `hold_ms`; its time by Redis's clock.
+    pub async fn push_catch(&self, member: &str, hold_ms: u64) -> Option<u64> {
+        if !self.healthy() {
+            return None;
+        }
+        let c = vec![
+            b"EVAL".to_vec(),
+            CATCH_SCRIPT.as_bytes().to_vec(),
+            b"1".to_vec(),
+            CATCHES_KEY.as_bytes().to_vec(),
+            member.as_bytes().to_vec(),
+            hold_ms.max(1).to_string().into_bytes(),
+        ];
+        self.ask(&[c], |v| match v.as_slice() {
+            [Value::Int(ms)] if *ms >= 0 => Ok(ms.unsigned_abs()),
+            other => Err(format!(
+                "the catch script answered {}",
+                Value::describe_all(other)
+            )),
+        })
+        .await
+    }
+
+    /// The fleet's catches put at or after `from_ms` (Redis's clock), in
+    /// order, at most [`CATCHES_PER_READ`]: each member and its time.
+    pub async fn catches_from(&self, from_ms: u64) -> Option<Vec<(String, u64)>> {
+        if !self.healthy() {
+            return None;
+        }
+        let from = from_ms.to_string();
+        let n = CATCHES_PER_READ.to_string();
+        let c = cmd([
+            b"ZRANGEBYSCORE",
+            CATCHES_KEY.as_bytes(),
+            from.as_bytes(),
+            b"+inf",
+            b"WITHSCORES",
+            b"LIMIT",
+            b"0",
+            n.as_bytes(),
+        ]);
+        self.ask(&[c], |v| match v.as_slice() {
+            [Value::Array(items)] if items.len() % 2 == 0 => items
+                .chunks(2)
+                .map(|p| match p {
+                    [Value::Bulk(m), Value::Bulk(score)] if m.len() <= 128 => {
+                        let m = String::from_utf8(m.clone())
+                            .map_err(|_| "a catch is not text".to_owned())?;
+                        let score = std::str::from_utf8(score)
+                            .ok()
+                            .and_then(|s| s.parse::<f64>().ok())
+                            .filter(|s| s.is_finite() && *s >= 0.0)
+                            .ok_or_else(|| "a catch's time is not a number".to_owned())?;
+                        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                        Ok((m, score as u64))
+                    }
+                    other => Err(format!("a catch is {}", Value::describe_all(other))),
+                })
+                .collect(),
+            other => Err(format!(
+                "ZRANGEBYSCORE answered {}",
+                Value::describe_all(other)
+            )),
+        })
+        .await
     }
 
     /// Evidence another gate gathered for `ip` against `domains`, and how

@@ -488,6 +488,33 @@ impl Catches {
         outcome
     }
 
+    /// A catch another gate of the fleet made (`addr`, an address key:
+    /// [`address_key`]), at `at_ms`: held as this gate's own.
+    pub fn apply(&self, addr: IpAddr, kind: TrapKind, at_ms: u64, t: &Traps) {
+        let addr = address_key(addr);
+        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut c = g.0.get(&addr).unwrap_or_default();
+        if c.at.iter().all(Option::is_none) {
+            self.held.fetch_add(1, Ordering::Relaxed);
+        }
+        let slot = &mut c.at[kind as usize];
+        *slot = Some(slot.map_or(at_ms, |x| x.max(at_ms)));
+        g.0.insert(addr, c);
+        if t.widen > 0 {
+            let (net, _) = botscope_policy::network_of(addr);
+            let mut n = g.1.get(&net).unwrap_or_default();
+            let d = digest(addr);
+            if !n.addresses.contains(&d) && n.addresses.len() < t.widen as usize {
+                n.addresses.push(d);
+            }
+            if n.addresses.len() >= t.widen as usize {
+                let slot = &mut n.at[kind as usize];
+                *slot = Some(slot.map_or(at_ms, |x| x.max(at_ms)));
+            }
+            g.1.insert(net, n);
+        }
+    }
+
     /// The catches held against `ip` (its address, or its network once
     /// widened) at `now_ms`.
     pub fn trapped(&self, ip: IpAddr, now_ms: u64, t: &Traps) -> Trapped {
@@ -542,6 +569,23 @@ pub struct TrapState {
     /// not reused while cached), the key's paths, the file served.
     served: Mutex<Vec<Injected>>,
     signer: Mutex<Option<KeyedSigner>>,
+    /// The fleet's catches read so far: the time of the last (Redis's
+    /// clock), and the members read at that time (read again, as the next
+    /// read starts there).
+    fleet: Mutex<(u64, Vec<String>)>,
+}
+
+/// A catch as the fleet's state holds it: `address|kind|nonce`.
+pub fn member(ip: IpAddr, kind: TrapKind, nonce: u32) -> String {
+    format!("{}|{}|{nonce:08x}", address_key(ip), kind.as_str())
+}
+
+/// A member's address and kind, if it reads.
+pub fn read_member(m: &str) -> Option<(IpAddr, TrapKind)> {
+    let mut p = m.split('|');
+    let ip = p.next()?.parse().ok()?;
+    let kind = TrapKind::parse(p.next()?)?;
+    Some((ip, kind))
 }
 
 impl TrapState {
@@ -555,6 +599,42 @@ impl TrapState {
                 *g = Some((key.clone(), s.clone()));
                 s
             }
+        }
+    }
+
+    /// Takes in the fleet's catches read from the time [`TrapState::read_from`]
+    /// gave: each one new to this gate held as its own. Returns how many
+    /// were new.
+    pub fn take_fleets(&self, read: &[(String, u64)], t: &Traps) -> usize {
+        let mut f = self.fleet.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut new = 0;
+        for (m, at) in read {
+            if *at == f.0 && f.1.contains(m) {
+                continue;
+            }
+            if *at > f.0 {
+                f.0 = *at;
+                f.1.clear();
+            }
+            if f.1.len() < crate::state::CATCHES_PER_READ {
+                f.1.push(m.clone());
+            }
+            if let Some((ip, kind)) = read_member(m) {
+                self.catches.apply(ip, kind, *at, t);
+                new += 1;
+            }
+        }
+        new
+    }
+
+    /// Where the next read of the fleet's catches starts (Redis's clock,
+    /// ms): the last one read, or `hold` before `now_ms` at first.
+    pub fn read_from(&self, now_ms: u64, t: &Traps) -> u64 {
+        let f = self.fleet.lock().unwrap_or_else(PoisonError::into_inner);
+        if f.0 == 0 {
+            now_ms.saturating_sub(t.hold_ms)
+        } else {
+            f.0
         }
     }
 

@@ -641,3 +641,70 @@ fn a_redis_that_lies_or_floods_is_not_believed() {
     assert_eq!(h["state"]["fallbacks"], 1, "{h}");
     assert_eq!(h["state"]["recoveries"], 0, "{h}");
 }
+
+/// A client a trap caught on one gate is refused by the other gate of
+/// the fleet within a second or two; a client never caught is not; a new
+/// gate learns the catches already held.
+#[test]
+fn a_catch_on_one_gate_is_refused_by_the_other() {
+    let redis = botscope_testkit::Redis::start();
+    let d = tempfile::tempdir().unwrap();
+    let policy = "default: allow\ntraps:\n  kinds: [robots]\nrules:\n  - {name: trapped, trapped: robots, action: deny}\n";
+    // One key for the fleet, so one trap prefix.
+    let key = d.path().join("key");
+    std::fs::write(&key, [7u8; 32]).unwrap();
+    let keyed = |name: &str| {
+        let mut c = gate_config(&d.path().join(name), policy, redis_state(&redis));
+        c.challenge = Some(botscope_gate::challenge::ChallengeConfig::new(vec![
+            7u8;
+            32
+        ]));
+        c
+    };
+    let a = serve(keyed("a"));
+    let b = serve(keyed("b"));
+    let robots = get_with(a.addr, "/robots.txt", "127.0.0.20", BROWSER, "");
+    let path = robots
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("Disallow: "))
+        .filter(|p| p.starts_with("/t-"))
+        .nth(1)
+        .expect("the robots trap path")
+        .to_owned();
+    let ask = |g: SocketAddr, client: &str, path: &str| {
+        get_with(
+            g,
+            "/auth",
+            client,
+            BROWSER,
+            &format!("X-Original-URI: {path}\r\n"),
+        )
+        .status
+    };
+    assert_eq!(ask(b.addr, "127.0.0.21", "/"), 200);
+    // Caught at gate a.
+    assert_eq!(ask(a.addr, "127.0.0.21", &path), 403);
+    assert_eq!(ask(a.addr, "127.0.0.21", "/"), 403);
+    // Refused at gate b as soon as it has read the fleet's catches.
+    let t = Instant::now();
+    while ask(b.addr, "127.0.0.21", "/") != 403 {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "gate b never learned the catch"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(ask(b.addr, "127.0.0.22", "/"), 200);
+    // A gate started later learns it from the state.
+    let c = serve(keyed("c"));
+    let t = Instant::now();
+    while ask(c.addr, "127.0.0.21", "/") != 403 {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "gate c never learned the catch"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(ask(c.addr, "127.0.0.22", "/"), 200);
+}
