@@ -792,7 +792,7 @@ impl Gate {
         // The fleet's trap catches since the last read.
         let snap = self.current.load();
         if let Some(t) = snap.policy.as_ref().and_then(|p| p.traps.as_ref()) {
-            let now_ms = u64::try_from(unix_now()).unwrap_or(0).saturating_mul(1000);
+            let now_ms = answer::unix_now_ms();
             for _ in 0..8 {
                 let from = self.traps.read_from(now_ms, t);
                 let Some(read) = shared.catches_from(from).await else {
@@ -919,6 +919,7 @@ pub fn router(g: Arc<Gate>) -> Router {
         .route("/healthz", get(healthz))
         .route("/.botscope/healthz", get(healthz))
         .route("/.botscope/metrics", get(metrics::metrics))
+        .route("/.botscope/blocklist.txt", get(metrics::blocklist))
         .route(
             "/.botscope/revoke-passes",
             axum::routing::post(answer::revoke_passes),

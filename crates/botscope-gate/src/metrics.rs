@@ -427,6 +427,68 @@ pub(crate) fn operators_only(
 }
 
 /// `GET /metrics`: to the operators only.
+/// `/.botscope/blocklist.txt` (operators only): the catches the traps
+/// hold, one address or network a line (for Anubis, go-away and nginx
+/// lists); `?format=json`, as `cscli decisions import` reads them
+/// (`value`, `scope`, `type`, `duration` as a Go duration, `reason`).
+pub(crate) async fn blocklist(
+    State(g): State<Arc<Gate>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: axum::extract::Request,
+) -> Response {
+    if let Some(refused) = operators_only(&g, peer, req.headers(), "the blocklist", Operator::Read)
+    {
+        return refused;
+    }
+    let json = req
+        .uri()
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p == "format=json"));
+    let snap = g.current.load();
+    let now_ms = crate::answer::unix_now_ms();
+    let listed = snap
+        .policy
+        .as_ref()
+        .and_then(|p| p.traps.as_ref())
+        .map(|t| g.traps.catches.list(now_ms, t))
+        .unwrap_or_default();
+    let mut r = if json {
+        let items: Vec<serde_json::Value> = listed
+            .iter()
+            .map(|l| {
+                serde_json::json!({
+                    "value": l.value(),
+                    "scope": if l.is_address() { "ip" } else { "range" },
+                    "type": "ban",
+                    "duration": crate::trap::go_duration(l.until_ms.saturating_sub(now_ms)),
+                    "reason": format!("botscope trap: {}", l.kinds()),
+                })
+            })
+            .collect();
+        let mut r = serde_json::Value::Array(items).to_string().into_response();
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        r
+    } else {
+        let mut text = String::with_capacity(listed.len() * 20);
+        for l in &listed {
+            text.push_str(&l.value());
+            text.push('\n');
+        }
+        let mut r = text.into_response();
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        r
+    };
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
 pub(crate) async fn metrics(
     State(g): State<Arc<Gate>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,

@@ -71,6 +71,13 @@ impl<K: Hash + Eq + Clone, V: Clone> Recent<K, V> {
         }
     }
 
+    /// Every entry held, each once (the newer generation's first).
+    pub fn entries(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.new
+            .iter()
+            .chain(self.old.iter().filter(|(k, _)| !self.new.contains_key(*k)))
+    }
+
     /// Entries held.
     pub fn len(&self) -> usize {
         self.new.len() + self.old.len()

@@ -405,6 +405,58 @@ impl Default for Catches {
     }
 }
 
+/// One catch held, as a blocklist gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The address and its prefix: /32 or /64 for an address caught,
+    /// /24 or /48 for a network the catch covers.
+    pub network: (IpAddr, u8),
+    /// The kinds that caught it ([`TrapKind::bit`]).
+    pub kinds: u8,
+    /// When its catch ends (ms).
+    pub until_ms: u64,
+}
+
+impl Listed {
+    /// `203.0.113.9`, `2001:db8:1:2::/64`, `192.0.2.0/24`.
+    pub fn value(&self) -> String {
+        match self.network {
+            (ip, 32) if ip.is_ipv4() => ip.to_string(),
+            (ip, n) => format!("{ip}/{n}"),
+        }
+    }
+
+    /// Whether it is one address (CrowdSec's `ip` scope) rather than a
+    /// network (`range`).
+    pub fn is_address(&self) -> bool {
+        matches!(self.network, (ip, 32) if ip.is_ipv4())
+    }
+
+    /// The kinds, as written (`robots,script`).
+    pub fn kinds(&self) -> String {
+        TrapKind::ALL
+            .iter()
+            .filter(|(_, k)| self.kinds & k.bit() != 0)
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// A span of milliseconds as Go writes a duration (`23h59m10s`, `5m0s`,
+/// `10s`), rounded up to the second: what `cscli decisions import` reads.
+pub fn go_duration(ms: u64) -> String {
+    let s = ms.div_ceil(1000).max(1);
+    let (h, m, s) = (s / 3600, (s / 60) % 60, s % 60);
+    if h > 0 {
+        format!("{h}h{m}m{s}s")
+    } else if m > 0 {
+        format!("{m}m{s}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
 /// The key of an address's catch: the address (IPv4), its /64 (IPv6).
 pub fn address_key(ip: IpAddr) -> IpAddr {
     match botscope_botid::normalize(ip) {
@@ -541,6 +593,48 @@ impl Catches {
         {
             add(&n.at);
         }
+        out
+    }
+
+    /// Every catch held at `now_ms`: each caught address (an IPv6 /64)
+    /// and each network the catch was widened to, with the kinds that
+    /// caught it and when its catch ends (ms), addresses first.
+    pub fn list(&self, now_ms: u64, t: &Traps) -> Vec<Listed> {
+        let g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let live = |at: &[Option<u64>; 3]| {
+            let mut kinds = 0u8;
+            let mut until = 0u64;
+            for (_, k) in TrapKind::ALL {
+                if let Some(when) = at[k as usize]
+                    && now_ms.saturating_sub(when) <= t.hold_ms
+                {
+                    kinds |= k.bit();
+                    until = until.max(when.saturating_add(t.hold_ms));
+                }
+            }
+            (kinds != 0).then_some((kinds, until))
+        };
+        let mut out: Vec<Listed> =
+            g.0.entries()
+                .filter_map(|(ip, c)| {
+                    let (kinds, until_ms) = live(&c.at)?;
+                    let prefix = if ip.is_ipv4() { 32 } else { 64 };
+                    Some(Listed {
+                        network: (*ip, prefix),
+                        kinds,
+                        until_ms,
+                    })
+                })
+                .collect();
+        out.extend(g.1.entries().filter_map(|(net, n)| {
+            let (kinds, until_ms) = live(&n.at)?;
+            let prefix = if net.is_ipv4() { 24 } else { 48 };
+            Some(Listed {
+                network: (*net, prefix),
+                kinds,
+                until_ms,
+            })
+        }));
         out
     }
 
@@ -816,6 +910,57 @@ mod tests {
             );
         }
         assert!(!c.trapped(other, 1, &never).any());
+    }
+
+    #[test]
+    fn durations_are_written_as_go_writes_them() {
+        for (ms, want) in [
+            (1, "1s"),
+            (59_000, "59s"),
+            (60_000, "1m0s"),
+            (3_600_000, "1h0m0s"),
+            (86_399_001, "24h0m0s"),
+            (86_350_000, "23h59m10s"),
+        ] {
+            assert_eq!(go_duration(ms), want);
+        }
+    }
+
+    #[test]
+    fn the_list_holds_addresses_and_widened_networks_until_their_end() {
+        let t = traps();
+        let c = Catches::default();
+        for n in 1..=3u8 {
+            c.record(
+                IpAddr::from([192, 0, 2, n]),
+                TrapKind::Robots,
+                0,
+                true,
+                1_000,
+                &t,
+            );
+        }
+        c.record(
+            "2001:db8:1:2::5".parse().expect("ip"),
+            TrapKind::Script,
+            0,
+            true,
+            2_000,
+            &t,
+        );
+        let mut l: Vec<String> = c.list(3_000, &t).iter().map(Listed::value).collect();
+        l.sort();
+        assert_eq!(
+            l,
+            [
+                "192.0.2.0/24",
+                "192.0.2.1",
+                "192.0.2.2",
+                "192.0.2.3",
+                "2001:db8:1:2::/64"
+            ]
+        );
+        assert!(c.list(2_000 + t.hold_ms + 1, &t).is_empty());
     }
 
     #[test]

@@ -167,6 +167,30 @@ fn a_client_that_fetches_what_robots_txt_closes_is_caught_and_refused() {
         let time = l.split(' ').next().unwrap();
         assert!(time.parse::<jiff::Timestamp>().is_ok(), "{l}");
     }
+    // The operators' blocklist: the address caught, as a line and as
+    // `cscli decisions import` reads it.
+    let list = request([127, 0, 0, 1], to, "GET", "/.botscope/blocklist.txt", "");
+    assert_eq!((list.status, list.body.as_str()), (200, "127.0.0.2\n"));
+    let json = request(
+        [127, 0, 0, 1],
+        to,
+        "GET",
+        "/.botscope/blocklist.txt?format=json",
+        "",
+    );
+    let v: serde_json::Value = serde_json::from_str(&json.body).unwrap();
+    let item = &v.as_array().unwrap()[0];
+    assert_eq!(item["value"], "127.0.0.2");
+    assert_eq!(item["scope"], "ip");
+    assert_eq!(item["type"], "ban");
+    assert_eq!(item["reason"], "botscope trap: robots");
+    let d = item["duration"].as_str().unwrap();
+    let (h, rest) = d.split_once('h').unwrap();
+    let (m, s) = rest.split_once('m').unwrap();
+    let secs: u64 = h.parse::<u64>().unwrap() * 3600
+        + m.parse::<u64>().unwrap() * 60
+        + s.trim_end_matches('s').parse::<u64>().unwrap();
+    assert!((86_000..=86_400).contains(&secs), "{d}");
     // The metrics count hits and catches.
     let m = request([127, 0, 0, 1], to, "GET", "/.botscope/metrics", "");
     assert!(
