@@ -188,6 +188,7 @@ pub enum Command {
     /// /healthz. A policy with an error stops the gate before it listens (exit 2).
     ///
     /// Example: botscope gate --policy /etc/botscope/policy.yaml --robots-dir /etc/botscope/robots --trust-proxy 127.0.0.1/32
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Gate(Box<GateArgs>),
     /// Fetch URLs as a polite crawler: robots.txt first (cached by the fetch policy),
     /// matched with the User-Agent's product token, the host's pace kept.
@@ -627,6 +628,66 @@ pub struct TermsArgs {
     pub min_gap: std::time::Duration,
 }
 
+#[derive(Debug, Subcommand)]
+pub enum GateCommand {
+    /// Keep a firewall's sets filled with the clients the gate's trap links caught.
+    #[command(subcommand)]
+    Export(GateExport),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GateExport {
+    /// Fill nftables sets with the catches, in set-only mode: the owner's ruleset makes
+    /// the table and its sets (--print-setup prints one) and decides what they do; each
+    /// flush is one atomic `nft -f` batch that empties the sets and fills them with the
+    /// catches held now, each with the time its catch has left (a renewed catch gets its
+    /// new time). Four sets: NAME_v4 (addresses), NAME_v4_24, NAME_v6_64, NAME_v6_48
+    /// (networks, matched by masking the source). Exit status: 0 flushed, 1 some catches
+    /// left out (a set full), 2 error (nothing changed).
+    ///
+    /// Example: botscope gate export nft --from http://127.0.0.1:8091 --operator-token-file /var/lib/botscope/operator.token --every 10s
+    Nft(GateExportArgs),
+    /// The same as an `ipset restore` batch: each set filled beside it and swapped in
+    /// whole (hash:ip for addresses, hash:net for networks).
+    Ipset(GateExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GateExportArgs {
+    /// A running gate's address (http://HOST:PORT), whose operators' blocklist is read
+    /// (/.botscope/blocklist.txt?format=json).
+    #[arg(long, value_name = "URL", conflicts_with = "state", required_unless_present_any = ["state", "print_setup"])]
+    pub from: Option<String>,
+    /// The operators' token for --from (a file, as the gate's --operator-token-file).
+    #[arg(long, value_name = "FILE", requires = "from")]
+    pub operator_token_file: Option<PathBuf>,
+    /// The fleet's shared state instead (redis://…): the catches every gate put there.
+    #[arg(long, value_name = "URL")]
+    pub state: Option<String>,
+    /// The nftables table (family inet; nft only).
+    #[arg(long, value_name = "NAME", default_value = "botscope")]
+    pub table: String,
+    /// The sets' name (four sets: NAME_v4, NAME_v4_24, NAME_v6_64, NAME_v6_48).
+    #[arg(long, value_name = "NAME", default_value = "trapped")]
+    pub set: String,
+    /// Elements a set holds at most (the setup's `size`); catches past it are left
+    /// out, the longest kept, and the exit status is 1.
+    #[arg(long, value_name = "N", default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub max_elements: u64,
+    /// Print the ruleset that makes the table and its sets, and exit.
+    #[arg(long)]
+    pub print_setup: bool,
+    /// Print each batch instead of running nft (or ipset).
+    #[arg(long)]
+    pub print: bool,
+    /// Flush again this often, until stopped (else once).
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub every: Option<std::time::Duration>,
+    /// The nft (or ipset) program.
+    #[arg(long, value_name = "PATH")]
+    pub program: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct GateArgs {
     /// The lists `bots export` (apache-dirs or plain) or `logs export-lists` wrote
@@ -713,8 +774,11 @@ pub struct GateArgs {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = duration_arg)]
     pub header_timeout: std::time::Duration,
     /// The robots.txt files per category: `default.txt` (required), `all-ok-bots.txt`, `<bot>.txt` …
-    #[arg(long, value_name = "DIR")]
-    pub robots_dir: PathBuf,
+    #[arg(long, value_name = "DIR", required = true)]
+    pub robots_dir: Option<PathBuf>,
+    /// What else the gate does: export its trap catches to a firewall.
+    #[command(subcommand)]
+    pub command: Option<GateCommand>,
     /// The site's RSL licence (an RSL 1.0 document, checked at start: a document with an
     /// error starts nothing), served at --rsl-path as `application/rsl+xml`. Name it in the
     /// robots.txt files with a `License:` line.

@@ -411,7 +411,7 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
         {
             let nonce = u32::try_from(now_ms & 0xffff_ffff).unwrap_or(0) ^ u32::from(ip.is_ipv6());
             shared
-                .push_catch(&crate::trap::member(ip, kind, nonce), t.hold_ms)
+                .push_catch(&crate::trap::member(ip, kind, nonce, t.hold_ms), t.hold_ms)
                 .await;
         }
         trap = Some((hit, outcome));

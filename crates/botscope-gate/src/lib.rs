@@ -62,6 +62,7 @@ pub mod answer;
 pub mod challenge;
 pub mod charge;
 pub mod decisions;
+pub mod export;
 pub mod identity;
 pub mod inject;
 pub mod ledger;

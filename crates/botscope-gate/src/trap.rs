@@ -669,9 +669,14 @@ pub struct TrapState {
     fleet: Mutex<(u64, Vec<String>)>,
 }
 
-/// A catch as the fleet's state holds it: `address|kind|nonce`.
-pub fn member(ip: IpAddr, kind: TrapKind, nonce: u32) -> String {
-    format!("{}|{}|{nonce:08x}", address_key(ip), kind.as_str())
+/// A catch as the fleet's state holds it: `address|kind|nonce|hold`
+/// (the hold in ms, for whoever exports it without the policy).
+pub fn member(ip: IpAddr, kind: TrapKind, nonce: u32, hold_ms: u64) -> String {
+    format!(
+        "{}|{}|{nonce:08x}|{hold_ms}",
+        address_key(ip),
+        kind.as_str()
+    )
 }
 
 /// A member's address and kind, if it reads.

@@ -37,6 +37,7 @@ mod bots;
 mod data;
 mod export;
 mod fetch;
+mod gate_export;
 mod harvest;
 mod honeypot;
 mod keys;

@@ -55,7 +55,9 @@ fn check_gate_paths(a: &GateArgs) -> Result<()> {
             ));
         }
     };
-    check("--robots-dir", &a.robots_dir, true);
+    if let Some(d) = &a.robots_dir {
+        check("--robots-dir", d, true);
+    }
     if let Some(p) = &a.lists {
         check("--lists", p, true);
     }
@@ -95,6 +97,10 @@ fn check_gate_paths(a: &GateArgs) -> Result<()> {
 /// `gate`.
 pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
     log_to_stderr(s);
+    if let Some(botscope_cli::GateCommand::Export(e)) = &a.command {
+        return crate::gate_export::run(e).await;
+    }
+    let robots_dir = a.robots_dir.clone().context("--robots-dir is required")?;
     check_gate_paths(a)?;
     let networks = |flag: &str, list: &[String]| {
         list.iter()
@@ -150,7 +156,7 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
     let config = botscope_gate::Config {
         terms: site_terms(a)?,
         lists: a.lists.clone(),
-        robots_dir: a.robots_dir.clone(),
+        robots_dir: robots_dir.clone(),
         trust_proxy,
         operators,
         operator_token,
@@ -257,7 +263,7 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
 
 /// The operators' token: the file's one line, 16 printable characters or
 /// more (a short or empty one would be guessed).
-fn operator_token(p: &std::path::Path) -> Result<Vec<u8>> {
+pub(crate) fn operator_token(p: &std::path::Path) -> Result<Vec<u8>> {
     let shown = || botscope_text::field(&p.display().to_string()).into_owned();
     let bytes = botscope_os::read_file_capped(p, 4096)
         .with_context(|| format!("--operator-token-file {}", shown()))?;
@@ -397,7 +403,7 @@ fn site_terms(a: &GateArgs) -> Result<botscope_gate::SiteTerms> {
                 );
             }
             // The robots.txt crawlers read should name it.
-            let default = a.robots_dir.join("default.txt");
+            let default = a.robots_dir.clone().unwrap_or_default().join("default.txt");
             if let Ok(b) = std::fs::read(&default)
                 && botscope_robotstxt::Robots::parse(&b).licenses.is_empty()
             {

@@ -23,7 +23,12 @@ fn commands() -> Vec<(String, clap::Command)> {
             .get_subcommands()
             .filter(|s| s.get_name() != "help")
             .collect();
-        if subs.is_empty() {
+        // A command with flags of its own is one, whether or not it also
+        // has subcommands (`gate`, `gate export nft`).
+        let own = cmd
+            .get_arguments()
+            .any(|a| !a.is_hide_set() && !matches!(a.get_id().as_str(), "help" | "version"));
+        if subs.is_empty() || (own && name.contains(' ')) {
             out.push((name.to_owned(), cmd.clone()));
         }
         for s in subs {

@@ -1036,3 +1036,156 @@ fn a_policy_rewritten_in_place_is_never_read_half_written() {
         app.lines()
     );
 }
+
+/// `gate export nft` keeps real nftables sets (in a network namespace the
+/// test makes) filled with a running gate's catches: the setup it prints
+/// loads, a flush puts each catch with its time left, a renewed catch
+/// gets its new time, a full set leaves the rest out (exit 1), and a
+/// ruleset without the table refuses the batch with nothing changed
+/// (exit 2).
+#[test]
+fn export_nft_fills_the_sets_with_the_gates_catches() {
+    let dir = botscope_testkit::tempdir();
+    let dir = dir.path();
+    let robots = dir.join("robots");
+    std::fs::create_dir_all(&robots).unwrap();
+    std::fs::write(
+        robots.join("default.txt"),
+        "User-agent: *\nDisallow: /private/\n",
+    )
+    .unwrap();
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "default: allow\ntraps:\n  kinds: [robots]\n  hold: 1h\nrules:\n  - {name: trapped, trapped: any, action: deny}\n",
+    )
+    .unwrap();
+    let app = botscope_testkit::recorder::Recorder::start(None);
+    let (_gate, at) = spawn_gate(
+        &robots,
+        &policy,
+        dir,
+        &app.url(),
+        botscope_testkit::free_port(),
+        &[],
+        &[],
+    );
+    let body = ask([127, 0, 0, 1], at, "GET /robots.txt", "", b"").body;
+    let trap = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("Disallow: "))
+        .filter(|p| p.starts_with("/t-"))
+        .nth(1)
+        .unwrap()
+        .to_owned();
+    for from in [[127, 0, 0, 2], [127, 0, 0, 3]] {
+        assert_eq!(ask(from, at, &format!("GET {trap}"), "", b"").status, 403);
+    }
+
+    // A network namespace held open by a sleeping process; nft runs in
+    // it through a wrapper the export is given as its program.
+    let root_user = Command::new("id").arg("-u").output().unwrap().stdout == b"0\n";
+    let mut holder = Command::new("unshare")
+        .args(if root_user { &["-n"][..] } else { &["-rn"][..] })
+        .args(["sleep", "300"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let nft = dir.join("nft-in-ns");
+    std::fs::write(
+        &nft,
+        format!(
+            "#!/bin/sh\nexec nsenter -t {} -n {} /usr/sbin/nft \"$@\"\n",
+            holder.id(),
+            if root_user {
+                ""
+            } else {
+                "-U --preserve-credentials"
+            }
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&nft, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let list = || {
+        let o = Command::new(&nft)
+            .args(["list", "set", "inet", "botscope", "trapped_v4"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let url = format!("http://{at}");
+    let export = |more: &[&str]| {
+        crate::botscope(
+            &[
+                &[
+                    "gate",
+                    "export",
+                    "nft",
+                    "--from",
+                    &url,
+                    "--program",
+                    crate::arg(&nft),
+                ],
+                more,
+            ]
+            .concat(),
+            b"",
+        )
+    };
+    // Without the table: refused, nothing changed, exit 2.
+    let o = export(&[]);
+    assert_eq!(o.status.code(), Some(2), "{}", crate::stderr(&o));
+    assert!(
+        crate::stderr(&o).contains("--print-setup"),
+        "{}",
+        crate::stderr(&o)
+    );
+    // The setup, then a flush.
+    let setup = crate::botscope(
+        &[
+            "gate",
+            "export",
+            "nft",
+            "--print-setup",
+            "--max-elements",
+            "8",
+        ],
+        b"",
+    );
+    let mut load = Command::new(&nft)
+        .args(["-f", "-"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    load.stdin.take().unwrap().write_all(&setup.stdout).unwrap();
+    assert!(load.wait().unwrap().success(), "{}", crate::stdout(&setup));
+    let o = export(&[]);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::stderr(&o));
+    let set = list();
+    assert!(
+        set.contains("127.0.0.2 timeout ") && set.contains("127.0.0.3 timeout "),
+        "{set}"
+    );
+    assert!(
+        set.contains("timeout 1h") || set.contains("timeout 59m"),
+        "{set}"
+    );
+    // A set that holds one: the other left out, exit 1.
+    let o = export(&["--max-elements", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", crate::stderr(&o));
+    assert!(
+        crate::stderr(&o).contains("1 catches left out"),
+        "{}",
+        crate::stderr(&o)
+    );
+    assert_eq!(list().matches(" timeout ").count(), 1, "{}", list());
+    // The ipset form, printed.
+    let o = crate::botscope(&["gate", "export", "ipset", "--from", &url, "--print"], b"");
+    assert!(
+        crate::stdout(&o).contains("add trapped-v4-new 127.0.0.2 timeout "),
+        "{}",
+        crate::stdout(&o)
+    );
+    let _ = holder.kill();
+    let _ = holder.wait();
+}
