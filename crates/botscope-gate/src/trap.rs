@@ -969,6 +969,78 @@ mod tests {
     }
 
     #[test]
+    fn a_million_distinct_trap_urls_cost_one_check_each_and_no_memory() {
+        let s = Signer::new(b"a key of thirty-two bytes or more!!");
+        let t = traps();
+        let c = Catches::default();
+        let ip: IpAddr = "198.51.100.9".parse().expect("ip");
+        let prefix = s.paths().prefix.clone();
+        let mut forged = 0;
+        for n in 0..1_000_000u32 {
+            // Tokens of every length up to twice a link's, most of the
+            // right length but not signed.
+            let len = (n as usize * 7) % (2 * LINK_CHARS + 1);
+            let token: String = (0..len)
+                .map(|i| char::from(b'A' + ((n as usize + i) % 26) as u8))
+                .collect();
+            match s.hit(&format!("{prefix}{token}"), 1_000) {
+                Some(Hit::Unknown) => {
+                    forged += 1;
+                    assert_eq!(
+                        c.record(ip, TrapKind::Anchor, u64::MAX, false, u64::from(n), &t),
+                        Outcome::Forged
+                    );
+                }
+                other => panic!("{other:?} for {token}"),
+            }
+        }
+        assert_eq!(forged, 1_000_000);
+        assert!(!c.trapped(ip, 1_000_000, &t).any());
+        let g = c.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        assert_eq!(g.0.len(), 1);
+        assert!(g.0.entries().all(|(_, c)| c.strikes.len() <= STRIKES));
+    }
+
+    #[test]
+    fn links_are_signed_bound_and_expire() {
+        let s = Signer::new(b"a key of thirty-two bytes or more!!");
+        let other = Signer::new(b"another key of thirty-two bytes or more");
+        let ip: IpAddr = "203.0.113.7".parse().expect("ip");
+        let l = s.link(TrapKind::Script, ip, "crawler/1", 1_000, 42);
+        assert_eq!(l.len(), s.paths().prefix.len() + LINK_CHARS);
+        let Some(Hit::Link(got)) = s.hit(&l, 1_000) else {
+            panic!("{l}")
+        };
+        assert_eq!(
+            (got.kind, got.issued, got.nonce),
+            (TrapKind::Script, 1_000, 42)
+        );
+        assert_eq!(got.network, "203.0.113.0".parse::<IpAddr>().expect("ip"));
+        assert_eq!(s.hit(&l, 1_000 + LINK_TTL + 1), Some(Hit::Expired));
+        assert_eq!(s.hit(&l, 900), Some(Hit::Expired), "from the future");
+        // Another deployment's link is not under this prefix; moved under
+        // it, its signature fails.
+        let theirs = other.link(TrapKind::Script, ip, "crawler/1", 1_000, 42);
+        assert_eq!(s.hit(&theirs, 1_000), None);
+        let moved = format!(
+            "{}{}",
+            s.paths().prefix,
+            &theirs[other.paths().prefix.len()..]
+        );
+        assert_eq!(s.hit(&moved, 1_000), Some(Hit::Unknown));
+        // Every one-character change is caught.
+        for i in s.paths().prefix.len()..l.len() {
+            let mut b = l.clone().into_bytes();
+            b[i] = if b[i] == b'A' { b'B' } else { b'A' };
+            let changed = String::from_utf8(b).expect("ascii");
+            assert!(
+                matches!(s.hit(&changed, 1_000), Some(Hit::Unknown)),
+                "{changed}"
+            );
+        }
+    }
+
+    #[test]
     fn a_flood_of_addresses_holds_bounded_memory() {
         let t = traps();
         let c = Catches::default();
