@@ -641,3 +641,139 @@ fn fail2ban_bans_what_the_gate_caught_into_nftables() {
     assert!(set.contains("elements = { 127.0.0.2 }"), "{set}");
     drop(server);
 }
+
+/// A site of a dozen pages, each linking to the next ones, whose script
+/// prefetches every link on the page once it has loaded (as quicklink
+/// and speculative loading do).
+fn dozen_pages_app() -> SocketAddr {
+    use std::io::{BufRead, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                let mut r = std::io::BufReader::new(s.try_clone().unwrap());
+                let mut first = String::new();
+                let _ = r.read_line(&mut first);
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                }
+                let target = first.split(' ').nth(1).unwrap_or("/").to_owned();
+                let n: usize = target
+                    .strip_prefix("/p/")
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                let links: String = (1..=3)
+                    .map(|k| format!("<li><a href=\"/p/{}\">Page {}</a></li>", n + k, n + k))
+                    .collect();
+                let page = format!(
+                    "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Page {n}</title></head>\
+                     <body><main><h1>Page {n}</h1><p>Some text to read.</p><nav aria-label=\"next\"><ul>{links}</ul></nav></main>\
+                     <script>addEventListener('load', () => {{ for (const a of document.querySelectorAll('a[href]')) {{ const l = document.createElement('link'); l.rel = 'prefetch'; l.href = a.href; document.head.appendChild(l); }} }});</script>\
+                     </body></html>"
+                );
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                    page.len()
+                );
+            });
+        }
+    });
+    addr
+}
+
+/// A person's browser (headless Chromium) reading a dozen pages, its
+/// page's script prefetching every link, trap links included: never
+/// caught; and axe-core finds nothing on a page with traps that it does
+/// not find on the same page without.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_reading_pages_is_never_caught() {
+    use botscope_testkit::webdriver::Browser;
+    let app = dozen_pages_app();
+    let d = botscope_testkit::tempdir();
+    let rd = d.path().join("robots");
+    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
+    std::fs::write(
+        d.path().join("policy.yaml"),
+        "version: 1\ntraps:\n  kinds: [robots, script, anchor]\ndefault: allow\nrules:\n  - name: trapped\n    trapped: any\n    action: deny\n",
+    )
+    .unwrap();
+    let events = d.path().join("events.log");
+    let gate = serve(Config {
+        policy: Some(d.path().join("policy.yaml")),
+        upstream: Some(UpstreamConfig::new(
+            url::Url::parse(&format!("http://{app}/")).unwrap(),
+        )),
+        events: Some(botscope_gate::decisions::DecisionLogConfig {
+            path: events.clone(),
+            all: true,
+            max_bytes: 1 << 20,
+        }),
+        ..Config::new(rd)
+    });
+    let b = Browser::start(1400, 1000).await;
+    let mut with_traps = Vec::new();
+    for n in 0..12 {
+        b.client
+            .goto(&format!("http://{}/p/{n}", gate.addr))
+            .await
+            .unwrap();
+        let title = b.client.title().await.unwrap();
+        assert_eq!(title, format!("Page {n}"), "page {n} was served");
+        // Let the prefetches go out.
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        if n == 0 {
+            let html = b.client.source().await.unwrap();
+            assert!(html.contains("<script type=\"ignore\">"), "{html}");
+            with_traps = b.accessibility().await;
+        }
+    }
+    // The same page straight from the application: axe-core's findings.
+    b.client.goto(&format!("http://{app}/p/0")).await.unwrap();
+    let without = b.accessibility().await;
+    b.close().await;
+    assert_eq!(
+        with_traps, without,
+        "the trap links add no accessibility problem"
+    );
+    let m = botscope_testkit::http::read_response(
+        {
+            let mut s = std::net::TcpStream::connect(gate.addr).unwrap();
+            std::io::Write::write_all(
+                &mut s,
+                b"GET /.botscope/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            )
+            .unwrap();
+            s
+        },
+        "metrics",
+    );
+    for kind in ["robots", "script", "anchor"] {
+        assert!(
+            m.body.contains(&format!(
+                "botscope_gate_trap_catches_total{{kind=\"{kind}\"}} 0"
+            )),
+            "{}\n{}",
+            m.body,
+            std::fs::read_to_string(&events).unwrap_or_default()
+        );
+    }
+    let log = std::fs::read_to_string(&events).unwrap_or_default();
+    assert!(
+        !log.contains(" catch ") && !log.contains(" strike "),
+        "{log}"
+    );
+    // The prefetches did ask for the anchor links: counted, nothing more.
+    let hits = m
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix("botscope_gate_trap_hits_total{kind=\"anchor\"} "))
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0);
+    assert!(hits >= 6, "{}", m.body);
+}
