@@ -33,6 +33,19 @@ fn request(from: [u8; 4], to: SocketAddr, method: &str, target: &str, extra: &st
     botscope_testkit::http::read_response(s, target)
 }
 
+/// The event log once it holds `needle` (its writer is a thread of its
+/// own), or as it is after five seconds.
+fn log_with(path: &std::path::Path, needle: &str) -> String {
+    let t = std::time::Instant::now();
+    loop {
+        let log = std::fs::read_to_string(path).unwrap_or_default();
+        if log.contains(needle) || t.elapsed() > Duration::from_secs(5) {
+            return log;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// The trap lines of a served robots.txt: the prefix, the robots path.
 fn trap_lines(robots: &str) -> (String, String) {
     let lines: Vec<&str> = robots
@@ -138,7 +151,7 @@ fn a_client_that_fetches_what_robots_txt_closes_is_caught_and_refused() {
     );
 
     // The event log: time first, the literal address, one line each.
-    let log = std::fs::read_to_string(&events).unwrap();
+    let log = log_with(&events, " forged ");
     let lines: Vec<&str> = log.lines().collect();
     let catch: Vec<&&str> = lines.iter().filter(|l| l.contains(" catch ")).collect();
     assert_eq!(catch.len(), 1, "{log}");
@@ -411,7 +424,7 @@ fn pages_carry_signed_links_that_catch_crude_extractors_and_link_followers() {
         200
     );
 
-    let log = std::fs::read_to_string(&events).unwrap();
+    let log = log_with(&events, "client=127.0.1.5 served_to");
     assert!(
         log.lines()
             .any(|l| l.contains(" catch kind=script client=127.0.0.2 ")),
@@ -776,4 +789,64 @@ async fn a_browser_reading_pages_is_never_caught() {
         .and_then(|n| n.parse::<u64>().ok())
         .unwrap_or(0);
     assert!(hits >= 6, "{}", m.body);
+}
+
+/// A verified crawler that fetches a trap is logged exempt and never
+/// caught; the same User-Agent from an address Google does not publish
+/// is caught.
+#[test]
+fn a_verified_crawler_is_exempt() {
+    let d = botscope_testkit::tempdir();
+    let rd = d.path().join("robots");
+    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
+    std::fs::write(d.path().join("policy.yaml"), POLICY).unwrap();
+    let events = d.path().join("events.log");
+    let gate = serve(Config {
+        policy: Some(d.path().join("policy.yaml")),
+        identity: Some(super::offline()),
+        trust_proxy: vec![botscope_botid::IpRange::parse_any("127.0.0.1/32").unwrap()],
+        events: Some(botscope_gate::decisions::DecisionLogConfig {
+            path: events.clone(),
+            all: true,
+            max_bytes: 1 << 20,
+        }),
+        ..Config::new(rd)
+    });
+    let ask = |client: &str, path: &str| {
+        super::get_with(
+            gate.addr,
+            "/auth",
+            client,
+            super::GOOGLEBOT,
+            &format!("X-Original-URI: {path}\r\n"),
+        )
+    };
+    let robots = super::get_with(
+        gate.addr,
+        "/robots.txt",
+        "66.249.66.1",
+        super::GOOGLEBOT,
+        "",
+    );
+    let (_, path) = trap_lines(&robots.body);
+    // Googlebot from Google's published range: exempt, still allowed.
+    let r = ask("66.249.66.1", &path);
+    assert_eq!(r.header("x-bot-identity"), Some("verified"), "{r:?}");
+    assert_eq!(ask("66.249.66.1", "/").status, 200);
+    // The same claim from elsewhere: spoofed, caught.
+    assert_eq!(ask("203.0.113.50", &path).status, 403);
+    assert_eq!(ask("203.0.113.50", "/").status, 403);
+    let log = log_with(&events, " catch kind=robots client=203.0.113.50 ");
+    assert!(
+        log.contains(" exempt kind=robots client=66.249.66.1 "),
+        "{log}"
+    );
+    assert!(
+        log.contains(" catch kind=robots client=203.0.113.50 "),
+        "{log}"
+    );
+    assert!(
+        !log.contains("catch kind=robots client=66.249.66.1"),
+        "{log}"
+    );
 }
