@@ -535,11 +535,17 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
     } else {
         (None, None)
     };
-    if trapped.any()
-        && !matches!(action, Action::Allow | Action::Label)
-        && let Some(ev) = &g.events
-    {
-        ev.refusal(ip, &rule, action, method, path);
+    if trapped.any() && !matches!(action, Action::Allow | Action::Label) {
+        if let Some(ev) = &g.events {
+            ev.refusal(ip, &rule, action, method, path);
+        }
+        // The tarpit: what a trap caught waits for its refusal.
+        if !g.config.report_only
+            && let Some(t) = trap_cfg
+            && let Some((ms, _held)) = g.traps.tarpit(ip, now_ms, t)
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        }
     }
     let a = Answer {
         trap,

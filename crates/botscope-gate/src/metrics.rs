@@ -309,6 +309,22 @@ pub fn render(g: &Gate) -> String {
     );
     let _ = writeln!(
         o,
+        "# HELP botscope_gate_tarpit_held Refusals of caught clients the tarpit holds now."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_tarpit_held gauge");
+    let _ = writeln!(o, "botscope_gate_tarpit_held {}", g.traps.held_now());
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_tarpit_held_total Refusals of caught clients the tarpit held."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_tarpit_held_total counter");
+    let _ = writeln!(
+        o,
+        "botscope_gate_tarpit_held_total {}",
+        g.traps.held_total.load(Ordering::Relaxed)
+    );
+    let _ = writeln!(
+        o,
         "# HELP botscope_gate_trap_exempt_total Trap hits from clients known by their identity or an exempt network."
     );
     let _ = writeln!(o, "# TYPE botscope_gate_trap_exempt_total counter");

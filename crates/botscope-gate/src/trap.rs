@@ -667,6 +667,21 @@ pub struct TrapState {
     /// clock), and the members read at that time (read again, as the next
     /// read starts there).
     fleet: Mutex<(u64, Vec<String>)>,
+    /// The tarpit: refusals held now, and per network the refusals held
+    /// lately and the last one's time.
+    held: Arc<AtomicUsize>,
+    /// Refusals the tarpit held, in all.
+    pub held_total: AtomicU64,
+    slowed: Mutex<Option<Recent<IpAddr, (u32, u64)>>>,
+}
+
+/// A refusal held by the tarpit: its place, given back when dropped.
+pub struct Held(Arc<AtomicUsize>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A catch as the fleet's state holds it: `address|kind|nonce|hold`
@@ -735,6 +750,40 @@ impl TrapState {
         } else {
             f.0
         }
+    }
+
+    /// How long to hold a refusal of a caught client from `ip` at
+    /// `now_ms` (a second, doubling with each refusal its network had
+    /// within the hold, up to `tarpit.max_ms`), and its place among the
+    /// refusals held: `None` when `tarpit.held` are held already (then
+    /// it is sent at once). Memory: a bounded map of networks.
+    pub fn tarpit(&self, ip: IpAddr, now_ms: u64, t: &Traps) -> Option<(u64, Held)> {
+        let tp = t.tarpit?;
+        if self.held.fetch_add(1, Ordering::Relaxed) >= tp.held as usize {
+            self.held.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        let held = Held(self.held.clone());
+        let (net, _) = botscope_policy::network_of(ip);
+        let mut g = self.slowed.lock().unwrap_or_else(PoisonError::into_inner);
+        let map = g.get_or_insert_with(|| Recent::new(65_536));
+        let n = match map.get(&net) {
+            Some((n, last)) if now_ms.saturating_sub(last) <= t.hold_ms => n.saturating_add(1),
+            _ => 1,
+        };
+        map.insert(net, (n, now_ms));
+        drop(g);
+        self.held_total.fetch_add(1, Ordering::Relaxed);
+        let ms = 1_000u64
+            .checked_shl((n - 1).min(20))
+            .unwrap_or(u64::MAX)
+            .min(tp.max_ms);
+        Some((ms, held))
+    }
+
+    /// Refusals the tarpit holds now.
+    pub fn held_now(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
     }
 
     /// The trap paths under `key`.

@@ -76,8 +76,8 @@ pub use parse::{
     MAX_REGEX_CHARS, MAX_RULES, Parsed, categories, duration_ms, parse,
 };
 pub use policy::{
-    Conditions, PASS_FACTOR, PathCase, PathSet, Policy, Refused, Rule, SUBRESOURCE_FACTOR, Traps,
-    is_protocol_file,
+    Conditions, PASS_FACTOR, PathCase, PathSet, Policy, Refused, Rule, SUBRESOURCE_FACTOR, Tarpit,
+    Traps, is_protocol_file,
 };
 pub use presets::{PRESETS, preset};
 pub use rate::{DEFAULT_MAX_KEYS, MAX_COUNT, Per, Rate, RateStore, Rates, network_of, shared_key};

@@ -52,7 +52,7 @@ const RULE_KEYS: &[&str] = &[
     "price",
     "trapped",
 ];
-const TRAP_KEYS: &[&str] = &["kinds", "hold", "window", "widen", "exempt"];
+const TRAP_KEYS: &[&str] = &["kinds", "hold", "window", "widen", "exempt", "tarpit"];
 /// The longest `hold:` or `within:`: a catch is not a life sentence.
 pub const MAX_HOLD_MS: u64 = 30 * 86_400_000;
 
@@ -311,6 +311,33 @@ impl Reader<'_> {
                         "`traps: widen` must be a number of addresses from 0 (never widen) to 256",
                     ),
                 },
+                "tarpit" => {
+                    let mut tp = crate::policy::Tarpit::default();
+                    match x.as_mapping() {
+                        Some(tm) => {
+                            for (tk, tv) in tm.iter() {
+                                match tk.as_str() {
+                                    "max" => match tv.as_scalar().map(|s| duration_ms(s.as_str())) {
+                                        Some(Ok(ms)) if ms <= 120_000 => tp.max_ms = ms,
+                                        _ => self.err(tv.span(), None, "`traps: tarpit: max` must be a span of time up to 2min (front servers give up on an answer after a minute or two)"),
+                                    },
+                                    "held" => match tv.as_scalar().and_then(|s| s.as_str().trim().parse::<u32>().ok()) {
+                                        Some(n) if (1..=10_000).contains(&n) => tp.held = n,
+                                        _ => self.err(tv.span(), None, "`traps: tarpit: held` must be a number of refusals from 1 to 10000"),
+                                    },
+                                    other => self.err(tk.span(), None, format!("`traps: tarpit` has `max` and `held`, not `{}`", botscope_text::quoted(other))),
+                                }
+                            }
+                        }
+                        None if x.as_scalar().is_some_and(|s| s.as_str().trim() == "on") => {}
+                        None => self.err(
+                            x.span(),
+                            None,
+                            "`traps: tarpit` is `on` or a mapping with `max` and `held`",
+                        ),
+                    }
+                    t.tarpit = Some(tp);
+                }
                 "exempt" => {
                     if let Some(items) = self.items(x, "traps: exempt", "traps") {
                         for (n, span) in items {

@@ -343,6 +343,29 @@ pub struct Traps {
     /// Networks never caught (`exempt:`), besides the clients known by
     /// their identity.
     pub exempt: Vec<IpRange>,
+    /// `tarpit:`: a refusal of a caught client is held before it is
+    /// sent, a second the first time, twice as long each time after for
+    /// its network, up to `max_ms`, at most `held` at once (past them,
+    /// sent at once).
+    pub tarpit: Option<Tarpit>,
+}
+
+/// How a gate slows what its traps caught (`traps: tarpit:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tarpit {
+    /// The longest hold, in milliseconds (`max:`, 30 s by default).
+    pub max_ms: u64,
+    /// Refusals held at once at most (`held:`, 64 by default).
+    pub held: u32,
+}
+
+impl Default for Tarpit {
+    fn default() -> Tarpit {
+        Tarpit {
+            max_ms: 30_000,
+            held: 64,
+        }
+    }
 }
 
 impl Default for Traps {
@@ -353,6 +376,7 @@ impl Default for Traps {
             window_ms: 600_000,
             widen: 4,
             exempt: Vec::new(),
+            tarpit: None,
         }
     }
 }

@@ -850,3 +850,56 @@ fn a_verified_crawler_is_exempt() {
         "{log}"
     );
 }
+
+/// The tarpit: a caught client's refusals wait a second, then twice as
+/// long, up to the cap; past the refusals it may hold, one is sent at
+/// once.
+#[test]
+fn the_tarpit_holds_a_caught_clients_refusals_within_its_bounds() {
+    let d = botscope_testkit::tempdir();
+    let rd = d.path().join("robots");
+    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
+    std::fs::write(
+        d.path().join("policy.yaml"),
+        "default: allow\ntraps:\n  kinds: [robots]\n  tarpit: {max: 2s, held: 1}\nrules:\n  - {name: trapped, trapped: any, action: deny}\n",
+    )
+    .unwrap();
+    let app = Recorder::start(None);
+    let gate = serve(Config {
+        policy: Some(d.path().join("policy.yaml")),
+        upstream: Some(UpstreamConfig::new(url::Url::parse(&app.url()).unwrap())),
+        ..Config::new(rd)
+    });
+    let to = gate.addr;
+    let (_, path) = trap_lines(&request([127, 0, 0, 2], to, "GET", "/robots.txt", "").body);
+    let timed = |from: [u8; 4], path: &str| {
+        let t = std::time::Instant::now();
+        let s = request(from, to, "GET", path, "").status;
+        (s, t.elapsed())
+    };
+    // The catch's own refusal: a second; then two, and two (the cap).
+    let (s, first) = timed([127, 0, 0, 2], &path);
+    assert_eq!(s, 403);
+    assert!(first >= Duration::from_millis(1_000), "{first:?}");
+    let (_, second) = timed([127, 0, 0, 2], "/");
+    assert!(second >= Duration::from_millis(2_000), "{second:?}");
+    // A client never caught is not held.
+    assert_eq!(request([127, 0, 0, 9], to, "GET", "/", "").status, 200);
+    // Two refusals at once, one place: the second is sent while the
+    // first still waits.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx2 = tx.clone();
+    let a = std::thread::spawn(move || {
+        let r = request([127, 0, 0, 2], to, "GET", "/a", "");
+        tx.send(("held", r.status)).unwrap();
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let b = std::thread::spawn(move || {
+        let r = request([127, 0, 0, 2], to, "GET", "/b", "");
+        tx2.send(("at once", r.status)).unwrap();
+    });
+    let order: Vec<(&str, u16)> = (0..2).map(|_| rx.recv().unwrap()).collect();
+    a.join().unwrap();
+    b.join().unwrap();
+    assert_eq!(order, [("at once", 403), ("held", 403)]);
+}

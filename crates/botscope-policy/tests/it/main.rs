@@ -1051,6 +1051,21 @@ default: allow
             .with(TrapKind::Anchor, 10)
             .by(TrapKind::Anchor.bit(), Some(10))
     );
+    assert_eq!(t.tarpit, None);
+    let on = compile("traps: {kinds: robots, tarpit: on}\nrules: []\ndefault: allow\n");
+    assert_eq!(
+        on.traps.and_then(|t| t.tarpit),
+        Some(botscope_policy::Tarpit::default())
+    );
+    let set =
+        compile("traps: {kinds: robots, tarpit: {max: 10s, held: 8}}\nrules: []\ndefault: allow\n");
+    assert_eq!(
+        set.traps.and_then(|t| t.tarpit),
+        Some(botscope_policy::Tarpit {
+            max_ms: 10_000,
+            held: 8
+        })
+    );
     // Without `traps:`, nothing is set up and no rule names a catch.
     assert!(compile("rules: []\ndefault: allow\n").traps.is_none());
 }
@@ -1085,6 +1100,18 @@ fn trap_settings_that_cannot_be_read_are_errors() {
         (
             "traps: {hold: 1d}\nrules: []\ndefault: allow\n",
             "`traps` needs `kinds:`",
+        ),
+        (
+            "traps: {kinds: robots, tarpit: {max: 1h}}\nrules: []\ndefault: allow\n",
+            "`traps: tarpit: max` must be a span of time up to 2min",
+        ),
+        (
+            "traps: {kinds: robots, tarpit: {held: 0}}\nrules: []\ndefault: allow\n",
+            "`traps: tarpit: held` must be a number",
+        ),
+        (
+            "traps: {kinds: robots, tarpit: slow}\nrules: []\ndefault: allow\n",
+            "`traps: tarpit` is `on` or a mapping",
         ),
         (
             "rules:\n  - name: t\n    trapped: maybe\n    action: deny\ndefault: allow\n",
