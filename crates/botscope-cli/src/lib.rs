@@ -301,6 +301,11 @@ pub struct PolicyReplayArgs {
     /// read twice, so `-` is refused), through --dns or the system's resolver.
     #[arg(long)]
     pub verify: bool,
+    /// The gate's key (its --challenge-key FILE): requests for the trap paths it
+    /// derives catch clients as the gate's did, so the policy's `trapped:` rules decide
+    /// as they did.
+    #[arg(long, value_name = "FILE")]
+    pub challenge_key: Option<PathBuf>,
     #[command(flatten)]
     pub dns: DnsArgs,
 }

@@ -234,10 +234,7 @@ pub fn is_prefetch(h: &HeaderMap) -> bool {
         })
 }
 
-/// A trap hit: what it came to, counted and logged. Exempt: a client the
-/// policy knows by its identity (verified by lists, reverse DNS or
-/// signature; the all-ok list) or a network `traps: exempt` lists. A HEAD
-/// and a prefetch count nothing.
+/// A trap hit: what it came to, counted ([`Catches::judge`](crate::trap::Catches::judge)).
 #[allow(clippy::too_many_arguments)]
 fn trap_hit(
     g: &Gate,
@@ -250,48 +247,9 @@ fn trap_hit(
     placed: &Placed,
     now_ms: u64,
 ) -> crate::trap::Outcome {
-    use crate::trap::{Hit, Outcome};
-    use botscope_policy::TrapKind;
-    let counts = &g.traps.catches.counts;
-    let slot = match hit {
-        Hit::Robots => 0,
-        Hit::Link(l) => l.kind as usize,
-        Hit::Expired | Hit::Unknown => 3,
-    };
-    counts.hits[slot].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if method.eq_ignore_ascii_case("HEAD") || is_prefetch(h) {
-        return Outcome::Ignored;
-    }
-    let ip_n = botscope_botid::normalize(ip);
-    if known_verified
-        || placed.category == Category::AllOk
-        || t.exempt.iter().any(|r| r.contains(ip_n))
-    {
-        counts
-            .exempt
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        return Outcome::Exempt;
-    }
-    match hit {
-        Hit::Robots if t.has(TrapKind::Robots) => {
-            g.traps
-                .catches
-                .record(ip, TrapKind::Robots, 0, true, now_ms, t)
-        }
-        Hit::Robots => Outcome::Ignored,
-        Hit::Link(l) if t.has(l.kind) => {
-            g.traps.catches.record(ip, l.kind, l.id(), true, now_ms, t)
-        }
-        Hit::Link(_) => Outcome::Ignored,
-        // A link the gate never made, or one past its time: an anchor
-        // strike at most, never a catch by itself.
-        Hit::Expired | Hit::Unknown if t.has(TrapKind::Anchor) => {
-            g.traps
-                .catches
-                .record(ip, TrapKind::Anchor, u64::MAX, false, now_ms, t)
-        }
-        Hit::Expired | Hit::Unknown => Outcome::Forged,
-    }
+    let quiet = method.eq_ignore_ascii_case("HEAD") || is_prefetch(h);
+    let exempt = known_verified || placed.category == Category::AllOk;
+    g.traps.catches.judge(t, hit, ip, quiet, exempt, now_ms)
 }
 
 pub(crate) fn unix_now_ms() -> u64 {

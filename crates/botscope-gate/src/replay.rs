@@ -49,6 +49,10 @@ pub struct ReplayConfig {
     /// [`questions`], then the resolver): identity judged as the live gate
     /// judges it once its lookups have answered.
     pub evidence: Option<std::collections::HashMap<IpAddr, botscope_botid::FcrdnsEvidence>>,
+    /// The gate's key (`--challenge-key`): with it, requests for the trap
+    /// paths it derives catch clients as the gate's would, and the
+    /// policy's `trapped:` rules decide as they did.
+    pub trap_key: Option<Vec<u8>>,
 }
 
 /// One of the clients a rule caught most.
@@ -410,6 +414,10 @@ pub fn replay_with(
     let lists = cfg.lists.as_ref().unwrap_or(&empty);
     let rates = Rates::default();
     let policy = &cfg.policy;
+    // The traps, as the gate keyed them.
+    let traps = policy.traps.as_ref().zip(cfg.trap_key.as_deref());
+    let signer = traps.map(|(_, k)| crate::trap::Signer::new(k));
+    let catches = crate::trap::Catches::default();
     let mut tallies: Vec<Tally> = (0..=policy.rules.len()).map(|_| Tally::default()).collect();
     let mut actions: BTreeMap<&'static str, u64> = BTreeMap::new();
     let (mut lines, mut malformed, mut malformed_lines) = (0u64, 0u64, Vec::new());
@@ -434,6 +442,18 @@ pub fn replay_with(
                 .as_ref()
                 .is_some_and(|m| !m.check_path(&known.token, p.as_bytes()).allowed)
         };
+        let now_ms = u64::try_from(rec.time).unwrap_or(0).saturating_mul(1000);
+        let mut trapped = botscope_policy::Trapped::NONE;
+        if let (Some((t, _)), Some(signer)) = (traps, signer.as_ref()) {
+            let target = botscope_policy::normalize_target(&rec.path);
+            if let Some(hit) = signer.hit(&target, now_ms / 1000) {
+                let exempt = known.identity == botscope_policy::Identity::Verified
+                    || lists.place(rec.ip).category == crate::Category::AllOk;
+                let quiet = rec.method.eq_ignore_ascii_case("HEAD");
+                catches.judge(t, hit, rec.ip, quiet, exempt, now_ms);
+            }
+            trapped = catches.trapped(rec.ip, now_ms, t);
+        }
         let facts = Facts {
             ip: rec.ip,
             method: &rec.method,
@@ -446,10 +466,10 @@ pub fn replay_with(
             asn: known.evidence.asn,
             lists: lists.bits(rec.ip),
             robots: matcher.as_ref().map(|_| &closed as &dyn Fn(&str) -> bool),
-            now_ms: u64::try_from(rec.time).unwrap_or(0).saturating_mul(1000),
+            now_ms,
             navigation: botscope_policy::is_navigation(None, None, None, &rec.path),
             passed: false,
-            trapped: botscope_policy::Trapped::NONE,
+            trapped,
         };
         let d = policy.decide(&facts, &rates);
         let decided = Decided {

@@ -567,6 +567,50 @@ impl Catches {
         }
     }
 
+    /// What a hit of the trap paths from `ip` at `now_ms` comes to,
+    /// counted: nothing for a HEAD or a prefetch (`quiet`); exempt for a
+    /// client known by its identity (`exempt`) or in a network the policy
+    /// exempts; else a catch, a strike or a forged link as the kind says.
+    /// The gate and `policy replay` both judge through it.
+    pub fn judge(
+        &self,
+        t: &Traps,
+        hit: Hit,
+        ip: IpAddr,
+        quiet: bool,
+        exempt: bool,
+        now_ms: u64,
+    ) -> Outcome {
+        let slot = match hit {
+            Hit::Robots => 0,
+            Hit::Link(l) => l.kind as usize,
+            Hit::Expired | Hit::Unknown => 3,
+        };
+        self.counts.hits[slot].fetch_add(1, Ordering::Relaxed);
+        if quiet {
+            return Outcome::Ignored;
+        }
+        let ip_n = botscope_botid::normalize(ip);
+        if exempt || t.exempt.iter().any(|r| r.contains(ip_n)) {
+            self.counts.exempt.fetch_add(1, Ordering::Relaxed);
+            return Outcome::Exempt;
+        }
+        match hit {
+            Hit::Robots if t.has(TrapKind::Robots) => {
+                self.record(ip, TrapKind::Robots, 0, true, now_ms, t)
+            }
+            Hit::Robots => Outcome::Ignored,
+            Hit::Link(l) if t.has(l.kind) => self.record(ip, l.kind, l.id(), true, now_ms, t),
+            Hit::Link(_) => Outcome::Ignored,
+            // A link the gate never made, or one past its time: an anchor
+            // strike at most, never a catch by itself.
+            Hit::Expired | Hit::Unknown if t.has(TrapKind::Anchor) => {
+                self.record(ip, TrapKind::Anchor, u64::MAX, false, now_ms, t)
+            }
+            Hit::Expired | Hit::Unknown => Outcome::Forged,
+        }
+    }
+
     /// The catches held against `ip` (its address, or its network once
     /// widened) at `now_ms`.
     pub fn trapped(&self, ip: IpAddr, now_ms: u64, t: &Traps) -> Trapped {

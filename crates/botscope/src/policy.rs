@@ -306,6 +306,11 @@ pub async fn replay(a: &PolicyReplayArgs, s: &Settings) -> Result<ExitStatus> {
         lists,
         format: a.log_format.clone(),
         evidence,
+        trap_key: a
+            .challenge_key
+            .as_deref()
+            .map(crate::serve::key_file)
+            .transpose()?,
     };
     let body = if a.format == ReplayFormat::Jsonl {
         // A line per request, streamed to the output as decided.

@@ -295,6 +295,11 @@ fn challenge_key(a: &GateArgs) -> Result<Vec<u8>> {
     let Some(p) = &a.challenge_key else {
         return Ok(Vec::new());
     };
+    key_file(p)
+}
+
+/// A key file of the gate's (`--challenge-key`): at least 32 bytes.
+pub(crate) fn key_file(p: &std::path::Path) -> Result<Vec<u8>> {
     let key = botscope_os::read_capped(p, 4096)
         .with_context(|| format!("--challenge-key {}", p.display()))?;
     anyhow::ensure!(

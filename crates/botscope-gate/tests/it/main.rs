@@ -987,6 +987,7 @@ fn replay_decides_as_the_gate_does() {
         lists: Some(botscope_gate::read(&lists).unwrap()),
         format: None,
         evidence: None,
+        trap_key: None,
     };
     let mut replayed = Vec::new();
     let input: Box<dyn std::io::BufRead> = Box::new(log.as_bytes());

@@ -903,3 +903,76 @@ fn the_tarpit_holds_a_caught_clients_refusals_within_its_bounds() {
     b.join().unwrap();
     assert_eq!(order, [("at once", 403), ("held", 403)]);
 }
+
+/// `policy replay` with the gate's key: the access log of what the gate
+/// decided, replayed, catches the same clients and decides as it did.
+#[test]
+fn replay_with_the_key_reproduces_the_catches() {
+    let d = botscope_testkit::tempdir();
+    let rd = d.path().join("robots");
+    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
+    let policy = "default: allow\ntraps:\n  kinds: [robots, anchor]\nrules:\n  - {name: trapped, trapped: any, action: deny}\n";
+    std::fs::write(d.path().join("policy.yaml"), policy).unwrap();
+    let key = vec![9u8; 32];
+    let gate = serve(Config {
+        policy: Some(d.path().join("policy.yaml")),
+        trust_proxy: vec![botscope_botid::IpRange::parse_any("127.0.0.1/32").unwrap()],
+        challenge: Some(botscope_gate::challenge::ChallengeConfig::new(key.clone())),
+        ..Config::new(rd)
+    });
+    let robots = super::get_with(gate.addr, "/robots.txt", "198.51.100.1", "x", "");
+    let (prefix, path) = trap_lines(&robots.body);
+    let asked = [
+        ("198.51.100.1", "/".to_owned()),
+        ("198.51.100.1", path.clone()),
+        ("198.51.100.1", "/".to_owned()),
+        ("198.51.100.2", format!("{prefix}forged")),
+        ("198.51.100.2", "/".to_owned()),
+        ("198.51.100.3", "/".to_owned()),
+    ];
+    let mut log = String::new();
+    let mut live = Vec::new();
+    for (ip, p) in &asked {
+        let r = super::get_with(
+            gate.addr,
+            "/auth",
+            ip,
+            "scraper/1.0",
+            &format!("X-Original-URI: {p}\r\n"),
+        );
+        live.push(r.header("x-bot-rule").unwrap_or("").to_owned());
+        let when = jiff::Timestamp::now().strftime("%d/%b/%Y:%H:%M:%S +0000");
+        log.push_str(&format!(
+            "{ip} - - [{when}] \"GET {p} HTTP/1.1\" 200 10 \"-\" \"scraper/1.0\"\n"
+        ));
+    }
+    assert_eq!(
+        live,
+        [
+            "default", "trapped", "trapped", "default", "default", "default"
+        ]
+    );
+    let parsed =
+        botscope_policy::parse("policy.yaml", policy, &botscope_botid::Registry::bundled());
+    let replay = |trap_key: Option<Vec<u8>>| {
+        let cfg = botscope_gate::replay::ReplayConfig {
+            policy: std::sync::Arc::new(parsed.policy.clone().unwrap()),
+            identity: super::offline(),
+            robots: None,
+            lists: None,
+            format: None,
+            evidence: None,
+            trap_key,
+        };
+        let mut rules = Vec::new();
+        let input: Box<dyn std::io::BufRead> = Box::new(log.as_bytes());
+        botscope_gate::replay::replay_with(cfg, vec![("log".into(), input)], &mut |d| {
+            rules.push(d.rule.to_owned());
+        })
+        .unwrap();
+        rules
+    };
+    assert_eq!(replay(Some(key)), live);
+    // Without the key the trap paths are not known: nobody is caught.
+    assert!(replay(None).iter().all(|r| r == "default"));
+}
