@@ -133,6 +133,15 @@ impl Paths {
                 out.extend_from_slice(lines.as_bytes());
             }
         }
+        // A crawler no group names reads the `*` group: without one it
+        // has no rules, and the trap paths would be open to it.
+        if !robots.groups.iter().any(|g| g.is_global()) {
+            if !out.is_empty() && !out.ends_with(b"\n") {
+                out.push(b'\n');
+            }
+            out.extend_from_slice(b"\nUser-agent: *\n");
+            out.extend_from_slice(lines.as_bytes());
+        }
         out
     }
 }
@@ -884,6 +893,7 @@ mod tests {
             b"# nothing but a comment\n",
             b"",
             b"Disallow: /before-any-group\nUser-agent: *",
+            b"User-agent: a\nDisallow: /x\n\nUser- *\nAllow: /\n",
         ] {
             let served = a.inject(body);
             let m = botscope_robotstxt::Matcher::new(&served);
