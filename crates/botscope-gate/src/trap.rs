@@ -15,7 +15,7 @@
 //! policy's `hold:`; once `widen:` distinct addresses of one /24 or /48
 //! are caught, the catch covers the network. It is never keyed on a
 //! User-Agent. Memory is bounded: addresses and networks are kept in
-//! [`Recent`] maps of [`MAX_CAUGHT`] entries each, whatever clients send.
+//! two-generation maps of [`MAX_CAUGHT`] entries each, whatever clients send.
 
 use std::net::IpAddr;
 use std::sync::Arc;
