@@ -198,6 +198,24 @@ pub fn nft_setup(table: &str, set: &str, size: usize) -> String {
     )
 }
 
+/// The entries by set, each set's longest catches first and at most
+/// `max` of them; how many each holds, and how many were left out.
+fn per_set(entries: &[Entry], max: usize) -> ([Vec<&Entry>; 4], [usize; 4], usize) {
+    let mut per: [Vec<&Entry>; 4] = Default::default();
+    for e in entries {
+        per[slot(e)].push(e);
+    }
+    let mut put = [0; 4];
+    let mut left_out = 0;
+    for (i, list) in per.iter_mut().enumerate() {
+        list.sort_by(|a, b| b.seconds.cmp(&a.seconds).then(a.network.cmp(&b.network)));
+        left_out += list.len().saturating_sub(max);
+        list.truncate(max);
+        put[i] = list.len();
+    }
+    (per, put, left_out)
+}
+
 /// What a batch holds, and what it left out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Batch {
@@ -213,21 +231,10 @@ pub struct Batch {
 /// filled with `entries` (at most `max` a set, the longest catches
 /// first), each element with its time left.
 pub fn nft_batch(table: &str, set: &str, entries: &[Entry], max: usize) -> Batch {
-    let names = set_names(set);
-    let mut per: [Vec<&Entry>; 4] = Default::default();
-    for e in entries {
-        per[slot(e)].push(e);
-    }
+    let (per, put, left_out) = per_set(entries, max);
     let mut text = String::new();
-    let mut put = [0; 4];
-    let mut left_out = 0;
-    for (i, name) in names.iter().enumerate() {
+    for (name, list) in set_names(set).iter().zip(&per) {
         text.push_str(&format!("flush set inet {table} {name}\n"));
-        let list = &mut per[i];
-        list.sort_by(|a, b| b.seconds.cmp(&a.seconds).then(a.network.cmp(&b.network)));
-        left_out += list.len().saturating_sub(max);
-        list.truncate(max);
-        put[i] = list.len();
         for chunk in list.chunks(512) {
             let items: Vec<String> = chunk
                 .iter()
@@ -252,31 +259,21 @@ pub fn nft_batch(table: &str, set: &str, entries: &[Entry], max: usize) -> Batch
 pub fn ipset_batch(set: &str, entries: &[Entry], max: usize) -> Batch {
     let names = set_names(set);
     let kinds = [
-        ("hash:ip", "inet", ""),
-        ("hash:net", "inet", ""),
-        ("hash:net", "inet6", ""),
-        ("hash:net", "inet6", ""),
+        ("hash:ip", "inet"),
+        ("hash:net", "inet"),
+        ("hash:net", "inet6"),
+        ("hash:net", "inet6"),
     ];
-    let mut per: [Vec<&Entry>; 4] = Default::default();
-    for e in entries {
-        per[slot(e)].push(e);
-    }
+    let (per, put, left_out) = per_set(entries, max);
     let mut text = String::new();
-    let mut put = [0; 4];
-    let mut left_out = 0;
-    for (i, name) in names.iter().enumerate() {
-        let (kind, family, _) = kinds[i];
+    for (i, (name, list)) in names.iter().zip(&per).enumerate() {
+        let (kind, family) = kinds[i];
         let name = name.replace('_', "-");
         let fresh = format!("{name}-new");
         let opts = format!("{kind} family {family} timeout 0 maxelem {max}");
         text.push_str(&format!("create {name} {opts} -exist\n"));
         text.push_str(&format!("create {fresh} {opts} -exist\nflush {fresh}\n"));
-        let list = &mut per[i];
-        list.sort_by(|a, b| b.seconds.cmp(&a.seconds).then(a.network.cmp(&b.network)));
-        left_out += list.len().saturating_sub(max);
-        list.truncate(max);
-        put[i] = list.len();
-        for e in list.iter() {
+        for e in list {
             let v = match e.network {
                 (ip, 32) if ip.is_ipv4() => ip.to_string(),
                 (ip, n) => format!("{ip}/{n}"),

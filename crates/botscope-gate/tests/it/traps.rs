@@ -283,20 +283,19 @@ fn links(html: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn pages_carry_signed_links_that_catch_crude_extractors_and_link_followers() {
-    let (app, seen) = html_app();
-    let d = botscope_testkit::tempdir();
-    let rd = d.path().join("robots");
+/// A standalone gate in front of the application at `app` with `policy`
+/// and its event log (returned), in `d`.
+fn gate_with_events(
+    d: &std::path::Path,
+    app: SocketAddr,
+    policy: &str,
+) -> (super::Running, std::path::PathBuf) {
+    let rd = d.join("robots");
     write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
-    std::fs::write(
-        d.path().join("policy.yaml"),
-        "version: 1\ntraps:\n  kinds: [script, anchor]\ndefault: allow\nrules:\n  - name: trapped\n    trapped: any\n    action: deny\n",
-    )
-    .unwrap();
-    let events = d.path().join("events.log");
+    std::fs::write(d.join("policy.yaml"), policy).unwrap();
+    let events = d.join("events.log");
     let gate = serve(Config {
-        policy: Some(d.path().join("policy.yaml")),
+        policy: Some(d.join("policy.yaml")),
         upstream: Some(UpstreamConfig::new(
             url::Url::parse(&format!("http://{app}/")).unwrap(),
         )),
@@ -307,6 +306,18 @@ fn pages_carry_signed_links_that_catch_crude_extractors_and_link_followers() {
         }),
         ..Config::new(rd)
     });
+    (gate, events)
+}
+
+#[test]
+fn pages_carry_signed_links_that_catch_crude_extractors_and_link_followers() {
+    let (app, seen) = html_app();
+    let d = botscope_testkit::tempdir();
+    let (gate, events) = gate_with_events(
+        d.path(),
+        app,
+        "version: 1\ntraps:\n  kinds: [script, anchor]\ndefault: allow\nrules:\n  - name: trapped\n    trapped: any\n    action: deny\n",
+    );
     let to = gate.addr;
     let page = "Accept: text/html\r\n";
     // A plain page: the links go before </body>, unique per page.
@@ -709,26 +720,11 @@ async fn a_browser_reading_pages_is_never_caught() {
     use botscope_testkit::webdriver::Browser;
     let app = dozen_pages_app();
     let d = botscope_testkit::tempdir();
-    let rd = d.path().join("robots");
-    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
-    std::fs::write(
-        d.path().join("policy.yaml"),
+    let (gate, events) = gate_with_events(
+        d.path(),
+        app,
         "version: 1\ntraps:\n  kinds: [robots, script, anchor]\ndefault: allow\nrules:\n  - name: trapped\n    trapped: any\n    action: deny\n",
-    )
-    .unwrap();
-    let events = d.path().join("events.log");
-    let gate = serve(Config {
-        policy: Some(d.path().join("policy.yaml")),
-        upstream: Some(UpstreamConfig::new(
-            url::Url::parse(&format!("http://{app}/")).unwrap(),
-        )),
-        events: Some(botscope_gate::decisions::DecisionLogConfig {
-            path: events.clone(),
-            all: true,
-            max_bytes: 1 << 20,
-        }),
-        ..Config::new(rd)
-    });
+    );
     let b = Browser::start(1400, 1000).await;
     let mut with_traps = Vec::new();
     for n in 0..12 {
