@@ -1,5 +1,7 @@
 //! The traps' catches as firewall batches (`botscope gate export nft`,
-//! `… ipset`). Pure: a list of catches in, the text of one batch out.
+//! `… ipset`): read from a running gate or the fleet's state
+//! ([`from_gate`], [`from_state`]), then, pure, a list of catches in and
+//! the text of one batch out.
 //!
 //! nftables, in set-only mode: the owner's ruleset makes the table and
 //! its four sets ([`nft_setup`] prints one) and decides what they do;
@@ -153,6 +155,91 @@ pub fn from_fleet(members: &[(String, u64)], now_ms: u64) -> Vec<Entry> {
         .collect();
     out.sort_by_key(|e| e.network);
     out
+}
+
+/// Bytes of a gate's blocklist read at most (a million catches).
+pub const MAX_LIST_BYTES: usize = 256 << 20;
+
+/// The catches of the running gate at `base` (`http://HOST:PORT`): its
+/// operators' blocklist (`/.botscope/blocklist.txt?format=json`), asked
+/// with the operators' `token` when there is one.
+pub async fn from_gate(base: &str, token: Option<&[u8]>) -> Result<Vec<Entry>, String> {
+    let url = url::Url::parse(base)
+        .and_then(|u| u.join("/.botscope/blocklist.txt?format=json"))
+        .map_err(|e| format!("{}: {e}", botscope_text::quoted(base)))?;
+    let host = url
+        .host_str()
+        .ok_or("a URL with a host")?
+        .trim_matches(['[', ']'])
+        .to_owned();
+    let port = url.port_or_known_default().ok_or("a URL with a port")?;
+    let ip = tokio::net::lookup_host((host.as_str(), port))
+        .await
+        .map_err(|e| format!("{host}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{host} has no address"))?
+        .ip();
+    let extra: Vec<(String, String)> = token
+        .map(|t| {
+            (
+                "Authorization".to_owned(),
+                format!("Bearer {}", String::from_utf8_lossy(t)),
+            )
+        })
+        .into_iter()
+        .collect();
+    let tls = botscope_http::Trust::system()
+        .connector()
+        .map_err(|e| e.to_string())?;
+    let r = botscope_http::exchange(
+        botscope_http::Request {
+            url: &url,
+            host: &host,
+            ip,
+            port,
+            user_agent: botscope_http::DEFAULT_USER_AGENT,
+            accept: "application/json",
+            if_none_match: None,
+            if_modified_since: None,
+            extra: &extra,
+            cap: MAX_LIST_BYTES,
+            connect_timeout: std::time::Duration::from_secs(5),
+            deadline: std::time::Instant::now() + std::time::Duration::from_secs(60),
+        },
+        &tls,
+    )
+    .await
+    .map_err(|e| format!("{url}: {e}"))?;
+    if r.status != 200 || r.truncated {
+        return Err(format!(
+            "{url} answered {}{}",
+            r.status,
+            if r.truncated { " (too long)" } else { "" }
+        ));
+    }
+    read_blocklist(&r.body).map_err(|e| format!("{url}: {e}"))
+}
+
+/// The catches a fleet's gates put in its shared state (`redis://…`),
+/// at `now_ms`.
+pub async fn from_state(url: &str, now_ms: u64) -> Result<Vec<Entry>, String> {
+    let shared = crate::state::Shared::new(url, std::time::Duration::from_secs(5))?;
+    let mut all = Vec::new();
+    let mut from = 0;
+    loop {
+        let got = shared
+            .catches_from(from)
+            .await
+            .ok_or("the fleet's catches could not be read")?;
+        let full = got.len() >= crate::state::CATCHES_PER_READ;
+        let last = got.last().map(|(_, at)| *at);
+        all.extend(got);
+        match last {
+            Some(at) if full && at > from && all.len() < MAX_ENTRIES => from = at,
+            _ => break,
+        }
+    }
+    Ok(from_fleet(&all, now_ms))
 }
 
 /// The four sets of `set` (its name's stem): addresses, /24s, /64s, /48s.
