@@ -738,6 +738,14 @@ pub struct GateArgs {
     /// log is (--decision-log-max).
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
+    /// Push each trap catch to a CrowdSec Local API as an alert, logged in as the
+    /// machine of FILE (what `cscli machines add NAME --auto -f FILE` writes: url, login,
+    /// password). Without decisions: CrowdSec's profiles decide.
+    #[arg(long, value_name = "FILE")]
+    pub crowdsec: Option<PathBuf>,
+    /// Push each alert with a ban for the catch's hold (the profiles decide no more).
+    #[arg(long, requires = "crowdsec")]
+    pub crowdsec_decisions: bool,
     /// Refresh the operators' published address lists (the registry's ip_sources)
     /// this often, as `bots update` applies them (a list that is not one, or that would
     /// remove more than half of a bot's addresses, is refused and the old one kept; what

@@ -363,6 +363,16 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
         if let Some(ev) = &g.events {
             ev.trap(ip, hit, outcome, method, path, user_agent);
         }
+        if let crate::trap::Outcome::Caught(kind) = outcome
+            && let Some(cs) = &g.crowdsec
+        {
+            cs.push(crate::crowdsec::Catch {
+                ip: crate::trap::address_key(ip),
+                kind,
+                at_ms: now_ms,
+                hold_ms: t.hold_ms,
+            });
+        }
         // Every gate of the fleet knows a catch within a second.
         if let crate::trap::Outcome::Caught(kind) = outcome
             && let Some(shared) = &g.shared

@@ -61,6 +61,7 @@
 pub mod answer;
 pub mod challenge;
 pub mod charge;
+pub mod crowdsec;
 pub mod decisions;
 pub mod export;
 pub mod identity;
@@ -214,6 +215,9 @@ pub struct Config {
     /// The event log (`--events`): trap catches and the refusals they
     /// caused, a line each, for fail2ban.
     pub events: Option<decisions::DecisionLogConfig>,
+    /// The CrowdSec sink (`--crowdsec`): each catch pushed to a Local API
+    /// as an alert.
+    pub crowdsec: Option<crowdsec::CrowdsecConfig>,
     /// The operators' lists refreshed on a schedule (`--refresh-lists`).
     pub refresh: Option<refresh::RefreshConfig>,
     /// How challenges are made (`--challenge-key` …); none, or an empty
@@ -292,6 +296,7 @@ impl Config {
             rate_keys: botscope_policy::DEFAULT_MAX_KEYS,
             decision_log: None,
             events: None,
+            crowdsec: None,
             refresh: None,
             challenge: None,
             report_only: false,
@@ -373,6 +378,8 @@ pub struct Gate {
     pub events: Option<decisions::EventLog>,
     /// The trap paths and what they caught.
     pub traps: trap::TrapState,
+    /// The CrowdSec sink, when there is one.
+    pub crowdsec: Option<crowdsec::Crowdsec>,
     /// Challenges and passes.
     pub challenges: challenge::Challenges,
     /// The last refresh of the operators' lists.
@@ -603,6 +610,7 @@ impl Gate {
                 .transpose()
                 .map_err(|e| Error::DecisionLog(e.to_string()))?,
             traps: trap::TrapState::default(),
+            crowdsec: config.crowdsec.clone().map(crowdsec::Crowdsec::start),
             config,
             current: ArcSwap::from_pointee(snap),
             seen: Mutex::new(seen),

@@ -309,6 +309,48 @@ pub fn render(g: &Gate) -> String {
     );
     let _ = writeln!(
         o,
+        "# HELP botscope_gate_exports_total Catches exported, by sink and outcome (crowdsec: sent, failed, dropped; events: the event log's lines)."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_exports_total counter");
+    if let Some(cs) = &g.crowdsec {
+        for (outcome, n) in [
+            ("sent", &cs.counts.sent),
+            ("failed", &cs.counts.failed),
+            ("dropped", &cs.counts.dropped),
+        ] {
+            let _ = writeln!(
+                o,
+                "botscope_gate_exports_total{{sink=\"crowdsec\",outcome=\"{outcome}\"}} {}",
+                n.load(Ordering::Relaxed)
+            );
+        }
+        let _ = writeln!(
+            o,
+            "# HELP botscope_gate_export_lag_seconds The last batch's lag, from its oldest catch to its push."
+        );
+        let _ = writeln!(o, "# TYPE botscope_gate_export_lag_seconds gauge");
+        #[allow(clippy::cast_precision_loss)]
+        let lag = cs.counts.lag_ms.load(Ordering::Relaxed) as f64 / 1000.0;
+        let _ = writeln!(
+            o,
+            "botscope_gate_export_lag_seconds{{sink=\"crowdsec\"}} {lag}"
+        );
+    }
+    if let Some(l) = &g.events {
+        let l = &l.0;
+        for (outcome, n) in [
+            ("sent", l.written.load(Ordering::Relaxed)),
+            ("failed", l.failed.load(Ordering::Relaxed)),
+            ("dropped", l.dropped.load(Ordering::Relaxed)),
+        ] {
+            let _ = writeln!(
+                o,
+                "botscope_gate_exports_total{{sink=\"events\",outcome=\"{outcome}\"}} {n}"
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
         "# HELP botscope_gate_tarpit_held Refusals of caught clients the tarpit holds now."
     );
     let _ = writeln!(o, "# TYPE botscope_gate_tarpit_held gauge");

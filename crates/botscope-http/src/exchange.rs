@@ -199,7 +199,28 @@ pub async fn post_form_by(
 ) -> Result<Exchange, FetchError> {
     exchange_with(
         r,
-        Some(Bytes::copy_from_slice(form.as_bytes())),
+        Some((
+            Bytes::copy_from_slice(form.as_bytes()),
+            "application/x-www-form-urlencoded",
+        )),
+        tls,
+        head_by,
+    )
+    .await
+}
+
+/// [`exchange_by`] as a `POST` of the JSON text `json`
+/// (`application/json`): an API's exchange (a CrowdSec Local API's).
+/// Never retried.
+pub async fn post_json_by(
+    r: Request<'_>,
+    json: &str,
+    tls: &tokio_rustls::TlsConnector,
+    head_by: Instant,
+) -> Result<Exchange, FetchError> {
+    exchange_with(
+        r,
+        Some((Bytes::copy_from_slice(json.as_bytes()), "application/json")),
         tls,
         head_by,
     )
@@ -208,7 +229,7 @@ pub async fn post_form_by(
 
 async fn exchange_with(
     r: Request<'_>,
-    form: Option<Bytes>,
+    form: Option<(Bytes, &'static str)>,
     tls: &tokio_rustls::TlsConnector,
     head_by: Instant,
 ) -> Result<Exchange, FetchError> {
@@ -289,7 +310,7 @@ pub async fn exchange_stream(
 
 async fn exchange_stream_with(
     r: Request<'_>,
-    form: Option<Bytes>,
+    form: Option<(Bytes, &'static str)>,
     tls: &tokio_rustls::TlsConnector,
 ) -> Result<Streamed, FetchError> {
     let tcp = connect(&r).await?;
@@ -319,7 +340,11 @@ async fn exchange_stream_with(
 }
 
 /// Sends the request over `io` and reads the response head.
-async fn respond<S>(io: S, r: &Request<'_>, form: Option<Bytes>) -> Result<Streamed, FetchError>
+async fn respond<S>(
+    io: S,
+    r: &Request<'_>,
+    form: Option<(Bytes, &'static str)>,
+) -> Result<Streamed, FetchError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -372,11 +397,13 @@ where
             req = req.header(n, v);
         }
     }
-    if form.is_some() {
-        req = req.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    if let Some((_, content_type)) = &form {
+        req = req.header(header::CONTENT_TYPE, *content_type);
     }
     let req = req
-        .body(http_body_util::Full::new(form.unwrap_or_default()))
+        .body(http_body_util::Full::new(
+            form.map(|(b, _)| b).unwrap_or_default(),
+        ))
         .map_err(|e| FetchError::Protocol(format!("cannot make the request: {e}")))?;
     let resp = sender
         .send_request(req)

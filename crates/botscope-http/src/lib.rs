@@ -46,7 +46,8 @@ mod tls;
 
 pub use download::{download, download_reader};
 pub use exchange::{
-    ConnectionGuard, Exchange, FetchError, Request, Streamed, exchange, exchange_stream,
+    ConnectionGuard, Exchange, FetchError, Request, Streamed, exchange, exchange_by,
+    exchange_stream, post_form_by, post_json_by,
 };
 pub use guard::not_public;
 pub use tls::{Roots, Trust, certificates};

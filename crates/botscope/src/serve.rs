@@ -201,6 +201,18 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
                 max_bytes: a.decision_log_max,
             }
         }),
+        crowdsec: match &a.crowdsec {
+            Some(p) => {
+                let text = botscope_os::read_capped(p, 4096)
+                    .with_context(|| format!("--crowdsec {}", p.display()))?;
+                let mut c =
+                    botscope_gate::crowdsec::CrowdsecConfig::read(&String::from_utf8_lossy(&text))
+                        .map_err(|e| anyhow::anyhow!("--crowdsec {}: {e}", p.display()))?;
+                c.decisions = a.crowdsec_decisions;
+                Some(c)
+            }
+            None => None,
+        },
         events: a
             .events
             .as_ref()

@@ -972,3 +972,244 @@ fn replay_with_the_key_reproduces_the_catches() {
     // Without the key the trap paths are not known: nobody is caught.
     assert!(replay(None).iter().all(|r| r == "default"));
 }
+
+/// Debian's CrowdSec Local API on a loopback port, with a database and a
+/// configuration of its own in `dir` (no Central API: nothing leaves the
+/// machine), stopped by its PID when dropped.
+struct Lapi {
+    child: std::process::Child,
+    config: std::path::PathBuf,
+}
+
+impl Drop for Lapi {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Lapi {
+    fn start(dir: &std::path::Path) -> Lapi {
+        use std::process::Command;
+        std::fs::create_dir_all(dir).unwrap();
+        let etc = dir.join("etc");
+        let ok = Command::new("cp")
+            .arg("-r")
+            .arg("/etc/crowdsec")
+            .arg(&etc)
+            .status()
+            .expect("Debian's crowdsec (the test command in README installs it)");
+        assert!(ok.success());
+        let _ = std::fs::remove_file(etc.join("config.yaml.local"));
+        for d in ["data", "log"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        let port = botscope_testkit::free_port();
+        let url = format!("http://127.0.0.1:{port}/");
+        let d = dir.display();
+        let config = etc.join("config.yaml");
+        std::fs::write(
+            &config,
+            format!(
+                "common:\n  daemonize: false\n  log_media: file\n  log_level: info\n  log_dir: {d}/log/\n  working_dir: .\n\
+                 config_paths:\n  config_dir: {d}/etc/\n  data_dir: {d}/data/\n  simulation_path: {d}/etc/simulation.yaml\n  hub_dir: /var/lib/crowdsec/hub/\n  index_path: /var/lib/crowdsec/hub/.index.json\n  notification_dir: {d}/etc/notifications/\n  plugin_dir: /usr/lib/crowdsec/plugins/\n\
+                 crowdsec_service:\n  acquisition_path: {d}/etc/acquis.yaml\n\
+                 cscli:\n  output: human\n\
+                 db_config:\n  type: sqlite\n  db_path: {d}/data/crowdsec.db\n  use_wal: false\n\
+                 api:\n  client:\n    credentials_path: {d}/etc/local_api_credentials.yaml\n  server:\n    log_level: info\n    listen_uri: 127.0.0.1:{port}\n    profiles_path: {d}/etc/profiles.yaml\n    trusted_ips:\n      - 127.0.0.1\n\
+                 prometheus:\n  enabled: false\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            etc.join("local_api_credentials.yaml"),
+            format!("url: {url}\nlogin: x\npassword: y\n"),
+        )
+        .unwrap();
+        let child = Command::new("crowdsec")
+            .arg("-c")
+            .arg(&config)
+            .arg("-no-cs")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lapi = Lapi { child, config };
+        let t = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(s)) = lapi.child.try_wait() {
+                panic!("crowdsec exited: {s}");
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "the Local API never listened"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // cscli's own machine, for `decisions list`.
+        lapi.cscli(
+            &["machines", "add", "cscli-local", "--auto", "--force", "-f"],
+            Some(&etc.join("local_api_credentials.yaml")),
+        );
+        lapi
+    }
+
+    fn cscli(&self, args: &[&str], file: Option<&std::path::Path>) -> String {
+        let mut c = std::process::Command::new("cscli");
+        c.arg("-c").arg(&self.config).args(args);
+        if let Some(f) = file {
+            c.arg(f);
+        }
+        let o = c.output().unwrap();
+        assert!(
+            o.status.success(),
+            "cscli {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+/// The CrowdSec sink against Debian's real Local API: the gate logs in as
+/// a machine and pushes a catch as an alert without a decision; the
+/// default profile makes the ban `cscli decisions list -a` shows, and a
+/// client never caught has none.
+#[test]
+fn a_catch_becomes_a_crowdsec_decision() {
+    let d = botscope_testkit::tempdir();
+    let lapi = Lapi::start(&d.path().join("crowdsec"));
+    let creds = d.path().join("gate-machine.yaml");
+    lapi.cscli(
+        &["machines", "add", "botscope-gate", "--auto", "-f"],
+        Some(&creds),
+    );
+    let rd = d.path().join("robots");
+    write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
+    std::fs::write(d.path().join("policy.yaml"), POLICY).unwrap();
+    let app = Recorder::start(None);
+    let mut cfg =
+        botscope_gate::crowdsec::CrowdsecConfig::read(&std::fs::read_to_string(&creds).unwrap())
+            .unwrap();
+    cfg.timeout = Duration::from_secs(5);
+    let gate = serve(Config {
+        policy: Some(d.path().join("policy.yaml")),
+        upstream: Some(UpstreamConfig::new(url::Url::parse(&app.url()).unwrap())),
+        crowdsec: Some(cfg),
+        ..Config::new(rd)
+    });
+    let to = gate.addr;
+    let (_, path) = trap_lines(&request([127, 0, 0, 2], to, "GET", "/robots.txt", "").body);
+    assert_eq!(request([127, 0, 0, 2], to, "GET", &path, "").status, 403);
+    assert_eq!(request([127, 0, 0, 3], to, "GET", "/", "").status, 200);
+    let t = std::time::Instant::now();
+    let list = loop {
+        let l = lapi.cscli(&["decisions", "list", "-a", "-o", "json"], None);
+        if l.contains("127.0.0.2") || t.elapsed() > Duration::from_secs(20) {
+            break l;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let v: serde_json::Value = serde_json::from_str(&list).unwrap_or_default();
+    let alerts = v.as_array().cloned().unwrap_or_default();
+    let m = request([127, 0, 0, 1], to, "GET", "/.botscope/metrics", "");
+    let exports: Vec<&str> = m
+        .body
+        .lines()
+        .filter(|l| l.starts_with("botscope_gate_export"))
+        .collect();
+    assert_eq!(alerts.len(), 1, "{list}\n{exports:?}");
+    let a = &alerts[0];
+    assert_eq!(a["scenario"], "botscope/trap-robots", "{list}");
+    assert_eq!(a["machine_id"], "botscope-gate");
+    let decision = &a["decisions"][0];
+    assert_eq!(
+        (decision["value"].as_str(), decision["type"].as_str()),
+        (Some("127.0.0.2"), Some("ban")),
+        "{list}"
+    );
+    assert!(!list.contains("127.0.0.3"));
+    assert!(
+        m.body
+            .contains("botscope_gate_exports_total{sink=\"crowdsec\",outcome=\"sent\"} 1"),
+        "{}",
+        m.body
+    );
+}
+
+/// A Local API that trickles its answer a byte a second, or answers with
+/// what is not a login or a list of alert ids: each catch is counted
+/// failed after its tries, within the timeout each, and the gate goes on
+/// answering.
+#[test]
+fn a_crowdsec_that_trickles_or_lies_is_counted_failed() {
+    use std::io::{Read, Write};
+    for lie in [false, true] {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for s in l.incoming() {
+                let Ok(mut s) = s else { continue };
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    let _ = s.read(&mut buf);
+                    if lie {
+                        let body = if buf.starts_with(b"POST /v1/watchers/login") {
+                            "{\"token\":\"t\"}"
+                        } else {
+                            "{\"ids\":7}"
+                        };
+                        let _ = write!(
+                            s,
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                    } else {
+                        for b in b"HTTP/1.1 200 OK\r\n" {
+                            if s.write_all(&[*b]).is_err() {
+                                return;
+                            }
+                            std::thread::sleep(Duration::from_secs(1));
+                        }
+                    }
+                });
+            }
+        });
+        let d = botscope_testkit::tempdir();
+        let rd = d.path().join("robots");
+        write(&rd, "default.txt", "User-agent: *\nDisallow: /private/\n");
+        std::fs::write(d.path().join("policy.yaml"), POLICY).unwrap();
+        let app = Recorder::start(None);
+        let mut cfg = botscope_gate::crowdsec::CrowdsecConfig::read(&format!(
+            "url: http://{addr}\nlogin: m\npassword: p\n"
+        ))
+        .unwrap();
+        cfg.timeout = Duration::from_millis(300);
+        let gate = serve(Config {
+            policy: Some(d.path().join("policy.yaml")),
+            upstream: Some(UpstreamConfig::new(url::Url::parse(&app.url()).unwrap())),
+            crowdsec: Some(cfg),
+            ..Config::new(rd)
+        });
+        let to = gate.addr;
+        let (_, path) = trap_lines(&request([127, 0, 0, 2], to, "GET", "/robots.txt", "").body);
+        assert_eq!(request([127, 0, 0, 2], to, "GET", &path, "").status, 403);
+        let t = std::time::Instant::now();
+        loop {
+            // The gate answers meanwhile.
+            assert_eq!(request([127, 0, 0, 3], to, "GET", "/", "").status, 200);
+            let m = request([127, 0, 0, 1], to, "GET", "/.botscope/metrics", "");
+            if m.body
+                .contains("botscope_gate_exports_total{sink=\"crowdsec\",outcome=\"failed\"} 1")
+            {
+                assert!(m.body.contains("outcome=\"sent\"} 0"), "{}", m.body);
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "lie {lie}: {}",
+                m.body
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
