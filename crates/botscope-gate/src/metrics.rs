@@ -312,6 +312,11 @@ pub fn render(g: &Gate) -> String {
         "# HELP botscope_gate_exports_total Catches exported, by sink and outcome (crowdsec: sent, failed, dropped; events: the event log's lines)."
     );
     let _ = writeln!(o, "# TYPE botscope_gate_exports_total counter");
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_export_lag_seconds The last CrowdSec batch's lag, from its oldest catch to its push."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_export_lag_seconds gauge");
     if let Some(cs) = &g.crowdsec {
         for (outcome, n) in [
             ("sent", &cs.counts.sent),
@@ -324,11 +329,6 @@ pub fn render(g: &Gate) -> String {
                 n.load(Ordering::Relaxed)
             );
         }
-        let _ = writeln!(
-            o,
-            "# HELP botscope_gate_export_lag_seconds The last batch's lag, from its oldest catch to its push."
-        );
-        let _ = writeln!(o, "# TYPE botscope_gate_export_lag_seconds gauge");
         #[allow(clippy::cast_precision_loss)]
         let lag = cs.counts.lag_ms.load(Ordering::Relaxed) as f64 / 1000.0;
         let _ = writeln!(
