@@ -49,6 +49,7 @@ fuzz_target!(|data: &[u8]| {
                 now_ms: 1_000 * i as u64,
                 navigation: true,
                 passed: false,
+                trapped: botscope_policy::Trapped::NONE,
             };
             let d = policy.decide(&f, &rates);
             assert_ne!(d.action, Action::Label);
