@@ -198,66 +198,33 @@ pub fn read_pushed(body: &[u8], n: usize) -> Result<(), String> {
     }
 }
 
+/// One exchange with the Local API. The User-Agent is `name/version`
+/// only: CrowdSec 1.4's Local API reads the machine's version from it,
+/// and refuses a login whose User-Agent has more slashes (its 401 says
+/// the password is wrong).
 async fn post(
     cfg: &CrowdsecConfig,
+    tls: &botscope_http::TlsConnector,
     path: &str,
     json: &str,
     token: Option<&str>,
 ) -> Result<(u16, Vec<u8>), String> {
     let url = cfg.url.join(path).map_err(|e| e.to_string())?;
-    let host = url
-        .host_str()
-        .ok_or("no host")?
-        .trim_matches(['[', ']'])
-        .to_owned();
-    let port = url.port_or_known_default().ok_or("no port")?;
-    let ip = tokio::net::lookup_host((host.as_str(), port))
-        .await
-        .map_err(|e| format!("{host}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("{host} has no address"))?
-        .ip();
-    let extra: Vec<(String, String)> = token
-        .map(|t| ("Authorization".to_owned(), format!("Bearer {t}")))
-        .into_iter()
-        .collect();
-    let tls = botscope_http::Trust::system()
-        .connector()
-        .map_err(|e| e.to_string())?;
-    let deadline = std::time::Instant::now() + cfg.timeout;
-    let r = botscope_http::post_json_by(
-        botscope_http::Request {
-            url: &url,
-            host: &host,
-            ip,
-            port,
-            // `name/version` only: CrowdSec 1.4's Local API reads the
-            // machine's version from it, and refuses a login whose
-            // User-Agent has more slashes (its 401 says the password is
-            // wrong).
-            user_agent: concat!("botscope/", env!("CARGO_PKG_VERSION")),
-            accept: "application/json",
-            if_none_match: None,
-            if_modified_since: None,
-            extra: &extra,
-            cap: ANSWER_BYTES,
-            connect_timeout: cfg.timeout,
-            deadline,
-        },
-        json,
-        &tls,
-        deadline,
+    crate::export::json_exchange(
+        &url,
+        Some(json),
+        token,
+        concat!("botscope/", env!("CARGO_PKG_VERSION")),
+        ANSWER_BYTES,
+        cfg.timeout,
+        tls,
     )
     .await
-    .map_err(|e| e.to_string())?;
-    if r.truncated {
-        return Err(format!("an answer over {ANSWER_BYTES} bytes"));
-    }
-    Ok((r.status, r.body))
 }
 
 async fn push_batch(
     cfg: &CrowdsecConfig,
+    tls: &botscope_http::TlsConnector,
     token: &mut Option<String>,
     batch: &[Catch],
 ) -> Result<(), String> {
@@ -269,7 +236,7 @@ async fn push_batch(
                 "scenarios": ["botscope/trap-robots", "botscope/trap-script", "botscope/trap-anchor"],
             })
             .to_string();
-            let (status, body) = post(cfg, "v1/watchers/login", &login, None).await?;
+            let (status, body) = post(cfg, tls, "v1/watchers/login", &login, None).await?;
             if status != 200 {
                 return Err(format!("the login was answered {status}"));
             }
@@ -277,6 +244,7 @@ async fn push_batch(
         }
         let (status, body) = post(
             cfg,
+            tls,
             "v1/alerts",
             &alerts_json(batch, cfg.decisions),
             token.as_deref(),
@@ -293,6 +261,20 @@ async fn push_batch(
 }
 
 async fn run(cfg: CrowdsecConfig, mut rx: tokio::sync::mpsc::Receiver<Catch>, counts: Arc<Counts>) {
+    // The trust store is read once, not for each exchange.
+    let tls = match botscope_http::Trust::system().connector() {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!(
+                "CrowdSec at {}: no TLS: {e}; catches are not pushed",
+                cfg.url
+            );
+            while let Some(_c) = rx.recv().await {
+                counts.failed.fetch_add(1, Ordering::Relaxed);
+            }
+            return;
+        }
+    };
     let mut token: Option<String> = None;
     let mut wait = Duration::from_secs(1);
     while let Some(first) = rx.recv().await {
@@ -305,7 +287,7 @@ async fn run(cfg: CrowdsecConfig, mut rx: tokio::sync::mpsc::Receiver<Catch>, co
         }
         let mut tries = 0;
         loop {
-            match push_batch(&cfg, &mut token, &batch).await {
+            match push_batch(&cfg, &tls, &mut token, &batch).await {
                 Ok(()) => {
                     counts.sent.fetch_add(batch.len() as u64, Ordering::Relaxed);
                     let oldest = batch.iter().map(|c| c.at_ms).min().unwrap_or(0);

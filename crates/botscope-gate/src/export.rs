@@ -160,13 +160,19 @@ pub fn from_fleet(members: &[(String, u64)], now_ms: u64) -> Vec<Entry> {
 /// Bytes of a gate's blocklist read at most (a million catches).
 pub const MAX_LIST_BYTES: usize = 256 << 20;
 
-/// The catches of the running gate at `base` (`http://HOST:PORT`): its
-/// operators' blocklist (`/.botscope/blocklist.txt?format=json`), asked
-/// with the operators' `token` when there is one.
-pub async fn from_gate(base: &str, token: Option<&[u8]>) -> Result<Vec<Entry>, String> {
-    let url = url::Url::parse(base)
-        .and_then(|u| u.join("/.botscope/blocklist.txt?format=json"))
-        .map_err(|e| format!("{}: {e}", botscope_text::quoted(base)))?;
+/// One JSON exchange with `url` (a `GET`, or a `POST` of `json`), a
+/// bearer `token` when there is one, its answer read within `cap` bytes
+/// and `timeout`: the status and the body. The gate's exports (a gate's
+/// blocklist, CrowdSec's Local API) speak through it.
+pub(crate) async fn json_exchange(
+    url: &url::Url,
+    json: Option<&str>,
+    token: Option<&str>,
+    user_agent: &str,
+    cap: usize,
+    timeout: std::time::Duration,
+    tls: &botscope_http::TlsConnector,
+) -> Result<(u16, Vec<u8>), String> {
     let host = url
         .host_str()
         .ok_or("a URL with a host")?
@@ -180,44 +186,60 @@ pub async fn from_gate(base: &str, token: Option<&[u8]>) -> Result<Vec<Entry>, S
         .ok_or_else(|| format!("{host} has no address"))?
         .ip();
     let extra: Vec<(String, String)> = token
-        .map(|t| {
-            (
-                "Authorization".to_owned(),
-                format!("Bearer {}", String::from_utf8_lossy(t)),
-            )
-        })
+        .map(|t| ("Authorization".to_owned(), format!("Bearer {t}")))
         .into_iter()
         .collect();
+    let deadline = std::time::Instant::now() + timeout;
+    let r = botscope_http::Request {
+        url,
+        host: &host,
+        ip,
+        port,
+        user_agent,
+        accept: "application/json",
+        if_none_match: None,
+        if_modified_since: None,
+        extra: &extra,
+        cap,
+        connect_timeout: timeout.min(std::time::Duration::from_secs(5)),
+        deadline,
+    };
+    let r = match json {
+        Some(j) => botscope_http::post_json_by(r, j, tls, deadline).await,
+        None => botscope_http::exchange(r, tls).await,
+    }
+    .map_err(|e| format!("{url}: {e}"))?;
+    if r.truncated {
+        return Err(format!("{url}: an answer over {cap} bytes"));
+    }
+    Ok((r.status, r.body))
+}
+
+/// The catches of the running gate at `base` (`http://HOST:PORT`): its
+/// operators' blocklist (`/.botscope/blocklist.txt?format=json`), asked
+/// with the operators' `token` when there is one.
+pub async fn from_gate(base: &str, token: Option<&[u8]>) -> Result<Vec<Entry>, String> {
+    let url = url::Url::parse(base)
+        .and_then(|u| u.join("/.botscope/blocklist.txt?format=json"))
+        .map_err(|e| format!("{}: {e}", botscope_text::quoted(base)))?;
     let tls = botscope_http::Trust::system()
         .connector()
         .map_err(|e| e.to_string())?;
-    let r = botscope_http::exchange(
-        botscope_http::Request {
-            url: &url,
-            host: &host,
-            ip,
-            port,
-            user_agent: botscope_http::DEFAULT_USER_AGENT,
-            accept: "application/json",
-            if_none_match: None,
-            if_modified_since: None,
-            extra: &extra,
-            cap: MAX_LIST_BYTES,
-            connect_timeout: std::time::Duration::from_secs(5),
-            deadline: std::time::Instant::now() + std::time::Duration::from_secs(60),
-        },
+    let token = token.map(String::from_utf8_lossy);
+    let (status, body) = json_exchange(
+        &url,
+        None,
+        token.as_deref(),
+        botscope_http::DEFAULT_USER_AGENT,
+        MAX_LIST_BYTES,
+        std::time::Duration::from_secs(60),
         &tls,
     )
-    .await
-    .map_err(|e| format!("{url}: {e}"))?;
-    if r.status != 200 || r.truncated {
-        return Err(format!(
-            "{url} answered {}{}",
-            r.status,
-            if r.truncated { " (too long)" } else { "" }
-        ));
+    .await?;
+    if status != 200 {
+        return Err(format!("{url} answered {status}"));
     }
-    read_blocklist(&r.body).map_err(|e| format!("{url}: {e}"))
+    read_blocklist(&body).map_err(|e| format!("{url}: {e}"))
 }
 
 /// The catches a fleet's gates put in its shared state (`redis://…`),
