@@ -306,6 +306,11 @@ pub struct PolicyReplayArgs {
     /// as they did.
     #[arg(long, value_name = "FILE")]
     pub challenge_key: Option<PathBuf>,
+    /// The logs are the gate's decision logs (--decision-log): print each challenge
+    /// rule's funnel (issued, viewed, answered, passed; failed and exempt by reason)
+    /// and its solve rate (passed / issued), with what the figures say is wrong.
+    #[arg(long, conflicts_with_all = ["robots", "lists", "log_format", "verify", "challenge_key"])]
+    pub funnel: bool,
     #[command(flatten)]
     pub dns: DnsArgs,
 }

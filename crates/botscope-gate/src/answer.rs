@@ -96,6 +96,9 @@ mod names {
         X_BOT_RULE = "x-bot-rule";
         X_BOT_LABELS = "x-bot-labels";
         X_BOT_CHALLENGE = "x-bot-challenge";
+        // The challenge the gate issued, for nginx to hand back to its
+        // page (the rule it was issued by travels inside).
+        X_BOT_CHALLENGE_TOKEN = "x-bot-challenge-token";
         X_BOT_SIGNATURE = "x-bot-signature";
         X_BOT_SIGNATURE_REASON = "x-bot-signature-reason";
         X_SIGNATURE_AGENT = "x-signature-agent";
@@ -342,6 +345,7 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
         c.contains(crate::challenge::COOKIE)
             && g.challenges
                 .passes(&c, ip, user_agent, unix_now_ms() / 1000)
+                .is_some()
     });
     let navigation = botscope_policy::is_navigation(
         text(h, SEC_FETCH_MODE).as_deref(),
@@ -390,6 +394,9 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
     // The counters' slot of the deciding rule (see `Snapshot::counters`).
     let mut slot_of = 0;
     let mut price = None;
+    // A challenge rule passed over by an `allow` before it: the funnel's
+    // exempt, by reason.
+    let mut exempt = None;
     let (action, rule, retry_after, labels) = match &snap.policy {
         Some(policy) => {
             let (served, _) = choose(&snap.robots, &placed);
@@ -442,6 +449,11 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
                 None => policy.decide(&facts!(), &g.rates),
             };
             slot_of = d.index.unwrap_or(policy.rules.len());
+            if d.action == Action::Allow {
+                exempt = policy
+                    .exempted(&facts!(), &d)
+                    .map(|(r, why)| (r.to_owned(), why.to_owned()));
+            }
             price = d
                 .index
                 .and_then(|i| policy.rules.get(i))
@@ -467,6 +479,13 @@ pub async fn decide_at(g: &Gate, peer: IpAddr, h: &HeaderMap, method: &str, path
     };
     if let Some(slot) = snap.counters.get(slot_of) {
         slot[action as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    if let Some((rule, why)) = &exempt {
+        let stage = crate::funnel::Stage::Exempt(why);
+        g.funnel.count(rule, stage);
+        if let Some(log) = &g.decision_log {
+            log.funnel(ip, rule, stage, path);
+        }
     }
     let pay = (action == Action::Charge)
         .then_some(price)
@@ -809,15 +828,37 @@ pub(crate) fn respond(g: &Gate, a: &Answer, h: &HeaderMap, front: Front, uri: &s
         (Action::Limit, Front::Forward) => StatusCode::TOO_MANY_REQUESTS,
         (Action::Challenge, _) => StatusCode::UNAUTHORIZED,
     };
+    let issued = (a.action == Action::Challenge)
+        .then(|| botscope_policy::rule_id(&a.rule))
+        .map(|rule| {
+            g.funnel.count(&a.rule, crate::funnel::Stage::Issued);
+            let ua = text(h, header::USER_AGENT).unwrap_or(Cow::Borrowed(""));
+            g.challenges
+                .token(a.client, capped(&ua), unix_now_ms() / 1000, Some(rule))
+        });
     let mut r = match (front, a.action) {
+        (Front::AuthRequest, Action::Challenge) => {
+            // nginx hands the token to the page (`error_page 401`):
+            // the view is counted there, under the token's rule.
+            let mut r = status.into_response();
+            if let Some(v) = issued
+                .as_deref()
+                .and_then(|t| HeaderValue::from_str(t).ok())
+            {
+                r.headers_mut().insert(X_BOT_CHALLENGE_TOKEN, v);
+            }
+            r
+        }
         (Front::AuthRequest, _) => status.into_response(),
         (Front::Forward, Action::Charge) if paid.is_some() => status.into_response(),
         (Front::Forward, Action::License) if licensed == Some(200) => status.into_response(),
         (Front::Forward, Action::Challenge) => {
             let ua = text(h, header::USER_AGENT).unwrap_or(Cow::Borrowed(""));
-            let token = g
-                .challenges
-                .token(a.client, capped(&ua), unix_now_ms() / 1000);
+            let token = issued.unwrap_or_default();
+            g.funnel.count(&a.rule, crate::funnel::Stage::Viewed);
+            if let Some(log) = &g.decision_log {
+                log.funnel(a.client, &a.rule, crate::funnel::Stage::Viewed, uri);
+            }
             let mut html =
                 crate::challenge::page(&g.challenges, &token, &crate::challenge::back(uri), None);
             // The challenge page always carries the trap links a page
@@ -980,7 +1021,28 @@ pub(crate) async fn challenge_page(
     let back = param(query, "back")
         .or_else(|| text(h, X_ORIGINAL_URI).map(Cow::into_owned))
         .unwrap_or_else(|| "/".to_owned());
-    let token = g.challenges.token(ip, capped(&ua), unix_now_ms() / 1000);
+    let ua = capped(&ua);
+    let now = unix_now_ms() / 1000;
+    // The token /auth issued, handed back by nginx: its rule's view. A
+    // token that is not this client's, or expired, is not used.
+    let given = text(h, X_BOT_CHALLENGE_TOKEN).and_then(|t| {
+        match g.challenges.check_token(&t, None, ip, ua, now) {
+            (Some(rule), Ok(()) | Err(crate::challenge::Refused::TooEarly)) => {
+                Some((t.into_owned(), rule))
+            }
+            _ => None,
+        }
+    });
+    let (token, rule) = match given {
+        Some((t, rule)) => (t, rule),
+        None => (g.challenges.token(ip, ua, now, None), None),
+    };
+    let snap = g.current.load();
+    let name = crate::funnel::rule_name(snap.policy.as_deref(), Some(rule));
+    g.funnel.count(name, crate::funnel::Stage::Viewed);
+    if let Some(log) = &g.decision_log {
+        log.funnel(ip, name, crate::funnel::Stage::Viewed, &back);
+    }
     // Never a 2xx: the page is not the content the address holds, and no
     // crawler or cache may take it for it.
     challenge_response(
@@ -1006,11 +1068,7 @@ pub(crate) async fn pass(
     let token = param(query, "t").unwrap_or_default();
     let work = param(query, "n").and_then(|n| n.parse::<u64>().ok());
     let now = unix_now_ms() / 1000;
-    let checked = g
-        .challenges
-        .check_token(&token, work, ip, ua, now)
-        .map_err(|why| why.as_str().to_owned())
-        .map_err(|why| why.to_owned());
+    let (rule, checked) = g.challenges.check_token(&token, work, ip, ua, now);
     // The passes a network was given this hour: the fleet's count, or
     // this gate's.
     let checked = match checked {
@@ -1026,14 +1084,27 @@ pub(crate) async fn pass(
             if shared.unwrap_or_else(|| g.challenges.may_give(ip, now)) {
                 Ok(())
             } else {
-                Err("this network was given as many passes as it may have this hour; try again later".to_owned())
+                Err(crate::challenge::Refused::Quota)
             }
         }
         Err(e) => Err(e),
     };
+    // The funnel: answered, passed or failed by reason, under the
+    // token's rule (none for a forged token).
+    let snap = g.current.load();
+    let name = crate::funnel::rule_name(snap.policy.as_deref(), rule);
+    let stage = match checked {
+        Ok(()) => crate::funnel::Stage::Passed,
+        Err(why) => crate::funnel::Stage::Failed(why),
+    };
+    g.funnel.count(name, stage);
+    if let Some(log) = &g.decision_log {
+        log.funnel(ip, name, stage, "/.botscope/pass");
+    }
+    let rule = rule.flatten();
     match checked {
         Ok(()) => {
-            let pass = g.challenges.pass(ip, ua, now);
+            let pass = g.challenges.pass(ip, ua, now, rule);
             let life = g.challenges.config().pass_life.as_secs();
             let secure = text(h, X_FORWARDED_PROTO).is_some_and(|p| p == "https");
             let cookie = format!(
@@ -1055,15 +1126,17 @@ pub(crate) async fn pass(
             // Too early: the same token, whose wait is running, and the
             // time left; else a new one.
             let left = g.challenges.wait_left(&token, now);
-            let (token, why) = if work.is_none()
-                && left > 0
-                && why == crate::challenge::Refused::TooEarly.as_str()
-            {
-                let s = if left == 1 { "" } else { "s" };
-                (token, format!("{why}: {left} second{s} left"))
-            } else {
-                (g.challenges.token(ip, ua, now), why)
-            };
+            let (token, why) =
+                if work.is_none() && left > 0 && why == crate::challenge::Refused::TooEarly {
+                    let s = if left == 1 { "" } else { "s" };
+                    (token, format!("{}: {left} second{s} left", why.as_str()))
+                } else {
+                    // A new token, still the rule's.
+                    (
+                        g.challenges.token(ip, ua, now, rule),
+                        why.as_str().to_owned(),
+                    )
+                };
             challenge_response(
                 StatusCode::UNAUTHORIZED,
                 crate::challenge::page(&g.challenges, &token, &back, Some(&why)),

@@ -32,6 +32,8 @@ pub const PREFIX: &str = "/.botscope/";
 pub const COOKIE: &str = "botscope_pass";
 /// The longest `back` address kept.
 const MAX_BACK: usize = 2_048;
+/// The longest token read (the gate's are about 80 bytes).
+const MAX_TOKEN: usize = 256;
 /// Passes given to one network (/24, /48) in an hour at most: a farm of
 /// passes fetched without JavaScript runs dry, an office of people does
 /// not.
@@ -138,6 +140,8 @@ pub enum Refused {
     TooEarly,
     /// A proof of work that does not hold.
     NoWork,
+    /// The client's network was given its passes for the hour.
+    Quota,
 }
 
 impl Refused {
@@ -149,8 +153,33 @@ impl Refused {
             Refused::Expired => "the check expired",
             Refused::TooEarly => "the wait is not over yet",
             Refused::NoWork => "the browser's answer did not hold",
+            Refused::Quota => {
+                "this network was given as many passes as it may have this hour; try again later"
+            }
         }
     }
+
+    /// Its name in metrics and logs.
+    pub fn code(self) -> &'static str {
+        match self {
+            Refused::Forged => "forged",
+            Refused::Elsewhere => "elsewhere",
+            Refused::Expired => "expired",
+            Refused::TooEarly => "too-early",
+            Refused::NoWork => "no-work",
+            Refused::Quota => "quota",
+        }
+    }
+
+    /// Every reason, for the metrics' and the replay's order.
+    pub const ALL: [Refused; 6] = [
+        Refused::Forged,
+        Refused::Elsewhere,
+        Refused::Expired,
+        Refused::TooEarly,
+        Refused::NoWork,
+        Refused::Quota,
+    ];
 }
 
 /// Bytes as URL-safe base64 without padding (the form of every token,
@@ -285,15 +314,25 @@ impl Challenges {
     }
 
     /// A page's token for `ip` sending `user_agent` at `now` (Unix
-    /// seconds): `issued.seed.mac`.
-    pub fn token(&self, ip: IpAddr, user_agent: &str, now: u64) -> String {
-        let seed = b64(&hmac::sign(
+    /// seconds), issued by the rule whose id is `rule` (`None`: a page
+    /// no rule issued): `issued.seed.rule.mac`, the rule's id in
+    /// hexadecimal (empty for none). The MAC covers the time, the seed
+    /// and the rule, not the binding, so a token made for another client
+    /// is told apart from a forged one; the seed is the binding's own MAC
+    /// (72 bits), checked next.
+    pub fn token(&self, ip: IpAddr, user_agent: &str, now: u64, rule: Option<u32>) -> String {
+        let r = rule.map(|r| format!("{r:08x}")).unwrap_or_default();
+        let seed = self.seed_for(now, &r, &binding(ip, user_agent));
+        let mac = self.mac(&format!("t|{now}|{seed}|{r}"));
+        format!("{now}.{seed}.{r}.{mac}")
+    }
+
+    fn seed_for(&self, issued: u64, rule: &str, binding: &str) -> String {
+        b64(&hmac::sign(
             &self.key.load(),
-            format!("seed|{now}|{}", binding(ip, user_agent)).as_bytes(),
+            format!("seed|{issued}|{rule}|{binding}").as_bytes(),
         )
-        .as_ref()[..9]);
-        let mac = self.mac(&format!("t|{}|{now}|{seed}", binding(ip, user_agent)));
-        format!("{now}.{seed}.{mac}")
+        .as_ref()[..9])
     }
 
     /// The seed of a token (what the proof of work hashes), if it reads.
@@ -301,8 +340,43 @@ impl Challenges {
         token.split('.').nth(1)
     }
 
+    /// A token's signed parts, whoever it was made for: when it was
+    /// issued, its seed and its rule's id (`Some(None)`: no rule). `None`:
+    /// not in the gate's form, or not signed by its key.
+    fn read_token<'t>(&self, token: &'t str) -> Option<(u64, &'t str, &'t str, Option<u32>)> {
+        if token.len() > MAX_TOKEN {
+            return None;
+        }
+        let mut parts = token.split('.');
+        let (Some(issued), Some(seed), Some(rule), Some(mac), None) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            return None;
+        };
+        let n: u64 = issued.parse().ok()?;
+        let id = match rule {
+            "" => None,
+            r if r.len() == 8 => Some(u32::from_str_radix(r, 16).ok()?),
+            _ => return None,
+        };
+        self.verify(&format!("t|{n}|{seed}|{rule}"), mac)
+            .then_some((n, seed, rule, id))
+    }
+
+    /// The rule a token says issued it, when the token is the gate's
+    /// (signed by its key; made for any client).
+    pub fn token_rule(&self, token: &str) -> Option<Option<u32>> {
+        self.read_token(token).map(|(_, _, _, r)| r)
+    }
+
     /// Checks a token from `ip` and `user_agent` at `now`: with `work`
     /// (the proof of work's counter) at once, without it after the delay.
+    /// Besides the outcome, the rule the token names when it is the
+    /// gate's (`None` for a forged one, whose rule cannot be trusted).
     pub fn check_token(
         &self,
         token: &str,
@@ -310,70 +384,93 @@ impl Challenges {
         ip: IpAddr,
         user_agent: &str,
         now: u64,
-    ) -> Result<(), Refused> {
-        let mut parts = token.splitn(3, '.');
-        let (Some(issued), Some(seed), Some(mac)) = (parts.next(), parts.next(), parts.next())
-        else {
-            return Err(Refused::Forged);
+    ) -> (Option<Option<u32>>, Result<(), Refused>) {
+        let Some((issued, seed, r, rule)) = self.read_token(token) else {
+            return (None, Err(Refused::Forged));
         };
-        let issued: u64 = issued.parse().map_err(|_| Refused::Forged)?;
-        if !self.verify(
-            &format!("t|{}|{issued}|{seed}", binding(ip, user_agent)),
-            mac,
-        ) {
-            // Signed for another binding, or not by this key: which one
-            // is not told apart without the binding it was made for.
-            return Err(Refused::Elsewhere);
-        }
-        if now > issued.saturating_add(self.cfg.token_life.as_secs()) {
-            return Err(Refused::Expired);
-        }
-        match work {
-            Some(counter) => {
-                let d = ring::digest::digest(
-                    &ring::digest::SHA256,
-                    format!("{seed}:{counter}").as_bytes(),
-                );
-                if zero_bits(d.as_ref()) >= u32::from(self.cfg.difficulty) {
-                    Ok(())
-                } else {
-                    Err(Refused::NoWork)
+        let expected = self.seed_for(issued, r, &binding(ip, user_agent));
+        // Compared in constant time.
+        let differ = expected.len() != seed.len()
+            || expected
+                .bytes()
+                .zip(seed.bytes())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                != 0;
+        let outcome = if differ {
+            Err(Refused::Elsewhere)
+        } else if now > issued.saturating_add(self.cfg.token_life.as_secs()) {
+            Err(Refused::Expired)
+        } else {
+            match work {
+                Some(counter) => {
+                    let d = ring::digest::digest(
+                        &ring::digest::SHA256,
+                        format!("{seed}:{counter}").as_bytes(),
+                    );
+                    if zero_bits(d.as_ref()) >= u32::from(self.cfg.difficulty) {
+                        Ok(())
+                    } else {
+                        Err(Refused::NoWork)
+                    }
                 }
+                None if now < issued.saturating_add(self.cfg.delay.as_secs()) => {
+                    Err(Refused::TooEarly)
+                }
+                None => Ok(()),
             }
-            None if now < issued.saturating_add(self.cfg.delay.as_secs()) => Err(Refused::TooEarly),
-            None => Ok(()),
-        }
+        };
+        (Some(rule), outcome)
     }
 
-    /// A pass (the cookie's value) for `ip` and `user_agent` from `now`:
-    /// `expiry.mac`.
-    pub fn pass(&self, ip: IpAddr, user_agent: &str, now: u64) -> String {
+    /// A pass (the cookie's value) for `ip` and `user_agent` from `now`,
+    /// earned on a challenge the rule `rule` issued: `expiry.rule.mac`.
+    pub fn pass(&self, ip: IpAddr, user_agent: &str, now: u64, rule: Option<u32>) -> String {
         let exp = now.saturating_add(self.cfg.pass_life.as_secs());
-        let mac = self.mac(&format!("p|{}|{exp}", binding(ip, user_agent)));
-        format!("{exp}.{mac}")
+        let r = rule.map(|r| format!("{r:08x}")).unwrap_or_default();
+        let mac = self.mac(&format!("p|{}|{exp}|{r}", binding(ip, user_agent)));
+        format!("{exp}.{r}.{mac}")
     }
 
-    /// Whether the request's `Cookie` header holds a pass for `ip` and
-    /// `user_agent` that has not expired at `now`.
-    pub fn passes(&self, cookie_header: &str, ip: IpAddr, user_agent: &str, now: u64) -> bool {
+    /// The pass the request's `Cookie` header holds for `ip` and
+    /// `user_agent`, unexpired at `now`: `Some` with the rule whose
+    /// challenge earned it (`None` inside: no rule, or a pass of the form
+    /// before rules were carried, `expiry.mac`, still honoured).
+    pub fn passes(
+        &self,
+        cookie_header: &str,
+        ip: IpAddr,
+        user_agent: &str,
+        now: u64,
+    ) -> Option<Option<u32>> {
         cookie_header
             .split(';')
             .filter_map(|c| c.trim().split_once('='))
             .filter(|(k, _)| *k == COOKIE)
             .take(4)
-            .any(|(_, v)| {
-                let Some((exp, mac)) = v.split_once('.') else {
-                    return false;
+            .find_map(|(_, v)| {
+                let mut parts = v.split('.');
+                let exp = parts.next()?;
+                let (r, mac) = match (parts.next(), parts.next(), parts.next()) {
+                    (Some(mac), None, None) => (None, mac),
+                    (Some(r), Some(mac), None) => (Some(r), mac),
+                    _ => return None,
                 };
-                let Ok(exp) = exp.parse::<u64>() else {
-                    return false;
+                let exp_n = exp.parse::<u64>().ok()?;
+                let rule = match r {
+                    None | Some("") => None,
+                    Some(r) if r.len() == 8 => Some(u32::from_str_radix(r, 16).ok()?),
+                    Some(_) => return None,
                 };
                 // Issued after the last revocation.
-                let issued = exp.saturating_sub(self.cfg.pass_life.as_secs());
+                let issued = exp_n.saturating_sub(self.cfg.pass_life.as_secs());
                 let revoked = self.revoked_before();
-                exp >= now
-                    && (revoked == 0 || issued > revoked)
-                    && self.verify(&format!("p|{}|{exp}", binding(ip, user_agent)), mac)
+                let b = binding(ip, user_agent);
+                let what = match r {
+                    None => format!("p|{b}|{exp_n}"),
+                    Some(r) => format!("p|{b}|{exp_n}|{r}"),
+                };
+                (exp_n >= now && (revoked == 0 || issued > revoked) && self.verify(&what, mac))
+                    .then_some(rule)
             })
     }
 }
@@ -480,7 +577,7 @@ mod tests {
         assert!(c.may_give(ip("192.0.3.1"), now + 10));
         assert!(c.may_give(ip("192.0.2.77"), now + 3_600));
         assert_eq!(
-            c.wait_left(&c.token(ip("192.0.2.1"), "ua", now), now + 2),
+            c.wait_left(&c.token(ip("192.0.2.1"), "ua", now, None), now + 2),
             3
         );
         assert_eq!(c.wait_left("junk", now), 0);
@@ -498,28 +595,35 @@ mod tests {
         let c = c();
         let ip: IpAddr = "192.0.2.10".parse().unwrap_or(IpAddr::from([0, 0, 0, 0]));
         let ua = "Mozilla/5.0";
-        let t = c.token(ip, ua, 1_000);
+        let rule = Some(0x00c0_ffee);
+        let t = c.token(ip, ua, 1_000, rule);
+        let check = |t: &str, work, ip, ua, now| c.check_token(t, work, ip, ua, now);
         assert_eq!(
-            c.check_token(&t, None, ip, ua, 1_002),
-            Err(Refused::TooEarly)
+            check(&t, None, ip, ua, 1_002),
+            (Some(rule), Err(Refused::TooEarly))
         );
-        assert_eq!(c.check_token(&t, None, ip, ua, 1_005), Ok(()));
-        // The same network is the same client; another is not.
+        assert_eq!(check(&t, None, ip, ua, 1_005), (Some(rule), Ok(())));
+        assert_eq!(c.token_rule(&t), Some(rule));
+        // The same network is the same client; another is not (and the
+        // rule is still told: the token is the gate's).
         let near: IpAddr = "192.0.2.99".parse().unwrap_or(ip);
-        assert_eq!(c.check_token(&t, None, near, ua, 1_005), Ok(()));
+        assert_eq!(check(&t, None, near, ua, 1_005), (Some(rule), Ok(())));
         let far: IpAddr = "198.51.100.1".parse().unwrap_or(ip);
         assert_eq!(
-            c.check_token(&t, None, far, ua, 1_005),
-            Err(Refused::Elsewhere)
+            check(&t, None, far, ua, 1_005),
+            (Some(rule), Err(Refused::Elsewhere))
         );
         assert_eq!(
-            c.check_token(&t, None, ip, "curl/8", 1_005),
-            Err(Refused::Elsewhere)
+            check(&t, None, ip, "curl/8", 1_005),
+            (Some(rule), Err(Refused::Elsewhere))
         );
         assert_eq!(
-            c.check_token(&t, None, ip, ua, 1_700),
-            Err(Refused::Expired)
+            check(&t, None, ip, ua, 1_700),
+            (Some(rule), Err(Refused::Expired))
         );
+        // A page no rule issued.
+        let none = c.token(ip, ua, 1_000, None);
+        assert_eq!(check(&none, None, ip, ua, 1_005), (Some(None), Ok(())));
         // The proof of work: found by trying, as the page's script does.
         let seed = Challenges::seed(&t).unwrap_or("");
         let n = (0u64..)
@@ -529,25 +633,33 @@ mod tests {
                 zero_bits(d.as_ref()) >= 8
             })
             .unwrap_or(0);
-        assert_eq!(c.check_token(&t, Some(n), ip, ua, 1_001), Ok(()));
+        assert_eq!(check(&t, Some(n), ip, ua, 1_001), (Some(rule), Ok(())));
         let wrong = (0u64..).find(|m| {
             let d = ring::digest::digest(&ring::digest::SHA256, format!("{seed}:{m}").as_bytes());
             zero_bits(d.as_ref()) < 8
         });
         assert_eq!(
-            c.check_token(&t, wrong, ip, ua, 1_001),
-            Err(Refused::NoWork)
+            check(&t, wrong, ip, ua, 1_001),
+            (Some(rule), Err(Refused::NoWork))
         );
-        // Tampered tokens.
-        assert_eq!(
-            c.check_token("junk", None, ip, ua, 1_005),
-            Err(Refused::Forged)
-        );
-        let later = t.replacen("1000.", "900.", 1);
-        assert_eq!(
-            c.check_token(&later, None, ip, ua, 1_005),
-            Err(Refused::Elsewhere)
-        );
+        // Tampered tokens are forged, and their rule is not believed:
+        // the time moved, the rule changed, another key, junk, too long.
+        let stranger = Challenges::new(ChallengeConfig::new(vec![8; 32]));
+        for bad in [
+            "junk".to_owned(),
+            t.replacen("1000.", "900.", 1),
+            t.replacen("00c0ffee", "00c0ffef", 1),
+            stranger.token(ip, ua, 1_000, rule),
+            format!("{t}.x"),
+            format!("1000.{}", "a".repeat(300)),
+        ] {
+            assert_eq!(
+                check(&bad, None, ip, ua, 1_005),
+                (None, Err(Refused::Forged)),
+                "{bad}"
+            );
+            assert_eq!(c.token_rule(&bad), None);
+        }
     }
 
     #[test]
@@ -557,30 +669,45 @@ mod tests {
             .parse()
             .unwrap_or(IpAddr::from([0, 0, 0, 0]));
         let ua = "Mozilla/5.0";
-        let p = c.pass(ip, ua, 1_000);
+        let p = c.pass(ip, ua, 1_000, Some(7));
         let cookie = format!("a=b; {COOKIE}={p}; c=d");
-        assert!(c.passes(&cookie, ip, ua, 2_000));
+        assert_eq!(c.passes(&cookie, ip, ua, 2_000), Some(Some(7)));
+        // A pass of the form before rules were carried still holds.
+        let exp = 1_000 + c.cfg.pass_life.as_secs();
+        let old = format!("{exp}.{}", c.mac(&format!("p|{}|{exp}", binding(ip, ua))));
+        assert_eq!(
+            c.passes(&format!("{COOKIE}={old}"), ip, ua, 2_000),
+            Some(None)
+        );
+        // The rule cannot be moved.
+        let moved_rule = p.replacen(".00000007.", ".00000008.", 1);
+        assert_eq!(
+            c.passes(&format!("{COOKIE}={moved_rule}"), ip, ua, 2_000),
+            None
+        );
+        let c = |cookie: &str, ip, ua: &str, now| c.passes(cookie, ip, ua, now).is_some();
         let same_48: IpAddr = "2001:db8:1:ffff::9".parse().unwrap_or(ip);
-        assert!(c.passes(&cookie, same_48, ua, 2_000));
+        assert!(c(&cookie, same_48, ua, 2_000));
         let other: IpAddr = "2001:db8:2::5".parse().unwrap_or(ip);
-        assert!(!c.passes(&cookie, other, ua, 2_000));
-        assert!(!c.passes(&cookie, ip, "Other/1.0", 2_000));
-        assert!(!c.passes(&cookie, ip, ua, 1_000 + 86_401));
+        assert!(!c(&cookie, other, ua, 2_000));
+        assert!(!c(&cookie, ip, "Other/1.0", 2_000));
+        assert!(!c(&cookie, ip, ua, 1_000 + 86_401));
         // Forged: another key, an expiry moved, junk.
         let stranger = Challenges::new(ChallengeConfig::new(vec![8; 32]));
-        assert!(!c.passes(
-            &format!("{COOKIE}={}", stranger.pass(ip, ua, 1_000)),
+        assert!(!c(
+            &format!("{COOKIE}={}", stranger.pass(ip, ua, 1_000, Some(7))),
             ip,
             ua,
             2_000
         ));
-        let (exp, mac) = p.split_once('.').unwrap_or(("", ""));
+        let (exp, rest) = p.split_once('.').unwrap_or(("", ""));
         let moved = format!(
-            "{COOKIE}={}.{mac}",
+            "{COOKIE}={}.{rest}",
             exp.parse::<u64>().unwrap_or(0) + 1_000_000
         );
-        assert!(!c.passes(&moved, ip, ua, 2_000));
-        assert!(!c.passes(&format!("{COOKIE}=zzz.zz"), ip, ua, 2_000));
+        assert!(!c(&moved, ip, ua, 2_000));
+        assert!(!c(&format!("{COOKIE}=zzz.zz"), ip, ua, 2_000));
+        assert!(!c(&format!("{COOKIE}=1.2.3.4"), ip, ua, 2_000));
     }
 
     #[test]

@@ -146,6 +146,24 @@ impl DecisionLog {
         self.send(line);
     }
 
+    /// A stage of a challenge's funnel (logged whatever `all` says:
+    /// `policy replay --funnel` reads them back).
+    pub fn funnel(
+        &self,
+        client: std::net::IpAddr,
+        rule: &str,
+        stage: crate::funnel::Stage,
+        path: &str,
+    ) {
+        self.send(crate::funnel::line(
+            &now_rfc3339(),
+            client,
+            rule,
+            stage,
+            path,
+        ));
+    }
+
     fn send(&self, line: String) {
         if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.tx.try_send(line) {
             self.dropped.fetch_add(1, Ordering::Relaxed);

@@ -64,6 +64,7 @@ pub mod charge;
 pub mod crowdsec;
 pub mod decisions;
 pub mod export;
+pub mod funnel;
 pub mod identity;
 pub mod inject;
 pub mod ledger;
@@ -366,6 +367,8 @@ pub struct Gate {
     rates: botscope_policy::Rates,
     /// Decisions counted, for `/metrics`.
     pub counters: answer::Counters,
+    /// The challenge funnel per rule, for `/metrics`.
+    pub funnel: funnel::Funnel,
     /// Payment answers counted, and the amounts charged.
     pub charges: charge::Charges,
     /// The site's licences, and what licence servers said of tokens.
@@ -582,6 +585,7 @@ impl Gate {
             rates: botscope_policy::Rates::new(config.rate_keys),
             identities,
             counters,
+            funnel: funnel::Funnel::default(),
             charges: charge::Charges::default(),
             licences: licence::Licences::new(
                 config.terms.rsl.as_ref().map(|(_, b)| b.as_slice()),

@@ -49,6 +49,61 @@ fn label(s: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// The challenge funnel per rule: stages (`issued`, `viewed`,
+/// `answered`, `passed`), failures and exemptions by reason. The solve
+/// rate is `passed` ÷ `issued`.
+fn funnel(o: &mut String, rules: &std::collections::BTreeMap<String, crate::funnel::Tally>) {
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_challenge_funnel_total Challenges by the rule that issued them and stage: issued, viewed (the page served), answered (a token came back), passed (a pass given). Solve rate: passed / issued. Rule - : a forged token, or a page no rule issued."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_challenge_funnel_total counter");
+    for (rule, t) in rules {
+        for (stage, n) in [
+            ("issued", t.issued),
+            ("viewed", t.viewed),
+            ("answered", t.answered),
+            ("passed", t.passed),
+        ] {
+            let _ = writeln!(
+                o,
+                "botscope_gate_challenge_funnel_total{{rule=\"{}\",stage=\"{stage}\"}} {n}",
+                label(rule)
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_challenge_failed_total Challenge answers refused, by rule and reason (forged, elsewhere, expired, too-early, no-work, quota)."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_challenge_failed_total counter");
+    for (rule, t) in rules {
+        for (reason, n) in &t.failed {
+            let _ = writeln!(
+                o,
+                "botscope_gate_challenge_failed_total{{rule=\"{}\",reason=\"{}\"}} {n}",
+                label(rule),
+                label(reason)
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
+        "# HELP botscope_gate_challenge_exempt_total Requests a challenge rule's conditions (its rate aside) held for, let through before it: by the rule and by the allow rule that let them (protocol-file: /robots.txt and /.well-known/)."
+    );
+    let _ = writeln!(o, "# TYPE botscope_gate_challenge_exempt_total counter");
+    for (rule, t) in rules {
+        for (reason, n) in &t.exempt {
+            let _ = writeln!(
+                o,
+                "botscope_gate_challenge_exempt_total{{rule=\"{}\",reason=\"{}\"}} {n}",
+                label(rule),
+                label(reason)
+            );
+        }
+    }
+}
+
 /// The metrics as text.
 pub fn render(g: &Gate) -> String {
     let mut o = String::new();
@@ -64,6 +119,7 @@ pub fn render(g: &Gate) -> String {
             label(&rule)
         );
     }
+    funnel(&mut o, &g.funnel.snapshot());
     let _ = writeln!(
         o,
         "# HELP botscope_gate_pay_total Payment answers of charge rules: quote (402 with crawler-price), charged, uncharged (standalone: the application answered an error, the charge taken back), or the crawler-error code."

@@ -553,7 +553,7 @@ pub fn replay_with(
 /// One line (with its end) into `buf`, at most [`MAX_LINE_BYTES`] kept:
 /// the rest of a longer line is read and dropped (the line is then
 /// malformed). The bytes read, 0 at the end.
-fn read_line(r: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+pub(crate) fn read_line(r: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<usize> {
     let mut total = 0;
     loop {
         let chunk = r.fill_buf()?;

@@ -77,7 +77,7 @@ pub use parse::{
 };
 pub use policy::{
     Conditions, PASS_FACTOR, PathCase, PathSet, Policy, Refused, Rule, SUBRESOURCE_FACTOR, Tarpit,
-    Traps, is_protocol_file,
+    Traps, is_protocol_file, rule_id,
 };
 pub use presets::{PRESETS, preset};
 pub use rate::{DEFAULT_MAX_KEYS, MAX_COUNT, Per, Rate, RateStore, Rates, network_of, shared_key};

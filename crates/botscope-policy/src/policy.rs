@@ -465,6 +465,42 @@ impl Policy {
         }
     }
 
+    /// For a request `d` allowed: the first `challenge` rule whose
+    /// conditions (its rate aside) held for `f`, or the `default` when it
+    /// challenges, and what let the request through before it: the name
+    /// of the `allow` rule that decided, or `protocol-file` when the
+    /// rule passed over `/robots.txt` or `/.well-known/` (which only a
+    /// rule naming them may challenge). `None` when no challenge was
+    /// passed over, or `d` did not allow. A challenge's funnel counts
+    /// these as exempt, by reason.
+    pub fn exempted<'p>(&'p self, f: &Facts, d: &Decision<'p>) -> Option<(&'p str, &'p str)> {
+        if d.action != Action::Allow
+            || !(self.default == Action::Challenge
+                || self.rules.iter().any(|r| r.action == Action::Challenge))
+        {
+            return None;
+        }
+        let normal = crate::target::normalize_target(f.path);
+        let path = self.path_case.fold(&normal);
+        let spelled = self.path_case.fold(f.path);
+        let protocol = is_protocol_file(&path);
+        let (after, reason) = match d.index {
+            Some(i) => (i + 1, self.rules.get(i).map(|r| r.name.as_str())?),
+            None if protocol => (0, "protocol-file"),
+            None => return None,
+        };
+        let skipped_for_protocol = |r: &Rule| protocol && !r.names_protocol_files();
+        for rule in self.rules.get(after..).unwrap_or_default() {
+            if rule.action == Action::Challenge
+                && rule.holds(f, &path, &spelled)
+                && (d.index.is_some() || skipped_for_protocol(rule))
+            {
+                return Some((&rule.name, reason));
+            }
+        }
+        (self.default == Action::Challenge).then_some(("default", reason))
+    }
+
     /// Whether any rule reads robots.txt (the caller may then skip
     /// preparing it).
     pub fn reads_robots(&self) -> bool {

@@ -248,6 +248,38 @@ pub fn robots(a: &PolicyRobotsArgs, s: &Settings) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
+/// A report to `out` (atomically) or standard output.
+fn report(out: Option<&std::path::Path>, body: &str) -> Result<ExitStatus> {
+    match out {
+        Some(p) => botscope_os::write_atomic(p, body.as_bytes())?,
+        None => {
+            let mut out = io::stdout().lock();
+            out.write_all(body.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// `policy replay --funnel`: the challenge funnel from decision logs.
+fn funnel(
+    a: &PolicyReplayArgs,
+    policy: &botscope_policy::Policy,
+    inputs: Vec<(String, Box<dyn io::BufRead>)>,
+) -> Result<ExitStatus> {
+    anyhow::ensure!(
+        matches!(a.format, ReplayFormat::Text | ReplayFormat::Json),
+        "--funnel reports as text or json"
+    );
+    let mut r = botscope_gate::funnel::read_log(inputs)?;
+    r.add_rules(policy);
+    let body = match a.format {
+        ReplayFormat::Json => format!("{}\n", serde_json::to_string(&r)?),
+        _ => botscope_text::terminal(&botscope_gate::funnel::text(&r)).into_owned(),
+    };
+    report(a.out.as_deref(), &body)
+}
+
 /// `policy replay`: the policy over access logs, in log time.
 pub async fn replay(a: &PolicyReplayArgs, s: &Settings) -> Result<ExitStatus> {
     let registry = std::sync::Arc::new(s.registry(a.registry.as_ref())?);
@@ -271,6 +303,9 @@ pub async fn replay(a: &PolicyReplayArgs, s: &Settings) -> Result<ExitStatus> {
         }
         Ok(inputs)
     };
+    if a.funnel {
+        return funnel(a, &policy, open_all()?);
+    }
     let identity = || botscope_gate::identity::IdentityConfig {
         registry: registry.clone(),
         owners: std::sync::Arc::new(s.owners()),
@@ -352,13 +387,5 @@ pub async fn replay(a: &PolicyReplayArgs, s: &Settings) -> Result<ExitStatus> {
             ReplayFormat::Html => botscope_gate::replay::html(&r),
         }
     };
-    match &a.out {
-        Some(p) => botscope_os::write_atomic(p, body.as_bytes())?,
-        None => {
-            let mut out = io::stdout().lock();
-            out.write_all(body.as_bytes())?;
-            out.flush()?;
-        }
-    }
-    Ok(ExitStatus::Success)
+    report(a.out.as_deref(), &body)
 }

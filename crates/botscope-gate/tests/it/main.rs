@@ -1327,6 +1327,39 @@ fn nginx_with_the_policy_configuration_of_the_gate_guide() {
         .collect();
     assert!(images[..19].iter().all(|s| *s == 200), "{images:?}");
     assert_eq!(images[21], 429, "{images:?}");
+    // A browser's protocol file: passed over by the rule, counted exempt.
+    let _ = nginx.get("127.0.0.6", "/.well-known/security.txt", &firefox);
+    // The funnel behind nginx: every challenge issued at /auth is viewed
+    // on the next request (error_page's), under the rule that issued it
+    // (the token handed back in X-Bot-Challenge-Token), none under no
+    // rule; the one pass was answered and given.
+    let m = get(g.addr, "/metrics", Some("127.0.0.1")).body;
+    let count = |name: &str, labels: &str| -> u64 {
+        let needle = format!("{name}{{{labels}}} ");
+        m.lines()
+            .find_map(|l| l.strip_prefix(&needle))
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    let stage = |rule: &str, stage: &str| {
+        count(
+            "botscope_gate_challenge_funnel_total",
+            &format!("rule=\"{rule}\",stage=\"{stage}\""),
+        )
+    };
+    let issued = stage("fast-browsers", "issued");
+    assert!(issued >= 4, "{m}");
+    assert_eq!(stage("fast-browsers", "viewed"), issued, "{m}");
+    assert_eq!(stage("-", "viewed"), 0, "{m}");
+    assert_eq!(stage("fast-browsers", "answered"), 1, "{m}");
+    assert_eq!(stage("fast-browsers", "passed"), 1, "{m}");
+    assert_eq!(
+        count(
+            "botscope_gate_challenge_exempt_total",
+            "rule=\"fast-browsers\",reason=\"protocol-files\""
+        ),
+        1,
+        "{m}"
+    );
 }
 
 /// The policy the front-server tests run: robots.txt and the protocol

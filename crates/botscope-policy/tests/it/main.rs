@@ -1172,3 +1172,69 @@ fn the_guides_trap_policy_reads_as_written() {
     let t = p.traps.expect("traps");
     assert_eq!((t.kinds, t.widen, t.hold_ms), (0b101, 4, 86_400_000));
 }
+
+/// The funnel's exempt: a challenge rule whose conditions held, passed
+/// over by an `allow` before it or by the protocol files' exemption.
+#[test]
+fn challenges_passed_over_name_the_rule_and_what_let_the_request_through() {
+    let p = compile(
+        r#"
+rules:
+  - name: protocol-files
+    path: [/robots.txt]
+    action: allow
+  - name: feeds
+    path: [/feed]
+    action: allow
+  - name: browsers-too-fast
+    category: browser
+    rate: 600/min per ip
+    action: challenge
+  - name: bots
+    category: search
+    action: challenge
+default: allow
+"#,
+    );
+    let rates = Rates::default();
+    let exempted = |f: &Facts| {
+        let d = p.decide(f, &rates);
+        p.exempted(f, &d)
+            .map(|(r, why)| (r.to_owned(), why.to_owned()))
+    };
+    let pair = |r: &str, why: &str| Some((r.to_owned(), why.to_owned()));
+    assert_eq!(
+        exempted(&req("/feed", "Mozilla/5.0")),
+        pair("browsers-too-fast", "feeds")
+    );
+    assert_eq!(
+        exempted(&req("/robots.txt", "Mozilla/5.0")),
+        pair("browsers-too-fast", "protocol-files")
+    );
+    // A rule's conditions that do not hold: nothing was passed over.
+    let search = Facts {
+        category: "search",
+        ..req("/feed", "Googlebot")
+    };
+    assert_eq!(exempted(&search), pair("bots", "feeds"));
+    let other = Facts {
+        category: "seo",
+        ..req("/feed", "x")
+    };
+    assert_eq!(exempted(&other), None);
+    // Allowed by no rule: under the rate, not passed over.
+    assert_eq!(exempted(&req("/page", "Mozilla/5.0")), None);
+    // Without the allow rule, the protocol files' own exemption.
+    let q = compile(
+        "rules:\n  - name: all-browsers\n    category: browser\n    action: challenge\ndefault: allow\n",
+    );
+    let f = req("/.well-known/acme-challenge/x", "Mozilla/5.0");
+    let d = q.decide(&f, &rates);
+    assert_eq!(d.action, Action::Allow);
+    assert_eq!(q.exempted(&f, &d), Some(("all-browsers", "protocol-file")));
+    // A refusal is never an exemption.
+    let f = req("/page", "Mozilla/5.0");
+    let d = q.decide(&f, &rates);
+    assert_eq!(d.action, Action::Challenge);
+    assert_eq!(q.exempted(&f, &d), None);
+}

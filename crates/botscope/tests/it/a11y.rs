@@ -78,7 +78,12 @@ fn the_gates_challenge_page_is_accessible() {
     );
     cfg.delay = std::time::Duration::from_secs(600);
     let c = botscope_gate::challenge::Challenges::new(cfg);
-    let token = c.token("192.0.2.1".parse().unwrap(), "Mozilla/5.0", 1_800_000_000);
+    let token = c.token(
+        "192.0.2.1".parse().unwrap(),
+        "Mozilla/5.0",
+        1_800_000_000,
+        None,
+    );
     let dir = crate::scratch("a11y-gate");
     for (name, note) in [
         ("plain", None),

@@ -1189,3 +1189,187 @@ fn export_nft_fills_the_sets_with_the_gates_catches() {
     let _ = holder.kill();
     let _ = holder.wait();
 }
+
+/// The challenge funnel through the real standalone gate: each stage
+/// counted under the rule that issued the challenge (the rule travels in
+/// the token), a forged token under none, requests the rule passed over
+/// counted exempt by what let them through; and `policy replay --funnel`
+/// over the decision log gives back what `/metrics` counted.
+#[test]
+fn the_challenge_funnel_per_rule_and_its_replay() {
+    let dir = botscope_testkit::tempdir();
+    let dir = dir.path();
+    let robots = dir.join("robots");
+    std::fs::create_dir_all(&robots).unwrap();
+    std::fs::write(robots.join("default.txt"), "User-agent: *\nDisallow:\n").unwrap();
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "default: allow\nrules:\n  - {name: protocol-files, path: [/robots.txt, /.well-known/], action: allow}\n  - {name: fast-browsers, category: browser, rate: 2/min per ip, action: challenge}\n  - {name: shop, category: browser, path: /shop/, action: challenge}\n",
+    )
+    .unwrap();
+    let log = dir.join("decisions.jsonl");
+    let app = botscope_testkit::recorder::Recorder::start(None);
+    let (_gate, at) = spawn_gate(
+        &robots,
+        &policy,
+        dir,
+        &app.url(),
+        botscope_testkit::free_port(),
+        &[
+            "--challenge-delay",
+            "1s",
+            "--challenge-difficulty",
+            "8",
+            "--decision-log",
+            log.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let from = |ip: u8, target: &str| {
+        ask(
+            [127, 0, 0, ip],
+            at,
+            &format!("GET {target}"),
+            &format!("User-Agent: {BROWSER}\r\nAccept: text/html\r\n"),
+            b"",
+        )
+    };
+    // Issued and viewed in one request.
+    assert_eq!(from(4, "/a").status, 200);
+    assert_eq!(from(4, "/a").status, 200);
+    let page = from(4, "/a");
+    assert_eq!(page.status, 401, "{page:?}");
+    let at_link = page.body.find("href=\"/.botscope/pass?").unwrap() + "href=\"".len();
+    let link =
+        page.body[at_link..at_link + page.body[at_link..].find('"').unwrap()].replace("&amp;", "&");
+    // Too early, a proof of work that does not hold, the token from
+    // another browser, a forged one.
+    assert_eq!(from(4, &link).status, 401);
+    let token = link
+        .split(['?', '&'])
+        .find_map(|p| p.strip_prefix("t="))
+        .unwrap()
+        .to_owned();
+    let seed = token.split('.').nth(1).unwrap();
+    let bad = (0u64..)
+        .find(|n| {
+            let d = ring::digest::digest(&ring::digest::SHA256, format!("{seed}:{n}").as_bytes());
+            d.as_ref()[0] != 0
+        })
+        .unwrap();
+    assert_eq!(from(4, &format!("{link}&n={bad}")).status, 401);
+    let other_browser = ask(
+        [127, 0, 0, 4],
+        at,
+        &format!("GET {link}"),
+        "User-Agent: Mozilla/5.0 (Windows NT 10.0) Firefox/130.0\r\n",
+        b"",
+    );
+    assert_eq!(other_browser.status, 401);
+    assert_eq!(from(4, "/.botscope/pass?t=1.x.y.z&back=/").status, 401);
+    // After the wait: the pass.
+    std::thread::sleep(Duration::from_millis(1_100));
+    let ok = from(4, &link);
+    assert_eq!(ok.status, 303, "{ok:?}");
+    // Passed over: a browser's protocol file, under its rate.
+    assert_eq!(from(6, "/.well-known/security.txt").status, 200);
+    // Another rule's challenge.
+    assert_eq!(from(7, "/shop/x").status, 401);
+
+    let metrics = ask([127, 0, 0, 1], at, "GET /.botscope/metrics", "", b"").body;
+    let want = [
+        "botscope_gate_challenge_funnel_total{rule=\"fast-browsers\",stage=\"issued\"} 1",
+        "botscope_gate_challenge_funnel_total{rule=\"fast-browsers\",stage=\"viewed\"} 1",
+        "botscope_gate_challenge_funnel_total{rule=\"fast-browsers\",stage=\"answered\"} 4",
+        "botscope_gate_challenge_funnel_total{rule=\"fast-browsers\",stage=\"passed\"} 1",
+        "botscope_gate_challenge_failed_total{rule=\"fast-browsers\",reason=\"too-early\"} 1",
+        "botscope_gate_challenge_failed_total{rule=\"fast-browsers\",reason=\"no-work\"} 1",
+        "botscope_gate_challenge_failed_total{rule=\"fast-browsers\",reason=\"elsewhere\"} 1",
+        "botscope_gate_challenge_failed_total{rule=\"-\",reason=\"forged\"} 1",
+        "botscope_gate_challenge_exempt_total{rule=\"fast-browsers\",reason=\"protocol-files\"} 1",
+        "botscope_gate_challenge_funnel_total{rule=\"shop\",stage=\"issued\"} 1",
+        "botscope_gate_challenge_funnel_total{rule=\"shop\",stage=\"viewed\"} 1",
+    ];
+    for w in want {
+        assert!(metrics.contains(w), "{w}\n{metrics}");
+    }
+
+    // The replay of the decision log: the same figures (its writer is a
+    // thread: wait for the last line).
+    let t = Instant::now();
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("\"rule\":\"shop\"")
+    {
+        assert!(t.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let replay = |format: &str| {
+        Command::new(env!("CARGO_BIN_EXE_botscope"))
+            .args(["policy", "replay", "--funnel", "--format", format])
+            .arg(&policy)
+            .arg(&log)
+            .output()
+            .unwrap()
+    };
+    let o = replay("json");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["malformed"], 0);
+    let prom = |rule: &str, stage: &str| -> u64 {
+        let needle =
+            format!("botscope_gate_challenge_funnel_total{{rule=\"{rule}\",stage=\"{stage}\"}} ");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(&needle))
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    for rule in ["fast-browsers", "shop", "-"] {
+        for stage in ["issued", "viewed", "answered", "passed"] {
+            assert_eq!(
+                r["rules"][rule][stage].as_u64().unwrap_or(0),
+                prom(rule, stage),
+                "{rule} {stage}: {r}"
+            );
+        }
+    }
+    assert_eq!(r["rules"]["fast-browsers"]["failed"]["no-work"], 1);
+    assert_eq!(r["rules"]["-"]["failed"]["forged"], 1);
+    assert_eq!(r["rules"]["fast-browsers"]["exempt"]["protocol-files"], 1);
+    // The text report, by the command docs/gate.md shows.
+    let command = doc_block("### The challenge funnel, per rule", "sh")
+        .replace("/etc/botscope/policy.yaml", policy.to_str().unwrap())
+        .replace("/var/log/botscope/decisions.jsonl", log.to_str().unwrap());
+    assert!(
+        command.starts_with("botscope policy replay --funnel "),
+        "{command}"
+    );
+    let o = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &command])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                Path::new(env!("CARGO_BIN_EXE_botscope"))
+                    .parent()
+                    .unwrap()
+                    .display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains(
+            "fast-browsers\n  issued 1  viewed 1  answered 4  passed 1  failed 3  solve rate 100.0%"
+        ),
+        "{text}"
+    );
+    // --funnel reports as text or JSON only; its logs must be readable.
+    let o = replay("html");
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--funnel reports as text or json"));
+}
