@@ -72,34 +72,31 @@ fn funnel(o: &mut String, rules: &std::collections::BTreeMap<String, crate::funn
             );
         }
     }
-    let _ = writeln!(
-        o,
-        "# HELP botscope_gate_challenge_failed_total Challenge answers refused, by rule and reason (forged, elsewhere, expired, too-early, no-work, quota)."
-    );
-    let _ = writeln!(o, "# TYPE botscope_gate_challenge_failed_total counter");
-    for (rule, t) in rules {
-        for (reason, n) in &t.failed {
-            let _ = writeln!(
-                o,
-                "botscope_gate_challenge_failed_total{{rule=\"{}\",reason=\"{}\"}} {n}",
-                label(rule),
-                label(reason)
-            );
-        }
-    }
-    let _ = writeln!(
-        o,
-        "# HELP botscope_gate_challenge_exempt_total Requests a challenge rule's conditions (its rate aside) held for, let through before it: by the rule and by the allow rule that let them (protocol-file: /robots.txt and /.well-known/)."
-    );
-    let _ = writeln!(o, "# TYPE botscope_gate_challenge_exempt_total counter");
-    for (rule, t) in rules {
-        for (reason, n) in &t.exempt {
-            let _ = writeln!(
-                o,
-                "botscope_gate_challenge_exempt_total{{rule=\"{}\",reason=\"{}\"}} {n}",
-                label(rule),
-                label(reason)
-            );
+    type ByReason = fn(&crate::funnel::Tally) -> &std::collections::BTreeMap<String, u64>;
+    let by_reason: [(&str, &str, ByReason); 2] = [
+        (
+            "botscope_gate_challenge_failed_total",
+            "Challenge answers refused, by rule and reason (forged, elsewhere, expired, too-early, no-work, quota).",
+            |t| &t.failed,
+        ),
+        (
+            "botscope_gate_challenge_exempt_total",
+            "Requests a challenge rule's conditions (its rate aside) held for, let through before it: by the rule and by the allow rule that let them (protocol-file: /robots.txt and /.well-known/).",
+            |t| &t.exempt,
+        ),
+    ];
+    for (name, help, of) in by_reason {
+        let _ = writeln!(o, "# HELP {name} {help}");
+        let _ = writeln!(o, "# TYPE {name} counter");
+        for (rule, t) in rules {
+            for (reason, n) in of(t) {
+                let _ = writeln!(
+                    o,
+                    "{name}{{rule=\"{}\",reason=\"{}\"}} {n}",
+                    label(rule),
+                    label(reason)
+                );
+            }
         }
     }
 }

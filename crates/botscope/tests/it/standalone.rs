@@ -413,6 +413,26 @@ fn an_https_application_is_checked_against_the_systems_trust_store() {
     assert_eq!(r.status, 502, "{r:?}");
 }
 
+/// A guide's command run by bash, with the `botscope` this build made
+/// first on the PATH.
+fn bash(command: &str) -> std::process::Output {
+    Command::new("bash")
+        .args(["-euo", "pipefail", "-c", command])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                Path::new(env!("CARGO_BIN_EXE_botscope"))
+                    .parent()
+                    .unwrap()
+                    .display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap()
+}
+
 fn doc_block(after: &str, lang: &str) -> String {
     botscope_testkit::doc_block("gate.md", after, lang)
 }
@@ -1013,21 +1033,7 @@ fn a_policy_rewritten_in_place_is_never_read_half_written() {
     let cmd = doc_block("**Replacing the policy.**", "sh")
         .replace("/etc/botscope/", &format!("{}/", dir.display()));
     std::fs::write(dir.join("policy.yaml.new"), versioned_policy("e")).unwrap();
-    let o = Command::new("bash")
-        .args(["-euo", "pipefail", "-c", &cmd])
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                Path::new(env!("CARGO_BIN_EXE_botscope"))
-                    .parent()
-                    .unwrap()
-                    .display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .output()
-        .unwrap();
+    let o = bash(&cmd);
     assert!(o.status.success(), "{}", crate::stderr(&o));
     read_within(|| status("/e/x") == 403, "the renamed file is never read");
     assert!(
@@ -1345,21 +1351,7 @@ fn the_challenge_funnel_per_rule_and_its_replay() {
         command.starts_with("botscope policy replay --funnel "),
         "{command}"
     );
-    let o = Command::new("bash")
-        .args(["-euo", "pipefail", "-c", &command])
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                Path::new(env!("CARGO_BIN_EXE_botscope"))
-                    .parent()
-                    .unwrap()
-                    .display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .output()
-        .unwrap();
+    let o = bash(&command);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(
