@@ -2,15 +2,20 @@
 //! the trap prefix (a forged link of any length), as a robots.txt the gate
 //! serves with its trap lines, as an HTML page streamed through the link
 //! rewriter in chunks the first byte chooses, and as the gate's blocklist
-//! (JSON) and a Go duration for `gate export`. Checks: a path is one check
+//! (JSON) and a Go duration for `gate export`; and as a challenge token, a
+//! `Cookie` header with passes, and a decision log read back for the
+//! challenge funnel. Checks: a path is one check
 //! (a good link only when the gate made it); every group of the served
 //! robots.txt disallows the trap paths and the rest reads as before; the
 //! rewritten page is the page with the snippet put in once, its size the
-//! page's plus the snippet's; the blocklist reads or says why. Cost: each
+//! page's plus the snippet's; the blocklist reads or says why; a token or
+//! a pass the gate never made never holds, and a forged token names no
+//! rule; every line of a log is counted, read or malformed. Cost: each
 //! input byte handled a bounded number of times (the rewriter looks at a
 //! byte once, holding six).
 #![no_main]
 
+use botscope_gate::challenge::{ChallengeConfig, Challenges};
 use botscope_gate::export::{go_seconds, nft_batch, read_blocklist};
 use botscope_gate::inject::Rewriter;
 use botscope_gate::trap::{Hit, Signer};
@@ -60,4 +65,15 @@ fuzz_target!(|data: &[u8]| {
         assert!(b.put.iter().all(|&n| n <= 16));
     }
     let _ = go_seconds(&text);
+    // Challenge tokens and passes the gate never made.
+    let c = Challenges::new(ChallengeConfig::new(vec![7; 32]));
+    let ip = std::net::IpAddr::from([192, 0, 2, 1]);
+    let (rule, outcome) = c.check_token(&text, Some(1), ip, "ua", 1_000_000);
+    assert!(outcome.is_err(), "a token the gate never made: {text}");
+    assert!(rule.is_none() || c.token_rule(&text).is_some());
+    assert_eq!(c.passes(&text, ip, "ua", 1_000_000), None);
+    // A decision log read back: every line counted.
+    let read = botscope_gate::funnel::read_log(vec![("fuzz".into(), Box::new(data))])
+        .expect("bytes in memory read");
+    assert!(read.malformed <= read.lines);
 });

@@ -917,12 +917,19 @@ pub fn parse(file: &str, text: &str, registry: &Registry) -> Parsed {
             .is_some_and(|s| s.as_str().trim().is_empty()) => {}
         None => r.err(rules_node.span(), None, "`rules` must be a list"),
     }
+    let challenges = rules
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.action == Action::Challenge)
+        .map(|(i, _)| i)
+        .collect();
     let policy = Policy {
         rules,
         default,
         file: file.to_owned(),
         path_case: r.path_case,
         traps,
+        challenges,
     };
     for f in check::warnings(&policy) {
         r.findings.push(f);

@@ -233,6 +233,12 @@ impl Rule {
     /// `f.path` in normal form, `spelled` as the client spelled it (both
     /// folded as the policy's `path_case` says).
     fn holds(&self, f: &Facts, path: &str, spelled: &str) -> bool {
+        self.holds_but_path(f) && self.holds_on_path(f, path, spelled)
+    }
+
+    /// Whether `f` meets every condition that does not read the path
+    /// (nor the rate).
+    fn holds_but_path(&self, f: &Facts) -> bool {
         let c = &self.when;
         if let Some(m) = c.identity
             && m & (1 << f.identity as u8) == 0
@@ -277,18 +283,25 @@ impl Rule {
                 return false;
             }
         }
+        if let Some((kinds, within)) = c.trapped
+            && !f.trapped.by(kinds, within)
+        {
+            return false;
+        }
         if let Some(re) = &c.user_agent
             && !re.is_match(f.user_agent)
         {
             return false;
         }
+        true
+    }
+
+    /// Whether `f` meets the conditions on its path (`path:`,
+    /// `robots:`).
+    fn holds_on_path(&self, f: &Facts, path: &str, spelled: &str) -> bool {
+        let c = &self.when;
         if let Some(p) = &c.path
             && !p.matches(path)
-        {
-            return false;
-        }
-        if let Some((kinds, within)) = c.trapped
-            && !f.trapped.by(kinds, within)
         {
             return false;
         }
@@ -322,6 +335,8 @@ pub struct Policy {
     pub path_case: PathCase,
     /// The trap links the gate serves (`traps:`), none when absent.
     pub traps: Option<Traps>,
+    /// The indices of the `challenge` rules, in order.
+    pub(crate) challenges: Vec<usize>,
 }
 
 /// The policy's `traps:`: which trap links the gate serves and how it
@@ -474,26 +489,58 @@ impl Policy {
     /// passed over, or `d` did not allow. A challenge's funnel counts
     /// these as exempt, by reason.
     pub fn exempted<'p>(&'p self, f: &Facts, d: &Decision<'p>) -> Option<(&'p str, &'p str)> {
-        if d.action != Action::Allow
-            || !(self.default == Action::Challenge
-                || self.rules.iter().any(|r| r.action == Action::Challenge))
-        {
+        if d.action != Action::Allow {
             return None;
         }
-        let normal = crate::target::normalize_target(f.path);
-        let path = self.path_case.fold(&normal);
-        let spelled = self.path_case.fold(f.path);
-        let protocol = is_protocol_file(&path);
-        let (after, reason) = match d.index {
-            Some(i) => (i + 1, self.rules.get(i).map(|r| r.name.as_str())?),
-            None if protocol => (0, "protocol-file"),
-            None => return None,
+        let after = d.index.map_or(0, |i| i + 1);
+        let candidates = &self.challenges[self.challenges.partition_point(|&c| c < after)..];
+        if candidates.is_empty() && self.default != Action::Challenge {
+            return None;
+        }
+        // Without a deciding rule only a protocol file passed a challenge
+        // over: a path that cannot be one (no `robots.txt`, `well-known`
+        // or escape in any case) is told apart without normalizing it.
+        // The path is normal-formed only when a rule's other conditions
+        // held: the plain decision keeps its cost.
+        let may_be_protocol = || {
+            let p = f.path.as_bytes();
+            memchr::memchr(b'%', p).is_some()
+                || p.windows(10).any(|w| {
+                    w.eq_ignore_ascii_case(b"robots.txt") || w.eq_ignore_ascii_case(b"well-known")
+                })
         };
-        let skipped_for_protocol = |r: &Rule| protocol && !r.names_protocol_files();
-        for rule in self.rules.get(after..).unwrap_or_default() {
-            if rule.action == Action::Challenge
-                && rule.holds(f, &path, &spelled)
-                && (d.index.is_some() || skipped_for_protocol(rule))
+        if d.index.is_none() && !may_be_protocol() {
+            return None;
+        }
+        let normal = || {
+            let n = crate::target::normalize_target(f.path);
+            let path = self.path_case.fold(&n).into_owned();
+            let spelled = self.path_case.fold(f.path).into_owned();
+            let protocol = is_protocol_file(&path);
+            (path, spelled, protocol)
+        };
+        let mut known = None;
+        let reason = match d.index {
+            Some(i) => self.rules.get(i).map(|r| r.name.as_str())?,
+            None => {
+                let n = known.insert(normal());
+                if !n.2 {
+                    return None;
+                }
+                "protocol-file"
+            }
+        };
+        for rule in candidates.iter().filter_map(|&c| self.rules.get(c)) {
+            if !rule.holds_but_path(f) {
+                continue;
+            }
+            // A rule that reads no path holds without one.
+            if d.index.is_some() && rule.when.path.is_none() && rule.when.robots.is_none() {
+                return Some((&rule.name, reason));
+            }
+            let (path, spelled, protocol) = known.get_or_insert_with(normal);
+            if rule.holds_on_path(f, path, spelled)
+                && (d.index.is_some() || (*protocol && !rule.names_protocol_files()))
             {
                 return Some((&rule.name, reason));
             }
