@@ -1334,18 +1334,7 @@ fn nginx_with_the_policy_configuration_of_the_gate_guide() {
     // (the token handed back in X-Bot-Challenge-Token), none under no
     // rule; the one pass was answered and given.
     let m = get(g.addr, "/metrics", Some("127.0.0.1")).body;
-    let count = |name: &str, labels: &str| -> u64 {
-        let needle = format!("{name}{{{labels}}} ");
-        m.lines()
-            .find_map(|l| l.strip_prefix(&needle))
-            .map_or(0, |n| n.parse().unwrap())
-    };
-    let stage = |rule: &str, stage: &str| {
-        count(
-            "botscope_gate_challenge_funnel_total",
-            &format!("rule=\"{rule}\",stage=\"{stage}\""),
-        )
-    };
+    let stage = |rule: &str, stage: &str| funnel_stage(&m, rule, stage);
     let issued = stage("fast-browsers", "issued");
     assert!(issued >= 4, "{m}");
     assert_eq!(stage("fast-browsers", "viewed"), issued, "{m}");
@@ -1353,13 +1342,29 @@ fn nginx_with_the_policy_configuration_of_the_gate_guide() {
     assert_eq!(stage("fast-browsers", "answered"), 1, "{m}");
     assert_eq!(stage("fast-browsers", "passed"), 1, "{m}");
     assert_eq!(
-        count(
-            "botscope_gate_challenge_exempt_total",
-            "rule=\"fast-browsers\",reason=\"protocol-files\""
+        metric(
+            &m,
+            "botscope_gate_challenge_exempt_total{rule=\"fast-browsers\",reason=\"protocol-files\"}"
         ),
         1,
         "{m}"
     );
+}
+
+/// A sample's value in Prometheus text (0 when absent).
+fn metric(m: &str, sample: &str) -> u64 {
+    let needle = format!("{sample} ");
+    m.lines()
+        .find_map(|l| l.strip_prefix(&needle))
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+/// A stage of a rule's challenge funnel in Prometheus text.
+fn funnel_stage(m: &str, rule: &str, stage: &str) -> u64 {
+    metric(
+        m,
+        &format!("botscope_gate_challenge_funnel_total{{rule=\"{rule}\",stage=\"{stage}\"}}"),
+    )
 }
 
 /// The policy the front-server tests run: robots.txt and the protocol
@@ -1542,6 +1547,17 @@ fn caddy_with_the_configuration_of_the_gate_guide() {
         &format!("{firefox}Cookie: {cookie}\r\n"),
     );
     assert_eq!((r.status, r.body.as_str()), (200, "the shop\n"), "{r:?}");
+    // The funnel behind Caddy: the page is viewed in the request that
+    // issued it, under its rule.
+    let m = get_metrics(g.addr);
+    let issued = funnel_stage(&m, "fast-browsers", "issued");
+    assert!(issued >= 1, "{m}");
+    assert_eq!(funnel_stage(&m, "fast-browsers", "viewed"), issued, "{m}");
+    assert_eq!(funnel_stage(&m, "fast-browsers", "passed"), 1, "{m}");
+}
+
+fn get_metrics(gate: SocketAddr) -> String {
+    get(gate, "/metrics", Some("127.0.0.1")).body
 }
 
 /// Debian's Caddy with a documented Caddyfile, its placeholders put right
