@@ -174,20 +174,26 @@ impl<'k> Finder<'k> {
     /// `found` each mark as it is found.
     pub fn push(&mut self, text: &str, offset: u64, found: &mut dyn FnMut(Sighting)) {
         for (i, c) in text.char_indices() {
-            if invisible(c) {
+            self.push_char(c, offset + i as u64, found);
+        }
+    }
+
+    /// Reads one character, at byte `at` of the input (a reader that
+    /// decodes its input, HTML's entities or JSON's escapes, gives each
+    /// character where its source began).
+    pub fn push_char(&mut self, c: char, at: u64, found: &mut dyn FnMut(Sighting)) {
+        if invisible(c) {
+            return;
+        }
+        if c.is_ascii() {
+            self.char(c.to_ascii_lowercase(), at, found);
+            return;
+        }
+        for d in std::iter::once(c).nfkd() {
+            if unicode_normalization::char::is_combining_mark(d) || invisible(d) {
                 continue;
             }
-            let at = offset + i as u64;
-            if c.is_ascii() {
-                self.char(c.to_ascii_lowercase(), at, found);
-                continue;
-            }
-            for d in std::iter::once(c).nfkd() {
-                if unicode_normalization::char::is_combining_mark(d) || invisible(d) {
-                    continue;
-                }
-                self.char(d.to_ascii_lowercase(), at, found);
-            }
+            self.char(d.to_ascii_lowercase(), at, found);
         }
     }
 

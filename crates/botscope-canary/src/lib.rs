@@ -15,8 +15,10 @@
 
 pub mod code;
 pub mod find;
+pub mod input;
 pub mod phrase;
 pub mod record;
+pub mod report;
 pub mod slot;
 
 pub use code::{CanaryKey, Client, Family, Mark};

@@ -231,6 +231,10 @@ pub enum Command {
     /// Ed25519 key and the key directory it publishes.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Canary tokens: where the pages the gate marked for a client
+    /// (`gate --canary-key`) surface again.
+    #[command(subcommand)]
+    Canary(CanaryCommand),
     /// The site owner's policy `gate --policy` reads: start from a preset, check
     /// it, write the robots.txt that says what it enforces.
     #[command(subcommand)]
@@ -426,6 +430,53 @@ pub struct KeysGenerateArgs {
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CanaryCommand {
+    /// Find the canary references of the gate's pages in text, HTML, JSON lines or
+    /// WET files (plain or gzip), or standard input: codes read with the key alone,
+    /// phrases through the issuance record (with one word changed, added or
+    /// dropped). Each sighting names the client the page was marked for, the period
+    /// and when it was served. Exit status: 0 a mark was seen, 1 none, 2 an error.
+    Find(CanaryFindArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CanaryFindArgs {
+    /// The inputs (plain or gzip; `-` for standard input), read in order.
+    #[arg(default_value = "-")]
+    pub inputs: Vec<PathBuf>,
+    /// The site's canary key (the gate's --canary-key FILE).
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// The issuance record (the gate's /.botscope/canary.jsonl, saved): it resolves
+    /// phrases; codes need only the key.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// How to read the inputs: by their names (`.html`, `.jsonl`, `.wet`, each maybe
+    /// `.gz`; text otherwise and for standard input), or all as one kind.
+    #[arg(long = "as", value_enum, default_value_t)]
+    pub read_as: CanaryInput,
+    /// Output format: a line per sighting and a summary, or a JSON object per line.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// How `canary find` reads its inputs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum CanaryInput {
+    /// By each input's name.
+    #[default]
+    Auto,
+    /// Plain text.
+    Text,
+    /// HTML: tags and comments dropped, entities decoded.
+    Html,
+    /// JSON lines: each line's strings.
+    Jsonl,
+    /// WET files (WARC conversion records): each sighting names its record's URI.
+    Wet,
 }
 
 #[derive(Debug, Subcommand)]
@@ -775,6 +826,26 @@ pub struct GateArgs {
     /// How long a passed challenge lets the client through.
     #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = duration_arg)]
     pub challenge_pass: std::time::Duration,
+    /// Mark the HTML pages passed with a canary reference for the client they go to,
+    /// where a page holds `<!--botscope:canary-->` (standalone, with --upstream): the
+    /// site's canary key (a file of at least 32 bytes). `botscope canary find` reads
+    /// the references back with it.
+    #[arg(long, value_name = "FILE", requires = "upstream")]
+    pub canary_key: Option<PathBuf>,
+    /// The reference's words: `{phrase}` and `{code}` are replaced.
+    #[arg(
+        long,
+        value_name = "TEMPLATE",
+        default_value = "Reference: {phrase} {code}",
+        requires = "canary_key"
+    )]
+    pub canary_text: String,
+    /// A client's reference changes each period.
+    #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = duration_arg, requires = "canary_key")]
+    pub canary_period: std::time::Duration,
+    /// Marks the issuance record holds at most (the least recently served go first).
+    #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(2..=1_000_000), requires = "canary_key")]
+    pub canary_records: u64,
     /// The decision log's size past which it is renamed FILE.1 (the previous FILE.1
     /// dropped) and started anew.
     #[arg(long, value_name = "SIZE", default_value = "100MiB", value_parser = size_arg)]

@@ -22,6 +22,8 @@ type Gzip = (GzDecoder<Vec<u8>>, GzEncoder<Vec<u8>>);
 /// The rewriter of one page.
 pub struct Rewriter {
     gzip: Option<Gzip>,
+    /// The canary's slot filler, when the page is marked.
+    slot: Option<botscope_canary::slot::Slot>,
     /// The snippet, until it is placed.
     snippet: Option<Vec<u8>>,
     /// The last bytes seen, held back in case they start `</body`.
@@ -38,16 +40,32 @@ impl Rewriter {
     /// For a page whose body is gzip-encoded (`gzip`) or not, to carry
     /// `snippet`.
     pub fn new(snippet: String, gzip: bool) -> Rewriter {
+        Rewriter::page(Some(snippet), None, gzip)
+    }
+
+    /// For a page to carry `snippet` before its body's end (when some),
+    /// and the canary reference in its slots (`slot`, when some).
+    pub fn page(
+        snippet: Option<String>,
+        slot: Option<botscope_canary::slot::Slot>,
+        gzip: bool,
+    ) -> Rewriter {
         Rewriter {
+            slot,
             gzip: gzip.then(|| {
                 (
                     GzDecoder::new(Vec::new()),
                     GzEncoder::new(Vec::new(), Compression::fast()),
                 )
             }),
-            snippet: Some(snippet.into_bytes()),
+            snippet: snippet.map(String::into_bytes),
             held: Vec::new(),
         }
+    }
+
+    /// The canary references placed and the markers refused so far.
+    pub fn slots(&self) -> (u32, u32) {
+        self.slot.as_ref().map_or((0, 0), |s| (s.placed, s.refused))
     }
 
     /// The bytes to send for the next chunk of the page as received.
@@ -58,6 +76,10 @@ impl Rewriter {
                 std::mem::take(d.get_mut())
             }
             None => chunk.to_vec(),
+        };
+        let plain = match &mut self.slot {
+            Some(s) => s.push(&plain),
+            None => plain,
         };
         let out = self.place(plain, false);
         self.encode(&out, false)
@@ -71,6 +93,14 @@ impl Rewriter {
                 std::mem::take(d.get_mut())
             }
             None => Vec::new(),
+        };
+        let plain = match &mut self.slot {
+            Some(s) => {
+                let mut p = s.push(&plain);
+                p.extend(s.finish());
+                p
+            }
+            None => plain,
         };
         let out = self.place(plain, true);
         self.encode(&out, true)
@@ -116,12 +146,18 @@ impl Rewriter {
     }
 }
 
-/// A page the standalone gate may put trap links in: its snippet, and
-/// whether the client takes gzip.
+/// A page the standalone gate may put trap links or a canary reference
+/// in: its snippet, its mark and reference, and whether the client takes
+/// gzip.
 pub(crate) struct Plan {
-    snippet: String,
+    snippet: Option<String>,
     kinds: u8,
     client_gzip: bool,
+    canary: Option<(
+        std::sync::Arc<crate::canary::Canaries>,
+        botscope_canary::Mark,
+        String,
+    )>,
 }
 
 /// Whether a header's list names `coding` (with a q-value above 0).
@@ -143,9 +179,10 @@ fn accepts(h: &axum::http::HeaderMap, coding: &str) -> bool {
 }
 
 /// The plan for a request the gate passes on: a page (a GET a person
-/// navigates to) while the policy switches on `script` or `anchor` links.
-/// The application is then asked for gzip or nothing (what the gate can
-/// rewrite), as the client accepts.
+/// navigates to) while the policy switches on `script` or `anchor` links,
+/// or pages are marked (`--canary-key`). The application is then asked
+/// for gzip or nothing (what the gate can rewrite), as the client
+/// accepts.
 pub(crate) fn plan(
     g: &crate::Gate,
     a: &crate::answer::Answer,
@@ -156,8 +193,12 @@ pub(crate) fn plan(
 ) -> Option<Plan> {
     use botscope_policy::TrapKind;
     let snap = g.current.load();
-    let t = snap.policy.as_ref()?.traps.as_ref()?;
-    if !(t.has(TrapKind::Script) || t.has(TrapKind::Anchor)) || method != "GET" {
+    let traps = snap
+        .policy
+        .as_ref()
+        .and_then(|p| p.traps.as_ref())
+        .filter(|t| t.has(TrapKind::Script) || t.has(TrapKind::Anchor));
+    if (traps.is_none() && g.canary.is_none()) || method != "GET" {
         return None;
     }
     let h = &*upstream_headers;
@@ -175,15 +216,54 @@ pub(crate) fn plan(
         axum::http::header::ACCEPT_ENCODING,
         axum::http::HeaderValue::from_static(if client_gzip { "gzip" } else { "identity" }),
     );
-    let mut nonce = [0u8; 4];
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut nonce).ok()?;
     let now = u64::try_from(crate::unix_now()).unwrap_or(0);
-    let signer = g.traps.signer(&g.challenges.key());
+    let snippet = match traps {
+        Some(t) => {
+            let mut nonce = [0u8; 4];
+            ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut nonce).ok()?;
+            let signer = g.traps.signer(&g.challenges.key());
+            Some(signer.snippet(t, a.client, user_agent, now, u32::from_be_bytes(nonce)))
+        }
+        None => None,
+    };
+    let canary = g.canary.as_ref().map(|c| {
+        let (mark, text) = c.mark(crate::canary::client_of(a, user_agent), now);
+        (c.clone(), mark, text)
+    });
     Some(Plan {
-        snippet: signer.snippet(t, a.client, user_agent, now, u32::from_be_bytes(nonce)),
-        kinds: t.kinds,
+        snippet,
+        kinds: traps.map_or(0, |t| t.kinds),
         client_gzip,
+        canary,
     })
+}
+
+/// The response made private to the client (a canary's page is marked
+/// for it): `private` first, `public` and `s-maxage` dropped, the rest
+/// kept.
+fn private(h: &mut axum::http::HeaderMap) {
+    use axum::http::header::CACHE_CONTROL;
+    let mut d: Vec<String> = vec!["private".to_owned()];
+    for v in h
+        .get_all(CACHE_CONTROL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+    {
+        for x in v.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            let name = x
+                .split('=')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            if !matches!(name.as_str(), "public" | "s-maxage" | "private") {
+                d.push(x.to_owned());
+            }
+        }
+    }
+    if let Ok(v) = axum::http::HeaderValue::from_str(&d.join(", ")) {
+        h.insert(CACHE_CONTROL, v);
+    }
 }
 
 /// The application's answer with the plan's links put in, when it is an
@@ -233,10 +313,15 @@ pub(crate) fn wrap(
     if parts.status != axum::http::StatusCode::OK || !html || no_transform {
         return axum::body::Body::new(body);
     }
-    for (_, k) in botscope_policy::TrapKind::ALL {
-        if plan.kinds & k.bit() != 0 && k != botscope_policy::TrapKind::Robots {
-            counts.served[k as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if plan.snippet.is_some() {
+        for (_, k) in botscope_policy::TrapKind::ALL {
+            if plan.kinds & k.bit() != 0 && k != botscope_policy::TrapKind::Robots {
+                counts.served[k as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
         }
+    }
+    if plan.canary.is_some() {
+        private(&mut parts.headers);
     }
     // The page changes with each client: its length is the stream's, and
     // an entity tag can only say it is alike.
@@ -250,10 +335,17 @@ pub(crate) fn wrap(
     {
         parts.headers.insert(header::ETAG, tag);
     }
-    let rw = Rewriter::new(plan.snippet, gzip);
+    let (canary, slot) = match plan.canary {
+        Some((c, mark, text)) => (
+            Some((c, mark)),
+            Some(botscope_canary::slot::Slot::new(text)),
+        ),
+        None => (None, None),
+    };
+    let rw = Rewriter::page(plan.snippet, slot, gzip);
     type BoxError = Box<dyn std::error::Error + Send + Sync>;
-    let frames = futures_util::stream::unfold(Some((body, rw)), |state| async move {
-        let (mut body, mut rw) = state?;
+    let frames = futures_util::stream::unfold(Some((body, rw, canary)), |state| async move {
+        let (mut body, mut rw, canary) = state?;
         loop {
             match body.frame().await {
                 Some(Ok(frame)) => {
@@ -266,14 +358,24 @@ pub(crate) fn wrap(
                             Ok::<_, BoxError>(hyper::body::Frame::data(axum::body::Bytes::from(
                                 out,
                             ))),
-                            Some((body, rw)),
+                            Some((body, rw, canary)),
                         ),
                         Err(e) => (Err(e.into()), None),
                     });
                 }
                 Some(Err(e)) => return Some((Err(e.into()), None)),
                 None => {
-                    return Some(match rw.finish() {
+                    let end = rw.finish();
+                    // The page is whole: its mark was served if a slot
+                    // took it.
+                    if let Some((c, mark)) = &canary {
+                        let (placed, refused) = rw.slots();
+                        c.count(placed, refused);
+                        if placed > 0 {
+                            c.served(mark, u64::try_from(crate::unix_now()).unwrap_or(0));
+                        }
+                    }
+                    return Some(match end {
                         Ok(out) => (
                             Ok(hyper::body::Frame::data(axum::body::Bytes::from(out))),
                             None,

@@ -59,6 +59,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod answer;
+pub mod canary;
 pub mod challenge;
 pub mod charge;
 pub mod crowdsec;
@@ -249,6 +250,8 @@ pub struct Config {
     /// The site's terms the gate states: its RSL licence, served at a
     /// path, and a `Content-Usage` for the pages it passes.
     pub terms: SiteTerms,
+    /// Canary tokens in the pages passed (`--canary-key`, standalone).
+    pub canary: Option<canary::CanaryConfig>,
 }
 
 /// The site's terms as the gate states them.
@@ -310,6 +313,7 @@ impl Config {
             state: state::StateConfig::Memory,
             operators: default_operators(),
             operator_token: None,
+            canary: None,
         }
     }
 
@@ -383,6 +387,8 @@ pub struct Gate {
     pub traps: trap::TrapState,
     /// The CrowdSec sink, when there is one.
     pub crowdsec: Option<crowdsec::Crowdsec>,
+    /// Canary tokens, when pages are marked.
+    pub canary: Option<Arc<canary::Canaries>>,
     /// Challenges and passes.
     pub challenges: challenge::Challenges,
     /// The last refresh of the operators' lists.
@@ -615,6 +621,10 @@ impl Gate {
                 .map_err(|e| Error::DecisionLog(e.to_string()))?,
             traps: trap::TrapState::default(),
             crowdsec: config.crowdsec.clone().map(crowdsec::Crowdsec::start),
+            canary: config
+                .canary
+                .clone()
+                .map(|c| Arc::new(canary::Canaries::new(c))),
             config,
             current: ArcSwap::from_pointee(snap),
             seen: Mutex::new(seen),
@@ -933,6 +943,7 @@ pub fn router(g: Arc<Gate>) -> Router {
         .route("/.botscope/healthz", get(healthz))
         .route("/.botscope/metrics", get(metrics::metrics))
         .route("/.botscope/blocklist.txt", get(metrics::blocklist))
+        .route("/.botscope/canary.jsonl", get(canary::record_page))
         .route(
             "/.botscope/revoke-passes",
             axum::routing::post(answer::revoke_passes),

@@ -360,6 +360,33 @@ pub fn render(g: &Gate) -> String {
         "botscope_gate_trap_pages_not_injected_total {}",
         c.not_injected.load(Ordering::Relaxed)
     );
+    if let Some(c) = &g.canary {
+        for (name, help, v) in [
+            (
+                "botscope_gate_canary_pages_total",
+                "HTML pages read for a canary slot.",
+                c.counts.pages.load(Ordering::Relaxed),
+            ),
+            (
+                "botscope_gate_canary_placed_total",
+                "Canary references placed.",
+                c.counts.placed.load(Ordering::Relaxed),
+            ),
+            (
+                "botscope_gate_canary_refused_total",
+                "Canary markers left where no reference may stand (the head, a heading, microdata).",
+                c.counts.refused.load(Ordering::Relaxed),
+            ),
+        ] {
+            counter(&mut o, name, help, v);
+        }
+        let _ = writeln!(
+            o,
+            "# HELP botscope_gate_canary_records Marks held in the canary issuance record."
+        );
+        let _ = writeln!(o, "# TYPE botscope_gate_canary_records gauge");
+        let _ = writeln!(o, "botscope_gate_canary_records {}", c.held());
+    }
     let _ = writeln!(
         o,
         "# HELP botscope_gate_exports_total Catches exported, by sink and outcome (crowdsec: sent, failed, dropped; events: the event log's lines)."

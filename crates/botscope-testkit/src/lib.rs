@@ -38,7 +38,7 @@ pub use dns::{Dnsmasq, free_port};
 pub use html::normalize_html;
 pub use redis::Redis;
 pub use run::{Run, write_file};
-pub use server::{Ready, Spawned, Stop, connect_from, spawn_server, trickle};
+pub use server::{Ready, Spawned, Stop, connect_from, page_server, spawn_server, trickle};
 
 /// The workspace root (where `examples/` and `Cargo.toml` are).
 pub fn root() -> PathBuf {

@@ -127,3 +127,33 @@ pub fn trickle(host: &str) -> SocketAddr {
     });
     addr
 }
+
+/// An application on loopback that answers every request with `page`
+/// (HTML, 200, `Cache-Control: public, max-age=60`) and closes the
+/// connection: the site behind a standalone gate.
+pub fn page_server(page: &str) -> SocketAddr {
+    use std::io::{BufRead, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let page = page.to_owned();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let page = page.clone();
+            std::thread::spawn(move || {
+                let Ok(read) = conn.try_clone() else { return };
+                let mut r = std::io::BufReader::new(read);
+                let mut line = String::new();
+                while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                    line.clear();
+                }
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nCache-Control: public, max-age=60\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                    page.len()
+                );
+            });
+        }
+    });
+    addr
+}

@@ -34,6 +34,7 @@ mod progress;
 mod settings;
 
 mod bots;
+mod canary;
 mod data;
 mod export;
 mod fetch;
@@ -56,8 +57,8 @@ pub use exit::{ExitStatus, finish};
 pub use settings::Settings;
 
 use cli::{
-    BotsCommand, Cli, Command, DataCommand, FrontierCommand, HoneypotCommand, IndexCommand,
-    KeysCommand, LogsCommand, PolicyCommand, RobotsCommand, StoreCommand,
+    BotsCommand, CanaryCommand, Cli, Command, DataCommand, FrontierCommand, HoneypotCommand,
+    IndexCommand, KeysCommand, LogsCommand, PolicyCommand, RobotsCommand, StoreCommand,
 };
 
 /// Runs the command `cli` names on `runtime`, until it is done: what
@@ -128,6 +129,7 @@ pub async fn run(cli: Cli, settings: &Settings) -> anyhow::Result<ExitStatus> {
         Command::Honeypot(HoneypotCommand::Report(a)) => honeypot::report(&a, s).await,
         Command::Keys(KeysCommand::Generate(a)) => keys::generate(&a),
         Command::Keys(KeysCommand::Sign(a)) => keys::sign(&a),
+        Command::Canary(CanaryCommand::Find(a)) => canary::find(&a),
         Command::Policy(PolicyCommand::Init(a)) => policy::init(&a),
         Command::Policy(PolicyCommand::Check(a)) => policy::check(&a, s),
         Command::Policy(PolicyCommand::Robots(a)) => policy::robots(&a, s),

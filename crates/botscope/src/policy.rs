@@ -344,7 +344,7 @@ pub async fn replay(a: &PolicyReplayArgs, s: &Settings) -> Result<ExitStatus> {
         trap_key: a
             .challenge_key
             .as_deref()
-            .map(crate::serve::key_file)
+            .map(|p| crate::serve::key_file("--challenge-key", p))
             .transpose()?,
     };
     let body = if a.format == ReplayFormat::Jsonl {

@@ -194,6 +194,15 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
             }),
             ..botscope_gate::challenge::ChallengeConfig::new(challenge_key(a)?)
         }),
+        canary: match &a.canary_key {
+            Some(p) => Some(botscope_gate::canary::CanaryConfig {
+                key: botscope_canary::CanaryKey::new(&key_file("--canary-key", p)?)?,
+                template: a.canary_text.clone(),
+                period: a.canary_period,
+                records: usize::try_from(a.canary_records)?,
+            }),
+            None => None,
+        },
         decision_log: a.decision_log.as_ref().map(|path| {
             botscope_gate::decisions::DecisionLogConfig {
                 path: path.clone(),
@@ -307,16 +316,17 @@ fn challenge_key(a: &GateArgs) -> Result<Vec<u8>> {
     let Some(p) = &a.challenge_key else {
         return Ok(Vec::new());
     };
-    key_file(p)
+    key_file("--challenge-key", p)
 }
 
-/// A key file of the gate's (`--challenge-key`): at least 32 bytes.
-pub(crate) fn key_file(p: &std::path::Path) -> Result<Vec<u8>> {
-    let key = botscope_os::read_capped(p, 4096)
-        .with_context(|| format!("--challenge-key {}", p.display()))?;
+/// A key file of the gate's (`flag`: `--challenge-key`, `--canary-key`):
+/// at least 32 bytes.
+pub(crate) fn key_file(flag: &str, p: &std::path::Path) -> Result<Vec<u8>> {
+    let key =
+        botscope_os::read_capped(p, 4096).with_context(|| format!("{flag} {}", p.display()))?;
     anyhow::ensure!(
         key.len() >= 32,
-        "--challenge-key {}: {} bytes; a key is at least 32 (head -c 32 /dev/urandom > FILE)",
+        "{flag} {}: {} bytes; a key is at least 32 (head -c 32 /dev/urandom > FILE)",
         p.display(),
         key.len()
     );

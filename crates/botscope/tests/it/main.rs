@@ -3,6 +3,7 @@
 //! keep them stable.
 
 mod a11y;
+mod canary;
 mod cli;
 mod data;
 mod docs;

@@ -18,7 +18,7 @@ const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML
 /// A child process stopped and reaped when dropped: asked to stop
 /// (SIGTERM: Apache then stops its workers, which a SIGKILL of the parent
 /// would leave running), killed when it has not within 5 s.
-struct Proc(Child);
+pub(crate) struct Proc(Child);
 
 impl Drop for Proc {
     fn drop(&mut self) {
@@ -132,7 +132,7 @@ fn gate_with(
 }
 
 /// `botscope gate --upstream URL` with these robots and policy.
-fn spawn_gate(
+pub(crate) fn spawn_gate(
     robots: &Path,
     policy: &Path,
     dir: &Path,
@@ -183,7 +183,7 @@ fn spawn_gate(
 
 /// One request from the loopback address `from`, with more header lines
 /// and a body.
-fn ask(from: [u8; 4], to: SocketAddr, head: &str, more: &str, body: &[u8]) -> Res {
+pub(crate) fn ask(from: [u8; 4], to: SocketAddr, head: &str, more: &str, body: &[u8]) -> Res {
     let mut s = botscope_testkit::connect_from(from, to);
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let length = if body.is_empty() {
