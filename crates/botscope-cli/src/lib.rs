@@ -841,7 +841,7 @@ pub struct GateArgs {
     )]
     pub canary_text: String,
     /// A client's reference changes each period.
-    #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = duration_arg, requires = "canary_key")]
+    #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = period_arg, requires = "canary_key")]
     pub canary_period: std::time::Duration,
     /// Marks the issuance record holds at most (the least recently served go first).
     #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(2..=1_000_000), requires = "canary_key")]
@@ -1119,6 +1119,15 @@ fn any_duration_arg(s: &str) -> Result<std::time::Duration, String> {
 }
 
 /// A server's timeout: a duration above 0 and at most a day.
+/// A canary period: a second to a year.
+fn period_arg(s: &str) -> Result<std::time::Duration, String> {
+    let d = any_duration_arg(s)?;
+    if d.is_zero() || d > std::time::Duration::from_secs(366 * 86_400) {
+        return Err(format!("`{s}`: give a period above 0 and at most a year"));
+    }
+    Ok(d)
+}
+
 fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
     let d = any_duration_arg(s)?;
     if d.is_zero() || d > std::time::Duration::from_secs(86_400) {

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::io::Write as _;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -49,6 +50,52 @@ fn find(args: &[&str], stdin: &str) -> (i32, String) {
     (o.status.code().unwrap_or(-1), out)
 }
 
+/// A guide's block of docs/canary.md (the first `lang` block after
+/// `after`), its paths put under `dir` and the gate at `at`.
+fn guide(after: &str, dir: &Path, at: Option<std::net::SocketAddr>) -> String {
+    let mut b = botscope_testkit::doc_block("canary.md", after, "sh")
+        .replace("/etc/botscope/", &format!("{}/", dir.display()));
+    if let Some(at) = at {
+        b = b.replace("http://127.0.0.1/", &format!("http://{at}/"));
+    }
+    b
+}
+
+/// A guide's block run by bash in `dir`, this build's `botscope` first on
+/// the PATH: its output.
+fn run(block: &str, dir: &Path) -> String {
+    let o = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", block])
+        .current_dir(dir)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                Path::new(env!("CARGO_BIN_EXE_botscope"))
+                    .parent()
+                    .unwrap()
+                    .display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{block}\n{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!out.to_lowercase().contains("trained"), "{out}");
+    out
+}
+
+/// Two clients from different networks get different references, one
+/// client the same on its next page and a new one in the next period; a
+/// verified crawler's page is a browser's but for the reference; `find`
+/// names the right client for a re-cased hyphenated phrase, a code in
+/// zero-width characters, a copied page and a WET record, and nobody for
+/// another key's reference. docs/canary.md's commands, as written.
 #[test]
 fn a_copied_page_names_the_client_it_was_served_to() {
     let dir = botscope_testkit::tempdir();
@@ -58,8 +105,30 @@ fn a_copied_page_names_the_client_it_was_served_to() {
     std::fs::write(robots.join("default.txt"), "User-agent: *\nDisallow:\n").unwrap();
     let policy = dir.join("policy.yaml");
     std::fs::write(&policy, "default: allow\nrules: []\n").unwrap();
+    run(&guide("## Plant", dir, None), dir);
     let key = dir.join("canary.key");
-    std::fs::write(&key, [7u8; 32]).unwrap();
+    assert_eq!(std::fs::read(&key).unwrap().len(), 32);
+    // The guide's gate command: its flags but those the test sets.
+    let block = guide("Start the gate in front of the site", dir, None);
+    let words: Vec<String> = block
+        .replace("\\\n", " ")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(words[..2], ["botscope", "gate"], "{block}");
+    let mut flags: Vec<String> = Vec::new();
+    let mut it = words.into_iter().skip(2);
+    while let Some(w) = it.next() {
+        if ["--upstream", "--listen", "--policy", "--robots-dir"].contains(&w.as_str()) {
+            let _ = it.next();
+        } else {
+            flags.push(w);
+        }
+    }
+    assert!(flags.contains(&"--canary-key".to_owned()), "{flags:?}");
+    // A period of 3 s; Googlebot's address named by a proxy at 127.0.0.5.
+    flags.extend(["--canary-period", "3s", "--trust-proxy", "127.0.0.5/32"].map(String::from));
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let app = botscope_testkit::page_server(PAGE);
     let (_gate, at) = spawn_gate(
         &robots,
@@ -67,35 +136,30 @@ fn a_copied_page_names_the_client_it_was_served_to() {
         dir,
         &format!("http://{app}"),
         botscope_testkit::free_port(),
-        &[
-            "--canary-key",
-            key.to_str().unwrap(),
-            "--canary-period",
-            "3s",
-            "--trust-proxy",
-            "127.0.0.1/32",
-        ],
+        &flags,
         &[],
     );
-    let get = |client: &str, ua: &str| {
+    let get = |from: [u8; 4], ua: &str, more: &str| {
         let r = ask(
-            [127, 0, 0, 1],
+            from,
             at,
             "GET /shop",
-            &format!("User-Agent: {ua}\r\nAccept: text/html\r\nX-Real-IP: {client}\r\n"),
+            &format!("User-Agent: {ua}\r\nAccept: text/html\r\n{more}"),
             b"",
         );
         assert_eq!(r.status, 200, "{r:?}");
         r
     };
+    // Two networks of loopback: 127.0.1.0/24 and 127.0.2.0/24.
+    let (a, b) = ([127, 0, 1, 7], [127, 0, 2, 9]);
     // One client: the same reference on its next page (a period's end
     // may fall between two pages once: then the next two agree).
-    let mut a = (get("198.51.100.7", FIREFOX), get("198.51.100.7", FIREFOX));
-    if reference(&a.0) != reference(&a.1) {
-        a = (get("198.51.100.7", FIREFOX), get("198.51.100.7", FIREFOX));
+    let mut pair = (get(a, FIREFOX, ""), get(a, FIREFOX, ""));
+    if reference(&pair.0) != reference(&pair.1) {
+        pair = (get(a, FIREFOX, ""), get(a, FIREFOX, ""));
     }
-    assert_eq!(reference(&a.0), reference(&a.1));
-    let first = a.0;
+    assert_eq!(reference(&pair.0), reference(&pair.1));
+    let first = pair.0;
     // Only the footer's slot: the title keeps its marker; the page is
     // private to its client.
     assert!(
@@ -107,11 +171,11 @@ fn a_copied_page_names_the_client_it_was_served_to() {
     );
     assert_eq!(first.header("cache-control"), Some("private, max-age=60"));
     // Another network, another reference.
-    let other = get("203.0.113.9", FIREFOX);
+    let other = get(b, FIREFOX, "");
     assert_ne!(reference(&other), reference(&first));
     // Googlebot (verified by Google's published range) gets the page a
     // browser gets, but for the reference.
-    let google = get("66.249.66.1", GOOGLEBOT);
+    let google = get([127, 0, 0, 5], GOOGLEBOT, "X-Real-IP: 66.249.66.1\r\n");
     let (gp, gc) = reference(&google);
     let (fp, fc) = reference(&first);
     assert_ne!(gc, fc);
@@ -121,25 +185,24 @@ fn a_copied_page_names_the_client_it_was_served_to() {
     );
     // The next period: a new reference for the same client.
     std::thread::sleep(Duration::from_millis(3_100));
-    let later = get("198.51.100.7", FIREFOX);
+    let later = get(a, FIREFOX, "");
     assert_ne!(reference(&later), reference(&first));
 
-    // The issuance record, as an operator saves it.
-    // (From 127.0.0.2: 127.0.0.1 is the trusted proxy, which names no
-    // operator.)
-    let record = ask([127, 0, 0, 2], at, "GET /.botscope/canary.jsonl", "", b"");
-    assert_eq!(record.status, 200);
-    assert!(record.body.lines().count() >= 4, "{}", record.body);
-    let record_file = dir.join("canary.jsonl");
-    std::fs::write(&record_file, &record.body).unwrap();
+    // The issuance record, saved as the guide does.
+    run(&guide("## Keep the issuance record", dir, Some(at)), dir);
+    let record = std::fs::read_to_string(dir.join("canary-record.jsonl")).unwrap();
+    assert!(record.lines().count() >= 4, "{record}");
     let args = [
         "--key",
         key.to_str().unwrap(),
         "--record",
-        record_file.to_str().unwrap(),
-    ];
+        dir.join("canary-record.jsonl").to_str().unwrap(),
+    ]
+    .map(str::to_owned);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
 
-    // A re-cased, hyphenated phrase in an answer engine's reply.
+    // A re-cased, hyphenated phrase in an answer engine's reply, found by
+    // the guide's command.
     let recased: Vec<String> = fp
         .split(' ')
         .map(|w| {
@@ -148,12 +211,13 @@ fn a_copied_page_names_the_client_it_was_served_to() {
                 .map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
         })
         .collect();
-    let (code, out) = find(
-        &args,
-        &format!("As the shop says ({}), prices rose.\n", recased.join("-")),
-    );
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("198.51.100.0/24 firefox"), "{out}");
+    std::fs::write(
+        dir.join("replies.txt"),
+        format!("As the shop says ({}), prices rose.\n", recased.join("-")),
+    )
+    .unwrap();
+    let out = run(&guide("## Wait, then ask", dir, None), dir);
+    assert!(out.contains("127.0.1.0/24 firefox"), "{out}");
     assert!(out.contains("1 mark seen in this input"), "{out}");
     // A code wrapped in zero-width characters.
     let wrapped: String = reference(&other)
@@ -163,7 +227,7 @@ fn a_copied_page_names_the_client_it_was_served_to() {
         .collect();
     let (code, out) = find(&args, &format!("cited: \u{2060}{wrapped}\n"));
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("203.0.113.0/24 firefox"), "{out}");
+    assert!(out.contains("127.0.2.0/24 firefox"), "{out}");
     // A copied page, from standard input, read as HTML.
     let (code, out) = find(
         &[&args[..], &["--as", "html", "--format", "json"]].concat(),
@@ -174,10 +238,29 @@ fn a_copied_page_names_the_client_it_was_served_to() {
     assert_eq!(line["client"]["kind"], "verified", "{out}");
     assert_eq!(line["client"]["bot"], "Googlebot", "{out}");
     assert_eq!(line["served"]["pages"], 1, "{out}");
+    // A Common Crawl WET file, gzip, by the guide's command.
+    let wet = format!(
+        "WARC/1.0\r\nWARC-Type: conversion\r\nWARC-Target-URI: https://copies.example/a\r\nContent-Length: 5\r\n\r\nhello\r\n\r\nWARC/1.0\r\nWARC-Type: conversion\r\nWARC-Target-URI: https://copies.example/b\r\n\r\nShop. {}\r\n\r\n",
+        reference(&other).1
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(wet.as_bytes()).unwrap();
+    std::fs::write(
+        dir.join("CC-MAIN-20261201-00000.warc.wet.gz"),
+        gz.finish().unwrap(),
+    )
+    .unwrap();
+    let out = run(
+        &guide("## Research: a Common Crawl segment", dir, None),
+        dir,
+    );
+    let line: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(line["record_uri"], "https://copies.example/b", "{out}");
+    assert_eq!(line["client"]["network"], "127.0.2.0", "{out}");
     // A reference made under another key is nobody's.
     let stranger = botscope_canary::CanaryKey::new(&[8; 32]).unwrap();
     let mark = botscope_canary::Mark::at(
-        botscope_canary::Client::network("198.51.100.7".parse().unwrap(), None, FIREFOX),
+        botscope_canary::Client::network("127.0.1.7".parse().unwrap(), None, FIREFOX),
         1_800_000_000,
         3,
     );
