@@ -3,14 +3,17 @@
 //! hyphens removed, case folded, every other character a separator), cut
 //! into tokens; a code is `bsc` and a run of base32 letters read under the
 //! key; a phrase is matched against the issuance record with at most one
-//! word changed, added or dropped.
+//! of its three words changed, added or dropped, its two digits after
+//! them as issued (common words of the list run together in prose often
+//! enough; two digits more make a chance match a hundred times rarer).
 //!
 //! Cost: each input character is normalised once (its compatibility
 //! decomposition, a few characters); each token is looked at a bounded
-//! number of times: at most [`PAIRS`] pair lookups in the phrase index,
-//! each giving at most [`CANDIDATES`] phrases compared on at most three
-//! windows of five tokens; a code candidate costs one base32 decode and
-//! two HMACs. Memory: the last [`WINDOW`] tokens and the token being read
+//! number of times: a word of the list looks up its pairs with the
+//! window's earlier words (at most five), each naming at most
+//! [`CANDIDATES`] phrases, and the phrases named in the last [`WINDOW`]
+//! tokens are compared on at most three windows of five tokens; a code
+//! candidate costs one base32 decode and two HMACs. Memory: the last [`WINDOW`] tokens and the token being read
 //! (cut at [`MAX_TOKEN`] bytes), whatever the input's size. What is found
 //! is handed to the caller as it is found, never kept.
 
@@ -25,10 +28,11 @@ use crate::record::Issue;
 
 /// Tokens kept for phrase matching (a phrase with a word added is five).
 pub const WINDOW: usize = 6;
-/// Pair lookups per token at most.
-pub const PAIRS: usize = 10;
 /// Phrases compared per pair lookup at most.
 pub const CANDIDATES: usize = 16;
+/// Bytes around an exact phrase match within which near matches of
+/// other phrases are not reported.
+const NEAR: u64 = 64;
 /// The longest token read (a longer run of letters is cut).
 pub const MAX_TOKEN: usize = 4 + MAX_CODE_LETTERS;
 
@@ -68,9 +72,9 @@ pub struct Sighting {
 /// phrases by each pair of their words.
 #[derive(Debug, Default)]
 pub struct Index {
-    by_phrase: HashMap<Phrase, Vec<Issue>>,
-    by_mark: HashMap<Mark, Served>,
-    pairs: HashMap<(u16, u16), Vec<Phrase>>,
+    by_phrase: HashMap<Phrase, Vec<Issue>, foldhash::fast::RandomState>,
+    by_mark: HashMap<Mark, Served, foldhash::fast::RandomState>,
+    pairs: HashMap<(u16, u16), Vec<Phrase>, foldhash::fast::RandomState>,
 }
 
 impl Index {
@@ -108,12 +112,23 @@ impl Index {
     }
 }
 
-/// A token as read, with where it started.
-#[derive(Debug, Clone)]
+/// A token as read (its first [`SHOWN`] bytes, for the evidence), with
+/// where it started.
+#[derive(Debug, Clone, Copy)]
 struct Read {
-    text: String,
+    text: [u8; SHOWN],
+    len: u8,
     token: Token,
     offset: u64,
+}
+
+/// Bytes of a token kept for the evidence (a longer one is shown cut).
+const SHOWN: usize = 16;
+
+impl Read {
+    fn text(&self) -> &str {
+        std::str::from_utf8(&self.text[..usize::from(self.len)]).unwrap_or("")
+    }
 }
 
 /// Finds marks in text handed to it piece by piece.
@@ -134,6 +149,8 @@ pub struct Finder<'k> {
     /// Phrases matched and not reported yet: the next token may match
     /// them better (the digits after the words).
     pending: Vec<Pending>,
+    /// Phrases a pair of the window's words named, and when.
+    live: Vec<(Phrase, u64)>,
 }
 
 /// A phrase matched: reported once the next token could not improve it.
@@ -167,6 +184,7 @@ impl<'k> Finder<'k> {
             tokens: 0,
             prefix_at: None,
             pending: Vec::new(),
+            live: Vec::new(),
         }
     }
 
@@ -222,10 +240,14 @@ impl<'k> Finder<'k> {
         if self.cur.is_empty() {
             return;
         }
+        // The buffer is put back (cleared) when done: no allocation a
+        // token.
         let text = std::mem::take(&mut self.cur);
         let at = self.cur_at;
         self.tokens += 1;
-        self.flush(false, found);
+        if !self.pending.is_empty() {
+            self.flush(false, found);
+        }
         // A code: `bsc` then its letters, or `bsc` and its letters run
         // together (a pipeline that dropped the hyphen).
         if let Some(p) = self.prefix_at.take() {
@@ -238,21 +260,31 @@ impl<'k> Finder<'k> {
         {
             self.code(rest, at, found);
         }
-        let token = if let Some(w) = index(&text) {
+        let b = text.as_bytes();
+        let token = if (3..=8).contains(&b.len())
+            && b.iter().all(u8::is_ascii_lowercase)
+            && let Some(w) = index(&text)
+        {
             Token::Word(w)
-        } else if text.len() <= 2 && text.bytes().all(|b| b.is_ascii_digit()) {
-            Token::Number(text.parse().unwrap_or(0))
+        } else if !b.is_empty() && b.len() <= 2 && b.iter().all(u8::is_ascii_digit) {
+            Token::Number(b.iter().fold(0, |n, d| n * 10 + u16::from(d - b'0')))
         } else {
             Token::Other
         };
+        let mut shown = [0u8; SHOWN];
+        let n = b.len().min(SHOWN);
+        shown[..n].copy_from_slice(&b[..n]);
+        if self.window.len() == WINDOW {
+            self.window.pop_front();
+        }
         self.window.push_back(Read {
-            text,
+            text: shown,
+            len: u8::try_from(n).unwrap_or(0),
             token,
             offset: at,
         });
-        if self.window.len() > WINDOW {
-            self.window.pop_front();
-        }
+        self.cur = text;
+        self.cur.clear();
         if !self.index.is_empty() && token != Token::Other {
             self.phrase();
         }
@@ -280,35 +312,40 @@ impl<'k> Finder<'k> {
         }
     }
 
-    /// The phrases the window's end can finish.
+    /// The phrases the window's end can finish: those a pair of the
+    /// window's words named, each looked up once, when its second word
+    /// came.
     fn phrase(&mut self) {
         let n = self.window.len();
-        let words: Vec<(usize, u16)> = self
-            .window
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| match r.token {
-                Token::Word(w) => Some((i, w)),
-                _ => None,
-            })
-            .collect();
-        let mut candidates: Vec<Phrase> = Vec::new();
-        let mut lookups = 0;
-        'pairs: for (a, &(_, wa)) in words.iter().enumerate() {
-            for &(_, wb) in &words[a + 1..] {
-                if lookups == PAIRS {
-                    break 'pairs;
-                }
-                lookups += 1;
-                if let Some(ps) = self.index.pairs.get(&(wa, wb)) {
-                    for p in ps.iter().take(CANDIDATES) {
-                        if !candidates.contains(p) {
-                            candidates.push(*p);
-                        }
+        let tokens = self.tokens;
+        if let Token::Word(wb) = self.window[n - 1].token {
+            for r in self.window.range(..n - 1) {
+                let Token::Word(wa) = r.token else { continue };
+                let Some(ps) = self.index.pairs.get(&(wa, wb)) else {
+                    continue;
+                };
+                for p in ps.iter().take(CANDIDATES) {
+                    if !self.live.iter().any(|(q, _)| q == p) {
+                        self.live.push((*p, tokens));
                     }
                 }
             }
         }
+        self.live.retain(|(_, t)| tokens - t < WINDOW as u64);
+        // A phrase ends with its two digits: they are not a word that may
+        // change, so a match is judged where they stand.
+        let Token::Number(digits) = self.window[n - 1].token else {
+            return;
+        };
+        if self.live.is_empty() {
+            return;
+        }
+        let candidates: Vec<Phrase> = self
+            .live
+            .iter()
+            .filter(|(p, _)| u16::from(p.digits) == digits)
+            .map(|(p, _)| *p)
+            .collect();
         for p in candidates {
             if self
                 .reported
@@ -318,15 +355,17 @@ impl<'k> Finder<'k> {
                 continue;
             }
             let want = p.tokens();
-            // Windows ending here: the phrase with a word dropped (3),
-            // as issued or with one changed (4), with one added (5); the
-            // fewest edits, then the longest.
+            // Windows ending at the digits: the phrase with a word
+            // dropped (3), as issued or with one changed (4), with one
+            // added (5); the fewest edits, then the longest.
             let best = (3..=5)
                 .filter(|len| *len <= n)
                 .map(|len| {
-                    let tokens: Vec<Token> =
-                        self.window.range(n - len..).map(|r| r.token).collect();
-                    (distance(&want, &tokens), std::cmp::Reverse(len))
+                    let mut tokens = [Token::Other; 5];
+                    for (t, r) in tokens.iter_mut().zip(self.window.range(n - len..)) {
+                        *t = r.token;
+                    }
+                    (distance(&want, &tokens[..len]), std::cmp::Reverse(len))
                 })
                 .min();
             let Some((edits, std::cmp::Reverse(len))) = best.filter(|(d, _)| *d <= 1) else {
@@ -336,7 +375,7 @@ impl<'k> Finder<'k> {
             let evidence = self
                 .window
                 .range(n - len..)
-                .map(|r| r.text.as_str())
+                .map(Read::text)
                 .collect::<Vec<_>>()
                 .join(" ");
             let tokens = self.tokens;
@@ -371,7 +410,17 @@ impl<'k> Finder<'k> {
             .into_iter()
             .partition(|q| all || q.at + 1 < tokens);
         self.pending = keep;
+        // A phrase matched exactly hides the near matches around it (two
+        // phrases of a large record may differ by one word).
+        let exact: Vec<u64> = due
+            .iter()
+            .filter(|q| q.edits == 0)
+            .map(|q| q.offset)
+            .collect();
         for q in due {
+            if q.edits > 0 && exact.iter().any(|o| o.abs_diff(q.offset) <= NEAR) {
+                continue;
+            }
             self.reported.retain(|(_, t)| tokens - t < WINDOW as u64);
             self.reported.push((q.phrase, tokens));
             for issue in self.index.by_phrase.get(&q.phrase).into_iter().flatten() {
@@ -491,21 +540,63 @@ mod tests {
             format!("{} {} {}", words[0], words[2], words[3]),
             format!("{} zebra {} {}", words[0], words[2], words[3]),
             format!("{} {} really {} {}", words[0], words[1], words[2], words[3]),
-            format!("{} {} {}", words[0], words[1], words[2]),
         ] {
             let s = find_all(&key, &ix, &text);
             assert_eq!(s.len(), 1, "{text:?}: {s:?}");
             assert_eq!(s[0].mark, scraper);
             assert_eq!(s[0].kind, "phrase");
         }
-        // Two changes are not the phrase.
-        let far = format!("{} zebra zoo {}", words[0], words[3]);
-        assert!(find_all(&key, &ix, &far).is_empty(), "{far}");
+        // Two changes are not the phrase; nor are its words without its
+        // digits, or with others.
+        for far in [
+            format!("{} zebra zoo {}", words[0], words[3]),
+            format!("{} {} {}.", words[0], words[1], words[2]),
+            format!(
+                "{} {} {} {}",
+                words[0],
+                words[1],
+                words[2],
+                (words[3].parse::<u8>().unwrap_or(0) + 1) % 100
+            ),
+        ] {
+            assert!(find_all(&key, &ix, &far).is_empty(), "{far}");
+        }
         // The other mark's phrase names the other client.
         let g = key.phrase(&google).to_string();
         let s = find_all(&key, &ix, &g);
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].mark, google);
+        // Two phrases one word apart: the exact one is named, not both.
+        let near = Phrase {
+            words: [
+                key.phrase(&scraper).words[0],
+                key.phrase(&scraper).words[1],
+                (key.phrase(&scraper).words[2] + 1) % 2_048,
+            ],
+            digits: key.phrase(&scraper).digits,
+        };
+        let mut issues: Vec<Issue> = [&scraper]
+            .map(|m| Issue {
+                phrase: key.phrase(m),
+                code: key.code(m),
+                mark: (*m).clone(),
+                first_served: 1,
+                last_served: 2,
+                pages: 1,
+            })
+            .to_vec();
+        issues.push(Issue {
+            phrase: near,
+            code: key.code(&google),
+            mark: google.clone(),
+            first_served: 1,
+            last_served: 2,
+            pages: 1,
+        });
+        let both = Index::new(issues);
+        let s = find_all(&key, &both, &p);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!((s[0].edits, &s[0].mark), (0, &scraper));
         // Without the record, a phrase says nothing.
         assert!(find_all(&key, &Index::default(), &p).is_empty());
     }

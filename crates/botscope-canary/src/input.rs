@@ -314,7 +314,10 @@ pub fn scan(
                             }
                             head.clear();
                             line_at = pos + 1;
-                        } else if head.len() < MAX_URI {
+                        } else if head.len() < 16
+                            || (head.len() < MAX_URI && head.starts_with("WARC-Target-URI:"))
+                        {
+                            // A line's start, and the whole of an address.
                             head.push(c);
                         }
                     }

@@ -12,8 +12,13 @@ const WORDS_TEXT: &str = include_str!("../data/words.txt");
 /// Words in the list.
 pub const WORDS: usize = 2_048;
 
-fn list() -> &'static (Vec<&'static str>, HashMap<&'static str, u16>) {
-    static LIST: OnceLock<(Vec<&'static str>, HashMap<&'static str, u16>)> = OnceLock::new();
+type Words = (
+    Vec<&'static str>,
+    HashMap<&'static str, u16, foldhash::fast::FixedState>,
+);
+
+fn list() -> &'static Words {
+    static LIST: OnceLock<Words> = OnceLock::new();
     LIST.get_or_init(|| {
         let words: Vec<&str> = WORDS_TEXT
             .lines()
@@ -127,8 +132,14 @@ pub fn distance(a: &[Token], b: &[Token]) -> usize {
         return 2;
     }
     // Small: a phrase has 4 tokens and a window at most 5.
-    let mut prev: Vec<usize> = (0..=m).collect();
-    let mut cur = vec![0; m + 1];
+    if m > 7 || n > 7 {
+        return 2;
+    }
+    let mut prev = [0usize; 8];
+    let mut cur = [0usize; 8];
+    for (j, p) in prev.iter_mut().enumerate().take(m + 1) {
+        *p = j;
+    }
     for i in 1..=n {
         cur[0] = i;
         for j in 1..=m {

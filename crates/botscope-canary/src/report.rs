@@ -25,7 +25,7 @@ pub fn text(name: &str, f: &Found) -> String {
     match (&s.phrase, s.edits) {
         (Some(p), 0) => o.push_str(&format!(": phrase \"{p}\"")),
         (Some(p), _) => o.push_str(&format!(
-            ": phrase \"{p}\" as \"{}\" (one word changed, added or dropped)",
+            ": phrase \"{p}\" as \"{}\" (one of its words changed, added or dropped)",
             field(&s.evidence)
         )),
         (None, _) => o.push_str(&format!(": code {}", field(&s.evidence))),

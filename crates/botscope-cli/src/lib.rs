@@ -436,8 +436,8 @@ pub struct KeysGenerateArgs {
 pub enum CanaryCommand {
     /// Find the canary references of the gate's pages in text, HTML, JSON lines or
     /// WET files (plain or gzip), or standard input: codes read with the key alone,
-    /// phrases through the issuance record (with one word changed, added or
-    /// dropped). Each sighting names the client the page was marked for, the period
+    /// phrases through the issuance record (one of the three words changed,
+    /// added or dropped, the two digits as issued). Each sighting names the client the page was marked for, the period
     /// and when it was served. Exit status: 0 a mark was seen, 1 none, 2 an error.
     Find(CanaryFindArgs),
 }
