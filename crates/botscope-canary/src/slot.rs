@@ -6,8 +6,9 @@
 //! carrying microdata (`itemprop`) is left as it is (a comment, unseen)
 //! and counted.
 //!
-//! Cost: each byte looked at once by a small state machine; at most the
-//! marker's length held back between chunks; the open elements that
+//! Cost: each byte looked at once by a small state machine (runs of text,
+//! quoted values and comments skipped by `memchr`); at most the marker's
+//! length held back between chunks; the open elements that
 //! forbid a slot, at most [`MAX_DEPTH`] of them (past it, nothing more is
 //! placed in the page).
 
@@ -144,8 +145,42 @@ impl Slot {
     /// The bytes to send for the next chunk of the page.
     pub fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(chunk.len() + self.held.len());
-        for &b in chunk {
-            self.byte(b, &mut out);
+        let mut i = 0;
+        while i < chunk.len() {
+            // Runs no state changes within are passed whole: text and
+            // raw-text elements up to a `<`, a quoted attribute value up
+            // to its quote, a comment up to its next dash.
+            let skip = match self.state {
+                State::Text | State::Raw(0) => memchr::memchr(b'<', &chunk[i..]),
+                State::Tag { quote: Some(q), .. } => memchr::memchr(q, &chunk[i..]),
+                State::Comment([a, b]) if a != b'-' && b != b'-' => {
+                    memchr::memchr(b'-', &chunk[i..])
+                }
+                State::Tag { quote: None, .. } => {
+                    let n =
+                        memchr::memchr3(b'"', b'\'', b'>', &chunk[i..]).unwrap_or(chunk.len() - i);
+                    if n > 0 {
+                        self.tag_run(&chunk[i..i + n]);
+                    }
+                    Some(n)
+                }
+                _ => Some(0),
+            };
+            let n = match skip {
+                Some(0) => {
+                    self.byte(chunk[i], &mut out);
+                    i += 1;
+                    continue;
+                }
+                Some(n) => n,
+                None => chunk.len() - i,
+            };
+            out.extend_from_slice(&chunk[i..i + n]);
+            i += n;
+            // A comment's run held no dash: its end is still to come.
+            if let State::Comment(_) = self.state {
+                self.state = State::Comment(*b"xx");
+            }
         }
         out
     }
@@ -324,6 +359,28 @@ impl Slot {
                 }
             }
         }
+    }
+
+    /// A run of a tag's bytes outside quotes and before its end: what
+    /// [`Slot::in_tag`] would make of them one by one.
+    fn tag_run(&mut self, run: &[u8]) {
+        // `itemprop` across the run's start (the last bytes kept), or in it.
+        let mut edge = [0u8; 15];
+        edge[..7].copy_from_slice(&self.recent[1..]);
+        let k = run.len().min(8);
+        edge[7..7 + k].copy_from_slice(&run[..k]);
+        if edge[..7 + k]
+            .windows(8)
+            .chain(run.windows(8))
+            .any(|w| w.eq_ignore_ascii_case(b"itemprop"))
+        {
+            self.itemprop = true;
+        }
+        for &b in &run[run.len().saturating_sub(8)..] {
+            self.recent.rotate_left(1);
+            self.recent[7] = b.to_ascii_lowercase();
+        }
+        self.self_closing = run.last() == Some(&b'/');
     }
 
     /// A start tag ended.
