@@ -64,22 +64,7 @@ fn guide(after: &str, dir: &Path, at: Option<std::net::SocketAddr>) -> String {
 /// A guide's block run by bash in `dir`, this build's `botscope` first on
 /// the PATH: its output.
 fn run(block: &str, dir: &Path) -> String {
-    let o = Command::new("bash")
-        .args(["-euo", "pipefail", "-c", block])
-        .current_dir(dir)
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                Path::new(env!("CARGO_BIN_EXE_botscope"))
-                    .parent()
-                    .unwrap()
-                    .display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .output()
-        .unwrap();
+    let o = crate::standalone::bash_in(block, dir);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
         o.status.success(),

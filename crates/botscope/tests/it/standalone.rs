@@ -416,8 +416,14 @@ fn an_https_application_is_checked_against_the_systems_trust_store() {
 /// A guide's command run by bash, with the `botscope` this build made
 /// first on the PATH.
 fn bash(command: &str) -> std::process::Output {
+    bash_in(command, Path::new("."))
+}
+
+/// [`bash`] in the directory `dir`.
+pub(crate) fn bash_in(command: &str, dir: &Path) -> std::process::Output {
     Command::new("bash")
         .args(["-euo", "pipefail", "-c", command])
+        .current_dir(dir)
         .env(
             "PATH",
             format!(
