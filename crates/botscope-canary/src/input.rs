@@ -261,7 +261,7 @@ pub fn scan(
             loop {
                 line.clear();
                 let start = read.bytes;
-                let n = read_line(r, &mut line, MAX_JSON_LINE)?;
+                let n = botscope_text::read_line_capped(r, &mut line, MAX_JSON_LINE)?;
                 if n == 0 {
                     break;
                 }
@@ -340,29 +340,6 @@ pub fn scan(
     }
     finder.finish(&mut |x| tell(x, &uris));
     Ok(read)
-}
-
-/// One line into `buf`, at most `max + 1` bytes kept (the rest read and
-/// dropped). The bytes read, 0 at the end.
-fn read_line(r: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<usize> {
-    let mut total = 0;
-    loop {
-        let chunk = r.fill_buf()?;
-        if chunk.is_empty() {
-            return Ok(total);
-        }
-        let (take, done) = match memchr::memchr(b'\n', chunk) {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        let room = (max + 1).saturating_sub(buf.len());
-        buf.extend_from_slice(&chunk[..take.min(room)]);
-        r.consume(take);
-        total += take;
-        if done {
-            return Ok(total);
-        }
-    }
 }
 
 /// Every string of a JSON value (keys too), in order.

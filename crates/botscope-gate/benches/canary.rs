@@ -34,7 +34,7 @@ fn page() -> Vec<u8> {
 }
 
 fn main() {
-    let canaries = Canaries::new(CanaryConfig::new(CanaryKey::new(&[5; 32]).unwrap()));
+    let canaries = Canaries::new(CanaryConfig::new(CanaryKey::new(&[5; 32]).unwrap()), false);
     let plain = page();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(&plain).unwrap();

@@ -6,6 +6,13 @@
 //! exported to operators (`/.botscope/canary.jsonl`). Every visitor gets
 //! the same slot: a search engine sees what a person sees, but for the
 //! reference.
+//!
+//! A fleet (`--state redis`) keeps one record: each gate pushes the marks
+//! it served since its last push every second (what it could not push is
+//! kept, bounded as the record is, for the next), Redis merges them and
+//! trims the record to its bound, least recently served first; the
+//! export reads the fleet's record, or this gate's own when Redis cannot
+//! be used, and says which.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,6 +64,12 @@ pub struct Counts {
     /// Markers left where no reference may stand (a heading, the head,
     /// a script …).
     pub refused: AtomicU64,
+    /// Marks pushed to the fleet's record.
+    pub pushed: AtomicU64,
+    /// Pushes that failed (their marks kept for the next).
+    pub push_failed: AtomicU64,
+    /// Marks the fleet's record held at the last push.
+    pub fleet_held: AtomicU64,
 }
 
 /// The canaries of a gate.
@@ -64,15 +77,19 @@ pub struct Counts {
 pub struct Canaries {
     cfg: CanaryConfig,
     issued: Mutex<Recent<Mark, Served>>,
+    /// In a fleet: what was served since the last push to the fleet's
+    /// record (the pages counted since, first and last of those).
+    unpushed: Option<Mutex<Recent<Mark, Served>>>,
     /// What they did.
     pub counts: Counts,
 }
 
 impl Canaries {
-    /// From `cfg`.
-    pub fn new(cfg: CanaryConfig) -> Canaries {
+    /// From `cfg`; `fleet` when the record is shared through Redis.
+    pub fn new(cfg: CanaryConfig, fleet: bool) -> Canaries {
         Canaries {
             issued: Mutex::new(Recent::new(cfg.records.max(2))),
+            unpushed: fleet.then(|| Mutex::new(Recent::new(cfg.records.max(2)))),
             cfg,
             counts: Counts::default(),
         }
@@ -92,20 +109,114 @@ impl Canaries {
 
     /// A page marked with `m` was served at `now`.
     pub fn served(&self, m: &Mark, now: u64) {
-        let mut r = self.issued.lock().unwrap_or_else(|p| p.into_inner());
-        let s = match r.get(m) {
-            Some(s) => Served {
-                first: s.first,
-                last: now.max(s.last),
-                pages: s.pages.saturating_add(1),
-            },
-            None => Served {
-                first: now,
-                last: now,
-                pages: 1,
-            },
+        let one = Served {
+            first: now,
+            last: now,
+            pages: 1,
         };
-        r.insert(m.clone(), s);
+        add(&self.issued, m, &one);
+        if let Some(u) = &self.unpushed {
+            add(u, m, &one);
+        }
+    }
+
+    /// Pushes what this gate served since its last push to the fleet's
+    /// record; what cannot be pushed now is kept for the next push
+    /// (false then).
+    pub async fn push(&self, shared: &crate::state::Shared) -> bool {
+        let Some(u) = &self.unpushed else {
+            return false;
+        };
+        let taken: Vec<(Mark, Served)> = {
+            let mut r = u.lock().unwrap_or_else(|p| p.into_inner());
+            let all = r.entries().map(|(m, s)| (m.clone(), s.clone())).collect();
+            r.clear();
+            all
+        };
+        let mut rest = taken.as_slice();
+        while !rest.is_empty() {
+            let (now, later) = rest.split_at(rest.len().min(crate::state::CANARY_PER_PUSH));
+            let marks: Vec<(String, u64, u64, u64)> = now
+                .iter()
+                .map(|(m, s)| (self.cfg.key.code(m), s.first, s.last, s.pages))
+                .collect();
+            match shared.push_marks(self.cfg.records, &marks).await {
+                Some(held) => {
+                    self.counts
+                        .pushed
+                        .fetch_add(now.len() as u64, Ordering::Relaxed);
+                    self.counts.fleet_held.store(held, Ordering::Relaxed);
+                    rest = later;
+                }
+                None => {
+                    self.counts.push_failed.fetch_add(1, Ordering::Relaxed);
+                    for (m, s) in rest {
+                        add(u, m, s);
+                    }
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The fleet's issuance record, this gate's marks pushed first; `None`
+    /// when Redis cannot be used now or does not answer as asked (read in
+    /// steps, at most as many marks as the record may hold and a bounded
+    /// number of steps).
+    pub async fn fleet_record(&self, shared: &crate::state::Shared) -> Option<Vec<Issue>> {
+        if !self.push(shared).await {
+            return None;
+        }
+        // HSCAN's steps go through the hash's table, at most about twice
+        // the marks it may hold (plus a push's) over the fields a step asks.
+        let most = self.cfg.records.max(2);
+        let mut steps = most / 8 + 64;
+        let mut seen: std::collections::HashMap<String, Issue> = std::collections::HashMap::new();
+        let mut cursor = "0".to_owned();
+        let mut strangers = 0u64;
+        loop {
+            let (next, marks) = shared.read_marks(&cursor).await?;
+            for (code, v) in marks {
+                let n: Vec<u64> = v.split(' ').filter_map(|x| x.parse().ok()).collect();
+                let (Some(mark), [first, last, pages]) = (self.cfg.key.decode(&code), &n[..])
+                else {
+                    strangers += 1;
+                    continue;
+                };
+                let (first, last, pages) = (*first, *last, *pages);
+                seen.insert(
+                    code.clone(),
+                    Issue {
+                        phrase: self.cfg.key.phrase(&mark),
+                        code,
+                        mark,
+                        first_served: first,
+                        last_served: last,
+                        pages,
+                    },
+                );
+            }
+            steps -= 1;
+            if next == "0" {
+                break;
+            }
+            if steps == 0 || seen.len() > most.saturating_mul(2) {
+                tracing::warn!(
+                    "the fleet's canary record did not end within its bound: this gate's own is exported"
+                );
+                return None;
+            }
+            cursor = next;
+        }
+        if strangers > 0 {
+            tracing::warn!(
+                "the fleet's canary record holds {strangers} marks this gate's key did not make (every gate needs the same --canary-key): left out"
+            );
+        }
+        let mut out: Vec<Issue> = seen.into_values().collect();
+        sort(&mut out);
+        Some(out)
     }
 
     /// The issuance record: every mark held, with its phrase and code.
@@ -125,7 +236,7 @@ impl Canaries {
                 pages: s.pages,
             })
             .collect();
-        out.sort_by(|a, b| (a.first_served, &a.code).cmp(&(b.first_served, &b.code)));
+        sort(&mut out);
         out
     }
 
@@ -146,8 +257,29 @@ impl Canaries {
     }
 }
 
+/// Adds `one` to `m`'s entry in `r`.
+fn add(r: &Mutex<Recent<Mark, Served>>, m: &Mark, one: &Served) {
+    let mut r = r.lock().unwrap_or_else(|p| p.into_inner());
+    let s = match r.get(m) {
+        Some(s) => Served {
+            first: s.first.min(one.first),
+            last: one.last.max(s.last),
+            pages: s.pages.saturating_add(one.pages),
+        },
+        None => one.clone(),
+    };
+    r.insert(m.clone(), s);
+}
+
+/// The record's order: by first served, then code.
+fn sort(out: &mut [Issue]) {
+    out.sort_by(|a, b| (a.first_served, &a.code).cmp(&(b.first_served, &b.code)));
+}
+
 /// `/.botscope/canary.jsonl` (operators only): the issuance record, a
-/// JSON line per mark held (`botscope canary find --record` reads it).
+/// JSON line per mark held (`botscope canary find --record` reads it):
+/// the fleet's when the gate shares Redis and can use it now, else this
+/// gate's own, said in `Botscope-Canary-Record` (`fleet`, `this-gate`).
 pub(crate) async fn record_page(
     axum::extract::State(g): axum::extract::State<std::sync::Arc<crate::Gate>>,
     axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>,
@@ -164,8 +296,16 @@ pub(crate) async fn record_page(
     ) {
         return refused;
     }
+    let (record, source) = match (&g.canary, &g.shared) {
+        (Some(c), Some(shared)) => match c.fleet_record(shared).await {
+            Some(r) => (r, "fleet"),
+            None => (c.record(), "this-gate"),
+        },
+        (Some(c), None) => (c.record(), "this-gate"),
+        (None, _) => (Vec::new(), "this-gate"),
+    };
     let mut body = String::new();
-    for i in g.canary.as_ref().map(|c| c.record()).unwrap_or_default() {
+    for i in record {
         if let Ok(l) = serde_json::to_string(&i) {
             body.push_str(&l);
             body.push('\n');
@@ -178,6 +318,8 @@ pub(crate) async fn record_page(
     );
     r.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r.headers_mut()
+        .insert("botscope-canary-record", HeaderValue::from_static(source));
     r
 }
 
@@ -202,10 +344,13 @@ mod tests {
 
     #[test]
     fn the_record_is_bounded_under_a_flood_of_new_clients() {
-        let c = Canaries::new(CanaryConfig {
-            records: 1_000,
-            ..CanaryConfig::new(CanaryKey::new(&[1; 32]).expect("key"))
-        });
+        let c = Canaries::new(
+            CanaryConfig {
+                records: 1_000,
+                ..CanaryConfig::new(CanaryKey::new(&[1; 32]).expect("key"))
+            },
+            true,
+        );
         let (first, _) = c.mark(
             Client::Verified {
                 bot: "Googlebot".into(),
@@ -226,6 +371,11 @@ mod tests {
                 c.served(&first, 1_800_000_002);
             }
             assert!(c.held() <= 1_000);
+            assert!(
+                c.unpushed
+                    .as_ref()
+                    .is_some_and(|u| u.lock().expect("lock").len() <= 1_000)
+            );
         }
         let record = c.record();
         assert!(record.len() <= 1_000);

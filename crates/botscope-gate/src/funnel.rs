@@ -289,7 +289,12 @@ pub fn read_log(inputs: Vec<(String, Box<dyn BufRead + '_>)>) -> std::io::Result
     for (_, mut r) in inputs {
         loop {
             buf.clear();
-            if crate::replay::read_line(&mut r, &mut buf)? == 0 {
+            if botscope_text::read_line_capped(
+                &mut r,
+                &mut buf,
+                botscope_accesslog::MAX_LINE_BYTES,
+            )? == 0
+            {
                 break;
             }
             if buf.len() > botscope_accesslog::MAX_LINE_BYTES {

@@ -579,6 +579,7 @@ impl Gate {
             .map(proxy::Upstream::new)
             .transpose()?;
         let given_key = config.challenge.as_ref().is_some_and(|c| !c.key.is_empty());
+        let fleet = shared.is_some();
         Ok(Arc::new(Gate {
             upstream,
             shared,
@@ -624,7 +625,7 @@ impl Gate {
             canary: config
                 .canary
                 .clone()
-                .map(|c| Arc::new(canary::Canaries::new(c))),
+                .map(|c| Arc::new(canary::Canaries::new(c, fleet))),
             config,
             current: ArcSwap::from_pointee(snap),
             seen: Mutex::new(seen),
@@ -827,6 +828,10 @@ impl Gate {
                     break;
                 }
             }
+        }
+        // The canary marks served here since the last push.
+        if let Some(c) = &self.canary {
+            c.push(shared).await;
         }
         if let Some(theirs) = shared.revoked_before().await {
             let ours = self.challenges.revoked_before();

@@ -377,15 +377,36 @@ pub fn render(g: &Gate) -> String {
                 "Canary markers left where no reference may stand (the head, a heading, microdata).",
                 c.counts.refused.load(Ordering::Relaxed),
             ),
+            (
+                "botscope_gate_canary_pushed_total",
+                "Canary marks pushed to the fleet's issuance record (--state redis).",
+                c.counts.pushed.load(Ordering::Relaxed),
+            ),
+            (
+                "botscope_gate_canary_push_failures_total",
+                "Pushes to the fleet's issuance record that failed (their marks kept for the next).",
+                c.counts.push_failed.load(Ordering::Relaxed),
+            ),
         ] {
             counter(&mut o, name, help, v);
         }
         let _ = writeln!(
             o,
-            "# HELP botscope_gate_canary_records Marks held in the canary issuance record."
+            "# HELP botscope_gate_canary_records Marks held in the canary issuance record, this gate's and the fleet's (at the last push)."
         );
         let _ = writeln!(o, "# TYPE botscope_gate_canary_records gauge");
-        let _ = writeln!(o, "botscope_gate_canary_records {}", c.held());
+        let _ = writeln!(
+            o,
+            "botscope_gate_canary_records{{record=\"this-gate\"}} {}",
+            c.held()
+        );
+        if g.shared.is_some() {
+            let _ = writeln!(
+                o,
+                "botscope_gate_canary_records{{record=\"fleet\"}} {}",
+                c.counts.fleet_held.load(Ordering::Relaxed)
+            );
+        }
     }
     let _ = writeln!(
         o,

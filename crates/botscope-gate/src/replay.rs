@@ -307,9 +307,11 @@ fn each_request(
     for (name, mut reader) in inputs {
         let mut read = |buf: &mut Vec<u8>| {
             buf.clear();
-            read_line(&mut reader, buf).map_err(|source| ReplayError::Read {
-                name: name.clone(),
-                source,
+            botscope_text::read_line_capped(&mut reader, buf, MAX_LINE_BYTES).map_err(|source| {
+                ReplayError::Read {
+                    name: name.clone(),
+                    source,
+                }
             })
         };
         // Without a format, each input's first lines pick its own (then
@@ -548,30 +550,6 @@ pub fn replay_with(
         actions,
         rules,
     })
-}
-
-/// One line (with its end) into `buf`, at most [`MAX_LINE_BYTES`] kept:
-/// the rest of a longer line is read and dropped (the line is then
-/// malformed). The bytes read, 0 at the end.
-pub(crate) fn read_line(r: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<usize> {
-    let mut total = 0;
-    loop {
-        let chunk = r.fill_buf()?;
-        if chunk.is_empty() {
-            return Ok(total);
-        }
-        let (take, done) = match memchr::memchr(b'\n', chunk) {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        let room = (MAX_LINE_BYTES + 1).saturating_sub(buf.len());
-        buf.extend_from_slice(&chunk[..take.min(room)]);
-        r.consume(take);
-        total += take;
-        if done {
-            return Ok(total);
-        }
-    }
 }
 
 fn trim_eol(l: &[u8]) -> &[u8] {

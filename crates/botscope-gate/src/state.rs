@@ -150,6 +150,60 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ms - tonumber(ARGV[2]))
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 return ms
 ";
+/// The fleet's canary issuance record: a hash of each mark's code to
+/// `first last pages` (Unix seconds, seconds, pages), and a sorted set of
+/// the codes by when they were last served, which bounds the hash.
+const CANARY_KEY: &str = "botscope:canary-record";
+const CANARY_ORDER_KEY: &str = "botscope:canary-order";
+/// Adds marks served to the record and trims it to its bound, the least
+/// recently served first. KEYS the hash and the set; ARGV[1] the bound,
+/// then four per mark: its code, first, last, pages (served on this gate
+/// since its last push). Returns the marks the record holds.
+const CANARY_PUSH_SCRIPT: &str = r"
+local max = tonumber(ARGV[1])
+for i = 2, #ARGV - 3, 4 do
+  local code = ARGV[i]
+  local first = tonumber(ARGV[i + 1])
+  local last = tonumber(ARGV[i + 2])
+  local pages = tonumber(ARGV[i + 3])
+  local old = redis.call('HGET', KEYS[1], code)
+  if old then
+    local f, l, p = string.match(old, '^(%d+) (%d+) (%d+)$')
+    if f then
+      first = math.min(first, tonumber(f))
+      last = math.max(last, tonumber(l))
+      pages = pages + tonumber(p)
+    end
+  end
+  redis.call('HSET', KEYS[1], code, string.format('%d %d %d', first, last, pages))
+  redis.call('ZADD', KEYS[2], last, code)
+end
+local over = redis.call('ZCARD', KEYS[2]) - max
+if over > 0 then
+  local gone = redis.call('ZPOPMIN', KEYS[2], over)
+  for i = 1, #gone, 2 do redis.call('HDEL', KEYS[1], gone[i]) end
+end
+return redis.call('ZCARD', KEYS[2])
+";
+/// One step of reading the record: HSCAN from ARGV[1] for about ARGV[2]
+/// fields, flattened (the next cursor, then code and value pairs); an
+/// error when the hash answers more at once (a small hash is answered
+/// whole: Redis's `hash-max-listpack-entries` set over 500).
+const CANARY_READ_SCRIPT: &str = r"
+local r = redis.call('HSCAN', KEYS[1], ARGV[1], 'COUNT', ARGV[2])
+if #r[2] > 1000 then
+  return redis.error_reply('the canary record answers HSCAN with ' .. #r[2] .. ' elements at once')
+end
+local out = {r[1]}
+for i = 1, #r[2] do out[#out + 1] = r[2][i] end
+return out
+";
+/// Marks pushed in one exchange at most.
+pub const CANARY_PER_PUSH: usize = 200;
+/// Fields asked for in one step of reading the record (an answer holds
+/// about as many, each well within the exchange's bounds).
+const CANARY_PER_READ: usize = 64;
+
 /// Catches read from the fleet in one exchange at most (each is two
 /// elements of the answer, within its 1,024).
 pub const CATCHES_PER_READ: usize = 500;
@@ -647,6 +701,78 @@ impl Shared {
                 .collect(),
             other => Err(format!(
                 "ZRANGEBYSCORE answered {}",
+                Value::describe_all(other)
+            )),
+        })
+        .await
+    }
+
+    /// Adds marks served (code, first, last, pages) to the fleet's
+    /// issuance record, kept to `most` marks: how many it holds.
+    pub async fn push_marks(&self, most: usize, marks: &[(String, u64, u64, u64)]) -> Option<u64> {
+        if !self.healthy() {
+            return None;
+        }
+        let mut c = vec![
+            b"EVAL".to_vec(),
+            CANARY_PUSH_SCRIPT.as_bytes().to_vec(),
+            b"2".to_vec(),
+            CANARY_KEY.as_bytes().to_vec(),
+            CANARY_ORDER_KEY.as_bytes().to_vec(),
+            most.max(1).to_string().into_bytes(),
+        ];
+        for (code, first, last, pages) in marks {
+            c.push(code.as_bytes().to_vec());
+            c.push(first.to_string().into_bytes());
+            c.push(last.to_string().into_bytes());
+            c.push(pages.to_string().into_bytes());
+        }
+        self.ask(&[c], |v| match v.as_slice() {
+            [Value::Int(n)] if *n >= 0 => Ok(n.unsigned_abs()),
+            other => Err(format!(
+                "the canary script answered {}",
+                Value::describe_all(other)
+            )),
+        })
+        .await
+    }
+
+    /// One step of reading the fleet's issuance record from `cursor`: the
+    /// next cursor (`0` at the end) and each code with its
+    /// `first last pages`.
+    pub async fn read_marks(&self, cursor: &str) -> Option<(String, Vec<(String, String)>)> {
+        if !self.healthy() {
+            return None;
+        }
+        let per = CANARY_PER_READ.to_string();
+        let c = vec![
+            b"EVAL".to_vec(),
+            CANARY_READ_SCRIPT.as_bytes().to_vec(),
+            b"1".to_vec(),
+            CANARY_KEY.as_bytes().to_vec(),
+            cursor.as_bytes().to_vec(),
+            per.into_bytes(),
+        ];
+        let text = |b: &Value| match b {
+            Value::Bulk(b) => String::from_utf8(b.clone()).ok(),
+            _ => None,
+        };
+        self.ask(&[c], |v| match v.as_slice() {
+            [Value::Array(items)] if items.len() % 2 == 1 => {
+                let next = text(&items[0])
+                    .filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit()))
+                    .ok_or_else(|| "the record's cursor is not a number".to_owned())?;
+                let pairs = items[1..]
+                    .chunks(2)
+                    .map(|p| match (text(&p[0]), text(&p[1])) {
+                        (Some(code), Some(v)) => Ok((code, v)),
+                        _ => Err(format!("a mark is {}", Value::describe_all(p))),
+                    })
+                    .collect::<Result<Vec<_>, String>>()?;
+                Ok((next, pairs))
+            }
+            other => Err(format!(
+                "the canary record answered {}",
                 Value::describe_all(other)
             )),
         })

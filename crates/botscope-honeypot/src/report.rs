@@ -285,32 +285,11 @@ fn read(input: impl BufRead, design: &Design) -> std::io::Result<Read> {
 /// false at the end.
 fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<bool> {
     buf.clear();
-    let mut any = false;
-    loop {
-        let chunk = match input.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            return Ok(any);
-        }
-        any = true;
-        let (take, done) = match memchr(chunk) {
-            Some(i) => (i, true),
-            None => (chunk.len(), false),
-        };
-        let room = (MAX_LINE_BYTES + 1).saturating_sub(buf.len());
-        buf.extend_from_slice(&chunk[..take.min(room)]);
-        input.consume(if done { take + 1 } else { take });
-        if done {
-            return Ok(true);
-        }
+    let n = botscope_text::read_line_capped(input, buf, MAX_LINE_BYTES)?;
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
     }
-}
-
-fn memchr(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
+    Ok(n > 0)
 }
 
 /// The deciding line's text, for evidence.

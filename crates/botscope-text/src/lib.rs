@@ -24,7 +24,10 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 pub mod hosts;
+mod lines;
 mod table;
+
+pub use lines::read_line_capped;
 
 pub use table::{Cells, Column, Table};
 

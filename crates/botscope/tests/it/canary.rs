@@ -256,3 +256,116 @@ fn a_copied_page_names_the_client_it_was_served_to() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("no mark seen in this input"), "{out}");
 }
+
+/// A fleet keeps one issuance record in Redis: a page served by one gate
+/// resolves through the record another gate exports; the record keeps
+/// its bound under new clients from both gates; with Redis gone, a gate
+/// exports its own record and says so.
+#[test]
+fn a_fleet_keeps_one_issuance_record() {
+    let dir = botscope_testkit::tempdir();
+    let dir = dir.path();
+    let robots = dir.join("robots");
+    std::fs::create_dir_all(&robots).unwrap();
+    std::fs::write(robots.join("default.txt"), "User-agent: *\nDisallow:\n").unwrap();
+    let policy = dir.join("policy.yaml");
+    std::fs::write(&policy, "default: allow\nrules: []\n").unwrap();
+    let key = dir.join("canary.key");
+    std::fs::write(&key, [3u8; 32]).unwrap();
+    let mut redis = botscope_testkit::Redis::start();
+    let url = redis.url(0);
+    let app = botscope_testkit::page_server(PAGE);
+    let flags = [
+        "--canary-key",
+        key.to_str().unwrap(),
+        "--canary-records",
+        "6",
+        "--state",
+        &url,
+    ];
+    let spawn = || {
+        spawn_gate(
+            &robots,
+            &policy,
+            dir,
+            &format!("http://{app}"),
+            botscope_testkit::free_port(),
+            &flags,
+            &[],
+        )
+    };
+    let ((_one, one), (_two, two)) = (spawn(), spawn());
+    let page = |gate, from: [u8; 4]| {
+        let r = ask(
+            from,
+            gate,
+            "GET /shop",
+            &format!("User-Agent: {FIREFOX}\r\nAccept: text/html\r\n"),
+            b"",
+        );
+        assert_eq!(r.status, 200, "{r:?}");
+        reference(&r)
+    };
+    let record = |gate| {
+        let r = ask([127, 0, 0, 1], gate, "GET /.botscope/canary.jsonl", "", b"");
+        assert_eq!(r.status, 200, "{r:?}");
+        (
+            r.header("botscope-canary-record").unwrap_or("").to_owned(),
+            r.body,
+        )
+    };
+    // A client of the second gate, resolved through the first's record
+    // (the second pushes its marks within a second).
+    let (phrase, _) = page(two, [127, 0, 3, 4]);
+    let _ = page(one, [127, 0, 4, 4]);
+    let t = std::time::Instant::now();
+    let (source, body) = loop {
+        let (source, body) = record(one);
+        if body.contains(&phrase) || t.elapsed() > Duration::from_secs(10) {
+            break (source, body);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(source, "fleet", "{body}");
+    assert!(body.contains(&phrase), "{body}");
+    std::fs::write(dir.join("record.jsonl"), &body).unwrap();
+    let (code, out) = find(
+        &[
+            "--key",
+            key.to_str().unwrap(),
+            "--record",
+            dir.join("record.jsonl").to_str().unwrap(),
+        ],
+        &format!("the reply cites {phrase}\n"),
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("127.0.3.0/24 firefox"), "{out}");
+    // New clients on both gates: the fleet's record holds six at most,
+    // and the most recent.
+    for i in 0..20u8 {
+        let _ = page(if i % 2 == 0 { one } else { two }, [127, 0, 10 + i, 1]);
+    }
+    // The last a second later (the record is ordered by the second a
+    // mark was last served).
+    std::thread::sleep(Duration::from_millis(1_100));
+    let (last, _) = page(two, [127, 0, 99, 1]);
+    std::thread::sleep(Duration::from_millis(1_500));
+    let (source, body) = record(one);
+    assert_eq!(source, "fleet", "{body}");
+    assert!(body.lines().count() <= 6, "{body}");
+    assert!(body.contains(&last), "{body}");
+    assert_eq!(
+        redis.command("ZCARD botscope:canary-order").as_deref(),
+        Some(":6")
+    );
+    assert_eq!(
+        redis.command("HLEN botscope:canary-record").as_deref(),
+        Some(":6")
+    );
+    // Redis gone: the gate's own record, said.
+    redis.stop();
+    let _ = page(one, [127, 0, 5, 5]);
+    let (source, body) = record(one);
+    assert_eq!(source, "this-gate", "{body}");
+    assert!(body.lines().count() >= 1, "{body}");
+}
