@@ -484,10 +484,24 @@ const PHONE_BROWSER_WORDS: &[&str] = &[
     "blackberry",
 ];
 
-/// Whether `ua` is a phone's browser (and says no robot).
-pub(crate) fn is_phone_browser(ua: &str) -> bool {
+/// People's desktop browsers that robot pattern lists take for robots:
+/// BrowseX (a Tcl/Tk browser isbot lists by name), Google Earth (its
+/// embedded WebKit writes `Google Earth/5.2`, which isbot's `google`
+/// pattern reads as Google's crawlers), and applications built on
+/// EmbeddedWB (a Delphi component embedding Internet Explorer, which
+/// writes its home page `http://bsalsa.com` into the User-Agent).
+const DESKTOP_BROWSER_WORDS: &[&str] = &["browsex", "google earth/", "bsalsa.com"];
+
+/// Whether `ua` is a person's browser that a robot pattern would take
+/// for a robot: a phone's (its browser's words above) or a desktop's
+/// named one, and it says no robot.
+pub(crate) fn is_named_browser(ua: &str) -> bool {
     let lower = ua.to_ascii_lowercase();
-    PHONE_BROWSER_WORDS.iter().any(|w| lower.contains(w)) && !says_robot(ua)
+    PHONE_BROWSER_WORDS
+        .iter()
+        .chain(DESKTOP_BROWSER_WORDS)
+        .any(|w| lower.contains(w))
+        && !says_robot(ua)
 }
 
 /// Whether `ua` has a word that says robot, or a robot's contact URL

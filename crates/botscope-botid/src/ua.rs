@@ -772,9 +772,9 @@ impl UaClassifier {
         let claim = if words { self.claim(ua) } else { None };
         let claimed = claim.map(|i| self.token_bot[i].clone());
         let mut weak = false;
-        // A phone's browser is a person's, whatever patterns its odd
-        // User-Agent meets.
-        let phone = claimed.is_none() && crate::client::is_phone_browser(ua);
+        // A phone's browser, or a desktop's that robot lists name, is a
+        // person's, whatever patterns its odd User-Agent meets.
+        let phone = claimed.is_none() && crate::client::is_named_browser(ua);
         let reason = if let Some(c) = &claimed {
             Some(format!("names the registered bot {c}"))
         } else if phone {

@@ -61,15 +61,14 @@ use cli::{
     IndexCommand, KeysCommand, LogsCommand, PolicyCommand, RobotsCommand, StoreCommand,
 };
 
-/// Runs the command `cli` names on `runtime`, until it is done: what
-/// `main` calls. The command's whole tree of futures is compiled here,
-/// with the rest of the library, rather than in the binary.
-pub fn run_on(
-    runtime: &tokio::runtime::Runtime,
+/// The command `cli` names as one boxed future: what `main` blocks on.
+/// Boxed here, so that the command's whole tree of futures is compiled
+/// once, with the library, and the binary only polls it.
+pub fn task<'a>(
     cli: Cli,
-    settings: &Settings,
-) -> anyhow::Result<ExitStatus> {
-    runtime.block_on(run(cli, settings))
+    settings: &'a Settings,
+) -> std::pin::Pin<Box<dyn Future<Output = anyhow::Result<ExitStatus>> + 'a>> {
+    Box::pin(run(cli, settings))
 }
 
 /// Runs the command `cli` names.

@@ -11,7 +11,7 @@ fn main() -> ExitCode {
         .build();
     match runtime {
         Ok(rt) => {
-            let result = botscope::run_on(&rt, cli, &settings);
+            let result = rt.block_on(botscope::task(cli, &settings));
             // What the command is done with is left to the operating
             // system: freeing half a million small allocations one by one
             // just before exiting only costs time.

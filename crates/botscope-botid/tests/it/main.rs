@@ -570,6 +570,49 @@ mod ua {
         assert_rates(n, 0.96, &missed, &false_hits);
     }
 
+    /// Desktop browsers that robot lists name are people's browsers: a
+    /// case each; a robot that writes the same words beside a robot's
+    /// word, or a registered bot's token, stays a robot.
+    #[test]
+    fn desktop_browsers_robot_lists_name_are_browsers() {
+        use botscope_botid::ClientType;
+        let r = Registry::bundled();
+        let c = UaClassifier::bundled(&r).expect("classifier");
+        for ua in [
+            // BrowseX, a Tcl/Tk browser: isbot lists `browsex`.
+            "Mozilla/4.61 [en] (X11; U; ) - BrowseX (2.0.0 Windows)",
+            // An application on EmbeddedWB (Internet Explorer embedded):
+            // its home page's `.com`.
+            "Mozilla/4.0 (compatible; MSIE 7.0; Windows NT 5.1; i-NavFourF; TuneUp HTML Client Embedded Web Browser from: http://bsalsa.com/; .NET CLR 1.1.4322; .NET CLR 2.0.50727; .NET CLR 3.0.4506.2152; .NET CLR 3.5.30729)",
+            // Google Earth's embedded WebKit: isbot's `google`.
+            "Mozilla/5.0 (Windows; U; Windows NT 5.1; cs-CZ) AppleWebKit/532.4 (KHTML, like Gecko) Google Earth/5.2.1.1329 Safari/532.4",
+        ] {
+            let info = c.classify(ua);
+            assert!(!info.is_bot, "{ua}: {:?}", info.reason);
+            assert_eq!(info.client_type, ClientType::Browser, "{ua}");
+        }
+        for ua in [
+            "Mozilla/4.0 (compatible; MSIE 7.0; Windows NT 5.1; Trident/4.0; Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1; SV1) ;  Embedded Web Browser from: http://bsalsa.com/; RSScrawler/4.0 (compatible; MSIE 6.0; Windows NT 5.0); .NET CLR 2.0.50727",
+            "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html) Google Earth/5.2",
+            "BrowseX-crawler/1.0",
+        ] {
+            let info = c.classify(ua);
+            assert!(info.is_bot, "{ua}");
+            assert_ne!(info.client_type, ClientType::Browser, "{ua}");
+        }
+        // No registered bot becomes a browser, even writing those words.
+        for bot in r.bots() {
+            for token in &bot.ua_tokens {
+                let ua = format!(
+                    "Mozilla/5.0 (compatible; {token}/1.0; http://bsalsa.com/) BrowseX Google Earth/5.2"
+                );
+                let info = c.classify(&ua);
+                assert!(info.is_bot, "{}: {ua}", bot.name);
+                assert_ne!(info.client_type, ClientType::Browser, "{ua}");
+            }
+        }
+    }
+
     /// Generic words count only without a browser parse; device models and
     /// app packages are no evidence; specific patterns still decide.
     #[test]
