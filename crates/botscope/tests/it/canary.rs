@@ -85,11 +85,7 @@ fn run(block: &str, dir: &Path) -> String {
 fn a_copied_page_names_the_client_it_was_served_to() {
     let dir = botscope_testkit::tempdir();
     let dir = dir.path();
-    let robots = dir.join("robots");
-    std::fs::create_dir_all(&robots).unwrap();
-    std::fs::write(robots.join("default.txt"), "User-agent: *\nDisallow:\n").unwrap();
-    let policy = dir.join("policy.yaml");
-    std::fs::write(&policy, "default: allow\nrules: []\n").unwrap();
+    let (robots, policy) = crate::standalone::open_site(dir, "default: allow\nrules: []\n");
     run(&guide("## Plant", dir, None), dir);
     let key = dir.join("canary.key");
     assert_eq!(std::fs::read(&key).unwrap().len(), 32);
@@ -265,11 +261,7 @@ fn a_copied_page_names_the_client_it_was_served_to() {
 fn a_fleet_keeps_one_issuance_record() {
     let dir = botscope_testkit::tempdir();
     let dir = dir.path();
-    let robots = dir.join("robots");
-    std::fs::create_dir_all(&robots).unwrap();
-    std::fs::write(robots.join("default.txt"), "User-agent: *\nDisallow:\n").unwrap();
-    let policy = dir.join("policy.yaml");
-    std::fs::write(&policy, "default: allow\nrules: []\n").unwrap();
+    let (robots, policy) = crate::standalone::open_site(dir, "default: allow\nrules: []\n");
     let key = dir.join("canary.key");
     std::fs::write(&key, [3u8; 32]).unwrap();
     let mut redis = botscope_testkit::Redis::start();

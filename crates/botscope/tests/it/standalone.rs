@@ -84,6 +84,17 @@ fn app(tls: Option<(&botscope_testkit::ipdb::TestCa, &Path)>) -> (Proc, SocketAd
 }
 
 /// The gate's robots.txt and the balanced policy in `dir`.
+/// A site under `dir` whose robots.txt allows everything, with `policy`
+/// as its policy: the robots directory and the policy's path.
+pub(crate) fn open_site(dir: &Path, policy: &str) -> (PathBuf, PathBuf) {
+    let robots = dir.join("robots");
+    std::fs::create_dir_all(&robots).unwrap();
+    std::fs::write(robots.join("default.txt"), "User-agent: *\nDisallow:\n").unwrap();
+    let path = dir.join("policy.yaml");
+    std::fs::write(&path, policy).unwrap();
+    (robots, path)
+}
+
 fn site(dir: &Path) -> (PathBuf, PathBuf) {
     let robots = dir.join("robots");
     std::fs::create_dir_all(&robots).unwrap();
@@ -1211,15 +1222,10 @@ fn export_nft_fills_the_sets_with_the_gates_catches() {
 fn the_challenge_funnel_per_rule_and_its_replay() {
     let dir = botscope_testkit::tempdir();
     let dir = dir.path();
-    let robots = dir.join("robots");
-    std::fs::create_dir_all(&robots).unwrap();
-    std::fs::write(robots.join("default.txt"), "User-agent: *\nDisallow:\n").unwrap();
-    let policy = dir.join("policy.yaml");
-    std::fs::write(
-        &policy,
+    let (robots, policy) = open_site(
+        dir,
         "default: allow\nrules:\n  - {name: protocol-files, path: [/robots.txt, /.well-known/], action: allow}\n  - {name: fast-browsers, category: browser, rate: 2/min per ip, action: challenge}\n  - {name: shop, category: browser, path: /shop/, action: challenge}\n",
-    )
-    .unwrap();
+    );
     let log = dir.join("decisions.jsonl");
     let app = botscope_testkit::recorder::Recorder::start(None);
     let (_gate, at) = spawn_gate(
