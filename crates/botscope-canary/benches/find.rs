@@ -37,14 +37,15 @@ fn main() {
         .map(|i| {
             let ip = std::net::IpAddr::from((i << 8 | 1).to_be_bytes());
             let m = Mark::at(Client::network(ip, None, "curl/8"), 1_800_000_000, 86_400);
-            Issue {
-                phrase: key.phrase(&m),
-                code: key.code(&m),
-                mark: m,
-                first_served: 1,
-                last_served: 2,
-                pages: 1,
-            }
+            Issue::new(
+                &key,
+                m,
+                &botscope_canary::find::Served {
+                    first: 1,
+                    last: 2,
+                    pages: 1,
+                },
+            )
         })
         .collect();
     let t = Instant::now();

@@ -383,15 +383,12 @@ mod tests {
     }
 
     fn issue(key: &CanaryKey) -> Issue {
-        let m = mark();
-        Issue {
-            phrase: key.phrase(&m),
-            code: key.code(&m),
-            mark: m,
-            first_served: 1,
-            last_served: 2,
+        let served = crate::find::Served {
+            first: 1,
+            last: 2,
             pages: 1,
-        }
+        };
+        Issue::new(key, mark(), &served)
     }
 
     #[test]

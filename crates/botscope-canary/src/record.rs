@@ -28,6 +28,20 @@ pub struct Issue {
     pub pages: u64,
 }
 
+impl Issue {
+    /// `mark`'s entry, made under `key`, served as `served` says.
+    pub fn new(key: &crate::code::CanaryKey, mark: Mark, served: &crate::find::Served) -> Issue {
+        Issue {
+            phrase: key.phrase(&mark),
+            code: key.code(&mark),
+            mark,
+            first_served: served.first,
+            last_served: served.last,
+            pages: served.pages,
+        }
+    }
+}
+
 /// The longest line of a record read back.
 pub const MAX_LINE: usize = 4_096;
 

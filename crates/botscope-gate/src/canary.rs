@@ -184,18 +184,12 @@ impl Canaries {
                     strangers += 1;
                     continue;
                 };
-                let (first, last, pages) = (*first, *last, *pages);
-                seen.insert(
-                    code.clone(),
-                    Issue {
-                        phrase: self.cfg.key.phrase(&mark),
-                        code,
-                        mark,
-                        first_served: first,
-                        last_served: last,
-                        pages,
-                    },
-                );
+                let served = Served {
+                    first: *first,
+                    last: *last,
+                    pages: *pages,
+                };
+                seen.insert(code, Issue::new(&self.cfg.key, mark, &served));
             }
             steps -= 1;
             if next == "0" {
@@ -227,14 +221,7 @@ impl Canaries {
         };
         let mut out: Vec<Issue> = held
             .into_iter()
-            .map(|(m, s)| Issue {
-                phrase: self.cfg.key.phrase(&m),
-                code: self.cfg.key.code(&m),
-                mark: m,
-                first_served: s.first,
-                last_served: s.last,
-                pages: s.pages,
-            })
+            .map(|(m, s)| Issue::new(&self.cfg.key, m, &s))
             .collect();
         sort(&mut out);
         out
