@@ -60,8 +60,8 @@ pub use generate::{
 pub use import::{Change, Imported, MAX_LIST_BYTES, import_list, publishers_of};
 pub use ipset::{IpIndex, IpIndexBuilder, IpRange, normalize, parse_ip};
 pub use registry::{
-    BUNDLED_REGISTRY, BotEntry, Category, Combine, MAX_REGISTRY_BYTES, Registry, RegistryError,
-    errors_text, signature_agent, validation_report, yaml_error_line,
+    BUNDLED_REGISTRY, BotEntry, Category, Combine, MAX_REGISTRY_BYTES, NoRobot, Registry,
+    RegistryError, errors_text, signature_agent, validation_report, yaml_error_line,
 };
 pub use trace::{reverse_name, trace};
 pub use ua::{

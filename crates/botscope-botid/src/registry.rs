@@ -291,6 +291,41 @@ impl Registry {
         self.agents_where(|_| true)
     }
 
+    /// The agents a study follows: each of `named` (trimmed), then the
+    /// robots of `category` or run by `operator` ([`Registry::agents`]),
+    /// each once whatever its case; with none of the three and `every`,
+    /// `*` and every robot ([`Registry::all_agents`]). A category or
+    /// operator no robot is in is an error, not an empty study.
+    pub fn followed(
+        &self,
+        named: &[String],
+        category: Option<&str>,
+        operator: Option<&str>,
+        every: bool,
+    ) -> Result<Vec<String>, NoRobot> {
+        let mut agents: Vec<String> = Vec::new();
+        let mut add = |t: String| {
+            if !agents.iter().any(|x| x.eq_ignore_ascii_case(&t)) {
+                agents.push(t);
+            }
+        };
+        named.iter().for_each(|x| add(x.trim().to_owned()));
+        if category.is_some() || operator.is_some() {
+            let found = self.agents(category, operator);
+            if found.is_empty() {
+                return Err(NoRobot {
+                    category: category.map(str::to_owned),
+                    operator: operator.map(str::to_owned),
+                });
+            }
+            found.into_iter().for_each(&mut add);
+        } else if named.is_empty() && every {
+            add("*".to_owned());
+            self.all_agents().into_iter().for_each(&mut add);
+        }
+        Ok(agents)
+    }
+
     fn agents_where(&self, keep: impl Fn(&BotEntry) -> bool) -> Vec<String> {
         let mut seen = std::collections::HashSet::new();
         self.bots
@@ -452,6 +487,29 @@ pub fn errors_text(errors: &[RegistryError]) -> String {
         .join("\n")
 }
 
+/// No robot of the registry is in the category, or run by the operator,
+/// a study asked for ([`Registry::followed`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no registry robot is {}", self.what())]
+pub struct NoRobot {
+    /// The category asked for.
+    pub category: Option<String>,
+    /// The operator asked for.
+    pub operator: Option<String>,
+}
+
+impl NoRobot {
+    fn what(&self) -> String {
+        let field = |s: &str| botscope_text::field(s).into_owned();
+        match (&self.category, &self.operator) {
+            (Some(c), Some(o)) => format!("in the category {} or run by {}", field(c), field(o)),
+            (Some(c), None) => format!("in the category {}", field(c)),
+            (None, Some(o)) => format!("run by {}", field(o)),
+            (None, None) => "asked for".to_owned(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -518,6 +576,37 @@ mod tests {
         );
         assert!(r.agents(Some("no-such"), None).is_empty());
         assert!(r.agents(None, None).is_empty());
+    }
+
+    #[test]
+    fn a_study_follows_the_named_then_the_category_each_once() {
+        let text = "bots:\n- name: GPTBot\n  category: ai-training\n  operator: OpenAI\n- name: Googlebot\n  category: search\n  operator: Google\n";
+        let r = Registry::parse("t.yaml", text).expect("valid");
+        let named = [" gptbot ".to_owned(), "MyBot".to_owned()];
+        assert_eq!(
+            r.followed(&named, Some("ai-training"), None, false),
+            Ok(vec!["gptbot".to_owned(), "MyBot".to_owned()])
+        );
+        assert_eq!(
+            r.followed(&[], None, Some("google"), true),
+            Ok(vec!["Googlebot".to_owned()])
+        );
+        assert_eq!(r.followed(&[], None, None, false), Ok(vec![]));
+        assert_eq!(
+            r.followed(&[], None, None, true),
+            Ok(vec![
+                "*".to_owned(),
+                "GPTBot".to_owned(),
+                "Googlebot".to_owned()
+            ])
+        );
+        let e = r
+            .followed(&named, Some("no-such\x1b"), None, true)
+            .expect_err("none");
+        assert_eq!(
+            e.to_string(),
+            "no registry robot is in the category no-such\\x1b"
+        );
     }
 
     #[test]

@@ -78,6 +78,7 @@ pub mod refresh;
 pub mod replay;
 pub mod resp;
 pub mod signature;
+pub mod startup;
 pub mod state;
 pub mod trap;
 

@@ -47,6 +47,7 @@
 
 mod one;
 pub mod polite;
+mod report;
 mod run;
 mod turns;
 mod worker;
@@ -72,6 +73,7 @@ pub use polite::{
     Crawler, Decision, DishonestUserAgent, FetchAll, Pay, PoliteConfig, RobotsLine, Signer,
     honest_user_agent,
 };
+pub use report::{FetchRecord, Redirect};
 pub use run::{NoProgress, Progress, RunConfig, Selection, Summary, Tally, backoff, run, select};
 pub use turns::{AddressHolds, KEEP, Owner, Sharing, YIELD, owner};
 pub use worker::{WorkerConfig, WorkerSummary, work};

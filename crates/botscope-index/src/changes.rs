@@ -39,6 +39,35 @@ pub struct ChangeRequest<'a> {
     pub limit: usize,
 }
 
+impl ChangeRequest<'_> {
+    /// A watch feed's title: what was asked (the site, the agents named
+    /// or their category, the kind of change, the query).
+    pub fn title(&self, named: &[String], category: Option<&str>) -> String {
+        let who = match (named, category) {
+            ([], Some(c)) => format!("the {c} crawlers"),
+            ([], None) => "every known crawler".to_owned(),
+            ([one], None) => one.clone(),
+            (many, c) => {
+                let mut s = many.join(", ");
+                if let Some(c) = c {
+                    s.push_str(&format!(" and the {c} crawlers"));
+                }
+                s
+            }
+        };
+        let mut t = match (self.site, self.only) {
+            (Some(site), _) => format!("robots.txt changes of {site} for {who}"),
+            (None, Some(Kind::Blocked)) => format!("sites that started blocking {who}"),
+            (None, Some(Kind::Allowed)) => format!("sites that relaxed their rules for {who}"),
+            (None, None) => format!("robots.txt changes for {who}"),
+        };
+        if let Some(q) = self.where_ {
+            t.push_str(&format!(" where {q}"));
+        }
+        t
+    }
+}
+
 /// How an agent's treatment changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -712,5 +741,45 @@ impl Changes {
         }
         o.push_str("</feed>\n");
         o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watch_title_says_what_was_asked() {
+        let request = |site, only, where_| ChangeRequest {
+            since: 0,
+            agents: &[],
+            semantics: Semantics::Google,
+            site,
+            where_,
+            only,
+            limit: 10,
+        };
+        let gpt = ["GPTBot".to_owned()];
+        let two = ["GPTBot".to_owned(), "CCBot".to_owned()];
+        let r = request(None, Some(Kind::Blocked), None);
+        assert_eq!(r.title(&gpt, None), "sites that started blocking GPTBot");
+        assert_eq!(
+            r.title(&[], Some("ai-training")),
+            "sites that started blocking the ai-training crawlers"
+        );
+        let r = request(None, Some(Kind::Allowed), Some("host:*.org"));
+        assert_eq!(
+            r.title(&two, Some("search")),
+            "sites that relaxed their rules for GPTBot, CCBot and the search crawlers where host:*.org"
+        );
+        let r = request(Some("example.com"), Some(Kind::Blocked), None);
+        assert_eq!(
+            r.title(&[], None),
+            "robots.txt changes of example.com for every known crawler"
+        );
+        assert_eq!(
+            request(None, None, None).title(&gpt, None),
+            "robots.txt changes for GPTBot"
+        );
     }
 }

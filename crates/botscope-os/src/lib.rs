@@ -23,6 +23,8 @@
 //!   after a large job (the one `unsafe` call of the workspace).
 //! - [`Locations`]: where a user's registry, DNS cache and IP-owner
 //!   databases live (the XDG base directories), for every front end.
+//! - [`stdio`]: a command's inputs and outputs (`-`, gzip by its magic
+//!   bytes, reads bounded by a cap, output written whole or not at all).
 //! - `shutdown_signal` (feature `signal`): Ctrl-C or SIGTERM, for every
 //!   long-running command.
 //!
@@ -43,6 +45,7 @@
 mod lease;
 #[cfg(feature = "signal")]
 mod signal;
+pub mod stdio;
 pub use lease::LeasedDir;
 #[cfg(feature = "signal")]
 pub use signal::shutdown_signal;
@@ -194,7 +197,7 @@ impl Error {
 }
 
 fn shown(p: &Path) -> String {
-    botscope_text::field(&p.display().to_string()).into_owned()
+    botscope_text::field(&stdio::display(p)).into_owned()
 }
 
 fn io_at(path: &Path) -> impl FnOnce(io::Error) -> Error + '_ {

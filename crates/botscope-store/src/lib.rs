@@ -70,6 +70,7 @@ mod frontier;
 mod mem_frontier;
 #[cfg(feature = "db")]
 mod pg;
+mod sources;
 #[cfg(feature = "db")]
 mod sqlite;
 mod version;
@@ -100,6 +101,7 @@ pub use mem_frontier::MemFrontier;
 pub use parquet_file::{PARQUET_ROW_GROUP, PARQUET_ROW_GROUP_BYTES, ParquetWriter};
 #[cfg(feature = "db")]
 pub use pg::{PG_SCHEMA_VERSION, PgStore, is_postgres_url, redact_url};
+pub use sources::{ImportSummary, WarcSource, warc_sources};
 #[cfg(feature = "db")]
 pub use sqlite::{SCHEMA_VERSION, SqliteStore};
 pub use version::{Near, VersionOp, marks_index, next_version};

@@ -15,7 +15,7 @@ const MAX_RECORD: usize = 1_000_000;
 
 /// `canary find`.
 pub fn find(a: &CanaryFindArgs) -> Result<ExitStatus> {
-    let key = CanaryKey::new(&crate::serve::key_file("--key", &a.key)?)?;
+    let key = CanaryKey::new(&botscope_gate::startup::key_file("--key", &a.key)?)?;
     let index = match &a.record {
         Some(p) => {
             let mut r = crate::io::input_maybe_gzip(p)?;

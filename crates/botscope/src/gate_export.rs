@@ -62,7 +62,7 @@ async fn read(a: &GateExportArgs) -> Result<Vec<Entry>> {
     let token = a
         .operator_token_file
         .as_deref()
-        .map(crate::serve::operator_token)
+        .map(botscope_gate::startup::operator_token)
         .transpose()?;
     botscope_gate::export::from_gate(base, token.as_deref())
         .await

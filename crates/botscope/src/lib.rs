@@ -29,7 +29,7 @@
 /// The command-line types (their own crate).
 pub use botscope_cli as cli;
 mod exit;
-mod io;
+use botscope_os::stdio as io;
 mod progress;
 mod settings;
 

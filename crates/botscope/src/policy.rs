@@ -344,7 +344,7 @@ pub async fn replay(a: &PolicyReplayArgs, s: &Settings) -> Result<ExitStatus> {
         trap_key: a
             .challenge_key
             .as_deref()
-            .map(|p| crate::serve::key_file("--challenge-key", p))
+            .map(|p| botscope_gate::startup::key_file("--challenge-key", p))
             .transpose()?,
     };
     let body = if a.format == ReplayFormat::Jsonl {

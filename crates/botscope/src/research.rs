@@ -175,15 +175,11 @@ pub fn submit(a: &SubmitArgs) -> Result<ExitStatus> {
 pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
     parquet_to_terminal(a.format)?;
     let index = a.index.resolve(a.db.as_ref())?;
-    let mut agents: Vec<String> = a.agent.iter().map(|x| x.trim().to_owned()).collect();
-    if a.category.is_some() || a.operator.is_some() {
-        let r = s.registry(None)?;
-        for t in r.agents(a.category.as_deref(), a.operator.as_deref()) {
-            if !agents.iter().any(|x| x.eq_ignore_ascii_case(&t)) {
-                agents.push(t);
-            }
-        }
-    }
+    let (category, operator) = (a.category.as_deref(), a.operator.as_deref());
+    let mut agents = s
+        .registry(None)?
+        .followed(&a.agent, category, operator, false)
+        .map_err(|e| anyhow::anyhow!("{e} (see `botscope bots list`)"))?;
     let method = botscope_index::studies::Method::parse(&a.method)
         .context("--method is exact, somesite or cic")?;
     let named = !a.agent.is_empty() || a.category.is_some() || a.operator.is_some();
@@ -202,10 +198,6 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
             .map(|&x| x.to_owned())
             .collect();
     }
-    anyhow::ensure!(
-        !agents.is_empty(),
-        "no registry robot is in that category or run by that operator (see `botscope bots list`)"
-    );
     let mut idx = Index::open(&index)?;
     idx.set_threads(s.threads);
     let store = a.db.as_ref().map(StoreLocator::open_read).transpose()?;
@@ -258,38 +250,15 @@ pub fn trends(a: &TrendsArgs, s: &crate::Settings) -> Result<ExitStatus> {
 }
 
 /// The agents named (`--agent`) and every registry robot of `category`;
-/// with neither, `*` and every registry robot. Each once, whatever its
-/// case.
+/// with neither, `*` and every registry robot.
 fn named_or_every(
     named: &[String],
     category: Option<&str>,
     s: &crate::Settings,
 ) -> Result<Vec<String>> {
-    let mut agents: Vec<String> = Vec::new();
-    let mut add = |t: String| {
-        if !agents.iter().any(|x| x.eq_ignore_ascii_case(&t)) {
-            agents.push(t);
-        }
-    };
-    for x in named {
-        add(x.trim().to_owned());
-    }
-    if let Some(c) = category {
-        let found = s.registry(None)?.agents(Some(c), None);
-        anyhow::ensure!(
-            !found.is_empty(),
-            "no registry robot is in the category {c} (see `botscope bots list`)"
-        );
-        found.into_iter().for_each(&mut add);
-    }
-    if named.is_empty() && category.is_none() {
-        add("*".to_owned());
-        s.registry(None)?
-            .all_agents()
-            .into_iter()
-            .for_each(&mut add);
-    }
-    Ok(agents)
+    s.registry(None)?
+        .followed(named, category, None, true)
+        .map_err(|e| anyhow::anyhow!("{e} (see `botscope bots list`)"))
 }
 
 /// `watch`.
@@ -310,20 +279,21 @@ pub fn watch(a: &WatchArgs, s: &crate::Settings) -> Result<ExitStatus> {
         }
     }
     let only = a.only.as_deref().and_then(botscope_index::Kind::parse);
+    let request = botscope_index::ChangeRequest {
+        since: a.since,
+        agents: &agents,
+        semantics: a.semantics,
+        site: a.site.as_deref(),
+        where_: a.where_.as_deref(),
+        only,
+        limit: usize::try_from(a.limit).unwrap_or(usize::MAX),
+    };
     let c = idx
-        .changes(&botscope_index::ChangeRequest {
-            since: a.since,
-            agents: &agents,
-            semantics: a.semantics,
-            site: a.site.as_deref(),
-            where_: a.where_.as_deref(),
-            only,
-            limit: usize::try_from(a.limit).unwrap_or(usize::MAX),
-        })
+        .changes(&request)
         .map_err(|e| query_error(e, a.where_.as_deref().unwrap_or_default()))?;
     match a.format.as_str() {
         "atom" => {
-            let title = watch_title(a, only);
+            let title = request.title(&a.agent, a.category.as_deref());
             let feed = botscope_index::Feed {
                 title: &title,
                 id: &botscope_index::feed_id(&format!(
@@ -345,35 +315,6 @@ pub fn watch(a: &WatchArgs, s: &crate::Settings) -> Result<ExitStatus> {
         _ => emit(TableFormat::Text, &c, || c.to_text(), || c.to_table())?,
     }
     Ok(ExitStatus::Success)
-}
-
-/// A watch feed's title: what was asked (the site, the agents or their
-/// category, the kind of change, the query).
-fn watch_title(a: &WatchArgs, only: Option<botscope_index::Kind>) -> String {
-    let who = match (&a.agent[..], a.category.as_deref()) {
-        ([], Some(c)) => format!("the {c} crawlers"),
-        ([], None) => "every known crawler".to_owned(),
-        ([one], None) => one.clone(),
-        (many, c) => {
-            let mut s = many.join(", ");
-            if let Some(c) = c {
-                s.push_str(&format!(" and the {c} crawlers"));
-            }
-            s
-        }
-    };
-    let mut t = match (&a.site, only) {
-        (Some(site), _) => format!("robots.txt changes of {site} for {who}"),
-        (None, Some(botscope_index::Kind::Blocked)) => format!("sites that started blocking {who}"),
-        (None, Some(botscope_index::Kind::Allowed)) => {
-            format!("sites that relaxed their rules for {who}")
-        }
-        (None, None) => format!("robots.txt changes for {who}"),
-    };
-    if let Some(q) = &a.where_ {
-        t.push_str(&format!(" where {q}"));
-    }
-    t
 }
 
 /// `index export`.

@@ -17,13 +17,16 @@ use crate::cli::{
 use crate::exit::ExitStatus;
 use crate::settings::FetchSettings;
 
+// A file read up to a cap keeps the line the cap cuts whole.
+const _: () = assert!(crate::io::LINE_SLACK == botscope_robotstxt::MAX_LINE_LEN + 1);
+
 /// The bytes of a robots.txt given as a file or, for an `http(s)://` URL,
 /// fetched from the site as `harvest` fetches it (what was fetched, and
 /// what it means, on standard error); and the size of the whole.
 async fn robots_bytes(arg: &Path, fetch: &FetchArgs, max: Option<usize>) -> Result<(Vec<u8>, u64)> {
     let text = arg.to_string_lossy();
     if !(text.starts_with("http://") || text.starts_with("https://")) {
-        return crate::io::read_limited(arg, max);
+        return Ok(crate::io::read_limited(arg, max)?);
     }
     let fetch = FetchSettings::resolve(fetch, Semantics::Google, Duration::ZERO)?;
     let (servers, timeout) = (fetch.nameservers()?, fetch.config.connect_timeout);

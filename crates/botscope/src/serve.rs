@@ -20,78 +20,27 @@ pub fn log_to_stderr(s: &Settings) {
         .try_init();
 }
 
-/// What is at a path a flag names, in words: `None` when it is what the
-/// flag needs (a directory, or a regular file).
-fn wrong_at(p: &std::path::Path, dir: bool) -> Option<String> {
-    match std::fs::metadata(p) {
-        Ok(m) if dir && m.is_dir() => None,
-        Ok(m) if !dir && m.is_file() => None,
-        Ok(_) if dir => Some("not a directory".into()),
-        Ok(_) => Some("not a regular file".into()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(
-            if dir {
-                "no such directory"
-            } else {
-                "no such file"
-            }
-            .into(),
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-            Some("permission denied".into())
-        }
-        Err(e) => Some(e.to_string()),
-    }
-}
-
 /// The gate's paths checked before anything starts: each problem names
 /// its flag and its path, once.
 fn check_gate_paths(a: &GateArgs) -> Result<()> {
-    let mut problems = Vec::new();
-    let mut check = |flag: &str, p: &std::path::Path, dir: bool| {
-        if let Some(why) = wrong_at(p, dir) {
-            problems.push(format!(
-                "{flag} {}: {why}",
-                botscope_text::field(&p.display().to_string())
-            ));
-        }
-    };
-    if let Some(d) = &a.robots_dir {
-        check("--robots-dir", d, true);
-    }
-    if let Some(p) = &a.lists {
-        check("--lists", p, true);
-    }
-    if let Some(p) = &a.policy {
-        check("--policy", p, false);
-    }
-    if let Some(p) = &a.challenge_key {
-        check("--challenge-key", p, false);
-    }
-    if let Some(p) = &a.registry {
-        check("--registry", p, false);
-    }
-    if let Some(p) = &a.upstream_ca_file {
-        check("--upstream-ca-file", p, false);
-    }
-    if let Some(p) = &a.operator_token_file {
-        check("--operator-token-file", p, false);
-    }
-    for (flag, p) in [("--decision-log", &a.decision_log), ("--events", &a.events)] {
-        let Some(p) = p else { continue };
-        let dir = match p.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => std::path::Path::new("."),
-        };
-        if let Some(why) = wrong_at(dir, true) {
-            problems.push(format!(
-                "{flag} {}: its directory {}: {why} (make it first: mkdir -p)",
-                botscope_text::field(&p.display().to_string()),
-                botscope_text::field(&dir.display().to_string())
-            ));
-        }
-    }
-    anyhow::ensure!(problems.is_empty(), "{}", problems.join("\n"));
-    Ok(())
+    let read: Vec<(&str, &std::path::Path, bool)> = [
+        ("--robots-dir", &a.robots_dir, true),
+        ("--lists", &a.lists, true),
+        ("--policy", &a.policy, false),
+        ("--challenge-key", &a.challenge_key, false),
+        ("--registry", &a.registry, false),
+        ("--upstream-ca-file", &a.upstream_ca_file, false),
+        ("--operator-token-file", &a.operator_token_file, false),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p, dir)| Some((flag, p.as_deref()?, dir)))
+    .collect();
+    let write: Vec<(&str, &std::path::Path)> =
+        [("--decision-log", &a.decision_log), ("--events", &a.events)]
+            .into_iter()
+            .filter_map(|(flag, p)| Some((flag, p.as_deref()?)))
+            .collect();
+    Ok(botscope_gate::startup::check_paths(&read, &write)?)
 }
 
 /// `gate`.
@@ -115,7 +64,7 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
     let operator_token = a
         .operator_token_file
         .as_ref()
-        .map(|p| operator_token(p))
+        .map(|p| botscope_gate::startup::operator_token(p))
         .transpose()?;
     let deny = a
         .deny
@@ -196,7 +145,10 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
         }),
         canary: match &a.canary_key {
             Some(p) => Some(botscope_gate::canary::CanaryConfig {
-                key: botscope_canary::CanaryKey::new(&key_file("--canary-key", p)?)?,
+                key: botscope_canary::CanaryKey::new(&botscope_gate::startup::key_file(
+                    "--canary-key",
+                    p,
+                )?)?,
                 template: a.canary_text.clone(),
                 period: a.canary_period,
                 records: usize::try_from(a.canary_records)?,
@@ -282,21 +234,6 @@ pub async fn gate(a: &GateArgs, s: &Settings) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-/// The operators' token: the file's one line, 16 printable characters or
-/// more (a short or empty one would be guessed).
-pub(crate) fn operator_token(p: &std::path::Path) -> Result<Vec<u8>> {
-    let shown = || botscope_text::field(&p.display().to_string()).into_owned();
-    let bytes = botscope_os::read_file_capped(p, 4096)
-        .with_context(|| format!("--operator-token-file {}", shown()))?;
-    let token = bytes.trim_ascii().to_vec();
-    anyhow::ensure!(
-        token.len() >= 16 && token.iter().all(u8::is_ascii_graphic),
-        "--operator-token-file {}: the token must be one line of 16 printable characters or more (e.g. `openssl rand -hex 32`)",
-        shown()
-    );
-    Ok(token)
-}
-
 /// What an https `--upstream` is checked against: the system's store and
 /// `--upstream-ca-file`.
 fn upstream_trust(a: &GateArgs) -> Result<botscope_http::Trust> {
@@ -316,21 +253,7 @@ fn challenge_key(a: &GateArgs) -> Result<Vec<u8>> {
     let Some(p) = &a.challenge_key else {
         return Ok(Vec::new());
     };
-    key_file("--challenge-key", p)
-}
-
-/// A key file of the gate's (`flag`: `--challenge-key`, `--canary-key`):
-/// at least 32 bytes.
-pub(crate) fn key_file(flag: &str, p: &std::path::Path) -> Result<Vec<u8>> {
-    let key =
-        botscope_os::read_capped(p, 4096).with_context(|| format!("{flag} {}", p.display()))?;
-    anyhow::ensure!(
-        key.len() >= 32,
-        "{flag} {}: {} bytes; a key is at least 32 (head -c 32 /dev/urandom > FILE)",
-        p.display(),
-        key.len()
-    );
-    Ok(key)
+    Ok(botscope_gate::startup::key_file("--challenge-key", p)?)
 }
 
 /// `serve`.
@@ -390,77 +313,19 @@ fn site_terms(a: &GateArgs) -> Result<botscope_gate::SiteTerms> {
     let rsl = match &a.rsl {
         None => None,
         Some(file) => {
-            let (body, total) =
-                crate::io::read_limited(file, Some(botscope_terms::rsl::MAX_BYTES + 1))?;
-            if total > botscope_terms::rsl::MAX_BYTES as u64 {
-                anyhow::bail!(
-                    "--rsl {}: over {} bytes; nothing was started",
-                    crate::io::display(file),
-                    botscope_terms::rsl::MAX_BYTES
-                );
+            let licence =
+                botscope_gate::startup::rsl_document(file, &a.rsl_path, a.robots_dir.as_deref())?;
+            for w in licence.warnings {
+                eprintln!("botscope: warning: {w}");
             }
-            let doc = botscope_terms::rsl::Document::parse(&body);
-            let shown = |d: &botscope_terms::rsl::Diagnostic| {
-                format!(
-                    "{}:{}:{}: {}",
-                    crate::io::display(file),
-                    d.line,
-                    d.column,
-                    botscope_text::field(&d.message)
-                )
-            };
-            for d in doc
-                .diagnostics
-                .iter()
-                .filter(|d| d.severity == botscope_terms::rsl::Severity::Warning)
-            {
-                eprintln!("botscope: warning: {}", shown(d));
-            }
-            if let Some(e) = doc
-                .diagnostics
-                .iter()
-                .find(|d| d.severity == botscope_terms::rsl::Severity::Error)
-            {
-                anyhow::bail!("{}; nothing was started", shown(e));
-            }
-            if !a.rsl_path.starts_with('/') || a.rsl_path.contains(['?', '#', ' ']) {
-                anyhow::bail!(
-                    "--rsl-path {}: a path starting with /",
-                    botscope_text::field(&a.rsl_path)
-                );
-            }
-            // The robots.txt crawlers read should name it.
-            let default = a.robots_dir.clone().unwrap_or_default().join("default.txt");
-            if let Ok(b) = std::fs::read(&default)
-                && botscope_robotstxt::Robots::parse(&b).licenses.is_empty()
-            {
-                eprintln!(
-                    "botscope: warning: {} names no licence: add `License: https://YOUR-SITE{}`",
-                    crate::io::display(&default),
-                    a.rsl_path
-                );
-            }
-            Some((a.rsl_path.clone(), std::sync::Arc::new(body)))
+            Some(licence.served)
         }
     };
-    let content_usage = match &a.content_usage {
-        None => None,
-        Some(v) => {
-            let p = botscope_robotstxt::parse_preference(v).map_err(|e| {
-                anyhow::anyhow!(
-                    "--content-usage {}: {e}; nothing was started",
-                    botscope_text::field(v)
-                )
-            })?;
-            if p.usage.is_empty() {
-                anyhow::bail!(
-                    "--content-usage {}: states no preference of the vocabulary (train-ai, ai-use, search with y or n); nothing was started",
-                    botscope_text::field(v)
-                );
-            }
-            Some(botscope_robotstxt::show_usage(&p.usage))
-        }
-    };
+    let content_usage = a
+        .content_usage
+        .as_deref()
+        .map(botscope_gate::startup::content_usage)
+        .transpose()?;
     let credentials = match &a.license_credentials {
         None => None,
         Some(file) => Some(crate::settings::licence_credentials(file)?),

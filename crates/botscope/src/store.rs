@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use botscope_robotstxt::FetchPolicy;
-use botscope_store::{Frontier, NewRun, Store, StoreLocator, content_hash};
+use botscope_store::{Frontier, NewRun, Store, StoreLocator, WarcSource, content_hash};
 
 use crate::cli::{
     Format, FrontierAddArgs, FrontierStatsArgs, StoreCopyArgs, StoreExportArgs, StoreExportFormat,
@@ -129,12 +129,22 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
     // Every input is there before the store is touched: a mistyped name
     // costs nothing. (`warc`: URLs are fetched when their turn comes.)
     let sources = if a.format == StoreImportFormat::Warc {
-        warc_sources(a)?
+        let list = match &a.list {
+            Some(list) => {
+                let mut text = String::new();
+                crate::io::input_maybe_gzip(list)?
+                    .read_to_string(&mut text)
+                    .with_context(|| format!("cannot read {}", list.display()))?;
+                Some(text)
+            }
+            None => None,
+        };
+        botscope_store::warc_sources(&a.files, list.as_deref(), &a.base)
     } else {
-        a.files.iter().cloned().map(Source::Path).collect()
+        a.files.iter().cloned().map(WarcSource::Path).collect()
     };
     for src in &sources {
-        if let Source::Path(f) = src
+        if let WarcSource::Path(f) = src
             && f.as_os_str() != "-"
             && !f.exists()
         {
@@ -175,8 +185,8 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
     let total: u64 = sources
         .iter()
         .filter_map(|s| match s {
-            Source::Path(f) => std::fs::metadata(f).ok().map(|m| m.len()),
-            Source::Url(_) => None,
+            WarcSource::Path(f) => std::fs::metadata(f).ok().map(|m| m.len()),
+            WarcSource::Url(_) => None,
         })
         .sum();
     let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -189,14 +199,18 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
             let (name, open): (String, botscope_store::Opener<'_>) = match src {
                 // Known by its full path: a re-run from elsewhere, or
                 // naming it another way, resumes the same import.
-                Source::Path(f) => (
+                WarcSource::Path(f) => (
                     std::fs::canonicalize(f)
                         .unwrap_or_else(|_| f.clone())
                         .display()
                         .to_string(),
-                    Box::new(move || crate::io::counted_input_maybe_gzip(f, read)),
+                    Box::new(move || {
+                        std::fs::File::open(f)
+                            .and_then(|file| crate::io::counted_maybe_gzip(file, read))
+                            .map_err(|e| unreadable(&crate::io::display(f), &e))
+                    }),
                 ),
-                Source::Url(u) => {
+                WarcSource::Url(u) => {
                     let (trust, runtime) = (trust.clone(), runtime.clone());
                     (
                         u.clone(),
@@ -227,14 +241,14 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
                                     },
                                 }
                             })?;
-                            crate::io::counted_maybe_gzip(u, body, read)
+                            crate::io::counted_maybe_gzip(body, read).map_err(|e| unreadable(u, &e))
                         }),
                     )
                 }
             };
             botscope_store::WarcInput {
                 crawl: a.crawl.clone().or_else(|| botscope_store::crawl_of(&name)),
-                max_records: matches!(src, Source::Url(_)).then_some(a.max_records),
+                max_records: matches!(src, WarcSource::Url(_)).then_some(a.max_records),
                 name,
                 open,
             }
@@ -271,43 +285,15 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let mut total = botscope_store::Imported::default();
-    let already = results.iter().filter(|r| r.already).count();
-    if already > 0 {
-        eprintln!("botscope: {already} files were imported before: passed over");
+    let summary = botscope_store::ImportSummary::of(&results);
+    if summary.already > 0 {
+        let n = summary.already;
+        eprintln!("botscope: {n} files were imported before: passed over");
     }
-    for r in &results {
-        if r.resumed_after > 0 {
-            eprintln!(
-                "botscope: {}: resumed after the {} records an earlier import stored",
-                botscope_text::field(&r.name),
-                r.resumed_after
-            );
-        }
-        let c = &r.counts;
-        total.records += c.records;
-        total.robots += c.robots;
-        total.other += c.other;
-        total.skipped += c.skipped;
-        total.bad_http += c.bad_http;
-        // A record left out (over the block limit, a header that cannot
-        // be read) is a file not wholly imported.
-        if c.skipped > 0 {
-            damaged = true;
-        }
-        if let Some(e) = &r.damage {
-            damaged = true;
-            // An input error names its input already.
-            let what = match e {
-                botscope_store::StoreError::Input { .. } => e.to_string(),
-                e => format!("{}: {e}", r.name),
-            };
-            eprintln!(
-                "botscope: warning: {}; the records before it are imported",
-                botscope_text::field(&what)
-            );
-        }
+    for note in &summary.notes {
+        eprintln!("botscope: {note}");
     }
+    let (total, damaged) = (summary.total, damaged || summary.damaged);
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
         "{total} ({}, {:.1} s, {:.0} records/s)",
@@ -322,64 +308,12 @@ pub fn import(a: &StoreImportArgs, s: &crate::Settings) -> Result<ExitStatus> {
     })
 }
 
-/// One input of `store import`.
-enum Source {
-    Path(std::path::PathBuf),
-    Url(String),
-}
-
-fn is_url(s: &str) -> bool {
-    let l = s.to_ascii_lowercase();
-    l.starts_with("http://") || l.starts_with("https://")
-}
-
-/// The WARC inputs: the arguments (paths or URLs), then each line of
-/// --list (a path or URL; a relative one under --base), each once.
-fn warc_sources(a: &StoreImportArgs) -> Result<Vec<Source>> {
-    let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut push = |s: Source| {
-        let key = match &s {
-            Source::Path(p) => p.display().to_string(),
-            Source::Url(u) => u.clone(),
-        };
-        if seen.insert(key) {
-            out.push(s);
-        }
-    };
-    for f in &a.files {
-        let text = f.display().to_string();
-        push(if is_url(&text) {
-            Source::Url(text)
-        } else {
-            Source::Path(f.clone())
-        });
+/// An input that could not be read, in the store's words.
+fn unreadable(name: &str, e: &std::io::Error) -> botscope_store::StoreError {
+    botscope_store::StoreError::Input {
+        name: name.to_owned(),
+        reason: format!("cannot read it: {e}"),
     }
-    if let Some(list) = &a.list {
-        let mut text = String::new();
-        crate::io::input_maybe_gzip(list)?
-            .read_to_string(&mut text)
-            .with_context(|| format!("cannot read {}", list.display()))?;
-        for line in text.lines().map(str::trim) {
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            push(if is_url(line) {
-                Source::Url(line.to_owned())
-            } else if std::path::Path::new(line).is_absolute() {
-                Source::Path(line.into())
-            } else if is_url(&a.base) {
-                Source::Url(format!(
-                    "{}/{}",
-                    a.base.trim_end_matches('/'),
-                    line.trim_start_matches('/')
-                ))
-            } else {
-                Source::Path(std::path::Path::new(&a.base).join(line))
-            });
-        }
-    }
-    Ok(out)
 }
 
 /// `store copy`.

@@ -1,13 +1,42 @@
-//! Reading and writing for every command: `-` as standard input or
-//! output, gzip recognised by its magic bytes, bounded reads.
+//! A command's files: `-` as standard input or output, gzip recognised
+//! by its magic bytes whatever the name, reads bounded by a cap, output
+//! written whole or not at all.
+//!
+//! ```
+//! use std::io::{Read, Write};
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("out.txt");
+//! let mut out = botscope_os::stdio::output(Some(&path))?;
+//! out.write_all(b"User-agent: *\nDisallow: /private\n")?;
+//! out.finish()?;
+//! let (kept, total) = botscope_os::stdio::read_limited(&path, Some(4))?;
+//! assert_eq!(total, 33);
+//! assert_eq!(&kept[..4], b"User"); // and one line's worth past the cap
+//! let mut text = String::new();
+//! botscope_os::stdio::input_maybe_gzip(&path)?.read_to_string(&mut text)?;
+//! assert!(text.ends_with("/private\n"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::{Context, Result};
+use crate::{AtomicFile, Error, io_at};
 
-/// How a path is named in messages.
+/// The bytes [`read_limited`] keeps past its cap: one line's worth, the
+/// longest line a robots.txt reader reads (RFC 9309's 2,083-byte URLs
+/// eight times over) and its end, so that a file cut at the cap still
+/// holds its last rule whole.
+pub const LINE_SLACK: usize = 2083 * 8;
+
+/// A reader's buffer: large enough that a log or a WARC file is read in
+/// few system calls.
+const BUFFER: usize = 256 * 1024;
+
+/// How a path is named in messages: `-` is the standard input.
 pub fn display(path: &Path) -> String {
     if path == Path::new("-") {
         "standard input".to_owned()
@@ -17,72 +46,52 @@ pub fn display(path: &Path) -> String {
 }
 
 /// A file, or standard input for `-`, buffered.
-pub fn input(path: &Path) -> Result<Box<dyn BufRead>> {
+pub fn input(path: &Path) -> Result<Box<dyn BufRead>, Error> {
     Ok(if path == Path::new("-") {
         Box::new(io::stdin().lock())
     } else {
         Box::new(BufReader::with_capacity(
-            256 * 1024,
-            File::open(path).with_context(|| format!("failed to open {}", path.display()))?,
+            BUFFER,
+            File::open(path).map_err(io_at(path))?,
         ))
     })
 }
 
 /// Like [`input`], decompressing gzip (several members) when the first
 /// bytes say so, whatever the name.
-pub fn input_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead>> {
+pub fn input_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead>, Error> {
     let mut r = input(path)?;
-    let head = r
+    let gz = r
         .fill_buf()
-        .with_context(|| format!("failed to read {}", display(path)))?;
-    Ok(if head.starts_with(&[0x1f, 0x8b]) {
+        .map_err(io_at(path))?
+        .starts_with(&[0x1f, 0x8b]);
+    Ok(if gz {
         Box::new(BufReader::new(flate2::bufread::MultiGzDecoder::new(r)))
     } else {
         r
     })
 }
 
-/// A file to read, counted into `read` as its bytes are read, decompressed
-/// when it is gzip (sniffed), in the store's error for an input.
-pub fn counted_input_maybe_gzip(
-    path: &Path,
-    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
-) -> botscope_store::Result<Box<dyn BufRead + Send>> {
-    let name = display(path).to_string();
-    let file = File::open(path).map_err(|e| botscope_store::StoreError::Input {
-        name: name.clone(),
-        reason: format!("cannot read it: {e}"),
-    })?;
-    counted_maybe_gzip(&name, file, read)
-}
-
 /// A stream (a file, a download as it comes) counted into `read` as its
-/// bytes are read, decompressed when it is gzip (sniffed).
+/// bytes are read (for a progress bar of the compressed bytes),
+/// decompressed when it is gzip (sniffed).
 pub fn counted_maybe_gzip(
-    name: &str,
     input: impl Read + Send + 'static,
-    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
-) -> botscope_store::Result<Box<dyn BufRead + Send>> {
-    struct Counted<R>(R, std::sync::Arc<std::sync::atomic::AtomicU64>);
+    read: Arc<AtomicU64>,
+) -> io::Result<Box<dyn BufRead + Send>> {
+    struct Counted<R>(R, Arc<AtomicU64>);
     impl<R: Read> Read for Counted<R> {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             let n = self.0.read(buf)?;
-            self.1
-                .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+            self.1.fetch_add(n as u64, Ordering::Relaxed);
             Ok(n)
         }
     }
-    let mut r = BufReader::with_capacity(256 * 1024, Counted(input, read));
-    let gz = r
-        .fill_buf()
-        .map(|h| h.starts_with(&[0x1f, 0x8b]))
-        .map_err(|e| botscope_store::StoreError::Input {
-            name: name.to_owned(),
-            reason: format!("cannot read it: {e}"),
-        })?;
+    let mut r = BufReader::with_capacity(BUFFER, Counted(input, read));
+    let gz = r.fill_buf()?.starts_with(&[0x1f, 0x8b]);
     Ok(if gz {
         Box::new(BufReader::with_capacity(
-            256 * 1024,
+            BUFFER,
             flate2::bufread::MultiGzDecoder::new(r),
         ))
     } else {
@@ -91,21 +100,21 @@ pub fn counted_maybe_gzip(
 }
 
 /// Where a command's output goes: a file written whole through
-/// [`botscope_os::AtomicFile`] (replaced only by [`Output::finish`], so a
-/// command that fails half-way leaves the old file), or standard output.
+/// [`AtomicFile`] (replaced only by [`Output::finish`], so a command that
+/// fails half-way leaves the old file), or standard output.
 pub enum Output {
     /// A file being written.
-    File(botscope_os::AtomicFile),
+    File(AtomicFile),
     /// Standard output, buffered.
     Stdout(BufWriter<io::StdoutLock<'static>>),
 }
 
 impl Output {
     /// Puts the file in place, or flushes standard output.
-    pub fn finish(self) -> Result<()> {
+    pub fn finish(self) -> Result<(), Error> {
         match self {
-            Output::File(f) => Ok(f.commit()?),
-            Output::Stdout(mut w) => Ok(w.flush()?),
+            Output::File(f) => f.commit(),
+            Output::Stdout(mut w) => w.flush().map_err(io_at(Path::new("-"))),
         }
     }
 }
@@ -134,25 +143,24 @@ impl Write for Output {
 }
 
 /// The output at `path`, or standard output.
-pub fn output(path: Option<&Path>) -> Result<Output> {
+pub fn output(path: Option<&Path>) -> Result<Output, Error> {
     Ok(match path {
-        Some(p) => Output::File(botscope_os::AtomicFile::create(p)?),
+        Some(p) => Output::File(AtomicFile::create(p)?),
         None => Output::Stdout(BufWriter::new(io::stdout().lock())),
     })
 }
 
-/// Reads a file (or stdin for `-`), keeping at most `limit` bytes plus one
-/// line's worth past it, so that a huge file costs bounded memory; returns
-/// the bytes and the total size.
-pub fn read_limited(path: &Path, limit: Option<usize>) -> Result<(Vec<u8>, u64)> {
+/// Reads a file (or standard input for `-`), keeping at most `limit`
+/// bytes and [`LINE_SLACK`] past them, so that a huge file costs bounded
+/// memory; returns the bytes kept and the total size.
+pub fn read_limited(path: &Path, limit: Option<usize>) -> Result<(Vec<u8>, u64), Error> {
     let mut buf = Vec::new();
     let total = if path == Path::new("-") {
         read_limited_into(io::stdin().lock(), limit, &mut buf)
     } else {
-        let f = File::open(path).with_context(|| format!("failed to open {}", path.display()))?;
-        read_limited_into(f, limit, &mut buf)
+        File::open(path).and_then(|f| read_limited_into(f, limit, &mut buf))
     }
-    .with_context(|| format!("failed to read {}", display(path)))?;
+    .map_err(io_at(path))?;
     Ok((buf, total))
 }
 
@@ -167,9 +175,7 @@ pub fn read_limited_into(
     limit: Option<usize>,
     buf: &mut Vec<u8>,
 ) -> io::Result<u64> {
-    let keep = limit.map_or(u64::MAX, |cap| {
-        cap.saturating_add(botscope_robotstxt::MAX_LINE_LEN + 1) as u64
-    });
+    let keep = limit.map_or(u64::MAX, |cap| cap.saturating_add(LINE_SLACK) as u64);
     buf.reserve(usize::try_from(keep.min(16 * 1024)).unwrap_or(16 * 1024));
     let start = buf.len();
     (&mut reader).take(keep).read_to_end(buf)?;
@@ -180,6 +186,28 @@ pub fn read_limited_into(
     Ok(total)
 }
 
+/// What is wrong at a path a flag names, in words (`no such file`, `not
+/// a directory`, `permission denied`, …): `None` when it is what the
+/// flag needs, a directory (`dir`) or a regular file.
+pub fn wrong_at(path: &Path, dir: bool) -> Option<String> {
+    match std::fs::metadata(path) {
+        Ok(m) if dir && m.is_dir() => None,
+        Ok(m) if !dir && m.is_file() => None,
+        Ok(_) if dir => Some("not a directory".into()),
+        Ok(_) => Some("not a regular file".into()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some(
+            if dir {
+                "no such directory"
+            } else {
+                "no such file"
+            }
+            .into(),
+        ),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Some("permission denied".into()),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
 /// Opens files by path, keeping the directory of the last one open: a bulk
 /// check opens thousands of files in a few directories, and each open then
 /// looks up one name where a whole path would walk every directory of it.
@@ -187,7 +215,7 @@ pub fn read_limited_into(
 /// audit reads a corpus that is not being moved under it.)
 #[derive(Default)]
 pub struct DirOpener {
-    dir: Option<(std::path::PathBuf, std::os::fd::OwnedFd)>,
+    dir: Option<(PathBuf, std::os::fd::OwnedFd)>,
 }
 
 impl DirOpener {
@@ -246,11 +274,45 @@ mod tests {
 
     #[test]
     fn a_limited_read_keeps_the_limit_and_a_line_and_counts_everything() {
-        let body = vec![b'x'; botscope_robotstxt::MAX_LINE_LEN * 3];
+        let body = vec![b'x'; LINE_SLACK * 3];
         let mut buf = b"kept".to_vec();
         let total = read_limited_into(&body[..], Some(10), &mut buf).expect("read");
         assert_eq!(total, body.len() as u64);
-        assert_eq!(buf.len(), 4 + 10 + botscope_robotstxt::MAX_LINE_LEN + 1);
+        assert_eq!(buf.len(), 4 + 10 + LINE_SLACK);
         assert!(buf.starts_with(b"kept"));
+    }
+
+    #[test]
+    fn gzip_is_known_by_its_bytes_and_counted_as_read() {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"one\ntwo\n").expect("gzip");
+        let gz = gz.finish().expect("gzip");
+        for (body, want) in [(gz.clone(), "one\ntwo\n"), (b"plain\n".to_vec(), "plain\n")] {
+            let read = Arc::new(AtomicU64::new(0));
+            let mut text = String::new();
+            counted_maybe_gzip(io::Cursor::new(body.clone()), read.clone())
+                .expect("open")
+                .read_to_string(&mut text)
+                .expect("read");
+            assert_eq!(text, want);
+            assert_eq!(read.load(Ordering::Relaxed), body.len() as u64);
+        }
+    }
+
+    #[test]
+    fn what_is_wrong_at_a_path_is_said() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let f = d.path().join("f");
+        std::fs::write(&f, b"x").expect("write");
+        assert_eq!(wrong_at(d.path(), true), None);
+        assert_eq!(wrong_at(&f, false), None);
+        assert_eq!(wrong_at(&f, true).as_deref(), Some("not a directory"));
+        assert_eq!(
+            wrong_at(d.path(), false).as_deref(),
+            Some("not a regular file")
+        );
+        let none = d.path().join("none");
+        assert_eq!(wrong_at(&none, true).as_deref(), Some("no such directory"));
+        assert_eq!(wrong_at(&none, false).as_deref(), Some("no such file"));
     }
 }
