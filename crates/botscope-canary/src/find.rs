@@ -24,7 +24,7 @@ use unicode_normalization::UnicodeNormalization as _;
 
 use crate::code::{CanaryKey, MAX_CODE_LETTERS, Mark};
 use crate::phrase::{Phrase, Token, distance, index};
-use crate::record::Issue;
+pub use crate::record::{Issue, Served};
 
 /// Tokens kept for phrase matching (a phrase with a word added is five).
 pub const WINDOW: usize = 6;
@@ -35,17 +35,6 @@ pub const CANDIDATES: usize = 16;
 const NEAR: u64 = 64;
 /// The longest token read (a longer run of letters is cut).
 pub const MAX_TOKEN: usize = 4 + MAX_CODE_LETTERS;
-
-/// What the record says of the mark's pages, when it is in it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Served {
-    /// The first page marked with it (Unix seconds).
-    pub first: u64,
-    /// The last.
-    pub last: u64,
-    /// Pages marked with it.
-    pub pages: u64,
-}
 
 /// One mark seen in the input.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -10,6 +10,17 @@ use serde::{Deserialize, Serialize};
 use crate::code::Mark;
 use crate::phrase::Phrase;
 
+/// What the record says of the mark's pages, when it is in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Served {
+    /// The first page marked with it (Unix seconds).
+    pub first: u64,
+    /// The last.
+    pub last: u64,
+    /// Pages marked with it.
+    pub pages: u64,
+}
+
 /// One mark issued.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Issue {
@@ -30,7 +41,7 @@ pub struct Issue {
 
 impl Issue {
     /// `mark`'s entry, made under `key`, served as `served` says.
-    pub fn new(key: &crate::code::CanaryKey, mark: Mark, served: &crate::find::Served) -> Issue {
+    pub fn new(key: &crate::code::CanaryKey, mark: Mark, served: &Served) -> Issue {
         Issue {
             phrase: key.phrase(&mark),
             code: key.code(&mark),
