@@ -28,11 +28,19 @@ fn shown(p: &Path) -> String {
     botscope_text::field(&display(p)).into_owned()
 }
 
+/// Why a file could not be read, for a line that names it already.
+fn why(e: botscope_os::Error) -> String {
+    match e {
+        botscope_os::Error::Io { source, .. } => source.to_string(),
+        e => e.to_string(),
+    }
+}
+
 /// A key file (`flag`: `--challenge-key`, `--canary-key`): at least 32
 /// bytes, at most 4 KiB read.
 pub fn key_file(flag: &str, path: &Path) -> Result<Vec<u8>, StartError> {
     let key = botscope_os::read_capped(path, 4096)
-        .map_err(|e| StartError(format!("{flag} {}: {e}", shown(path))))?;
+        .map_err(|e| StartError(format!("{flag} {}: {}", shown(path), why(e))))?;
     if key.len() < 32 {
         return Err(StartError(format!(
             "{flag} {}: {} bytes; a key is at least 32 (head -c 32 /dev/urandom > FILE)",
@@ -49,7 +57,7 @@ pub fn key_file(flag: &str, path: &Path) -> Result<Vec<u8>, StartError> {
 pub fn operator_token(path: &Path) -> Result<Vec<u8>, StartError> {
     let flag = "--operator-token-file";
     let bytes = botscope_os::read_file_capped(path, 4096)
-        .map_err(|e| StartError(format!("{flag} {}: {e}", shown(path))))?;
+        .map_err(|e| StartError(format!("{flag} {}: {}", shown(path), why(e))))?;
     let token = bytes.trim_ascii().to_vec();
     if token.len() < 16 || !token.iter().all(u8::is_ascii_graphic) {
         return Err(StartError(format!(
@@ -213,6 +221,14 @@ mod tests {
             std::fs::write(&p, body).expect("write");
             assert_eq!(operator_token(&p).is_ok(), ok, "{body:?}");
         }
+        // The path once, then the system's reason.
+        let none = d.path().join("none");
+        let e = operator_token(&none).expect_err("no file").to_string();
+        assert_eq!(e.matches("none").count(), 1, "{e}");
+        assert!(
+            e.starts_with("--operator-token-file ") && e.contains("No such file"),
+            "{e}"
+        );
     }
 
     #[test]
