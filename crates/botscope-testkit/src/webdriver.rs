@@ -84,6 +84,47 @@ pub struct ConsoleLine {
     pub message: String,
 }
 
+/// Starts chromedriver on a port of its choice: the process and the
+/// port it says it listens on, or `None` (the process stopped) when it
+/// exits or says nothing for 30 seconds.
+fn start_driver() -> Option<(Child, u16)> {
+    let mut driver = Command::new("chromedriver")
+        .arg("--port=0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("chromedriver is needed (the test command in README installs chromium-driver)");
+    let stdout = driver.stdout.take().expect("piped");
+    // "ChromeDriver was started successfully on port 40603."
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sent = false;
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if !sent && let Some(rest) = line.split("on port ").nth(1) {
+                let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                if line.contains("successfully") {
+                    let _ = tx.send(port.parse::<u16>().ok());
+                    sent = true;
+                }
+            }
+        }
+        let _ = tx.send(None);
+    });
+    match rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .ok()
+        .flatten()
+    {
+        Some(port) => Some((driver, port)),
+        None => {
+            let _ = driver.kill();
+            let _ = driver.wait();
+            None
+        }
+    }
+}
+
 impl Browser {
     /// Starts chromedriver and a headless Chromium whose viewport is
     /// `width` × `height` CSS pixels.
@@ -91,34 +132,11 @@ impl Browser {
     /// # Panics
     /// When chromedriver or Chromium is missing or does not start.
     pub async fn start(width: u32, height: u32) -> Browser {
-        let mut driver = Command::new("chromedriver")
-            .arg("--port=0")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("chromedriver is needed (the test command in README installs chromium-driver)");
-        let stdout = driver.stdout.take().expect("piped");
-        // "ChromeDriver was started successfully on port 40603."
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut sent = false;
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if !sent && let Some(rest) = line.split("on port ").nth(1) {
-                    let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                    if line.contains("successfully") {
-                        let _ = tx.send(port.parse::<u16>().ok());
-                        sent = true;
-                    }
-                }
-            }
-            let _ = tx.send(None);
-        });
-        let port = rx
-            .recv_timeout(std::time::Duration::from_secs(30))
-            .ok()
-            .flatten()
-            .expect("chromedriver said on which port it listens");
+        // A chromedriver that exits or stays silent (seen once in a
+        // busy run) is stopped and started again, three times at most.
+        let (driver, port) = (0..3)
+            .find_map(|_| start_driver())
+            .expect("chromedriver said on which port it listens (three starts)");
         let profile = tempfile::tempdir().expect("profile directory");
         let mut caps = serde_json::Map::new();
         let mut args: Vec<String> = crate::browser::HEADLESS
