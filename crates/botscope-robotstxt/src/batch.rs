@@ -51,9 +51,14 @@ impl BatchChecker {
         line: &[u8],
         load: impl FnOnce(&[u8], &mut Vec<u8>) -> Result<(), String>,
     ) -> Result<Verdict<'_>, &str> {
-        let (path, agent, url) = fields(line).ok_or(MALFORMED)?;
+        let Fields {
+            path,
+            agent,
+            url,
+            same_file,
+        } = self.fields(line).ok_or(MALFORMED)?;
         let i = match &self.last {
-            Some((p, i)) if **p == *path => *i,
+            Some((_, i)) if same_file => *i,
             _ => {
                 let i = match self.index.get(path) {
                     Some(&i) => i,
@@ -82,15 +87,43 @@ impl BatchChecker {
     }
 }
 
-/// A query line's three fields: a path that is not empty, an agent, a URL
-/// without a tab.
-#[inline]
-fn fields(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
-    let t1 = memchr::memchr(b'\t', line)?;
-    let rest = &line[t1 + 1..];
-    let t2 = memchr::memchr(b'\t', rest)?;
-    let url = &rest[t2 + 1..];
-    (t1 > 0 && memchr::memchr(b'\t', url).is_none()).then(|| (&line[..t1], &rest[..t2], url))
+/// A query line's three fields, and whether its file is the last line's.
+struct Fields<'l> {
+    path: &'l [u8],
+    agent: &'l [u8],
+    url: &'l [u8],
+    same_file: bool,
+}
+
+impl BatchChecker {
+    /// A query line's three fields (a path that is not empty, an agent, a
+    /// URL without a tab), and whether the path is the last line's. A
+    /// bulk audit's lines come grouped by file and agent: a field equal
+    /// to the last line's is found by comparing it, not by searching for
+    /// its tab (the last one holds none, so a line that starts with it
+    /// and a tab has its first tab there).
+    #[inline]
+    fn fields<'l>(&self, line: &'l [u8]) -> Option<Fields<'l>> {
+        let after = |line: &[u8], last: &[u8]| {
+            line.get(last.len()) == Some(&b'\t') && line.starts_with(last)
+        };
+        let (t1, same_file) = match &self.last {
+            Some((p, _)) if after(line, p) => (p.len(), true),
+            _ => (memchr::memchr(b'\t', line)?, false),
+        };
+        let rest = &line[t1 + 1..];
+        let t2 = match &self.selected {
+            Some((_, a, _)) if after(rest, a) => a.len(),
+            _ => memchr::memchr(b'\t', rest)?,
+        };
+        let url = &rest[t2 + 1..];
+        (t1 > 0 && memchr::memchr(b'\t', url).is_none()).then(|| Fields {
+            path: &line[..t1],
+            agent: &rest[..t2],
+            url,
+            same_file,
+        })
+    }
 }
 
 /// Input read at a time by [`BatchChecker::run`].
@@ -238,5 +271,35 @@ mod tests {
         );
         assert_eq!(b.check(b"a.txt\tbot", &mut load).err(), Some(MALFORMED));
         assert_eq!(loads, 2, "each file once");
+    }
+
+    #[test]
+    fn fields_equal_to_the_last_lines_are_whole_fields() {
+        let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
+        let mut loaded = Vec::new();
+        let mut load = |p: &[u8], buf: &mut Vec<u8>| {
+            loaded.push(p.to_vec());
+            buf.extend_from_slice(match p {
+                b"a" => b"User-agent: bot\nDisallow: /x\n".as_slice(),
+                _ => b"User-agent: botb\nDisallow: /y\n".as_slice(),
+            });
+            Ok(())
+        };
+        let mut verdict = |line: &[u8]| {
+            b.check(line, &mut load)
+                .map(|v| v.allowed)
+                .map_err(|_| MALFORMED)
+        };
+        assert_eq!(verdict(b"a\tbot\t/x"), Ok(false));
+        // The last file's name and then more: another file.
+        assert_eq!(verdict(b"ab\tbot\t/x"), Ok(true));
+        assert_eq!(verdict(b"ab\tbotb\t/y"), Ok(false));
+        // The last agent's name and then more: another agent.
+        assert_eq!(verdict(b"ab\tbotbc\t/y"), Ok(true));
+        assert_eq!(verdict(b"ab\tbotb\t/y\tz"), Err(MALFORMED));
+        assert_eq!(verdict(b"ab\tbotb"), Err(MALFORMED));
+        assert_eq!(verdict(b"\tbotb\t/y"), Err(MALFORMED));
+        assert_eq!(verdict(b"a\tbot\t/y"), Ok(true));
+        assert_eq!(loaded, [b"a".to_vec(), b"ab".to_vec()]);
     }
 }

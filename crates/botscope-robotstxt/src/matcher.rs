@@ -134,6 +134,11 @@ struct CRule {
     /// Bytes 1 and 2 of the literal start of the pattern: a cheap filter
     /// before the full comparison (they fit in the struct's padding).
     head: [u8; 2],
+    /// How many bytes the pattern's stored start has that a matching
+    /// path starts with (its literal start, up to a `*` or a final `$`;
+    /// 0 when stored as written, [`F_RAW`]), at most 255: its first eight
+    /// are compared as one word before the full match ([`WORD`]).
+    lit: u8,
 }
 
 impl CRule {
@@ -198,6 +203,24 @@ const HEAD_CHUNK: usize = 16;
 /// `#`, were there one, would accept any byte: a weaker filter, never a
 /// wrong verdict.
 const ANY: u8 = b'#';
+
+/// Bytes of a rule's literal start compared as one word with the
+/// path's first bytes ([`Matcher::word_agrees`]). No pattern holds a
+/// zero (a NUL ends its line), and a path shorter than a word is padded
+/// with zeros: a rule longer than the path never agrees.
+const WORD: usize = 8;
+
+/// A path's first [`WORD`] bytes, zeros past its end.
+#[inline]
+fn path_word(path: &[u8]) -> u64 {
+    let mut w = [0u8; WORD];
+    if let Some(first) = path.get(..WORD) {
+        w.copy_from_slice(first);
+    } else {
+        w[..path.len()].copy_from_slice(path);
+    }
+    u64::from_le_bytes(w)
+}
 
 /// A path's bytes 1 and 2 as a head.
 #[inline]
@@ -713,6 +736,7 @@ impl Matcher {
             allow: r.flags & F_ALLOW != 0,
             idx: to_u32(start + i),
         };
+        let pw = path_word(path);
         if self.heads.is_empty() {
             for (i, r) in rules.iter().enumerate() {
                 *work += 1;
@@ -726,7 +750,10 @@ impl Matcher {
                 {
                     continue;
                 }
-                if self.rule_matches(r, path, bytes, work) {
+                if self
+                    .word_agrees(r, pw)
+                    .unwrap_or_else(|| self.rule_matches(r, path, bytes, work))
+                {
                     return Some(found(i, r));
                 }
             }
@@ -760,12 +787,41 @@ impl Matcher {
                 if best.is_some_and(|b| b.rank >= r.rank()) {
                     return best;
                 }
-                if self.rule_matches(r, path, bytes, work) {
+                if self
+                    .word_agrees(r, pw)
+                    .unwrap_or_else(|| self.rule_matches(r, path, bytes, work))
+                {
                     return Some(found(i, r));
                 }
             }
         }
         best
+    }
+
+    /// Whether the path whose first bytes are `pw` ([`path_word`]) starts
+    /// with the first [`WORD`] bytes of `r`'s literal start: false only
+    /// when `r` surely does not match, true and the match itself when `r`
+    /// is a plain literal no longer than a word (`Some`).
+    #[inline]
+    fn word_agrees(&self, r: &CRule, pw: u64) -> Option<bool> {
+        let k = usize::from(r.lit).min(WORD);
+        let at = r.off as usize;
+        let mut w = [0u8; WORD];
+        match self.arena.get(at..at + WORD) {
+            Some(word) => w.copy_from_slice(word),
+            // The arena's last bytes: what is past its end is compared
+            // with nothing (`k` is at most the pattern's length).
+            None => {
+                let tail = self.arena.get(at..).unwrap_or_default();
+                w[..tail.len()].copy_from_slice(tail);
+            }
+        }
+        let mask = u64::MAX.checked_shr(8 * (WORD - k) as u32).unwrap_or(0);
+        if (u64::from_le_bytes(w) ^ pw) & mask != 0 {
+            return Some(false);
+        }
+        let plain = r.flags & (F_GLOB | F_EXACT | F_RAW) == 0 && usize::from(r.len) == k;
+        plain.then_some(true)
     }
 
     /// Does `path` match rule `r` in full (its head filter passed)?
@@ -777,7 +833,19 @@ impl Matcher {
             // path plus nine times the pattern: `glob`).
             let mut scanned = 0;
             let m = (r.flags & F_PROBE == 0 || bytes.admits(path, r.head, work))
-                && glob_matches(path, pat, &mut scanned);
+                && if usize::from(r.lit) < usize::from(u8::MAX) {
+                    // The literal start is known (its first `*` is at
+                    // `lit`), and [`Matcher::word_agrees`] has compared
+                    // it with the path when it fits in a word.
+                    let (body, anchored) = unanchored(pat);
+                    let start = usize::from(r.lit);
+                    scanned += start.min(path.len()) as u64;
+                    (start <= WORD || path.starts_with(&body[..start]))
+                        && path.len() >= start
+                        && glob_tail(path, start, &body[start..], anchored, &mut scanned)
+                } else {
+                    glob_matches(path, pat, &mut scanned)
+                };
             *work += (pat.len() as u64 + scanned) >> 5;
             return m;
         }

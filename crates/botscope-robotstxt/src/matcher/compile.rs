@@ -81,6 +81,7 @@ impl Compiler {
     fn rule(&mut self, line: u32, allow: bool, value: &[u8]) {
         let mut flags = if allow { F_ALLOW } else { 0 };
         let mut head = [0u8; 2];
+        let mut lit_end = 0;
         let pattern: Cow<'_, [u8]> = match self.semantics {
             Semantics::Google => {
                 // One scan of the value decides escaping and wildcards;
@@ -91,7 +92,7 @@ impl Compiler {
                 } else {
                     escape_pattern(value)
                 };
-                let lit_end = if bits & crate::url::HAS_STAR != 0 {
+                lit_end = if bits & crate::url::HAS_STAR != 0 {
                     flags |= F_GLOB;
                     p.iter().position(|&b| b == b'*').unwrap_or(p.len())
                 } else if p.last() == Some(&b'$') {
@@ -114,6 +115,7 @@ impl Compiler {
         let priority = to_u16(pattern.len());
         let stored: &[u8] = if flags & F_RAW != 0 { value } else { &pattern };
         let (off, len) = self.push_bytes(stored);
+        let lit = |n: usize| u8::try_from(n.min(usize::from(len))).unwrap_or(u8::MAX);
         self.rules.push(CRule {
             off,
             line,
@@ -121,6 +123,7 @@ impl Compiler {
             priority,
             flags,
             head,
+            lit: if flags & F_RAW != 0 { 0 } else { lit(lit_end) },
         });
         // Google: an Allow ending in `/index.htm…` also allows its directory
         // (`/dir/index.html` allows `/dir/`), with the priority of `/dir/$`.
@@ -142,6 +145,11 @@ impl Compiler {
                 priority: dir_len.saturating_add(1),
                 flags: F_ALLOW | F_EXACT | F_DIR | hf | (flags & F_RAW),
                 head,
+                lit: if flags & F_RAW != 0 {
+                    0
+                } else {
+                    lit(slash + 1)
+                },
             });
         }
     }

@@ -47,10 +47,13 @@ pub(super) fn glob_tail(
     anchored: bool,
     scanned: &mut u64,
 ) -> bool {
-    let mut segs = rest.split(|&b| b == b'*').skip(1).peekable();
-    while let Some(seg) = segs.next() {
-        let is_last = segs.peek().is_none();
-        if is_last && anchored {
+    // `rest` is empty or starts with a `*`, as every segment after it.
+    let mut rest = rest;
+    while let Some((_, after)) = rest.split_first() {
+        let (seg, next) =
+            after.split_at(after.iter().position(|&b| b == b'*').unwrap_or(after.len()));
+        rest = next;
+        if rest.is_empty() && anchored {
             *scanned += seg.len() as u64;
             return path.len() >= pos + seg.len() && path.ends_with(seg);
         }

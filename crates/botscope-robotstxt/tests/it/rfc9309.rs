@@ -284,3 +284,55 @@ fn chunked_head_filters_keep_every_verdict() {
         "{allowed} {disallowed}"
     );
 }
+
+/// Literal starts around a word's length (the first eight bytes of each
+/// rule are compared as one word with the path's, and decide alone a
+/// plain rule no longer than that): rules of seven, eight and nine
+/// bytes, `$` and `*` at the word's edge, over paths shorter and longer
+/// than a word and paths holding a NUL, in a group under a chunk of head
+/// filters and in one over it. Every verdict is the longest matching
+/// rule's, Allow winning a tie, as rule by rule.
+#[test]
+fn word_filters_keep_every_verdict() {
+    let rules: &[(&str, &str)] = &[
+        ("disallow", "/aaaaaa"),
+        ("allow", "/aaaaaaa"),
+        ("disallow", "/aaaaaaab"),
+        ("allow", "/abababa$"),
+        ("disallow", "/ababab$"),
+        ("allow", "/aaaaaa*b"),
+        ("disallow", "/aaaaaaa*"),
+        ("allow", "/abab"),
+        ("disallow", "/ab/ab/ab/"),
+        ("allow", "/ab/ab/a$"),
+        ("disallow", "/b"),
+        ("allow", "/bbbbbbbbb"),
+        ("disallow", "/ba*ab$"),
+        ("allow", "/bbbbbbb"),
+    ];
+    let mut paths = vec![
+        b"/".to_vec(),
+        b"/aaaaaa\0b".to_vec(),
+        b"/aaaaaaa\0".to_vec(),
+        b"/ab\0".to_vec(),
+    ];
+    // Each rule's bytes cut anywhere, then one or two more bytes.
+    for (_, pat) in rules {
+        let lit: Vec<u8> = pat.bytes().filter(|&b| b != b'*' && b != b'$').collect();
+        for cut in 1..=lit.len() {
+            for tail in [&b""[..], b"a", b"b", b"/", b"\0", b"ba", b"aa"] {
+                paths.push([&lit[..cut], tail].concat());
+            }
+        }
+    }
+    paths.extend(random_paths(b"ab/\0", 0xD1B5_4A32_D192_ED03, 13, 4));
+    let (small, _) = verdicts_as_the_reference(rules, &paths);
+    // The same rules past a chunk of head filters (rules that never
+    // match any of these paths: their head is `zz`).
+    let mut more = rules.to_vec();
+    let filler: Vec<String> = (0..20).map(|i| format!("/zz{i}")).collect();
+    more.extend(filler.iter().map(|p| ("disallow", p.as_str())));
+    let (chunked, disallowed) = verdicts_as_the_reference(&more, &paths);
+    assert_eq!(small, chunked);
+    assert!(small > 1_000 && disallowed > 1_000, "{small} {disallowed}");
+}
