@@ -157,6 +157,11 @@ struct CGroup {
     rules_start: u32,
     crawl_delay: f32,
     global: bool,
+    /// Google's semantics: how much longer than the shortest path it
+    /// matches a rule of the group can be (its `*`s and its end anchor),
+    /// at most: a rule whose priority passes a path's length by more
+    /// cannot match it ([`Matcher::best_in_group`] starts after them).
+    slack: u16,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -737,8 +742,14 @@ impl Matcher {
             idx: to_u32(start + i),
         };
         let pw = path_word(path);
+        // Rules are longest first: those longer than any path of this
+        // length they could match are passed over.
+        let longest = path.len() + usize::from(self.groups[gi].slack);
         if self.heads.is_empty() {
             for (i, r) in rules.iter().enumerate() {
+                if usize::from(r.priority) > longest {
+                    continue;
+                }
                 *work += 1;
                 if best.is_some_and(|b| b.rank >= r.rank()) {
                     // Rules are in rank order: nothing further can win.
@@ -766,7 +777,12 @@ impl Matcher {
         for (i, w) in want.iter_mut().enumerate() {
             *w = ph[i & 1];
         }
-        for (c, chunk) in heads.chunks(2 * HEAD_CHUNK).enumerate() {
+        let first = rules.partition_point(|r| usize::from(r.priority) > longest);
+        for (c, chunk) in heads
+            .chunks(2 * HEAD_CHUNK)
+            .enumerate()
+            .skip(first / HEAD_CHUNK)
+        {
             let base = c * HEAD_CHUNK;
             if best.is_some_and(|b| b.rank >= rules[base].rank()) {
                 // Rules are in rank order: nothing further can win.
@@ -780,6 +796,9 @@ impl Matcher {
             }
             // Bit 2k: rule k's head agrees.
             let mut agree = bytes_agree & (bytes_agree >> 1) & 0x5555_5555;
+            if base < first {
+                agree &= u32::MAX << (2 * (first - base));
+            }
             while agree != 0 {
                 let i = base + agree.trailing_zeros() as usize / 2;
                 agree &= agree - 1;

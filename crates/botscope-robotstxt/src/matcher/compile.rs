@@ -59,7 +59,16 @@ impl Compiler {
             rules_start: to_u32(self.rules.len()),
             crawl_delay: f32::NAN,
             global: false,
+            slack: 0,
         });
+    }
+
+    /// The current group holds a rule `slack` longer than the shortest
+    /// path it matches.
+    fn widen(&mut self, slack: usize) {
+        if let Some(g) = self.groups.last_mut() {
+            g.slack = g.slack.max(to_u16(slack));
+        }
     }
 
     fn user_agent(&mut self, value: &[u8]) {
@@ -113,6 +122,14 @@ impl Compiler {
             Semantics::Draft1996 => Cow::Owned(draft_canonical(value)),
         };
         let priority = to_u16(pattern.len());
+        // How much longer than the shortest path it matches the pattern
+        // is: its `*`s and its end anchor.
+        let slack = if flags & F_GLOB != 0 {
+            memchr::memchr_iter(b'*', &pattern).count() + usize::from(pattern.last() == Some(&b'$'))
+        } else {
+            usize::from(flags & F_EXACT != 0)
+        };
+        self.widen(slack);
         let stored: &[u8] = if flags & F_RAW != 0 { value } else { &pattern };
         let (off, len) = self.push_bytes(stored);
         let lit = |n: usize| u8::try_from(n.min(usize::from(len))).unwrap_or(u8::MAX);
@@ -136,6 +153,8 @@ impl Compiler {
             // matches the directory part, whose (escaped) length is
             // `priority - 1`.
             let dir_len = to_u16(slash + 1);
+            // Its priority is the directory's length and one.
+            self.widen(1);
             let mut head = [0u8; 2];
             let hf = head_flags(&pattern[..slash + 1], &mut head);
             self.rules.push(CRule {

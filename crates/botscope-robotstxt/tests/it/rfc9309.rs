@@ -288,9 +288,11 @@ fn chunked_head_filters_keep_every_verdict() {
 /// Literal starts around a word's length (the first eight bytes of each
 /// rule are compared as one word with the path's, and decide alone a
 /// plain rule no longer than that): rules of seven, eight and nine
-/// bytes, `$` and `*` at the word's edge, over paths shorter and longer
-/// than a word and paths holding a NUL, in a group under a chunk of head
-/// filters and in one over it. Every verdict is the longest matching
+/// bytes, `$` and `*` at the word's edge, and rules with many `*`s (a
+/// rule longer than a path by more than its group's `*`s and anchors is
+/// passed over), over paths shorter and longer than a word and paths
+/// holding a NUL, in a group under a chunk of head filters and in one
+/// over it. Every verdict is the longest matching
 /// rule's, Allow winning a tie, as rule by rule.
 #[test]
 fn word_filters_keep_every_verdict() {
@@ -309,6 +311,10 @@ fn word_filters_keep_every_verdict() {
         ("allow", "/bbbbbbbbb"),
         ("disallow", "/ba*ab$"),
         ("allow", "/bbbbbbb"),
+        // Patterns much longer than the shortest paths they match.
+        ("allow", "/a*******"),
+        ("disallow", "/b****$"),
+        ("allow", "/ab/*/**$"),
     ];
     let mut paths = vec![
         b"/".to_vec(),
