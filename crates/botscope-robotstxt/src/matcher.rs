@@ -319,6 +319,10 @@ fn pair_slot(a: u8, b: u8) -> usize {
 /// match.
 #[derive(Default)]
 struct PathBytes {
+    /// The bytes of the path, a bit each, built at the first probed
+    /// wildcard rule (a load and an or per byte): a rule needing a pair
+    /// one of whose bytes the path lacks cannot match.
+    seen: Option<[u64; 4]>,
     /// Probed wildcard rules met so far (the set is built at the fourth:
     /// building it costs about what three rules matched outright do).
     met: u8,
@@ -334,6 +338,18 @@ impl PathBytes {
     /// added to `work` as a rule's comparison over it would be.
     #[inline]
     fn admits(&mut self, path: &[u8], head: [u8; 2], work: &mut u64) -> bool {
+        let seen = self.seen.get_or_insert_with(|| {
+            *work += 1 + (path.len() >> 5) as u64;
+            let mut seen = [0u64; 4];
+            for &b in path {
+                seen[usize::from(b >> 6)] |= 1 << (b & 63);
+            }
+            seen
+        });
+        let has = |b: u8| seen[usize::from(b >> 6)] >> (b & 63) & 1 == 1;
+        if !(has(head[0]) && has(head[1])) {
+            return false;
+        }
         let set = match &self.set {
             Some(set) => set,
             None => {
