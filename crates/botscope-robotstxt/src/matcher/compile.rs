@@ -236,7 +236,7 @@ impl Compiler {
             // Within a group, order rules so that the first match is the
             // best one. Sorting packed keys is much cheaper than sorting
             // the rules with a key function.
-            let mut keys: Vec<u128> = Vec::new();
+            let mut keys: Vec<u64> = Vec::new();
             let mut scratch: Vec<CRule> = Vec::new();
             for gi in 0..self.groups.len() {
                 let start = self.groups[gi].rules_start as usize;
@@ -249,15 +249,20 @@ impl Compiler {
                     continue;
                 }
                 keys.clear();
-                keys.extend(
-                    rules
-                        .iter()
-                        .enumerate()
-                        .map(|(i, r)| (u128::from(r.rank()) << 32) | i as u128),
-                );
+                // A group's rules are in line order (a rule and the
+                // directory rule of its `index.html` share a line, never a
+                // priority): the rank's line is the rule's place, and the
+                // key fits in a word, the place's complement below.
+                keys.extend(rules.iter().enumerate().map(|(i, r)| {
+                    let first = (u64::from(r.priority) << 1) | u64::from(r.flags & F_ALLOW);
+                    (first << 32) | u64::from(u32::MAX - to_u32(i))
+                }));
                 keys.sort_unstable_by(|a, b| b.cmp(a));
                 scratch.clear();
-                scratch.extend(keys.iter().map(|k| rules[(*k & 0xFFFF_FFFF) as usize]));
+                scratch.extend(
+                    keys.iter()
+                        .map(|k| rules[(u32::MAX - (*k & 0xFFFF_FFFF) as u32) as usize]),
+                );
                 rules.copy_from_slice(&scratch);
             }
         }
