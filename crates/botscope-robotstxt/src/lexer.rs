@@ -39,31 +39,53 @@ pub(crate) fn bom_len(input: &[u8]) -> usize {
 
 /// Calls `f` for every line of `input`, including empty ones and the final
 /// line (which may be empty). Returns the number of lines.
+#[cfg(test)]
 pub(crate) fn for_each_line<'a>(input: &'a [u8], mut f: impl FnMut(RawLine<'a>)) -> u32 {
+    for_each_line_hash(input, |l, _| f(l))
+}
+
+/// Like [`for_each_line`], giving with each line the place of its first
+/// `#` (`None`: it has none), found in the same pass over the input.
+pub(crate) fn for_each_line_hash<'a>(
+    input: &'a [u8],
+    mut f: impl FnMut(RawLine<'a>, Option<usize>),
+) -> u32 {
     let start = bom_len(input);
     let body = &input[start..];
     let mut line_start = 0usize;
     let mut number = 0u32;
     let mut last_was_cr = false;
-    for i in memchr::memchr2_iter(b'\n', b'\r', body) {
+    let mut hash: Option<usize> = None;
+    for i in memchr::memchr3_iter(b'\n', b'\r', b'#', body) {
         let end = body[i];
+        if end == b'#' {
+            hash.get_or_insert(i - line_start);
+            last_was_cr = false;
+            continue;
+        }
         // The LF of a CRLF pair ends nothing: it only completes the CR.
         let crlf_continuation = i == line_start && last_was_cr && end == b'\n';
         if !crlf_continuation {
             number = number.saturating_add(1);
-            f(RawLine {
-                number,
-                bytes: &body[line_start..i],
-            });
+            f(
+                RawLine {
+                    number,
+                    bytes: &body[line_start..i],
+                },
+                hash.take(),
+            );
         }
         last_was_cr = end == b'\r';
         line_start = i + 1;
     }
     number = number.saturating_add(1);
-    f(RawLine {
-        number,
-        bytes: &body[line_start..],
-    });
+    f(
+        RawLine {
+            number,
+            bytes: &body[line_start..],
+        },
+        hash,
+    );
     number
 }
 
@@ -149,9 +171,6 @@ pub(crate) fn has_byte(x: u64, b: u8) -> u64 {
 
 /// Splits one line into key and value the way Google's parser does.
 pub(crate) fn split_line(line: &[u8]) -> LineShape<'_> {
-    let mut flags = LineFlags::default();
-    let mut comment = false;
-    let mut end = line.len();
     let mut colon = usize::MAX;
     // One pass: the first NUL (end of a C string) or `#` (comment) ends
     // the text; remember the first colon before it. Eight bytes at a time.
@@ -211,6 +230,26 @@ pub(crate) fn split_line(line: &[u8]) -> LineShape<'_> {
             }
         }
     }
+    split_known(line, stop, colon)
+}
+
+/// [`split_line`] for a line whose first NUL or `#` is known: at `stop`
+/// (`None`: it has neither). Only the key is searched for its colon.
+#[inline]
+pub(crate) fn split_line_until(line: &[u8], stop: Option<usize>) -> LineShape<'_> {
+    let text = &line[..stop.unwrap_or(line.len())];
+    let colon = text.iter().position(|&b| b == b':').unwrap_or(usize::MAX);
+    split_known(line, stop.unwrap_or(usize::MAX), colon)
+}
+
+/// The rest of [`split_line`] once the first NUL or `#` (`stop`,
+/// `usize::MAX` for none) and the first colon before it (`colon`,
+/// `usize::MAX` for none) are known.
+#[inline]
+fn split_known(line: &[u8], stop: usize, colon: usize) -> LineShape<'_> {
+    let mut flags = LineFlags::default();
+    let mut comment = false;
+    let mut end = line.len();
     if stop != usize::MAX {
         end = stop;
         if line[stop] == 0 {
@@ -547,7 +586,14 @@ mod tests {
                         alphabet[(state % alphabet.len() as u64) as usize]
                     })
                     .collect();
-                let got = match split_line(&line) {
+                let shape = split_line(&line);
+                // Told where the first `#` is (a line without a NUL), the
+                // split is the same.
+                if !line.contains(&0) {
+                    let hash = line.iter().position(|&b| b == b'#');
+                    assert_eq!(split_line_until(&line, hash), shape);
+                }
+                let got = match shape {
                     LineShape::Pair(kv) => Some((kv.key.to_vec(), kv.value.to_vec())),
                     _ => None,
                 };

@@ -96,8 +96,16 @@ pub(crate) fn scan<'a>(
 ) -> ScanInfo {
     let cut = cut_point(input, opts);
     let body = &input[..cut];
-    let lines = lexer::for_each_line(body, |raw| {
-        let ev = match lexer::split_line(raw.bytes) {
+    // A file without a NUL (nearly every one) has each line's end of
+    // text found with its line end: the line's first `#`.
+    let nul = memchr::memchr(0, body).is_some();
+    let each = |raw: lexer::RawLine<'a>, hash: Option<usize>| {
+        let shape = if nul {
+            lexer::split_line(raw.bytes)
+        } else {
+            lexer::split_line_until(raw.bytes, hash)
+        };
+        let ev = match shape {
             LineShape::Blank { comment } => Event::Blank { comment },
             LineShape::Junk { flags } => Event::Junk {
                 line: raw.number,
@@ -116,7 +124,8 @@ pub(crate) fn scan<'a>(
             }
         };
         f(ev);
-    });
+    };
+    let lines = lexer::for_each_line_hash(body, each);
     let truncated = cut < input.len();
     // The cut is at a line end: the lines before it are whole.
     let line_ends = if truncated {
