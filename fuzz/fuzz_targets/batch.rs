@@ -1,7 +1,8 @@
 //! Batch question lines: `robots check-batch` lines (`ROBOTS_PATH<TAB>
 //! AGENT<TAB>URL`, the robots files served from the input itself) and
 //! `verify --batch` lines (`IP<TAB>USER-AGENT`). Every line gets a verdict
-//! or a reason, in order; each file is loaded once.
+//! or a reason, in order; each file is loaded at most twice (once while
+//! the lines keep to their files).
 
 #![no_main]
 
@@ -50,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
                 Err(e) => assert!(!e.is_empty()),
             }
         }
-        assert!(loads.values().all(|&n| n == 1), "each file loaded once");
+        assert!(loads.values().all(|&n| n <= 2), "each file loaded twice at most");
     }
     let (registry, classifier) = registry();
     let mut batch = Batch::default();

@@ -1,23 +1,48 @@
 //! Many questions over many files: `ROBOTS_PATH<TAB>AGENT<TAB>URL` lines,
-//! each robots file compiled the first time a line names it (through a
+//! each robots file compiled when a line first names it (through a
 //! loader the caller gives: this crate does no I/O) and found again by its
 //! name's bytes, the last one without a lookup, as a bulk audit's lines
 //! come grouped by file.
+//!
+//! While the lines keep to that order, only the last [`RECENT`] files
+//! are kept: the batch's memory stays that of a few files however many it
+//! reads, and each new file reuses memory just freed (a bulk audit of
+//! thousands of files runs faster for it). A line that comes back to a
+//! file already let go of shows the lines are not grouped: from then on
+//! every file is kept, so a file is read at most twice.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasher, RandomState};
 
 use crate::{Matcher, ParseOptions, Selection, Semantics, Verdict, path_of};
+
+/// Files kept while the lines come grouped by file.
+pub const RECENT: usize = 64;
+
+/// A file's name and what it compiled to, or why it could not be loaded.
+type Kept = (Box<[u8]>, Result<Matcher, String>);
 
 /// Answers query lines.
 #[derive(Debug)]
 pub struct BatchChecker {
     semantics: Semantics,
     opts: ParseOptions,
+    /// Where each kept file is in `compiled`.
     index: HashMap<Box<[u8]>, usize>,
-    compiled: Vec<Result<Matcher, String>>,
+    /// Each place's file and what it compiled to (or why it could not be
+    /// loaded); `None` for a free place.
+    compiled: Vec<Option<Kept>>,
+    /// The places of the files kept, oldest first, and the places freed.
+    recent: VecDeque<usize>,
+    free: Vec<usize>,
+    /// Hashes of the names of the files let go of (a collision only keeps
+    /// every file a little early), and whether every file is now kept.
+    gone: HashSet<u64>,
+    hasher: RandomState,
+    keep_all: bool,
     last: Option<(Box<[u8]>, usize)>,
     /// The groups the last line's agent selects in its file (a bulk
-    /// audit's lines come grouped by file and agent): the file's index,
+    /// audit's lines come grouped by file and agent): the file's place,
     /// the agent's bytes, the selection.
     selected: Option<(usize, Box<[u8]>, Selection)>,
     /// The bytes of the file being compiled, kept from one file to the
@@ -36,6 +61,11 @@ impl BatchChecker {
             opts,
             index: HashMap::new(),
             compiled: Vec::new(),
+            recent: VecDeque::new(),
+            free: Vec::new(),
+            gone: HashSet::new(),
+            hasher: RandomState::new(),
+            keep_all: false,
             last: None,
             selected: None,
             scratch: Vec::new(),
@@ -44,8 +74,10 @@ impl BatchChecker {
 
     /// The verdict for one line, or why there is none: the line is
     /// malformed, or `load` could not give the file (its reason, kept for
-    /// every later line naming the same file). `load` is given the file's
-    /// path and an empty buffer to fill with its bytes.
+    /// the later lines naming the same file while the file is kept).
+    /// `load` is given the file's path and an empty buffer to fill with
+    /// its bytes; it is asked for a file again only when the lines came
+    /// back to it after [`RECENT`] other files, once at most.
     pub fn check(
         &mut self,
         line: &[u8],
@@ -62,20 +94,16 @@ impl BatchChecker {
             _ => {
                 let i = match self.index.get(path) {
                     Some(&i) => i,
-                    None => {
-                        self.scratch.clear();
-                        let m = load(path, &mut self.scratch)
-                            .map(|()| Matcher::compile(&self.scratch, self.semantics, &self.opts));
-                        self.compiled.push(m);
-                        self.index.insert(path.into(), self.compiled.len() - 1);
-                        self.compiled.len() - 1
-                    }
+                    None => self.load(path, load),
                 };
                 self.last = Some((path.into(), i));
                 i
             }
         };
-        let m = self.compiled[i].as_ref().map_err(String::as_str)?;
+        let Some((_, compiled)) = &self.compiled[i] else {
+            return Err("internal error: a file's place is empty");
+        };
+        let m = compiled.as_ref().map_err(String::as_str)?;
         let sel = match &self.selected {
             Some((f, a, sel)) if *f == i && **a == *agent => sel,
             _ => {
@@ -84,6 +112,48 @@ impl BatchChecker {
             }
         };
         Ok(m.check_selected(sel, &path_of(url)))
+    }
+
+    /// Loads and compiles the file at `path` and returns its place,
+    /// letting go of the oldest file kept when the lines are grouped.
+    fn load(
+        &mut self,
+        path: &[u8],
+        load: impl FnOnce(&[u8], &mut Vec<u8>) -> Result<(), String>,
+    ) -> usize {
+        if !self.keep_all && !self.gone.is_empty() {
+            self.keep_all = self.gone.contains(&self.hasher.hash_one(path));
+        }
+        if !self.keep_all && self.recent.len() >= RECENT {
+            if let Some(old) = self.recent.pop_front()
+                && let Some((name, _)) = self.compiled[old].take()
+            {
+                self.index.remove(&name);
+                self.gone.insert(self.hasher.hash_one(&name));
+                self.free.push(old);
+            }
+            // A place freed may be the one the last selection names.
+            self.selected = None;
+        }
+        self.scratch.clear();
+        let compiled = load(path, &mut self.scratch)
+            .map(|()| Matcher::compile(&self.scratch, self.semantics, &self.opts));
+        let entry = Some((Box::from(path), compiled));
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.compiled[i] = entry;
+                i
+            }
+            None => {
+                self.compiled.push(entry);
+                self.compiled.len() - 1
+            }
+        };
+        if !self.keep_all {
+            self.recent.push_back(i);
+        }
+        self.index.insert(path.into(), i);
+        i
     }
 }
 
@@ -271,6 +341,58 @@ mod tests {
         );
         assert_eq!(b.check(b"a.txt\tbot", &mut load).err(), Some(MALFORMED));
         assert_eq!(loads, 2, "each file once");
+    }
+
+    /// Lines over `files` files, each file's lines together (`grouped`)
+    /// or the files visited twice over, one line each time.
+    fn loads(grouped: bool, files: usize) -> (BatchChecker, HashMap<Vec<u8>, usize>) {
+        let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
+        let mut loads: HashMap<Vec<u8>, usize> = HashMap::new();
+        let names: Vec<String> = (0..files).map(|i| format!("f{i}")).collect();
+        let order: Vec<(usize, &str)> = if grouped {
+            (0..files).flat_map(|i| [(i, "/x"), (i, "/y")]).collect()
+        } else {
+            (0..2).flat_map(|_| (0..files).map(|i| (i, "/x"))).collect()
+        };
+        for (i, url) in order {
+            let line = format!("{}\tbot\t{url}", names[i]);
+            let mut load = |p: &[u8], buf: &mut Vec<u8>| {
+                *loads.entry(p.to_vec()).or_default() += 1;
+                // Every third file disallows `/x`.
+                let body = if i % 3 == 0 {
+                    "User-agent: *\nDisallow: /x\n"
+                } else {
+                    ""
+                };
+                buf.extend_from_slice(body.as_bytes());
+                Ok(())
+            };
+            let v = b.check(line.as_bytes(), &mut load).map(|v| v.allowed);
+            assert_eq!(v, Ok(i % 3 != 0 || url != "/x"), "{line}");
+        }
+        (b, loads)
+    }
+
+    #[test]
+    fn grouped_lines_keep_a_few_files_and_read_each_once() {
+        let (b, loads) = loads(true, 3 * RECENT);
+        assert_eq!(loads.len(), 3 * RECENT);
+        assert!(loads.values().all(|&n| n == 1), "each file once");
+        let kept = b.compiled.iter().flatten().count();
+        assert_eq!(kept, RECENT);
+        assert!(b.compiled.len() <= RECENT + 1, "places reused");
+        assert!(!b.keep_all);
+    }
+
+    #[test]
+    fn lines_coming_back_to_a_file_keep_every_file() {
+        let (b, loads) = loads(false, 3 * RECENT);
+        assert!(b.keep_all);
+        // The files let go of before the lines came back are read twice,
+        // the others once.
+        assert_eq!(loads.values().filter(|&&n| n == 2).count(), 2 * RECENT);
+        assert!(loads.values().all(|&n| n <= 2));
+        assert_eq!(b.compiled.iter().flatten().count(), 3 * RECENT);
     }
 
     #[test]
