@@ -14,7 +14,8 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 
-use crate::{Matcher, ParseOptions, Selection, Semantics, Verdict, path_of};
+use crate::url::{path_at, path_start};
+use crate::{Matcher, ParseOptions, Selection, Semantics, Verdict};
 
 /// Files kept while the lines come grouped by file.
 pub const RECENT: usize = 64;
@@ -48,6 +49,10 @@ pub struct BatchChecker {
     /// The bytes of the file being compiled, kept from one file to the
     /// next (a bulk audit reads thousands).
     scratch: Vec<u8>,
+    /// The last URL up to its path (`https://example.com`), when it had
+    /// one: a bulk audit's URLs mostly share it, and a URL that starts
+    /// with it and then a path's first byte has its path there.
+    site: Vec<u8>,
 }
 
 /// Why a line has no verdict.
@@ -69,6 +74,7 @@ impl BatchChecker {
             last: None,
             selected: None,
             scratch: Vec::new(),
+            site: Vec::new(),
         }
     }
 
@@ -104,6 +110,18 @@ impl BatchChecker {
             return Err("internal error: a file's place is empty");
         };
         let m = compiled.as_ref().map_err(String::as_str)?;
+        let n = self.site.len();
+        let start = if n > 0
+            && url.starts_with(&self.site)
+            && matches!(url.get(n), Some(b'/' | b'?' | b';'))
+        {
+            Some(n)
+        } else {
+            let start = path_start(url);
+            self.site.clear();
+            self.site.extend_from_slice(&url[..start.unwrap_or(0)]);
+            start
+        };
         let sel = match &self.selected {
             Some((f, a, sel)) if *f == i && **a == *agent => sel,
             _ => {
@@ -111,7 +129,11 @@ impl BatchChecker {
                 &self.selected.insert((i, agent.into(), sel)).2
             }
         };
-        Ok(m.check_selected(sel, &path_of(url)))
+        let path = match start {
+            Some(start) => path_at(url, start),
+            None => std::borrow::Cow::Borrowed(&b"/"[..]),
+        };
+        Ok(m.check_selected(sel, &path))
     }
 
     /// Loads and compiles the file at `path` and returns its place,
@@ -393,6 +415,46 @@ mod tests {
         assert_eq!(loads.values().filter(|&&n| n == 2).count(), 2 * RECENT);
         assert!(loads.values().all(|&n| n <= 2));
         assert_eq!(b.compiled.iter().flatten().count(), 3 * RECENT);
+    }
+
+    /// URLs that share the last one's site, or nearly: each line's
+    /// verdict is the file's for that URL alone.
+    #[test]
+    fn a_shared_site_finds_the_same_path() {
+        let body =
+            b"User-agent: *\nDisallow: /x\nDisallow: /?q\nDisallow: /;p\nDisallow: /q\nAllow: /$\n";
+        let m = Matcher::compile(body, Semantics::Google, &ParseOptions::default());
+        let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
+        let urls = [
+            "https://h.test/x",
+            "https://h.test/y",
+            "https://h.testq",
+            "https://h.test?q",
+            "https://h.test;p",
+            "https://h.test#/x",
+            "https://h.testx/x",
+            "https://h.test",
+            "https://h.test/x",
+            "https://h.te/x",
+            "//h.test/x",
+            "//h.test/y",
+            "/x",
+            "/x#y",
+            "h.test/x",
+            "h.test?q",
+            "https://h.test/x#frag",
+            "https://h.test/",
+        ];
+        for url in urls {
+            let line = format!("a\tbot\t{url}");
+            let got = b
+                .check(line.as_bytes(), |_, buf| {
+                    buf.extend_from_slice(body);
+                    Ok(())
+                })
+                .map(|v| v.allowed);
+            assert_eq!(got, Ok(m.check("bot", url).allowed), "{url}");
+        }
     }
 
     #[test]

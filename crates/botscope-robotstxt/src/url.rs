@@ -19,11 +19,19 @@ use std::borrow::Cow;
 /// assert_eq!(&*path_of(b"https://example.com"), b"/");
 /// ```
 pub fn path_of(url: &[u8]) -> Cow<'_, [u8]> {
-    const ROOT: &[u8] = b"/";
+    match path_start(url) {
+        Some(start) => path_at(url, start),
+        None => Cow::Borrowed(b"/"),
+    }
+}
+
+/// Where [`path_of`]'s path starts in `url` (at a `/`, `?` or `;`), or
+/// `None` when it has none (the path is then `/`).
+pub(crate) fn path_start(url: &[u8]) -> Option<usize> {
     // Already a path (as a log's request target nearly always is): only
     // a `#` ends it early.
     if url.first() == Some(&b'/') && url.get(1) != Some(&b'/') {
-        return Cow::Borrowed(&url[..memchr::memchr(b'#', url).unwrap_or(url.len())]);
+        return Some(0);
     }
     let from = if url.starts_with(b"//") { 2 } else { 0 };
     let rest = &url[from..];
@@ -31,28 +39,30 @@ pub fn path_of(url: &[u8]) -> Cow<'_, [u8]> {
     // of them; since it holds a `/`, it is there exactly when that first
     // byte is the `/` of a `://`, and then the path starts at the next one.
     // A `#` before the path's start leaves none.
-    let Some(first) = path_stop(rest, 0) else {
-        return Cow::Borrowed(ROOT);
-    };
+    let first = path_stop(rest, 0)?;
     let scheme = first >= 1 && rest[first - 1] == b':' && rest[first..].starts_with(b"//");
-    let path_start = if scheme {
-        match path_stop(rest, first + 2) {
-            Some(i) => i,
-            None => return Cow::Borrowed(ROOT),
-        }
+    let start = if scheme {
+        path_stop(rest, first + 2)?
     } else {
         first
     };
-    // A `#` after it ends the path.
-    let hash = memchr::memchr(b'#', &rest[path_start..]).map(|h| path_start + h);
-    let path = &rest[path_start..hash.unwrap_or(rest.len())];
-    if path[0] != b'/' {
-        let mut owned = Vec::with_capacity(path.len() + 1);
-        owned.push(b'/');
-        owned.extend_from_slice(path);
-        return Cow::Owned(owned);
+    Some(from + start)
+}
+
+/// [`path_of`] for a URL whose path starts at `start` ([`path_start`]):
+/// up to a `#`, a `/` put before a path that starts with `?` or `;`.
+pub(crate) fn path_at(url: &[u8], start: usize) -> Cow<'_, [u8]> {
+    let tail = &url[start..];
+    let path = &tail[..memchr::memchr(b'#', tail).unwrap_or(tail.len())];
+    match path.first() {
+        Some(b'/') => Cow::Borrowed(path),
+        _ => {
+            let mut owned = Vec::with_capacity(path.len() + 1);
+            owned.push(b'/');
+            owned.extend_from_slice(path);
+            Cow::Owned(owned)
+        }
     }
-    Cow::Borrowed(path)
 }
 
 /// The place of the first `/`, `?` or `;` of `s` from `from`, or `None`
