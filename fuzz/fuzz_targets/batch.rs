@@ -51,7 +51,10 @@ fuzz_target!(|data: &[u8]| {
                 Err(e) => assert!(!e.is_empty()),
             }
         }
-        assert!(loads.values().all(|&n| n <= 2), "each file loaded twice at most");
+        assert!(
+            loads.values().all(|&n| n <= 2),
+            "each file loaded twice at most"
+        );
     }
     let (registry, classifier) = registry();
     let mut batch = Batch::default();
