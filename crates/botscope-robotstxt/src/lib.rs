@@ -47,7 +47,7 @@ pub use text::{SHOWN_PER_CODE, lint_json, lint_report, lint_sarif};
 mod url;
 
 pub use agent::{is_product_token, product_token};
-pub use batch::{BatchChecker, MALFORMED};
+pub use batch::{BatchChecker, MALFORMED, RECENT};
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use fetch::{
     FetchAction, FetchDecision, FetchPolicy, FetchResponse, cache_lifetime, decide_fetch, header,
