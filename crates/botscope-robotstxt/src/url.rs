@@ -19,10 +19,7 @@ use std::borrow::Cow;
 /// assert_eq!(&*path_of(b"https://example.com"), b"/");
 /// ```
 pub fn path_of(url: &[u8]) -> Cow<'_, [u8]> {
-    match path_start(url) {
-        Some(start) => path_at(url, start),
-        None => Cow::Borrowed(b"/"),
-    }
+    path_at(url, path_start(url))
 }
 
 /// Where [`path_of`]'s path starts in `url` (at a `/`, `?` or `;`), or
@@ -50,8 +47,12 @@ pub(crate) fn path_start(url: &[u8]) -> Option<usize> {
 }
 
 /// [`path_of`] for a URL whose path starts at `start` ([`path_start`]):
-/// up to a `#`, a `/` put before a path that starts with `?` or `;`.
-pub(crate) fn path_at(url: &[u8], start: usize) -> Cow<'_, [u8]> {
+/// up to a `#`, a `/` put before a path that starts with `?` or `;`;
+/// `/` for a URL without a path.
+pub(crate) fn path_at(url: &[u8], start: Option<usize>) -> Cow<'_, [u8]> {
+    let Some(start) = start else {
+        return Cow::Borrowed(b"/");
+    };
     let tail = &url[start..];
     let path = &tail[..memchr::memchr(b'#', tail).unwrap_or(tail.len())];
     match path.first() {
