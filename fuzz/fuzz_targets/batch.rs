@@ -1,8 +1,9 @@
 //! Batch question lines: `robots check-batch` lines (`ROBOTS_PATH<TAB>
 //! AGENT<TAB>URL`, the robots files served from the input itself) and
 //! `verify --batch` lines (`IP<TAB>USER-AGENT`). Every line gets a verdict
-//! or a reason, in order; each file is loaded at most twice (once while
-//! the lines keep to their files).
+//! or a reason, in order, the one its file gives the line asked alone
+//! (answers kept for agents a file treats alike included); each file is
+//! loaded at most twice (once while the lines keep to their files).
 
 #![no_main]
 
@@ -10,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use botscope_botid::{Batch, Registry, UaClassifier};
-use botscope_robotstxt::{BatchChecker, ParseOptions, Semantics};
+use botscope_robotstxt::{BatchChecker, Matcher, ParseOptions, Semantics, path_of};
 use libfuzzer_sys::fuzz_target;
 
 fn registry() -> &'static (Registry, UaClassifier) {
@@ -30,6 +31,9 @@ fuzz_target!(|data: &[u8]| {
     };
     for semantics in [Semantics::Google, Semantics::Draft1996] {
         let mut b = BatchChecker::new(semantics, ParseOptions::default());
+        // Every file that loads holds `files`: each verdict, kept answers
+        // given again included, is that file's for the line asked alone.
+        let alone = Matcher::compile(files, semantics, &ParseOptions::default());
         let mut loads: HashMap<Vec<u8>, usize> = HashMap::new();
         for line in lines.split(|&b| b == b'\n') {
             let load = |p: &[u8], buf: &mut Vec<u8>| {
@@ -47,6 +51,11 @@ fuzz_target!(|data: &[u8]| {
                     if let Some(r) = v.rule {
                         assert!(r.line >= 1);
                     }
+                    let mut f = line.splitn(3, |&b| b == b'\t');
+                    let (_, agent, url) =
+                        (f.next(), f.next().expect("agent"), f.next().expect("url"));
+                    let want = alone.check_path(&String::from_utf8_lossy(agent), &path_of(url));
+                    assert_eq!(v, want, "the line asked alone");
                 }
                 Err(e) => assert!(!e.is_empty()),
             }

@@ -20,5 +20,6 @@ fn main() {
             .map_err(|e| e.to_string())
     };
     checker.run(input, &mut out, false, load).expect("run");
+    eprintln!("answers reused: {}", checker.reused());
     std::mem::forget(checker);
 }

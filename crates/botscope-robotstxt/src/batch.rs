@@ -15,6 +15,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 
+use crate::matcher::Decided;
 use crate::url::{path_at, path_start};
 use crate::{Matcher, ParseOptions, Selection, Semantics, Verdict};
 
@@ -47,6 +48,8 @@ pub struct BatchChecker {
     /// audit's lines come grouped by file and agent): the file's place,
     /// the agent's bytes, the selection.
     selected: Option<(usize, Box<[u8]>, Selection)>,
+    /// Answers given for the file of the last lines, to give again.
+    answers: Answers,
     /// The bytes of the file being compiled, kept from one file to the
     /// next (a bulk audit reads thousands).
     scratch: Vec<u8>,
@@ -74,6 +77,7 @@ impl BatchChecker {
             keep_all: false,
             last: None,
             selected: None,
+            answers: Answers::default(),
             scratch: Vec::new(),
             site: Vec::new(),
         }
@@ -127,10 +131,21 @@ impl BatchChecker {
             Some((f, a, sel)) if *f == i && **a == *agent => sel,
             _ => {
                 let sel = m.select(&String::from_utf8_lossy(agent));
+                self.answers.agent(i, &sel);
                 &self.selected.insert((i, agent.into(), sel)).2
             }
         };
-        Ok(m.check_selected(sel, &path_at(url, start)))
+        let path = path_at(url, start);
+        let d = self
+            .answers
+            .answer(&path, || m.decide_selected(sel, &path, &mut 0));
+        Ok(m.verdict_of(d))
+    }
+
+    /// How many lines were answered with the verdict of an earlier line
+    /// for another agent that the file's groups treat alike.
+    pub fn reused(&self) -> u64 {
+        self.answers.reused
     }
 
     /// Loads and compiles the file at `path` and returns its place,
@@ -154,6 +169,7 @@ impl BatchChecker {
             // A place freed may be the one the last selection names.
             self.selected = None;
         }
+        self.answers.file = None;
         self.scratch.clear();
         let compiled = load(path, &mut self.scratch)
             .map(|()| Matcher::compile(&self.scratch, self.semantics, &self.opts));
@@ -173,6 +189,113 @@ impl BatchChecker {
         }
         self.index.insert(path.into(), i);
         i
+    }
+}
+
+/// Selections of one file whose answers are kept.
+const RUNS: usize = 8;
+/// Bytes of paths kept per selection.
+const RUN_BYTES: usize = 16 * 1024;
+
+/// Answers given for one file, to give again: a bulk audit asks the
+/// same URLs, in the same order, for each of several agents, and agents
+/// that fall to the same groups of a file (most fall to `*` alone) get
+/// the same verdict for the same path. Per selection (the first
+/// [`RUNS`]), the paths asked in order (up to [`RUN_BYTES`]) and their
+/// verdicts; a later agent with an equal selection is given the verdict
+/// kept at its line's place in its run when the path there is its path.
+/// Work per line: one comparison of the path, or the match and a copy of
+/// the path.
+#[derive(Debug, Default)]
+struct Answers {
+    /// The place of the file the runs are of.
+    file: Option<usize>,
+    /// The runs, those past `used` kept for their memory.
+    runs: Vec<Run>,
+    used: usize,
+    /// The run of the current agent, whether it is being recorded (else
+    /// replayed), and the place in it of the next line.
+    cur: Option<usize>,
+    recording: bool,
+    pos: usize,
+    /// Lines answered with a kept verdict.
+    reused: u64,
+}
+
+#[derive(Debug)]
+struct Run {
+    sel: Selection,
+    /// The paths asked, one after another, and where each ends.
+    paths: Vec<u8>,
+    ends: Vec<u32>,
+    decided: Vec<Decided>,
+}
+
+impl Answers {
+    /// The next lines ask for agent whose selection in the file at place
+    /// `file` is `sel`.
+    fn agent(&mut self, file: usize, sel: &Selection) {
+        if self.file != Some(file) {
+            self.file = Some(file);
+            self.used = 0;
+        }
+        self.pos = 0;
+        self.cur = if let Some(k) = self.runs[..self.used].iter().position(|r| r.sel == *sel) {
+            self.recording = false;
+            Some(k)
+        } else if self.used < RUNS {
+            if self.used == self.runs.len() {
+                self.runs.push(Run {
+                    sel: sel.clone(),
+                    paths: Vec::new(),
+                    ends: Vec::new(),
+                    decided: Vec::new(),
+                });
+            }
+            let run = &mut self.runs[self.used];
+            run.sel.clone_from(sel);
+            run.paths.clear();
+            run.ends.clear();
+            run.decided.clear();
+            self.recording = true;
+            self.used += 1;
+            Some(self.used - 1)
+        } else {
+            None
+        };
+    }
+
+    /// The verdict for `path` under the current agent's selection: kept,
+    /// or `decide`d (and kept).
+    #[inline]
+    fn answer(&mut self, path: &[u8], decide: impl FnOnce() -> Decided) -> Decided {
+        let Some(run) = self.cur.and_then(|k| self.runs.get_mut(k)) else {
+            return decide();
+        };
+        if self.recording {
+            let d = decide();
+            if run.paths.len() + path.len() <= RUN_BYTES {
+                run.paths.extend_from_slice(path);
+                run.ends
+                    .push(u32::try_from(run.paths.len()).unwrap_or(u32::MAX));
+                run.decided.push(d);
+            } else {
+                // The run is full: it ends here (a later line kept would
+                // stand at another line's place).
+                self.cur = None;
+            }
+            return d;
+        }
+        let at = self.pos;
+        self.pos += 1;
+        if let Some(&end) = run.ends.get(at) {
+            let start = at.checked_sub(1).map_or(0, |p| run.ends[p] as usize);
+            if run.paths.get(start..end as usize) == Some(path) {
+                self.reused += 1;
+                return run.decided[at];
+            }
+        }
+        decide()
     }
 }
 
@@ -482,5 +605,128 @@ mod tests {
         assert_eq!(verdict(b"\tbotb\t/y"), Err(MALFORMED));
         assert_eq!(verdict(b"a\tbot\t/y"), Ok(true));
         assert_eq!(loaded, [b"a".to_vec(), b"ab".to_vec()]);
+    }
+
+    /// Answers `lines` (`(file, agent, url)`, each file's text from
+    /// `body`) and checks each verdict, rule and all, against the file's
+    /// matcher asked alone.
+    fn agrees_with_each_file_alone(
+        b: &mut BatchChecker,
+        semantics: Semantics,
+        lines: &[(String, String, String)],
+        body: impl Fn(&str) -> String,
+    ) {
+        let opts = ParseOptions::default();
+        for (file, agent, url) in lines {
+            let line = format!("{file}\t{agent}\t{url}");
+            let text = body(file);
+            let got = b.check(line.as_bytes(), |_, buf| {
+                buf.extend_from_slice(text.as_bytes());
+                Ok(())
+            });
+            let m = Matcher::compile(text.as_bytes(), semantics, &opts);
+            let want = m.check_path(agent, &crate::path_of(url.as_bytes()));
+            assert_eq!(got, Ok(want), "{line}");
+        }
+    }
+
+    fn lines(files: &[&str], agents: &[&str], urls: &[&str]) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        for f in files {
+            for a in agents {
+                for u in urls {
+                    out.push((f.to_string(), a.to_string(), u.to_string()));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn agents_treated_alike_are_given_the_answers_kept() {
+        let body =
+            "User-agent: googlebot\nDisallow: /g\n\nUser-agent: *\nDisallow: /x\nAllow: /x/ok\n";
+        let agents = ["FooBot", "GPTBot", "Googlebot", "bingbot"];
+        let urls = ["/x", "https://h.test/x/ok", "/g", "/y", "/x/ok/z#f"];
+        for semantics in [Semantics::Google, Semantics::Draft1996] {
+            let mut b = BatchChecker::new(semantics, ParseOptions::default());
+            let q = lines(&["a"], &agents, &urls);
+            agrees_with_each_file_alone(&mut b, semantics, &q, |_| body.to_owned());
+            // GPTBot and bingbot fall to `*` as FooBot did.
+            assert_eq!(b.reused(), 2 * urls.len() as u64, "{semantics:?}");
+            // The same agents again, the URLs in another order: an answer
+            // is given again only where the path is the one kept there.
+            let mut again = urls;
+            again.swap(0, 1);
+            let q = lines(&["a"], &["bot", "FooBot"], &again);
+            agrees_with_each_file_alone(&mut b, semantics, &q, |_| body.to_owned());
+            assert_eq!(b.reused(), 2 * urls.len() as u64 + 2 * 3, "{semantics:?}");
+        }
+    }
+
+    #[test]
+    fn answers_kept_are_the_files_own() {
+        // Files let go of give their places to new ones: each file's
+        // answers are its own.
+        let names: Vec<String> = (0..3 * RECENT).map(|i| format!("f{i}")).collect();
+        let files: Vec<&str> = names.iter().map(String::as_str).collect();
+        let q = lines(&files, &["a", "b", "c"], &["/x0", "/x1", "/x2", "/x3"]);
+        let body = |f: &str| {
+            let n: usize = f[1..].parse().expect("number");
+            format!("User-agent: *\nDisallow: /x{}\n", n % 4)
+        };
+        let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
+        agrees_with_each_file_alone(&mut b, Semantics::Google, &q, body);
+        assert_eq!(b.reused(), (3 * RECENT * 2 * 4) as u64);
+        // Lines that go back and forth between files keep no answers
+        // across them.
+        let mut mixed = q.clone();
+        mixed.sort_by(|x, y| (&x.2, &x.1).cmp(&(&y.2, &y.1)));
+        let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
+        agrees_with_each_file_alone(&mut b, Semantics::Google, &mixed, body);
+        assert_eq!(b.reused(), 0);
+    }
+
+    #[test]
+    fn answers_kept_are_bounded() {
+        // Twelve agents, each with a group of its own (more selections
+        // than are kept), asked paths longer than a run keeps.
+        let mut body = String::new();
+        // (Google's product tokens are letters, `-` and `_`.)
+        let agents: Vec<String> = (b'a'..b'm').map(|c| format!("bot{}", c as char)).collect();
+        for (i, a) in agents.iter().enumerate() {
+            body.push_str(&format!("User-agent: {a}\nDisallow: /{i}\n\n"));
+        }
+        let long = format!("/1{}", "x".repeat(RUN_BYTES / 2));
+        let urls = ["/1", "/2", long.as_str(), long.as_str(), "/3"];
+        let agents: Vec<&str> = agents.iter().map(String::as_str).collect();
+        let mut q = lines(&["a"], &agents, &urls);
+        q.extend(lines(&["a"], &agents, &urls));
+        let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
+        agrees_with_each_file_alone(&mut b, Semantics::Google, &q, |_| body.clone());
+        assert!(b.answers.runs.len() <= RUNS);
+        assert!(b.answers.runs.iter().all(|r| r.paths.len() <= RUN_BYTES));
+        // The second time round, the first RUNS agents' answers are kept
+        // up to the path past the bytes kept.
+        assert_eq!(b.reused(), (RUNS * (urls.len() - 2)) as u64);
+    }
+
+    #[test]
+    fn a_file_in_the_place_of_the_last_one_keeps_none_of_its_answers() {
+        // The lines come back to the oldest file kept, then a new file
+        // takes its place: the new file's answers are its own.
+        let mut files = vec!["f0".to_owned()];
+        files.extend((1..RECENT).map(|i| format!("f{i}")));
+        files.push("f0".to_owned());
+        files.push("new".to_owned());
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        let q = lines(&files, &["a"], &["/x", "/y"]);
+        let body = |f: &str| match f {
+            "new" => "User-agent: *\nDisallow: /y\n".to_owned(),
+            _ => "User-agent: *\nDisallow: /x\n".to_owned(),
+        };
+        let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
+        agrees_with_each_file_alone(&mut b, Semantics::Google, &q, body);
+        assert!(!b.keep_all);
     }
 }

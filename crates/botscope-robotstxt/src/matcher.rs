@@ -405,6 +405,30 @@ fn draft_prefix(path: &[u8], pat: &[u8]) -> bool {
     pat.iter().all(|&b| p.next() == Some(b))
 }
 
+/// A verdict without its borrow of the matcher, its rule by place
+/// ([`Matcher::verdict_of`]): kept by a batch to answer again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Decided {
+    allowed: bool,
+    rule: Option<u32>,
+    group: GroupMatch,
+}
+
+impl Decided {
+    /// Google's verdict from the best rule that matched: none, or an
+    /// empty pattern, allows.
+    fn google(best: Option<Best>, group: GroupMatch) -> Decided {
+        Decided {
+            allowed: match best {
+                Some(b) if b.priority > 0 => b.allow,
+                _ => true,
+            },
+            rule: best.map(|b| b.idx),
+            group,
+        }
+    }
+}
+
 /// The best match so far: highest [`CRule::rank`] wins (longest pattern,
 /// then Allow, then earliest line).
 #[derive(Clone, Copy)]
@@ -671,6 +695,11 @@ impl Matcher {
         path: &[u8],
         work: &mut u64,
     ) -> Verdict<'_> {
+        self.verdict_of(self.decide_selected(sel, path, work))
+    }
+
+    /// [`Matcher::check_selected_counted`]'s verdict, its rule by place.
+    pub(crate) fn decide_selected(&self, sel: &Selection, path: &[u8], work: &mut u64) -> Decided {
         let group = sel.group_match();
         match self.semantics {
             Semantics::Google => {
@@ -679,16 +708,25 @@ impl Matcher {
                 for &g in &sel.groups {
                     best = self.best_in_group(g as usize, path, best, bytes, work);
                 }
-                self.google_verdict(best, group)
+                Decided::google(best, group)
             }
             Semantics::Draft1996 => match sel.groups.first() {
                 Some(&g) => self.draft_in(g as usize, path, group, work),
-                None => Verdict {
+                None => Decided {
                     allowed: true,
                     rule: None,
                     group,
                 },
             },
+        }
+    }
+
+    /// The verdict a [`Decided`] of this matcher stands for.
+    pub(crate) fn verdict_of(&self, d: Decided) -> Verdict<'_> {
+        Verdict {
+            allowed: d.allowed,
+            rule: d.rule.map(|idx| self.matched(idx)),
+            group: d.group,
         }
     }
 
@@ -928,16 +966,7 @@ impl Matcher {
     }
 
     fn google_verdict(&self, best: Option<Best>, group: GroupMatch) -> Verdict<'_> {
-        let rule = best.map(|b| self.matched(b.idx));
-        let allowed = match best {
-            Some(b) if b.priority > 0 => b.allow,
-            _ => true,
-        };
-        Verdict {
-            allowed,
-            rule,
-            group,
-        }
+        self.verdict_of(Decided::google(best, group))
     }
 
     fn matched(&self, idx: u32) -> MatchedRule<'_> {
@@ -981,25 +1010,23 @@ impl Matcher {
                 group,
             };
         };
-        self.draft_in(gi, path, group, &mut 0)
+        self.verdict_of(self.draft_in(gi, path, group, &mut 0))
     }
 
-    fn draft_in(&self, gi: usize, path: &[u8], group: GroupMatch, work: &mut u64) -> Verdict<'_> {
+    fn draft_in(&self, gi: usize, path: &[u8], group: GroupMatch, work: &mut u64) -> Decided {
         let start = self.groups[gi].rules_start;
         for (i, r) in self.group_rules(gi).iter().enumerate() {
             let pat = self.pattern(r);
             *work += 1 + (pat.len() >> 5) as u64;
             if draft_prefix(path, pat) {
-                let m = self.matched(start + to_u32(i));
-                let allowed = m.kind == RuleKind::Allow || pat.is_empty();
-                return Verdict {
-                    allowed,
-                    rule: Some(m),
+                return Decided {
+                    allowed: r.flags & F_ALLOW != 0 || pat.is_empty(),
+                    rule: Some(start + to_u32(i)),
                     group,
                 };
             }
         }
-        Verdict {
+        Decided {
             allowed: true,
             rule: None,
             group,

@@ -54,7 +54,7 @@ pub(crate) fn path_at(url: &[u8], start: Option<usize>) -> Cow<'_, [u8]> {
         return Cow::Borrowed(b"/");
     };
     let tail = &url[start..];
-    let path = &tail[..memchr::memchr(b'#', tail).unwrap_or(tail.len())];
+    let path = &tail[..crate::lexer::find_byte(tail, b'#').unwrap_or(tail.len())];
     match path.first() {
         Some(b'/') => Cow::Borrowed(path),
         _ => {

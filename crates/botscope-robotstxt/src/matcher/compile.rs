@@ -125,7 +125,10 @@ impl Compiler {
         // How much longer than the shortest path it matches the pattern
         // is: its `*`s and its end anchor.
         let slack = if flags & F_GLOB != 0 {
-            memchr::memchr_iter(b'*', &pattern).count() + usize::from(pattern.last() == Some(&b'$'))
+            // (A plain count: patterns are short, a call per pattern to
+            // a vector search costs more than it saves.)
+            pattern.iter().filter(|&&b| b == b'*').count()
+                + usize::from(pattern.last() == Some(&b'$'))
         } else {
             usize::from(flags & F_EXACT != 0)
         };
@@ -332,7 +335,7 @@ fn head_flags(lit: &[u8], head: &mut [u8; 2]) -> u8 {
 
 /// How rarely a byte appears in URL paths, roughly (higher is rarer):
 /// the probe of a wildcard rule is its rarest literal bytes.
-fn rarity(b: u8) -> u8 {
+const fn rarity_of(b: u8) -> u8 {
     match b {
         b'/' | b'*' => 0,
         b'e' | b't' | b'a' | b'o' | b'i' | b'n' | b's' | b'r' | b'-' | b'.' => 1,
@@ -341,6 +344,22 @@ fn rarity(b: u8) -> u8 {
         b'A'..=b'Z' => 4,
         _ => 5,
     }
+}
+
+/// [`rarity_of`] each byte, looked up.
+static RARITY: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = rarity_of(b as u8);
+        b += 1;
+    }
+    t
+};
+
+#[inline]
+fn rarity(b: u8) -> u8 {
+    RARITY[usize::from(b)]
 }
 
 /// Fills `head` with the rarest pair of adjacent literal bytes of a
