@@ -16,14 +16,29 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 
 use crate::matcher::Decided;
+use crate::matcher::compile_for;
 use crate::url::{path_at, path_start};
 use crate::{Matcher, ParseOptions, Selection, Semantics, Verdict};
 
 /// Files kept while the lines come grouped by file.
 pub const RECENT: usize = 64;
 
+/// Agents' product tokens a file is compiled for, at most: past them,
+/// every group is compiled.
+const WANTED: usize = 16;
+
+/// Agents whose tokens' places in the wanted ones are kept.
+const AGENTS_SEEN: usize = 32;
+
 /// A file's name and what it compiled to, or why it could not be loaded.
-type Kept = (Box<[u8]>, Result<Matcher, String>);
+#[derive(Debug)]
+struct Kept {
+    name: Box<[u8]>,
+    compiled: Result<Matcher, String>,
+    /// The wanted tokens it was compiled for: the first `covers`
+    /// ([`usize::MAX`]: every group).
+    covers: usize,
+}
 
 /// Answers query lines.
 #[derive(Debug)]
@@ -50,6 +65,17 @@ pub struct BatchChecker {
     selected: Option<(usize, Box<[u8]>, Selection)>,
     /// Answers given for the file of the last lines, to give again.
     answers: Answers,
+    /// Google's semantics: the product tokens of the agents asked so far
+    /// (at most [`WANTED`]), for which alone (and `*`) a file's groups
+    /// are compiled; and whether every group is now compiled (more
+    /// tokens than that were asked, or files are read again).
+    wanted: Vec<Box<[u8]>>,
+    whole: bool,
+    /// The last agents asked (their bytes) and their places in `wanted`.
+    agents_seen: Vec<(Box<[u8]>, Option<usize>)>,
+    /// The place of the file whose bytes `scratch` holds, the last one
+    /// loaded: compiled again, without reading it, when a new agent asks.
+    scratch_of: Option<usize>,
     /// The bytes of the file being compiled, kept from one file to the
     /// next (a bulk audit reads thousands).
     scratch: Vec<u8>,
@@ -78,6 +104,10 @@ impl BatchChecker {
             last: None,
             selected: None,
             answers: Answers::default(),
+            wanted: Vec::new(),
+            whole: semantics != Semantics::Google,
+            agents_seen: Vec::new(),
+            scratch_of: None,
             scratch: Vec::new(),
             site: Vec::new(),
         }
@@ -87,8 +117,10 @@ impl BatchChecker {
     /// malformed, or `load` could not give the file (its reason, kept for
     /// the later lines naming the same file while the file is kept).
     /// `load` is given the file's path and an empty buffer to fill with
-    /// its bytes; it is asked for a file again only when the lines came
-    /// back to it after [`RECENT`] other files, once at most.
+    /// its bytes; it is asked for a file again at most once: when the
+    /// lines came back to it after [`RECENT`] other files, or when an
+    /// agent asks it that the groups compiled for the agents before did
+    /// not foresee (a file is compiled for the agents asked so far).
     pub fn check(
         &mut self,
         line: &[u8],
@@ -100,21 +132,33 @@ impl BatchChecker {
             url,
             same_file,
         } = self.fields(line).ok_or(MALFORMED)?;
+        let mut load = Some(load);
+        // Another file or agent than the last line's: the agent's token
+        // is wanted before any file is compiled for this line.
+        let same_agent = matches!(&self.selected, Some((_, a, _)) if **a == *agent);
+        let again = same_file && same_agent;
+        let token = if again { None } else { self.want(agent) };
         let i = match &self.last {
             Some((_, i)) if same_file => *i,
             _ => {
                 let i = match self.index.get(path) {
                     Some(&i) => i,
-                    None => self.load(path, load),
+                    None => self.load(path, load.take()),
                 };
                 self.last = Some((path.into(), i));
                 i
             }
         };
-        let Some((_, compiled)) = &self.compiled[i] else {
+        let Some(kept) = &self.compiled[i] else {
             return Err("internal error: a file's place is empty");
         };
-        let m = compiled.as_ref().map_err(String::as_str)?;
+        if !again && kept.compiled.is_ok() && !covered(kept.covers, token) {
+            self.recompile(i, load.take());
+        }
+        let Some(kept) = &self.compiled[i] else {
+            return Err("internal error: a file's place is empty");
+        };
+        let m = kept.compiled.as_ref().map_err(String::as_str)?;
         let n = self.site.len();
         let start = if n > 0
             && url.starts_with(&self.site)
@@ -128,7 +172,7 @@ impl BatchChecker {
             start
         };
         let sel = match &self.selected {
-            Some((f, a, sel)) if *f == i && **a == *agent => sel,
+            Some((f, _, sel)) if same_agent && *f == i => sel,
             _ => {
                 let sel = m.select(&String::from_utf8_lossy(agent));
                 self.answers.agent(i, &sel);
@@ -148,22 +192,111 @@ impl BatchChecker {
         self.answers.reused
     }
 
+    /// The place in `wanted` of the product token of `agent` (the one
+    /// selections compare), added when new; `None` when it is not there
+    /// and cannot be (every group is compiled from now on).
+    fn want(&mut self, agent: &[u8]) -> Option<usize> {
+        if self.semantics != Semantics::Google {
+            return None;
+        }
+        // The answer for an agent's bytes never changes (`wanted` only
+        // grows, and not once it is whole): the last few are kept.
+        if let Some((_, k)) = self.agents_seen.iter().find(|(a, _)| **a == *agent) {
+            return *k;
+        }
+        let text = String::from_utf8_lossy(agent);
+        let token = crate::product_token(&text).as_bytes();
+        let k = if let Some(k) = self
+            .wanted
+            .iter()
+            .position(|w| w.eq_ignore_ascii_case(token))
+        {
+            Some(k)
+        } else if self.whole || self.wanted.len() == WANTED {
+            self.whole = true;
+            None
+        } else {
+            self.wanted.push(token.into());
+            Some(self.wanted.len() - 1)
+        };
+        if self.agents_seen.len() == AGENTS_SEEN {
+            self.agents_seen.remove(0);
+        }
+        self.agents_seen.push((agent.into(), k));
+        k
+    }
+
+    /// What to compile a file for now: `(wanted, covers)`.
+    fn filter(&self) -> (Option<&[Box<[u8]>]>, usize) {
+        if self.whole {
+            (None, usize::MAX)
+        } else {
+            (Some(&self.wanted), self.wanted.len())
+        }
+    }
+
+    /// Compiles the file at place `i` again, for the agents wanted now:
+    /// from the bytes kept when it is the last one loaded, else read
+    /// again through `load` (its second reading), every group compiled
+    /// and every file kept from then on, so that it is never read a
+    /// third time.
+    fn recompile(
+        &mut self,
+        i: usize,
+        load: Option<impl FnOnce(&[u8], &mut Vec<u8>) -> Result<(), String>>,
+    ) {
+        if self.scratch_of != Some(i) {
+            self.keep_all = true;
+            self.whole = true;
+            let Some(kept) = &self.compiled[i] else {
+                return;
+            };
+            let name = kept.name.clone();
+            self.scratch.clear();
+            self.scratch_of = None;
+            let read = match load {
+                Some(load) => load(&name, &mut self.scratch),
+                None => Err("internal error: the file was not read again".to_owned()),
+            };
+            if let Err(e) = read {
+                if let Some(kept) = &mut self.compiled[i] {
+                    kept.compiled = Err(e);
+                    kept.covers = usize::MAX;
+                }
+                return;
+            }
+            self.scratch_of = Some(i);
+        }
+        let (wanted, covers) = self.filter();
+        let m = compile_for(&self.scratch, self.semantics, &self.opts, wanted);
+        if let Some(kept) = &mut self.compiled[i] {
+            kept.compiled = Ok(m);
+            kept.covers = covers;
+        }
+        // Answers and selections of the file as compiled before.
+        self.selected = None;
+        self.answers.file = None;
+    }
+
     /// Loads and compiles the file at `path` and returns its place,
     /// letting go of the oldest file kept when the lines are grouped.
     fn load(
         &mut self,
         path: &[u8],
-        load: impl FnOnce(&[u8], &mut Vec<u8>) -> Result<(), String>,
+        load: Option<impl FnOnce(&[u8], &mut Vec<u8>) -> Result<(), String>>,
     ) -> usize {
         if !self.keep_all && !self.gone.is_empty() {
             self.keep_all = self.gone.contains(&self.hasher.hash_one(path));
+            // A file read a second time is compiled whole, so that it is
+            // never read a third.
+            self.whole |= self.keep_all;
         }
         if !self.keep_all && self.recent.len() >= RECENT {
             if let Some(old) = self.recent.pop_front()
-                && let Some((name, _)) = self.compiled[old].take()
+                && let Some(kept) = self.compiled[old].take()
             {
-                self.index.remove(&name);
-                self.gone.insert(self.hasher.hash_one(&name));
+                self.index.remove(&kept.name);
+                self.gone.insert(self.hasher.hash_one(&kept.name));
                 self.free.push(old);
             }
             // A place freed may be the one the last selection names.
@@ -171,9 +304,29 @@ impl BatchChecker {
         }
         self.answers.file = None;
         self.scratch.clear();
-        let compiled = load(path, &mut self.scratch)
-            .map(|()| Matcher::compile(&self.scratch, self.semantics, &self.opts));
-        let entry = Some((Box::from(path), compiled));
+        self.scratch_of = None;
+        let read = match load {
+            Some(load) => load(path, &mut self.scratch),
+            None => Err("internal error: the file was not read".to_owned()),
+        };
+        let (wanted, covers) = self.filter();
+        let (compiled, covers) = match read {
+            Ok(()) => (
+                Ok(compile_for(
+                    &self.scratch,
+                    self.semantics,
+                    &self.opts,
+                    wanted,
+                )),
+                covers,
+            ),
+            Err(e) => (Err(e), usize::MAX),
+        };
+        let entry = Some(Kept {
+            name: Box::from(path),
+            compiled,
+            covers,
+        });
         let i = match self.free.pop() {
             Some(i) => {
                 self.compiled[i] = entry;
@@ -188,8 +341,15 @@ impl BatchChecker {
             self.recent.push_back(i);
         }
         self.index.insert(path.into(), i);
+        self.scratch_of = Some(i);
         i
     }
+}
+
+/// Whether a file compiled for the first `covers` wanted tokens answers
+/// an agent whose token is the `token`th (`None`: not one of them).
+fn covered(covers: usize, token: Option<usize>) -> bool {
+    covers == usize::MAX || token.is_some_and(|k| k < covers)
 }
 
 /// Selections of one file whose answers are kept.
@@ -615,12 +775,16 @@ mod tests {
         semantics: Semantics,
         lines: &[(String, String, String)],
         body: impl Fn(&str) -> String,
-    ) {
+    ) -> HashMap<String, usize> {
         let opts = ParseOptions::default();
+        let mut loads: HashMap<String, usize> = HashMap::new();
         for (file, agent, url) in lines {
             let line = format!("{file}\t{agent}\t{url}");
             let text = body(file);
-            let got = b.check(line.as_bytes(), |_, buf| {
+            let got = b.check(line.as_bytes(), |p, buf| {
+                *loads
+                    .entry(String::from_utf8_lossy(p).into_owned())
+                    .or_default() += 1;
                 buf.extend_from_slice(text.as_bytes());
                 Ok(())
             });
@@ -628,6 +792,66 @@ mod tests {
             let want = m.check_path(agent, &crate::path_of(url.as_bytes()));
             assert_eq!(got, Ok(want), "{line}");
         }
+        loads
+    }
+
+    #[test]
+    fn a_file_compiled_for_some_agents_answers_them_as_compiled_whole() {
+        let body = b"User-agent: a\nUser-agent: x\nDisallow: /a\n\nUser-agent: b\nDisallow: /b\nAllow: /b/ok\n\nUser-agent: *\nDisallow: /s\n\nUser-agent: A\nAllow: /a/ok\n";
+        let opts = ParseOptions::default();
+        let whole = Matcher::compile(body, Semantics::Google, &opts);
+        let wanted: Vec<Box<[u8]>> = vec![Box::from(&b"a"[..]), Box::from(&b"zz"[..])];
+        let part = compile_for(body, Semantics::Google, &opts, Some(&wanted));
+        // `b`'s group is passed over.
+        assert!(part.heap_size() < whole.heap_size());
+        for agent in ["a", "A/1.0", "zz", "other"] {
+            for path in ["/a", "/a/ok", "/b", "/b/ok", "/s", "/"] {
+                assert_eq!(
+                    part.check_path(agent, path.as_bytes()),
+                    whole.check_path(agent, path.as_bytes()),
+                    "{agent} {path}"
+                );
+            }
+        }
+        // The 1996 draft compiles every group.
+        let draft = Matcher::compile(body, Semantics::Draft1996, &opts);
+        let part = compile_for(body, Semantics::Draft1996, &opts, Some(&wanted));
+        assert_eq!(part.heap_size(), draft.heap_size());
+    }
+
+    #[test]
+    fn a_new_agent_compiles_a_file_again_and_reads_it_twice_at_most() {
+        let body = |_: &str| {
+            "User-agent: a\nDisallow: /a\n\nUser-agent: b\nDisallow: /b\n\nUser-agent: c\nDisallow: /c\n\nUser-agent: *\nDisallow: /s\n".to_owned()
+        };
+        let urls = ["/a", "/b", "/c", "/s"];
+        let mut q = lines(&["f0"], &["a", "b"], &urls);
+        q.extend(lines(&["f1", "f2"], &["a"], &urls));
+        let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
+        let loads = agrees_with_each_file_alone(&mut b, Semantics::Google, &q, body);
+        // `b` came to the last file loaded: compiled again from its bytes.
+        assert_eq!(loads.values().max(), Some(&1));
+        assert!(!b.whole);
+        // `c` comes to files kept but not the last: each read again, and
+        // from then on every group is compiled and every file kept; then
+        // once more to the first, already whole.
+        let mut q = lines(&["f1", "f2", "f0", "f3"], &["c", "a", "b"], &urls);
+        q.extend(lines(&["f1"], &["d"], &urls));
+        let more = agrees_with_each_file_alone(&mut b, Semantics::Google, &q, body);
+        assert_eq!(more.len(), 4);
+        assert!(more.values().all(|&n| n == 1), "{more:?}");
+        assert!(b.whole && b.keep_all);
+        // More agents than are wanted: every group compiled.
+        let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
+        let many: Vec<String> = (0..WANTED + 2)
+            .map(|i| format!("bot{}", char::from(b'a' + i as u8)))
+            .collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let mut q = lines(&["g0"], &many, &urls);
+        q.extend(lines(&["g1"], &["a", "b", "c", "botz"], &urls));
+        let loads = agrees_with_each_file_alone(&mut b, Semantics::Google, &q, body);
+        assert!(b.whole);
+        assert_eq!(loads.values().max(), Some(&1));
     }
 
     fn lines(files: &[&str], agents: &[&str], urls: &[&str]) -> Vec<(String, String, String)> {
@@ -650,17 +874,27 @@ mod tests {
         let urls = ["/x", "https://h.test/x/ok", "/g", "/y", "/x/ok/z#f"];
         for semantics in [Semantics::Google, Semantics::Draft1996] {
             let mut b = BatchChecker::new(semantics, ParseOptions::default());
+            // A first file asks every agent (a file compiled again for a
+            // new agent keeps no answers).
+            let mut q = lines(&["first"], &agents, &["/"]);
+            q.extend(lines(&["first"], &["bot"], &["/"]));
+            agrees_with_each_file_alone(&mut b, semantics, &q, |_| body.to_owned());
+            let before = b.reused();
             let q = lines(&["a"], &agents, &urls);
             agrees_with_each_file_alone(&mut b, semantics, &q, |_| body.to_owned());
             // GPTBot and bingbot fall to `*` as FooBot did.
-            assert_eq!(b.reused(), 2 * urls.len() as u64, "{semantics:?}");
+            assert_eq!(b.reused() - before, 2 * urls.len() as u64, "{semantics:?}");
             // The same agents again, the URLs in another order: an answer
             // is given again only where the path is the one kept there.
             let mut again = urls;
             again.swap(0, 1);
             let q = lines(&["a"], &["bot", "FooBot"], &again);
             agrees_with_each_file_alone(&mut b, semantics, &q, |_| body.to_owned());
-            assert_eq!(b.reused(), 2 * urls.len() as u64 + 2 * 3, "{semantics:?}");
+            assert_eq!(
+                b.reused() - before,
+                2 * urls.len() as u64 + 2 * 3,
+                "{semantics:?}"
+            );
         }
     }
 
@@ -677,7 +911,9 @@ mod tests {
         };
         let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
         agrees_with_each_file_alone(&mut b, Semantics::Google, &q, body);
-        assert_eq!(b.reused(), (3 * RECENT * 2 * 4) as u64);
+        // The first file is compiled again for each new agent, and keeps
+        // no answers across that.
+        assert_eq!(b.reused(), ((3 * RECENT - 1) * 2 * 4) as u64);
         // Lines that go back and forth between files keep no answers
         // across them.
         let mut mixed = q.clone();
@@ -700,7 +936,8 @@ mod tests {
         let long = format!("/1{}", "x".repeat(RUN_BYTES / 2));
         let urls = ["/1", "/2", long.as_str(), long.as_str(), "/3"];
         let agents: Vec<&str> = agents.iter().map(String::as_str).collect();
-        let mut q = lines(&["a"], &agents, &urls);
+        let mut q = lines(&["first"], &agents, &["/"]);
+        q.extend(lines(&["a"], &agents, &urls));
         q.extend(lines(&["a"], &agents, &urls));
         let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
         agrees_with_each_file_alone(&mut b, Semantics::Google, &q, |_| body.clone());

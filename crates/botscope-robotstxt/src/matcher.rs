@@ -9,6 +9,7 @@ use crate::scan::ParseOptions;
 use crate::url::{Recoded, Recoding, path_of};
 
 mod compile;
+pub(crate) use compile::compile_for;
 mod glob;
 mod indexed;
 pub use glob::SCAN_PER_PATTERN_BYTE;
