@@ -30,6 +30,12 @@ const WANTED: usize = 16;
 /// Agents whose tokens' places in the wanted ones are kept.
 const AGENTS_SEEN: usize = 32;
 
+/// The longest agent kept among those seen, and the longest token
+/// wanted (a longer one compiles every group): what the batch keeps of
+/// agents stays a few KiB, whatever their length (a query line may hold
+/// megabytes).
+const AGENT_KEPT: usize = 256;
+
 /// A file's name and what it compiled to, or why it could not be loaded.
 #[derive(Debug)]
 struct Kept {
@@ -212,17 +218,19 @@ impl BatchChecker {
             .position(|w| w.eq_ignore_ascii_case(token))
         {
             Some(k)
-        } else if self.whole || self.wanted.len() == WANTED {
+        } else if self.whole || self.wanted.len() == WANTED || token.len() > AGENT_KEPT {
             self.whole = true;
             None
         } else {
             self.wanted.push(token.into());
             Some(self.wanted.len() - 1)
         };
-        if self.agents_seen.len() == AGENTS_SEEN {
-            self.agents_seen.remove(0);
+        if agent.len() <= AGENT_KEPT {
+            if self.agents_seen.len() == AGENTS_SEEN {
+                self.agents_seen.remove(0);
+            }
+            self.agents_seen.push((agent.into(), k));
         }
-        self.agents_seen.push((agent.into(), k));
         k
     }
 
@@ -965,5 +973,23 @@ mod tests {
         let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
         agrees_with_each_file_alone(&mut b, Semantics::Google, &q, body);
         assert!(!b.keep_all);
+    }
+
+    #[test]
+    fn long_agents_are_not_kept() {
+        // Forty agents of 10,000 bytes each, distinct in their last
+        // byte: answered as the file answers them, none of them kept.
+        let body = |_: &str| "User-agent: *\nDisallow: /x\n".to_owned();
+        let long: Vec<String> = (0..40u8)
+            .map(|i| format!("{}{}", "a".repeat(10_000), char::from(b'a' + i % 26)))
+            .collect();
+        let long: Vec<&str> = long.iter().map(String::as_str).collect();
+        let q = lines(&["f"], &long, &["/x", "/y"]);
+        let mut b = BatchChecker::new(Semantics::Google, ParseOptions::default());
+        agrees_with_each_file_alone(&mut b, Semantics::Google, &q, body);
+        let seen: usize = b.agents_seen.iter().map(|(a, _)| a.len()).sum();
+        let wanted: usize = b.wanted.iter().map(|w| w.len()).sum();
+        assert_eq!(seen + wanted, 0);
+        assert!(b.whole);
     }
 }
