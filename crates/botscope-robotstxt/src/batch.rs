@@ -234,12 +234,35 @@ impl BatchChecker {
         k
     }
 
-    /// What to compile a file for now: `(wanted, covers)`.
-    fn filter(&self) -> (Option<&[Box<[u8]>]>, usize) {
-        if self.whole {
+    /// The bytes in `scratch` compiled for the agents wanted now, and
+    /// how many wanted tokens that covers ([`Kept::covers`]).
+    fn compile_scratch(&self) -> (Result<Matcher, String>, usize) {
+        let (wanted, covers) = if self.whole {
             (None, usize::MAX)
         } else {
-            (Some(&self.wanted), self.wanted.len())
+            (Some(&self.wanted[..]), self.wanted.len())
+        };
+        let m = compile_for(&self.scratch, self.semantics, &self.opts, wanted);
+        (Ok(m), covers)
+    }
+
+    /// The file at `path` read into `scratch` through `load` and
+    /// compiled ([`BatchChecker::compile_scratch`]), or why it could not
+    /// be read. `load` is `None` only by a mistake of this module's.
+    fn read_and_compile(
+        &mut self,
+        path: &[u8],
+        load: Option<impl FnOnce(&[u8], &mut Vec<u8>) -> Result<(), String>>,
+    ) -> (Result<Matcher, String>, usize) {
+        self.scratch.clear();
+        self.scratch_of = None;
+        let read = match load {
+            Some(load) => load(path, &mut self.scratch),
+            None => Err("internal error: the file was not read".to_owned()),
+        };
+        match read {
+            Ok(()) => self.compile_scratch(),
+            Err(e) => (Err(e), usize::MAX),
         }
     }
 
@@ -253,32 +276,20 @@ impl BatchChecker {
         i: usize,
         load: Option<impl FnOnce(&[u8], &mut Vec<u8>) -> Result<(), String>>,
     ) {
-        if self.scratch_of != Some(i) {
+        let Some(name) = self.compiled[i].as_ref().map(|k| k.name.clone()) else {
+            return;
+        };
+        let (compiled, covers) = if self.scratch_of == Some(i) {
+            self.compile_scratch()
+        } else {
             self.keep_all = true;
             self.whole = true;
-            let Some(kept) = &self.compiled[i] else {
-                return;
-            };
-            let name = kept.name.clone();
-            self.scratch.clear();
-            self.scratch_of = None;
-            let read = match load {
-                Some(load) => load(&name, &mut self.scratch),
-                None => Err("internal error: the file was not read again".to_owned()),
-            };
-            if let Err(e) = read {
-                if let Some(kept) = &mut self.compiled[i] {
-                    kept.compiled = Err(e);
-                    kept.covers = usize::MAX;
-                }
-                return;
-            }
+            let got = self.read_and_compile(&name, load);
             self.scratch_of = Some(i);
-        }
-        let (wanted, covers) = self.filter();
-        let m = compile_for(&self.scratch, self.semantics, &self.opts, wanted);
+            got
+        };
         if let Some(kept) = &mut self.compiled[i] {
-            kept.compiled = Ok(m);
+            kept.compiled = compiled;
             kept.covers = covers;
         }
         // Answers and selections of the file as compiled before.
@@ -311,25 +322,7 @@ impl BatchChecker {
             self.selected = None;
         }
         self.answers.file = None;
-        self.scratch.clear();
-        self.scratch_of = None;
-        let read = match load {
-            Some(load) => load(path, &mut self.scratch),
-            None => Err("internal error: the file was not read".to_owned()),
-        };
-        let (wanted, covers) = self.filter();
-        let (compiled, covers) = match read {
-            Ok(()) => (
-                Ok(compile_for(
-                    &self.scratch,
-                    self.semantics,
-                    &self.opts,
-                    wanted,
-                )),
-                covers,
-            ),
-            Err(e) => (Err(e), usize::MAX),
-        };
+        let (compiled, covers) = self.read_and_compile(path, load);
         let entry = Some(Kept {
             name: Box::from(path),
             compiled,
